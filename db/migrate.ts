@@ -1,0 +1,20 @@
+import type { Knex } from 'knex';
+import * as schema from './migrations/001_schema';
+
+/** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
+const MIGRATIONS: Record<string, Knex.Migration> = {
+  '001_schema': schema,
+};
+
+const source: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(MIGRATIONS),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => MIGRATIONS[name],
+};
+
+export async function migrateLatest(db: Knex): Promise<void> {
+  // Concurrent starters (api + worker) serialise on knex's own migration lock.
+  await db.migrate.latest({ migrationSource: source });
+}
+
+export { TENANT_TABLES } from './migrations/001_schema';

@@ -1,0 +1,164 @@
+import type { ProviderId } from '../runtime/config';
+
+export type { ProviderId } from '../runtime/config';
+export type Mode = 'live' | 'test';
+export type Tier = 'weekly' | 'monthly' | 'quarterly' | 'annual';
+
+/**
+ * A decrypted provider credential. Shapes per provider (all strings):
+ *  psp_a: { secret_key }                     (Stripe secret key, sk_test_/sk_live_)
+ *  psp_b: { api_key }                        (Paddle API key, bearer)
+ *  psp_c: { key_id, key_secret }             (Razorpay basic auth)
+ *  store_android: { service_account_json }   (Google service account JSON with private_key, client_email, token_uri)
+ *  store_ios: { issuer_id, key_id, private_key, bundle_id } (App Store Connect / Server API ES256 key)
+ * Lives only inside activities and webhook verification; never logged, stored decrypted or returned.
+ */
+export type ProviderCredential = Record<string, string>;
+
+/** Everything an adapter call needs about where and as whom to call. */
+export interface ProviderContext {
+  baseUrl: string;
+  mode: Mode;
+  credential: ProviderCredential;
+  /** The connected account (Stripe Connect acct_…, Paddle seller id, Razorpay merchant id, Play package name, App Store bundle id). */
+  accountRef: string;
+  /** Optional per-call timeout in ms (default adapter-specific, ~10 s). */
+  timeoutMs?: number;
+}
+
+export interface PriceSpec {
+  country: string; // ISO 3166-1 alpha-2, upper case
+  currency: string; // ISO 4217, upper case
+  amount_minor: number;
+}
+
+/** What the service wants to exist at the provider for one product. */
+export interface ProductSpec {
+  product_id: string; // our uuid; stored in the provider's metadata so drift can match objects
+  tenant_id: string;
+  sku: string;
+  name: string;
+  type: string; // 'subscription'
+  tier: Tier | null;
+  version: number;
+  android_store_product_id?: string | null;
+  ios_store_product_id?: string | null;
+  trial_days?: number | null;
+  prices: PriceSpec[];
+}
+
+export interface RemoteProduct {
+  external_id: string;
+  sku: string | null; // from metadata / product id
+  name: string;
+  active: boolean;
+  product_id?: string | null; // our uuid, when the provider kept our metadata
+}
+
+export interface CouponSpec {
+  coupon_id: string;
+  tenant_id: string;
+  code: string;
+  percent_off?: number | null;
+  amount_off_minor?: number | null;
+  currency?: string | null;
+  duration: 'once' | 'repeating' | 'forever';
+  product_external_id?: string; // stores attach offers to a subscription product
+}
+
+export interface PaymentLinkResult {
+  kind: 'payment_link' | 'plan';
+  external_id: string;
+  url?: string;
+}
+
+/** Normalised inbound provider event. */
+export type NormalisedEventKind =
+  | 'subscription_created'
+  | 'subscription_updated'
+  | 'subscription_canceled'
+  | 'payment_succeeded'
+  | 'payment_failed'
+  | 'refunded'
+  | 'renewed'
+  | 'expired'
+  | 'grace_period'
+  | 'test'
+  | 'other';
+
+export interface NormalisedEvent {
+  provider: ProviderId;
+  id: string; // the provider's event id (unique per provider)
+  type: string; // the provider's own type, e.g. 'invoice.payment_succeeded'
+  kind: NormalisedEventKind;
+  account_ref: string | null; // routes to the tenant
+  mode: Mode;
+  occurred_at: string; // ISO
+  subscription_external_id?: string | null;
+  customer_external_id?: string | null;
+  email?: string | null;
+  app_user_id?: string | null;
+  sku?: string | null;
+  trial_start?: string | null;
+  trial_end?: string | null;
+  current_period_end?: string | null;
+  /** The provider payload as received (the caller redacts before storing). */
+  payload: unknown;
+}
+
+export interface WebhookInput {
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+  /** Stripe/Paddle/Razorpay signing secret; for store_android the expected OIDC audience; unused for store_ios. */
+  secret: string;
+  now?: Date;
+}
+
+export interface StorePurchase {
+  provider: 'store_android' | 'store_ios';
+  purchase_id: string; // purchase token (Android) / original transaction id (iOS)
+  store_product_id: string;
+  app_user_id?: string | null;
+  is_sandbox: boolean;
+  state: 'active' | 'grace_period' | 'expired' | 'revoked' | 'pending';
+  expires_at?: string | null;
+  acknowledged?: boolean;
+  raw: unknown;
+}
+
+export interface OAuthConnectResult {
+  account_ref: string;
+  credential: ProviderCredential; // the access token / key handed back by the token exchange
+  mode: Mode;
+}
+
+/**
+ * One interface for all five providers, in the shape the workflows need.
+ * Every write takes an idempotency key derived from (tenant, object, version), so a
+ * retried activity never creates a second remote object.
+ * Errors thrown are ProviderError subclasses (see errors.ts).
+ */
+export interface ProviderAdapter {
+  readonly provider: ProviderId;
+  readonly authKind: 'key_pair' | 'store';
+  /** Cheap authenticated call proving the provider is reachable with this credential. */
+  checkReachable(ctx: ProviderContext): Promise<void>;
+  /** Every catalogue object at the provider (all pages), for drift. */
+  listRemoteProducts(ctx: ProviderContext): Promise<RemoteProduct[]>;
+  /** Create or update the product (matched by our product_id/sku). */
+  upsertProduct(ctx: ProviderContext, spec: ProductSpec, idempotencyKey: string): Promise<{ external_id: string }>;
+  /** Make the provider's prices match spec.prices; returns how many locales are priced. */
+  upsertPrices(ctx: ProviderContext, externalProductId: string, spec: ProductSpec, idempotencyKey: string): Promise<{ priced_locales: number; price_ids: string[] }>;
+  /** App-scoped purchase entry point: a payment link (psp_a, psp_c) or a subscription plan/price (psp_b, psp_c, stores). */
+  ensurePaymentLink(ctx: ProviderContext, externalProductId: string, spec: ProductSpec, appId: string, idempotencyKey: string): Promise<PaymentLinkResult>;
+  /** The coupon's counterpart at the provider (coupon, discount, offer, store offer id). */
+  ensureCouponCounterpart(ctx: ProviderContext, coupon: CouponSpec, idempotencyKey: string): Promise<{ kind: string; external_id: string }>;
+  /** Stop sales of a product (stores: deactivate base plans / remove from sale; psps: archive product). */
+  stopSales(ctx: ProviderContext, externalProductId: string, spec: ProductSpec): Promise<void>;
+  /** Verify signature and parse; throws WebhookVerificationError. */
+  verifyWebhook(input: WebhookInput): Promise<NormalisedEvent>;
+  /** Stores only: re-fetch a purchase from the store's server API. */
+  fetchStorePurchase?(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase>;
+  /** Web PSPs only: exchange an OAuth code from the connect flow for a connected account. */
+  exchangeOAuthCode?(baseUrl: string, client: { client_id: string; client_secret: string }, code: string): Promise<OAuthConnectResult>;
+}

