@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EmulatorStore } from './types';
+
+/** In-memory object store for one emulator, written to `file` (debounced) when given. */
+export function createStore(file?: string): EmulatorStore {
+  let kinds: Record<string, Record<string, unknown>[]> = {};
+  if (file && fs.existsSync(file)) {
+    try {
+      kinds = JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch {
+      kinds = {};
+    }
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    if (!file) return;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(store.kinds));
+    fs.renameSync(tmp, file);
+  };
+  const store: EmulatorStore = {
+    get kinds() {
+      return kinds;
+    },
+    list(kind) {
+      return (kinds[kind] ??= []);
+    },
+    insert(kind, obj) {
+      store.list(kind).push(obj);
+      store.save();
+      return obj;
+    },
+    find(kind, pred) {
+      return store.list(kind).find(pred);
+    },
+    save() {
+      if (!file || timer) return;
+      timer = setTimeout(flush, 50);
+      timer.unref();
+    },
+  };
+  process.once('exit', () => {
+    if (timer) {
+      clearTimeout(timer);
+      flush();
+    }
+  });
+  return store;
+}

@@ -1,0 +1,30 @@
+import path from 'node:path';
+import { PROVIDERS, type Config, type ProviderId } from '../runtime/config';
+import { startEmulator, type RunningEmulator } from './common/host';
+import type { EmulatorFactory } from './common/types';
+
+/** Each provider's emulator lives in emulators/<provider>/emulator.ts and exports `createEmulator`. */
+export async function loadFactory(provider: ProviderId): Promise<EmulatorFactory> {
+  const mod = (await import(`./${provider}/emulator.ts`)) as { createEmulator: EmulatorFactory };
+  return mod.createEmulator;
+}
+
+/** Start all five emulators (ports 4101–4105 by default; 0 = any free port). */
+export async function startAllEmulators(
+  config: Pick<Config, 'emulatorPorts' | 'dataDir'>,
+  opts: { persistent?: boolean; anyPort?: boolean } = {},
+): Promise<Record<ProviderId, RunningEmulator>> {
+  const out = {} as Record<ProviderId, RunningEmulator>;
+  try {
+    for (const p of PROVIDERS) {
+      out[p] = await startEmulator(await loadFactory(p), {
+        port: opts.anyPort ? 0 : config.emulatorPorts[p],
+        stateFile: opts.persistent === false ? undefined : path.join(config.dataDir, 'emulators', `${p}.json`),
+      });
+    }
+  } catch (err) {
+    await Promise.all(Object.values(out).map((e) => e.close()));
+    throw err;
+  }
+  return out;
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Knex } from 'knex';
+import { TENANT_TABLES } from '../../db/migrate';
+import { withNoTenant, withTenant } from '../../db/tenant-tx';
+import { testDb } from '../helpers/db';
+
+/**
+ * Walks every tenant table: tenant A's transaction can neither read nor write B's rows,
+ * and a transaction with no tenant set sees nothing.
+ */
+describe('row-level security', () => {
+  const db = testDb();
+  let a: string;
+  let b: string;
+
+  // One row per table for a tenant, inserted as the owner (the system actor).
+  async function seed(tenantId: string, tag: string): Promise<Record<string, string>> {
+    const ids: Record<string, string> = {};
+    const ins = async (table: string, row: Record<string, unknown>) => {
+      const [r] = await db(table).insert({ tenant_id: tenantId, ...row }).returning('*');
+      ids[table] = r.id ?? r.tenant_id;
+      return r;
+    };
+    const user = await ins('dashboard_users', { email: `${tag}@example.test`, password_hash: 'x' });
+    await ins('dashboard_sessions', { user_id: user.id, token_hash: `sess-${tag}`, expires_at: new Date(Date.now() + 1e6) });
+    await ins('api_keys', { key_hash: `hash-${tag}`, key_hint: 'sk_…', scopes: ['tenant:read'] });
+    const app = await ins('apps', { name: 'app', publishable_key_test: `pk_test_${tag}`, publishable_key_live: `pk_live_${tag}` });
+    const conn = await ins('provider_connections', { provider: 'psp_a', account_ref: `acct_${tag}`, is_default: true });
+    await ins('app_providers', { app_id: app.id, connection_id: conn.id, provider: 'psp_a' });
+    const product = await ins('products', { sku: `sku-${tag}`, tier: 'monthly' });
+    await ins('product_provider_refs', { product_id: product.id, provider: 'psp_a', mode: 'test', external_id: 'prod_1', synced_version: 1 });
+    await ins('prices', { product_id: product.id, country: 'US', currency: 'USD', amount_minor: 999 });
+    await ins('payment_links', { app_id: app.id, product_id: product.id, provider: 'psp_a', mode: 'test', external_id: 'plink_1', url: 'http://x' });
+    await ins('provider_plans', { app_id: app.id, product_id: product.id, provider: 'psp_c', mode: 'test', external_id: 'plan_1' });
+    const coupon = await ins('coupons', { code: `C-${tag}`, percent_off: 10 });
+    await ins('coupon_counterparts', { coupon_id: coupon.id, provider: 'psp_a', kind: 'coupon', external_id: 'co_1' });
+    await ins('paywalls', { config: { title: tag } });
+    const sub = await ins('subscriptions', { provider: 'psp_a', mode: 'test', status: 'active', external_id: `sub_${tag}`, email: `${tag}@x.test` });
+    const ent = await ins('entitlements', { app_user_id: `u-${tag}`, provider: 'psp_a', state: 'active', subscription_id: sub.id });
+    await ins('webhook_deliveries', { provider: 'psp_a', event_id: `evt_${tag}`, event_type: 'charge.refunded', status: 'processed', payload: {} });
+    await ins('audit_entries', { action: 'sync.run', actor_type: 'api_key', outcome: 'ok' });
+    const [run] = await db('sync_runs').insert({ id: crypto.randomUUID(), tenant_id: tenantId }).returning('*');
+    ids.sync_runs = run.id;
+    await ins('sync_events', { run_id: run.id, provider: 'psp_a', status: 'ok' });
+    await ins('store_purchase_tokens', { provider: 'store_android', token_hash: `tok-${tag}`, app_user_id: 'u', entitlement_id: ent.id });
+    await db('rate_limit_buckets').insert({ tenant_id: tenantId, tokens: 120 });
+    ids.rate_limit_buckets = tenantId;
+    return ids;
+  }
+
+  let idsB: Record<string, string>;
+  beforeAll(async () => {
+    const tag = crypto.randomUUID().slice(0, 8);
+    [{ id: a }] = await db('tenants').insert({ name: `A-${tag}` }).returning('id');
+    [{ id: b }] = await db('tenants').insert({ name: `B-${tag}` }).returning('id');
+    await seed(a, `a${tag}`);
+    idsB = await seed(b, `b${tag}`);
+  });
+  afterAll(async () => {
+    await db('tenants').whereIn('id', [a, b]).del();
+  });
+
+  it('covers every table that has a tenant_id column', async () => {
+    const rows = await db('information_schema.columns')
+      .where({ column_name: 'tenant_id', table_schema: 'public' })
+      .pluck('table_name');
+    expect([...rows].sort()).toEqual([...TENANT_TABLES].sort());
+    const forced = await db('pg_class').whereIn('relname', [...TENANT_TABLES, 'tenants'])
+      .select('relname', 'relrowsecurity', 'relforcerowsecurity');
+    for (const r of forced) expect([r.relname, r.relrowsecurity, r.relforcerowsecurity]).toEqual([r.relname, true, true]);
+  });
+
+  for (const table of TENANT_TABLES) {
+    it(`${table}: tenant A sees only its own rows and cannot touch B's`, async () => {
+      const key = table === 'rate_limit_buckets' ? 'tenant_id' : 'id';
+      await withTenant(db, a, async (trx: Knex.Transaction) => {
+        const rows = await trx(table).select('tenant_id');
+        expect(rows.length).toBeGreaterThan(0);
+        expect(rows.every((r) => r.tenant_id === a)).toBe(true);
+        expect(await trx(table).where(key, idsB[table])).toHaveLength(0);
+        // Updates and deletes of B's row silently match nothing.
+        expect(await trx(table).where(key, idsB[table]).update({ tenant_id: a })).toBe(0);
+        expect(await trx(table).where(key, idsB[table]).del()).toBe(0);
+      });
+      // Writing a row that names tenant B is refused by the policy's WITH CHECK.
+      await expect(
+        withTenant(db, a, async (trx) => {
+          await trx.raw('savepoint s');
+          await trx(table).where(key === 'id' ? 'tenant_id' : key, a).limit(1).update({ tenant_id: b });
+        }),
+      ).rejects.toThrow(/row-level security|violates/);
+      const stillB = await db(table).where(key, idsB[table]).first();
+      expect(stillB.tenant_id).toBe(b);
+      await withNoTenant(db, async (trx) => {
+        expect(await trx(table).select()).toHaveLength(0);
+      });
+    });
+  }
+
+  it('tenants: a tenant reads only its own row; no tenant, none', async () => {
+    await withTenant(db, a, async (trx) => {
+      expect((await trx('tenants').select('id')).map((r) => r.id)).toEqual([a]);
+    });
+    await withNoTenant(db, async (trx) => {
+      expect(await trx('tenants').select('id')).toHaveLength(0);
+    });
+  });
+});

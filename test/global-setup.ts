@@ -1,0 +1,69 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { createKnex, withDatabase } from '../db/knex';
+import { migrateLatest } from '../db/migrate';
+import { ensurePostgres, type PostgresHandle } from '../runtime/postgres';
+import { freePort, isPortOpen, startDevServer, type DevServerHandle } from '../temporal/dev-server';
+import { connectTemporal, registerSearchAttributes } from '../temporal/client';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    taskQueuePrefix: string;
+  }
+}
+
+/**
+ * One run = one fresh database (created, migrated, dropped) and a Temporal server:
+ * TEMPORAL_ADDRESS when it answers, else an in-memory dev server from the same binary
+ * `npm start` uses. Nothing depends on an earlier run's state, and parallel runs do not meet.
+ */
+export default async function setup(project: TestProject) {
+  const runId = `${Date.now().toString(36)}_${crypto.randomBytes(3).toString('hex')}`;
+  let pgHandle: PostgresHandle;
+  const baseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
+  if (baseUrl) {
+    pgHandle = await ensurePostgres({ databaseUrl: baseUrl, dataDir: '' });
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-pg-'));
+    fs.chmodSync(dir, 0o777);
+    pgHandle = await ensurePostgres({ dataDir: dir }, { dir: path.join(dir, 'pg'), port: await freePort(), persistent: false });
+  }
+  const dbName = `billing_test_${runId}`;
+  const admin = createKnex(pgHandle.url, { max: 1 });
+  await admin.raw(`create database "${dbName}"`);
+  const databaseUrl = withDatabase(pgHandle.url, dbName);
+  const db = createKnex(databaseUrl, { max: 1 });
+  await migrateLatest(db);
+  await db.destroy();
+
+  let temporal: DevServerHandle | undefined;
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  if (temporalAddress) {
+    const [host, port] = temporalAddress.split(':');
+    if (!(await isPortOpen(host, Number(port)))) temporalAddress = undefined;
+  }
+  if (!temporalAddress) {
+    temporal = await startDevServer({ port: await freePort(), uiPort: null });
+    temporalAddress = temporal.address;
+  } else {
+    const { connection } = await connectTemporal(temporalAddress, 'default');
+    await registerSearchAttributes(connection, 'default');
+    await connection.close();
+  }
+
+  project.provide('databaseUrl', databaseUrl);
+  project.provide('temporalAddress', temporalAddress);
+  project.provide('taskQueuePrefix', `billing-test-${runId}`);
+
+  return async () => {
+    await temporal?.stop();
+    await admin.raw(`drop database if exists "${dbName}" with (force)`);
+    await admin.destroy();
+    await pgHandle.stop();
+  };
+}
