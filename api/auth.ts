@@ -1,0 +1,45 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { SECRET_KEY_RE, hashSecretKey } from '../domain/keys';
+import type { Scope } from '../domain/scopes';
+import { invalidApiKey } from './errors';
+
+export interface Principal {
+  tenantId: string;
+  keyId: string;
+  scopes: Scope[];
+  keyName: string;
+  expiresAt: Date | null;
+}
+
+/** Extract the bearer token; anything else (missing, other scheme, pk_ key, junk) is the same 401. */
+export function bearerToken(header: string | undefined): string {
+  if (!header) throw invalidApiKey();
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  if (!m || !SECRET_KEY_RE.test(m[1])) throw invalidApiKey();
+  return m[1];
+}
+
+// last_used_at is written at most once a minute per key and never awaited on the request path.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Look a key up by its SHA-256 (the index does the match; the final comparison is
+ * constant-time). Unknown, revoked and expired keys all throw the identical 401.
+ */
+export async function authenticate(db: Knex, token: string, now = new Date()): Promise<Principal> {
+  const hash = hashSecretKey(token);
+  const row = await db('api_keys')
+    .where({ key_hash: hash })
+    .first('id', 'tenant_id', 'key_hash', 'scopes', 'name', 'expires_at', 'revoked_at', 'last_used_at');
+  if (!row) throw invalidApiKey();
+  const a = Buffer.from(row.key_hash, 'hex');
+  const b = Buffer.from(hash, 'hex');
+  if (a.length !== b.length || !crypto.timingSafeEqual(a, b)) throw invalidApiKey();
+  if (row.revoked_at) throw invalidApiKey();
+  if (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime()) throw invalidApiKey();
+  if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
+    db('api_keys').where({ id: row.id }).update({ last_used_at: now }).catch(() => {});
+  }
+  return { tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
+}

@@ -1,0 +1,31 @@
+/** The closed set of scopes a secret key can carry (spec: Authentication, plus the tool server's four). */
+export const SCOPES = [
+  'readiness:read',
+  'products:read',
+  'products:sync',
+  'providers:read',
+  'tenant:read',
+  'subscribers:read',
+  'coupons:read',
+  'paywall:read',
+  'webhooks:read',
+  'audit:read',
+  'apps:read',
+  'apps:write',
+  'providers:write',
+  'products:write',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+/** Parse "a,b,c"; throws naming the first unknown scope. Duplicates collapse. */
+export function parseScopes(csv: string): Scope[] {
+  const parts = csv.split(',').map((s) => s.trim()).filter(Boolean);
+  if (parts.length === 0) throw new Error('at least one scope is required');
+  for (const p of parts) if (!isScope(p)) throw new Error(`unknown scope "${p}" (known: ${SCOPES.join(', ')})`);
+  return [...new Set(parts)] as Scope[];
+}

@@ -1,0 +1,122 @@
+import { loadConfig } from '../runtime/config';
+import { openDatabase } from '../runtime/database';
+import { parseScopes } from '../domain/scopes';
+import { SCOPES } from '../domain/scopes';
+import { createTenant, insertApiKey, revokeApiKey } from '../db/tenants';
+import { ensureDemoTenant } from '../seed/demo';
+import { runReencrypt } from './admin-vault';
+
+const HELP = `Billing service admin CLI
+
+  npm run -s admin -- tenant:create --name NAME [--json]
+      Create a tenant (free tier) with an app and an all-scope secret key.
+      → {"tenant_id", "secret_key", "publishable_key"}
+  npm run -s admin -- key:create --tenant ID --scopes a,b [--expires-in SECONDS] [--name NAME] [--json]
+      Mint a secret key; the value is printed once and only its SHA-256 is stored.
+      → {"key_id", "secret_key"}
+  npm run -s admin -- key:revoke --key ID [--json]
+  npm run -s admin -- demo [--json]
+      The demo tenant (created and seeded if missing) with a freshly minted all-scope key.
+      → {"tenant_id", "secret_key", "publishable_key"}
+  npm run -s admin -- vault:reencrypt [--json]
+      Re-encrypt every stored provider credential under the current MASTER_KEY entry.
+
+Scopes: ${SCOPES.join(', ')}
+Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY.`;
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): { command?: string; flags: Record<string, string | true> } {
+  const flags: Record<string, string | true> = {};
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const name = a.slice(2);
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith('--')) {
+        flags[name] = next;
+        i++;
+      } else flags[name] = true;
+    } else if (!command) command = a;
+    else throw new UsageError(`unexpected argument "${a}"`);
+  }
+  return { command, flags };
+}
+
+function str(flags: Record<string, string | true>, name: string): string {
+  const v = flags[name];
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  return v.trim();
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function main(): Promise<void> {
+  const { command, flags } = parseArgs(process.argv.slice(2));
+  if (!command || flags.help || command === 'help') {
+    console.log(HELP);
+    return;
+  }
+  const json = flags.json === true;
+  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt'];
+  if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
+
+  // Validate everything before touching the database, so bad arguments write nothing.
+  let scopes: ReturnType<typeof parseScopes> = [];
+  let expiresIn: number | undefined;
+  if (command === 'key:create') {
+    if (!UUID_RE.test(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
+    try {
+      scopes = parseScopes(str(flags, 'scopes'));
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    if (flags['expires-in'] !== undefined) {
+      const raw = String(flags['expires-in']);
+      if (!/^\d+$/.test(raw) || Number(raw) <= 0) throw new UsageError('--expires-in must be a positive whole number of seconds');
+      expiresIn = Number(raw);
+    }
+  }
+  if (command === 'tenant:create') str(flags, 'name');
+  if (command === 'key:revoke' && !UUID_RE.test(str(flags, 'key'))) throw new UsageError('--key must be a key id (uuid)');
+
+  const config = loadConfig();
+  const { db, close } = await openDatabase(config, { pool: { max: 2 } });
+  try {
+    let out: Record<string, unknown>;
+    if (command === 'tenant:create') {
+      const t = await createTenant(db, { name: str(flags, 'name') });
+      out = { tenant_id: t.tenant_id, secret_key: t.secret_key, publishable_key: t.publishable_key };
+    } else if (command === 'key:create') {
+      const tenantId = str(flags, 'tenant');
+      const tenant = await db('tenants').where({ id: tenantId }).first('id');
+      if (!tenant) throw new UsageError(`no tenant with id ${tenantId}`);
+      out = await insertApiKey(db, tenantId, scopes, { expiresInSeconds: expiresIn, name: typeof flags.name === 'string' ? flags.name : '' });
+    } else if (command === 'key:revoke') {
+      try {
+        const revoked = await revokeApiKey(db, str(flags, 'key'));
+        out = { key_id: str(flags, 'key'), revoked: true, already_revoked: !revoked };
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
+    } else if (command === 'demo') {
+      out = { ...(await ensureDemoTenant(db, config)) };
+    } else {
+      out = await runReencrypt(db, config);
+    }
+    if (json) process.stdout.write(JSON.stringify(out) + '\n');
+    else for (const [k, v] of Object.entries(out)) console.log(`${k}: ${v}`);
+  } finally {
+    await close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    const msg = err instanceof UsageError ? err.message : `${(err as Error).message ?? err}`;
+    process.stderr.write(`error: ${msg.split('\n')[0]}\n`);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  },
+);
