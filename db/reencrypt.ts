@@ -1,0 +1,87 @@
+import type { Knex } from 'knex';
+import { VaultDecryptError, type Vault } from '../providers/vault';
+import { ENCRYPTED_FIELDS, secretAad } from './connections';
+
+export interface ReencryptFailure {
+  table: string;
+  id: string;
+  field: string;
+  reason: string;
+}
+
+export interface ReencryptResult {
+  current_key_id: string;
+  /** Rows examined. */
+  rows: number;
+  /** Encrypted values found (non-null *_enc cells). */
+  values: number;
+  /** Values moved to the current key in this run. */
+  reencrypted: number;
+  /** Values already under the current key. */
+  already_current: number;
+  /** Values that could not be decrypted (left untouched); do not remove old keys while any remain. */
+  failed: number;
+  failures: ReencryptFailure[];
+  dry_run: boolean;
+}
+
+export interface ReencryptOptions {
+  batchSize?: number;
+  /** Count and verify without writing. */
+  dryRun?: boolean;
+  /** Limit to one tenant (operators rotating one account; tests). */
+  tenantId?: string;
+}
+
+const MAX_LISTED_FAILURES = 100;
+
+/**
+ * Move every encrypted value to the vault's current key. Runs as the owner (all tenants),
+ * in keyset-paginated batches of one transaction each, locking the batch's rows so a
+ * concurrent credential update is not overwritten with a stale value. Idempotent: values
+ * already under the current key are not touched, so a re-run after a crash finishes the job.
+ */
+export async function reencryptAll(ownerDb: Knex, vault: Vault, opts: ReencryptOptions = {}): Promise<ReencryptResult> {
+  const batchSize = opts.batchSize ?? 200;
+  const res: ReencryptResult = {
+    current_key_id: vault.currentKeyId, rows: 0, values: 0, reencrypted: 0, already_current: 0, failed: 0, failures: [], dry_run: !!opts.dryRun,
+  };
+  const table = 'provider_connections';
+  let after: string | null = null;
+  for (;;) {
+    const batch: number = await ownerDb.transaction(async (trx) => {
+      const q = trx(table).select('id', 'tenant_id', ...ENCRYPTED_FIELDS).orderBy('id').limit(batchSize).forUpdate();
+      if (after) q.where('id', '>', after);
+      if (opts.tenantId) q.where({ tenant_id: opts.tenantId });
+      const rows: Array<Record<string, string | null> & { id: string; tenant_id: string }> = await q;
+      for (const row of rows) {
+        const update: Record<string, string> = {};
+        for (const field of ENCRYPTED_FIELDS) {
+          const env = row[field];
+          if (env === null) continue;
+          res.values++;
+          if (!vault.needsReencrypt(env)) {
+            res.already_current++;
+            continue;
+          }
+          const aad = secretAad(row.tenant_id, row.id, field);
+          try {
+            update[field] = vault.encrypt(vault.decrypt(env, aad), aad);
+          } catch (e) {
+            res.failed++;
+            const reason = e instanceof VaultDecryptError ? e.reason : 'error';
+            if (res.failures.length < MAX_LISTED_FAILURES) res.failures.push({ table, id: row.id, field, reason });
+          }
+        }
+        const n = Object.keys(update).length;
+        if (n > 0 && !opts.dryRun) await trx(table).where({ id: row.id }).update(update);
+        res.reencrypted += n;
+      }
+      res.rows += rows.length;
+      if (rows.length > 0) after = rows[rows.length - 1].id;
+      return rows.length;
+    });
+    if (batch < batchSize) break;
+  }
+  return res;
+}
