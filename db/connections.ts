@@ -292,6 +292,9 @@ const candidate = (c: SafeConnection): ConnectionCandidate => ({ id: c.id, label
 
 async function resolveConnection(trx: Knex.Transaction, provider: ProviderId, accountId?: string): Promise<SafeConnection> {
   const active = (await listConnectionsSafe(trx, { provider })).filter((c) => c.is_active);
+  if (active.length === 0) {
+    throw new ConnectionError('no_connection', `no ${provider} connection on this account: connect ${provider} in the dashboard first`, []);
+  }
   if (accountId !== undefined) {
     // account_id may be our connection id or the provider's own account id (account_ref).
     const hit = active.find((c) => c.id === accountId || c.account_ref === accountId);
@@ -299,9 +302,6 @@ async function resolveConnection(trx: Knex.Transaction, provider: ProviderId, ac
       throw new ConnectionError('not_found', `no active ${provider} connection matches account_id; candidates: ${describe(active)}`, active.map(candidate));
     }
     return hit;
-  }
-  if (active.length === 0) {
-    throw new ConnectionError('no_connection', `no ${provider} connection on this account: connect ${provider} in the dashboard first`, []);
   }
   const def = active.find((c) => c.is_default);
   if (def) return def;

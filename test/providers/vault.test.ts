@@ -224,6 +224,8 @@ describe('rotation across the database: reencryptAll', () => {
     // k1 removed from MASTER_KEY: everything still decrypts; a k1-only vault no longer can.
     expect(await loadAll(createVault(k2), connectionId)).toEqual(plain);
     await expect(loadAll(createVault(k1), connectionId)).rejects.toThrow(VaultDecryptError);
+    // Other suites may run the unscoped command in this database: do not leave them an undecryptable row.
+    await db('provider_connections').where({ id: strangerId }).del();
   });
 
   it('the unscoped run (every tenant) leaves this tenant current and reports, not rewrites, foreign rows', async () => {
