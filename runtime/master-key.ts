@@ -1,7 +1,7 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, type Config } from './config';
+import { generateMasterKey } from '../providers/vault';
 
 /**
  * MASTER_KEY from the environment; in development a generated key kept in
@@ -15,7 +15,7 @@ export function resolveMasterKey(config: Pick<Config, 'masterKey' | 'env' | 'dat
   const file = path.join(config.dataDir, 'master.key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const key = `k1:${crypto.randomBytes(32).toString('base64')}`;
+  const key = generateMasterKey();
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
   log?.(`MASTER_KEY not set: generated a development key into ${file} (set MASTER_KEY in production)`);
   return key;

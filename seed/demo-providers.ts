@@ -1,8 +1,58 @@
 import type { Knex } from 'knex';
-import type { Config } from '../runtime/config';
+import { PROVIDERS, type Config, type ProviderId } from '../runtime/config';
+import { resolveMasterKey } from '../runtime/master-key';
+import { createVault } from '../providers/vault';
+import { attachToApp, createConnection, listConnectionsSafe } from '../db/connections';
+import { withTenant } from '../db/tenant-tx';
+
+interface EmulatorAccount {
+  account: string;
+  credentials: { test: Record<string, string>; live: Record<string, string> };
+  webhook_secret: string;
+}
+
+/** Ask an emulator's control API for a connected account (what the OAuth connect flow yields). */
+export async function createEmulatorAccount(baseUrl: string, account?: string): Promise<EmulatorAccount> {
+  const res = await fetch(`${baseUrl}/__control/accounts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(account ? { account } : {}),
+    signal: AbortSignal.timeout(5000),
+  });
+  if (!res.ok) throw new Error(`emulator at ${baseUrl} answered ${res.status}`);
+  return (await res.json()) as EmulatorAccount;
+}
 
 /**
- * Connect the demo tenant to the five emulators (one default connection each). Filled in
- * once the vault and connection repository exist; until then the demo has no connections.
+ * Connect the demo tenant to each emulator that is running (one default connection per
+ * provider, attached to the demo app). Providers already connected are left alone, so this
+ * runs on every start; an emulator that is not running is skipped and tried next time.
  */
-export async function connectDemoProviders(_db: Knex, _config: Config, _tenantId: string): Promise<void> {}
+export async function connectDemoProviders(db: Knex, config: Config, tenantId: string): Promise<ProviderId[]> {
+  const vault = createVault(resolveMasterKey(config));
+  const connected: ProviderId[] = [];
+  for (const provider of PROVIDERS) {
+    const existing = await withTenant(db, tenantId, (trx) => listConnectionsSafe(trx, { provider }));
+    if (existing.length > 0) continue;
+    let acct: EmulatorAccount;
+    try {
+      acct = await createEmulatorAccount(config.providerBaseUrls[provider]);
+    } catch {
+      continue;
+    }
+    await withTenant(db, tenantId, async (trx) => {
+      await createConnection(trx, vault, {
+        provider,
+        account_ref: acct.account,
+        label: `Demo ${provider}`,
+        is_default: true,
+        credentials: { test: acct.credentials.test, live: acct.credentials.live },
+        webhook_secret: acct.webhook_secret || null,
+      });
+      const app = await trx('apps').orderBy('created_at').first('id');
+      await attachToApp(trx, app.id, provider);
+    });
+    connected.push(provider);
+  }
+  return connected;
+}

@@ -13,7 +13,7 @@ export interface DemoTenant {
 }
 
 /** The demo tenant: created and seeded once, then reused; each call mints a fresh all-scope key. */
-export async function ensureDemoTenant(db: Knex, config: Config): Promise<DemoTenant> {
+export async function ensureDemoTenant(db: Knex, config: Config, opts: { mintKey?: boolean } = {}): Promise<DemoTenant> {
   let tenant = await db('tenants').where({ is_demo: true }).first('id');
   if (!tenant) {
     try {
@@ -27,7 +27,7 @@ export async function ensureDemoTenant(db: Knex, config: Config): Promise<DemoTe
     }
   }
   await connectDemoProviders(db, config, tenant.id);
-  const key = await insertApiKey(db, tenant.id, [...SCOPES], { name: 'demo' });
+  const key = opts.mintKey === false ? { secret_key: '' } : await insertApiKey(db, tenant.id, [...SCOPES], { name: 'demo' });
   const app = await db('apps').where({ tenant_id: tenant.id }).orderBy('created_at').first('publishable_key_test');
   return { tenant_id: tenant.id, secret_key: key.secret_key, publishable_key: app.publishable_key_test };
 }
@@ -83,6 +83,8 @@ export async function seedDemoTenant(db: Knex, tenantId: string): Promise<void> 
     await trx('webhook_deliveries').insert(
       deliveries.map((d) => ({
         ...d,
+        // Provider event ids are unique per provider across the whole service.
+        event_id: `${d.event_id}_${tenantId.slice(0, 8)}`,
         tenant_id: tenantId,
         payload: JSON.stringify({ id: d.event_id, type: d.event_type, data: { object: { customer: 'cus_[redacted]' } } }),
         processed_at: d.status === 'processed' ? trx.fn.now() : null,

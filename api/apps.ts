@@ -1,0 +1,64 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Logger } from 'pino';
+import { healthRoutes } from './health';
+import { errorHandler, requestContext } from './middleware';
+import { OPERATIONS } from './operations';
+import { buildOpenApi } from './openapi';
+import { restRouter } from './rest';
+import type { Services } from './services';
+
+function base(services: Services, log: Logger): Koa {
+  const app = new Koa();
+  app.proxy = true;
+  app.use(requestContext(log));
+  app.use(errorHandler());
+  app.use(healthRoutes(services));
+  return app;
+}
+
+/** The management API at /v1 (mounted identically on the API host and the dashboard host). */
+function v1Router(services: Services): Router {
+  const v1 = new Router({ prefix: '/v1' });
+  const openapi = buildOpenApi();
+  v1.get('/openapi.json', (ctx) => {
+    ctx.body = openapi;
+  });
+  const rest = restRouter(OPERATIONS, services);
+  v1.use(rest.routes(), rest.allowedMethods());
+  return v1;
+}
+
+/** API host (:4000): CI, deploy jobs, agents — secret keys. */
+export function createApiApp(services: Services, log: Logger): Koa {
+  const app = base(services, log);
+  const v1 = v1Router(services);
+  app.use(v1.routes()).use(v1.allowedMethods());
+  return app;
+}
+
+/** Dashboard host (:4001): people in browsers, the alternate /v1, inbound provider webhooks. */
+export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
+  const app = base(services, log);
+  for (const mw of extra) app.use(mw);
+  const v1 = v1Router(services);
+  app.use(v1.routes()).use(v1.allowedMethods());
+  return app;
+}
+
+/** Tool server (:4002): JSON-RPC 2.0 over Streamable HTTP for assistants. */
+export function createToolsApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
+  const app = base(services, log);
+  for (const mw of extra) app.use(mw);
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/' && ctx.method === 'GET') {
+      // The server never initiates messages, so there is no SSE stream to open.
+      ctx.status = 405;
+      ctx.set('Allow', 'POST');
+      ctx.body = { error: 'method_not_allowed', detail: 'The tool server takes JSON-RPC 2.0 requests by POST only.' };
+      return;
+    }
+    return next();
+  });
+  return app;
+}

@@ -1,0 +1,44 @@
+import http from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../runtime/config';
+import { openDatabase } from '../runtime/database';
+import { logger } from '../runtime/logger';
+import { createApiApp, createDashboardApp, createToolsApp } from './apps';
+import type { Services } from './services';
+
+// The api process: the three stateless listeners (API, dashboard host, tool server).
+const config = loadConfig();
+const { db } = await openDatabase(config, { pool: { max: 20 } });
+let temporal: Services['temporal'] = null;
+if (config.temporalAddress) {
+  const connection = Connection.lazy({ address: config.temporalAddress });
+  temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace }) };
+}
+const services: Services = { db, config, temporal };
+
+const listeners: [string, number, http.RequestListener][] = [
+  ['api', config.apiPort, createApiApp(services, logger).callback()],
+  ['dashboard', config.dashboardPort, createDashboardApp(services, logger).callback()],
+  ['tools', config.toolsPort, createToolsApp(services, logger).callback()],
+];
+const servers = await Promise.all(
+  listeners.map(
+    ([name, port, handler]) =>
+      new Promise<http.Server>((resolve, reject) => {
+        const s = http.createServer(handler);
+        s.keepAliveTimeout = 65_000;
+        s.once('error', reject);
+        s.listen(port, process.env.BIND_HOST || '127.0.0.1', () => {
+          logger.info({ listener: name, port }, 'listening');
+          resolve(s);
+        });
+      }),
+  ),
+);
+const shutdown = async () => {
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  await db.destroy();
+  process.exit(0);
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

@@ -1,0 +1,66 @@
+import crypto from 'node:crypto';
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+import { ConfigError } from '../runtime/config';
+import { ApiError } from './errors';
+
+declare module 'koa' {
+  interface DefaultState {
+    requestId: string;
+    log: Logger;
+    tenantId?: string;
+    keyId?: string;
+  }
+}
+
+/** Every response carries `Request-Id`; the same id is on every log line of the request. */
+export function requestContext(log: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    const requestId = `req_${crypto.randomBytes(12).toString('base64url')}`;
+    ctx.state.requestId = requestId;
+    ctx.state.log = log.child({ request_id: requestId });
+    ctx.set('Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant_id: ctx.state.tenantId, key_id: ctx.state.keyId },
+        'request',
+      );
+    }
+  };
+}
+
+/** Render ApiError as the Error shape; anything unexpected is a 500 without internals. */
+export function errorHandler(): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { error: 'not_found', detail: `no route ${ctx.method} ${ctx.path}` };
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        ctx.body = { error: 'method_not_allowed', detail: `${ctx.method} is not allowed on ${ctx.path}` };
+      }
+    } catch (err) {
+      const e = toApiError(err, ctx.state.log);
+      ctx.status = e.status;
+      for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
+      ctx.body = e.toBody();
+    }
+  };
+}
+
+export function toApiError(err: unknown, log?: Logger): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof ConfigError) {
+    log?.error({ variable: err.variable }, 'configuration error');
+    return new ApiError(500, 'server_misconfigured', `Server-side failure: ${err.variable} is misconfigured.`);
+  }
+  const status = (err as { status?: number; expose?: boolean }).status;
+  if (status === 413) return new ApiError(413, 'payload_too_large', 'Request body exceeds the size limit.');
+  log?.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'unhandled error');
+  return new ApiError(500, 'server_misconfigured', 'Server-side failure; quote the Request-Id header when reporting it.');
+}

@@ -1,0 +1,65 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { withTenant } from '../../db/tenant-tx';
+import type { Principal } from '../auth';
+import { assertNoForbiddenFields, assertNoTenantInInput } from '../body-rules';
+import { ApiError, insufficientScope, invalidRequest } from '../errors';
+import type { Services } from '../services';
+import type { Operation, OperationContext } from './types';
+import { recordAudit } from './audit';
+
+export interface ExecutionMeta {
+  requestId: string;
+  services: Services;
+  log: Logger;
+  surface: 'rest' | 'tool';
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = issue.path.length ? issue.path.join('.') : 'input';
+  if (issue.code === 'unrecognized_keys') return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'invalid_value' && 'values' in issue) return `${where} must be one of ${(issue.values as unknown[]).join(', ')}`;
+  return `${where}: ${issue.message}`;
+}
+
+/**
+ * The one path every operation takes, whichever surface called it: scope, body rules,
+ * validation, the handler in the tenant's context, and the audit record for writes
+ * (refusals included).
+ */
+export async function executeOperation(op: Operation, principal: Principal, rawInput: Record<string, unknown>, meta: ExecutionMeta): Promise<unknown> {
+  const ctx: OperationContext = {
+    principal,
+    tenantId: principal.tenantId,
+    requestId: meta.requestId,
+    services: meta.services,
+    log: meta.log,
+    tx: (work) => withTenant(meta.services.db, principal.tenantId, work),
+  };
+  const audit = (outcome: string, detail?: Record<string, unknown>) =>
+    op.write ? recordAudit(meta.services.db, { principal, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail }) : Promise.resolve();
+  try {
+    if (!principal.scopes.includes(op.scope)) throw insufficientScope(op.scope);
+    assertNoForbiddenFields(rawInput);
+    assertNoTenantInInput(rawInput);
+    const parsed = op.input.safeParse(rawInput);
+    if (!parsed.success) throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '));
+    const result = await op.handler(ctx, parsed.data);
+    await audit('ok', summarize(result));
+    return result;
+  } catch (err) {
+    const code = err instanceof ApiError ? err.code : 'server_error';
+    await audit(code).catch((e) => meta.log.error({ err: e, request_id: meta.requestId }, 'audit write failed'));
+    throw err;
+  }
+}
+
+/** A few identifying fields of a write's result for the audit row (never whole payloads). */
+function summarize(result: unknown): Record<string, unknown> | undefined {
+  if (!result || typeof result !== 'object') return undefined;
+  const r = result as Record<string, unknown>;
+  const keep = ['id', 'run_id', 'sku', 'ok', 'synced', 'created', 'provider'];
+  const out: Record<string, unknown> = {};
+  for (const k of keep) if (k in r && (typeof r[k] !== 'object' || r[k] === null)) out[k] = r[k];
+  return Object.keys(out).length ? out : undefined;
+}

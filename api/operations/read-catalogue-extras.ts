@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { notFound } from '../errors';
+import { defineOperation } from './types';
+import { couponRow, filter, pageOf, paging, paywallBody } from './schemas';
+import { iso, isoReq, paginate, whereGiven } from './paging';
+import * as s from './serializers';
+
+export const listCoupons = defineOperation({
+  name: 'coupons.list',
+  summary: 'Discount codes and their per-provider counterparts',
+  scope: 'coupons:read',
+  write: false,
+  input: z.object({ ...paging, code: filter.optional() }).strict(),
+  output: pageOf(couponRow),
+  rest: { method: 'GET', path: '/coupons' },
+  tool: { name: 'billing_coupons', description: 'Discount codes with their counterparts at each provider (filter: code; paged).' },
+  async handler(ctx, input) {
+    return ctx.tx(async (trx) => {
+      const page = await paginate(whereGiven(trx('coupons'), 'coupons', { code: input.code }), { ...input, table: 'coupons' }, (r: any) => r);
+      const ids = page.data.map((c: any) => c.id);
+      const cps = ids.length ? await trx('coupon_counterparts').whereIn('coupon_id', ids) : [];
+      return { ...page, data: page.data.map((c: any) => s.coupon(c, cps.filter((x: any) => x.coupon_id === c.id))) };
+    });
+  },
+});
+
+export const getPaywall = defineOperation({
+  name: 'paywall.get',
+  summary: 'The paywall configuration the SDK renders',
+  scope: 'paywall:read',
+  write: false,
+  input: z.object({}).strict(),
+  output: paywallBody,
+  rest: { method: 'GET', path: '/paywall' },
+  tool: { name: 'billing_paywall', description: 'The paywall configuration the SDK renders.' },
+  errors: [404],
+  async handler(ctx) {
+    return ctx.tx(async (trx) => {
+      const p = await trx('paywalls').first();
+      if (!p) throw notFound('paywall (none is configured)');
+      return { id: p.id, object: 'paywall' as const, config: p.config, published: p.published_at !== null, published_at: iso(p.published_at), updated_at: isoReq(p.updated_at) };
+    });
+  },
+});

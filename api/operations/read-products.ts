@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { notFound } from '../errors';
+import { defineOperation } from './types';
+import { filter, pageOf, paging, productDetail, productRow } from './schemas';
+import { paginate, whereGiven } from './paging';
+import * as s from './serializers';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function refsByProduct(trx: Knex.Transaction, ids: string[]) {
+  const refs = ids.length ? await trx('product_provider_refs').whereIn('product_id', ids).orderBy(['provider', 'mode']) : [];
+  const by = new Map<string, any[]>();
+  for (const r of refs) by.set(r.product_id, [...(by.get(r.product_id) ?? []), r]);
+  return by;
+}
+
+export const listProducts = defineOperation({
+  name: 'products.list',
+  summary: 'List the catalogue; rows carry the provider ids each product synced to',
+  scope: 'products:read',
+  write: false,
+  input: z.object({ ...paging, sku: filter.optional(), type: filter.optional() }).strict(),
+  output: pageOf(productRow),
+  rest: { method: 'GET', path: '/products' },
+  tool: { name: 'billing_products', description: 'List the product catalogue (filters: sku, type; paged).' },
+  async handler(ctx, input) {
+    return ctx.tx(async (trx) => {
+      const page = await paginate(whereGiven(trx('products'), 'products', { sku: input.sku, type: input.type }), { ...input, table: 'products' }, (r: any) => r);
+      const refs = await refsByProduct(trx, page.data.map((p: any) => p.id));
+      return { ...page, data: page.data.map((p: any) => s.product(p, refs.get(p.id) ?? [])) };
+    });
+  },
+});
+
+/** Shared by REST, tools and the sync operations: a product with refs and pricing, or 404. */
+export async function loadProductDetail(trx: Knex.Transaction, id: string) {
+  // A malformed id and another tenant's id get the same 404 as a missing one: existence never leaks.
+  if (!UUID_RE.test(id)) throw notFound('product');
+  const p = await trx('products').where({ id }).first();
+  if (!p) throw notFound('product');
+  const refs = await trx('product_provider_refs').where({ product_id: id }).orderBy(['provider', 'mode']);
+  const prices = await trx('prices').where({ product_id: id }).orderBy(['country', 'currency']);
+  return { ...s.product(p, refs), pricing: prices.map(s.price) };
+}
+
+export const getProduct = defineOperation({
+  name: 'products.get',
+  summary: 'One product with its per-currency pricing rows',
+  scope: 'products:read',
+  write: false,
+  input: z.object({ id: z.string().describe('product id (uuid)') }).strict(),
+  output: productDetail,
+  rest: { method: 'GET', path: '/products/{id}' },
+  tool: { name: 'billing_product', description: 'One product with its pricing rows. Takes `id`.' },
+  errors: [404],
+  async handler(ctx, input) {
+    return ctx.tx((trx) => loadProductDetail(trx, input.id));
+  },
+});

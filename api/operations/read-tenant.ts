@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { defineOperation } from './types';
+import { tenantBody } from './schemas';
+import { isoReq, iso } from './paging';
+
+export const getTenant = defineOperation({
+  name: 'tenant.get',
+  summary: 'Tenant metadata: plan, subscriber limit, and the calling key’s own scopes',
+  scope: 'tenant:read',
+  write: false,
+  input: z.object({}).strict(),
+  output: tenantBody,
+  rest: { method: 'GET', path: '/tenant' },
+  tool: { name: 'billing_tenant', description: 'Plan, limits and the scopes of the key you are using.' },
+  async handler(ctx) {
+    return ctx.tx(async (trx) => {
+      const t = await trx('tenants').first('id', 'name', 'plan', 'subscriber_limit', 'created_at');
+      const { n } = (await trx('subscriptions').countDistinct({ n: trx.raw("coalesce(app_user_id, email, id::text)") }).first()) as { n: number };
+      return {
+        id: t.id,
+        object: 'tenant' as const,
+        name: t.name,
+        plan: t.plan,
+        subscriber_limit: t.subscriber_limit,
+        subscriber_count: Number(n),
+        key: { id: ctx.principal.keyId, name: ctx.principal.keyName, scopes: ctx.principal.scopes, expires_at: iso(ctx.principal.expiresAt) },
+        scopes: ctx.principal.scopes,
+        created_at: isoReq(t.created_at),
+      };
+    });
+  },
+});

@@ -1,0 +1,208 @@
+import { z } from 'zod';
+import { PROVIDERS } from '../../runtime/config';
+
+/** Shared input/output pieces, so every list and resource is shaped the same on both surfaces. */
+
+const intLike = (name: string) =>
+  z.union([z.number(), z.string()]).transform((v, ctx) => {
+    const n = typeof v === 'number' ? v : /^-?\d+$/.test(v.trim()) ? Number(v) : NaN;
+    if (!Number.isInteger(n)) {
+      ctx.addIssue({ code: 'custom', message: `${name} must be an integer` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+export const MAX_LIMIT = 200;
+export const DEFAULT_LIMIT = 50;
+
+/** `limit` is clamped into 1–200 (spec), `offset` must be ≥ 0. */
+export const paging = {
+  limit: intLike('limit')
+    .optional()
+    .transform((n) => (n === undefined ? DEFAULT_LIMIT : Math.min(MAX_LIMIT, Math.max(1, n))))
+    .describe('1–200, default 50; out-of-range values are clamped'),
+  offset: intLike('offset')
+    .optional()
+    .transform((n, ctx) => {
+      if (n === undefined) return 0;
+      if (n < 0) {
+        ctx.addIssue({ code: 'custom', message: 'offset must be ≥ 0' });
+        return z.NEVER;
+      }
+      return n;
+    })
+    .describe('≥ 0, default 0'),
+};
+
+export const provider = z.enum(PROVIDERS);
+export const mode = z.enum(['live', 'test']);
+export const uuid = z.string();
+export const filter = z.string().min(1).max(200);
+
+export function pageOf<T extends z.ZodType>(row: T) {
+  return z.object({
+    data: z.array(row),
+    pagination: z.object({
+      limit: z.number().int(),
+      offset: z.number().int(),
+      total: z.number().int().nullable(),
+      has_more: z.boolean(),
+    }),
+  });
+}
+
+export const errorBody = z.object({ error: z.string(), detail: z.string().optional() }).passthrough();
+
+const ts = z.string().describe('ISO 8601 timestamp');
+const tsNull = ts.nullable();
+
+export const productRow = z.object({
+  id: z.string(),
+  object: z.literal('product'),
+  sku: z.string(),
+  name: z.string(),
+  type: z.string(),
+  kind: z.enum(['digital', 'physical']),
+  tier: z.enum(['weekly', 'monthly', 'quarterly', 'annual']).nullable(),
+  android_store_product_id: z.string().nullable(),
+  ios_store_product_id: z.string().nullable(),
+  trial_per_platform: z.record(z.string(), z.unknown()).nullable(),
+  active: z.boolean(),
+  version: z.number().int(),
+  provider_ids: z.record(z.string(), z.string()).describe('provider → id of the product there (one per provider)'),
+  provider_refs: z.array(z.object({ provider, mode, external_id: z.string(), synced_version: z.number().int(), synced_at: ts })),
+  synced: z.boolean().describe('true when every reference carries the current version'),
+  created_at: ts,
+  updated_at: ts,
+});
+
+export const priceRow = z.object({
+  id: z.string(),
+  object: z.literal('price'),
+  country: z.string(),
+  currency: z.string(),
+  locale: z.string(),
+  amount_minor: z.number().int(),
+  updated_at: ts,
+});
+
+export const productDetail = productRow.extend({ pricing: z.array(priceRow) });
+
+export const connectionRow = z.object({
+  id: z.string(),
+  object: z.literal('provider_connection'),
+  provider,
+  account_id: z.string(),
+  label: z.string(),
+  is_default: z.boolean(),
+  is_active: z.boolean(),
+  has_test_credential: z.boolean(),
+  has_live_credential: z.boolean(),
+  has_webhook_secret: z.boolean(),
+  payment_links: z.record(z.string(), z.record(z.string(), z.object({ external_id: z.string(), url: z.string().nullable(), kind: z.string(), mode }))).describe('app id → sku → link'),
+  created_at: ts,
+});
+
+export const subscriptionRow = z.object({
+  id: z.string(),
+  object: z.literal('subscription'),
+  app_user_id: z.string().nullable(),
+  email: z.string().nullable(),
+  status: z.string(),
+  provider,
+  mode,
+  product_id: z.string().nullable(),
+  sku: z.string().nullable(),
+  external_id: z.string(),
+  trialStartedAt: tsNull,
+  trialEndedAt: tsNull,
+  current_period_end: tsNull,
+  canceled_at: tsNull,
+  created_at: ts,
+  updated_at: ts,
+});
+
+export const entitlementRow = z.object({
+  id: z.string(),
+  object: z.literal('entitlement'),
+  app_user_id: z.string(),
+  provider,
+  state: z.enum(['active', 'grace_period', 'expired', 'revoked']),
+  is_sandbox: z.boolean(),
+  is_active: z.boolean().describe('what the premium check answers'),
+  product_id: z.string().nullable(),
+  sku: z.string().nullable(),
+  subscription_id: z.string().nullable(),
+  expires_at: tsNull,
+  grace_until: tsNull,
+  created_at: ts,
+  updated_at: ts,
+});
+
+export const couponRow = z.object({
+  id: z.string(),
+  object: z.literal('coupon'),
+  code: z.string(),
+  percent_off: z.number().nullable(),
+  amount_off_minor: z.number().nullable(),
+  currency: z.string().nullable(),
+  duration: z.string(),
+  active: z.boolean(),
+  counterparts: z.record(z.string(), z.object({ kind: z.string(), external_id: z.string() })),
+  created_at: ts,
+});
+
+export const paywallBody = z.object({
+  id: z.string(),
+  object: z.literal('paywall'),
+  config: z.record(z.string(), z.unknown()),
+  published: z.boolean(),
+  published_at: tsNull,
+  updated_at: ts,
+});
+
+export const webhookRow = z.object({
+  id: z.string(),
+  object: z.literal('webhook_delivery'),
+  provider,
+  event_id: z.string(),
+  event_type: z.string(),
+  mode: mode.nullable(),
+  status: z.enum(['received', 'processed', 'failed']),
+  reason: z.string().nullable(),
+  delivery_count: z.number().int(),
+  payload: z.unknown().describe('the provider payload, redacted'),
+  processed_at: tsNull,
+  created_at: ts,
+});
+
+export const auditRow = z.object({
+  id: z.string(),
+  object: z.literal('audit_entry'),
+  action: z.string(),
+  actor_type: z.string(),
+  actor_id: z.string().nullable(),
+  key_id: z.string().nullable(),
+  request_id: z.string().nullable(),
+  outcome: z.string(),
+  detail: z.unknown().nullable(),
+  created_at: ts,
+});
+
+export const tenantBody = z.object({
+  id: z.string(),
+  object: z.literal('tenant'),
+  name: z.string(),
+  plan: z.string(),
+  subscriber_limit: z.number().int(),
+  subscriber_count: z.number().int(),
+  key: z.object({
+    id: z.string(),
+    name: z.string(),
+    scopes: z.array(z.string()),
+    expires_at: tsNull,
+  }),
+  scopes: z.array(z.string()).describe("the calling key's own scopes"),
+  created_at: ts,
+});

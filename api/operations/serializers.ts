@@ -1,0 +1,135 @@
+import { iso, isoReq } from './paging';
+
+/** Row → public shape. Columns not named here (ciphertexts above all) never leave the service. */
+
+type Row = Record<string, any>;
+
+export function productRef(r: Row) {
+  return { provider: r.provider, mode: r.mode, external_id: r.external_id, synced_version: r.synced_version, synced_at: isoReq(r.synced_at) };
+}
+
+export function product(r: Row, refs: Row[]) {
+  const provider_ids: Record<string, string> = {};
+  // One id per provider: the live object when there is one, else the test object.
+  for (const ref of [...refs].sort((a, b) => (a.mode === 'live' ? 1 : 0) - (b.mode === 'live' ? 1 : 0))) provider_ids[ref.provider] = ref.external_id;
+  return {
+    id: r.id,
+    object: 'product' as const,
+    sku: r.sku,
+    name: r.name,
+    type: r.type,
+    kind: r.kind,
+    tier: r.tier ?? null,
+    android_store_product_id: r.android_store_product_id ?? null,
+    ios_store_product_id: r.ios_store_product_id ?? null,
+    trial_per_platform: r.trial_per_platform ?? null,
+    active: r.active,
+    version: r.version,
+    provider_ids,
+    provider_refs: refs.map(productRef),
+    synced: refs.length > 0 && refs.every((x) => x.synced_version === r.version),
+    created_at: isoReq(r.created_at),
+    updated_at: isoReq(r.updated_at),
+  };
+}
+
+export function price(r: Row) {
+  return {
+    id: r.id,
+    object: 'price' as const,
+    country: r.country,
+    currency: r.currency,
+    locale: `${r.country}-${r.currency}`,
+    amount_minor: Number(r.amount_minor),
+    updated_at: isoReq(r.updated_at),
+  };
+}
+
+export function subscription(r: Row) {
+  return {
+    id: r.id,
+    object: 'subscription' as const,
+    app_user_id: r.app_user_id ?? null,
+    email: r.email ?? null,
+    status: r.status,
+    provider: r.provider,
+    mode: r.mode,
+    product_id: r.product_id ?? null,
+    sku: r.sku ?? null,
+    external_id: r.external_id,
+    trialStartedAt: iso(r.trial_started_at),
+    trialEndedAt: iso(r.trial_ended_at),
+    current_period_end: iso(r.current_period_end),
+    canceled_at: iso(r.canceled_at),
+    created_at: isoReq(r.created_at),
+    updated_at: isoReq(r.updated_at),
+  };
+}
+
+export function entitlement(r: Row) {
+  return {
+    id: r.id,
+    object: 'entitlement' as const,
+    app_user_id: r.app_user_id,
+    provider: r.provider,
+    state: r.state,
+    is_sandbox: r.is_sandbox,
+    is_active: r.state === 'active' || r.state === 'grace_period',
+    product_id: r.product_id ?? null,
+    sku: r.sku ?? null,
+    subscription_id: r.subscription_id ?? null,
+    expires_at: iso(r.expires_at),
+    grace_until: iso(r.grace_until),
+    created_at: isoReq(r.created_at),
+    updated_at: isoReq(r.updated_at),
+  };
+}
+
+export function coupon(r: Row, counterparts: Row[]) {
+  const map: Record<string, { kind: string; external_id: string }> = {};
+  for (const c of counterparts) map[c.provider] = { kind: c.kind, external_id: c.external_id };
+  return {
+    id: r.id,
+    object: 'coupon' as const,
+    code: r.code,
+    percent_off: r.percent_off ?? null,
+    amount_off_minor: r.amount_off_minor === null || r.amount_off_minor === undefined ? null : Number(r.amount_off_minor),
+    currency: r.currency ?? null,
+    duration: r.duration,
+    active: r.active,
+    counterparts: map,
+    created_at: isoReq(r.created_at),
+  };
+}
+
+export function webhookDelivery(r: Row) {
+  return {
+    id: r.id,
+    object: 'webhook_delivery' as const,
+    provider: r.provider,
+    event_id: r.event_id,
+    event_type: r.event_type,
+    mode: r.mode ?? null,
+    status: r.status,
+    reason: r.reason ?? null,
+    delivery_count: r.delivery_count,
+    payload: r.payload,
+    processed_at: iso(r.processed_at),
+    created_at: isoReq(r.created_at),
+  };
+}
+
+export function auditEntry(r: Row) {
+  return {
+    id: r.id,
+    object: 'audit_entry' as const,
+    action: r.action,
+    actor_type: r.actor_type,
+    actor_id: r.actor_id ?? null,
+    key_id: r.actor_type === 'api_key' ? (r.actor_id ?? null) : null,
+    request_id: r.request_id ?? null,
+    outcome: r.outcome,
+    detail: r.detail ?? null,
+    created_at: isoReq(r.created_at),
+  };
+}

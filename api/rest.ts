@@ -1,0 +1,43 @@
+import Router from '@koa/router';
+import { invalidRequest } from './errors';
+import { admit } from './gate';
+import { readJsonObject } from './json-body';
+import { executeOperation } from './operations/execute';
+import type { Operation } from './operations/types';
+import type { Services } from './services';
+
+/** `/products/{id}` → `/products/:id` */
+export const koaPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
+
+function queryObject(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) throw invalidRequest(`query parameter "${k}" was given more than once`);
+    out[k] = v;
+  }
+  return out;
+}
+
+/** REST routes generated from the operation table; mounted under /v1 on both hosts. */
+export function restRouter(ops: Operation[], services: Services): Router {
+  const router = new Router();
+  for (const op of ops) {
+    if (!op.rest) continue;
+    const method = op.rest.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
+    router[method](koaPath(op.rest.path), async (ctx) => {
+      const { principal, rateHeaders } = await admit(services.db, ctx.headers);
+      ctx.state.tenantId = principal.tenantId;
+      ctx.state.keyId = principal.keyId;
+      ctx.set(rateHeaders);
+      const body = op.rest!.method === 'GET' ? {} : await readJsonObject(ctx);
+      const input = { ...queryObject(ctx.query), ...body, ...ctx.params };
+      ctx.body = await executeOperation(op, principal, input, {
+        requestId: ctx.state.requestId,
+        services,
+        log: ctx.state.log,
+        surface: 'rest',
+      });
+    });
+  }
+  return router;
+}

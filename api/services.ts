@@ -1,0 +1,11 @@
+import type { Knex } from 'knex';
+import type { Client, Connection } from '@temporalio/client';
+import type { Config } from '../runtime/config';
+
+/** Long-lived dependencies handed to every operation (built once per process). */
+export interface Services {
+  db: Knex;
+  config: Config;
+  /** Lazy connection: built at start even when Temporal is down; /readyz reports it. */
+  temporal: { connection: Connection; client: Client } | null;
+}

@@ -1,0 +1,136 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ConfigError, PROVIDERS, ROOT_DIR, loadConfig } from '../runtime/config';
+import { openDatabase } from '../runtime/database';
+import { resolveMasterKey } from '../runtime/master-key';
+import { isPortOpen, startDevServer, waitForPort, type DevServerHandle } from '../temporal/dev-server';
+import { connectTemporal, registerSearchAttributes } from '../temporal/client';
+import { ensureDemoTenant } from '../seed/demo';
+import { reuseOrMintDemoKey } from '../seed/demo-key';
+
+/**
+ * `npm start`: everything on embedded defaults — Postgres, the Temporal dev server (with UI),
+ * the five provider emulators, the worker and the three listeners — then the demo tenant.
+ * Ctrl-C stops every child.
+ */
+const say = (m: string) => console.log(`[start] ${m}`);
+const children: { name: string; proc: ChildProcess }[] = [];
+let temporal: DevServerHandle | undefined;
+let closeDb: (() => Promise<void>) | undefined;
+let stopping = false;
+
+async function shutdown(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    say('stopping…');
+    await Promise.all(
+      children.map(
+        ({ proc }) =>
+          new Promise<void>((resolve) => {
+            if (proc.exitCode !== null || proc.signalCode) return resolve();
+            proc.once('exit', () => resolve());
+            proc.kill('SIGTERM');
+            setTimeout(() => proc.kill('SIGKILL'), 8000).unref();
+          }),
+      ),
+    );
+    await temporal?.stop();
+    await closeDb?.();
+  }
+  process.exit(code);
+}
+
+function child(name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const logFile = fs.openSync(path.join(config.dataDir, `${name}.log`), 'a');
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, script)], {
+    cwd: ROOT_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', logFile, logFile],
+  });
+  proc.once('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`[start] ${name} exited (${signal ?? code}); see ${path.join(config.dataDir, `${name}.log`)}`);
+      void shutdown(1);
+    }
+  });
+  children.push({ name, proc });
+  return proc;
+}
+
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+const config = loadConfig();
+let masterKey: string;
+try {
+  masterKey = resolveMasterKey(config, say);
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(`[start] ${e.message}`);
+    process.exit(1);
+  }
+  throw e;
+}
+fs.mkdirSync(config.dataDir, { recursive: true });
+
+say(config.databaseUrl ? 'Postgres: DATABASE_URL' : `Postgres: embedded, data in ${path.join(config.dataDir, 'postgres')}`);
+const database = await openDatabase(config, { pool: { max: 3 } });
+closeDb = database.close;
+
+let temporalAddress = config.temporalAddress;
+let temporalUi: string | undefined;
+if (temporalAddress) {
+  const { connection } = await connectTemporal(temporalAddress, config.temporalNamespace);
+  await registerSearchAttributes(connection, config.temporalNamespace);
+  await connection.close();
+  say(`Temporal: ${temporalAddress}`);
+} else if (await isPortOpen('127.0.0.1', 7233)) {
+  temporalAddress = '127.0.0.1:7233';
+  temporalUi = 'http://127.0.0.1:8233';
+  const { connection } = await connectTemporal(temporalAddress, config.temporalNamespace);
+  await registerSearchAttributes(connection, config.temporalNamespace);
+  await connection.close();
+  say('Temporal: reusing the server already on 127.0.0.1:7233');
+} else {
+  say('Temporal: starting the dev server (state in .data/temporal.db)');
+  temporal = await startDevServer({
+    port: 7233,
+    uiPort: 8233,
+    dbFile: path.join(config.dataDir, 'temporal.db'),
+    logFile: path.join(config.dataDir, 'temporal.log'),
+    log: say,
+  });
+  temporalAddress = temporal.address;
+  temporalUi = temporal.uiUrl;
+}
+
+const env = { DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporalAddress, MASTER_KEY: masterKey, DATA_DIR: config.dataDir };
+if (!(await isPortOpen('127.0.0.1', config.emulatorPorts.psp_a))) child('emulators', 'emulators/main.ts', env);
+child('worker', 'temporal/worker-main.ts', env);
+child('api', 'api/main.ts', env);
+
+await Promise.all([
+  ...[config.apiPort, config.dashboardPort, config.toolsPort].map((p) => waitForPort('127.0.0.1', p, 120_000)),
+  ...PROVIDERS.map((p) => waitForPort('127.0.0.1', config.emulatorPorts[p], 120_000)),
+]);
+
+const demo = await ensureDemoTenant(database.db, { ...config, masterKey }, { mintKey: false });
+const secretKey = await reuseOrMintDemoKey(database.db, config.dataDir, demo.tenant_id);
+
+const line = '─'.repeat(64);
+console.log(`\n${line}
+ Billing service is up
+   API            http://127.0.0.1:${config.apiPort}/v1     (OpenAPI: /v1/openapi.json)
+   Dashboard      http://127.0.0.1:${config.dashboardPort}/        (alt API: /v1, webhooks: /api/webhooks/<provider>)
+   Tool server    http://127.0.0.1:${config.toolsPort}/        (JSON-RPC 2.0 / MCP, POST)
+   Temporal UI    ${temporalUi ?? '(external cluster: ' + temporalAddress + ')'}
+   Emulators      ${PROVIDERS.map((p) => `${p}:${config.emulatorPorts[p]}`).join('  ')}
+
+ Demo tenant      ${demo.tenant_id}
+ Secret key       ${secretKey}
+ Publishable key  ${demo.publishable_key}
+
+ Try: curl -H "Authorization: Bearer ${secretKey}" http://127.0.0.1:${config.apiPort}/v1/products
+ Logs in ${config.dataDir}/*.log · Ctrl-C stops everything
+${line}\n`);

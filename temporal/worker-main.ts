@@ -1,0 +1,19 @@
+import { loadConfig } from '../runtime/config';
+import { openDatabase } from '../runtime/database';
+import { logger } from '../runtime/logger';
+import { createWorker } from './worker';
+
+// The worker process: task queue `billing`, every workflow and activity.
+const config = loadConfig();
+if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required for the worker (npm start sets it)');
+const { db, close } = await openDatabase(config, { pool: { max: 10 } });
+const { worker, connection } = await createWorker({
+  address: config.temporalAddress,
+  namespace: config.temporalNamespace,
+  taskQueue: config.taskQueue,
+  deps: { db, config },
+});
+logger.info({ task_queue: config.taskQueue }, 'worker started');
+await worker.run();
+await connection.close();
+await close();

@@ -1,0 +1,24 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type Runtime } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../activities';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export async function createWorker(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+}): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: opts.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    workflowsPath: WORKFLOWS_PATH,
+    activities: createActivities(opts.deps),
+  });
+  return { worker, connection };
+}
+
+export type { Runtime };

@@ -1,0 +1,122 @@
+import http from 'node:http';
+import type net from 'node:net';
+import type Koa from 'koa';
+import { inject } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
+import { buildOpenApi } from '../../api/openapi';
+import type { Services } from '../../api/services';
+import { loadConfig } from '../../runtime/config';
+import { createLogger } from '../../runtime/logger';
+import { createTenant, insertApiKey } from '../../db/tenants';
+import type { Scope } from '../../domain/scopes';
+import { testDb } from './db';
+
+export async function listen(app: Koa | http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer(typeof app === 'function' ? app : app.callback());
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+export function testServices(overrides: Partial<Services> = {}): Services {
+  const address = inject('temporalAddress');
+  const connection = Connection.lazy({ address });
+  return {
+    db: testDb(),
+    config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address },
+    temporal: { connection, client: new Client({ connection, namespace: 'default' }) },
+    ...overrides,
+  };
+}
+
+/** The three listeners in-process on free ports, sharing the run's database and Temporal. */
+export async function startApi(overrides: Partial<Services> = {}, logDestination?: NodeJS.WritableStream) {
+  const services = testServices(overrides);
+  const log = createLogger(logDestination ? 'info' : 'silent', logDestination);
+  const api = await listen(createApiApp(services, log));
+  const dashboard = await listen(createDashboardApp(services, log));
+  const tools = await listen(createToolsApp(services, log));
+  return {
+    services,
+    apiUrl: `${api.url}/v1`,
+    altUrl: `${dashboard.url}/v1`,
+    apiRoot: api.url,
+    dashboardRoot: dashboard.url,
+    toolsUrl: tools.url,
+    async close() {
+      await Promise.all([api.close(), dashboard.close(), tools.close()]);
+    },
+  };
+}
+
+export async function newTenant(name = 'tenant') {
+  return createTenant(testDb(), { name: `${name}-${Math.random().toString(36).slice(2, 8)}` });
+}
+
+export async function keyWith(tenantId: string, scopes: Scope[], opts: { expiresInSeconds?: number } = {}) {
+  return insertApiKey(testDb(), tenantId, scopes, opts);
+}
+
+/** Refill a tenant's bucket so long test sequences measure behaviour, not the rate limit. */
+export async function refill(tenantId: string) {
+  await testDb()('rate_limit_buckets').where({ tenant_id: tenantId }).del();
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function call(base: string, path: string, key?: string, init: RequestInit = {}): Promise<Reply> {
+  const headers = new Headers(init.headers);
+  if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
+  if (init.body && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  const res = await fetch(base + path, { ...init, headers });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+// ── OpenAPI response validation: every response a test receives can be checked against the document.
+const doc = buildOpenApi() as { paths: Record<string, Record<string, any>> };
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+
+/** Assert `reply` matches the documented response of `METHOD /template` for its status. */
+export function assertMatchesOpenApi(method: string, template: string, reply: Reply): void {
+  const op = doc.paths[template]?.[method.toLowerCase()];
+  if (!op) throw new Error(`OpenAPI has no ${method} ${template}`);
+  const resp = op.responses[String(reply.status)];
+  if (!resp) throw new Error(`OpenAPI ${method} ${template} documents no ${reply.status} response (got ${JSON.stringify(reply.body)})`);
+  const key = `${method} ${template} ${reply.status}`;
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = ajv.compile(resp.content['application/json'].schema);
+    validators.set(key, validate);
+  }
+  if (!validate(reply.body)) {
+    throw new Error(`response of ${key} does not match OpenAPI: ${ajv.errorsText(validate.errors)}`);
+  }
+}

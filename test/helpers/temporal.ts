@@ -1,0 +1,39 @@
+import crypto from 'node:crypto';
+import { inject } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../../runtime/config';
+import { createWorker } from '../../temporal/worker';
+import { testDb } from './db';
+
+/**
+ * A real worker on the run's Temporal server with a task queue of its own, so test files in
+ * parallel never pick up each other's tasks.
+ */
+let runtimeInstalled = false;
+
+export async function startTestWorker() {
+  if (!runtimeInstalled) {
+    // Keep worker chatter out of test output; warnings and errors still show.
+    Runtime.install({ logger: new DefaultLogger(process.env.TEMPORAL_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
+    runtimeInstalled = true;
+  }
+  const taskQueue = `${inject('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
+  const address = inject('temporalAddress');
+  const config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue };
+  const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: testDb(), config } });
+  const running = worker.run();
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace: 'default' });
+  return {
+    client,
+    taskQueue,
+    config,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}

@@ -1,0 +1,2 @@
+// Every workflow the worker registers. Deterministic code only: no db, no providers, no I/O.
+export { subscriptionTrialWorkflow } from './subscription-trial';
