@@ -115,11 +115,16 @@ export function basePlanFor(spec: ProductSpec): BasePlan {
   };
 }
 
+/** Play caps a listing title at 55 characters. */
+function listingTitle(spec: ProductSpec): string {
+  return spec.name.trim().slice(0, 55) || spec.sku;
+}
+
 export function newSubscription(packageName: string, spec: ProductSpec, language: string): Subscription {
   return {
     packageName,
     productId: playProductId(spec),
-    listings: [{ languageCode: language, title: spec.name }],
+    listings: [{ languageCode: language, title: listingTitle(spec) }],
     basePlans: [basePlanFor(spec)],
   };
 }
@@ -128,7 +133,7 @@ export function newSubscription(packageName: string, spec: ProductSpec, language
 export function mergeListings(existing: Subscription['listings'], spec: ProductSpec, language: string): NonNullable<Subscription['listings']> {
   const others = (existing ?? []).filter((l) => l.languageCode !== language);
   const mine = (existing ?? []).find((l) => l.languageCode === language);
-  return [...others, { ...mine, languageCode: language, title: spec.name }];
+  return [...others, { ...mine, languageCode: language, title: listingTitle(spec) }];
 }
 
 /** Comparable form of a base plan (state is output only and never written). */
