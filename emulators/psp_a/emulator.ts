@@ -1,0 +1,60 @@
+import type Koa from 'koa';
+import type { EmulatorFactory } from '../common/types';
+import { Accounts, describeAccount } from './accounts';
+import { createApiMiddleware } from './api';
+import { createCheckout } from './checkout';
+import { createEvents } from './events';
+import { createHostedPages } from './hosted';
+import { createOAuthMiddleware } from './oauth';
+import { makeRenderers } from './render';
+import { Repo } from './repo';
+import { couponRoutes } from './resources/coupons';
+import { paymentLinkRoutes } from './resources/payment-links';
+import { priceRoutes } from './resources/prices';
+import { productRoutes } from './resources/products';
+import { readonlyRoutes } from './resources/readonly';
+
+/**
+ * psp_a: a stateful subset of the Stripe API (products, prices, payment links, coupons,
+ * promotion codes, and the objects a checkout leaves), Connect OAuth, and signed webhooks.
+ */
+/** Run middlewares in order, each deciding whether to call the next (koa-compose without the dependency). */
+function chain(middlewares: Koa.Middleware[]): Koa.Middleware {
+  return (ctx, next) => {
+    const run = (i: number): Promise<void> => (i === middlewares.length ? next() : Promise.resolve(middlewares[i](ctx, () => run(i + 1))));
+    return run(0);
+  };
+}
+
+export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
+  const repo = new Repo(store);
+  const accounts = new Accounts(repo);
+  const renderers = makeRenderers(repo);
+  const deps = { repo, accounts, publicUrl };
+  const routes = [
+    ...productRoutes(deps, renderers),
+    ...priceRoutes(deps, renderers),
+    ...paymentLinkRoutes(deps, renderers),
+    ...couponRoutes(deps, renderers),
+    ...readonlyRoutes(deps, renderers),
+  ];
+  const events = createEvents({ repo, accounts, renderers });
+  return {
+    provider: 'psp_a',
+    api: chain([
+      createApiMiddleware({ accounts, routes }),
+      createOAuthMiddleware({ repo, accounts }),
+      createHostedPages({ repo }),
+      async (ctx) => {
+        ctx.status = 404;
+        ctx.type = 'application/json';
+        ctx.body = JSON.stringify({ error: { type: 'invalid_request_error', message: `Unrecognized request URL (${ctx.method}: ${ctx.path}).` } }, null, 2);
+      },
+    ]),
+    sendEvent: (params) => events.sendEvent(params),
+    checkout: createCheckout({ repo, renderers, events }),
+    control: {
+      'POST /accounts': (body) => describeAccount(accounts.ensure(typeof body.account === 'string' && body.account ? body.account : undefined)),
+    },
+  };
+};
