@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { OPERATIONS } from '../../api/operations';
+import { call, startApi } from '../helpers/api';
+
+describe('health', () => {
+  it('every listener answers /healthz and /readyz when Postgres and Temporal are up', async () => {
+    const api = await startApi();
+    try {
+      for (const root of [api.apiRoot, api.dashboardRoot, api.toolsUrl]) {
+        expect((await call(root, '/healthz')).body).toEqual({ status: 'ok' });
+        const ready = await call(root, '/readyz');
+        expect(ready.status).toBe(200);
+        expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
+      }
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('/readyz is 503 and names Temporal when it is unreachable', async () => {
+    const connection = Connection.lazy({ address: '127.0.0.1:1' });
+    const api = await startApi({ temporal: { connection, client: new Client({ connection }) } });
+    try {
+      const r = await call(api.apiRoot, '/readyz');
+      expect(r.status).toBe(503);
+      expect(r.body.checks.postgres).toBe('ok');
+      expect(r.body.checks.temporal).toMatch(/^unreachable/);
+      expect((await call(api.apiRoot, '/healthz')).status).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('tool server listener', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+  it('GET / is 405: the server never initiates messages', async () => {
+    const r = await call(api.toolsUrl, '/');
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('is served without auth at /v1/openapi.json on both hosts, valid 3.1, one path per REST operation with its scope', async () => {
+    const api = await startApi();
+    try {
+      const a = await call(api.apiUrl, '/openapi.json');
+      const b = await call(api.altUrl, '/openapi.json');
+      expect(a.status).toBe(200);
+      expect(b.body).toEqual(a.body);
+      expect(a.body.openapi).toBe('3.1.0');
+      for (const op of OPERATIONS.filter((o) => o.rest)) {
+        const doc = a.body.paths[op.rest!.path][op.rest!.method.toLowerCase()];
+        expect(doc['x-scope']).toBe(op.scope);
+        expect(doc.responses['401']).toBeDefined();
+        // Every response schema compiles.
+        new Ajv2020({ strict: false }).compile(doc.responses['200'].content['application/json'].schema);
+      }
+      const products = a.body.paths['/products'].get;
+      expect(products.parameters.map((p: any) => p.name).sort()).toEqual(['limit', 'offset', 'sku', 'type']);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -1,0 +1,81 @@
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { ROOT_DIR } from '../../runtime/config';
+import { freePort, waitForPort } from '../../temporal/dev-server';
+import { assertMatchesOpenApi, call, newTenant, startApi } from '../helpers/api';
+
+describe('rate limit: 120-token bucket per tenant, refilling 1/s', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  beforeAll(async () => {
+    api = await startApi();
+  });
+  afterAll(async () => api.close());
+
+  it('the 121st request in a burst gets 429 rate_limited with Retry-After and RateLimit headers; other tenants are unaffected', async () => {
+    const t = await newTenant('burst');
+    const other = await newTenant('bystander');
+    // Both hosts draw from the same bucket.
+    const replies = [];
+    for (let i = 0; i < 125; i++) replies.push(await call(i % 2 ? api.altUrl : api.apiUrl, '/tenant', t.secret_key));
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(120);
+    expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(122); // refill while the burst runs
+    const limited = replies.find((r) => r.status === 429)!;
+    expect(limited.body.error).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.headers.get('ratelimit-limit')).toBe('120');
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    assertMatchesOpenApi('GET', '/tenant', limited);
+    expect(replies[0].headers.get('ratelimit-remaining')).toBe('119');
+    expect((await call(api.apiUrl, '/tenant', other.secret_key)).status).toBe(200);
+
+    await new Promise((r) => setTimeout(r, 1100 * Number(limited.headers.get('retry-after'))));
+    expect((await call(api.apiUrl, '/tenant', t.secret_key)).status).toBe(200);
+  });
+});
+
+describe('rate limit is shared by replicas', () => {
+  const procs: ChildProcess[] = [];
+  let ports: number[] = [];
+  beforeAll(async () => {
+    ports = [];
+    for (let i = 0; i < 2; i++) {
+      const [apiPort, dashboardPort, toolsPort] = [await freePort(), await freePort(), await freePort()];
+      ports.push(apiPort);
+      procs.push(
+        spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'api/main.ts')], {
+          cwd: ROOT_DIR,
+          env: {
+            ...process.env,
+            DATABASE_URL: inject('databaseUrl'),
+            TEMPORAL_ADDRESS: inject('temporalAddress'),
+            API_PORT: String(apiPort),
+            DASHBOARD_PORT: String(dashboardPort),
+            TOOLS_PORT: String(toolsPort),
+            LOG_LEVEL: 'silent',
+          },
+          stdio: 'ignore',
+        }),
+      );
+    }
+    await Promise.all(ports.map((p) => waitForPort('127.0.0.1', p, 60_000)));
+  });
+  afterAll(() => {
+    for (const p of procs) p.kill('SIGTERM');
+  });
+
+  it('two api processes draw from one bucket', async () => {
+    const t = await newTenant('replicas');
+    const statuses: number[] = [];
+    await Promise.all(
+      ports.map(async (port) => {
+        for (let i = 0; i < 70; i++) statuses.push((await call(`http://127.0.0.1:${port}/v1`, '/tenant', t.secret_key)).status);
+      }),
+    );
+    const ok = statuses.filter((s) => s === 200).length;
+    expect(ok).toBeGreaterThanOrEqual(120);
+    expect(ok).toBeLessThan(130); // not 140: the processes share the bucket
+    expect(statuses.filter((s) => s === 429).length).toBe(140 - ok);
+  });
+});
