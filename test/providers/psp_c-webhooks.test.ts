@@ -1,0 +1,204 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type net from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
+import { createEmulator } from '../../emulators/psp_c/emulator';
+import { WebhookVerificationError } from '../../providers/errors';
+import { createPspCAdapter } from '../../providers/psp_c/adapter';
+import { kindOf } from '../../providers/psp_c/webhook';
+import type { ProductSpec, ProviderContext } from '../../providers/types';
+
+// Webhooks as the emulator really sends them: signed deliveries to a local receiver,
+// verified by the adapter; and the checkout control's events, in order.
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+}
+
+let emu: RunningEmulator;
+let receiver: http.Server;
+let target: string;
+let received: Received[] = [];
+let account: { account: string; credentials: { test: Record<string, string> }; webhook_secret: string };
+const adapter = createPspCAdapter();
+
+async function control(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${emu.url}/__control${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+  return res.json();
+}
+const verify = (r: Received, secret = account.webhook_secret) => adapter.verifyWebhook({ headers: r.headers, rawBody: r.raw, secret });
+
+beforeAll(async () => {
+  emu = await startEmulator(createEmulator, { port: 0 });
+  account = await control('POST', '/accounts', {});
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, raw: Buffer.concat(chunks) });
+      res.statusCode = 200;
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  target = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/api/webhooks/psp_c`;
+});
+afterAll(async () => {
+  await emu.close();
+  await new Promise((r) => receiver.close(r));
+});
+beforeEach(() => {
+  received = [];
+});
+
+describe('psp_c webhook verification', () => {
+  it('accepts the emulator’s real signature and normalises the event', async () => {
+    const sent = await control('POST', '/events', { type: 'payment.captured', target, data: { email: 'a@example.com', sku: 'pro_m', app_user_id: 'u-1' } });
+    expect(sent.status).toBe(200);
+    expect(received).toHaveLength(1);
+    const [r] = received;
+    expect(r.headers['x-razorpay-event-id']).toBe(sent.id);
+    const expected = crypto.createHmac('sha256', account.webhook_secret).update(r.raw).digest('hex');
+    expect(r.headers['x-razorpay-signature']).toBe(expected);
+
+    const ev = await verify(r);
+    expect(ev).toMatchObject({
+      provider: 'psp_c',
+      id: sent.id,
+      type: 'payment.captured',
+      kind: 'payment_succeeded',
+      account_ref: account.account,
+      mode: 'test',
+      email: 'a@example.com',
+      sku: 'pro_m',
+      app_user_id: 'u-1',
+    });
+    const body = JSON.parse(r.raw.toString());
+    expect(body).toMatchObject({ entity: 'event', account_id: account.account, event: 'payment.captured', contains: ['payment'] });
+    expect(body.payload.payment.entity.id).toMatch(/^pay_/);
+  });
+
+  it('rejects a tampered body, a wrong secret, a bad signature and a missing one', async () => {
+    await control('POST', '/events', { type: 'subscription.activated', target });
+    const [r] = received;
+    const tampered = Buffer.from(r.raw.toString().replace('"active"', '"cancelled"'));
+    expect(tampered.equals(r.raw)).toBe(false);
+    await expect(verify({ ...r, raw: tampered })).rejects.toBeInstanceOf(WebhookVerificationError);
+    await expect(verify(r, 'not-the-secret')).rejects.toBeInstanceOf(WebhookVerificationError);
+    const { 'x-razorpay-signature': _gone, ...unsigned } = r.headers;
+    await expect(verify({ ...r, headers: unsigned })).rejects.toThrow(/missing X-Razorpay-Signature/);
+    await expect(verify({ ...r, headers: { ...r.headers, 'x-razorpay-signature': 'zz-not-hex' } })).rejects.toBeInstanceOf(WebhookVerificationError);
+
+    await control('POST', '/events', { type: 'subscription.activated', target, signature: 'bad' });
+    await expect(verify(received[1])).rejects.toThrow(/does not match/);
+  });
+
+  it('a redelivery keeps the event id', async () => {
+    const first = await control('POST', '/events', { type: 'payment.failed', target });
+    const again = await control('POST', '/events', { type: 'payment.failed', target, id: first.id });
+    expect(again.id).toBe(first.id);
+    const [a, b] = await Promise.all(received.map((r) => verify(r)));
+    expect(a.id).toBe(b.id);
+    expect(a.kind).toBe('payment_failed');
+  });
+
+  it('live-mode events say so', async () => {
+    await control('POST', '/events', { type: 'refund.processed', target, data: { mode: 'live' } });
+    const ev = await verify(received[0]);
+    expect(ev).toMatchObject({ mode: 'live', kind: 'refunded' });
+    expect(JSON.parse(received[0].raw.toString()).contains).toEqual(['refund', 'payment']);
+  });
+
+  it('maps Razorpay events to normalised kinds', () => {
+    const table: [string, number | undefined, string][] = [
+      ['subscription.authenticated', undefined, 'subscription_created'],
+      ['subscription.activated', undefined, 'subscription_created'],
+      ['subscription.charged', 1, 'payment_succeeded'],
+      ['subscription.charged', 2, 'renewed'],
+      ['subscription.pending', undefined, 'grace_period'],
+      ['subscription.halted', undefined, 'expired'],
+      ['subscription.completed', undefined, 'expired'],
+      ['subscription.cancelled', undefined, 'subscription_canceled'],
+      ['subscription.updated', undefined, 'subscription_updated'],
+      ['payment.captured', undefined, 'payment_succeeded'],
+      ['payment.failed', undefined, 'payment_failed'],
+      ['payment_link.paid', undefined, 'payment_succeeded'],
+      ['refund.processed', undefined, 'refunded'],
+      ['payment.refunded', undefined, 'refunded'],
+      ['payment.authorized', undefined, 'other'],
+      ['order.paid', undefined, 'other'],
+    ];
+    for (const [type, paid, kind] of table) expect([type, kindOf(type, paid === undefined ? undefined : { paid_count: paid })]).toEqual([type, kind]);
+  });
+});
+
+describe('psp_c checkout control', () => {
+  const ctx = (): ProviderContext => ({ baseUrl: emu.url, mode: 'test', credential: account.credentials.test, accountRef: account.account });
+  const spec: ProductSpec = {
+    product_id: '22222222-2222-4222-8222-222222222222',
+    tenant_id: '11111111-1111-4111-8111-111111111111',
+    sku: 'pro_monthly',
+    name: 'Pro monthly',
+    type: 'subscription',
+    tier: 'monthly',
+    version: 1,
+    prices: [{ country: 'IN', currency: 'INR', amount_minor: 29_900 }],
+  };
+
+  it('creates customer, subscription and payment and sends its signed events in order', async () => {
+    await adapter.upsertPrices(ctx(), 'x', spec, 'k');
+    const out = await control('POST', '/checkout', { sku: 'pro_monthly', email: 'buyer@example.com', target, app_user_id: 'user-42' });
+    expect(out.subscription_id).toMatch(/^sub_/);
+    expect(out.customer_id).toMatch(/^cust_/);
+    expect(out.events.map((e: { type: string }) => e.type)).toEqual(['payment.captured', 'subscription.activated', 'subscription.charged']);
+    expect(out.events.every((e: { status: number }) => e.status === 200)).toBe(true);
+
+    expect(received.map((r) => JSON.parse(r.raw.toString()).event)).toEqual(['payment.captured', 'subscription.activated', 'subscription.charged']);
+    const events = await Promise.all(received.map((r) => verify(r)));
+    expect(events.map((e) => e.id)).toEqual(out.events.map((e: { id: string }) => e.id));
+    expect(events.map((e) => e.kind)).toEqual(['payment_succeeded', 'subscription_created', 'payment_succeeded']);
+    for (const e of events) {
+      expect(e).toMatchObject({
+        account_ref: account.account,
+        mode: 'test',
+        subscription_external_id: out.subscription_id,
+        customer_external_id: out.customer_id,
+        email: 'buyer@example.com',
+        app_user_id: 'user-42',
+        sku: 'pro_monthly',
+        trial_start: null,
+        trial_end: null,
+      });
+    }
+    expect(Date.parse(events[2].current_period_end!)).toBeGreaterThan(Date.now() + 25 * 86_400_000);
+
+    const auth = `Basic ${Buffer.from(`${account.credentials.test.key_id}:${account.credentials.test.key_secret}`).toString('base64')}`;
+    const sub = await (await fetch(`${emu.url}/v1/subscriptions/${out.subscription_id}`, { headers: { authorization: auth } })).json();
+    expect(sub).toMatchObject({ entity: 'subscription', status: 'active', customer_id: out.customer_id, paid_count: 1, notes: { sku: 'pro_monthly', app_user_id: 'user-42', email: 'buyer@example.com' } });
+    const pay = JSON.parse(received[0].raw.toString()).payload.payment.entity;
+    expect(pay).toMatchObject({ amount: 29_900, currency: 'INR', status: 'captured', email: 'buyer@example.com' });
+  });
+
+  it('a trial checkout authenticates now and starts billing at the trial end', async () => {
+    const out = await control('POST', '/checkout', { sku: 'pro_monthly', email: 'trial@example.com', target, trial_days: 7 });
+    expect(out.events.map((e: { type: string }) => e.type)).toEqual(['subscription.authenticated']);
+    const ev = await verify(received[0]);
+    expect(ev.kind).toBe('subscription_created');
+    expect(ev.subscription_external_id).toBe(out.subscription_id);
+    const trialEnd = Date.parse(ev.trial_end!);
+    expect(Math.abs(trialEnd - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000);
+    expect(Date.parse(ev.trial_start!)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('later events about the checkout’s subscription carry and change the stored one', async () => {
+    const out = await control('POST', '/checkout', { sku: 'pro_monthly', email: 'leaver@example.com', target, app_user_id: 'user-7' });
+    received = [];
+    await control('POST', '/events', { type: 'subscription.cancelled', target, data: { subscription_id: out.subscription_id } });
+    const ev = await verify(received[0]);
+    expect(ev).toMatchObject({ kind: 'subscription_canceled', subscription_external_id: out.subscription_id, app_user_id: 'user-7', email: 'leaver@example.com' });
+    const s = await control('GET', '/state');
+    expect(s.subscriptions.find((x: { id: string }) => x.id === out.subscription_id).status).toBe('cancelled');
+  });
+});
