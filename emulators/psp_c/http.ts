@@ -94,7 +94,7 @@ export function requireAmount(body: Record<string, unknown>, field = 'amount'): 
   const v = typeof body[field] === 'string' ? Number(body[field]) : body[field];
   if (v === undefined || v === null || v === '') throw badRequest(`The ${field} field is required.`, field);
   if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(`The ${field} must be an integer.`, field);
-  if (v < 100) throw badRequest('The amount must be atleast INR 1.00', field);
+  if (v < 100) throw badRequest(`The amount must be atleast ${typeof body.currency === 'string' ? body.currency : 'INR'} 1.00`, field);
   return v;
 }
 
