@@ -19,6 +19,7 @@ export async function startAllEmulators(
     for (const p of PROVIDERS) {
       out[p] = await startEmulator(await loadFactory(p), {
         port: opts.anyPort ? 0 : config.emulatorPorts[p],
+        host: process.env.BIND_HOST || '127.0.0.1',
         stateFile: opts.persistent === false ? undefined : path.join(config.dataDir, 'emulators', `${p}.json`),
       });
     }

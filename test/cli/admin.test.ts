@@ -1,0 +1,117 @@
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { PROVIDERS, ROOT_DIR } from '../../runtime/config';
+import { startAllEmulators } from '../../emulators/registry';
+import type { RunningEmulator } from '../../emulators/common/host';
+import { hashSecretKey } from '../../domain/keys';
+import { testDb } from '../helpers/db';
+import { call, startApi } from '../helpers/api';
+
+const run = promisify(execFile);
+
+/** The admin CLI contract of DESIGN.md, run as a real process against the run's database. */
+describe('admin CLI', () => {
+  let emulators: Record<string, RunningEmulator>;
+  let env: NodeJS.ProcessEnv;
+  let api: Awaited<ReturnType<typeof startApi>>;
+  beforeAll(async () => {
+    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    env = { ...process.env, DATABASE_URL: inject('databaseUrl'), MASTER_KEY: `k1:${Buffer.alloc(32, 7).toString('base64')}`, LOG_LEVEL: 'silent' };
+    for (const p of PROVIDERS) env[`${p.toUpperCase()}_API_BASE`] = emulators[p].url;
+    api = await startApi();
+  });
+  afterAll(async () => {
+    await api.close();
+    await Promise.all(Object.values(emulators).map((e) => e.close()));
+  });
+
+  const admin = (...args: string[]) =>
+    run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], { env, cwd: ROOT_DIR }).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
+    );
+
+  it('tenant:create --json prints one JSON object; the key works with every scope and only its hash is stored', async () => {
+    const r = await admin('tenant:create', '--name', 'Cli Co', '--json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(Object.keys(out).sort()).toEqual(['publishable_key', 'secret_key', 'tenant_id']);
+    expect(out.secret_key).toMatch(/^sk_[0-9A-Za-z]{32,}$/);
+    expect(out.publishable_key).toMatch(/^pk_test_/);
+    const tenant = await call(api.apiUrl, '/tenant', out.secret_key);
+    expect(tenant.status).toBe(200);
+    expect(tenant.body.id).toBe(out.tenant_id);
+    expect(tenant.body.scopes).toHaveLength(14);
+    const stored = await testDb()('api_keys').where({ tenant_id: out.tenant_id });
+    expect(stored).toHaveLength(1);
+    expect(stored[0].key_hash).toBe(hashSecretKey(out.secret_key));
+    expect(JSON.stringify(stored)).not.toContain(out.secret_key);
+  });
+
+  it('key:create mints a scoped, expiring key; key:revoke makes it 401', async () => {
+    const t = JSON.parse((await admin('tenant:create', '--name', 'Keys Co', '--json')).stdout);
+    const k = await admin('key:create', '--tenant', t.tenant_id, '--scopes', 'products:read,tenant:read', '--expires-in', '3600', '--json');
+    expect(k.code).toBe(0);
+    const key = JSON.parse(k.stdout);
+    expect(Object.keys(key).sort()).toEqual(['key_id', 'secret_key']);
+    const me = await call(api.apiUrl, '/tenant', key.secret_key);
+    expect(me.body.scopes).toEqual(['products:read', 'tenant:read']);
+    expect(me.body.key.expires_at).not.toBeNull();
+    expect((await call(api.apiUrl, '/subscribers', key.secret_key)).status).toBe(403);
+
+    const rv = await admin('key:revoke', '--key', key.key_id);
+    expect(rv.code).toBe(0);
+    expect((await call(api.apiUrl, '/tenant', key.secret_key)).status).toBe(401);
+  });
+
+  it('bad arguments exit non-zero with a one-line reason and write nothing', async () => {
+    const t = JSON.parse((await admin('tenant:create', '--name', 'Bad Args', '--json')).stdout);
+    const before = await testDb()('api_keys').count({ n: '*' }).first();
+    const cases = [
+      ['key:create', '--tenant', t.tenant_id, '--scopes', 'products:read,root:all', '--json'],
+      ['key:create', '--tenant', crypto.randomUUID(), '--scopes', 'products:read', '--json'],
+      ['key:create', '--tenant', t.tenant_id, '--scopes', 'products:read', '--expires-in', 'soon', '--json'],
+      ['key:create', '--tenant', t.tenant_id, '--scopes', 'products:read', '--expires-in', '-5', '--json'],
+      ['key:create', '--tenant', 'nope', '--scopes', 'products:read'],
+      ['key:revoke', '--key', crypto.randomUUID()],
+      ['tenant:create', '--json'],
+      ['frobnicate'],
+    ];
+    for (const c of cases) {
+      const r = await admin(...c);
+      expect([c.join(' '), r.code === 0]).toEqual([c.join(' '), false]);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^error: /);
+      expect(r.stdout).toBe('');
+    }
+    expect((await admin('key:create', '--tenant', t.tenant_id, '--scopes', 'root:all')).stderr).toContain('root:all');
+    const after = await testDb()('api_keys').count({ n: '*' }).first();
+    expect(after).toEqual(before);
+  });
+
+  it('--help lists every command', async () => {
+    const r = await admin('--help');
+    expect(r.code).toBe(0);
+    for (const c of ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt']) expect(r.stdout).toContain(c);
+  });
+
+  it('demo --json: the demo tenant, created once and seeded with data and connected emulator providers, each call a fresh key', async () => {
+    const a = await admin('demo', '--json');
+    expect(a.code).toBe(0);
+    const first = JSON.parse(a.stdout);
+    const second = JSON.parse((await admin('demo', '--json')).stdout);
+    expect(second.tenant_id).toBe(first.tenant_id);
+    expect(second.secret_key).not.toBe(first.secret_key);
+    expect(second.publishable_key).toBe(first.publishable_key);
+    for (const path of ['/products', '/subscribers', '/entitlements', '/coupons', '/webhooks', '/audit', '/providers']) {
+      const r = await call(api.apiUrl, path, second.secret_key);
+      expect([path, r.status, r.body.data.length > 0]).toEqual([path, 200, true]);
+    }
+    const providers = await call(api.apiUrl, '/providers', second.secret_key);
+    expect(providers.body.data.map((c: any) => c.provider).sort()).toEqual([...PROVIDERS].sort());
+    expect(providers.body.data.every((c: any) => c.is_default && c.has_test_credential && c.has_live_credential)).toBe(true);
+    expect((await call(api.apiUrl, '/paywall', second.secret_key)).status).toBe(200);
+  });
+});
