@@ -106,7 +106,8 @@ export const catalogRoutes: Route[] = [
     method: 'GET',
     path: /^\/prices$/,
     handler: ({ store, publicUrl }, { ctx, caller }) => {
-      let items = byStatus(owned(store, 'prices', caller), listParam(ctx, 'status'), null);
+      // Like products, Paddle lists only active prices unless a status filter asks for more.
+      let items = byStatus(owned(store, 'prices', caller), listParam(ctx, 'status'), ['active']);
       const productIds = listParam(ctx, 'product_id');
       if (productIds) items = items.filter((o) => productIds.includes(String(o.product_id)));
       const ids = listParam(ctx, 'id');

@@ -117,7 +117,7 @@ export function createPspBAdapter(opts: PspBAdapterOptions = {}): ProviderAdapte
     async ensureCouponCounterpart(ctx, coupon: CouponSpec) {
       const body = discountBody(coupon);
       const find = async () =>
-        (await list<PaddleDiscount>(ctx, '/discounts', { code: coupon.code })).find((d) => d.code?.toUpperCase() === coupon.code.toUpperCase());
+        (await list<PaddleDiscount>(ctx, '/discounts', { code: coupon.code, status: 'active,archived,expired,used' })).find((d) => d.code?.toUpperCase() === coupon.code.toUpperCase());
       const existing = await find();
       if (existing) return { kind: 'discount', external_id: existing.id };
       try {

@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_b/emulator';
@@ -328,6 +331,31 @@ describe('psp_b adapter: catalogue', () => {
     expect((await paddle(ctx, `/products/${liveProduct.external_id}`)).status).toBe(404);
     expect(mine((await state()).products, (p) => p.id === liveProduct.external_id)).toEqual([]);
     expect((await state()).products.find((p) => p.id === liveProduct.external_id)?._mode).toBe('live');
+  });
+});
+
+describe('psp_b emulator: durable state', () => {
+  it('keeps accounts and catalogue across its own restart when given a state file', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'psp_b-state-'));
+    const stateFile = path.join(dir, 'psp_b.json');
+    let first: RunningEmulator | undefined = await startEmulator(createEmulator, { port: 0, stateFile });
+    let second: RunningEmulator | undefined;
+    try {
+      const a = (await (await fetch(`${first.url}/__control/accounts`, { method: 'POST', body: '{}' })).json()) as Account;
+      const ctx: ProviderContext = { baseUrl: first.url, mode: 'test', credential: { api_key: a.credentials.test.api_key }, accountRef: a.account };
+      const s = spec();
+      const { external_id } = await adapter.upsertProduct(ctx, s, 'k');
+      await new Promise((r) => setTimeout(r, 150)); // the store writes its file debounced
+      await first.close();
+      first = undefined;
+      second = await startEmulator(createEmulator, { port: 0, stateFile });
+      const remote = await adapter.listRemoteProducts({ ...ctx, baseUrl: second.url });
+      expect(remote.map((p) => p.external_id)).toEqual([external_id]);
+    } finally {
+      await first?.close();
+      await second?.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
