@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { EmulatorStore } from '../common/types';
 import type { Mode } from './accounts';
 import { sendEvent, resolveAccount } from './events';
@@ -122,7 +123,31 @@ function entityRoutes(path: string, kind: string): Route[] {
   ];
 }
 
+const EVENT_TYPES: [string, string][] = [
+  ['transaction.paid', 'Occurs when a transaction is paid.'],
+  ['transaction.completed', 'Occurs when a transaction is completed.'],
+  ['transaction.payment_failed', 'Occurs when a payment fails for a transaction.'],
+  ['transaction.past_due', 'Occurs when a transaction becomes past due.'],
+  ['subscription.created', 'Occurs when a subscription is created.'],
+  ['subscription.updated', 'Occurs when a subscription is updated.'],
+  ['subscription.canceled', 'Occurs when a subscription is canceled.'],
+  ['subscription.past_due', 'Occurs when a subscription becomes past due.'],
+  ['adjustment.created', 'Occurs when an adjustment is created.'],
+  ['adjustment.updated', 'Occurs when an adjustment is updated.'],
+  ['customer.created', 'Occurs when a customer is created.'],
+];
+
 export const billingRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: /^\/event-types$/,
+    handler: (_api, { ctx }) => {
+      ctx.body = {
+        data: EVENT_TYPES.map(([name, description]) => ({ name, description, group: name.split('.')[0], available_versions: [1] })),
+        meta: { request_id: crypto.randomUUID() },
+      };
+    },
+  },
   ...entityRoutes('customers', 'customers'),
   ...entityRoutes('subscriptions', 'subscriptions'),
   ...entityRoutes('transactions', 'transactions'),

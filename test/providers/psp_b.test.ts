@@ -114,6 +114,12 @@ describe('psp_b emulator: accounts and Paddle wire protocol', () => {
     expect((await wrong.json()).error.code).toBe('invalid_token');
   });
 
+  it('lists event types for a valid key', async () => {
+    const res = await paddle(test, '/event-types');
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['transaction.completed', 'subscription.created']));
+  });
+
   it('pages lists with Paddle cursor pagination', async () => {
     const ctx = { ...test };
     const a = await control<Account>('POST', '/accounts', { account: 'seller_paging' });
