@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -18,7 +19,7 @@ describe('admin CLI', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
   beforeAll(async () => {
     emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    env = { ...process.env, DATABASE_URL: inject('databaseUrl'), MASTER_KEY: `k1:${Buffer.alloc(32, 7).toString('base64')}`, LOG_LEVEL: 'silent' };
+    env = { ...process.env, DATABASE_URL: inject('databaseUrl'), MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`, LOG_LEVEL: 'silent' };
     for (const p of PROVIDERS) env[`${p.toUpperCase()}_API_BASE`] = emulators[p].url;
     api = await startApi();
   });

@@ -230,7 +230,7 @@ describe('rotation across the database: reencryptAll', () => {
 
   it('the unscoped run (every tenant) leaves this tenant current and reports, not rewrites, foreign rows', async () => {
     const res = await reencryptAll(db, createVault(`${k2},${k1}`));
-    expect(res.rows).toBeGreaterThanOrEqual(2);
+    expect(res.rows).toBeGreaterThanOrEqual(1); // this tenant's row; other suites' rows come and go
     expect(res.failures.some((f) => f.id === connectionId)).toBe(false);
     const row = await rawRow(connectionId);
     for (const v of Object.values(row)) expect(String(v).startsWith('v1:k2:')).toBe(true);
