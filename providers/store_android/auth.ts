@@ -99,7 +99,8 @@ export async function fetchAccessToken(sa: ServiceAccount, timeoutMs: number): P
 
 /** An OAuth2Client (what googleapis expects as `auth`) that mints its tokens with the grant above. */
 export function serviceAccountClient(sa: ServiceAccount, timeoutMs: number) {
-  const client = new auth.OAuth2();
+  // A token the server no longer honours (401) is re-minted once before the call fails.
+  const client = new auth.OAuth2({ forceRefreshOnFailure: true });
   let inflight: Promise<{ access_token: string; expiry_date: number }> | undefined;
   // Concurrent calls on a cold client share one token request.
   client.refreshHandler = () =>

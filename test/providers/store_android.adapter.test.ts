@@ -269,6 +269,16 @@ describe('store_android adapter: service-account auth', () => {
     expect(crossed.status).toBe(403);
   });
 
+  it('an access token the server stops honouring is re-minted once instead of failing the call', async () => {
+    const acct = await newAccount();
+    const ctx = ctxFor(acct);
+    await adapter.checkReachable(ctx);
+    // Rotate the emulator's token-signing secret: every token it issued so far turns invalid (401).
+    const keys = emu.store.list('keys');
+    keys.splice(keys.findIndex((k) => k.id === 'access_token_hmac'), 1);
+    await adapter.checkReachable(ctx);
+  });
+
   it('access tokens from before an emulator restart stay valid, and state survives it', async () => {
     const file = `/tmp/store_android_state_${crypto.randomBytes(4).toString('hex')}.json`;
     const first = await startEmulator(createEmulator, { port: 0, stateFile: file });
