@@ -50,7 +50,12 @@ export function sendServerApiError(ctx: Koa.Context, err: ServerApiError): void 
 
 export async function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
+  try {
+    for await (const c of req) chunks.push(c as Buffer);
+  } catch {
+    // the client went away mid-request (e.g. it timed out); nobody will read the answer
+    throw new ConnectError(400, 'ENTITY_UNPROCESSABLE', 'The request entity could not be read', 'The request body was not received completely');
+  }
   const raw = Buffer.concat(chunks).toString('utf8');
   if (!raw) throw entityError('', 'The request entity is missing', '');
   try {

@@ -100,6 +100,20 @@ describe('store_ios catalogue (App Store Connect)', () => {
     expect(sub.reviewNote).toContain(`product_id=${s.product_id}`);
   });
 
+  it('a create that timed out and is retried leaves exactly one subscription', async () => {
+    const s = spec({ sku: 'lost_response' });
+    await adapter.upsertProduct(ctx, spec({ sku: 'group_seed' }), 'seed'); // the group exists already
+    await control('POST', '/faults', { mode: 'latency', ms: 700, route: '/v1/subscriptions' });
+    const err = await adapter.upsertProduct({ ...ctx, timeoutMs: 250 }, s, 'lost').catch((e) => e);
+    expect(err).toBeInstanceOf(ProviderUnreachableError);
+    await new Promise((r) => setTimeout(r, 900)); // let the held request run its course
+    await control('DELETE', '/faults');
+    const retry = await adapter.upsertProduct(ctx, s, 'lost');
+    const subs = (await state()).subscriptions.filter((x) => x.productId === 'lost_response');
+    expect(subs).toHaveLength(1);
+    expect(subs[0].id).toBe(retry.external_id);
+  });
+
   it('upsertProduct updates a changed name and period in place (PATCH), still one object', async () => {
     const s = spec({ sku: 'renamed', ios_store_product_id: 'com.example.renamed' });
     const { external_id } = await adapter.upsertProduct(ctx, s, 'k');
