@@ -46,6 +46,9 @@ export interface Config {
   temporalAddress?: string;
   temporalNamespace: string;
   taskQueue: string;
+  /** Ports of the local dev server `npm start` runs when TEMPORAL_ADDRESS is not set. */
+  temporalDevPort: number;
+  temporalUiPort: number;
   masterKey?: string;
   logLevel: string;
   emulatorPorts: Record<ProviderId, number>;
@@ -76,6 +79,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'billing',
+    temporalDevPort: intEnv(env, 'TEMPORAL_PORT', 7233),
+    temporalUiPort: intEnv(env, 'TEMPORAL_UI_PORT', 8233),
     masterKey: env.MASTER_KEY || undefined,
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,

@@ -49,10 +49,13 @@ function child(name: string, script: string, env: NodeJS.ProcessEnv): ChildProce
     stdio: ['ignore', logFile, logFile],
   });
   proc.once('exit', (code, signal) => {
-    if (!stopping) {
+    // A terminal Ctrl-C reaches the children too; give our own SIGINT handler a moment to
+    // mark the shutdown as intended before treating this exit as a crash.
+    setTimeout(() => {
+      if (stopping) return;
       console.error(`[start] ${name} exited (${signal ?? code}); see ${path.join(config.dataDir, `${name}.log`)}`);
       void shutdown(1);
-    }
+    }, 300);
   });
   children.push({ name, proc });
   return proc;
@@ -85,18 +88,18 @@ if (temporalAddress) {
   await registerSearchAttributes(connection, config.temporalNamespace);
   await connection.close();
   say(`Temporal: ${temporalAddress}`);
-} else if (await isPortOpen('127.0.0.1', 7233)) {
-  temporalAddress = '127.0.0.1:7233';
-  temporalUi = 'http://127.0.0.1:8233';
+} else if (await isPortOpen('127.0.0.1', config.temporalDevPort)) {
+  temporalAddress = `127.0.0.1:${config.temporalDevPort}`;
+  temporalUi = `http://127.0.0.1:${config.temporalUiPort}`;
   const { connection } = await connectTemporal(temporalAddress, config.temporalNamespace);
   await registerSearchAttributes(connection, config.temporalNamespace);
   await connection.close();
-  say('Temporal: reusing the server already on 127.0.0.1:7233');
+  say(`Temporal: reusing the server already on ${temporalAddress}`);
 } else {
   say('Temporal: starting the dev server (state in .data/temporal.db)');
   temporal = await startDevServer({
-    port: 7233,
-    uiPort: 8233,
+    port: config.temporalDevPort,
+    uiPort: config.temporalUiPort,
     dbFile: path.join(config.dataDir, 'temporal.db'),
     logFile: path.join(config.dataDir, 'temporal.log'),
     log: say,
@@ -114,6 +117,13 @@ await Promise.all([
   ...[config.apiPort, config.dashboardPort, config.toolsPort].map((p) => waitForPort('127.0.0.1', p, 120_000)),
   ...PROVIDERS.map((p) => waitForPort('127.0.0.1', config.emulatorPorts[p], 120_000)),
 ]);
+
+// Which processes this start owns, so operators (and the start/stop test) can check them.
+const owned: Record<string, number | undefined> = Object.fromEntries(children.map((c) => [c.name, c.proc.pid]));
+owned.temporal = temporal?.process.pid;
+const pgPid = path.join(config.dataDir, 'postgres', 'postmaster.pid');
+if (!config.databaseUrl && fs.existsSync(pgPid)) owned.postgres = Number(fs.readFileSync(pgPid, 'utf8').split('\n')[0]);
+fs.writeFileSync(path.join(config.dataDir, 'processes.json'), JSON.stringify(owned));
 
 const demo = await ensureDemoTenant(database.db, { ...config, masterKey }, { mintKey: false });
 const secretKey = await reuseOrMintDemoKey(database.db, config.dataDir, demo.tenant_id);

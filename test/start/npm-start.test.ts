@@ -1,0 +1,123 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PROVIDERS, ROOT_DIR } from '../../runtime/config';
+import { freePort } from '../../temporal/dev-server';
+import { call } from '../helpers/api';
+
+/**
+ * `npm start` from nothing: embedded Postgres, the Temporal dev server with its UI, the
+ * emulators, worker and listeners; Ctrl-C stops every child; a second start has the same data.
+ */
+describe('npm start', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-start-'));
+  fs.chmodSync(dataDir, 0o755); // the embedded Postgres runs as the postgres OS user when we are root
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  delete env.MASTER_KEY;
+  delete env.NODE_ENV;
+  let running: ChildProcess | undefined;
+
+  afterAll(() => {
+    if (running?.pid && running.exitCode === null) process.kill(-running.pid, 'SIGKILL');
+  });
+
+  function start(extra: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; out: () => string; up: Promise<void>; exit: Promise<number | null> }> {
+    const proc = spawn('npm', ['start'], { cwd: ROOT_DIR, env: { ...env, ...extra }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    running = proc;
+    let text = '';
+    proc.stdout!.on('data', (d) => (text += d));
+    proc.stderr!.on('data', (d) => (text += d));
+    const exit = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+    const up = new Promise<void>((resolve, reject) => {
+      const t = setInterval(() => {
+        if (text.includes('Billing service is up')) {
+          clearInterval(t);
+          resolve();
+        }
+      }, 200);
+      void exit.then((code) => {
+        clearInterval(t);
+        reject(new Error(`npm start exited (${code}) before it was up:\n${text}`));
+      });
+    });
+    up.catch(() => {});
+    return Promise.resolve({ proc, out: () => text, up, exit });
+  }
+
+  const field = (text: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(text)?.[1];
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('refuses to start in production without MASTER_KEY, naming the variable', async () => {
+    const s = await start({ NODE_ENV: 'production' });
+    expect(await s.exit).not.toBe(0);
+    expect(s.out()).toContain('MASTER_KEY');
+    expect(fs.existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+  });
+
+  it('comes up on embedded defaults, stops every child on Ctrl-C, and comes back with the same data', async () => {
+    const ports: Record<string, number> = {};
+    for (const name of ['API_PORT', 'DASHBOARD_PORT', 'TOOLS_PORT', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_PG_PORT', ...PROVIDERS.map((p) => `${p.toUpperCase()}_EMULATOR_PORT`)]) {
+      ports[name] = await freePort();
+    }
+    const portEnv = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
+
+    const first = await start(portEnv);
+    await first.up;
+    const out1 = first.out();
+    expect(out1).toContain('generated a development key');
+    const tenantId = field(out1, 'Demo tenant')!;
+    const key = field(out1, 'Secret key')!;
+    expect(key).toMatch(/^sk_/);
+    for (const p of [ports.API_PORT, ports.DASHBOARD_PORT, ports.TOOLS_PORT]) {
+      const r = await call(`http://127.0.0.1:${p}`, '/readyz');
+      expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
+    }
+    const ui = await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`);
+    expect(ui.status).toBe(200);
+    const products = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/products', key);
+    expect(products.body.data.length).toBeGreaterThan(0);
+    const providers = await call(`http://127.0.0.1:${ports.DASHBOARD_PORT}/v1`, '/providers', key);
+    expect(providers.body.data).toHaveLength(PROVIDERS.length);
+
+    const owned = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
+    expect(Object.keys(owned).sort()).toEqual(['api', 'emulators', 'postgres', 'temporal', 'worker']);
+    for (const pid of Object.values(owned)) expect(alive(pid)).toBe(true);
+
+    process.kill(-first.proc.pid!, 'SIGINT'); // what a terminal's Ctrl-C does: the whole process group
+    await first.exit;
+    // npm itself may return before its children finish their own graceful shutdown.
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned).some(alive); ) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    for (const [name, pid] of Object.entries(owned)) expect([name, alive(pid)]).toEqual([name, false]);
+
+    const second = await start(portEnv);
+    await second.up;
+    const out2 = second.out();
+    expect(out2).not.toContain('generated a development key');
+    expect(field(out2, 'Demo tenant')).toBe(tenantId);
+    expect(field(out2, 'Secret key')).toBe(key);
+    const again = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/products', key);
+    expect(again.body.data.map((p: any) => p.id)).toEqual(products.body.data.map((p: any) => p.id));
+    const providers2 = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/providers', key);
+    expect(providers2.body.data.map((c: any) => c.id).sort()).toEqual(providers.body.data.map((c: any) => c.id).sort());
+    const owned2 = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
+    process.kill(-second.proc.pid!, 'SIGINT');
+    await second.exit;
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned2).some(alive); ) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    for (const [name, pid] of Object.entries(owned2)) expect([name, alive(pid)]).toEqual([name, false]);
+  }, 400_000);
+});
