@@ -2,8 +2,7 @@ import crypto from 'node:crypto';
 import { deliver } from '../common/host';
 import type { EmulatorStore, SendEventParams } from '../common/types';
 import { pickAccount, type IosAccount } from './accounts';
-import type { Chain } from './pki';
-import { signJws } from './pki';
+import { signJws, type Pki } from './pki';
 import {
   applyNotification,
   chainOf,
@@ -63,7 +62,7 @@ const SELECTORS = new Set([
   'appAccountToken', 'app_user_id', 'transaction', 'renewal', 'subtype', 'environment',
 ]);
 
-export async function sendEvent(store: EmulatorStore, pki: { trusted: Chain; untrusted: Chain }, params: IosEventParams): Promise<{ id: string; status: number }> {
+export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEventParams): Promise<{ id: string; status: number }> {
   const account = pickAccount(store, params.account);
   const chainKeys = params.signature === 'bad' ? pki.untrusted : pki.trusted;
   if (params.id) {
@@ -124,7 +123,7 @@ export async function sendEvent(store: EmulatorStore, pki: { trusted: Chain; unt
  */
 export async function sandboxPurchase(
   store: EmulatorStore,
-  pki: { trusted: Chain; untrusted: Chain },
+  pki: Pki,
   params: { product_id?: unknown; app_user_id?: unknown; account?: unknown; target?: unknown },
 ): Promise<Record<string, unknown>> {
   const productId = str(params.product_id);

@@ -21,7 +21,13 @@ export interface Chain {
 interface PkiRecord extends Record<string, unknown> {
   id: string;
   trusted: Chain;
-  untrusted: Chain;
+  untrusted?: Chain;
+}
+
+export interface Pki {
+  trusted: Chain;
+  /** Made on first use (the first "bad signature" event): issuing certificates in pure JS takes a while. */
+  readonly untrusted: Chain;
 }
 
 const INTERMEDIATE_OID = '1.2.840.113635.100.6.2.1';
@@ -80,12 +86,20 @@ function makeChain(label: string): Chain {
   };
 }
 
-export function loadPki(store: EmulatorStore): { trusted: Chain; untrusted: Chain } {
-  const existing = store.find('pki', (r) => r.id === 'signing') as PkiRecord | undefined;
-  if (existing) return existing;
-  const rec: PkiRecord = { id: 'signing', trusted: makeChain('Emulated Apple'), untrusted: makeChain('Untrusted') };
-  store.insert('pki', rec);
-  return rec;
+export function loadPki(store: EmulatorStore): Pki {
+  let rec = store.find('pki', (r) => r.id === 'signing') as PkiRecord | undefined;
+  if (!rec) rec = store.insert<PkiRecord>('pki', { id: 'signing', trusted: makeChain('Emulated Apple') });
+  const record = rec;
+  return {
+    trusted: record.trusted,
+    get untrusted() {
+      if (!record.untrusted) {
+        record.untrusted = makeChain('Untrusted');
+        store.save();
+      }
+      return record.untrusted;
+    },
+  };
 }
 
 const der = (pem: string) => new crypto.X509Certificate(pem).raw;
