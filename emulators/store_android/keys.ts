@@ -7,13 +7,19 @@ export interface SigningKey {
   jwk: crypto.JsonWebKey;
 }
 
+const RSA = { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } } as const;
+
 /** RSA-2048, as Google's service-account and OIDC keys are. */
 export function newRsaKey(): { privatePem: string; publicPem: string } {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-  };
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', RSA);
+  return { privatePem: privateKey, publicPem: publicKey };
+}
+
+/** Same, off the event loop (key generation takes tens of milliseconds). */
+export function newRsaKeyAsync(): Promise<{ privatePem: string; publicPem: string }> {
+  return new Promise((resolve, reject) =>
+    crypto.generateKeyPair('rsa', RSA, (err, publicKey, privateKey) => (err ? reject(err) : resolve({ privatePem: privateKey, publicPem: publicKey }))),
+  );
 }
 
 /**

@@ -131,9 +131,10 @@ export function newSubscription(packageName: string, spec: ProductSpec, language
 
 /** Wanted listings: ours in `language` replaced, other languages kept as the console left them. */
 export function mergeListings(existing: Subscription['listings'], spec: ProductSpec, language: string): NonNullable<Subscription['listings']> {
-  const others = (existing ?? []).filter((l) => l.languageCode !== language);
-  const mine = (existing ?? []).find((l) => l.languageCode === language);
-  return [...others, { ...mine, languageCode: language, title: listingTitle(spec) }];
+  const list = existing ?? [];
+  const ours = { languageCode: language, title: listingTitle(spec) };
+  if (!list.some((l) => l.languageCode === language)) return [...list, ours];
+  return list.map((l) => (l.languageCode === language ? { ...l, ...ours } : l));
 }
 
 /** Comparable form of a base plan (state is output only and never written). */

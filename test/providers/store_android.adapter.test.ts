@@ -309,7 +309,7 @@ describe('store_android adapter: service-account auth', () => {
 async function countingProxy(target: string) {
   const hits: string[] = [];
   const server = http.createServer((req, res) => {
-    hits.push(req.url ?? '');
+    hits.push(`${req.method} ${req.url}`);
     const up = http.request(`${target}${req.url}`, { method: req.method, headers: req.headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
@@ -321,6 +321,27 @@ async function countingProxy(target: string) {
   const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return { url, hits, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
+
+describe('store_android adapter: no needless writes', () => {
+  it('a second sync of an unchanged product writes nothing', async () => {
+    const acct = await newAccount();
+    const proxy = await countingProxy(emu.url);
+    try {
+      const ctx = ctxFor(acct, 'test', proxy.url);
+      const s = spec();
+      await adapter.upsertProduct(ctx, s, 'k');
+      await adapter.upsertPrices(ctx, 'monthly', s, 'k');
+      await adapter.ensurePaymentLink(ctx, 'monthly', s, 'app', 'k');
+      proxy.hits.length = 0;
+      await adapter.upsertProduct(ctx, s, 'k');
+      await adapter.upsertPrices(ctx, 'monthly', s, 'k');
+      await adapter.ensurePaymentLink(ctx, 'monthly', s, 'app', 'k');
+      expect(proxy.hits.filter((h) => !h.startsWith('GET '))).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
 
 describe('store_android adapter: fault classes', () => {
   it('connection dropped → ProviderUnreachableError (API and token endpoint alike)', async () => {
@@ -344,7 +365,7 @@ describe('store_android adapter: fault classes', () => {
       const err = await adapter.listRemoteProducts(ctxFor(acct, 'test', proxy.url)).catch((e) => e);
       expect(err).toBeInstanceOf(ProviderUnreachableError);
       expect(err.status).toBe(503);
-      expect(proxy.hits.filter((h) => h.startsWith('/androidpublisher'))).toHaveLength(1);
+      expect(proxy.hits.filter((h) => h.includes(' /androidpublisher'))).toHaveLength(1);
     } finally {
       await proxy.close();
     }
@@ -358,7 +379,7 @@ describe('store_android adapter: fault classes', () => {
       const err = await adapter.upsertProduct(ctxFor(acct, 'test', proxy.url), spec(), 'k').catch((e) => e);
       expect(err).toBeInstanceOf(ProviderRateLimitedError);
       expect(err.retryAfterMs).toBe(7000);
-      expect(proxy.hits.filter((h) => h.startsWith('/androidpublisher'))).toHaveLength(1);
+      expect(proxy.hits.filter((h) => h.includes(' /androidpublisher'))).toHaveLength(1);
     } finally {
       await proxy.close();
     }
