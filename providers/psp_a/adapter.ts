@@ -49,7 +49,7 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
     all(stripe.prices.list({ product, active: true, limit: 100, expand: ['data.currency_options'] }));
 
   const ourActiveLinks = async (stripe: Stripe, match: (md: Stripe.Metadata) => boolean) =>
-    (await all(stripe.paymentLinks.list({ active: true, limit: 100 }))).filter((l) => match(l.metadata ?? {}));
+    (await all(stripe.paymentLinks.list({ active: true, limit: 100 }))).filter((l) => l.active && match(l.metadata ?? {}));
 
   const adapter: ProviderAdapter = {
     provider: 'psp_a',
@@ -149,7 +149,7 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
         }
       }
       // The customer-facing code: exactly one active promotion code, pointing at this coupon.
-      const codes = await call(() => all(stripe.promotionCodes.list({ code: coupon.code, active: true, limit: 100 })));
+      const codes = (await call(() => all(stripe.promotionCodes.list({ code: coupon.code, active: true, limit: 100 })))).filter((p) => p.active);
       const couponOf = (p: Stripe.PromotionCode) => {
         const c = p.promotion?.coupon;
         return typeof c === 'string' ? c : c?.id;
