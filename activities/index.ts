@@ -1,16 +1,22 @@
 import type { Knex } from 'knex';
 import type { Config } from '../runtime/config';
+import type { Adapters } from '../providers';
+import type { Vault } from '../providers/vault';
+import { createProviderActivities } from './providers';
 import { createSubscriptionActivities } from './subscriptions';
 
 export interface ActivityDeps {
   db: Knex;
   config: Config;
+  vault: Vault;
+  adapters: Adapters;
 }
 
 /** All activities, built from their dependencies (Temporal samples' factory pattern). */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSubscriptionActivities(deps),
+    ...createProviderActivities(deps),
   };
 }
 

@@ -2,6 +2,9 @@ import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/database';
 import { logger } from '../runtime/logger';
 import { createWorker } from './worker';
+import { resolveMasterKey } from '../runtime/master-key';
+import { createVault } from '../providers/vault';
+import { createAdapters } from '../providers';
 
 // The worker process: task queue `billing`, every workflow and activity.
 const config = loadConfig();
@@ -11,7 +14,7 @@ const { worker, connection } = await createWorker({
   address: config.temporalAddress,
   namespace: config.temporalNamespace,
   taskQueue: config.taskQueue,
-  deps: { db, config },
+  deps: { db, config, vault: createVault(resolveMasterKey(config)), adapters: createAdapters(config) },
 });
 logger.info({ task_queue: config.taskQueue }, 'worker started');
 await worker.run();

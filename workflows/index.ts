@@ -1,2 +1,3 @@
 // Every workflow the worker registers. Deterministic code only: no db, no providers, no I/O.
 export { subscriptionTrialWorkflow } from './subscription-trial';
+export { probeProvidersWorkflow } from './probe-providers';

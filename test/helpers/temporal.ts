@@ -2,7 +2,9 @@ import crypto from 'node:crypto';
 import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../../runtime/config';
+import { loadConfig, type Config } from '../../runtime/config';
+import { createVault, generateMasterKey } from '../../providers/vault';
+import { createAdapters } from '../../providers';
 import { createWorker } from '../../temporal/worker';
 import { testDb } from './db';
 
@@ -12,16 +14,17 @@ import { testDb } from './db';
  */
 let runtimeInstalled = false;
 
-export async function startTestWorker() {
+export async function startTestWorker(opts: { config?: Partial<Config>; masterKey?: string; logger?: DefaultLogger } = {}) {
   if (!runtimeInstalled) {
     // Keep worker chatter out of test output; warnings and errors still show.
-    Runtime.install({ logger: new DefaultLogger(process.env.TEMPORAL_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
+    Runtime.install({ logger: opts.logger ?? new DefaultLogger(process.env.TEMPORAL_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
     runtimeInstalled = true;
   }
   const taskQueue = `${inject('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
   const address = inject('temporalAddress');
-  const config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue };
-  const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: testDb(), config } });
+  const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config };
+  const vault = createVault(opts.masterKey ?? generateMasterKey());
+  const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: testDb(), config, vault, adapters: createAdapters(config) } });
   const running = worker.run();
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
@@ -29,6 +32,7 @@ export async function startTestWorker() {
     client,
     taskQueue,
     config,
+    vault,
     async stop() {
       worker.shutdown();
       await running;
