@@ -21,15 +21,18 @@ interface CurrencyOption {
   unit_amount_decimal: string;
 }
 
-function amountOf(body: FormObject, param: string): number {
-  const amount = int(body, 'unit_amount', { min: 0, max: 99999999, param: `${param}unit_amount` });
+/** `name` as Stripe names the parameter in errors, e.g. `currency_options[eur][unit_amount]`. */
+type ParamName = (name: string) => string;
+
+function amountOf(body: FormObject, p: ParamName): number {
+  const amount = int(body, 'unit_amount', { min: 0, max: 99999999, param: p('unit_amount') });
   if (amount !== undefined) return amount;
   const dec = str(body, 'unit_amount_decimal');
   if (dec !== undefined) {
-    if (!/^\d+(\.\d{1,12})?$/.test(dec)) throw invalidParam(`${param}unit_amount_decimal`, `Invalid decimal: ${dec}`, 'parameter_invalid_decimal');
+    if (!/^\d+(\.\d{1,12})?$/.test(dec)) throw invalidParam(p('unit_amount_decimal'), `Invalid decimal: ${dec}`, 'parameter_invalid_decimal');
     return Math.round(Number(dec));
   }
-  throw missingParam(`${param}unit_amount`);
+  throw missingParam(p('unit_amount'));
 }
 
 function currencyOptions(raw: FormObject, defaultCurrency: string, taxBehavior: string): Record<string, CurrencyOption> {
@@ -41,7 +44,7 @@ function currencyOptions(raw: FormObject, defaultCurrency: string, taxBehavior: 
     if (lower === defaultCurrency) throw invalidParam(param, `currency_options cannot include the price's own currency (${defaultCurrency}).`, 'parameter_invalid_string');
     if (typeof value !== 'object' || Array.isArray(value)) throw invalidParam(param, 'Invalid hash', 'parameter_invalid_hash');
     allowOnly(value, ['custom_unit_amount', 'tax_behavior', 'tiers', 'unit_amount', 'unit_amount_decimal']);
-    const amount = amountOf(value, `${param}[`);
+    const amount = amountOf(value, (n) => `${param}[${n}]`);
     out[lower] = {
       custom_unit_amount: null,
       tax_behavior: oneOf(value, 'tax_behavior', TAX_BEHAVIORS, false, `${param}[tax_behavior]`) ?? taxBehavior,
@@ -83,7 +86,7 @@ export function createPrice(repo: Repo, scope: Scope, b: FormObject, productHint
   }
   const billingScheme = oneOf(b, 'billing_scheme', ['per_unit', 'tiered'] as const) ?? 'per_unit';
   if (billingScheme === 'tiered') throw invalidParam(p('billing_scheme'), 'Tiered prices are not supported by this emulator.');
-  const amount = amountOf(b, paramPrefix ? `${paramPrefix}[` : '');
+  const amount = amountOf(b, p);
   const taxBehavior = oneOf(b, 'tax_behavior', TAX_BEHAVIORS, false, p('tax_behavior')) ?? 'unspecified';
   let recurring: Record<string, unknown> | null = null;
   const rec = obj(b, 'recurring', p('recurring'));
