@@ -22,7 +22,11 @@ describe('npm start', () => {
   let running: ChildProcess | undefined;
 
   afterAll(() => {
-    if (running?.pid && running.exitCode === null) process.kill(-running.pid, 'SIGKILL');
+    try {
+      if (running?.pid && running.exitCode === null) process.kill(-running.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   });
 
   function start(extra: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; out: () => string; up: Promise<void>; exit: Promise<number | null> }> {
