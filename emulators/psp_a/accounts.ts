@@ -13,6 +13,10 @@ export interface AccountRecord extends StripeObject {
   /** The platform that connected this account through OAuth (may act on it with Stripe-Account). */
   _platform?: string;
   _refresh_tokens?: Partial<Record<ModeName, string>>;
+  /** Registered only as an OAuth client (a platform), not a merchant: never the default account. */
+  _oauth_client?: boolean;
+  /** false while a platform registered by its client id alone awaits its secret key (first token exchange). */
+  _pinned?: boolean;
 }
 
 /** The control answer shared by all five emulators (common.md), plus this account's Connect client id. */
@@ -57,7 +61,7 @@ export class Accounts {
 
   /** The default account of /__control/events and /__control/checkout: the first one created. */
   first(): AccountRecord | undefined {
-    return this.list()[0];
+    return this.list().find((a) => !a._oauth_client);
   }
 
   byClientId(clientId: string): AccountRecord | undefined {
@@ -104,6 +108,43 @@ export class Accounts {
     this.repo.insert('accounts', record);
     this.indexKeys(record);
     return record;
+  }
+
+  /**
+   * A Connect platform for the OAuth flow: its `ca_…` client id and, optionally, the secret
+   * key the dashboard is configured with (so a fresh emulator accepts a configured pair).
+   * A platform known only by client id takes the first secret key its token exchange uses.
+   */
+  ensurePlatform(clientId?: string, secretKey?: string): AccountRecord {
+    if (clientId !== undefined && !/^ca_[A-Za-z0-9]+$/.test(clientId)) throw new StripeApiError(400, 'invalid_request_error', 'client_id must look like ca_…', 'parameter_invalid_string', 'client_id');
+    let platform = clientId ? this.byClientId(clientId) : undefined;
+    if (!platform) {
+      platform = this.ensure(undefined, { business_name: 'Connect platform' });
+      platform._oauth_client = true;
+      if (clientId) platform._client_id = clientId;
+      platform._pinned = false;
+    }
+    if (secretKey !== undefined && !this.ownsKey(platform, secretKey)) this.pin(platform, secretKey);
+    this.repo.touch();
+    return platform;
+  }
+
+  /** Give a platform awaiting its key the dashboard's configured secret key. */
+  pin(platform: AccountRecord, secretKey: string): void {
+    const mode = /^sk_(test|live)_[A-Za-z0-9]{8,}$/.exec(secretKey)?.[1] as ModeName | undefined;
+    if (!mode) throw new StripeApiError(400, 'invalid_request_error', 'client_secret must be a secret key (sk_test_… or sk_live_…)', 'parameter_invalid_string', 'client_secret');
+    if (platform._pinned !== false || this.lookupKey(secretKey)) {
+      throw new StripeApiError(400, 'invalid_request_error', `client_secret does not belong to the platform ${platform._client_id}`, 'parameter_invalid_string', 'client_secret');
+    }
+    this.byKey?.delete(platform._credentials[mode].secret_key);
+    platform._credentials[mode].secret_key = secretKey;
+    platform._pinned = true;
+    this.indexKeys(platform);
+    this.repo.touch();
+  }
+
+  ownsKey(a: AccountRecord, key: string): boolean {
+    return a._credentials.test.secret_key === key || a._credentials.live.secret_key === key;
   }
 
   /**

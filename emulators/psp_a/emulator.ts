@@ -55,6 +55,12 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     checkout: createCheckout({ repo, renderers, events }),
     control: {
       'POST /accounts': (body) => describeAccount(accounts.ensure(typeof body.account === 'string' && body.account ? body.account : undefined)),
+      // A Connect platform (OAuth client): `client_id` ca_… and `client_secret` sk_test_/sk_live_…, both optional.
+      'POST /oauth_clients': (body) => {
+        const secret = typeof body.client_secret === 'string' && body.client_secret ? body.client_secret : undefined;
+        const platform = accounts.ensurePlatform(typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined, secret);
+        return { ...describeAccount(platform), client_secret: secret ?? platform._credentials.test.secret_key };
+      },
     },
   };
 };

@@ -54,7 +54,8 @@ export function createOAuthMiddleware({ repo, accounts }: { repo: Repo; accounts
   const authorizePage = (ctx: Koa.Context, q: FormObject) => {
     const get = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : '');
     const clientId = get('client_id');
-    const platform = clientId ? accounts.byClientId(clientId) : undefined;
+    // An unknown but well-formed client id registers its platform (its key pins at the token exchange).
+    const platform = clientId ? (accounts.byClientId(clientId) ?? (/^ca_[A-Za-z0-9]+$/.test(clientId) ? accounts.ensurePlatform(clientId) : undefined)) : undefined;
     const redirectUri = get('redirect_uri');
     const problems: string[] = [];
     if (get('response_type') !== 'code') problems.push('response_type must be "code".');
@@ -114,7 +115,16 @@ ${Object.entries(hidden).map(([k, v]) => `<input type="hidden" name="${k}" value
     const basic = /^Basic\s+(.+)$/i.exec(auth)?.[1];
     const secret = bearer ?? (basic ? Buffer.from(basic, 'base64').toString('utf8').split(':')[0] : undefined) ?? (typeof f.client_secret === 'string' ? f.client_secret : undefined);
     if (!secret) return oauthError(ctx, 401, 'invalid_client', 'No authentication was provided. Send your secret API key using the Authorization header, or as a client_secret POST parameter.');
-    const platformKey = accounts.lookupKey(secret);
+    let platformKey = accounts.lookupKey(secret);
+    if (!platformKey) {
+      // A platform registered by client id alone takes the secret of its first exchange.
+      const pending = typeof f.code === 'string' ? repo.get('oauth_codes', f.code) : undefined;
+      const waiting = pending ? accounts.byClientId(String(pending.client_id)) : undefined;
+      if (waiting && waiting._pinned === false && /^sk_(test|live)_[A-Za-z0-9]{8,}$/.test(secret)) {
+        accounts.pin(waiting, secret);
+        platformKey = accounts.lookupKey(secret);
+      }
+    }
     if (!platformKey) return oauthError(ctx, 401, 'invalid_client', `Invalid API Key provided: ${maskKey(secret)}`);
     const platform = accounts.get(platformKey.account)!;
     const grant = typeof f.grant_type === 'string' ? f.grant_type : '';

@@ -17,9 +17,9 @@ async function control<T>(path: string, body?: unknown): Promise<T> {
 }
 
 /** What a person's browser does: open the authorize page, read its form, press a button, get redirected. */
-async function connectInBrowser(opts: { state: string; decision?: string; email?: string }): Promise<URL> {
+async function connectInBrowser(opts: { state: string; decision?: string; email?: string; clientId?: string }): Promise<URL> {
   const authorize = new URL('/oauth/authorize', emu.url);
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: platform.client_id, scope: 'read_write', redirect_uri: REDIRECT, state: opts.state })) {
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: opts.clientId ?? platform.client_id, scope: 'read_write', redirect_uri: REDIRECT, state: opts.state })) {
     authorize.searchParams.set(k, v);
   }
   const page = await fetch(authorize);
@@ -102,12 +102,34 @@ describe('psp_a Connect OAuth', () => {
     expect(reused.reason).toMatch(/invalid_grant.*already used/);
   });
 
-  it('denying returns access_denied with the state; an unknown client gets an error page', async () => {
+  it("a fresh emulator accepts the dashboard's configured client id and secret (pinned at first use)", async () => {
+    const clientId = `ca_${crypto.randomBytes(8).toString('hex')}`;
+    const secret = `sk_test_${crypto.randomBytes(16).toString('hex')}`;
+    const code = (await connectInBrowser({ state: 's', clientId })).searchParams.get('code')!;
+    const connected = await adapter.exchangeOAuthCode!(emu.url, { client_id: clientId, client_secret: secret }, code);
+    expect(connected.account_ref).toMatch(/^acct_/);
+    const code2 = (await connectInBrowser({ state: 's', clientId })).searchParams.get('code')!;
+    const other = await adapter.exchangeOAuthCode!(emu.url, { client_id: clientId, client_secret: `sk_test_${crypto.randomBytes(16).toString('hex')}` }, code2).catch((e) => e);
+    expect(other).toBeInstanceOf(ProviderRejectedError);
+    expect(other.status).toBe(401);
+    await adapter.exchangeOAuthCode!(emu.url, { client_id: clientId, client_secret: secret }, code2);
+
+    // Or registered up front through the control API.
+    const registered = await control<{ client_id: string; client_secret: string; account: string }>('/oauth_clients', { client_id: 'ca_registeredUpFront1', client_secret: 'sk_test_registeredUpFront0001' });
+    expect(registered).toMatchObject({ client_id: 'ca_registeredUpFront1', client_secret: 'sk_test_registeredUpFront0001' });
+    const code3 = (await connectInBrowser({ state: 's', clientId: registered.client_id })).searchParams.get('code')!;
+    await expect(adapter.exchangeOAuthCode!(emu.url, { client_id: registered.client_id, client_secret: registered.client_secret }, code3)).resolves.toMatchObject({ mode: 'test' });
+    // Platforms are not merchants: events still default to the first merchant account.
+    const state = await control<Record<string, Record<string, unknown>[]>>('/state');
+    expect(state.accounts.find((a) => a._client_id === registered.client_id)?._oauth_client).toBe(true);
+  });
+
+  it('denying returns access_denied with the state; a malformed client id gets an error page', async () => {
     const back = await connectInBrowser({ state: 'st8', decision: 'deny' });
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('state')).toBe('st8');
     expect(back.searchParams.get('code')).toBeNull();
-    const bad = await fetch(`${emu.url}/oauth/authorize?response_type=code&client_id=ca_unknown&redirect_uri=${encodeURIComponent(REDIRECT)}`);
+    const bad = await fetch(`${emu.url}/oauth/authorize?response_type=code&client_id=not-a-client-id&redirect_uri=${encodeURIComponent(REDIRECT)}`);
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('No such application');
   });
