@@ -20,26 +20,46 @@ export function bearerToken(header: string | undefined): string {
   return m[1];
 }
 
-// last_used_at is written at most once a minute per key and never awaited on the request path.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/**
- * Look a key up by its SHA-256 (the index does the match; the final comparison is
- * constant-time). Unknown, revoked and expired keys all throw the identical 401.
- */
-export async function authenticate(db: Knex, token: string, now = new Date()): Promise<Principal> {
-  const hash = hashSecretKey(token);
-  const row = await db('api_keys')
-    .where({ key_hash: hash })
-    .first('id', 'tenant_id', 'key_hash', 'scopes', 'name', 'expires_at', 'revoked_at', 'last_used_at');
+/** Validate a key row found by hash: the final comparison is constant-time; revoked and expired keys are the same 401. */
+export function principalFrom(row: KeyRow | undefined, hash: string, now = new Date()): Principal {
   if (!row) throw invalidApiKey();
   const a = Buffer.from(row.key_hash, 'hex');
   const b = Buffer.from(hash, 'hex');
   if (a.length !== b.length || !crypto.timingSafeEqual(a, b)) throw invalidApiKey();
   if (row.revoked_at) throw invalidApiKey();
   if (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime()) throw invalidApiKey();
+  return { tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
+}
+
+export interface KeyRow {
+  id: string;
+  tenant_id: string;
+  key_hash: string;
+  scopes: Scope[];
+  name: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+export const KEY_COLUMNS = 'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at';
+
+/** last_used_at is written at most once a minute per key and never awaited on the request path. */
+export function touchLastUsed(db: Knex, row: KeyRow, now = new Date()): void {
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
     db('api_keys').where({ id: row.id }).update({ last_used_at: now }).catch(() => {});
   }
-  return { tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
+}
+
+export { hashSecretKey };
+
+/** Look a key up on its own (the gate does this in the same statement as the rate-limit take). */
+export async function authenticate(db: Knex, token: string, now = new Date()): Promise<Principal> {
+  const hash = hashSecretKey(token);
+  const row = (await db('api_keys').where({ key_hash: hash }).first(KEY_COLUMNS.split(', '))) as KeyRow | undefined;
+  const principal = principalFrom(row, hash, now);
+  touchLastUsed(db, row!, now);
+  return principal;
 }

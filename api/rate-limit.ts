@@ -15,21 +15,35 @@ export interface RateDecision {
  * hosts, the tool server) draws from the same bucket. One atomic upsert: refill by elapsed
  * time, take a token if there is one.
  */
-export async function takeToken(db: Knex, tenantId: string): Promise<RateDecision> {
-  // ON CONFLICT DO UPDATE works on the latest, locked row version, so concurrent requests
-  // from any replica serialise on the bucket and never spend the same token twice.
-  const level = `least(${BUCKET_CAPACITY}::float8, b.tokens + extract(epoch from (clock_timestamp() - b.refreshed_at)) * ${REFILL_PER_SECOND})`;
-  const { rows } = await db.raw(
-    `insert into rate_limit_buckets as b (tenant_id, tokens, refreshed_at)
-     values (?, ${BUCKET_CAPACITY - 1}, clock_timestamp())
+// The bucket's level now: what it held plus the refill since, capped at capacity.
+const LEVEL = `least(${BUCKET_CAPACITY}::float8, b.tokens + extract(epoch from (clock_timestamp() - b.refreshed_at)) * ${REFILL_PER_SECOND})`;
+
+/**
+ * `insert … select tenant_id from <source>` taking one token. ON CONFLICT DO UPDATE works on
+ * the latest, locked row version, so concurrent requests from any replica serialise on the
+ * bucket and never spend the same token twice. No row returned = bucket empty.
+ */
+export function takeTokenSql(source: string): string {
+  return `insert into rate_limit_buckets as b (tenant_id, tokens, refreshed_at)
+     select tenant_id, ${BUCKET_CAPACITY - 1}, clock_timestamp() from ${source}
      on conflict (tenant_id) do update
-       set tokens = ${level} - 1, refreshed_at = clock_timestamp()
-       where ${level} >= 1
-     returning tokens`,
-    [tenantId],
-  );
-  if (rows.length > 0) return { allowed: true, remaining: Math.floor(rows[0].tokens), retryAfterSeconds: 0 };
-  const cur = await db.raw(`select ${level} as level from rate_limit_buckets b where b.tenant_id = ?`, [tenantId]);
+       set tokens = ${LEVEL} - 1, refreshed_at = clock_timestamp()
+       where ${LEVEL} >= 1
+     returning b.tokens`;
+}
+
+export async function takeToken(db: Knex, tenantId: string): Promise<RateDecision> {
+  const { rows } = await db.raw(`with t as (select ?::uuid as tenant_id) ${takeTokenSql('t')}`, [tenantId]);
+  return rows.length > 0 ? granted(rows[0].tokens) : refused(db, tenantId);
+}
+
+export function granted(tokensLeft: number): RateDecision {
+  return { allowed: true, remaining: Math.floor(tokensLeft), retryAfterSeconds: 0 };
+}
+
+/** Only on the (rare) refused path: read the level to say when to retry. */
+export async function refused(db: Knex, tenantId: string): Promise<RateDecision> {
+  const cur = await db.raw(`select ${LEVEL} as level from rate_limit_buckets b where b.tenant_id = ?`, [tenantId]);
   const missing = 1 - Number(cur.rows[0]?.level ?? 0);
   return { allowed: false, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(missing / REFILL_PER_SECOND)) };
 }

@@ -3,7 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { ROOT_DIR } from '../../runtime/config';
 import { freePort, waitForPort } from '../../temporal/dev-server';
-import { assertMatchesOpenApi, call, newTenant, startApi } from '../helpers/api';
+import { assertMatchesOpenApi, call, keyWith, newTenant, startApi } from '../helpers/api';
+import { revokeApiKey } from '../../db/tenants';
+import { testDb } from '../helpers/db';
 
 describe('rate limit: 120-token bucket per tenant, refilling 1/s', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -36,6 +38,28 @@ describe('rate limit: 120-token bucket per tenant, refilling 1/s', () => {
 
     await new Promise((r) => setTimeout(r, 1100 * Number(limited.headers.get('retry-after'))));
     expect((await call(api.apiUrl, '/tenant', t.secret_key)).status).toBe(200);
+  });
+});
+
+describe('rate limit cannot be spent by dead keys', () => {
+  it('revoked or expired keys get 401 without draining their tenant’s bucket', async () => {
+    const api = await startApi();
+    try {
+      const t = await newTenant('drain');
+      const dead = await keyWith(t.tenant_id, ['tenant:read']);
+      await revokeApiKey(testDb(), dead.key_id);
+      const expired = await keyWith(t.tenant_id, ['tenant:read'], { expiresInSeconds: 1 });
+      await testDb()('api_keys').where({ id: expired.key_id }).update({ expires_at: new Date(Date.now() - 1000) });
+      for (let i = 0; i < 65; i++) {
+        expect((await call(api.apiUrl, '/tenant', dead.secret_key)).status).toBe(401);
+        expect((await call(api.apiUrl, '/tenant', expired.secret_key)).status).toBe(401);
+      }
+      const ok = await call(api.apiUrl, '/tenant', t.secret_key);
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('ratelimit-remaining')).toBe('119');
+    } finally {
+      await api.close();
+    }
   });
 });
 
