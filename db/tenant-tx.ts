@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { TenantTransactionConfig } from './knex';
 
 /** The non-owner role every tenant transaction runs as; row-level security applies to it. */
 export const APP_ROLE = 'billing_app';
@@ -11,17 +12,13 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * (`set_config(..., true)`), so RLS filters every read and checks every write.
  */
 export async function withTenant<T>(db: Knex, tenantId: string, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  // Validated as a uuid, so it can be inlined: the settings then travel with BEGIN in one message.
   if (!UUID_RE.test(tenantId)) throw new Error('withTenant: tenant id must be a uuid');
-  return db.transaction(async (trx) => {
-    await trx.raw(`select set_config('role', ?, true), set_config('app.tenant_id', ?, true)`, [APP_ROLE, tenantId]);
-    return work(trx);
-  });
+  const beginSql = `select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId.toLowerCase()}', true)`;
+  return db.transaction(work, { beginSql } as TenantTransactionConfig);
 }
 
 /** A transaction as the app role with no tenant set: RLS makes every tenant table empty. */
 export async function withNoTenant<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(async (trx) => {
-    await trx.raw(`select set_config('role', ?, true)`, [APP_ROLE]);
-    return work(trx);
-  });
+  return db.transaction(work, { beginSql: `select set_config('role', '${APP_ROLE}', true)` } as TenantTransactionConfig);
 }

@@ -30,10 +30,8 @@ export async function paginate<R, T>(
   else if (opts.offset === 0) total = 0;
   else total = Number((await base.clone().clearSelect().count({ n: '*' }).first())?.n ?? 0);
   return {
-    data: rows.map((r: R & { __total?: unknown }) => {
-      delete r.__total;
-      return map(r);
-    }),
+    // The window column rides along on each row; mappers pick their fields, so it never leaves.
+    data: rows.map((r: R) => map(r)),
     pagination: { limit: opts.limit, offset: opts.offset, total, has_more: opts.offset + rows.length < total },
   };
 }
