@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+
+export interface ServerHandle {
+  pid: number;
+  port: number;
+  /** Where the child's stdout (its JSON request log) went. */
+  logFile: string;
+  logBytes(): number;
+  stop(): Promise<void>;
+}
+
+function get(port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
+/**
+ * Start a server as a child `node --import tsx <script>` (so the measured pid is the server
+ * itself), stdout to `logFile`, and wait until `GET healthPath` answers 200.
+ */
+export async function startServer(opts: {
+  cwd: string;
+  script: string;
+  env: NodeJS.ProcessEnv;
+  port: number;
+  logFile: string;
+  healthPath?: string;
+  timeoutMs?: number;
+  /** Extra node flags (e.g. --cpu-prof). */
+  nodeArgs?: string[];
+}): Promise<ServerHandle> {
+  const out = fs.openSync(opts.logFile, 'w');
+  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.script], {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ['ignore', out, 'pipe'],
+  });
+  fs.closeSync(out);
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+    if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
+  });
+  let exited: number | null = null;
+  const exit = new Promise<void>((r) => child.once('exit', (code) => ((exited = code ?? -1), r())));
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  while ((await get(opts.port, opts.healthPath ?? '/healthz')) !== 200) {
+    if (exited !== null) throw new Error(`${opts.script} exited with ${exited} before listening:\n${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${opts.script} did not answer on :${opts.port} within ${opts.timeoutMs ?? 30_000} ms:\n${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    pid: child.pid!,
+    port: opts.port,
+    logFile: opts.logFile,
+    logBytes: () => {
+      try {
+        return fs.statSync(opts.logFile).size;
+      } catch {
+        return 0;
+      }
+    },
+    stop: async () => {
+      if (exited === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exit;
+        clearTimeout(t);
+      }
+      if (stderr.trim()) process.stderr.write(`[${opts.script} stderr]\n${stderr.slice(-4000)}\n`);
+    },
+  };
+}
