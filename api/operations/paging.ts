@@ -7,18 +7,21 @@ export interface Page<T> {
 
 /**
  * Run a filtered list query as one round trip: rows newest first (ties by id, so order is
- * stable across pages) with the exact total from a window count. An offset past the end
- * returns no rows, so the total then comes from a separate count.
+ * stable across pages) with the exact total from an uncorrelated count subquery — Postgres
+ * counts the filtered index range once instead of materialising and sorting every row, as a
+ * `count(*) over()` window would. An offset past the end returns no rows to carry the total,
+ * so only then is it counted separately.
  */
 export async function paginate<R, T>(
   base: Knex.QueryBuilder,
   opts: { limit: number; offset: number; table: string; columns?: (string | Knex.Raw)[] },
   map: (row: R) => T,
 ): Promise<Page<T>> {
+  const count = () => base.clone().clearSelect().clearOrder().count({ n: '*' });
   const rows = await base
     .clone()
     .select(opts.columns ?? [`${opts.table}.*`])
-    .select(base.client.raw('count(*) over() as __total'))
+    .select({ __total: count() })
     .orderBy([
       { column: `${opts.table}.created_at`, order: 'desc' },
       { column: `${opts.table}.id`, order: 'desc' },
@@ -28,9 +31,9 @@ export async function paginate<R, T>(
   let total: number;
   if (rows.length > 0) total = Number(rows[0].__total);
   else if (opts.offset === 0) total = 0;
-  else total = Number((await base.clone().clearSelect().count({ n: '*' }).first())?.n ?? 0);
+  else total = Number((await count().first())?.n ?? 0);
   return {
-    // The window column rides along on each row; mappers pick their fields, so it never leaves.
+    // The total column rides along on each row; mappers pick their fields, so it never leaves.
     data: rows.map((r: R) => map(r)),
     pagination: { limit: opts.limit, offset: opts.offset, total, has_more: opts.offset + rows.length < total },
   };
