@@ -248,7 +248,7 @@ function stepDefs(): StepDef[] {
     auth: 'authenticate(): SHA-256 + api_keys lookup',
     ratelimit: 'takeToken(): bucket upsert (a write)',
     tx: 'withTenant(): BEGIN, set_config, query under RLS, COMMIT',
-    paging: 'paginate(): count(*) over() + serializer',
+    paging: 'paginate(): rows + count subquery + serializer',
     log: 'requestContext() + errorHandler(): pino info line',
   };
   const defs: StepDef[] = [{ name: 'floor', what: 'bare Koa + pg.Pool, one query, tenant from the URL', group: 'cumulative', spec: '' }];

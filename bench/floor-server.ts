@@ -12,7 +12,7 @@
  *   auth       authenticate(): SHA-256 of the bearer key + api_keys lookup (tenant from the key)
  *   ratelimit  takeToken(): the shared per-tenant token-bucket upsert
  *   tx         withTenant(): BEGIN; set_config(role, app.tenant_id); query under RLS; COMMIT
- *   paging     paginate(): count(*) over() window + the entitlement serializer
+ *   paging     paginate(): rows + count subquery + the entitlement serializer
  *   log        requestContext() + errorHandler(): Request-Id, pino child logger, one JSON line per request
  * and candidate changes (not production code — what-ifs for the report):
  *   authcache  authenticate() behind a 10 s in-process cache keyed by the key's hash

@@ -94,7 +94,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
     { name: 'takeToken(), synchronous_commit=off', trips: 1, what: 'the same, commit not waiting for the WAL flush', concurrency: 16, call: (i) => takeToken(kxAsync, t(i).id) },
     { name: 'withTenant(), empty', trips: 3, what: 'BEGIN; set_config(role, tenant); COMMIT — knex transaction', concurrency: 16, call: (i) => withTenant(kx, t(i).id, async () => {}) },
     { name: 'withTenant() + query', trips: 4, what: 'the query under RLS inside the tenant transaction', concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => plain(trx('entitlements'))) },
-    { name: 'withTenant() + paginate()', trips: 4, what: "the handler's DB work: + count(*) over() + serializer", concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => page(trx('entitlements'))) },
+    { name: 'withTenant() + paginate()', trips: 4, what: "the handler's DB work: + count subquery + serializer", concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => page(trx('entitlements'))) },
     { name: 'what-if: gate in 1 statement', trips: 1, what: 'key lookup + bucket upsert as one CTE (replaces authenticate + takeToken)', concurrency: 16, call: (i) => gateOneStatement(kx, t(i).key) },
     { name: 'what-if: tx in 1 round trip + paginate()', trips: 3, what: 'BEGIN + set_config as one message, no knex transaction object', concurrency: 16, call: (i) => withTenantOneTrip(kx, t(i).id, (q) => page(q('entitlements'))) },
     { name: 'what-if: auth cached (hit)', trips: '0 (1 per key per 10 s)', what: 'authenticate() behind a 10 s in-process cache', concurrency: 16, call: (i) => authenticateCached(kx, t(i).key) },

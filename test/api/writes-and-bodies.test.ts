@@ -6,6 +6,7 @@ import { errorHandler, requestContext } from '../../api/middleware';
 import { restRouter } from '../../api/rest';
 import { defineOperation, type Operation } from '../../api/operations/types';
 import { createLogger } from '../../runtime/logger';
+import { ConfigError } from '../../runtime/config';
 import { call, keyWith, listen, newTenant, startApi, testServices } from '../helpers/api';
 
 /**
@@ -17,13 +18,14 @@ const noteOp = defineOperation({
   summary: 'a write used to exercise the write path',
   scope: 'products:write',
   write: true,
-  input: z.object({ text: z.string().min(1), nested: z.record(z.string(), z.unknown()).optional(), fail: z.boolean().optional() }).strict(),
+  input: z.object({ text: z.string().min(1), nested: z.record(z.string(), z.unknown()).optional(), fail: z.boolean().optional(), misconfigured: z.boolean().optional() }).strict(),
   output: z.object({ id: z.string() }),
   rest: { method: 'POST', path: '/notes' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       const [row] = await trx('coupons').insert({ tenant_id: ctx.tenantId, code: `NOTE-${input.text}` }).returning('id');
       if (input.fail) throw new Error('handler exploded after writing');
+      if (input.misconfigured) throw new ConfigError('PSP_A_API_BASE', 'PSP_A_API_BASE is not a URL');
       return { id: row.id };
     });
   },
@@ -82,6 +84,19 @@ describe('write path: audit, forbidden fields, malformed bodies, size limit', ()
     expect(codes).toContain('NOTE-ok');
     expect(codes).not.toContain('NOTE-nope');
     expect(codes).not.toContain('NOTE-boom'); // rolled back with the failed handler
+  });
+
+  it('a server-side misconfiguration is 500 server_misconfigured naming the variable, nothing more', async () => {
+    const r = await post(JSON.stringify({ text: 'cfg', misconfigured: true }));
+    expect(r.status).toBe(500);
+    expect(r.body).toEqual({ error: 'server_misconfigured', detail: 'Server-side failure: PSP_A_API_BASE is misconfigured.' });
+  });
+
+  it('reads are not audited', async () => {
+    const fresh = await newTenant('reads-only');
+    for (const p of ['/tenant', '/products', '/subscribers', '/audit']) expect((await call(api.apiUrl, p, fresh.secret_key)).status).toBe(200);
+    const audit = await call(api.apiUrl, '/audit?actor_type=api_key', fresh.secret_key);
+    expect(audit.body.pagination.total).toBe(0);
   });
 
   it('a body key containing secret, api_key or credential, at any depth and any case, is 400 forbidden_field', async () => {

@@ -95,7 +95,22 @@ export async function call(base: string, path: string, key?: string, init: Reque
   } catch {
     /* not JSON */
   }
-  return { status: res.status, headers: res.headers, body };
+  const reply = { status: res.status, headers: res.headers, body };
+  // Every response from a documented /v1 operation is checked against the OpenAPI document.
+  if (base.endsWith('/v1')) {
+    const template = documentedTemplate(init.method ?? 'GET', path.split('?')[0]);
+    if (template) assertMatchesOpenApi(init.method ?? 'GET', template, reply);
+  }
+  return reply;
+}
+
+function documentedTemplate(method: string, path: string): string | undefined {
+  for (const [template, ops] of Object.entries(doc.paths)) {
+    if (!ops[method.toLowerCase()]) continue;
+    const re = new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`);
+    if (re.test(path)) return template;
+  }
+  return undefined;
 }
 
 // ── OpenAPI response validation: every response a test receives can be checked against the document.
