@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { OPERATIONS } from '../../api/operations';
+import { createKnex } from '../../db/knex';
 import { call, startApi } from '../helpers/api';
 
 describe('health', () => {
@@ -30,6 +31,24 @@ describe('health', () => {
       expect((await call(api.apiRoot, '/healthz')).status).toBe(200);
     } finally {
       await api.close();
+    }
+  });
+});
+
+describe('health without Postgres', () => {
+  it('/readyz is 503 and names Postgres when it is unreachable; /healthz still answers', async () => {
+    const db = createKnex('postgres://nobody@127.0.0.1:1/none', { max: 1 });
+    const api = await startApi({ db });
+    try {
+      const r = await call(api.dashboardRoot, '/readyz');
+      expect(r.status).toBe(503);
+      expect(r.body.status).toBe('unavailable');
+      expect(r.body.checks.postgres).toMatch(/^unreachable/);
+      expect(r.body.checks.temporal).toBe('ok');
+      expect((await call(api.dashboardRoot, '/healthz')).status).toBe(200);
+    } finally {
+      await api.close();
+      await db.destroy();
     }
   });
 });
