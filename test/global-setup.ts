@@ -6,7 +6,8 @@ import type { TestProject } from 'vitest/node';
 import { createKnex, withDatabase } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { ensurePostgres, type PostgresHandle } from '../runtime/postgres';
-import { freePort, isPortOpen, startDevServer, type DevServerHandle } from '../temporal/dev-server';
+import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
+import { freePort, isPortOpen } from '../runtime/ports';
 import { connectTemporal, registerSearchAttributes } from '../temporal/client';
 
 declare module 'vitest' {

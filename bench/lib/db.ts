@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../../runtime/ports';
 import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
@@ -32,16 +32,6 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
 
 /**
  * A throwaway database `billing_bench_<ts>` on DATABASE_URL (or a throwaway embedded Postgres),
@@ -135,3 +125,5 @@ export async function createBenchDatabase(opts: { tenants: number; log: (m: stri
     throw e;
   }
 }
+
+export { freePort };

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { ROOT_DIR } from '../../runtime/config';
-import { freePort, waitForPort } from '../../temporal/dev-server';
+import { freePort, waitForPort } from '../../runtime/ports';
 import { assertMatchesOpenApi, call, keyWith, newTenant, startApi } from '../helpers/api';
 import { revokeApiKey } from '../../db/tenants';
 import { testDb } from '../helpers/db';

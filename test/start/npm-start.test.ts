@@ -4,7 +4,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROVIDERS, ROOT_DIR } from '../../runtime/config';
-import { freePort } from '../../temporal/dev-server';
+import { freePort } from '../../runtime/ports';
 import { call } from '../helpers/api';
 
 /**
