@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
+import { dashboardHome } from './dashboard-home';
 import { healthRoutes } from './health';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
@@ -40,6 +41,7 @@ export function createApiApp(services: Services, log: Logger): Koa {
 /** Dashboard host (:4001): people in browsers, the alternate /v1, inbound provider webhooks. */
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log);
+  app.use(dashboardHome());
   for (const mw of extra) app.use(mw);
   const v1 = v1Router(services);
   app.use(v1.routes()).use(v1.allowedMethods());

@@ -53,6 +53,22 @@ describe('health without Postgres', () => {
   });
 });
 
+describe('dashboard host front page', () => {
+  it('serves an HTML page pointing at the API, OpenAPI and readiness', async () => {
+    const api = await startApi();
+    try {
+      const res = await fetch(`${api.dashboardRoot}/`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      const html = await res.text();
+      for (const href of ['/v1/openapi.json', '/readyz']) expect(html).toContain(`href="${href}"`);
+      expect((await fetch(`${api.apiRoot}/`)).status).toBe(404);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
 describe('tool server listener', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
   beforeAll(async () => {
