@@ -25,6 +25,17 @@ export interface SendEventParams {
   signature?: 'bad';
 }
 
+/** POST /__control/checkout: a customer completes the hosted checkout (DESIGN.md). */
+export interface CheckoutParams {
+  sku: string;
+  email: string;
+  target: string;
+  mode?: 'live' | 'test';
+  trial_days?: number;
+  account?: string;
+  app_user_id?: string;
+}
+
 export interface EmulatorModule {
   provider: ProviderId;
   /** Koa middleware serving the provider's own API (everything outside /__control). */
@@ -32,7 +43,7 @@ export interface EmulatorModule {
   /** POST /__control/events */
   sendEvent(params: SendEventParams): Promise<{ id: string; status: number }>;
   /** POST /__control/checkout (web emulators) */
-  checkout?(params: { sku: string; email: string; target: string; mode?: 'live' | 'test'; trial_days?: number; account?: string; app_user_id?: string }): Promise<{
+  checkout?(params: CheckoutParams): Promise<{
     subscription_id: string;
     customer_id: string;
     events: { id: string; type: string; status: number }[];

@@ -4,15 +4,7 @@ import { buildPurchase } from './objects';
 import type { Repo, Scope } from './repo';
 import type { Renderers } from './render';
 
-export interface CheckoutParams {
-  sku: string;
-  email: string;
-  target: string;
-  mode?: 'live' | 'test';
-  trial_days?: number;
-  account?: string;
-  app_user_id?: string;
-}
+import type { CheckoutParams } from '../common/types';
 
 /**
  * POST /__control/checkout: a customer completes the hosted checkout of the SKU's payment

@@ -7,15 +7,7 @@ import { customerEntity, nonCatalogPrice, subscriptionEntity, transactionEntity,
 import { listParam, sendEntity, sendList } from './respond';
 import { getOwned, owned, type Route, type Stored } from './routes';
 
-export interface CheckoutParams {
-  sku: string;
-  email: string;
-  target: string;
-  mode?: Mode;
-  trial_days?: number;
-  account?: string;
-  app_user_id?: string;
-}
+import type { CheckoutParams } from '../common/types';
 
 function trialDaysOf(price: Record<string, unknown>): number {
   const t = price.trial_period as { interval?: string; frequency?: number } | null;

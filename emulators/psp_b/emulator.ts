@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type Koa from 'koa';
 import type { EmulatorFactory } from '../common/types';
 import { accountView, authenticate, ensureAccount, type PaddleAccount } from './accounts';
-import { billingRoutes, checkout, type CheckoutParams } from './billing';
+import { billingRoutes, checkout } from './billing';
 import { catalogRoutes } from './catalog';
 import { sendEvent, type SendOptions } from './events';
 import { handleOAuth } from './oauth';
@@ -68,7 +68,7 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     provider: 'psp_b',
     api: middleware,
     sendEvent: (params) => sendEvent(store, params as SendOptions),
-    checkout: (params) => checkout(store, publicUrl(), params as CheckoutParams),
+    checkout: (params) => checkout(store, publicUrl(), params),
     control: {
       'POST /accounts': (body) => accountView(ensureAccount(store, typeof body.account === 'string' && body.account ? body.account : undefined)),
       'GET /accounts': () => ({ accounts: store.list('accounts').map((a) => accountView(a as PaddleAccount)) }),

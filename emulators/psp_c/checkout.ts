@@ -6,15 +6,7 @@ import { nowSec, rzpId } from './ids';
 import { emit, type Emitted } from './events';
 import { defaultAccount, insertOwned, owned, type Caller, type Mode } from './state';
 
-export interface CheckoutParams {
-  sku: string;
-  email: string;
-  target: string;
-  mode?: Mode;
-  trial_days?: number;
-  account?: string;
-  app_user_id?: string;
-}
+import type { CheckoutParams } from '../common/types';
 
 /**
  * POST /__control/checkout: a customer completes Razorpay's hosted subscription checkout

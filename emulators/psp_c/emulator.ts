@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type { EmulatorFactory } from '../common/types';
 import { authenticate } from './auth';
 import { billingRoutes } from './billing';
-import { checkout, type CheckoutParams } from './checkout';
+import { checkout } from './checkout';
 import { RzpError } from './errors';
 import { sendEvent } from './events';
 import { match, type Route } from './http';
@@ -69,7 +69,7 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     provider: 'psp_c',
     api,
     sendEvent: (params) => sendEvent(store, params),
-    checkout: (params) => checkout(store, params as CheckoutParams, publicUrl),
+    checkout: (params) => checkout(store, params, publicUrl),
     control: {
       'POST /accounts': (body) => publicAccount(ensureAccount(store, typeof body.account === 'string' ? body.account : undefined)),
       'POST /oauth_clients': (body) => ensureOAuthClient(store, body),
