@@ -6,7 +6,7 @@ import { openDatabase } from '../runtime/database';
 import { resolveMasterKey } from '../runtime/master-key';
 import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
 import { isPortOpen, waitForPort } from '../runtime/ports';
-import { connectTemporal, registerSearchAttributes } from '../temporal/client';
+import { ensureSearchAttributes } from '../temporal/client';
 import { ensureDemoTenant } from '../seed/demo';
 import { reuseOrMintDemoKey } from '../seed/demo-key';
 
@@ -85,16 +85,12 @@ closeDb = database.close;
 let temporalAddress = config.temporalAddress;
 let temporalUi: string | undefined;
 if (temporalAddress) {
-  const { connection } = await connectTemporal(temporalAddress, config.temporalNamespace);
-  await registerSearchAttributes(connection, config.temporalNamespace);
-  await connection.close();
+  await ensureSearchAttributes(temporalAddress, config.temporalNamespace);
   say(`Temporal: ${temporalAddress}`);
 } else if (await isPortOpen('127.0.0.1', config.temporalDevPort)) {
   temporalAddress = `127.0.0.1:${config.temporalDevPort}`;
   temporalUi = `http://127.0.0.1:${config.temporalUiPort}`;
-  const { connection } = await connectTemporal(temporalAddress, config.temporalNamespace);
-  await registerSearchAttributes(connection, config.temporalNamespace);
-  await connection.close();
+  await ensureSearchAttributes(temporalAddress, config.temporalNamespace);
   say(`Temporal: reusing the server already on ${temporalAddress}`);
 } else {
   say('Temporal: starting the dev server (state in .data/temporal.db)');

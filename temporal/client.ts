@@ -26,3 +26,22 @@ export async function registerSearchAttributes(connection: Connection, namespace
     if (!/already exists/i.test(msg)) throw err;
   }
 }
+
+/** Register the search attributes once the cluster answers (it may still be starting, e.g. under compose). */
+export async function ensureSearchAttributes(address: string, namespace: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { connection } = await connectTemporal(address, namespace);
+      try {
+        await registerSearchAttributes(connection, namespace);
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}

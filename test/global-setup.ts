@@ -8,7 +8,7 @@ import { migrateLatest } from '../db/migrate';
 import { ensurePostgres, type PostgresHandle } from '../runtime/postgres';
 import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
 import { freePort, isPortOpen } from '../runtime/ports';
-import { connectTemporal, registerSearchAttributes } from '../temporal/client';
+import { ensureSearchAttributes } from '../temporal/client';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -52,9 +52,7 @@ export default async function setup(project: TestProject) {
     temporal = await startDevServer({ port: await freePort(), uiPort: null });
     temporalAddress = temporal.address;
   } else {
-    const { connection } = await connectTemporal(temporalAddress, 'default');
-    await registerSearchAttributes(connection, 'default');
-    await connection.close();
+    await ensureSearchAttributes(temporalAddress, 'default', 10_000);
   }
 
   project.provide('databaseUrl', databaseUrl);
