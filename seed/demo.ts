@@ -19,21 +19,26 @@ export async function ensureDemoTenant(db: Knex, config: Config, opts: { mintKey
     try {
       const created = await createTenant(db, { name: 'Demo Co', isDemo: true });
       tenant = { id: created.tenant_id };
-      await seedDemoTenant(db, created.tenant_id);
     } catch (err) {
       // Two starters raced; the unique index on is_demo let one win.
       tenant = await db('tenants').where({ is_demo: true }).first('id');
       if (!tenant) throw err;
     }
   }
+  // Seeding is one transaction, so a demo tenant is either fully seeded or not at all; an
+  // interrupted first start is completed by the next one.
+  await seedDemoTenant(db, tenant.id);
   await connectDemoProviders(db, config, tenant.id);
   const key = opts.mintKey === false ? { secret_key: '' } : await insertApiKey(db, tenant.id, [...SCOPES], { name: 'demo' });
   const app = await db('apps').where({ tenant_id: tenant.id }).orderBy('created_at').first('publishable_key_test');
   return { tenant_id: tenant.id, secret_key: key.secret_key, publishable_key: app.publishable_key_test };
 }
 
+/** Seed a tenant's demo data unless it has a catalogue already. Safe to call concurrently. */
 export async function seedDemoTenant(db: Knex, tenantId: string): Promise<void> {
   await withTenant(db, tenantId, async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`demo-seed:${tenantId}`]);
+    if (await trx('products').first('id')) return;
     const productIds: Record<string, string> = {};
     for (const p of DEMO_PRODUCTS) {
       const [row] = await trx('products')
