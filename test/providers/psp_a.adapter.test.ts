@@ -7,6 +7,7 @@ import { createEmulator } from '../../emulators/psp_a/emulator';
 import { ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import type { CouponSpec, ProductSpec, ProviderContext } from '../../providers/types';
+import { getOrPostControlFor } from '../helpers/emulator-control';
 
 type State = Record<string, Record<string, unknown>[]>;
 
@@ -15,14 +16,7 @@ let account: { account: string; credentials: { test: { secret_key: string }; liv
 let ctx: ProviderContext;
 const adapter = createPspAAdapter();
 
-async function control<T = Record<string, unknown>>(path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${emu.url}/__control${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return (await res.json()) as T;
-}
+const control = getOrPostControlFor(() => emu.url);
 
 async function state(kind: string, acct = account.account): Promise<Record<string, unknown>[]> {
   const s = await control<State>('/state');

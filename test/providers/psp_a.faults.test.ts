@@ -5,16 +5,14 @@ import { createEmulator } from '../../emulators/psp_a/emulator';
 import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 let emu: RunningEmulator;
 let ctx: ProviderContext;
 const adapter = createPspAAdapter();
 
-async function control(path: string, method: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${emu.url}/__control${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return (await res.json()) as Record<string, unknown>;
-}
-const fault = (body: Record<string, unknown>) => control('/faults', 'POST', body);
+const control = controlFor(() => emu.url, { strict: true });
+const fault = (body: Record<string, unknown>) => control('POST', '/faults', body);
 
 function spec(over: Partial<ProductSpec> = {}): ProductSpec {
   return {
@@ -25,11 +23,11 @@ function spec(over: Partial<ProductSpec> = {}): ProductSpec {
 
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
-  const acct = (await control('/accounts', 'POST', {})) as { account: string; credentials: { test: { secret_key: string } } };
+  const acct = (await control('POST', '/accounts', {})) as { account: string; credentials: { test: { secret_key: string } } };
   ctx = { baseUrl: emu.url, mode: 'test', credential: { secret_key: acct.credentials.test.secret_key }, accountRef: acct.account };
 });
 afterEach(async () => {
-  await control('/faults', 'DELETE');
+  await control('DELETE', '/faults');
 });
 afterAll(async () => {
   await emu?.close();
@@ -41,7 +39,7 @@ describe('psp_a fault classes', () => {
     const err = await adapter.checkReachable(ctx).catch((e) => e);
     expect(err).toBeInstanceOf(ProviderUnreachableError);
     expect(err.retryable).toBe(true);
-    await control('/faults', 'DELETE');
+    await control('DELETE', '/faults');
     await expect(adapter.checkReachable(ctx)).resolves.toBeUndefined();
   });
 

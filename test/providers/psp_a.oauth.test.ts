@@ -5,16 +5,14 @@ import { createEmulator } from '../../emulators/psp_a/emulator';
 import { ProviderRejectedError } from '../../providers/errors';
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import type { ProductSpec } from '../../providers/types';
+import { getOrPostControlFor } from '../helpers/emulator-control';
 
 let emu: RunningEmulator;
 let platform: { account: string; client_id: string; credentials: { test: { secret_key: string }; live: { secret_key: string } } };
 const adapter = createPspAAdapter();
 const REDIRECT = 'https://dashboard.example.test/connect/psp_a/callback';
 
-async function control<T>(path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${emu.url}/__control${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return (await res.json()) as T;
-}
+const control = getOrPostControlFor(() => emu.url);
 
 /** What a person's browser does: open the authorize page, read its form, press a button, get redirected. */
 async function connectInBrowser(opts: { state: string; decision?: string; email?: string; clientId?: string }): Promise<URL> {

@@ -7,6 +7,7 @@ import { createEmulator } from '../../emulators/psp_a/emulator';
 import { WebhookVerificationError } from '../../providers/errors';
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import type { NormalisedEvent } from '../../providers/types';
+import { getOrPostControlFor } from '../helpers/emulator-control';
 
 interface Received {
   headers: http.IncomingHttpHeaders;
@@ -20,11 +21,7 @@ let received: Received[] = [];
 let account: { account: string; webhook_secret: string };
 const adapter = createPspAAdapter();
 
-async function control<T = Record<string, unknown>>(path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${emu.url}/__control${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  expect(res.status).toBe(200);
-  return (await res.json()) as T;
-}
+const control = getOrPostControlFor(() => emu.url, { strict: true });
 
 const verify = (r: Received, secret = account.webhook_secret, now?: Date) =>
   adapter.verifyWebhook({ headers: r.headers as Record<string, string>, rawBody: r.body, secret, now });

@@ -8,6 +8,7 @@ import { createEmulator } from '../../emulators/psp_b/emulator';
 import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createPspBAdapter } from '../../providers/psp_b/adapter';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 // The psp_b adapter against the real Paddle emulator over HTTP: every catalogue method,
 // idempotent retries, test/live isolation, and each fault class.
@@ -24,15 +25,7 @@ let test: ProviderContext;
 let live: ProviderContext;
 const adapter = createPspBAdapter();
 
-async function control<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${emu.url}/__control${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as T;
-}
+const control = controlFor(() => emu.url, { strict: true });
 
 type Obj = Record<string, unknown> & { id: string };
 const state = async () => control<Record<string, Obj[]>>('GET', '/state');

@@ -8,6 +8,7 @@ import { ProviderRejectedError, WebhookVerificationError } from '../../providers
 import { createPspBAdapter } from '../../providers/psp_b/adapter';
 import { paddleAccountRef } from '../../providers/psp_b/webhook';
 import type { NormalisedEvent, ProductSpec, ProviderContext } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 // Signed notifications, the checkout control and the OAuth-style connect flow of the psp_b
 // emulator, checked through the adapter's verifyWebhook and exchangeOAuthCode.
@@ -29,15 +30,7 @@ let targetUrl: string;
 let received: Received[] = [];
 const adapter = createPspBAdapter();
 
-async function control<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${emu.url}/__control${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(res.status).toBe(200);
-  return (await res.json()) as T;
-}
+const control = controlFor(() => emu.url, { strict: true });
 
 const verify = (r: Received, over: { secret?: string; now?: Date; rawBody?: Buffer } = {}) =>
   adapter.verifyWebhook({ headers: r.headers, rawBody: over.rawBody ?? r.rawBody, secret: over.secret ?? acct.webhook_secret, now: over.now });

@@ -4,6 +4,7 @@ import { createEmulator } from '../../emulators/psp_c/emulator';
 import { ProviderRejectedError } from '../../providers/errors';
 import { createPspCAdapter } from '../../providers/psp_c/adapter';
 import type { ProductSpec } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 // Razorpay partner OAuth as a merchant goes through it: consent page, redirect with code
 // and state, token exchange for the connected account, then API calls with the token.
@@ -14,10 +15,7 @@ const adapter = createPspCAdapter();
 const client = { client_id: 'PartnerApp0001', client_secret: 'partner-secret-xyz' };
 const redirectUri = 'http://127.0.0.1:4001/providers/psp_c/oauth/callback';
 
-async function control(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${emu.url}/__control${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
-  return res.json();
-}
+const control = controlFor(() => emu.url);
 
 /** Walks the consent page: GET /oauth/authorize, then submits its form the way a browser would. */
 async function connect(fields: Record<string, string>): Promise<URL> {

@@ -8,6 +8,7 @@ import { WebhookVerificationError } from '../../providers/errors';
 import { createPspCAdapter } from '../../providers/psp_c/adapter';
 import { kindOf } from '../../providers/psp_c/webhook';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 // Webhooks as the emulator really sends them: signed deliveries to a local receiver,
 // verified by the adapter; and the checkout control's events, in order.
@@ -24,10 +25,7 @@ let received: Received[] = [];
 let account: { account: string; credentials: { test: Record<string, string> }; webhook_secret: string };
 const adapter = createPspCAdapter();
 
-async function control(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${emu.url}/__control${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
-  return res.json();
-}
+const control = controlFor(() => emu.url);
 const verify = (r: Received, secret = account.webhook_secret) => adapter.verifyWebhook({ headers: r.headers, rawBody: r.raw, secret });
 
 beforeAll(async () => {

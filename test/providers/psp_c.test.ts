@@ -4,6 +4,7 @@ import { createEmulator } from '../../emulators/psp_c/emulator';
 import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createPspCAdapter } from '../../providers/psp_c/adapter';
 import type { CouponSpec, ProductSpec, ProviderContext } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 // The psp_c adapter against the real psp_c emulator over HTTP: every method, the fault
 // classes, and retries that never leave a second remote object.
@@ -12,10 +13,7 @@ let emu: RunningEmulator;
 let account: { account: string; credentials: { test: Record<string, string>; live: Record<string, string> }; webhook_secret: string };
 const adapter = createPspCAdapter();
 
-async function control(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${emu.url}/__control${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
-  return res.json();
-}
+const control = controlFor(() => emu.url);
 const state = () => control('GET', '/state') as Promise<Record<string, Record<string, unknown>[]>>;
 const ctxFor = (mode: 'test' | 'live' = 'test', extra: Partial<ProviderContext> = {}): ProviderContext => ({
   baseUrl: emu.url,

@@ -8,20 +8,14 @@ import { createEmulator } from '../../emulators/store_android/emulator';
 import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createStoreAndroidAdapter } from '../../providers/store_android/adapter';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
+import { getOrPostControlFor } from '../helpers/emulator-control';
 
 type Creds = { account: string; credentials: Record<'test' | 'live', { service_account_json: string }>; webhook_secret: string };
 
 let emu: RunningEmulator;
 const adapter = createStoreAndroidAdapter();
 
-async function control(path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST') {
-  const res = await fetch(`${emu.url}/__control${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return res.json();
-}
+const control = getOrPostControlFor(() => emu.url);
 
 async function newAccount(): Promise<Creds> {
   return control('/accounts', { account: `com.example.t${crypto.randomBytes(4).toString('hex')}` });

@@ -5,6 +5,7 @@ import { createEmulator } from '../../emulators/store_android/emulator';
 import { ProviderRejectedError } from '../../providers/errors';
 import { createStoreAndroidAdapter } from '../../providers/store_android/adapter';
 import type { ProviderContext } from '../../providers/types';
+import { getOrPostControlFor } from '../helpers/emulator-control';
 
 type Creds = { account: string; credentials: Record<'test' | 'live', { service_account_json: string }>; webhook_secret: string };
 
@@ -12,14 +13,7 @@ let emu: RunningEmulator;
 let acct: Creds;
 const adapter = createStoreAndroidAdapter();
 
-async function control(path: string, body?: unknown) {
-  const res = await fetch(`${emu.url}/__control${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return res.json();
-}
+const control = getOrPostControlFor(() => emu.url);
 
 const ctx = (mode: 'test' | 'live' = 'test'): ProviderContext => ({ baseUrl: emu.url, mode, credential: acct.credentials[mode], accountRef: acct.account });
 

@@ -6,6 +6,7 @@ import { startEmulator, type RunningEmulator } from '../../emulators/common/host
 import { createEmulator } from '../../emulators/store_android/emulator';
 import { WebhookVerificationError } from '../../providers/errors';
 import { createStoreAndroidAdapter } from '../../providers/store_android/adapter';
+import { getOrPostControlFor } from '../helpers/emulator-control';
 
 type Creds = { account: string; webhook_secret: string; push_service_account_email: string };
 type Received = { headers: http.IncomingHttpHeaders; body: Buffer };
@@ -17,14 +18,7 @@ let server: http.Server;
 const inbox: Received[] = [];
 let adapter: ReturnType<typeof createStoreAndroidAdapter>;
 
-async function control(path: string, body?: unknown) {
-  const res = await fetch(`${emu.url}/__control${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return res.json();
-}
+const control = getOrPostControlFor(() => emu.url);
 
 /** Has the emulator push one RTDN to our receiver and returns what arrived. */
 async function push(body: Record<string, unknown>): Promise<Received & { id: string; status: number }> {

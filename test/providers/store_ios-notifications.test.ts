@@ -12,6 +12,7 @@ import { createStoreIosAdapter } from '../../providers/store_ios/adapter';
 import { appAccountTokenFor } from '../../providers/store_ios/app-account-token';
 import { fetchEmulatorRootCa } from '../../providers/store_ios/signed-data';
 import type { ProviderAdapter, ProviderContext } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 interface Account {
   account: string;
@@ -28,12 +29,7 @@ let sink: http.Server;
 let sinkUrl: string;
 const received: Buffer[] = [];
 
-async function control<T = any>(method: string, p: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${emu.url}/__control${p}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(json)}`);
-  return json as T;
-}
+const control = controlFor(() => emu.url, { strict: true });
 
 /** Have the emulator send a notification, and hand back exactly what our endpoint received. */
 async function notify(body: Record<string, unknown>): Promise<{ id: string; raw: Buffer }> {

@@ -6,6 +6,7 @@ import { createEmulator } from '../../emulators/store_ios/emulator';
 import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createStoreIosAdapter } from '../../providers/store_ios/adapter';
 import type { CouponSpec, ProductSpec, ProviderAdapter, ProviderContext } from '../../providers/types';
+import { controlFor } from '../helpers/emulator-control';
 
 interface Account {
   account: string;
@@ -18,12 +19,7 @@ let adapter: ProviderAdapter;
 let acct: Account;
 let ctx: ProviderContext;
 
-async function control<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${emu.url}/__control${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
-  return json as T;
-}
+const control = controlFor(() => emu.url, { strict: true });
 
 const state = () => control<Record<string, Record<string, any>[]>>('GET', '/state');
 
