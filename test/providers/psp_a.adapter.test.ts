@@ -8,6 +8,7 @@ import { ProviderRejectedError, ProviderUnreachableError } from '../../providers
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import type { CouponSpec, ProductSpec, ProviderContext } from '../../providers/types';
 import { getOrPostControlFor } from '../helpers/emulator-control';
+import { productSpec } from '../helpers/product-spec';
 
 type State = Record<string, Record<string, unknown>[]>;
 
@@ -23,15 +24,11 @@ async function state(kind: string, acct = account.account): Promise<Record<strin
   return (s[kind] ?? []).filter((o) => o._account === acct);
 }
 
-function spec(over: Partial<ProductSpec> = {}): ProductSpec {
-  return {
-    product_id: crypto.randomUUID(),
+const spec = (over: Partial<ProductSpec> = {}) =>
+  productSpec({
     tenant_id: 'tenant-1',
     sku: `pro_${crypto.randomBytes(3).toString('hex')}`,
     name: 'Pro monthly',
-    type: 'subscription',
-    tier: 'monthly',
-    version: 1,
     prices: [
       { country: 'US', currency: 'USD', amount_minor: 999 },
       { country: 'DE', currency: 'EUR', amount_minor: 899 },
@@ -39,8 +36,7 @@ function spec(over: Partial<ProductSpec> = {}): ProductSpec {
       { country: 'GB', currency: 'GBP', amount_minor: 799 },
     ],
     ...over,
-  };
-}
+  });
 
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });

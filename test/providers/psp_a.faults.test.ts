@@ -6,6 +6,7 @@ import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableErr
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
+import { productSpec } from '../helpers/product-spec';
 
 let emu: RunningEmulator;
 let ctx: ProviderContext;
@@ -14,12 +15,8 @@ const adapter = createPspAAdapter();
 const control = controlFor(() => emu.url, { strict: true });
 const fault = (body: Record<string, unknown>) => control('POST', '/faults', body);
 
-function spec(over: Partial<ProductSpec> = {}): ProductSpec {
-  return {
-    product_id: crypto.randomUUID(), tenant_id: 't', sku: 'sku', name: 'Pro', type: 'subscription', tier: 'monthly', version: 1,
-    prices: [{ country: 'US', currency: 'USD', amount_minor: 999 }], ...over,
-  };
-}
+const spec = (over: Partial<ProductSpec> = {}) =>
+  productSpec({ tenant_id: 't', sku: 'sku', name: 'Pro', prices: [{ country: 'US', currency: 'USD', amount_minor: 999 }], ...over });
 
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });

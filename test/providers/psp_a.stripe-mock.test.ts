@@ -13,6 +13,7 @@ import {
 import { planPrices } from '../../providers/psp_a/pricing';
 import type { CouponSpec, ProductSpec, ProviderContext } from '../../providers/types';
 import { STRIPE_MOCK_BIN, startStripeMock, stripeMockAvailable, type StripeMock } from '../helpers/stripe-mock';
+import { productSpec } from '../helpers/product-spec';
 
 /**
  * Contract test: every request the psp_a adapter makes goes to Stripe's own stripe-mock,
@@ -37,22 +38,7 @@ let seen: Seen[] = [];
 let ctx: ProviderContext;
 const adapter = createPspAAdapter({ onResponse: (e) => seen.push(e) });
 
-const spec = (over: Partial<ProductSpec> = {}): ProductSpec => ({
-  product_id: crypto.randomUUID(),
-  tenant_id: crypto.randomUUID(),
-  sku: 'pro_monthly',
-  name: 'Pro monthly',
-  type: 'subscription',
-  tier: 'monthly',
-  version: 3,
-  trial_days: 14,
-  prices: [
-    { country: 'US', currency: 'USD', amount_minor: 999 },
-    { country: 'DE', currency: 'EUR', amount_minor: 899 },
-    { country: 'JP', currency: 'JPY', amount_minor: 1200 },
-  ],
-  ...over,
-});
+const spec = (over: Partial<ProductSpec> = {}) => productSpec({ sku: 'pro_monthly', name: 'Pro monthly', version: 3, trial_days: 14, ...over });
 
 const coupon = (over: Partial<CouponSpec> = {}): CouponSpec => ({
   coupon_id: crypto.randomUUID(),

@@ -9,6 +9,7 @@ import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableErr
 import { createPspBAdapter } from '../../providers/psp_b/adapter';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
+import { productSpec } from '../helpers/product-spec';
 
 // The psp_b adapter against the real Paddle emulator over HTTP: every catalogue method,
 // idempotent retries, test/live isolation, and each fault class.
@@ -31,15 +32,11 @@ type Obj = Record<string, unknown> & { id: string };
 const state = async () => control<Record<string, Obj[]>>('GET', '/state');
 const mine = (objs: Obj[] | undefined, pred: (o: Obj) => boolean = () => true) => (objs ?? []).filter((o) => o._account === acct.account && pred(o));
 
-function spec(over: Partial<ProductSpec> = {}): ProductSpec {
-  return {
-    product_id: crypto.randomUUID(),
+const spec = (over: Partial<ProductSpec> = {}) =>
+  productSpec({
     tenant_id: 'ten_1',
     sku: `sku_${crypto.randomBytes(4).toString('hex')}`,
     name: 'Pro monthly',
-    type: 'subscription',
-    tier: 'monthly',
-    version: 1,
     trial_days: 7,
     prices: [
       { country: 'US', currency: 'USD', amount_minor: 999 },
@@ -49,8 +46,7 @@ function spec(over: Partial<ProductSpec> = {}): ProductSpec {
       { country: 'CA', currency: 'CAD', amount_minor: 1299 },
     ],
     ...over,
-  };
-}
+  });
 
 async function paddle(ctx: ProviderContext, path: string, init: RequestInit = {}) {
   const res = await fetch(`${emu.url}${path}`, {

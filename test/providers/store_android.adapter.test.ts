@@ -9,6 +9,7 @@ import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableErr
 import { createStoreAndroidAdapter } from '../../providers/store_android/adapter';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { getOrPostControlFor } from '../helpers/emulator-control';
+import { productSpec } from '../helpers/product-spec';
 
 type Creds = { account: string; credentials: Record<'test' | 'live', { service_account_json: string }>; webhook_secret: string };
 
@@ -25,24 +26,7 @@ function ctxFor(acct: Creds, mode: 'test' | 'live' = 'test', baseUrl = emu.url):
   return { baseUrl, mode, credential: acct.credentials[mode], accountRef: acct.account };
 }
 
-function spec(over: Partial<ProductSpec> = {}): ProductSpec {
-  return {
-    product_id: crypto.randomUUID(),
-    tenant_id: crypto.randomUUID(),
-    sku: 'premium_monthly',
-    name: 'Premium Monthly',
-    type: 'subscription',
-    tier: 'monthly',
-    version: 1,
-    android_store_product_id: 'monthly',
-    prices: [
-      { country: 'US', currency: 'USD', amount_minor: 999 },
-      { country: 'DE', currency: 'EUR', amount_minor: 899 },
-      { country: 'JP', currency: 'JPY', amount_minor: 1200 },
-    ],
-    ...over,
-  };
-}
+const spec = (over: Partial<ProductSpec> = {}) => productSpec({ android_store_product_id: 'monthly', ...over });
 
 type SubRow = { account: string; mode: string; productId: string; resource: Record<string, any> };
 async function subscriptionsOf(acct: Creds): Promise<SubRow[]> {

@@ -7,6 +7,7 @@ import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableErr
 import { createStoreIosAdapter } from '../../providers/store_ios/adapter';
 import type { CouponSpec, ProductSpec, ProviderAdapter, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
+import { productSpec } from '../helpers/product-spec';
 
 interface Account {
   account: string;
@@ -23,23 +24,15 @@ const control = controlFor(() => emu.url, { strict: true });
 
 const state = () => control<Record<string, Record<string, any>[]>>('GET', '/state');
 
-function spec(over: Partial<ProductSpec> = {}): ProductSpec {
-  return {
-    product_id: crypto.randomUUID(),
-    tenant_id: crypto.randomUUID(),
-    sku: 'premium_monthly',
-    name: 'Premium Monthly',
-    type: 'subscription',
-    tier: 'monthly',
-    version: 1,
+const spec = (over: Partial<ProductSpec> = {}) =>
+  productSpec({
     prices: [
       { country: 'US', currency: 'USD', amount_minor: 999 },
       { country: 'DE', currency: 'EUR', amount_minor: 999 },
       { country: 'JP', currency: 'JPY', amount_minor: 1200 },
     ],
     ...over,
-  };
-}
+  });
 
 function ctxFor(a: Account, mode: 'test' | 'live' = 'test'): ProviderContext {
   return { baseUrl: emu.url, mode, credential: a.credentials[mode], accountRef: a.account, timeoutMs: 5000 };
