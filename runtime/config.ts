@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROVIDERS, type ProviderId } from '../domain/providers';
 
 /** Repository root, resolved from this file so scripts work from any cwd. */
 export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export const PROVIDERS = ['psp_a', 'psp_b', 'psp_c', 'store_android', 'store_ios'] as const;
-export type ProviderId = (typeof PROVIDERS)[number];
+export { PROVIDERS, type ProviderId } from '../domain/providers';
 
 /** Emulator ports follow the provider order of DESIGN.md: 4101..4105. */
 export const DEFAULT_EMULATOR_PORTS: Record<ProviderId, number> = {

@@ -4,8 +4,10 @@ import { entitlementRow, filter, mode, pageOf, paging, provider, subscriptionRow
 import { paginate, whereGiven } from './paging';
 import * as s from './serializers';
 
-export const SUBSCRIPTION_STATUSES = ['trialing', 'active', 'past_due', 'canceled', 'refunded', 'expired'] as const;
-export const ENTITLEMENT_STATES = ['active', 'grace_period', 'expired', 'revoked'] as const;
+import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
+import { ENTITLEMENT_STATES } from '../../domain/entitlement';
+
+export { SUBSCRIPTION_STATUSES, ENTITLEMENT_STATES };
 
 export const listSubscribers = defineOperation({
   name: 'subscribers.list',

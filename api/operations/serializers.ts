@@ -1,3 +1,5 @@
+import { isPremiumState } from '../../domain/entitlement';
+import { isProductSynced } from '../../domain/product-sync';
 import { iso, isoReq } from './paging';
 
 /** Row → public shape. Columns not named here (ciphertexts above all) never leave the service. */
@@ -27,7 +29,7 @@ export function product(r: Row, refs: Row[]) {
     version: r.version,
     provider_ids,
     provider_refs: refs.map(productRef),
-    synced: refs.length > 0 && refs.every((x) => x.synced_version === r.version),
+    synced: isProductSynced(r as { version: number }, refs as { synced_version: number }[]),
     created_at: isoReq(r.created_at),
     updated_at: isoReq(r.updated_at),
   };
@@ -74,7 +76,7 @@ export function entitlement(r: Row) {
     provider: r.provider,
     state: r.state,
     is_sandbox: r.is_sandbox,
-    is_active: r.state === 'active' || r.state === 'grace_period',
+    is_active: isPremiumState(r.state),
     product_id: r.product_id ?? null,
     sku: r.sku ?? null,
     subscription_id: r.subscription_id ?? null,
