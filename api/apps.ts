@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
+import { v1Fallthrough } from './fallthrough';
 import { healthRoutes } from './health';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
@@ -26,15 +27,21 @@ function v1Router(services: Services): Router {
     ctx.body = openapi;
   });
   const rest = restRouter(OPERATIONS, services);
-  v1.use(rest.routes(), rest.allowedMethods());
+  v1.use(rest.routes());
   return v1;
+}
+
+/** /v1 with its fallthrough (401 before 404/405, Error shape); the same on both hosts. */
+function mountV1(app: Koa, services: Services): void {
+  const v1 = v1Router(services);
+  app.use(v1Fallthrough(v1, services.db));
+  app.use(v1.routes());
 }
 
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
 export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log);
-  const v1 = v1Router(services);
-  app.use(v1.routes()).use(v1.allowedMethods());
+  mountV1(app, services);
   return app;
 }
 
@@ -43,8 +50,7 @@ export function createDashboardApp(services: Services, log: Logger, extra: Koa.M
   const app = base(services, log);
   app.use(dashboardHome());
   for (const mw of extra) app.use(mw);
-  const v1 = v1Router(services);
-  app.use(v1.routes()).use(v1.allowedMethods());
+  mountV1(app, services);
   return app;
 }
 

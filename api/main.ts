@@ -4,6 +4,7 @@ import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/database';
 import { logger } from '../runtime/logger';
 import { createApiApp, createDashboardApp, createToolsApp } from './apps';
+import { createHttpServer } from './http-server';
 import type { Services } from './services';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
@@ -25,7 +26,7 @@ const servers = await Promise.all(
   listeners.map(
     ([name, port, handler]) =>
       new Promise<http.Server>((resolve, reject) => {
-        const s = http.createServer(handler);
+        const s = createHttpServer(handler);
         s.keepAliveTimeout = 65_000;
         s.once('error', reject);
         s.listen(port, process.env.BIND_HOST || '127.0.0.1', () => {

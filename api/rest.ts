@@ -25,7 +25,7 @@ export function restRouter(ops: Operation[], services: Services): Router {
     if (!op.rest) continue;
     const method = op.rest.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     router[method](koaPath(op.rest.path), async (ctx) => {
-      const { principal, rateHeaders } = await admit(services.db, ctx.headers);
+      const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
       ctx.state.tenantId = principal.tenantId;
       ctx.state.keyId = principal.keyId;
       ctx.set(rateHeaders);
