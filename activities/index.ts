@@ -4,6 +4,7 @@ import type { Adapters } from '../providers';
 import type { Vault } from '../providers/vault';
 import { createProviderActivities } from './providers';
 import { createSubscriptionActivities } from './subscriptions';
+import { createSyncActivities } from './sync';
 
 export interface ActivityDeps {
   db: Knex;
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSubscriptionActivities(deps),
     ...createProviderActivities(deps),
+    ...createSyncActivities(deps),
   };
 }
 

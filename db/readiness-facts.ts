@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
 import type { ReadinessFacts } from '../domain/readiness';
+import { speakingConnection } from '../domain/connection-choice';
 import { listConnectionsSafe, type SafeConnection } from './connections';
 
 /**
  * The facts readiness is judged on, read in the caller's tenant transaction (RLS scopes every
- * query). One row per provider configured on the tenant; with several connections, the
- * account's default speaks for the provider (else the first active, else the first).
+ * query). One row per provider configured on the tenant, judged on its speaking connection.
  */
 export async function readReadinessFacts(trx: Knex.Transaction): Promise<ReadinessFacts[]> {
   const [connections, productsRow, synced, sandbox] = await Promise.all([
@@ -26,8 +26,7 @@ export async function readReadinessFacts(trx: Knex.Transaction): Promise<Readine
   const syncedCount = (p: string, m: string) => Number(synced.find((s: any) => s.provider === p && s.mode === m)?.n ?? 0);
   const evidence = new Set(sandbox.map((r: { provider: string }) => r.provider));
   return PROVIDERS.filter((p) => byProvider.has(p)).map((provider) => {
-    const all = byProvider.get(provider)!;
-    const c = all.find((x) => x.is_default) ?? all.find((x) => x.is_active) ?? all[0];
+    const c = speakingConnection(byProvider.get(provider)!)!;
     return {
       provider,
       is_active: c.is_active,

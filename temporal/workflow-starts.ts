@@ -29,3 +29,33 @@ export async function runProviderProbe(client: Client, taskQueue: string, tenant
     ],
   });
 }
+
+// ── Sync: drift snapshots and sync runs, started by function reference.
+import { driftSnapshotWorkflow, syncRunWorkflow, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
+import type { SyncTarget } from '../db/sync-facts';
+
+export const syncWorkflowId = (kind: SyncRunInput['kind'], runId: string) => (kind === 'sync' ? `sync-${runId}` : `product-sync-${runId}`);
+
+export async function readDriftSnapshots(client: Client, taskQueue: string, tenantId: string, readId: string, targets: SyncTarget[]): Promise<SnapshotOutcome[]> {
+  return client.workflow.execute(driftSnapshotWorkflow, {
+    taskQueue,
+    workflowId: `drift-${tenantId}-${readId}`,
+    args: [{ tenantId, targets }],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: tenantId },
+      { key: KIND_ATTR, value: 'drift' },
+    ],
+  });
+}
+
+export async function startSyncRun(client: Client, taskQueue: string, input: SyncRunInput) {
+  return client.workflow.start(syncRunWorkflow, {
+    taskQueue,
+    workflowId: syncWorkflowId(input.kind, input.runId),
+    args: [input],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: KIND_ATTR, value: input.kind },
+    ],
+  });
+}

@@ -1,3 +1,4 @@
 // Every workflow the worker registers. Deterministic code only: no db, no providers, no I/O.
 export { subscriptionTrialWorkflow } from './subscription-trial';
 export { probeProvidersWorkflow } from './probe-providers';
+export { driftSnapshotWorkflow, syncRunWorkflow } from './sync-run';

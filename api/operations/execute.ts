@@ -14,6 +14,10 @@ export interface ExecutionMeta {
   services: Services;
   log: Logger;
   surface: 'rest' | 'tool';
+  /** The REST `Prefer` header, when there is one. */
+  prefer?: string;
+  /** Filled by the handler; the REST layer applies it. */
+  response?: OperationContext['response'];
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
@@ -36,6 +40,8 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
     services: meta.services,
     log: meta.log,
     tx: (work) => withTenant(meta.services.db, principal.tenantId, work),
+    preferAsync: /(^|[,;\s])respond-async($|[,;\s])/i.test(meta.prefer ?? ''),
+    response: meta.response ?? { headers: {} },
   };
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
     op.write ? recordAudit(meta.services.db, { principal, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail }) : Promise.resolve();

@@ -7,6 +7,7 @@ import { getPaywall, listCoupons } from './read-catalogue-extras';
 import { listAudit, listWebhooks } from './read-records';
 import { listSyncEvents } from './read-sync-events';
 import { getReadiness } from './readiness';
+import { getSyncReport, runSync, syncProduct } from './sync';
 
 /** The operation table: every management operation, once. REST routes and tools are made from it. */
 export const OPERATIONS: Operation[] = [
@@ -14,7 +15,10 @@ export const OPERATIONS: Operation[] = [
   getReadiness,
   listProducts,
   getProduct,
+  syncProduct,
   listProviders,
+  getSyncReport,
+  runSync,
   listSyncEvents,
   listSubscribers,
   listEntitlements,
