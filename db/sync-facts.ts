@@ -3,6 +3,7 @@ import { PROVIDERS, type Mode, type ProviderId } from '../domain/providers';
 import { speakingConnection } from '../domain/connection-choice';
 import type { DriftFacts, DriftProduct, ProviderDriftFacts, RemoteObject } from '../domain/drift';
 import { syncModes } from '../domain/drift';
+import { isPaywallPublished } from '../domain/paywall';
 import type { ProductSpec, Tier } from '../providers/types';
 import { listConnectionsSafe, type SafeConnection } from './connections';
 
@@ -74,7 +75,7 @@ export async function driftDbFacts(
     }
     return { provider, is_active: c.is_active, has_test_credential: c.has_test_credential, has_live_credential: c.has_live_credential, credential_modes, remote, synced_versions, link_modes };
   });
-  const published = paywall ? paywall.published_at !== null && new Date(paywall.published_at) >= new Date(paywall.updated_at) : true;
+  const published = paywall ? isPaywallPublished(paywall) : true;
   const skus = Array.isArray(paywall?.config?.skus) ? (paywall.config.skus as unknown[]).filter((s): s is string => typeof s === 'string') : [];
   return { products: driftProducts, paywall: paywall ? { published, skus } : null, providers };
 }

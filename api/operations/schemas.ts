@@ -164,6 +164,7 @@ export const paywallBody = z.object({
   object: z.literal('paywall'),
   config: z.record(z.string(), z.unknown()),
   published: z.boolean(),
+  has_unpublished_changes: z.boolean().describe('edited since its last publication (or never published)'),
   published_at: tsNull,
   updated_at: ts,
 });

@@ -5,7 +5,9 @@ import { withTenant } from '../../db/tenant-tx';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
-import { createEmulatorAccount } from '../../seed/demo-providers';
+import { connectDemoProviders, createEmulatorAccount } from '../../seed/demo-providers';
+import { seedDemoTenant } from '../../seed/demo';
+import { generateMasterKey } from '../../providers/vault';
 import { testDb } from '../helpers/db';
 import { call, newTenant, refill, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
@@ -19,6 +21,7 @@ describe('drift report and sync gate', () => {
   let emulators: Record<ProviderId, RunningEmulator>;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let api: Awaited<ReturnType<typeof startApi>>;
+  const masterKey = generateMasterKey();
 
   const state = async () =>
     Object.fromEntries(await Promise.all(PROVIDERS.map(async (p) => [p, await (await fetch(`${emulators[p].url}/__control/state`)).json()])));
@@ -52,7 +55,7 @@ describe('drift report and sync gate', () => {
   beforeAll(async () => {
     emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
     const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
-    worker = await startTestWorker({ config: { providerBaseUrls } });
+    worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
     api = await startApi({ config: { ...worker.config } });
   });
   afterAll(async () => {
@@ -98,6 +101,23 @@ describe('drift report and sync gate', () => {
     expect(again.status).toBe(200);
     expect(again.body.synced).toBe(0);
     expect(await state()).toEqual(before);
+  });
+
+  it('the demo tenant: findings of at least four kinds; a sync leaves only what needs a person', async () => {
+    const t = await newTenant('demo-like');
+    await seedDemoTenant(testDb(), t.tenant_id);
+    expect(await connectDemoProviders(testDb(), { ...worker.config, masterKey }, t.tenant_id)).toEqual([...PROVIDERS]);
+    const report = await call(api.apiUrl, '/sync', t.secret_key);
+    const kinds = new Set(report.body.findings.map((f: any) => f.kind));
+    expect(kinds.size).toBeGreaterThanOrEqual(4);
+    const run = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    expect(run.status).toBe(200);
+    expect(run.body.failed).toEqual([]);
+    const after = await call(api.apiUrl, '/sync', t.secret_key);
+    expect(after.body.findings.length).toBeGreaterThan(0);
+    expect(after.body.findings.every((f: any) => !f.automatable)).toBe(true);
+    expect(new Set(after.body.findings.map((f: any) => f.kind))).toEqual(new Set(['paywall-not-published', 'missing-currency-for-country']));
+    expect(after.body.findings).toEqual(run.body.needs_human);
   });
 
   it('the gate refuses a wrong, missing or malformed count, a forbidden field and a concurrent drain, writing nothing anywhere', async () => {
