@@ -22,3 +22,9 @@ export async function migrateLatest(db: Knex): Promise<void> {
 }
 
 export { TENANT_TABLES } from './migrations/001_schema';
+
+/** Names of the migrations the database has applied, oldest first. */
+export async function appliedMigrations(db: Knex): Promise<string[]> {
+  const [done] = (await db.migrate.list({ migrationSource: source })) as [Array<{ name: string } | string>, unknown[]];
+  return done.map((m) => (typeof m === 'string' ? m : m.name));
+}
