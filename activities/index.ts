@@ -5,6 +5,7 @@ import type { Vault } from '../providers/vault';
 import { createProviderActivities } from './providers';
 import { createSubscriptionActivities } from './subscriptions';
 import { createSyncActivities } from './sync';
+import { createLifecycleActivities } from './lifecycle';
 
 export interface ActivityDeps {
   db: Knex;
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSubscriptionActivities(deps),
     ...createProviderActivities(deps),
     ...createSyncActivities(deps),
+    ...createLifecycleActivities(deps),
   };
 }
 

@@ -3,6 +3,8 @@ import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
 import { v1Fallthrough } from './fallthrough';
+import { webhookReceiver } from './webhooks/receiver';
+import { sdkRouter } from './sdk/router';
 import { healthRoutes } from './health';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
@@ -41,6 +43,8 @@ function mountV1(app: Koa, services: Services): void {
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
 export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log);
+  const sdk = sdkRouter(services);
+  app.use(sdk.routes());
   mountV1(app, services);
   return app;
 }
@@ -49,6 +53,7 @@ export function createApiApp(services: Services, log: Logger): Koa {
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log);
   app.use(dashboardHome());
+  app.use(webhookReceiver(services));
   for (const mw of extra) app.use(mw);
   mountV1(app, services);
   return app;

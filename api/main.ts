@@ -1,6 +1,9 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../runtime/config';
+import { resolveMasterKey } from '../runtime/master-key';
+import { createVault } from '../providers/vault';
+import { createAdapters } from '../providers';
 import { openDatabase } from '../runtime/database';
 import { logger } from '../runtime/logger';
 import { createApiApp, createDashboardApp, createToolsApp } from './apps';
@@ -15,7 +18,8 @@ if (config.temporalAddress) {
   const connection = Connection.lazy({ address: config.temporalAddress });
   temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace }) };
 }
-const services: Services = { db, config, temporal };
+// Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
+const services: Services = { db, config, temporal, vault: createVault(resolveMasterKey(config)), adapters: createAdapters(config) };
 
 const listeners: [string, number, http.RequestListener][] = [
   ['api', config.apiPort, createApiApp(services, logger).callback()],

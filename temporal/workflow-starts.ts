@@ -59,3 +59,25 @@ export async function startSyncRun(client: Client, taskQueue: string, input: Syn
     ],
   });
 }
+
+// ── Customer lifecycles: one entity workflow per provider customer, fed by signal-with-start.
+import { customerLifecycleWorkflow, lifecycleEventSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
+import type { LifecycleEvent } from '../domain/subscription';
+import { PROVIDER_ATTR } from './search-attributes';
+
+export const lifecycleWorkflowId = (provider: string, customerKey: string) => `customer-${provider}-${customerKey}`;
+
+export async function signalLifecycle(client: Client, taskQueue: string, input: LifecycleInput, event: LifecycleEvent) {
+  return client.workflow.signalWithStart(customerLifecycleWorkflow, {
+    taskQueue,
+    workflowId: lifecycleWorkflowId(input.provider, input.customerKey),
+    args: [input],
+    signal: lifecycleEventSignal,
+    signalArgs: [event],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: PROVIDER_ATTR, value: input.provider },
+      { key: KIND_ATTR, value: 'customer-lifecycle' },
+    ],
+  });
+}
