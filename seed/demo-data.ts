@@ -32,7 +32,8 @@ const TIER_FACTOR: Record<string, number> = { weekly: 0.3, monthly: 1, quarterly
  * or hundreds in zero-decimal ones.
  */
 export function demoAmount(locale: { currency: string; monthly: number }, tier: string): number {
-  const raw = locale.monthly * TIER_FACTOR[tier];
+  const raw = Math.round(locale.monthly * TIER_FACTOR[tier]);
+  if (raw % 100 === 0 || raw % 100 === 99) return raw;
   if (locale.currency === 'JPY') return raw < 10_000 ? Math.round(raw / 10) * 10 : Math.round(raw / 100) * 100;
   return Math.max(99, Math.round(raw / 100) * 100 - 1);
 }

@@ -70,7 +70,11 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     if (stored.status === 'received' && customerKey && event.kind !== 'other' && event.kind !== 'test') {
       if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Processing is unavailable; retry.');
       try {
-        await signalLifecycle(services.temporal.client, services.config.taskQueue, { tenantId: conn.tenant_id, provider, customerKey }, lifecycleEvent(event));
+        // Bounded: providers want an answer within seconds (Razorpay: 5 s); a slow Temporal is a 503 and a retry.
+        const client = services.temporal.client;
+        await withTimeout(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () =>
+          signalLifecycle(client, services.config.taskQueue, { tenantId: conn.tenant_id, provider, customerKey }, lifecycleEvent(event)),
+        ));
       } catch {
         // Stored but not yet handed over: the provider's retry (same event id) hands it over.
         throw new ApiError(503, 'temporarily_unavailable', 'The event is stored but processing could not be started; retry.', {}, { 'Retry-After': '5' });
@@ -81,6 +85,17 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     ctx.status = 200;
     ctx.body = { received: true, id: event.id };
   };
+}
+
+const HANDOVER_TIMEOUT_MS = 3000;
+
+async function withTimeout<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {
