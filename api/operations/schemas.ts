@@ -44,6 +44,7 @@ export const paging = {
 export const provider = z.enum(PROVIDERS);
 export const mode = z.enum(['live', 'test']);
 export const uuid = z.string();
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const filter = z.string().min(1).max(200);
 
 export function pageOf<T extends z.ZodType>(row: T) {

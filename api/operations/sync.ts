@@ -8,7 +8,7 @@ import { readDriftSnapshots, startSyncRun } from '../../temporal/workflow-starts
 import type { ProviderWork, SyncOutcome, SyncRunInput, SyncRunResult } from '../../workflows/sync-run';
 import { ApiError, notFound, serverMisconfigured } from '../errors';
 import { defineOperation, type OperationContext } from './types';
-import { provider } from './schemas';
+import { provider, UUID_RE } from './schemas';
 
 const findingRow = z.object({
   kind: z.enum(DRIFT_KINDS),
@@ -194,7 +194,6 @@ export const syncProduct = defineOperation({
   errors: [404, 409],
   tool: { name: 'billing_sync_product', description: 'Sync one product to its providers (the only onboarding step that writes to a live provider). Read every verdict: a 200 can hold failures.' },
   async handler(ctx, input) {
-    const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
     const product = UUID_RE.test(input.id) ? await ctx.tx((trx) => trx('products').where({ id: input.id }).first('id', 'sku')) : undefined;
     if (!product) throw notFound('product');
     const setups = await ctx.tx((trx) => providerSetups(trx));

@@ -8,6 +8,7 @@ import type { LifecycleEvent } from '../../domain/subscription';
 import type { NormalisedEvent } from '../../providers/types';
 import { signalLifecycle } from '../../temporal/workflow-starts';
 import { ApiError } from '../errors';
+import { within } from '../health';
 import { readRawBody } from '../json-body';
 import type { Services } from '../services';
 import { peekAccount, RECEIVING } from './accounts';
@@ -72,7 +73,7 @@ export function webhookReceiver(services: Services): Koa.Middleware {
       try {
         // Bounded: providers want an answer within seconds (Razorpay: 5 s); a slow Temporal is a 503 and a retry.
         const client = services.temporal.client;
-        await withTimeout(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () =>
+        await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () =>
           signalLifecycle(client, services.config.taskQueue, { tenantId: conn.tenant_id, provider, customerKey }, lifecycleEvent(event)),
         ));
       } catch {
@@ -89,14 +90,6 @@ export function webhookReceiver(services: Services): Koa.Middleware {
 
 const HANDOVER_TIMEOUT_MS = 3000;
 
-async function withTimeout<T>(ms: number, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {
   return {

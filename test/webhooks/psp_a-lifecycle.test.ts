@@ -9,17 +9,8 @@ import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
+import { until } from '../helpers/until';
 
-/** Poll a condition with a deadline (no sleeps standing in for it). */
-async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /**
  * psp_a's signed webhooks, end to end: the emulator's hosted checkout sends its three events

@@ -9,16 +9,8 @@ import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
+import { until } from '../helpers/until';
 
-async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The other two web providers' hosted checkouts, signed their own way, reach premium too. */
 describe.each(['psp_b', 'psp_c'] as const)('%s webhooks → premium', (provider) => {
