@@ -5,6 +5,7 @@ import { dashboardHome } from './dashboard-home';
 import { v1Fallthrough } from './fallthrough';
 import { webhookReceiver } from './webhooks/receiver';
 import { sdkRouter } from './sdk/router';
+import { toolServer } from './tools/server';
 import { healthRoutes } from './health';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
@@ -59,19 +60,10 @@ export function createDashboardApp(services: Services, log: Logger, extra: Koa.M
   return app;
 }
 
-/** Tool server (:4002): JSON-RPC 2.0 over Streamable HTTP for assistants. */
+/** Tool server (:4002): JSON-RPC 2.0 over Streamable HTTP for assistants (MCP). */
 export function createToolsApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log);
   for (const mw of extra) app.use(mw);
-  app.use(async (ctx, next) => {
-    if (ctx.path === '/' && ctx.method === 'GET') {
-      // The server never initiates messages, so there is no SSE stream to open.
-      ctx.status = 405;
-      ctx.set('Allow', 'POST');
-      ctx.body = { error: 'method_not_allowed', detail: 'The tool server takes JSON-RPC 2.0 requests by POST only.' };
-      return;
-    }
-    return next();
-  });
+  app.use(toolServer(services));
   return app;
 }

@@ -1,0 +1,109 @@
+import type Koa from 'koa';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { withTenant } from '../../db/tenant-tx';
+import type { Principal } from '../auth';
+import { ApiError } from '../errors';
+import { admit } from '../gate';
+import { readRawBody } from '../json-body';
+import { toApiError } from '../middleware';
+import { OPERATIONS } from '../operations';
+import { executeOperation } from '../operations/execute';
+import { UUID_RE } from '../operations/schemas';
+import type { Services } from '../services';
+import { toolCatalog, type ToolDescriptor } from './catalog';
+
+export const INSTRUCTIONS = [
+  'Billing tools for one tenant; you have exactly the scopes of the key you were given.',
+  'Store readiness (store_android, store_ios) needs a person with a device: relay every manual_steps entry to the person verbatim, and never claim a manual step is done — only a real sandbox purchase turns the row green.',
+  'Before billing_sync_run, read billing_sync_report and pass its confirm_count. A 200 from a sync can still hold failed or skipped entries: read them.',
+  'Creating or pricing a product does not put it on sale: billing_sync_product is the step that writes to live providers.',
+].join('\n');
+
+/** What to do next after a refusal, by the REST error code the tool result starts with. */
+const NEXT: Record<string, string> = {
+  insufficient_scope: 'Ask the account owner for a key that carries that scope; retrying with this key never succeeds.',
+  count_mismatch: 'Re-read billing_sync_report and call billing_sync_run again with its confirm_count.',
+  drift_incomplete: 'A provider did not answer; try again shortly. Nothing was written.',
+  sync_in_progress: 'Another sync is running for this account; read billing_sync_events for it, then retry.',
+  not_found: 'Check the id or SKU with billing_products.',
+  invalid_request: 'Fix the named argument and call again.',
+  forbidden_field: 'Secrets and credentials are entered only in the dashboard; call again without that argument.',
+  rate_limited: 'Wait for the time given, then retry.',
+};
+
+function refusal(err: unknown) {
+  const e = toApiError(err);
+  const text = `${e.code}: ${e.detail ?? ''}${NEXT[e.code] ? ` ${NEXT[e.code]}` : ''}`.trim();
+  return { isError: true, content: [{ type: 'text' as const, text }], ...(e.status >= 500 ? {} : {}) };
+}
+
+async function resolveProduct(services: Services, principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { product_id, sku, ...rest } = args;
+  if (product_id !== undefined && sku !== undefined) throw new ApiError(400, 'invalid_request', 'give product_id or sku, not both', { param: 'sku' });
+  if (typeof product_id === 'string') return { ...rest, id: product_id };
+  if (typeof sku !== 'string' || sku === '') throw new ApiError(400, 'invalid_request', 'name the product with product_id or sku', { param: 'product_id' });
+  const row = await withTenant(services.db, principal.tenantId, (trx) => trx('products').where({ sku }).first('id'));
+  if (!row) throw new ApiError(404, 'not_found', `no product with SKU "${sku}"`);
+  return { ...rest, id: row.id };
+}
+
+function buildServer(services: Services, principal: Principal, catalog: Map<string, ToolDescriptor>, meta: { requestId: string; log: Koa.DefaultState['log'] }): Server {
+  const server = new Server({ name: 'billing', version: '1.0.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...catalog.values()].map((t) => t.definition) }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const tool = catalog.get(req.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+    try {
+      let args = (req.params.arguments ?? {}) as Record<string, unknown>;
+      if (tool.names === 'product') args = await resolveProduct(services, principal, args);
+      if (typeof args.id === 'string' && tool.names === 'product' && !UUID_RE.test(args.id)) throw new ApiError(404, 'not_found', 'product not found');
+      const result = (await executeOperation(tool.op, principal, args, { requestId: meta.requestId, services, log: meta.log, surface: 'tool' })) as Record<string, unknown>;
+      return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result };
+    } catch (err) {
+      if (err instanceof McpError) throw err;
+      return refusal(err);
+    }
+  });
+  return server;
+}
+
+/**
+ * The tool server (MCP over Streamable HTTP, stateless): the same bearer gate as REST before any
+ * JSON-RPC is read (401 with WWW-Authenticate; the tenant's one rate-limit bucket), then one
+ * server per request over the operation table — so scope checks, tenancy, paging clamps, the
+ * confirm-count gate and audit are the REST code itself.
+ */
+export function toolServer(services: Services): Koa.Middleware {
+  const catalog = toolCatalog(OPERATIONS);
+  return async (ctx, next) => {
+    if (ctx.path !== '/') return next();
+    if (ctx.method !== 'POST') {
+      // The server never initiates messages, so there is no SSE stream to open.
+      throw new ApiError(405, 'method_not_allowed', 'The tool server takes JSON-RPC 2.0 requests by POST only.', {}, { Allow: 'POST' });
+    }
+    const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
+    ctx.state.tenantId = principal.tenantId;
+    ctx.state.keyId = principal.keyId;
+    ctx.set(rateHeaders);
+    const raw = await readRawBody(ctx);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      ctx.status = 400;
+      ctx.body = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.ParseError, message: 'Parse error: the body is not JSON' } };
+      return;
+    }
+    const server = buildServer(services, principal, catalog, { requestId: ctx.state.requestId, log: ctx.state.log });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    ctx.respond = false;
+    ctx.res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await transport.handleRequest(ctx.req, ctx.res, body);
+  };
+}
