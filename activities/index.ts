@@ -4,7 +4,7 @@ import type { Adapters } from '../providers';
 import type { Vault } from '../providers/vault';
 import { createProviderActivities } from './providers';
 import { createSubscriptionActivities } from './subscriptions';
-import { createSyncActivities } from './sync';
+import { createRetireActivities, createSyncActivities } from './sync';
 import { createLifecycleActivities } from './lifecycle';
 
 export interface ActivityDeps {
@@ -20,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSubscriptionActivities(deps),
     ...createProviderActivities(deps),
     ...createSyncActivities(deps),
+    ...createRetireActivities(deps),
     ...createLifecycleActivities(deps),
   };
 }

@@ -109,3 +109,31 @@ export function createSyncActivities({ db, config, vault, adapters }: ActivityDe
     },
   };
 }
+
+/** Retirement's side effects: stop sales of a product at one store, and deactivate the row. */
+export function createRetireActivities({ db, config, vault, adapters }: ActivityDeps) {
+  return {
+    async stopSalesAt(input: { tenantId: string; target: SyncTarget; productId: string }): Promise<{ stopped: boolean }> {
+      const { tenantId, target } = input;
+      const found = await withTenant(db, tenantId, async (trx) => ({
+        spec: await loadProductSpec(trx, tenantId, input.productId),
+        ref: await trx('product_provider_refs').where({ product_id: input.productId, provider: target.provider, mode: target.mode }).first('external_id'),
+      }));
+      // Never created at this store: nothing on sale there to stop.
+      if (!found.spec || !found.ref) return { stopped: false };
+      const credential = await withTenant(db, tenantId, (trx) => loadCredential(trx, vault, target.connectionId, target.mode));
+      try {
+        await adapters[target.provider].stopSales({ baseUrl: config.providerBaseUrls[target.provider], mode: target.mode, credential, accountRef: target.accountRef }, found.ref.external_id, found.spec);
+        return { stopped: true };
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
+    },
+
+    async deactivateProduct(input: { tenantId: string; productId: string }): Promise<void> {
+      await withTenant(db, input.tenantId, (trx) =>
+        trx('products').where({ id: input.productId }).update({ active: false, retired_at: trx.fn.now(), updated_at: trx.fn.now() }),
+      );
+    },
+  };
+}

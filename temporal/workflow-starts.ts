@@ -81,3 +81,18 @@ export async function signalLifecycle(client: Client, taskQueue: string, input: 
     ],
   });
 }
+
+// ── Product retirement.
+import { retireProductWorkflow, type RetireResult } from '../workflows/retire-product';
+
+export async function runRetirement(client: Client, taskQueue: string, input: { tenantId: string; productId: string; stores: SyncTarget[] }): Promise<RetireResult> {
+  return client.workflow.execute(retireProductWorkflow, {
+    taskQueue,
+    workflowId: `retire-${input.productId}`,
+    args: [input],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: KIND_ATTR, value: 'retire' },
+    ],
+  });
+}

@@ -3,3 +3,4 @@ export { subscriptionTrialWorkflow } from './subscription-trial';
 export { probeProvidersWorkflow } from './probe-providers';
 export { driftSnapshotWorkflow, syncRunWorkflow } from './sync-run';
 export { customerLifecycleWorkflow } from './customer-lifecycle';
+export { retireProductWorkflow } from './retire-product';

@@ -8,6 +8,9 @@ import { listAudit, listWebhooks } from './read-records';
 import { listSyncEvents } from './read-sync-events';
 import { getReadiness } from './readiness';
 import { getSyncReport, runSync, syncProduct } from './sync';
+import { createProductOp, setPricingOp, updateProductOp } from './catalogue-writes';
+import { attachProvider, createApp, listApps } from './apps';
+import { retireProduct } from './retire';
 
 /** The operation table: every management operation, once. REST routes and tools are made from it. */
 export const OPERATIONS: Operation[] = [
@@ -26,6 +29,14 @@ export const OPERATIONS: Operation[] = [
   getPaywall,
   listWebhooks,
   listAudit,
+  // Tool-only operations (no REST route).
+  listApps,
+  createApp,
+  attachProvider,
+  createProductOp,
+  updateProductOp,
+  setPricingOp,
+  retireProduct,
 ] as Operation[];
 
 /**

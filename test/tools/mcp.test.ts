@@ -55,7 +55,7 @@ describe('tool server (MCP)', () => {
       const op = OPERATIONS.find((o) => o.tool?.name === tool.name)!;
       expect(tool.annotations?.readOnlyHint).toBe(!op.write);
     }
-    expect(tools.filter((x) => x.annotations?.destructiveHint).map((x) => x.name)).toEqual(['billing_sync_run']);
+    expect(tools.filter((x) => x.annotations?.destructiveHint).map((x) => x.name).sort()).toEqual(['billing_retire_product', 'billing_sync_run']);
     expect(Object.keys(tools.find((x) => x.name === 'billing_product')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['product_id', 'sku']));
   });
 
