@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
+import { dashboardPages } from './dashboard';
 import { healthRoutes } from './health';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
@@ -42,6 +43,7 @@ export function createApiApp(services: Services, log: Logger): Koa {
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log);
   app.use(dashboardHome());
+  app.use(dashboardPages(services));
   for (const mw of extra) app.use(mw);
   const v1 = v1Router(services);
   app.use(v1.routes()).use(v1.allowedMethods());

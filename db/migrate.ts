@@ -1,11 +1,13 @@
 import type { Knex } from 'knex';
 import * as schema from './migrations/001_schema';
 import * as listIndexes from './migrations/002_list_indexes';
+import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attempts';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_schema': schema,
   '002_list_indexes': listIndexes,
+  '007_dashboard_login_attempts': dashboardLoginAttempts,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,0 +1,19 @@
+import type { Knex } from 'knex';
+
+/**
+ * Failed dashboard logins, counted per key ("email:<sha256>" or "ip:<address>") in a fixed
+ * window. In Postgres, not process memory, so every replica sees the same count. Not a tenant
+ * table: a login attempt happens before anyone is known to belong to a tenant, and the key is a
+ * hash, so no address is stored in the clear.
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('dashboard_login_attempts', (t) => {
+    t.text('key').primary();
+    t.integer('failures').notNullable().defaultTo(0);
+    t.timestamp('window_started_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('dashboard_login_attempts');
+}
