@@ -4,6 +4,7 @@ import type { Services } from '../services';
 import { authPages } from './auth-pages';
 import { CsrfRefused } from './form';
 import { keysPage } from './keys-page';
+import { providersPage } from './providers-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -20,7 +21,7 @@ const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|s
  */
 export function dashboardPages(services: Services): Koa.Middleware {
   const pages = new Router();
-  for (const r of [authPages(services), keysPage(services)]) pages.use(r.routes(), r.allowedMethods());
+  for (const r of [authPages(services), keysPage(services), providersPage(services)]) pages.use(r.routes(), r.allowedMethods());
 
   const guarded: Koa.Middleware = async (ctx, next) => {
     if (SIGNED_IN.test(ctx.path) && !ctx.state.user) {
