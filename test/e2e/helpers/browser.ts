@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
 
 /** Debian's chromium, headless, with nothing phoning home (DEVELOPERS.md). */
 export async function launchBrowser(): Promise<Browser> {
@@ -40,7 +39,7 @@ export async function expectAccessible(p: Page, label: string): Promise<void> {
   const bad = violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  expect(bad, `accessibility violations on ${label}`).toEqual([]);
+  if (bad.length > 0) throw new Error(`accessibility violations on ${label}:\n${bad.join('\n')}`);
 }
 
 /** Sign up through the real form and land signed in. */
