@@ -61,6 +61,8 @@ export interface Config {
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
    */
   oauthClients: Partial<Record<ProviderId, { client_id: string; client_secret: string }>>;
+  /** Where people open a workflow run (TEMPORAL_UI_URL; the local dev server's UI by default). */
+  temporalUiUrl: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -92,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerBaseUrls,
     publicDashboardUrl: env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`,
     oauthClients: oauthClients(env),
+    temporalUiUrl: env.TEMPORAL_UI_URL || `http://127.0.0.1:${intEnv(env, 'TEMPORAL_UI_PORT', 8233)}`,
   };
 }
 

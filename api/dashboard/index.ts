@@ -5,6 +5,8 @@ import { authPages } from './auth-pages';
 import { CsrfRefused } from './form';
 import { keysPage } from './keys-page';
 import { providersPage } from './providers-page';
+import { browsePages } from './browse-page';
+import { syncRunsPage } from './sync-runs-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -13,7 +15,7 @@ import { sessionMiddleware } from './session';
 const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
 /** Pages a person reaches only when signed in. */
-const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries)(\/|$)/;
+const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries|audit)(\/|$)/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
@@ -21,7 +23,7 @@ const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|s
  */
 export function dashboardPages(services: Services): Koa.Middleware {
   const pages = new Router();
-  for (const r of [authPages(services), keysPage(services), providersPage(services)]) pages.use(r.routes(), r.allowedMethods());
+  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services)]) pages.use(r.routes(), r.allowedMethods());
 
   const guarded: Koa.Middleware = async (ctx, next) => {
     if (SIGNED_IN.test(ctx.path) && !ctx.state.user) {

@@ -35,7 +35,7 @@ interface KeyRow {
 
 function keyList(keys: KeyRow[], csrf: string) {
   if (keys.length === 0) return html`<p>No secret keys yet.</p>`;
-  return html`<table><caption class="skip">Secret keys</caption><thead><tr>
+  return html`<div class="scroll" role="region" tabindex="0" aria-label="Secret keys"><table><caption class="skip">Secret keys</caption><thead><tr>
 <th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expiry</th><th scope="col">Status</th></tr></thead><tbody>
 ${keys.map((k) => html`<tr>
 <td>${k.name}</td><td><code>${k.key_hint}</code></td><td>${k.scopes.join(', ')}</td>
@@ -44,7 +44,7 @@ ${keys.map((k) => html`<tr>
     ? html`Revoked ${formatDate(k.revoked_at)}`
     : html`<form class="inline" method="post" action="/settings/developer-api/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" aria-label="Revoke ${k.name}" style="margin:0">Revoke</button></form>`}</td>
 </tr>`)}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 function createForm(csrf: string, values: { name?: string; scopes?: string[]; expires?: string } = {}) {

@@ -16,7 +16,8 @@ input[type=text],input[type=email],input[type=password],input[type=number],input
 textarea{min-height:6rem}
 button{font:inherit;padding:.45rem 1rem;margin-top:.75rem;border:1px solid #0b4f9c;background:#0b4f9c;color:#fff;border-radius:4px;cursor:pointer}
 button.secondary{background:#fff;color:#0b4f9c}
-table{border-collapse:collapse;width:100%;margin:1rem 0;display:block;overflow-x:auto}
+table{border-collapse:collapse;width:100%}
+.scroll{overflow-x:auto;margin:1rem 0}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #ccc;vertical-align:top}
 code,.secret{background:#f0f0f0;padding:0 .3em;word-break:break-all}
 .notice{border-left:4px solid #0b4f9c;background:#eef4fb;padding:.5rem 1rem}
@@ -37,6 +38,11 @@ export interface PageInput {
 const NAV: { href: string; label: string }[] = [
   { href: '/settings/developer-api', label: 'Developer API' },
   { href: '/providers', label: 'Providers' },
+  { href: '/sync-runs', label: 'Sync runs' },
+  { href: '/subscribers', label: 'Subscribers' },
+  { href: '/entitlements', label: 'Entitlements' },
+  { href: '/webhook-deliveries', label: 'Webhook deliveries' },
+  { href: '/audit', label: 'Audit trail' },
 ];
 
 /** Every page: skip link, one h1, navigation for signed-in people, messages announced to screen readers. */

@@ -26,11 +26,11 @@ function webhookUrl(services: Services, provider: ProviderId): string {
 
 function connectionRows(list: SafeConnection[]) {
   if (list.length === 0) return html`<p>No provider is connected yet.</p>`;
-  return html`<table><caption class="skip">Connections</caption><thead><tr><th scope="col">Provider</th><th scope="col">Account</th><th scope="col">Default</th>
+  return html`<div class="scroll" role="region" tabindex="0" aria-label="Connections"><table><caption class="skip">Connections</caption><thead><tr><th scope="col">Provider</th><th scope="col">Account</th><th scope="col">Default</th>
 <th scope="col">Test credential</th><th scope="col">Live credential</th><th scope="col">Webhook secret</th><th scope="col">Connected</th></tr></thead><tbody>
 ${list.map((c) => html`<tr><td>${c.provider}</td><td><a href="/providers/${c.id}">${c.label || c.account_ref}</a></td><td>${c.is_default ? 'Default' : 'No'}</td>
 <td>${setOrNot(c.has_test_credential)}</td><td>${setOrNot(c.has_live_credential)}</td><td>${setOrNot(c.has_webhook_secret)}</td><td>${formatDate(c.created_at)}</td></tr>`)}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 /** Reads `<mode>.<field>` inputs into credentials; a mode whose fields are all empty is left unchanged. */
