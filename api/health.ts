@@ -1,7 +1,8 @@
 import type Koa from 'koa';
 import type { Services } from './services';
 
-async function within<T>(ms: number, p: Promise<T>): Promise<T> {
+/** A promise that gives up after `ms` (health checks, the webhook hand-over to Temporal). */
+export async function within<T>(ms: number, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([p, new Promise<T>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${ms} ms`)), ms)))]);

@@ -1,19 +1,20 @@
 import Router from '@koa/router';
 import type { Services } from '../services';
 import { withTenant } from '../../db/tenant-tx';
+import { syncWorkflowId } from '../../temporal/workflow-starts';
 import { formatDate, html } from './html';
 import { page } from './layout';
 
 interface RunRow {
   id: string;
-  kind: string;
+  kind: Parameters<typeof syncWorkflowId>[0];
   status: string;
   requested_by: string | null;
   created_at: Date;
   finished_at: Date | null;
 }
 
-/** Sync runs, newest first, each linking to its workflow (id `sync-<run_id>`, see docs/temporal.md) in the Temporal UI. */
+/** Sync runs, newest first, each linking to its workflow (syncWorkflowId: the id the run was started with) in the Temporal UI. */
 export function syncRunsPage(services: Services): Router {
   const r = new Router();
   r.get('/sync-runs', async (ctx) => {
@@ -29,7 +30,7 @@ export function syncRunsPage(services: Services): Router {
       body: runs.length === 0
         ? html`<p>No sync has run yet.</p>`
         : html`<div class="scroll" role="region" tabindex="0" aria-label="Sync runs"><table><caption class="skip">Sync runs</caption><thead><tr><th scope="col">Run</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Requested by</th><th scope="col">Started</th><th scope="col">Finished</th></tr></thead><tbody>
-${runs.map((run) => html`<tr><td><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(`sync-${run.id}`)}">sync-${run.id}</a> <span class="skip">(opens the Temporal UI)</span></td>
+${runs.map((run) => html`<tr><td><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(syncWorkflowId(run.kind, run.id))}">${syncWorkflowId(run.kind, run.id)}</a> <span class="skip">(opens the Temporal UI)</span></td>
 <td>${run.kind}</td><td>${run.status}</td><td>${run.requested_by ?? '—'}</td><td>${formatDate(run.created_at)}</td><td>${formatDate(run.finished_at)}</td></tr>`)}
 </tbody></table></div>`,
     });

@@ -87,7 +87,7 @@ describe.each(['api host', 'dashboard host'] as const)('read endpoints on the %s
     expect(r.body.sku).toBe('premium_monthly');
     expect(r.body.trial_per_platform).toEqual({ android: 7, ios: 7, web: 14 });
     expect(r.body.pricing).toHaveLength(DEMO_LOCALES.length);
-    expect(r.body.pricing.find((p: any) => p.country === 'IN')).toMatchObject({ currency: 'INR', amount_minor: 29900, locale: 'IN-INR' });
+    expect(r.body.pricing.find((p: any) => p.country === 'IN')).toMatchObject({ currency: 'INR', amount_minor: 9900, locale: 'IN-INR' });
 
     const missing = await get('/products/{id}', `/products/${crypto.randomUUID()}`);
     const malformed = await get('/products/{id}', '/products/not-a-uuid');

@@ -20,7 +20,8 @@ export async function startTestWorker(opts: { config?: Partial<Config>; masterKe
     Runtime.install({ logger: opts.logger ?? new DefaultLogger(process.env.TEMPORAL_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
     runtimeInstalled = true;
   }
-  const taskQueue = `${inject('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
+  // A queue of its own unless the caller names one (a restarted worker picking up where one stopped).
+  const taskQueue = opts.config?.taskQueue ?? `${inject('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
   const address = inject('temporalAddress');
   const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config };
   const vault = createVault(opts.masterKey ?? generateMasterKey());

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { createConnection } from '../../db/connections';
+import { withTenant } from '../../db/tenant-tx';
+import { startAllEmulators } from '../../emulators/registry';
+import type { RunningEmulator } from '../../emulators/common/host';
+import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import { createAdapters } from '../../providers';
+import { generateMasterKey } from '../../providers/vault';
+import { createEmulatorAccount } from '../../seed/demo-providers';
+import { testDb } from '../helpers/db';
+import { call, newTenant, startApi } from '../helpers/api';
+import { startTestWorker } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+
+/** Faults of the processing path, acting only on this file's own worker and API processes. */
+describe('webhook processing under faults', () => {
+  let emulators: Record<ProviderId, RunningEmulator>;
+  let worker: Awaited<ReturnType<typeof startTestWorker>> | undefined;
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let t: Awaited<ReturnType<typeof newTenant>>;
+  let account: string;
+  let taskQueue: string;
+  let providerBaseUrls: Record<ProviderId, string>;
+  const masterKey = generateMasterKey();
+  const control = async (path: string, body: unknown) =>
+    (await fetch(`${emulators.psp_a.url}/__control${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+  const delivery = (id: string) => testDb()('webhook_deliveries').where({ provider: 'psp_a', event_id: id }).first();
+
+  beforeAll(async () => {
+    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+    worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
+    taskQueue = worker.taskQueue;
+    api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
+    t = await newTenant('faults');
+    const acct = await createEmulatorAccount(emulators.psp_a.url);
+    account = acct.account;
+    const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
+      await createConnection(trx, worker!.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' }).returning('id');
+      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
+      return p.id as string;
+    });
+    expect((await call(api.apiUrl, `/products/${productId}/sync?provider=psp_a`, t.secret_key, { method: 'POST' })).body.ok).toBe(true);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await worker?.stop();
+    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
+  });
+
+  it('with the worker down, events are acknowledged and every one is processed once it returns', async () => {
+    await worker!.stop();
+    worker = undefined;
+    const target = `${api.dashboardRoot}/api/webhooks/psp_a`;
+    const checkouts = [];
+    for (const user of ['w1', 'w2', 'w3']) {
+      const c = await control('/checkout', { sku: 'pro', email: `${user}@example.com`, target, account, mode: 'test', app_user_id: user });
+      expect(c.events.map((e: any) => e.status)).toEqual([200, 200, 200]);
+      checkouts.push(c);
+    }
+    const ids = checkouts.flatMap((c) => c.events.map((e: any) => e.id));
+    expect((await Promise.all(ids.map(delivery))).every((d) => d.status === 'received')).toBe(true);
+
+    worker = await startTestWorker({ config: { providerBaseUrls, taskQueue }, masterKey });
+    expect(worker.taskQueue).toBe(taskQueue);
+    await until('all processed', () => Promise.all(ids.map(delivery)), (rows) => rows.every((d) => d.status === 'processed'));
+    for (const user of ['w1', 'w2', 'w3']) {
+      const r = await call(api.apiRoot, `/v1/sdk/subscribers/${user}`, t.publishable_key);
+      expect(r.body.is_premium, user).toBe(true);
+    }
+  });
+
+  it('with Temporal unreachable the answer is 503 and the event is kept; the provider’s retry hands it over', async () => {
+    const dead = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 });
+    const broken = await startApi({ config: worker!.config, vault: worker!.vault, adapters: createAdapters(worker!.config), temporal: { connection: dead, client: new Client({ connection: dead }) } });
+    try {
+      const first = await control('/checkout', { sku: 'pro', email: 'late@example.com', target: `${broken.dashboardRoot}/api/webhooks/psp_a`, account, mode: 'test', app_user_id: 'late' });
+      expect(first.events.map((e: any) => e.status)).toEqual([503, 503, 503]);
+      for (const e of first.events) expect((await delivery(e.id)).status).toBe('received');
+      expect((await call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key)).body.is_premium).toBe(false);
+      // The provider retries each event (same id) to a healthy receiver.
+      for (const e of first.events) {
+        expect((await control('/events', { id: e.id, type: e.type, target: `${api.dashboardRoot}/api/webhooks/psp_a`, account })).status).toBe(200);
+      }
+      await until('premium after the retry', () => call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key), (r) => r.body.is_premium === true);
+      for (const e of first.events) expect((await delivery(e.id)).delivery_count).toBe(2);
+    } finally {
+      await broken.close();
+    }
+  });
+});

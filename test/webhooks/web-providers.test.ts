@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConnection } from '../../db/connections';
+import { withTenant } from '../../db/tenant-tx';
+import { startAllEmulators } from '../../emulators/registry';
+import type { RunningEmulator } from '../../emulators/common/host';
+import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import { createAdapters } from '../../providers';
+import { createEmulatorAccount } from '../../seed/demo-providers';
+import { testDb } from '../helpers/db';
+import { call, newTenant, startApi } from '../helpers/api';
+import { startTestWorker } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+
+/** The other two web providers' hosted checkouts, signed their own way, reach premium too. */
+describe.each(['psp_b', 'psp_c'] as const)('%s webhooks → premium', (provider) => {
+  let emulators: Record<ProviderId, RunningEmulator>;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let api: Awaited<ReturnType<typeof startApi>>;
+
+  beforeAll(async () => {
+    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+    worker = await startTestWorker({ config: { providerBaseUrls } });
+    api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await worker?.stop();
+    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
+  });
+
+  it('checkout → signed events accepted → premium; a tampered delivery is refused', async () => {
+    const t = await newTenant(provider);
+    const acct = await createEmulatorAccount(emulators[provider].url);
+    const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
+      await createConnection(trx, worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
+      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
+      return p.id as string;
+    });
+    expect((await call(api.apiUrl, `/products/${productId}/sync?provider=${provider}`, t.secret_key, { method: 'POST' })).body.ok).toBe(true);
+    const target = `${api.dashboardRoot}/api/webhooks/${provider}`;
+    const res = await fetch(`${emulators[provider].url}/__control/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sku: 'pro_monthly', email: 'b@example.com', target, account: acct.account, mode: 'test', app_user_id: `u_${provider}` }),
+    });
+    const checkout = await res.json();
+    expect(checkout.events.length).toBeGreaterThan(0);
+    expect(checkout.events.every((e: any) => e.status === 200)).toBe(true);
+    await until('premium', () => call(api.apiRoot, `/v1/sdk/subscribers/u_${provider}`, t.publishable_key), (r) => r.body.is_premium === true);
+
+    const bad = await fetch(`${emulators[provider].url}/__control/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: checkout.events[0].type, target, account: acct.account, signature: 'bad' }),
+    });
+    expect((await bad.json()).status).toBe(400);
+  });
+});
