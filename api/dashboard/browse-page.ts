@@ -1,14 +1,12 @@
 import Router from '@koa/router';
-import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../services';
-import type { Principal } from '../auth';
 import { ApiError } from '../errors';
 import { executeOperation } from '../operations/execute';
 import { listEntitlements, listSubscribers } from '../operations/read-subscribers';
 import { listAudit, listWebhooks } from '../operations/read-records';
 import type { Operation } from '../operations/types';
-import { SCOPES } from '../../domain/scopes';
+import { dashboardPrincipal } from './principal';
 import { html } from './html';
 import { page } from './layout';
 
@@ -48,11 +46,6 @@ function cell(v: unknown): string {
   return String(v);
 }
 
-function principalFor(ctx: Koa.Context): Principal {
-  const user = ctx.state.user!;
-  return { tenantId: user.tenant_id, keyId: `user:${user.id}`, keyName: 'dashboard', scopes: [...SCOPES], expiresAt: null };
-}
-
 export function browsePages(services: Services): Router {
   const r = new Router();
   for (const b of BROWSE_PAGES) {
@@ -66,7 +59,7 @@ export function browsePages(services: Services): Router {
       let result: { data: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number | null } } | undefined;
       let error: string | undefined;
       try {
-        result = (await executeOperation(b.op, principalFor(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'rest' })) as typeof result;
+        result = (await executeOperation(b.op, dashboardPrincipal(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'rest' })) as typeof result;
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         ctx.status = e.status;

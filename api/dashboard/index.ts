@@ -7,6 +7,7 @@ import { keysPage } from './keys-page';
 import { providersPage } from './providers-page';
 import { browsePages } from './browse-page';
 import { syncRunsPage } from './sync-runs-page';
+import { readinessPage } from './readiness-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -23,7 +24,7 @@ const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|s
  */
 export function dashboardPages(services: Services): Koa.Middleware {
   const pages = new Router();
-  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services)]) pages.use(r.routes(), r.allowedMethods());
+  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services), readinessPage(services)]) pages.use(r.routes(), r.allowedMethods());
 
   const guarded: Koa.Middleware = async (ctx, next) => {
     if (SIGNED_IN.test(ctx.path) && !ctx.state.user) {

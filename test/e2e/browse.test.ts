@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { newTenant, startApi } from '../helpers/api';
+import { keyWith, newTenant, startApi } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
 
@@ -62,6 +62,34 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
     expect(await link.getAttribute('href')).toMatch(new RegExp(`/namespaces/default/workflows/sync-${runId}$`));
     await expectAccessible(p, 'sync runs');
     await screenshot(p, 'sync-runs');
+    await ctx.close();
+  });
+
+  it('readiness shows the same rows as GET /v1/readiness, with store manual steps as a checklist', async () => {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    const email = uniqueEmail('readiness');
+    await signUp(p, api.dashboardRoot, email);
+    const { tenant_id } = await testDb()('dashboard_users').where({ email }).first();
+    // A connected store is what makes its manual steps appear.
+    await testDb()('provider_connections').insert({ tenant_id, provider: 'store_ios', account_ref: 'com.example.app', is_default: true });
+    const key = await keyWith(tenant_id, ['readiness:read']);
+    const viaApi = await (await fetch(`${api.apiUrl}/readiness`, { headers: { authorization: `Bearer ${key.secret_key}` } })).json();
+    await p.getByRole('link', { name: 'Readiness' }).click();
+    const rows = p.getByRole('row');
+    expect(await rows.count()).toBe(viaApi.providers.length + 1);
+    for (const row of viaApi.providers) {
+      const text = await p.getByRole('row', { name: new RegExp(`^${row.provider}\\b`) }).textContent();
+      expect(text).toContain(row.test_detail);
+      expect(text).toContain(row.live_detail);
+    }
+    const withSteps = viaApi.providers.filter((r: { manual_steps: string[] | null }) => r.manual_steps?.length);
+    expect(withSteps.length).toBeGreaterThan(0);
+    for (const row of withSteps) {
+      for (const step of row.manual_steps) await expect(p.getByRole('checkbox', { name: step }).count()).resolves.toBe(1);
+    }
+    await expectAccessible(p, 'readiness');
+    await screenshot(p, 'readiness');
     await ctx.close();
   });
 });
