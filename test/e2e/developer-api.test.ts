@@ -44,7 +44,7 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     await p.getByLabel('products:read', { exact: true }).check();
     await p.getByLabel('Expires after (days, optional)').fill('30');
     await p.getByRole('button', { name: 'Create key' }).click();
-    const secret = await p.getByLabel('Secret key').inputValue();
+    const secret = await p.getByLabel('Secret key', { exact: true }).inputValue();
     expect(secret).toMatch(/^sk_/);
     await expect(p.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
     await screenshot(p, 'developer-api-key-created');
