@@ -121,6 +121,37 @@ describe('dashboard: providers in a real browser', () => {
     await ctx.close();
   });
 
+  it('store credentials (Play service-account JSON, App Store Connect key) are entered the same way and never shown back', async () => {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    const email = uniqueEmail('stores');
+    await signUp(p, api.dashboardRoot, email);
+    const serviceAccount = JSON.stringify({ type: 'service_account', client_email: 'sa@proj.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\\nMIIEsecretPLAY\\n-----END PRIVATE KEY-----\\n' });
+    const p8 = '-----BEGIN PRIVATE KEY-----\nMIGTsecretAPPLE\n-----END PRIVATE KEY-----';
+    for (const [provider, account] of [['store_android', 'com.example.android'], ['store_ios', 'com.example.ios']]) {
+      await p.goto(`${api.dashboardRoot}/providers`);
+      await p.getByLabel('Provider').selectOption(provider);
+      await p.getByLabel('Account ID').fill(account);
+      await p.getByRole('button', { name: 'Add connection' }).click();
+      await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
+      if (provider === 'store_android') {
+        await p.getByLabel('Live Service-account JSON').fill(serviceAccount);
+        await p.getByLabel('Push subscription audience').fill('https://billing.example.test/api/webhooks/store_android');
+      } else {
+        await p.getByLabel('Live Issuer ID').fill('57246542-96fe-1a63-e053-0824d011072a');
+        await p.getByLabel('Live Key ID').fill('2X9R4HXF34');
+        await p.getByLabel('Live Private key (.p8)').fill(p8);
+        await p.getByLabel('Live Bundle ID').fill('com.example.ios');
+      }
+      await p.getByRole('button', { name: 'Save secrets' }).click();
+      await expect(p.locator('main').textContent()).resolves.toMatch(/Live credential\s*set/);
+      const page = await p.content();
+      expect(page).not.toContain('MIIEsecretPLAY');
+      expect(page).not.toContain('MIGTsecretAPPLE');
+    }
+    await ctx.close();
+  });
+
   it('another tenant’s connection id is not found', async () => {
     const owner = await browser.newContext();
     const a = await owner.newPage();
