@@ -94,6 +94,16 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await ctx.close();
   });
 
+  it('cookies are Secure when the request came over TLS (X-Forwarded-Proto behind a proxy), HttpOnly and SameSite=Lax always', async () => {
+    const overTls = await fetch(`${api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } });
+    const tlsCookie = overTls.headers.get('set-cookie') ?? '';
+    expect(tlsCookie).toMatch(/dash_anon=/);
+    expect(tlsCookie.toLowerCase()).toContain('; secure');
+    const plain = (await fetch(`${api.dashboardRoot}/signup`)).headers.get('set-cookie') ?? '';
+    expect(plain.toLowerCase()).not.toContain('secure');
+    for (const c of [tlsCookie, plain]) expect(c.toLowerCase()).toMatch(/httponly.*samesite=lax|samesite=lax.*httponly/);
+  });
+
   it('rejects a taken email with a clear message and writes nothing', async () => {
     const ctx = await browser.newContext();
     const p = await ctx.newPage();
