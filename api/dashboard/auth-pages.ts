@@ -25,9 +25,9 @@ const credentials = z.object({
   password: z.string().min(1, 'Enter your password.').max(1024, 'Passwords are at most 1024 characters.'),
 });
 
-function credentialsForm(kind: 'signup' | 'login', csrf: string, email = '') {
+function credentialsForm(kind: 'signup' | 'login', csrf: string, email = '', next?: string) {
   const action = kind === 'signup' ? 'Sign up' : 'Log in';
-  return html`<form method="post" action="/${kind}">
+  return html`<form method="post" action="/${kind}${next ? `?next=${encodeURIComponent(next)}` : ''}">
 ${csrfField(csrf)}
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="email" required value="${email}">
@@ -38,6 +38,11 @@ ${kind === 'signup' ? html`<p id="password-hint">At least ${MIN_PASSWORD_LENGTH}
 <button type="submit">${action}</button>
 </form>
 ${kind === 'signup' ? html`<p>Already have an account? <a href="/login">Log in</a></p>` : html`<p>New here? <a href="/signup">Sign up</a></p>`}`;
+}
+
+/** Where to go after logging in: a local path only (never `//host` or a URL), else Developer API. */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(?![/\\])[\w\-./?=&%]*$/.test(next) ? next : '/settings/developer-api';
 }
 
 function attemptKeys(email: string, ip: string): AttemptKey[] {
@@ -81,7 +86,8 @@ export function authPages(services: Services): Router {
   r.get('/login', (ctx) => {
     if (ctx.state.user) return ctx.redirect('/settings/developer-api');
     ctx.type = 'html';
-    ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, body: credentialsForm('login', ctx.state.csrf!) });
+    const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
+    ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, body: credentialsForm('login', ctx.state.csrf!, '', next) });
   });
 
   r.post('/login', async (ctx) => {
@@ -90,7 +96,8 @@ export function authPages(services: Services): Router {
     const fail = (status: number, error: string) => {
       ctx.status = status;
       ctx.type = 'html';
-      ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, error, body: credentialsForm('login', ctx.state.csrf!, email) });
+      const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
+      ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, error, body: credentialsForm('login', ctx.state.csrf!, email, next) });
     };
     const parsed = credentials.safeParse({ email, password: form.get('password') ?? '' });
     if (!parsed.success) return fail(400, parsed.error.issues[0].message);
@@ -111,7 +118,7 @@ export function authPages(services: Services): Router {
     const s = await createSession(db, user);
     await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_in', requestId: ctx.state.requestId, outcome: 'ok' });
     ctx.cookies.set(SESSION_COOKIE, s.token, cookieOptions(ctx, s.expiresAt));
-    ctx.redirect('/settings/developer-api');
+    ctx.redirect(safeNext(ctx.query.next));
   });
 
   r.post('/logout', async (ctx) => {

@@ -3,6 +3,7 @@ import type { Browser } from 'playwright-core';
 import { startApi } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { MAX_FAILURES } from '../../db/login-attempts';
+import { safeNext } from '../../api/dashboard/auth-pages';
 import { launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
 
 describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () => {
@@ -26,8 +27,8 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await p.getByRole('button', { name: 'Log out' }).click();
     await p.waitForURL(api.dashboardRoot + '/');
     expect(await testDb()('dashboard_sessions').where({ user_id: user.id })).toHaveLength(0);
-    // Signed out: the settings page sends the person to log in.
-    await p.goto(`${api.dashboardRoot}/settings/developer-api`);
+    // Signed out: a page sends the person to log in, and back there afterwards.
+    await p.goto(`${api.dashboardRoot}/providers`);
     expect(new URL(p.url()).pathname).toBe('/login');
     await screenshot(p, 'login');
 
@@ -38,7 +39,9 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
 
     await p.getByLabel('Password').fill('a long enough password');
     await p.getByRole('button', { name: 'Log in' }).click();
-    await p.waitForURL('**/settings/developer-api');
+    await p.waitForURL('**/providers');
+    // Only local paths are followed after login.
+    for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example']) expect(safeNext(evil)).toBe('/settings/developer-api');
     const actions = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user', actor_id: user.id }).orderBy('created_at').pluck('action');
     expect(actions).toEqual(['dashboard.sign_up', 'dashboard.log_out', 'dashboard.log_in', 'dashboard.log_in']);
     await ctx.close();
