@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
+import { dashboardPages } from './dashboard';
 import { v1Fallthrough } from './fallthrough';
 import { webhookReceiver } from './webhooks/receiver';
 import { sdkRouter } from './sdk/router';
@@ -55,6 +56,7 @@ export function createDashboardApp(services: Services, log: Logger, extra: Koa.M
   const app = base(services, log);
   app.use(dashboardHome());
   app.use(webhookReceiver(services));
+  app.use(dashboardPages(services));
   for (const mw of extra) app.use(mw);
   mountV1(app, services);
   return app;

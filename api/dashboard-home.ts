@@ -6,6 +6,7 @@ const PAGE = `<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .3em}</style>
 </head><body>
 <h1>Billing service</h1>
+<p><a href="/signup">Sign up</a> · <a href="/login">Log in</a></p>
 <p>This is the dashboard host. The management API is served here too, under <a href="/v1/openapi.json"><code>/v1</code></a>
 (authenticate with <code>Authorization: Bearer sk_…</code>); providers post their webhooks to <code>/api/webhooks/&lt;provider&gt;</code>.</p>
 <ul>

@@ -2,12 +2,14 @@ import type { Knex } from 'knex';
 import * as schema from './migrations/001_schema';
 import * as listIndexes from './migrations/002_list_indexes';
 import * as syncRuns from './migrations/004_sync_runs';
+import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attempts';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_schema': schema,
   '002_list_indexes': listIndexes,
   '004_sync_runs': syncRuns,
+  '007_dashboard_login_attempts': dashboardLoginAttempts,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -58,6 +58,11 @@ export interface Config {
   providerBaseUrls: Record<ProviderId, string>;
   /** Public base URL of the dashboard host, used to build webhook URLs. */
   publicDashboardUrl: string;
+  /**
+   * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
+   * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
+   */
+  oauthClients: Partial<Record<ProviderId, { client_id: string; client_secret: string }>>;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -89,5 +94,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     emulatorPorts,
     providerBaseUrls,
     publicDashboardUrl: env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`,
+    oauthClients: oauthClients(env),
   };
+}
+
+function oauthClients(env: NodeJS.ProcessEnv): Config['oauthClients'] {
+  const out: Config['oauthClients'] = {};
+  for (const p of PROVIDERS) {
+    const id = env[`${p.toUpperCase()}_OAUTH_CLIENT_ID`];
+    const secret = env[`${p.toUpperCase()}_OAUTH_CLIENT_SECRET`];
+    if (id && secret) out[p] = { client_id: id, client_secret: secret };
+  }
+  return out;
 }

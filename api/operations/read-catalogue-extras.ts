@@ -27,7 +27,7 @@ export const listCoupons = defineOperation({
 
 export const getPaywall = defineOperation({
   name: 'paywall.get',
-  summary: 'The paywall configuration the SDK renders',
+  summary: 'The published paywall configuration the SDK renders (404 until one is published)',
   scope: 'paywall:read',
   write: false,
   input: z.object({}).strict(),
@@ -39,7 +39,11 @@ export const getPaywall = defineOperation({
     return ctx.tx(async (trx) => {
       const p = await trx('paywalls').first();
       if (!p) throw notFound('paywall (none is configured)');
-      return { id: p.id, object: 'paywall' as const, config: p.config, published: p.published_at !== null, has_unpublished_changes: !isPaywallPublished(p), published_at: iso(p.published_at), updated_at: isoReq(p.updated_at) };
+      // The SDK gets the published config (dashboard: Paywall → Publish). Rows published before
+      // published_config existed (migration 007) serve config; a never-published draft is not served.
+      const served = p.published_config ?? (p.published_at ? p.config : null);
+      if (!served) throw notFound('paywall (a draft exists but none is published)');
+      return { id: p.id, object: 'paywall' as const, config: served, published: p.published_at !== null, has_unpublished_changes: !isPaywallPublished(p), published_at: iso(p.published_at), updated_at: isoReq(p.updated_at) };
     });
   },
 });

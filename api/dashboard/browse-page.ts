@@ -1,0 +1,90 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { Services } from '../services';
+import { ApiError } from '../errors';
+import { executeOperation } from '../operations/execute';
+import { listEntitlements, listSubscribers } from '../operations/read-subscribers';
+import { listAudit, listWebhooks } from '../operations/read-records';
+import type { Operation } from '../operations/types';
+import { dashboardPrincipal } from './principal';
+import { html } from './html';
+import { page } from './layout';
+
+/**
+ * Browsing runs the API's own read operations (same filters, validation, tenant transaction
+ * and serializers), so a filter behaves here exactly as on GET /v1/… . Only reads: a person
+ * signed in to their tenant may read all of it.
+ */
+export const BROWSE_PAGES: { path: string; title: string; op: Operation }[] = [
+  { path: '/subscribers', title: 'Subscribers', op: listSubscribers as Operation },
+  { path: '/entitlements', title: 'Entitlements', op: listEntitlements as Operation },
+  { path: '/webhook-deliveries', title: 'Webhook deliveries', op: listWebhooks as Operation },
+  { path: '/audit', title: 'Audit trail', op: listAudit as Operation },
+];
+
+const PAGING = new Set(['limit', 'offset']);
+
+interface Filter {
+  name: string;
+  options?: string[];
+}
+
+/** The operation's filters, read from its input schema: enums become selects, the rest text fields. */
+function filtersOf(op: Operation): Filter[] {
+  const shape = (op.input as z.ZodObject).shape as Record<string, z.ZodType>;
+  return Object.entries(shape)
+    .filter(([name]) => !PAGING.has(name))
+    .map(([name, schema]) => {
+      const inner = schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema;
+      return inner instanceof z.ZodEnum ? { name, options: inner.options.map(String) } : { name };
+    });
+}
+
+function cell(v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+export function browsePages(services: Services): Router {
+  const r = new Router();
+  for (const b of BROWSE_PAGES) {
+    r.get(b.path, async (ctx) => {
+      const filters = filtersOf(b.op);
+      const input: Record<string, unknown> = {};
+      for (const f of [...filters.map((x) => x.name), 'offset']) {
+        const v = ctx.query[f];
+        if (typeof v === 'string' && v !== '') input[f] = v;
+      }
+      let result: { data: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number | null } } | undefined;
+      let error: string | undefined;
+      try {
+        result = (await executeOperation(b.op, dashboardPrincipal(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'rest' })) as typeof result;
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        ctx.status = e.status;
+        error = e.detail ?? e.code;
+      }
+      const rows = result?.data ?? [];
+      const columns = rows.length ? Object.keys(rows[0]) : [];
+      const next = result && result.pagination.total !== null && result.pagination.offset + rows.length < result.pagination.total
+        ? new URLSearchParams({ ...(input as Record<string, string>), offset: String(result.pagination.offset + rows.length) }).toString()
+        : undefined;
+      ctx.type = 'html';
+      ctx.body = page({
+        title: b.title, user: ctx.state.user, csrf: ctx.state.csrf!, error,
+        body: html`<form method="get" action="${b.path}" role="search" aria-label="Filter ${b.title.toLowerCase()}">
+${filters.map((f) => html`<label for="f-${f.name}">${f.name}</label>
+${f.options
+    ? html`<select id="f-${f.name}" name="${f.name}"><option value="">any</option>${f.options.map((o) => html`<option value="${o}" ${input[f.name] === o ? 'selected' : ''}>${o}</option>`)}</select>`
+    : html`<input id="f-${f.name}" name="${f.name}" type="text" value="${typeof input[f.name] === 'string' ? (input[f.name] as string) : ''}">`}`)}
+<button type="submit">Filter</button></form>
+<p>Same filters as <code>GET /v1${b.op.rest?.path ?? ''}</code>.${result?.pagination.total !== null && result ? ` ${result.pagination.total} in all.` : ''}</p>
+${rows.length === 0 ? html`<p>Nothing matches.</p>` : html`<div class="scroll" role="region" tabindex="0" aria-label="${b.title}"><table><caption class="skip">${b.title}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+<tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${cell(row[c])}</td>`)}</tr>`)}</tbody></table></div>`}
+${next ? html`<p><a href="${b.path}?${next}">Next page</a></p>` : ''}`,
+      });
+    });
+  }
+  return r;
+}

@@ -1,0 +1,151 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import type { Services } from '../services';
+import { insertApiKey, revokeApiKey } from '../../db/tenants';
+import { withTenant } from '../../db/tenant-tx';
+import { SCOPES, isScope, type Scope } from '../../domain/scopes';
+import { recordUserAudit } from './audit';
+import { readForm } from './form';
+import { formatDate, html } from './html';
+import { csrfField, page } from './layout';
+
+const MAX_EXPIRY_DAYS = 3650;
+
+const createKeyInput = z.object({
+  name: z.string().trim().min(1, 'Give the key a name, so you can tell it apart later.').max(100, 'Names are at most 100 characters.'),
+  scopes: z.array(z.string()).min(1, 'Choose at least one scope.').refine((s) => s.every(isScope), 'Unknown scope.'),
+  expires_in_days: z
+    .string()
+    .trim()
+    .transform((s) => (s === '' ? undefined : Number(s)))
+    .refine((n) => n === undefined || (Number.isInteger(n) && n >= 1 && n <= MAX_EXPIRY_DAYS), `Expiry is a whole number of days from 1 to ${MAX_EXPIRY_DAYS}, or empty for none.`),
+});
+
+interface KeyRow {
+  id: string;
+  name: string;
+  key_hint: string;
+  scopes: string[];
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function keyList(keys: KeyRow[], csrf: string) {
+  if (keys.length === 0) return html`<p>No secret keys yet.</p>`;
+  return html`<div class="scroll" role="region" tabindex="0" aria-label="Secret keys"><table><caption class="skip">Secret keys</caption><thead><tr>
+<th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expiry</th><th scope="col">Status</th></tr></thead><tbody>
+${keys.map((k) => html`<tr>
+<td>${k.name}</td><td><code>${k.key_hint}</code></td><td>${k.scopes.join(', ')}</td>
+<td>${formatDate(k.created_at)}</td><td>${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td><td>${k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
+<td>${k.revoked_at
+    ? html`Revoked ${formatDate(k.revoked_at)}`
+    : html`<form class="inline" method="post" action="/settings/developer-api/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" aria-label="Revoke ${k.name}" style="margin:0">Revoke</button></form>`}</td>
+</tr>`)}
+</tbody></table></div>`;
+}
+
+function createForm(csrf: string, values: { name?: string; scopes?: string[]; expires?: string } = {}) {
+  return html`<form method="post" action="/settings/developer-api/keys">
+${csrfField(csrf)}
+<label for="key-name">Name</label>
+<input id="key-name" name="name" type="text" required maxlength="100" value="${values.name ?? ''}">
+<fieldset><legend>Scopes</legend>
+${SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}" ${values.scopes?.includes(s) ? 'checked' : ''}>${s}</label>`)}
+</fieldset>
+<label for="expires">Expires after (days, optional)</label>
+<input id="expires" name="expires_in_days" type="number" min="1" max="${MAX_EXPIRY_DAYS}" inputmode="numeric" value="${values.expires ?? ''}" aria-describedby="expires-hint">
+<p id="expires-hint">Leave empty for a key that does not expire.</p>
+<button type="submit">Create key</button>
+</form>`;
+}
+
+function shownOnce(secret: string) {
+  return html`<section aria-labelledby="new-key"><h2 id="new-key">Your new key</h2>
+<p>Copy it now: it is shown this once and cannot be shown again.</p>
+<p><label for="new-key-value">Secret key</label>
+<input id="new-key-value" type="text" readonly value="${secret}" class="secret">
+<button type="button" class="secondary" onclick="navigator.clipboard.writeText(document.getElementById('new-key-value').value);this.textContent='Copied'">Copy</button></p>
+</section>`;
+}
+
+export function keysPage(services: Services): Router {
+  const { db } = services;
+  const r = new Router();
+
+  const list = (tenantId: string) =>
+    withTenant(db, tenantId, (trx) =>
+      trx('api_keys').orderBy('created_at', 'desc').select<KeyRow[]>('id', 'name', 'key_hint', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at'),
+    );
+
+  const render = async (ctx: Koa.Context, extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
+    const user = ctx.state.user!;
+    const keys = await list(user.tenant_id);
+    ctx.type = 'html';
+    // The page that shows a secret must never be cached or replayed from history.
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = page({
+      title: 'Developer API',
+      user,
+      csrf: ctx.state.csrf!,
+      notice: extra.notice,
+      error: extra.error,
+      body: html`${extra.created ? shownOnce(extra.created) : ''}
+<p>Secret keys authenticate calls to <code>/v1</code> as <code>Authorization: Bearer sk_…</code>.</p>
+<h2>Create a secret key</h2>
+${createForm(ctx.state.csrf!, extra.values)}
+<h2>Keys</h2>
+${keyList(keys, ctx.state.csrf!)}`,
+    });
+  };
+
+  r.get('/settings/developer-api', (ctx) => render(ctx));
+
+  r.post('/settings/developer-api/keys', async (ctx) => {
+    const user = ctx.state.user!;
+    const form = await readForm(ctx);
+    const values = { name: form.get('name') ?? '', scopes: form.getAll('scopes'), expires: form.get('expires_in_days') ?? '' };
+    const parsed = createKeyInput.safeParse({ name: values.name, scopes: values.scopes, expires_in_days: values.expires });
+    if (!parsed.success) {
+      ctx.status = 400;
+      return render(ctx, { error: parsed.error.issues[0].message, values });
+    }
+    const { name, scopes, expires_in_days } = parsed.data;
+    const key = await withTenant(db, user.tenant_id, (trx) =>
+      insertApiKey(trx, user.tenant_id, [...new Set(scopes)] as Scope[], { name, expiresInSeconds: expires_in_days && expires_in_days * 86400 }),
+    );
+    await recordUserAudit(db, {
+      tenantId: user.tenant_id, userId: user.id, action: 'dashboard.api_key.create', requestId: ctx.state.requestId, outcome: 'ok',
+      detail: { key_id: key.key_id, name, scopes, expires_in_days: expires_in_days ?? null },
+    });
+    ctx.status = 201;
+    await render(ctx, { created: key.secret_key, notice: `Key "${name}" created.` });
+  });
+
+  r.post('/settings/developer-api/keys/:id/revoke', async (ctx) => {
+    const user = ctx.state.user!;
+    await readForm(ctx);
+    const id = ctx.params.id;
+    const found = z.uuid().safeParse(id).success
+      ? await withTenant(db, user.tenant_id, async (trx) => {
+          // RLS limits the lookup to this tenant: another tenant's key id is simply not found.
+          const row = await trx('api_keys').where({ id }).first('id', 'name');
+          if (row) await revokeApiKey(trx, id);
+          return row as { id: string; name: string } | undefined;
+        })
+      : undefined;
+    await recordUserAudit(db, {
+      tenantId: user.tenant_id, userId: user.id, action: 'dashboard.api_key.revoke', requestId: ctx.state.requestId,
+      outcome: found ? 'ok' : 'not_found', detail: { key_id: id },
+    });
+    if (!found) {
+      ctx.status = 404;
+      return render(ctx, { error: 'No such key.' });
+    }
+    await render(ctx, { notice: `Key "${found.name}" revoked. Requests made with it are refused from now on.` });
+  });
+
+  return r;
+}

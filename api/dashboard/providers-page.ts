@@ -1,0 +1,229 @@
+import crypto from 'node:crypto';
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Services } from '../services';
+import { withTenant } from '../../db/tenant-tx';
+import { ConnectionError, createConnection, getConnectionSafe, listConnectionsSafe, setDefault, updateConnectionSecrets, type ConnectionSecrets, type SafeConnection } from '../../db/connections';
+import { MODES, PROVIDERS, WEB_PROVIDERS, type ProviderId } from '../../domain/providers';
+import { createAdapters } from '../../providers';
+import type { ProviderCredential } from '../../providers/types';
+import { createVault, type Vault } from '../../providers/vault';
+import { resolveMasterKey } from '../../runtime/master-key';
+import { recordUserAudit } from './audit';
+import { readForm } from './form';
+import { formatDate, html } from './html';
+import { csrfField, page } from './layout';
+import { CREDENTIAL_FIELDS, WEBHOOK_SECRET_LABEL } from './provider-fields';
+import { cookieOptions } from './session';
+
+const OAUTH_STATE_COOKIE = 'dash_oauth_state';
+
+const setOrNot = (b: boolean) => (b ? 'set' : 'not set');
+
+function webhookUrl(services: Services, provider: ProviderId): string {
+  return `${services.config.publicDashboardUrl.replace(/\/$/, '')}/api/webhooks/${provider}`;
+}
+
+function connectionRows(list: SafeConnection[]) {
+  if (list.length === 0) return html`<p>No provider is connected yet.</p>`;
+  return html`<div class="scroll" role="region" tabindex="0" aria-label="Connections"><table><caption class="skip">Connections</caption><thead><tr><th scope="col">Provider</th><th scope="col">Account</th><th scope="col">Default</th>
+<th scope="col">Test credential</th><th scope="col">Live credential</th><th scope="col">Webhook secret</th><th scope="col">Connected</th></tr></thead><tbody>
+${list.map((c) => html`<tr><td>${c.provider}</td><td><a href="/providers/${c.id}">${c.label || c.account_ref}</a></td><td>${c.is_default ? 'Default' : 'No'}</td>
+<td>${setOrNot(c.has_test_credential)}</td><td>${setOrNot(c.has_live_credential)}</td><td>${setOrNot(c.has_webhook_secret)}</td><td>${formatDate(c.created_at)}</td></tr>`)}
+</tbody></table></div>`;
+}
+
+/** Reads `<mode>.<field>` inputs into credentials; a mode whose fields are all empty is left unchanged. */
+function secretsFromForm(provider: ProviderId, form: URLSearchParams): ConnectionSecrets {
+  const credentials: NonNullable<ConnectionSecrets['credentials']> = {};
+  for (const mode of MODES) {
+    const cred: ProviderCredential = {};
+    for (const f of CREDENTIAL_FIELDS[provider]) {
+      const v = (form.get(`${mode}.${f.name}`) ?? '').trim();
+      if (v) cred[f.name] = v;
+    }
+    if (Object.keys(cred).length > 0) credentials[mode] = cred;
+  }
+  const webhook = (form.get('webhook_secret') ?? '').trim();
+  return { ...(Object.keys(credentials).length ? { credentials } : {}), ...(webhook ? { webhook_secret: webhook } : {}) };
+}
+
+/** Names of what was entered (for the audit trail): never the values. */
+function enteredNames(s: ConnectionSecrets): string[] {
+  return [...Object.keys(s.credentials ?? {}).map((m) => `${m}_credential`), ...(s.webhook_secret ? ['webhook_secret'] : [])];
+}
+
+function secretInputs(provider: ProviderId) {
+  const webhookLabel = WEBHOOK_SECRET_LABEL[provider];
+  return html`${MODES.map((mode) => html`<fieldset><legend>${mode === 'test' ? 'Test' : 'Live'} credentials</legend>
+${CREDENTIAL_FIELDS[provider].map((f) => {
+    const id = `${mode}-${f.name}`;
+    return html`<label for="${id}">${mode === 'test' ? 'Test' : 'Live'} ${f.label}</label>
+${f.multiline ? html`<textarea id="${id}" name="${mode}.${f.name}" autocomplete="off" spellcheck="false"></textarea>` : html`<input id="${id}" name="${mode}.${f.name}" type="password" autocomplete="off">`}`;
+  })}</fieldset>`)}
+${webhookLabel ? html`<label for="webhook-secret">${webhookLabel}</label><input id="webhook-secret" name="webhook_secret" type="password" autocomplete="off">` : ''}`;
+}
+
+export function providersPage(services: Services): Router {
+  const { db } = services;
+  const r = new Router();
+  let vault: Vault | undefined;
+  // Built on first use: a dashboard that never stores a secret needs no master key.
+  const getVault = () => (vault ??= createVault(resolveMasterKey(services.config)));
+  const adapters = createAdapters(services.config);
+
+  const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown>) =>
+    recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action, requestId: ctx.state.requestId, outcome, detail });
+
+  const renderList = async (ctx: Koa.Context, msg: { notice?: string; error?: string } = {}) => {
+    const user = ctx.state.user!;
+    const list = await withTenant(db, user.tenant_id, (trx) => listConnectionsSafe(trx));
+    const oauth = WEB_PROVIDERS.filter((p) => services.config.oauthClients[p] && adapters[p].exchangeOAuthCode);
+    ctx.type = 'html';
+    ctx.body = page({
+      title: 'Providers', user, csrf: ctx.state.csrf!, ...msg,
+      body: html`<h2>Connections</h2>${connectionRows(list)}
+${oauth.length ? html`<h2>Connect with OAuth</h2><ul>${oauth.map((p) => html`<li><a href="/providers/${p}/oauth/start">Connect ${p}</a></li>`)}</ul>` : ''}
+<h2>Add a connection with keys</h2>
+<form method="post" action="/providers">${csrfField(ctx.state.csrf!)}
+<label for="provider">Provider</label>
+<select id="provider" name="provider">${PROVIDERS.map((p) => html`<option value="${p}">${p}</option>`)}</select>
+<label for="account-ref">Account ID</label><input id="account-ref" name="account_ref" type="text" required maxlength="255">
+<label for="label">Label (optional)</label><input id="label" name="label" type="text" maxlength="200">
+<button type="submit">Add connection</button></form>
+<h2>Webhook URLs</h2><p>Register these at each provider:</p>
+<ul>${PROVIDERS.map((p) => html`<li>${p}: <code>${webhookUrl(services, p)}</code></li>`)}</ul>`,
+    });
+  };
+
+  const renderOne = async (ctx: Koa.Context, c: SafeConnection, msg: { notice?: string; error?: string } = {}) => {
+    ctx.type = 'html';
+    ctx.body = page({
+      title: `${c.provider} · ${c.label || c.account_ref}`, user: ctx.state.user, csrf: ctx.state.csrf!, ...msg,
+      body: html`<dl><dt>Account</dt><dd>${c.account_ref}</dd><dt>Default</dt><dd>${c.is_default ? 'Yes' : 'No'}</dd>
+<dt>Test credential</dt><dd>${setOrNot(c.has_test_credential)}</dd><dt>Live credential</dt><dd>${setOrNot(c.has_live_credential)}</dd>
+<dt>Webhook secret</dt><dd>${setOrNot(c.has_webhook_secret)}</dd>
+<dt>Webhook URL</dt><dd><code>${webhookUrl(services, c.provider)}</code></dd></dl>
+${c.is_default ? '' : html`<form method="post" action="/providers/${c.id}/default">${csrfField(ctx.state.csrf!)}<button type="submit">Make default</button></form>`}
+<h2>Credentials and webhook secret</h2>
+<p>Stored values are never shown. Fill in only what you want to replace.</p>
+<form method="post" action="/providers/${c.id}/secrets">${csrfField(ctx.state.csrf!)}
+${secretInputs(c.provider)}
+<button type="submit">Save secrets</button></form>
+<p><a href="/providers">Back to providers</a></p>`,
+    });
+  };
+
+  const loadOne = (ctx: Koa.Context) => withTenant(db, ctx.state.user!.tenant_id, (trx) => getConnectionSafe(trx, ctx.params.id));
+  const notFound = (ctx: Koa.Context) => {
+    ctx.status = 404;
+    return renderList(ctx, { error: 'No such connection.' });
+  };
+
+  r.get('/providers', (ctx) => renderList(ctx, ctx.query.connected ? { notice: 'Connected. The new connection is listed below.' } : {}));
+
+  r.post('/providers', async (ctx) => {
+    const form = await readForm(ctx);
+    const provider = form.get('provider') as ProviderId;
+    try {
+      const c = await withTenant(db, ctx.state.user!.tenant_id, (trx) =>
+        createConnection(trx, getVault(), { provider, account_ref: (form.get('account_ref') ?? '').trim(), label: (form.get('label') ?? '').trim() }),
+      );
+      await audit(ctx, 'dashboard.connection.create', 'ok', { connection_id: c.id, provider });
+      ctx.redirect(`/providers/${c.id}`);
+    } catch (e) {
+      if (!(e instanceof ConnectionError)) throw e;
+      await audit(ctx, 'dashboard.connection.create', e.code, { provider });
+      ctx.status = e.code === 'account_already_connected' ? 409 : 400;
+      await renderList(ctx, { error: e.message });
+    }
+  });
+
+  r.get('/providers/:id', async (ctx) => {
+    const c = await loadOne(ctx);
+    return c ? renderOne(ctx, c) : notFound(ctx);
+  });
+
+  r.post('/providers/:id/secrets', async (ctx) => {
+    const form = await readForm(ctx);
+    const c = await loadOne(ctx);
+    if (!c) return notFound(ctx);
+    const secrets = secretsFromForm(c.provider, form);
+    const entered = enteredNames(secrets);
+    if (entered.length === 0) {
+      ctx.status = 400;
+      return renderOne(ctx, c, { error: 'Nothing was entered.' });
+    }
+    try {
+      const updated = await withTenant(db, ctx.state.user!.tenant_id, (trx) => updateConnectionSecrets(trx, getVault(), c.id, secrets));
+      await audit(ctx, 'dashboard.connection.update_secrets', 'ok', { connection_id: c.id, provider: c.provider, entered });
+      await renderOne(ctx, updated, { notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.` });
+    } catch (e) {
+      if (!(e instanceof ConnectionError)) throw e;
+      await audit(ctx, 'dashboard.connection.update_secrets', e.code, { connection_id: c.id, provider: c.provider });
+      ctx.status = 400;
+      await renderOne(ctx, c, { error: e.message });
+    }
+  });
+
+  r.post('/providers/:id/default', async (ctx) => {
+    await readForm(ctx);
+    const c = await loadOne(ctx);
+    if (!c) return notFound(ctx);
+    const updated = await withTenant(db, ctx.state.user!.tenant_id, (trx) => setDefault(trx, c.id));
+    await audit(ctx, 'dashboard.connection.set_default', 'ok', { connection_id: c.id, provider: c.provider });
+    await renderOne(ctx, updated, { notice: `This is now the default ${c.provider} connection.` });
+  });
+
+  // OAuth: the state is random, kept in an HttpOnly SameSite=Lax cookie (sent on the top-level
+  // redirect back) and compared on return, so a callback cannot be forged into someone's session.
+  r.get('/providers/:provider/oauth/start', (ctx) => {
+    const provider = ctx.params.provider as ProviderId;
+    const client = services.config.oauthClients[provider];
+    if (!(WEB_PROVIDERS as readonly string[]).includes(provider) || !client) return renderList(ctx, { error: `OAuth is not configured for ${ctx.params.provider}.` });
+    const state = crypto.randomBytes(24).toString('base64url');
+    ctx.cookies.set(OAUTH_STATE_COOKIE, `${provider}.${state}`, cookieOptions(ctx, new Date(Date.now() + 10 * 60 * 1000)));
+    const url = new URL('/oauth/authorize', services.config.providerBaseUrls[provider]);
+    url.search = new URLSearchParams({
+      response_type: 'code', client_id: client.client_id, scope: 'read_write', state,
+      // The host the person is using (X-Forwarded-* honoured: app.proxy), so the cookie comes back with them.
+      redirect_uri: `${ctx.protocol}://${ctx.host}/providers/${provider}/oauth/callback`,
+    }).toString();
+    ctx.redirect(url.toString());
+  });
+
+  r.get('/providers/:provider/oauth/callback', async (ctx) => {
+    const provider = ctx.params.provider as ProviderId;
+    const expected = ctx.cookies.get(OAUTH_STATE_COOKIE);
+    ctx.cookies.set(OAUTH_STATE_COOKIE, '', cookieOptions(ctx, new Date(0)));
+    const client = services.config.oauthClients[provider];
+    const adapter = adapters[provider];
+    const given = `${provider}.${String(ctx.query.state ?? '')}`;
+    if (!expected || !client || !adapter?.exchangeOAuthCode || expected.length !== given.length || !crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(given))) {
+      await audit(ctx, 'dashboard.connection.oauth', 'invalid_state', { provider });
+      ctx.status = 400;
+      return renderList(ctx, { error: 'The connection could not be verified (state mismatch or expired). Start again.' });
+    }
+    if (ctx.query.error || typeof ctx.query.code !== 'string') {
+      await audit(ctx, 'dashboard.connection.oauth', 'denied', { provider });
+      ctx.status = 400;
+      return renderList(ctx, { error: `${provider} did not grant access.` });
+    }
+    try {
+      const result = await adapter.exchangeOAuthCode(services.config.providerBaseUrls[provider], client, ctx.query.code);
+      const c = await withTenant(db, ctx.state.user!.tenant_id, (trx) =>
+        createConnection(trx, getVault(), { provider, account_ref: result.account_ref, label: result.account_ref, credentials: { [result.mode]: result.credential } }),
+      );
+      await audit(ctx, 'dashboard.connection.oauth', 'ok', { connection_id: c.id, provider, mode: result.mode });
+      ctx.redirect(`/providers?connected=${encodeURIComponent(c.id)}`);
+    } catch (e) {
+      const code = e instanceof ConnectionError ? e.code : 'provider_error';
+      await audit(ctx, 'dashboard.connection.oauth', code, { provider });
+      ctx.status = e instanceof ConnectionError && e.code === 'account_already_connected' ? 409 : 502;
+      ctx.state.log.warn({ provider, code }, 'oauth connect failed');
+      return renderList(ctx, { error: e instanceof ConnectionError ? e.message : `${provider} refused the connection; try again.` });
+    }
+  });
+
+  return r;
+}

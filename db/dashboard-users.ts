@@ -1,0 +1,79 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { createTenant } from './tenants';
+
+/** Sessions last a working day; logging out deletes the row at once. */
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+
+export interface DashboardUser {
+  id: string;
+  tenant_id: string;
+  email: string;
+}
+
+export interface SessionUser extends DashboardUser {
+  session_id: string;
+}
+
+/** Only this hash of a session token is stored: a leaked table cannot be replayed as cookies. */
+export function hashSessionToken(token: string): string {
+  return crypto.createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export class EmailTaken extends Error {
+  constructor() {
+    super('an account with this email already exists');
+  }
+}
+
+/**
+ * Sign-up in one transaction: the tenant (free tier, first app, test publishable key) and
+ * its first user. createTenant also mints an all-scope secret key for the CLI path; a person
+ * signing up never sees that value, so it is dropped here and they mint scoped keys under
+ * Settings → Developer API instead.
+ */
+export async function signUpUser(db: Knex, input: { email: string; passwordHash: string }): Promise<DashboardUser> {
+  try {
+    return await db.transaction(async (trx) => {
+      const tenant = await createTenant(trx, { name: input.email });
+      await trx('api_keys').where({ tenant_id: tenant.tenant_id }).del();
+      const [user] = await trx('dashboard_users')
+        .insert({ tenant_id: tenant.tenant_id, email: input.email, password_hash: input.passwordHash })
+        .returning(['id', 'tenant_id', 'email']);
+      return user as DashboardUser;
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new EmailTaken();
+    throw err;
+  }
+}
+
+/** Login looks a user up by email before any tenant is known: the system role, one row. */
+export async function findUserForLogin(db: Knex, email: string): Promise<(DashboardUser & { password_hash: string }) | undefined> {
+  return db('dashboard_users').where({ email }).first('id', 'tenant_id', 'email', 'password_hash');
+}
+
+export async function createSession(db: Knex, user: DashboardUser): Promise<{ token: string; expiresAt: Date }> {
+  const token = crypto.randomBytes(32).toString('base64url');
+  const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
+  await db('dashboard_sessions').insert({
+    tenant_id: user.tenant_id,
+    user_id: user.id,
+    token_hash: hashSessionToken(token),
+    expires_at: expiresAt,
+  });
+  return { token, expiresAt };
+}
+
+export async function sessionUser(db: Knex, token: string): Promise<SessionUser | undefined> {
+  const row = await db('dashboard_sessions as s')
+    .join('dashboard_users as u', 'u.id', 's.user_id')
+    .where('s.token_hash', hashSessionToken(token))
+    .where('s.expires_at', '>', db.fn.now())
+    .first('u.id', 'u.tenant_id', 'u.email', 's.id as session_id');
+  return row as SessionUser | undefined;
+}
+
+export async function deleteSession(db: Knex, token: string): Promise<void> {
+  await db('dashboard_sessions').where({ token_hash: hashSessionToken(token) }).del();
+}

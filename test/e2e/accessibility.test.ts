@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startApi } from '../helpers/api';
+import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
+
+/** Every dashboard page, at desktop and phone width, keyboard focus visible: axe-core finds no serious or critical violation. */
+describe('dashboard: accessibility of every page (axe-core)', () => {
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let browser: Browser;
+  beforeAll(async () => {
+    api = await startApi();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await api?.close();
+  });
+
+  it('the check itself fails on a page with an unlabelled field and unreadable contrast', async () => {
+    const p = await browser.newPage();
+    await p.setContent('<!doctype html><html lang="en"><title>bad</title><main><input type="text"><p style="color:#eee;background:#fff">faint</p></main></html>');
+    await expect(expectAccessible(p, 'known-bad page')).rejects.toThrow(/label|color-contrast/);
+    await p.close();
+  });
+
+  for (const viewport of [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 375, height: 740 }]) {
+    it(`has no serious or critical violations (${viewport.name} width)`, async () => {
+      const ctx = await browser.newContext({ viewport });
+      const p = await ctx.newPage();
+      const check = async (path: string, name: string) => {
+        if (path) await p.goto(api.dashboardRoot + path);
+        await expectAccessible(p, `${name} (${viewport.name})`);
+        await screenshot(p, `${name}-${viewport.name}`);
+      };
+      await check('/', 'home');
+      await check('/signup', 'signup');
+      await check('/login', 'login');
+      await signUp(p, api.dashboardRoot, uniqueEmail(`a11y-${viewport.name}`));
+      await check('/settings/developer-api', 'developer-api');
+      // The page with a freshly created key shown once.
+      await p.getByLabel('Name').fill('a11y');
+      await p.getByLabel('readiness:read', { exact: true }).check();
+      await p.getByRole('button', { name: 'Create key' }).click();
+      await check('', 'developer-api-created');
+      await check('/providers', 'providers');
+      await p.getByLabel('Account ID').fill(`acct_a11y_${viewport.name}`);
+      await p.getByLabel('Provider').selectOption('store_ios');
+      await p.getByRole('button', { name: 'Add connection' }).click();
+      await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
+      await check('', 'provider-connection');
+      for (const path of ['/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
+        await check(path, path.slice(1));
+      }
+      await keyboardReachesCreateKey(p, api.dashboardRoot);
+      await ctx.close();
+    });
+  }
+});
+
+/** Tab from the top of the page reaches the "Create key" button, and the focused element shows an outline. */
+async function keyboardReachesCreateKey(p: Page, root: string) {
+  await p.goto(`${root}/settings/developer-api`);
+  for (let i = 0; i < 60; i++) {
+    await p.keyboard.press('Tab');
+    const focused = await p.evaluate(() => {
+      const el = document.activeElement as HTMLElement;
+      return { text: el.textContent?.trim(), outline: getComputedStyle(el).outlineStyle };
+    });
+    if (focused.text === 'Create key') {
+      if (focused.outline === 'none') throw new Error('focused "Create key" has no visible outline');
+      return;
+    }
+  }
+  throw new Error('"Create key" is not reachable with Tab');
+}

@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** Debian's chromium, headless, with nothing phoning home (DEVELOPERS.md). */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Screenshots land in test-artifacts/screenshots (git-ignored), one per page visited. */
+export const SCREENSHOT_DIR = path.resolve('test-artifacts/screenshots');
+
+export async function screenshot(p: Page, name: string): Promise<void> {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await p.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/** Runs axe-core in the page (WCAG 2.1 A/AA rules) and fails on any serious or critical violation. */
+export async function expectAccessible(p: Page, label: string): Promise<void> {
+  await p.addScriptTag({ content: axeSource });
+  const violations = await p.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: unknown[] }> } }).axe;
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return r.violations;
+  }) as AxeViolation[];
+  const bad = violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  if (bad.length > 0) throw new Error(`accessibility violations on ${label}:\n${bad.join('\n')}`);
+}
+
+/** Sign up through the real form and land signed in. */
+export async function signUp(p: Page, root: string, email: string, password = 'correct horse battery staple'): Promise<void> {
+  await p.goto(root + '/');
+  await p.getByRole('link', { name: 'Sign up' }).first().click();
+  await p.getByLabel('Email').fill(email);
+  await p.getByLabel('Password').fill(password);
+  await p.getByRole('button', { name: 'Sign up' }).click();
+  await p.waitForURL('**/settings/developer-api');
+}
+
+export function uniqueEmail(tag: string): string {
+  return `${tag}-${Math.random().toString(36).slice(2, 10)}@example.test`;
+}
