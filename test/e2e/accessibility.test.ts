@@ -53,7 +53,7 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
       }
       await keyboardReachesCreateKey(p, api.dashboardRoot);
       await ctx.close();
-    });
+    }, 240_000); // fifteen pages, each scanned by axe, on a shared 2-core machine
   }
 });
 
