@@ -8,6 +8,8 @@ import { OPERATIONS } from './operations';
 import { buildOpenApi } from './openapi';
 import { restRouter } from './rest';
 import type { Services } from './services';
+import { sdkCors } from './sdk/cors';
+import { sdkCheckoutRouter } from './sdk/routes';
 
 function base(services: Services, log: Logger): Koa {
   const app = new Koa();
@@ -33,6 +35,10 @@ function v1Router(services: Services): Router {
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
 export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log);
+  // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
+  app.use(sdkCors());
+  const sdk = sdkCheckoutRouter(services);
+  app.use(sdk.routes()).use(sdk.allowedMethods());
   const v1 = v1Router(services);
   app.use(v1.routes()).use(v1.allowedMethods());
   return app;
