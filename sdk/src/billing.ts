@@ -150,7 +150,7 @@ export class Billing {
     try {
       const body = await this.http.request<{ url?: unknown }>('GET', `/checkout?plan_id=${encodeURIComponent(planId)}`);
       if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new BillingError('invalid_response', 'The checkout answer carries no http(s) url.');
-      url = body.url;
+      url = withAppUser(body.url, this.options.appUserId);
     } catch (e) {
       const err = asBillingError(e);
       return errorState('web', err.status === 404 ? new BillingError('checkout_unavailable', err.message, err.details) : err);
@@ -234,6 +234,17 @@ function parseSubscriber(body: Record<string, any>): SubscriberValue {
   const entitlements = list as Entitlement[];
   const isPremium = typeof body.is_premium === 'boolean' ? body.is_premium : entitlements.some((e) => e.is_active === true);
   return { isPremium, entitlements };
+}
+
+/**
+ * The hosted checkout learns who is paying from `client_reference_id` (Stripe's payment-link
+ * parameter): the provider copies it into the checkout's events, which is how the service
+ * ties the payment to this app user.
+ */
+function withAppUser(url: string, appUserId: string): string {
+  const u = new URL(url);
+  if (!u.searchParams.has('client_reference_id')) u.searchParams.set('client_reference_id', appUserId);
+  return u.toString();
 }
 
 function errorState(lane: 'web' | 'store' | 'blocked', error: BillingError): CheckoutResult {

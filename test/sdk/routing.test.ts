@@ -130,8 +130,8 @@ describe('Android + physical → the web payment page', () => {
   it('opens the payment link through openCheckout, even with storeBilling and a store id present', async () => {
     const sb = storeBilling();
     const result = await configure({ storeBilling: sb }).checkout({ planId: 'plan_mug', product: { kind: 'physical', android_store_product_id: 'ignored' } });
-    expect(result).toEqual({ state: 'opened', lane: 'web', url: 'https://checkout.example/pay/1' });
-    expect(opened).toEqual(['https://checkout.example/pay/1']);
+    expect(result).toEqual({ state: 'opened', lane: 'web', url: 'https://checkout.example/pay/1?client_reference_id=u1' });
+    expect(opened).toEqual(['https://checkout.example/pay/1?client_reference_id=u1']);
     expect(checkoutRequests().map((r) => r.path)).toEqual(['/v1/sdk/checkout?plan_id=plan_mug']);
     expect(sb.calls).toEqual([]);
   });
@@ -142,7 +142,7 @@ describe('web, desktop, iOS, macOS → the existing web checkout path', () => {
     const sb = storeBilling();
     const result = await configure({ platform, storeBilling: sb }).checkout({ planId: 'plan_monthly', product: { kind: 'digital', android_store_product_id: 'premium_monthly' } });
     expect(result).toMatchObject({ state: 'opened', lane: 'web' });
-    expect(opened).toEqual(['https://checkout.example/pay/1']);
+    expect(opened).toEqual(['https://checkout.example/pay/1?client_reference_id=u1']);
     expect(sb.calls).toEqual([]);
   });
 
