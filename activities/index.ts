@@ -4,6 +4,8 @@ import type { Adapters } from '../providers';
 import type { Vault } from '../providers/vault';
 import { createProviderActivities } from './providers';
 import { createSubscriptionActivities } from './subscriptions';
+import { createSyncActivities } from './sync';
+import { createLifecycleActivities } from './lifecycle';
 
 export interface ActivityDeps {
   db: Knex;
@@ -17,6 +19,8 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSubscriptionActivities(deps),
     ...createProviderActivities(deps),
+    ...createSyncActivities(deps),
+    ...createLifecycleActivities(deps),
   };
 }
 

@@ -2,6 +2,9 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
+import { v1Fallthrough } from './fallthrough';
+import { webhookReceiver } from './webhooks/receiver';
+import { sdkRouter } from './sdk/router';
 import { healthRoutes } from './health';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
@@ -28,8 +31,15 @@ function v1Router(services: Services): Router {
     ctx.body = openapi;
   });
   const rest = restRouter(OPERATIONS, services);
-  v1.use(rest.routes(), rest.allowedMethods());
+  v1.use(rest.routes());
   return v1;
+}
+
+/** /v1 with its fallthrough (401 before 404/405, Error shape); the same on both hosts. */
+function mountV1(app: Koa, services: Services): void {
+  const v1 = v1Router(services);
+  app.use(v1Fallthrough(v1, services.db));
+  app.use(v1.routes());
 }
 
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
@@ -37,10 +47,11 @@ export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log);
   // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
   app.use(sdkCors());
-  const sdk = sdkCheckoutRouter(services);
-  app.use(sdk.routes()).use(sdk.allowedMethods());
-  const v1 = v1Router(services);
-  app.use(v1.routes()).use(v1.allowedMethods());
+  const sdkCheckout = sdkCheckoutRouter(services);
+  app.use(sdkCheckout.routes()).use(sdkCheckout.allowedMethods());
+  const sdk = sdkRouter(services);
+  app.use(sdk.routes());
+  mountV1(app, services);
   return app;
 }
 
@@ -48,9 +59,9 @@ export function createApiApp(services: Services, log: Logger): Koa {
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log);
   app.use(dashboardHome());
+  app.use(webhookReceiver(services));
   for (const mw of extra) app.use(mw);
-  const v1 = v1Router(services);
-  app.use(v1.routes()).use(v1.allowedMethods());
+  mountV1(app, services);
   return app;
 }
 

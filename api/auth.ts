@@ -54,12 +54,3 @@ export function touchLastUsed(db: Knex, row: KeyRow, now = new Date()): void {
 }
 
 export { hashSecretKey };
-
-/** Look a key up on its own (the gate does this in the same statement as the rate-limit take). */
-export async function authenticate(db: Knex, token: string, now = new Date()): Promise<Principal> {
-  const hash = hashSecretKey(token);
-  const row = (await db('api_keys').where({ key_hash: hash }).first(KEY_COLUMNS.split(', '))) as KeyRow | undefined;
-  const principal = principalFrom(row, hash, now);
-  touchLastUsed(db, row!, now);
-  return principal;
-}

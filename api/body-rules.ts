@@ -36,3 +36,25 @@ export function assertNoTenantHeader(headers: Record<string, unknown>): void {
     if (/tenant/i.test(h)) throw invalidRequest(`header "${h}" is not accepted: the tenant is derived from the API key`);
   }
 }
+
+/**
+ * PostgreSQL text cannot hold a NUL byte, so a string carrying one could only fail deep in
+ * the database as a 500. Refused up front, naming where it is, on every surface.
+ */
+export function assertNoNulBytes(value: unknown, path = ''): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw invalidRequest(`${path || 'input'} must not contain a NUL byte`, path || undefined);
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => assertNoNulBytes(v, `${path}[${i}]`));
+    return;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const here = path ? `${path}.${k}` : k;
+      if (k.includes('\u0000')) throw new ApiError(400, 'invalid_request', 'a parameter name must not contain a NUL byte');
+      assertNoNulBytes(v, here);
+    }
+  }
+}

@@ -26,7 +26,8 @@ export const invalidApiKey = () =>
 export const insufficientScope = (scope: string) =>
   new ApiError(403, 'insufficient_scope', `This key lacks the scope "${scope}". Mint a key that carries it in the dashboard (Settings → Developer API).`);
 
-export const invalidRequest = (detail: string) => new ApiError(400, 'invalid_request', detail);
+/** 400 `invalid_request`; `param` names the field at fault, as Stripe's errors do. */
+export const invalidRequest = (detail: string, param?: string) => new ApiError(400, 'invalid_request', detail, param ? { param } : {});
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 

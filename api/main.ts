@@ -1,9 +1,13 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../runtime/config';
+import { resolveMasterKey } from '../runtime/master-key';
+import { createVault } from '../providers/vault';
+import { createAdapters } from '../providers';
 import { openDatabase } from '../runtime/database';
 import { logger } from '../runtime/logger';
 import { createApiApp, createDashboardApp, createToolsApp } from './apps';
+import { createHttpServer } from './http-server';
 import type { Services } from './services';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
@@ -14,7 +18,8 @@ if (config.temporalAddress) {
   const connection = Connection.lazy({ address: config.temporalAddress });
   temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace }) };
 }
-const services: Services = { db, config, temporal };
+// Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
+const services: Services = { db, config, temporal, vault: createVault(resolveMasterKey(config)), adapters: createAdapters(config) };
 
 const listeners: [string, number, http.RequestListener][] = [
   ['api', config.apiPort, createApiApp(services, logger).callback()],
@@ -25,7 +30,7 @@ const servers = await Promise.all(
   listeners.map(
     ([name, port, handler]) =>
       new Promise<http.Server>((resolve, reject) => {
-        const s = http.createServer(handler);
+        const s = createHttpServer(handler);
         s.keepAliveTimeout = 65_000;
         s.once('error', reject);
         s.listen(port, process.env.BIND_HOST || '127.0.0.1', () => {

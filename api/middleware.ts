@@ -61,6 +61,12 @@ export function toApiError(err: unknown, log?: Logger): ApiError {
   }
   const status = (err as { status?: number; expose?: boolean }).status;
   if (status === 413) return new ApiError(413, 'payload_too_large', 'Request body exceeds the size limit.');
+  // A client mistake caught by Koa or a library below it (bad encoding, aborted body…) is the
+  // client's 4xx, never the server's `server_misconfigured`.
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const expose = (err as { expose?: boolean }).expose;
+    return new ApiError(status, 'invalid_request', expose ? String((err as Error).message) : 'The request could not be read.');
+  }
   log?.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'unhandled error');
   return new ApiError(500, 'server_misconfigured', 'Server-side failure; quote the Request-Id header when reporting it.');
 }

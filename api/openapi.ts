@@ -26,7 +26,7 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     const pathParams = [...op.rest.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     const props = input.properties ?? {};
     const parameters = Object.entries(props)
-      .filter(([name]) => op.rest!.method === 'GET' || pathParams.includes(name))
+      .filter(([name]) => op.rest!.method === 'GET' || pathParams.includes(name) || (op.rest!.query ?? []).includes(name))
       .map(([name, schema]) => ({
         name,
         in: pathParams.includes(name) ? 'path' : 'query',
@@ -40,9 +40,13 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     for (const code of [...Object.keys(COMMON_ERRORS).map(Number), ...(op.errors ?? [])]) {
       responses[code] = { description: COMMON_ERRORS[code] ?? 'error', content: { 'application/json': { schema: schemaOf(errorBody, 'output') } } };
     }
-    const body = op.rest.method === 'GET' ? undefined : {
+    for (const [code, r] of Object.entries(op.responses ?? {})) {
+      responses[code] = { description: r.description, content: { 'application/json': { schema: schemaOf(r.schema, 'output') } } };
+    }
+    const inBody = (n: string) => !pathParams.includes(n) && !(op.rest!.query ?? []).includes(n);
+    const body = op.rest.method === 'GET' || op.rest.noBody ? undefined : {
       required: true,
-      content: { 'application/json': { schema: { ...input, properties: Object.fromEntries(Object.entries(props).filter(([n]) => !pathParams.includes(n))) } } },
+      content: { 'application/json': { schema: { ...input, properties: Object.fromEntries(Object.entries(props).filter(([n]) => inBody(n))) } } },
     };
     (paths[op.rest.path] ??= {})[op.rest.method.toLowerCase()] = {
       operationId: op.name,

@@ -25,18 +25,25 @@ export function restRouter(ops: Operation[], services: Services): Router {
     if (!op.rest) continue;
     const method = op.rest.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     router[method](koaPath(op.rest.path), async (ctx) => {
-      const { principal, rateHeaders } = await admit(services.db, ctx.headers);
+      const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
       ctx.state.tenantId = principal.tenantId;
       ctx.state.keyId = principal.keyId;
       ctx.set(rateHeaders);
       const body = op.rest!.method === 'GET' ? {} : await readJsonObject(ctx);
+      if (op.rest!.noBody && Object.keys(body).length > 0) throw invalidRequest(`${op.rest!.method} ${op.rest!.path} takes no body`);
       const input = { ...queryObject(ctx.query), ...body, ...ctx.params };
-      ctx.body = await executeOperation(op, principal, input, {
+      const response = { headers: {} as Record<string, string>, status: undefined as number | undefined };
+      const result = await executeOperation(op, principal, input, {
         requestId: ctx.state.requestId,
         services,
         log: ctx.state.log,
         surface: 'rest',
+        prefer: ctx.get('prefer') || undefined,
+        response,
       });
+      ctx.set(response.headers);
+      ctx.body = result;
+      if (response.status) ctx.status = response.status;
     });
   }
   return router;

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Client, Connection } from '@temporalio/client';
 import type { Config } from '../runtime/config';
+import type { Adapters } from '../providers';
+import type { Vault } from '../providers/vault';
 
 /** Long-lived dependencies handed to every operation (built once per process). */
 export interface Services {
@@ -8,4 +10,7 @@ export interface Services {
   config: Config;
   /** Lazy connection: built at start even when Temporal is down; /readyz reports it. */
   temporal: { connection: Connection; client: Client } | null;
+  /** Webhook verification reads signing secrets (decrypted only there) and the adapters' verifiers. */
+  vault?: Vault;
+  adapters?: Adapters;
 }

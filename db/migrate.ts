@@ -1,11 +1,13 @@
 import type { Knex } from 'knex';
 import * as schema from './migrations/001_schema';
 import * as listIndexes from './migrations/002_list_indexes';
+import * as syncRuns from './migrations/004_sync_runs';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_schema': schema,
   '002_list_indexes': listIndexes,
+  '004_sync_runs': syncRuns,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -20,3 +22,9 @@ export async function migrateLatest(db: Knex): Promise<void> {
 }
 
 export { TENANT_TABLES } from './migrations/001_schema';
+
+/** Names of the migrations the database has applied, oldest first. */
+export async function appliedMigrations(db: Knex): Promise<string[]> {
+  const [done] = (await db.migrate.list({ migrationSource: source })) as [Array<{ name: string } | string>, unknown[]];
+  return done.map((m) => (typeof m === 'string' ? m : m.name));
+}

@@ -49,6 +49,8 @@ export interface Config {
   /** Ports of the local dev server `npm start` runs when TEMPORAL_ADDRESS is not set. */
   temporalDevPort: number;
   temporalUiPort: number;
+  /** Where people open the Temporal UI (links in sync responses); `TEMPORAL_UI_URL`, else the local dev server's UI. */
+  temporalUiUrl: string;
   masterKey?: string;
   logLevel: string;
   emulatorPorts: Record<ProviderId, number>;
@@ -81,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'billing',
     temporalDevPort: intEnv(env, 'TEMPORAL_PORT', 7233),
     temporalUiPort: intEnv(env, 'TEMPORAL_UI_PORT', 8233),
+    temporalUiUrl: (env.TEMPORAL_UI_URL || `http://127.0.0.1:${intEnv(env, 'TEMPORAL_UI_PORT', 8233)}`).replace(/\/$/, ''),
     masterKey: env.MASTER_KEY || undefined,
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,

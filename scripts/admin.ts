@@ -3,6 +3,7 @@ import { openDatabase } from '../runtime/database';
 import { parseScopes } from '../domain/scopes';
 import { SCOPES } from '../domain/scopes';
 import { createTenant, insertApiKey, revokeApiKey } from '../db/tenants';
+import { recordOperatorAudit } from '../db/operator-audit';
 import { ensureDemoTenant } from '../seed/demo';
 import { runReencrypt } from './admin-vault';
 
@@ -87,15 +88,19 @@ async function main(): Promise<void> {
     let out: Record<string, unknown>;
     if (command === 'tenant:create') {
       const t = await createTenant(db, { name: str(flags, 'name') });
+      await recordOperatorAudit(db, { tenantId: t.tenant_id, action: 'tenant:create', detail: { name: str(flags, 'name') } });
       out = { tenant_id: t.tenant_id, secret_key: t.secret_key, publishable_key: t.publishable_key };
     } else if (command === 'key:create') {
       const tenantId = str(flags, 'tenant');
       const tenant = await db('tenants').where({ id: tenantId }).first('id');
       if (!tenant) throw new UsageError(`no tenant with id ${tenantId}`);
       out = await insertApiKey(db, tenantId, scopes, { expiresInSeconds: expiresIn, name: typeof flags.name === 'string' ? flags.name : '' });
+      await recordOperatorAudit(db, { tenantId, action: 'key:create', detail: { key_id: out.key_id, scopes, expires_in: expiresIn ?? null } });
     } else if (command === 'key:revoke') {
       try {
         const revoked = await revokeApiKey(db, str(flags, 'key'));
+        const key = await db('api_keys').where({ id: str(flags, 'key') }).first('tenant_id');
+        await recordOperatorAudit(db, { tenantId: key.tenant_id, action: 'key:revoke', detail: { key_id: str(flags, 'key'), already_revoked: !revoked } });
         out = { key_id: str(flags, 'key'), revoked: true, already_revoked: !revoked };
       } catch (e) {
         throw new UsageError((e as Error).message);

@@ -13,12 +13,29 @@ export const DEMO_LOCALES = [
   { country: 'GB', currency: 'GBP', monthly: 899 },
   { country: 'DE', currency: 'EUR', monthly: 999 },
   { country: 'FR', currency: 'EUR', monthly: 999 },
-  { country: 'IN', currency: 'INR', monthly: 29900 },
+  { country: 'IN', currency: 'INR', monthly: 9900 },
   { country: 'JP', currency: 'JPY', monthly: 1200 },
   { country: 'BR', currency: 'BRL', monthly: 2990 },
 ] as const;
 
-export const TIER_FACTOR: Record<string, number> = { weekly: 0.3, monthly: 1, quarterly: 2.7, annual: 9 };
+/**
+ * Gaps left on purpose, so a newcomer's first drift report shows what a person must settle:
+ * the weekly tier is not priced in Brazil (missing-currency-for-country).
+ */
+export const DEMO_UNPRICED: Record<string, string[]> = { premium_weekly: ['BR'] };
+
+const TIER_FACTOR: Record<string, number> = { weekly: 0.3, monthly: 1, quarterly: 2.7, annual: 9 };
+
+/**
+ * A tier's price in a locale, shaped like a store price point (the App Store sells only at
+ * fixed points, and its emulator refuses others): n.99 in two-decimal currencies, round tens
+ * or hundreds in zero-decimal ones.
+ */
+export function demoAmount(locale: { currency: string; monthly: number }, tier: string): number {
+  const raw = locale.monthly * TIER_FACTOR[tier];
+  if (locale.currency === 'JPY') return raw < 10_000 ? Math.round(raw / 10) * 10 : Math.round(raw / 100) * 100;
+  return Math.max(99, Math.round(raw / 100) * 100 - 1);
+}
 
 export const DEMO_COUPONS = [
   { code: 'WELCOME10', percent_off: 10, duration: 'once', counterparts: [

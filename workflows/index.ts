@@ -1,3 +1,5 @@
 // Every workflow the worker registers. Deterministic code only: no db, no providers, no I/O.
 export { subscriptionTrialWorkflow } from './subscription-trial';
 export { probeProvidersWorkflow } from './probe-providers';
+export { driftSnapshotWorkflow, syncRunWorkflow } from './sync-run';
+export { customerLifecycleWorkflow } from './customer-lifecycle';

@@ -2,8 +2,9 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { withTenant } from '../../db/tenant-tx';
 import type { Principal } from '../auth';
-import { assertNoForbiddenFields, assertNoTenantInInput } from '../body-rules';
-import { ApiError, insufficientScope, invalidRequest } from '../errors';
+import { assertNoForbiddenFields, assertNoNulBytes, assertNoTenantInInput } from '../body-rules';
+import { insufficientScope, invalidRequest } from '../errors';
+import { toApiError } from '../middleware';
 import type { Services } from '../services';
 import type { Operation, OperationContext } from './types';
 import { recordAudit } from './audit';
@@ -13,6 +14,10 @@ export interface ExecutionMeta {
   services: Services;
   log: Logger;
   surface: 'rest' | 'tool';
+  /** The REST `Prefer` header, when there is one. */
+  prefer?: string;
+  /** Filled by the handler; the REST layer applies it. */
+  response?: OperationContext['response'];
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
@@ -35,21 +40,28 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
     services: meta.services,
     log: meta.log,
     tx: (work) => withTenant(meta.services.db, principal.tenantId, work),
+    preferAsync: /(^|[,;\s])respond-async($|[,;\s])/i.test(meta.prefer ?? ''),
+    response: meta.response ?? { headers: {} },
   };
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
     op.write ? recordAudit(meta.services.db, { principal, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail }) : Promise.resolve();
   try {
     if (!principal.scopes.includes(op.scope)) throw insufficientScope(op.scope);
     assertNoForbiddenFields(rawInput);
+    assertNoNulBytes(rawInput);
     assertNoTenantInInput(rawInput);
     const parsed = op.input.safeParse(rawInput);
-    if (!parsed.success) throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '));
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      const param = first?.path.length ? first.path.join('.') : first?.code === 'unrecognized_keys' ? first.keys[0] : undefined;
+      throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '), param);
+    }
     const result = await op.handler(ctx, parsed.data);
     await audit('ok', summarize(result));
     return result;
   } catch (err) {
-    const code = err instanceof ApiError ? err.code : 'server_error';
-    await audit(code).catch((e) => meta.log.error({ err: e, request_id: meta.requestId }, 'audit write failed'));
+    // The audit row records the very code the caller is answered with.
+    await audit(toApiError(err).code).catch((e) => meta.log.error({ err: e, request_id: meta.requestId }, 'audit write failed'));
     throw err;
   }
 }

@@ -6,13 +6,19 @@ import { listEntitlements, listSubscribers } from './read-subscribers';
 import { getPaywall, listCoupons } from './read-catalogue-extras';
 import { listAudit, listWebhooks } from './read-records';
 import { listSyncEvents } from './read-sync-events';
+import { getReadiness } from './readiness';
+import { getSyncReport, runSync, syncProduct } from './sync';
 
 /** The operation table: every management operation, once. REST routes and tools are made from it. */
 export const OPERATIONS: Operation[] = [
   getTenant,
+  getReadiness,
   listProducts,
   getProduct,
+  syncProduct,
   listProviders,
+  getSyncReport,
+  runSync,
   listSyncEvents,
   listSubscribers,
   listEntitlements,

@@ -1,3 +1,4 @@
+import { isPaywallPublished } from '../../domain/paywall';
 import { z } from 'zod';
 import { notFound } from '../errors';
 import { defineOperation } from './types';
@@ -38,7 +39,7 @@ export const getPaywall = defineOperation({
     return ctx.tx(async (trx) => {
       const p = await trx('paywalls').first();
       if (!p) throw notFound('paywall (none is configured)');
-      return { id: p.id, object: 'paywall' as const, config: p.config, published: p.published_at !== null, published_at: iso(p.published_at), updated_at: isoReq(p.updated_at) };
+      return { id: p.id, object: 'paywall' as const, config: p.config, published: p.published_at !== null, has_unpublished_changes: !isPaywallPublished(p), published_at: iso(p.published_at), updated_at: isoReq(p.updated_at) };
     });
   },
 });

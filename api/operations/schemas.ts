@@ -15,6 +15,12 @@ const intLike = (name: string) =>
 
 export const MAX_LIMIT = 200;
 export const DEFAULT_LIMIT = 50;
+/**
+ * The largest offset accepted. Past 2^53 a number is no longer exact in JSON clients, and
+ * Postgres's OFFSET is a bigint; 2^31 − 1 is far beyond any real page walk and fits every
+ * generated client's integer type.
+ */
+export const MAX_OFFSET = 2_147_483_647;
 
 /** `limit` is clamped into 1–200 (spec), `offset` must be ≥ 0. */
 export const paging = {
@@ -26,13 +32,13 @@ export const paging = {
     .optional()
     .transform((n, ctx) => {
       if (n === undefined) return 0;
-      if (n < 0) {
-        ctx.addIssue({ code: 'custom', message: 'offset must be ≥ 0' });
+      if (n < 0 || n > MAX_OFFSET) {
+        ctx.addIssue({ code: 'custom', message: `offset must be between 0 and ${MAX_OFFSET}` });
         return z.NEVER;
       }
       return n;
     })
-    .describe('≥ 0, default 0'),
+    .describe(`0–${MAX_OFFSET}, default 0`),
 };
 
 export const provider = z.enum(PROVIDERS);
@@ -158,6 +164,7 @@ export const paywallBody = z.object({
   object: z.literal('paywall'),
   config: z.record(z.string(), z.unknown()),
   published: z.boolean(),
+  has_unpublished_changes: z.boolean().describe('edited since its last publication (or never published)'),
   published_at: tsNull,
   updated_at: ts,
 });

@@ -13,12 +13,20 @@ export interface OperationContext {
   log: Logger;
   /** Run DB work as this tenant (RLS transaction). */
   tx<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
+  /** The caller asked for an asynchronous answer (REST `Prefer: respond-async`). */
+  preferAsync: boolean;
+  /** What the handler adds to the HTTP answer (a 202 status, a Link header); the tool surface ignores it. */
+  response: { status?: number; headers: Record<string, string> };
 }
 
 export interface RestBinding {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** OpenAPI-style path relative to /v1, e.g. `/products/{id}`. */
   path: string;
+  /** On a write: input fields taken from the query string rather than the body. */
+  query?: string[];
+  /** On a write: the operation takes no body at all. */
+  noBody?: boolean;
 }
 
 export interface ToolBinding {
@@ -45,6 +53,8 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
   tool?: ToolBinding;
   /** Error responses this operation can give besides the common ones (for OpenAPI). */
   errors?: number[];
+  /** Responses with a body of their own (a 202, a 409 with extra fields), for OpenAPI. */
+  responses?: Record<number, { description: string; schema: z.ZodType }>;
   handler(ctx: OperationContext, input: z.infer<I>): Promise<unknown>;
 }
 

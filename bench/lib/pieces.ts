@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { Principal } from '../../api/auth';
-import { authenticate } from '../../api/auth';
+import { authenticate } from './auth';
 import { requestContext } from '../../api/middleware';
 import { executeOperation } from '../../api/operations/execute';
 import { paginate } from '../../api/operations/paging';

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { authenticate, type Principal } from '../../api/auth';
+import type { Principal } from '../../api/auth';
+import { authenticate } from './auth';
 import { invalidApiKey } from '../../api/errors';
 import { BUCKET_CAPACITY, REFILL_PER_SECOND, takeToken, type RateDecision } from '../../api/rate-limit';
 import { APP_ROLE } from '../../db/tenant-tx';

@@ -4,6 +4,7 @@ import { ENDPOINT_SCOPES, OPERATIONS } from '../../api/operations';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
 import { assertMatchesOpenApi, call, keyWith, newTenant, refill, startApi } from '../helpers/api';
+import { startTestWorker } from '../helpers/temporal';
 
 const restOps = OPERATIONS.filter((o) => o.rest);
 
@@ -11,13 +12,19 @@ describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
   let t: Awaited<ReturnType<typeof newTenant>>;
   let productId: string;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   beforeAll(async () => {
-    api = await startApi();
+    // Sync operations run workflows: a worker of the file's own serves them.
+    worker = await startTestWorker();
+    api = await startApi({ config: worker.config });
     t = await newTenant('scopes');
     await seedDemoTenant(testDb(), t.tenant_id);
     productId = (await testDb()('products').where({ tenant_id: t.tenant_id }).first('id')).id;
   });
-  afterAll(async () => api.close());
+  afterAll(async () => {
+    await api.close();
+    await worker.stop();
+  });
 
   it('the operation table demands exactly the spec’s scope for every endpoint it serves', () => {
     for (const op of restOps) {
@@ -34,10 +41,12 @@ describe('scope matrix', () => {
       const only = await keyWith(t.tenant_id, [op.scope]);
       const allBut = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== op.scope) as Scope[]);
       for (const base of [api.apiUrl, api.altUrl]) {
-        const ok = await call(base, p, only.secret_key, { method: op.rest!.method });
+        // POST /sync confirms the count the report shows now (the gate itself is tested in sync.test.ts).
+        const body = op.name === 'sync.run' ? JSON.stringify({ confirm_count: (await call(base, '/sync', t.secret_key)).body.confirm_count }) : undefined;
+        const ok = await call(base, p, only.secret_key, { method: op.rest!.method, body });
         expect(ok.status).toBe(200);
         assertMatchesOpenApi(op.rest!.method, op.rest!.path, ok);
-        const no = await call(base, p, allBut.secret_key, { method: op.rest!.method });
+        const no = await call(base, p, allBut.secret_key, { method: op.rest!.method, body });
         expect(no.status).toBe(403);
         expect(no.body).toMatchObject({ error: 'insufficient_scope' });
         expect(no.body.detail).toContain(op.scope);

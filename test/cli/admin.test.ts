@@ -9,6 +9,9 @@ import type { RunningEmulator } from '../../emulators/common/host';
 import { hashSecretKey } from '../../domain/keys';
 import { testDb } from '../helpers/db';
 import { call, startApi } from '../helpers/api';
+import { createConnection } from '../../db/connections';
+import { withTenant } from '../../db/tenant-tx';
+import { createVault } from '../../providers/vault';
 
 const run = promisify(execFile);
 
@@ -117,5 +120,25 @@ describe('admin CLI', () => {
     expect(providers.body.data.map((c: any) => c.provider).sort()).toEqual([...PROVIDERS].sort());
     expect(providers.body.data.every((c: any) => c.is_default && c.has_test_credential && c.has_live_credential)).toBe(true);
     expect((await call(api.apiUrl, '/paywall', second.secret_key)).status).toBe(200);
+  });
+
+  it('operator actions land in the tenant’s audit trail with actor_type operator, never a key value', async () => {
+    const created = JSON.parse((await admin('tenant:create', '--name', 'Audited Co', '--json')).stdout);
+    const key = JSON.parse((await admin('key:create', '--tenant', created.tenant_id, '--scopes', 'audit:read', '--json')).stdout);
+    expect((await admin('key:revoke', '--key', key.key_id)).code).toBe(0);
+    await withTenant(testDb(), created.tenant_id, (trx) =>
+      createConnection(trx, createVault(env.MASTER_KEY!), { provider: 'psp_a', account_ref: `acct_audit_${crypto.randomBytes(4).toString('hex')}`, credentials: { test: { secret_key: 'sk_test_audit' } } }),
+    );
+    const re = await admin('vault:reencrypt', '--json');
+    expect(re.stderr).not.toMatch(/TypeError|ReferenceError/);
+
+    const audit = await call(`${api.apiRoot}/v1`, '/audit?actor_type=operator', created.secret_key);
+    expect(audit.status).toBe(200);
+    const actions = audit.body.data.map((a: any) => a.action).sort();
+    expect(actions).toEqual(['key:create', 'key:revoke', 'tenant:create', 'vault:reencrypt']);
+    expect(audit.body.data.every((a: any) => a.actor_type === 'operator' && typeof a.actor_id === 'string')).toBe(true);
+    expect(audit.body.data.find((a: any) => a.action === 'key:revoke').detail.key_id).toBe(key.key_id);
+    const text = JSON.stringify(audit.body);
+    for (const secret of [created.secret_key, key.secret_key, 'sk_test_audit']) expect(text).not.toContain(secret);
   });
 });

@@ -7,6 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
 import { buildOpenApi } from '../../api/openapi';
+import { createHttpServer } from '../../api/http-server';
 import type { Services } from '../../api/services';
 import { loadConfig } from '../../runtime/config';
 import { createLogger } from '../../runtime/logger';
@@ -15,7 +16,7 @@ import type { Scope } from '../../domain/scopes';
 import { testDb } from './db';
 
 export async function listen(app: Koa | http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = http.createServer(typeof app === 'function' ? app : app.callback());
+  const server = createHttpServer(typeof app === 'function' ? app : app.callback());
   const sockets = new Set<net.Socket>();
   server.on('connection', (s) => {
     sockets.add(s);

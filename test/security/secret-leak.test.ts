@@ -79,12 +79,13 @@ describe('provider secrets never leak', () => {
         cb();
       },
     });
-    api = await startApi({}, sink);
     worker = await startTestWorker({
       config: { providerBaseUrls },
       masterKey,
       logger: new DefaultLogger('TRACE', (entry) => captured.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`)),
     });
+    // The API shares the worker's task queue, so the reads that run workflows (the drift report) run here too.
+    api = await startApi({ config: worker.config }, sink);
   });
   afterAll(async () => {
     process.stdout.write = origOut;
@@ -128,18 +129,27 @@ describe('provider secrets never leak', () => {
     expect(refused[0]).toMatchObject({ provider: 'psp_a', mode: 'test', error_class: 'rejected' });
     assertClean('probe outcomes', JSON.stringify(outcomes));
 
-    // Temporal's stored history of every workflow this tenant ran.
-    for await (const wf of worker.client.workflow.list({ query: `BillingTenantId = '${t.tenant_id}'` })) {
-      const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-      assertClean(`history of ${wf.workflowId}`, JSON.stringify(history));
-    }
-
     for (const op of OPERATIONS.filter((o) => o.rest?.method === 'GET' && !o.rest.path.includes('{'))) {
       for (const base of [api.apiUrl, api.altUrl]) {
         const r = await call(base, op.rest!.path, t.secret_key);
         assertClean(`GET ${op.rest!.path}`, JSON.stringify(r.body));
       }
     }
+    // A sync decrypts every credential to write at every provider: its answer and history too.
+    const report = await call(api.apiUrl, '/sync', t.secret_key);
+    expect(report.status).toBe(200);
+    const drained = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    expect(drained.status).toBe(200);
+    assertClean('sync run answer', JSON.stringify(drained.body));
+
+    // Temporal's stored history of every workflow this tenant ran (probe, drift reads, the sync run).
+    const kinds = new Set<string>();
+    for await (const wf of worker.client.workflow.list({ query: `BillingTenantId = '${t.tenant_id}'` })) {
+      const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      assertClean(`history of ${wf.workflowId}`, JSON.stringify(history));
+      kinds.add(wf.workflowId.split('-')[0]);
+    }
+    expect([...kinds].sort()).toEqual(['drift', 'probe', 'sync']);
 
     const run = promisify(execFile);
     const re = await run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), 'vault:reencrypt', '--json'], {

@@ -1,0 +1,32 @@
+import type { Knex } from 'knex';
+import { ApiError } from '../errors';
+import { rateHeaders, rateLimited, takeToken } from '../rate-limit';
+
+export interface AppPrincipal {
+  tenantId: string;
+  appId: string;
+  /** pk_test_ reads test and sandbox records only; pk_live_ live records only. */
+  mode: 'test' | 'live';
+}
+
+const PK_RE = /^pk_(test|live)_[0-9A-Za-z]{16,}$/;
+const invalidKey = (detail: string) =>
+  new ApiError(401, 'invalid_publishable_key', detail, {}, { 'WWW-Authenticate': 'Bearer realm="billing-sdk"' });
+
+/**
+ * Client endpoints take a publishable key only. A secret key is refused loudly, so nobody
+ * ships one inside an app; the tenant's rate-limit bucket is the same one the API draws from.
+ */
+export async function admitPublishable(db: Knex, authorization: string | undefined): Promise<{ principal: AppPrincipal; rateHeaders: Record<string, string> }> {
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  if (!token) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
+  if (token.startsWith('sk_')) throw invalidKey('Secret keys are refused on client endpoints: never ship one in an app. Use the app’s publishable key (pk_test_… or pk_live_…).');
+  const m = PK_RE.exec(token);
+  if (!m) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
+  const mode = m[1] as 'test' | 'live';
+  const app = await db('apps').where(mode === 'test' ? { publishable_key_test: token } : { publishable_key_live: token }).first('id', 'tenant_id');
+  if (!app) throw invalidKey('Unknown publishable key.');
+  const decision = await takeToken(db, app.tenant_id);
+  if (!decision.allowed) throw rateLimited(decision);
+  return { principal: { tenantId: app.tenant_id, appId: app.id, mode }, rateHeaders: rateHeaders(decision) };
+}

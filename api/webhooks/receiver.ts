@@ -1,0 +1,101 @@
+import crypto from 'node:crypto';
+import type Koa from 'koa';
+import { findConnectionByAccount, loadWebhookSecret } from '../../db/connections';
+import { withTenant } from '../../db/tenant-tx';
+import { isProvider, type ProviderId } from '../../domain/providers';
+import { redactPayload } from '../../domain/redact';
+import type { LifecycleEvent } from '../../domain/subscription';
+import type { NormalisedEvent } from '../../providers/types';
+import { signalLifecycle } from '../../temporal/workflow-starts';
+import { ApiError } from '../errors';
+import { readRawBody } from '../json-body';
+import type { Services } from '../services';
+import { peekAccount, RECEIVING } from './accounts';
+
+/**
+ * `POST /api/webhooks/<provider>` on the dashboard host. The answer is 200 only once the event
+ * is stored and its processing is guaranteed to start (its customer's entity workflow has been
+ * signalled, durably, by Temporal); Postgres or Temporal down → 503, and the provider retries.
+ *
+ * Refusals (unparseable, unknown account, bad or stale signature) are 400 and are kept as
+ * `failed` deliveries under a fresh id, so an unverified request can never claim a real event id.
+ */
+export function webhookReceiver(services: Services): Koa.Middleware {
+  return async (ctx, next) => {
+    const m = /^\/api\/webhooks\/([^/]+)$/.exec(ctx.path);
+    if (!m) return next();
+    const provider = m[1];
+    if (!isProvider(provider) || !RECEIVING.includes(provider)) throw new ApiError(404, 'not_found', `No webhook receiver for "${provider}".`);
+    if (ctx.method !== 'POST') throw new ApiError(405, 'method_not_allowed', 'Webhooks are delivered by POST.', {}, { Allow: 'POST' });
+    const raw = await readRawBody(ctx);
+
+    const refuse = async (tenantId: string | null, reason: string, claimedId: string | null) => {
+      await services.db('webhook_deliveries').insert({
+        tenant_id: tenantId,
+        provider,
+        event_id: `unverified_${crypto.randomUUID()}`,
+        event_type: 'unverified',
+        status: 'failed',
+        reason,
+        payload: JSON.stringify({ claimed_event_id: claimedId, bytes: raw.length }),
+      });
+      throw new ApiError(400, 'webhook_refused', reason);
+    };
+
+    const account = peekAccount(provider, raw);
+    if (!account) return refuse(null, 'the body names no connected account (or is not JSON)', null);
+    const conn = await findConnectionByAccount(services.db, provider, account);
+    if (!conn) return refuse(null, `no active ${provider} connection for account ${account}`, null);
+    if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
+    let event: NormalisedEvent;
+    try {
+      const secret = await withTenant(services.db, conn.tenant_id, (trx) => loadWebhookSecret(trx, services.vault!, conn.connection_id));
+      event = await services.adapters[provider].verifyWebhook({ headers: ctx.headers, rawBody: raw, secret });
+    } catch (err) {
+      return refuse(conn.tenant_id, `signature not verified: ${(err as Error).message}`, null);
+    }
+
+    // One row per provider event id: a redelivery bumps the counter and changes nothing else.
+    const { rows } = await services.db.raw(
+      `insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, payload)
+       values (?, ?, ?, ?, ?, 'received', ?::jsonb)
+       on conflict (provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
+       returning status, tenant_id`,
+      [conn.tenant_id, provider, event.id, event.type, event.mode, JSON.stringify(redactPayload(event.payload))],
+    );
+    const stored = rows[0] as { status: string; tenant_id: string };
+    if (stored.tenant_id !== conn.tenant_id) throw new ApiError(400, 'webhook_refused', 'event id already belongs to another account');
+
+    const customerKey = event.customer_external_id ?? event.subscription_external_id;
+    if (stored.status === 'received' && customerKey && event.kind !== 'other' && event.kind !== 'test') {
+      if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Processing is unavailable; retry.');
+      try {
+        await signalLifecycle(services.temporal.client, services.config.taskQueue, { tenantId: conn.tenant_id, provider, customerKey }, lifecycleEvent(event));
+      } catch {
+        // Stored but not yet handed over: the provider's retry (same event id) hands it over.
+        throw new ApiError(503, 'temporarily_unavailable', 'The event is stored but processing could not be started; retry.', {}, { 'Retry-After': '5' });
+      }
+    } else if (stored.status === 'received') {
+      await services.db('webhook_deliveries').where({ provider, event_id: event.id, status: 'received' }).update({ status: 'processed', processed_at: services.db.fn.now(), reason: 'no effect on subscriptions' });
+    }
+    ctx.status = 200;
+    ctx.body = { received: true, id: event.id };
+  };
+}
+
+function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {
+  return {
+    id: e.id,
+    kind: e.kind,
+    occurred_at: e.occurred_at,
+    mode: e.mode,
+    subscription_id: e.subscription_external_id ?? null,
+    customer_id: e.customer_external_id ?? null,
+    email: e.email ?? null,
+    app_user_id: e.app_user_id ?? null,
+    sku: e.sku ?? null,
+    trial_start: e.trial_start ?? null,
+    trial_end: e.trial_end ?? null,
+    current_period_end: e.current_period_end ?? null,
+  };
+}

@@ -1,0 +1,59 @@
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { entitlementFor } from '../domain/entitlement';
+import { applyEvent, deriveSubscriptions, type LifecycleEvent, type LifecycleState, type SubscriptionView } from '../domain/subscription';
+
+const { writeLifecycle } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
+
+export const lifecycleEventSignal = defineSignal<[LifecycleEvent]>('event');
+export const lifecycleStateQuery = defineQuery<SubscriptionView[]>('state');
+
+export interface LifecycleInput {
+  tenantId: string;
+  provider: string;
+  /** The provider's customer (or store purchase) the events belong to. */
+  customerKey: string;
+  /** Carried across continue-as-new. */
+  state?: LifecycleState;
+}
+
+/**
+ * The entity workflow of one provider customer (`customer-<provider>-<customer>`), fed by
+ * signal-with-start from the webhook receiver. It applies the pure lifecycle rules to every new
+ * event (duplicates change nothing), writes the derived subscriptions and entitlements through
+ * an activity, and keeps a durable timer for the next change that happens by itself (a grace
+ * period or a paid period running out). Its history is the customer's event history.
+ */
+export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<void> {
+  let state: LifecycleState = input.state ?? { events: [] };
+  const inbox: LifecycleEvent[] = [];
+  setHandler(lifecycleEventSignal, (e) => void inbox.push(e));
+  setHandler(lifecycleStateQuery, () => deriveSubscriptions(state.events));
+  let nextChange: string | null = null;
+
+  for (;;) {
+    const wait = nextChange ? Math.max(0, Date.parse(nextChange) - Date.now()) : null;
+    const woke = wait === null ? (await condition(() => inbox.length > 0), true) : await condition(() => inbox.length > 0, wait);
+    const batch = inbox.splice(0);
+    let changed = !woke; // a timer firing re-evaluates the entitlements
+    for (const e of batch) {
+      const step = applyEvent(state, e);
+      state = step.state;
+      if (step.effects.some((x) => x.type === 'write')) changed = true;
+    }
+    const now = new Date().toISOString();
+    const subscriptions = deriveSubscriptions(state.events);
+    const entitlements = subscriptions.map((s) => entitlementFor(s, now));
+    if (changed || batch.length > 0) {
+      await writeLifecycle({ tenantId: input.tenantId, provider: input.provider, subscriptions, entitlements, eventIds: batch.map((e) => e.id) });
+    }
+    nextChange = entitlements.map((e) => e.next_change_at).filter((t): t is string => !!t).sort()[0] ?? null;
+    if (workflowInfo().continueAsNewSuggested && inbox.length === 0) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof customerLifecycleWorkflow>({ ...input, state });
+    }
+  }
+}
