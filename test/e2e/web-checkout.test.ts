@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_a/emulator';
-import { generateMasterKey } from '../../providers/vault';
+import { createAdapters } from '../../providers';
+import { loadConfig } from '../../runtime/config';
 import { attachToApp, createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { startExampleServer } from '../../examples/web/serve';
@@ -68,11 +69,10 @@ beforeAll(async () => {
   // The page loads the built package, as an app would.
   execFileSync(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '-p', 'sdk/tsconfig.json'], { stdio: 'inherit' });
 
-  // One master key for the worker and the API, so both read the connection's webhook secret.
-  const masterKey = generateMasterKey();
-  worker = await startTestWorker({ masterKey, config: { masterKey } });
-  api = await startApi({ config: { ...worker.config, masterKey } });
   emu = await startEmulator(createEmulator, { port: 0 });
+  // The worker and the API share one vault (the receiver reads the connection's signing secret).
+  worker = await startTestWorker({ config: { providerBaseUrls: { ...loadConfig({ NODE_ENV: 'test' }).providerBaseUrls, psp_a: emu.url } } });
+  api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
   tenant = await newTenant('e2e');
 
   // The tenant's psp_a connection (what connecting in the dashboard yields), attached to its app.
