@@ -13,6 +13,8 @@ import { OPERATIONS } from './operations';
 import { buildOpenApi } from './openapi';
 import { restRouter } from './rest';
 import type { Services } from './services';
+import { sdkCors } from './sdk/cors';
+import { sdkCheckoutRouter } from './sdk/routes';
 
 function base(services: Services, log: Logger): Koa {
   const app = new Koa();
@@ -45,6 +47,10 @@ function mountV1(app: Koa, services: Services): void {
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
 export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log);
+  // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
+  app.use(sdkCors());
+  const sdkCheckout = sdkCheckoutRouter(services);
+  app.use(sdkCheckout.routes()).use(sdkCheckout.allowedMethods());
   const sdk = sdkRouter(services);
   app.use(sdk.routes());
   mountV1(app, services);

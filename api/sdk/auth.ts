@@ -11,7 +11,7 @@ export interface AppPrincipal {
 
 const PK_RE = /^pk_(test|live)_[0-9A-Za-z]{16,}$/;
 const invalidKey = (detail: string) =>
-  new ApiError(401, 'invalid_publishable_key', detail, {}, { 'WWW-Authenticate': 'Bearer realm="billing-sdk"' });
+  new ApiError(401, 'invalid_api_key', detail, {}, { 'WWW-Authenticate': 'Bearer realm="billing-sdk"' });
 
 /**
  * Client endpoints take a publishable key only. A secret key is refused loudly, so nobody

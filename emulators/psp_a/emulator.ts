@@ -4,7 +4,7 @@ import { Accounts, describeAccount } from './accounts';
 import { createApiMiddleware } from './api';
 import { createCheckout } from './checkout';
 import { createEvents } from './events';
-import { createHostedPages } from './hosted';
+import { WEBHOOK_ENDPOINTS, createHostedPages } from './hosted';
 import { createOAuthMiddleware } from './oauth';
 import { makeRenderers } from './render';
 import { Repo } from './repo';
@@ -39,12 +39,13 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     ...readonlyRoutes(deps, renderers),
   ];
   const events = createEvents({ repo, accounts, renderers });
+  const checkout = createCheckout({ repo, renderers, events });
   return {
     provider: 'psp_a',
     api: chain([
       createApiMiddleware({ accounts, routes }),
       createOAuthMiddleware({ repo, accounts }),
-      createHostedPages({ repo }),
+      createHostedPages({ repo, checkout }),
       async (ctx) => {
         ctx.status = 404;
         ctx.type = 'application/json';
@@ -52,8 +53,15 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
       },
     ]),
     sendEvent: (params) => events.sendEvent(params),
-    checkout: createCheckout({ repo, renderers, events }),
+    checkout,
     control: {
+      // Where hosted-page purchases deliver their webhooks (Stripe: the dashboard's webhook endpoint).
+      'POST /webhook_endpoints': (body) => {
+        if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw Object.assign(new Error('url (http or https) is required'), { status: 400 });
+        const endpoint = { id: `we_${Date.now().toString(36)}`, url: body.url, ...(typeof body.account === 'string' && body.account ? { account: body.account } : {}) };
+        repo.store.insert(WEBHOOK_ENDPOINTS, endpoint);
+        return endpoint;
+      },
       'POST /accounts': (body) => describeAccount(accounts.ensure(typeof body.account === 'string' && body.account ? body.account : undefined)),
       // A Connect platform (OAuth client): `client_id` ca_… and `client_secret` sk_test_/sk_live_…, both optional.
       'POST /oauth_clients': (body) => {

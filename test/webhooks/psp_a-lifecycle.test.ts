@@ -107,7 +107,7 @@ describe('psp_a webhooks → subscription and entitlement', () => {
   it('client endpoints take publishable keys only: a secret key is refused with a clear error', async () => {
     const r = await call(api.apiRoot, '/v1/sdk/subscribers/user_1', t.secret_key);
     expect(r.status).toBe(401);
-    expect(r.body.error).toBe('invalid_publishable_key');
+    expect(r.body.error).toBe('invalid_api_key');
     expect(r.body.detail).toMatch(/Secret keys are refused/);
     const other = await newTenant('hooks-other');
     const cross = await call(api.apiRoot, '/v1/sdk/subscribers/user_1', other.publishable_key);

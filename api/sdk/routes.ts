@@ -1,0 +1,23 @@
+import Router from '@koa/router';
+import type { Services } from '../services';
+import { checkoutLink } from './checkout-link';
+import { publishedPaywall } from './paywall';
+import { admitPublishable } from './auth';
+
+/** The client endpoints this branch adds under /v1/sdk (publishable keys only). */
+export function sdkCheckoutRouter(services: Services): Router {
+  const r = new Router({ prefix: '/v1/sdk' });
+  r.get('/checkout', async (ctx) => {
+    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.get('authorization') || undefined);
+    ctx.state.tenantId = who.tenantId;
+    ctx.set(rateHeaders);
+    ctx.body = await checkoutLink(services.db, who, ctx.query);
+  });
+  r.get('/paywall', async (ctx) => {
+    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.get('authorization') || undefined);
+    ctx.state.tenantId = who.tenantId;
+    ctx.set(rateHeaders);
+    ctx.body = await publishedPaywall(services.db, who);
+  });
+  return r;
+}

@@ -1,0 +1,275 @@
+import { BillingError } from './errors.js';
+import { SdkHttp } from './http.js';
+import { JsonCache, expiresAt, isFresh, ttlFrom, type CacheEntry } from './cache.js';
+import { routeCheckout } from './routing.js';
+import { defaultStorage } from './storage.js';
+import {
+  PLATFORMS,
+  type BillingOptions,
+  type CheckoutProduct,
+  type CheckoutResult,
+  type Clock,
+  type Entitlement,
+  type EntitlementsAnswer,
+  type PaywallAnswer,
+  type StorePurchase,
+} from './types.js';
+
+const DEFAULT_REFRESH_WINDOW_MS = 10_000;
+const systemClock: Clock = { now: () => Date.now() };
+
+interface SubscriberValue {
+  isPremium: boolean;
+  entitlements: Entitlement[];
+}
+
+let current: Billing | null = null;
+
+export class Billing {
+  /**
+   * Call once at application start. A second call (typically configure() inside a
+   * re-rendering component) returns the first instance unchanged and warns: a fresh
+   * instance per render would defeat the cache and hit the service's rate limits.
+   */
+  static configure(options: BillingOptions): Billing {
+    if (current) {
+      (options.warn ?? current.warn)(
+        'Billing.configure() was called again; returning the instance configured first. ' +
+          'Configure the SDK once at application start, not inside a component that re-renders: ' +
+          'each new instance would bypass the cache and trip the service rate limits.',
+      );
+      return current;
+    }
+    current = new Billing(options);
+    return current;
+  }
+
+  /** The configured instance, or an invalid_config error when configure() was never called. */
+  static get shared(): Billing {
+    if (!current) throw new BillingError('invalid_config', 'Call Billing.configure() at application start first.');
+    return current;
+  }
+
+  /** Forget the instance (sign-out, or between tests). The storage keeps its entries. */
+  static reset(): void {
+    current = null;
+  }
+
+  private readonly http: SdkHttp;
+  private readonly cache: JsonCache;
+  private readonly clock: Clock;
+  private readonly refreshWindowMs: number;
+  private readonly warn: (m: string) => void;
+  private readonly subscriberKey: string;
+  private readonly paywallKey: string;
+  private inflight: Promise<EntitlementsAnswer> | null = null;
+  private paywallInflight: Promise<PaywallAnswer> | null = null;
+  /** When the last request for the subscriber left (successful or not): the coalescing anchor. */
+  private lastAttemptAt: number | null = null;
+
+  private constructor(private readonly options: BillingOptions) {
+    validate(options);
+    const fetchImpl = options.fetch ?? (globalThis.fetch ? globalThis.fetch.bind(globalThis) : undefined);
+    if (!fetchImpl) throw new BillingError('invalid_config', 'No fetch on this platform: pass options.fetch.');
+    this.http = new SdkHttp(options.backend, options.publishableKey, fetchImpl);
+    this.cache = new JsonCache(options.storage ?? defaultStorage(options.platform));
+    this.clock = options.clock ?? systemClock;
+    this.refreshWindowMs = options.refreshWindowMs ?? DEFAULT_REFRESH_WINDOW_MS;
+    this.warn = options.warn ?? ((m) => console.warn(m));
+    // Keyed by key and user: a pk_test answer never serves a pk_live app, nor one user another.
+    const scope = `${options.publishableKey}:${options.appUserId}`;
+    this.subscriberKey = `billing.v2:subscriber:${scope}`;
+    this.paywallKey = `billing.v2:paywall:${options.publishableKey}`;
+  }
+
+  get appUserId(): string {
+    return this.options.appUserId;
+  }
+
+  /** Cache-first: true while an entitlement is active or in grace. */
+  async isPremium(): Promise<boolean> {
+    return (await this.getEntitlements()).isPremium;
+  }
+
+  /** Cache-first: the service is asked only once the TTL it gave has run out. */
+  async getEntitlements(): Promise<EntitlementsAnswer> {
+    const entry = await this.cache.read<SubscriberValue>(this.subscriberKey);
+    if (entry && isFresh(entry, this.clock.now())) return answer(this.options.appUserId, entry, false);
+    return this.fetchSubscriber(entry);
+  }
+
+  /**
+   * The one forced fetch: call it after the checkout tab closes. Calls within the
+   * refresh window of the previous request share that request (or its answer).
+   */
+  async refresh(): Promise<EntitlementsAnswer> {
+    const entry = await this.cache.read<SubscriberValue>(this.subscriberKey);
+    return this.fetchSubscriber(entry);
+  }
+
+  /** The tenant's published paywall, cached like the entitlements. */
+  async getPaywall(): Promise<PaywallAnswer> {
+    const entry = await this.cache.read<Record<string, unknown>>(this.paywallKey);
+    const now = this.clock.now();
+    if (entry && isFresh(entry, now)) return { paywall: entry.value, fetchedAt: entry.fetchedAt, expiresAt: expiresAt(entry), stale: false };
+    if (this.paywallInflight) return this.paywallInflight;
+    this.paywallInflight = (async () => {
+      try {
+        const body = await this.http.request<Record<string, any>>('GET', '/paywall');
+        const fresh: CacheEntry<Record<string, unknown>> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: body };
+        await this.cache.write(this.paywallKey, fresh);
+        return { paywall: body, fetchedAt: fresh.fetchedAt, expiresAt: expiresAt(fresh), stale: false };
+      } catch (e) {
+        if (entry && e instanceof BillingError && e.code === 'network_unavailable')
+          return { paywall: entry.value, fetchedAt: entry.fetchedAt, expiresAt: expiresAt(entry), stale: true };
+        throw e;
+      } finally {
+        this.paywallInflight = null;
+      }
+    })();
+    return this.paywallInflight;
+  }
+
+  /**
+   * Routes per the spec's table. Routing failures do not throw: they come back as the
+   * Error state with its reason, so a UI can render it; the browser is never opened then.
+   */
+  async checkout(args: { planId: string; product: CheckoutProduct }): Promise<CheckoutResult> {
+    const route = routeCheckout(this.options.platform, args.product, this.options.storeBilling);
+    if (route.lane === 'blocked') return errorState('blocked', new BillingError(route.code, route.reason));
+    if (route.lane === 'store') return this.storeCheckout(args.planId, route.productId);
+    return this.webCheckout(args.planId);
+  }
+
+  private async webCheckout(planId: string): Promise<CheckoutResult> {
+    if (typeof planId !== 'string' || planId.trim() === '') return errorState('web', new BillingError('invalid_config', 'checkout() needs a planId.'));
+    const open = this.options.openCheckout ?? browserTab(this.options.platform);
+    if (!open)
+      return errorState('web', new BillingError('checkout_unavailable', 'No way to open the checkout: pass openCheckout (an in-app browser tab) to Billing.configure.'));
+    let url: string;
+    try {
+      const body = await this.http.request<{ url?: unknown }>('GET', `/checkout?plan_id=${encodeURIComponent(planId)}`);
+      if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new BillingError('invalid_response', 'The checkout answer carries no http(s) url.');
+      url = withAppUser(body.url, this.options.appUserId);
+    } catch (e) {
+      const err = asBillingError(e);
+      return errorState('web', err.status === 404 ? new BillingError('checkout_unavailable', err.message, err.details) : err);
+    }
+    try {
+      await open(url);
+    } catch (cause) {
+      return errorState('web', new BillingError('checkout_unavailable', 'openCheckout failed.', { cause }));
+    }
+    return { state: 'opened', lane: 'web', url };
+  }
+
+  private async storeCheckout(planId: string, productId: string): Promise<CheckoutResult> {
+    const store = this.options.storeBilling!;
+    let purchase: StorePurchase | null;
+    try {
+      purchase = await store.purchase({ productId, activity: store.activity });
+    } catch (cause) {
+      return errorState('store', new BillingError('store_purchase_failed', 'The store billing flow failed.', { cause }));
+    }
+    if (!purchase) return { state: 'cancelled', lane: 'store' };
+    try {
+      await this.http.request('POST', '/store-purchases', {
+        app_user_id: this.options.appUserId,
+        provider: 'store_android',
+        plan_id: planId,
+        product_id: purchase.productId,
+        purchase_token: purchase.purchaseToken,
+        ...(purchase.orderId ? { order_id: purchase.orderId } : {}),
+      });
+    } catch (e) {
+      const err = asBillingError(e);
+      return errorState('store', new BillingError('purchase_registration_failed', err.message, err.details));
+    }
+    // The registration changed the entitlement: this refresh must not be coalesced away.
+    this.lastAttemptAt = null;
+    const entitlements = await this.refresh();
+    return { state: 'purchased', lane: 'store', purchase, entitlements };
+  }
+
+  private fetchSubscriber(entry: CacheEntry<SubscriberValue> | null): Promise<EntitlementsAnswer> {
+    if (this.inflight) return this.inflight;
+    const now = this.clock.now();
+    // Coalescing: inside the window of the previous request, answer from what it brought.
+    if (entry && this.lastAttemptAt !== null && now - this.lastAttemptAt < this.refreshWindowMs)
+      return Promise.resolve(answer(this.options.appUserId, entry, !isFresh(entry, now) || entry.fetchedAt < this.lastAttemptAt));
+    this.lastAttemptAt = now;
+    this.inflight = (async () => {
+      try {
+        const body = await this.http.request<Record<string, any>>('GET', `/subscribers/${encodeURIComponent(this.options.appUserId)}`);
+        const fresh: CacheEntry<SubscriberValue> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: parseSubscriber(body) };
+        await this.cache.write(this.subscriberKey, fresh);
+        return answer(this.options.appUserId, fresh, false);
+      } catch (e) {
+        // Offline: the last known value, marked stale. Nothing known: the error itself.
+        if (entry && e instanceof BillingError && e.code === 'network_unavailable') return answer(this.options.appUserId, entry, true);
+        throw e;
+      } finally {
+        this.inflight = null;
+      }
+    })();
+    return this.inflight;
+  }
+}
+
+function answer(appUserId: string, entry: CacheEntry<SubscriberValue>, stale: boolean): EntitlementsAnswer {
+  return {
+    appUserId,
+    isPremium: entry.value.isPremium,
+    entitlements: entry.value.entitlements,
+    fetchedAt: entry.fetchedAt,
+    expiresAt: expiresAt(entry),
+    cacheTtlSeconds: entry.ttlSeconds,
+    stale,
+  };
+}
+
+function parseSubscriber(body: Record<string, any>): SubscriberValue {
+  const list = Array.isArray(body.entitlements) ? body.entitlements : Array.isArray(body.entitlements?.data) ? body.entitlements.data : null;
+  if (!list) throw new BillingError('invalid_response', 'The subscriber answer carries no entitlements list.');
+  const entitlements = list as Entitlement[];
+  const isPremium = typeof body.is_premium === 'boolean' ? body.is_premium : entitlements.some((e) => e.is_active === true);
+  return { isPremium, entitlements };
+}
+
+/**
+ * The hosted checkout learns who is paying from `client_reference_id` (Stripe's payment-link
+ * parameter): the provider copies it into the checkout's events, which is how the service
+ * ties the payment to this app user.
+ */
+function withAppUser(url: string, appUserId: string): string {
+  const u = new URL(url);
+  if (!u.searchParams.has('client_reference_id')) u.searchParams.set('client_reference_id', appUserId);
+  return u.toString();
+}
+
+function errorState(lane: 'web' | 'store' | 'blocked', error: BillingError): CheckoutResult {
+  return { state: 'error', lane, reason: error.code, error };
+}
+
+function asBillingError(e: unknown): BillingError {
+  return e instanceof BillingError ? e : new BillingError('invalid_response', String(e), { cause: e });
+}
+
+/** On the web (and desktop shells with a window), a new tab; elsewhere the app must supply one. */
+function browserTab(platform: string): ((url: string) => void) | undefined {
+  const w = (globalThis as { window?: { open?: (u: string, t: string) => unknown } }).window;
+  if ((platform === 'web' || platform === 'desktop') && typeof w?.open === 'function')
+    return (url) => {
+      if (!w.open!(url, '_blank')) throw new Error('The browser blocked the checkout tab (popup blocker).');
+    };
+  return undefined;
+}
+
+function validate(o: BillingOptions): void {
+  if (!o || typeof o !== 'object') throw new BillingError('invalid_config', 'Billing.configure needs an options object.');
+  if (typeof o.publishableKey !== 'string' || !/^pk_(test|live)_\S+$/.test(o.publishableKey))
+    throw new BillingError('invalid_config', 'publishableKey must be a pk_test_… or pk_live_… key (never a secret key in an app).');
+  if (typeof o.backend !== 'string' || !/^https?:\/\/\S+$/.test(o.backend)) throw new BillingError('invalid_config', 'backend must be the http(s) URL of the API host.');
+  if (typeof o.appUserId !== 'string' || o.appUserId.trim() === '') throw new BillingError('invalid_config', 'appUserId must be a non-empty string.');
+  if (!(PLATFORMS as readonly string[]).includes(o.platform)) throw new BillingError('invalid_config', `platform must be one of ${PLATFORMS.join(', ')}.`);
+}

@@ -1,0 +1,6 @@
+export { Billing } from './billing.js';
+export { BillingError, BILLING_ERROR_CODES, isBillingError, type BillingErrorCode } from './errors.js';
+export { routeCheckout, type Lane } from './routing.js';
+export { MemoryStorage } from './storage.js';
+export { DEFAULT_TTL_SECONDS, TRIAL_TTL_SECONDS } from './cache.js';
+export * from './types.js';

@@ -1,0 +1,103 @@
+import type { BillingError } from './errors.js';
+
+export const PLATFORMS = ['web', 'desktop', 'ios', 'macos', 'android'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/** What the app knows about the thing being bought. */
+export interface CheckoutProduct {
+  kind: 'digital' | 'physical';
+  android_store_product_id?: string | null;
+}
+
+/** Milliseconds since the epoch; injectable so tests drive time. */
+export interface Clock {
+  now(): number;
+}
+
+/** `localStorage` fits this shape; so does an async store (React Native AsyncStorage). */
+export interface BillingStorage {
+  getItem(key: string): string | null | Promise<string | null>;
+  setItem(key: string, value: string): void | Promise<void>;
+  removeItem(key: string): void | Promise<void>;
+}
+
+/** A purchase completed by the platform's store billing library. */
+export interface StorePurchase {
+  purchaseToken: string;
+  productId: string;
+  orderId?: string;
+}
+
+/**
+ * The Android store billing module, loaded by the app. `activity` is the foreground
+ * activity the store's purchase sheet attaches to; without it the SDK fails closed.
+ * `purchase` resolves with the purchase, or null when the user cancelled.
+ */
+export interface StoreBilling {
+  activity: unknown;
+  purchase(args: { productId: string; activity: unknown }): Promise<StorePurchase | null>;
+}
+
+/**
+ * Opens the provider-hosted checkout: a new tab on the web, an in-app browser tab on
+ * mobile. It may resolve when the tab closes; the app then calls `refresh()`.
+ */
+export type OpenCheckout = (url: string) => void | Promise<void>;
+
+export interface BillingOptions {
+  publishableKey: string;
+  /** The API host, e.g. `https://billing.example.com` (the SDK adds `/v1/sdk/...`). */
+  backend: string;
+  appUserId: string;
+  platform: Platform;
+  storage?: BillingStorage;
+  openCheckout?: OpenCheckout;
+  storeBilling?: StoreBilling;
+  clock?: Clock;
+  /** Defaults to the platform's global fetch. */
+  fetch?: typeof fetch;
+  /** Forced refreshes closer together than this share one request. Default 10 000 ms. */
+  refreshWindowMs?: number;
+  /** Where the re-initialisation warning goes. Default `console.warn`. */
+  warn?: (message: string) => void;
+}
+
+/** One entitlement as the service reports it. */
+export interface Entitlement {
+  id?: string;
+  app_user_id?: string;
+  provider?: string;
+  state: string;
+  is_active: boolean;
+  product_id?: string | null;
+  sku?: string | null;
+  expires_at?: string | null;
+  grace_until?: string | null;
+  [field: string]: unknown;
+}
+
+/** The full cache-first answer. `stale` is true when the service could not be reached. */
+export interface EntitlementsAnswer {
+  appUserId: string;
+  isPremium: boolean;
+  entitlements: Entitlement[];
+  /** When the service produced this answer (ms since epoch, by the SDK's clock). */
+  fetchedAt: number;
+  /** When the SDK will next ask the service (ms since epoch). */
+  expiresAt: number;
+  cacheTtlSeconds: number;
+  stale: boolean;
+}
+
+export interface PaywallAnswer {
+  paywall: Record<string, unknown>;
+  fetchedAt: number;
+  expiresAt: number;
+  stale: boolean;
+}
+
+export type CheckoutResult =
+  | { state: 'opened'; lane: 'web'; url: string }
+  | { state: 'purchased'; lane: 'store'; purchase: StorePurchase; entitlements: EntitlementsAnswer }
+  | { state: 'cancelled'; lane: 'store' }
+  | { state: 'error'; lane: 'web' | 'store' | 'blocked'; reason: string; error: BillingError };
