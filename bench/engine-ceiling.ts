@@ -132,7 +132,7 @@ async function main() {
   const section = [
     `Run: ${started.toUTCString()} · ${os.cpus().length} cores (${os.cpus()[0]?.model}) · Node ${process.version} · load average before: ${load}`,
     '',
-    `Each round starts a fresh file-backed \`temporal server start-dev\` per setting (order alternating), one worker in this process (max 64 concurrent workflow tasks), then executes ${COUNT} workflows with ${CONCURRENCY} in flight, per kind. ${ROUNDS} rounds; medians shown.`,
+    `Each round starts a fresh file-backed \`temporal server start-dev\` per setting (order alternating), one worker in this process (max 64 concurrent workflow tasks), then executes ${COUNT} workflows with ${CONCURRENCY} in flight, per kind. ${ROUNDS} rounds; medians shown (with an even number of rounds, the upper middle one). The machine is shared: read the absolute rates against the load average above, and the ratio, paired per round, as the steadier figure.`,
     '',
     '| setting | workflow | completed/s | p50 ms | p99 ms | rounds (/s) |',
     '|:---|:---|---:|---:|---:|:---|',
