@@ -1,0 +1,3 @@
+export async function touch(n: number): Promise<number> {
+  return n + 1;
+}
