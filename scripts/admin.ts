@@ -118,7 +118,7 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0), // vault:reencrypt sets 1 when values failed
   (err) => {
     const msg = err instanceof UsageError ? err.message : `${(err as Error).message ?? err}`;
     process.stderr.write(`error: ${msg.split('\n')[0]}\n`);

@@ -96,7 +96,7 @@ describe('admin CLI', () => {
     expect((await admin('key:create', '--tenant', t.tenant_id, '--scopes', 'root:all')).stderr).toContain('root:all');
     expect(await keysOf()).toEqual(before);
     expect(before).toEqual({ n: 1 });
-  });
+  }, 180_000); // a dozen CLI processes, each a cold tsx start: slow on a loaded 2-core box
 
   it('--help lists every command', async () => {
     const r = await admin('--help');
