@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { SECRET_KEY_RE, hashSecretKey } from '../domain/keys';
+import { SECRET_KEY_RE } from '../domain/keys';
+import { hashSecretKey } from './keys';
 import type { Scope } from '../domain/scopes';
 import { invalidApiKey } from './errors';
 
@@ -54,12 +55,3 @@ export function touchLastUsed(db: Knex, row: KeyRow, now = new Date()): void {
 }
 
 export { hashSecretKey };
-
-/** Look a key up on its own (the gate does this in the same statement as the rate-limit take). */
-export async function authenticate(db: Knex, token: string, now = new Date()): Promise<Principal> {
-  const hash = hashSecretKey(token);
-  const row = (await db('api_keys').where({ key_hash: hash }).first(KEY_COLUMNS.split(', '))) as KeyRow | undefined;
-  const principal = principalFrom(row, hash, now);
-  touchLastUsed(db, row!, now);
-  return principal;
-}

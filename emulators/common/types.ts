@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { ProviderId } from '../../runtime/config';
+import type { ProviderId } from '../../domain/providers';
 
 /**
  * The contract between the shared emulator host (emulators/common/host.ts) and one

@@ -3,10 +3,11 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { PROVIDERS, ROOT_DIR } from '../../runtime/config';
+import { PROVIDERS } from '../../domain/providers';
+import { ROOT_DIR } from '../../runtime/config';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
-import { hashSecretKey } from '../../domain/keys';
+import { hashSecretKey } from '../../api/keys';
 import { testDb } from '../helpers/db';
 import { call, startApi } from '../helpers/api';
 
