@@ -227,7 +227,6 @@ describe('store_ios emulator persistence', () => {
     const one = await startEmulator(createEmulator, { port: 0, stateFile: file });
     const root1 = await (await fetch(`${one.url}/__control/root-ca`)).json();
     const a1 = await (await fetch(`${one.url}/__control/accounts`, { method: 'POST', body: '{"account":"com.example.persist"}' })).json();
-    await new Promise((r) => setTimeout(r, 150)); // debounced save
     await one.close();
     const two = await startEmulator(createEmulator, { port: 0, stateFile: file });
     const root2 = await (await fetch(`${two.url}/__control/root-ca`)).json();

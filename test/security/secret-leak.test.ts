@@ -130,10 +130,26 @@ describe('provider secrets never leak', () => {
     assertClean('probe outcomes', JSON.stringify(outcomes));
 
     // Temporal's stored history of every workflow this tenant ran.
-    for await (const wf of worker.client.workflow.list({ query: `BillingTenantId = '${t.tenant_id}'` })) {
+    // Visibility is eventually consistent: wait (with a deadline) until the probe run is listed,
+    // so the check below inspects real histories instead of passing on an empty list.
+    const listed = async () => {
+      const out: { workflowId: string; runId: string }[] = [];
+      for await (const wf of worker.client.workflow.list({ query: `BillingTenantId = '${t.tenant_id}'` })) out.push(wf);
+      return out;
+    };
+    let runs = await listed();
+    for (const deadline = Date.now() + 15_000; runs.length === 0 && Date.now() < deadline; runs = await listed()) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(runs.length, 'no workflow history of this tenant to inspect').toBeGreaterThan(0);
+    let events = 0;
+    for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      events += history.events?.length ?? 0;
       assertClean(`history of ${wf.workflowId}`, JSON.stringify(history));
     }
+    // The probe's activities carried the connection ids that the worker decrypted: a real history has many events.
+    expect(events).toBeGreaterThan(PROVIDERS.length * 2);
 
     for (const op of OPERATIONS.filter((o) => o.rest?.method === 'GET' && !o.rest.path.includes('{'))) {
       for (const base of [api.apiUrl, api.altUrl]) {
@@ -143,10 +159,22 @@ describe('provider secrets never leak', () => {
     }
 
     const run = promisify(execFile);
-    const re = await run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), 'vault:reencrypt', '--json'], {
-      env: { ...process.env, DATABASE_URL: inject('databaseUrl'), MASTER_KEY: `k2:${crypto.randomBytes(32).toString('base64')},${masterKey}` },
-    }).catch((e) => e); // other suites' rows under other keys are reported as failures: fine here
+    // Other suites' rows, under other master keys, are reported as failures (exit 0 or 1 with the
+    // JSON result): fine here, as long as none is ours. A crash (no JSON result) fails the test.
+    const re: { stdout: string; stderr: string; code?: number } = await run(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), 'vault:reencrypt', '--json'],
+      { env: { ...process.env, DATABASE_URL: inject('databaseUrl'), MASTER_KEY: `k2:${crypto.randomBytes(32).toString('base64')},${masterKey}` } },
+    ).catch((e) => e);
     assertClean('admin CLI output', `${re.stdout}${re.stderr}`);
+    expect([undefined, 0, 1], `admin CLI crashed: ${re.stderr}`).toContain(re.code);
+    const result = JSON.parse(re.stdout) as { current_key_id: string; reencrypted: number; failures: string | { id: string }[] };
+    result.failures = typeof result.failures === 'string' ? JSON.parse(result.failures) : result.failures;
+    const failures = result.failures as { id: string }[];
+    const ours: string[] = await testDb()('provider_connections').where({ tenant_id: t.tenant_id }).pluck('id');
+    expect(result.current_key_id).toBe('k2');
+    expect(result.reencrypted).toBeGreaterThanOrEqual(ours.length);
+    expect(failures.filter((f) => ours.includes(f.id))).toEqual([]);
 
     // Every row of every table, ciphertext columns included (they must not contain plaintext either).
     const tables = await testDb()('information_schema.tables').where({ table_schema: 'public', table_type: 'BASE TABLE' }).pluck('table_name');
