@@ -1,6 +1,6 @@
 import { withTenant } from '../db/tenant-tx';
 import { listConnectionsSafe, loadCredential } from '../db/connections';
-import type { Mode, ProviderId } from '../providers/types';
+import type { Mode, ProviderId } from '../domain/providers';
 import type { ActivityDeps } from './index';
 import { toActivityFailure } from './provider-failures';
 

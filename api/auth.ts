@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { SECRET_KEY_RE, hashSecretKey } from '../domain/keys';
+import { SECRET_KEY_RE } from '../domain/keys';
+import { hashSecretKey } from './keys';
 import type { Scope } from '../domain/scopes';
 import { invalidApiKey } from './errors';
 
@@ -46,11 +47,16 @@ export interface KeyRow {
 
 export const KEY_COLUMNS = 'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at';
 
-/** last_used_at is written at most once a minute per key and never awaited on the request path. */
-export function touchLastUsed(db: Knex, row: KeyRow, now = new Date()): void {
+/**
+ * last_used_at is written at most once a minute per key and never awaited on the request path.
+ * Returns the write (which never rejects) when one was started, null when the stored value is
+ * recent enough: callers off the request path, and tests, can await it instead of sleeping.
+ */
+export function touchLastUsed(db: Knex, row: KeyRow, now = new Date()): Promise<void> | null {
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
-    db('api_keys').where({ id: row.id }).update({ last_used_at: now }).catch(() => {});
+    return db('api_keys').where({ id: row.id }).update({ last_used_at: now }).then(() => {}, () => {});
   }
+  return null;
 }
 
 export { hashSecretKey };

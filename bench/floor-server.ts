@@ -26,7 +26,6 @@ import Koa from 'koa';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { bearerToken } from '../api/auth';
-import { authenticate } from './lib/auth';
 import { errorHandler, requestContext } from '../api/middleware';
 import { paginate } from '../api/operations/paging';
 import { entitlement } from '../api/operations/serializers';
@@ -34,7 +33,7 @@ import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/r
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
 import { createLogger } from '../runtime/logger';
-import { authenticateCached, gateOneStatement, withTenantOneTrip } from './lib/whatif';
+import { authenticate, authenticateCached, gateOneStatement, withTenantOneTrip } from './lib/whatif';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL is required');

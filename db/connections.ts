@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Mode, ProviderCredential, ProviderId } from '../providers/types';
+import { chooseConnection } from '../domain/connection-choice';
+import { PROVIDERS, type Mode, type ProviderId } from '../domain/providers';
+import type { ProviderCredential } from '../providers/types';
 import type { Vault } from '../providers/vault';
-import { PROVIDERS } from '../runtime/config';
 
 /**
  * Provider connections: account-level, shared by the tenant's apps, at most one default per
@@ -291,31 +292,9 @@ export interface AttachResult {
 const candidate = (c: SafeConnection): ConnectionCandidate => ({ id: c.id, label: c.label, account_ref: c.account_ref, is_default: c.is_default });
 
 async function resolveConnection(trx: Knex.Transaction, provider: ProviderId, accountId?: string): Promise<SafeConnection> {
-  const active = (await listConnectionsSafe(trx, { provider })).filter((c) => c.is_active);
-  if (active.length === 0) {
-    throw new ConnectionError('no_connection', `no ${provider} connection on this account: connect ${provider} in the dashboard first`, []);
-  }
-  if (accountId !== undefined) {
-    // account_id may be our connection id or the provider's own account id (account_ref).
-    const hit = active.find((c) => c.id === accountId || c.account_ref === accountId);
-    if (!hit) {
-      throw new ConnectionError('not_found', `no active ${provider} connection matches account_id; candidates: ${describe(active)}`, active.map(candidate));
-    }
-    return hit;
-  }
-  const def = active.find((c) => c.is_default);
-  if (def) return def;
-  if (active.length === 1) return active[0];
-  throw new ConnectionError(
-    'ambiguous_connection',
-    `${active.length} ${provider} connections and none is the default: pass account_id (one of ${describe(active)}) or mark one default`,
-    active.map(candidate),
-  );
-}
-
-function describe(list: SafeConnection[]): string {
-  if (list.length === 0) return 'none';
-  return list.map((c) => `${c.id}${c.label ? ` "${c.label}"` : ''} (${c.account_ref})`).join(', ');
+  const choice = chooseConnection(await listConnectionsSafe(trx, { provider }), provider, accountId);
+  if (choice.ok) return choice.connection;
+  throw new ConnectionError(choice.code, choice.message, choice.candidates.map(candidate));
 }
 
 /**

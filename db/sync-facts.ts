@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { PROVIDERS, type Mode, type ProviderId } from '../domain/providers';
+import { PROVIDERS, type Mode, type ProviderId, type SyncTarget } from '../domain/providers';
 import { speakingConnection } from '../domain/connection-choice';
 import type { DriftFacts, DriftProduct, ProviderDriftFacts, RemoteObject } from '../domain/drift';
 import { syncModes } from '../domain/drift';
@@ -13,12 +13,7 @@ import { listConnectionsSafe, type SafeConnection } from './connections';
  * catalogue, and what each provider already holds according to our records.
  */
 
-export interface SyncTarget {
-  provider: ProviderId;
-  connectionId: string;
-  accountRef: string;
-  mode: Mode;
-}
+export type { SyncTarget } from '../domain/providers';
 
 export interface ProviderSetup {
   connection: SafeConnection;

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { generatePublishableKey, generateSecretKey, hashSecretKey, keyHint } from '../domain/keys';
+import { generatePublishableKey, generateSecretKey, hashSecretKey, keyHint } from '../api/keys';
 import { SCOPES, type Scope } from '../domain/scopes';
 
 export interface CreatedTenant {

@@ -24,3 +24,11 @@ export const authKindOf = (p: ProviderId): AuthKind => (isStoreProvider(p) ? 'st
 
 export const MODES = ['live', 'test'] as const;
 export type Mode = (typeof MODES)[number];
+
+/** Where a sync or drift read acts: one provider connection in one mode (ids only, never a secret). */
+export interface SyncTarget {
+  provider: ProviderId;
+  connectionId: string;
+  accountRef: string;
+  mode: Mode;
+}

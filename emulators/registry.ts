@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { PROVIDERS, type Config, type ProviderId } from '../runtime/config';
+import type { Config } from '../runtime/config';
+import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { startEmulator, type RunningEmulator } from './common/host';
 import type { EmulatorFactory } from './common/types';
 

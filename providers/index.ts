@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import type { Config, ProviderId } from '../runtime/config';
+import type { Config } from '../runtime/config';
+import type { ProviderId } from '../domain/providers';
 import { createPspAAdapter } from './psp_a/adapter';
 import { createPspBAdapter } from './psp_b/adapter';
 import { createPspCAdapter } from './psp_c/adapter';

@@ -1,7 +1,9 @@
-import type { ProviderId } from '../runtime/config';
+import type { EntitlementState } from '../domain/entitlement';
+import type { CanonicalEventKind } from '../domain/events';
+import type { Mode, ProviderId } from '../domain/providers';
 
-export type { ProviderId } from '../runtime/config';
-export type Mode = 'live' | 'test';
+export type { Mode, ProviderId } from '../domain/providers';
+export type { CanonicalEventKind } from '../domain/events';
 export type Tier = 'weekly' | 'monthly' | 'quarterly' | 'annual';
 
 /**
@@ -72,25 +74,11 @@ export interface PaymentLinkResult {
   url?: string;
 }
 
-/** Normalised inbound provider event. */
-export type NormalisedEventKind =
-  | 'subscription_created'
-  | 'subscription_updated'
-  | 'subscription_canceled'
-  | 'payment_succeeded'
-  | 'payment_failed'
-  | 'refunded'
-  | 'renewed'
-  | 'expired'
-  | 'grace_period'
-  | 'test'
-  | 'other';
-
 export interface NormalisedEvent {
   provider: ProviderId;
   id: string; // the provider's event id (unique per provider)
   type: string; // the provider's own type, e.g. 'invoice.payment_succeeded'
-  kind: NormalisedEventKind;
+  kind: CanonicalEventKind; // domain/events.ts: one vocabulary for every provider
   account_ref: string | null; // routes to the tenant
   mode: Mode;
   occurred_at: string; // ISO
@@ -120,7 +108,7 @@ export interface StorePurchase {
   store_product_id: string;
   app_user_id?: string | null;
   is_sandbox: boolean;
-  state: 'active' | 'grace_period' | 'expired' | 'revoked' | 'pending';
+  state: EntitlementState | 'pending'; // pending: bought but not yet paid (no entitlement yet)
   expires_at?: string | null;
   acknowledged?: boolean;
   raw: unknown;

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ConfigError, PROVIDERS, ROOT_DIR, loadConfig } from '../runtime/config';
+import { PROVIDERS } from '../domain/providers';
+import { ConfigError, ROOT_DIR, loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/database';
 import { resolveMasterKey } from '../runtime/master-key';
 import { startDevServer, type DevServerHandle } from '../temporal/dev-server';

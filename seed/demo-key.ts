@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { hashSecretKey } from '../domain/keys';
+import { hashSecretKey } from '../api/keys';
 import { SCOPES } from '../domain/scopes';
 import { insertApiKey } from '../db/tenants';
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { PROVIDERS, type Config, type ProviderId } from '../runtime/config';
+import type { Config } from '../runtime/config';
+import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { resolveMasterKey } from '../runtime/master-key';
 import { createVault } from '../providers/vault';
 import { attachToApp, createConnection, listConnectionsSafe } from '../db/connections';

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { SyncTarget } from '../db/sync-facts';
+import type { SyncTarget } from '../domain/providers';
 
 const { stopSalesAt } = proxyActivities<Activities>({
   startToCloseTimeout: '20 seconds',

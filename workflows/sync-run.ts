@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, defineQuery, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ProviderSnapshot } from '../activities/sync';
-import type { SyncTarget } from '../db/sync-facts';
+import type { SyncTarget } from '../domain/providers';
 import type { DriftFinding } from '../domain/drift';
 
 /** Reads for drift: a short, bounded retry, then the provider counts as unreachable. */

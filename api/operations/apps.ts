@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { attachToApp, ConnectionError } from '../../db/connections';
-import { generatePublishableKey } from '../../domain/keys';
+import { generatePublishableKey } from '../keys';
 import { ApiError, invalidRequest, notFound } from '../errors';
 import { defineOperation } from './types';
 import { provider, UUID_RE } from './schemas';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
 import { defineOperation } from './types';
 import { auditRow, filter, mode, pageOf, paging, provider, webhookRow } from './schemas';
 import { paginate, whereGiven } from './paging';
@@ -12,7 +13,7 @@ export const listWebhooks = defineOperation({
   input: z.object({
     ...paging,
     provider: provider.optional(),
-    status: z.enum(['received', 'processed', 'failed']).optional(),
+    status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional(),
     event_type: filter.optional(),
     mode: mode.optional(),
   }).strict(),

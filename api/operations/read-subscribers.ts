@@ -39,6 +39,10 @@ export const listEntitlements = defineOperation({
   tool: { name: 'billing_entitlements', description: 'Entitlement state per app user (filters: app_user_id, provider, state; paged).' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
+      // Hot path (the premium check) on plain knex: the same page through the Entitlement model
+      // cost +22.5 % and +1 % req/s in two interleaved runs of bench/models-vs-knex.ts
+      // (2026-11-22, 2 shared cores at load 12; bench/RESULTS.md). Over 5 % once: kept on knex
+      // until a quiet-machine run says otherwise.
       const q = whereGiven(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), 'entitlements', {
         app_user_id: input.app_user_id, provider: input.provider, state: input.state,
       });

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { PROVIDERS } from '../../runtime/config';
+import { ENTITLEMENT_STATES } from '../../domain/entitlement';
+import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
+import { MODES, PROVIDERS } from '../../domain/providers';
+import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 
 /** Shared input/output pieces, so every list and resource is shaped the same on both surfaces. */
 
@@ -42,7 +45,7 @@ export const paging = {
 };
 
 export const provider = z.enum(PROVIDERS);
-export const mode = z.enum(['live', 'test']);
+export const mode = z.enum(MODES);
 export const uuid = z.string();
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const filter = z.string().min(1).max(200);
@@ -116,7 +119,7 @@ export const subscriptionRow = z.object({
   object: z.literal('subscription'),
   app_user_id: z.string().nullable(),
   email: z.string().nullable(),
-  status: z.string(),
+  status: z.enum(SUBSCRIPTION_STATUSES),
   provider,
   mode,
   product_id: z.string().nullable(),
@@ -135,7 +138,7 @@ export const entitlementRow = z.object({
   object: z.literal('entitlement'),
   app_user_id: z.string(),
   provider,
-  state: z.enum(['active', 'grace_period', 'expired', 'revoked']),
+  state: z.enum(ENTITLEMENT_STATES),
   is_sandbox: z.boolean(),
   is_active: z.boolean().describe('what the premium check answers'),
   product_id: z.string().nullable(),
@@ -177,7 +180,7 @@ export const webhookRow = z.object({
   event_id: z.string(),
   event_type: z.string(),
   mode: mode.nullable(),
-  status: z.enum(['received', 'processed', 'failed']),
+  status: z.enum(WEBHOOK_DELIVERY_STATUSES),
   reason: z.string().nullable(),
   delivery_count: z.number().int(),
   payload: z.unknown().describe('the provider payload, redacted'),

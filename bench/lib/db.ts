@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { createKnex, withDatabase } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
-import { generateSecretKey, hashSecretKey, keyHint } from '../../domain/keys';
+import { generateSecretKey, hashSecretKey, keyHint } from '../../api/keys';
 import { SCOPES } from '../../domain/scopes';
 import { ensurePostgres, type PostgresHandle } from '../../runtime/postgres';
 

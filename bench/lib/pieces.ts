@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { pino } from 'pino';
 import type { Principal } from '../../api/auth';
-import { authenticate } from './auth';
+
 import { requestContext } from '../../api/middleware';
 import { executeOperation } from '../../api/operations/execute';
 import { paginate } from '../../api/operations/paging';
@@ -15,7 +15,7 @@ import { withTenant } from '../../db/tenant-tx';
 import { createLogger } from '../../runtime/logger';
 import { pidsCpu } from './cpu';
 import type { BenchDatabase } from './db';
-import { authenticateCached, gateOneStatement, withTenantOneTrip } from './whatif';
+import { authenticate, authenticateCached, gateOneStatement, withTenantOneTrip } from './whatif';
 
 /**
  * The request path's pieces measured one at a time, in this process, without HTTP: each piece is

@@ -163,7 +163,11 @@ export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOpti
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
-        server.close(() => resolve());
+        server.close(() => {
+          // After the last request: whatever it changed is on disk before close resolves.
+          store.flush();
+          resolve();
+        });
       }),
   };
 }

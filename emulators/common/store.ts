@@ -13,7 +13,7 @@ export function createStore(file?: string): EmulatorStore {
     }
   }
   let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
+  const write = () => {
     timer = undefined;
     if (!file) return;
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -38,15 +38,15 @@ export function createStore(file?: string): EmulatorStore {
     },
     save() {
       if (!file || timer) return;
-      timer = setTimeout(flush, 50);
+      timer = setTimeout(write, 50);
       timer.unref();
     },
-  };
-  process.once('exit', () => {
-    if (timer) {
+    flush() {
+      if (!timer) return;
       clearTimeout(timer);
-      flush();
-    }
-  });
+      write();
+    },
+  };
+  process.once('exit', () => store.flush());
   return store;
 }

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { ProviderId } from '../../runtime/config';
+import type { ProviderId } from '../../domain/providers';
 
 /**
  * The contract between the shared emulator host (emulators/common/host.ts) and one
@@ -14,6 +14,8 @@ export interface EmulatorStore {
   find(kind: string, pred: (o: Record<string, unknown>) => boolean): Record<string, unknown> | undefined;
   /** Persist (debounced) when the emulator was given a state file. */
   save(): void;
+  /** Write a pending save now (the host calls it on close, so a restart sees every change). */
+  flush(): void;
 }
 
 export interface SendEventParams {

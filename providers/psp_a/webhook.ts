@@ -1,11 +1,11 @@
 import Stripe from 'stripe';
 import { WebhookVerificationError } from '../errors';
-import type { NormalisedEvent, NormalisedEventKind, WebhookInput } from '../types';
+import type { NormalisedEvent, CanonicalEventKind, WebhookInput } from '../types';
 
 /** Stripe's documented default: signatures older (or newer) than five minutes are refused. */
 export const TOLERANCE_SECONDS = 300;
 
-const KINDS: Record<string, NormalisedEventKind> = {
+const KINDS: Record<string, CanonicalEventKind> = {
   'customer.subscription.created': 'subscription_created',
   'customer.subscription.updated': 'subscription_updated',
   'customer.subscription.deleted': 'subscription_canceled',

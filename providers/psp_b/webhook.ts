@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { WebhookVerificationError } from '../errors';
-import type { Mode, NormalisedEvent, NormalisedEventKind, WebhookInput } from '../types';
+import type { Mode, NormalisedEvent, CanonicalEventKind, WebhookInput } from '../types';
 import { PROVIDER } from './http';
 
 /**
@@ -59,7 +59,7 @@ export function verifyPaddleSignature(input: WebhookInput, toleranceSec = PADDLE
 }
 
 /** Paddle event type → what our state machines act on. */
-function kindOf(type: string, data: Obj): NormalisedEventKind {
+function kindOf(type: string, data: Obj): CanonicalEventKind {
   switch (type) {
     case 'subscription.created':
       return 'subscription_created';

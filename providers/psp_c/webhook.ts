@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { WebhookVerificationError } from '../errors';
-import type { Mode, NormalisedEvent, NormalisedEventKind, WebhookInput } from '../types';
+import type { Mode, NormalisedEvent, CanonicalEventKind, WebhookInput } from '../types';
 import { PROVIDER } from './client';
 
 /**
@@ -25,7 +25,7 @@ export function verifySignature(rawBody: Buffer, signature: string | undefined, 
   }
 }
 
-const KINDS: Record<string, NormalisedEventKind> = {
+const KINDS: Record<string, CanonicalEventKind> = {
   'subscription.authenticated': 'subscription_created',
   'subscription.activated': 'subscription_created',
   'subscription.updated': 'subscription_updated',
@@ -58,7 +58,7 @@ const iso = (secs: unknown): string | null => (typeof secs === 'number' && secs 
  * first charge and a renewal afterwards (paid_count > 1). A halted subscription has run
  * out of retries and a completed one out of cycles: both end access (expired).
  */
-export function kindOf(type: string, sub: Entity | undefined): NormalisedEventKind {
+export function kindOf(type: string, sub: Entity | undefined): CanonicalEventKind {
   if (type === 'subscription.charged') return Number(sub?.paid_count ?? 1) > 1 ? 'renewed' : 'payment_succeeded';
   return KINDS[type] ?? 'other';
 }

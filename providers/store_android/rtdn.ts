@@ -1,7 +1,7 @@
-import type { NormalisedEvent, NormalisedEventKind } from '../types';
+import type { NormalisedEvent, CanonicalEventKind } from '../types';
 
 /** SubscriptionNotification.notificationType (Play RTDN reference). 14–16 and 21 are unassigned. */
-export const SUBSCRIPTION_NOTIFICATION_TYPES: Record<number, { name: string; kind: NormalisedEventKind }> = {
+export const SUBSCRIPTION_NOTIFICATION_TYPES: Record<number, { name: string; kind: CanonicalEventKind }> = {
   1: { name: 'SUBSCRIPTION_RECOVERED', kind: 'renewed' },
   2: { name: 'SUBSCRIPTION_RENEWED', kind: 'renewed' },
   3: { name: 'SUBSCRIPTION_CANCELED', kind: 'subscription_canceled' },

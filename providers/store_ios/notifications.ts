@@ -5,7 +5,7 @@ import {
   type ResponseBodyV2DecodedPayload,
 } from '@apple/app-store-server-library';
 import { WebhookVerificationError } from '../errors';
-import type { NormalisedEvent, NormalisedEventKind, WebhookInput } from '../types';
+import type { NormalisedEvent, CanonicalEventKind, WebhookInput } from '../types';
 import { PROVIDER } from './errors';
 import { peekJws, verificationReason, verifierFor, type VerifierConfig } from './signed-data';
 
@@ -14,7 +14,7 @@ import { peekJws, verificationReason, verifierFor, type VerifierConfig } from '.
  * (REVOKE: Family Sharing access withdrawn) or `refunded`; a customer turning auto-renew off
  * is `subscription_canceled` (access lasts until current_period_end).
  */
-export function notificationKind(type: string, subtype?: string | null): NormalisedEventKind {
+export function notificationKind(type: string, subtype?: string | null): CanonicalEventKind {
   switch (type) {
     case 'SUBSCRIBED':
       return 'subscription_created';

@@ -152,7 +152,6 @@ describe('psp_a emulator wire protocol', () => {
       const made = (await (await fetch(`${first.url}/__control/accounts`, { method: 'POST', body: '{}' })).json()) as typeof acct;
       const key = made.credentials.test.secret_key;
       const created = (await (await fetch(`${first.url}/v1/products`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: 'name=Durable' })).json()) as { id: string };
-      await new Promise((r) => setTimeout(r, 120)); // the store writes debounced
       await first.close();
       const second = await startEmulator(createEmulator, { port: 0, stateFile: file });
       const res = await fetch(`${second.url}/v1/products/${created.id}`, { headers: { authorization: `Bearer ${key}` } });

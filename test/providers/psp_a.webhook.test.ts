@@ -1,6 +1,4 @@
 import crypto from 'node:crypto';
-import http from 'node:http';
-import type net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_a/emulator';
@@ -8,44 +6,33 @@ import { WebhookVerificationError } from '../../providers/errors';
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import type { NormalisedEvent } from '../../providers/types';
 import { getOrPostControlFor } from '../helpers/emulator-control';
-
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 let emu: RunningEmulator;
-let receiver: http.Server;
+let receiver: WebhookReceiver;
 let target: string;
-let received: Received[] = [];
+let received: ReceivedWebhook[] = [];
 let account: { account: string; webhook_secret: string };
 const adapter = createPspAAdapter();
 
 const control = getOrPostControlFor(() => emu.url, { strict: true });
 
-const verify = (r: Received, secret = account.webhook_secret, now?: Date) =>
+const verify = (r: ReceivedWebhook, secret = account.webhook_secret, now?: Date) =>
   adapter.verifyWebhook({ headers: r.headers as Record<string, string>, rawBody: r.body, secret, now });
 
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
   account = await control('/accounts', {});
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(200).end('{"received":true}');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  target = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/api/webhooks/psp_a`;
+  receiver = await startWebhookReceiver('psp_a');
+  target = receiver.url;
+  received = receiver.received;
 });
 beforeEach(() => {
-  received = [];
+  receiver.clear();
 });
 afterAll(async () => {
   await emu?.close();
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
 });
 
 describe('psp_a webhook verification', () => {
@@ -104,7 +91,7 @@ describe('psp_a webhook verification', () => {
       'product.updated': 'other',
     };
     for (const [type, kind] of Object.entries(expected)) {
-      received = [];
+      receiver.clear();
       await control('/events', { type, target });
       const ev = await verify(received[0]);
       expect(ev.type).toBe(type);
@@ -155,7 +142,7 @@ describe('psp_a checkout control', () => {
     expect(state.events.filter((e) => out.events.some((o) => o.id === e.id))).toHaveLength(3);
 
     // A refund afterwards refers to the charge of that checkout.
-    received = [];
+    receiver.clear();
     await control('/events', { type: 'charge.refunded', target });
     const refund = await verify(received[0]);
     expect(refund).toMatchObject({ kind: 'refunded', customer_external_id: out.customer_id, sku: 'pro_monthly', email });

@@ -340,7 +340,6 @@ describe('psp_b emulator: durable state', () => {
       const ctx: ProviderContext = { baseUrl: first.url, mode: 'test', credential: { api_key: a.credentials.test.api_key }, accountRef: a.account };
       const s = spec();
       const { external_id } = await adapter.upsertProduct(ctx, s, 'k');
-      await new Promise((r) => setTimeout(r, 150)); // the store writes its file debounced
       await first.close();
       first = undefined;
       second = await startEmulator(createEmulator, { port: 0, stateFile });

@@ -1,6 +1,4 @@
 import crypto from 'node:crypto';
-import http from 'node:http';
-import type net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_b/emulator';
@@ -9,6 +7,7 @@ import { createPspBAdapter } from '../../providers/psp_b/adapter';
 import { paddleAccountRef } from '../../providers/psp_b/webhook';
 import type { NormalisedEvent, ProductSpec, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 // Signed notifications, the checkout control and the OAuth-style connect flow of the psp_b
 // emulator, checked through the adapter's verifyWebhook and exchangeOAuthCode.
@@ -18,22 +17,17 @@ interface Account {
   credentials: { test: { api_key: string }; live: { api_key: string } };
   webhook_secret: string;
 }
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  rawBody: Buffer;
-}
-
 let emu: RunningEmulator;
 let acct: Account;
-let target: http.Server;
+let target: WebhookReceiver;
 let targetUrl: string;
-let received: Received[] = [];
+let received: ReceivedWebhook[] = [];
 const adapter = createPspBAdapter();
 
 const control = controlFor(() => emu.url, { strict: true });
 
-const verify = (r: Received, over: { secret?: string; now?: Date; rawBody?: Buffer } = {}) =>
-  adapter.verifyWebhook({ headers: r.headers, rawBody: over.rawBody ?? r.rawBody, secret: over.secret ?? acct.webhook_secret, now: over.now });
+const verify = (r: ReceivedWebhook, over: { secret?: string; now?: Date; rawBody?: Buffer } = {}) =>
+  adapter.verifyWebhook({ headers: r.headers, rawBody: over.rawBody ?? r.body, secret: over.secret ?? acct.webhook_secret, now: over.now });
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   try {
@@ -54,23 +48,16 @@ async function send(type: string, extra: Record<string, unknown> = {}): Promise<
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
   acct = await control<Account>('POST', '/accounts', {});
-  target = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, rawBody: Buffer.concat(chunks) });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
-    });
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  targetUrl = `http://127.0.0.1:${(target.address() as net.AddressInfo).port}/api/webhooks/psp_b`;
+  target = await startWebhookReceiver('psp_b');
+  targetUrl = target.url;
+  received = target.received;
 });
 afterAll(async () => {
   await emu?.close();
-  await new Promise((resolve) => target?.close(resolve));
+  await target?.close();
 });
 beforeEach(() => {
-  received = [];
+  target.clear();
 });
 
 describe('psp_b webhooks: signature verification', () => {
@@ -78,17 +65,17 @@ describe('psp_b webhooks: signature verification', () => {
     const { id, status, event } = await send('subscription.created');
     expect(status).toBe(200);
     expect(received[0].headers['paddle-signature']).toMatch(/^ts=\d+;h1=[0-9a-f]{64}$/);
-    const body = JSON.parse(received[0].rawBody.toString());
+    const body = JSON.parse(received[0].body.toString());
     expect(Object.keys(body)).toEqual(expect.arrayContaining(['event_id', 'event_type', 'occurred_at', 'notification_id', 'data']));
     expect(body.event_id).toMatch(/^evt_/);
     expect(body.notification_id).toMatch(/^ntf_/);
     expect(event).toMatchObject({ provider: 'psp_b', id, type: 'subscription.created', kind: 'subscription_created', account_ref: acct.account, mode: 'test' });
-    expect(paddleAccountRef(received[0].rawBody)).toBe(acct.account);
+    expect(paddleAccountRef(received[0].body)).toBe(acct.account);
   });
 
   it('rejects a tampered body', async () => {
     await send('transaction.completed');
-    const tampered = Buffer.from(received[0].rawBody.toString().replace('"completed"', '"canceled"'));
+    const tampered = Buffer.from(received[0].body.toString().replace('"completed"', '"canceled"'));
     const err = await rejection(verify(received[0], { rawBody: tampered }));
     expect(err).toBeInstanceOf(WebhookVerificationError);
     expect((err as WebhookVerificationError).reason).toBe('signature does not match');
@@ -108,11 +95,11 @@ describe('psp_b webhooks: signature verification', () => {
     expect(stale).toBeInstanceOf(WebhookVerificationError);
     expect((stale as WebhookVerificationError).reason).toContain('older than 5 s');
     const relaxed = createPspBAdapter({ webhookToleranceSec: 300 });
-    await relaxed.verifyWebhook({ headers: received[0].headers, rawBody: received[0].rawBody, secret: acct.webhook_secret, now: later });
-    const noHeader = await rejection(adapter.verifyWebhook({ headers: {}, rawBody: received[0].rawBody, secret: acct.webhook_secret }));
+    await relaxed.verifyWebhook({ headers: received[0].headers, rawBody: received[0].body, secret: acct.webhook_secret, now: later });
+    const noHeader = await rejection(adapter.verifyWebhook({ headers: {}, rawBody: received[0].body, secret: acct.webhook_secret }));
     expect((noHeader as WebhookVerificationError).reason).toContain('missing');
     const garbled = await rejection(
-      adapter.verifyWebhook({ headers: { 'Paddle-Signature': 'v1=abc' }, rawBody: received[0].rawBody, secret: acct.webhook_secret }),
+      adapter.verifyWebhook({ headers: { 'Paddle-Signature': 'v1=abc' }, rawBody: received[0].body, secret: acct.webhook_secret }),
     );
     expect((garbled as WebhookVerificationError).reason).toContain('malformed');
   });
@@ -121,7 +108,7 @@ describe('psp_b webhooks: signature verification', () => {
     await send('transaction.completed');
     const header = String(received[0].headers['paddle-signature']);
     const rotated = { ...received[0].headers, 'paddle-signature': `${header.split(';')[0]};h1=${'0'.repeat(64)};${header.split(';')[1]}` };
-    await adapter.verifyWebhook({ headers: rotated, rawBody: received[0].rawBody, secret: acct.webhook_secret });
+    await adapter.verifyWebhook({ headers: rotated, rawBody: received[0].body, secret: acct.webhook_secret });
   });
 
   it('redelivers an event with the same id and body when the id is given again', async () => {
@@ -129,7 +116,7 @@ describe('psp_b webhooks: signature verification', () => {
     const again = await send('subscription.updated', { id: first.id });
     expect(again.id).toBe(first.id);
     expect(again.event.id).toBe(first.event.id);
-    expect(JSON.parse(received[1].rawBody.toString()).data).toEqual(JSON.parse(received[0].rawBody.toString()).data);
+    expect(JSON.parse(received[1].body.toString()).data).toEqual(JSON.parse(received[0].body.toString()).data);
     const chosen = `evt_${crypto.randomBytes(8).toString('hex')}`;
     expect((await send('subscription.updated', { id: chosen })).event.id).toBe(chosen);
   });
@@ -157,7 +144,7 @@ describe('psp_b webhooks: signature verification', () => {
   it('marks live events live and routes them to the named account', async () => {
     const other = await control<Account>('POST', '/accounts', { account: 'seller_other' });
     await control('POST', '/events', { type: 'subscription.created', target: targetUrl, account: other.account, mode: 'live' });
-    const event = await adapter.verifyWebhook({ headers: received[0].headers, rawBody: received[0].rawBody, secret: other.webhook_secret });
+    const event = await adapter.verifyWebhook({ headers: received[0].headers, rawBody: received[0].body, secret: other.webhook_secret });
     expect(event).toMatchObject({ account_ref: 'seller_other', mode: 'live' });
     expect(await rejection(verify(received[0]))).toBeInstanceOf(WebhookVerificationError);
   });

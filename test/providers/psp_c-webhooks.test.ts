@@ -1,6 +1,4 @@
 import crypto from 'node:crypto';
-import http from 'node:http';
-import type net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_c/emulator';
@@ -9,46 +7,34 @@ import { createPspCAdapter } from '../../providers/psp_c/adapter';
 import { kindOf } from '../../providers/psp_c/webhook';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 // Webhooks as the emulator really sends them: signed deliveries to a local receiver,
 // verified by the adapter; and the checkout control's events, in order.
 
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  raw: Buffer;
-}
-
 let emu: RunningEmulator;
-let receiver: http.Server;
+let receiver: WebhookReceiver;
 let target: string;
-let received: Received[] = [];
+let received: ReceivedWebhook[] = [];
 let account: { account: string; credentials: { test: Record<string, string> }; webhook_secret: string };
 const adapter = createPspCAdapter();
 
 const control = controlFor(() => emu.url);
-const verify = (r: Received, secret = account.webhook_secret) => adapter.verifyWebhook({ headers: r.headers, rawBody: r.raw, secret });
+const verify = (r: ReceivedWebhook, secret = account.webhook_secret) => adapter.verifyWebhook({ headers: r.headers, rawBody: r.body, secret });
 
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
   account = await control('POST', '/accounts', {});
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, raw: Buffer.concat(chunks) });
-      res.statusCode = 200;
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-  target = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/api/webhooks/psp_c`;
+  receiver = await startWebhookReceiver('psp_c');
+  target = receiver.url;
+  received = receiver.received;
 });
 afterAll(async () => {
   await emu.close();
-  await new Promise((r) => receiver.close(r));
+  await receiver.close();
 });
 beforeEach(() => {
-  received = [];
+  receiver.clear();
 });
 
 describe('psp_c webhook verification', () => {
@@ -58,7 +44,7 @@ describe('psp_c webhook verification', () => {
     expect(received).toHaveLength(1);
     const [r] = received;
     expect(r.headers['x-razorpay-event-id']).toBe(sent.id);
-    const expected = crypto.createHmac('sha256', account.webhook_secret).update(r.raw).digest('hex');
+    const expected = crypto.createHmac('sha256', account.webhook_secret).update(r.body).digest('hex');
     expect(r.headers['x-razorpay-signature']).toBe(expected);
 
     const ev = await verify(r);
@@ -73,7 +59,7 @@ describe('psp_c webhook verification', () => {
       sku: 'pro_m',
       app_user_id: 'u-1',
     });
-    const body = JSON.parse(r.raw.toString());
+    const body = JSON.parse(r.body.toString());
     expect(body).toMatchObject({ entity: 'event', account_id: account.account, event: 'payment.captured', contains: ['payment'] });
     expect(body.payload.payment.entity.id).toMatch(/^pay_/);
   });
@@ -81,9 +67,9 @@ describe('psp_c webhook verification', () => {
   it('rejects a tampered body, a wrong secret, a bad signature and a missing one', async () => {
     await control('POST', '/events', { type: 'subscription.activated', target });
     const [r] = received;
-    const tampered = Buffer.from(r.raw.toString().replace('"active"', '"cancelled"'));
-    expect(tampered.equals(r.raw)).toBe(false);
-    await expect(verify({ ...r, raw: tampered })).rejects.toBeInstanceOf(WebhookVerificationError);
+    const tampered = Buffer.from(r.body.toString().replace('"active"', '"cancelled"'));
+    expect(tampered.equals(r.body)).toBe(false);
+    await expect(verify({ ...r, body: tampered })).rejects.toBeInstanceOf(WebhookVerificationError);
     await expect(verify(r, 'not-the-secret')).rejects.toBeInstanceOf(WebhookVerificationError);
     const { 'x-razorpay-signature': _gone, ...unsigned } = r.headers;
     await expect(verify({ ...r, headers: unsigned })).rejects.toThrow(/missing X-Razorpay-Signature/);
@@ -106,7 +92,7 @@ describe('psp_c webhook verification', () => {
     await control('POST', '/events', { type: 'refund.processed', target, data: { mode: 'live' } });
     const ev = await verify(received[0]);
     expect(ev).toMatchObject({ mode: 'live', kind: 'refunded' });
-    expect(JSON.parse(received[0].raw.toString()).contains).toEqual(['refund', 'payment']);
+    expect(JSON.parse(received[0].body.toString()).contains).toEqual(['refund', 'payment']);
   });
 
   it('maps Razorpay events to normalised kinds', () => {
@@ -153,7 +139,7 @@ describe('psp_c checkout control', () => {
     expect(out.events.map((e: { type: string }) => e.type)).toEqual(['payment.captured', 'subscription.activated', 'subscription.charged']);
     expect(out.events.every((e: { status: number }) => e.status === 200)).toBe(true);
 
-    expect(received.map((r) => JSON.parse(r.raw.toString()).event)).toEqual(['payment.captured', 'subscription.activated', 'subscription.charged']);
+    expect(received.map((r) => JSON.parse(r.body.toString()).event)).toEqual(['payment.captured', 'subscription.activated', 'subscription.charged']);
     const events = await Promise.all(received.map((r) => verify(r)));
     expect(events.map((e) => e.id)).toEqual(out.events.map((e: { id: string }) => e.id));
     expect(events.map((e) => e.kind)).toEqual(['payment_succeeded', 'subscription_created', 'payment_succeeded']);
@@ -175,7 +161,7 @@ describe('psp_c checkout control', () => {
     const auth = `Basic ${Buffer.from(`${account.credentials.test.key_id}:${account.credentials.test.key_secret}`).toString('base64')}`;
     const sub = await (await fetch(`${emu.url}/v1/subscriptions/${out.subscription_id}`, { headers: { authorization: auth } })).json();
     expect(sub).toMatchObject({ entity: 'subscription', status: 'active', customer_id: out.customer_id, paid_count: 1, notes: { sku: 'pro_monthly', app_user_id: 'user-42', email: 'buyer@example.com' } });
-    const pay = JSON.parse(received[0].raw.toString()).payload.payment.entity;
+    const pay = JSON.parse(received[0].body.toString()).payload.payment.entity;
     expect(pay).toMatchObject({ amount: 29_900, currency: 'INR', status: 'captured', email: 'buyer@example.com' });
   });
 
@@ -192,7 +178,7 @@ describe('psp_c checkout control', () => {
 
   it('later events about the checkout’s subscription carry and change the stored one', async () => {
     const out = await control('POST', '/checkout', { sku: 'pro_monthly', email: 'leaver@example.com', target, app_user_id: 'user-7' });
-    received = [];
+    receiver.clear();
     await control('POST', '/events', { type: 'subscription.cancelled', target, data: { subscription_id: out.subscription_id } });
     const ev = await verify(received[0]);
     expect(ev).toMatchObject({ kind: 'subscription_canceled', subscription_external_id: out.subscription_id, app_user_id: 'user-7', email: 'leaver@example.com' });

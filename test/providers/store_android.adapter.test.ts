@@ -264,7 +264,6 @@ describe('store_android adapter: service-account auth', () => {
     const acct = (await (await fetch(`${first.url}/__control/accounts`, { method: 'POST', body: '{}' })).json()) as Creds;
     const ctx = ctxFor(acct, 'test', first.url);
     await adapter.upsertProduct(ctx, spec(), 'k');
-    await new Promise((r) => setTimeout(r, 150));
     await first.close();
     const second = await startEmulator(createEmulator, { port, stateFile: file });
     try {

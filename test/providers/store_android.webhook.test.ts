@@ -1,21 +1,20 @@
 import crypto from 'node:crypto';
-import http from 'node:http';
-import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/store_android/emulator';
 import { WebhookVerificationError } from '../../providers/errors';
 import { createStoreAndroidAdapter } from '../../providers/store_android/adapter';
 import { getOrPostControlFor } from '../helpers/emulator-control';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 type Creds = { account: string; webhook_secret: string; push_service_account_email: string };
-type Received = { headers: http.IncomingHttpHeaders; body: Buffer };
+type Received = ReceivedWebhook;
 
 let emu: RunningEmulator;
 let acct: Creds;
 let target: string;
-let server: http.Server;
-const inbox: Received[] = [];
+let server: WebhookReceiver;
+let inbox: Received[] = [];
 let adapter: ReturnType<typeof createStoreAndroidAdapter>;
 
 const control = getOrPostControlFor(() => emu.url);
@@ -39,19 +38,12 @@ beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
   acct = await control('/accounts', { account: `com.example.w${crypto.randomBytes(4).toString('hex')}` });
   adapter = createStoreAndroidAdapter({ jwksUrl: `${emu.url}/oauth2/v3/certs` });
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      inbox.push({ headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  target = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/api/webhooks/store_android`;
+  server = await startWebhookReceiver('store_android', { status: 204 });
+  target = server.url;
+  inbox = server.received;
 });
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
+  await server.close();
   await emu.close();
 });
 

@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +11,7 @@ import { appAccountTokenFor } from '../../providers/store_ios/app-account-token'
 import { fetchEmulatorRootCa } from '../../providers/store_ios/signed-data';
 import type { ProviderAdapter, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
 
 interface Account {
   account: string;
@@ -25,9 +24,9 @@ let acct: Account;
 let ctx: ProviderContext;
 
 // A stand-in for our webhook endpoint: records each raw body the emulator POSTs.
-let sink: http.Server;
+let sink: WebhookReceiver;
 let sinkUrl: string;
-const received: Buffer[] = [];
+let received: ReceivedWebhook[] = [];
 
 const control = controlFor(() => emu.url, { strict: true });
 
@@ -37,7 +36,7 @@ async function notify(body: Record<string, unknown>): Promise<{ id: string; raw:
   const res = await control<{ id: string; status: number }>('POST', '/events', { target: sinkUrl, ...body });
   expect(res.status).toBe(200);
   expect(received.length).toBe(before + 1);
-  return { id: res.id, raw: received[received.length - 1] };
+  return { id: res.id, raw: received[received.length - 1].body };
 }
 
 const verify = (raw: Buffer) => adapter.verifyWebhook({ headers: { 'content-type': 'application/json' }, rawBody: raw, secret: '' });
@@ -48,21 +47,14 @@ beforeAll(async () => {
   // The service wires the emulator's root the same way in demo mode.
   adapter = createStoreIosAdapter({ trustedRoots: async () => [await fetchEmulatorRootCa(emu.url)] });
   ctx = { baseUrl: emu.url, mode: 'test', credential: acct.credentials.test, accountRef: acct.account, timeoutMs: 5000 };
-  sink = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      received.push(Buffer.concat(chunks));
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
-  sinkUrl = `http://127.0.0.1:${(sink.address() as net.AddressInfo).port}/api/webhooks/store_ios`;
+  sink = await startWebhookReceiver('store_ios', { body: 'ok' });
+  sinkUrl = sink.url;
+  received = sink.received;
 });
 
 afterAll(async () => {
   await emu?.close();
-  await new Promise((r) => sink?.close(r));
+  await sink?.close();
 });
 
 describe('store_ios sandbox purchase → fetchStorePurchase', () => {
@@ -227,7 +219,6 @@ describe('store_ios emulator persistence', () => {
     const one = await startEmulator(createEmulator, { port: 0, stateFile: file });
     const root1 = await (await fetch(`${one.url}/__control/root-ca`)).json();
     const a1 = await (await fetch(`${one.url}/__control/accounts`, { method: 'POST', body: '{"account":"com.example.persist"}' })).json();
-    await new Promise((r) => setTimeout(r, 150)); // debounced save
     await one.close();
     const two = await startEmulator(createEmulator, { port: 0, stateFile: file });
     const root2 = await (await fetch(`${two.url}/__control/root-ca`)).json();

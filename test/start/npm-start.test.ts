@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PROVIDERS, ROOT_DIR } from '../../runtime/config';
+import { PROVIDERS } from '../../domain/providers';
+import { ROOT_DIR } from '../../runtime/config';
 import { freePort } from '../../runtime/ports';
 import { call } from '../helpers/api';
 
