@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { ConfigError } from '../runtime/config';
+import { isDatabaseUnavailable } from '../db/unavailable';
 import { ApiError } from './errors';
 
 declare module 'koa' {
@@ -66,6 +67,12 @@ export function toApiError(err: unknown, log?: Logger): ApiError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const expose = (err as { expose?: boolean }).expose;
     return new ApiError(status, 'invalid_request', expose ? String((err as Error).message) : 'The request could not be read.');
+  }
+  // Postgres down or restarting is not a bug: 503 with Retry-After, so callers (and webhook
+  // providers) retry once the pool has reconnected.
+  if (isDatabaseUnavailable(err)) {
+    log?.warn({ err: { message: (err as Error)?.message, code: (err as { code?: string }).code } }, 'database unavailable');
+    return new ApiError(503, 'temporarily_unavailable', 'The database is unavailable; retry shortly.', {}, { 'Retry-After': '5' });
   }
   log?.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'unhandled error');
   return new ApiError(500, 'server_misconfigured', 'Server-side failure; quote the Request-Id header when reporting it.');

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { inject } from 'vitest';
+import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../runtime/config';
@@ -14,7 +15,7 @@ import { testDb } from './db';
  */
 let runtimeInstalled = false;
 
-export async function startTestWorker(opts: { config?: Partial<Config>; masterKey?: string; logger?: DefaultLogger } = {}) {
+export async function startTestWorker(opts: { config?: Partial<Config>; masterKey?: string; logger?: DefaultLogger; db?: Knex } = {}) {
   if (!runtimeInstalled) {
     // Keep worker chatter out of test output; warnings and errors still show.
     Runtime.install({ logger: opts.logger ?? new DefaultLogger(process.env.TEMPORAL_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
@@ -25,7 +26,7 @@ export async function startTestWorker(opts: { config?: Partial<Config>; masterKe
   const address = inject('temporalAddress');
   const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config };
   const vault = createVault(opts.masterKey ?? generateMasterKey());
-  const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: testDb(), config, vault, adapters: createAdapters(config) } });
+  const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: opts.db ?? testDb(), config, vault, adapters: createAdapters(config) } });
   const running = worker.run();
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
