@@ -1,0 +1,163 @@
+/**
+ * The whole webhook path as `npm start` runs it, on throwaway state, for the webhook benchmarks:
+ * a scratch database on DATABASE_URL (created, migrated, dropped), a file-backed Temporal dev
+ * server with the pragmas `npm start` passes, the api and the worker as their own processes
+ * (`api/main.ts`, `temporal/worker-main.ts`), the psp_a emulator in this process, and one
+ * tenant with a psp_a connection and the product `pro`.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Knex } from 'knex';
+import { Client, Connection } from '@temporalio/client';
+import { createConnection } from '../../db/connections';
+import { createKnex, withDatabase } from '../../db/knex';
+import { migrateLatest } from '../../db/migrate';
+import { createTenant } from '../../db/tenants';
+import { withTenant } from '../../db/tenant-tx';
+import { startAllEmulators } from '../../emulators/registry';
+import type { RunningEmulator } from '../../emulators/common/host';
+import type { ProviderId } from '../../domain/providers';
+import { createVault, generateMasterKey } from '../../providers/vault';
+import { freePort } from '../../runtime/ports';
+import { ensureSearchAttributes } from '../../temporal/client';
+import { startDevServer, type DevServerHandle } from '../../temporal/dev-server';
+import { createEmulatorAccount } from '../../seed/demo-providers';
+import { startServer, type ServerHandle } from './proc';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface WebhookStack {
+  db: Knex;
+  dbName: string;
+  pgVersion: string;
+  temporal: DevServerHandle;
+  client: Client;
+  emulators: Record<ProviderId, RunningEmulator>;
+  api: ServerHandle;
+  worker: { pid: number; stop(): Promise<void> };
+  apiRoot: string;
+  webhookUrl: string;
+  tenant: { tenant_id: string; publishable_key: string };
+  account: string;
+  webhookSecret: string;
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+export async function startWebhookStack(log: (m: string) => void): Promise<WebhookStack> {
+  const base = process.env.DATABASE_URL;
+  if (!base) throw new Error('DATABASE_URL is required (a Postgres the bench can create a scratch database on)');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-webhook-bench-'));
+  const dbName = `billing_bench_wh_${Date.now().toString(36)}_${crypto.randomBytes(2).toString('hex')}`;
+  const admin = createKnex(base, { max: 1 });
+  await admin.raw(`create database "${dbName}"`);
+  const url = withDatabase(base, dbName);
+  const db = createKnex(url, { max: 4 });
+  const stops: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch((e) => log(`stop: ${e.message}`));
+    await db.destroy().catch(() => {});
+    await admin.raw(`drop database if exists "${dbName}" with (force)`).catch((e) => log(`drop: ${e.message}`));
+    await admin.destroy();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  };
+  try {
+    await migrateLatest(db);
+    const pgVersion = String((await db.raw('show server_version')).rows[0].server_version);
+
+    const temporal = await startDevServer({ port: await freePort(), uiPort: null, dbFile: path.join(tmp, 'temporal.db'), logFile: path.join(tmp, 'temporal.log') });
+    stops.push(() => temporal.stop());
+    await ensureSearchAttributes(temporal.address, 'default', 20_000);
+    const connection = await Connection.connect({ address: temporal.address });
+    stops.push(() => connection.close());
+    const client = new Client({ connection });
+
+    const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    stops.push(() => Promise.all(Object.values(emulators).map((e) => e.close())));
+
+    const masterKey = generateMasterKey();
+    const vault = createVault(masterKey);
+    const tenant = await createTenant(db, { name: 'webhook bench' });
+    const acct = await createEmulatorAccount(emulators.psp_a.url);
+    await withTenant(db, tenant.tenant_id, async (trx) => {
+      await createConnection(trx, vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' });
+    });
+
+    const taskQueue = 'billing';
+    const [apiPort, dashboardPort, toolsPort] = [await freePort(), await freePort(), await freePort()];
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_ENV: 'development',
+      DATABASE_URL: url,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      MASTER_KEY: masterKey,
+      LOG_LEVEL: 'warn',
+      DATA_DIR: tmp,
+      API_PORT: String(apiPort),
+      DASHBOARD_PORT: String(dashboardPort),
+      TOOLS_PORT: String(toolsPort),
+      PSP_A_API_BASE: emulators.psp_a.url,
+    };
+    const api = await startServer({ cwd: ROOT, script: 'api/main.ts', env, port: dashboardPort, logFile: path.join(tmp, 'api.log') });
+    stops.push(() => api.stop());
+    // The worker has no HTTP port: started the same way, ready once it has polled (its log says so).
+    const workerLog = path.join(tmp, 'worker.log');
+    const { spawn } = await import('node:child_process');
+    const out = fs.openSync(workerLog, 'w');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', out, out] });
+    fs.closeSync(out);
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    stops.push(async () => {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 8000);
+      await exited;
+      clearTimeout(t);
+    });
+    const deadline = Date.now() + 60_000;
+    while (!fs.readFileSync(workerLog, 'utf8').includes('worker started')) {
+      if (child.exitCode !== null) throw new Error(`worker exited: ${fs.readFileSync(workerLog, 'utf8').slice(-2000)}`);
+      if (Date.now() > deadline) throw new Error('worker did not start within 60 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    log(`stack up: database ${dbName}, temporal ${temporal.address}, api pid ${api.pid}, worker pid ${child.pid}`);
+    return {
+      db,
+      dbName,
+      pgVersion,
+      temporal,
+      client,
+      emulators,
+      api,
+      worker: { pid: child.pid!, stop: async () => {} },
+      apiRoot: `http://127.0.0.1:${apiPort}`,
+      webhookUrl: `http://127.0.0.1:${dashboardPort}/api/webhooks/psp_a`,
+      tenant,
+      account: acct.account,
+      webhookSecret: acct.webhook_secret,
+      taskQueue,
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] : NaN);
+
+/** Replace (or append) a generated block `<!-- bench/<name>: generated … -->` under `title` in bench/RESULTS.md. */
+export function writeResults(name: string, title: string, body: string): void {
+  const file = path.join(ROOT, 'bench/RESULTS.md');
+  const begin = `<!-- bench/${name}: generated from here -->`;
+  const end = `<!-- bench/${name}: generated up to here -->`;
+  const block = `${begin}\n${body.trim()}\n${end}`;
+  let text = fs.readFileSync(file, 'utf8');
+  if (text.includes(begin)) text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
+  else text = `${text.replace(/\s*$/, '')}\n\n## ${title}\n\n${block}\n`;
+  fs.writeFileSync(file, text);
+}

@@ -1,0 +1,224 @@
+/**
+ * Payment to premium: from the psp_a emulator's checkout (it sends `payment_intent.succeeded`,
+ * then `customer.subscription.created`, then `invoice.payment_succeeded`, each signed and each
+ * waiting for our answer, as Stripe does) to `is_premium: true` at
+ * `GET /v1/sdk/subscribers/{app_user_id}`, at a fixed rate of purchases (open loop: a purchase
+ * is due every 1/rate s whatever the service does; latency counts from when it was due).
+ *
+ * Where the time goes comes from clocks the system already keeps, all on this machine: the
+ * delivery rows' created_at (Postgres, at insert), the customer workflow's history (signal,
+ * activity scheduled / started / completed, stamped by Temporal) and the first SDK answer
+ * that says premium.
+ *
+ *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts [--rates 20,50] [--seconds 30] [--poll-ms 20]
+ */
+import os from 'node:os';
+import http from 'node:http';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { machine, table, f0, f1 } from './lib/report';
+import { quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const RATES = arg('rates', '20,50').split(',').map(Number);
+const SECONDS = Number(arg('seconds', '30'));
+const POLL_MS = Number(arg('poll-ms', '20'));
+const STUCK_MS = 60_000;
+const log = (m: string) => console.log(`[premium] ${m}`);
+
+interface Purchase {
+  user: string;
+  due: number;
+  /** Wall clock (ms since epoch) when the checkout was due: every stage below is on this clock. */
+  dueWall: number;
+  checkoutDone?: number;
+  premiumAt?: number;
+  statuses?: number[];
+  customer?: string;
+  events?: { id: string; type: string }[];
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+    });
+    req.on('error', reject);
+  });
+}
+
+async function runRate(stack: WebhookStack, rate: number, tag: string): Promise<Purchase[]> {
+  const total = Math.round(rate * SECONDS);
+  const purchases: Purchase[] = [];
+  const t0 = performance.now();
+  const wall0 = Date.now();
+  // The SDK endpoint is rate-limited per tenant (120 burst, 1/s); the poller is the benchmark's
+  // instrument, not an app, so its bucket is kept full.
+  const refill = setInterval(() => void stack.db('rate_limit_buckets').update({ tokens: 120, refreshed_at: stack.db.fn.now() }).catch(() => {}), 200);
+  const one = async (p: Purchase) => {
+    const wait = p.due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const res = await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sku: 'pro', email: `${p.user}@example.com`, target: stack.webhookUrl, account: stack.account, mode: 'test', app_user_id: p.user }),
+    });
+    const c = (await res.json()) as { customer_id: string; events: { id: string; type: string; status: number }[] };
+    p.checkoutDone = performance.now();
+    p.customer = c.customer_id;
+    p.events = c.events.map((e) => ({ id: e.id, type: e.type }));
+    p.statuses = c.events.map((e) => e.status);
+    for (;;) {
+      const r = await getJson(`${stack.apiRoot}/v1/sdk/subscribers/${p.user}`, { authorization: `Bearer ${stack.tenant.publishable_key}` });
+      if (r.status === 200 && r.body.is_premium === true) {
+        p.premiumAt = performance.now();
+        return;
+      }
+      if (performance.now() - p.due > STUCK_MS) return;
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  };
+  const runs: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const p: Purchase = { user: `${tag}_${i}`, due, dueWall: wall0 + (due - t0) };
+    purchases.push(p);
+    runs.push(one(p));
+  }
+  await Promise.all(runs);
+  clearInterval(refill);
+  return purchases;
+}
+
+interface Stages {
+  /** Emulator → receiver: the payment intent's row inserted (received, verified). */
+  piStored: number;
+  /** Its hand-over: Temporal has the payment intent's signal (signal-with-start: the workflow starts). */
+  piSignalled: number;
+  /** The receiver's 200 reaches the emulator, which sends subscription.created; its row inserted. */
+  subStored: number;
+  /** Hand-over of subscription.created (signal to the now running workflow). */
+  subSignalled: number;
+  /** Workflow task: the workflow wakes on the signal, applies the rules, schedules the write. */
+  scheduled: number;
+  /** The activity waits for a worker slot and is picked up. */
+  started: number;
+  /** The activity's transaction (subscriptions, entitlements, deliveries) committed and reported. */
+  completed: number;
+  /** The next SDK poll that sees premium (poll interval, GET /v1/sdk/subscribers). */
+  seen: number;
+}
+
+const tsMs = (t: any): number => Number(t.seconds) * 1000 + Math.floor(Number(t.nanos ?? 0) / 1e6);
+
+/** Stage boundaries (wall ms) for one purchase, from the delivery rows and the workflow's history. */
+async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number) => number): Promise<Stages | null> {
+  if (!p.premiumAt || !p.events || !p.customer) return null;
+  const [pi, sub] = p.events;
+  const rows = await stack.db('webhook_deliveries').whereIn('event_id', [pi.id, sub.id]).select('event_id', 'created_at');
+  const created = new Map(rows.map((r: { event_id: string; created_at: Date }) => [r.event_id, r.created_at.getTime()]));
+  const history = await stack.client.workflow.getHandle(`customer-psp_a-${p.customer}`).fetchHistory();
+  const events = history.events ?? [];
+  const signalOf = (id: string) =>
+    events.find((e) => e.workflowExecutionSignaledEventAttributes && (defaultPayloadConverter.fromPayload(e.workflowExecutionSignaledEventAttributes.input!.payloads![0]) as { id: string }).id === id);
+  const piSig = signalOf(pi.id);
+  const subSig = signalOf(sub.id);
+  if (!piSig || !subSig) return null;
+  const subSigId = Number(subSig.eventId);
+  const sched = events.find((e) => e.activityTaskScheduledEventAttributes && Number(e.eventId) > subSigId);
+  if (!sched) return null;
+  const started = events.find((e) => e.activityTaskStartedEventAttributes && Number(e.activityTaskStartedEventAttributes.scheduledEventId) === Number(sched.eventId));
+  const completed = events.find((e) => e.activityTaskCompletedEventAttributes && Number(e.activityTaskCompletedEventAttributes.scheduledEventId) === Number(sched.eventId));
+  if (!started || !completed) return null;
+  return {
+    piStored: created.get(pi.id)!,
+    piSignalled: tsMs(piSig.eventTime),
+    subStored: created.get(sub.id)!,
+    subSignalled: tsMs(subSig.eventTime),
+    scheduled: tsMs(sched.eventTime),
+    started: tsMs(started.eventTime),
+    completed: tsMs(completed.eventTime),
+    seen: perfToWall(p.premiumAt),
+  };
+}
+
+async function main() {
+  const startedAt = Date.now();
+  const m0 = machine('');
+  const stack = await startWebhookStack(log);
+  const sections: string[] = [];
+  const summary: (string | number)[][] = [];
+  const stageRows: (string | number)[][] = [];
+  try {
+    // Warm-up: the api's and worker's first requests load code and fill pools.
+    await runRate(stack, 5, 'warm');
+    const wall0 = Date.now();
+    const perf0 = performance.now();
+    const perfToWall = (t: number) => wall0 + (t - perf0);
+    for (const rate of RATES) {
+      const loadBefore = os.loadavg()[0];
+      log(`rate ${rate}/s for ${SECONDS} s…`);
+      const ps = await runRate(stack, rate, `r${rate}`);
+      const done = ps.filter((p) => p.premiumAt !== undefined);
+      const lat = done.map((p) => p.premiumAt! - p.due).sort((a, b) => a - b);
+      const non200 = ps.filter((p) => p.statuses?.some((s) => s !== 200)).length;
+      const stuck = ps.length - done.length;
+      // Lost: an event the emulator sent that has no delivery row.
+      const ids = ps.flatMap((p) => p.events?.map((e) => e.id) ?? []);
+      const stored = Number((await stack.db('webhook_deliveries').whereIn('event_id', ids).count('* as n'))[0].n);
+      summary.push([`${rate}/s`, ps.length, ids.length, f0(quantile(lat, 0.5)), f0(quantile(lat, 0.9)), f0(quantile(lat, 0.99)), f0(lat.at(-1) ?? NaN), non200, stuck, ids.length - stored, os.loadavg()[0].toFixed(2) + ` (${loadBefore.toFixed(2)} before)`]);
+      log(`rate ${rate}: p50 ${f0(quantile(lat, 0.5))} p99 ${f0(quantile(lat, 0.99))} ms, stuck ${stuck}, non-200 ${non200}`);
+
+      // Where the time goes: every purchase's stage boundaries, median per stage.
+      const pairs: [string, (s: Stages, d: number) => number][] = [
+        ['receive: emulator sends payment_intent.succeeded → its row inserted (verify, route)', (s, d) => s.piStored - d],
+        ['persist + workflow start: row → signal-with-start recorded by Temporal', (s) => s.piSignalled - s.piStored],
+        ['200 back to the emulator, it sends subscription.created → its row inserted', (s) => s.subStored - s.piSignalled],
+        ['persist + signal: row → signal recorded', (s) => s.subSignalled - s.subStored],
+        ['workflow task: signal → write activity scheduled', (s) => s.scheduled - s.subSignalled],
+        ['activity queue: scheduled → started on the worker', (s) => s.started - s.scheduled],
+        ['activity + commit: started → completed (one tenant transaction)', (s) => s.completed - s.started],
+        [`read: completed → SDK answers premium (poll every ${POLL_MS} ms)`, (s) => s.seen - s.completed],
+      ];
+      // Stage boundaries of every premium purchase (history read after the rate's run).
+      const matched: { s: Stages; d: number }[] = [];
+      for (const p of done) {
+        const s = await stagesOf(stack, p, perfToWall).catch(() => null);
+        if (s) matched.push({ s, d: p.dueWall });
+      }
+      for (const [name, fn] of pairs) {
+        const xs = matched.map(({ s, d }) => fn(s, d)).sort((a, b) => a - b);
+        stageRows.push([`${rate}/s`, name, f0(quantile(xs, 0.5)), f0(quantile(xs, 0.99))]);
+      }
+      const totals = matched.map(({ s, d }) => s.seen - d).sort((a, b) => a - b);
+      stageRows.push([`${rate}/s`, `**total** (${matched.length} purchases with full history)`, f0(quantile(totals, 0.5)), f0(quantile(totals, 0.99))]);
+    }
+  } finally {
+    await stack.stop();
+  }
+  sections.push(
+    `Run: ${m0.date} · \`npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
+    `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, ${stack.pgVersion ? `PostgreSQL ${stack.pgVersion}` : ''} on the same host; load average at start ${m0.loadavg}. The machine is shared and noisy: the emulator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal, as \`npm start\`), Postgres and other people's work share the CPUs.`,
+    '',
+    `A purchase is the emulator's checkout: \`payment_intent.succeeded\`, \`customer.subscription.created\`, \`invoice.payment_succeeded\`, each signed and sent after the previous one's answer. Premium needs the subscription (a payment intent names only the customer), so the clock runs from the moment the purchase was due (payment intent sent) to the first \`GET /v1/sdk/subscribers/{id}\` answering \`is_premium: true\` (polled every ${POLL_MS} ms after the checkout returns). Open loop, ${SECONDS} s per rate; stuck = not premium within ${STUCK_MS / 1000} s.`,
+    '',
+    table(['purchases/s', 'purchases', 'webhooks', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'purchases with a non-200', 'stuck', 'lost (no row)', 'load average (1 min) after'], summary),
+    '',
+    '### Where the time goes (medians / p99 of each stage over the purchases; stages add up to the total per purchase, not across columns)',
+    '',
+    table(['rate', 'stage', 'p50 ms', 'p99 ms'], stageRows, ['l', 'l', 'r', 'r']),
+  );
+  const text = sections.join('\n');
+  writeResults('payment-to-premium.ts', 'Payment to premium (bench/payment-to-premium.ts)', text);
+  console.log(text);
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,306 @@
+/**
+ * Sustained webhook ingest: 60 s of signed psp_a events at the highest rate the receiver takes
+ * (closed loop, N keep-alive connections), counted durably: every 200 must be a stored row, and
+ * no event may be stored twice. Reported beside, in the same run and on the same machine:
+ *   - the floor: a bare endpoint that only verifies the signature and answers 200 (bench/webhook-floor.ts);
+ *   - pgbench's single-row insert rate on a scratch database (created and dropped here);
+ *   - the engine's ceiling on the same Temporal dev server (empty and one-activity workflows).
+ * The events of the 60 s are a burst above what the workflows process per second; after it the
+ * benchmark retries whatever got no 200 (as a provider does), waits for the backlog to drain and
+ * counts: every purchase's subscription and entitlement written, once.
+ *
+ * Events: the emulator's checkout (payment_intent.succeeded, customer.subscription.created,
+ * invoice.payment_succeeded) captured once, then cloned per purchase with fresh ids and signed
+ * with the account's secret using the emulator's own signing function (Stripe's scheme).
+ *
+ *   DATABASE_URL=… npx tsx bench/webhook-ingest.ts [--seconds 60] [--connections 32] [--floor-seconds 10]
+ */
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { signatureHeader } from '../emulators/psp_a/events';
+import { withDatabase } from '../db/knex';
+import { freePort } from '../runtime/ports';
+import { startServer } from './lib/proc';
+import { machine, table, f0, f1, f2 } from './lib/report';
+import { quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
+import * as engineActivities from './engine/activities';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const SECONDS = Number(arg('seconds', '60'));
+const CONNECTIONS = Number(arg('connections', '32'));
+const FLOOR_SECONDS = Number(arg('floor-seconds', '10'));
+const log = (m: string) => console.log(`[ingest] ${m}`);
+
+/** Capture one real checkout's three signed bodies from the emulator. */
+async function captureCheckout(stack: WebhookStack): Promise<string[]> {
+  const bodies: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      bodies.push(Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(200).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ sku: 'pro', email: 'template@example.com', target: `http://127.0.0.1:${port}/`, account: stack.account, mode: 'test', app_user_id: 'template_user' }),
+  });
+  await new Promise<void>((r) => server.close(() => r()));
+  return bodies;
+}
+
+/** Every id-like string of the template (evt_, cus_, sub_, in_, pi_, ch_…) and the user's email/id, to replace per purchase. */
+function idsIn(bodies: string[]): string[] {
+  const ids = new Set<string>(['template_user', 'template@example.com']);
+  for (const b of bodies) for (const m of b.matchAll(/"((?:evt|cus|sub|in|pi|ch|ii|si|il|txn|re)_[A-Za-z0-9]+)"/g)) ids.add(m[1]);
+  return [...ids];
+}
+
+interface Sender {
+  send(i: number): Promise<number>;
+  eventId(i: number): string;
+  purchase(i: number): number;
+}
+
+function makeSender(url: string, bodies: string[], secret: string, tag: string, agent: http.Agent): Sender {
+  const ids = idsIn(bodies);
+  const u = new URL(url);
+  const bodyOf = (i: number) => {
+    const k = Math.floor(i / 3);
+    let b = bodies[i % 3];
+    for (const id of ids) b = b.split(id).join(id.includes('@') ? `${tag}_${k}@example.com` : `${id}_${tag}_${k}`);
+    // Stripe's `created`: the receiver orders a purchase's events by it; keep the checkout's order, now.
+    return b;
+  };
+  const eventId = (i: number) => `${(JSON.parse(bodies[i % 3]) as { id: string }).id}_${tag}_${Math.floor(i / 3)}`;
+  const send = (i: number) =>
+    new Promise<number>((resolve) => {
+      const body = bodyOf(i);
+      const req = http.request(
+        { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signatureHeader(secret, body), 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', () => resolve(0));
+      req.end(body);
+    });
+  return { send, eventId, purchase: (i) => Math.floor(i / 3) };
+}
+
+interface LoadOutcome {
+  sent: number;
+  statuses: Record<string, number>;
+  ok: number[];
+  notOk: number[];
+  seconds: number;
+  p50: number;
+  p99: number;
+}
+
+/** Closed loop: CONNECTIONS senders, each sending its next event as soon as the last is answered. */
+async function closedLoop(sender: Sender, seconds: number, firstIndex = 0): Promise<LoadOutcome> {
+  let next = firstIndex;
+  const ok: number[] = [];
+  const notOk: number[] = [];
+  const statuses: Record<string, number> = {};
+  const lat: number[] = [];
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const i = next++;
+        const s = performance.now();
+        const status = await sender.send(i);
+        lat.push(performance.now() - s);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        (status === 200 ? ok : notOk).push(i);
+      }
+    }),
+  );
+  lat.sort((a, b) => a - b);
+  return { sent: next - firstIndex, statuses, ok, notOk, seconds: (performance.now() - t0) / 1000, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99) };
+}
+
+/** pgbench's single-row insert rate on a scratch database of the same server. */
+function pgbench(seconds: number): { tps: number; clients: number; detail: string } {
+  const base = process.env.DATABASE_URL!;
+  const name = `pgbench_scratch_${Date.now().toString(36)}`;
+  const url = withDatabase(base, name);
+  const psql = (db: string, sql: string) => execFileSync('psql', [db, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { encoding: 'utf8' });
+  const bin = ['/usr/bin/pgbench', '/usr/lib/postgresql/15/bin/pgbench'].find((p) => fs.existsSync(p)) ?? 'pgbench';
+  const clients = 8;
+  psql(base, `create database "${name}"`);
+  try {
+    psql(url, 'create table ingest (id bigserial primary key, event_id text not null unique, payload jsonb not null, created_at timestamptz not null default now())');
+    const script = path.join(os.tmpdir(), `${name}.sql`);
+    // One row per transaction, shaped like a delivery row (unique text key + a small jsonb), autocommit.
+    fs.writeFileSync(script, `insert into ingest (event_id, payload) values ('evt_' || :client_id || '_' || random(1, 1000000000)::text || '_' || clock_timestamp()::text, '{"type":"payment_intent.succeeded"}');\n`);
+    const out = execFileSync(bin, ['-n', '-f', script, '-c', String(clients), '-j', '2', '-T', String(seconds), url], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    fs.rmSync(script, { force: true });
+    const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
+    const latency = /latency average = ([\d.]+ ms)/.exec(out)?.[1] ?? '';
+    return { tps, clients, detail: `${bin} -n -c ${clients} -j 2 -T ${seconds}, latency average ${latency}` };
+  } finally {
+    psql(base, `drop database if exists "${name}" with (force)`);
+  }
+}
+
+/** The engine's ceiling on the bench's own Temporal server: workflows/s completed, 32 in flight. */
+async function engineCeiling(stack: WebhookStack, count: number): Promise<{ empty: number; oneActivity: number }> {
+  const native = await NativeConnection.connect({ address: stack.temporal.address });
+  const taskQueue = `engine-${process.pid}`;
+  const worker = await Worker.create({ connection: native, taskQueue, workflowsPath: path.join(HERE, 'engine/workflows.ts'), activities: engineActivities, maxConcurrentWorkflowTaskExecutions: 64 });
+  const running = worker.run();
+  const client: Client = stack.client;
+  const rate = async (wf: typeof emptyWorkflow | typeof oneActivityWorkflow, n: number) => {
+    let next = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < n) {
+          const i = next++;
+          await client.workflow.execute(wf, { taskQueue, workflowId: `engine-${wf.name}-${Date.now()}-${i}` });
+        }
+      }),
+    );
+    return n / ((performance.now() - t0) / 1000);
+  };
+  try {
+    await rate(emptyWorkflow, 20);
+    return { empty: await rate(emptyWorkflow, count), oneActivity: await rate(oneActivityWorkflow, count) };
+  } finally {
+    worker.shutdown();
+    await running;
+    await native.close();
+  }
+}
+
+async function main() {
+  const startedAt = Date.now();
+  const m0 = machine('');
+  const stack = await startWebhookStack(log);
+  const tag = crypto.randomBytes(3).toString('hex');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  let text = '';
+  try {
+    const bodies = await captureCheckout(stack);
+    if (bodies.length !== 3) throw new Error(`captured ${bodies.length} checkout events, expected 3`);
+
+    // The floor, as its own process (so it does not share the load generator's event loop).
+    const floorPort = await freePort();
+    const floor = await startServer({ cwd: path.resolve(HERE, '..'), script: 'bench/webhook-floor.ts', env: { ...process.env, PORT: String(floorPort), WEBHOOK_SECRET: stack.webhookSecret }, port: floorPort, logFile: path.join(os.tmpdir(), `webhook-floor-${tag}.log`) });
+    const floorSender = makeSender(`http://127.0.0.1:${floorPort}/api/webhooks/psp_a`, bodies, stack.webhookSecret, `f${tag}`, agent);
+    const receiver = makeSender(stack.webhookUrl, bodies, stack.webhookSecret, tag, agent);
+
+    // Warm-up of the real receiver (code loaded, pools filled); its events count like the rest.
+    const warm = await closedLoop(receiver, 3, 0);
+    log(`warm-up: ${warm.sent} events`);
+
+    const floorA = await closedLoop(floorSender, FLOOR_SECONDS);
+    log(`floor: ${f0(floorA.ok.length / floorA.seconds)}/s`);
+    const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+    const run = await closedLoop(receiver, SECONDS, warm.sent);
+    const tEnd = Date.now();
+    const accepted = run.ok.length / run.seconds;
+    log(`receiver: ${f0(accepted)}/s accepted, statuses ${JSON.stringify(run.statuses)}`);
+    const backlogAtEnd = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
+    const floorB = await closedLoop(floorSender, FLOOR_SECONDS, 1_000_000_000);
+    await floor.stop();
+    const floorRate = (floorA.ok.length + floorB.ok.length) / (floorA.seconds + floorB.seconds);
+
+    // Durability of the answers: every 200 is a row; no row twice.
+    const all = [...warm.ok, ...warm.notOk, ...run.ok, ...run.notOk];
+    const okIds = [...warm.ok, ...run.ok].map(receiver.eventId);
+    const rowsFor = async (ids: string[]) => {
+      let n = 0;
+      for (let k = 0; k < ids.length; k += 5000) n += Number((await stack.db('webhook_deliveries').whereIn('event_id', ids.slice(k, k + 5000)).count('* as n'))[0].n);
+      return n;
+    };
+    const okStored = await rowsFor(okIds);
+    const lost = okIds.length - okStored;
+
+    // A provider retries what got no 200 (same id, same body).
+    let retried = 0;
+    let pending = [...warm.notOk, ...run.notOk];
+    for (let round = 0; pending.length && round < 20; round++) {
+      const again: number[] = [];
+      for (const i of pending) if ((await receiver.send(i)) !== 200) again.push(i);
+      retried += pending.length;
+      pending = again;
+    }
+
+    // The backlog drains: every stored event processed by its customer's workflow.
+    const drainStart = Date.now();
+    let left = Infinity;
+    while (left > 0 && Date.now() - drainStart < 15 * 60_000) {
+      left = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
+      if (left > 0) await new Promise((r) => setTimeout(r, 1000));
+    }
+    const drainS = (Date.now() - drainStart) / 1000;
+    const processingRate = (all.length - pending.length) / ((Date.now() - tEnd) / 1000 + run.seconds);
+
+    const totals = (await stack.db('webhook_deliveries').select(stack.db.raw('count(*)::int as rows'), stack.db.raw('count(distinct event_id)::int as ids'), stack.db.raw('max(delivery_count)::int as max_count'), stack.db.raw(`count(*) filter (where status = 'processed')::int as processed`), stack.db.raw(`count(*) filter (where status = 'failed')::int as failed`)).first()) as { rows: number; ids: number; max_count: number; processed: number; failed: number };
+    // Each purchase whose subscription event or invoice got in has one subscription and one entitlement.
+    const purchases = new Set(all.filter((i) => i % 3 !== 0).map((i) => receiver.purchase(i))).size;
+    const subs = Number((await stack.db('subscriptions').count('* as n'))[0].n);
+    const ents = (await stack.db('entitlements').select(stack.db.raw('count(*)::int as n'), stack.db.raw(`count(*) filter (where state = 'active')::int as active`), stack.db.raw('count(distinct app_user_id)::int as users')).first()) as { n: number; active: number; users: number };
+    log(`drained in ${f1(drainS)} s; rows ${totals.rows}, subscriptions ${subs}, entitlements ${ents.n} (${ents.active} active) for ${purchases} purchases`);
+
+    const pg = pgbench(15);
+    log(`pgbench: ${f0(pg.tps)} tps`);
+    const engine = await engineCeiling(stack, 150);
+    log(`engine: ${f1(engine.empty)} empty/s, ${f1(engine.oneActivity)} one-activity/s`);
+
+    text = [
+      `Run: ${m0.date} · \`npx tsx bench/webhook-ingest.ts --seconds ${SECONDS} --connections ${CONNECTIONS} --floor-seconds ${FLOOR_SECONDS}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
+      `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, PostgreSQL ${stack.pgVersion} on the same host; load average at start ${m0.loadavg}, before the 60 s ${loadBefore}, at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}. Shared and noisy: the load generator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal as \`npm start\`), Postgres and other people's work share the CPUs; read the ratios, measured in this one run, before the absolute rates.`,
+      '',
+      `Load: closed loop, ${CONNECTIONS} keep-alive connections, each sending the next signed event as soon as the last is answered. Events are the emulator's checkout (payment_intent.succeeded, customer.subscription.created, invoice.payment_succeeded) cloned with fresh ids per purchase: one customer workflow started per purchase, two signals to it running.`,
+      '',
+      table(
+        ['what', 'events/s', 'ratio to the floor', 'p50 / p99 ms per request', 'notes'],
+        [
+          ['bare endpoint: verify signature, answer 200 (floor)', f0(floorRate), '1', `${f1(floorA.p50)} / ${f1(floorA.p99)}`, `${FLOOR_SECONDS} s before and ${FLOOR_SECONDS} s after the receiver's run`],
+          [`**receiver, accepted durably (200)**, ${SECONDS} s`, `**${f0(accepted)}**`, f2(accepted / floorRate), `${f1(run.p50)} / ${f1(run.p99)}`, `${run.sent} sent: ${Object.entries(run.statuses).map(([s, n]) => `${n}× ${s}`).join(', ')}`],
+          ['pgbench single-row insert (autocommit)', f0(pg.tps), f2(pg.tps / floorRate), '', pg.detail],
+          ['engine ceiling: empty workflows completed', f1(engine.empty), f2(engine.empty / floorRate), '', '150 with 32 in flight, same dev server, after the drain'],
+          ['engine ceiling: one-activity workflows completed', f1(engine.oneActivity), f2(engine.oneActivity / floorRate), '', 'the least an event-processing workflow costs'],
+          ['processing (events applied by the workflows, whole run incl. drain)', f1(processingRate), f2(processingRate / floorRate), '', 'stored events / (60 s + drain)'],
+        ],
+        ['l', 'r', 'r', 'r', 'l'],
+      ),
+      '',
+      `**Counted at the end:** ${all.length} events sent (warm-up included); ${okIds.length} answered 200 the first time, **${lost} of them missing** from webhook_deliveries (lost); ${retried - pending.length} retried after a non-200 and accepted, ${pending.length} still refused. Rows ${totals.rows} for ${totals.ids} distinct event ids (**${totals.rows - totals.ids} duplicated**), max delivery_count ${totals.max_count}, ${totals.failed} failed. Backlog at the end of the ${SECONDS} s: ${backlogAtEnd} stored events not yet processed; drained in ${f1(drainS)} s (${totals.processed} of ${totals.rows} processed). ${purchases} purchases with a subscription event → ${subs} subscriptions, ${ents.n} entitlements (${ents.active} active, ${ents.users} distinct app users): each effect once.`,
+    ].join('\n');
+  } finally {
+    agent.destroy();
+    await stack.stop();
+  }
+  writeResults('webhook-ingest.ts', 'Sustained webhook ingest (bench/webhook-ingest.ts)', text);
+  console.log(text);
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(e);
+  process.exit(1);
+});
