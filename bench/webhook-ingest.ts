@@ -30,7 +30,7 @@ import { withDatabase } from '../db/knex';
 import { freePort } from '../runtime/ports';
 import { startServer } from './lib/proc';
 import { machine, table, f0, f1, f2 } from './lib/report';
-import { quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as engineActivities from './engine/activities';
 
@@ -154,7 +154,7 @@ function pgbench(seconds: number): { tps: number; clients: number; detail: strin
     psql(url, 'create table ingest (id bigserial primary key, event_id text not null unique, payload jsonb not null, created_at timestamptz not null default now())');
     const script = path.join(os.tmpdir(), `${name}.sql`);
     // One row per transaction, shaped like a delivery row (unique text key + a small jsonb), autocommit.
-    fs.writeFileSync(script, `insert into ingest (event_id, payload) values ('evt_' || :client_id || '_' || random(1, 1000000000)::text || '_' || clock_timestamp()::text, '{"type":"payment_intent.succeeded"}');\n`);
+    fs.writeFileSync(script, `insert into ingest (event_id, payload) values ('evt_' || gen_random_uuid()::text, '{"type":"payment_intent.succeeded"}');\n`);
     const out = execFileSync(bin, ['-n', '-f', script, '-c', String(clients), '-j', '2', '-T', String(seconds), url], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     fs.rmSync(script, { force: true });
     const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
@@ -219,7 +219,9 @@ async function main() {
     const floorA = await closedLoop(floorSender, FLOOR_SECONDS);
     log(`floor: ${f0(floorA.ok.length / floorA.seconds)}/s`);
     const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+    const endCpu = await cpuPhase(stack);
     const run = await closedLoop(receiver, SECONDS, warm.sent);
+    const cpu = await endCpu();
     const tEnd = Date.now();
     const accepted = run.ok.length / run.seconds;
     log(`receiver: ${f0(accepted)}/s accepted, statuses ${JSON.stringify(run.statuses)}`);
@@ -256,7 +258,9 @@ async function main() {
       left = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
       if (left > 0) await new Promise((r) => setTimeout(r, 1000));
     }
-    const drainS = (Date.now() - drainStart) / 1000;
+    // From the end of the 60 s: the floor's second run, the retries and the wait all overlap the drain.
+    const drainS = (Date.now() - tEnd) / 1000;
+    void drainStart;
     const processingRate = (all.length - pending.length) / ((Date.now() - tEnd) / 1000 + run.seconds);
 
     const totals = (await stack.db('webhook_deliveries').select(stack.db.raw('count(*)::int as rows'), stack.db.raw('count(distinct event_id)::int as ids'), stack.db.raw('max(delivery_count)::int as max_count'), stack.db.raw(`count(*) filter (where status = 'processed')::int as processed`), stack.db.raw(`count(*) filter (where status = 'failed')::int as failed`)).first()) as { rows: number; ids: number; max_count: number; processed: number; failed: number };
@@ -290,7 +294,12 @@ async function main() {
         ['l', 'r', 'r', 'r', 'l'],
       ),
       '',
-      `**Counted at the end:** ${all.length} events sent (warm-up included); ${okIds.length} answered 200 the first time, **${lost} of them missing** from webhook_deliveries (lost); ${retried - pending.length} retried after a non-200 and accepted, ${pending.length} still refused. Rows ${totals.rows} for ${totals.ids} distinct event ids (**${totals.rows - totals.ids} duplicated**), max delivery_count ${totals.max_count}, ${totals.failed} failed. Backlog at the end of the ${SECONDS} s: ${backlogAtEnd} stored events not yet processed; drained in ${f1(drainS)} s (${totals.processed} of ${totals.rows} processed). ${purchases} purchases with a subscription event → ${subs} subscriptions, ${ents.n} entitlements (${ents.active} active, ${ents.users} distinct app users): each effect once.`,
+      `**Counted at the end:** ${all.length} events sent (warm-up included); ${okIds.length} answered 200 the first time, **${lost} of them missing** from webhook_deliveries (lost); ${retried - pending.length} retried after a non-200 and accepted, ${pending.length} still refused. Rows ${totals.rows} for ${totals.ids} distinct event ids (**${totals.rows - totals.ids} duplicated**), max delivery_count ${totals.max_count}, ${totals.failed} failed. Backlog at the end of the ${SECONDS} s: ${backlogAtEnd} stored events not yet processed; drained ${f1(drainS)} s after the end of the run (${totals.processed} of ${totals.rows} processed). ${purchases} purchases with a subscription event → ${subs} subscriptions, ${ents.n} entitlements (${ents.active} active, ${ents.users} distinct app users): each effect once.`,
+      '',
+      `CPU during the ${SECONDS} s (from /proc; % of one core, the machine has 2): ` +
+        [...Object.entries(cpu.parts), ['everything else on the machine', cpu.machineBusyMs - Object.values(cpu.parts).reduce((a, b) => a + b, 0)] as const]
+          .map(([name, ms]) => `${name} ${f0((100 * ms) / cpu.wallMs)}% (${f2(ms / Math.max(1, run.ok.length))} ms per accepted event)`)
+          .join(', ') + '. Drain: the worker and Temporal alone.',
     ].join('\n');
   } finally {
     agent.destroy();

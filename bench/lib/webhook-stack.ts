@@ -161,3 +161,37 @@ export function writeResults(name: string, title: string, body: string): void {
   else text = `${text.replace(/\s*$/, '')}\n\n## ${title}\n\n${block}\n`;
   fs.writeFileSync(file, text);
 }
+
+import { pidsCpu, systemCpu } from './cpu';
+
+/**
+ * CPU spent by each part of the stack over a phase (from /proc): this process (load generator,
+ * emulator), the api, the worker, the Temporal dev server, the database's Postgres backends, and
+ * the whole machine (everyone's work). Call once at the start; the returned function ends the phase.
+ */
+export async function cpuPhase(stack: WebhookStack): Promise<() => Promise<{ parts: Record<string, number>; machineBusyMs: number; wallMs: number }>> {
+  const backends = async () =>
+    (await stack.db.raw('select pid from pg_stat_activity where datname = ? and pid <> pg_backend_pid()', [stack.dbName])).rows.map((r: { pid: number }) => r.pid) as number[];
+  const named = (pgPids: number[]) => ({
+    'load generator + emulator': [process.pid],
+    api: [stack.api.pid],
+    worker: [stack.worker.pid],
+    'Temporal dev server': [stack.temporal.process.pid!],
+    'Postgres (this database)': pgPids,
+  });
+  const sum = (pids: number[], m: Map<number, number>) => pids.reduce((k, p) => k + (m.get(p) ?? 0), 0);
+  const pg0 = await backends();
+  const all0 = pidsCpu(Object.values(named(pg0)).flat());
+  const sys0 = systemCpu();
+  const t0 = Date.now();
+  return async () => {
+    const pg1 = await backends();
+    const groups = named([...new Set([...pg0, ...pg1])]);
+    const all1 = pidsCpu(Object.values(groups).flat());
+    const sys1 = systemCpu();
+    const parts: Record<string, number> = {};
+    // A backend that appeared during the phase counts from 0 (it was started within it).
+    for (const [name, pids] of Object.entries(groups)) parts[name] = sum(pids, all1) - sum(pids.filter((p) => all0.has(p)), all0);
+    return { parts, machineBusyMs: sys1.busyMs - sys0.busyMs, wallMs: Date.now() - t0 };
+  };
+}
