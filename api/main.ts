@@ -9,6 +9,7 @@ import { logger } from '../runtime/logger';
 import { createApiApp, createDashboardApp, createToolsApp } from './apps';
 import { createHttpServer } from './http-server';
 import type { Services } from './services';
+import { stopDispatcher } from './webhooks/dispatcher';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -42,6 +43,7 @@ const servers = await Promise.all(
 );
 const shutdown = async () => {
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  await stopDispatcher(services);
   await db.destroy();
   process.exit(0);
 };

@@ -61,7 +61,7 @@ export async function startSyncRun(client: Client, taskQueue: string, input: Syn
 }
 
 // ── Customer lifecycles: one entity workflow per provider customer, fed by signal-with-start.
-import { customerLifecycleWorkflow, lifecycleEventSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
+import { customerLifecycleWorkflow, lifecycleEventSignal, lifecycleEventsSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
 import type { LifecycleEvent } from '../domain/subscription';
 import { PROVIDER_ATTR } from './search-attributes';
 
@@ -74,6 +74,22 @@ export async function signalLifecycle(client: Client, taskQueue: string, input: 
     args: [input],
     signal: lifecycleEventSignal,
     signalArgs: [event],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: PROVIDER_ATTR, value: input.provider },
+      { key: KIND_ATTR, value: 'customer-lifecycle' },
+    ],
+  });
+}
+
+/** Several events of one customer in one signal-with-start (the webhook outbox's batches). */
+export async function signalLifecycleBatch(client: Client, taskQueue: string, input: LifecycleInput, events: LifecycleEvent[]) {
+  return client.workflow.signalWithStart(customerLifecycleWorkflow, {
+    taskQueue,
+    workflowId: lifecycleWorkflowId(input.provider, input.customerKey),
+    args: [input],
+    signal: lifecycleEventsSignal,
+    signalArgs: [events],
     typedSearchAttributes: [
       { key: TENANT_ATTR, value: input.tenantId },
       { key: PROVIDER_ATTR, value: input.provider },

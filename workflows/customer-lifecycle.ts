@@ -18,6 +18,8 @@ const { writeLifecycle } = proxyActivities<Activities>(WRITE_OPTIONS);
 const local = proxyLocalActivities<Activities>(WRITE_OPTIONS);
 
 export const lifecycleEventSignal = defineSignal<[LifecycleEvent]>('event');
+/** Several events of the customer at once: what the webhook outbox's dispatcher sends. */
+export const lifecycleEventsSignal = defineSignal<[LifecycleEvent[]]>('events');
 export const lifecycleStateQuery = defineQuery<SubscriptionView[]>('state');
 
 export interface LifecycleInput {
@@ -40,6 +42,7 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
   let state: LifecycleState = input.state ?? { events: [] };
   const inbox: LifecycleEvent[] = [];
   setHandler(lifecycleEventSignal, (e) => void inbox.push(e));
+  setHandler(lifecycleEventsSignal, (es) => void inbox.push(...es));
   setHandler(lifecycleStateQuery, () => deriveSubscriptions(state.events));
   let nextChange: string | null = null;
 

@@ -6,17 +6,18 @@ import { isProvider, type ProviderId } from '../../domain/providers';
 import { redactPayload } from '../../domain/redact';
 import type { LifecycleEvent } from '../../domain/subscription';
 import type { NormalisedEvent } from '../../providers/types';
-import { signalLifecycle } from '../../temporal/workflow-starts';
 import { ApiError } from '../errors';
-import { within } from '../health';
 import { readRawBody } from '../json-body';
 import type { Services } from '../services';
 import { peekAccount, RECEIVING } from './accounts';
+import { dispatcherFor, type Handover } from './dispatcher';
 
 /**
  * `POST /api/webhooks/<provider>` on the dashboard host. The answer is 200 only once the event
- * is stored and its processing is guaranteed to start (its customer's entity workflow has been
- * signalled, durably, by Temporal); Postgres or Temporal down → 503, and the provider retries.
+ * is stored and its processing is guaranteed to start: the delivery row and its outbox row are
+ * committed together, and the outbox dispatcher (./dispatcher.ts) hands the event to its
+ * customer's entity workflow, now or, when Temporal is away, as soon as it is back. Postgres
+ * down → 503 (db/unavailable.ts), and the provider retries.
  *
  * Refusals (unparseable, unknown account, bad or stale signature) are 400 and are kept as
  * `failed` deliveries under a fresh id, so an unverified request can never claim a real event id.
@@ -57,38 +58,36 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     }
 
     // One row per provider event id: a redelivery bumps the counter and changes nothing else.
-    const { rows } = await services.db.raw(
-      `insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, payload)
-       values (?, ?, ?, ?, ?, 'received', ?::jsonb)
-       on conflict (provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
-       returning status, tenant_id`,
-      [conn.tenant_id, provider, event.id, event.type, event.mode, JSON.stringify(redactPayload(event.payload))],
-    );
-    const stored = rows[0] as { status: string; tenant_id: string };
-    if (stored.tenant_id !== conn.tenant_id) throw new ApiError(400, 'webhook_refused', 'event id already belongs to another account');
-
+    // A new event with an effect gets its outbox row in the same statement: once this commits,
+    // its processing is guaranteed to start (the dispatcher hands it to Temporal), so 200 is true.
+    // A redelivery of one not yet processed is queued again if its row already left the outbox:
+    // the workflow ignores event ids it has seen, and nothing depends on the first hand-over.
     const customerKey = event.customer_external_id ?? event.subscription_external_id;
-    if (stored.status === 'received' && customerKey && event.kind !== 'other' && event.kind !== 'test') {
-      if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Processing is unavailable; retry.');
-      try {
-        // Bounded: providers want an answer within seconds (Razorpay: 5 s); a slow Temporal is a 503 and a retry.
-        const client = services.temporal.client;
-        await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () =>
-          signalLifecycle(client, services.config.taskQueue, { tenantId: conn.tenant_id, provider, customerKey }, lifecycleEvent(event)),
-        ));
-      } catch {
-        // Stored but not yet handed over: the provider's retry (same event id) hands it over.
-        throw new ApiError(503, 'temporarily_unavailable', 'The event is stored but processing could not be started; retry.', {}, { 'Retry-After': '5' });
-      }
-    } else if (stored.status === 'received') {
-      await services.db('webhook_deliveries').where({ provider, event_id: event.id, status: 'received' }).update({ status: 'processed', processed_at: services.db.fn.now(), reason: 'no effect on subscriptions' });
-    }
+    const effect = !!customerKey && event.kind !== 'other' && event.kind !== 'test';
+    const handover: Handover | null = effect
+      ? { input: { tenantId: conn.tenant_id, provider, customerKey: customerKey! }, taskQueue: services.config.taskQueue, event: lifecycleEvent(event) }
+      : null;
+    const { rows } = await services.db.raw(
+      `with d as (
+         insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload)
+         values (?, ?, ?, ?, ?, ?, ?, ${effect ? 'null' : 'now()'}, ?::jsonb)
+         on conflict (provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
+         returning id, tenant_id, status, (xmax = 0) as inserted),
+       o as (insert into webhook_outbox (delivery_id, handover) select id, ?::jsonb from d where (inserted or status = 'received') and ?::boolean
+             on conflict (delivery_id) do nothing returning id)
+       select d.tenant_id, d.inserted, (select count(*) from o)::int as queued from d`,
+      [
+        conn.tenant_id, provider, event.id, event.type, event.mode, effect ? 'received' : 'processed', effect ? null : 'no effect on subscriptions',
+        JSON.stringify(redactPayload(event.payload)), JSON.stringify(handover), effect,
+      ],
+    );
+    const stored = rows[0] as { tenant_id: string; inserted: boolean; queued: number };
+    if (stored.tenant_id !== conn.tenant_id) throw new ApiError(400, 'webhook_refused', 'event id already belongs to another account');
+    if (stored.queued > 0) dispatcherFor(services).kick();
     ctx.status = 200;
     ctx.body = { received: true, id: event.id };
   };
 }
-
-const HANDOVER_TIMEOUT_MS = 3000;
 
 
 function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {

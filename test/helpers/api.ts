@@ -9,6 +9,7 @@ import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps
 import { buildOpenApi } from '../../api/openapi';
 import { createHttpServer } from '../../api/http-server';
 import type { Services } from '../../api/services';
+import { stopDispatcher } from '../../api/webhooks/dispatcher';
 import { loadConfig } from '../../runtime/config';
 import { createLogger } from '../../runtime/logger';
 import { createTenant, insertApiKey } from '../../db/tenants';
@@ -61,6 +62,7 @@ export async function startApi(overrides: Partial<Services> = {}, logDestination
     toolsUrl: tools.url,
     async close() {
       await Promise.all([api.close(), dashboard.close(), tools.close()]);
+      await stopDispatcher(services);
     },
   };
 }

@@ -12,6 +12,7 @@ import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { dispatcherFor, stopDispatcher } from '../../api/webhooks/dispatcher';
 
 
 /** Faults of the processing path, acting only on this file's own worker and API processes. */
@@ -73,22 +74,27 @@ describe('webhook processing under faults', () => {
     }
   });
 
-  it('with Temporal unreachable the answer is 503 and the event is kept; the provider’s retry hands it over', async () => {
+  it('with Temporal unreachable the event is accepted into the outbox (200) and handed over once Temporal can be reached', async () => {
+    // Only the broken process dispatches while Temporal is "down": the healthy one's dispatcher is stopped.
+    await stopDispatcher(api.services);
     const dead = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 });
     const broken = await startApi({ config: worker!.config, vault: worker!.vault, adapters: createAdapters(worker!.config), temporal: { connection: dead, client: new Client({ connection: dead }) } });
+    let first: any;
     try {
-      const first = await control('/checkout', { sku: 'pro', email: 'late@example.com', target: `${broken.dashboardRoot}/api/webhooks/psp_a`, account, mode: 'test', app_user_id: 'late' });
-      expect(first.events.map((e: any) => e.status)).toEqual([503, 503, 503]);
+      first = await control('/checkout', { sku: 'pro', email: 'late@example.com', target: `${broken.dashboardRoot}/api/webhooks/psp_a`, account, mode: 'test', app_user_id: 'late' });
+      // Stored with the guarantee that processing will start: the delivery and its outbox row, committed together.
+      expect(first.events.map((e: any) => e.status)).toEqual([200, 200, 200]);
       for (const e of first.events) expect((await delivery(e.id)).status).toBe('received');
+      const queued = await testDb()('webhook_outbox as o').join('webhook_deliveries as d', 'd.id', 'o.delivery_id').whereIn('d.event_id', first.events.map((e: any) => e.id)).count('* as n').first();
+      expect(Number(queued!.n)).toBe(3);
       expect((await call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key)).body.is_premium).toBe(false);
-      // The provider retries each event (same id) to a healthy receiver.
-      for (const e of first.events) {
-        expect((await control('/events', { id: e.id, type: e.type, target: `${api.dashboardRoot}/api/webhooks/psp_a`, account })).status).toBe(200);
-      }
-      await until('premium after the retry', () => call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key), (r) => r.body.is_premium === true);
-      for (const e of first.events) expect((await delivery(e.id)).delivery_count).toBe(2);
     } finally {
       await broken.close();
     }
+    // Temporal reachable again (a dispatcher that reaches it): the outbox drains, no provider retry needed.
+    dispatcherFor(api.services).kick();
+    await until('premium once handed over', () => call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key), (r) => r.body.is_premium === true);
+    await until('all processed', () => Promise.all(first.events.map((e: any) => delivery(e.id))), (rows: any[]) => rows.every((d) => d.status === 'processed'));
+    for (const e of first.events) expect((await delivery(e.id)).delivery_count).toBe(1);
   });
 });
