@@ -11,8 +11,12 @@ export interface Handover {
   event: LifecycleEvent;
 }
 
-const BATCH = 500;
-const HANDOVER_TIMEOUT_MS = 3000;
+const BATCH = 200;
+// No provider waits on the dispatcher: a slow Temporal is given time rather than timed out, since
+// a signal that times out here may still have been recorded, and sending it again is pure load.
+const HANDOVER_TIMEOUT_MS = 10_000;
+// Signals in flight per pass: enough to keep Temporal busy, few enough not to queue behind each other.
+const IN_FLIGHT = 16;
 const SWEEP_MS = 1000;
 
 export interface Dispatcher {
@@ -41,8 +45,8 @@ export async function stopDispatcher(services: Services): Promise<void> {
 /**
  * Drains `webhook_outbox` into Temporal: rows locked with SKIP LOCKED (so replicas share the
  * work and never send a row twice at once), grouped by customer workflow, one signal-with-start
- * per customer carrying all of that customer's events, then deleted in the same transaction. A
- * group Temporal does not accept within 3 s stays for the next pass. Kicked after every receipt
+ * per customer carrying all of that customer's events (16 in flight), then deleted in the same
+ * transaction. A group Temporal does not accept within 10 s stays for the next pass. Kicked after every receipt
  * and swept every second, so a row left by a crashed replica or a Temporal outage is picked up
  * when it can be. Events batch by themselves under load: whatever arrives during one pass goes
  * in the next, which is what keeps the hand-over from costing one Temporal write per event.
@@ -66,14 +70,21 @@ function createDispatcher(services: Services): Dispatcher {
         groups.set(key, g);
       }
       const client = temporal.client;
-      const results = await Promise.allSettled(
-        [...groups.values()].map(async (g) => {
-          await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () => signalLifecycleBatch(client, g.h.taskQueue, g.h.input, g.events)));
-          return g.ids;
+      const queue = [...groups.values()];
+      const done: string[] = [];
+      await Promise.all(
+        Array.from({ length: Math.min(IN_FLIGHT, queue.length) }, async () => {
+          for (let g = queue.shift(); g; g = queue.shift()) {
+            const group = g;
+            try {
+              await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () => signalLifecycleBatch(client, group.h.taskQueue, group.h.input, group.events)));
+              done.push(...group.ids);
+            } catch {
+              // Not taken: its rows stay, and the next pass sends them again.
+            }
+          }
         }),
       );
-      const done = results.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
-      // A rejected group (Temporal away or slow) keeps its rows: the next pass sends them again.
       if (done.length) await trx('webhook_outbox').whereIn('id', done).del();
       // A full batch that went through: more may be waiting.
       return rows.length === BATCH && done.length === rows.length ? 1 : 0;
