@@ -1,18 +1,33 @@
 import { z } from 'zod';
 import { OPERATIONS } from './operations';
-import { errorBody } from './operations/schemas';
+import { documentedAs, errorBody } from './operations/schemas';
 import type { Operation } from './operations/types';
 
-const COMMON_ERRORS: Record<number, string> = {
+/** What each error status means (the `error` codes it carries). */
+const ERROR_CODES: Record<number, string> = {
   400: 'invalid_request or forbidden_field',
   401: 'invalid_api_key',
   403: 'insufficient_scope',
+  404: 'not_found',
+  409: 'conflict (the operation names the code)',
+  413: 'payload_too_large',
   429: 'rate_limited',
   500: 'server_misconfigured',
+  503: 'a dependency did not answer (the operation names the code)',
 };
+/** Errors every operation can answer. */
+const COMMON_ERRORS = [400, 401, 403, 429, 500];
+
+/** Put the documented form in place of what zod renders, for schemas registered in `documentedAs`. */
+function override(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
+  const documented = documentedAs.get(ctx.zodSchema as z.ZodType);
+  if (!documented) return;
+  for (const k of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[k];
+  Object.assign(ctx.jsonSchema, documented);
+}
 
 function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const json = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12', override: override as never }) as Record<string, unknown>;
   delete json.$schema;
   return json;
 }
@@ -37,8 +52,10 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     const responses: Record<string, unknown> = {
       200: { description: 'OK', content: { 'application/json': { schema: schemaOf(op.output, 'output') } } },
     };
-    for (const code of [...Object.keys(COMMON_ERRORS).map(Number), ...(op.errors ?? [])]) {
-      responses[code] = { description: COMMON_ERRORS[code] ?? 'error', content: { 'application/json': { schema: schemaOf(errorBody, 'output') } } };
+    // A body over the size limit is refused before it is read (413), on every operation that takes one.
+    const bodyErrors = op.rest.method === 'GET' ? [] : [413];
+    for (const code of [...COMMON_ERRORS, ...bodyErrors, ...(op.errors ?? [])]) {
+      responses[code] = { description: ERROR_CODES[code] ?? 'error', content: { 'application/json': { schema: schemaOf(errorBody, 'output') } } };
     }
     for (const [code, r] of Object.entries(op.responses ?? {})) {
       responses[code] = { description: r.description, content: { 'application/json': { schema: schemaOf(r.schema, 'output') } } };

@@ -3,11 +3,9 @@ import type { Knex } from 'knex';
 import { Product } from '../../db/models';
 import { notFound } from '../errors';
 import { defineOperation } from './types';
-import { filter, pageOf, paging, productDetail, productRow } from './schemas';
+import { filter, id, pageOf, paging, productDetail, productRow, UUID_RE } from './schemas';
 import { paginate, whereGiven } from './paging';
 import * as s from './serializers';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function refsByProduct(trx: Knex.Transaction, ids: string[]) {
   const refs = ids.length ? await trx('product_provider_refs').whereIn('product_id', ids).orderBy(['provider', 'mode']) : [];
@@ -55,7 +53,7 @@ export const getProduct = defineOperation({
   summary: 'One product with its per-currency pricing rows',
   scope: 'products:read',
   write: false,
-  input: z.object({ id: z.string().describe('product id (uuid)') }).strict(),
+  input: z.object({ id: id('product id (uuid)') }).strict(),
   output: productDetail,
   rest: { method: 'GET', path: '/products/{id}' },
   tool: { name: 'billing_product', description: 'One product with its pricing rows. Takes `id`.' },
