@@ -74,7 +74,7 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     // A body over the size limit is refused before it is read (413), on every operation that takes one.
     const bodyErrors = op.rest.method === 'GET' ? [] : [413];
     for (const code of [...COMMON_ERRORS, ...bodyErrors, ...(op.errors ?? [])]) {
-      responses[code] = { description: ERROR_CODES[code] ?? 'error', content: { 'application/json': { schema: schemaOf(errorBody, 'output') } } };
+      responses[code] = { description: ERROR_CODES[code] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
     for (const [code, r] of Object.entries(op.responses ?? {})) {
       responses[code] = { description: r.description, content: { 'application/json': { schema: schemaOf(r.schema, 'output') } } };
@@ -98,7 +98,10 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     openapi: '3.1.0',
     info: { title: 'Billing management API', version: '1.0.0', description: PROMISES },
     servers: [{ url: serverUrl }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Secret key (sk_…)' } } },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Secret key (sk_…)' } },
+      schemas: { Error: schemaOf(errorBody, 'output') },
+    },
     paths,
   };
 }

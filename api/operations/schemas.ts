@@ -89,7 +89,14 @@ export function pageOf<T extends z.ZodType>(row: T) {
   });
 }
 
-export const errorBody = z.object({ error: z.string(), detail: z.string().optional() }).passthrough();
+/** The Error shape every refusal and failure has (some codes add fields, e.g. count_mismatch). */
+export const errorBody = z
+  .object({
+    error: z.string().describe('stable machine-readable code, e.g. invalid_request, not_found'),
+    detail: z.string().optional().describe('what went wrong and what to do, for people'),
+    param: z.string().optional().describe('the input field at fault, when there is one'),
+  })
+  .passthrough();
 
 const ts = z.string().describe('ISO 8601 timestamp');
 const tsNull = ts.nullable();
