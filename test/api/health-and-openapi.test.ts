@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { OPERATIONS } from '../../api/operations';
 import { MAX_OFFSET } from '../../api/operations/schemas';
 import { createKnex } from '../../db/knex';
+import { startAllEmulators } from '../../emulators/registry';
 import { call, startApi } from '../helpers/api';
 
 describe('health', () => {
@@ -18,6 +19,20 @@ describe('health', () => {
       }
     } finally {
       await api.close();
+    }
+  });
+
+  it('the emulators have no /healthz (as the README says): they answer it as their provider would, and /__control/state shows they are up', async () => {
+    const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    try {
+      for (const e of Object.values(emulators)) {
+        // Not a health answer: a refusal in the provider's own manner (a 4xx: 404, or 400/403 where the API wants credentials first).
+        const r = await fetch(`${e.url}/healthz`);
+        expect(r.status >= 400 && r.status < 500, `${e.url} ${r.status}`).toBe(true);
+        expect((await fetch(`${e.url}/__control/state`)).status, e.url).toBe(200);
+      }
+    } finally {
+      await Promise.all(Object.values(emulators).map((e) => e.close()));
     }
   });
 
