@@ -25,6 +25,10 @@ export const listProducts = defineOperation({
   tool: { name: 'billing_products', description: 'List the product catalogue (filters: sku, type; paged).' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
+      // Plain knex, not Product.fetchGraph('providerRefs'): the model path made the same four
+      // statements but cost +15 % to +100 % req/s in 4 of 5 interleaved runs of
+      // bench/models-vs-knex.ts (2026-11-23, 2 shared cores at load 8–13; bench/RESULTS.md),
+      // over the 5 % bar. The single-product read below uses the model's graph fetch.
       const page = await paginate(whereGiven(trx('products'), 'products', { sku: input.sku, type: input.type }), { ...input, table: 'products' }, (r: any) => r);
       const refs = await refsByProduct(trx, page.data.map((p: any) => p.id));
       return { ...page, data: page.data.map((p: any) => s.product(p, refs.get(p.id) ?? [])) };
