@@ -58,6 +58,7 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
 
   // Admitted. The body is read first (writes only).
   let body: Record<string, unknown> = {};
+  let deepKey: string | undefined;
   const takesBody = c.op.method !== 'GET';
   if (takesBody) {
     const b = c.body;
@@ -77,9 +78,9 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
       // What the server sees is the parse of what was sent (JSON.stringify drops undefined, -0 → 0).
       body = JSON.parse(JSON.stringify(b.value));
     } else if (b.kind === 'deep') {
-      // One key holding nested arrays: refused as no body, an unknown field or a wrong type.
-      const names = new Set(['nested', ...Object.keys(c.op.body?.properties ?? {})]);
-      return c.op.body ? refuse(400, 'invalid_request', { audited: true, param: { names, required: true } }) : refuse(400, 'invalid_request');
+      // One key holding arrays nested past the depth limit (checked below).
+      deepKey = b.where === 'known' ? (Object.keys(c.op.body?.properties ?? {})[0] ?? 'nested') : 'nested';
+      body = { [deepKey]: [] };
     }
     if (!c.op.body && Object.keys(body).length > 0) return refuse(400, 'invalid_request');
   }
@@ -97,6 +98,8 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
   const audited = takesBody; // from here on a write is audited, whatever the outcome
 
   if (walk(input, (k) => k !== null && FORBIDDEN.test(k))) return refuse(400, 'forbidden_field', { audited });
+  // The same walk that looks for forbidden names refuses input nested past 32 levels, by field.
+  if (deepKey) return refuse(400, 'invalid_request', { audited, param: { names: new Set([deepKey]), required: true } });
   if (walk(input, (k, v) => (k !== null && hasNul(k)) || (typeof v === 'string' && hasNul(v)))) {
     const names = new Set(Object.entries(input).filter(([, v]) => typeof v === 'string' && hasNul(v)).map(([k]) => k));
     return refuse(400, 'invalid_request', { audited, param: { names, required: false } });
