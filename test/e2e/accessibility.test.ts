@@ -48,7 +48,7 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
       await p.getByRole('button', { name: 'Add connection' }).click();
       await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
       await check('', 'provider-connection');
-      for (const path of ['/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
+      for (const path of ['/products', '/products/new', '/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
         await check(path, path.slice(1));
       }
       await keyboardReachesCreateKey(p, api.dashboardRoot);
