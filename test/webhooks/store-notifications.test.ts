@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDb } from '../helpers/db';
+import { call, refill } from '../helpers/api';
+import { startStoreStack, type StoreStack } from '../helpers/stores';
+import { until } from '../helpers/until';
+import { appAccountTokenFor } from '../../providers/store_ios/app-account-token';
+
+/**
+ * Play RTDN (Pub/Sub push, OIDC bearer) and App Store Server Notifications V2 (signed JWS)
+ * through the dashboard host's receiver: verified, stored redacted (one row per notification
+ * id), then a workflow re-reads the purchase at the store and writes what the store says.
+ */
+describe('store notifications', () => {
+  let s: StoreStack;
+  const target = (p: 'store_android' | 'store_ios') => `${s.api.dashboardRoot}/api/webhooks/${p}`;
+  const delivery = (provider: string, id: string) => testDb()('webhook_deliveries').where({ provider, event_id: id }).first();
+  const entitlement = (user: string, provider: string) => testDb()('entitlements').where({ tenant_id: s.tenant.tenant_id, app_user_id: user, provider }).first();
+  const processed = (provider: string, id: string) => until(`${provider} ${id} processed`, () => delivery(provider, id), (d) => d?.status === 'processed' || d?.status === 'failed');
+
+  beforeAll(async () => {
+    s = await startStoreStack('store-hooks');
+  });
+  afterAll(async () => s?.close());
+
+  describe('Play RTDN', () => {
+    let token: string;
+    const rtdn = (type: string, extra: Record<string, unknown> = {}) =>
+      s.control.store_android<{ id: string; status: number }>('POST', '/events', { type, target: target('store_android'), account: s.accounts.store_android, ...extra });
+
+    beforeAll(async () => {
+      ({ purchase_token: token } = await s.control.store_android('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'rtdn_user' }));
+      expect((await s.register({ app_user_id: 'rtdn_user', provider: 'store_android', product_id: 'premium_monthly', purchase_token: token })).status).toBe(200);
+    });
+
+    it('a renewal is accepted, stored redacted, and re-read: the entitlement runs to the store’s new expiry', async () => {
+      const before = await entitlement('rtdn_user', 'store_android');
+      const sent = await rtdn('SUBSCRIPTION_RENEWED', { data: { purchaseToken: token } });
+      expect(sent.status).toBe(200);
+      const d = await processed('store_android', sent.id);
+      expect(d).toMatchObject({ status: 'processed', event_type: 'SUBSCRIPTION_RENEWED', mode: 'test', tenant_id: s.tenant.tenant_id });
+      expect(JSON.stringify(d.payload)).not.toContain(token);
+      const after = await entitlement('rtdn_user', 'store_android');
+      expect(after.state).toBe('active');
+      expect(after.expires_at.getTime()).toBeGreaterThan(before.expires_at.getTime());
+      const purchase = (await s.control.store_android('GET', '/state')).purchases.find((p: any) => p.token === token);
+      expect(after.expires_at.toISOString()).toBe(purchase.expiryTime);
+    });
+
+    it('the same notification ten times is one row with a counter', async () => {
+      const first = await rtdn('SUBSCRIPTION_RECOVERED', { data: { purchaseToken: token } });
+      await processed('store_android', first.id);
+      for (let i = 0; i < 9; i++) expect((await rtdn('SUBSCRIPTION_RECOVERED', { id: first.id })).status).toBe(200);
+      const rows = await testDb()('webhook_deliveries').where({ provider: 'store_android', event_id: first.id });
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ delivery_count: 10, status: 'processed' });
+    });
+
+    it('a revocation the store confirms revokes at once; the subscription is refunded', async () => {
+      const sent = await rtdn('SUBSCRIPTION_REVOKED', { data: { purchaseToken: token } });
+      expect(sent.status).toBe(200);
+      await until('revoked', () => s.subscriber('rtdn_user'), (r) => r.body.entitlements[0]?.state === 'revoked');
+      expect((await s.subscriber('rtdn_user')).body.is_premium).toBe(false);
+      expect(await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_android', app_user_id: 'rtdn_user' }).first()).toMatchObject({ status: 'refunded' });
+      // A later re-read (Play says EXPIRED) keeps it revoked.
+      expect((await s.register({ app_user_id: 'rtdn_user', provider: 'store_android', product_id: 'premium_monthly', purchase_token: token })).body.entitlements[0].state).toBe('revoked');
+    });
+
+    it('a properly signed push naming a token Play does not know is accepted, then failed by the re-read; nothing is granted', async () => {
+      const sent = await rtdn('SUBSCRIPTION_PURCHASED', { data: { purchaseToken: 'forged-token-never-issued', subscriptionId: 'premium_monthly' } });
+      expect(sent.status).toBe(200);
+      const d = await processed('store_android', sent.id);
+      expect(d).toMatchObject({ status: 'failed', reason: expect.stringMatching(/purchase_not_found/) });
+      expect(Number((await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_android' }).count({ n: '*' }).first())!.n)).toBe(1);
+    });
+
+    it('a push with a bad OIDC token or an unknown package is refused (400) and listed as failed', async () => {
+      const bad = await rtdn('SUBSCRIPTION_CANCELED', { data: { purchaseToken: token }, signature: 'bad' });
+      expect(bad.status).toBe(400);
+      const data = Buffer.from(JSON.stringify({ version: '1.0', packageName: 'com.nobody.app', eventTimeMillis: String(Date.now()), subscriptionNotification: { notificationType: 3, purchaseToken: 'x' } })).toString('base64');
+      const unknown = await fetch(target('store_android'), { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer x.y.z' }, body: JSON.stringify({ message: { data, messageId: '99' } }) });
+      expect(unknown.status).toBe(400);
+      expect((await unknown.json()).error).toBe('webhook_refused');
+      await refill(s.tenant.tenant_id);
+      const failed = await call(s.api.apiUrl, '/webhooks?provider=store_android&status=failed', s.tenant.secret_key);
+      expect(failed.body.data.some((d: any) => /OIDC/.test(d.reason))).toBe(true);
+      const orphan = await testDb()('webhook_deliveries').where({ provider: 'store_android', status: 'failed' }).whereNull('tenant_id').whereRaw(`reason like '%com.nobody.app%'`).first();
+      expect(orphan).toBeDefined();
+      // The cancel never landed: the entitlement is as the revocation left it.
+      expect((await entitlement('rtdn_user', 'store_android')).state).toBe('revoked');
+    });
+  });
+
+  describe('App Store Server Notifications V2', () => {
+    let originalTransactionId: string;
+    const assn = (type: string, extra: Record<string, unknown> = {}) =>
+      s.control.store_ios<{ id: string; status: number }>('POST', '/events', { type, target: target('store_ios'), account: s.accounts.store_ios, ...extra });
+
+    beforeAll(async () => {
+      const bought = await s.control.store_ios('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: 'assn_user' });
+      originalTransactionId = bought.transaction_id;
+      expect((await s.register({ app_user_id: 'assn_user', provider: 'store_ios', signed_transaction: bought.signed_transaction })).status).toBe(200);
+    });
+
+    it('a renewal is re-read from the Server API: the expiry is the store’s, not the one the notification body claims', async () => {
+      const before = await entitlement('assn_user', 'store_ios');
+      const claimed = Date.parse('2099-01-01T00:00:00Z');
+      const sent = await assn('DID_RENEW', { data: { originalTransactionId, transaction: { expiresDate: claimed } } });
+      expect(sent.status).toBe(200);
+      expect(await processed('store_ios', sent.id)).toMatchObject({ status: 'processed', mode: 'test', event_type: 'DID_RENEW' });
+      const after = await entitlement('assn_user', 'store_ios');
+      expect(after.state).toBe('active');
+      expect(after.expires_at.getTime()).toBeGreaterThan(before.expires_at.getTime());
+      expect(after.expires_at.getTime()).toBeLessThan(claimed);
+    });
+
+    it('a refund revokes the entitlement at once', async () => {
+      const sent = await assn('REFUND', { data: { originalTransactionId } });
+      expect(sent.status).toBe(200);
+      await until('revoked', () => s.subscriber('assn_user'), (r) => r.body.entitlements[0]?.state === 'revoked');
+      expect(await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_ios', external_id: originalTransactionId }).first()).toMatchObject({ status: 'refunded' });
+    });
+
+    it('a payload signed outside the trusted roots is refused (400) and listed as failed; a redelivery is one row', async () => {
+      const bad = await assn('DID_RENEW', { data: { originalTransactionId }, signature: 'bad' });
+      expect(bad.status).toBe(400);
+      const row = await testDb()('webhook_deliveries').where({ tenant_id: s.tenant.tenant_id, provider: 'store_ios', status: 'failed' }).first();
+      expect(row.reason).toMatch(/signature not verified/);
+      const test = await assn('TEST');
+      expect((await assn('TEST', { id: test.id })).status).toBe(200);
+      expect(await delivery('store_ios', test.id)).toMatchObject({ delivery_count: 2, status: 'processed' });
+    });
+
+    it('a notification before registration is held for the buyer the store names, and moves to the app user who registers it', async () => {
+      const bought = await s.control.store_ios('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: 'early_user', target: target('store_ios') });
+      expect(bought.notification.status).toBe(200);
+      const token = appAccountTokenFor('early_user');
+      await until('held', () => entitlement(token, 'store_ios'), (e) => e?.state === 'active');
+      const r = await s.register({ app_user_id: 'early_user', provider: 'store_ios', signed_transaction: bought.signed_transaction });
+      expect(r.body).toMatchObject({ is_premium: true });
+      expect(await entitlement(token, 'store_ios')).toBeUndefined();
+    });
+  });
+});
