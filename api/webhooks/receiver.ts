@@ -5,6 +5,7 @@ import { withTenant } from '../../db/tenant-tx';
 import { isProvider, isStoreProvider, type ProviderId } from '../../domain/providers';
 import { redactPayload } from '../../domain/redact';
 import type { LifecycleEvent } from '../../domain/subscription';
+import { ProviderUnreachableError } from '../../providers/errors';
 import type { NormalisedEvent } from '../../providers/types';
 import { signalLifecycle, startStoreNotification } from '../../temporal/workflow-starts';
 import { ApiError } from '../errors';
@@ -53,6 +54,8 @@ export function webhookReceiver(services: Services): Koa.Middleware {
       const secret = needsWebhookSecret(provider) ? await withTenant(services.db, conn.tenant_id, (trx) => loadWebhookSecret(trx, services.vault!, conn.connection_id)) : '';
       event = await services.adapters[provider].verifyWebhook({ headers: ctx.headers, rawBody: raw, secret });
     } catch (err) {
+      // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
+      if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
       return refuse(conn.tenant_id, `signature not verified: ${(err as Error).message}`, null);
     }
 
