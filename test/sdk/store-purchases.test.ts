@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
 import { call, refill } from '../helpers/api';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
+import { Billing, MemoryStorage } from '../../sdk/src/index';
 
 /**
  * POST /v1/sdk/store-purchases against the real API, worker, Postgres and both store emulators:
@@ -129,6 +130,38 @@ describe('store purchase registration', () => {
     expect(secret.status).toBe(401);
     expect(secret.body).toMatchObject({ error: 'invalid_api_key', detail: expect.stringMatching(/Secret keys are refused/) });
     expect((await s.register(android('t', 'u'), 'pk_test_unknownunknownunknown')).status).toBe(401);
+  });
+
+  it('the client SDK (2.x) buys through the Android store lane and registers against the real endpoint → purchased, premium', async () => {
+    Billing.reset();
+    try {
+      const billing = Billing.configure({
+        publishableKey: s.pkTest,
+        backend: s.api.apiRoot,
+        appUserId: 'sdk_user',
+        platform: 'android',
+        storage: new MemoryStorage(),
+        storeBilling: {
+          activity: { name: 'MainActivity' },
+          // The device's Play Billing library, as a license tester's device would complete it.
+          async purchase({ productId }) {
+            const bought = await s.control.store_android<{ purchase_token: string; product_id: string }>('POST', '/sandbox-purchase', { product_id: productId, account: s.accounts.store_android, app_user_id: 'sdk_user' });
+            return { purchaseToken: bought.purchase_token, productId: bought.product_id };
+          },
+        },
+      });
+      const result = await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital', android_store_product_id: 'premium_monthly' } });
+      expect(result).toMatchObject({ state: 'purchased', lane: 'store', entitlements: { isPremium: true, stale: false } });
+    } finally {
+      Billing.reset();
+    }
+  });
+
+  it('registration is rate-limited like every endpoint (429 rate_limited when the tenant’s bucket is empty)', async () => {
+    await testDb()('rate_limit_buckets').insert({ tenant_id: s.tenant.tenant_id, tokens: 0, refreshed_at: testDb().fn.now() }).onConflict('tenant_id').merge();
+    const r = await s.register(android('t', 'u'));
+    expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited' } });
+    await refill(s.tenant.tenant_id);
   });
 
   it('iOS: a sandbox signed transaction is verified, re-read from the App Store Server API → premium; readiness turns test-ready', async () => {
