@@ -157,6 +157,20 @@ describe('store purchase registration', () => {
     }
   });
 
+  it('a store that keeps failing is 503 store_unavailable with Retry-After; the same request succeeds once it answers', async () => {
+    const { purchase_token } = await buyAndroid('d_user');
+    await s.control.store_android('POST', '/faults', { mode: 'error', status: 503, route: '/androidpublisher/' });
+    try {
+      const down = await s.register(android(purchase_token, 'd_user'));
+      expect(down).toMatchObject({ status: 503, body: { error: 'store_unavailable' } });
+      expect(down.headers.get('retry-after')).toBeTruthy();
+    } finally {
+      await s.control.store_android('DELETE', '/faults');
+    }
+    const up = await s.register(android(purchase_token, 'd_user'));
+    expect(up).toMatchObject({ status: 200, body: { is_premium: true } });
+  });
+
   it('registration is rate-limited like every endpoint (429 rate_limited when the tenant’s bucket is empty)', async () => {
     await testDb()('rate_limit_buckets').insert({ tenant_id: s.tenant.tenant_id, tokens: 0, refreshed_at: testDb().fn.now() }).onConflict('tenant_id').merge();
     const r = await s.register(android('t', 'u'));

@@ -4,6 +4,7 @@ import { call, refill } from '../helpers/api';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { until } from '../helpers/until';
 import { appAccountTokenFor } from '../../providers/store_ios/app-account-token';
+import { storeNotificationWorkflowId } from '../../temporal/workflow-starts';
 
 /**
  * Play RTDN (Pub/Sub push, OIDC bearer) and App Store Server Notifications V2 (signed JWS)
@@ -71,6 +72,24 @@ describe('store notifications', () => {
       const d = await processed('store_android', sent.id);
       expect(d).toMatchObject({ status: 'failed', reason: expect.stringMatching(/purchase_not_found/) });
       expect(Number((await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_android' }).count({ n: '*' }).first())!.n)).toBe(1);
+    });
+
+    it('Play failing while a push arrives: accepted, the re-read retries, and the purchase is written once Play answers', async () => {
+      const { purchase_token } = await s.control.store_android('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'late_user' });
+      await s.control.store_android('POST', '/faults', { mode: 'error', status: 503, route: '/androidpublisher/' });
+      let sent: { id: string; status: number };
+      try {
+        sent = await rtdn('SUBSCRIPTION_PURCHASED', { data: { purchaseToken: purchase_token } });
+        expect(sent.status).toBe(200);
+        const handle = s.worker.client.workflow.getHandle(storeNotificationWorkflowId('store_android', sent.id));
+        await until('a failed re-read being retried', async () => (await handle.describe()).raw.pendingActivities?.[0]?.attempt ?? 0, (n) => n >= 2);
+        expect((await delivery('store_android', sent.id)).status).toBe('received');
+      } finally {
+        await s.control.store_android('DELETE', '/faults');
+      }
+      expect(await processed('store_android', sent.id)).toMatchObject({ status: 'processed' });
+      // Held for the buyer Play names until that app user registers it.
+      expect(await entitlement('late_user', 'store_android')).toMatchObject({ state: 'active', is_sandbox: true });
     });
 
     it('a push with a bad OIDC token or an unknown package is refused (400) and listed as failed', async () => {
