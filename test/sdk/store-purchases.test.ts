@@ -3,6 +3,20 @@ import { testDb } from '../helpers/db';
 import { call, refill } from '../helpers/api';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { Billing, MemoryStorage } from '../../sdk/src/index';
+import { storePurchaseWorkflowId } from '../../temporal/workflow-starts';
+
+/** Every string in a workflow history, payload bytes decoded: what an operator could read there. */
+function historyText(value: unknown): string {
+  const out: string[] = [];
+  const walk = (v: unknown) => {
+    if (v instanceof Uint8Array) out.push(Buffer.from(v).toString('utf8'));
+    else if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  walk(value);
+  return out.join('\n');
+}
 
 /**
  * POST /v1/sdk/store-purchases against the real API, worker, Postgres and both store emulators:
@@ -41,6 +55,14 @@ describe('store purchase registration', () => {
 
     const state = await s.control.store_android('GET', '/state');
     expect(state.purchases.find((p: any) => p.token === purchase_token)).toMatchObject({ acknowledged: true });
+
+    // The run is findable in the Temporal UI by tenant, provider and kind; its history holds no credential.
+    const handle = s.worker.client.workflow.getHandle(storePurchaseWorkflowId(s.tenant.tenant_id, 'store_android', purchase_token));
+    const described = await handle.describe();
+    expect(described.searchAttributes).toMatchObject({ BillingTenantId: [s.tenant.tenant_id], BillingProvider: ['store_android'], BillingKind: ['store-purchase'] });
+    const history = historyText(await handle.fetchHistory());
+    expect(history).toContain('readStorePurchase');
+    expect(history).not.toMatch(/PRIVATE KEY|private_key|service_account_json/);
 
     const after = await row('store_android');
     expect(after).toMatchObject({ test_ready: true, manual_steps: null, console_url: null });
