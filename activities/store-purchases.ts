@@ -4,7 +4,7 @@ import { withTenant } from '../db/tenant-tx';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
-import { storeEntitlementState, storeSubscriptionStatus, type RegistrationRefusal, type StorePurchaseRead } from '../domain/store-purchase';
+import { storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, type RegistrationRefusal, type StorePurchaseRead } from '../domain/store-purchase';
 import { ProviderRejectedError } from '../providers/errors';
 import { appAccountTokenFor } from '../providers/store_ios/app-account-token';
 import type { ProviderContext } from '../providers/types';
@@ -149,15 +149,16 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           await trx('webhook_deliveries').where({ provider }).whereIn('event_id', input.eventIds).whereNot({ status: 'failed' })
             .update({ status: 'processed', mode: read.is_sandbox ? 'test' : 'live', processed_at: trx.fn.now(), updated_at: trx.fn.now() });
         };
-        const existing = await trx('subscriptions').where({ provider, external_id: externalId }).first('id', 'store_read_at');
+        const existing = await trx('subscriptions').where({ provider, external_id: externalId }).first('id', 'status', 'store_read_at');
         const registered = await trx('store_purchase_tokens').where({ provider, token_hash: hash }).first('app_user_id');
         const owner = input.owner ?? registered?.app_user_id ?? read.store_app_user ?? null;
-        const current = existing ? await trx('entitlements').where({ subscription_id: existing.id }).orderBy('updated_at', 'desc').first('state') : undefined;
+        // What this purchase granted last time, from its own record (the entitlement row may since carry another purchase).
+        const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
         if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
           await markProcessed();
-          return { state: (current?.state as EntitlementState) ?? null, app_user_id: owner, stale: true };
+          return { state: current, app_user_id: owner, stale: true };
         }
-        const state = storeEntitlementState(read, (current?.state as EntitlementState) ?? null, input.hint);
+        const state = storeEntitlementState(read, current, input.hint);
         if (!state) {
           await markProcessed();
           return { state: null, app_user_id: owner, stale: false };
@@ -182,16 +183,21 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
         if (owner) {
           // An entitlement held provisionally for the buyer the store named moves to the registered owner.
           await trx('entitlements').where({ subscription_id: sub.id }).whereNot({ app_user_id: owner }).del();
+          // One entitlement per (user, provider, product) is shared by the user's purchases of it:
+          // a lapsed older purchase never takes access away that another purchase grants.
           const { rows } = await trx.raw(
             `insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at, grace_until)
              values (?, ?, ?, ?, ?, ?, ?, ?, ?)
              on conflict (tenant_id, app_user_id, provider, coalesce(product_id, '00000000-0000-0000-0000-000000000000'::uuid))
              do update set subscription_id = excluded.subscription_id, state = excluded.state, is_sandbox = excluded.is_sandbox,
                expires_at = excluded.expires_at, grace_until = excluded.grace_until, updated_at = now()
+             where entitlements.subscription_id is not distinct from excluded.subscription_id
+               or entitlements.state not in ('active', 'grace_period')
+               or excluded.state in ('active', 'grace_period')
              returning id`,
             [tenantId, owner, provider, product?.id ?? null, sub.id, state, read.is_sandbox, read.expires_at, state === 'grace_period' ? read.expires_at : null],
           );
-          entitlementId = rows[0].id;
+          entitlementId = rows[0]?.id ?? null;
         }
         await trx('store_purchase_tokens').where({ provider, token_hash: hash })
           .update({ subscription_id: sub.id, entitlement_id: entitlementId, product_id: product?.id ?? null, updated_at: trx.fn.now() });

@@ -75,3 +75,21 @@ export function storeSubscriptionStatus(state: EntitlementState): SubscriptionSt
       return 'expired';
   }
 }
+
+/** The inverse, for a store subscription record: what it granted when it was written. */
+export function storeEntitlementOf(status: SubscriptionStatus | string): EntitlementState | null {
+  switch (status) {
+    case 'active':
+    case 'trialing':
+      return 'active';
+    case 'past_due':
+      return 'grace_period';
+    case 'refunded':
+      return 'revoked';
+    case 'expired':
+    case 'canceled':
+      return 'expired';
+    default:
+      return null;
+  }
+}

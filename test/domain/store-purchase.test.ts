@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ENTITLEMENT_STATES, type EntitlementState } from '../../domain/entitlement';
 import { CANONICAL_EVENT_KINDS } from '../../domain/events';
-import { registrationRefusal, storeEntitlementState, storeSubscriptionStatus, type StorePurchaseRead } from '../../domain/store-purchase';
+import { registrationRefusal, storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, type StorePurchaseRead } from '../../domain/store-purchase';
 
 const read = (over: Partial<StorePurchaseRead> = {}): StorePurchaseRead => ({
   provider: 'store_android', purchase_id: 'tok', store_product_id: 'premium_monthly', store_app_user: null, is_sandbox: true,
@@ -44,7 +44,8 @@ describe('storeEntitlementState over every (store state × current state × even
 });
 
 describe('storeSubscriptionStatus', () => {
-  it('maps each entitlement state to the record status', () => {
+  it('maps each entitlement state to the record status, and back', () => {
     expect(ENTITLEMENT_STATES.map(storeSubscriptionStatus)).toEqual(['active', 'past_due', 'expired', 'refunded']);
+    expect(ENTITLEMENT_STATES.map((e) => storeEntitlementOf(storeSubscriptionStatus(e)))).toEqual([...ENTITLEMENT_STATES]);
   });
 });

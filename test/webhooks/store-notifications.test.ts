@@ -107,6 +107,17 @@ describe('store notifications', () => {
       // The cancel never landed: the entitlement is as the revocation left it.
       expect((await entitlement('rtdn_user', 'store_android')).state).toBe('revoked');
     });
+
+    it('a new purchase of the same product grants again, and a late notification about the old one does not take it away', async () => {
+      const { purchase_token: second } = await s.control.store_android('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'rtdn_user' });
+      const r = await s.register({ app_user_id: 'rtdn_user', provider: 'store_android', product_id: 'premium_monthly', purchase_token: second });
+      expect(r.body).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active' })] });
+      const late = await rtdn('SUBSCRIPTION_EXPIRED', { data: { purchaseToken: token } });
+      expect(await processed('store_android', late.id)).toMatchObject({ status: 'processed' });
+      expect((await s.subscriber('rtdn_user')).body).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active' })] });
+      // The old purchase's own record still says what Play says about it.
+      expect(await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_android', app_user_id: 'rtdn_user' }).orderBy('created_at').select('status')).toEqual([{ status: 'refunded' }, { status: 'active' }]);
+    });
   });
 
   describe('App Store Server Notifications V2', () => {
