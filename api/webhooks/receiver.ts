@@ -17,7 +17,8 @@ import { needsWebhookSecret, peekAccount, RECEIVING } from './accounts';
 /**
  * `POST /api/webhooks/<provider>` on the dashboard host. The answer is 200 only once the event
  * is stored and its processing is guaranteed to start (its customer's entity workflow has been
- * signalled, durably, by Temporal); Postgres or Temporal down → 503, and the provider retries.
+ * signalled, durably, by Temporal; for a store, the notification's re-read workflow started);
+ * Postgres or Temporal down → 503, and the provider retries.
  *
  * Refusals (unparseable, unknown account, bad or stale signature) are 400 and are kept as
  * `failed` deliveries under a fresh id, so an unverified request can never claim a real event id.
