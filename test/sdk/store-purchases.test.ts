@@ -111,6 +111,10 @@ describe('store purchase registration', () => {
     expect(other.status).toBe(400);
     expect(other.body.error).toBe('invalid_purchase');
     expect((await s.subscriber('f_user')).body.is_premium).toBe(false);
+    // Bought but not paid yet (Play PENDING): nothing to grant until it is.
+    const pending = await s.control.store_android<{ purchase_token: string }>('POST', '/purchases', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'f_user', test: true, state: 'SUBSCRIPTION_STATE_PENDING' });
+    expect(await s.register(android(pending.purchase_token, 'f_user'))).toMatchObject({ status: 409, body: { error: 'purchase_pending' } });
+    expect((await s.subscriber('f_user')).body.is_premium).toBe(false);
   });
 
   it('pk_test_ registers sandbox purchases only, pk_live_ real ones only', async () => {
