@@ -8,6 +8,7 @@ import { createEmulatorAccount } from '../../seed/demo-providers';
 import { call, newTenant, startApi } from './api';
 import { testDb } from './db';
 import { controlFor } from './emulator-control';
+import { generateMasterKey } from '../../providers/vault';
 import { startTestWorker } from './temporal';
 
 /**
@@ -19,7 +20,8 @@ import { startTestWorker } from './temporal';
 export async function startStoreStack(name: string) {
   const emulators: Record<ProviderId, RunningEmulator> = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
   const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
-  const worker = await startTestWorker({ config: { providerBaseUrls } });
+  const masterKey = generateMasterKey();
+  const worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
   const api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
   const tenant = await newTenant(name);
   const android = await createEmulatorAccount(emulators.store_android.url);
@@ -36,9 +38,16 @@ export async function startStoreStack(name: string) {
     store_android: controlFor(() => emulators.store_android.url, { strict: true }),
     store_ios: controlFor(() => emulators.store_ios.url, { strict: true }),
   };
-  return {
+  const stack = {
     emulators,
     worker,
+    /** Stop the worker (Temporal keeps what it accepted); `startWorker` brings one back on the same queue and key. */
+    async stopWorker() {
+      await stack.worker.stop();
+    },
+    async startWorker() {
+      stack.worker = await startTestWorker({ config: { providerBaseUrls, taskQueue: worker.taskQueue }, masterKey });
+    },
     api,
     tenant,
     accounts: { store_android: android.account, store_ios: ios.account },
@@ -51,10 +60,11 @@ export async function startStoreStack(name: string) {
     readiness: async () => (await call(api.apiUrl, '/readiness', tenant.secret_key)).body.providers as any[],
     async close() {
       await api?.close();
-      await worker?.stop();
+      await stack.worker?.stop();
       await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
     },
   };
+  return stack;
 }
 
 export type StoreStack = Awaited<ReturnType<typeof startStoreStack>>;

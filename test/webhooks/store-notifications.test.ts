@@ -160,6 +160,28 @@ describe('store notifications', () => {
       expect(await delivery('store_ios', test.id)).toMatchObject({ delivery_count: 2, status: 'processed' });
     });
 
+    it('worker down while notifications arrive: both stores’ are accepted and stored, and processed once a worker returns', async () => {
+      const ios = await s.control.store_ios('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: 'down_user' });
+      const android = await s.control.store_android('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'down_user' });
+      await s.stopWorker();
+      let sent: { id: string; status: number }[];
+      try {
+        sent = [
+          await assn('DID_RENEW', { data: { originalTransactionId: ios.transaction_id } }),
+          await s.control.store_android<{ id: string; status: number }>('POST', '/events', { type: 'SUBSCRIPTION_RENEWED', target: target('store_android'), account: s.accounts.store_android, data: { purchaseToken: android.purchase_token } }),
+        ];
+        expect(sent.map((x) => x.status)).toEqual([200, 200]);
+        expect((await delivery('store_ios', sent[0].id)).status).toBe('received');
+        expect((await delivery('store_android', sent[1].id)).status).toBe('received');
+      } finally {
+        await s.startWorker();
+      }
+      expect(await processed('store_ios', sent[0].id)).toMatchObject({ status: 'processed' });
+      expect(await processed('store_android', sent[1].id)).toMatchObject({ status: 'processed' });
+      expect(await entitlement('down_user', 'store_android')).toMatchObject({ state: 'active', is_sandbox: true });
+      expect(await entitlement(appAccountTokenFor('down_user'), 'store_ios')).toMatchObject({ state: 'active', is_sandbox: true });
+    });
+
     it('a notification before registration is held for the buyer the store names, and moves to the app user who registers it', async () => {
       const bought = await s.control.store_ios('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: 'early_user', target: target('store_ios') });
       expect(bought.notification.status).toBe(200);
