@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
-import { call, refill } from '../helpers/api';
+import { call, refill, startApi } from '../helpers/api';
+import { createAdapters } from '../../providers';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { until } from '../helpers/until';
 import { appAccountTokenFor } from '../../providers/store_ios/app-account-token';
@@ -90,6 +91,25 @@ describe('store notifications', () => {
       expect(await processed('store_android', sent.id)).toMatchObject({ status: 'processed' });
       // Held for the buyer Play names until that app user registers it.
       expect(await entitlement('late_user', 'store_android')).toMatchObject({ state: 'active', is_sandbox: true });
+    });
+
+    it('Temporal unreachable: 503 after the row is stored (never a false 200); the redelivery hands it over', async () => {
+      const { Client, Connection } = await import('@temporalio/client');
+      const dead = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 });
+      const cut = await startApi({ config: s.worker.config, vault: s.worker.vault, adapters: createAdapters(s.worker.config), temporal: { connection: dead, client: new Client({ connection: dead }) } });
+      const { purchase_token } = await s.control.store_android('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'cut_user' });
+      let first: { id: string; status: number };
+      try {
+        first = await s.control.store_android<{ id: string; status: number }>('POST', '/events', { type: 'SUBSCRIPTION_PURCHASED', target: `${cut.dashboardRoot}/api/webhooks/store_android`, account: s.accounts.store_android, data: { purchaseToken: purchase_token } });
+        expect(first.status).toBe(503);
+        expect(await delivery('store_android', first.id)).toMatchObject({ status: 'received', delivery_count: 1 });
+      } finally {
+        await cut.close();
+      }
+      const again = await rtdn('SUBSCRIPTION_PURCHASED', { id: first.id });
+      expect(again.status).toBe(200);
+      expect(await processed('store_android', first.id)).toMatchObject({ status: 'processed', delivery_count: 2 });
+      expect(await entitlement('cut_user', 'store_android')).toMatchObject({ state: 'active' });
     });
 
     it('a push with a bad OIDC token or an unknown package is refused (400) and listed as failed', async () => {
