@@ -77,6 +77,8 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           purchaseId = ids.transaction_id;
           product = ids.product_id;
         }
+        // The answer shows the store as of no earlier than the request's start: that is its place in the order of reads.
+        const readAt = new Date().toISOString();
         const p = await adapter.fetchStorePurchase!(ctx, purchaseId, product);
         const read: StorePurchaseRead = {
           provider: input.provider,
@@ -88,7 +90,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           expires_at: p.expires_at ?? null,
           // The App Store has no server-side acknowledgement (the device finishes the transaction).
           acknowledged: input.provider === 'store_ios' ? true : p.acknowledged === true,
-          read_at: new Date().toISOString(),
+          read_at: readAt,
         };
         return { ok: true, read, caller_store_user: input.appUserId ? storeUserFor(input.provider, input.appUserId) : null };
       } catch (err) {
