@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
-import { call, refill, startApi } from '../helpers/api';
+import { call, newTenant, refill, startApi } from '../helpers/api';
+import { createConnection } from '../../db/connections';
+import { withTenant } from '../../db/tenant-tx';
+import { createEmulatorAccount } from '../../seed/demo-providers';
 import { createAdapters } from '../../providers';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { until } from '../helpers/until';
@@ -200,6 +203,17 @@ describe('store notifications', () => {
       expect(await processed('store_android', sent[1].id)).toMatchObject({ status: 'processed' });
       expect(await entitlement('down_user', 'store_android')).toMatchObject({ state: 'active', is_sandbox: true });
       expect(await entitlement(appAccountTokenFor('down_user'), 'store_ios')).toMatchObject({ state: 'active', is_sandbox: true });
+    });
+
+    it('a sandbox notification alone is store evidence: a tenant that never registered a purchase turns test-ready', async () => {
+      const t = await newTenant('assn-only');
+      const acct = await createEmulatorAccount(s.emulators.store_ios.url);
+      await withTenant(testDb(), t.tenant_id, (trx) => createConnection(trx, s.worker.vault, { provider: 'store_ios', account_ref: acct.account, credentials: acct.credentials }));
+      const readiness = async () => (await call(s.api.apiUrl, '/readiness', t.secret_key)).body.providers.find((r: any) => r.provider === 'store_ios');
+      expect(await readiness()).toMatchObject({ test_ready: false, manual_steps: expect.any(Array) });
+      const bought = await s.control.store_ios('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: acct.account, app_user_id: 'device_user', target: target('store_ios') });
+      expect(bought.notification.status).toBe(200);
+      expect(await until('test-ready', readiness, (r) => r.test_ready === true)).toMatchObject({ manual_steps: null, console_url: null });
     });
 
     it('a notification before registration is held for the buyer the store names, and moves to the app user who registers it', async () => {
