@@ -1,30 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { keyWith, startApi } from '../helpers/api';
+import { describe, expect, it } from 'vitest';
+import { keyWith } from '../helpers/api';
 import { testDb } from '../helpers/db';
-import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
+import { expectAccessible, screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 describe('dashboard: products and pricing', () => {
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let browser: Browser;
-  beforeAll(async () => {
-    api = await startApi();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await api?.close();
-  });
+  const h = dashboardHarness();
 
   it('a product created and priced in the dashboard is what GET /v1/products serves; bad input is refused by name and writes nothing', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('products');
-    await signUp(p, api.dashboardRoot, email);
+    await signUp(p, h.api.dashboardRoot, email);
     const { tenant_id, id: userId } = await testDb()('dashboard_users').where({ email }).first();
     const key = await keyWith(tenant_id, ['products:read']);
     const get = async (path: string) => {
-      const r = await fetch(`${api.apiUrl}${path}`, { headers: { authorization: `Bearer ${key.secret_key}` } });
+      const r = await fetch(`${h.api.apiUrl}${path}`, { headers: { authorization: `Bearer ${key.secret_key}` } });
       return { status: r.status, body: await r.json() };
     };
 
@@ -96,12 +86,12 @@ describe('dashboard: products and pricing', () => {
     await p.getByRole('button', { name: 'Save product' }).click();
     expect(await p.getByLabel('Web', { exact: true }).evaluate((e: HTMLInputElement) => e.validity.rangeOverflow)).toBe(true);
     const csrf = await p.locator('input[name=_csrf]').first().inputValue();
-    const posted = await p.context().request.post(`${api.dashboardRoot}/products/${id}`, { form: { _csrf: csrf, name: 'Premium annual', type: 'subscription', tier: 'annual', trial_web: '400' } });
+    const posted = await p.context().request.post(`${h.api.dashboardRoot}/products/${id}`, { form: { _csrf: csrf, name: 'Premium annual', type: 'subscription', tier: 'annual', trial_web: '400' } });
     expect(posted.status()).toBe(400);
     expect(await posted.text()).toContain('0–365');
     await p.getByLabel('Web', { exact: true }).fill('');
 
-    await p.goto(`${api.dashboardRoot}/products/new`);
+    await p.goto(`${h.api.dashboardRoot}/products/new`);
     await p.getByLabel('SKU').fill('premium_annual');
     const dup = p.waitForResponse((r) => r.url().endsWith('/products') && r.request().method() === 'POST');
     await p.getByRole('button', { name: 'Create product' }).click();
@@ -120,7 +110,7 @@ describe('dashboard: products and pricing', () => {
     // Another tenant's product id is a 404 page, not a form.
     const other = await testDb()('tenants').insert({ name: 'other' }).returning('id');
     const [foreign] = await testDb()('products').insert({ tenant_id: other[0].id, sku: 'theirs', name: 'Theirs' }).returning('id');
-    const resp = await p.goto(`${api.dashboardRoot}/products/${foreign.id}`);
+    const resp = await p.goto(`${h.api.dashboardRoot}/products/${foreign.id}`);
     expect(resp!.status()).toBe(404);
     expect(await p.getByText('Theirs').count()).toBe(0);
 
