@@ -6,6 +6,7 @@ import { createProviderActivities } from './providers';
 import { createSubscriptionActivities } from './subscriptions';
 import { createRetireActivities, createSyncActivities } from './sync';
 import { createLifecycleActivities } from './lifecycle';
+import { createStorePurchaseActivities } from './store-purchases';
 
 export interface ActivityDeps {
   db: Knex;
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSyncActivities(deps),
     ...createRetireActivities(deps),
     ...createLifecycleActivities(deps),
+    ...createStorePurchaseActivities(deps),
   };
 }
 
