@@ -32,7 +32,7 @@ export function createStoreAndroidAdapter(opts: StoreAndroidAdapterOptions = {})
     verifyWebhook: (input) => verifyPush(input, opts),
     async fetchStorePurchase(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase> {
       const play = playClient(ctx);
-      const p = await call(() => play.purchases.subscriptionsv2.get({ packageName: ctx.accountRef, token: purchaseId }));
+      const p = await call(ctx, () => play.purchases.subscriptionsv2.get({ packageName: ctx.accountRef, token: purchaseId }));
       return toStorePurchase(purchaseId, p, storeProductId);
     },
   };

@@ -1,0 +1,76 @@
+import { pacingWindow, rateKey, rateLimitOf, SlidingWindow } from '../domain/rate-limits';
+import type { Mode, ProviderId } from '../domain/providers';
+
+/**
+ * Paces calls to each provider to its documented rate limit (domain/rate-limits.ts), one
+ * allowance per provider, mode and account (per mode only where the provider counts per IP),
+ * shared by every activity of this worker process. Callers queue first in, first out; each
+ * waits only when the window is full.
+ *
+ * The pacing window is at most a second (pacingWindow): a limit per minute or hour is paced as
+ * the same rate per second. Our window is also a little longer than the provider's (`marginMs`): requests leave here in order
+ * but arrive a few ms apart from how they left, and a limit counted on arrival must still hold.
+ * After a 429 the allowance is held for the provider's Retry-After, so the other activities of the
+ * run stop calling too, instead of each collecting its own 429.
+ *
+ * Several worker processes each pace to the full limit; the 429 path (retry after the delay)
+ * covers the excess. One worker per deployment keeps to the limit exactly.
+ */
+export interface Pacer {
+  /** The function a ProviderContext calls before each HTTP request. */
+  pace(provider: ProviderId, mode: Mode, accountRef: string): () => Promise<void>;
+  /** The provider answered 429: nobody calls it on this allowance for `ms`. */
+  holdOff(provider: ProviderId, mode: Mode, accountRef: string, ms: number): void;
+}
+
+interface Gate {
+  window: SlidingWindow;
+  tail: Promise<void>;
+  heldUntil: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function createPacer(opts: { marginMs?: (windowMs: number) => number; now?: () => number } = {}): Pacer {
+  const margin = opts.marginMs ?? ((w: number) => Math.max(50, Math.round(w * 0.02)));
+  const now = opts.now ?? Date.now;
+  const gates = new Map<string, Gate>();
+
+  const gateOf = (provider: ProviderId, mode: Mode, accountRef: string): Gate => {
+    const key = rateKey(provider, mode, accountRef);
+    let g = gates.get(key);
+    if (!g) {
+      const r = pacingWindow(rateLimitOf(provider, mode));
+      g = { window: new SlidingWindow(r.limit, r.windowMs + margin(r.windowMs)), tail: Promise.resolve(), heldUntil: 0 };
+      gates.set(key, g);
+    }
+    return g;
+  };
+
+  return {
+    pace(provider, mode, accountRef) {
+      const g = gateOf(provider, mode, accountRef);
+      return () => {
+        const turn = g.tail.then(async () => {
+          for (;;) {
+            const t = now();
+            if (g.heldUntil > t) {
+              await sleep(g.heldUntil - t);
+              continue;
+            }
+            const wait = g.window.take(t);
+            if (wait === 0) return;
+            await sleep(wait);
+          }
+        });
+        g.tail = turn;
+        return turn;
+      };
+    },
+
+    holdOff(provider, mode, accountRef, ms) {
+      const g = gateOf(provider, mode, accountRef);
+      g.heldUntil = Math.max(g.heldUntil, now() + ms);
+    },
+  };
+}
