@@ -45,15 +45,49 @@ export const perSecond = (r: Pick<RateLimit, 'limit' | 'windowMs'>): number => (
 export const rateKey = (provider: ProviderId, mode: Mode, accountRef: string): string =>
   RATE_LIMITS[provider][mode].scope === 'ip' ? `${provider}:${mode}` : `${provider}:${mode}:${accountRef}`;
 
+/** A pacing rule: `take(now)` records a call and returns 0, or returns the ms to wait (nothing recorded). */
+export interface Pace {
+  take(now: number): number;
+}
+
 /**
- * The window the sync paces in: the documented one when it is a second or less, otherwise the
- * same rate over one second (240 a minute → 4 a second). Any longer window then holds too, and
- * no call waits long for its turn: a wait of most of a minute would outlast the activity's
- * timeout, where a steady 4 a second never does.
+ * How the sync paces calls under a documented limit, with `marginMs` for the few ms by which
+ * requests can arrive closer together than they left:
+ * - a window of a second or less: the same sliding window, `marginMs` longer (25 a second → at
+ *   most 25 in any 1.05 s);
+ * - a longer window (240 a minute, 3,600 an hour): a steady rate with a small burst (GCRA).
+ *   Bursts of a full window would make later calls wait most of a minute or an hour, longer
+ *   than an activity's timeout; a steady rate never does. A burst of B at a rate of
+ *   (limit − B − spare) per window can never put more than `limit` in any window; `spare`
+ *   absorbs arrival jitter.
  */
-export function pacingWindow(r: Pick<RateLimit, 'limit' | 'windowMs'>): { limit: number; windowMs: number } {
-  if (r.windowMs <= 1000) return { limit: r.limit, windowMs: r.windowMs };
-  return { limit: Math.max(1, Math.floor((r.limit * 1000) / r.windowMs)), windowMs: 1000 };
+export function pacingRule(r: Pick<RateLimit, 'limit' | 'windowMs'>, marginMs = 50): Pace {
+  if (r.windowMs <= 1000) return new SlidingWindow(r.limit, r.windowMs + marginMs);
+  const burst = Math.max(1, Math.floor(r.limit / 20));
+  const spare = Math.max(1, Math.ceil(r.limit / 200));
+  return new Gcra(r.windowMs / Math.max(1, r.limit - burst - spare), burst);
+}
+
+/**
+ * Generic cell rate algorithm: one call every `intervalMs` on average, up to `burst` at once.
+ * `tat` is the theoretical arrival time of the next call when the rate is kept.
+ */
+export class Gcra implements Pace {
+  private tat = -Infinity;
+
+  constructor(
+    readonly intervalMs: number,
+    readonly burst: number,
+  ) {}
+
+  take(now: number): number {
+    const tat = Math.max(this.tat, now);
+    const early = tat - now - (this.burst - 1) * this.intervalMs;
+    // Whole ms, at least 1: a fraction of a ms from float rounding must not be a wait of ~0.
+    if (early > 1e-6) return Math.max(1, Math.ceil(early));
+    this.tat = tat + this.intervalMs;
+    return 0;
+  }
 }
 
 /**
@@ -71,7 +105,7 @@ export function syncConcurrency(provider: ProviderId, mode: Mode): number {
  * time), so the emulators' enforcement and the sync's pacing use one rule. O(1) per event: a
  * ring of the last `limit` event times.
  */
-export class SlidingWindow {
+export class SlidingWindow implements Pace {
   private readonly times: number[];
   private next = 0;
   private count = 0;

@@ -1,4 +1,4 @@
-import { pacingWindow, rateKey, rateLimitOf, SlidingWindow } from '../domain/rate-limits';
+import { pacingRule, rateKey, rateLimitOf, type Pace } from '../domain/rate-limits';
 import type { Mode, ProviderId } from '../domain/providers';
 
 /**
@@ -7,9 +7,10 @@ import type { Mode, ProviderId } from '../domain/providers';
  * shared by every activity of this worker process. Callers queue first in, first out; each
  * waits only when the window is full.
  *
- * The pacing window is at most a second (pacingWindow): a limit per minute or hour is paced as
- * the same rate per second. Our window is also a little longer than the provider's (`marginMs`): requests leave here in order
- * but arrive a few ms apart from how they left, and a limit counted on arrival must still hold.
+ * How (domain/rate-limits.ts pacingRule): a per-second limit as the same sliding window, a
+ * little longer than the provider's, since requests leave here in order but arrive a few ms
+ * apart from how they left and a limit counted on arrival must still hold; a per-minute or
+ * per-hour limit as a steady rate with a small burst, so no call waits long for its turn.
  * After a 429 the allowance is held for the provider's Retry-After, so the other activities of the
  * run stop calling too, instead of each collecting its own 429.
  *
@@ -24,15 +25,14 @@ export interface Pacer {
 }
 
 interface Gate {
-  window: SlidingWindow;
+  window: Pace;
   tail: Promise<void>;
   heldUntil: number;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export function createPacer(opts: { marginMs?: (windowMs: number) => number; now?: () => number } = {}): Pacer {
-  const margin = opts.marginMs ?? ((w: number) => Math.max(50, Math.round(w * 0.02)));
+export function createPacer(opts: { marginMs?: number; now?: () => number } = {}): Pacer {
   const now = opts.now ?? Date.now;
   const gates = new Map<string, Gate>();
 
@@ -40,8 +40,7 @@ export function createPacer(opts: { marginMs?: (windowMs: number) => number; now
     const key = rateKey(provider, mode, accountRef);
     let g = gates.get(key);
     if (!g) {
-      const r = pacingWindow(rateLimitOf(provider, mode));
-      g = { window: new SlidingWindow(r.limit, r.windowMs + margin(r.windowMs)), tail: Promise.resolve(), heldUntil: 0 };
+      g = { window: pacingRule(rateLimitOf(provider, mode), opts.marginMs ?? 50), tail: Promise.resolve(), heldUntil: 0 };
       gates.set(key, g);
     }
     return g;
