@@ -30,13 +30,20 @@ import { createWorker } from '../../temporal/worker';
  * (DATABASE_URL, migrated), a file-backed Temporal dev server with the pragmas `npm start`
  * uses, the five emulators, a worker and the REST API in this process.
  */
+export interface BenchTenant {
+  tenantId: string;
+  key: string;
+  /** The emulator account behind each provider connection (credentials per mode). */
+  accounts: Partial<Record<ProviderId, { account: string; credentials: Record<Mode, Record<string, string>> }>>;
+}
+
 export interface SyncStack {
   db: Knex;
   apiUrl: string;
   emulators: Record<ProviderId, RunningEmulator>;
   pgVersion: string;
   /** A tenant connected to `providers` (in `modes`) with `products` priced products; returns its secret key. */
-  tenant(opts: { name: string; providers: readonly ProviderId[]; modes: readonly Mode[]; products: number; locales?: [string, string][] }): Promise<{ tenantId: string; key: string }>;
+  tenant(opts: { name: string; providers: readonly ProviderId[]; modes: readonly Mode[]; products: number; locales?: [string, string][] }): Promise<BenchTenant>;
   control(p: ProviderId, method: string, route: string, body?: unknown): Promise<any>;
   close(): Promise<void>;
 }
@@ -78,9 +85,11 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
     pgVersion,
     async tenant(opts) {
       const t = await createTenant(db, { name: `${opts.name}-${crypto.randomBytes(3).toString('hex')}` });
+      const accounts: BenchTenant['accounts'] = {};
       await withTenant(db, t.tenant_id, async (trx) => {
         for (const provider of opts.providers) {
           const acct = await createEmulatorAccount(emulators[provider].url);
+          accounts[provider] = acct;
           const credentials = Object.fromEntries(opts.modes.map((m) => [m, acct.credentials[m]]));
           await createConnection(trx, vault, { provider, account_ref: acct.account, credentials, webhook_secret: acct.webhook_secret || null });
         }
@@ -100,7 +109,7 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
           );
         }
       });
-      return { tenantId: t.tenant_id, key: t.secret_key };
+      return { tenantId: t.tenant_id, key: t.secret_key, accounts };
     },
     async control(p, method, route, body) {
       const res = await fetch(`${emulators[p].url}/__control${route}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
