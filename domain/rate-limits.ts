@@ -91,13 +91,13 @@ export class Gcra implements Pace {
 }
 
 /**
- * How many of one provider's units of work (a product and its links, one mode) a sync runs at
- * once: enough to keep the provider's allowance busy when each call takes ~50-100 ms and a unit
- * makes several calls in sequence, never so many that a low limit only queues them. The pacer,
- * not this number, keeps the rate under the limit.
+ * How many of one provider's units of work (a product, or a link, in one mode) a sync runs at
+ * once: enough to keep the provider's allowance busy when each call takes 50-300 ms (a loaded
+ * machine) and a unit makes several calls in sequence, never so many that a low limit only
+ * queues them for long. The pacer, not this number, keeps the rate under the limit.
  */
 export function syncConcurrency(provider: ProviderId, mode: Mode): number {
-  return Math.max(1, Math.min(16, Math.ceil(perSecond(rateLimitOf(provider, mode)) / 6)));
+  return Math.max(2, Math.min(24, Math.ceil(perSecond(rateLimitOf(provider, mode)) / 3)));
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Mode, ProviderId } from '../domain/providers';
  * apart from how they left and a limit counted on arrival must still hold; a per-minute or
  * per-hour limit as a steady rate with a small burst, so no call waits long for its turn.
  * After a 429 the allowance is held for the provider's Retry-After, so the other activities of the
- * run stop calling too, instead of each collecting its own 429.
+ * run stop calling too, instead of each collecting its own 429, and its margin widens.
  *
  * Several worker processes each pace to the full limit; the 429 path (retry after the delay)
  * covers the excess. One worker per deployment keeps to the limit exactly.
@@ -28,7 +28,11 @@ interface Gate {
   window: Pace;
   tail: Promise<void>;
   heldUntil: number;
+  /** Extra ms of margin learnt from 429s: arrivals bunch more than we allowed for (a loaded machine, a slow network). */
+  extraMs: number;
 }
+
+const MAX_EXTRA_MS = 400;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -40,7 +44,7 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
     const key = rateKey(provider, mode, accountRef);
     let g = gates.get(key);
     if (!g) {
-      g = { window: pacingRule(rateLimitOf(provider, mode), opts.marginMs ?? 50), tail: Promise.resolve(), heldUntil: 0 };
+      g = { window: pacingRule(rateLimitOf(provider, mode), opts.marginMs ?? 50), tail: Promise.resolve(), heldUntil: 0, extraMs: 0 };
       gates.set(key, g);
     }
     return g;
@@ -70,6 +74,13 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
     holdOff(provider, mode, accountRef, ms) {
       const g = gateOf(provider, mode, accountRef);
       g.heldUntil = Math.max(g.heldUntil, now() + ms);
+      // A 429 despite pacing a per-second limit: widen the margin (doubling, up to 400 ms). The
+      // new window starts empty, which is safe: the hold (≥ 1 s) outlasts the window.
+      const r = rateLimitOf(provider, mode);
+      if (r.windowMs <= 1000 && ms >= r.windowMs) {
+        g.extraMs = Math.min(MAX_EXTRA_MS, g.extraMs ? g.extraMs * 2 : 50);
+        g.window = pacingRule(r, (opts.marginMs ?? 50) + g.extraMs);
+      }
     },
   };
 }

@@ -61,9 +61,9 @@ describe('documented rate limits and the pacing rule', () => {
     }
   }
 
-  it('lanes follow the allowance: one at a time for a few calls a second, more for more, never above 16', () => {
-    expect(syncConcurrency('psp_b', 'test')).toBe(1);
+  it('lanes follow the allowance: two for a few calls a second, more for more, never above 24', () => {
+    expect(syncConcurrency('psp_b', 'test')).toBe(2);
     expect(syncConcurrency('psp_a', 'test')).toBeGreaterThan(syncConcurrency('psp_c', 'test'));
-    expect(syncConcurrency('psp_a', 'live')).toBe(16);
+    expect(syncConcurrency('psp_a', 'live')).toBe(24);
   });
 });
