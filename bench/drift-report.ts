@@ -53,7 +53,7 @@ async function seed(provider: ProviderId, ctx: ProviderContext, specs: ProductSp
     }
     return adapters[provider].upsertProduct(ctx, spec, `bench-seed:${provider}:${ctx.mode}:${spec.product_id}`);
   };
-  await inParallel(specs, 16, create);
+  await inParallel(specs, 8, create);
 }
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
@@ -71,7 +71,7 @@ async function main() {
       PROVIDERS.flatMap((p) =>
         (isStoreProvider(p) ? (['live'] as Mode[]) : (['test', 'live'] as Mode[])).map((mode) => {
           const acct = t.accounts[p]!;
-          const ctx: ProviderContext = { baseUrl: stack.emulators[p].url, mode, credential: acct.credentials[mode], accountRef: acct.account };
+          const ctx: ProviderContext = { baseUrl: stack.emulators[p].url, mode, credential: acct.credentials[mode], accountRef: acct.account, timeoutMs: 120_000 };
           return seed(p, ctx, specs as ProductSpec[], adapters);
         }),
       ),

@@ -110,9 +110,10 @@ export class SlidingWindow implements Pace {
   private next = 0;
   private count = 0;
 
+  /** `windowMs` may be changed later (a pacer widening its margin); the recorded events stay. */
   constructor(
     readonly limit: number,
-    readonly windowMs: number,
+    public windowMs: number,
   ) {
     if (!(limit >= 1) || !(windowMs > 0)) throw new Error('a rate limit needs limit >= 1 and windowMs > 0');
     this.times = new Array<number>(limit).fill(0);

@@ -1,4 +1,4 @@
-import { pacingRule, rateKey, rateLimitOf, type Pace } from '../domain/rate-limits';
+import { pacingRule, rateKey, rateLimitOf, SlidingWindow, type Pace } from '../domain/rate-limits';
 import type { Mode, ProviderId } from '../domain/providers';
 
 /**
@@ -12,7 +12,7 @@ import type { Mode, ProviderId } from '../domain/providers';
  * apart from how they left and a limit counted on arrival must still hold; a per-minute or
  * per-hour limit as a steady rate with a small burst, so no call waits long for its turn.
  * After a 429 the allowance is held for the provider's Retry-After, so the other activities of the
- * run stop calling too, instead of each collecting its own 429, and its margin widens.
+ * run stop calling too, instead of each collecting its own 429, and its margin widens for a while.
  *
  * Several worker processes each pace to the full limit; the 429 path (retry after the delay)
  * covers the excess. One worker per deployment keeps to the limit exactly.
@@ -28,26 +28,42 @@ interface Gate {
   window: Pace;
   tail: Promise<void>;
   heldUntil: number;
-  /** Extra ms of margin learnt from 429s: arrivals bunch more than we allowed for (a loaded machine, a slow network). */
+  /**
+   * Margin learnt from 429s on a per-second limit: arrivals bunched more than we allowed for (a
+   * loaded machine, a slow network). +50 ms per 429 up to 200 ms, back down 50 ms after each
+   * 15 s without one, so one bad moment does not slow the rest of the run.
+   */
   extraMs: number;
+  lastWidened: number;
+  docWindowMs: number;
 }
 
-const MAX_EXTRA_MS = 400;
+const STEP_MS = 50;
+const MAX_EXTRA_MS = 200;
+const QUIET_MS = 15_000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export function createPacer(opts: { marginMs?: number; now?: () => number } = {}): Pacer {
   const now = opts.now ?? Date.now;
+  const base = opts.marginMs ?? 50;
   const gates = new Map<string, Gate>();
 
   const gateOf = (provider: ProviderId, mode: Mode, accountRef: string): Gate => {
     const key = rateKey(provider, mode, accountRef);
     let g = gates.get(key);
     if (!g) {
-      g = { window: pacingRule(rateLimitOf(provider, mode), opts.marginMs ?? 50), tail: Promise.resolve(), heldUntil: 0, extraMs: 0 };
+      const r = rateLimitOf(provider, mode);
+      g = { window: pacingRule(r, base), docWindowMs: r.windowMs, tail: Promise.resolve(), heldUntil: 0, extraMs: 0, lastWidened: 0 };
       gates.set(key, g);
     }
     return g;
+  };
+
+  /** Only a per-second limit's sliding window takes a margin; its recorded calls stay. */
+  const setExtra = (g: Gate, extraMs: number) => {
+    g.extraMs = extraMs;
+    if (g.window instanceof SlidingWindow) g.window.windowMs = g.docWindowMs + base + extraMs;
   };
 
   return {
@@ -61,6 +77,10 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
               await sleep(g.heldUntil - t);
               continue;
             }
+            if (g.extraMs > 0 && t - g.lastWidened > QUIET_MS) {
+              setExtra(g, g.extraMs - STEP_MS);
+              g.lastWidened = t;
+            }
             const wait = g.window.take(t);
             if (wait === 0) return;
             await sleep(wait);
@@ -73,14 +93,10 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
 
     holdOff(provider, mode, accountRef, ms) {
       const g = gateOf(provider, mode, accountRef);
-      g.heldUntil = Math.max(g.heldUntil, now() + ms);
-      // A 429 despite pacing a per-second limit: widen the margin (doubling, up to 400 ms). The
-      // new window starts empty, which is safe: the hold (≥ 1 s) outlasts the window.
-      const r = rateLimitOf(provider, mode);
-      if (r.windowMs <= 1000 && ms >= r.windowMs) {
-        g.extraMs = Math.min(MAX_EXTRA_MS, g.extraMs ? g.extraMs * 2 : 50);
-        g.window = pacingRule(r, (opts.marginMs ?? 50) + g.extraMs);
-      }
+      const t = now();
+      g.heldUntil = Math.max(g.heldUntil, t + ms);
+      setExtra(g, Math.min(MAX_EXTRA_MS, g.extraMs + STEP_MS));
+      g.lastWidened = t;
     },
   };
 }
