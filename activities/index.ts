@@ -7,6 +7,7 @@ import { createProviderActivities } from './providers';
 import { createSubscriptionActivities } from './subscriptions';
 import { createRetireActivities, createSyncActivities } from './sync';
 import { createLifecycleActivities } from './lifecycle';
+import { createStorePurchaseActivities } from './store-purchases';
 
 export interface ActivityDeps {
   db: Knex;
@@ -26,6 +27,7 @@ export function createActivities(given: ActivityDeps) {
     ...createSyncActivities(deps),
     ...createRetireActivities(deps),
     ...createLifecycleActivities(deps),
+    ...createStorePurchaseActivities(deps),
   };
 }
 

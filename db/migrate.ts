@@ -3,6 +3,7 @@ import * as schema from './migrations/001_schema';
 import * as listIndexes from './migrations/002_list_indexes';
 import * as syncRuns from './migrations/004_sync_runs';
 import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attempts';
+import * as storePurchases from './migrations/008_store_purchases';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -10,6 +11,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '002_list_indexes': listIndexes,
   '004_sync_runs': syncRuns,
   '007_dashboard_login_attempts': dashboardLoginAttempts,
+  '008_store_purchases': storePurchases,
 };
 
 const source: Knex.MigrationSource<string> = {
