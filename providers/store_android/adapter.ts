@@ -38,7 +38,7 @@ export function createStoreAndroidAdapter(opts: StoreAndroidAdapterOptions = {})
     async acknowledgeStorePurchase(ctx: ProviderContext, purchaseId: string, storeProductId: string): Promise<void> {
       const play = playClient(ctx);
       // purchases.subscriptions.acknowledge takes the Play productId (the subscription), not the base plan.
-      await call(() => play.purchases.subscriptions.acknowledge({ packageName: ctx.accountRef, subscriptionId: storeProductId, token: purchaseId, requestBody: {} }));
+      await call(ctx, () => play.purchases.subscriptions.acknowledge({ packageName: ctx.accountRef, subscriptionId: storeProductId, token: purchaseId, requestBody: {} }));
     },
   };
 }
