@@ -26,6 +26,11 @@ export interface ProviderContext {
   accountRef: string;
   /** Optional per-call timeout in ms (default adapter-specific, ~10 s). */
   timeoutMs?: number;
+  /**
+   * Awaited before every HTTP request to the provider: the sync's pacer (providers/pacing.ts)
+   * keeps the calls under the provider's documented rate limit. Absent: calls are not paced.
+   */
+  pace?: () => Promise<void>;
 }
 
 export interface PriceSpec {
