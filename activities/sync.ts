@@ -5,6 +5,8 @@ import { loadProductSpec, type SyncTarget } from '../db/sync-facts';
 import { credentialModeOf, type RemoteObject } from '../domain/drift';
 import type { Mode } from '../domain/providers';
 import { idempotencyKey } from '../providers/idempotency';
+import { ProviderError } from '../providers/errors';
+import { createPacer } from '../providers/pacing';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './index';
 import { toActivityFailure } from './provider-failures';
@@ -24,10 +26,17 @@ export interface ProductWriteResult {
  * input or result, so never in Temporal's history. Provider errors become the failures that
  * make the workflow retry (unreachable, rate limited) or record a refusal (rejected).
  */
-export function createSyncActivities({ db, config, vault, adapters }: ActivityDeps) {
+export function createSyncActivities({ db, config, vault, adapters, pacer = createPacer() }: ActivityDeps) {
+  /** Every call through this context waits its turn under the provider's documented rate limit. */
   async function providerContext(tenantId: string, target: SyncTarget): Promise<ProviderContext> {
     const credential = await withTenant(db, tenantId, (trx) => loadCredential(trx, vault, target.connectionId, target.mode));
-    return { baseUrl: config.providerBaseUrls[target.provider], mode: target.mode, credential, accountRef: target.accountRef };
+    return { baseUrl: config.providerBaseUrls[target.provider], mode: target.mode, credential, accountRef: target.accountRef, pace: pacer.pace(target.provider, target.mode, target.accountRef) };
+  }
+
+  /** A 429 holds the whole allowance for the provider's delay (1 s when it names none), then the workflow retries. */
+  function failure(target: SyncTarget, err: unknown): unknown {
+    if (err instanceof ProviderError && err.errorClass === 'rate_limited') pacer.holdOff(target.provider, target.mode, target.accountRef, err.retryAfterMs ?? 1000);
+    return toActivityFailure(err);
   }
 
   return {
@@ -41,7 +50,7 @@ export function createSyncActivities({ db, config, vault, adapters }: ActivityDe
           credential_mode: credentialModeOf(input.target.provider, ctx.credential),
         };
       } catch (err) {
-        throw toActivityFailure(err);
+        throw failure(input.target, err);
       }
     },
 
@@ -64,7 +73,7 @@ export function createSyncActivities({ db, config, vault, adapters }: ActivityDe
         );
         return { external_id, priced_locales };
       } catch (err) {
-        throw toActivityFailure(err);
+        throw failure(input.target, err);
       }
     },
 
@@ -90,7 +99,7 @@ export function createSyncActivities({ db, config, vault, adapters }: ActivityDe
         });
         return { kind: link.kind, external_id: link.external_id };
       } catch (err) {
-        throw toActivityFailure(err);
+        throw failure(input.target, err);
       }
     },
 

@@ -9,10 +9,15 @@ import type { Services } from './services';
 /** `/products/{id}` → `/products/:id` */
 export const koaPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
+/**
+ * The query string as input fields. A parameter given twice is refused by name. The object
+ * has no prototype, so `?__proto__=…` stays an ordinary (unknown, hence refused) field
+ * instead of vanishing into the prototype slot.
+ */
 function queryObject(query: Record<string, string | string[] | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = Object.create(null);
   for (const [k, v] of Object.entries(query)) {
-    if (Array.isArray(v)) throw invalidRequest(`query parameter "${k}" was given more than once`);
+    if (Array.isArray(v)) throw invalidRequest(`query parameter "${k}" was given more than once`, k);
     out[k] = v;
   }
   return out;

@@ -4,6 +4,7 @@ import * as listIndexes from './migrations/002_list_indexes';
 import * as syncRuns from './migrations/004_sync_runs';
 import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attempts';
 import * as webhookOutbox from './migrations/011_webhook_outbox';
+import * as storePurchases from './migrations/008_store_purchases';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '004_sync_runs': syncRuns,
   '007_dashboard_login_attempts': dashboardLoginAttempts,
   '011_webhook_outbox': webhookOutbox,
+  '008_store_purchases': storePurchases,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -9,18 +9,17 @@ import { listConnectionsSafe, type SafeConnection } from './connections';
  * query). One row per provider configured on the tenant, judged on its speaking connection.
  */
 export async function readReadinessFacts(trx: Knex.Transaction): Promise<ReadinessFacts[]> {
-  const [connections, productsRow, synced, sandbox] = await Promise.all([
-    listConnectionsSafe(trx),
-    trx('products').where({ active: true }).count<{ n: string }[]>({ n: '*' }).first(),
-    trx('product_provider_refs as r')
-      .join('products as p', 'p.id', 'r.product_id')
-      .where('p.active', true)
-      .whereRaw('r.synced_version = p.version')
-      .groupBy('r.provider', 'r.mode')
-      .select('r.provider', 'r.mode')
-      .countDistinct({ n: 'r.product_id' }),
-    trx('entitlements').where({ is_sandbox: true }).distinct('provider'),
-  ]);
+  // One after another: a transaction is one connection, and pg queues (and will refuse) overlapping queries on it.
+  const connections = await listConnectionsSafe(trx);
+  const productsRow = await trx('products').where({ active: true }).count<{ n: string }[]>({ n: '*' }).first();
+  const synced = await trx('product_provider_refs as r')
+    .join('products as p', 'p.id', 'r.product_id')
+    .where('p.active', true)
+    .whereRaw('r.synced_version = p.version')
+    .groupBy('r.provider', 'r.mode')
+    .select('r.provider', 'r.mode')
+    .countDistinct({ n: 'r.product_id' });
+  const sandbox = await trx('entitlements').where({ is_sandbox: true }).distinct('provider');
   const byProvider = new Map<ProviderId, SafeConnection[]>();
   for (const c of connections) byProvider.set(c.provider, [...(byProvider.get(c.provider) ?? []), c]);
   const syncedCount = (p: string, m: string) => Number(synced.find((s: any) => s.provider === p && s.mode === m)?.n ?? 0);

@@ -44,13 +44,12 @@ export async function driftDbFacts(
   setups: Map<ProviderId, ProviderSetup>,
   snapshots: Map<string, { remote: RemoteObject[]; credential_mode: Mode | null }>,
 ): Promise<DriftFacts> {
-  const [products, prices, paywall, refs, links] = await Promise.all([
-    trx('products').where({ active: true }).select('id', 'sku', 'version', 'android_store_product_id'),
-    trx('prices as pr').join('products as p', 'p.id', 'pr.product_id').where('p.active', true).select('pr.product_id', 'pr.country'),
-    trx('paywalls').first('config', 'published_at', 'updated_at'),
-    trx('product_provider_refs').select('product_id', 'provider', 'mode', 'synced_version'),
-    trx('payment_links').select('product_id', 'provider', 'mode').unionAll((q) => q.from('provider_plans').select('product_id', 'provider', 'mode')),
-  ]);
+  // Sequential on purpose: the transaction is one connection (overlapping queries on it are queued, and refused by pg 9).
+  const products = await trx('products').where({ active: true }).select('id', 'sku', 'version', 'android_store_product_id');
+  const prices = await trx('prices as pr').join('products as p', 'p.id', 'pr.product_id').where('p.active', true).select('pr.product_id', 'pr.country');
+  const paywall = await trx('paywalls').first('config', 'published_at', 'updated_at');
+  const refs = await trx('product_provider_refs').select('product_id', 'provider', 'mode', 'synced_version');
+  const links = await trx('payment_links').select('product_id', 'provider', 'mode').unionAll((q) => q.from('provider_plans').select('product_id', 'provider', 'mode'));
   const countries = new Map<string, string[]>();
   for (const r of prices) countries.set(r.product_id, [...(countries.get(r.product_id) ?? []), r.country]);
   const driftProducts: DriftProduct[] = products.map((p: any) => ({

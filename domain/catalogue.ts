@@ -55,3 +55,31 @@ export function trialProblem(t: unknown): string | null {
   }
   return null;
 }
+
+/** How many minor-unit digits a currency has (USD 2, JPY 0, BHD 3), from Intl's ISO 4217 data. */
+export function minorDigits(currency: string): number {
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+}
+
+/**
+ * A price a person typed ("9.99", "1,000", "500") in minor units of the currency, or null when
+ * it is not a plain non-negative amount with at most the currency's decimals. Parsed as text, so
+ * 0.29 never turns into 28.999… cents.
+ */
+export function parseMajorAmount(text: string, currency: string): number | null {
+  const m = /^(\d{1,12})(?:\.(\d*))?$/.exec(text.trim().replace(/[,_\s]/g, ''));
+  if (!m) return null;
+  const digits = minorDigits(currency);
+  const frac = m[2] ?? '';
+  if (frac.length > digits) return null;
+  const amount = Number(m[1]) * 10 ** digits + Number(frac.padEnd(digits, '0') || '0');
+  return Number.isSafeInteger(amount) && amount <= MAX_AMOUNT_MINOR ? amount : null;
+}
+
+/** Minor units back to the text a person reads ("9.99 USD"). */
+export function formatMinorAmount(amount: number, currency: string): string {
+  const digits = minorDigits(currency);
+  const whole = Math.floor(amount / 10 ** digits);
+  const frac = digits ? `.${String(amount % 10 ** digits).padStart(digits, '0')}` : '';
+  return `${whole}${frac} ${currency}`;
+}

@@ -114,9 +114,12 @@ function providerFindings(p: ProviderDriftFacts, products: DriftProduct[]): Drif
 function productFindings(p: ProviderDriftFacts, products: DriftProduct[]): DriftFinding[] {
   const out: DriftFinding[] = [];
   for (const mode of syncModes(p)) {
-    const remote = p.remote[mode] ?? [];
+    // Indexed once per mode: a catalogue of N products against N remote objects stays linear.
+    const active = (p.remote[mode] ?? []).filter((r) => r.active);
+    const byId = new Set(active.map((r) => r.product_id).filter((id) => id !== null));
+    const bySku = new Set(active.filter((r) => r.product_id === null).map((r) => r.sku));
     for (const prod of products) {
-      const there = remote.some((r) => r.active && (r.product_id === prod.id || (r.product_id === null && r.sku === prod.sku)));
+      const there = byId.has(prod.id) || bySku.has(prod.sku);
       const version = p.synced_versions[prod.id]?.[mode];
       if (there && version === prod.version) continue;
       const needsStoreId = p.provider === 'store_android' && !prod.android_store_product_id?.trim();

@@ -10,10 +10,10 @@ export async function loadFactory(provider: ProviderId): Promise<EmulatorFactory
   return mod.createEmulator;
 }
 
-/** Start all five emulators (ports 4101–4105 by default; 0 = any free port). */
+/** Start all five emulators (ports 4101–4105 by default; 0 = any free port; `rateLimits`: enforce each provider's documented limit). */
 export async function startAllEmulators(
   config: Pick<Config, 'emulatorPorts' | 'dataDir'>,
-  opts: { persistent?: boolean; anyPort?: boolean } = {},
+  opts: { persistent?: boolean; anyPort?: boolean; rateLimits?: boolean } = {},
 ): Promise<Record<ProviderId, RunningEmulator>> {
   const out = {} as Record<ProviderId, RunningEmulator>;
   try {
@@ -22,6 +22,7 @@ export async function startAllEmulators(
         port: opts.anyPort ? 0 : config.emulatorPorts[p],
         host: process.env.BIND_HOST || '127.0.0.1',
         stateFile: opts.persistent === false ? undefined : path.join(config.dataDir, 'emulators', `${p}.json`),
+        rateLimit: { enabled: opts.rateLimits ?? false },
       });
     }
   } catch (err) {

@@ -26,6 +26,11 @@ export interface ProviderContext {
   accountRef: string;
   /** Optional per-call timeout in ms (default adapter-specific, ~10 s). */
   timeoutMs?: number;
+  /**
+   * Awaited before every HTTP request to the provider: the sync's pacer (providers/pacing.ts)
+   * keeps the calls under the provider's documented rate limit. Absent: calls are not paced.
+   */
+  pace?: () => Promise<void>;
 }
 
 export interface PriceSpec {
@@ -114,6 +119,12 @@ export interface StorePurchase {
   raw: unknown;
 }
 
+export interface SignedTransactionIds {
+  transaction_id: string;
+  original_transaction_id: string;
+  product_id: string;
+}
+
 export interface OAuthConnectResult {
   account_ref: string;
   credential: ProviderCredential; // the access token / key handed back by the token exchange
@@ -147,6 +158,13 @@ export interface ProviderAdapter {
   verifyWebhook(input: WebhookInput): Promise<NormalisedEvent>;
   /** Stores only: re-fetch a purchase from the store's server API. */
   fetchStorePurchase?(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase>;
+  /** Play only: acknowledge a purchase (Play refunds one left unacknowledged for three days). */
+  acknowledgeStorePurchase?(ctx: ProviderContext, purchaseId: string, storeProductId: string): Promise<void>;
+  /**
+   * App Store only: verify a signed transaction a device handed over (chain to the trusted
+   * roots, bundle id, the context's environment) and answer the ids it names.
+   */
+  verifySignedTransaction?(ctx: ProviderContext, signedTransaction: string): Promise<SignedTransactionIds>;
   /** Web PSPs only: exchange an OAuth code from the connect flow for a connected account. */
   exchangeOAuthCode?(baseUrl: string, client: { client_id: string; client_secret: string }, code: string): Promise<OAuthConnectResult>;
 }

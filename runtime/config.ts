@@ -63,6 +63,11 @@ export interface Config {
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
    */
   oauthClients: Partial<Record<ProviderId, { client_id: string; client_secret: string }>>;
+  /**
+   * Browser origins the tool server accepts besides loopback ones (`TOOLS_ALLOWED_ORIGINS`,
+   * comma-separated, e.g. `https://assistant.example.com`). MCP clients send no Origin at all.
+   */
+  toolsAllowedOrigins: string[];
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -95,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerBaseUrls,
     publicDashboardUrl: env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`,
     oauthClients: oauthClients(env),
+    toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
   };
 }
 

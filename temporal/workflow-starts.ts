@@ -112,3 +112,46 @@ export async function runRetirement(client: Client, taskQueue: string, input: { 
     ],
   });
 }
+
+// ── Store purchases: registration (the SDK waits for it) and notifications, started by function reference.
+import crypto from 'node:crypto';
+import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type RegisterStorePurchaseInput, type RegisterStorePurchaseResult, type StoreNotificationInput } from '../workflows/store-purchase';
+
+const digest = (...parts: string[]) => crypto.createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
+
+/**
+ * One id per (tenant, provider, what the device handed over): a repeat while a run is going
+ * joins it, a repeat after re-runs it to the same rows. The token itself stays out of the id.
+ */
+export const storePurchaseWorkflowId = (tenantId: string, provider: string, token: string) => `store-purchase-${provider}-${digest(tenantId, provider, token)}`;
+
+export async function registerStorePurchase(client: Client, taskQueue: string, input: RegisterStorePurchaseInput): Promise<RegisterStorePurchaseResult> {
+  return client.workflow.execute(registerStorePurchaseWorkflow, {
+    taskQueue,
+    workflowId: storePurchaseWorkflowId(input.tenantId, input.provider, input.purchaseToken ?? input.signedTransaction ?? ''),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: PROVIDER_ATTR, value: input.provider },
+      { key: KIND_ATTR, value: 'store-purchase' },
+    ],
+  });
+}
+
+export const storeNotificationWorkflowId = (provider: string, eventId: string) => `store-notification-${provider}-${eventId}`;
+
+/** Started once per notification id; a redelivery finds it started (or done) and adds nothing. */
+export async function startStoreNotification(client: Client, taskQueue: string, input: StoreNotificationInput) {
+  return client.workflow.start(storeNotificationWorkflow, {
+    taskQueue,
+    workflowId: storeNotificationWorkflowId(input.provider, input.eventId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: [
+      { key: TENANT_ATTR, value: input.tenantId },
+      { key: PROVIDER_ATTR, value: input.provider },
+      { key: KIND_ATTR, value: 'store-notification' },
+    ],
+  });
+}

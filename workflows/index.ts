@@ -4,3 +4,4 @@ export { probeProvidersWorkflow } from './probe-providers';
 export { driftSnapshotWorkflow, syncRunWorkflow } from './sync-run';
 export { customerLifecycleWorkflow } from './customer-lifecycle';
 export { retireProductWorkflow } from './retire-product';
+export { registerStorePurchaseWorkflow, storeNotificationWorkflow } from './store-purchase';

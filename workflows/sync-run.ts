@@ -2,6 +2,7 @@ import { ActivityFailure, ApplicationFailure, defineQuery, log, proxyActivities,
 import type { Activities } from '../activities';
 import type { ProviderSnapshot } from '../activities/sync';
 import type { SyncTarget } from '../domain/providers';
+import { syncConcurrency } from '../domain/rate-limits';
 import type { DriftFinding } from '../domain/drift';
 
 /** Reads for drift: a short, bounded retry, then the provider counts as unreachable. */
@@ -93,11 +94,27 @@ export type SyncProgress = Record<string, { done: number; total: number }>;
 export const progressQuery = defineQuery<SyncProgress>('progress');
 
 /**
- * One sync run (`sync-<run_id>` or `product-sync-<run_id>`): providers in parallel, each
- * provider's units of work in order (product, then its prices, then the apps' links), so a
- * provider's rate limit sees one request at a time from us. A refused write fails that unit
- * and the run goes on; a provider that stays unreachable fails its remaining work. One sync
- * event per provider; the run row is closed last, which releases the tenant's drain lock.
+ * Run `fn` over `items` with at most `lanes` at once, in order of the list; `go()` false stops
+ * taking new items (a provider that stayed unreachable). Deterministic: plain promises.
+ */
+async function inLanes<T>(items: T[], lanes: number, go: () => boolean, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(lanes, items.length) }, async () => {
+      while (next < items.length && go()) await fn(items[next++]);
+    }),
+  );
+}
+
+/**
+ * One sync run (`sync-<run_id>` or `product-sync-<run_id>`): providers and their modes in
+ * parallel; within one provider and mode, products (each with its prices) first and then the
+ * apps' links, a few at a time (syncConcurrency, from the provider's documented rate limit).
+ * The activities pace every provider call to that limit (providers/pacing.ts) and a 429 is
+ * retried after the provider's delay, so the lanes only keep the allowance busy. A refused
+ * write fails that unit and the run goes on; a provider that stays unreachable fails its
+ * remaining work. One sync event per provider; the run row is closed last, which releases the
+ * tenant's drain lock.
  */
 export async function syncRunWorkflow(input: SyncRunInput): Promise<SyncRunResult> {
   const progress: SyncProgress = {};
@@ -118,56 +135,58 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<SyncRunResul
     [...byProvider.entries()].map(async ([provider, works]) => {
       const providerFailures: SyncOutcome[] = [];
       let providerSynced = 0;
-      for (const w of works) {
-        const { target } = w;
-        const step = () => {
-          progress[provider].done++;
-          log.info('sync progress', { run_id: input.runId, provider, mode: target.mode, ...progress[provider] });
-        };
-        let down: string | null = null;
-        let modeSynced = 0;
-        const refused = new Set<string>();
-        for (const item of w.products) {
-          if (down) break;
-          try {
-            const r = await syncProductAt({ tenantId: input.tenantId, target, productId: item.productId });
-            synced++;
-            providerSynced++;
-            modeSynced++;
-            pricedLocales += r.priced_locales;
-          } catch (err) {
-            const f = failureOf(err);
-            providerFailures.push({ subject: `product:${item.sku}`, ok: false, skipped: false, detail: `${provider} (${target.mode}): ${f.reason}` });
-            if (f.error_class === 'rejected') refused.add(item.productId);
-            else down = f.reason;
-          }
-          step();
-        }
-        for (const link of w.links) {
-          if (down) break;
-          if (refused.has(link.productId)) {
+      // Each mode has its own allowance at the provider: the modes run side by side.
+      await Promise.all(
+        works.map(async (w) => {
+          const { target } = w;
+          const lanes = syncConcurrency(target.provider, target.mode);
+          const tag = `${provider} (${target.mode})`;
+          const modeFailures: SyncOutcome[] = [];
+          const step = () => {
+            progress[provider].done++;
+            log.info('sync progress', { run_id: input.runId, provider, mode: target.mode, ...progress[provider] });
+          };
+          let down: string | null = null;
+          let modeSynced = 0;
+          const refused = new Set<string>();
+          await inLanes(w.products, lanes, () => down === null, async (item) => {
+            try {
+              const r = await syncProductAt({ tenantId: input.tenantId, target, productId: item.productId });
+              synced++;
+              providerSynced++;
+              modeSynced++;
+              pricedLocales += r.priced_locales;
+            } catch (err) {
+              const f = failureOf(err);
+              modeFailures.push({ subject: `product:${item.sku}`, ok: false, skipped: false, detail: `${tag}: ${f.reason}` });
+              if (f.error_class === 'rejected') refused.add(item.productId);
+              else down ??= f.reason;
+            }
             step();
-            continue;
-          }
-          try {
-            await ensureLinkAt({ tenantId: input.tenantId, target, productId: link.productId, appId: link.appId });
-          } catch (err) {
-            const f = failureOf(err);
-            providerFailures.push({ subject: `product:${link.sku}`, ok: false, skipped: false, detail: `${provider} (${target.mode}) link: ${f.reason}` });
-            if (f.error_class !== 'rejected') down = f.reason;
-          }
-          step();
-        }
-        if (down) providerFailures.push({ subject: `provider:${provider}`, ok: false, skipped: false, detail: `${provider} (${target.mode}) unreachable: ${down}; the remaining work was not done` });
-        const modeFailures = providerFailures.filter((x) => x.detail.startsWith(`${provider} (${target.mode})`));
-        verdicts.push({
-          provider,
-          mode: target.mode,
-          ok: modeFailures.length === 0,
-          synced: modeSynced,
-          detail: modeFailures.length ? modeFailures.map((x) => x.detail).join('; ') : `${modeSynced} product(s) written, ${w.links.length} link(s) ensured`,
-        });
-      }
+          });
+          await inLanes(w.links, lanes, () => down === null, async (link) => {
+            if (!refused.has(link.productId)) {
+              try {
+                await ensureLinkAt({ tenantId: input.tenantId, target, productId: link.productId, appId: link.appId });
+              } catch (err) {
+                const f = failureOf(err);
+                modeFailures.push({ subject: `product:${link.sku}`, ok: false, skipped: false, detail: `${tag} link: ${f.reason}` });
+                if (f.error_class !== 'rejected') down ??= f.reason;
+              }
+            }
+            step();
+          });
+          if (down) modeFailures.push({ subject: `provider:${provider}`, ok: false, skipped: false, detail: `${tag} unreachable: ${down}; the remaining work was not done` });
+          providerFailures.push(...modeFailures);
+          verdicts.push({
+            provider,
+            mode: target.mode,
+            ok: modeFailures.length === 0,
+            synced: modeSynced,
+            detail: modeFailures.length ? modeFailures.map((x) => x.detail).join('; ') : `${modeSynced} product(s) written, ${w.links.length} link(s) ensured`,
+          });
+        }),
+      );
       failed.push(...providerFailures);
       await recordSyncEvent({
         tenantId: input.tenantId,

@@ -9,6 +9,7 @@ import { browsePages } from './browse-page';
 import { syncRunsPage } from './sync-runs-page';
 import { readinessPage } from './readiness-page';
 import { paywallPage } from './paywall-page';
+import { productsPage } from './products-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -25,7 +26,7 @@ const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|s
  */
 export function dashboardPages(services: Services): Koa.Middleware {
   const pages = new Router();
-  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services), readinessPage(services), paywallPage(services)]) pages.use(r.routes(), r.allowedMethods());
+  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services), readinessPage(services), productsPage(services), paywallPage(services)]) pages.use(r.routes(), r.allowedMethods());
 
   const guarded: Koa.Middleware = async (ctx, next) => {
     if (SIGNED_IN.test(ctx.path) && !ctx.state.user) {

@@ -38,6 +38,7 @@ export interface PageInput {
 const NAV: { href: string; label: string }[] = [
   { href: '/settings/developer-api', label: 'Developer API' },
   { href: '/providers', label: 'Providers' },
+  { href: '/products', label: 'Products' },
   { href: '/paywall', label: 'Paywall' },
   { href: '/readiness', label: 'Readiness' },
   { href: '/sync-runs', label: 'Sync runs' },

@@ -17,6 +17,9 @@ export const listCoupons = defineOperation({
   tool: { name: 'billing_coupons', description: 'Discount codes with their counterparts at each provider (filter: code; paged).' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
+      // Plain knex, not Coupon.fetchGraph('counterparts'): same statements, but the model path
+      // cost +32 % to +82 % req/s in all 4 interleaved runs of bench/models-vs-knex.ts
+      // (2026-11-23, 2 shared cores at load 11–16; bench/RESULTS.md), over the 5 % bar.
       const page = await paginate(whereGiven(trx('coupons'), 'coupons', { code: input.code }), { ...input, table: 'coupons' }, (r: any) => r);
       const ids = page.data.map((c: any) => c.id);
       const cps = ids.length ? await trx('coupon_counterparts').whereIn('coupon_id', ids) : [];

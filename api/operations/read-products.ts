@@ -3,11 +3,9 @@ import type { Knex } from 'knex';
 import { Product } from '../../db/models';
 import { notFound } from '../errors';
 import { defineOperation } from './types';
-import { filter, pageOf, paging, productDetail, productRow } from './schemas';
+import { filter, id, pageOf, paging, productDetail, productRow, UUID_RE } from './schemas';
 import { paginate, whereGiven } from './paging';
 import * as s from './serializers';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function refsByProduct(trx: Knex.Transaction, ids: string[]) {
   const refs = ids.length ? await trx('product_provider_refs').whereIn('product_id', ids).orderBy(['provider', 'mode']) : [];
@@ -27,6 +25,10 @@ export const listProducts = defineOperation({
   tool: { name: 'billing_products', description: 'List the product catalogue (filters: sku, type; paged).' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
+      // Plain knex, not Product.fetchGraph('providerRefs'): the model path made the same four
+      // statements but cost +15 % to +100 % req/s in 4 of 5 interleaved runs of
+      // bench/models-vs-knex.ts (2026-11-23, 2 shared cores at load 8–13; bench/RESULTS.md),
+      // over the 5 % bar. The single-product read below uses the model's graph fetch.
       const page = await paginate(whereGiven(trx('products'), 'products', { sku: input.sku, type: input.type }), { ...input, table: 'products' }, (r: any) => r);
       const refs = await refsByProduct(trx, page.data.map((p: any) => p.id));
       return { ...page, data: page.data.map((p: any) => s.product(p, refs.get(p.id) ?? [])) };
@@ -55,7 +57,7 @@ export const getProduct = defineOperation({
   summary: 'One product with its per-currency pricing rows',
   scope: 'products:read',
   write: false,
-  input: z.object({ id: z.string().describe('product id (uuid)') }).strict(),
+  input: z.object({ id: id('product id (uuid)') }).strict(),
   output: productDetail,
   rest: { method: 'GET', path: '/products/{id}' },
   tool: { name: 'billing_product', description: 'One product with its pricing rows. Takes `id`.' },

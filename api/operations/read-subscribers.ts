@@ -20,6 +20,10 @@ export const listSubscribers = defineOperation({
   tool: { name: 'billing_subscribers', description: 'Subscription records (filters: email, status, provider, mode; paged). Pass mode=live for live questions.' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
+      // Plain knex, not paginate() over Subscription.query(trx): the model path answered the
+      // identical page with the same statements but cost +32 % to +52 % req/s in all 3
+      // interleaved runs of bench/models-vs-knex.ts (2026-11-23, 2 shared cores at load 11–13;
+      // bench/RESULTS.md), over the 5 % bar.
       const q = whereGiven(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), 'subscriptions', {
         email: input.email, status: input.status, provider: input.provider, mode: input.mode,
       });
@@ -41,8 +45,9 @@ export const listEntitlements = defineOperation({
     return ctx.tx(async (trx) => {
       // Hot path (the premium check) on plain knex: the same page through the Entitlement model
       // cost +22.5 % and +1 % req/s in two interleaved runs of bench/models-vs-knex.ts
-      // (2026-11-22, 2 shared cores at load 12; bench/RESULTS.md). Over 5 % once: kept on knex
-      // until a quiet-machine run says otherwise.
+      // (2026-11-22, 2 shared cores at load 12), +4.8 % and +87 % on 2026-11-23 (load 12–13;
+      // bench/RESULTS.md).
+      // Over 5 % once: kept on knex until a quiet-machine run says otherwise.
       const q = whereGiven(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), 'entitlements', {
         app_user_id: input.app_user_id, provider: input.provider, state: input.state,
       });

@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { defineOperation } from './types';
-import { filter, pageOf, paging, provider } from './schemas';
+import { filter, id, pageOf, paging, provider, UUID_RE } from './schemas';
 import { isoReq, paginate, whereGiven } from './paging';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export const syncEventRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('sync_event'),
-  run_id: z.string(),
+  run_id: id('the sync run'),
   provider,
   status: z.string(),
   reason: z.string().nullable(),
@@ -23,7 +21,7 @@ export const listSyncEvents = defineOperation({
   write: false,
   input: z.object({
     ...paging,
-    run_id: z.string().regex(UUID_RE, 'run_id must be a uuid').optional(),
+    run_id: z.string().regex(UUID_RE, 'run_id must be a uuid').meta({ format: 'uuid' }).optional(),
     provider: provider.optional(),
     status: filter.optional(),
   }).strict(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readinessReport } from '../../domain/readiness';
 import { readReadinessFacts } from '../../db/readiness-facts';
 import { defineOperation } from './types';
-import { provider } from './schemas';
+import { id, provider } from './schemas';
 
 const readinessRow = z.object({
   provider,
@@ -19,7 +19,7 @@ const readinessRow = z.object({
 });
 
 export const readinessBody = z.object({
-  tenant_id: z.string(),
+  tenant_id: id(),
   providers: z.array(readinessRow),
   summary: z.object({
     total: z.number().int(),

@@ -25,6 +25,14 @@ export const DEFAULT_LIMIT = 50;
  */
 export const MAX_OFFSET = 2_147_483_647;
 
+/**
+ * What the OpenAPI document says of a schema whose zod form cannot say it: paging parameters
+ * accept a number or a numeric string (query strings are text), which zod renders as
+ * `anyOf`, while a generated client needs `type: integer` with its bounds and default.
+ * `api/openapi.ts` substitutes these wherever the schema appears.
+ */
+export const documentedAs = z.registry<Record<string, unknown>>();
+
 /** `limit` is clamped into 1–200 (spec), `offset` must be ≥ 0. */
 export const paging = {
   limit: intLike('limit')
@@ -43,10 +51,29 @@ export const paging = {
     })
     .describe(`0–${MAX_OFFSET}, default 0`),
 };
+documentedAs.add(paging.limit, {
+  type: 'integer',
+  minimum: 1,
+  maximum: MAX_LIMIT,
+  default: DEFAULT_LIMIT,
+  description: `page size, ${MAX_LIMIT} at most, default ${DEFAULT_LIMIT}; a value outside 1–${MAX_LIMIT} is clamped into it, not refused`,
+});
+documentedAs.add(paging.offset, {
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_OFFSET,
+  default: 0,
+  description: `rows to skip, 0–${MAX_OFFSET}; anything else is 400 invalid_request naming offset`,
+});
 
 export const provider = z.enum(PROVIDERS);
 export const mode = z.enum(MODES);
 export const uuid = z.string();
+/**
+ * A resource id: a uuid, documented as `format: uuid`. Input ids are not validated as such:
+ * a malformed id gets the same 404 as a missing one, so existence never leaks.
+ */
+export const id = (description = 'id (uuid)') => z.string().meta({ description, format: 'uuid' });
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const filter = z.string().min(1).max(200);
 
@@ -62,13 +89,20 @@ export function pageOf<T extends z.ZodType>(row: T) {
   });
 }
 
-export const errorBody = z.object({ error: z.string(), detail: z.string().optional() }).passthrough();
+/** The Error shape every refusal and failure has (some codes add fields, e.g. count_mismatch). */
+export const errorBody = z
+  .object({
+    error: z.string().describe('stable machine-readable code, e.g. invalid_request, not_found'),
+    detail: z.string().optional().describe('what went wrong and what to do, for people'),
+    param: z.string().optional().describe('the input field at fault, when there is one'),
+  })
+  .passthrough();
 
 const ts = z.string().describe('ISO 8601 timestamp');
 const tsNull = ts.nullable();
 
 export const productRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('product'),
   sku: z.string(),
   name: z.string(),
@@ -88,7 +122,7 @@ export const productRow = z.object({
 });
 
 export const priceRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('price'),
   country: z.string(),
   currency: z.string(),
@@ -100,7 +134,7 @@ export const priceRow = z.object({
 export const productDetail = productRow.extend({ pricing: z.array(priceRow) });
 
 export const connectionRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('provider_connection'),
   provider,
   account_id: z.string(),
@@ -115,14 +149,14 @@ export const connectionRow = z.object({
 });
 
 export const subscriptionRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('subscription'),
   app_user_id: z.string().nullable(),
   email: z.string().nullable(),
   status: z.enum(SUBSCRIPTION_STATUSES),
   provider,
   mode,
-  product_id: z.string().nullable(),
+  product_id: id().nullable(),
   sku: z.string().nullable(),
   external_id: z.string(),
   trialStartedAt: tsNull,
@@ -134,16 +168,16 @@ export const subscriptionRow = z.object({
 });
 
 export const entitlementRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('entitlement'),
   app_user_id: z.string(),
   provider,
   state: z.enum(ENTITLEMENT_STATES),
   is_sandbox: z.boolean(),
   is_active: z.boolean().describe('what the premium check answers'),
-  product_id: z.string().nullable(),
+  product_id: id().nullable(),
   sku: z.string().nullable(),
-  subscription_id: z.string().nullable(),
+  subscription_id: id().nullable(),
   expires_at: tsNull,
   grace_until: tsNull,
   created_at: ts,
@@ -151,7 +185,7 @@ export const entitlementRow = z.object({
 });
 
 export const couponRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('coupon'),
   code: z.string(),
   percent_off: z.number().nullable(),
@@ -164,7 +198,7 @@ export const couponRow = z.object({
 });
 
 export const paywallBody = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('paywall'),
   config: z.record(z.string(), z.unknown()),
   published: z.boolean(),
@@ -174,7 +208,7 @@ export const paywallBody = z.object({
 });
 
 export const webhookRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('webhook_delivery'),
   provider,
   event_id: z.string(),
@@ -189,12 +223,12 @@ export const webhookRow = z.object({
 });
 
 export const auditRow = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('audit_entry'),
   action: z.string(),
   actor_type: z.string(),
   actor_id: z.string().nullable(),
-  key_id: z.string().nullable(),
+  key_id: id().nullable(),
   request_id: z.string().nullable(),
   outcome: z.string(),
   detail: z.unknown().nullable(),
@@ -202,14 +236,14 @@ export const auditRow = z.object({
 });
 
 export const tenantBody = z.object({
-  id: z.string(),
+  id: id(),
   object: z.literal('tenant'),
   name: z.string(),
   plan: z.string(),
   subscriber_limit: z.number().int(),
   subscriber_count: z.number().int(),
   key: z.object({
-    id: z.string(),
+    id: id(),
     name: z.string(),
     scopes: z.array(z.string()),
     expires_at: tsNull,

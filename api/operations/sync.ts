@@ -8,7 +8,7 @@ import { readDriftSnapshots, startSyncRun } from '../../temporal/workflow-starts
 import type { ProviderWork, SyncOutcome, SyncRunInput, SyncRunResult } from '../../workflows/sync-run';
 import { ApiError, notFound, serverMisconfigured } from '../errors';
 import { defineOperation, type OperationContext } from './types';
-import { provider, UUID_RE } from './schemas';
+import { id, provider, UUID_RE } from './schemas';
 
 const findingRow = z.object({
   kind: z.enum(DRIFT_KINDS),
@@ -19,7 +19,7 @@ const findingRow = z.object({
   detail: z.string(),
 });
 const driftBody = z.object({
-  tenant_id: z.string(),
+  tenant_id: id(),
   confirm_count: z.number().int().describe('echo it in POST /sync'),
   findings: z.array(findingRow),
 });
@@ -31,9 +31,9 @@ const syncBody = z.object({
   skipped: z.array(outcome).describe('a provider that could not be used, with the reason; not a success'),
   failed: z.array(outcome),
   needs_human: z.array(findingRow).describe('findings no automated drain can close'),
-  run_id: z.string(),
+  run_id: id('the sync run'),
 });
-const accepted = z.object({ run_id: z.string(), status: z.literal('running') });
+const accepted = z.object({ run_id: id('the sync run'), status: z.literal('running') });
 const countMismatch = z.object({
   error: z.literal('count_mismatch'),
   detail: z.string(),
@@ -49,9 +49,9 @@ const verdict = z.object({
   detail: z.string(),
 });
 const productSyncBody = z.object({
-  product_id: z.string(),
+  product_id: id(),
   sku: z.string(),
-  run_id: z.string(),
+  run_id: id('the sync run'),
   ok: z.boolean().describe('false when any provider failed or was skipped: inspect verdicts'),
   synced: z.number().int(),
   verdicts: z.array(verdict),
@@ -186,7 +186,7 @@ export const syncProduct = defineOperation({
   scope: 'products:sync',
   write: true,
   input: z.object({
-    id: z.string().describe('product id (uuid)'),
+    id: id('product id (uuid)'),
     provider: provider.optional().describe('only this provider'),
   }).strict(),
   output: productSyncBody,

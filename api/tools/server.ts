@@ -13,6 +13,7 @@ import { executeOperation } from '../operations/execute';
 import { UUID_RE } from '../operations/schemas';
 import type { Services } from '../services';
 import { toolCatalog, type ToolDescriptor } from './catalog';
+import { checkOrigin } from './origin';
 
 export const INSTRUCTIONS = [
   'Billing tools for one tenant; you have exactly the scopes of the key you were given.',
@@ -83,6 +84,7 @@ export function toolServer(services: Services): Koa.Middleware {
       // The server never initiates messages, so there is no SSE stream to open.
       throw new ApiError(405, 'method_not_allowed', 'The tool server takes JSON-RPC 2.0 requests by POST only.', {}, { Allow: 'POST' });
     }
+    checkOrigin(ctx.get('origin') || undefined, services.config.toolsAllowedOrigins ?? []);
     const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
     ctx.state.tenantId = principal.tenantId;
     ctx.state.keyId = principal.keyId;

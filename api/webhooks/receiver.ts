@@ -2,21 +2,25 @@ import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { findConnectionByAccount, loadWebhookSecret } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { isProvider, type ProviderId } from '../../domain/providers';
+import { isProvider, isStoreProvider, type ProviderId } from '../../domain/providers';
 import { redactPayload } from '../../domain/redact';
 import type { LifecycleEvent } from '../../domain/subscription';
+import { ProviderUnreachableError } from '../../providers/errors';
 import type { NormalisedEvent } from '../../providers/types';
+import { startStoreNotification } from '../../temporal/workflow-starts';
 import { ApiError } from '../errors';
+import { within } from '../health';
 import { readRawBody } from '../json-body';
 import type { Services } from '../services';
-import { peekAccount, RECEIVING } from './accounts';
+import { needsWebhookSecret, peekAccount, RECEIVING } from './accounts';
 import { dispatcherFor, type Handover } from './dispatcher';
 
 /**
  * `POST /api/webhooks/<provider>` on the dashboard host. The answer is 200 only once the event
- * is stored and its processing is guaranteed to start: the delivery row and its outbox row are
- * committed together, and the outbox dispatcher (./dispatcher.ts) hands the event to its
- * customer's entity workflow, now or, when Temporal is away, as soon as it is back. Postgres
+ * is stored and its processing is guaranteed to start. Web providers: the delivery row and its
+ * outbox row are committed together, and the outbox dispatcher (./dispatcher.ts) hands the event
+ * to its customer's entity workflow, now or, when Temporal is away, as soon as it is back. Stores:
+ * the notification's re-read workflow is started before the 200 (Temporal down → 503). Postgres
  * down → 503 (db/unavailable.ts), and the provider retries.
  *
  * Refusals (unparseable, unknown account, bad or stale signature) are 400 and are kept as
@@ -51,13 +55,31 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
     let event: NormalisedEvent;
     try {
-      const secret = await withTenant(services.db, conn.tenant_id, (trx) => loadWebhookSecret(trx, services.vault!, conn.connection_id));
+      const secret = needsWebhookSecret(provider) ? await withTenant(services.db, conn.tenant_id, (trx) => loadWebhookSecret(trx, services.vault!, conn.connection_id)) : '';
       event = await services.adapters[provider].verifyWebhook({ headers: ctx.headers, rawBody: raw, secret });
     } catch (err) {
+      // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
+      if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
       return refuse(conn.tenant_id, `signature not verified: ${(err as Error).message}`, null);
     }
 
     // One row per provider event id: a redelivery bumps the counter and changes nothing else.
+    if (isStoreProvider(provider)) {
+      const { rows } = await services.db.raw(
+        `insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, payload)
+         values (?, ?, ?, ?, ?, 'received', ?::jsonb)
+         on conflict (provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
+         returning status, tenant_id`,
+        [conn.tenant_id, provider, event.id, event.type, event.mode, JSON.stringify(redactPayload(event.payload))],
+      );
+      const stored = rows[0] as { status: string; tenant_id: string };
+      if (stored.tenant_id !== conn.tenant_id) throw new ApiError(400, 'webhook_refused', 'event id already belongs to another account');
+      await handOverStoreNotification(services, provider, conn, event, stored.status);
+      ctx.status = 200;
+      ctx.body = { received: true, id: event.id };
+      return;
+    }
+
     // A new event with an effect gets its outbox row in the same statement: once this commits,
     // its processing is guaranteed to start (the dispatcher hands it to Temporal), so 200 is true.
     // A redelivery of one not yet processed is queued again if its row already left the outbox:
@@ -87,6 +109,42 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     ctx.status = 200;
     ctx.body = { received: true, id: event.id };
   };
+}
+
+const HANDOVER_TIMEOUT_MS = 3000;
+
+/**
+ * A verified store notification is a hint that a purchase changed: its workflow re-reads the
+ * purchase from the store's server API and writes what the store says. Started (durably) before
+ * the 200 (the web providers' events go through the outbox instead); test notifications and ones
+ * naming no purchase change nothing.
+ */
+async function handOverStoreNotification(services: Services, provider: 'store_android' | 'store_ios', conn: { tenant_id: string; connection_id: string }, event: NormalisedEvent, status: string) {
+  if (status !== 'received') return;
+  const purchaseId = event.subscription_external_id;
+  if (!purchaseId || event.kind === 'test' || event.kind === 'other') {
+    await services.db('webhook_deliveries').where({ provider, event_id: event.id, status: 'received' })
+      .update({ status: 'processed', processed_at: services.db.fn.now(), reason: 'no purchase to re-read' });
+    return;
+  }
+  if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Processing is unavailable; retry.');
+  const client = services.temporal.client;
+  try {
+    await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () =>
+      startStoreNotification(client, services.config.taskQueue, {
+        tenantId: conn.tenant_id,
+        provider,
+        connectionId: conn.connection_id,
+        // RTDN carries no environment; an App Store notification's is verified.
+        mode: provider === 'store_ios' ? event.mode : null,
+        eventId: event.id,
+        kind: event.kind,
+        purchaseId,
+      }),
+    ));
+  } catch {
+    throw new ApiError(503, 'temporarily_unavailable', 'The notification is stored but processing could not be started; retry.', {}, { 'Retry-After': '5' });
+  }
 }
 
 

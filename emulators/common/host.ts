@@ -2,6 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import Koa from 'koa';
 import { createStore } from './store';
+import { createRateLimiter } from './rate-limit';
 import type { EmulatorFactory, EmulatorModule, EmulatorOptions, EmulatorStore } from './types';
 
 export interface Fault {
@@ -42,6 +43,7 @@ export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOpti
   let publicUrl = opts.publicUrl ?? '';
   const module = factory(store, { publicUrl: () => publicUrl });
   let faults: Fault[] = [];
+  const limiter = createRateLimiter(module.provider, opts.rateLimit ?? { enabled: false });
 
   const control = async (ctx: Koa.Context) => {
     const sub = ctx.path.slice(CONTROL.length) || '/';
@@ -72,6 +74,24 @@ export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOpti
     }
     if (sub === '/faults' && method === 'GET') {
       ctx.body = { faults };
+      return;
+    }
+    if (sub === '/rate-limit') {
+      // The provider's documented limit (or an override), and the counters that show whether a caller kept to it.
+      if (method === 'POST') {
+        const limit = body.limit;
+        const windowMs = body.window_ms;
+        const override = limit === undefined && windowMs === undefined ? undefined : { limit: Number(limit), window_ms: Number(windowMs ?? 1000) };
+        if (override && !(Number.isInteger(override.limit) && override.limit >= 1 && Number.isInteger(override.window_ms) && override.window_ms >= 1)) {
+          ctx.status = 400;
+          ctx.body = { error: 'limit and window_ms must be positive integers' };
+          return;
+        }
+        limiter.configure({ enabled: body.enabled !== false, override });
+      } else if (method === 'DELETE') {
+        limiter.configure({ enabled: false });
+      }
+      ctx.body = limiter.view();
       return;
     }
     if (sub === '/state' && method === 'GET') {
@@ -115,10 +135,13 @@ export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOpti
   });
   app.use(async (ctx, next) => {
     if (ctx.path === CONTROL || ctx.path.startsWith(`${CONTROL}/`)) return control(ctx);
+    // Counted on arrival, before any added latency, as the provider's own front door would.
+    const admitted = limiter.admit(ctx);
     const active = faults.filter((f) => !f.route || ctx.path.startsWith(f.route));
     for (const f of active) {
       if (f.mode === 'latency') await new Promise((r) => setTimeout(r, f.ms ?? 1000));
     }
+    if (!admitted) return;
     for (const f of active) {
       if (f.mode === 'down') {
         // Drop the connection without an HTTP answer, as an unreachable host would.

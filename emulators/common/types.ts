@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import type { ProviderId } from '../../domain/providers';
+import type { RateLimitSettings } from './rate-limit';
 
 /**
  * The contract between the shared emulator host (emulators/common/host.ts) and one
@@ -62,6 +63,8 @@ export interface EmulatorOptions {
   stateFile?: string; // durable state across the emulator's own restart
   /** Public URL of this emulator (for hosted checkout / OAuth pages); defaults to http://host:port. */
   publicUrl?: string;
+  /** Enforce the provider's documented rate limit from the start (default off; see rate-limit.ts). */
+  rateLimit?: RateLimitSettings;
 }
 
 export type EmulatorFactory = (store: EmulatorStore, ctx: { publicUrl: () => string }) => EmulatorModule;

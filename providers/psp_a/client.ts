@@ -33,7 +33,9 @@ export function createClientCache(opts: PspAOptions) {
     if (mode && mode !== ctx.mode) throw rejected(`credential is a ${mode}-mode key but the call is for ${ctx.mode} mode`, 'credential_mode_mismatch');
     const timeout = ctx.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const fingerprint = crypto.createHash('sha256').update(secret).digest('hex');
-    const cacheKey = `${ctx.baseUrl}|${fingerprint}|${ctx.accountRef}|${timeout}`;
+    // A paced client waits for the sync's pacer before each request; the same key, mode and
+    // account always meet the same pacer allowance, so caching the first one is right.
+    const cacheKey = `${ctx.baseUrl}|${fingerprint}|${ctx.accountRef}|${timeout}|${ctx.pace ? 'paced' : ''}`;
     const hit = clients.get(cacheKey);
     if (hit) {
       clients.delete(cacheKey);
@@ -51,6 +53,7 @@ export function createClientCache(opts: PspAOptions) {
       timeout,
       telemetry: false,
       appInfo: { name: 'billing-service' },
+      ...(ctx.pace ? { httpClient: pacedHttpClient(ctx.pace) } : {}),
     });
     if (opts.onResponse) {
       const observe = opts.onResponse;
@@ -60,4 +63,15 @@ export function createClientCache(opts: PspAOptions) {
     if (clients.size > MAX_CLIENTS) clients.delete(clients.keys().next().value!);
     return stripe;
   };
+}
+
+/** stripe-node's own Node HTTP client, made to wait for the pacer before every request. */
+function pacedHttpClient(pace: () => Promise<void>): Stripe.HttpClient {
+  const base = Stripe.createNodeHttpClient();
+  const paced = Object.create(base) as Stripe.HttpClient;
+  paced.makeRequest = async (...args: Parameters<Stripe.HttpClient['makeRequest']>) => {
+    await pace();
+    return base.makeRequest(...args);
+  };
+  return paced;
 }

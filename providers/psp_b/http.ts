@@ -56,6 +56,7 @@ export async function paddleRequest<T>(
   const url = `${ctx.baseUrl.replace(/\/+$/, '')}${path}${qs ? `?${qs}` : ''}`;
   const timeoutMs = ctx.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const doFetch = opts.fetch ?? fetch;
+  await ctx.pace?.();
   let res: Response;
   try {
     res = await doFetch(url, {

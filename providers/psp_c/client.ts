@@ -105,7 +105,8 @@ export class RazorpayClient {
     }
   }
 
-  call<T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
+  async call<T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
+    await this.ctx.pace?.();
     const url = new URL(path, this.ctx.baseUrl.endsWith('/') ? this.ctx.baseUrl : `${this.ctx.baseUrl}/`);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     return httpJson<T>(this.fetchImpl, url.toString(), {

@@ -32,8 +32,13 @@ export function createStoreAndroidAdapter(opts: StoreAndroidAdapterOptions = {})
     verifyWebhook: (input) => verifyPush(input, opts),
     async fetchStorePurchase(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase> {
       const play = playClient(ctx);
-      const p = await call(() => play.purchases.subscriptionsv2.get({ packageName: ctx.accountRef, token: purchaseId }));
+      const p = await call(ctx, () => play.purchases.subscriptionsv2.get({ packageName: ctx.accountRef, token: purchaseId }));
       return toStorePurchase(purchaseId, p, storeProductId);
+    },
+    async acknowledgeStorePurchase(ctx: ProviderContext, purchaseId: string, storeProductId: string): Promise<void> {
+      const play = playClient(ctx);
+      // purchases.subscriptions.acknowledge takes the Play productId (the subscription), not the base plan.
+      await call(ctx, () => play.purchases.subscriptions.acknowledge({ packageName: ctx.accountRef, subscriptionId: storeProductId, token: purchaseId, requestBody: {} }));
     },
   };
 }

@@ -34,8 +34,9 @@ export function playClient(ctx: ProviderContext): Play {
   return api;
 }
 
-/** Run one Play call and return its body; every failure leaves as a ProviderError. */
-export async function call<T>(fn: () => Promise<{ data: T }>): Promise<T> {
+/** Run one Play call (paced when the context says so) and return its body; every failure leaves as a ProviderError. */
+export async function call<T>(ctx: Pick<ProviderContext, 'pace'>, fn: () => Promise<{ data: T }>): Promise<T> {
+  await ctx.pace?.();
   try {
     return (await fn()).data;
   } catch (err) {

@@ -11,7 +11,7 @@ type Offer = androidpublisher_v3.Schema$SubscriptionOffer;
 async function getOffer(ctx: ProviderContext, productId: string, basePlanId: string, offerId: string): Promise<Offer | null> {
   const play = playClient(ctx);
   try {
-    return await call(() => play.monetization.subscriptions.basePlans.offers.get({ packageName: ctx.accountRef, productId, basePlanId, offerId }));
+    return await call(ctx, () => play.monetization.subscriptions.basePlans.offers.get({ packageName: ctx.accountRef, productId, basePlanId, offerId }));
   } catch (err) {
     if (isNotFound(err)) return null;
     throw err;
@@ -38,7 +38,7 @@ export async function ensureOffer(ctx: ProviderContext, coupon: CouponSpec): Pro
   let offer = await getOffer(ctx, productId, basePlanId, offerId);
   if (!offer) {
     try {
-      offer = await call(() =>
+      offer = await call(ctx, () =>
         play.monetization.subscriptions.basePlans.offers.create({
           packageName: ctx.accountRef,
           productId,
@@ -55,7 +55,7 @@ export async function ensureOffer(ctx: ProviderContext, coupon: CouponSpec): Pro
     }
   }
   if (offer.state !== 'ACTIVE') {
-    await call(() =>
+    await call(ctx, () =>
       play.monetization.subscriptions.basePlans.offers.activate({
         packageName: ctx.accountRef,
         productId,

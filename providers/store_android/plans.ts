@@ -17,7 +17,7 @@ export async function ensurePlan(ctx: ProviderContext, externalProductId: string
   if (!plan) throw new ProviderRejectedError(PROVIDER, `subscription ${productId} has no base plan ${basePlanId}; sync the product first`, { status: 404 });
   if (plan.state !== 'ACTIVE') {
     const play = playClient(ctx);
-    await call(() =>
+    await call(ctx, () =>
       play.monetization.subscriptions.basePlans.activate({
         packageName: ctx.accountRef,
         productId,
@@ -39,7 +39,7 @@ export async function stopSales(ctx: ProviderContext, externalProductId: string)
   for (const bp of sub.basePlans ?? []) {
     if (bp.state !== 'ACTIVE' || !bp.basePlanId) continue;
     const basePlanId = bp.basePlanId;
-    await call(() =>
+    await call(ctx, () =>
       play.monetization.subscriptions.basePlans.deactivate({
         packageName: ctx.accountRef,
         productId,

@@ -23,7 +23,7 @@ type Subscription = androidpublisher_v3.Schema$Subscription;
 export async function getSubscription(ctx: ProviderContext, productId: string): Promise<Subscription | null> {
   const play = playClient(ctx);
   try {
-    return await call(() => play.monetization.subscriptions.get({ packageName: ctx.accountRef, productId }));
+    return await call(ctx, () => play.monetization.subscriptions.get({ packageName: ctx.accountRef, productId }));
   } catch (err) {
     if (isNotFound(err)) return null;
     throw err;
@@ -32,7 +32,7 @@ export async function getSubscription(ctx: ProviderContext, productId: string): 
 
 async function patchSubscription(ctx: ProviderContext, sub: Subscription, updateMask: string): Promise<Subscription> {
   const play = playClient(ctx);
-  return call(() =>
+  return call(ctx, () =>
     play.monetization.subscriptions.patch({
       packageName: ctx.accountRef,
       productId: sub.productId!,
@@ -45,7 +45,7 @@ async function patchSubscription(ctx: ProviderContext, sub: Subscription, update
 
 export async function checkReachable(ctx: ProviderContext): Promise<void> {
   const play = playClient(ctx);
-  await call(() => play.monetization.subscriptions.list({ packageName: ctx.accountRef, pageSize: 1 }));
+  await call(ctx, () => play.monetization.subscriptions.list({ packageName: ctx.accountRef, pageSize: 1 }));
 }
 
 function titleOf(sub: Subscription, language: string): string {
@@ -57,7 +57,7 @@ export async function listRemoteProducts(ctx: ProviderContext, language: string)
   const out: RemoteProduct[] = [];
   let pageToken: string | undefined;
   do {
-    const page = await call(() => play.monetization.subscriptions.list({ packageName: ctx.accountRef, pageSize: 100, pageToken }));
+    const page = await call(ctx, () => play.monetization.subscriptions.list({ packageName: ctx.accountRef, pageSize: 100, pageToken }));
     for (const sub of page.subscriptions ?? []) {
       out.push({
         external_id: sub.productId ?? '',
@@ -84,7 +84,7 @@ export async function upsertProduct(ctx: ProviderContext, spec: ProductSpec, lan
   if (!existing) {
     const play = playClient(ctx);
     try {
-      await call(() =>
+      await call(ctx, () =>
         play.monetization.subscriptions.create({
           packageName: ctx.accountRef,
           productId,

@@ -79,7 +79,9 @@ export function parsePush(rawBody: Buffer): NormalisedEvent {
     account_ref: typeof n.packageName === 'string' ? n.packageName : null,
     mode: 'live' as const,
     occurred_at: occurred.toISOString(),
-    payload: { ...push, message: { ...msg, decoded: n } },
+    // `data` is the notification base64-encoded, purchase token included: only the decoded form is
+    // kept, so the stored-payload redaction (which hides `*token*` keys) reaches the token.
+    payload: { ...push, message: { ...msg, data: undefined, decoded: n } },
   };
   if (n.subscriptionNotification) {
     const s = n.subscriptionNotification;

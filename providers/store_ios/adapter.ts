@@ -4,7 +4,7 @@ import { connectClient } from './connect';
 import { verifyNotification } from './notifications';
 import { ensurePromotionalOffer } from './offers';
 import { upsertSubscriptionPrices } from './pricing';
-import { fetchPurchase } from './purchases';
+import { fetchPurchase, verifyClientTransaction } from './purchases';
 import { bundleIdOf } from './server-api';
 import { resolveRoots, type TrustedRoots, type VerifierConfig } from './signed-data';
 
@@ -77,6 +77,10 @@ export function createStoreIosAdapter(opts: StoreIosAdapterOptions = {}): Provid
 
     async fetchStorePurchase(ctx, purchaseId, storeProductId) {
       return fetchPurchase(ctx, purchaseId, storeProductId, await verifier(), opts.serverApiBaseUrl);
+    },
+
+    async verifySignedTransaction(ctx, signedTransaction) {
+      return verifyClientTransaction(ctx, signedTransaction, await verifier(), opts.serverApiBaseUrl);
     },
   };
 }

@@ -94,6 +94,7 @@ export function connectClient(ctx: ProviderContext): ConnectClient {
     token ??= appleBearerToken(ctx);
     const headers: Record<string, string> = { authorization: `Bearer ${await token}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    await ctx.pace?.();
     let res: Response;
     let text: string;
     try {

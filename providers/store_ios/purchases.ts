@@ -6,10 +6,10 @@ import {
   type StatusResponse,
 } from '@apple/app-store-server-library';
 import { ProviderError, ProviderRejectedError } from '../errors';
-import type { ProviderContext, StorePurchase } from '../types';
+import type { ProviderContext, SignedTransactionIds, StorePurchase } from '../types';
 import { PROVIDER } from './errors';
 import { bundleIdOf, callServerApi, environmentFor, serverApiClient } from './server-api';
-import { verificationReason, verifierFor, type VerifierConfig } from './signed-data';
+import { peekJws, verificationReason, verifierFor, type VerifierConfig } from './signed-data';
 
 const iso = (ms?: number) => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
@@ -83,5 +83,42 @@ export async function fetchPurchase(
   } catch (err) {
     if (err instanceof ProviderError) throw err;
     throw new ProviderRejectedError(PROVIDER, `App Store signed data did not verify: ${verificationReason(err)}`, { code: 'VERIFICATION_FAILED' });
+  }
+}
+
+/**
+ * A signed transaction a device handed over (StoreKit's `jwsRepresentation`): verified like
+ * every App Store JWS before any field is believed. Production verification pins the app's
+ * Apple ID, which only Apple's authenticated answer names, so a live check asks the Server API
+ * for it first. A JWS from the other environment is refused with a reason that says so.
+ */
+export async function verifyClientTransaction(
+  ctx: ProviderContext,
+  signedTransaction: string,
+  cfg: VerifierConfig,
+  serverBase?: string | ((mode: 'live' | 'test') => string),
+): Promise<SignedTransactionIds> {
+  let peek: Record<string, unknown>;
+  try {
+    peek = peekJws(signedTransaction);
+  } catch {
+    throw new ProviderRejectedError(PROVIDER, 'signed_transaction is not a compact JWS', { code: 'VERIFICATION_FAILED' });
+  }
+  const environment = environmentFor(ctx.mode);
+  if (peek.environment !== environment) {
+    throw new ProviderRejectedError(PROVIDER, `the signed transaction is from the ${String(peek.environment)} environment, not ${environment}`, { code: 'ENVIRONMENT_MISMATCH' });
+  }
+  let appAppleId: number | undefined;
+  if (environment === Environment.PRODUCTION) {
+    const id = typeof peek.transactionId === 'string' ? peek.transactionId : '';
+    const statuses = await callServerApi(serverApiClient(ctx, serverBase), (c) => c.getAllSubscriptionStatuses(id));
+    appAppleId = statuses.appAppleId;
+  }
+  try {
+    const tx = await verifierFor(cfg, environment, bundleIdOf(ctx), appAppleId).verifyAndDecodeTransaction(signedTransaction);
+    if (!tx.transactionId || !tx.productId) throw new Error('transaction names no id or product');
+    return { transaction_id: tx.transactionId, original_transaction_id: tx.originalTransactionId ?? tx.transactionId, product_id: tx.productId };
+  } catch (err) {
+    throw new ProviderRejectedError(PROVIDER, `the signed transaction did not verify: ${verificationReason(err)}`, { code: 'VERIFICATION_FAILED' });
   }
 }

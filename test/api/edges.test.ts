@@ -66,6 +66,23 @@ describe('client input never produces a 5xx', () => {
     expect(ok.body.pagination.offset).toBe(MAX_OFFSET);
   });
 
+  it('a body nested 100 000 levels deep is 400 naming the field, not a stack overflow', async () => {
+    const depth = 100_000;
+    const r = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: `{"confirm_count":${'['.repeat(depth)}${']'.repeat(depth)}}` });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: 'invalid_request', param: 'confirm_count' });
+  });
+
+  it('a repeated query parameter and one named __proto__ are refused by name', async () => {
+    const twice = await call(api.apiUrl, '/products?limit=1&limit=2', t.secret_key);
+    expect(twice.status).toBe(400);
+    expect(twice.body).toMatchObject({ error: 'invalid_request', param: 'limit' });
+    // Not swallowed into the prototype slot (where it would pass as "no parameter").
+    const proto = await call(api.apiUrl, '/products?__proto__=x', t.secret_key);
+    expect(proto.status).toBe(400);
+    expect(proto.body).toMatchObject({ error: 'invalid_request', param: '__proto__' });
+  });
+
   it('a path that is not valid percent-encoding is a client error in the Error shape', async () => {
     const r = await call(api.apiUrl, '/products/%E0%A4%A', t.secret_key);
     expect(r.status).toBeGreaterThanOrEqual(400);

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { OPERATIONS } from '../../api/operations';
+import { MAX_OFFSET } from '../../api/operations/schemas';
 import { createKnex } from '../../db/knex';
+import { startAllEmulators } from '../../emulators/registry';
 import { call, startApi } from '../helpers/api';
 
 describe('health', () => {
@@ -17,6 +19,20 @@ describe('health', () => {
       }
     } finally {
       await api.close();
+    }
+  });
+
+  it('the emulators have no /healthz (as the README says): they answer it as their provider would, and /__control/state shows they are up', async () => {
+    const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    try {
+      for (const e of Object.values(emulators)) {
+        // Not a health answer: a refusal in the provider's own manner (a 4xx: 404, or 400/403 where the API wants credentials first).
+        const r = await fetch(`${e.url}/healthz`);
+        expect(r.status >= 400 && r.status < 500, `${e.url} ${r.status}`).toBe(true);
+        expect((await fetch(`${e.url}/__control/state`)).status, e.url).toBe(200);
+      }
+    } finally {
+      await Promise.all(Object.values(emulators).map((e) => e.close()));
     }
   });
 
@@ -100,6 +116,23 @@ describe('OpenAPI document', () => {
       }
       const products = a.body.paths['/products'].get;
       expect(products.parameters.map((p: any) => p.name).sort()).toEqual(['limit', 'offset', 'sku', 'type']);
+      // Paging is typed for generated clients: integers with the spec's bounds and defaults, on every list.
+      for (const [path, ops] of Object.entries<any>(a.body.paths)) {
+        for (const op of Object.values<any>(ops)) {
+          const param = (n: string) => op.parameters.find((p: any) => p.name === n)?.schema;
+          if (param('limit')) expect(param('limit'), path).toMatchObject({ type: 'integer', minimum: 1, maximum: 200, default: 50 });
+          if (param('offset')) expect(param('offset'), path).toMatchObject({ type: 'integer', minimum: 0, maximum: MAX_OFFSET, default: 0 });
+        }
+      }
+      expect(a.body.paths['/sync/events'].get.parameters.find((p: any) => p.name === 'limit')).toBeDefined();
+      // Ids are uuids, in paths and in the rows.
+      for (const path of ['/products/{id}', '/products/{id}/sync']) {
+        const op = a.body.paths[path].get ?? a.body.paths[path].post;
+        expect(op.parameters.find((p: any) => p.name === 'id').schema.format).toBe('uuid');
+      }
+      expect(a.body.paths['/sync/events'].get.parameters.find((p: any) => p.name === 'run_id').schema.format).toBe('uuid');
+      const row = products.responses['200'].content['application/json'].schema.properties.data.items;
+      expect(row.properties.id.format).toBe('uuid');
     } finally {
       await api.close();
     }

@@ -1,23 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { startApi } from '../helpers/api';
-import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expectAccessible, screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 /** Every dashboard page, at desktop and phone width, keyboard focus visible: axe-core finds no serious or critical violation. */
 describe('dashboard: accessibility of every page (axe-core)', () => {
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let browser: Browser;
-  beforeAll(async () => {
-    api = await startApi();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await api?.close();
-  });
+  const h = dashboardHarness();
 
   it('the check itself fails on a page with an unlabelled field and unreadable contrast', async () => {
-    const p = await browser.newPage();
+    const p = await h.browser.newPage();
     await p.setContent('<!doctype html><html lang="en"><title>bad</title><main><input type="text"><p style="color:#eee;background:#fff">faint</p></main></html>');
     await expect(expectAccessible(p, 'known-bad page')).rejects.toThrow(/label|color-contrast/);
     await p.close();
@@ -25,17 +15,17 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
 
   for (const viewport of [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 375, height: 740 }]) {
     it(`has no serious or critical violations (${viewport.name} width)`, async () => {
-      const ctx = await browser.newContext({ viewport });
+      const ctx = await h.browser.newContext({ viewport });
       const p = await ctx.newPage();
       const check = async (path: string, name: string) => {
-        if (path) await p.goto(api.dashboardRoot + path);
+        if (path) await p.goto(h.api.dashboardRoot + path);
         await expectAccessible(p, `${name} (${viewport.name})`);
         await screenshot(p, `${name}-${viewport.name}`);
       };
       await check('/', 'home');
       await check('/signup', 'signup');
       await check('/login', 'login');
-      await signUp(p, api.dashboardRoot, uniqueEmail(`a11y-${viewport.name}`));
+      await signUp(p, h.api.dashboardRoot, uniqueEmail(`a11y-${viewport.name}`));
       await check('/settings/developer-api', 'developer-api');
       // The page with a freshly created key shown once.
       await p.getByLabel('Name').fill('a11y');
@@ -48,10 +38,10 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
       await p.getByRole('button', { name: 'Add connection' }).click();
       await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
       await check('', 'provider-connection');
-      for (const path of ['/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
+      for (const path of ['/products', '/products/new', '/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
         await check(path, path.slice(1));
       }
-      await keyboardReachesCreateKey(p, api.dashboardRoot);
+      await keyboardReachesCreateKey(p, h.api.dashboardRoot);
       await ctx.close();
     }, 240_000); // fifteen pages, each scanned by axe, on a shared 2-core machine
   }

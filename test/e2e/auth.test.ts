@@ -1,34 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { startApi } from '../helpers/api';
+import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
 import { MAX_FAILURES } from '../../db/login-attempts';
 import { safeNext } from '../../api/dashboard/auth-pages';
-import { launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
+import { screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () => {
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let browser: Browser;
-  beforeAll(async () => {
-    api = await startApi();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await api?.close();
-  });
+  const h = dashboardHarness();
 
   it('logs out (session row deleted) and back in with the same password; a wrong password is refused', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('login');
-    await signUp(p, api.dashboardRoot, email, 'a long enough password');
+    await signUp(p, h.api.dashboardRoot, email, 'a long enough password');
     const user = await testDb()('dashboard_users').where({ email }).first();
     await p.getByRole('button', { name: 'Log out' }).click();
-    await p.waitForURL(api.dashboardRoot + '/');
+    await p.waitForURL(h.api.dashboardRoot + '/');
     expect(await testDb()('dashboard_sessions').where({ user_id: user.id })).toHaveLength(0);
     // Signed out: a page sends the person to log in, and back there afterwards.
-    await p.goto(`${api.dashboardRoot}/providers`);
+    await p.goto(`${h.api.dashboardRoot}/providers`);
     expect(new URL(p.url()).pathname).toBe('/login');
     await screenshot(p, 'login');
 
@@ -48,9 +37,9 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
   });
 
   it('refuses a form post without its CSRF token, and one with another session’s token', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
-    await signUp(p, api.dashboardRoot, uniqueEmail('csrf'));
+    await signUp(p, h.api.dashboardRoot, uniqueEmail('csrf'));
     await p.getByLabel('Name').fill('no token');
     await p.getByLabel('tenant:read', { exact: true }).check();
     await p.evaluate(() => document.querySelectorAll('input[name=_csrf]').forEach((e) => e.remove()));
@@ -60,11 +49,11 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await screenshot(p, 'csrf-refused');
 
     // A token from a different browser (another session) does not fit this session.
-    const other = await browser.newContext();
+    const other = await h.browser.newContext();
     const q = await other.newPage();
-    await signUp(q, api.dashboardRoot, uniqueEmail('csrf-other'));
+    await signUp(q, h.api.dashboardRoot, uniqueEmail('csrf-other'));
     const foreign = await q.locator('input[name=_csrf]').first().inputValue();
-    await p.goto(`${api.dashboardRoot}/settings/developer-api`);
+    await p.goto(`${h.api.dashboardRoot}/settings/developer-api`);
     await p.getByLabel('Name').fill('foreign token');
     await p.getByLabel('tenant:read', { exact: true }).check();
     await p.evaluate((t) => document.querySelectorAll<HTMLInputElement>('input[name=_csrf]').forEach((e) => (e.value = t)), foreign);
@@ -76,13 +65,13 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
   });
 
   it('rate-limits failed logins per email, counted in Postgres, even for the right password', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('limit');
-    await signUp(p, api.dashboardRoot, email, 'the right password!');
+    await signUp(p, h.api.dashboardRoot, email, 'the right password!');
     await ctx.clearCookies();
     const tryLogin = async (password: string) => {
-      await p.goto(`${api.dashboardRoot}/login`);
+      await p.goto(`${h.api.dashboardRoot}/login`);
       await p.getByLabel('Email').fill(email);
       await p.getByLabel('Password').fill(password);
       const [r] = await Promise.all([p.waitForResponse((x) => x.request().method() === 'POST'), p.getByRole('button', { name: 'Log in' }).click()]);
@@ -98,22 +87,22 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
   });
 
   it('cookies are Secure when the request came over TLS (X-Forwarded-Proto behind a proxy), HttpOnly and SameSite=Lax always', async () => {
-    const overTls = await fetch(`${api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } });
+    const overTls = await fetch(`${h.api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } });
     const tlsCookie = overTls.headers.get('set-cookie') ?? '';
     expect(tlsCookie).toMatch(/dash_anon=/);
     expect(tlsCookie.toLowerCase()).toContain('; secure');
-    const plain = (await fetch(`${api.dashboardRoot}/signup`)).headers.get('set-cookie') ?? '';
+    const plain = (await fetch(`${h.api.dashboardRoot}/signup`)).headers.get('set-cookie') ?? '';
     expect(plain.toLowerCase()).not.toContain('secure');
     for (const c of [tlsCookie, plain]) expect(c.toLowerCase()).toMatch(/httponly.*samesite=lax|samesite=lax.*httponly/);
   });
 
   it('rejects a taken email with a clear message and writes nothing', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('dup');
-    await signUp(p, api.dashboardRoot, email);
+    await signUp(p, h.api.dashboardRoot, email);
     await ctx.clearCookies();
-    await p.goto(`${api.dashboardRoot}/signup`);
+    await p.goto(`${h.api.dashboardRoot}/signup`);
     await p.getByLabel('Email').fill(email);
     await p.getByLabel('Password').fill('another long password');
     await p.getByRole('button', { name: 'Sign up' }).click();

@@ -1,27 +1,17 @@
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { keyWith, newTenant, startApi } from '../helpers/api';
+import { describe, expect, it } from 'vitest';
+import { keyWith, newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
-import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
+import { expectAccessible, screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 describe('dashboard: browsing entitlements, deliveries and sync runs with the API’s filters', () => {
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let browser: Browser;
-  beforeAll(async () => {
-    api = await startApi({});
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await api?.close();
-  });
+  const h = dashboardHarness();
 
   it('filters entitlements like GET /v1/entitlements, shows only the tenant’s own rows, links sync runs to the Temporal UI', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('browse');
-    await signUp(p, api.dashboardRoot, email);
+    await signUp(p, h.api.dashboardRoot, email);
     const db = testDb();
     const { tenant_id } = await db('dashboard_users').where({ email }).first();
     const other = await newTenant('browse-other');
@@ -47,12 +37,12 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
     await screenshot(p, 'entitlements');
 
     // A filter value the API refuses is the API's own 400 message, not a crash.
-    const bad = await p.goto(`${api.dashboardRoot}/entitlements?state=bogus`);
+    const bad = await p.goto(`${h.api.dashboardRoot}/entitlements?state=bogus`);
     expect(bad!.status()).toBe(400);
     await expect(p.getByRole('alert').textContent()).resolves.toContain('state');
 
     for (const path of ['/subscribers', '/webhook-deliveries', '/audit']) {
-      expect((await p.goto(api.dashboardRoot + path))!.status()).toBe(200);
+      expect((await p.goto(h.api.dashboardRoot + path))!.status()).toBe(200);
       await expectAccessible(p, path);
       await screenshot(p, path.slice(1));
     }
@@ -66,15 +56,15 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
   });
 
   it('readiness shows the same rows as GET /v1/readiness, with store manual steps as a checklist', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('readiness');
-    await signUp(p, api.dashboardRoot, email);
+    await signUp(p, h.api.dashboardRoot, email);
     const { tenant_id } = await testDb()('dashboard_users').where({ email }).first();
     // A connected store is what makes its manual steps appear.
     await testDb()('provider_connections').insert({ tenant_id, provider: 'store_ios', account_ref: 'com.example.app', is_default: true });
     const key = await keyWith(tenant_id, ['readiness:read']);
-    const viaApi = await (await fetch(`${api.apiUrl}/readiness`, { headers: { authorization: `Bearer ${key.secret_key}` } })).json();
+    const viaApi = await (await fetch(`${h.api.apiUrl}/readiness`, { headers: { authorization: `Bearer ${key.secret_key}` } })).json();
     await p.getByRole('link', { name: 'Readiness' }).click();
     const rows = p.getByRole('row');
     expect(await rows.count()).toBe(viaApi.providers.length + 1);

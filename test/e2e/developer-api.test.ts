@@ -1,26 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { startApi } from '../helpers/api';
+import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
-import { launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
+import { screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 describe('dashboard: Settings → Developer API in a real browser', () => {
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let browser: Browser;
-  beforeAll(async () => {
-    api = await startApi();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await api?.close();
-  });
+  const h = dashboardHarness();
 
   it('sign-up → create a key with products:read → GET /v1/products 200 → revoke → 401', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('keys');
-    await signUp(p, api.dashboardRoot, email);
+    await signUp(p, h.api.dashboardRoot, email);
 
     // Sign-up made a free-tier tenant with a first app and its test publishable key, and the person as its user.
     const db = testDb();
@@ -49,11 +38,11 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     await expect(p.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
     await screenshot(p, 'developer-api-key-created');
 
-    const call = () => fetch(`${api.apiUrl}/products`, { headers: { authorization: `Bearer ${secret}` } });
+    const call = () => fetch(`${h.api.apiUrl}/products`, { headers: { authorization: `Bearer ${secret}` } });
     expect((await call()).status).toBe(200);
 
     // The list shows the key by name with its scopes and expiry, never the value again.
-    await p.goto(`${api.dashboardRoot}/settings/developer-api`);
+    await p.goto(`${h.api.dashboardRoot}/settings/developer-api`);
     const row = p.getByRole('row', { name: /ci deploy/ });
     await expect(row.textContent()).resolves.toContain('products:read');
     expect(await p.content()).not.toContain(secret);

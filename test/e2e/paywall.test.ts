@@ -1,31 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { keyWith, startApi } from '../helpers/api';
+import { describe, expect, it } from 'vitest';
+import { keyWith } from '../helpers/api';
 import { testDb } from '../helpers/db';
-import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
+import { expectAccessible, screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 describe('dashboard: paywall edit and publish', () => {
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let browser: Browser;
-  beforeAll(async () => {
-    api = await startApi();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await api?.close();
-  });
+  const h = dashboardHarness();
 
   it('a saved draft is not served; after Publish GET /v1/paywall serves it in the chosen order with its labels', async () => {
-    const ctx = await browser.newContext();
+    const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('paywall');
-    await signUp(p, api.dashboardRoot, email);
+    await signUp(p, h.api.dashboardRoot, email);
     const { tenant_id, id: userId } = await testDb()('dashboard_users').where({ email }).first();
     await testDb()('products').insert([{ tenant_id, sku: 'premium_monthly', name: 'Monthly' }, { tenant_id, sku: 'premium_annual', name: 'Annual' }]);
     const key = await keyWith(tenant_id, ['paywall:read']);
     const getPaywall = async () => {
-      const r = await fetch(`${api.apiUrl}/paywall`, { headers: { authorization: `Bearer ${key.secret_key}` } });
+      const r = await fetch(`${h.api.apiUrl}/paywall`, { headers: { authorization: `Bearer ${key.secret_key}` } });
       return { status: r.status, body: await r.json() };
     };
 

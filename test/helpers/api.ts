@@ -131,7 +131,9 @@ export function assertMatchesOpenApi(method: string, template: string, reply: Re
   const key = `${method} ${template} ${reply.status}`;
   let validate = validators.get(key);
   if (!validate) {
-    validate = ajv.compile(resp.content['application/json'].schema);
+    const schema = resp.content['application/json'].schema;
+    // Shared schemas (the Error shape) are referenced from components.
+    validate = ajv.compile(schema.$ref ? (doc as any).components.schemas[schema.$ref.split('/').pop()] : schema);
     validators.set(key, validate);
   }
   if (!validate(reply.body)) {

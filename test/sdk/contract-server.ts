@@ -43,7 +43,10 @@ export async function startContractServer(initial: Partial<ContractState> = {}) 
       return state.checkoutUrl ? send(200, { object: 'checkout_link', plan_id: url.searchParams.get('plan_id'), url: state.checkoutUrl }) : send(404, { error: 'not_found', detail: 'payment link not found' });
     if (req.method === 'GET' && url.pathname === '/v1/sdk/paywall') return state.paywall ? send(200, state.paywall) : send(404, { error: 'not_found', detail: 'paywall not found' });
     if (req.method === 'POST' && url.pathname === '/v1/sdk/store-purchases')
-      return state.storePurchaseStatus === 200 ? send(200, { object: 'store_purchase', status: 'registered' }) : send(state.storePurchaseStatus, { error: 'purchase_token_reused', detail: 'token registered by another app user' });
+      // The service answers the app user's entitlements (the subscriber shape), as GET /subscribers does.
+      return state.storePurchaseStatus === 200
+        ? send(200, { object: 'subscriber', app_user_id: 'u1', mode: 'test', is_premium: state.entitlements.some((e: any) => e.is_active), entitlements: state.entitlements, cache_ttl_seconds: state.cacheTtlSeconds })
+        : send(state.storePurchaseStatus, { error: 'purchase_token_reused', detail: 'token registered by another app user' });
     send(404, { error: 'not_found', detail: 'no route' });
   });
   server.on('connection', (s) => {

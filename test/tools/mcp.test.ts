@@ -121,4 +121,17 @@ describe('tool server (MCP)', () => {
     const c = await connect(t.secret_key);
     await expect(c.callTool({ name: 'billing_nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
   });
+
+  it('DNS rebinding: a foreign browser Origin is refused before the key is read; loopback and absent Origins pass', async () => {
+    const ping = (headers: Record<string, string>) =>
+      fetch(`${api.toolsUrl}/`, { method: 'POST', headers: { authorization: `Bearer ${t.secret_key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const evil = await ping({ origin: 'http://evil.example.com' });
+    expect(evil.status).toBe(403);
+    expect(await evil.json()).toMatchObject({ error: 'forbidden_origin' });
+    expect((await ping({ origin: 'null' })).status).toBe(403);
+    for (const origin of [undefined, 'http://localhost:3000', 'http://127.0.0.1:9', 'http://[::1]:8080']) {
+      const ok = await ping(origin ? { origin } : {});
+      expect(ok.status, String(origin)).toBe(200);
+    }
+  });
 });

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { afterAll, beforeAll } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { startApi } from '../../helpers/api';
 
 /** Debian's chromium, headless, with nothing phoning home (DEVELOPERS.md). */
 export async function launchBrowser(): Promise<Browser> {
@@ -54,4 +56,18 @@ export async function signUp(p: Page, root: string, email: string, password = 'c
 
 export function uniqueEmail(tag: string): string {
   return `${tag}-${Math.random().toString(36).slice(2, 10)}@example.test`;
+}
+
+/** One set of listeners and one browser for a describe block, both closed after it. */
+export function dashboardHarness(overrides?: Parameters<typeof startApi>[0]): { api: Awaited<ReturnType<typeof startApi>>; browser: Browser } {
+  const h = {} as { api: Awaited<ReturnType<typeof startApi>>; browser: Browser };
+  beforeAll(async () => {
+    h.api = await startApi(overrides);
+    h.browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await h.browser?.close();
+    await h.api?.close();
+  });
+  return h;
 }

@@ -1,0 +1,219 @@
+import crypto from 'node:crypto';
+import { ConnectionError, loadCredential } from '../db/connections';
+import { withTenant } from '../db/tenant-tx';
+import type { EntitlementState } from '../domain/entitlement';
+import type { CanonicalEventKind } from '../domain/events';
+import type { Mode } from '../domain/providers';
+import { storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, type RegistrationRefusal, type StorePurchaseRead } from '../domain/store-purchase';
+import { ProviderRejectedError } from '../providers/errors';
+import { appAccountTokenFor } from '../providers/store_ios/app-account-token';
+import type { ProviderContext } from '../providers/types';
+import type { ActivityDeps } from './index';
+import { toActivityFailure } from './provider-failures';
+
+export type StoreProvider = 'store_android' | 'store_ios';
+
+/** Purchase tokens are kept hashed (as the stored payloads redact them); App Store transaction ids are plain numbers. */
+export const tokenHash = (purchaseId: string) => crypto.createHash('sha256').update(purchaseId).digest('hex');
+/** A store subscription row's external id: the token's hash on Play, the original transaction id on the App Store. */
+export const storeExternalId = (provider: StoreProvider, purchaseId: string) => (provider === 'store_android' ? tokenHash(purchaseId) : purchaseId);
+/** Who the store names as buyer when the SDK made the purchase for `appUserId` (Play: the id itself; StoreKit: its UUID form). */
+export const storeUserFor = (provider: StoreProvider, appUserId: string) => (provider === 'store_ios' ? appAccountTokenFor(appUserId) : appUserId);
+
+export interface ReadInput {
+  tenantId: string;
+  provider: StoreProvider;
+  connectionId: string;
+  /** Which credential reads; null: the live one when the connection has it (Play shows it every purchase), else test. */
+  mode: Mode | null;
+  /** Play purchase token, or App Store (original) transaction id. */
+  purchaseId?: string;
+  /** A device's signed transaction (App Store registration): verified, then its id is re-read. */
+  signedTransaction?: string;
+  /** The product the client claims; the store's answer must match it. */
+  storeProductId?: string;
+  /** The registering app user, to compare with the buyer the store names. */
+  appUserId?: string;
+}
+
+export type ReadOutcome = { ok: true; read: StorePurchaseRead; caller_store_user: string | null } | { ok: false; refusal: RegistrationRefusal };
+
+/** A store's refusal as the registration's answer: an unknown purchase is 404, anything else the store rejects is 400. */
+function refusalOf(err: ProviderRejectedError, provider: StoreProvider): RegistrationRefusal {
+  // Play answers an unknown or foreign token 400 "invalid" (410 once it is gone); the App Store 404 4040010.
+  const unknown = err.status === 404 || err.status === 410 || (provider === 'store_android' && err.status === 400);
+  return unknown
+    ? { status: 404, error: 'purchase_not_found', detail: `The store does not know this purchase (${err.reason}).` }
+    : { status: 400, error: 'invalid_purchase', detail: `The store refused this purchase: ${err.reason}` };
+}
+
+export function createStorePurchaseActivities({ db, config, vault, adapters }: ActivityDeps) {
+  return {
+    /**
+     * Re-read a purchase from the store's server API with the tenant's credential: the client's
+     * and the notification's word are never taken. The credential is decrypted here and dropped;
+     * only the reduced answer (no raw payload) goes back into the workflow's history.
+     */
+    async readStorePurchase(input: ReadInput): Promise<ReadOutcome> {
+      const adapter = adapters[input.provider];
+      let ctx: ProviderContext;
+      try {
+        ctx = await withTenant(db, input.tenantId, async (trx) => {
+          const conn = await trx('provider_connections').where({ id: input.connectionId }).first('account_ref', 'credential_live_enc');
+          if (!conn) throw new ConnectionError('not_found', 'no such provider connection');
+          const mode: Mode = input.mode ?? (conn.credential_live_enc ? 'live' : 'test');
+          const credential = await loadCredential(trx, vault, input.connectionId, mode);
+          return { baseUrl: config.providerBaseUrls[input.provider], mode, credential, accountRef: conn.account_ref };
+        });
+      } catch (err) {
+        if (err instanceof ConnectionError) return { ok: false, refusal: { status: 400, error: 'invalid_request', detail: `The ${input.provider} connection cannot read purchases: ${err.message}.` } };
+        throw err;
+      }
+      try {
+        let purchaseId = input.purchaseId ?? '';
+        let product = input.storeProductId;
+        if (input.signedTransaction !== undefined) {
+          const ids = await adapter.verifySignedTransaction!(ctx, input.signedTransaction);
+          purchaseId = ids.transaction_id;
+          product = ids.product_id;
+        }
+        // The answer shows the store as of no earlier than the request's start: that is its place in the order of reads.
+        const readAt = new Date().toISOString();
+        const p = await adapter.fetchStorePurchase!(ctx, purchaseId, product);
+        const read: StorePurchaseRead = {
+          provider: input.provider,
+          purchase_id: p.purchase_id,
+          store_product_id: p.store_product_id,
+          store_app_user: p.app_user_id ?? null,
+          is_sandbox: p.is_sandbox,
+          state: p.state,
+          expires_at: p.expires_at ?? null,
+          // The App Store has no server-side acknowledgement (the device finishes the transaction).
+          acknowledged: input.provider === 'store_ios' ? true : p.acknowledged === true,
+          read_at: readAt,
+        };
+        return { ok: true, read, caller_store_user: input.appUserId ? storeUserFor(input.provider, input.appUserId) : null };
+      } catch (err) {
+        if (err instanceof ProviderRejectedError) return { ok: false, refusal: refusalOf(err, input.provider) };
+        throw toActivityFailure(err);
+      }
+    },
+
+    /**
+     * The purchase's owner: the first app user to register it. The unique key (tenant, provider,
+     * token hash) decides between concurrent claims; a loser reads the winner back.
+     */
+    async claimStorePurchase(input: { tenantId: string; provider: StoreProvider; purchaseId: string; appUserId: string }): Promise<{ owner: string }> {
+      return withTenant(db, input.tenantId, async (trx) => {
+        const key = { tenant_id: input.tenantId, provider: input.provider, token_hash: tokenHash(input.purchaseId) };
+        await trx('store_purchase_tokens').insert({ ...key, app_user_id: input.appUserId }).onConflict(['tenant_id', 'provider', 'token_hash']).ignore();
+        const row = await trx('store_purchase_tokens').where(key).first('app_user_id');
+        return { owner: row.app_user_id as string };
+      });
+    },
+
+    /** Play's acknowledgement (the App Store has none). A purchase already acknowledged is left alone by the caller. */
+    async acknowledgeStorePurchase(input: { tenantId: string; provider: StoreProvider; connectionId: string; mode: Mode; purchaseId: string; storeProductId: string }): Promise<void> {
+      const adapter = adapters[input.provider];
+      if (!adapter.acknowledgeStorePurchase) return;
+      const ctx = await withTenant(db, input.tenantId, async (trx) => {
+        const conn = await trx('provider_connections').where({ id: input.connectionId }).first('account_ref');
+        return { baseUrl: config.providerBaseUrls[input.provider], mode: input.mode, credential: await loadCredential(trx, vault, input.connectionId, input.mode), accountRef: conn.account_ref };
+      });
+      try {
+        await adapter.acknowledgeStorePurchase(ctx, input.purchaseId, input.storeProductId);
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
+    },
+
+    /**
+     * Write the store's answer as the subscription record and its owner's entitlement, in one
+     * tenant transaction serialised per purchase. A read older than the one the row holds is
+     * dropped (the newer answer stands). With no known owner (a notification for a purchase not
+     * registered yet, naming no buyer) only the subscription is written.
+     */
+    async reconcileStorePurchase(input: {
+      tenantId: string;
+      provider: StoreProvider;
+      read: StorePurchaseRead;
+      owner: string | null;
+      hint: CanonicalEventKind | null;
+      eventIds: string[];
+    }): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
+      const { tenantId, provider, read } = input;
+      const externalId = storeExternalId(provider, read.purchase_id);
+      const hash = tokenHash(read.purchase_id);
+      return withTenant(db, tenantId, async (trx) => {
+        await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`store-purchase:${tenantId}:${provider}:${externalId}`]);
+        const markProcessed = async () => {
+          if (!input.eventIds.length) return;
+          await trx('webhook_deliveries').where({ provider }).whereIn('event_id', input.eventIds).whereNot({ status: 'failed' })
+            .update({ status: 'processed', mode: read.is_sandbox ? 'test' : 'live', processed_at: trx.fn.now(), updated_at: trx.fn.now() });
+        };
+        const existing = await trx('subscriptions').where({ provider, external_id: externalId }).first('id', 'status', 'store_read_at');
+        const registered = await trx('store_purchase_tokens').where({ provider, token_hash: hash }).first('app_user_id');
+        const owner = input.owner ?? registered?.app_user_id ?? read.store_app_user ?? null;
+        // What this purchase granted last time, from its own record (the entitlement row may since carry another purchase).
+        const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
+        if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
+          await markProcessed();
+          return { state: current, app_user_id: owner, stale: true };
+        }
+        const state = storeEntitlementState(read, current, input.hint);
+        if (!state) {
+          await markProcessed();
+          return { state: null, app_user_id: owner, stale: false };
+        }
+        const productCol = provider === 'store_android' ? 'android_store_product_id' : 'ios_store_product_id';
+        const product = await trx('products')
+          .whereRaw(`lower(${productCol}) = lower(?)`, [read.store_product_id])
+          .orWhereRaw('lower(sku) = lower(?)', [read.store_product_id])
+          .orderBy('created_at')
+          .first('id');
+        const mode: Mode = read.is_sandbox ? 'test' : 'live';
+        const [sub] = await trx('subscriptions')
+          .insert({
+            tenant_id: tenantId, provider, external_id: externalId, status: storeSubscriptionStatus(state), mode, app_user_id: owner,
+            product_id: product?.id ?? null, current_period_end: read.expires_at, store_read_at: read.read_at,
+          })
+          .onConflict(['tenant_id', 'provider', 'external_id'])
+          .merge(['status', 'mode', 'app_user_id', 'product_id', 'current_period_end', 'store_read_at'])
+          .returning('id');
+        await trx('subscriptions').where({ id: sub.id }).update({ updated_at: trx.fn.now() });
+        let entitlementId: string | null = null;
+        if (owner) {
+          // An entitlement held provisionally for the buyer the store named moves to the registered owner.
+          await trx('entitlements').where({ subscription_id: sub.id }).whereNot({ app_user_id: owner }).del();
+          // One entitlement per (user, provider, product) is shared by the user's purchases of it:
+          // a lapsed older purchase never takes access away that another purchase grants.
+          const { rows } = await trx.raw(
+            `insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at, grace_until)
+             values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+             on conflict (tenant_id, app_user_id, provider, coalesce(product_id, '00000000-0000-0000-0000-000000000000'::uuid))
+             do update set subscription_id = excluded.subscription_id, state = excluded.state, is_sandbox = excluded.is_sandbox,
+               expires_at = excluded.expires_at, grace_until = excluded.grace_until, updated_at = now()
+             where entitlements.subscription_id is not distinct from excluded.subscription_id
+               or entitlements.state not in ('active', 'grace_period')
+               or excluded.state in ('active', 'grace_period')
+             returning id`,
+            [tenantId, owner, provider, product?.id ?? null, sub.id, state, read.is_sandbox, read.expires_at, state === 'grace_period' ? read.expires_at : null],
+          );
+          entitlementId = rows[0]?.id ?? null;
+        }
+        await trx('store_purchase_tokens').where({ provider, token_hash: hash })
+          .update({ subscription_id: sub.id, entitlement_id: entitlementId, product_id: product?.id ?? null, updated_at: trx.fn.now() });
+        await markProcessed();
+        return { state, app_user_id: owner, stale: false };
+      });
+    },
+
+    /** A notification whose purchase the store does not confirm: its delivery is failed, with the store's reason. */
+    async failStoreDeliveries(input: { tenantId: string; provider: StoreProvider; eventIds: string[]; reason: string }): Promise<void> {
+      await withTenant(db, input.tenantId, (trx) =>
+        trx('webhook_deliveries').where({ provider: input.provider }).whereIn('event_id', input.eventIds).where({ status: 'received' })
+          .update({ status: 'failed', reason: input.reason, updated_at: trx.fn.now() }),
+      );
+    },
+  };
+}

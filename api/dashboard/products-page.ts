@@ -1,0 +1,222 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Services } from '../services';
+import { createProduct, DuplicateSku, setPrices, updateProduct, type ProductInput } from '../../db/products';
+import { withTenant } from '../../db/tenant-tx';
+import { formatMinorAmount, parseMajorAmount, PLATFORMS, priceProblem, PRODUCT_TYPES, TIERS, trialProblem } from '../../domain/catalogue';
+import { createProductOp, updateProductOp } from '../operations/catalogue-writes';
+import { loadProductDetail } from '../operations/read-products';
+import { UUID_RE } from '../operations/schemas';
+import { recordUserAudit } from './audit';
+import { readForm } from './form';
+import { formatDate, html } from './html';
+import { csrfField, page } from './layout';
+
+type Detail = Awaited<ReturnType<typeof loadProductDetail>>;
+type Msg = { notice?: string; error?: string };
+
+const PLATFORM_LABEL: Record<(typeof PLATFORMS)[number], string> = { web: 'Web', desktop: 'Desktop', ios: 'iOS', macos: 'macOS', android: 'Android' };
+
+/**
+ * The form's fields as the operation input the tool server takes, so one zod schema (the
+ * operation's) and one trial rule (domain/catalogue) judge both surfaces. Empty text means
+ * "none"; an empty trial fieldset clears trial_per_platform.
+ */
+function productFromForm(form: URLSearchParams): Record<string, unknown> {
+  const text = (name: string) => (form.get(name) ?? '').trim();
+  const trial: Record<string, number> = {};
+  for (const p of PLATFORMS) {
+    const v = text(`trial_${p}`);
+    if (v !== '') trial[p] = /^\d+$/.test(v) ? Number(v) : Number.NaN;
+  }
+  return {
+    name: text('name') || undefined,
+    type: text('type') || undefined,
+    tier: text('tier') || null,
+    android_store_product_id: text('android_store_product_id') || null,
+    ios_store_product_id: text('ios_store_product_id') || null,
+    trial_per_platform: Object.keys(trial).length ? trial : null,
+  };
+}
+
+/** The first problem with a product form, worded for a person, or the validated input. */
+function checkProduct(schema: typeof createProductOp.input | typeof updateProductOp.input, input: Record<string, unknown>): { error: string } | { value: ProductInput } {
+  const trial = trialProblem(input.trial_per_platform);
+  if (trial) return { error: `Trial: ${trial}` };
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { error: `${issue.path.join('.') || 'form'}: ${issue.message}` };
+  }
+  return { value: parsed.data as ProductInput };
+}
+
+function productFields(p: Partial<Detail> | Record<string, unknown>, opts: { sku: boolean }) {
+  const v = (k: string) => {
+    const x = (p as Record<string, unknown>)[k];
+    return x === null || x === undefined ? '' : String(x);
+  };
+  const trial = ((p as Record<string, unknown>).trial_per_platform ?? {}) as Record<string, unknown>;
+  return html`${opts.sku
+    ? html`<label for="p-sku">SKU</label><input id="p-sku" name="sku" type="text" required maxlength="100" autocapitalize="none" aria-describedby="p-sku-hint" value="${v('sku')}">
+<p id="p-sku-hint">Lower-case letters, digits, dots, underscores and hyphens, e.g. <code>premium_monthly</code>. It cannot change later.</p>`
+    : ''}
+<label for="p-name">Name</label><input id="p-name" name="name" type="text" maxlength="200" value="${v('name')}">
+<label for="p-type">Type</label><select id="p-type" name="type">${PRODUCT_TYPES.map((t) => html`<option value="${t}"${v('type') === t ? html` selected` : ''}>${t}</option>`)}</select>
+<label for="p-tier">Tier</label><select id="p-tier" name="tier"><option value="">No tier</option>${TIERS.map((t) => html`<option value="${t}"${v('tier') === t ? html` selected` : ''}>${t}</option>`)}</select>
+<label for="p-android">Android store product id</label><input id="p-android" name="android_store_product_id" type="text" maxlength="63" autocapitalize="none" value="${v('android_store_product_id')}">
+<label for="p-ios">iOS store product id</label><input id="p-ios" name="ios_store_product_id" type="text" maxlength="200" autocapitalize="none" value="${v('ios_store_product_id')}">
+<fieldset><legend>Trial per platform, in days (empty: no trial)</legend>
+${PLATFORMS.map((pl) => html`<label for="p-trial-${pl}">${PLATFORM_LABEL[pl]}</label><input id="p-trial-${pl}" name="trial_${pl}" type="number" min="0" max="365" step="1" inputmode="numeric" style="width:6rem" value="${trial[pl] === undefined ? '' : String(trial[pl])}">`)}
+</fieldset>`;
+}
+
+export function productsPage(services: Services): Router {
+  const { db } = services;
+  const r = new Router();
+  const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown> = {}) =>
+    recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action: `dashboard.product.${action}`, requestId: ctx.state.requestId, outcome, detail });
+
+  const renderList = async (ctx: Koa.Context, msg: Msg = {}) => {
+    const user = ctx.state.user!;
+    const rows = await withTenant(db, user.tenant_id, (trx) =>
+      trx('products as p')
+        .leftJoin('prices as pr', 'pr.product_id', 'p.id')
+        .groupBy('p.id')
+        .orderBy('p.sku')
+        .select('p.id', 'p.sku', 'p.name', 'p.tier', 'p.active', 'p.updated_at', trx.raw('count(pr.id)::int as prices')),
+    );
+    ctx.type = 'html';
+    ctx.body = page({
+      title: 'Products', user, csrf: ctx.state.csrf!, ...msg,
+      body: html`<p><a href="/products/new">New product</a></p>
+<p>A product is on sale only after a sync writes it to the providers (<code>POST /v1/sync</code>, or <code>POST /v1/products/{id}/sync</code> for one product); past runs are under <a href="/sync-runs">Sync runs</a>.</p>
+${rows.length === 0
+    ? html`<p>No product yet.</p>`
+    : html`<div class="scroll" role="region" tabindex="0" aria-label="Products"><table><caption class="skip">Products</caption>
+<thead><tr><th scope="col">SKU</th><th scope="col">Name</th><th scope="col">Tier</th><th scope="col">Prices</th><th scope="col">Active</th><th scope="col">Changed</th></tr></thead><tbody>
+${rows.map((p: Record<string, any>) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>${p.name}</td><td>${p.tier ?? '—'}</td><td>${p.prices}</td><td>${p.active ? 'Yes' : 'Retired'}</td><td>${formatDate(p.updated_at)}</td></tr>`)}
+</tbody></table></div>`}`,
+    });
+  };
+
+  const renderNew = (ctx: Koa.Context, msg: Msg = {}, values: Record<string, unknown> = {}) => {
+    ctx.type = 'html';
+    ctx.body = page({
+      title: 'New product', user: ctx.state.user, csrf: ctx.state.csrf!, ...msg,
+      body: html`<form method="post" action="/products">${csrfField(ctx.state.csrf!)}${productFields(values, { sku: true })}
+<button type="submit">Create product</button></form>`,
+    });
+  };
+
+  const renderProduct = async (ctx: Koa.Context, id: string, msg: Msg = {}, values?: Record<string, unknown>) => {
+    const user = ctx.state.user!;
+    const p = await withTenant(db, user.tenant_id, (trx) => loadProductDetail(trx, id));
+    ctx.type = 'html';
+    ctx.body = page({
+      title: `Product ${p.sku}`, user, csrf: ctx.state.csrf!, ...msg,
+      body: html`<p>${p.synced ? 'Synced to every provider it is on.' : 'Not synced: changes reach the providers with the next sync.'} <a href="/products">All products</a></p>
+<h2>Details</h2>
+<form method="post" action="/products/${p.id}">${csrfField(ctx.state.csrf!)}${productFields(values ?? p, { sku: false })}
+<button type="submit">Save product</button></form>
+<h2>Prices</h2>
+${p.pricing.length === 0
+    ? html`<p>No price yet.</p>`
+    : html`<div class="scroll" role="region" tabindex="0" aria-label="Prices"><table><caption class="skip">Prices</caption>
+<thead><tr><th scope="col">Country</th><th scope="col">Currency</th><th scope="col">Price</th><th scope="col">Changed</th></tr></thead><tbody>
+${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><td>${formatMinorAmount(pr.amount_minor, pr.currency)}</td><td>${formatDate(pr.updated_at)}</td></tr>`)}
+</tbody></table></div>`}
+<form method="post" action="/products/${p.id}/prices">${csrfField(ctx.state.csrf!)}
+<label for="pr-country">Country</label><input id="pr-country" name="country" type="text" required maxlength="2" autocapitalize="characters" aria-describedby="pr-country-hint">
+<p id="pr-country-hint">Two letters (ISO 3166-1), e.g. <code>US</code>, <code>DE</code>.</p>
+<label for="pr-currency">Currency</label><input id="pr-currency" name="currency" type="text" required maxlength="3" autocapitalize="characters" aria-describedby="pr-currency-hint">
+<p id="pr-currency-hint">Three letters (ISO 4217), e.g. <code>USD</code>, <code>EUR</code>.</p>
+<label for="pr-amount">Price</label><input id="pr-amount" name="amount" type="text" required inputmode="decimal" aria-describedby="pr-amount-hint">
+<p id="pr-amount-hint">In the currency's own units, e.g. <code>9.99</code>. Setting a country and currency again replaces its price.</p>
+<button type="submit">Set price</button></form>`,
+    });
+  };
+
+  /** The product id from the path, or a 404 page: another tenant's id and a malformed one look the same. */
+  const productId = async (ctx: Koa.Context): Promise<string | null> => {
+    const id = ctx.params.id as string;
+    const row = UUID_RE.test(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => trx('products').where({ id }).first('id')) : undefined;
+    if (row) return row.id;
+    ctx.status = 404;
+    ctx.type = 'html';
+    ctx.body = page({ title: 'Product not found', user: ctx.state.user, csrf: ctx.state.csrf!, error: 'There is no such product in your catalogue.', body: html`<p><a href="/products">All products</a></p>` });
+    return null;
+  };
+
+  r.get('/products', (ctx) => renderList(ctx, ctx.query.created ? { notice: `Created ${String(ctx.query.created)}.` } : {}));
+  r.get('/products/new', (ctx) => renderNew(ctx));
+
+  r.post('/products', async (ctx) => {
+    const user = ctx.state.user!;
+    const form = await readForm(ctx);
+    const input = { sku: (form.get('sku') ?? '').trim(), ...productFromForm(form) };
+    const checked = checkProduct(createProductOp.input, input);
+    if ('error' in checked) {
+      await audit(ctx, 'create', 'invalid_request');
+      ctx.status = 400;
+      return renderNew(ctx, { error: checked.error }, input);
+    }
+    try {
+      const { product } = await withTenant(db, user.tenant_id, (trx) => createProduct(trx, user.tenant_id, checked.value));
+      await audit(ctx, 'create', 'ok', { product_id: product.id, sku: product.sku });
+      ctx.redirect(`/products/${product.id}?created=1`);
+    } catch (e) {
+      if (!(e instanceof DuplicateSku)) throw e;
+      await audit(ctx, 'create', 'duplicate_sku', { sku: input.sku });
+      ctx.status = 409;
+      renderNew(ctx, { error: `A product with SKU ${input.sku} already exists; open it from the product list to change it.` }, input);
+    }
+  });
+
+  r.get('/products/:id', async (ctx) => {
+    const id = await productId(ctx);
+    if (id) await renderProduct(ctx, id, ctx.query.created ? { notice: 'Product created. Add its prices below.' } : {});
+  });
+
+  r.post('/products/:id', async (ctx) => {
+    const user = ctx.state.user!;
+    const form = await readForm(ctx);
+    const id = await productId(ctx);
+    if (!id) return;
+    const input = productFromForm(form);
+    const checked = checkProduct(updateProductOp.input, input);
+    if ('error' in checked) {
+      await audit(ctx, 'update', 'invalid_request', { product_id: id });
+      ctx.status = 400;
+      return renderProduct(ctx, id, { error: checked.error }, input);
+    }
+    await withTenant(db, user.tenant_id, (trx) => updateProduct(trx, id, checked.value));
+    await audit(ctx, 'update', 'ok', { product_id: id });
+    await renderProduct(ctx, id, { notice: 'Saved. The change reaches the providers with the next sync.' });
+  });
+
+  r.post('/products/:id/prices', async (ctx) => {
+    const user = ctx.state.user!;
+    const form = await readForm(ctx);
+    const id = await productId(ctx);
+    if (!id) return;
+    const country = (form.get('country') ?? '').trim().toUpperCase();
+    const currency = (form.get('currency') ?? '').trim().toUpperCase();
+    const amountText = form.get('amount') ?? '';
+    let error: string | null = null;
+    let amount: number | null = null;
+    const problem = priceProblem([{ country, currency, amount: 0 }]);
+    if (problem) error = problem[1];
+    else if ((amount = parseMajorAmount(amountText, currency)) === null) error = `"${amountText.slice(0, 40)}" is not a price in ${currency}: use digits with at most the currency's decimals, e.g. 9.99`;
+    if (error !== null || amount === null) {
+      await audit(ctx, 'set_price', 'invalid_request', { product_id: id });
+      ctx.status = 400;
+      return renderProduct(ctx, id, { error: error ?? 'invalid price' });
+    }
+    const { changed } = await withTenant(db, user.tenant_id, (trx) => setPrices(trx, user.tenant_id, id, [{ country, currency, amount: amount! }]));
+    await audit(ctx, 'set_price', 'ok', { product_id: id, country, currency, amount_minor: amount });
+    await renderProduct(ctx, id, { notice: changed ? `Price for ${country} set to ${formatMinorAmount(amount, currency)}.` : `${country} already costs ${formatMinorAmount(amount, currency)}; nothing changed.` });
+  });
+
+  return r;
+}

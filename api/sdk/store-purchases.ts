@@ -1,0 +1,103 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import { connectionForApp, listConnectionsSafe, type SafeConnection } from '../../db/connections';
+import { withTenant } from '../../db/tenant-tx';
+import { speakingConnection } from '../../domain/connection-choice';
+import { registerStorePurchase } from '../../temporal/workflow-starts';
+import { assertNoNulBytes } from '../body-rules';
+import { ApiError, invalidRequest } from '../errors';
+import { within } from '../health';
+import { readJsonObject } from '../json-body';
+import type { Services } from '../services';
+import { admitPublishable } from './auth';
+import { subscriberView } from './subscriber';
+
+const appUserId = z.string().min(1, 'must be 1–200 characters').max(200, 'must be 1–200 characters');
+const storeId = z.string().trim().min(1, 'is required').max(200, 'is too long');
+
+/**
+ * What the SDK sends after a store purchase. Android also sends `plan_id` and `order_id`: both
+ * are accepted and not trusted (the store's own answer is what counts).
+ */
+export const storePurchaseBody = z.discriminatedUnion('provider', [
+  z.object({
+    app_user_id: appUserId,
+    provider: z.literal('store_android'),
+    product_id: storeId,
+    purchase_token: z.string().min(1, 'is required').max(4096, 'is too long'),
+    plan_id: z.string().max(200).optional(),
+    order_id: z.string().max(200).optional(),
+  }),
+  z.object({
+    app_user_id: appUserId,
+    provider: z.literal('store_ios'),
+    signed_transaction: z.string().max(65_536, 'is too long').regex(/^[\w-]+\.[\w-]+\.[\w-]+$/, 'must be the compact JWS StoreKit gives the app (jwsRepresentation)'),
+  }),
+]);
+
+/** How long the client is kept waiting; the workflow carries on, and a retry joins it. */
+const WAIT_MS = 25_000;
+
+function firstIssue(error: z.ZodError): ApiError {
+  const issue = error.issues[0];
+  const param = issue.path.length ? issue.path.join('.') : undefined;
+  const what = issue.code === 'invalid_union' && param === 'provider'
+    ? 'provider must be one of store_android, store_ios'
+    : `${param ?? 'body'} ${issue.code === 'invalid_type' && /undefined/.test(issue.message) ? 'is required' : issue.message}`;
+  return invalidRequest(what, param);
+}
+
+async function storeConnection(services: Services, tenantId: string, appId: string, provider: 'store_android' | 'store_ios'): Promise<SafeConnection | undefined> {
+  return withTenant(services.db, tenantId, async (trx) => (await connectionForApp(trx, appId, provider)) ?? speakingConnection(await listConnectionsSafe(trx, { provider })));
+}
+
+/**
+ * POST /v1/sdk/store-purchases: register a store purchase for an app user and answer the app
+ * user's entitlements (the shape of GET /v1/sdk/subscribers/{id}) once they are reconciled.
+ * The registration itself is a workflow (workflows/store-purchase.ts); this route validates,
+ * picks the app's store connection and waits for the workflow's verdict.
+ */
+export function registerStorePurchaseRoute(router: Router, services: Services): void {
+  router.post('/store-purchases', async (ctx) => {
+    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.get('authorization') || undefined);
+    ctx.state.tenantId = principal.tenantId;
+    ctx.set(rateHeaders);
+    const raw = await readJsonObject(ctx);
+    assertNoNulBytes(raw);
+    const parsed = storePurchaseBody.safeParse(raw);
+    if (!parsed.success) throw firstIssue(parsed.error);
+    const body = parsed.data;
+
+    const conn = await storeConnection(services, principal.tenantId, principal.appId, body.provider);
+    if (!conn || !conn.is_active) throw invalidRequest(`This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`, 'provider');
+    if (!(principal.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
+      throw invalidRequest(`The ${body.provider} connection has no ${principal.mode} credential to read purchases with; enter it in the dashboard (Providers).`, 'provider');
+    }
+    if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Purchase registration is unavailable; retry.', {}, { 'Retry-After': '5' });
+
+    const client = services.temporal.client;
+    let result;
+    try {
+      result = await within(
+        WAIT_MS,
+        client.withDeadline(Date.now() + WAIT_MS, () =>
+          registerStorePurchase(client, services.config.taskQueue, {
+            tenantId: principal.tenantId,
+            provider: body.provider,
+            connectionId: conn.id,
+            mode: principal.mode,
+            appUserId: body.app_user_id,
+            ...(body.provider === 'store_android' ? { purchaseToken: body.purchase_token, storeProductId: body.product_id } : { signedTransaction: body.signed_transaction }),
+          }),
+        ),
+      );
+    } catch {
+      // Still running or not started: the same request again joins or starts the same workflow.
+      throw new ApiError(503, 'temporarily_unavailable', 'The purchase is being registered; retry shortly.', {}, { 'Retry-After': '2' });
+    }
+    if (!result.ok) throw new ApiError(result.status, result.error, result.detail, {}, result.status === 503 ? { 'Retry-After': '5' } : {});
+    // Joined a run another app user started for the same token: theirs.
+    if (result.app_user_id !== body.app_user_id) throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
+    ctx.body = await subscriberView(services.db, principal, body.app_user_id);
+  });
+}

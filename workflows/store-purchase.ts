@@ -1,0 +1,118 @@
+import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { StoreProvider } from '../activities/store-purchases';
+import type { CanonicalEventKind } from '../domain/events';
+import type { Mode } from '../domain/providers';
+import { registrationRefusal, type RegistrationRefusal } from '../domain/store-purchase';
+import type { EntitlementState } from '../domain/entitlement';
+
+// The client waits on a registration: a store that stays down is answered 503 after a few tries.
+const { readStorePurchase: readForClient, acknowledgeStorePurchase } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '300 milliseconds', maximumInterval: '2 seconds', maximumAttempts: 3 },
+});
+// A notification has no one waiting: its re-read retries until the store answers.
+const { readStorePurchase: readForNotification } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+const { claimStorePurchase, reconcileStorePurchase, failStoreDeliveries } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
+
+export interface RegisterStorePurchaseInput {
+  tenantId: string;
+  provider: StoreProvider;
+  connectionId: string;
+  /** The publishable key's mode: pk_test_ registers sandbox purchases only, pk_live_ real ones only. */
+  mode: Mode;
+  appUserId: string;
+  /** Android: the purchase token and the Play product the client names. */
+  purchaseToken?: string;
+  storeProductId?: string;
+  /** iOS: the signed transaction StoreKit handed the device. */
+  signedTransaction?: string;
+}
+
+export type RegisterStorePurchaseResult =
+  | { ok: true; app_user_id: string; is_sandbox: boolean; state: EntitlementState | null }
+  | ({ ok: false } & RegistrationRefusal);
+
+const unavailable = (err: unknown): RegisterStorePurchaseResult => {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  const reason = cause instanceof ApplicationFailure ? cause.message : 'the store did not answer';
+  return { ok: false, status: 503, error: 'store_unavailable', detail: `Could not reach the store's server API (${reason}); retry.` };
+};
+
+/**
+ * `POST /v1/sdk/store-purchases` (workflow id `store-purchase-<provider>-<hash of tenant and
+ * token>`): re-read the purchase from the store, refuse what the key may not register or another
+ * app user owns, claim the token for this app user, acknowledge it at the store, and write the
+ * subscription and entitlement from the store's answer. A repeat by the same user runs the same
+ * steps again and ends in the same rows.
+ */
+export async function registerStorePurchaseWorkflow(input: RegisterStorePurchaseInput): Promise<RegisterStorePurchaseResult> {
+  const base = { tenantId: input.tenantId, provider: input.provider, connectionId: input.connectionId };
+  let got;
+  try {
+    got = await readForClient({
+      ...base,
+      mode: input.mode,
+      purchaseId: input.purchaseToken,
+      storeProductId: input.storeProductId,
+      signedTransaction: input.signedTransaction,
+      appUserId: input.appUserId,
+    });
+  } catch (err) {
+    return unavailable(err);
+  }
+  if (!got.ok) return { ok: false, ...got.refusal };
+  const { read } = got;
+  const refusal = registrationRefusal(read, input.mode, got.caller_store_user ?? input.appUserId);
+  if (refusal) return { ok: false, ...refusal };
+
+  const { owner } = await claimStorePurchase({ tenantId: input.tenantId, provider: input.provider, purchaseId: read.purchase_id, appUserId: input.appUserId });
+  if (owner !== input.appUserId) {
+    return { ok: false, status: 409, error: 'purchase_token_reused', detail: 'This purchase is already registered to another app user.' };
+  }
+  if (!read.acknowledged) {
+    try {
+      await acknowledgeStorePurchase({ ...base, mode: input.mode, purchaseId: read.purchase_id, storeProductId: read.store_product_id });
+    } catch (err) {
+      // The purchase is the user's either way; an unacknowledged one is refunded by Play, and its RTDN revokes it here.
+      log.warn('acknowledgement failed; the entitlement is written from the store answer', { error: String((err as Error).message) });
+    }
+  }
+  const r = await reconcileStorePurchase({ tenantId: input.tenantId, provider: input.provider, read, owner, hint: null, eventIds: [] });
+  return { ok: true, app_user_id: owner, is_sandbox: read.is_sandbox, state: r.state };
+}
+
+export interface StoreNotificationInput {
+  tenantId: string;
+  provider: StoreProvider;
+  connectionId: string;
+  /** iOS: the notification's environment; Android: null (RTDN carries none; the live credential sees every purchase). */
+  mode: Mode | null;
+  eventId: string;
+  kind: CanonicalEventKind;
+  /** Play purchase token or App Store original transaction id the notification names. */
+  purchaseId: string;
+}
+
+/**
+ * One verified store notification (`store-notification-<provider>-<event id>`): a hint that a
+ * purchase changed. The purchase is re-read from the store's server API and written from that
+ * answer; the notification's kind only settles what the store cannot say (Play has no
+ * "revoked" state). A purchase the store does not confirm fails the delivery with its reason.
+ */
+export async function storeNotificationWorkflow(input: StoreNotificationInput): Promise<{ state: EntitlementState | null }> {
+  const base = { tenantId: input.tenantId, provider: input.provider };
+  const got = await readForNotification({ ...base, connectionId: input.connectionId, mode: input.mode, purchaseId: input.purchaseId });
+  if (!got.ok) {
+    await failStoreDeliveries({ ...base, eventIds: [input.eventId], reason: `${got.refusal.error}: ${got.refusal.detail}` });
+    return { state: null };
+  }
+  const r = await reconcileStorePurchase({ ...base, read: got.read, owner: null, hint: input.kind, eventIds: [input.eventId] });
+  return { state: r.state };
+}
