@@ -5,7 +5,6 @@ import { dashboardHome } from './dashboard-home';
 import { dashboardPages } from './dashboard';
 import { v1Fallthrough } from './fallthrough';
 import { webhookReceiver } from './webhooks/receiver';
-import { sdkRouter } from './sdk/router';
 import { toolServer } from './tools/server';
 import { healthRoutes } from './health';
 import { errorHandler, requestContext } from './middleware';
@@ -13,8 +12,7 @@ import { OPERATIONS } from './operations';
 import { buildOpenApi } from './openapi';
 import { restRouter } from './rest';
 import type { Services } from './services';
-import { sdkCors } from './sdk/cors';
-import { sdkCheckoutRouter } from './sdk/routes';
+import { mountSdk } from './sdk/mount';
 
 function base(services: Services, log: Logger): Koa {
   const app = new Koa();
@@ -48,11 +46,7 @@ function mountV1(app: Koa, services: Services): void {
 export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log);
   // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
-  app.use(sdkCors());
-  const sdkCheckout = sdkCheckoutRouter(services);
-  app.use(sdkCheckout.routes()).use(sdkCheckout.allowedMethods());
-  const sdk = sdkRouter(services);
-  app.use(sdk.routes());
+  mountSdk(app, services);
   mountV1(app, services);
   return app;
 }
@@ -64,6 +58,7 @@ export function createDashboardApp(services: Services, log: Logger, extra: Koa.M
   app.use(webhookReceiver(services));
   app.use(dashboardPages(services));
   for (const mw of extra) app.use(mw);
+  mountSdk(app, services);
   mountV1(app, services);
   return app;
 }

@@ -15,6 +15,7 @@ export function v1Fallthrough(router: Router, db: Knex): Koa.Middleware {
     await next();
     if (ctx.body !== undefined || ctx.status !== 404) return;
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return;
+    if (ctx.path === '/v1/sdk' || ctx.path.startsWith('/v1/sdk/')) return; // client endpoints answer their own (api/sdk/mount.ts)
     await verifyKey(db, ctx.headers, ctx.req.rawHeaders);
     const allowed = new Set<string>();
     for (const layer of router.match(ctx.path, ctx.method).path) for (const m of layer.methods) allowed.add(m);

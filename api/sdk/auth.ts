@@ -17,8 +17,19 @@ const invalidKey = (detail: string) =>
  * Client endpoints take a publishable key only. A secret key is refused loudly, so nobody
  * ships one inside an app; the tenant's rate-limit bucket is the same one the API draws from.
  */
-export async function admitPublishable(db: Knex, authorization: string | undefined): Promise<{ principal: AppPrincipal; rateHeaders: Record<string, string> }> {
-  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+export async function admitPublishable(db: Knex, rawHeaders: readonly string[]): Promise<{ principal: AppPrincipal; rateHeaders: Record<string, string> }> {
+  const principal = await identifyPublishable(db, rawHeaders);
+  const decision = await takeToken(db, principal.tenantId);
+  if (!decision.allowed) throw rateLimited(decision);
+  return { principal, rateHeaders: rateHeaders(decision) };
+}
+
+/** The app behind a publishable key, or 401; spends nothing (refusals elsewhere use it as is). */
+export async function identifyPublishable(db: Knex, rawHeaders: readonly string[]): Promise<AppPrincipal> {
+  // Node keeps only the first of repeated Authorization headers; two of them make a malformed request, as on /v1.
+  const authorizations = rawHeaders.flatMap((v, i) => (i % 2 === 1 && rawHeaders[i - 1].toLowerCase() === 'authorization' ? [v] : []));
+  if (authorizations.length > 1) throw invalidKey('Send exactly one Authorization header.');
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(authorizations[0] ?? '')?.[1];
   if (!token) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
   if (token.startsWith('sk_')) throw invalidKey('Secret keys are refused on client endpoints: never ship one in an app. Use the app’s publishable key (pk_test_… or pk_live_…).');
   const m = PK_RE.exec(token);
@@ -26,7 +37,5 @@ export async function admitPublishable(db: Knex, authorization: string | undefin
   const mode = m[1] as 'test' | 'live';
   const app = await db('apps').where(mode === 'test' ? { publishable_key_test: token } : { publishable_key_live: token }).first('id', 'tenant_id');
   if (!app) throw invalidKey('Unknown publishable key.');
-  const decision = await takeToken(db, app.tenant_id);
-  if (!decision.allowed) throw rateLimited(decision);
-  return { principal: { tenantId: app.tenant_id, appId: app.id, mode }, rateHeaders: rateHeaders(decision) };
+  return { tenantId: app.tenant_id, appId: app.id, mode };
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { WEB_PROVIDERS, isProvider } from '../../domain/providers';
 import { withTenant } from '../../db/tenant-tx';
+import { assertNoNulBytes } from '../body-rules';
 import { ApiError } from '../errors';
 import type { AppPrincipal as SdkPrincipal } from './auth';
 
@@ -14,6 +15,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * store purchases to the device's store), so they are refused here.
  */
 export async function checkoutLink(db: Knex, who: SdkPrincipal, query: Record<string, unknown>) {
+  assertNoNulBytes(query); // Postgres refuses NUL in text: a client mistake, named, not a 500
   const planId = typeof query.plan_id === 'string' ? query.plan_id.trim() : '';
   if (!planId) throw new ApiError(400, 'invalid_request', 'plan_id is required.', { param: 'plan_id' });
   if (planId.length > 200) throw new ApiError(400, 'invalid_request', 'plan_id is too long.', { param: 'plan_id' });

@@ -10,7 +10,7 @@ export function sdkRouter(services: Services): Router {
   const router = new Router({ prefix: '/v1/sdk' });
 
   router.get('/subscribers/:appUserId', async (ctx) => {
-    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.get('authorization') || undefined);
+    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders);
     ctx.set(rateHeaders);
     const appUserId = ctx.params.appUserId;
     if (!appUserId || appUserId.length > 200 || appUserId.includes('\u0000')) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');

@@ -59,7 +59,7 @@ async function storeConnection(services: Services, tenantId: string, appId: stri
  */
 export function registerStorePurchaseRoute(router: Router, services: Services): void {
   router.post('/store-purchases', async (ctx) => {
-    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.get('authorization') || undefined);
+    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders);
     ctx.state.tenantId = principal.tenantId;
     ctx.set(rateHeaders);
     const raw = await readJsonObject(ctx);
