@@ -1,39 +1,51 @@
+import crypto from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { KIND_ATTR, TENANT_ATTR } from './search-attributes';
-import type { TrialInput } from '../workflows/subscription-trial';
-import type { ProbeOutcome } from '../workflows/probe-providers';
+import type { SearchAttributePair } from '@temporalio/common';
+import type { SyncTarget } from '../db/sync-facts';
+import type { LifecycleEvent } from '../domain/subscription';
+import { customerLifecycleWorkflow, lifecycleEventsSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
+import { probeProvidersWorkflow, type ProbeOutcome } from '../workflows/probe-providers';
+import { retireProductWorkflow, type RetireResult } from '../workflows/retire-product';
+import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type RegisterStorePurchaseInput, type RegisterStorePurchaseResult, type StoreNotificationInput } from '../workflows/store-purchase';
+import { subscriptionTrialWorkflow, type TrialInput } from '../workflows/subscription-trial';
+import { driftSnapshotWorkflow, syncRunWorkflow, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
+import { KIND_ATTR, PROVIDER_ATTR, TENANT_ATTR } from './search-attributes';
 
-/** Readable workflow ids, so operators find runs in the Temporal UI. */
+/**
+ * Every workflow the service starts, by function reference, with a readable id and the
+ * search attributes (tenant, kind, and provider where there is one) operators filter on in the
+ * Temporal UI (docs/operations.md).
+ */
+function attributes(kind: string, tenantId: string, provider?: string): SearchAttributePair[] {
+  return [
+    { key: TENANT_ATTR, value: tenantId },
+    { key: KIND_ATTR, value: kind },
+    ...(provider ? [{ key: PROVIDER_ATTR, value: provider }] : []),
+  ];
+}
+
+// ── Trials and provider probes.
 export const trialWorkflowId = (subscriptionId: string) => `subscription-trial-${subscriptionId}`;
 
 export async function startTrialTimer(client: Client, taskQueue: string, input: TrialInput) {
-  return client.workflow.start('subscriptionTrialWorkflow', {
+  return client.workflow.start(subscriptionTrialWorkflow, {
     taskQueue,
     workflowId: trialWorkflowId(input.subscriptionId),
     args: [input],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: input.tenantId },
-      { key: KIND_ATTR, value: 'subscription-trial' },
-    ],
+    typedSearchAttributes: attributes('subscription-trial', input.tenantId),
   });
 }
 
 export async function runProviderProbe(client: Client, taskQueue: string, tenantId: string, probeId: string): Promise<ProbeOutcome[]> {
-  return client.workflow.execute('probeProvidersWorkflow', {
+  return client.workflow.execute(probeProvidersWorkflow, {
     taskQueue,
     workflowId: `probe-providers-${tenantId}-${probeId}`,
     args: [{ tenantId }],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: tenantId },
-      { key: KIND_ATTR, value: 'probe-providers' },
-    ],
+    typedSearchAttributes: attributes('probe-providers', tenantId),
   });
 }
 
-// ── Sync: drift snapshots and sync runs, started by function reference.
-import { driftSnapshotWorkflow, syncRunWorkflow, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
-import type { SyncTarget } from '../db/sync-facts';
-
+// ── Sync: drift snapshots and sync runs.
 export const syncWorkflowId = (kind: SyncRunInput['kind'], runId: string) => (kind === 'sync' ? `sync-${runId}` : `product-sync-${runId}`);
 
 export async function readDriftSnapshots(client: Client, taskQueue: string, tenantId: string, readId: string, targets: SyncTarget[]): Promise<SnapshotOutcome[]> {
@@ -41,10 +53,7 @@ export async function readDriftSnapshots(client: Client, taskQueue: string, tena
     taskQueue,
     workflowId: `drift-${tenantId}-${readId}`,
     args: [{ tenantId, targets }],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: tenantId },
-      { key: KIND_ATTR, value: 'drift' },
-    ],
+    typedSearchAttributes: attributes('drift', tenantId),
   });
 }
 
@@ -53,36 +62,14 @@ export async function startSyncRun(client: Client, taskQueue: string, input: Syn
     taskQueue,
     workflowId: syncWorkflowId(input.kind, input.runId),
     args: [input],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: input.tenantId },
-      { key: KIND_ATTR, value: input.kind },
-    ],
+    typedSearchAttributes: attributes(input.kind, input.tenantId),
   });
 }
 
 // ── Customer lifecycles: one entity workflow per provider customer, fed by signal-with-start.
-import { customerLifecycleWorkflow, lifecycleEventSignal, lifecycleEventsSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
-import type { LifecycleEvent } from '../domain/subscription';
-import { PROVIDER_ATTR } from './search-attributes';
-
 export const lifecycleWorkflowId = (provider: string, customerKey: string) => `customer-${provider}-${customerKey}`;
 
-export async function signalLifecycle(client: Client, taskQueue: string, input: LifecycleInput, event: LifecycleEvent) {
-  return client.workflow.signalWithStart(customerLifecycleWorkflow, {
-    taskQueue,
-    workflowId: lifecycleWorkflowId(input.provider, input.customerKey),
-    args: [input],
-    signal: lifecycleEventSignal,
-    signalArgs: [event],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: input.tenantId },
-      { key: PROVIDER_ATTR, value: input.provider },
-      { key: KIND_ATTR, value: 'customer-lifecycle' },
-    ],
-  });
-}
-
-/** Several events of one customer in one signal-with-start (the webhook outbox's batches). */
+/** The events of one customer in one signal-with-start (the webhook outbox hands them over in batches). */
 export async function signalLifecycleBatch(client: Client, taskQueue: string, input: LifecycleInput, events: LifecycleEvent[]) {
   return client.workflow.signalWithStart(customerLifecycleWorkflow, {
     taskQueue,
@@ -90,33 +77,21 @@ export async function signalLifecycleBatch(client: Client, taskQueue: string, in
     args: [input],
     signal: lifecycleEventsSignal,
     signalArgs: [events],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: input.tenantId },
-      { key: PROVIDER_ATTR, value: input.provider },
-      { key: KIND_ATTR, value: 'customer-lifecycle' },
-    ],
+    typedSearchAttributes: attributes('customer-lifecycle', input.tenantId, input.provider),
   });
 }
 
 // ── Product retirement.
-import { retireProductWorkflow, type RetireResult } from '../workflows/retire-product';
-
 export async function runRetirement(client: Client, taskQueue: string, input: { tenantId: string; productId: string; stores: SyncTarget[] }): Promise<RetireResult> {
   return client.workflow.execute(retireProductWorkflow, {
     taskQueue,
     workflowId: `retire-${input.productId}`,
     args: [input],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: input.tenantId },
-      { key: KIND_ATTR, value: 'retire' },
-    ],
+    typedSearchAttributes: attributes('retire', input.tenantId),
   });
 }
 
-// ── Store purchases: registration (the SDK waits for it) and notifications, started by function reference.
-import crypto from 'node:crypto';
-import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type RegisterStorePurchaseInput, type RegisterStorePurchaseResult, type StoreNotificationInput } from '../workflows/store-purchase';
-
+// ── Store purchases: registration (the SDK waits for it) and notifications.
 const digest = (...parts: string[]) => crypto.createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
 
 /**
@@ -131,11 +106,7 @@ export async function registerStorePurchase(client: Client, taskQueue: string, i
     workflowId: storePurchaseWorkflowId(input.tenantId, input.provider, input.purchaseToken ?? input.signedTransaction ?? ''),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: input.tenantId },
-      { key: PROVIDER_ATTR, value: input.provider },
-      { key: KIND_ATTR, value: 'store-purchase' },
-    ],
+    typedSearchAttributes: attributes('store-purchase', input.tenantId, input.provider),
   });
 }
 
@@ -148,10 +119,6 @@ export async function startStoreNotification(client: Client, taskQueue: string, 
     workflowId: storeNotificationWorkflowId(input.provider, input.eventId),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
-    typedSearchAttributes: [
-      { key: TENANT_ATTR, value: input.tenantId },
-      { key: PROVIDER_ATTR, value: input.provider },
-      { key: KIND_ATTR, value: 'store-notification' },
-    ],
+    typedSearchAttributes: attributes('store-notification', input.tenantId, input.provider),
   });
 }
