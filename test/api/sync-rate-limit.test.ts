@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { startAllEmulators } from '../../emulators/registry';
-import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { RATE_LIMITS } from '../../domain/rate-limits';
 import { createEmulatorAccount } from '../../seed/demo-providers';
+import { useEmulatorStack } from '../helpers/emulator-stack';
 import { generateMasterKey } from '../../providers/vault';
 import { testDb } from '../helpers/db';
-import { call, newTenant, startApi } from '../helpers/api';
-import { startTestWorker } from '../helpers/temporal';
+import { call, newTenant } from '../helpers/api';
 import { controlFor } from '../helpers/emulator-control';
 
 /**
@@ -18,18 +16,16 @@ import { controlFor } from '../helpers/emulator-control';
  * the real Temporal server. The emulator's counters say what it saw.
  */
 describe('sync under provider rate limits', () => {
-  let emulators: Record<ProviderId, RunningEmulator>;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let api: Awaited<ReturnType<typeof startApi>>;
   const masterKey = generateMasterKey();
-  const control = (p: ProviderId) => controlFor(() => emulators[p].url, { strict: true });
+  const stack = useEmulatorStack(masterKey);
+  const control = (p: ProviderId) => controlFor(() => stack.emulators[p].url, { strict: true });
 
   /** A tenant connected to one provider in test mode only, with `n` priced products. */
   async function tenantWith(provider: ProviderId, n: number) {
     const t = await newTenant(`rl-${provider}`);
     await withTenant(testDb(), t.tenant_id, async (trx) => {
-      const acct = await createEmulatorAccount(emulators[provider].url);
-      await createConnection(trx, worker.vault, { provider, account_ref: acct.account, credentials: { test: acct.credentials.test }, webhook_secret: acct.webhook_secret || null });
+      const acct = await createEmulatorAccount(stack.emulators[provider].url);
+      await createConnection(trx, stack.worker.vault, { provider, account_ref: acct.account, credentials: { test: acct.credentials.test }, webhook_secret: acct.webhook_secret || null });
       for (let i = 0; i < n; i++) {
         const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: `sku_${i}`, name: `Product ${i}`, tier: 'monthly' }).returning('id');
         await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 499 + i });
@@ -39,22 +35,11 @@ describe('sync under provider rate limits', () => {
   }
 
   async function drain(secret: string) {
-    const report = await call(api.apiUrl, '/sync', secret);
+    const report = await call(stack.api.apiUrl, '/sync', secret);
     expect(report.status).toBe(200);
-    return call(api.apiUrl, '/sync', secret, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    return call(stack.api.apiUrl, '/sync', secret, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
   }
 
-  beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
-    worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
-    api = await startApi({ config: { ...worker.config } });
-  });
-  afterAll(async () => {
-    await api?.close();
-    await worker?.stop();
-    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
-  });
 
   it('psp_a at its documented test-mode limit (25 a second): the sync completes with no failure, never more than the limit got through, and (almost) no call was refused', async () => {
     const t = await tenantWith('psp_a', 12);
@@ -88,7 +73,7 @@ describe('sync under provider rate limits', () => {
       const seen = await control('psp_c')('GET', '/rate-limit');
       expect(seen.limited).toBeGreaterThan(0);
       for (const s of seen.scopes) expect(s.peak_in_window).toBeLessThanOrEqual(6);
-      const events = await call(api.apiUrl, `/sync/events?run_id=${run.body.run_id}`, t.secret_key);
+      const events = await call(stack.api.apiUrl, `/sync/events?run_id=${run.body.run_id}`, t.secret_key);
       expect(events.body.data.map((e: any) => [e.provider, e.status])).toEqual([['psp_c', 'succeeded']]);
     } finally {
       await control('psp_c')('DELETE', '/rate-limit');
@@ -100,14 +85,14 @@ describe('sync under provider rate limits', () => {
       await control(p)('POST', '/rate-limit', { limit: 1, window_ms: 60_000 });
     }
     try {
-      const acctB = await createEmulatorAccount(emulators.psp_b.url);
-      const b = (await Promise.all([1, 2].map(() => fetch(`${emulators.psp_b.url}/products`, { headers: { authorization: `Bearer ${acctB.credentials.test.api_key}` } })))).find((r) => r.status === 429)!;
+      const acctB = await createEmulatorAccount(stack.emulators.psp_b.url);
+      const b = (await Promise.all([1, 2].map(() => fetch(`${stack.emulators.psp_b.url}/products`, { headers: { authorization: `Bearer ${acctB.credentials.test.api_key}` } })))).find((r) => r.status === 429)!;
       expect(Number(b.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await b.json()).toMatchObject({ error: { type: 'api_error', code: 'too_many_requests' } });
 
-      const acctC = await createEmulatorAccount(emulators.psp_c.url);
+      const acctC = await createEmulatorAccount(stack.emulators.psp_c.url);
       const basic = `Basic ${Buffer.from(`${acctC.credentials.test.key_id}:${acctC.credentials.test.key_secret}`).toString('base64')}`;
-      const c = (await Promise.all([1, 2].map(() => fetch(`${emulators.psp_c.url}/v1/items`, { headers: { authorization: basic } })))).find((r) => r.status === 429)!;
+      const c = (await Promise.all([1, 2].map(() => fetch(`${stack.emulators.psp_c.url}/v1/items`, { headers: { authorization: basic } })))).find((r) => r.status === 429)!;
       expect(Number(c.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await c.json()).toMatchObject({ error: { code: 'BAD_REQUEST_ERROR', description: 'Too many requests' } });
     } finally {

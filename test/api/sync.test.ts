@@ -1,16 +1,14 @@
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { startAllEmulators } from '../../emulators/registry';
-import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { connectDemoProviders, createEmulatorAccount } from '../../seed/demo-providers';
 import { seedDemoTenant } from '../../seed/demo';
+import { useEmulatorStack } from '../helpers/emulator-stack';
 import { generateMasterKey } from '../../providers/vault';
 import { testDb } from '../helpers/db';
-import { call, newTenant, refill, startApi } from '../helpers/api';
-import { startTestWorker } from '../helpers/temporal';
+import { call, newTenant, refill } from '../helpers/api';
 
 /**
  * The drift report and the confirm-count gate against the five emulators, a real worker and
@@ -18,15 +16,13 @@ import { startTestWorker } from '../helpers/temporal';
  * every refusal: a refused sync writes nothing anywhere.
  */
 describe('drift report and sync gate', () => {
-  let emulators: Record<ProviderId, RunningEmulator>;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let api: Awaited<ReturnType<typeof startApi>>;
   const masterKey = generateMasterKey();
+  const stack = useEmulatorStack(masterKey);
 
   const state = async () =>
-    Object.fromEntries(await Promise.all(PROVIDERS.map(async (p) => [p, await (await fetch(`${emulators[p].url}/__control/state`)).json()])));
+    Object.fromEntries(await Promise.all(PROVIDERS.map(async (p) => [p, await (await fetch(`${stack.emulators[p].url}/__control/state`)).json()])));
   const fault = (p: ProviderId, body: unknown) =>
-    fetch(`${emulators[p].url}/__control/faults`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    fetch(`${stack.emulators[p].url}/__control/faults`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
   const runRows = async (tenantId: string) => ({
     runs: Number((await testDb()('sync_runs').where({ tenant_id: tenantId }).count({ n: '*' }).first())!.n),
     events: Number((await testDb()('sync_events').where({ tenant_id: tenantId }).count({ n: '*' }).first())!.n),
@@ -37,8 +33,8 @@ describe('drift report and sync gate', () => {
     const t = await newTenant(name);
     await withTenant(testDb(), t.tenant_id, async (trx) => {
       for (const provider of PROVIDERS) {
-        const acct = await createEmulatorAccount(emulators[provider].url);
-        await createConnection(trx, worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
+        const acct = await createEmulatorAccount(stack.emulators[provider].url);
+        await createConnection(trx, stack.worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
       }
       for (const [sku, tier, monthly] of [['pro_monthly', 'monthly', 999], ['pro_annual', 'annual', 8999]] as const) {
         const [p] = await trx('products')
@@ -52,21 +48,10 @@ describe('drift report and sync gate', () => {
     return t;
   }
 
-  beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
-    worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
-    api = await startApi({ config: { ...worker.config } });
-  });
-  afterAll(async () => {
-    await api?.close();
-    await worker?.stop();
-    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
-  });
 
   it('the report lists every divergence; a sync drains the automatable ones; a second run has nothing to do', async () => {
     const t = await connectedTenant('drain');
-    const report = await call(api.apiUrl, '/sync', t.secret_key);
+    const report = await call(stack.api.apiUrl, '/sync', t.secret_key);
     expect(report.status).toBe(200);
     expect(report.body.confirm_count).toBe(report.body.findings.length);
     const kinds = new Set(report.body.findings.map((f: any) => f.kind));
@@ -75,29 +60,29 @@ describe('drift report and sync gate', () => {
     expect(report.body.findings.filter((f: any) => f.kind === 'product-missing-at-provider')).toHaveLength(16);
     expect(report.body.findings.find((f: any) => f.kind === 'missing-currency-for-country')).toMatchObject({ subject: 'product:pro_annual', automatable: false });
 
-    const run = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    const run = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({ ok: true, synced: 16, failed: [], skipped: [] });
     expect(run.body.priced_locales).toBeGreaterThan(0);
     expect(run.body.needs_human.map((f: any) => f.kind).sort()).toEqual(['missing-currency-for-country', 'paywall-not-published']);
     expect(run.headers.get('link')).toContain(`/workflows/sync-${run.body.run_id}`);
 
-    const events = await call(api.apiUrl, `/sync/events?run_id=${run.body.run_id}`, t.secret_key);
+    const events = await call(stack.api.apiUrl, `/sync/events?run_id=${run.body.run_id}`, t.secret_key);
     expect(events.body.data.map((e: any) => e.provider).sort()).toEqual([...PROVIDERS].sort());
     expect(events.body.data.every((e: any) => e.status === 'succeeded')).toBe(true);
 
-    const audit = await call(api.apiUrl, '/audit?action=sync.run', t.secret_key);
+    const audit = await call(stack.api.apiUrl, '/audit?action=sync.run', t.secret_key);
     expect(audit.body.data[0]).toMatchObject({ actor_type: 'api_key', outcome: 'ok', detail: { run_id: run.body.run_id } });
 
-    const after = await call(api.apiUrl, '/sync', t.secret_key);
+    const after = await call(stack.api.apiUrl, '/sync', t.secret_key);
     expect(after.body.findings.every((f: any) => !f.automatable)).toBe(true);
     expect(after.body.confirm_count).toBe(2);
-    const products = await call(api.apiUrl, '/products', t.secret_key);
+    const products = await call(stack.api.apiUrl, '/products', t.secret_key);
     expect(products.body.data.every((p: any) => p.synced && Object.keys(p.provider_ids).length === 5)).toBe(true);
 
     const before = await state();
     await refill(t.tenant_id);
-    const again = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: 2 }) });
+    const again = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: 2 }) });
     expect(again.status).toBe(200);
     expect(again.body.synced).toBe(0);
     expect(await state()).toEqual(before);
@@ -106,14 +91,14 @@ describe('drift report and sync gate', () => {
   it('the demo tenant: findings of at least four kinds; a sync leaves only what needs a person', async () => {
     const t = await newTenant('demo-like');
     await seedDemoTenant(testDb(), t.tenant_id);
-    expect(await connectDemoProviders(testDb(), { ...worker.config, masterKey }, t.tenant_id)).toEqual([...PROVIDERS]);
-    const report = await call(api.apiUrl, '/sync', t.secret_key);
+    expect(await connectDemoProviders(testDb(), { ...stack.worker.config, masterKey }, t.tenant_id)).toEqual([...PROVIDERS]);
+    const report = await call(stack.api.apiUrl, '/sync', t.secret_key);
     const kinds = new Set(report.body.findings.map((f: any) => f.kind));
     expect(kinds.size).toBeGreaterThanOrEqual(4);
-    const run = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    const run = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
     expect(run.status).toBe(200);
     expect(run.body.failed).toEqual([]);
-    const after = await call(api.apiUrl, '/sync', t.secret_key);
+    const after = await call(stack.api.apiUrl, '/sync', t.secret_key);
     expect(after.body.findings.length).toBeGreaterThan(0);
     expect(after.body.findings.every((f: any) => !f.automatable)).toBe(true);
     expect(new Set(after.body.findings.map((f: any) => f.kind))).toEqual(new Set(['paywall-not-published', 'missing-currency-for-country']));
@@ -122,10 +107,10 @@ describe('drift report and sync gate', () => {
 
   it('the gate refuses a wrong, missing or malformed count, a forbidden field and a concurrent drain, writing nothing anywhere', async () => {
     const t = await connectedTenant('gate');
-    const report = await call(api.apiUrl, '/sync', t.secret_key);
+    const report = await call(stack.api.apiUrl, '/sync', t.secret_key);
     const n = report.body.confirm_count;
     const before = { emulators: await state(), rows: await runRows(t.tenant_id) };
-    const post = (body: string) => call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body });
+    const post = (body: string) => call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body });
 
     const wrong = await post(JSON.stringify({ confirm_count: n + 1 }));
     expect(wrong.status).toBe(409);
@@ -158,15 +143,15 @@ describe('drift report and sync gate', () => {
 
   it('an unreachable provider makes both the report and the drain 503 drift_incomplete, naming it, and nothing is written', async () => {
     const t = await connectedTenant('down');
-    const n = (await call(api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
+    const n = (await call(stack.api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
     await fault('psp_b', { mode: 'down' });
     try {
       const before = { emulators: await state(), rows: await runRows(t.tenant_id) };
-      const report = await call(api.apiUrl, '/sync', t.secret_key);
+      const report = await call(stack.api.apiUrl, '/sync', t.secret_key);
       expect(report.status).toBe(503);
       expect(report.body.error).toBe('drift_incomplete');
       expect(report.body.detail).toContain('psp_b');
-      const run = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }) });
+      const run = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }) });
       expect(run.status).toBe(503);
       expect(run.body.error).toBe('drift_incomplete');
       expect(await state()).toEqual(before.emulators);
@@ -178,12 +163,12 @@ describe('drift report and sync gate', () => {
 
   it('Prefer: respond-async answers 202 with the run id at once; the run completes on its own', async () => {
     const t = await connectedTenant('async');
-    const n = (await call(api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
-    const r = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }), headers: { prefer: 'respond-async' } });
+    const n = (await call(stack.api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
+    const r = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }), headers: { prefer: 'respond-async' } });
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ run_id: expect.any(String), status: 'running' });
     expect(r.headers.get('link')).toContain(`sync-${r.body.run_id}`);
-    const result = await worker.client.workflow.getHandle(`sync-${r.body.run_id}`).result();
+    const result = await stack.worker.client.workflow.getHandle(`sync-${r.body.run_id}`).result();
     expect(result.synced).toBe(16);
     const row = await testDb()('sync_runs').where({ id: r.body.run_id }).first();
     expect(row.status).toBe('succeeded');
@@ -193,7 +178,7 @@ describe('drift report and sync gate', () => {
     const t = await connectedTenant('one');
     const other = await newTenant('one-other');
     const [p] = await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'pro_monthly' }).select('id');
-    const one = await call(api.apiUrl, `/products/${p.id}/sync?provider=psp_a`, t.secret_key, { method: 'POST' });
+    const one = await call(stack.api.apiUrl, `/products/${p.id}/sync?provider=psp_a`, t.secret_key, { method: 'POST' });
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ product_id: p.id, sku: 'pro_monthly', ok: true, synced: 2 });
     expect(one.body.verdicts.map((v: any) => `${v.provider}:${v.mode}`).sort()).toEqual(['psp_a:live', 'psp_a:test']);
@@ -201,20 +186,20 @@ describe('drift report and sync gate', () => {
 
     await fault('psp_c', { mode: 'error', status: 400 });
     try {
-      const all = await call(api.apiUrl, `/products/${p.id}/sync`, t.secret_key, { method: 'POST' });
+      const all = await call(stack.api.apiUrl, `/products/${p.id}/sync`, t.secret_key, { method: 'POST' });
       expect(all.status).toBe(200);
       expect(all.body.ok).toBe(false);
       const failed = all.body.verdicts.filter((v: any) => !v.ok).map((v: any) => v.provider);
       expect(new Set(failed)).toEqual(new Set(['psp_c']));
-      const events = await call(api.apiUrl, `/sync/events?run_id=${all.body.run_id}&status=failed`, t.secret_key);
+      const events = await call(stack.api.apiUrl, `/sync/events?run_id=${all.body.run_id}&status=failed`, t.secret_key);
       expect(events.body.data).toHaveLength(1);
       expect(events.body.data[0].provider).toBe('psp_c');
     } finally {
       await fault('psp_c', null);
     }
 
-    expect((await call(api.apiUrl, `/products/${p.id}/sync`, other.secret_key, { method: 'POST' })).status).toBe(404);
-    const bad = await call(api.apiUrl, `/products/${p.id}/sync?provider=nope`, t.secret_key, { method: 'POST' });
+    expect((await call(stack.api.apiUrl, `/products/${p.id}/sync`, other.secret_key, { method: 'POST' })).status).toBe(404);
+    const bad = await call(stack.api.apiUrl, `/products/${p.id}/sync?provider=nope`, t.secret_key, { method: 'POST' });
     expect(bad.status).toBe(400);
     expect(bad.body.param).toBe('provider');
   });
