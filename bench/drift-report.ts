@@ -23,6 +23,7 @@ import type { ProductSpec, ProviderContext } from '../providers/types';
 import { machine, table, f0 } from './lib/report';
 import { writeGeneratedBlock } from './lib/section';
 import { api, startSyncStack } from './lib/sync-stack';
+import { runBench } from './lib/run';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -113,10 +114,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -16,6 +16,7 @@ import { startDevServer, DEFAULT_SQLITE_PRAGMAS } from '../temporal/dev-server';
 import { freePort } from '../runtime/ports';
 import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as activities from './engine/activities';
+import { runBench } from './lib/run';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -154,4 +155,4 @@ async function main() {
   console.log(section);
 }
 
-main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
+runBench(main);

@@ -17,6 +17,7 @@ import http from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { machine, table, f0, f1 } from './lib/report';
 import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+import { runBench } from './lib/run';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -310,7 +311,4 @@ async function main() {
   console.log(text);
 }
 
-main().then(() => process.exit(0), (e) => {
-  console.error(e);
-  process.exit(1);
-});
+runBench(main);

@@ -17,6 +17,7 @@ import { perSecond, RATE_LIMITS } from '../domain/rate-limits';
 import { machine, table, f1, f2 } from './lib/report';
 import { writeGeneratedBlock } from './lib/section';
 import { api, startSyncStack } from './lib/sync-stack';
+import { runBench } from './lib/run';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -93,10 +94,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -33,6 +33,7 @@ import { machine, table, f0, f1, f2 } from './lib/report';
 import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as engineActivities from './engine/activities';
+import { runBench } from './lib/run';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name: string, dflt: string) => {
@@ -309,7 +310,4 @@ async function main() {
   console.log(text);
 }
 
-main().then(() => process.exit(0), (e) => {
-  console.error(e);
-  process.exit(1);
-});
+runBench(main);
