@@ -48,6 +48,20 @@ function refusalOf(err: ProviderRejectedError, provider: StoreProvider): Registr
 }
 
 export function createStorePurchaseActivities({ db, config, vault, adapters }: ActivityDeps) {
+  /**
+   * The store's server API as this connection sees it, in `mode`; null picks the live credential
+   * when the connection has one (Play shows it every purchase), else test. Not paced: purchase
+   * reads are not the catalogue calls the documented limits count.
+   */
+  async function storeContext(tenantId: string, provider: StoreProvider, connectionId: string, mode: Mode | null): Promise<ProviderContext> {
+    return withTenant(db, tenantId, async (trx) => {
+      const conn = await trx('provider_connections').where({ id: connectionId }).first('account_ref', 'credential_live_enc');
+      if (!conn) throw new ConnectionError('not_found', 'no such provider connection');
+      const m: Mode = mode ?? (conn.credential_live_enc ? 'live' : 'test');
+      return { baseUrl: config.providerBaseUrls[provider], mode: m, credential: await loadCredential(trx, vault, connectionId, m), accountRef: conn.account_ref };
+    });
+  }
+
   return {
     /**
      * Re-read a purchase from the store's server API with the tenant's credential: the client's
@@ -58,13 +72,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       const adapter = adapters[input.provider];
       let ctx: ProviderContext;
       try {
-        ctx = await withTenant(db, input.tenantId, async (trx) => {
-          const conn = await trx('provider_connections').where({ id: input.connectionId }).first('account_ref', 'credential_live_enc');
-          if (!conn) throw new ConnectionError('not_found', 'no such provider connection');
-          const mode: Mode = input.mode ?? (conn.credential_live_enc ? 'live' : 'test');
-          const credential = await loadCredential(trx, vault, input.connectionId, mode);
-          return { baseUrl: config.providerBaseUrls[input.provider], mode, credential, accountRef: conn.account_ref };
-        });
+        ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
       } catch (err) {
         if (err instanceof ConnectionError) return { ok: false, refusal: { status: 400, error: 'invalid_request', detail: `The ${input.provider} connection cannot read purchases: ${err.message}.` } };
         throw err;
@@ -116,10 +124,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
     async acknowledgeStorePurchase(input: { tenantId: string; provider: StoreProvider; connectionId: string; mode: Mode; purchaseId: string; storeProductId: string }): Promise<void> {
       const adapter = adapters[input.provider];
       if (!adapter.acknowledgeStorePurchase) return;
-      const ctx = await withTenant(db, input.tenantId, async (trx) => {
-        const conn = await trx('provider_connections').where({ id: input.connectionId }).first('account_ref');
-        return { baseUrl: config.providerBaseUrls[input.provider], mode: input.mode, credential: await loadCredential(trx, vault, input.connectionId, input.mode), accountRef: conn.account_ref };
-      });
+      const ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
       try {
         await adapter.acknowledgeStorePurchase(ctx, input.purchaseId, input.storeProductId);
       } catch (err) {

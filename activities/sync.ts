@@ -6,7 +6,7 @@ import { credentialModeOf, type RemoteObject } from '../domain/drift';
 import type { Mode } from '../domain/providers';
 import { idempotencyKey } from '../providers/idempotency';
 import { ProviderError } from '../providers/errors';
-import { createPacer } from '../providers/pacing';
+import { createPacer, type Pacer } from '../providers/pacing';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './index';
 import { toActivityFailure } from './provider-failures';
@@ -26,12 +26,15 @@ export interface ProductWriteResult {
  * input or result, so never in Temporal's history. Provider errors become the failures that
  * make the workflow retry (unreachable, rate limited) or record a refusal (rejected).
  */
-export function createSyncActivities({ db, config, vault, adapters, pacer = createPacer() }: ActivityDeps) {
-  /** Every call through this context waits its turn under the provider's documented rate limit. */
-  async function providerContext(tenantId: string, target: SyncTarget): Promise<ProviderContext> {
-    const credential = await withTenant(db, tenantId, (trx) => loadCredential(trx, vault, target.connectionId, target.mode));
-    return { baseUrl: config.providerBaseUrls[target.provider], mode: target.mode, credential, accountRef: target.accountRef, pace: pacer.pace(target.provider, target.mode, target.accountRef) };
-  }
+/** A catalogue context for one target: every call through it waits its turn under the provider's documented rate limit. */
+async function pacedContext({ db, config, vault }: ActivityDeps, pacer: Pacer, tenantId: string, target: SyncTarget): Promise<ProviderContext> {
+  const credential = await withTenant(db, tenantId, (trx) => loadCredential(trx, vault, target.connectionId, target.mode));
+  return { baseUrl: config.providerBaseUrls[target.provider], mode: target.mode, credential, accountRef: target.accountRef, pace: pacer.pace(target.provider, target.mode, target.accountRef) };
+}
+
+export function createSyncActivities(deps: ActivityDeps) {
+  const { db, adapters, pacer = createPacer() } = deps;
+  const providerContext = (tenantId: string, target: SyncTarget) => pacedContext(deps, pacer, tenantId, target);
 
   /** A 429 holds the whole allowance for the provider's delay (1 s when it names none), then the workflow retries. */
   function failure(target: SyncTarget, err: unknown): unknown {
@@ -120,7 +123,9 @@ export function createSyncActivities({ db, config, vault, adapters, pacer = crea
 }
 
 /** Retirement's side effects: stop sales of a product at one store, and deactivate the row. */
-export function createRetireActivities({ db, config, vault, adapters }: ActivityDeps) {
+export function createRetireActivities(deps: ActivityDeps) {
+  const { db, adapters, pacer = createPacer() } = deps;
+  const providerContext = (tenantId: string, target: SyncTarget) => pacedContext(deps, pacer, tenantId, target);
   return {
     async stopSalesAt(input: { tenantId: string; target: SyncTarget; productId: string }): Promise<{ stopped: boolean }> {
       const { tenantId, target } = input;
@@ -130,9 +135,10 @@ export function createRetireActivities({ db, config, vault, adapters }: Activity
       }));
       // Never created at this store: nothing on sale there to stop.
       if (!found.spec || !found.ref) return { stopped: false };
-      const credential = await withTenant(db, tenantId, (trx) => loadCredential(trx, vault, target.connectionId, target.mode));
+      // The same paced context as the sync's writes: retiring talks to the same catalogue API, under the same limit.
+      const ctx = await providerContext(tenantId, target);
       try {
-        await adapters[target.provider].stopSales({ baseUrl: config.providerBaseUrls[target.provider], mode: target.mode, credential, accountRef: target.accountRef }, found.ref.external_id, found.spec);
+        await adapters[target.provider].stopSales(ctx, found.ref.external_id, found.spec);
         return { stopped: true };
       } catch (err) {
         throw toActivityFailure(err);
