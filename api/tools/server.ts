@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { withTenant } from '../../db/tenant-tx';
 import type { Principal } from '../auth';
+import { assertNoNulBytes } from '../body-rules';
 import { ApiError } from '../errors';
 import { admit } from '../gate';
 import { readRawBody } from '../json-body';
@@ -58,6 +59,8 @@ function buildServer(services: Services, principal: Principal, catalog: Map<stri
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
     try {
       let args = (req.params.arguments ?? {}) as Record<string, unknown>;
+      // The REST body rule, before anything reads the arguments (resolving a SKU queries Postgres, which refuses NUL).
+      assertNoNulBytes(args);
       if (tool.names === 'product') args = await resolveProduct(services, principal, args);
       if (typeof args.id === 'string' && tool.names === 'product' && !UUID_RE.test(args.id)) throw new ApiError(404, 'not_found', 'product not found');
       const result = (await executeOperation(tool.op, principal, args, { requestId: meta.requestId, services, log: meta.log, surface: 'tool' })) as Record<string, unknown>;

@@ -134,4 +134,11 @@ describe('tool server (MCP)', () => {
       expect(ok.status, String(origin)).toBe(200);
     }
   });
+
+  it('a NUL byte in an argument is invalid_request naming it, never a server fault (found by the tool fuzzer)', async () => {
+    const c = await connect(t.secret_key);
+    const r = await c.callTool({ name: 'billing_product', arguments: { sku: 'a\u0000b' } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toMatch(/^invalid_request: sku must not contain a NUL byte/);
+  });
 });
