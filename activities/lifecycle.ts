@@ -1,43 +1,45 @@
+import { productIdForPurchase, upsertEntitlement } from '../db/entitlements';
 import { withTenant } from '../db/tenant-tx';
 import type { EntitlementView } from '../domain/entitlement';
 import type { SubscriptionView } from '../domain/subscription';
 import type { ActivityDeps } from './index';
-
-const NO_PRODUCT = '00000000-0000-0000-0000-000000000000';
 
 export function createLifecycleActivities({ db }: ActivityDeps) {
   return {
     /**
      * Write what the lifecycle derived, in one tenant transaction: the subscription records,
      * the entitlement of each one's app user, and the deliveries marked processed. Idempotent:
-     * the same input writes the same rows.
+     * the same input writes the same rows. The buyer's email never travels through the
+     * workflow: it is read here from the delivery of the event that named it last.
      */
     async writeLifecycle(input: { tenantId: string; provider: string; subscriptions: SubscriptionView[]; entitlements: EntitlementView[]; eventIds: string[] }): Promise<void> {
       const { tenantId, provider } = input;
       await withTenant(db, tenantId, async (trx) => {
+        const emailEvents = input.subscriptions.map((s) => s.email_event_id).filter((id): id is string => !!id);
+        const emails = new Map<string, string>(
+          emailEvents.length
+            ? (await trx('webhook_deliveries').where({ provider }).whereIn('event_id', emailEvents).whereNotNull('buyer_email').select('event_id', 'buyer_email'))
+                .map((r: { event_id: string; buyer_email: string }) => [r.event_id, r.buyer_email])
+            : [],
+        );
         for (const [i, s] of input.subscriptions.entries()) {
-          const product = s.sku ? await trx('products').where({ sku: s.sku }).first('id') : undefined;
+          const email = s.email ?? (s.email_event_id ? emails.get(s.email_event_id) ?? null : null);
+          const productId = await productIdForPurchase(trx, provider, s.sku);
           const [row] = await trx('subscriptions')
             .insert({
               tenant_id: tenantId, provider, external_id: s.external_id, customer_external_id: s.customer_id, status: s.status, mode: s.mode,
-              email: s.email, app_user_id: s.app_user_id, product_id: product?.id ?? null, trial_started_at: s.trial_started_at,
-              trial_ended_at: s.trial_ended_at, current_period_end: s.current_period_end, canceled_at: s.canceled_at,
+              email, app_user_id: s.app_user_id, product_id: productId, trial_started_at: s.trial_started_at,
+              trial_ended_at: s.trial_ended_at, current_period_end: s.current_period_end, canceled_at: s.canceled_at, updated_at: trx.fn.now(),
             })
             .onConflict(['tenant_id', 'provider', 'external_id'])
-            .merge(['customer_external_id', 'status', 'mode', 'email', 'app_user_id', 'product_id', 'trial_started_at', 'trial_ended_at', 'current_period_end', 'canceled_at'])
+            .merge(['customer_external_id', 'status', 'mode', 'email', 'app_user_id', 'product_id', 'trial_started_at', 'trial_ended_at', 'current_period_end', 'canceled_at', 'updated_at'])
             .returning('id');
-          await trx('subscriptions').where({ id: row.id }).update({ updated_at: trx.fn.now() });
           const ent = input.entitlements[i];
-          // The SDK asks by app user; a purchase made without one is held under the customer's email or id.
-          const appUser = s.app_user_id ?? s.email ?? s.customer_id ?? s.external_id;
-          await trx.raw(
-            `insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at, grace_until)
-             values (?, ?, ?, ?, ?, ?, ?, ?, ?)
-             on conflict (tenant_id, app_user_id, provider, coalesce(product_id, '${NO_PRODUCT}'::uuid))
-             do update set subscription_id = excluded.subscription_id, state = excluded.state, is_sandbox = excluded.is_sandbox,
-               expires_at = excluded.expires_at, grace_until = excluded.grace_until, updated_at = now()`,
-            [tenantId, appUser, provider, product?.id ?? null, row.id, ent.state, s.mode === 'test', ent.expires_at, ent.grace_until],
-          );
+          await upsertEntitlement(trx, {
+            tenantId, provider, productId, subscriptionId: row.id, state: ent.state, isSandbox: s.mode === 'test', expiresAt: ent.expires_at, graceUntil: ent.grace_until,
+            // The SDK asks by app user; a purchase made without one is held under the customer's email or id.
+            appUserId: s.app_user_id ?? email ?? s.customer_id ?? s.external_id,
+          });
         }
         if (input.eventIds.length) {
           await trx('webhook_deliveries').where({ provider }).whereIn('event_id', input.eventIds).where({ status: 'received' })

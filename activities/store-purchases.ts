@@ -1,22 +1,19 @@
-import crypto from 'node:crypto';
 import { ConnectionError, loadCredential } from '../db/connections';
+import { productIdForPurchase, upsertEntitlement } from '../db/entitlements';
 import { withTenant } from '../db/tenant-tx';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
 import { storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, type RegistrationRefusal, type StorePurchaseRead } from '../domain/store-purchase';
 import { ProviderRejectedError } from '../providers/errors';
+import { openPurchase, purchaseKey, tokenHashOfKey, type PurchaseRef, type StoreProvider } from '../providers/purchase-ref';
 import { appAccountTokenFor } from '../providers/store_ios/app-account-token';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './index';
 import { toActivityFailure } from './provider-failures';
 
-export type StoreProvider = 'store_android' | 'store_ios';
+export type { StoreProvider } from '../providers/purchase-ref';
 
-/** Purchase tokens are kept hashed (as the stored payloads redact them); App Store transaction ids are plain numbers. */
-export const tokenHash = (purchaseId: string) => crypto.createHash('sha256').update(purchaseId).digest('hex');
-/** A store subscription row's external id: the token's hash on Play, the original transaction id on the App Store. */
-export const storeExternalId = (provider: StoreProvider, purchaseId: string) => (provider === 'store_android' ? tokenHash(purchaseId) : purchaseId);
 /** Who the store names as buyer when the SDK made the purchase for `appUserId` (Play: the id itself; StoreKit: its UUID form). */
 export const storeUserFor = (provider: StoreProvider, appUserId: string) => (provider === 'store_ios' ? appAccountTokenFor(appUserId) : appUserId);
 
@@ -26,8 +23,8 @@ export interface ReadInput {
   connectionId: string;
   /** Which credential reads; null: the live one when the connection has it (Play shows it every purchase), else test. */
   mode: Mode | null;
-  /** Play purchase token, or App Store (original) transaction id. */
-  purchaseId?: string;
+  /** The purchase (Play: hashed and sealed token; App Store: original transaction id). */
+  purchase?: PurchaseRef;
   /** A device's signed transaction (App Store registration): verified, then its id is re-read. */
   signedTransaction?: string;
   /** The product the client claims; the store's answer must match it. */
@@ -78,7 +75,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
         throw err;
       }
       try {
-        let purchaseId = input.purchaseId ?? '';
+        let purchaseId = input.purchase ? openPurchase(vault, input.tenantId, input.provider, input.purchase) : '';
         let product = input.storeProductId;
         if (input.signedTransaction !== undefined) {
           const ids = await adapter.verifySignedTransaction!(ctx, input.signedTransaction);
@@ -90,7 +87,8 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
         const p = await adapter.fetchStorePurchase!(ctx, purchaseId, product);
         const read: StorePurchaseRead = {
           provider: input.provider,
-          purchase_id: p.purchase_id,
+          // The token itself never goes back into the workflow's history: its key does.
+          purchase_key: purchaseKey(input.provider, p.purchase_id),
           store_product_id: p.store_product_id,
           store_app_user: p.app_user_id ?? null,
           is_sandbox: p.is_sandbox,
@@ -111,9 +109,9 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
      * The purchase's owner: the first app user to register it. The unique key (tenant, provider,
      * token hash) decides between concurrent claims; a loser reads the winner back.
      */
-    async claimStorePurchase(input: { tenantId: string; provider: StoreProvider; purchaseId: string; appUserId: string }): Promise<{ owner: string }> {
+    async claimStorePurchase(input: { tenantId: string; provider: StoreProvider; purchaseKey: string; appUserId: string }): Promise<{ owner: string }> {
       return withTenant(db, input.tenantId, async (trx) => {
-        const key = { tenant_id: input.tenantId, provider: input.provider, token_hash: tokenHash(input.purchaseId) };
+        const key = { tenant_id: input.tenantId, provider: input.provider, token_hash: tokenHashOfKey(input.provider, input.purchaseKey) };
         await trx('store_purchase_tokens').insert({ ...key, app_user_id: input.appUserId }).onConflict(['tenant_id', 'provider', 'token_hash']).ignore();
         const row = await trx('store_purchase_tokens').where(key).first('app_user_id');
         return { owner: row.app_user_id as string };
@@ -121,12 +119,12 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
     },
 
     /** Play's acknowledgement (the App Store has none). A purchase already acknowledged is left alone by the caller. */
-    async acknowledgeStorePurchase(input: { tenantId: string; provider: StoreProvider; connectionId: string; mode: Mode; purchaseId: string; storeProductId: string }): Promise<void> {
+    async acknowledgeStorePurchase(input: { tenantId: string; provider: StoreProvider; connectionId: string; mode: Mode; purchase: PurchaseRef; storeProductId: string }): Promise<void> {
       const adapter = adapters[input.provider];
       if (!adapter.acknowledgeStorePurchase) return;
       const ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
       try {
-        await adapter.acknowledgeStorePurchase(ctx, input.purchaseId, input.storeProductId);
+        await adapter.acknowledgeStorePurchase(ctx, openPurchase(vault, input.tenantId, input.provider, input.purchase), input.storeProductId);
       } catch (err) {
         throw toActivityFailure(err);
       }
@@ -147,8 +145,8 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       eventIds: string[];
     }): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
       const { tenantId, provider, read } = input;
-      const externalId = storeExternalId(provider, read.purchase_id);
-      const hash = tokenHash(read.purchase_id);
+      const externalId = read.purchase_key;
+      const hash = tokenHashOfKey(provider, read.purchase_key);
       return withTenant(db, tenantId, async (trx) => {
         await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`store-purchase:${tenantId}:${provider}:${externalId}`]);
         const markProcessed = async () => {
@@ -170,44 +168,27 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           await markProcessed();
           return { state: null, app_user_id: owner, stale: false };
         }
-        const productCol = provider === 'store_android' ? 'android_store_product_id' : 'ios_store_product_id';
-        const product = await trx('products')
-          .whereRaw(`lower(${productCol}) = lower(?)`, [read.store_product_id])
-          .orWhereRaw('lower(sku) = lower(?)', [read.store_product_id])
-          .orderBy('created_at')
-          .first('id');
+        const productId = await productIdForPurchase(trx, provider, read.store_product_id);
         const mode: Mode = read.is_sandbox ? 'test' : 'live';
         const [sub] = await trx('subscriptions')
           .insert({
             tenant_id: tenantId, provider, external_id: externalId, status: storeSubscriptionStatus(state), mode, app_user_id: owner,
-            product_id: product?.id ?? null, current_period_end: read.expires_at, store_read_at: read.read_at,
+            product_id: productId, current_period_end: read.expires_at, store_read_at: read.read_at, updated_at: trx.fn.now(),
           })
           .onConflict(['tenant_id', 'provider', 'external_id'])
-          .merge(['status', 'mode', 'app_user_id', 'product_id', 'current_period_end', 'store_read_at'])
+          .merge(['status', 'mode', 'app_user_id', 'product_id', 'current_period_end', 'store_read_at', 'updated_at'])
           .returning('id');
-        await trx('subscriptions').where({ id: sub.id }).update({ updated_at: trx.fn.now() });
         let entitlementId: string | null = null;
         if (owner) {
           // An entitlement held provisionally for the buyer the store named moves to the registered owner.
           await trx('entitlements').where({ subscription_id: sub.id }).whereNot({ app_user_id: owner }).del();
-          // One entitlement per (user, provider, product) is shared by the user's purchases of it:
-          // a lapsed older purchase never takes access away that another purchase grants.
-          const { rows } = await trx.raw(
-            `insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at, grace_until)
-             values (?, ?, ?, ?, ?, ?, ?, ?, ?)
-             on conflict (tenant_id, app_user_id, provider, coalesce(product_id, '00000000-0000-0000-0000-000000000000'::uuid))
-             do update set subscription_id = excluded.subscription_id, state = excluded.state, is_sandbox = excluded.is_sandbox,
-               expires_at = excluded.expires_at, grace_until = excluded.grace_until, updated_at = now()
-             where entitlements.subscription_id is not distinct from excluded.subscription_id
-               or entitlements.state not in ('active', 'grace_period')
-               or excluded.state in ('active', 'grace_period')
-             returning id`,
-            [tenantId, owner, provider, product?.id ?? null, sub.id, state, read.is_sandbox, read.expires_at, state === 'grace_period' ? read.expires_at : null],
-          );
-          entitlementId = rows[0]?.id ?? null;
+          entitlementId = await upsertEntitlement(trx, {
+            tenantId, appUserId: owner, provider, productId, subscriptionId: sub.id, state, isSandbox: read.is_sandbox,
+            expiresAt: read.expires_at, graceUntil: state === 'grace_period' ? read.expires_at : null,
+          });
         }
         await trx('store_purchase_tokens').where({ provider, token_hash: hash })
-          .update({ subscription_id: sub.id, entitlement_id: entitlementId, product_id: product?.id ?? null, updated_at: trx.fn.now() });
+          .update({ subscription_id: sub.id, entitlement_id: entitlementId, product_id: productId, updated_at: trx.fn.now() });
         await markProcessed();
         return { state, app_user_id: owner, stale: false };
       });

@@ -5,7 +5,8 @@ import type { Services } from './services';
 export async function within<T>(ms: number, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<T>((_, rej) => (timer = setTimeout(() => rej(new Error(`no answer within ${ms} ms`)), ms)))]);
+    const timeout = () => Object.assign(new Error(`no answer within ${ms} ms`), { name: 'TimeoutError' });
+    return await Promise.race([p, new Promise<T>((_, rej) => (timer = setTimeout(() => rej(timeout()), ms)))]);
   } finally {
     clearTimeout(timer);
   }

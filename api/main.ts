@@ -9,7 +9,7 @@ import { logger } from '../runtime/logger';
 import { createApiApp, createDashboardApp, createToolsApp } from './apps';
 import { createHttpServer } from './http-server';
 import type { Services } from './services';
-import { stopDispatcher } from './webhooks/dispatcher';
+import { startDispatcher, stopDispatcher } from './webhooks/dispatcher';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -41,6 +41,9 @@ const servers = await Promise.all(
       }),
   ),
 );
+// Rows a crash or an outage left in the webhook outbox drain now, not on the next webhook.
+startDispatcher(services);
+logger.info({ task_queue: config.taskQueue }, 'webhook outbox dispatcher started');
 const shutdown = async () => {
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   await stopDispatcher(services);

@@ -18,6 +18,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { machine, table, f0, f1 } from './lib/report';
 import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { runBench } from './lib/run';
+import { lifecycleWorkflowId } from '../temporal/workflow-starts';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -183,14 +184,14 @@ async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number
   const [pi, sub] = p.events;
   const rows = await stack.db('webhook_deliveries').whereIn('event_id', [pi.id, sub.id]).select('event_id', 'created_at');
   const created = new Map(rows.map((r: { event_id: string; created_at: Date }) => [r.event_id, r.created_at.getTime()]));
-  const history = await stack.client.workflow.getHandle(`customer-psp_a-${p.customer}`).fetchHistory();
+  const history = await stack.client.workflow.getHandle(lifecycleWorkflowId(stack.tenant.tenant_id, 'psp_a', p.customer)).fetchHistory();
   const events = history.events ?? [];
   const signalOf = (id: string) =>
     events.find((e) => {
       if (!e.workflowExecutionSignaledEventAttributes) return false;
-      // 'event' carries one event, 'events' (the outbox dispatcher's) a batch.
-      const arg = defaultPayloadConverter.fromPayload(e.workflowExecutionSignaledEventAttributes.input!.payloads![0]) as { id: string } | { id: string }[];
-      return Array.isArray(arg) ? arg.some((x) => x.id === id) : arg.id === id;
+      // The outbox dispatcher's 'handover' signal: a batch of one customer's events, naming their tenant.
+      const arg = defaultPayloadConverter.fromPayload(e.workflowExecutionSignaledEventAttributes.input!.payloads![0]) as { events: { id: string }[] };
+      return arg.events.some((x) => x.id === id);
     });
   const piSig = signalOf(pi.id);
   const subSig = signalOf(sub.id);

@@ -5,6 +5,7 @@ import * as syncRuns from './migrations/004_sync_runs';
 import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attempts';
 import * as webhookOutbox from './migrations/011_webhook_outbox';
 import * as storePurchases from './migrations/008_store_purchases';
+import * as tenantScopedPipeline from './migrations/012_tenant_scoped_pipeline';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '007_dashboard_login_attempts': dashboardLoginAttempts,
   '011_webhook_outbox': webhookOutbox,
   '008_store_purchases': storePurchases,
+  '012_tenant_scoped_pipeline': tenantScopedPipeline,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -9,11 +9,27 @@ import type { SubscriptionStatus } from './subscription';
  * tests call them on what an activity read from the store's server API.
  */
 
+export type StoreProvider = 'store_android' | 'store_ios';
+
+/**
+ * How a store purchase travels through workflows: by a key that names it without revealing it.
+ * A Play purchase token is a bearer secret (with the developer's credential it reads and
+ * acknowledges the purchase), so workflows carry its SHA-256 and, where an activity must call
+ * Play with it, the token sealed under MASTER_KEY and bound to its tenant
+ * (providers/purchase-ref.ts). An App Store original transaction id is a plain id.
+ */
+export interface PurchaseRef {
+  /** Play: SHA-256 hex of the token; App Store: the original transaction id. Also the subscription's external id. */
+  key: string;
+  /** Play only: the token, vault-sealed with AAD naming tenant, provider and key. */
+  sealed?: string;
+}
+
 /** The store's answer, reduced to what the rules need (what an activity returns to a workflow). */
 export interface StorePurchaseRead {
   provider: 'store_android' | 'store_ios';
-  /** Purchase token (Android) or original transaction id (iOS): the purchase's identity. */
-  purchase_id: string;
+  /** The purchase's identity as workflows may carry it: SHA-256 of the Play token, or the App Store original transaction id. */
+  purchase_key: string;
   store_product_id: string;
   /** Who the store says bought it: Play's obfuscatedExternalAccountId, or the App Store's appAccountToken. */
   store_app_user: string | null;

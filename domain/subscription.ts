@@ -21,6 +21,12 @@ export interface LifecycleEvent {
   mode: Mode;
   subscription_id: string | null;
   customer_id: string | null;
+  /**
+   * The event named the buyer's email. The address itself never enters a workflow: the receiver
+   * keeps it on the delivery row, and the write looks it up by the deciding event's id.
+   */
+  has_email?: boolean;
+  /** Only in events recorded before emails left workflow histories; new events never carry it. */
   email?: string | null;
   app_user_id?: string | null;
   sku?: string | null;
@@ -34,7 +40,10 @@ export interface SubscriptionView {
   customer_id: string | null;
   status: SubscriptionStatus;
   mode: Mode;
+  /** Legacy histories only (see LifecycleEvent.email); otherwise null and resolved by `email_event_id`. */
   email: string | null;
+  /** The latest event that named the buyer's email: the write reads the address from its delivery. */
+  email_event_id: string | null;
   app_user_id: string | null;
   sku: string | null;
   trial_started_at: string | null;
@@ -121,17 +130,18 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
     const trialEnd = evs.reduce<string | null>((t, e) => later(t, e.trial_end), null);
     // An active subscription still inside its trial is trialing.
     if (status === 'active' && trialEnd && trialEnd > decider.occurred_at) status = 'trialing';
-    const pick = <K extends 'email' | 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null => {
-      const withIt = evs.filter((e) => e[k]).sort((a, b) => (a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : a.occurred_at.localeCompare(b.occurred_at)));
-      return (withIt.at(-1)?.[k] as string | undefined) ?? null;
-    };
+    const latestWith = (has: (e: LifecycleEvent) => unknown): LifecycleEvent | undefined =>
+      evs.filter(has).sort((a, b) => (a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : a.occurred_at.localeCompare(b.occurred_at))).at(-1);
+    const pick = <K extends 'email' | 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null => (latestWith((e) => e[k])?.[k] as string | undefined) ?? null;
+    const emailEvent = latestWith((e) => e.has_email || e.email);
     const cancel = evs.filter((e) => e.kind === 'subscription_canceled').map((e) => e.occurred_at).sort()[0] ?? null;
     views.push({
       external_id,
       customer_id: pick('customer_id'),
       status,
       mode: newest.mode,
-      email: pick('email'),
+      email: emailEvent?.email ?? null,
+      email_event_id: emailEvent?.id ?? null,
       app_user_id: pick('app_user_id'),
       sku: pick('sku'),
       trial_started_at: evs.reduce<string | null>((t, e) => earlier(t, e.trial_start), null),

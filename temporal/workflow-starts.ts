@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { SyncTarget } from '../db/sync-facts';
 import type { LifecycleEvent } from '../domain/subscription';
-import { customerLifecycleWorkflow, lifecycleEventsSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
+import { customerLifecycleWorkflow, lifecycleHandoverSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
 import { probeProvidersWorkflow, type ProbeOutcome } from '../workflows/probe-providers';
 import { retireProductWorkflow, type RetireResult } from '../workflows/retire-product';
 import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type RegisterStorePurchaseInput, type RegisterStorePurchaseResult, type StoreNotificationInput } from '../workflows/store-purchase';
@@ -66,17 +66,19 @@ export async function startSyncRun(client: Client, taskQueue: string, input: Syn
   });
 }
 
-// ── Customer lifecycles: one entity workflow per provider customer, fed by signal-with-start.
-export const lifecycleWorkflowId = (provider: string, customerKey: string) => `customer-${provider}-${customerKey}`;
+// ── Customer lifecycles: one entity workflow per tenant's provider customer, fed by signal-with-start.
+// Provider customer ids are not unique across tenants (and a tenant signs whatever ids it likes),
+// so the tenant is part of the identity.
+export const lifecycleWorkflowId = (tenantId: string, provider: string, customerKey: string) => `customer-${tenantId}-${provider}-${customerKey}`;
 
 /** The events of one customer in one signal-with-start (the webhook outbox hands them over in batches). */
 export async function signalLifecycleBatch(client: Client, taskQueue: string, input: LifecycleInput, events: LifecycleEvent[]) {
   return client.workflow.signalWithStart(customerLifecycleWorkflow, {
     taskQueue,
-    workflowId: lifecycleWorkflowId(input.provider, input.customerKey),
+    workflowId: lifecycleWorkflowId(input.tenantId, input.provider, input.customerKey),
     args: [input],
-    signal: lifecycleEventsSignal,
-    signalArgs: [events],
+    signal: lifecycleHandoverSignal,
+    signalArgs: [{ tenantId: input.tenantId, events }],
     typedSearchAttributes: attributes('customer-lifecycle', input.tenantId, input.provider),
   });
 }
@@ -98,25 +100,25 @@ const digest = (...parts: string[]) => crypto.createHash('sha256').update(parts.
  * One id per (tenant, provider, what the device handed over): a repeat while a run is going
  * joins it, a repeat after re-runs it to the same rows. The token itself stays out of the id.
  */
-export const storePurchaseWorkflowId = (tenantId: string, provider: string, token: string) => `store-purchase-${provider}-${digest(tenantId, provider, token)}`;
+export const storePurchaseWorkflowId = (tenantId: string, provider: string, handedOver: string) => `store-purchase-${tenantId}-${provider}-${digest(tenantId, provider, handedOver)}`;
 
 export async function registerStorePurchase(client: Client, taskQueue: string, input: RegisterStorePurchaseInput): Promise<RegisterStorePurchaseResult> {
   return client.workflow.execute(registerStorePurchaseWorkflow, {
     taskQueue,
-    workflowId: storePurchaseWorkflowId(input.tenantId, input.provider, input.purchaseToken ?? input.signedTransaction ?? ''),
+    workflowId: storePurchaseWorkflowId(input.tenantId, input.provider, input.purchase?.key ?? input.signedTransaction ?? ''),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
     typedSearchAttributes: attributes('store-purchase', input.tenantId, input.provider),
   });
 }
 
-export const storeNotificationWorkflowId = (provider: string, eventId: string) => `store-notification-${provider}-${eventId}`;
+export const storeNotificationWorkflowId = (tenantId: string, provider: string, eventId: string) => `store-notification-${tenantId}-${provider}-${eventId}`;
 
 /** Started once per notification id; a redelivery finds it started (or done) and adds nothing. */
 export async function startStoreNotification(client: Client, taskQueue: string, input: StoreNotificationInput) {
   return client.workflow.start(storeNotificationWorkflow, {
     taskQueue,
-    workflowId: storeNotificationWorkflowId(input.provider, input.eventId),
+    workflowId: storeNotificationWorkflowId(input.tenantId, input.provider, input.eventId),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
     typedSearchAttributes: attributes('store-notification', input.tenantId, input.provider),

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { entitlementFor } from '../domain/entitlement';
 import { applyEvent, deriveSubscriptions, type LifecycleEvent, type LifecycleState, type SubscriptionView } from '../domain/subscription';
@@ -17,9 +17,15 @@ const { writeLifecycle } = proxyActivities<Activities>(WRITE_OPTIONS);
  */
 const local = proxyLocalActivities<Activities>(WRITE_OPTIONS);
 
-export const lifecycleEventSignal = defineSignal<[LifecycleEvent]>('event');
-/** Several events of the customer at once: what the webhook outbox's dispatcher sends. */
-export const lifecycleEventsSignal = defineSignal<[LifecycleEvent[]]>('events');
+/** Signals of workflows started before ids carried the tenant: kept so their histories replay. */
+const legacyEventSignal = defineSignal<[LifecycleEvent]>('event');
+const legacyEventsSignal = defineSignal<[LifecycleEvent[]]>('events');
+/** What the webhook outbox's dispatcher sends: several events of the customer at once, naming their tenant. */
+export interface LifecycleHandover {
+  tenantId: string;
+  events: LifecycleEvent[];
+}
+export const lifecycleHandoverSignal = defineSignal<[LifecycleHandover]>('handover');
 export const lifecycleStateQuery = defineQuery<SubscriptionView[]>('state');
 
 export interface LifecycleInput {
@@ -32,8 +38,9 @@ export interface LifecycleInput {
 }
 
 /**
- * The entity workflow of one provider customer (`customer-<provider>-<customer>`), fed by
- * signal-with-start from the webhook receiver. It applies the pure lifecycle rules to every new
+ * The entity workflow of one provider customer of one tenant (`customer-<tenant>-<provider>-<customer>`),
+ * fed by signal-with-start from the webhook outbox. A hand-over naming another tenant is refused:
+ * provider customer ids are not unique across tenants, and the workflow writes only as its own. It applies the pure lifecycle rules to every new
  * event (duplicates change nothing), writes the derived subscriptions and entitlements through
  * an activity, and keeps a durable timer for the next change that happens by itself (a grace
  * period or a paid period running out). Its history is the customer's event history.
@@ -41,8 +48,17 @@ export interface LifecycleInput {
 export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<void> {
   let state: LifecycleState = input.state ?? { events: [] };
   const inbox: LifecycleEvent[] = [];
-  setHandler(lifecycleEventSignal, (e) => void inbox.push(e));
-  setHandler(lifecycleEventsSignal, (es) => void inbox.push(...es));
+  setHandler(lifecycleHandoverSignal, (h) => {
+    if (h.tenantId !== input.tenantId) {
+      log.warn('hand-over for another tenant refused', { own: input.tenantId, named: h.tenantId, events: h.events.length });
+      return;
+    }
+    inbox.push(...h.events);
+  });
+  if (!workflowInfo().workflowId.startsWith(`customer-${input.tenantId}-`)) {
+    setHandler(legacyEventSignal, (e) => void inbox.push(e));
+    setHandler(legacyEventsSignal, (es) => void inbox.push(...es));
+  }
   setHandler(lifecycleStateQuery, () => deriveSubscriptions(state.events));
   let nextChange: string | null = null;
 

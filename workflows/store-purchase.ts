@@ -1,9 +1,8 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { StoreProvider } from '../activities/store-purchases';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
-import { registrationRefusal, type RegistrationRefusal } from '../domain/store-purchase';
+import { registrationRefusal, type PurchaseRef, type RegistrationRefusal, type StoreProvider } from '../domain/store-purchase';
 import type { EntitlementState } from '../domain/entitlement';
 
 // The client waits on a registration: a store that stays down is answered 503 after a few tries.
@@ -28,8 +27,8 @@ export interface RegisterStorePurchaseInput {
   /** The publishable key's mode: pk_test_ registers sandbox purchases only, pk_live_ real ones only. */
   mode: Mode;
   appUserId: string;
-  /** Android: the purchase token and the Play product the client names. */
-  purchaseToken?: string;
+  /** Android: the purchase token (hashed and sealed, never in clear) and the Play product the client names. */
+  purchase?: PurchaseRef;
   storeProductId?: string;
   /** iOS: the signed transaction StoreKit handed the device. */
   signedTransaction?: string;
@@ -46,8 +45,8 @@ const unavailable = (err: unknown): RegisterStorePurchaseResult => {
 };
 
 /**
- * `POST /v1/sdk/store-purchases` (workflow id `store-purchase-<provider>-<hash of tenant and
- * token>`): re-read the purchase from the store, refuse what the key may not register or another
+ * `POST /v1/sdk/store-purchases` (workflow id `store-purchase-<tenant>-<provider>-<hash of
+ * tenant and token>`): re-read the purchase from the store, refuse what the key may not register or another
  * app user owns, claim the token for this app user, acknowledge it at the store, and write the
  * subscription and entitlement from the store's answer. A repeat by the same user runs the same
  * steps again and ends in the same rows.
@@ -59,7 +58,7 @@ export async function registerStorePurchaseWorkflow(input: RegisterStorePurchase
     got = await readForClient({
       ...base,
       mode: input.mode,
-      purchaseId: input.purchaseToken,
+      purchase: input.purchase,
       storeProductId: input.storeProductId,
       signedTransaction: input.signedTransaction,
       appUserId: input.appUserId,
@@ -72,13 +71,13 @@ export async function registerStorePurchaseWorkflow(input: RegisterStorePurchase
   const refusal = registrationRefusal(read, input.mode, got.caller_store_user ?? input.appUserId);
   if (refusal) return { ok: false, ...refusal };
 
-  const { owner } = await claimStorePurchase({ tenantId: input.tenantId, provider: input.provider, purchaseId: read.purchase_id, appUserId: input.appUserId });
+  const { owner } = await claimStorePurchase({ tenantId: input.tenantId, provider: input.provider, purchaseKey: read.purchase_key, appUserId: input.appUserId });
   if (owner !== input.appUserId) {
     return { ok: false, status: 409, error: 'purchase_token_reused', detail: 'This purchase is already registered to another app user.' };
   }
-  if (!read.acknowledged) {
+  if (!read.acknowledged && input.purchase) {
     try {
-      await acknowledgeStorePurchase({ ...base, mode: input.mode, purchaseId: read.purchase_id, storeProductId: read.store_product_id });
+      await acknowledgeStorePurchase({ ...base, mode: input.mode, purchase: input.purchase, storeProductId: read.store_product_id });
     } catch (err) {
       // The purchase is the user's either way; an unacknowledged one is refunded by Play, and its RTDN revokes it here.
       log.warn('acknowledgement failed; the entitlement is written from the store answer', { error: String((err as Error).message) });
@@ -96,19 +95,19 @@ export interface StoreNotificationInput {
   mode: Mode | null;
   eventId: string;
   kind: CanonicalEventKind;
-  /** Play purchase token or App Store original transaction id the notification names. */
-  purchaseId: string;
+  /** The purchase the notification names (Play: hashed and sealed token; App Store: original transaction id). */
+  purchase: PurchaseRef;
 }
 
 /**
- * One verified store notification (`store-notification-<provider>-<event id>`): a hint that a
+ * One verified store notification (`store-notification-<tenant>-<provider>-<event id>`): a hint that a
  * purchase changed. The purchase is re-read from the store's server API and written from that
  * answer; the notification's kind only settles what the store cannot say (Play has no
  * "revoked" state). A purchase the store does not confirm fails the delivery with its reason.
  */
 export async function storeNotificationWorkflow(input: StoreNotificationInput): Promise<{ state: EntitlementState | null }> {
   const base = { tenantId: input.tenantId, provider: input.provider };
-  const got = await readForNotification({ ...base, connectionId: input.connectionId, mode: input.mode, purchaseId: input.purchaseId });
+  const got = await readForNotification({ ...base, connectionId: input.connectionId, mode: input.mode, purchase: input.purchase });
   if (!got.ok) {
     await failStoreDeliveries({ ...base, eventIds: [input.eventId], reason: `${got.refusal.error}: ${got.refusal.detail}` });
     return { state: null };

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { connectionForApp, listConnectionsSafe, type SafeConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { speakingConnection } from '../../domain/connection-choice';
+import { sealPurchase } from '../../providers/purchase-ref';
 import { registerStorePurchase } from '../../temporal/workflow-starts';
 import { assertNoNulBytes } from '../body-rules';
 import { ApiError, invalidRequest } from '../errors';
@@ -74,6 +75,8 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
       throw invalidRequest(`The ${body.provider} connection has no ${principal.mode} credential to read purchases with; enter it in the dashboard (Providers).`, 'provider');
     }
     if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Purchase registration is unavailable; retry.', {}, { 'Retry-After': '5' });
+    const vault = services.vault;
+    if (!vault) throw new ApiError(500, 'server_misconfigured', 'Purchase registration is not configured on this process (MASTER_KEY).');
 
     const client = services.temporal.client;
     let result;
@@ -87,7 +90,10 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
             connectionId: conn.id,
             mode: principal.mode,
             appUserId: body.app_user_id,
-            ...(body.provider === 'store_android' ? { purchaseToken: body.purchase_token, storeProductId: body.product_id } : { signedTransaction: body.signed_transaction }),
+            // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
+            ...(body.provider === 'store_android'
+              ? { purchase: sealPurchase(vault, principal.tenantId, 'store_android', body.purchase_token), storeProductId: body.product_id }
+              : { signedTransaction: body.signed_transaction }),
           }),
         ),
       );

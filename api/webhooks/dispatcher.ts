@@ -1,15 +1,9 @@
-import type { LifecycleEvent } from '../../domain/subscription';
-import { signalLifecycleBatch } from '../../temporal/workflow-starts';
-import type { LifecycleInput } from '../../workflows/customer-lifecycle';
+import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { deleteOutboxRows, failOutboxRows, rescheduleOutboxRows, takeDueOutboxRows, type OutboxRow } from '../../db/webhook-deliveries';
+import { logger } from '../../runtime/logger';
 import { within } from '../health';
 import type { Services } from '../services';
-
-/** What the receiver stores beside a delivery so its processing can start later. */
-export interface Handover {
-  input: LifecycleInput;
-  taskQueue: string;
-  event: LifecycleEvent;
-}
+import { groupKey, handOver, type Handover } from './handover';
 
 const BATCH = 200;
 // No provider waits on the dispatcher: a slow Temporal is given time rather than timed out, since
@@ -18,6 +12,11 @@ const HANDOVER_TIMEOUT_MS = 10_000;
 // Signals in flight per pass: enough to keep Temporal busy, few enough not to queue behind each other.
 const IN_FLIGHT = 16;
 const SWEEP_MS = 1000;
+/** Refusals a row may meet before its delivery is `failed`; with the back-off below that is about half an hour. */
+export const MAX_HANDOVER_ATTEMPTS = 8;
+const backoffMs = (attempts: number) => Math.min(1000 * 2 ** attempts, 10 * 60_000);
+/** Temporal away (unreachable, overloaded, too slow): every row waits the same short while, and no attempt is spent. */
+const UNAVAILABLE_RETRY_MS = 2000;
 
 export interface Dispatcher {
   /** Drain soon (the receiver calls this after each commit). */
@@ -27,8 +26,11 @@ export interface Dispatcher {
 
 const dispatchers = new WeakMap<Services, Dispatcher>();
 
-/** One dispatcher per process's services: created by the receiver on first use. */
-export function dispatcherFor(services: Services): Dispatcher {
+/**
+ * Start the process's dispatcher: every api process does at boot (api/main.ts), so rows a crash
+ * left behind drain without waiting for the next webhook. Idempotent.
+ */
+export function startDispatcher(services: Services): Dispatcher {
   let d = dispatchers.get(services);
   if (!d) {
     d = createDispatcher(services);
@@ -37,57 +39,70 @@ export function dispatcherFor(services: Services): Dispatcher {
   return d;
 }
 
+/** The running dispatcher (started on demand for a process that did not start one at boot, e.g. a test's in-process api). */
+export const dispatcherFor = startDispatcher;
+
 export async function stopDispatcher(services: Services): Promise<void> {
   await dispatchers.get(services)?.stop();
   dispatchers.delete(services);
 }
 
 /**
- * Drains `webhook_outbox` into Temporal: rows locked with SKIP LOCKED (so replicas share the
- * work and never send a row twice at once), grouped by customer workflow, one signal-with-start
- * per customer carrying all of that customer's events (16 in flight), then deleted in the same
- * transaction. A group Temporal does not accept within 10 s stays for the next pass. Kicked after every receipt
- * and swept every second, so a row left by a crashed replica or a Temporal outage is picked up
- * when it can be. Events batch by themselves under load: whatever arrives during one pass goes
- * in the next, which is what keeps the hand-over from costing one Temporal write per event.
+ * gRPC codes that say the request itself is wrong (it would fail the same way again); anything
+ * else (unavailable, deadline, overload) says Temporal is away and costs the row no attempt.
+ */
+const REFUSED_CODES = new Set([3 /* INVALID_ARGUMENT */, 6 /* ALREADY_EXISTS */, 9 /* FAILED_PRECONDITION */, 11 /* OUT_OF_RANGE */]);
+function isRefusal(err: unknown): boolean {
+  const cause = err instanceof ServiceError ? err.cause : err;
+  if (isGrpcServiceError(cause)) return REFUSED_CODES.has(cause.code);
+  // Not from the server: our own timeout is Temporal being slow; anything else (encoding, a bad row) is the row's.
+  return !(err instanceof ServiceError) && !(err instanceof Error && err.name === 'TimeoutError');
+}
+
+/**
+ * Drains `webhook_outbox` into Temporal, for the process's task queue: due rows locked with
+ * SKIP LOCKED (replicas share the work and never send a row twice at once), grouped by tenant
+ * and customer (or store notification), one Temporal call per group (16 in flight), deleted in
+ * the same transaction. A refused group is retried with back-off and, after
+ * MAX_HANDOVER_ATTEMPTS, its deliveries are `failed` with the reason; rows waiting out a back-off
+ * never hold back the others. Kicked after every receipt and swept every second.
  */
 function createDispatcher(services: Services): Dispatcher {
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
 
-  const pass = async (): Promise<number> => {
+  const pass = async (): Promise<boolean> => {
     const temporal = services.temporal;
-    if (!temporal) return 0;
+    if (!temporal) return false;
     return services.db.transaction(async (trx) => {
-      const rows: { id: string; handover: Handover }[] = await trx('webhook_outbox').select('id', 'handover').orderBy('id').limit(BATCH).forUpdate().skipLocked();
-      const groups = new Map<string, { h: Handover; events: LifecycleEvent[]; ids: string[] }>();
+      const rows = await takeDueOutboxRows<Handover>(trx, BATCH, services.config.taskQueue);
+      const groups = new Map<string, OutboxRow<Handover>[]>();
       for (const r of rows) {
-        const key = `${r.handover.taskQueue}\u0000${r.handover.input.provider}\u0000${r.handover.input.customerKey}`;
-        const g = groups.get(key) ?? { h: r.handover, events: [], ids: [] };
-        g.events.push(r.handover.event);
-        g.ids.push(r.id);
-        groups.set(key, g);
+        const key = groupKey(r.handover);
+        groups.set(key, [...(groups.get(key) ?? []), r]);
       }
       const client = temporal.client;
       const queue = [...groups.values()];
       const done: string[] = [];
+      const failures: { group: OutboxRow<Handover>[]; err: unknown }[] = [];
       await Promise.all(
         Array.from({ length: Math.min(IN_FLIGHT, queue.length) }, async () => {
-          for (let g = queue.shift(); g; g = queue.shift()) {
-            const group = g;
+          for (let group = queue.shift(); group; group = queue.shift()) {
+            const g = group;
             try {
-              await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () => signalLifecycleBatch(client, group.h.taskQueue, group.h.input, group.events)));
-              done.push(...group.ids);
-            } catch {
-              // Not taken: its rows stay, and the next pass sends them again.
+              await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () => handOver(client, g.map((r) => r.handover))));
+              done.push(...g.map((r) => r.id));
+            } catch (err) {
+              failures.push({ group: g, err });
             }
           }
         }),
       );
-      if (done.length) await trx('webhook_outbox').whereIn('id', done).del();
+      await deleteOutboxRows(trx, done);
+      for (const { group, err } of failures) await settleFailure(trx, group, err);
       // A full batch that went through: more may be waiting.
-      return rows.length === BATCH && done.length === rows.length ? 1 : 0;
+      return rows.length === BATCH && done.length === rows.length;
     });
   };
 
@@ -95,9 +110,10 @@ function createDispatcher(services: Services): Dispatcher {
     do {
       again = false;
       try {
-        if ((await pass()) > 0) again = true;
-      } catch {
+        if (await pass()) again = true;
+      } catch (err) {
         // Postgres away: the rows are where they were, and the sweep tries again.
+        logger.warn({ err: (err as Error).message }, 'webhook outbox pass failed');
       }
     } while (again && !stopped);
   };
@@ -115,6 +131,7 @@ function createDispatcher(services: Services): Dispatcher {
 
   const sweep = setInterval(kick, SWEEP_MS);
   sweep.unref();
+  kick();
   return {
     kick,
     async stop() {
@@ -123,4 +140,19 @@ function createDispatcher(services: Services): Dispatcher {
       await running;
     },
   };
+}
+
+async function settleFailure(trx: Parameters<typeof deleteOutboxRows>[0], group: OutboxRow<Handover>[], err: unknown) {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!isRefusal(err)) {
+    await rescheduleOutboxRows(trx, group.map((r) => r.id), { counted: false, delayMs: UNAVAILABLE_RETRY_MS, error: message });
+    return;
+  }
+  const attempts = Math.max(...group.map((r) => r.attempts)) + 1;
+  if (attempts >= MAX_HANDOVER_ATTEMPTS) {
+    logger.warn({ rows: group.length, attempts }, 'webhook hand-over refused repeatedly; deliveries failed');
+    await failOutboxRows(trx, group, `processing could not be started after ${attempts} attempts: ${message}`);
+  } else {
+    await rescheduleOutboxRows(trx, group.map((r) => r.id), { counted: true, delayMs: backoffMs(attempts), error: message });
+  }
 }

@@ -1,30 +1,38 @@
-import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { findConnectionByAccount, loadWebhookSecret } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
+import { recordRefusal, storeDelivery } from '../../db/webhook-deliveries';
+import { eventIdProblem } from '../../domain/events';
 import { isProvider, isStoreProvider, type ProviderId } from '../../domain/providers';
 import { redactPayload } from '../../domain/redact';
 import type { LifecycleEvent } from '../../domain/subscription';
 import { ProviderUnreachableError } from '../../providers/errors';
+import { sealPurchase } from '../../providers/purchase-ref';
 import type { NormalisedEvent } from '../../providers/types';
-import { startStoreNotification } from '../../temporal/workflow-starts';
+import type { Vault } from '../../providers/vault';
 import { ApiError } from '../errors';
-import { within } from '../health';
 import { readRawBody } from '../json-body';
 import type { Services } from '../services';
 import { needsWebhookSecret, peekAccount, RECEIVING } from './accounts';
-import { dispatcherFor, type Handover } from './dispatcher';
+import { dispatcherFor } from './dispatcher';
+import type { Handover } from './handover';
+import { jsonNestingDepth, MAX_WEBHOOK_DEPTH } from './nesting';
+
+const MAX_ACCOUNT_REF = 255;
+
+/** One answer for every request we cannot attribute to a connected account: a stranger learns nothing about which accounts exist. */
+const unverified = () => new ApiError(400, 'webhook_refused', 'The request could not be verified as an event from a connected account.');
 
 /**
- * `POST /api/webhooks/<provider>` on the dashboard host. The answer is 200 only once the event
- * is stored and its processing is guaranteed to start. Web providers: the delivery row and its
- * outbox row are committed together, and the outbox dispatcher (./dispatcher.ts) hands the event
- * to its customer's entity workflow, now or, when Temporal is away, as soon as it is back. Stores:
- * the notification's re-read workflow is started before the 200 (Temporal down → 503). Postgres
- * down → 503 (db/unavailable.ts), and the provider retries.
+ * `POST /api/webhooks/<provider>`, on the dashboard host, the one path for all five providers:
+ * verify, then one statement commits the delivery row and its outbox row together, and the
+ * answer is 200. From then on the event's processing is guaranteed to start: the outbox
+ * dispatcher (./dispatcher.ts, started with the process) hands it to Temporal now, or when
+ * Temporal is back. Postgres down → 503 (db/unavailable.ts), and the provider retries.
  *
- * Refusals (unparseable, unknown account, bad or stale signature) are 400 and are kept as
- * `failed` deliveries under a fresh id, so an unverified request can never claim a real event id.
+ * Deliveries are unique per (tenant, provider, event id): tenants choose their own ids under
+ * their own signatures, so one tenant's id never shadows another's. Refusals store no sender
+ * content and echo nothing (./refusals in db/webhook-deliveries.ts rate-limits what they keep).
  */
 export function webhookReceiver(services: Services): Koa.Middleware {
   return async (ctx, next) => {
@@ -35,23 +43,18 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     if (ctx.method !== 'POST') throw new ApiError(405, 'method_not_allowed', 'Webhooks are delivered by POST.', {}, { Allow: 'POST' });
     const raw = await readRawBody(ctx);
 
-    const refuse = async (tenantId: string | null, reason: string, claimedId: string | null) => {
-      await services.db('webhook_deliveries').insert({
-        tenant_id: tenantId,
-        provider,
-        event_id: `unverified_${crypto.randomUUID()}`,
-        event_type: 'unverified',
-        status: 'failed',
-        reason,
-        payload: JSON.stringify({ claimed_event_id: claimedId, bytes: raw.length }),
-      });
-      throw new ApiError(400, 'webhook_refused', reason);
+    const refuse = async (tenantId: string | null, reason: string, error: ApiError = unverified()): Promise<never> => {
+      await recordRefusal(services.db, { tenantId, provider, reason, bytes: raw.length });
+      throw error;
     };
 
+    if (jsonNestingDepth(raw) > MAX_WEBHOOK_DEPTH) {
+      return refuse(null, `payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels`, new ApiError(400, 'webhook_refused', `The payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels.`));
+    }
     const account = peekAccount(provider, raw);
-    if (!account) return refuse(null, 'the body names no connected account (or is not JSON)', null);
+    if (!account || account.length > MAX_ACCOUNT_REF) return refuse(null, 'the body names no connected account');
     const conn = await findConnectionByAccount(services.db, provider, account);
-    if (!conn) return refuse(null, `no active ${provider} connection for account ${account}`, null);
+    if (!conn) return refuse(null, 'the account is not connected');
     if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
     let event: NormalisedEvent;
     try {
@@ -60,94 +63,61 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     } catch (err) {
       // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
       if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
-      return refuse(conn.tenant_id, `signature not verified: ${(err as Error).message}`, null);
+      return refuse(conn.tenant_id, `signature not verified: ${(err as Error).message}`);
     }
 
-    // One row per provider event id: a redelivery bumps the counter and changes nothing else.
-    if (isStoreProvider(provider)) {
-      const { rows } = await services.db.raw(
-        `insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, payload)
-         values (?, ?, ?, ?, ?, 'received', ?::jsonb)
-         on conflict (provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
-         returning status, tenant_id`,
-        [conn.tenant_id, provider, event.id, event.type, event.mode, JSON.stringify(redactPayload(event.payload))],
-      );
-      const stored = rows[0] as { status: string; tenant_id: string };
-      if (stored.tenant_id !== conn.tenant_id) throw new ApiError(400, 'webhook_refused', 'event id already belongs to another account');
-      await handOverStoreNotification(services, provider, conn, event, stored.status);
-      ctx.status = 200;
-      ctx.body = { received: true, id: event.id };
-      return;
-    }
+    // Verified: the sender is the tenant's provider, so a refusal may now say what is wrong.
+    const store = isStoreProvider(provider);
+    const problem = eventIdProblem({ id: event.id, customer_id: event.customer_external_id, subscription_id: event.subscription_external_id }, store);
+    if (problem) return refuse(conn.tenant_id, problem.detail, new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }));
 
-    // A new event with an effect gets its outbox row in the same statement: once this commits,
-    // its processing is guaranteed to start (the dispatcher hands it to Temporal), so 200 is true.
-    // A redelivery of one not yet processed is queued again if its row already left the outbox:
-    // the workflow ignores event ids it has seen, and nothing depends on the first hand-over.
-    const customerKey = event.customer_external_id ?? event.subscription_external_id;
-    const effect = !!customerKey && event.kind !== 'other' && event.kind !== 'test';
-    const handover: Handover | null = effect
-      ? { input: { tenantId: conn.tenant_id, provider, customerKey: customerKey! }, taskQueue: services.config.taskQueue, event: lifecycleEvent(event) }
-      : null;
-    const { rows } = await services.db.raw(
-      `with d as (
-         insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload)
-         values (?, ?, ?, ?, ?, ?, ?, ${effect ? 'null' : 'now()'}, ?::jsonb)
-         on conflict (provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
-         returning id, tenant_id, status, (xmax = 0) as inserted),
-       o as (insert into webhook_outbox (delivery_id, handover) select id, ?::jsonb from d where (inserted or status = 'received') and ?::boolean
-             on conflict (delivery_id) do nothing returning id)
-       select d.tenant_id, d.inserted, (select count(*) from o)::int as queued from d`,
-      [
-        conn.tenant_id, provider, event.id, event.type, event.mode, effect ? 'received' : 'processed', effect ? null : 'no effect on subscriptions',
-        JSON.stringify(redactPayload(event.payload)), JSON.stringify(handover), effect,
-      ],
-    );
-    const stored = rows[0] as { tenant_id: string; inserted: boolean; queued: number };
-    if (stored.tenant_id !== conn.tenant_id) throw new ApiError(400, 'webhook_refused', 'event id already belongs to another account');
-    if (stored.queued > 0) dispatcherFor(services).kick();
+    const handover = handoverFor(services, services.vault, provider, conn, event);
+    const stored = await storeDelivery(services.db, {
+      tenantId: conn.tenant_id,
+      provider,
+      eventId: event.id,
+      eventType: event.type,
+      mode: event.mode,
+      payload: redactPayload(event.payload),
+      buyerEmail: handover ? event.email ?? null : null,
+      handover,
+      taskQueue: services.config.taskQueue,
+      noEffectReason: handover ? null : store ? 'no purchase to re-read' : 'no effect on subscriptions',
+    });
+    if (stored.queued) dispatcherFor(services).kick();
     ctx.status = 200;
     ctx.body = { received: true, id: event.id };
   };
 }
 
-const HANDOVER_TIMEOUT_MS = 3000;
-
-/**
- * A verified store notification is a hint that a purchase changed: its workflow re-reads the
- * purchase from the store's server API and writes what the store says. Started (durably) before
- * the 200 (the web providers' events go through the outbox instead); test notifications and ones
- * naming no purchase change nothing.
- */
-async function handOverStoreNotification(services: Services, provider: 'store_android' | 'store_ios', conn: { tenant_id: string; connection_id: string }, event: NormalisedEvent, status: string) {
-  if (status !== 'received') return;
-  const purchaseId = event.subscription_external_id;
-  if (!purchaseId || event.kind === 'test' || event.kind === 'other') {
-    await services.db('webhook_deliveries').where({ provider, event_id: event.id, status: 'received' })
-      .update({ status: 'processed', processed_at: services.db.fn.now(), reason: 'no purchase to re-read' });
-    return;
-  }
-  if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Processing is unavailable; retry.');
-  const client = services.temporal.client;
-  try {
-    await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () =>
-      startStoreNotification(client, services.config.taskQueue, {
+/** What processing the event needs, or null when it changes nothing (test pings, types we do not act on). */
+function handoverFor(services: Services, vault: Vault, provider: ProviderId, conn: { tenant_id: string; connection_id: string }, e: NormalisedEvent): Handover | null {
+  if (e.kind === 'other' || e.kind === 'test') return null;
+  const taskQueue = services.config.taskQueue;
+  if (provider === 'store_android' || provider === 'store_ios') {
+    // A verified store notification is a hint that a purchase changed: its workflow re-reads the purchase.
+    if (!e.subscription_external_id) return null;
+    return {
+      kind: 'store',
+      taskQueue,
+      notification: {
         tenantId: conn.tenant_id,
         provider,
         connectionId: conn.connection_id,
         // RTDN carries no environment; an App Store notification's is verified.
-        mode: provider === 'store_ios' ? event.mode : null,
-        eventId: event.id,
-        kind: event.kind,
-        purchaseId,
-      }),
-    ));
-  } catch {
-    throw new ApiError(503, 'temporarily_unavailable', 'The notification is stored but processing could not be started; retry.', {}, { 'Retry-After': '5' });
+        mode: provider === 'store_ios' ? e.mode : null,
+        eventId: e.id,
+        kind: e.kind,
+        purchase: sealPurchase(vault, conn.tenant_id, provider, e.subscription_external_id),
+      },
+    };
   }
+  const customerKey = e.customer_external_id ?? e.subscription_external_id;
+  if (!customerKey) return null;
+  return { kind: 'lifecycle', tenantId: conn.tenant_id, provider, customerKey, taskQueue, event: lifecycleEvent(e) };
 }
 
-
+/** The event as the lifecycle rules need it: ids, kinds and times, never the buyer's email. */
 function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {
   return {
     id: e.id,
@@ -156,7 +126,7 @@ function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {
     mode: e.mode,
     subscription_id: e.subscription_external_id ?? null,
     customer_id: e.customer_external_id ?? null,
-    email: e.email ?? null,
+    has_email: !!e.email,
     app_user_id: e.app_user_id ?? null,
     sku: e.sku ?? null,
     trial_start: e.trial_start ?? null,

@@ -110,7 +110,7 @@ describe('order and duplicates do not matter', () => {
   const story = (end: CanonicalEventKind): LifecycleEvent[] => {
     const t = (d: number) => new Date(Date.parse(T0) + d * 86_400_000).toISOString();
     return [
-      ev('payment_succeeded', t(0), { subscription_id: null, email: 'a@example.com' }),
+      ev('payment_succeeded', t(0), { subscription_id: null, has_email: true }),
       ev('subscription_created', t(0), { trial_start: t(0), trial_end: t(7), app_user_id: 'u1' }),
       ev('payment_succeeded', t(0)),
       ev('subscription_updated', t(7), { current_period_end: t(37) }),

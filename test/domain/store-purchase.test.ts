@@ -4,7 +4,7 @@ import { CANONICAL_EVENT_KINDS } from '../../domain/events';
 import { registrationRefusal, storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, type StorePurchaseRead } from '../../domain/store-purchase';
 
 const read = (over: Partial<StorePurchaseRead> = {}): StorePurchaseRead => ({
-  provider: 'store_android', purchase_id: 'tok', store_product_id: 'premium_monthly', store_app_user: null, is_sandbox: true,
+  provider: 'store_android', purchase_key: 'tok', store_product_id: 'premium_monthly', store_app_user: null, is_sandbox: true,
   state: 'active', expires_at: null, acknowledged: false, read_at: '2026-01-01T00:00:00.000Z', ...over,
 });
 

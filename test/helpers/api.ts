@@ -9,7 +9,7 @@ import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps
 import { buildOpenApi } from '../../api/openapi';
 import { createHttpServer } from '../../api/http-server';
 import type { Services } from '../../api/services';
-import { stopDispatcher } from '../../api/webhooks/dispatcher';
+import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
 import { loadConfig } from '../../runtime/config';
 import { createLogger } from '../../runtime/logger';
 import { createTenant, insertApiKey } from '../../db/tenants';
@@ -53,6 +53,8 @@ export async function startApi(overrides: Partial<Services> = {}, logDestination
   const api = await listen(createApiApp(services, log));
   const dashboard = await listen(createDashboardApp(services, log));
   const tools = await listen(createToolsApp(services, log));
+  // As api/main.ts does at boot.
+  startDispatcher(services);
   return {
     services,
     apiUrl: `${api.url}/v1`,

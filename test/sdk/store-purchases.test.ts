@@ -3,6 +3,7 @@ import { testDb } from '../helpers/db';
 import { call, refill } from '../helpers/api';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { Billing, MemoryStorage } from '../../sdk/src/index';
+import { purchaseKey } from '../../providers/purchase-ref';
 import { storePurchaseWorkflowId } from '../../temporal/workflow-starts';
 
 /** Every string in a workflow history, payload bytes decoded: what an operator could read there. */
@@ -57,7 +58,7 @@ describe('store purchase registration', () => {
     expect(state.purchases.find((p: any) => p.token === purchase_token)).toMatchObject({ acknowledged: true });
 
     // The run is findable in the Temporal UI by tenant, provider and kind; its history holds no credential.
-    const handle = s.worker.client.workflow.getHandle(storePurchaseWorkflowId(s.tenant.tenant_id, 'store_android', purchase_token));
+    const handle = s.worker.client.workflow.getHandle(storePurchaseWorkflowId(s.tenant.tenant_id, 'store_android', purchaseKey('store_android', purchase_token)));
     const described = await handle.describe();
     expect(described.searchAttributes).toMatchObject({ BillingTenantId: [s.tenant.tenant_id], BillingProvider: ['store_android'], BillingKind: ['store-purchase'] });
     const history = historyText(await handle.fetchHistory());

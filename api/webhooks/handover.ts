@@ -1,0 +1,37 @@
+import type { Client } from '@temporalio/client';
+import type { LifecycleEvent } from '../../domain/subscription';
+import { signalLifecycleBatch, startStoreNotification } from '../../temporal/workflow-starts';
+import type { StoreNotificationInput } from '../../workflows/store-purchase';
+
+/**
+ * What the receiver stores beside a delivery (the outbox row) so its processing can start later,
+ * for all five providers alike. It names its tenant, and carries ids and hashes only: the buyer's
+ * email stays on the delivery row and a Play token is sealed (providers/purchase-ref.ts), because
+ * whatever is handed over lands in a workflow history.
+ */
+export type Handover =
+  | { kind: 'lifecycle'; tenantId: string; provider: string; customerKey: string; taskQueue: string; event: LifecycleEvent }
+  | { kind: 'store'; taskQueue: string; notification: StoreNotificationInput };
+
+export const tenantOf = (h: Handover) => (h.kind === 'lifecycle' ? h.tenantId : h.notification.tenantId);
+
+/**
+ * Rows with the same key go to Temporal in one call. The tenant is part of every key: two
+ * tenants' customers with the same provider id are two workflows, never one.
+ */
+export function groupKey(h: Handover): string {
+  return h.kind === 'lifecycle'
+    ? ['lifecycle', h.taskQueue, h.tenantId, h.provider, h.customerKey].join('\u0000')
+    : ['store', h.taskQueue, h.notification.tenantId, h.notification.provider, h.notification.eventId].join('\u0000');
+}
+
+/** Hand one group to Temporal: a customer's events in one signal-with-start, or a store notification's workflow. */
+export async function handOver(client: Client, group: Handover[]): Promise<void> {
+  const first = group[0];
+  if (first.kind === 'lifecycle') {
+    const events = group.map((h) => (h as Extract<Handover, { kind: 'lifecycle' }>).event);
+    await signalLifecycleBatch(client, first.taskQueue, { tenantId: first.tenantId, provider: first.provider, customerKey: first.customerKey }, events);
+  } else {
+    await startStoreNotification(client, first.taskQueue, first.notification);
+  }
+}
