@@ -91,7 +91,7 @@ function createDispatcher(services: Services): Dispatcher {
           for (let group = queue.shift(); group; group = queue.shift()) {
             const g = group;
             try {
-              await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () => handOver(client, g.map((r) => r.handover))));
+              await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () => handOver(client, services.config.taskQueue, g.map((r) => r.handover))));
               done.push(...g.map((r) => r.id));
             } catch (err) {
               failures.push({ group: g, err });

@@ -10,8 +10,8 @@ import type { StoreNotificationInput } from '../../workflows/store-purchase';
  * whatever is handed over lands in a workflow history.
  */
 export type Handover =
-  | { kind: 'lifecycle'; tenantId: string; provider: string; customerKey: string; taskQueue: string; event: LifecycleEvent }
-  | { kind: 'store'; taskQueue: string; notification: StoreNotificationInput };
+  | { kind: 'lifecycle'; tenantId: string; provider: string; customerKey: string; event: LifecycleEvent }
+  | { kind: 'store'; notification: StoreNotificationInput };
 
 export const tenantOf = (h: Handover) => (h.kind === 'lifecycle' ? h.tenantId : h.notification.tenantId);
 
@@ -21,17 +21,17 @@ export const tenantOf = (h: Handover) => (h.kind === 'lifecycle' ? h.tenantId : 
  */
 export function groupKey(h: Handover): string {
   return h.kind === 'lifecycle'
-    ? ['lifecycle', h.taskQueue, h.tenantId, h.provider, h.customerKey].join('\u0000')
-    : ['store', h.taskQueue, h.notification.tenantId, h.notification.provider, h.notification.eventId].join('\u0000');
+    ? ['lifecycle', h.tenantId, h.provider, h.customerKey].join('\u0000')
+    : ['store', h.notification.tenantId, h.notification.provider, h.notification.eventId].join('\u0000');
 }
 
 /** Hand one group to Temporal: a customer's events in one signal-with-start, or a store notification's workflow. */
-export async function handOver(client: Client, group: Handover[]): Promise<void> {
+export async function handOver(client: Client, taskQueue: string, group: Handover[]): Promise<void> {
   const first = group[0];
   if (first.kind === 'lifecycle') {
     const events = group.map((h) => (h as Extract<Handover, { kind: 'lifecycle' }>).event);
-    await signalLifecycleBatch(client, first.taskQueue, { tenantId: first.tenantId, provider: first.provider, customerKey: first.customerKey }, events);
+    await signalLifecycleBatch(client, taskQueue, { tenantId: first.tenantId, provider: first.provider, customerKey: first.customerKey }, events);
   } else {
-    await startStoreNotification(client, first.taskQueue, first.notification);
+    await startStoreNotification(client, taskQueue, first.notification);
   }
 }

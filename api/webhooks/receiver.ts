@@ -71,7 +71,7 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     const problem = eventIdProblem({ id: event.id, customer_id: event.customer_external_id, subscription_id: event.subscription_external_id }, store);
     if (problem) return refuse(conn.tenant_id, problem.detail, new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }));
 
-    const handover = handoverFor(services, services.vault, provider, conn, event);
+    const handover = handoverFor(services.vault, provider, conn, event);
     const stored = await storeDelivery(services.db, {
       tenantId: conn.tenant_id,
       provider,
@@ -91,15 +91,13 @@ export function webhookReceiver(services: Services): Koa.Middleware {
 }
 
 /** What processing the event needs, or null when it changes nothing (test pings, types we do not act on). */
-function handoverFor(services: Services, vault: Vault, provider: ProviderId, conn: { tenant_id: string; connection_id: string }, e: NormalisedEvent): Handover | null {
+function handoverFor(vault: Vault, provider: ProviderId, conn: { tenant_id: string; connection_id: string }, e: NormalisedEvent): Handover | null {
   if (e.kind === 'other' || e.kind === 'test') return null;
-  const taskQueue = services.config.taskQueue;
   if (provider === 'store_android' || provider === 'store_ios') {
     // A verified store notification is a hint that a purchase changed: its workflow re-reads the purchase.
     if (!e.subscription_external_id) return null;
     return {
       kind: 'store',
-      taskQueue,
       notification: {
         tenantId: conn.tenant_id,
         provider,
@@ -114,7 +112,7 @@ function handoverFor(services: Services, vault: Vault, provider: ProviderId, con
   }
   const customerKey = e.customer_external_id ?? e.subscription_external_id;
   if (!customerKey) return null;
-  return { kind: 'lifecycle', tenantId: conn.tenant_id, provider, customerKey, taskQueue, event: lifecycleEvent(e) };
+  return { kind: 'lifecycle', tenantId: conn.tenant_id, provider, customerKey, event: lifecycleEvent(e) };
 }
 
 /** The event as the lifecycle rules need it: ids, kinds and times, never the buyer's email. */

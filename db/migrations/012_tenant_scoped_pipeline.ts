@@ -37,16 +37,15 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     update webhook_deliveries d set buyer_email = o.handover->'event'->>'email'
       from webhook_outbox o
-     where o.delivery_id = d.id and not (o.handover ? 'kind') and o.handover->'event'->>'email' is not null`);
+     where o.delivery_id = d.id and (o.handover->>'kind') is null and o.handover->'event'->>'email' is not null`);
   await knex.raw(`
     update webhook_outbox set handover = jsonb_build_object(
         'kind', 'lifecycle',
         'tenantId', handover->'input'->>'tenantId',
         'provider', handover->'input'->>'provider',
         'customerKey', handover->'input'->>'customerKey',
-        'taskQueue', handover->>'taskQueue',
-        'event', (handover->'event' - 'email') || jsonb_build_object('has_email', coalesce(handover->'event'->>'email', '') <> ''))
-     where not (handover ? 'kind')`);
+        'event', ((handover->'event') - 'email'::text) || jsonb_build_object('has_email', coalesce(handover->'event'->>'email', '') <> ''))
+     where (handover->>'kind') is null`);
 }
 
 export async function down(knex: Knex): Promise<void> {
