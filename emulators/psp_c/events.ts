@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { deliver } from '../common/host';
 import type { EmulatorStore, SendEventParams } from '../common/types';
+import { razorpayEventId } from '../../providers/psp_c/event-id';
 import { view, type Stored } from './http';
 import { nowSec, randomToken, rzpId } from './ids';
 import { defaultAccount, type AccountRecord, type Caller, type Mode } from './state';
@@ -10,6 +11,11 @@ import { defaultAccount, type AccountRecord, type Caller, type Mode } from './st
  * created_at}` where payload holds `{<entity>: {entity: {...}}}` for each name in
  * `contains`; headers `X-Razorpay-Signature` (hex HMAC-SHA256 of the raw body with the
  * webhook secret) and `X-Razorpay-Event-Id` (the same on every redelivery).
+ *
+ * The header is not signed, so the service keys an event on the hash of its body
+ * (providers/psp_c/event-id.ts) and this emulator answers that id. Each body is kept per
+ * event: a redelivery resends the same bytes, as Razorpay's retries do, so it hashes to the
+ * same id (rebuilding it would change created_at and every generated id).
  *
  * Razorpay registers test and live webhooks separately, so a real payload never says its
  * mode. The emulator adds a top-level `mode` ('test'|'live') so one receiver URL can tell
@@ -26,6 +32,35 @@ export interface Emitted {
   status: number;
 }
 
+/** One event as sent: the exact body bytes, so a redelivery can resend them unchanged. */
+interface SentEvent extends Record<string, unknown> {
+  /** The id the service stores: the hash of `body`. */
+  id: string;
+  /** What `X-Razorpay-Event-Id` carries on every delivery of this event. */
+  delivery_id: string;
+  event: string;
+  account: string;
+  mode: Mode;
+  body: string;
+  created_at: number;
+}
+
+async function deliverEvent(store: EmulatorStore, account: AccountRecord, sent: SentEvent, target: string, signature?: 'bad'): Promise<Emitted> {
+  const secret = signature === 'bad' ? `not-${account.webhook_secret}` : account.webhook_secret;
+  const status = await deliver(target, sent.body, {
+    'X-Razorpay-Signature': signBody(sent.body, secret),
+    'X-Razorpay-Event-Id': sent.delivery_id,
+    'User-Agent': 'Razorpay-Webhook/v1',
+  });
+  store.insert('webhook_deliveries', { id: sent.delivery_id, event_id: sent.id, event: sent.event, account: sent.account, mode: sent.mode, target, status, created_at: nowSec() });
+  return { id: sent.id, type: sent.event, status };
+}
+
+/** An event sent before, by the id this emulator answered or by its X-Razorpay-Event-Id. */
+function sentBefore(store: EmulatorStore, id: string): SentEvent | undefined {
+  return store.find('webhook_events', (e) => e.id === id || e.delivery_id === id) as SentEvent | undefined;
+}
+
 export async function emit(
   store: EmulatorStore,
   account: AccountRecord,
@@ -35,7 +70,6 @@ export async function emit(
   target: string,
   opts: { id?: string; signature?: 'bad' } = {},
 ): Promise<Emitted> {
-  const id = opts.id ?? randomToken(14);
   const event = {
     entity: 'event',
     account_id: account.account,
@@ -46,14 +80,17 @@ export async function emit(
     mode,
   };
   const body = JSON.stringify(event);
-  const secret = opts.signature === 'bad' ? `not-${account.webhook_secret}` : account.webhook_secret;
-  const status = await deliver(target, body, {
-    'X-Razorpay-Signature': signBody(body, secret),
-    'X-Razorpay-Event-Id': id,
-    'User-Agent': 'Razorpay-Webhook/v1',
-  });
-  store.insert('webhook_deliveries', { id, event: type, account: account.account, mode, target, status, created_at: event.created_at });
-  return { id, type, status };
+  const sent: SentEvent = {
+    id: razorpayEventId(body),
+    delivery_id: opts.id ?? randomToken(14),
+    event: type,
+    account: account.account,
+    mode,
+    body,
+    created_at: event.created_at,
+  };
+  store.insert('webhook_events', sent);
+  return deliverEvent(store, account, sent, target, opts.signature);
 }
 
 const SUBSCRIPTION_STATUS: Record<string, string> = {
@@ -231,8 +268,14 @@ export function defaultPayload(store: EmulatorStore, caller: Caller, type: strin
  * POST /__control/events. `data` takes shorthands (mode, sku, app_user_id, email →
  * notes; subscription_id, customer_id, payment_id, payment_link_id → ids, reusing stored
  * objects when they exist); every other key is deep-merged over the default `payload`.
+ * An `id` seen before (the id answered, or the X-Razorpay-Event-Id sent) resends that
+ * event's exact body, whatever else is given; an unseen `id` becomes the new event's
+ * X-Razorpay-Event-Id. The answered id is always the body hash the service stores.
  */
 export async function sendEvent(store: EmulatorStore, params: SendEventParams): Promise<Emitted> {
+  // A redelivery: the stored bytes again, not a rebuilt event (and no second state change).
+  const previous = params.id ? sentBefore(store, params.id) : undefined;
+  if (previous) return deliverEvent(store, defaultAccount(store, previous.account), previous, params.target, params.signature);
   const account = defaultAccount(store, params.account);
   const data = (params.data ?? {}) as Record<string, unknown>;
   const mode: Mode = data.mode === 'live' ? 'live' : 'test';

@@ -70,6 +70,21 @@ function extract(o: Obj): Partial<NormalisedEvent> {
   };
 }
 
+/**
+ * The `t` stripe-node checked the HMAC against, read the way its parseHeader reads it: split
+ * on ',' then '=', the last `t=` wins, parseInt. Taking the first `t=` instead (as a regex
+ * would) let `t=<now>,t=<far future>,v1=<signature over the future t>` pass: the future check
+ * saw "now" while the signature covered the future value.
+ */
+function signedTimestamp(header: string): number {
+  let t = NaN;
+  for (const item of header.split(',')) {
+    const kv = item.split('=');
+    if (kv[0] === 't') t = parseInt(kv[1], 10);
+  }
+  return t;
+}
+
 function reasonOf(err: unknown): string {
   const message = err instanceof Error ? err.message : '';
   if (/tolerance/i.test(message)) return 'timestamp outside tolerance';
@@ -95,7 +110,7 @@ export function verifyStripeWebhook(input: WebhookInput): NormalisedEvent {
     throw new WebhookVerificationError('psp_a', reasonOf(err));
   }
   // stripe-node only refuses old timestamps; a signature from the future is as suspect.
-  const t = Number(/(?:^|,)t=(\d+)/.exec(header)?.[1]);
+  const t = signedTimestamp(header);
   if (!Number.isFinite(t) || t - Math.floor(nowMs / 1000) > TOLERANCE_SECONDS) {
     throw new WebhookVerificationError('psp_a', 'timestamp outside tolerance');
   }

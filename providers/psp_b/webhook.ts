@@ -7,7 +7,7 @@ import { PROVIDER } from './http';
  * Paddle's SDKs refuse a notification whose `ts` is more than 5 seconds old
  * (WebhooksValidator.MAX_VALID_TIME_DIFFERENCE) and Paddle's docs tell manual verifiers
  * to do the same, so that is the default here. Paddle signs each delivery attempt afresh,
- * so retries arrive with a new ts.
+ * so retries arrive with a new ts. The tolerance applies both ways: |now − ts| ≤ tolerance.
  */
 export const PADDLE_TOLERANCE_SEC = 5;
 
@@ -50,6 +50,10 @@ export function verifyPaddleSignature(input: WebhookInput, toleranceSec = PADDLE
   const { ts, h1 } = parseSignature(value);
   const nowSec = Math.floor((input.now ?? new Date()).getTime() / 1000);
   if (nowSec - ts > toleranceSec) throw new WebhookVerificationError(PROVIDER, `signature timestamp is older than ${toleranceSec} s`);
+  // The window is symmetric: a ts ahead of our clock is refused too, or one leaked signature
+  // with a far-future ts would stay replayable until that time (clock skew is the only
+  // legitimate lead, and the same tolerance covers it).
+  if (ts - nowSec > toleranceSec) throw new WebhookVerificationError(PROVIDER, `signature timestamp is more than ${toleranceSec} s in the future`);
   const expected = crypto
     .createHmac('sha256', input.secret)
     .update(`${ts}:`)

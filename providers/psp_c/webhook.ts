@@ -2,12 +2,14 @@ import crypto from 'node:crypto';
 import { WebhookVerificationError } from '../errors';
 import type { Mode, NormalisedEvent, CanonicalEventKind, WebhookInput } from '../types';
 import { PROVIDER } from './client';
+import { razorpayEventId } from './event-id';
 
 /**
  * Razorpay signs a webhook with `X-Razorpay-Signature`: hex HMAC-SHA256 of the raw body
  * under the webhook secret. There is no timestamp in the scheme, so a replay cannot be
- * refused by age; every delivery carries `X-Razorpay-Event-Id`, the same on each retry,
- * and the receiver's one-row-per-event-id rule makes a replay a no-op.
+ * refused by age; the receiver's one-row-per-event-id rule makes a replay a no-op, which
+ * only holds if the id is covered by the signature. `X-Razorpay-Event-Id` is not, so the id
+ * is derived from the signed body (./event-id.ts) and the header is never used as the id.
  */
 
 function header(headers: WebhookInput['headers'], name: string): string | undefined {
@@ -107,7 +109,7 @@ export function verifyRazorpayWebhook(input: WebhookInput): NormalisedEvent {
   if (!body || typeof body !== 'object' || Array.isArray(body) || typeof (body as Entity).event !== 'string') {
     throw new WebhookVerificationError(PROVIDER, 'body is not a Razorpay event');
   }
-  // Redeliveries reuse the header id; a sender that omits it still dedupes on the body's hash.
-  const id = header(input.headers, 'x-razorpay-event-id') || `body_${crypto.createHash('sha256').update(input.rawBody).digest('hex').slice(0, 32)}`;
-  return parseEvent(id, body as Record<string, unknown>);
+  // Deduplication must cover exactly what the signature covers: the id is the signed body's
+  // hash, whatever X-Razorpay-Event-Id says (an unsigned header could name a fresh id each time).
+  return parseEvent(razorpayEventId(input.rawBody), body as Record<string, unknown>);
 }

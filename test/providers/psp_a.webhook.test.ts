@@ -78,6 +78,21 @@ describe('psp_a webhook verification', () => {
     await expect(verify(received[1])).rejects.toMatchObject({ reason: 'signature mismatch' });
   });
 
+  it('refuses a signature timestamp from the future however the header is written', async () => {
+    await control('/events', { type: 'invoice.payment_succeeded', target });
+    const good = received[0];
+    const nowSec = Math.floor(Date.now() / 1000);
+    const sign = (t: number) => crypto.createHmac('sha256', account.webhook_secret).update(`${t}.${good.body.toString('utf8')}`).digest('hex');
+    const withHeader = (value: string) => ({ ...good, headers: { 'stripe-signature': value } });
+    const future = nowSec + 30 * 86_400;
+    await expect(verify(withHeader(`t=${future},v1=${sign(future)}`))).rejects.toMatchObject({ reason: 'timestamp outside tolerance' });
+    // stripe-node verifies against the last t=; a first t= of "now" must not hide it.
+    await expect(verify(withHeader(`t=${nowSec},t=${future},v1=${sign(future)}`))).rejects.toMatchObject({ reason: 'timestamp outside tolerance' });
+    // Inside the window either way it is accepted.
+    await expect(verify(withHeader(`t=${nowSec + 240},v1=${sign(nowSec + 240)}`))).resolves.toMatchObject({ kind: 'payment_succeeded' });
+    await expect(verify(withHeader(`t=${nowSec - 240},v1=${sign(nowSec - 240)}`))).resolves.toMatchObject({ kind: 'payment_succeeded' });
+  });
+
   it('maps the eight subscribed event types to their kinds', async () => {
     const expected: Record<string, NormalisedEvent['kind']> = {
       'customer.subscription.created': 'subscription_created',

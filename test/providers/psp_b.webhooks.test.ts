@@ -104,6 +104,32 @@ describe('psp_b webhooks: signature verification', () => {
     expect((garbled as WebhookVerificationError).reason).toContain('malformed');
   });
 
+  it('rejects a timestamp more than the tolerance in the future, as it does one in the past', async () => {
+    await send('transaction.completed');
+    const ts = Number(/^ts=(\d+);/.exec(String(received[0].headers['paddle-signature']))![1]);
+    const at = (sec: number) => new Date(sec * 1000);
+    // The emulator's own signature, checked by a clock 10 s behind it: ts is 10 s ahead.
+    const early = await rejection(verify(received[0], { now: at(ts - 10) }));
+    expect(early).toBeInstanceOf(WebhookVerificationError);
+    expect((early as WebhookVerificationError).reason).toContain('more than 5 s in the future');
+    await verify(received[0], { now: at(ts - 4) });
+    await verify(received[0], { now: at(ts + 4) });
+
+    // A correctly signed Paddle-Signature whose ts is 30 days ahead.
+    const future = ts + 30 * 86_400;
+    const h1 = crypto.createHmac('sha256', acct.webhook_secret).update(`${future}:`).update(received[0].body).digest('hex');
+    const headers = { ...received[0].headers, 'paddle-signature': `ts=${future};h1=${h1}` };
+    const far = await rejection(adapter.verifyWebhook({ headers, rawBody: received[0].body, secret: acct.webhook_secret, now: at(ts) }));
+    expect((far as WebhookVerificationError).reason).toContain('in the future');
+    // The configured tolerance is the bound both ways.
+    const relaxed = createPspBAdapter({ webhookToleranceSec: 300 });
+    await relaxed.verifyWebhook({ headers: received[0].headers, rawBody: received[0].body, secret: acct.webhook_secret, now: at(ts - 299) });
+    expect(await rejection(relaxed.verifyWebhook({ headers: received[0].headers, rawBody: received[0].body, secret: acct.webhook_secret, now: at(ts - 301) }))).toBeInstanceOf(
+      WebhookVerificationError,
+    );
+    expect(await rejection(relaxed.verifyWebhook({ headers, rawBody: received[0].body, secret: acct.webhook_secret, now: at(ts) }))).toBeInstanceOf(WebhookVerificationError);
+  });
+
   it('accepts any h1 during secret rotation', async () => {
     await send('transaction.completed');
     const header = String(received[0].headers['paddle-signature']);

@@ -43,7 +43,9 @@ describe('psp_c webhook verification', () => {
     expect(sent.status).toBe(200);
     expect(received).toHaveLength(1);
     const [r] = received;
-    expect(r.headers['x-razorpay-event-id']).toBe(sent.id);
+    // The header is sent, as Razorpay does, but the id is the signed body's hash.
+    expect(r.headers['x-razorpay-event-id']).toBeTruthy();
+    expect(sent.id).toBe(`rzp_evt_${crypto.createHash('sha256').update(r.body).digest('hex').slice(0, 32)}`);
     const expected = crypto.createHmac('sha256', account.webhook_secret).update(r.body).digest('hex');
     expect(r.headers['x-razorpay-signature']).toBe(expected);
 
@@ -79,13 +81,40 @@ describe('psp_c webhook verification', () => {
     await expect(verify(received[1])).rejects.toThrow(/does not match/);
   });
 
-  it('a redelivery keeps the event id', async () => {
+  it('a redelivery resends the same bytes and keeps the event id', async () => {
     const first = await control('POST', '/events', { type: 'payment.failed', target });
+    // Past a second boundary, so a rebuilt body would differ in created_at at least.
+    await new Promise((r) => setTimeout(r, 1100));
     const again = await control('POST', '/events', { type: 'payment.failed', target, id: first.id });
     expect(again.id).toBe(first.id);
-    const [a, b] = await Promise.all(received.map((r) => verify(r)));
-    expect(a.id).toBe(b.id);
-    expect(a.kind).toBe('payment_failed');
+    // By the X-Razorpay-Event-Id it was sent with, too.
+    const byHeader = await control('POST', '/events', { type: 'payment.failed', target, id: received[0].headers['x-razorpay-event-id'] });
+    expect(byHeader.id).toBe(first.id);
+    expect(received).toHaveLength(3);
+    for (const r of received.slice(1)) {
+      expect(r.body.equals(received[0].body)).toBe(true);
+      expect(r.headers['x-razorpay-event-id']).toBe(received[0].headers['x-razorpay-event-id']);
+    }
+    const events = await Promise.all(received.map((r) => verify(r)));
+    expect(events.map((e) => e.id)).toEqual([first.id, first.id, first.id]);
+    expect(events[0].kind).toBe('payment_failed');
+  });
+
+  it('takes the event id from the signed body, never from X-Razorpay-Event-Id', async () => {
+    const secret = 'whsec_unit';
+    const signed = (body: string, eventId?: string) => ({
+      headers: { 'x-razorpay-signature': crypto.createHmac('sha256', secret).update(body).digest('hex'), ...(eventId ? { 'x-razorpay-event-id': eventId } : {}) },
+      rawBody: Buffer.from(body),
+      secret,
+    });
+    const body = JSON.stringify({ entity: 'event', account_id: 'acc_1', event: 'payment.captured', contains: ['payment'], payload: { payment: { entity: { id: 'pay_1', customer_id: 'cust_1' } } }, created_at: 1700000000 });
+    // One signed body replayed under three ids (and none) is one event.
+    const ids = await Promise.all(['evt_A', 'evt_B', 'evt_C', undefined].map(async (h) => (await adapter.verifyWebhook(signed(body, h))).id));
+    expect(new Set(ids).size).toBe(1);
+    expect(ids[0]).toBe(`rzp_evt_${crypto.createHash('sha256').update(body).digest('hex').slice(0, 32)}`);
+    // A different body (here one second later) is a different event.
+    const other = body.replace('1700000000', '1700000001');
+    expect((await adapter.verifyWebhook(signed(other, 'evt_A'))).id).not.toBe(ids[0]);
   });
 
   it('live-mode events say so', async () => {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
@@ -50,6 +51,35 @@ describe.each(['psp_b', 'psp_c'] as const)('%s webhooks → premium', (provider)
     expect(checkout.events.length).toBeGreaterThan(0);
     expect(checkout.events.every((e: any) => e.status === 200)).toBe(true);
     await until('premium', () => call(api.apiRoot, `/v1/sdk/subscribers/u_${provider}`, t.publishable_key), (r) => r.body.is_premium === true);
+
+    // A redelivery by the id the emulator answered lands on the row stored under that id.
+    const first = checkout.events[0];
+    const again = await fetch(`${emulators[provider].url}/__control/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: first.type, target, account: acct.account, id: first.id }),
+    });
+    expect(await again.json()).toMatchObject({ id: first.id, status: 200 });
+    const rows = () => testDb()('webhook_deliveries').where({ provider, tenant_id: t.tenant_id }).select('event_id', 'delivery_count');
+    expect((await rows()).filter((r) => r.event_id === first.id)).toEqual([{ event_id: first.id, delivery_count: 2 }]);
+    if (provider === 'psp_c') {
+      // The same signed bytes under fresh X-Razorpay-Event-Id values are still that one event.
+      const state = await (await fetch(`${emulators.psp_c.url}/__control/state`)).json();
+      const sent = state.webhook_events.find((e: { id: string }) => e.id === first.id);
+      const signature = crypto.createHmac('sha256', acct.webhook_secret).update(sent.body).digest('hex');
+      for (const eventId of ['evt_replay_1', 'evt_replay_2', 'evt_replay_3']) {
+        const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json', 'x-razorpay-signature': signature, 'x-razorpay-event-id': eventId }, body: sent.body });
+        expect(await res.json()).toEqual({ received: true, id: first.id });
+      }
+      const after = await rows();
+      expect(after.filter((r) => r.event_id === first.id)).toEqual([{ event_id: first.id, delivery_count: 5 }]);
+      expect(after).toHaveLength(checkout.events.length);
+
+      // A signed body nested 100,000 levels deep is verified and stored, not a 500.
+      const deep = `{"entity":"event","account_id":"${acct.account}","event":"payment.authorized","contains":[],"payload":{"deep":${'['.repeat(100_000)}1${']'.repeat(100_000)}},"created_at":1}`;
+      const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json', 'x-razorpay-signature': crypto.createHmac('sha256', acct.webhook_secret).update(deep).digest('hex') }, body: deep });
+      expect(res.status).toBe(200);
+    }
 
     const bad = await fetch(`${emulators[provider].url}/__control/events`, {
       method: 'POST',
