@@ -1,6 +1,4 @@
 import type Koa from 'koa';
-import { findConnectionByAccount, loadWebhookSecret } from '../../db/connections';
-import { withTenant } from '../../db/tenant-tx';
 import { recordRefusal, storeDelivery } from '../../db/webhook-deliveries';
 import { eventIdProblem } from '../../domain/events';
 import { isProvider, isStoreProvider, type ProviderId } from '../../domain/providers';
@@ -13,7 +11,8 @@ import type { Vault } from '../../providers/vault';
 import { ApiError } from '../errors';
 import { readRawBody } from '../json-body';
 import type { Services } from '../services';
-import { needsWebhookSecret, peekAccount, RECEIVING } from './accounts';
+import { peekAccount, RECEIVING } from './accounts';
+import { routeCacheFor } from './route-cache';
 import { dispatcherFor } from './dispatcher';
 import type { Handover } from './handover';
 import { jsonNestingDepth, MAX_WEBHOOK_DEPTH } from './nesting';
@@ -53,18 +52,27 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     }
     const account = peekAccount(provider, raw);
     if (!account || account.length > MAX_ACCOUNT_REF) return refuse(null, 'the body names no connected account');
-    const conn = await findConnectionByAccount(services.db, provider, account);
-    if (!conn) return refuse(null, 'the account is not connected');
     if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
-    let event: NormalisedEvent;
-    try {
-      const secret = needsWebhookSecret(provider) ? await withTenant(services.db, conn.tenant_id, (trx) => loadWebhookSecret(trx, services.vault!, conn.connection_id)) : '';
-      event = await services.adapters[provider].verifyWebhook({ headers: ctx.headers, rawBody: raw, secret });
-    } catch (err) {
-      // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
-      if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
-      return refuse(conn.tenant_id, `signature not verified: ${(err as Error).message}`);
-    }
+    const routes = routeCacheFor(services);
+    const adapter = services.adapters[provider];
+    const verify = async (fresh: boolean) => {
+      const route = await routes.get(provider, account, fresh);
+      if (!route) return { route, event: null, problem: 'the account is not connected' };
+      if (route.secret === null) return { route, event: null, problem: `signature not verified: ${route.secretProblem}` };
+      try {
+        return { route, event: await adapter.verifyWebhook({ headers: ctx.headers, rawBody: raw, secret: route.secret }), problem: null };
+      } catch (err) {
+        // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
+        if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
+        return { route, event: null, problem: `signature not verified: ${(err as Error).message}` };
+      }
+    };
+    // A cached secret that fails is checked once more against a fresh read: the tenant may have just rotated it.
+    let checked = await verify(false);
+    if (!checked.event && checked.route?.cached) checked = await verify(true);
+    const { route: conn, event } = checked;
+    if (!conn) return refuse(null, checked.problem!);
+    if (!event) return refuse(conn.tenant_id, checked.problem!);
 
     // Verified: the sender is the tenant's provider, so a refusal may now say what is wrong.
     const store = isStoreProvider(provider);

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConnection, loadWebhookSecret } from '../../db/connections';
+import { createConnection, loadWebhookSecret, updateConnectionSecrets } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { REFUSALS_KEPT_PER_MINUTE } from '../../db/webhook-deliveries';
 import { startAllEmulators } from '../../emulators/registry';
@@ -170,5 +170,21 @@ describe('the event pipeline keeps tenants apart', () => {
     expect(queued).toBeUndefined();
     const failed = await call(api.apiUrl, '/webhooks?provider=psp_a&status=failed', A.t.secret_key);
     expect(failed.body.data.some((d: any) => /customer_id is 1204 characters long/.test(d.reason))).toBe(true);
+  });
+  it('a rotated signing secret takes effect on the very next event (the receipt cache re-reads on a failed check)', async () => {
+    const side = await tenantWithAccount('rotating');
+    const conn = await testDb()('provider_connections').where({ tenant_id: side.t.tenant_id, provider: 'psp_a' }).first('id');
+    const signed = (secret: string) => {
+      const body = JSON.stringify({ id: `evt_rot_${crypto.randomBytes(6).toString('hex')}`, object: 'event', account: side.account, type: 'customer.updated', created: Math.floor(Date.now() / 1000), livemode: false, data: { object: { id: 'cus_rot', object: 'customer' } } });
+      const ts = Math.floor(Date.now() / 1000);
+      const sig = crypto.createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
+      return fetch(target(), { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': `t=${ts},v1=${sig}` }, body }).then((r) => r.status);
+    };
+    const old = await withTenant(testDb(), side.t.tenant_id, (trx) => loadWebhookSecret(trx, worker.vault, conn.id));
+    expect(await signed(old)).toBe(200); // now cached
+    const rotated = `whsec_${crypto.randomBytes(24).toString('base64url')}`;
+    await withTenant(testDb(), side.t.tenant_id, (trx) => updateConnectionSecrets(trx, worker.vault, conn.id, { webhook_secret: rotated }));
+    expect(await signed(rotated)).toBe(200);
+    expect(await signed(old)).toBe(400);
   });
 });

@@ -75,10 +75,11 @@ describe.each(['psp_b', 'psp_c'] as const)('%s webhooks → premium', (provider)
       expect(after.filter((r) => r.event_id === first.id)).toEqual([{ event_id: first.id, delivery_count: 5 }]);
       expect(after).toHaveLength(checkout.events.length);
 
-      // A signed body nested 100,000 levels deep is verified and stored, not a 500.
+      // A signed body nested 100,000 levels deep is refused by name before anything walks it, not a 500.
       const deep = `{"entity":"event","account_id":"${acct.account}","event":"payment.authorized","contains":[],"payload":{"deep":${'['.repeat(100_000)}1${']'.repeat(100_000)}},"created_at":1}`;
       const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json', 'x-razorpay-signature': crypto.createHmac('sha256', acct.webhook_secret).update(deep).digest('hex') }, body: deep });
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'webhook_refused', detail: expect.stringMatching(/nests deeper than 64 levels/) });
     }
 
     const bad = await fetch(`${emulators[provider].url}/__control/events`, {
