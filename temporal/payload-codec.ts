@@ -13,7 +13,7 @@ import type { Vault } from '../providers/vault';
  * (temporalio/samples-typescript, `encryption`). Histories hold ciphertext; only processes with
  * MASTER_KEY read them.
  *
- * Layout as in the sample, so its codec server and other SDKs' samples interoperate:
+ * Layout as in the sample (so tools built from it, e.g. its codec server, read ours):
  * metadata `encoding: binary/encrypted` and `encryption-key-id: <MASTER_KEY entry id>`,
  * data `iv(12) || ciphertext || tag(16)` of the serialised original Payload.
  */
