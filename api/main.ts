@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../runtime/config';
 import { resolveMasterKey } from '../runtime/master-key';
 import { createVault } from '../providers/vault';
+import { dataConverterFor } from '../temporal/payload-codec';
 import { createAdapters } from '../providers';
 import { openDatabase } from '../runtime/database';
 import { logger } from '../runtime/logger';
@@ -14,13 +15,15 @@ import { startDispatcher, stopDispatcher } from './webhooks/dispatcher';
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
 const { db } = await openDatabase(config, { pool: { max: 20 } });
+const vault = createVault(resolveMasterKey(config));
 let temporal: Services['temporal'] = null;
 if (config.temporalAddress) {
   const connection = Connection.lazy({ address: config.temporalAddress });
-  temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace }) };
+  // The worker's codec: what this client starts and signals is encrypted, what it reads decrypted.
+  temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace, dataConverter: dataConverterFor(vault) }) };
 }
 // Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
-const services: Services = { db, config, temporal, vault: createVault(resolveMasterKey(config)), adapters: createAdapters(config) };
+const services: Services = { db, config, temporal, vault, adapters: createAdapters(config) };
 
 const listeners: [string, number, http.RequestListener][] = [
   ['api', config.apiPort, createApiApp(services, logger).callback()],

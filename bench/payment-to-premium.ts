@@ -15,6 +15,7 @@
 import os from 'node:os';
 import http from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { decodeHistory } from '../temporal/history-payloads';
 import { machine, table, f0, f1 } from './lib/report';
 import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { runBench } from './lib/run';
@@ -184,7 +185,8 @@ async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number
   const [pi, sub] = p.events;
   const rows = await stack.db('webhook_deliveries').whereIn('event_id', [pi.id, sub.id]).select('event_id', 'created_at');
   const created = new Map(rows.map((r: { event_id: string; created_at: Date }) => [r.event_id, r.created_at.getTime()]));
-  const history = await stack.client.workflow.getHandle(lifecycleWorkflowId(stack.tenant.tenant_id, 'psp_a', p.customer)).fetchHistory();
+  // Fetched as stored: the signal payloads are ciphertext until decoded.
+  const history = await decodeHistory(await stack.client.workflow.getHandle(lifecycleWorkflowId(stack.tenant.tenant_id, 'psp_a', p.customer)).fetchHistory(), stack.codec);
   const events = history.events ?? [];
   const signalOf = (id: string) =>
     events.find((e) => {

@@ -68,6 +68,22 @@ export function parseMasterKey(value: string | undefined): Keyring {
   return { current: keys[0], byId };
 }
 
+/**
+ * One 32-byte key per MASTER_KEY entry, derived with HKDF-SHA256 under `info` (one info string
+ * per purpose), so no two purposes ever share a key even though they share MASTER_KEY.
+ */
+export interface DerivedKeyring {
+  readonly currentKeyId: string;
+  readonly keys: ReadonlyMap<string, Buffer>;
+}
+
+export function deriveKeyring(ring: Keyring, info: string): DerivedKeyring {
+  if (typeof info !== 'string' || info === '') throw new TypeError('deriveKeyring: info must name the purpose');
+  const keys = new Map<string, Buffer>();
+  for (const [id, k] of ring.byId) keys.set(id, Buffer.from(crypto.hkdfSync('sha256', k.key, Buffer.alloc(0), info, 32)));
+  return { currentKeyId: ring.current.id, keys };
+}
+
 /** A fresh MASTER_KEY entry, `k<unix ms>:<base64>`; prepend it to MASTER_KEY to rotate. */
 export function generateMasterKey(now: number = Date.now()): string {
   return `k${now}:${crypto.randomBytes(32).toString('base64')}`;

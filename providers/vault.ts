@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { KEY_ID_RE, parseMasterKey } from './vault-keyring';
+import { KEY_ID_RE, deriveKeyring, parseMasterKey, type DerivedKeyring } from './vault-keyring';
 
 export { generateMasterKey } from './vault-keyring';
 
@@ -20,6 +20,12 @@ export interface Vault {
   decryptJson<T = unknown>(envelope: string, aad: string): T;
   /** True when the envelope is not under the current key (or is not an envelope at all). */
   needsReencrypt(envelope: string): boolean;
+  /**
+   * The same MASTER_KEY ring derived for another purpose (e.g. the Temporal payload codec), so
+   * whatever holds a Vault can key that purpose without seeing MASTER_KEY. Refuses the vault's own
+   * info string: the vault's keys never leave it.
+   */
+  deriveKeyring(info: string): DerivedKeyring;
 }
 
 export type VaultFailure = 'malformed' | 'unknown_key' | 'auth_failed';
@@ -72,9 +78,7 @@ function boundAad(keyId: string, aad: string): Buffer {
 
 export function createVault(masterKeyEnv: string | undefined): Vault {
   const ring = parseMasterKey(masterKeyEnv);
-  const keys = new Map<string, Buffer>();
-  for (const [id, k] of ring.byId) keys.set(id, Buffer.from(crypto.hkdfSync('sha256', k.key, Buffer.alloc(0), HKDF_INFO, 32)));
-  const currentKeyId = ring.current.id;
+  const { keys, currentKeyId } = deriveKeyring(ring, HKDF_INFO);
 
   const encrypt = (plaintext: string, aad: string): string => {
     if (typeof plaintext !== 'string') throw new TypeError('vault: plaintext must be a string');
@@ -109,5 +113,9 @@ export function createVault(masterKeyEnv: string | undefined): Vault {
     encryptJson: (value: unknown, aad: string) => encrypt(JSON.stringify(value), aad),
     decryptJson: <T>(envelope: string, aad: string) => JSON.parse(decrypt(envelope, aad)) as T,
     needsReencrypt: (envelope: string) => parseEnvelope(envelope)?.keyId !== currentKeyId,
+    deriveKeyring: (info: string) => {
+      if (info === HKDF_INFO) throw new Error('vault: deriveKeyring is for other purposes; the vault keys stay inside the vault');
+      return deriveKeyring(ring, info);
+    },
   });
 }

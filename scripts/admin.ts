@@ -6,6 +6,7 @@ import { createTenant, insertApiKey, revokeApiKey } from '../db/tenants';
 import { recordOperatorAudit } from '../db/operator-audit';
 import { ensureDemoTenant } from '../seed/demo';
 import { runReencrypt } from './admin-vault';
+import { formatHistory, NotFound, runWorkflowHistory } from './admin-workflow';
 
 const HELP = `Billing service admin CLI
 
@@ -21,9 +22,13 @@ const HELP = `Billing service admin CLI
       → {"tenant_id", "secret_key", "publishable_key"}
   npm run -s admin -- vault:reencrypt [--json]
       Re-encrypt every stored provider credential under the current MASTER_KEY entry.
+  npm run -s admin -- workflow:history --id WORKFLOW_ID [--run RUN_ID] [--json]
+      A workflow's history with its payloads decrypted (they are ciphertext in Temporal and its UI).
+      Recorded in the workflow's tenant's audit trail.
 
 Scopes: ${SCOPES.join(', ')}
-Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY.`;
+Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY,
+  TEMPORAL_ADDRESS (else the local dev server) and TEMPORAL_NAMESPACE for workflow:history.`;
 
 class UsageError extends Error {}
 
@@ -60,7 +65,7 @@ async function main(): Promise<void> {
     return;
   }
   const json = flags.json === true;
-  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt'];
+  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt', 'workflow:history'];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
 
   // Validate everything before touching the database, so bad arguments write nothing.
@@ -81,6 +86,10 @@ async function main(): Promise<void> {
   }
   if (command === 'tenant:create') str(flags, 'name');
   if (command === 'key:revoke' && !UUID_RE.test(str(flags, 'key'))) throw new UsageError('--key must be a key id (uuid)');
+  if (command === 'workflow:history') {
+    str(flags, 'id');
+    if (flags.run !== undefined) str(flags, 'run');
+  }
 
   const config = loadConfig();
   const { db, close } = await openDatabase(config, { pool: { max: 2 } });
@@ -107,6 +116,16 @@ async function main(): Promise<void> {
       }
     } else if (command === 'demo') {
       out = { ...(await ensureDemoTenant(db, config)) };
+    } else if (command === 'workflow:history') {
+      const history = await runWorkflowHistory(db, config, str(flags, 'id'), flags.run === undefined ? undefined : str(flags, 'run')).catch((e) => {
+        throw e instanceof NotFound ? new UsageError(e.message) : e;
+      });
+      // Events are a list, not key: value pairs.
+      if (!json) {
+        console.log(formatHistory(history));
+        return;
+      }
+      out = { ...history };
     } else {
       out = await runReencrypt(db, config);
     }

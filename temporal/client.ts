@@ -1,4 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
+import type { Vault } from '../providers/vault';
+import { dataConverterFor } from './payload-codec';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
 
 export interface TemporalClients {
@@ -6,9 +8,13 @@ export interface TemporalClients {
   client: Client;
 }
 
-export async function connectTemporal(address: string, namespace: string): Promise<TemporalClients> {
+/**
+ * A connection and a workflow client with the payload codec: the key (a Vault, or a MASTER_KEY
+ * value) is required so no client of ours writes plaintext payloads or fails to read ciphertext.
+ */
+export async function connectTemporal(address: string, namespace: string, keys: Vault | string): Promise<TemporalClients> {
   const connection = await Connection.connect({ address });
-  return { connection, client: new Client({ connection, namespace }) };
+  return { connection, client: new Client({ connection, namespace, dataConverter: dataConverterFor(keys) }) };
 }
 
 /**
@@ -32,7 +38,8 @@ export async function ensureSearchAttributes(address: string, namespace: string,
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const { connection } = await connectTemporal(address, namespace);
+      // Only the operator service: no workflow client, so no key needed.
+      const connection = await Connection.connect({ address });
       try {
         await registerSearchAttributes(connection, namespace);
         return;

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { dataConverterFor } from './payload-codec';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -17,6 +18,8 @@ export async function createWorker(opts: {
     taskQueue: opts.taskQueue,
     workflowsPath: WORKFLOWS_PATH,
     activities: createActivities(opts.deps),
+    // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads).
+    dataConverter: dataConverterFor(opts.deps.vault),
   });
   return { worker, connection };
 }

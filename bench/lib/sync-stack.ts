@@ -24,6 +24,7 @@ import { ensurePostgres } from '../../runtime/postgres';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { DEFAULT_SQLITE_PRAGMAS, startDevServer } from '../../temporal/dev-server';
 import { createWorker } from '../../temporal/worker';
+import { dataConverterFor } from '../../temporal/payload-codec';
 
 /**
  * The whole sync path, real pieces only, for the sync benches: a throwaway Postgres database
@@ -73,7 +74,7 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
   const { worker, connection: native } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, deps: { db, config, vault, adapters: createAdapters(config) } });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporal.address });
-  const services = { db, config, temporal: { connection, client: new Client({ connection, namespace: 'default' }) } };
+  const services = { db, config, temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }) } };
   const server = createHttpServer(createApiApp(services as never, createLogger('silent')).callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const apiUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { createConnection } from '../../db/connections';
 import { createKnex, withDatabase } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
@@ -23,6 +24,7 @@ import type { ProviderId } from '../../domain/providers';
 import { createVault, generateMasterKey } from '../../providers/vault';
 import { freePort } from '../../runtime/ports';
 import { ensureSearchAttributes } from '../../temporal/client';
+import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
 import { startDevServer, type DevServerHandle } from '../../temporal/dev-server';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { startServer, type ServerHandle } from './proc';
@@ -35,6 +37,8 @@ export interface WebhookStack {
   pgVersion: string;
   temporal: DevServerHandle;
   client: Client;
+  /** The stack's payload codec: histories fetched raw hold ciphertext (decodeHistory). */
+  codec: PayloadCodec;
   emulators: Record<ProviderId, RunningEmulator>;
   api: ServerHandle;
   worker: { pid: number; stop(): Promise<void> };
@@ -71,15 +75,16 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     const temporal = await startDevServer({ port: await freePort(), uiPort: null, dbFile: path.join(tmp, 'temporal.db'), logFile: path.join(tmp, 'temporal.log') });
     stops.push(() => temporal.stop());
     await ensureSearchAttributes(temporal.address, 'default', 20_000);
+    // The api and worker processes get MASTER_KEY below; this client encrypts and decrypts as they do.
+    const masterKey = generateMasterKey();
+    const vault = createVault(masterKey);
     const connection = await Connection.connect({ address: temporal.address });
     stops.push(() => connection.close());
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: dataConverterFor(masterKey) });
 
     const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
     stops.push(() => Promise.all(Object.values(emulators).map((e) => e.close())));
 
-    const masterKey = generateMasterKey();
-    const vault = createVault(masterKey);
     const tenant = await createTenant(db, { name: 'webhook bench' });
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     await withTenant(db, tenant.tenant_id, async (trx) => {
@@ -131,6 +136,7 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       pgVersion,
       temporal,
       client,
+      codec: payloadCodecFor(masterKey),
       emulators,
       api,
       worker: { pid: child.pid!, stop: async () => {} },

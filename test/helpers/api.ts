@@ -11,6 +11,8 @@ import { createHttpServer } from '../../api/http-server';
 import type { Services } from '../../api/services';
 import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
 import { loadConfig } from '../../runtime/config';
+import { generateMasterKey } from '../../providers/vault';
+import { dataConverterFor } from '../../temporal/payload-codec';
 import { createLogger } from '../../runtime/logger';
 import { createTenant, insertApiKey } from '../../db/tenants';
 import type { Scope } from '../../domain/scopes';
@@ -38,10 +40,13 @@ export async function listen(app: Koa | http.RequestListener): Promise<{ url: st
 export function testServices(overrides: Partial<Services> = {}): Services {
   const address = inject('temporalAddress');
   const connection = Connection.lazy({ address });
+  // The payload codec of the worker the test pairs this API with: its vault, else its config's
+  // key (startTestWorker puts it there); an API with no worker gets a key of its own.
+  const keys = overrides.vault ?? overrides.config?.masterKey ?? generateMasterKey();
   return {
     db: testDb(),
     config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address },
-    temporal: { connection, client: new Client({ connection, namespace: 'default' }) },
+    temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(keys) }) },
     ...overrides,
   };
 }

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../runtime/config';
 import { createVault, generateMasterKey } from '../../providers/vault';
 import { createAdapters } from '../../providers';
 import { createWorker } from '../../temporal/worker';
+import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
 import { testDb } from './db';
 
 /**
@@ -24,14 +25,19 @@ export async function startTestWorker(opts: { config?: Partial<Config>; masterKe
   // A queue of its own unless the caller names one (a restarted worker picking up where one stopped).
   const taskQueue = opts.config?.taskQueue ?? `${inject('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
   const address = inject('temporalAddress');
-  const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config };
-  const vault = createVault(opts.masterKey ?? generateMasterKey());
+  const masterKey = opts.masterKey ?? opts.config?.masterKey ?? generateMasterKey();
+  // The config carries the worker's key, so an API started with it (startApi({ config })) gets
+  // the same payload codec and can read what this worker writes.
+  const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config, masterKey };
+  const vault = createVault(masterKey);
   const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: opts.db ?? testDb(), config, vault, adapters: createAdapters(config) } });
   const running = worker.run();
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace: 'default' });
+  const client = new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) });
   return {
     client,
+    /** Decodes what this worker's payloads look like in a fetched history. */
+    codec: payloadCodecFor(vault),
     taskQueue,
     config,
     vault,

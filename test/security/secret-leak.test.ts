@@ -12,6 +12,7 @@ import type { RunningEmulator } from '../../emulators/common/host';
 import { attachToApp, createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { OPERATIONS } from '../../api/operations';
+import { createAdapters } from '../../providers';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { runProviderProbe } from '../../temporal/workflow-starts';
 import { testDb } from '../helpers/db';
@@ -88,7 +89,7 @@ describe('provider secrets never leak', () => {
       logger: new DefaultLogger('TRACE', (entry) => captured.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`)),
     });
     // The API shares the worker's task queue, so the reads that run workflows (the drift report) run here too.
-    api = await startApi({ config: worker.config }, sink);
+    api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) }, sink);
   });
   afterAll(async () => {
     process.stdout.write = origOut;
@@ -163,7 +164,7 @@ describe('provider secrets never leak', () => {
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       events += history.events?.length ?? 0;
-      assertClean(`history of ${wf.workflowId}`, await historyText(history, worker.codecs));
+      assertClean(`history of ${wf.workflowId}`, await historyText(history, worker.codec));
     }
     expect(events).toBeGreaterThan(PROVIDERS.length * 2);
 
@@ -247,7 +248,7 @@ describe('provider secrets never leak', () => {
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       // What an operator with the key reads, decoded: ids and hashes only.
-      const text = await historyText(history, worker.codecs);
+      const text = await historyText(history, worker.codec);
       expect(text, `history of ${wf.workflowId}`).toContain(t.tenant_id);
       expect(text.includes(email), `buyer email in the history of ${wf.workflowId}`).toBe(false);
       expect(text.includes(token), `purchase token in the history of ${wf.workflowId}`).toBe(false);

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findTemporalBinary } from '../../temporal/binary';
-import { connectTemporal, ensureSearchAttributes } from '../../temporal/client';
+import { Connection } from '@temporalio/client';
+import { ensureSearchAttributes } from '../../temporal/client';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
 import { freePort, waitForPort } from '../../runtime/ports';
 
@@ -20,7 +21,7 @@ describe('search attributes on an external cluster', () => {
     await ensureSearchAttributes(address, 'default', 30_000);
     await ensureSearchAttributes(address, 'default', 30_000);
 
-    const { connection } = await connectTemporal(address, 'default');
+    const connection = await Connection.connect({ address });
     try {
       const res = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
       for (const a of SEARCH_ATTRIBUTES) expect(Object.keys(res.customAttributes ?? {})).toContain(a.name);

@@ -10,6 +10,7 @@ import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { createVault, generateMasterKey } from '../../providers/vault';
+import { dataConverterFor } from '../../temporal/payload-codec';
 import { loadConfig, ROOT_DIR } from '../../runtime/config';
 import { progressQuery } from '../../workflows/sync-run';
 import { testDb } from '../helpers/db';
@@ -53,9 +54,10 @@ describe('a sync run survives SIGKILL of its worker', () => {
 
   beforeAll(async () => {
     emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    api = await startApi({ config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: inject('temporalAddress'), taskQueue } });
+    // The API and this test's client share the worker child's MASTER_KEY, so they read its payloads.
+    api = await startApi({ config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: inject('temporalAddress'), taskQueue, masterKey } });
     connection = await Connection.connect({ address: inject('temporalAddress') });
-    client = new Client({ connection, namespace: 'default' });
+    client = new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(masterKey) });
   });
   afterAll(async () => {
     for (const c of children) c.kill('SIGKILL');
