@@ -13,8 +13,6 @@ export type Handover =
   | { kind: 'lifecycle'; tenantId: string; provider: string; customerKey: string; event: LifecycleEvent }
   | { kind: 'store'; notification: StoreNotificationInput };
 
-export const tenantOf = (h: Handover) => (h.kind === 'lifecycle' ? h.tenantId : h.notification.tenantId);
-
 /**
  * Rows with the same key go to Temporal in one call. The tenant is part of every key: two
  * tenants' customers with the same provider id are two workflows, never one.
