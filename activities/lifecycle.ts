@@ -25,7 +25,9 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
                coalesce(?::text, (select buyer_email from webhook_deliveries where provider = ? and event_id = ?)),
                ?, ${productIdSql(provider)}, ?, ?, ?, ?, now())
              on conflict (tenant_id, provider, external_id) do update set
-               customer_external_id = excluded.customer_external_id, status = excluded.status, mode = excluded.mode, email = excluded.email,
+               customer_external_id = excluded.customer_external_id, status = excluded.status, mode = excluded.mode,
+               -- An address once known stays until an event names another (a workflow may not hold the event that named it).
+               email = coalesce(excluded.email, subscriptions.email),
                app_user_id = excluded.app_user_id, product_id = excluded.product_id, trial_started_at = excluded.trial_started_at,
                trial_ended_at = excluded.trial_ended_at, current_period_end = excluded.current_period_end, canceled_at = excluded.canceled_at,
                updated_at = now()

@@ -6,7 +6,7 @@ import { createTenant, insertApiKey, revokeApiKey } from '../db/tenants';
 import { recordOperatorAudit } from '../db/operator-audit';
 import { ensureDemoTenant } from '../seed/demo';
 import { runReencrypt } from './admin-vault';
-import { formatHistory, NotFound, runWorkflowHistory } from './admin-workflow';
+import { formatHistory, NotFound, runLifecycleUpgrade, runWorkflowHistory } from './admin-workflow';
 
 const HELP = `Billing service admin CLI
 
@@ -25,10 +25,14 @@ const HELP = `Billing service admin CLI
   npm run -s admin -- workflow:history --id WORKFLOW_ID [--run RUN_ID] [--json]
       A workflow's history with its payloads decrypted (they are ciphertext in Temporal and its UI).
       Recorded in the workflow's tenant's audit trail.
+  npm run -s admin -- lifecycle:upgrade [--json]
+      Once, after upgrading from ids without the tenant: hands each running customer workflow
+      (customer-<provider>-<customer>) its events' new home (customer-<tenant>-<provider>-<customer>).
 
 Scopes: ${SCOPES.join(', ')}
 Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY,
-  TEMPORAL_ADDRESS (else the local dev server) and TEMPORAL_NAMESPACE for workflow:history.`;
+  TEMPORAL_ADDRESS (else the local dev server), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE for
+  workflow:history and lifecycle:upgrade (a worker must be running to answer the old workflows).`;
 
 class UsageError extends Error {}
 
@@ -65,7 +69,7 @@ async function main(): Promise<void> {
     return;
   }
   const json = flags.json === true;
-  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt', 'workflow:history'];
+  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt', 'workflow:history', 'lifecycle:upgrade'];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
 
   // Validate everything before touching the database, so bad arguments write nothing.
@@ -126,6 +130,9 @@ async function main(): Promise<void> {
         return;
       }
       out = { ...history };
+    } else if (command === 'lifecycle:upgrade') {
+      const r = await runLifecycleUpgrade(config);
+      out = { moved: r.moved.length, skipped: r.skipped.length, workflows: JSON.stringify(r.moved.map((m) => m.to)) };
     } else {
       out = await runReencrypt(db, config);
     }

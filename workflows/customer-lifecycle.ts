@@ -27,6 +27,8 @@ export interface LifecycleHandover {
 }
 export const lifecycleHandoverSignal = defineSignal<[LifecycleHandover]>('handover');
 export const lifecycleStateQuery = defineQuery<SubscriptionView[]>('state');
+/** The events the workflow holds: what an upgrade carries from a workflow under an old id to its new one. */
+export const lifecycleEventsQuery = defineQuery<LifecycleEvent[]>('events');
 
 export interface LifecycleInput {
   tenantId: string;
@@ -60,6 +62,7 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
     setHandler(legacyEventsSignal, (es) => void inbox.push(...es));
   }
   setHandler(lifecycleStateQuery, () => deriveSubscriptions(state.events));
+  setHandler(lifecycleEventsQuery, () => state.events);
   let nextChange: string | null = null;
 
   for (;;) {
