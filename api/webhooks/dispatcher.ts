@@ -151,8 +151,15 @@ function createDispatcher(services: Services): Dispatcher {
   };
 }
 
+/** What Temporal said, not the client's wrapper ("Failed to signalWithStart Workflow"). */
+function reasonOf(err: unknown): string {
+  const cause = err instanceof ServiceError ? err.cause : undefined;
+  if (isGrpcServiceError(cause)) return `${err instanceof Error ? err.message : ''}: ${cause.details || cause.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 async function settleFailure(trx: Parameters<typeof deleteOutboxRows>[0], group: OutboxRow<Handover>[], err: unknown) {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = reasonOf(err);
   if (!isRefusal(err)) {
     await rescheduleOutboxRows(trx, group.map((r) => r.id), { counted: false, delayMs: UNAVAILABLE_RETRY_MS, error: message });
     return;
