@@ -9,9 +9,16 @@ import { sha256Hex } from '../../providers/purchase-ref';
  */
 export const MISS_TTL_SECONDS = 120;
 
-/** What the app sent for the purchase, hashed: the cache never holds a token in clear. */
-export const missKey = (body: { provider: 'store_android'; purchase_token: string } | { provider: 'store_ios'; signed_transaction: string }) =>
-  sha256Hex(body.provider === 'store_android' ? body.purchase_token : body.signed_transaction);
+/**
+ * The cache key: what the app sent, hashed (the cache never holds a token in clear), with the
+ * store connection and the key's mode it was asked with — the store's answer depends on the
+ * credential (a test credential does not see a real purchase that the live one does).
+ */
+export const missKey = (
+  connectionId: string,
+  mode: 'test' | 'live',
+  body: { provider: 'store_android'; purchase_token: string } | { provider: 'store_ios'; signed_transaction: string },
+) => sha256Hex(`${connectionId}:${mode}:${body.provider === 'store_android' ? body.purchase_token : body.signed_transaction}`);
 
 export async function isKnownMiss(db: Knex, tenantId: string, provider: string, tokenHash: string): Promise<boolean> {
   const { rows } = await db.raw(

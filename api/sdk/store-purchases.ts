@@ -87,7 +87,7 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     const vault = services.vault;
     if (!vault) throw new ApiError(500, 'server_misconfigured', 'Purchase registration is not configured on this process (MASTER_KEY).');
 
-    const missHash = missKey(body);
+    const missHash = missKey(conn.id, principal.mode, body);
     if (await isKnownMiss(services.db, principal.tenantId, body.provider, missHash)) throw purchaseNotFound();
     const lane = await takeClientTokens(services.db, principal.tenantId, [registrationBucket(body.app_user_id)]);
     if (!lane.allowed) throw clientRateLimited(lane);
