@@ -14,10 +14,15 @@ import { APP_ROLE } from '../tenant-tx';
  *   a refused request writes nothing).
  * - `store_purchase_misses`: purchase tokens the store answered 404 for, kept briefly, so the
  *   same unknown token is refused without a workflow and a store call each time.
+ * - `rate_limit_buckets` (the management bucket) becomes UNLOGGED too: it is written on every
+ *   management request, and a logged write makes each one generate WAL and wait for its flush
+ *   at commit. A crash empties it, which refills every tenant's bucket once: an acceptable loss
+ *   for a rate limit. (In a 16-caller upsert loop on this box: ~1.5× the upserts per second.)
  */
 export const CLIENT_TENANT_TABLES = ['client_rate_limit_buckets', 'store_purchase_misses'] as const;
 
 export async function up(knex: Knex): Promise<void> {
+  await knex.raw('alter table rate_limit_buckets set unlogged');
   await knex.raw(`create unlogged table client_rate_limit_buckets (
       tenant_id uuid not null references tenants(id) on delete cascade,
       bucket text not null,
@@ -80,4 +85,5 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop function if exists take_client_tokens(uuid, text[], float8[], float8[])');
   await knex.schema.dropTableIfExists('store_purchase_misses');
   await knex.schema.dropTableIfExists('client_rate_limit_buckets');
+  await knex.raw('alter table rate_limit_buckets set logged');
 }
