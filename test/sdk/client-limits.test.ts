@@ -1,4 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ROOT_DIR } from '../../runtime/config';
+import { freePort, waitForPort } from '../../runtime/ports';
 import { call, newTenant, startApi } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { CLIENT_LIMITS } from '../../api/sdk/limits';
@@ -87,5 +91,45 @@ describe('client endpoint limits', () => {
     expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited', detail: expect.stringMatching(/address/) } });
     // Keyed with the tenant: the same address is free for another tenant's app.
     expect((await sdk(other, 'fresh-user')).status).toBe(200);
+  });
+});
+
+describe('client limits are shared by replicas', () => {
+  const procs: ChildProcess[] = [];
+  const ports: number[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) {
+      const [apiPort, dashboardPort, toolsPort] = [await freePort(), await freePort(), await freePort()];
+      ports.push(apiPort);
+      procs.push(
+        spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'api/main.ts')], {
+          cwd: ROOT_DIR,
+          env: { ...process.env, DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), API_PORT: String(apiPort), DASHBOARD_PORT: String(dashboardPort), TOOLS_PORT: String(toolsPort), LOG_LEVEL: 'silent' },
+          stdio: 'ignore',
+        }),
+      );
+    }
+    await Promise.all(ports.map((p) => waitForPort('127.0.0.1', p, 60_000)));
+  });
+  afterAll(() => {
+    for (const p of procs) p.kill('SIGTERM');
+  });
+
+  it('two api processes draw from one bucket per app user', async () => {
+    const t = await newTenant('pk-replicas');
+    const cap = CLIENT_LIMITS.user.capacity;
+    const statuses: number[] = [];
+    const started = Date.now();
+    await Promise.all(
+      ports.map(async (port) => {
+        for (let i = 0; i < cap; i++) statuses.push((await call(`http://127.0.0.1:${port}`, '/v1/sdk/subscribers/shared-user', t.publishable_key)).status);
+      }),
+    );
+    const ok = statuses.filter((s) => s === 200).length;
+    const elapsedS = (Date.now() - started) / 1000;
+    // Separate buckets would let all 2 × capacity through; one shared bucket, capacity plus the refill.
+    expect(ok).toBeGreaterThanOrEqual(cap);
+    expect(ok).toBeLessThanOrEqual(cap + Math.ceil(elapsedS * CLIENT_LIMITS.user.refillPerSecond));
+    expect(statuses.filter((s) => s === 429).length).toBe(2 * cap - ok);
   });
 });
