@@ -26,6 +26,17 @@ function tokenOf(headers: Headers, rawHeaders?: string[]): string {
 }
 
 /**
+ * The checks of `admit` that need no database (a well-formed bearer key, no tenant header):
+ * for a surface that must read its body before deciding to spend a token (the tool server
+ * refuses JSON-RPC batches unspent), so a caller without a well-formed key still gets its 401
+ * before its body is read.
+ */
+export function precheckKey(headers: Headers, rawHeaders?: string[]): void {
+  tokenOf(headers, rawHeaders);
+  assertNoTenantHeader(headers);
+}
+
+/**
  * What every management request passes before its operation runs, on every surface
  * (both REST hosts and the tool server): bearer key → principal, tenant headers refused,
  * one token from the tenant's shared bucket.

@@ -46,7 +46,7 @@ const PROMISES = [
   '- **Order of checks**: the key (401 `invalid_api_key`, also before a route is known to exist), tenant headers (400), the body (413 `payload_too_large` past 1 MiB, 400 when it is not a JSON object), the scope (403 `insufficient_scope`), then the input (400 `invalid_request` or `forbidden_field`). Unknown routes are 404 `not_found`; other methods are 405 `method_not_allowed` with `Allow`; oversized headers are 431.',
   '- **Lists** take `limit` (1–200, default 50, clamped) and `offset` (0–2147483647, default 0); rows are newest first with an exact `total`. Unknown parameters, repeated parameters and NUL bytes are refused by name.',
   '- **Ids** are uuids; a malformed id, a missing one and another tenant\'s are the same 404.',
-  '- **Rate limit**: 120 requests per tenant, refilled at 1 per second, shared by every surface; `RateLimit-*` headers on each answer, 429 `rate_limited` with `Retry-After`. A request refused before its key is looked up spends nothing.',
+  '- **Rate limit**: 120 requests per tenant, refilled at 1 per second, shared by every management surface (the publishable-key client endpoints under /v1/sdk have buckets of their own); `RateLimit-*` headers on each answer, 429 `rate_limited` with `Retry-After`. A request refused before its key is looked up spends nothing.',
   '- **Writes** are audited (refusals too). `POST /sync` is guarded by the `confirm_count` of the drift report (409 `count_mismatch`); one sync runs per tenant at a time (409 `sync_in_progress`). `Prefer: respond-async` answers 202 with the run id.',
   '- Every answer carries `Request-Id`.',
 ].join('\n');

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../emulators/common/host';
 import { createEmulator } from '../emulators/psp_a/emulator';
 import { createPspAAdapter } from '../providers/psp_a/adapter';
+import { track } from './lib/proc';
 import type { ProviderContext } from '../providers/types';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
   const ceilingConcurrency = arg('ceiling-concurrency', 64);
 
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  track(child);
   const firstLine = await new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`emulator exited with ${code}`)));

@@ -3,6 +3,12 @@
  * floor (bench/floor-server.ts: a bare Koa route doing the same SQL query), in the same run.
  *
  *   npx tsx bench/api-entitlements.ts            (DATABASE_URL, or an embedded Postgres)
+ *   BENCH_TENANTS=20 BENCH_ROUNDS=1 BENCH_STEP_ROUNDS=1 BENCH_PIECE_ROUNDS=1 BENCH_SCALE=0.3 \
+ *     BENCH_PROFILE=0 BENCH_WRITE=0 npm run bench   (a ~1 min smoke run; nothing written)
+ *
+ * The servers run with NODE_ENV=production and a throwaway MASTER_KEY generated for the run.
+ * Every process it starts is stopped when it ends, fails or is interrupted (bench/lib/proc.ts),
+ * and its database is dropped.
  *
  * The machine is shared and noisy, so whatever is compared is measured *interleaved*: all servers
  * run at once and short measurements alternate between them over several rounds (the order
@@ -36,7 +42,8 @@ import { fileURLToPath } from 'node:url';
 import { cpuWindow, type CpuWindow } from './lib/cpu';
 import { createBenchDatabase, freePort, type BenchDatabase } from './lib/db';
 import { pool, runAutocannon, runPaced, type LoadResult } from './lib/load';
-import { startServer, type ServerHandle } from './lib/proc';
+import { atInterrupt, startServer, type ServerHandle } from './lib/proc';
+import { generateMasterKey } from '../providers/vault';
 import { pieceKit, type Piece, type PieceResult } from './lib/pieces';
 import { summariseProfile, type ProfileSummary } from './lib/profile';
 import { f0, f1, f2, machine, table, writeSection } from './lib/report';
@@ -66,6 +73,8 @@ const COMMAND = 'npx tsx bench/api-entitlements.ts';
 const CORES = os.availableParallelism?.() ?? os.cpus().length;
 const log = (m: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The api runs as in production, which refuses to start without MASTER_KEY: a throwaway one, for this run only. */
+const MASTER_KEY = generateMasterKey();
 
 // ---------------------------------------------------------------- processes and targets
 
@@ -92,7 +101,7 @@ async function startProc(
 ): Promise<Proc> {
   const appName = `bench_${name.replace(/\W+/g, '_')}`;
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: opts.logLevel };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: opts.logLevel, MASTER_KEY };
   delete env.TEMPORAL_ADDRESS; // the read path never touches Temporal
   env.DATABASE_URL = dbUrl(db, appName, opts.pgOptions ? { options: opts.pgOptions } : {});
   if (kind === 'api') {
@@ -269,6 +278,8 @@ async function main() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-'));
   const t0 = Date.now();
   const db = await createBenchDatabase({ tenants: CFG.tenants, log });
+  // Interrupted, the finally below never runs: the servers are killed (lib/proc.ts) and this drops the database.
+  const forget = atInterrupt(() => db.drop());
   const mach = machine(db.pgVersion);
   log(`machine: ${mach.nproc} cpu (${mach.cpuModel}), ${mach.memoryGiB} GiB, node ${mach.node}, postgres ${mach.postgres}, load average ${mach.loadavg}`);
   const cmp: Sample[] = [];
@@ -298,12 +309,16 @@ async function main() {
     // Connections: max_connections is often 100 and shared, so at most three pools of 20 are open
     // at any time: part 1 floor + 2 api; part 2a floor (raw + knex) + api; part 2b this process's
     // three; part 3 one profiled server at a time.
-    const [floorP, warnP, infoP] = await Promise.all([
+    // Every server that did start is stopped by the finally below, even when another failed to.
+    const started = await Promise.allSettled([
       startProc('floor', 'floor', db, tmp, { logLevel: 'info' }),
       startProc('api warn', 'api', db, tmp, { logLevel: 'warn' }),
       startProc('api info', 'api', db, tmp, { logLevel: 'info' }),
     ]);
-    procs.push(floorP, warnP, infoP);
+    for (const s of started) if (s.status === 'fulfilled') procs.push(s.value);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [floorP, warnP, infoP] = procs;
     const cmpT = [target(CMP[0], floorP, db, 'floor'), target(CMP[1], warnP, db, 'api'), target(CMP[2], infoP, db, 'api')];
     for (const t of cmpT) await warm(t, 2, 32);
     log('servers up and warm');
@@ -374,6 +389,7 @@ async function main() {
     }
   } finally {
     for (const p of [...procs]) await stopProc(p).catch(() => {});
+    forget();
     await db.drop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }

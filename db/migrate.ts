@@ -6,6 +6,9 @@ import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attemp
 import * as webhookOutbox from './migrations/011_webhook_outbox';
 import * as storePurchases from './migrations/008_store_purchases';
 import * as tenantScopedPipeline from './migrations/012_tenant_scoped_pipeline';
+import * as clientRateLimits from './migrations/013_client_rate_limits';
+import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
+import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -16,6 +19,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '011_webhook_outbox': webhookOutbox,
   '008_store_purchases': storePurchases,
   '012_tenant_scoped_pipeline': tenantScopedPipeline,
+  '013_client_rate_limits': clientRateLimits,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -29,7 +33,8 @@ export async function migrateLatest(db: Knex): Promise<void> {
   await db.migrate.latest({ migrationSource: source });
 }
 
-export { TENANT_TABLES } from './migrations/001_schema';
+/** Every table that carries `tenant_id` (RLS forced, tenant policy): the schema's and those added since. */
+export const TENANT_TABLES = [...SCHEMA_TENANT_TABLES, ...CLIENT_TENANT_TABLES] as const;
 
 /** Names of the migrations the database has applied, oldest first. */
 export async function appliedMigrations(db: Knex): Promise<string[]> {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { ApiError } from '../errors';
-import { rateHeaders, rateLimited, takeToken } from '../rate-limit';
+import { addressBucket, clientRateHeaders, clientRateLimited, takeClientTokens, tenantBucket, userBucket, type BucketSpec } from './limits';
 
 export interface AppPrincipal {
   tenantId: string;
@@ -13,15 +13,27 @@ const PK_RE = /^pk_(test|live)_[0-9A-Za-z]{16,}$/;
 const invalidKey = (detail: string) =>
   new ApiError(401, 'invalid_api_key', detail, {}, { 'WWW-Authenticate': 'Bearer realm="billing-sdk"' });
 
+/** Who is calling, as far as the client limits care. */
+export interface Caller {
+  /** The client's address (`ctx.ip`: the app trusts X-Forwarded-For, as the dashboard does). */
+  address: string;
+  /** The app user the request is about, when it names a valid one. */
+  appUserId?: string;
+}
+
 /**
  * Client endpoints take a publishable key only. A secret key is refused loudly, so nobody
- * ships one inside an app; the tenant's rate-limit bucket is the same one the API draws from.
+ * ships one inside an app. A publishable key is public, so it spends the client buckets
+ * (api/sdk/limits.ts: the tenant's client bucket, the client address's and the app user's),
+ * never the management bucket the tenant's secret keys draw from.
  */
-export async function admitPublishable(db: Knex, rawHeaders: readonly string[]): Promise<{ principal: AppPrincipal; rateHeaders: Record<string, string> }> {
+export async function admitPublishable(db: Knex, rawHeaders: readonly string[], caller: Caller): Promise<{ principal: AppPrincipal; rateHeaders: Record<string, string> }> {
   const principal = await identifyPublishable(db, rawHeaders);
-  const decision = await takeToken(db, principal.tenantId);
-  if (!decision.allowed) throw rateLimited(decision);
-  return { principal, rateHeaders: rateHeaders(decision) };
+  const buckets: BucketSpec[] = [tenantBucket(), addressBucket(caller.address)];
+  if (caller.appUserId !== undefined) buckets.push(userBucket(caller.appUserId));
+  const decision = await takeClientTokens(db, principal.tenantId, buckets);
+  if (!decision.allowed) throw clientRateLimited(decision);
+  return { principal, rateHeaders: clientRateHeaders(decision) };
 }
 
 /** The app behind a publishable key, or 401; spends nothing (refusals elsewhere use it as is). */

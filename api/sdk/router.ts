@@ -10,10 +10,13 @@ export function sdkRouter(services: Services): Router {
   const router = new Router({ prefix: '/v1/sdk' });
 
   router.get('/subscribers/:appUserId', async (ctx) => {
-    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders);
-    ctx.set(rateHeaders);
     const appUserId = ctx.params.appUserId;
-    if (!appUserId || appUserId.length > 200 || appUserId.includes('\u0000')) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
+    const valid = !!appUserId && appUserId.length <= 200 && !appUserId.includes('\u0000');
+    // The key and the limits come first (401, 429); an invalid id spends no per-user bucket.
+    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, { address: ctx.ip, appUserId: valid ? appUserId : undefined });
+    ctx.state.tenantId = principal.tenantId;
+    ctx.set(rateHeaders);
+    if (!valid) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
     ctx.body = await subscriberView(services.db, principal, appUserId);
   });
 

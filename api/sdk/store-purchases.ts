@@ -11,6 +11,8 @@ import { within } from '../health';
 import { readJsonObject } from '../json-body';
 import type { Services } from '../services';
 import { admitPublishable } from './auth';
+import { clientRateLimited, registrationBucket, takeClientTokens } from './limits';
+import { isKnownMiss, missKey, rememberMiss } from './purchase-misses';
 import { subscriberView } from './subscriber';
 
 const appUserId = z.string().min(1, 'must be 1–200 characters').max(200, 'must be 1–200 characters');
@@ -36,6 +38,8 @@ export const storePurchaseBody = z.discriminatedUnion('provider', [
   }),
 ]);
 
+const purchaseNotFound = () => new ApiError(404, 'purchase_not_found', 'The store does not know this purchase (answered a moment ago); check the token, or retry in a few minutes if the purchase was just made.');
+
 /** How long the client is kept waiting; the workflow carries on, and a retry joins it. */
 const WAIT_MS = 25_000;
 
@@ -57,10 +61,15 @@ async function storeConnection(services: Services, tenantId: string, appId: stri
  * user's entitlements (the shape of GET /v1/sdk/subscribers/{id}) once they are reconciled.
  * The registration itself is a workflow (workflows/store-purchase.ts); this route validates,
  * picks the app's store connection and waits for the workflow's verdict.
+ *
+ * Unknown tokens are cheap to refuse: a token the store answered 404 for is refused from a
+ * short per-tenant cache, and each app user has a small registration bucket, spent only when
+ * a workflow is about to start (so a loop of made-up tokens costs a few store calls, not one
+ * per request).
  */
 export function registerStorePurchaseRoute(router: Router, services: Services): void {
   router.post('/store-purchases', async (ctx) => {
-    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders);
+    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, { address: ctx.ip });
     ctx.state.tenantId = principal.tenantId;
     ctx.set(rateHeaders);
     const raw = await readJsonObject(ctx);
@@ -77,6 +86,11 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Purchase registration is unavailable; retry.', {}, { 'Retry-After': '5' });
     const vault = services.vault;
     if (!vault) throw new ApiError(500, 'server_misconfigured', 'Purchase registration is not configured on this process (MASTER_KEY).');
+
+    const missHash = missKey(conn.id, principal.mode, body);
+    if (await isKnownMiss(services.db, principal.tenantId, body.provider, missHash)) throw purchaseNotFound();
+    const lane = await takeClientTokens(services.db, principal.tenantId, [registrationBucket(body.app_user_id)]);
+    if (!lane.allowed) throw clientRateLimited(lane);
 
     const client = services.temporal.client;
     let result;
@@ -101,6 +115,7 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
       // Still running or not started: the same request again joins or starts the same workflow.
       throw new ApiError(503, 'temporarily_unavailable', 'The purchase is being registered; retry shortly.', {}, { 'Retry-After': '2' });
     }
+    if (!result.ok && result.error === 'purchase_not_found') await rememberMiss(services.db, principal.tenantId, body.provider, missHash);
     if (!result.ok) throw new ApiError(result.status, result.error, result.detail, {}, result.status === 503 ? { 'Retry-After': '5' } : {});
     // Joined a run another app user started for the same token: theirs.
     if (result.app_user_id !== body.app_user_id) throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');

@@ -6,7 +6,7 @@ import { withTenant } from '../../db/tenant-tx';
 import type { Principal } from '../auth';
 import { assertNoNulBytes } from '../body-rules';
 import { ApiError } from '../errors';
-import { admit } from '../gate';
+import { admit, precheckKey, verifyKey } from '../gate';
 import { readRawBody } from '../json-body';
 import { toApiError } from '../middleware';
 import { OPERATIONS } from '../operations';
@@ -74,8 +74,9 @@ function buildServer(services: Services, principal: Principal, catalog: Map<stri
 }
 
 /**
- * The tool server (MCP over Streamable HTTP, stateless): the same bearer gate as REST before any
- * JSON-RPC is read (401 with WWW-Authenticate; the tenant's one rate-limit bucket), then one
+ * The tool server (MCP over Streamable HTTP, stateless): the same bearer gate as REST (401 with
+ * WWW-Authenticate; the tenant's one rate-limit bucket, one token per request — a JSON-RPC batch
+ * is refused before it spends one), then one
  * server per request over the operation table — so scope checks, tenancy, paging clamps, the
  * confirm-count gate and audit are the REST code itself.
  */
@@ -88,15 +89,28 @@ export function toolServer(services: Services): Koa.Middleware {
       throw new ApiError(405, 'method_not_allowed', 'The tool server takes JSON-RPC 2.0 requests by POST only.', {}, { Allow: 'POST' });
     }
     checkOrigin(ctx.get('origin') || undefined, services.config.toolsAllowedOrigins ?? []);
+    precheckKey(ctx.headers, ctx.req.rawHeaders);
+    const raw = await readRawBody(ctx);
+    let body: unknown;
+    let parsed = true;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      parsed = false;
+    }
+    if (Array.isArray(body)) {
+      // A batch used to spend one token for any number of calls. Streamable HTTP has had no
+      // batching since MCP 2025-06-18: refused whole, after a key check that spends nothing.
+      await verifyKey(services.db, ctx.headers, ctx.req.rawHeaders);
+      ctx.status = 400;
+      ctx.body = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: JSON-RPC batches are not supported (MCP Streamable HTTP since 2025-06-18); send one request per POST.' } };
+      return;
+    }
     const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
     ctx.state.tenantId = principal.tenantId;
     ctx.state.keyId = principal.keyId;
     ctx.set(rateHeaders);
-    const raw = await readRawBody(ctx);
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
+    if (!parsed) {
       ctx.status = 400;
       ctx.body = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.ParseError, message: 'Parse error: the body is not JSON' } };
       return;

@@ -1,6 +1,50 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+
+const live = new Set<ChildProcess>();
+const onInterrupt = new Set<() => Promise<void>>();
+let hooked = false;
+
+/**
+ * Work to do if the bench is interrupted (SIGINT/SIGTERM/SIGHUP) before its own `finally` runs,
+ * such as dropping its throwaway database; bounded to 5 s. Returns a function that unregisters it.
+ */
+export function atInterrupt(cleanup: () => Promise<void>): () => void {
+  hookSignals();
+  onInterrupt.add(cleanup);
+  return () => onInterrupt.delete(cleanup);
+}
+
+/**
+ * A child a bench started dies with the bench: when it exits normally, on an error
+ * (`process.exit(1)` skips every `finally` still pending) and on SIGINT/SIGTERM/SIGHUP (a
+ * signal sent to the bench's pid alone never reaches its children). Otherwise a failed run
+ * leaves its servers listening.
+ */
+export function track(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  hookSignals();
+}
+
+function hookSignals(): void {
+  if (hooked) return;
+  hooked = true;
+  // 'exit' handlers must be synchronous: kill() only sends the signal, which is all that is needed.
+  process.once('exit', () => {
+    for (const c of live) c.kill('SIGKILL');
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      for (const c of live) c.kill('SIGTERM');
+      const done = Promise.allSettled([...onInterrupt].map((f) => f()));
+      const deadline = new Promise((r) => setTimeout(r, 5000).unref());
+      void Promise.race([done, deadline]).then(() => process.exit(128 + (os.constants.signals[sig] ?? 0)));
+    });
+  }
+}
 
 export interface ServerHandle {
   pid: number;
@@ -44,6 +88,7 @@ export async function startServer(opts: {
     stdio: ['ignore', out, 'pipe'],
   });
   fs.closeSync(out);
+  track(child);
   let stderr = '';
   child.stderr!.on('data', (d) => {
     stderr += d;

@@ -27,7 +27,7 @@ import { ensureSearchAttributes } from '../../temporal/client';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
 import { startDevServer, type DevServerHandle } from '../../temporal/dev-server';
 import { createEmulatorAccount } from '../../seed/demo-providers';
-import { startServer, type ServerHandle } from './proc';
+import { startServer, track, type ServerHandle } from './proc';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -116,6 +116,7 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     const out = fs.openSync(workerLog, 'w');
     const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', out, out] });
     fs.closeSync(out);
+    track(child);
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     stops.push(async () => {
       child.kill('SIGTERM');

@@ -45,6 +45,10 @@ describe('row-level security', () => {
     await ins('store_purchase_tokens', { provider: 'store_android', token_hash: `tok-${tag}`, app_user_id: 'u', entitlement_id: ent.id });
     await db('rate_limit_buckets').insert({ tenant_id: tenantId, tokens: 120 });
     ids.rate_limit_buckets = tenantId;
+    await db('client_rate_limit_buckets').insert({ tenant_id: tenantId, bucket: 'sdk', tokens: 10 });
+    ids.client_rate_limit_buckets = tenantId;
+    await db('store_purchase_misses').insert({ tenant_id: tenantId, provider: 'store_android', token_hash: `miss-${tag}`, expires_at: new Date(Date.now() + 60_000) });
+    ids.store_purchase_misses = tenantId;
     return ids;
   }
 
@@ -72,7 +76,8 @@ describe('row-level security', () => {
 
   for (const table of TENANT_TABLES) {
     it(`${table}: tenant A sees only its own rows and cannot touch B's`, async () => {
-      const key = table === 'rate_limit_buckets' ? 'tenant_id' : 'id';
+      // Tables keyed by the tenant (no id column of their own).
+      const key = ['rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses'].includes(table) ? 'tenant_id' : 'id';
       await withTenant(db, a, async (trx: Knex.Transaction) => {
         const rows = await trx(table).select('tenant_id');
         expect(rows.length).toBeGreaterThan(0);

@@ -85,6 +85,7 @@ export async function keyWith(tenantId: string, scopes: Scope[], opts: { expires
 /** Refill a tenant's bucket so long test sequences measure behaviour, not the rate limit. */
 export async function refill(tenantId: string) {
   await testDb()('rate_limit_buckets').where({ tenant_id: tenantId }).del();
+  await testDb()('client_rate_limit_buckets').where({ tenant_id: tenantId }).del();
 }
 
 export interface Reply {

@@ -198,8 +198,9 @@ describe('store purchase registration', () => {
     expect(up).toMatchObject({ status: 200, body: { is_premium: true } });
   });
 
-  it('registration is rate-limited like every endpoint (429 rate_limited when the tenant’s bucket is empty)', async () => {
-    await testDb()('rate_limit_buckets').insert({ tenant_id: s.tenant.tenant_id, tokens: 0, refreshed_at: testDb().fn.now() }).onConflict('tenant_id').merge();
+  it('registration is rate-limited like every client endpoint (429 rate_limited when the tenant’s client bucket is empty)', async () => {
+    // Refreshed "in the future": the bucket refills 200/s, so a level of 0 as of now would not stay empty.
+    await testDb()('client_rate_limit_buckets').insert({ tenant_id: s.tenant.tenant_id, bucket: 'sdk', tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") }).onConflict(['tenant_id', 'bucket']).merge();
     const r = await s.register(android('t', 'u'));
     expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited' } });
     await refill(s.tenant.tenant_id);

@@ -1,0 +1,104 @@
+import type { Knex } from 'knex';
+import { ApiError } from '../errors';
+
+/**
+ * Rate limits of the client endpoints (/v1/sdk/*). Publishable keys ship inside apps, so
+ * anyone can spend what they spend: they draw from buckets of their own (table
+ * `client_rate_limit_buckets`, migration 013), never from the management bucket a tenant's
+ * secret keys need. Sizes are for apps with millions of installs: the tenant's client bucket
+ * is large, each app user's and each client address's is small.
+ */
+export interface BucketSpec {
+  /** Name within the tenant: `sdk`, `user:<app user>`, `addr:<address>`, `reg:<app user>`. */
+  name: string;
+  capacity: number;
+  refillPerSecond: number;
+}
+
+export const CLIENT_LIMITS = {
+  /** Every client request of the tenant: 10,000 burst, 200/s sustained (~17 M a day). */
+  tenant: { capacity: 10_000, refillPerSecond: 200 },
+  /** Per (tenant, app user): an SDK with its cache calls rarely; a loop on one user stops here. */
+  user: { capacity: 60, refillPerSecond: 1 },
+  /** Per (tenant, client address): several installs can share one address (NAT). */
+  address: { capacity: 600, refillPerSecond: 10 },
+  /** Store purchase registrations per (tenant, app user): each can cost a workflow and a store call. */
+  registration: { capacity: 10, refillPerSecond: 1 / 30 },
+} as const;
+
+/** Seconds after which an unused bucket is full again (the slowest refill, with margin): its row can go. */
+const PRUNE_AFTER_S = 600;
+
+export const tenantBucket = (): BucketSpec => ({ name: 'sdk', ...CLIENT_LIMITS.tenant });
+export const userBucket = (appUserId: string): BucketSpec => ({ name: `user:${appUserId}`, ...CLIENT_LIMITS.user });
+export const addressBucket = (address: string): BucketSpec => ({ name: `addr:${address}`, ...CLIENT_LIMITS.address });
+export const registrationBucket = (appUserId: string): BucketSpec => ({ name: `reg:${appUserId}`, ...CLIENT_LIMITS.registration });
+
+export interface ClientDecision {
+  allowed: boolean;
+  /** The bucket closest to empty: what the RateLimit headers describe. */
+  tightest: BucketSpec;
+  remaining: number;
+  retryAfterSeconds: number;
+}
+
+/**
+ * One token from each bucket, or from none: one statement (`take_client_tokens`), so it holds
+ * across replicas, and a refused request writes nothing.
+ */
+export async function takeClientTokens(db: Knex, tenantId: string, specs: BucketSpec[]): Promise<ClientDecision> {
+  // A fixed lock order (by name) keeps concurrent requests that share buckets from deadlocking.
+  const buckets = [...new Map(specs.map((s) => [s.name, s])).values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const { rows } = await db.raw('select ok, levels from take_client_tokens(?::uuid, ?::text[], ?::float8[], ?::float8[])', [
+    tenantId,
+    buckets.map((b) => b.name),
+    buckets.map((b) => b.capacity),
+    buckets.map((b) => b.refillPerSecond),
+  ]);
+  maybePrune(db);
+  const levels = (rows[0].levels as number[]).map(Number);
+  let tightest = 0;
+  for (let i = 1; i < buckets.length; i++) if (levels[i] / buckets[i].capacity < levels[tightest] / buckets[tightest].capacity) tightest = i;
+  if (rows[0].ok) return { allowed: true, tightest: buckets[tightest], remaining: Math.floor(levels[tightest]), retryAfterSeconds: 0 };
+  // Refused: wait for the slowest of the empty buckets.
+  let wait = 1;
+  let worst = buckets[tightest];
+  buckets.forEach((b, i) => {
+    if (levels[i] >= 1) return;
+    const s = Math.ceil((1 - levels[i]) / b.refillPerSecond);
+    if (s >= wait) [wait, worst] = [s, b];
+  });
+  return { allowed: false, tightest: worst, remaining: 0, retryAfterSeconds: wait };
+}
+
+/**
+ * Rows of buckets untouched for longer than any takes to refill are the same as no row. Pruned
+ * now and then from the request path (about one request in 2,000, not awaited), so the table
+ * stays the size of recent callers without a timer to run.
+ */
+function maybePrune(db: Knex): void {
+  if (Math.random() >= 1 / 2000) return;
+  void db
+    .raw(`delete from client_rate_limit_buckets where refreshed_at < now() - make_interval(secs => ?)`, [PRUNE_AFTER_S])
+    .then(() => db.raw('delete from store_purchase_misses where expires_at < now()'))
+    .catch(() => undefined); // best effort: the next prune catches up
+}
+
+export function clientRateHeaders(d: ClientDecision): Record<string, string> {
+  const b = d.tightest;
+  const reset = d.allowed ? Math.ceil((b.capacity - d.remaining) / b.refillPerSecond) : d.retryAfterSeconds;
+  return {
+    'RateLimit-Limit': String(b.capacity),
+    'RateLimit-Remaining': String(d.remaining),
+    'RateLimit-Reset': String(reset),
+    'RateLimit-Policy': `${b.capacity};w=${Math.round(b.capacity / b.refillPerSecond)}`,
+  };
+}
+
+export const clientRateLimited = (d: ClientDecision) => {
+  const which = d.tightest.name === 'sdk' ? 'this app’s tenant' : d.tightest.name.startsWith('addr:') ? 'this client address' : d.tightest.name.startsWith('reg:') ? 'purchase registrations of this app user' : 'this app user';
+  return new ApiError(429, 'rate_limited', `Rate limit for ${which} exhausted; retry after ${d.retryAfterSeconds} s.`, {}, {
+    'Retry-After': String(d.retryAfterSeconds),
+    ...clientRateHeaders(d),
+  });
+};
