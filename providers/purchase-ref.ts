@@ -4,7 +4,7 @@ import type { Vault } from './vault';
 
 export type { PurchaseRef, StoreProvider } from '../domain/store-purchase';
 
-const sha256Hex = (value: string) => crypto.createHash('sha256').update(value).digest('hex');
+export const sha256Hex = (value: string) => crypto.createHash('sha256').update(value).digest('hex');
 
 /** The purchase's key from what the store or the device calls it. */
 export const purchaseKey = (provider: StoreProvider, purchaseId: string) => (provider === 'store_android' ? sha256Hex(purchaseId) : purchaseId);
