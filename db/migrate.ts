@@ -6,6 +6,7 @@ import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attemp
 import * as webhookOutbox from './migrations/011_webhook_outbox';
 import * as storePurchases from './migrations/008_store_purchases';
 import * as tenantScopedPipeline from './migrations/012_tenant_scoped_pipeline';
+import * as dashboardHardening from './migrations/014_dashboard_hardening';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '011_webhook_outbox': webhookOutbox,
   '008_store_purchases': storePurchases,
   '012_tenant_scoped_pipeline': tenantScopedPipeline,
+  '014_dashboard_hardening': dashboardHardening,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -56,8 +56,16 @@ export interface Config {
   emulatorPorts: Record<ProviderId, number>;
   /** Where each provider adapter sends its API calls (the emulators by default). */
   providerBaseUrls: Record<ProviderId, string>;
-  /** Public base URL of the dashboard host, used to build webhook URLs. */
+  /** Public base URL of the dashboard host, used to build webhook URLs and the OAuth redirect_uri. */
   publicDashboardUrl: string;
+  /** Public base URL of the API host (`PUBLIC_API_URL`): the SDK's `backend` in the dashboard's snippet. */
+  publicApiUrl: string;
+  /**
+   * Reverse proxies whose X-Forwarded-For / X-Forwarded-Proto / X-Forwarded-Host are believed
+   * (`TRUSTED_PROXIES`, comma-separated addresses or CIDR ranges). Empty: nobody's are, and the
+   * client is the TCP peer. See api/client-address.ts.
+   */
+  trustedProxies: string[];
   /**
    * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
@@ -98,7 +106,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,
     providerBaseUrls,
-    publicDashboardUrl: env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`,
+    publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
+    publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
+    trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
     oauthClients: oauthClients(env),
     toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
   };

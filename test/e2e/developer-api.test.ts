@@ -35,7 +35,7 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     await p.getByRole('button', { name: 'Create key' }).click();
     const secret = await p.getByLabel('Secret key', { exact: true }).inputValue();
     expect(secret).toMatch(/^sk_/);
-    await expect(p.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
+    await expect(p.getByRole('button', { name: 'Copy', exact: true }).count()).resolves.toBe(1);
     await screenshot(p, 'developer-api-key-created');
 
     const call = () => fetch(`${h.api.apiUrl}/products`, { headers: { authorization: `Bearer ${secret}` } });
