@@ -2,6 +2,8 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
+import { dashboardAssets } from './dashboard/assets';
+import { securityHeaders } from './dashboard/security-headers';
 import { dashboardPages } from './dashboard';
 import { v1Fallthrough } from './fallthrough';
 import { webhookReceiver } from './webhooks/receiver';
@@ -54,6 +56,8 @@ export function createApiApp(services: Services, log: Logger): Koa {
 /** Dashboard host (:4001): people in browsers, the alternate /v1, inbound provider webhooks. */
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log);
+  app.use(securityHeaders());
+  app.use(dashboardAssets());
   app.use(dashboardHome());
   app.use(webhookReceiver(services));
   app.use(dashboardPages(services));
