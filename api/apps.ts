@@ -9,6 +9,7 @@ import { v1Fallthrough } from './fallthrough';
 import { webhookReceiver } from './webhooks/receiver';
 import { toolServer } from './tools/server';
 import { healthRoutes } from './health';
+import { clientAddress } from './client-address';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
 import { buildOpenApi } from './openapi';
@@ -18,7 +19,9 @@ import { mountSdk } from './sdk/mount';
 
 function base(services: Services, log: Logger): Koa {
   const app = new Koa();
-  app.proxy = true;
+  // X-Forwarded-* are believed only from TRUSTED_PROXIES (api/client-address.ts), never from anyone.
+  app.proxy = false;
+  app.use(clientAddress(services.config.trustedProxies));
   app.use(requestContext(log));
   app.use(errorHandler());
   app.use(healthRoutes(services));

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
+import { DEFAULT_LIMITS, type Limits } from '../db/login-attempts';
 
 /** Repository root, resolved from this file so scripts work from any cwd. */
 export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -66,6 +67,8 @@ export interface Config {
    * client is the TCP peer. See api/client-address.ts.
    */
   trustedProxies: string[];
+  /** Login and sign-up limits (db/login-attempts.ts); `SIGNUPS_PER_ADDRESS_PER_HOUR` sets the sign-up one. */
+  dashboardLimits: Limits;
   /**
    * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
@@ -109,9 +112,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    dashboardLimits: {
+      ...DEFAULT_LIMITS,
+      // Under NODE_ENV=test the e2e files sign up dozens of people from 127.0.0.1 in one run;
+      // the limit's own test sets a low one.
+      signup: { ...DEFAULT_LIMITS.signup, max: countEnv(env, 'SIGNUPS_PER_ADDRESS_PER_HOUR', nodeEnv === 'test' ? 100_000 : DEFAULT_LIMITS.signup.max) },
+    },
     oauthClients: oauthClients(env),
     toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
   };
+}
+
+function countEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(name, `${name} must be a whole number of at least 1, got "${raw}"`);
+  return n;
 }
 
 function oauthClients(env: NodeJS.ProcessEnv): Config['oauthClients'] {
