@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { DEFAULT_LIMITS, type Limits } from '../db/login-attempts';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../api/http-server';
 
 /** Repository root, resolved from this file so scripts work from any cwd. */
 export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -69,6 +70,8 @@ export interface Config {
   trustedProxies: string[];
   /** Login and sign-up limits (db/login-attempts.ts); `SIGNUPS_PER_ADDRESS_PER_HOUR` sets the sign-up one. */
   dashboardLimits: Limits;
+  /** Per-listener timeouts and connection cap: HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS. */
+  httpLimits: HttpLimits;
   /**
    * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
@@ -112,6 +115,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    httpLimits: {
+      requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
+      headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
+      keepAliveTimeoutMs: countEnv(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs),
+      maxConnections: countEnv(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_HTTP_LIMITS.maxConnections),
+    },
     dashboardLimits: {
       ...DEFAULT_LIMITS,
       // Under NODE_ENV=test the e2e files sign up dozens of people from 127.0.0.1 in one run;
