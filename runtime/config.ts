@@ -73,6 +73,12 @@ export interface Config {
   /** Per-listener timeouts and connection cap: HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS. */
   httpLimits: HttpLimits;
   /**
+   * The service account of the Play RTDN Pub/Sub push subscription
+   * (`STORE_ANDROID_PUSH_SERVICE_ACCOUNT`): a push token must name it. Without it any
+   * Google-issued token with the right audience would do, so production refuses to start.
+   */
+  storeAndroidPushServiceAccount?: string;
+  /**
    * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
    */
@@ -95,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerBaseUrls[p] = env[`${p.toUpperCase()}_API_BASE`] || `http://127.0.0.1:${emulatorPorts[p]}`;
   }
   const dashboardPort = intEnv(env, 'DASHBOARD_PORT', 4001);
+  if (nodeEnv === 'production') requireForProduction(env);
   return {
     env: nodeEnv,
     dataDir: env.DATA_DIR ? path.resolve(env.DATA_DIR) : path.join(ROOT_DIR, '.data'),
@@ -115,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    storeAndroidPushServiceAccount: env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined,
     httpLimits: {
       requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
       headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
@@ -130,6 +138,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oauthClients: oauthClients(env),
     toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
   };
+}
+
+/** What production will not run without, all named at once so one restart fixes them all. */
+const PRODUCTION_REQUIRED: [string, string][] = [
+  ['MASTER_KEY', 'the key that encrypts provider credentials'],
+  ['STORE_ANDROID_PUSH_SERVICE_ACCOUNT', 'the service account email of the Play RTDN push subscription; without it any Google-issued token with the right audience is accepted as a push'],
+];
+
+function requireForProduction(env: NodeJS.ProcessEnv): void {
+  const missing = PRODUCTION_REQUIRED.filter(([name]) => !env[name]);
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    missing[0][0],
+    `NODE_ENV=production refuses to start without ${missing.map(([n, why]) => `${n} (${why})`).join(' and ')}`,
+  );
 }
 
 function countEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
