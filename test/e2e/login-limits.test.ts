@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
 import { testServices } from '../helpers/api';
@@ -28,6 +29,20 @@ async function formSession(root: string, path = '/login', headers: Record<string
     });
 }
 
+/** One request from a chosen local address (fetch cannot pick its source address). */
+function rawRequest(root: string, localAddress: string, method: string, path: string, headers: Record<string, string>, body?: string) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    const req = http.request(root + path, { method, headers, localAddress }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 describe('login limits with no trusted proxy (issue #18, item 4)', () => {
   const h = dashboardHarness();
 
@@ -40,15 +55,31 @@ describe('login limits with no trusted proxy (issue #18, item 4)', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(20 - checked);
   });
 
-  it('a new X-Forwarded-For from a peer that is not a trusted proxy resets nothing', async () => {
+  it('a new X-Forwarded-For from a peer that is not a trusted proxy resets nothing: the address limit holds across accounts', async () => {
+    // A loopback address of this test's own (all of 127/8 reaches the listener), so its
+    // failures count against no other test's client address.
+    const peer = `127.${1 + Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${2 + Math.floor(Math.random() * 250)}`;
+    const get = await rawRequest(h.api.dashboardRoot, peer, 'GET', '/login', {});
+    const cookie = (get.headers['set-cookie'] ?? [])[0].split(';')[0];
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(get.body)![1];
+    const guess = (i: number) =>
+      rawRequest(h.api.dashboardRoot, peer, 'POST', '/login', {
+        cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `203.0.113.${i % 250}, 198.51.100.${i % 250}`,
+      }, new URLSearchParams({ _csrf: csrf, email: uniqueEmail(`spray${i}`), password: 'wrong' }).toString());
+    // Spraying many accounts: each guess a new account and a new claimed address.
+    for (let i = 0; i < DEFAULT_LIMITS.ip.max; i++) expect((await guess(i)).status, `guess ${i}`).toBe(401);
+    const refused = await guess(DEFAULT_LIMITS.ip.max);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('a new X-Forwarded-For does not reset one account’s limit either', async () => {
     const email = await owner();
     const post = await formSession(h.api.dashboardRoot);
     for (let i = 0; i < DEFAULT_LIMITS.pair.max; i++) {
       expect((await post({ email, password: 'wrong' }, { 'x-forwarded-for': `203.0.113.${i + 1}` })).status).toBe(401);
     }
-    const r = await post({ email, password: 'wrong' }, { 'x-forwarded-for': '198.51.100.99' });
-    expect(r.status).toBe(429);
-    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await post({ email, password: 'wrong' }, { 'x-forwarded-for': '198.51.100.99' })).status).toBe(429);
   });
 });
 
