@@ -2,11 +2,14 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
+import { dashboardAssets } from './dashboard/assets';
+import { securityHeaders } from './dashboard/security-headers';
 import { dashboardPages } from './dashboard';
 import { v1Fallthrough } from './fallthrough';
 import { webhookReceiver } from './webhooks/receiver';
 import { toolServer } from './tools/server';
 import { healthRoutes } from './health';
+import { clientAddress } from './client-address';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from './operations';
 import { buildOpenApi } from './openapi';
@@ -16,7 +19,9 @@ import { mountSdk } from './sdk/mount';
 
 function base(services: Services, log: Logger): Koa {
   const app = new Koa();
-  app.proxy = true;
+  // X-Forwarded-* are believed only from TRUSTED_PROXIES (api/client-address.ts), never from anyone.
+  app.proxy = false;
+  app.use(clientAddress(services.config.trustedProxies));
   app.use(requestContext(log));
   app.use(errorHandler());
   app.use(healthRoutes(services));
@@ -54,6 +59,8 @@ export function createApiApp(services: Services, log: Logger): Koa {
 /** Dashboard host (:4001): people in browsers, the alternate /v1, inbound provider webhooks. */
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log);
+  app.use(securityHeaders());
+  app.use(dashboardAssets());
   app.use(dashboardHome());
   app.use(webhookReceiver(services));
   app.use(dashboardPages(services));

@@ -4,6 +4,8 @@ import type net from 'node:net';
 /** Node answers malformed requests before Koa sees them; these keep the Error shape there too. */
 const CLIENT_ERRORS: Record<string, [number, string, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'request_header_fields_too_large', 'Request headers exceed the size limit.'],
+  // requestTimeout / headersTimeout below: the client sent too slowly.
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'The request was not received in time.'],
 };
 
 function answer(socket: net.Socket, status: number, body: Record<string, string>): void {
@@ -14,9 +16,43 @@ function answer(socket: net.Socket, status: number, body: Record<string, string>
   );
 }
 
-/** An HTTP server for one of our Koa apps, with parse-level refusals in the Error shape. */
-export function createHttpServer(handler: http.RequestListener): http.Server {
-  const server = http.createServer(handler);
+/**
+ * Bounds on how long a client may hold a connection. Node's defaults let a request trickle in
+ * for 300 s (a byte every 10 s kept one open past 95 s), so a few hundred slow clients could
+ * hold every socket: each bound below ends such a connection, and maxConnections caps how many
+ * exist at once (further ones are dropped on accept).
+ */
+export interface HttpLimits {
+  /** Whole request, headers and body, from the first byte (answered 408, then closed). */
+  requestTimeoutMs: number;
+  /** Headers complete, from the connection (or the previous response on keep-alive). */
+  headersTimeoutMs: number;
+  /** Idle keep-alive connection between requests. Behind a load balancer, keep its idle timeout below this. */
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 10_000,
+  maxConnections: 2_000,
+};
+
+/** An HTTP server for one of our Koa apps, with parse-level refusals in the Error shape and the limits above. */
+export function createHttpServer(handler: http.RequestListener, limits: HttpLimits = DEFAULT_HTTP_LIMITS): http.Server {
+  const server = http.createServer(
+    {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // How often Node looks for connections past the two timeouts above (default 30 s, which
+      // would let a connection outlive its bound by that much).
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+    },
+    handler,
+  );
+  server.maxConnections = limits.maxConnections;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket) => {
     if (!socket.writable) return socket.destroy();
     const known = err.code ? CLIENT_ERRORS[err.code] : undefined;

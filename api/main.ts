@@ -34,8 +34,8 @@ const servers = await Promise.all(
   listeners.map(
     ([name, port, handler]) =>
       new Promise<http.Server>((resolve, reject) => {
-        const s = createHttpServer(handler);
-        s.keepAliveTimeout = 65_000;
+        // Timeouts and the connection cap on every listener (api/http-server.ts, HTTP_* variables).
+        const s = createHttpServer(handler, config.httpLimits);
         s.once('error', reject);
         s.listen(port, process.env.BIND_HOST || '127.0.0.1', () => {
           logger.info({ listener: name, port }, 'listening');

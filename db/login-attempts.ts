@@ -1,39 +1,83 @@
 import type { Knex } from 'knex';
 
-export const LOGIN_WINDOW_SECONDS = 15 * 60;
-/** Failures allowed per window: per email (guessing one account) and per client address (spraying many). */
-export const MAX_FAILURES = { email: 5, ip: 30 } as const;
-
-export type AttemptKey = { kind: keyof typeof MAX_FAILURES; key: string };
-
-const IN_WINDOW = `window_started_at > now() - make_interval(secs => ${LOGIN_WINDOW_SECONDS})`;
-
-/** Seconds until the first blocked key's window ends, or 0 when every key may still try. */
-export async function loginBlockedFor(db: Knex, keys: AttemptKey[]): Promise<number> {
-  for (const k of keys) {
-    const { rows } = await db.raw(
-      `select ceil(extract(epoch from (window_started_at + make_interval(secs => ${LOGIN_WINDOW_SECONDS}) - now())))::int as wait
-         from dashboard_login_attempts where key = ? and failures >= ? and ${IN_WINDOW}`,
-      [k.key, MAX_FAILURES[k.kind]],
-    );
-    if (rows.length > 0) return Math.max(1, rows[0].wait);
-  }
-  return 0;
+/**
+ * Attempt limits for the dashboard's unauthenticated forms, counted in Postgres
+ * (`dashboard_login_attempts`, migration 007) so every replica shares them.
+ *
+ * - `pair`: wrong passwords for one account from one client address. The real limit on
+ *   guessing: an attacker's burst fills their own pair, never the owner's.
+ * - `ip`: wrong passwords from one address over all accounts (spraying).
+ * - `account`: wrong passwords for one account from everywhere: a larger ceiling with a short
+ *   window, so many addresses together are slowed down but the owner waits a minute at most.
+ * - `signup`: sign-ups from one address (each runs argon2 and creates a tenant).
+ */
+export interface Limit {
+  max: number;
+  windowSeconds: number;
 }
+export type AttemptKind = 'pair' | 'ip' | 'account' | 'signup';
+export type Limits = Record<AttemptKind, Limit>;
 
-/** One atomic upsert per key: count in the current window, or start a new window. */
-export async function recordLoginFailure(db: Knex, keys: AttemptKey[]): Promise<void> {
+export const DEFAULT_LIMITS: Limits = {
+  pair: { max: 5, windowSeconds: 15 * 60 },
+  ip: { max: 30, windowSeconds: 15 * 60 },
+  account: { max: 50, windowSeconds: 60 },
+  signup: { max: 10, windowSeconds: 60 * 60 },
+};
+
+export type AttemptKey = { kind: AttemptKind; key: string };
+
+export type Reservation = { ok: true; held: AttemptKey[] } | { ok: false; retryAfter: number };
+
+const inWindow = (l: Limit, alias = '') => `${alias}window_started_at > now() - make_interval(secs => ${Number(l.windowSeconds)})`;
+
+/**
+ * Takes one attempt from each key's allowance before the password is checked, or none at all.
+ * Each key is one statement that counts and increments under the row's lock (INSERT … ON
+ * CONFLICT DO UPDATE … WHERE): twenty concurrent requests get at most `max` rows back between
+ * them, where a read-then-verify-then-write let all twenty through. A refusal hands back what
+ * it took from the earlier keys.
+ */
+export async function reserveAttempt(db: Knex, limits: Limits, keys: AttemptKey[]): Promise<Reservation> {
+  const held: AttemptKey[] = [];
   for (const k of keys) {
-    await db.raw(
+    const l = limits[k.kind];
+    const { rows } = await db.raw(
       `insert into dashboard_login_attempts as a (key, failures, window_started_at) values (?, 1, now())
        on conflict (key) do update set
-         failures = case when a.${IN_WINDOW} then a.failures + 1 else 1 end,
-         window_started_at = case when a.${IN_WINDOW} then a.window_started_at else now() end`,
-      [k.key],
+         failures = case when ${inWindow(l, 'a.')} then a.failures + 1 else 1 end,
+         window_started_at = case when ${inWindow(l, 'a.')} then a.window_started_at else now() end
+       where not (${inWindow(l, 'a.')} and a.failures >= ?)
+       returning failures`,
+      [k.key, l.max],
     );
+    if (rows.length === 0) {
+      await releaseAttempt(db, held);
+      return { ok: false, retryAfter: await waitFor(db, l, k.key) };
+    }
+    held.push(k);
   }
+  return { ok: true, held };
 }
 
-export async function clearLoginFailures(db: Knex, key: AttemptKey): Promise<void> {
+async function waitFor(db: Knex, l: Limit, key: string): Promise<number> {
+  const { rows } = await db.raw(
+    `select ceil(extract(epoch from (window_started_at + make_interval(secs => ?) - now())))::int as wait
+       from dashboard_login_attempts where key = ?`,
+    [l.windowSeconds, key],
+  );
+  return Math.max(1, rows[0]?.wait ?? 1);
+}
+
+/** Gives back attempts that turned out not to be failures (a correct password, a refused sibling). */
+export async function releaseAttempt(db: Knex, keys: AttemptKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  await db('dashboard_login_attempts')
+    .whereIn('key', keys.map((k) => k.key))
+    .update({ failures: db.raw('greatest(failures - 1, 0)') });
+}
+
+/** After a correct password: that account's failures from that address are forgiven. */
+export async function clearAttempts(db: Knex, key: AttemptKey): Promise<void> {
   await db('dashboard_login_attempts').where({ key: key.key }).del();
 }

@@ -7,6 +7,7 @@ import * as webhookOutbox from './migrations/011_webhook_outbox';
 import * as storePurchases from './migrations/008_store_purchases';
 import * as tenantScopedPipeline from './migrations/012_tenant_scoped_pipeline';
 import * as clientRateLimits from './migrations/013_client_rate_limits';
+import * as dashboardHardening from './migrations/014_dashboard_hardening';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '008_store_purchases': storePurchases,
   '012_tenant_scoped_pipeline': tenantScopedPipeline,
   '013_client_rate_limits': clientRateLimits,
+  '014_dashboard_hardening': dashboardHardening,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -18,7 +18,7 @@ const isLocal = (url: string) => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\]|em
  * the stores' trust anchors are the emulators' own (their OIDC key set and test root CA);
  * against the real stores they are Google's and Apple's defaults unless overridden.
  */
-export function createAdapters(config: Pick<Config, 'providerBaseUrls'>, env: NodeJS.ProcessEnv = process.env): Adapters {
+export function createAdapters(config: Pick<Config, 'providerBaseUrls'> & Partial<Pick<Config, 'storeAndroidPushServiceAccount'>>, env: NodeJS.ProcessEnv = process.env): Adapters {
   const android = config.providerBaseUrls.store_android;
   const ios = config.providerBaseUrls.store_ios;
   let iosRoots: Promise<Buffer[]> | undefined;
@@ -28,7 +28,8 @@ export function createAdapters(config: Pick<Config, 'providerBaseUrls'>, env: No
     psp_c: createPspCAdapter(),
     store_android: createStoreAndroidAdapter({
       jwksUrl: env.STORE_ANDROID_JWKS_URL || (isLocal(android) ? `${android}/oauth2/v3/certs` : undefined),
-      pushServiceAccountEmail: env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined,
+      // Required in production (runtime/config.ts refuses to start without it).
+      pushServiceAccountEmail: config.storeAndroidPushServiceAccount ?? (env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined),
     }),
     store_ios: createStoreIosAdapter(
       env.STORE_IOS_TRUSTED_ROOTS

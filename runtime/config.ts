@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
+import { DEFAULT_LIMITS, type Limits } from '../db/login-attempts';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../api/http-server';
 
 /** Repository root, resolved from this file so scripts work from any cwd. */
 export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,8 +58,26 @@ export interface Config {
   emulatorPorts: Record<ProviderId, number>;
   /** Where each provider adapter sends its API calls (the emulators by default). */
   providerBaseUrls: Record<ProviderId, string>;
-  /** Public base URL of the dashboard host, used to build webhook URLs. */
+  /** Public base URL of the dashboard host, used to build webhook URLs and the OAuth redirect_uri. */
   publicDashboardUrl: string;
+  /** Public base URL of the API host (`PUBLIC_API_URL`): the SDK's `backend` in the dashboard's snippet. */
+  publicApiUrl: string;
+  /**
+   * Reverse proxies whose X-Forwarded-For / X-Forwarded-Proto / X-Forwarded-Host are believed
+   * (`TRUSTED_PROXIES`, comma-separated addresses or CIDR ranges). Empty: nobody's are, and the
+   * client is the TCP peer. See api/client-address.ts.
+   */
+  trustedProxies: string[];
+  /** Login and sign-up limits (db/login-attempts.ts); `SIGNUPS_PER_ADDRESS_PER_HOUR` sets the sign-up one. */
+  dashboardLimits: Limits;
+  /** Per-listener timeouts and connection cap: HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS. */
+  httpLimits: HttpLimits;
+  /**
+   * The service account of the Play RTDN Pub/Sub push subscription
+   * (`STORE_ANDROID_PUSH_SERVICE_ACCOUNT`): a push token must name it. Without it any
+   * Google-issued token with the right audience would do, so production refuses to start.
+   */
+  storeAndroidPushServiceAccount?: string;
   /**
    * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
@@ -81,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerBaseUrls[p] = env[`${p.toUpperCase()}_API_BASE`] || `http://127.0.0.1:${emulatorPorts[p]}`;
   }
   const dashboardPort = intEnv(env, 'DASHBOARD_PORT', 4001);
+  if (nodeEnv === 'production') requireForProduction(env);
   return {
     env: nodeEnv,
     dataDir: env.DATA_DIR ? path.resolve(env.DATA_DIR) : path.join(ROOT_DIR, '.data'),
@@ -98,10 +119,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,
     providerBaseUrls,
-    publicDashboardUrl: env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`,
+    publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
+    publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
+    trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    storeAndroidPushServiceAccount: env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined,
+    httpLimits: {
+      requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
+      headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
+      keepAliveTimeoutMs: countEnv(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs),
+      maxConnections: countEnv(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_HTTP_LIMITS.maxConnections),
+    },
+    dashboardLimits: {
+      ...DEFAULT_LIMITS,
+      // Under NODE_ENV=test the e2e files sign up dozens of people from 127.0.0.1 in one run;
+      // the limit's own test sets a low one.
+      signup: { ...DEFAULT_LIMITS.signup, max: countEnv(env, 'SIGNUPS_PER_ADDRESS_PER_HOUR', nodeEnv === 'test' ? 100_000 : DEFAULT_LIMITS.signup.max) },
+    },
     oauthClients: oauthClients(env),
     toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
   };
+}
+
+/** What production will not run without, all named at once so one restart fixes them all. */
+const PRODUCTION_REQUIRED: [string, string][] = [
+  ['MASTER_KEY', 'the key that encrypts provider credentials'],
+  ['STORE_ANDROID_PUSH_SERVICE_ACCOUNT', 'the service account email of the Play RTDN push subscription; without it any Google-issued token with the right audience is accepted as a push'],
+];
+
+function requireForProduction(env: NodeJS.ProcessEnv): void {
+  const missing = PRODUCTION_REQUIRED.filter(([name]) => !env[name]);
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    missing[0][0],
+    `NODE_ENV=production refuses to start without ${missing.map(([n, why]) => `${n} (${why})`).join(' and ')}`,
+  );
+}
+
+function countEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(name, `${name} must be a whole number of at least 1, got "${raw}"`);
+  return n;
 }
 
 function oauthClients(env: NodeJS.ProcessEnv): Config['oauthClients'] {

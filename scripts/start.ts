@@ -66,9 +66,11 @@ function child(name: string, script: string, env: NodeJS.ProcessEnv): ChildProce
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
-const config = loadConfig();
+let config: ReturnType<typeof loadConfig>;
 let masterKey: string;
 try {
+  // Production requirements (MASTER_KEY, STORE_ANDROID_PUSH_SERVICE_ACCOUNT) are named here, before anything starts.
+  config = loadConfig();
   masterKey = resolveMasterKey(config, say);
 } catch (e) {
   if (e instanceof ConfigError) {

@@ -4,7 +4,7 @@ import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { z } from 'zod';
 import type { Services } from '../services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
-import { clearLoginFailures, loginBlockedFor, recordLoginFailure, type AttemptKey } from '../../db/login-attempts';
+import { clearAttempts, releaseAttempt, reserveAttempt, type AttemptKey } from '../../db/login-attempts';
 import { recordUserAudit } from './audit';
 import { readForm } from './form';
 import { html } from './html';
@@ -45,10 +45,21 @@ export function safeNext(next: unknown): string {
   return typeof next === 'string' && /^\/(?![/\\])[\w\-./?=&%]*$/.test(next) ? next : '/settings/developer-api';
 }
 
-function attemptKeys(email: string, ip: string): AttemptKey[] {
-  const h = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
-  return [{ kind: 'email', key: `email:${h(email)}` }, { kind: 'ip', key: `ip:${h(ip)}` }];
+const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
+
+/** Most specific first: an attacker's own pair refuses them before they touch the account's shared ceiling. */
+function loginKeys(email: string, ip: string): AttemptKey[] {
+  return [
+    { kind: 'pair', key: `pair:${sha256(`${email}\n${ip}`)}` },
+    { kind: 'ip', key: `ip:${sha256(ip)}` },
+    { kind: 'account', key: `email:${sha256(email)}` },
+  ];
 }
+
+const signupKey = (ip: string): AttemptKey => ({ kind: 'signup', key: `signup:${sha256(ip)}` });
+
+/** Shown after every accepted sign-up form, whether or not the email already had an account. */
+export const SIGNED_UP_NOTICE = 'Sign-up received. Log in with the email and password you chose. If that email already had an account, nothing was changed: log in with its password.';
 
 export function authPages(services: Services): Router {
   const { db } = services;
@@ -71,23 +82,32 @@ export function authPages(services: Services): Router {
       ctx.body = page({ title: 'Sign up', csrf: ctx.state.csrf!, error, body: credentialsForm('signup', ctx.state.csrf!, form.get('email') ?? '') });
     };
     if (!parsed.success) return fail(400, parsed.error.issues[0].message);
-    try {
-      const user = await signUpUser(db, { email: parsed.data.email, passwordHash: await hashPassword(parsed.data.password) });
-      await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.sign_up', requestId: ctx.state.requestId, outcome: 'ok' });
-      const s = await createSession(db, user);
-      ctx.cookies.set(SESSION_COOKIE, s.token, cookieOptions(ctx, s.expiresAt));
-      ctx.redirect('/settings/developer-api');
-    } catch (err) {
-      if (err instanceof EmailTaken) return fail(409, 'An account with this email already exists. Log in instead.');
-      throw err;
+    const reserved = await reserveAttempt(db, services.config.dashboardLimits, [signupKey(ctx.ip)]);
+    if (!reserved.ok) {
+      ctx.set('Retry-After', String(reserved.retryAfter));
+      return fail(429, `Too many sign-ups from your network. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`);
     }
+    // Hashed either way, so a taken email answers in the same time as a free one.
+    const passwordHash = await hashPassword(parsed.data.password);
+    try {
+      const user = await signUpUser(db, { email: parsed.data.email, passwordHash });
+      await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.sign_up', requestId: ctx.state.requestId, outcome: 'ok' });
+    } catch (err) {
+      // A taken email gets the very answer a new one gets and nothing is written: sign-up must
+      // not tell a stranger which emails have accounts (the login form does not either).
+      if (!(err instanceof EmailTaken)) throw err;
+    }
+    // Not signed in straight away: that would differ between a new and a taken email.
+    ctx.status = 303;
+    ctx.redirect('/login?signed_up=1');
   });
 
   r.get('/login', (ctx) => {
     if (ctx.state.user) return ctx.redirect('/settings/developer-api');
     ctx.type = 'html';
     const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
-    ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, body: credentialsForm('login', ctx.state.csrf!, '', next) });
+    const notice = ctx.query.signed_up === '1' ? SIGNED_UP_NOTICE : undefined;
+    ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, notice, body: credentialsForm('login', ctx.state.csrf!, '', next) });
   });
 
   r.post('/login', async (ctx) => {
@@ -101,20 +121,23 @@ export function authPages(services: Services): Router {
     };
     const parsed = credentials.safeParse({ email, password: form.get('password') ?? '' });
     if (!parsed.success) return fail(400, parsed.error.issues[0].message);
-    const keys = attemptKeys(parsed.data.email, ctx.ip);
-    const wait = await loginBlockedFor(db, keys);
-    if (wait > 0) {
-      ctx.set('Retry-After', String(wait));
-      return fail(429, `Too many failed attempts. Try again in ${Math.ceil(wait / 60)} minute(s).`);
+    // The attempt is taken from every allowance before the password is checked: checking
+    // first and counting after let concurrent guesses all through.
+    const keys = loginKeys(parsed.data.email, ctx.ip);
+    const reserved = await reserveAttempt(db, services.config.dashboardLimits, keys);
+    if (!reserved.ok) {
+      ctx.set('Retry-After', String(reserved.retryAfter));
+      return fail(429, `Too many failed attempts. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`);
     }
     const user = await findUserForLogin(db, parsed.data.email);
     const ok = await verify(user?.password_hash ?? (await DUMMY_HASH), parsed.data.password);
     if (!user || !ok) {
-      await recordLoginFailure(db, keys);
+      // The reservation stays: it is the failure's count.
       if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_in', requestId: ctx.state.requestId, outcome: 'invalid_credentials' });
       return fail(401, 'That email and password do not match an account.');
     }
-    await clearLoginFailures(db, keys[0]);
+    await clearAttempts(db, keys[0]);
+    await releaseAttempt(db, keys.slice(1));
     const s = await createSession(db, user);
     await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_in', requestId: ctx.state.requestId, outcome: 'ok' });
     ctx.cookies.set(SESSION_COOKIE, s.token, cookieOptions(ctx, s.expiresAt));

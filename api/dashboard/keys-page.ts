@@ -9,6 +9,9 @@ import { recordUserAudit } from './audit';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
+import { SESSION_COOKIE } from './session';
+import { parkSecret, takeSecret } from '../../db/session-secret';
+import { publishableKeys, type AppKeys } from './publishable-keys';
 
 const MAX_EXPIRY_DAYS = 3650;
 
@@ -42,7 +45,7 @@ ${keys.map((k) => html`<tr>
 <td>${formatDate(k.created_at)}</td><td>${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td><td>${k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
 <td>${k.revoked_at
     ? html`Revoked ${formatDate(k.revoked_at)}`
-    : html`<form class="inline" method="post" action="/settings/developer-api/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" aria-label="Revoke ${k.name}" style="margin:0">Revoke</button></form>`}</td>
+    : html`<form class="inline" method="post" action="/settings/developer-api/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" aria-label="Revoke ${k.name}" class="flush">Revoke</button></form>`}</td>
 </tr>`)}
 </tbody></table></div>`;
 }
@@ -67,7 +70,7 @@ function shownOnce(secret: string) {
 <p>Copy it now: it is shown this once and cannot be shown again.</p>
 <p><label for="new-key-value">Secret key</label>
 <input id="new-key-value" type="text" readonly value="${secret}" class="secret">
-<button type="button" class="secondary" onclick="navigator.clipboard.writeText(document.getElementById('new-key-value').value);this.textContent='Copied'">Copy</button></p>
+<button type="button" class="secondary" data-copy="new-key-value">Copy</button></p>
 </section>`;
 }
 
@@ -80,9 +83,14 @@ export function keysPage(services: Services): Router {
       trx('api_keys').orderBy('created_at', 'desc').select<KeyRow[]>('id', 'name', 'key_hint', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at'),
     );
 
+  const apps = (tenantId: string) =>
+    withTenant(db, tenantId, (trx) =>
+      trx('apps').orderBy('created_at').select<AppKeys[]>('id', 'name', 'publishable_key_test', 'publishable_key_live'),
+    );
+
   const render = async (ctx: Koa.Context, extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
     const user = ctx.state.user!;
-    const keys = await list(user.tenant_id);
+    const [keys, appRows] = await Promise.all([list(user.tenant_id), apps(user.tenant_id)]);
     ctx.type = 'html';
     // The page that shows a secret must never be cached or replayed from history.
     ctx.set('Cache-Control', 'no-store');
@@ -93,15 +101,23 @@ export function keysPage(services: Services): Router {
       notice: extra.notice,
       error: extra.error,
       body: html`${extra.created ? shownOnce(extra.created) : ''}
-<p>Secret keys authenticate calls to <code>/v1</code> as <code>Authorization: Bearer sk_…</code>.</p>
-<h2>Create a secret key</h2>
+${publishableKeys(appRows, services.config.publicApiUrl)}
+<h2>Secret keys</h2>
+<p>Secret keys authenticate calls to <code>/v1</code> as <code>Authorization: Bearer sk_…</code>. Keep them on servers and in CI, never in an app.</p>
+<h3>Create a secret key</h3>
 ${createForm(ctx.state.csrf!, extra.values)}
-<h2>Keys</h2>
+<h3>Your secret keys</h3>
 ${keyList(keys, ctx.state.csrf!)}`,
     });
   };
 
-  r.get('/settings/developer-api', (ctx) => render(ctx));
+  // Post/redirect/get: the POST parks the new key on the session and redirects here; this
+  // GET takes it off as it shows it, so a reload shows it no more and mints nothing.
+  r.get('/settings/developer-api', async (ctx) => {
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    const pending = token ? await takeSecret(db, token) : undefined;
+    await render(ctx, pending ? { created: pending.secret, notice: `Key "${pending.name}" created.` } : {});
+  });
 
   r.post('/settings/developer-api/keys', async (ctx) => {
     const user = ctx.state.user!;
@@ -120,8 +136,9 @@ ${keyList(keys, ctx.state.csrf!)}`,
       tenantId: user.tenant_id, userId: user.id, action: 'dashboard.api_key.create', requestId: ctx.state.requestId, outcome: 'ok',
       detail: { key_id: key.key_id, name, scopes, expires_in_days: expires_in_days ?? null },
     });
-    ctx.status = 201;
-    await render(ctx, { created: key.secret_key, notice: `Key "${name}" created.` });
+    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name, secret: key.secret_key });
+    ctx.status = 303;
+    ctx.redirect('/settings/developer-api');
   });
 
   r.post('/settings/developer-api/keys/:id/revoke', async (ctx) => {

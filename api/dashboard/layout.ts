@@ -1,7 +1,8 @@
 import { html, type SafeHtml } from './html';
 import type { SessionUser } from '../../db/dashboard-users';
 
-const STYLE = `
+/** Served as /assets/dashboard.css (the CSP allows styles from 'self' only, no inline ones). */
+export const STYLE = `
 *{box-sizing:border-box}
 body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1b1b1b;background:#fff}
 header{background:#15365e;color:#fff;padding:.5rem 1rem}
@@ -24,6 +25,10 @@ code,.secret{background:#f0f0f0;padding:0 .3em;word-break:break-all}
 .error{border-left:4px solid #b00020;background:#fdecee;padding:.5rem 1rem}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;color:#000;padding:.5rem}
 form.inline{display:inline}
+button.flush{margin:0}
+header button.flush{padding:.1rem .6rem}
+input.narrow{width:6rem}
+pre{background:#f0f0f0;padding:.75rem;overflow-x:auto}
 `;
 
 export interface PageInput {
@@ -53,13 +58,14 @@ export function page(p: PageInput): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${p.title} · Billing service</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<style>${STYLE}</style></head><body>
+<link rel="stylesheet" href="/assets/dashboard.css">
+<script src="/assets/copy.js" defer></script></head><body>
 <a class="skip" href="#main">Skip to content</a>
 <header><nav aria-label="Main"><ul>
 <li><a href="/">Billing service</a></li>
 ${p.user
     ? html`${NAV.map((n) => html`<li><a href="${n.href}">${n.label}</a></li>`)}
-<li><form class="inline" method="post" action="/logout"><input type="hidden" name="_csrf" value="${p.csrf}"><button class="secondary" type="submit" style="margin:0;padding:.1rem .6rem">Log out</button></form></li>`
+<li><form class="inline" method="post" action="/logout"><input type="hidden" name="_csrf" value="${p.csrf}"><button class="secondary flush" type="submit">Log out</button></form></li>`
     : html`<li><a href="/signup">Sign up</a></li><li><a href="/login">Log in</a></li>`}
 </ul></nav></header>
 <main id="main">

@@ -67,7 +67,7 @@ function productFields(p: Partial<Detail> | Record<string, unknown>, opts: { sku
 <label for="p-android">Android store product id</label><input id="p-android" name="android_store_product_id" type="text" maxlength="63" autocapitalize="none" value="${v('android_store_product_id')}">
 <label for="p-ios">iOS store product id</label><input id="p-ios" name="ios_store_product_id" type="text" maxlength="200" autocapitalize="none" value="${v('ios_store_product_id')}">
 <fieldset><legend>Trial per platform, in days (empty: no trial)</legend>
-${PLATFORMS.map((pl) => html`<label for="p-trial-${pl}">${PLATFORM_LABEL[pl]}</label><input id="p-trial-${pl}" name="trial_${pl}" type="number" min="0" max="365" step="1" inputmode="numeric" style="width:6rem" value="${trial[pl] === undefined ? '' : String(trial[pl])}">`)}
+${PLATFORMS.map((pl) => html`<label for="p-trial-${pl}">${PLATFORM_LABEL[pl]}</label><input id="p-trial-${pl}" name="trial_${pl}" type="number" min="0" max="365" step="1" inputmode="numeric" class="narrow" value="${trial[pl] === undefined ? '' : String(trial[pl])}">`)}
 </fieldset>`;
 }
 

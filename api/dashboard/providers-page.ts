@@ -186,8 +186,10 @@ ${secretInputs(c.provider)}
     const url = new URL('/oauth/authorize', services.config.providerBaseUrls[provider]);
     url.search = new URLSearchParams({
       response_type: 'code', client_id: client.client_id, scope: 'read_write', state,
-      // The host the person is using (X-Forwarded-* honoured: app.proxy), so the cookie comes back with them.
-      redirect_uri: `${ctx.protocol}://${ctx.host}/providers/${provider}/oauth/callback`,
+      // From configuration, never from Host / X-Forwarded-Host: a forged header must not send
+      // the provider's authorisation code to another site. PUBLIC_DASHBOARD_URL is also where
+      // people open the dashboard, so the state cookie comes back with them.
+      redirect_uri: `${services.config.publicDashboardUrl}/providers/${provider}/oauth/callback`,
     }).toString();
     ctx.redirect(url.toString());
   });

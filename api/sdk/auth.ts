@@ -15,7 +15,7 @@ const invalidKey = (detail: string) =>
 
 /** Who is calling, as far as the client limits care. */
 export interface Caller {
-  /** The client's address (`ctx.ip`: the app trusts X-Forwarded-For, as the dashboard does). */
+  /** The client's address (`ctx.ip`: X-Forwarded-For only from TRUSTED_PROXIES, api/client-address.ts). */
   address: string;
   /** The app user the request is about, when it names a valid one. */
   appUserId?: string;

@@ -69,8 +69,11 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const taskQueue = `bench-sync-${crypto.randomBytes(3).toString('hex')}`;
-  const config: Config = { ...loadConfig({ NODE_ENV: 'production' }), temporalAddress: temporal.address, taskQueue, providerBaseUrls };
-  const vault = createVault(generateMasterKey());
+  const masterKey = generateMasterKey();
+  // Production settings, with what production requires (runtime/config.ts) filled in.
+  const prodEnv = { NODE_ENV: 'production', MASTER_KEY: masterKey, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
+  const config: Config = { ...loadConfig(prodEnv), temporalAddress: temporal.address, taskQueue, providerBaseUrls };
+  const vault = createVault(masterKey);
   const { worker, connection: native } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, deps: { db, config, vault, adapters: createAdapters(config) } });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporal.address });

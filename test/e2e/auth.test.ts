@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
-import { MAX_FAILURES } from '../../db/login-attempts';
+import { DEFAULT_LIMITS } from '../../db/login-attempts';
 import { safeNext } from '../../api/dashboard/auth-pages';
 import { screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
@@ -32,7 +32,7 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     // Only local paths are followed after login.
     for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example']) expect(safeNext(evil)).toBe('/settings/developer-api');
     const actions = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user', actor_id: user.id }).orderBy('created_at').pluck('action');
-    expect(actions).toEqual(['dashboard.sign_up', 'dashboard.log_out', 'dashboard.log_in', 'dashboard.log_in']);
+    expect(actions).toEqual(['dashboard.sign_up', 'dashboard.log_in', 'dashboard.log_out', 'dashboard.log_in', 'dashboard.log_in']);
     await ctx.close();
   });
 
@@ -64,7 +64,7 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await other.close();
   });
 
-  it('rate-limits failed logins per email, counted in Postgres, even for the right password', async () => {
+  it('rate-limits failed logins per account and address, counted in Postgres, even for the right password', async () => {
     const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('limit');
@@ -77,37 +77,53 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
       const [r] = await Promise.all([p.waitForResponse((x) => x.request().method() === 'POST'), p.getByRole('button', { name: 'Log in' }).click()]);
       return r.status();
     };
-    for (let i = 0; i < MAX_FAILURES.email; i++) expect(await tryLogin('wrong')).toBe(401);
+    for (let i = 0; i < DEFAULT_LIMITS.pair.max; i++) expect(await tryLogin('wrong')).toBe(401);
     expect(await tryLogin('the right password!')).toBe(429);
     await expect(p.getByRole('alert').textContent()).resolves.toContain('Too many failed attempts');
-    const rows = await testDb()('dashboard_login_attempts').where('key', 'like', 'email:%').where('failures', '>=', MAX_FAILURES.email);
+    const rows = await testDb()('dashboard_login_attempts').where('key', 'like', 'pair:%').where('failures', '>=', DEFAULT_LIMITS.pair.max);
     expect(rows.length).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(rows)).not.toContain(email);
     await ctx.close();
   });
 
-  it('cookies are Secure when the request came over TLS (X-Forwarded-Proto behind a proxy), HttpOnly and SameSite=Lax always', async () => {
-    const overTls = await fetch(`${h.api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } });
-    const tlsCookie = overTls.headers.get('set-cookie') ?? '';
-    expect(tlsCookie).toMatch(/dash_anon=/);
-    expect(tlsCookie.toLowerCase()).toContain('; secure');
+  it('cookies are HttpOnly and SameSite=Lax; X-Forwarded-Proto from a peer that is not a trusted proxy does not make them Secure', async () => {
+    // The Secure case behind a configured proxy: test/e2e/login-limits.test.ts.
+    const spoofed = (await fetch(`${h.api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } })).headers.get('set-cookie') ?? '';
+    expect(spoofed).toMatch(/dash_anon=/);
+    expect(spoofed.toLowerCase()).not.toContain('; secure');
     const plain = (await fetch(`${h.api.dashboardRoot}/signup`)).headers.get('set-cookie') ?? '';
     expect(plain.toLowerCase()).not.toContain('secure');
-    for (const c of [tlsCookie, plain]) expect(c.toLowerCase()).toMatch(/httponly.*samesite=lax|samesite=lax.*httponly/);
+    for (const c of [spoofed, plain]) expect(c.toLowerCase()).toMatch(/httponly.*samesite=lax|samesite=lax.*httponly/);
   });
 
-  it('rejects a taken email with a clear message and writes nothing', async () => {
+  it('answers a taken email exactly as a new one (the login page and its notice) and writes nothing', async () => {
     const ctx = await h.browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('dup');
     await signUp(p, h.api.dashboardRoot, email);
     await ctx.clearCookies();
-    await p.goto(`${h.api.dashboardRoot}/signup`);
+    const submit = async (address: string) => {
+      await p.goto(`${h.api.dashboardRoot}/signup`);
+      await p.getByLabel('Email').fill(address);
+      await p.getByLabel('Password').fill('another long password');
+      const [r] = await Promise.all([p.waitForResponse((x) => x.request().method() === 'POST'), p.getByRole('button', { name: 'Sign up' }).click()]);
+      await p.waitForURL('**/login?signed_up=1');
+      return { status: r.status(), location: r.headers().location, notice: await p.getByRole('status').textContent(), signedIn: (await ctx.cookies()).some((c) => c.name === 'dash_session') };
+    };
+    const taken = await submit(email);
+    const fresh = await submit(uniqueEmail('fresh'));
+    expect(taken).toEqual(fresh);
+    expect(taken).toMatchObject({ status: 303, signedIn: false });
+    expect(taken.notice).not.toContain('already exists');
+    const user = await testDb()('dashboard_users').where({ email }).first();
+    expect(await testDb()('dashboard_users').where({ email })).toHaveLength(1);
+    expect(await testDb()('tenants').where({ name: email })).toHaveLength(1);
+    // The taken account's password is unchanged: it still logs in with the first one.
     await p.getByLabel('Email').fill(email);
     await p.getByLabel('Password').fill('another long password');
-    await p.getByRole('button', { name: 'Sign up' }).click();
-    await expect(p.getByRole('alert').textContent()).resolves.toContain('already exists');
-    expect(await testDb()('dashboard_users').where({ email })).toHaveLength(1);
+    await p.getByRole('button', { name: 'Log in' }).click();
+    await expect(p.getByRole('alert').textContent()).resolves.toContain('do not match');
+    expect((await testDb()('dashboard_users').where({ id: user.id }).first()).password_hash).toBe(user.password_hash);
     await ctx.close();
   });
 });

@@ -35,7 +35,7 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     await p.getByRole('button', { name: 'Create key' }).click();
     const secret = await p.getByLabel('Secret key', { exact: true }).inputValue();
     expect(secret).toMatch(/^sk_/);
-    await expect(p.getByRole('button', { name: 'Copy' }).count()).resolves.toBe(1);
+    await expect(p.getByRole('button', { name: 'Copy', exact: true }).count()).resolves.toBe(1);
     await screenshot(p, 'developer-api-key-created');
 
     const call = () => fetch(`${h.api.apiUrl}/products`, { headers: { authorization: `Bearer ${secret}` } });
@@ -52,7 +52,7 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     expect((await call()).status).toBe(401);
 
     const audit = await db('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user' }).orderBy('created_at');
-    expect(audit.map((a) => a.action)).toEqual(['dashboard.sign_up', 'dashboard.api_key.create', 'dashboard.api_key.revoke']);
+    expect(audit.map((a) => a.action)).toEqual(['dashboard.sign_up', 'dashboard.log_in', 'dashboard.api_key.create', 'dashboard.api_key.revoke']);
     for (const a of audit) expect(a.actor_id).toBe(user.id);
     expect(JSON.stringify(audit)).not.toContain(secret);
     await ctx.close();

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_a/emulator';
@@ -33,6 +34,12 @@ describe('dashboard: providers in a real browser', () => {
   });
 
   it('OAuth round trip against the psp_a emulator ends back on the dashboard with the connection listed', async () => {
+    // The redirect_uri is PUBLIC_DASHBOARD_URL's: for the round trip, this test's listener is it.
+    const configured = api.services.config.publicDashboardUrl;
+    api.services.config.publicDashboardUrl = api.dashboardRoot;
+    onTestFinished(() => {
+      api.services.config.publicDashboardUrl = configured;
+    });
     const ctx = await browser.newContext();
     const p = await ctx.newPage();
     const email = uniqueEmail('oauth');
@@ -56,6 +63,25 @@ describe('dashboard: providers in a real browser', () => {
     await expect(row.textContent()).resolves.toContain('psp_a');
     const audit = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, action: 'dashboard.connection.oauth' }).first();
     expect(audit).toMatchObject({ actor_type: 'user', actor_id: user.id, outcome: 'ok' });
+    await ctx.close();
+  });
+
+  it('the OAuth redirect_uri comes from PUBLIC_DASHBOARD_URL, never from Host or X-Forwarded-Host', async () => {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    await signUp(p, api.dashboardRoot, uniqueEmail('oauth-host'));
+    const cookie = (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const location = await new Promise<string>((resolve, reject) => {
+      const req = http.request(`${api.dashboardRoot}/providers/psp_a/oauth/start`, {
+        headers: { cookie, host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+      }, (res) => {
+        res.resume();
+        resolve(res.headers.location ?? '');
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(new URL(location).searchParams.get('redirect_uri')).toBe('https://billing.example.test/providers/psp_a/oauth/callback');
     await ctx.close();
   });
 
