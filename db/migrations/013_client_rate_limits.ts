@@ -31,7 +31,7 @@ export async function up(knex: Knex): Promise<void> {
       primary key (tenant_id, bucket))`);
   await knex.raw(`create table store_purchase_misses (
       tenant_id uuid not null references tenants(id) on delete cascade,
-      provider text not null check (provider in ('store_android','store_ios')),
+      provider text not null check (provider in ('psp_a','psp_b','psp_c','store_android','store_ios')),
       token_hash text not null,
       expires_at timestamptz not null,
       primary key (tenant_id, provider, token_hash))`);
