@@ -20,8 +20,11 @@ export const CLIENT_LIMITS = {
   tenant: { capacity: 10_000, refillPerSecond: 200 },
   /** Per (tenant, app user): an SDK with its cache calls rarely; a loop on one user stops here. */
   user: { capacity: 60, refillPerSecond: 1 },
-  /** Per (tenant, client address): several installs can share one address (NAT). */
-  address: { capacity: 600, refillPerSecond: 10 },
+  /**
+   * Per (tenant, client address): many installs can share one address (carrier-grade NAT puts
+   * thousands behind one), so this only stops one address hammering: 2,000 burst, 100/s.
+   */
+  address: { capacity: 2_000, refillPerSecond: 100 },
   /** Store purchase registrations per (tenant, app user): each can cost a workflow and a store call. */
   registration: { capacity: 10, refillPerSecond: 1 / 30 },
 } as const;
