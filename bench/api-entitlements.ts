@@ -101,7 +101,8 @@ async function startProc(
 ): Promise<Proc> {
   const appName = `bench_${name.replace(/\W+/g, '_')}`;
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: opts.logLevel, MASTER_KEY };
+  // Production also requires the Play push service account (no pushes arrive in this bench).
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: opts.logLevel, MASTER_KEY, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
   delete env.TEMPORAL_ADDRESS; // the read path never touches Temporal
   env.DATABASE_URL = dbUrl(db, appName, opts.pgOptions ? { options: opts.pgOptions } : {});
   if (kind === 'api') {
