@@ -26,4 +26,11 @@ describe('docker-compose publishes nothing unauthenticated beyond loopback (issu
     expect(ports.temporal).toContain('127.0.0.1:7233:7233');
     expect(ports['temporal-ui']).toContain('127.0.0.1:8080:8080');
   });
+
+  it('the api listens beyond loopback inside its container, so its published ports reach it', () => {
+    const text = fs.readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
+    const api = text.slice(text.indexOf('\n  api:'));
+    expect(api).toMatch(/\n {6}BIND_HOST: 0\.0\.0\.0\n/);
+    expect(publishedPorts().api).toEqual(['4000:4000', '4001:4001', '4002:4002']);
+  });
 });
