@@ -8,6 +8,7 @@ import { kindOf } from '../../providers/psp_c/webhook';
 import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../helpers/webhook-receiver';
+import { until } from '../helpers/until';
 
 // Webhooks as the emulator really sends them: signed deliveries to a local receiver,
 // verified by the adapter; and the checkout control's events, in order.
@@ -82,9 +83,10 @@ describe('psp_c webhook verification', () => {
   });
 
   it('a redelivery resends the same bytes and keeps the event id', async () => {
+    const sentIn = Math.floor(Date.now() / 1000);
     const first = await control('POST', '/events', { type: 'payment.failed', target });
-    // Past a second boundary, so a rebuilt body would differ in created_at at least.
-    await new Promise((r) => setTimeout(r, 1100));
+    // Into a later second (the body's created_at resolution), so a rebuilt body would differ at least there.
+    await until('a later second', async () => Math.floor(Date.now() / 1000), (now) => now > sentIn + 1);
     const again = await control('POST', '/events', { type: 'payment.failed', target, id: first.id });
     expect(again.id).toBe(first.id);
     // By the X-Razorpay-Event-Id it was sent with, too.
