@@ -1,8 +1,5 @@
-import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { ROOT_DIR } from '../../runtime/config';
-import { freePort, waitForPort } from '../../runtime/ports';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApiProcess, type ApiProcess } from '../helpers/api-process';
 import { assertMatchesOpenApi, call, keyWith, newTenant, startApi } from '../helpers/api';
 import { revokeApiKey } from '../../db/tenants';
 import { testDb } from '../helpers/db';
@@ -64,33 +61,14 @@ describe('rate limit cannot be spent by dead keys', () => {
 });
 
 describe('rate limit is shared by replicas', () => {
-  const procs: ChildProcess[] = [];
+  let apis: ApiProcess[] = [];
   let ports: number[] = [];
   beforeAll(async () => {
-    ports = [];
-    for (let i = 0; i < 2; i++) {
-      const [apiPort, dashboardPort, toolsPort] = [await freePort(), await freePort(), await freePort()];
-      ports.push(apiPort);
-      procs.push(
-        spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'api/main.ts')], {
-          cwd: ROOT_DIR,
-          env: {
-            ...process.env,
-            DATABASE_URL: inject('databaseUrl'),
-            TEMPORAL_ADDRESS: inject('temporalAddress'),
-            API_PORT: String(apiPort),
-            DASHBOARD_PORT: String(dashboardPort),
-            TOOLS_PORT: String(toolsPort),
-            LOG_LEVEL: 'silent',
-          },
-          stdio: 'ignore',
-        }),
-      );
-    }
-    await Promise.all(ports.map((p) => waitForPort('127.0.0.1', p, 60_000)));
+    apis = await Promise.all([startApiProcess(), startApiProcess()]);
+    ports = apis.map((a) => a.apiPort);
   });
-  afterAll(() => {
-    for (const p of procs) p.kill('SIGTERM');
+  afterAll(async () => {
+    await Promise.all(apis.map((a) => a.stop()));
   });
 
   it('two api processes draw from one bucket', async () => {

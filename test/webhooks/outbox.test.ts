@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
-import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { MAX_HANDOVER_ATTEMPTS } from '../../api/webhooks/dispatcher';
 import type { Handover } from '../../api/webhooks/handover';
@@ -11,13 +9,12 @@ import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
-import { ROOT_DIR } from '../../runtime/config';
-import { freePort, waitForPort } from '../../runtime/ports';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, refill, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { startApiProcess } from '../helpers/api-process';
 
 /**
  * The webhook outbox as a queue people can trust: it drains at process start with no new
@@ -63,33 +60,18 @@ describe('webhook outbox', () => {
     expect(await queued()).toBe(3);
 
     // The real api process (api/main.ts), as `npm run api` starts it. Nothing is sent to it.
-    const ports = { API_PORT: await freePort(), DASHBOARD_PORT: await freePort(), TOOLS_PORT: await freePort() };
-    const proc: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'api/main.ts')], {
-      cwd: ROOT_DIR,
-      env: {
-        ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'),
-        TEMPORAL_TASK_QUEUE: worker.taskQueue, MASTER_KEY: masterKey, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    proc.stderr!.on('data', (d) => (stderr += d));
-    proc.once('exit', (code) => {
-      if (code !== null && code !== 0) stderr += `\n(exited ${code})`;
-    });
+    const api = await startApiProcess({ NODE_ENV: 'test', TEMPORAL_TASK_QUEUE: worker.taskQueue, MASTER_KEY: masterKey });
     try {
-      await waitForPort('127.0.0.1', ports.API_PORT, 60_000).catch((e) => {
-        throw new Error(`the api process did not listen: ${e.message}\n${stderr}`);
+      await until('the outbox drained by the new process', queued, (n) => n === 0, 30_000).catch((e) => {
+        throw new Error(`${e.message}\n${api.stderr()}`);
       });
-      await until('the outbox drained by the new process', queued, (n) => n === 0, 30_000);
-      const premium = await until('premium', () => call(`http://127.0.0.1:${ports.API_PORT}`, '/v1/sdk/subscribers/boot_user', pk), (r) => r.body.is_premium === true);
+      const premium = await until('premium', () => call(`http://127.0.0.1:${api.apiPort}`, '/v1/sdk/subscribers/boot_user', pk), (r) => r.body.is_premium === true);
       expect(premium.body.entitlements).toEqual([expect.objectContaining({ state: 'active' })]);
       const ids = checkout.events.map((e: any) => e.id);
       const rows = await testDb()('webhook_deliveries').where({ tenant_id: t.tenant_id }).whereIn('event_id', ids);
       expect(rows.map((r: any) => [r.status, r.delivery_count])).toEqual(ids.map(() => ['processed', 1]));
     } finally {
-      proc.kill('SIGTERM');
-      await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once('exit', r)));
+      await api.stop();
     }
   });
 
