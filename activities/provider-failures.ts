@@ -16,7 +16,16 @@ export function toActivityFailure(err: unknown): unknown {
     type: err.errorClass === 'rate_limited' ? 'ProviderRateLimited' : 'ProviderUnreachable',
     message: err.message,
     nonRetryable: false,
-    nextRetryDelay: err.errorClass === 'rate_limited' && err.retryAfterMs ? err.retryAfterMs : undefined,
+    nextRetryDelay: err.errorClass === 'rate_limited' && err.retryAfterMs ? afterWithJitter(err.retryAfterMs) : undefined,
     details,
   });
+}
+
+/**
+ * The provider's Retry-After plus up to a quarter more, at random: calls refused in the same
+ * window otherwise all come back at the same instant and fill the next window together, so an
+ * unlucky call can be refused on every attempt. Never less than the provider asked for.
+ */
+function afterWithJitter(retryAfterMs: number): number {
+  return Math.round(retryAfterMs * (1 + Math.random() / 4));
 }

@@ -1,7 +1,7 @@
 import { withTenant } from '../db/tenant-tx';
-import { listConnectionsSafe, loadCredential } from '../db/connections';
+import { ConnectionError, listConnectionsSafe, loadCredential, markConnectionProven, recordProofFailure } from '../db/connections';
 import type { Mode, ProviderId } from '../domain/providers';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
 import { toActivityFailure } from './provider-failures';
 
 export interface ProbeTarget {
@@ -11,13 +11,31 @@ export interface ProbeTarget {
   mode: Mode;
 }
 
+/** One probe call's outcome, as the proof is recorded from it. */
+export interface ProbeResult {
+  connectionId: string;
+  mode: Mode;
+  reachable: boolean;
+  reason: string | null;
+}
+
+export interface ProofRecord {
+  connectionId: string;
+  proven: boolean;
+  /** Why it is not proven (the provider's reason, or that nothing could be tried). */
+  error: string | null;
+}
+
+/** Said when a connection has no credential the probe could try. */
+export const NO_CREDENTIAL = 'no credential to verify with: add the test or live credential for this account';
+
 export function createProviderActivities({ db, config, vault, adapters }: ActivityDeps) {
   return {
-    /** Every (connection, mode) of the tenant that has a credential to try. */
-    async listProbeTargets(input: { tenantId: string }): Promise<ProbeTarget[]> {
+    /** Every (connection, mode) of the tenant, or of the one connection named, that has a credential to try. */
+    async listProbeTargets(input: { tenantId: string; connectionId?: string }): Promise<ProbeTarget[]> {
       const conns = await withTenant(db, input.tenantId, (trx) => listConnectionsSafe(trx));
       return conns
-        .filter((c) => c.is_active)
+        .filter((c) => c.is_active && (input.connectionId === undefined || c.id === input.connectionId))
         .flatMap((c) =>
           (['test', 'live'] as const)
             .filter((m) => (m === 'test' ? c.has_test_credential : c.has_live_credential))
@@ -26,8 +44,9 @@ export function createProviderActivities({ db, config, vault, adapters }: Activi
     },
 
     /**
-     * One authenticated, read-only call proving the provider answers with this credential.
-     * The credential is decrypted here, used, and dropped: it is never an activity input or
+     * One authenticated, read-only call proving the provider answers with this credential, for
+     * this account (each adapter's checkReachable names the account, bundle or package). The
+     * credential is decrypted here, used, and dropped: it is never an activity input or
      * result, so it never reaches Temporal's history.
      */
     async probeProvider(input: { tenantId: string; target: ProbeTarget }): Promise<{ ok: true }> {
@@ -44,6 +63,35 @@ export function createProviderActivities({ db, config, vault, adapters }: Activi
       } catch (err) {
         throw toActivityFailure(err);
       }
+    },
+
+    /**
+     * Record each connection's proof from the probe: one mode whose call succeeded proves the
+     * account (its credential reaches it); otherwise the reasons are kept for the dashboard. An
+     * account another connection has already proven stays unproven here, with a reason that does
+     * not say whose it is.
+     */
+    async recordProofs(input: { tenantId: string; connectionIds: string[]; results: ProbeResult[] }): Promise<ProofRecord[]> {
+      return withTenant(db, input.tenantId, async (trx) => {
+        const out: ProofRecord[] = [];
+        for (const connectionId of input.connectionIds) {
+          const mine = input.results.filter((r) => r.connectionId === connectionId);
+          let error: string | null = mine.some((r) => r.reachable)
+            ? null
+            : mine.map((r) => `${r.mode}: ${r.reason ?? 'failed'}`).join('; ') || NO_CREDENTIAL;
+          if (error === null) {
+            try {
+              await markConnectionProven(trx, connectionId, 'provider_call');
+            } catch (err) {
+              if (!(err instanceof ConnectionError)) throw err;
+              error = err.message;
+            }
+          }
+          if (error !== null) await recordProofFailure(trx, connectionId, error);
+          out.push({ connectionId, proven: error === null, error });
+        }
+        return out;
+      });
     },
   };
 }

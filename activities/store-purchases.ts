@@ -1,15 +1,21 @@
-import { ConnectionError, loadCredential } from '../db/connections';
-import { productIdForPurchase, upsertEntitlement } from '../db/entitlements';
+import { ConnectionError, getConnectionSafe, loadCredential } from '../db/connections';
+import { failDeliveries, markStoreDeliveriesProcessed } from '../db/webhook-deliveries';
+import { dropEntitlementsOfOthers, productIdForPurchase, upsertEntitlement } from '../db/entitlements';
+import { claimStorePurchaseToken, linkStorePurchaseToken, lockStorePurchase, registeredOwnerOf } from '../db/store-purchases';
+import { dropOtherProductEntitlements, supersede, supersededBy } from '../db/store-supersession';
+import { findStoreSubscription, upsertStoreSubscription } from '../db/subscriptions';
 import { withTenant } from '../db/tenant-tx';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
-import { storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, type RegistrationRefusal, type StorePurchaseRead } from '../domain/store-purchase';
+import { storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, storeWritePlan, type RegistrationRefusal, type StorePurchaseRead } from '../domain/store-purchase';
 import { ProviderRejectedError } from '../providers/errors';
-import { openPurchase, purchaseKey, tokenHashOfKey, type PurchaseRef, type StoreProvider } from '../providers/purchase-ref';
+import { openPurchase, purchaseKey, sealPurchase, tokenHashOfKey, type PurchaseRef, type StoreProvider } from '../providers/purchase-ref';
 import { appAccountTokenFor } from '../providers/store_ios/app-account-token';
 import type { ProviderContext } from '../providers/types';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
+import { entitlementWrites } from '../runtime/metrics';
+import { inSpan } from '../runtime/tracing';
 import { toActivityFailure } from './provider-failures';
 
 export type { StoreProvider } from '../providers/purchase-ref';
@@ -52,9 +58,9 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
    */
   async function storeContext(tenantId: string, provider: StoreProvider, connectionId: string, mode: Mode | null): Promise<ProviderContext> {
     return withTenant(db, tenantId, async (trx) => {
-      const conn = await trx('provider_connections').where({ id: connectionId }).first('account_ref', 'credential_live_enc');
+      const conn = await getConnectionSafe(trx, connectionId);
       if (!conn) throw new ConnectionError('not_found', 'no such provider connection');
-      const m: Mode = mode ?? (conn.credential_live_enc ? 'live' : 'test');
+      const m: Mode = mode ?? (conn.has_live_credential ? 'live' : 'test');
       return { baseUrl: config.providerBaseUrls[provider], mode: m, credential: await loadCredential(trx, vault, connectionId, m), accountRef: conn.account_ref };
     });
   }
@@ -97,6 +103,8 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           // The App Store has no server-side acknowledgement (the device finishes the transaction).
           acknowledged: input.provider === 'store_ios' ? true : p.acknowledged === true,
           read_at: readAt,
+          ...(p.linked_purchase_id ? { linked_purchase_key: purchaseKey(input.provider, p.linked_purchase_id) } : {}),
+          ...(p.ownership ? { ownership: p.ownership } : {}),
         };
         return { ok: true, read, caller_store_user: input.appUserId ? storeUserFor(input.provider, input.appUserId) : null };
       } catch (err) {
@@ -110,16 +118,12 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
      * token hash) decides between concurrent claims; a loser reads the winner back.
      */
     async claimStorePurchase(input: { tenantId: string; provider: StoreProvider; purchaseKey: string; appUserId: string }): Promise<{ owner: string }> {
-      return withTenant(db, input.tenantId, async (trx) => {
-        const key = { tenant_id: input.tenantId, provider: input.provider, token_hash: tokenHashOfKey(input.provider, input.purchaseKey) };
-        await trx('store_purchase_tokens').insert({ ...key, app_user_id: input.appUserId }).onConflict(['tenant_id', 'provider', 'token_hash']).ignore();
-        const row = await trx('store_purchase_tokens').where(key).first('app_user_id');
-        return { owner: row.app_user_id as string };
-      });
+      const key = { tenantId: input.tenantId, provider: input.provider, tokenHash: tokenHashOfKey(input.provider, input.purchaseKey) };
+      return withTenant(db, input.tenantId, async (trx) => ({ owner: await claimStorePurchaseToken(trx, key, input.appUserId) }));
     },
 
     /** Play's acknowledgement (the App Store has none). A purchase already acknowledged is left alone by the caller. */
-    async acknowledgeStorePurchase(input: { tenantId: string; provider: StoreProvider; connectionId: string; mode: Mode; purchase: PurchaseRef; storeProductId: string }): Promise<void> {
+    async acknowledgeStorePurchase(input: { tenantId: string; provider: StoreProvider; connectionId: string; mode: Mode | null; purchase: PurchaseRef; storeProductId: string }): Promise<void> {
       const adapter = adapters[input.provider];
       if (!adapter.acknowledgeStorePurchase) return;
       const ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
@@ -147,16 +151,17 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       const { tenantId, provider, read } = input;
       const externalId = read.purchase_key;
       const hash = tokenHashOfKey(provider, read.purchase_key);
-      return withTenant(db, tenantId, async (trx) => {
-        await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`store-purchase:${tenantId}:${provider}:${externalId}`]);
-        const markProcessed = async () => {
-          if (!input.eventIds.length) return;
-          await trx('webhook_deliveries').where({ provider }).whereIn('event_id', input.eventIds).whereNot({ status: 'failed' })
-            .update({ status: 'processed', mode: read.is_sandbox ? 'test' : 'live', processed_at: trx.fn.now(), updated_at: trx.fn.now() });
-        };
-        const existing = await trx('subscriptions').where({ provider, external_id: externalId }).first('id', 'status', 'store_read_at');
-        const registered = await trx('store_purchase_tokens').where({ provider, token_hash: hash }).first('app_user_id');
-        const owner = input.owner ?? registered?.app_user_id ?? read.store_app_user ?? null;
+      const written = await inSpan('entitlement.write', { 'billing.provider': provider }, () => withTenant(db, tenantId, async (trx) => {
+        await lockStorePurchase(trx, tenantId, provider, externalId);
+        const mode: Mode = read.is_sandbox ? 'test' : 'live';
+        const markProcessed = () => markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode);
+        const existing = await findStoreSubscription(trx, provider, externalId);
+        const predecessor = read.linked_purchase_key ?? null;
+        // The buyer the store names is the purchaser; a family member's transaction is never held for them.
+        const named = read.ownership === 'family_shared' ? null : read.store_app_user;
+        // A replacement purchase (upgrade, downgrade, resubscribe) belongs to whoever registered the purchase it replaces.
+        const inherited = predecessor ? await registeredOwnerOf(trx, provider, tokenHashOfKey(provider, predecessor)) : null;
+        const owner = input.owner ?? (await registeredOwnerOf(trx, provider, hash)) ?? inherited ?? named ?? null;
         // What this purchase granted last time, from its own record (the entitlement row may since carry another purchase).
         const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
         if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
@@ -168,38 +173,67 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           await markProcessed();
           return { state: null, app_user_id: owner, stale: false };
         }
+        const plan = storeWritePlan(state, predecessor !== null, await supersededBy(trx, provider, externalId));
         const productId = await productIdForPurchase(trx, provider, read.store_product_id);
-        const mode: Mode = read.is_sandbox ? 'test' : 'live';
-        const [sub] = await trx('subscriptions')
-          .insert({
-            tenant_id: tenantId, provider, external_id: externalId, status: storeSubscriptionStatus(state), mode, app_user_id: owner,
-            product_id: productId, current_period_end: read.expires_at, store_read_at: read.read_at, updated_at: trx.fn.now(),
-          })
-          .onConflict(['tenant_id', 'provider', 'external_id'])
-          .merge(['status', 'mode', 'app_user_id', 'product_id', 'current_period_end', 'store_read_at', 'updated_at'])
-          .returning('id');
+        const subscriptionId = await upsertStoreSubscription(trx, {
+          tenantId, provider, externalId, status: storeSubscriptionStatus(state), mode, appUserId: owner,
+          productId, currentPeriodEnd: read.expires_at, storeReadAt: read.read_at,
+        });
         let entitlementId: string | null = null;
-        if (owner) {
+        if (owner && plan.entitlement) {
           // An entitlement held provisionally for the buyer the store named moves to the registered owner.
-          await trx('entitlements').where({ subscription_id: sub.id }).whereNot({ app_user_id: owner }).del();
+          await dropEntitlementsOfOthers(trx, subscriptionId, owner);
           entitlementId = await upsertEntitlement(trx, {
-            tenantId, appUserId: owner, provider, productId, subscriptionId: sub.id, state, isSandbox: read.is_sandbox,
+            tenantId, appUserId: owner, provider, productId, subscriptionId, state, isSandbox: read.is_sandbox,
             expiresAt: read.expires_at, graceUntil: state === 'grace_period' ? read.expires_at : null,
           });
+          // The purchase now grants another product (an App Store upgrade keeps its chain): one row, the new product's.
+          if (entitlementId) await dropOtherProductEntitlements(trx, subscriptionId, entitlementId);
         }
-        await trx('store_purchase_tokens').where({ provider, token_hash: hash })
-          .update({ subscription_id: sub.id, entitlement_id: entitlementId, product_id: productId, updated_at: trx.fn.now() });
+        // The switch from the replaced purchase happens here, in the transaction that wrote its successor's grant.
+        if (predecessor && plan.supersede && entitlementId) {
+          await lockStorePurchase(trx, tenantId, provider, predecessor);
+          await supersede(trx, provider, predecessor, externalId);
+        }
+        await linkStorePurchaseToken(trx, provider, hash, { subscriptionId, entitlementId, productId });
         await markProcessed();
         return { state, app_user_id: owner, stale: false };
-      });
+      }));
+      // Counted once committed; an entitlement is written only for a known owner.
+      if (written.state && written.app_user_id) entitlementWrites.inc({ provider, state: written.state });
+      return written;
+    },
+
+    /**
+     * One round of Play's Voided Purchases API for a connection: the voided purchases since
+     * `sinceMs` (at most `max`), each as a sealed purchase ref (tokens never enter the history),
+     * and the latest void time seen as the next cursor.
+     */
+    async listVoidedStorePurchases(input: { tenantId: string; provider: StoreProvider; connectionId: string; sinceMs: number; max: number }): Promise<{ purchases: PurchaseRef[]; cursorMs: number | null }> {
+      const adapter = adapters[input.provider];
+      if (!adapter.listVoidedPurchases) return { purchases: [], cursorMs: null };
+      let ctx: ProviderContext;
+      try {
+        ctx = await storeContext(input.tenantId, input.provider, input.connectionId, null);
+      } catch (err) {
+        // Not this tenant's connection (or gone): nothing of it is read, and retrying will not change that.
+        if (err instanceof ConnectionError) return { purchases: [], cursorMs: null };
+        throw err;
+      }
+      try {
+        const voided = await adapter.listVoidedPurchases(ctx, input.sinceMs, input.max);
+        return {
+          purchases: voided.map((v) => sealPurchase(vault, input.tenantId, input.provider, v.purchase_id)),
+          cursorMs: voided.reduce<number | null>((m, v) => (m === null || v.voided_at_ms > m ? v.voided_at_ms : m), null),
+        };
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
     },
 
     /** A notification whose purchase the store does not confirm: its delivery is failed, with the store's reason. */
     async failStoreDeliveries(input: { tenantId: string; provider: StoreProvider; eventIds: string[]; reason: string }): Promise<void> {
-      await withTenant(db, input.tenantId, (trx) =>
-        trx('webhook_deliveries').where({ provider: input.provider }).whereIn('event_id', input.eventIds).where({ status: 'received' })
-          .update({ status: 'failed', reason: input.reason, updated_at: trx.fn.now() }),
-      );
+      await withTenant(db, input.tenantId, (trx) => failDeliveries(trx, input.provider, input.eventIds, input.reason));
     },
   };
 }

@@ -1,20 +1,53 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import { withTenant } from '../db/tenant-tx';
 import { loadCredential } from '../db/connections';
-import { loadProductSpec, type SyncTarget } from '../db/sync-facts';
-import { credentialModeOf, type RemoteObject } from '../domain/drift';
-import type { Mode } from '../domain/providers';
+import { activeProducts, driftDbFacts, loadProductSpec, providerSetupFacts, targetLinkFacts, type SyncTarget } from '../db/sync-facts';
+import { finishSyncRun, recordSyncEvent, takeDrainLock } from '../db/sync-runs';
+import { noteReadinessChange } from '../db/outbound-events';
+import { deactivateProduct, providerRefOf, recordLinkAt, recordProductAt } from '../db/sync-writes';
+import { credentialModeOf, driftFindings, type RemoteObject } from '../domain/drift';
+import type { Mode, ProviderId } from '../domain/providers';
+import { countGate, drainRunPlan, productRunPlan, syncTargets, SYNC_IN_PROGRESS, type ProviderSetupFacts, type RunPlan, type SyncEvent, type SyncRefusal } from '../domain/sync-plan';
 import { idempotencyKey } from '../providers/idempotency';
 import { ProviderError } from '../providers/errors';
 import { createPacer, type Pacer } from '../providers/pacing';
 import type { ProviderContext } from '../providers/types';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps } from './deps';
+
+/** The workflow this activity runs for (its run row records it for the dashboard's link). */
+function runningWorkflowId(): string | undefined {
+  try {
+    return activityInfo().workflowExecution?.workflowId;
+  } catch {
+    return undefined; // called outside a Temporal activity (unit tests)
+  }
+}
+import { syncRuns } from '../runtime/metrics';
 import { toActivityFailure } from './provider-failures';
 
 export interface ProviderSnapshot {
   remote: RemoteObject[];
   credential_mode: Mode | null;
 }
+
+/** A target's drift read, as the workflow hands it on. */
+export interface TargetSnapshot {
+  target: SyncTarget;
+  snapshot: ProviderSnapshot;
+}
+
+/** recordSyncEvent's input in the previous release (one provider's fields inline). */
+interface LegacyEventInput {
+  tenantId: string;
+  runId: string;
+  provider: string;
+  status: SyncEvent['status'];
+  reason: string | null;
+  detail: Record<string, unknown>;
+}
+
+/** A run's plan, or why it does not run. */
+export type PlanOrRefusal = { plan: RunPlan } | SyncRefusal;
 
 export interface ProductWriteResult {
   external_id: string;
@@ -43,6 +76,43 @@ export function createSyncActivities(deps: ActivityDeps) {
   }
 
   return {
+    /** The configured providers and the modes each is synced in: what a run reads and writes. */
+    async loadSyncSetup(input: { tenantId: string }): Promise<ProviderSetupFacts[]> {
+      return withTenant(db, input.tenantId, (trx) => providerSetupFacts(trx));
+    },
+
+    /**
+     * The gate and plan of a drain, in one tenant transaction: drift from the snapshots and our
+     * records, the confirm count checked, the drain lock taken, then what to write. A refusal
+     * writes nothing.
+     */
+    async planDrainRun(input: { tenantId: string; runId: string; requestedBy: string | null; confirmCount: number | null; setups: ProviderSetupFacts[]; snapshots: TargetSnapshot[] }): Promise<PlanOrRefusal> {
+      const { tenantId, setups } = input;
+      return withTenant(db, tenantId, async (trx) => {
+        const snapshots = new Map(input.snapshots.map((s) => [`${s.target.provider}:${s.target.mode}`, s.snapshot]));
+        const findings = driftFindings(await driftDbFacts(trx, setups, snapshots));
+        const refused = countGate(findings, input.confirmCount);
+        if (refused) return refused;
+        if (!(await takeDrainLock(trx, { runId: input.runId, tenantId, kind: 'sync', confirmCount: input.confirmCount, requestedBy: input.requestedBy, workflowId: runningWorkflowId() }))) return SYNC_IN_PROGRESS;
+        const products = await activeProducts(trx);
+        const links = [];
+        for (const target of syncTargets(setups)) links.push(await targetLinkFacts(trx, target, products.map((p) => p.productId)));
+        return { plan: drainRunPlan({ setups, findings, products, links }) };
+      });
+    },
+
+    /** The plan of one product's sync (POST /v1/products/{id}/sync), with the drain lock taken. */
+    async planProductSyncRun(input: { tenantId: string; runId: string; requestedBy: string | null; product: { productId: string; sku: string }; only?: ProviderId }): Promise<PlanOrRefusal> {
+      const { tenantId, product, only } = input;
+      return withTenant(db, tenantId, async (trx) => {
+        const setups = await providerSetupFacts(trx);
+        if (!(await takeDrainLock(trx, { runId: input.runId, tenantId, kind: 'product-sync', confirmCount: null, requestedBy: input.requestedBy, workflowId: runningWorkflowId() }))) return SYNC_IN_PROGRESS;
+        const links = [];
+        for (const target of syncTargets(setups).filter((t) => !only || t.provider === only)) links.push(await targetLinkFacts(trx, target, [product.productId]));
+        return { plan: productRunPlan({ setups, product, links, only }) };
+      });
+    },
+
     /** What the provider holds, and which mode its stored credential really belongs to. */
     async readProviderSnapshot(input: { tenantId: string; target: SyncTarget }): Promise<ProviderSnapshot> {
       const ctx = await providerContext(input.tenantId, input.target);
@@ -68,12 +138,7 @@ export function createSyncActivities(deps: ActivityDeps) {
         const adapter = adapters[target.provider];
         const { external_id } = await adapter.upsertProduct(ctx, spec, key('product'));
         const { priced_locales } = await adapter.upsertPrices(ctx, external_id, spec, key('prices'));
-        await withTenant(db, tenantId, (trx) =>
-          trx('product_provider_refs')
-            .insert({ tenant_id: tenantId, product_id: spec.product_id, provider: target.provider, mode: target.mode, external_id, synced_version: spec.version, synced_at: trx.fn.now() })
-            .onConflict(['product_id', 'provider', 'mode'])
-            .merge({ external_id, synced_version: spec.version, synced_at: trx.fn.now(), updated_at: trx.fn.now() }),
-        );
+        await withTenant(db, tenantId, (trx) => recordProductAt(trx, tenantId, target, spec, external_id));
         return { external_id, priced_locales };
       } catch (err) {
         throw failure(input.target, err);
@@ -85,39 +150,35 @@ export function createSyncActivities(deps: ActivityDeps) {
       const { tenantId, target } = input;
       const found = await withTenant(db, tenantId, async (trx) => ({
         spec: await loadProductSpec(trx, tenantId, input.productId),
-        ref: await trx('product_provider_refs').where({ product_id: input.productId, provider: target.provider, mode: target.mode }).first('external_id'),
+        ref: await providerRefOf(trx, input.productId, target),
       }));
       if (!found.spec || !found.ref) throw ApplicationFailure.create({ type: 'ProductNotAtProvider', message: 'the product is not at the provider yet', nonRetryable: true });
       const ctx = await providerContext(tenantId, target);
       const key = idempotencyKey({ tenantId, provider: `${target.provider}:${target.mode}`, object: 'link', objectId: `${input.appId}:${input.productId}`, version: found.spec.version, step: 'link' });
       try {
         const link = await adapters[target.provider].ensurePaymentLink(ctx, found.ref.external_id, found.spec, input.appId, key);
-        await withTenant(db, tenantId, async (trx) => {
-          const row = { tenant_id: tenantId, app_id: input.appId, product_id: input.productId, connection_id: target.connectionId, provider: target.provider, mode: target.mode, external_id: link.external_id };
-          if (link.kind === 'payment_link') {
-            await trx('payment_links').insert({ ...row, url: link.url ?? '' }).onConflict(['app_id', 'product_id', 'provider', 'mode']).merge({ external_id: link.external_id, url: link.url ?? '', updated_at: trx.fn.now() });
-          } else {
-            await trx('provider_plans').insert(row).onConflict(['app_id', 'product_id', 'provider', 'mode']).merge({ external_id: link.external_id, updated_at: trx.fn.now() });
-          }
-        });
+        await withTenant(db, tenantId, (trx) => recordLinkAt(trx, tenantId, target, input, link));
         return { kind: link.kind, external_id: link.external_id };
       } catch (err) {
         throw failure(input.target, err);
       }
     },
 
-    /** One event per provider per run: what happened there and, on failure, why. */
-    async recordSyncEvent(input: { tenantId: string; runId: string; provider: string; status: 'succeeded' | 'failed' | 'skipped'; reason: string | null; detail: Record<string, unknown> }): Promise<void> {
-      await withTenant(db, input.tenantId, (trx) =>
-        trx('sync_events').insert({ tenant_id: input.tenantId, run_id: input.runId, provider: input.provider, status: input.status, reason: input.reason, detail: JSON.stringify(input.detail) }),
-      );
+    /** One event per provider per run: what happened there and, on failure or skip, why. */
+    async recordSyncEvent(input: { tenantId: string; runId: string; event: SyncEvent } | LegacyEventInput): Promise<void> {
+      // A run of the previous release may still have this activity scheduled with its own input.
+      const event: SyncEvent = 'event' in input ? input.event : { provider: input.provider as ProviderId, status: input.status, reason: input.reason, detail: input.detail as SyncEvent['detail'] };
+      await withTenant(db, input.tenantId, (trx) => recordSyncEvent(trx, input.tenantId, input.runId, event));
     },
 
     /** Close the run: releases the tenant's one-drain-at-a-time lock (the running row). */
     async finishSyncRun(input: { tenantId: string; runId: string; ok: boolean; result: Record<string, unknown> }): Promise<void> {
-      await withTenant(db, input.tenantId, (trx) =>
-        trx('sync_runs').where({ id: input.runId }).update({ status: input.ok ? 'succeeded' : 'failed', result: JSON.stringify(input.result), finished_at: trx.fn.now(), updated_at: trx.fn.now() }),
-      );
+      await withTenant(db, input.tenantId, async (trx) => {
+        await finishSyncRun(trx, input.runId, input.ok, input.result);
+        // A run changes what is synced, which readiness judges: a change is pushed to the tenant's endpoints.
+        await noteReadinessChange(trx, input.tenantId, deps.config.publicDashboardUrl);
+      });
+      syncRuns.inc({ outcome: input.ok ? 'ok' : 'failed' });
     },
   };
 }
@@ -131,7 +192,7 @@ export function createRetireActivities(deps: ActivityDeps) {
       const { tenantId, target } = input;
       const found = await withTenant(db, tenantId, async (trx) => ({
         spec: await loadProductSpec(trx, tenantId, input.productId),
-        ref: await trx('product_provider_refs').where({ product_id: input.productId, provider: target.provider, mode: target.mode }).first('external_id'),
+        ref: await providerRefOf(trx, input.productId, target),
       }));
       // Never created at this store: nothing on sale there to stop.
       if (!found.spec || !found.ref) return { stopped: false };
@@ -146,9 +207,7 @@ export function createRetireActivities(deps: ActivityDeps) {
     },
 
     async deactivateProduct(input: { tenantId: string; productId: string }): Promise<void> {
-      await withTenant(db, input.tenantId, (trx) =>
-        trx('products').where({ id: input.productId }).update({ active: false, retired_at: trx.fn.now(), updated_at: trx.fn.now() }),
-      );
+      await withTenant(db, input.tenantId, (trx) => deactivateProduct(trx, input.productId));
     },
   };
 }

@@ -16,9 +16,11 @@ import { buildOpenApi } from './openapi';
 import { restRouter } from './rest';
 import type { Services } from './services';
 import { mountSdk } from './sdk/mount';
+import { httpMetrics } from './metrics';
 
-function base(services: Services, log: Logger): Koa {
+function base(services: Services, log: Logger, listener: 'api' | 'dashboard' | 'tools'): Koa {
   const app = new Koa();
+  app.use(httpMetrics(listener));
   // X-Forwarded-* are believed only from TRUSTED_PROXIES (api/client-address.ts), never from anyone.
   app.proxy = false;
   app.use(clientAddress(services.config.trustedProxies));
@@ -49,7 +51,7 @@ function mountV1(app: Koa, services: Services): void {
 
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
 export function createApiApp(services: Services, log: Logger): Koa {
-  const app = base(services, log);
+  const app = base(services, log, 'api');
   // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
   mountSdk(app, services);
   mountV1(app, services);
@@ -58,7 +60,7 @@ export function createApiApp(services: Services, log: Logger): Koa {
 
 /** Dashboard host (:4001): people in browsers, the alternate /v1, inbound provider webhooks. */
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
-  const app = base(services, log);
+  const app = base(services, log, 'dashboard');
   app.use(securityHeaders());
   app.use(dashboardAssets());
   app.use(dashboardHome());
@@ -72,7 +74,7 @@ export function createDashboardApp(services: Services, log: Logger, extra: Koa.M
 
 /** Tool server (:4002): JSON-RPC 2.0 over Streamable HTTP for assistants (MCP). */
 export function createToolsApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
-  const app = base(services, log);
+  const app = base(services, log, 'tools');
   for (const mw of extra) app.use(mw);
   app.use(toolServer(services));
   return app;

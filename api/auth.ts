@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { markKeyUsed, type KeyRow } from '../db/api-keys';
 import { SECRET_KEY_RE } from '../domain/keys';
-import { hashSecretKey } from './keys';
 import type { Scope } from '../domain/scopes';
 import { invalidApiKey } from './errors';
 
@@ -13,12 +13,27 @@ export interface Principal {
   expiresAt: Date | null;
 }
 
-/** Extract the bearer token; anything else (missing, other scheme, pk_ key, junk) is the same 401. */
+/**
+ * The values of every Authorization header a request sent, from Node's raw header list: Node
+ * keeps only the first of repeated ones, so only the raw list tells that there were two (a
+ * malformed request, on /v1 and /v1/sdk alike).
+ */
+export function authorizationHeaders(rawHeaders: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === 'authorization') out.push(rawHeaders[i + 1]);
+  return out;
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined for anything else. The one bearer parser, for secret and publishable keys alike. */
+export function parseBearer(header: string | undefined): string | undefined {
+  return header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+}
+
+/** Extract a secret key from the bearer header; anything else (missing, other scheme, pk_ key, junk) is the same 401. */
 export function bearerToken(header: string | undefined): string {
-  if (!header) throw invalidApiKey();
-  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  if (!m || !SECRET_KEY_RE.test(m[1])) throw invalidApiKey();
-  return m[1];
+  const token = parseBearer(header);
+  if (!token || !SECRET_KEY_RE.test(token)) throw invalidApiKey();
+  return token;
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -34,19 +49,6 @@ export function principalFrom(row: KeyRow | undefined, hash: string, now = new D
   return { tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
 }
 
-export interface KeyRow {
-  id: string;
-  tenant_id: string;
-  key_hash: string;
-  scopes: Scope[];
-  name: string;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-}
-
-export const KEY_COLUMNS = 'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at';
-
 /**
  * last_used_at is written at most once a minute per key and never awaited on the request path.
  * Returns the write (which never rejects) when one was started, null when the stored value is
@@ -54,9 +56,7 @@ export const KEY_COLUMNS = 'id, tenant_id, key_hash, scopes, name, expires_at, r
  */
 export function touchLastUsed(db: Knex, row: KeyRow, now = new Date()): Promise<void> | null {
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
-    return db('api_keys').where({ id: row.id }).update({ last_used_at: now }).then(() => {}, () => {});
+    return markKeyUsed(db, row.id, now).then(() => {}, () => {});
   }
   return null;
 }
-
-export { hashSecretKey };

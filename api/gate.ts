@@ -1,8 +1,11 @@
 import type { Knex } from 'knex';
-import { KEY_COLUMNS, bearerToken, hashSecretKey, principalFrom, touchLastUsed, type KeyRow, type Principal } from './auth';
+import { findKeyByHash, findKeyTakingToken } from '../db/api-keys';
+import { hashSecretKey } from '../db/key-material';
+import { authorizationHeaders, bearerToken, principalFrom, touchLastUsed, type Principal } from './auth';
 import { invalidApiKey } from './errors';
-import { granted, rateHeaders, rateLimited, refused, takeTokenSql } from './rate-limit';
+import { granted, rateHeaders, rateLimited, refused } from './rate-limit';
 import { assertNoTenantHeader } from './body-rules';
+import { rateLimitRefusals } from '../runtime/metrics';
 
 export interface Admission {
   principal: Principal;
@@ -11,16 +14,9 @@ export interface Admission {
 
 type Headers = Record<string, string | string[] | undefined>;
 
-/**
- * The bearer token of a request, or the same 401 as any bad key. Two Authorization headers
- * make a malformed request: Node keeps only the first, so the raw header list is what tells.
- */
+/** The bearer token of a request, or the same 401 as any bad key (two Authorization headers included). */
 function tokenOf(headers: Headers, rawHeaders?: string[]): string {
-  if (rawHeaders) {
-    let n = 0;
-    for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === 'authorization') n++;
-    if (n > 1) throw invalidApiKey();
-  }
+  if (rawHeaders && authorizationHeaders(rawHeaders).length > 1) throw invalidApiKey();
   const auth = headers.authorization;
   return bearerToken(Array.isArray(auth) ? auth[0] : auth);
 }
@@ -41,8 +37,9 @@ export function precheckKey(headers: Headers, rawHeaders?: string[]): void {
  * (both REST hosts and the tool server): bearer key → principal, tenant headers refused,
  * one token from the tenant's shared bucket.
  *
- * Everything that can be refused without the database is refused first, so a refused request
- * neither spends a token nor touches `last_used_at`. Key lookup and the token take are then
+ * Everything that can be refused without the database is refused first, and a request refused
+ * by the database (dead key, empty bucket) neither spends a token nor touches `last_used_at`:
+ * nothing is written for a refused request. Key lookup and the token take are then
  * one statement (one round trip on the hot path); only a valid key — not revoked, not
  * expired — can spend its tenant's tokens.
  */
@@ -50,18 +47,16 @@ export async function admit(db: Knex, headers: Headers, rawHeaders?: string[]): 
   const token = tokenOf(headers, rawHeaders);
   assertNoTenantHeader(headers);
   const hash = hashSecretKey(token);
-  const { rows } = await db.raw(
-    `with k as (select ${KEY_COLUMNS} from api_keys where key_hash = ?),
-          live as (select tenant_id from k where revoked_at is null and (expires_at is null or expires_at > now())),
-          taken as (${takeTokenSql('live')})
-     select k.*, (select tokens from taken) as tokens_left from k`,
-    [hash],
-  );
-  const row = rows[0] as (KeyRow & { tokens_left: number | null }) | undefined;
+  const row = await findKeyTakingToken(db, hash);
   const principal = principalFrom(row, hash);
-  touchLastUsed(db, row!);
-  const decision = row!.tokens_left !== null ? granted(row!.tokens_left) : await refused(db, principal.tenantId);
-  if (!decision.allowed) throw rateLimited(decision);
+  if (row!.tokens_left === null) {
+    rateLimitRefusals.inc();
+    throw rateLimited(await refused(db, principal.tenantId));
+  }
+  // Only an admitted request marks its key used (a refused one writes nothing). Fire and forget:
+  // the last-used time is advisory, and its write must not delay the answer.
+  void touchLastUsed(db, row!);
+  const decision = granted(row!.tokens_left);
   return { principal, rateHeaders: rateHeaders(decision) };
 }
 
@@ -71,6 +66,5 @@ export async function admit(db: Knex, headers: Headers, rawHeaders?: string[]): 
  */
 export async function verifyKey(db: Knex, headers: Headers, rawHeaders?: string[]): Promise<Principal> {
   const hash = hashSecretKey(tokenOf(headers, rawHeaders));
-  const row = (await db('api_keys').where({ key_hash: hash }).first(KEY_COLUMNS.split(', '))) as KeyRow | undefined;
-  return principalFrom(row, hash);
+  return principalFrom(await findKeyByHash(db, hash), hash);
 }

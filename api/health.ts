@@ -1,18 +1,14 @@
 import type Koa from 'koa';
+import { outboxStats } from '../db/outbox-stats';
+import { pingDatabase } from '../db/ping';
+import { within } from '../runtime/deadline';
 import type { Services } from './services';
 
-/** A promise that gives up after `ms` (health checks, the webhook hand-over to Temporal). */
-export async function within<T>(ms: number, p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const timeout = () => Object.assign(new Error(`no answer within ${ms} ms`), { name: 'TimeoutError' });
-    return await Promise.race([p, new Promise<T>((_, rej) => (timer = setTimeout(() => rej(timeout()), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** `/healthz`: the process is up. `/readyz`: Postgres and Temporal answer; 503 names the one that does not. */
+/**
+ * `/healthz`: the process is up. `/readyz`: Postgres and Temporal answer, and the webhook outbox
+ * is draining (its oldest row is younger than OUTBOX_MAX_AGE_SECONDS); 503 names what is not.
+ * The outbox is shared, so a stuck one turns every api process unready at once (docs/operations.md).
+ */
 export function healthRoutes(services: Services): Koa.Middleware {
   return async (ctx, next) => {
     if (ctx.method !== 'GET' || (ctx.path !== '/healthz' && ctx.path !== '/readyz')) return next();
@@ -22,16 +18,30 @@ export function healthRoutes(services: Services): Koa.Middleware {
     }
     const checks: Record<string, string> = {};
     await Promise.all([
-      within(2000, services.db.raw('select 1')).then(() => (checks.postgres = 'ok'), (e) => (checks.postgres = `unreachable: ${e.message}`)),
+      within(2000, pingDatabase(services.db)).then(() => (checks.postgres = 'ok'), (e) => (checks.postgres = `unreachable: ${e.message}`)),
       services.temporal
         ? within(2000, services.temporal.connection.healthService.check({})).then(
             () => (checks.temporal = 'ok'),
             (e) => (checks.temporal = `unreachable: ${String(e.message).split('\n')[0]}`),
           )
         : Promise.resolve((checks.temporal = 'unreachable: not connected')),
+      outboxCheck(services).then((v) => v && (checks.outbox = v)),
     ]);
     const ready = Object.values(checks).every((v) => v === 'ok');
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'unavailable', checks };
   };
+}
+
+/** The outbox check, or null when OUTBOX_MAX_AGE_SECONDS=0 turns it off. */
+async function outboxCheck(services: Services): Promise<string | null> {
+  const limit = services.config.outboxMaxAgeSeconds;
+  if (!limit) return null;
+  try {
+    const { depth, oldestAgeSeconds } = await within(2000, outboxStats(services.db, services.config.taskQueue));
+    if (oldestAgeSeconds <= limit) return 'ok';
+    return `stuck: the oldest of ${depth} webhook outbox rows is ${Math.round(oldestAgeSeconds)} s old (OUTBOX_MAX_AGE_SECONDS=${limit})`;
+  } catch (e) {
+    return `unknown: ${(e as Error).message}`;
+  }
 }

@@ -1,26 +1,36 @@
 import http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { loadConfig } from '../runtime/config';
-import { resolveMasterKey } from '../runtime/master-key';
-import { createVault } from '../providers/vault';
+import { resolveMasterKey } from '../vault/master-key';
+import { createVault } from '../vault/vault';
 import { dataConverterFor } from '../temporal/payload-codec';
 import { createAdapters } from '../providers';
-import { openDatabase } from '../runtime/database';
+import { openDatabase } from '../db/open-database';
 import { logger } from '../runtime/logger';
+import { startMetricsServer } from '../runtime/metrics';
+import { startTracing } from '../runtime/tracing';
 import { createApiApp, createDashboardApp, createToolsApp } from './apps';
 import { createHttpServer } from './http-server';
 import type { Services } from './services';
 import { startDispatcher, stopDispatcher } from './webhooks/dispatcher';
+import { startEntitlementWaits, stopEntitlementWaits } from './sdk/entitlement-waits';
+import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
+import { registerOutboxGauges } from './metrics';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
+// Before anything else: the tracer provider must be registered before the first span (off by default).
+const tracing = startTracing(config.tracing, 'billing-api');
 const { db } = await openDatabase(config, { pool: { max: 20 } });
 const vault = createVault(resolveMasterKey(config));
 let temporal: Services['temporal'] = null;
 if (config.temporalAddress) {
   const connection = Connection.lazy({ address: config.temporalAddress });
   // The worker's codec: what this client starts and signals is encrypted, what it reads decrypted.
-  temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace, dataConverter: dataConverterFor(vault) }) };
+  // Tracing on: the interceptor puts the active trace in the headers of what this client starts and signals.
+  const interceptors = config.tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace, dataConverter: dataConverterFor(vault), interceptors }) };
 }
 // Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
 const services: Services = { db, config, temporal, vault, adapters: createAdapters(config) };
@@ -37,19 +47,37 @@ const servers = await Promise.all(
         // Timeouts and the connection cap on every listener (api/http-server.ts, HTTP_* variables).
         const s = createHttpServer(handler, config.httpLimits);
         s.once('error', reject);
-        s.listen(port, process.env.BIND_HOST || '127.0.0.1', () => {
+        s.listen(port, config.bindHost, () => {
           logger.info({ listener: name, port }, 'listening');
           resolve(s);
         });
       }),
   ),
 );
+// Metrics on their own loopback listener (METRICS_PORT; 0 = none).
+registerOutboxGauges(db, config.taskQueue);
+const metrics = config.metricsPort ? await startMetricsServer(config.metricsPort) : null;
+if (metrics) logger.info({ port: metrics.port }, 'metrics listening on 127.0.0.1');
 // Rows a crash or an outage left in the webhook outbox drain now, not on the next webhook.
 startDispatcher(services);
 logger.info({ task_queue: config.taskQueue }, 'webhook outbox dispatcher started');
+// The LISTEN session that wakes the SDK's bounded waits (GET /v1/sdk/subscribers/{id}?wait_for=premium).
+await startEntitlementWaits(services);
+logger.info('entitlement listener started');
+// Play's Voided Purchases API is swept for every Play connection from the start (docs/lifecycles.md).
+if (temporal) {
+  startVoidedPurchaseSweeps(temporal.client, config.taskQueue, db).then(
+    (n) => logger.info({ connections: n }, 'voided purchase sweeps started'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'voided purchase sweeps not started'),
+  );
+}
 const shutdown = async () => {
+  // Held waits answer now (what is true), so the listeners below can close.
+  await stopEntitlementWaits(services);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
   await stopDispatcher(services);
+  await metrics?.close();
+  await tracing.shutdown();
   await db.destroy();
   process.exit(0);
 };

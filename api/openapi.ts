@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { OPERATIONS } from './operations';
 import { documentedAs, errorBody } from './operations/schemas';
 import type { Operation } from './operations/types';
+import { OUTBOUND_SIGNATURE_SCHEME, outboundWebhooksDoc } from './operations/webhook-endpoints-events';
 
 /** What each error status means (the `error` codes it carries). */
 const ERROR_CODES: Record<number, string> = {
@@ -56,7 +57,7 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
     if (!op.rest) continue;
-    const input = schemaOf(op.input, 'input') as { properties?: Record<string, any>; required?: string[] };
+    const input = schemaOf(op.input, 'input') as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
     const pathParams = [...op.rest.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     const props = input.properties ?? {};
     const parameters = Object.entries(props)
@@ -82,7 +83,7 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     const inBody = (n: string) => !pathParams.includes(n) && !(op.rest!.query ?? []).includes(n);
     const body = op.rest.method === 'GET' || op.rest.noBody ? undefined : {
       required: true,
-      content: { 'application/json': { schema: { ...input, properties: Object.fromEntries(Object.entries(props).filter(([n]) => inBody(n))) } } },
+      content: { 'application/json': { schema: { ...input, properties: Object.fromEntries(Object.entries(props).filter(([n]) => inBody(n))), ...(input.required ? { required: input.required.filter(inBody) } : {}) } } },
     };
     (paths[op.rest.path] ??= {})[op.rest.method.toLowerCase()] = {
       operationId: op.name,
@@ -99,9 +100,11 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     info: { title: 'Billing management API', version: '1.0.0', description: PROMISES },
     servers: [{ url: serverUrl }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Secret key (sk_…)' } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Secret key (sk_…)' }, ...OUTBOUND_SIGNATURE_SCHEME },
       schemas: { Error: schemaOf(errorBody, 'output') },
     },
     paths,
+    // Outbound events pushed to the tenant's own endpoints (docs/outbound-webhooks.md).
+    webhooks: outboundWebhooksDoc((s) => schemaOf(s, 'output')),
   };
 }

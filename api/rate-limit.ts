@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
+import { BUCKET_CAPACITY, bucketLevel, REFILL_PER_SECOND, takeBucketToken } from '../db/rate-limits';
 import { ApiError } from './errors';
 
-export const BUCKET_CAPACITY = 120;
-export const REFILL_PER_SECOND = 1;
+export { BUCKET_CAPACITY, REFILL_PER_SECOND };
 
 export interface RateDecision {
   allowed: boolean;
@@ -11,30 +11,13 @@ export interface RateDecision {
 }
 
 /**
- * Per-tenant token bucket kept in Postgres, so every replica and every surface (both REST
- * hosts, the tool server) draws from the same bucket. One atomic upsert: refill by elapsed
- * time, take a token if there is one.
+ * Per-tenant token bucket kept in Postgres (db/rate-limits.ts), so every replica and every
+ * surface draws from the same bucket: one atomic upsert refills by elapsed time and takes a
+ * token if there is one.
  */
-// The bucket's level now: what it held plus the refill since, capped at capacity.
-const LEVEL = `least(${BUCKET_CAPACITY}::float8, b.tokens + extract(epoch from (clock_timestamp() - b.refreshed_at)) * ${REFILL_PER_SECOND})`;
-
-/**
- * `insert … select tenant_id from <source>` taking one token. ON CONFLICT DO UPDATE works on
- * the latest, locked row version, so concurrent requests from any replica serialise on the
- * bucket and never spend the same token twice. No row returned = bucket empty.
- */
-export function takeTokenSql(source: string): string {
-  return `insert into rate_limit_buckets as b (tenant_id, tokens, refreshed_at)
-     select tenant_id, ${BUCKET_CAPACITY - 1}, clock_timestamp() from ${source}
-     on conflict (tenant_id) do update
-       set tokens = ${LEVEL} - 1, refreshed_at = clock_timestamp()
-       where ${LEVEL} >= 1
-     returning b.tokens`;
-}
-
 export async function takeToken(db: Knex, tenantId: string): Promise<RateDecision> {
-  const { rows } = await db.raw(`with t as (select ?::uuid as tenant_id) ${takeTokenSql('t')}`, [tenantId]);
-  return rows.length > 0 ? granted(rows[0].tokens) : refused(db, tenantId);
+  const tokensLeft = await takeBucketToken(db, tenantId);
+  return tokensLeft !== null ? granted(tokensLeft) : refused(db, tenantId);
 }
 
 export function granted(tokensLeft: number): RateDecision {
@@ -43,8 +26,7 @@ export function granted(tokensLeft: number): RateDecision {
 
 /** Only on the (rare) refused path: read the level to say when to retry. */
 export async function refused(db: Knex, tenantId: string): Promise<RateDecision> {
-  const cur = await db.raw(`select ${LEVEL} as level from rate_limit_buckets b where b.tenant_id = ?`, [tenantId]);
-  const missing = 1 - Number(cur.rows[0]?.level ?? 0);
+  const missing = 1 - (await bucketLevel(db, tenantId));
   return { allowed: false, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(missing / REFILL_PER_SECOND)) };
 }
 

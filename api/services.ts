@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Client, Connection } from '@temporalio/client';
 import type { Config } from '../runtime/config';
 import type { Adapters } from '../providers';
-import type { Vault } from '../providers/vault';
+import type { Vault } from '../vault/vault';
 
 /** Long-lived dependencies handed to every operation (built once per process). */
 export interface Services {

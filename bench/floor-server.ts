@@ -12,7 +12,8 @@
  *   auth       authenticate(): SHA-256 of the bearer key + api_keys lookup (tenant from the key)
  *   ratelimit  takeToken(): the shared per-tenant token-bucket upsert
  *   tx         withTenant(): BEGIN; set_config(role, app.tenant_id); query under RLS; COMMIT
- *   paging     paginate(): rows + count subquery + the entitlement serializer
+ *   paging     the page with its exact total + the entitlement serializer: inside the tenant
+ *              transaction as the api runs it (entitlementPage: written SQL, prepared), else paginate()
  *   log        requestContext() + errorHandler(): Request-Id, pino child logger, one JSON line per request
  * and candidate changes (not production code — what-ifs for the report):
  *   authcache  authenticate() behind a 10 s in-process cache keyed by the key's hash
@@ -27,7 +28,8 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { bearerToken } from '../api/auth';
 import { errorHandler, requestContext } from '../api/middleware';
-import { paginate } from '../api/operations/paging';
+import { paginate } from '../db/paging';
+import { entitlementPage } from '../db/entitlements';
 import { entitlement } from '../api/operations/serializers';
 import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/rate-limit';
 import { createKnex } from '../db/knex';
@@ -109,7 +111,13 @@ function variant(steps: Set<Step>): Koa {
       return { data: rows, pagination: { limit, offset: 0, total: null, has_more: rows.length === limit } };
     };
     if (steps.has('tx1')) ctx.body = await withTenantOneTrip(db, tenantId, (t) => run(t('entitlements')));
-    else if (steps.has('tx')) ctx.body = await withTenant(db, tenantId, (trx) => run(trx('entitlements')));
+    else if (steps.has('tx') && steps.has('paging')) {
+      // As the api runs it: the page as written, prepared SQL (db/entitlements.ts), under RLS.
+      ctx.body = await withTenant(db, tenantId, async (trx) => {
+        const page = await entitlementPage(trx, {}, { limit, offset: 0 });
+        return { ...page, data: page.data.map(entitlement) };
+      });
+    } else if (steps.has('tx')) ctx.body = await withTenant(db, tenantId, (trx) => run(trx('entitlements')));
     else ctx.body = await run(db('entitlements'));
   });
   return app;
@@ -121,7 +129,8 @@ function handlerFor(spec: string): http.RequestListener {
   if (!h) {
     const steps = new Set(spec.split('+').filter(Boolean) as Step[]);
     for (const s of steps) if (!KNOWN.includes(s)) throw new Error(`unknown step "${s}" (known: ${KNOWN.join(', ')})`);
-    h = variant(steps).callback();
+    const callback = variant(steps).callback();
+    h = (req, res) => void callback(req, res);
     handlers.set(spec, h);
   }
   return h;

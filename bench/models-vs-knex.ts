@@ -17,7 +17,7 @@ import os from 'node:os';
 import { Coupon, Entitlement, Product, Subscription } from '../db/models';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
-import { paginate } from '../api/operations/paging';
+import { paginate } from '../db/paging';
 import * as s from '../api/operations/serializers';
 import { createBenchDatabase } from './lib/db';
 
@@ -111,7 +111,7 @@ const productsViaModel = (tenantId: string) =>
   withTenant(db, tenantId, async (trx) => {
     const page = await productsPage(trx);
     const products = await Product.fetchGraph(page.data as Product[], 'providerRefs(byProviderMode)', { transaction: trx }).modifiers({
-      byProviderMode: (q) => q.orderBy(['provider', 'mode']),
+      byProviderMode: (q) => void q.orderBy(['provider', 'mode']),
     });
     return { ...page, data: products.map((p) => s.product(p, p.providerRefs ?? [])) };
   });

@@ -16,7 +16,7 @@ import os from 'node:os';
 import http from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeHistory } from '../temporal/history-payloads';
-import { machine, table, f0, f1 } from './lib/report';
+import { machine, table, f0 } from './lib/report';
 import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { runBench } from './lib/run';
 import { lifecycleWorkflowId } from '../temporal/workflow-starts';

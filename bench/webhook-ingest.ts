@@ -19,18 +19,17 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { signatureHeader } from '../emulators/psp_a/events';
 import { withDatabase } from '../db/knex';
 import { freePort } from '../runtime/ports';
 import { startServer } from './lib/proc';
 import { machine, table, f0, f1, f2 } from './lib/report';
-import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+import { captureCheckout, closedLoop, makeSender } from './lib/ingest-load';
+import { cpuPhase, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as engineActivities from './engine/activities';
 import { runBench } from './lib/run';
@@ -44,103 +43,6 @@ const SECONDS = Number(arg('seconds', '60'));
 const CONNECTIONS = Number(arg('connections', '32'));
 const FLOOR_SECONDS = Number(arg('floor-seconds', '10'));
 const log = (m: string) => console.log(`[ingest] ${m}`);
-
-/** Capture one real checkout's three signed bodies from the emulator. */
-async function captureCheckout(stack: WebhookStack): Promise<string[]> {
-  const bodies: string[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      bodies.push(Buffer.concat(chunks).toString('utf8'));
-      res.writeHead(200).end('{}');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ sku: 'pro', email: 'template@example.com', target: `http://127.0.0.1:${port}/`, account: stack.account, mode: 'test', app_user_id: 'template_user' }),
-  });
-  await new Promise<void>((r) => server.close(() => r()));
-  return bodies;
-}
-
-/** Every id-like string of the template (evt_, cus_, sub_, in_, pi_, ch_…) and the user's email/id, to replace per purchase. */
-function idsIn(bodies: string[]): string[] {
-  const ids = new Set<string>(['template_user', 'template@example.com']);
-  for (const b of bodies) for (const m of b.matchAll(/"((?:evt|cus|sub|in|pi|ch|ii|si|il|txn|re)_[A-Za-z0-9]+)"/g)) ids.add(m[1]);
-  return [...ids];
-}
-
-interface Sender {
-  send(i: number): Promise<number>;
-  eventId(i: number): string;
-  purchase(i: number): number;
-}
-
-function makeSender(url: string, bodies: string[], secret: string, tag: string, agent: http.Agent): Sender {
-  const ids = idsIn(bodies);
-  const u = new URL(url);
-  const bodyOf = (i: number) => {
-    const k = Math.floor(i / 3);
-    let b = bodies[i % 3];
-    for (const id of ids) b = b.split(id).join(id.includes('@') ? `${tag}_${k}@example.com` : `${id}_${tag}_${k}`);
-    // Stripe's `created`: the receiver orders a purchase's events by it; keep the checkout's order, now.
-    return b;
-  };
-  const eventId = (i: number) => `${(JSON.parse(bodies[i % 3]) as { id: string }).id}_${tag}_${Math.floor(i / 3)}`;
-  const send = (i: number) =>
-    new Promise<number>((resolve) => {
-      const body = bodyOf(i);
-      const req = http.request(
-        { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signatureHeader(secret, body), 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', () => resolve(0));
-      req.end(body);
-    });
-  return { send, eventId, purchase: (i) => Math.floor(i / 3) };
-}
-
-interface LoadOutcome {
-  sent: number;
-  statuses: Record<string, number>;
-  ok: number[];
-  notOk: number[];
-  seconds: number;
-  p50: number;
-  p99: number;
-}
-
-/** Closed loop: CONNECTIONS senders, each sending its next event as soon as the last is answered. */
-async function closedLoop(sender: Sender, seconds: number, firstIndex = 0): Promise<LoadOutcome> {
-  let next = firstIndex;
-  const ok: number[] = [];
-  const notOk: number[] = [];
-  const statuses: Record<string, number> = {};
-  const lat: number[] = [];
-  const t0 = performance.now();
-  const end = t0 + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < end) {
-        const i = next++;
-        const s = performance.now();
-        const status = await sender.send(i);
-        lat.push(performance.now() - s);
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        (status === 200 ? ok : notOk).push(i);
-      }
-    }),
-  );
-  lat.sort((a, b) => a - b);
-  return { sent: next - firstIndex, statuses, ok, notOk, seconds: (performance.now() - t0) / 1000, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99) };
-}
 
 /** pgbench's single-row insert rate on a scratch database of the same server. */
 function pgbench(seconds: number): { tps: number; clients: number; detail: string } {
@@ -202,7 +104,7 @@ async function main() {
   const stack = await startWebhookStack(log);
   const tag = crypto.randomBytes(3).toString('hex');
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  let text = '';
+  let text: string;
   try {
     const bodies = await captureCheckout(stack);
     if (bodies.length !== 3) throw new Error(`captured ${bodies.length} checkout events, expected 3`);
@@ -214,20 +116,20 @@ async function main() {
     const receiver = makeSender(stack.webhookUrl, bodies, stack.webhookSecret, tag, agent);
 
     // Warm-up of the real receiver (code loaded, pools filled); its events count like the rest.
-    const warm = await closedLoop(receiver, 3, 0);
+    const warm = await closedLoop(receiver, 3, 0, CONNECTIONS);
     log(`warm-up: ${warm.sent} events`);
 
-    const floorA = await closedLoop(floorSender, FLOOR_SECONDS);
+    const floorA = await closedLoop(floorSender, FLOOR_SECONDS, 0, CONNECTIONS);
     log(`floor: ${f0(floorA.ok.length / floorA.seconds)}/s`);
     const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
     const endCpu = await cpuPhase(stack);
-    const run = await closedLoop(receiver, SECONDS, warm.sent);
+    const run = await closedLoop(receiver, SECONDS, warm.sent, CONNECTIONS);
     const cpu = await endCpu();
     const tEnd = Date.now();
     const accepted = run.ok.length / run.seconds;
     log(`receiver: ${f0(accepted)}/s accepted, statuses ${JSON.stringify(run.statuses)}`);
     const backlogAtEnd = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
-    const floorB = await closedLoop(floorSender, FLOOR_SECONDS, 1_000_000_000);
+    const floorB = await closedLoop(floorSender, FLOOR_SECONDS, 1_000_000_000, CONNECTIONS);
     await floor.stop();
     const floorRate = (floorA.ok.length + floorB.ok.length) / (floorA.seconds + floorB.seconds);
 

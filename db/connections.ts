@@ -1,15 +1,20 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { chooseConnection } from '../domain/connection-choice';
+import { isUuid } from '../domain/ids';
 import { PROVIDERS, type Mode, type ProviderId } from '../domain/providers';
 import type { ProviderCredential } from '../providers/types';
-import type { Vault } from '../providers/vault';
+import type { Vault } from '../vault/vault';
 
 /**
  * Provider connections: account-level, shared by the tenant's apps, at most one default per
  * provider. Every function except findConnectionByAccount takes a tenant transaction
  * (withTenant), so RLS scopes it. Secrets go in and out only through the vault, and only
  * loadCredential / loadWebhookSecret ever read an *_enc column.
+ *
+ * An account routes events only through a connection that has proven it owns it
+ * (`verified_at`, migration 017; docs/providers.md "Proving an account"): OAuth proves at
+ * creation, everything else through the probe workflow (markConnectionProven).
  */
 
 export const ENCRYPTED_FIELDS = ['credential_test_enc', 'credential_live_enc', 'webhook_secret_enc'] as const;
@@ -53,6 +58,10 @@ export class ConnectionError extends Error {
   }
 }
 
+/** How a connection proved its account (migration 017). */
+export const PROOF_METHODS = ['oauth', 'provider_call', 'control_api'] as const;
+export type ProofMethod = (typeof PROOF_METHODS)[number];
+
 /** The API's view of a connection: presence flags instead of secrets. */
 export interface SafeConnection {
   id: string;
@@ -65,6 +74,12 @@ export interface SafeConnection {
   has_live_credential: boolean;
   has_webhook_secret: boolean;
   created_at: Date;
+  /** Set once the connection proved it owns the account; only then do its events route. */
+  verified_at: Date | null;
+  verified_by: ProofMethod | null;
+  /** The last proof attempt and, when it failed, the reason the provider gave. */
+  proof_checked_at: Date | null;
+  proof_error: string | null;
 }
 
 export interface ConnectionSecrets {
@@ -79,14 +94,16 @@ export interface NewConnection extends ConnectionSecrets {
   label?: string;
   /** Omitted: the provider's first connection becomes its default, later ones do not. */
   is_default?: boolean;
+  /** Only for a flow that proved the account while connecting (OAuth); everything else is proven by the probe. */
+  proven_by?: ProofMethod;
 }
 
 const T = 'provider_connections';
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function safeColumns(trx: Knex.Transaction) {
   return [
     'id', 'provider', 'account_ref', 'label', 'is_default', 'is_active', 'created_at',
+    'verified_at', 'verified_by', 'proof_checked_at', 'proof_error',
     trx.raw('(credential_test_enc is not null) as has_test_credential'),
     trx.raw('(credential_live_enc is not null) as has_live_credential'),
     trx.raw('(webhook_secret_enc is not null) as has_webhook_secret'),
@@ -146,6 +163,14 @@ function encryptSecrets(vault: Vault, tenantId: string, id: string, s: Connectio
 const isUniqueViolation = (e: unknown, constraint: RegExp) =>
   (e as { code?: string }).code === '23505' && constraint.test(String((e as { constraint?: string }).constraint ?? ''));
 
+const PROVEN_ELSEWHERE = /provider_connections_one_proven_owner/;
+const SAME_TENANT_DUPLICATE = /provider_connections_account_per_tenant/;
+
+// Says neither which tenant holds the account nor whether one does until the caller has proven
+// it too: only an owner (OAuth consent, or credentials that reach the account) ever sees this.
+const provenElsewhere = (provider: ProviderId) =>
+  new ConnectionError('account_already_connected', `this ${provider} account is already connected and verified elsewhere; contact support if it is yours`);
+
 export async function createConnection(trx: Knex.Transaction, vault: Vault, input: NewConnection): Promise<SafeConnection> {
   assertProvider(input.provider);
   if (typeof input.account_ref !== 'string' || input.account_ref.trim() === '' || input.account_ref.length > 255) {
@@ -164,6 +189,8 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
   await lockProvider(trx, tenantId, input.provider);
   const others = await trx(T).where({ provider: input.provider }).count<{ n: number }[]>('* as n');
   const isDefault = input.is_default ?? Number(others[0].n) === 0;
+  if (input.proven_by !== undefined && !PROOF_METHODS.includes(input.proven_by)) throw new ConnectionError('invalid_request', 'proven_by is not a proof method');
+  const proof = input.proven_by ? { verified_at: trx.fn.now(), verified_by: input.proven_by, proof_checked_at: trx.fn.now() } : {};
   try {
     // Savepoint: a duplicate account leaves the caller's transaction usable.
     await trx.transaction(async (sp) => {
@@ -176,10 +203,13 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
         label: input.label ?? '',
         is_default: isDefault,
         ...secrets,
+        ...proof,
       });
     });
   } catch (e) {
-    if (isUniqueViolation(e, /account_ref/)) {
+    if (isUniqueViolation(e, PROVEN_ELSEWHERE)) throw provenElsewhere(input.provider);
+    // Only this tenant's own rows can collide here, so saying so reveals nothing.
+    if (isUniqueViolation(e, SAME_TENANT_DUPLICATE)) {
       throw new ConnectionError('account_already_connected', `this ${input.provider} account is already connected`);
     }
     throw e;
@@ -187,10 +217,56 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
   return (await getConnectionSafe(trx, id))!;
 }
 
+/**
+ * The connection owns its account (the probe's call succeeded, or OAuth named it): from now on
+ * the account's events route to it. An earlier proof is kept as it was. Refused (the row stays
+ * unproven, the caller's transaction usable) when another connection has already proven it.
+ */
+export async function markConnectionProven(trx: Knex.Transaction, connectionId: string, by: ProofMethod): Promise<SafeConnection> {
+  if (!PROOF_METHODS.includes(by)) throw new ConnectionError('invalid_request', 'not a proof method');
+  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id', 'provider') : undefined;
+  if (!row) throw new ConnectionError('not_found', 'no such provider connection');
+  try {
+    await trx.transaction(async (sp) => {
+      await sp(T).where({ id: connectionId }).update({
+        verified_at: sp.raw('coalesce(verified_at, now())'),
+        verified_by: sp.raw('coalesce(verified_by, ?)', [by]),
+        proof_checked_at: sp.fn.now(),
+        proof_error: null,
+      });
+    });
+  } catch (e) {
+    if (isUniqueViolation(e, PROVEN_ELSEWHERE)) throw provenElsewhere(row.provider);
+    throw e;
+  }
+  return (await getConnectionSafe(trx, connectionId))!;
+}
+
+/** A proof attempt failed: the reason is shown to the tenant; an earlier proof stands. */
+export async function recordProofFailure(trx: Knex.Transaction, connectionId: string, reason: string): Promise<void> {
+  if (!isUuid(connectionId)) return;
+  await trx(T).where({ id: connectionId }).update({ proof_checked_at: trx.fn.now(), proof_error: reason.slice(0, 500) });
+}
+
+/**
+ * OAuth connect: the provider's consent named the account, so the connection is proven as it is
+ * stored. A connection this tenant already has for the account (typed in earlier, unproven) takes
+ * the new credential and the proof instead of a duplicate.
+ */
+export async function connectProvenByOAuth(trx: Knex.Transaction, vault: Vault, input: Omit<NewConnection, 'proven_by'>): Promise<SafeConnection> {
+  assertProvider(input.provider);
+  const own = typeof input.account_ref === 'string'
+    ? await trx(T).where({ provider: input.provider, account_ref: input.account_ref }).first('id')
+    : undefined;
+  if (!own) return createConnection(trx, vault, { ...input, proven_by: 'oauth' });
+  await updateConnectionSecrets(trx, vault, own.id, { credentials: input.credentials, webhook_secret: input.webhook_secret });
+  return markConnectionProven(trx, own.id, 'oauth');
+}
+
 /** Replace (or, with null, remove) a connection's credentials and webhook secret. */
 export async function updateConnectionSecrets(trx: Knex.Transaction, vault: Vault, connectionId: string, secrets: ConnectionSecrets): Promise<SafeConnection> {
   const tenantId = await currentTenant(trx);
-  const row = UUID_RE.test(connectionId) ? await trx(T).where({ id: connectionId }).first('id') : undefined;
+  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id') : undefined;
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
   const values = encryptSecrets(vault, tenantId, connectionId, secrets);
   if (Object.keys(values).length > 0) await trx(T).where({ id: connectionId }).update({ ...values, updated_at: trx.fn.now() });
@@ -200,7 +276,7 @@ export async function updateConnectionSecrets(trx: Knex.Transaction, vault: Vaul
 /** Make one connection its provider's default; the previous default is unset in the same transaction. */
 export async function setDefault(trx: Knex.Transaction, connectionId: string): Promise<SafeConnection> {
   const tenantId = await currentTenant(trx);
-  const row = UUID_RE.test(connectionId) ? await trx(T).where({ id: connectionId }).first('provider', 'is_active') : undefined;
+  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('provider', 'is_active') : undefined;
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
   if (!row.is_active) throw new ConnectionError('inactive', 'an inactive connection cannot be the default');
   await lockProvider(trx, tenantId, row.provider);
@@ -218,12 +294,12 @@ export async function listConnectionsSafe(trx: Knex.Transaction, filter: { provi
 }
 
 export async function getConnectionSafe(trx: Knex.Transaction, connectionId: string): Promise<SafeConnection | null> {
-  if (!UUID_RE.test(connectionId)) return null;
+  if (!isUuid(connectionId)) return null;
   return (await trx(T).select(safeColumns(trx)).where({ id: connectionId }).first()) ?? null;
 }
 
 async function loadSecretColumn(trx: Knex.Transaction, connectionId: string, field: EncryptedField) {
-  const row = UUID_RE.test(connectionId)
+  const row = isUuid(connectionId)
     ? await trx(T).where({ id: connectionId }).first('id', 'tenant_id', 'provider', 'is_active', field)
     : undefined;
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
@@ -254,21 +330,23 @@ export async function loadWebhookSecret(trx: Knex.Transaction, vault: Vault, con
 }
 
 /**
- * Webhook routing: which tenant owns this provider account. Runs on the owner connection (the
- * system actor) before any tenant is known; inactive connections do not route.
+ * Webhook routing: which tenant owns this provider account. Runs before any tenant is known, as
+ * the login role, which may read only these routing columns (migrations 015, 017). Only the
+ * connection that proved the account routes (at most one: migration 017's index); unproven and
+ * inactive connections do not, so an account nobody has proven is refused like an unknown one.
  */
 export async function findConnectionByAccount(
   ownerDb: Knex | Knex.Transaction,
   provider: ProviderId,
   accountRef: string,
 ): Promise<{ tenant_id: string; connection_id: string } | null> {
-  const row = await ownerDb(T).where({ provider, account_ref: accountRef, is_active: true }).first('tenant_id', 'id');
+  const row = await ownerDb(T).where({ provider, account_ref: accountRef, is_active: true }).whereNotNull('verified_at').first('tenant_id', 'id');
   return row ? { tenant_id: row.tenant_id, connection_id: row.id } : null;
 }
 
 /** The connection an app uses for a provider, or null when the app has none attached. */
 export async function connectionForApp(trx: Knex.Transaction, appId: string, provider: ProviderId): Promise<SafeConnection | null> {
-  if (!UUID_RE.test(appId)) return null;
+  if (!isUuid(appId)) return null;
   const link = await trx('app_providers').where({ app_id: appId, provider }).first('connection_id');
   return link ? getConnectionSafe(trx, link.connection_id) : null;
 }
@@ -306,7 +384,7 @@ async function resolveConnection(trx: Knex.Transaction, provider: ProviderId, ac
 export async function attachToApp(trx: Knex.Transaction, appId: string, provider: ProviderId, accountId?: string): Promise<AttachResult> {
   assertProvider(provider);
   const tenantId = await currentTenant(trx);
-  const app = UUID_RE.test(appId) ? await trx('apps').where({ id: appId }).first('id') : undefined;
+  const app = isUuid(appId) ? await trx('apps').where({ id: appId }).first('id') : undefined;
   if (!app) throw new ConnectionError('app_not_found', 'no such app on this account');
 
   const existing = await trx('app_providers').where({ app_id: appId, provider }).first('id', 'connection_id');

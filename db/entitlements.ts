@@ -1,7 +1,12 @@
 import type { Knex } from 'knex';
-import type { EntitlementState } from '../domain/entitlement';
+import { PREMIUM_STATES, type EntitlementState } from '../domain/entitlement';
+import { ENTITLEMENT_CHANNEL, entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
+import { pageFromSql, rows, type PageRequest, type RowPage } from './paging';
 
 const NO_PRODUCT = '00000000-0000-0000-0000-000000000000';
+
+/** The "is premium" rule (domain/entitlement.ts) as a SQL list, for statements that must say it. */
+export const PREMIUM_STATES_SQL = `(${PREMIUM_STATES.map((s) => `'${s}'`).join(', ')})`;
 
 /**
  * The tenant's product a purchase names, by SKU or (stores) the store's product id, compared
@@ -38,6 +43,8 @@ export interface EntitlementWrite {
  * notification). One row per (user, provider, product) is shared by the user's purchases of it,
  * so the guard: a purchase that no longer grants access never replaces the row while another
  * purchase holds it active. Answers the row's id, or null when the guard kept the other purchase.
+ * A row written also notifies (db/entitlement-notify.ts) in the same statement, so long-polling
+ * SDK reads wake at this transaction's commit.
  */
 export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWrite): Promise<string | null> {
   const { rows } = await trx.raw(
@@ -47,10 +54,37 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
      do update set subscription_id = excluded.subscription_id, state = excluded.state, is_sandbox = excluded.is_sandbox,
        expires_at = excluded.expires_at, grace_until = excluded.grace_until, updated_at = now()
      where entitlements.subscription_id is not distinct from excluded.subscription_id
-       or entitlements.state not in ('active', 'grace_period')
-       or excluded.state in ('active', 'grace_period')
-     returning id`,
-    [e.tenantId, e.appUserId, e.provider, e.productId, e.subscriptionId, e.state, e.isSandbox, e.expiresAt, e.graceUntil],
+       or entitlements.state not in ${PREMIUM_STATES_SQL}
+       or excluded.state in ${PREMIUM_STATES_SQL}
+     returning id, pg_notify(?, ?)`,
+    [e.tenantId, e.appUserId, e.provider, e.productId, e.subscriptionId, e.state, e.isSandbox, e.expiresAt, e.graceUntil, ENTITLEMENT_CHANNEL, entitlementPayload(e.tenantId, e.appUserId)],
   );
   return rows[0]?.id ?? null;
+}
+
+/** A purchase's entitlements held by anyone but `owner` (held provisionally for the buyer the store named) are dropped. */
+export async function dropEntitlementsOfOthers(trx: Knex.Transaction, subscriptionId: string, owner: string): Promise<void> {
+  const dropped: { tenant_id: string; app_user_id: string }[] = await trx('entitlements').where({ subscription_id: subscriptionId }).whereNot({ app_user_id: owner }).del(['tenant_id', 'app_user_id']);
+  for (const tenantId of new Set(dropped.map((d) => d.tenant_id)))
+    await notifyEntitlementChanged(trx, tenantId, dropped.filter((d) => d.tenant_id === tenantId).map((d) => d.app_user_id));
+}
+
+/**
+ * The entitlement state page, each row with its product's SKU. The hot path (the premium
+ * check) on plain knex: the same page through the Entitlement model cost +22.5 % and +1 % req/s
+ * in two interleaved runs of bench/models-vs-knex.ts (2026-11-22, 2 shared cores at load 12),
+ * +4.8 % and +87 % on 2026-11-23 (load 12–13; bench/RESULTS.md). Over 5 % once: kept off the
+ * model, and since 2026-11-24 off the knex builder too (pageFromSql: the same statement, prepared).
+ */
+export function entitlementPage(
+  trx: Knex.Transaction,
+  filters: { app_user_id?: string; provider?: string; state?: string },
+  page: PageRequest,
+): Promise<RowPage> {
+  return pageFromSql(
+    trx,
+    { table: 'entitlements', columns: 'entitlements.*, products.sku', from: 'entitlements left join products on products.id = entitlements.product_id', filters },
+    page,
+    rows,
+  );
 }

@@ -3,13 +3,22 @@ import * as schema from './migrations/001_schema';
 import * as listIndexes from './migrations/002_list_indexes';
 import * as syncRuns from './migrations/004_sync_runs';
 import * as dashboardLoginAttempts from './migrations/007_dashboard_login_attempts';
-import * as webhookOutbox from './migrations/011_webhook_outbox';
 import * as storePurchases from './migrations/008_store_purchases';
+import * as webhookOutbox from './migrations/011_webhook_outbox';
 import * as tenantScopedPipeline from './migrations/012_tenant_scoped_pipeline';
 import * as clientRateLimits from './migrations/013_client_rate_limits';
 import * as dashboardHardening from './migrations/014_dashboard_hardening';
+import * as loginRole from './migrations/015_login_role';
+import * as syncRunWorkflowIds from './migrations/016_sync_run_workflow_ids';
+import * as connectionProof from './migrations/017_connection_proof';
+import * as outboundWebhooks from './migrations/018_outbound_webhooks';
+import * as subscriptionChanges from './migrations/019_subscription_changes';
+import * as storeSupersession from './migrations/020_store_supersession';
+import * as bucketFillfactor from './migrations/021_bucket_fillfactor';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
+import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
+import { CHANGE_TENANT_TABLES } from './migrations/019_subscription_changes';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -17,11 +26,18 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '002_list_indexes': listIndexes,
   '004_sync_runs': syncRuns,
   '007_dashboard_login_attempts': dashboardLoginAttempts,
-  '011_webhook_outbox': webhookOutbox,
   '008_store_purchases': storePurchases,
+  '011_webhook_outbox': webhookOutbox,
   '012_tenant_scoped_pipeline': tenantScopedPipeline,
   '013_client_rate_limits': clientRateLimits,
   '014_dashboard_hardening': dashboardHardening,
+  '015_login_role': loginRole,
+  '016_sync_run_workflow_ids': syncRunWorkflowIds,
+  '017_connection_proof': connectionProof,
+  '018_outbound_webhooks': outboundWebhooks,
+  '019_subscription_changes': subscriptionChanges,
+  '020_store_supersession': storeSupersession,
+  '021_bucket_fillfactor': bucketFillfactor,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -36,7 +52,7 @@ export async function migrateLatest(db: Knex): Promise<void> {
 }
 
 /** Every table that carries `tenant_id` (RLS forced, tenant policy): the schema's and those added since. */
-export const TENANT_TABLES = [...SCHEMA_TENANT_TABLES, ...CLIENT_TENANT_TABLES] as const;
+export const TENANT_TABLES = [...SCHEMA_TENANT_TABLES, ...CLIENT_TENANT_TABLES, ...OUTBOUND_TENANT_TABLES, ...CHANGE_TENANT_TABLES] as const;
 
 /** Names of the migrations the database has applied, oldest first. */
 export async function appliedMigrations(db: Knex): Promise<string[]> {

@@ -19,3 +19,14 @@ export async function publishDraft(trx: Knex.Transaction): Promise<boolean> {
   const n = await trx('paywalls').update({ published_config: trx.ref('config'), published_at: trx.fn.now() });
   return n > 0;
 }
+
+/**
+ * The tenant's paywall as the SDK may see it: only once published (null before). Run inside
+ * withTenant. Beside db/paywalls.ts (the dashboard's draft and publish), kept apart because this
+ * is the /v1/sdk read and the only one that filters on publication.
+ */
+export async function findPublishedPaywall(
+  trx: Knex.Transaction,
+): Promise<{ config: unknown; published_config: unknown; published_at: Date; updated_at: Date } | undefined> {
+  return trx('paywalls').whereNotNull('published_at').first('config', 'published_config', 'published_at', 'updated_at');
+}

@@ -1,5 +1,9 @@
 import type { Knex } from 'knex';
 import type { PriceInput } from '../domain/catalogue';
+import { isUuid } from '../domain/ids';
+import { Product } from './models';
+import type { Row } from './row';
+import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
 
 /**
  * Catalogue writes, in the caller's tenant transaction. Every change bumps the product's
@@ -66,4 +70,92 @@ export async function setPrices(trx: Knex.Transaction, tenantId: string, product
   }
   if (changed) await trx('products').where({ id: productId }).update({ version: trx.raw('version + 1'), updated_at: trx.fn.now() });
   return { changed };
+}
+
+/**
+ * The catalogue list page. Plain knex, not Product.fetchGraph('providerRefs'): the model path
+ * made the same four statements but cost +15 % to +100 % req/s in 4 of 5 interleaved runs of
+ * bench/models-vs-knex.ts (2026-11-23, 2 shared cores at load 8–13; bench/RESULTS.md), over the
+ * 5 % bar. The single-product read below uses the model's graph fetch.
+ */
+export function productPage(trx: Knex.Transaction, filters: { sku?: string; type?: string }, page: PageRequest): Promise<RowPage> {
+  return paginate(whereGiven(trx('products'), 'products', filters), { ...page, table: 'products' }, rows);
+}
+
+/**
+ * The provider refs of these products, by product id (ordered by provider, then mode). The ids
+ * travel as one array parameter, so the statement's text is the same for any page size and it
+ * runs prepared (db/knex.ts), like the page before it.
+ */
+export async function providerRefsByProduct(trx: Knex.Transaction, productIds: string[]): Promise<Map<string, Row[]>> {
+  if (!productIds.length) return new Map();
+  // A Postgres array literal: knex would spread a JS array into one placeholder per element.
+  const ids = `{${productIds.map((id) => (isUuid(id) ? id : invalidId(id))).join(',')}}`;
+  const { rows: refs } = await trx.raw('select * from product_provider_refs where product_id = any(?::uuid[]) order by provider, mode', [ids]).options({ prepare: true });
+  const by = new Map<string, Row[]>();
+  for (const r of refs as Row[]) {
+    const list = by.get(r.product_id);
+    if (list) list.push(r);
+    else by.set(r.product_id, [r]);
+  }
+  return by;
+}
+
+function invalidId(id: string): never {
+  throw new Error(`providerRefsByProduct: not a product id: ${id}`);
+}
+
+/**
+ * One product with its provider refs and prices, or undefined: the model's graph fetch (three
+ * queries, as the hand-written version made). The id must already be a uuid.
+ */
+export function productWithPricing(trx: Knex.Transaction, id: string) {
+  return Product.query(trx)
+    .findById(id)
+    .withGraphFetched('[providerRefs(byProviderMode), prices(byCountry)]')
+    .modifiers({
+      byProviderMode: (q) => void q.orderBy(['provider', 'mode']),
+      byCountry: (q) => void q.orderBy(['country', 'currency']),
+    });
+}
+
+/** The id of the product with this id or this SKU in the tenant, or undefined. The id must already be a uuid. */
+export async function productIdWhere(trx: Knex.Transaction, where: { id: string } | { sku: string }): Promise<string | undefined> {
+  const row = await trx('products').where(where).first('id');
+  return row?.id;
+}
+
+/**
+ * Product reads of the dashboard pages (api/dashboard/products-page.ts, paywall-page.ts), in
+ * the tenant's transaction. Catalogue writes are in db/products.ts.
+ */
+
+export interface ProductListRow {
+  id: string;
+  sku: string;
+  name: string;
+  tier: string | null;
+  active: boolean;
+  updated_at: Date;
+  /** How many prices the product has. */
+  prices: number;
+}
+
+/** Every product of the tenant by sku, with its price count: one statement. */
+export async function listProductsWithPriceCounts(trx: Knex.Transaction): Promise<ProductListRow[]> {
+  return trx('products as p')
+    .leftJoin('prices as pr', 'pr.product_id', 'p.id')
+    .groupBy('p.id')
+    .orderBy('p.sku')
+    .select('p.id', 'p.sku', 'p.name', 'p.tier', 'p.active', 'p.updated_at', trx.raw('count(pr.id)::int as prices'));
+}
+
+/** The tenant's product with this id, as stored (the caller checks it is a uuid first), or undefined. */
+export async function findProductId(trx: Knex.Transaction, id: string): Promise<string | undefined> {
+  return (await trx('products').where({ id }).first('id'))?.id;
+}
+
+/** Which of these skus the tenant's catalogue has. */
+export async function knownSkus(trx: Knex.Transaction, skus: readonly string[]): Promise<Set<string>> {
+  return new Set(await trx('products').whereIn('sku', [...skus]).pluck('sku'));
 }

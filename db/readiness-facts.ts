@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
 import type { ReadinessFacts } from '../domain/readiness';
+import { syncedCounts } from '../domain/product-sync';
 import { speakingConnection } from '../domain/connection-choice';
 import { listConnectionsSafe, type SafeConnection } from './connections';
 
@@ -12,17 +13,16 @@ export async function readReadinessFacts(trx: Knex.Transaction): Promise<Readine
   // One after another: a transaction is one connection, and pg queues (and will refuse) overlapping queries on it.
   const connections = await listConnectionsSafe(trx);
   const productsRow = await trx('products').where({ active: true }).count<{ n: string }[]>({ n: '*' }).first();
-  const synced = await trx('product_provider_refs as r')
+  // The rows, not a SQL count: "synced" is judged by domain/product-sync.ts, the one rule drift and the product answers use too.
+  const refs = await trx('product_provider_refs as r')
     .join('products as p', 'p.id', 'r.product_id')
     .where('p.active', true)
-    .whereRaw('r.synced_version = p.version')
-    .groupBy('r.provider', 'r.mode')
-    .select('r.provider', 'r.mode')
-    .countDistinct({ n: 'r.product_id' });
+    .select('r.product_id', 'p.version', 'r.provider', 'r.mode', 'r.synced_version');
   const sandbox = await trx('entitlements').where({ is_sandbox: true }).distinct('provider');
   const byProvider = new Map<ProviderId, SafeConnection[]>();
   for (const c of connections) byProvider.set(c.provider, [...(byProvider.get(c.provider) ?? []), c]);
-  const syncedCount = (p: string, m: string) => Number(synced.find((s: any) => s.provider === p && s.mode === m)?.n ?? 0);
+  const synced = syncedCounts(refs);
+  const syncedCount = (p: string, m: string) => synced.get(`${p}:${m}`) ?? 0;
   const evidence = new Set(sandbox.map((r: { provider: string }) => r.provider));
   return PROVIDERS.filter((p) => byProvider.has(p)).map((provider) => {
     const c = speakingConnection(byProvider.get(provider)!)!;

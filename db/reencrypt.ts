@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import { VaultDecryptError, type Vault } from '../providers/vault';
+import { VaultDecryptError, type Vault } from '../vault/vault';
 import { ENCRYPTED_FIELDS, secretAad } from './connections';
+import { ENDPOINT_ENCRYPTED_FIELDS, endpointSecretAad } from './outbound-endpoints';
 
 export interface ReencryptFailure {
   table: string;
@@ -35,6 +36,12 @@ export interface ReencryptOptions {
 
 const MAX_LISTED_FAILURES = 100;
 
+/** Every table holding vault envelopes, with the AAD each value is bound to. */
+const ENCRYPTED_TABLES: { table: string; fields: readonly string[]; aad: (tenantId: string, id: string, field: string) => string }[] = [
+  { table: 'provider_connections', fields: ENCRYPTED_FIELDS, aad: (t, id, f) => secretAad(t, id, f as (typeof ENCRYPTED_FIELDS)[number]) },
+  { table: 'webhook_endpoints', fields: ENDPOINT_ENCRYPTED_FIELDS, aad: (t, id, f) => endpointSecretAad(t, id, f as (typeof ENDPOINT_ENCRYPTED_FIELDS)[number]) },
+];
+
 /**
  * Move every encrypted value to the vault's current key. Runs as the owner (all tenants),
  * in keyset-paginated batches of one transaction each, locking the batch's rows so a
@@ -42,21 +49,26 @@ const MAX_LISTED_FAILURES = 100;
  * already under the current key are not touched, so a re-run after a crash finishes the job.
  */
 export async function reencryptAll(ownerDb: Knex, vault: Vault, opts: ReencryptOptions = {}): Promise<ReencryptResult> {
-  const batchSize = opts.batchSize ?? 200;
   const res: ReencryptResult = {
     current_key_id: vault.currentKeyId, rows: 0, values: 0, reencrypted: 0, already_current: 0, failed: 0, failures: [], dry_run: !!opts.dryRun,
   };
-  const table = 'provider_connections';
+  for (const spec of ENCRYPTED_TABLES) await reencryptTable(ownerDb, vault, spec, opts, res);
+  return res;
+}
+
+async function reencryptTable(ownerDb: Knex, vault: Vault, spec: (typeof ENCRYPTED_TABLES)[number], opts: ReencryptOptions, res: ReencryptResult): Promise<void> {
+  const { table, fields } = spec;
+  const batchSize = opts.batchSize ?? 200;
   let after: string | null = null;
   for (;;) {
     const batch: number = await ownerDb.transaction(async (trx) => {
-      const q = trx(table).select('id', 'tenant_id', ...ENCRYPTED_FIELDS).orderBy('id').limit(batchSize).forUpdate();
+      const q = trx(table).select('id', 'tenant_id', ...fields).orderBy('id').limit(batchSize).forUpdate();
       if (after) q.where('id', '>', after);
       if (opts.tenantId) q.where({ tenant_id: opts.tenantId });
       const rows: Array<Record<string, string | null> & { id: string; tenant_id: string }> = await q;
       for (const row of rows) {
         const update: Record<string, string> = {};
-        for (const field of ENCRYPTED_FIELDS) {
+        for (const field of fields) {
           const env = row[field];
           if (env === null) continue;
           res.values++;
@@ -64,7 +76,7 @@ export async function reencryptAll(ownerDb: Knex, vault: Vault, opts: ReencryptO
             res.already_current++;
             continue;
           }
-          const aad = secretAad(row.tenant_id, row.id, field);
+          const aad = spec.aad(row.tenant_id, row.id, field);
           try {
             update[field] = vault.encrypt(vault.decrypt(env, aad), aad);
           } catch (e) {
@@ -83,5 +95,12 @@ export async function reencryptAll(ownerDb: Knex, vault: Vault, opts: ReencryptO
     });
     if (batch < batchSize) break;
   }
-  return res;
+}
+
+/** The tenants that hold any encrypted value (whose audit trails a re-encryption run is recorded in). Owner connection. */
+export async function tenantsWithSecrets(ownerDb: Knex): Promise<string[]> {
+  const connections = ownerDb('provider_connections')
+    .where((q) => q.whereNotNull('credential_test_enc').orWhereNotNull('credential_live_enc').orWhereNotNull('webhook_secret_enc'))
+    .select('tenant_id');
+  return ownerDb.from(ownerDb('webhook_endpoints').select('tenant_id').union(connections).as('t')).distinct('tenant_id').pluck('tenant_id');
 }

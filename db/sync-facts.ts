@@ -3,8 +3,10 @@ import { PROVIDERS, type Mode, type ProviderId, type SyncTarget } from '../domai
 import { speakingConnection } from '../domain/connection-choice';
 import type { DriftFacts, DriftProduct, ProviderDriftFacts, RemoteObject } from '../domain/drift';
 import { syncModes } from '../domain/drift';
+import type { PlannedProduct, ProviderSetupFacts, TargetLinkFacts } from '../domain/sync-plan';
 import { isPaywallPublished } from '../domain/paywall';
 import type { ProductSpec, Tier } from '../providers/types';
+import type { Row } from './row';
 import { listConnectionsSafe, type SafeConnection } from './connections';
 
 /**
@@ -38,12 +40,24 @@ export async function providerSetups(trx: Knex.Transaction): Promise<Map<Provide
 export const targetsOf = (setups: Map<ProviderId, ProviderSetup>): SyncTarget[] =>
   [...setups.values()].flatMap(({ connection: c, modes }) => modes.map((mode) => ({ provider: c.provider, connectionId: c.id, accountRef: c.account_ref, mode })));
 
+/** The configured providers as the sync rules see them (plain data: it travels through workflow history). */
+export async function providerSetupFacts(trx: Knex.Transaction): Promise<ProviderSetupFacts[]> {
+  return [...(await providerSetups(trx)).values()].map(({ connection: c, modes }) => ({
+    provider: c.provider,
+    connectionId: c.id,
+    accountRef: c.account_ref,
+    is_active: c.is_active,
+    has_test_credential: c.has_test_credential,
+    has_live_credential: c.has_live_credential,
+    modes,
+  }));
+}
+
+/** What one target's drift read returned. Keyed `<provider>:<mode>`. */
+export type TargetSnapshots = Map<string, { remote: RemoteObject[]; credential_mode: Mode | null }>;
+
 /** Everything drift needs from our side; `remote` and `credential_modes` come from the providers. */
-export async function driftDbFacts(
-  trx: Knex.Transaction,
-  setups: Map<ProviderId, ProviderSetup>,
-  snapshots: Map<string, { remote: RemoteObject[]; credential_mode: Mode | null }>,
-): Promise<DriftFacts> {
+export async function driftDbFacts(trx: Knex.Transaction, setups: readonly ProviderSetupFacts[], snapshots: TargetSnapshots): Promise<DriftFacts> {
   // Sequential on purpose: the transaction is one connection (overlapping queries on it are queued, and refused by pg 9).
   const products = await trx('products').where({ active: true }).select('id', 'sku', 'version', 'android_store_product_id');
   const prices = await trx('prices as pr').join('products as p', 'p.id', 'pr.product_id').where('p.active', true).select('pr.product_id', 'pr.country');
@@ -52,14 +66,14 @@ export async function driftDbFacts(
   const links = await trx('payment_links').select('product_id', 'provider', 'mode').unionAll((q) => q.from('provider_plans').select('product_id', 'provider', 'mode'));
   const countries = new Map<string, string[]>();
   for (const r of prices) countries.set(r.product_id, [...(countries.get(r.product_id) ?? []), r.country]);
-  const driftProducts: DriftProduct[] = products.map((p: any) => ({
+  const driftProducts: DriftProduct[] = products.map((p: Row) => ({
     id: p.id, sku: p.sku, version: p.version, android_store_product_id: p.android_store_product_id ?? null, countries: countries.get(p.id) ?? [],
   }));
-  const providers: ProviderDriftFacts[] = [...setups.entries()].map(([provider, { connection: c, modes }]) => {
+  const providers: ProviderDriftFacts[] = setups.map(({ provider, modes, ...c }) => {
     const synced_versions: ProviderDriftFacts['synced_versions'] = {};
-    for (const r of refs.filter((x: any) => x.provider === provider)) (synced_versions[r.product_id] ??= {})[r.mode as Mode] = r.synced_version;
+    for (const r of refs.filter((x: Row) => x.provider === provider)) (synced_versions[r.product_id] ??= {})[r.mode as Mode] = r.synced_version;
     const link_modes: ProviderDriftFacts['link_modes'] = {};
-    for (const l of links.filter((x: any) => x.provider === provider)) (link_modes[l.product_id] ??= []).push(l.mode);
+    for (const l of links.filter((x: Row) => x.provider === provider)) (link_modes[l.product_id] ??= []).push(l.mode);
     const remote: ProviderDriftFacts['remote'] = {};
     const credential_modes: ProviderDriftFacts['credential_modes'] = {};
     for (const m of modes) {
@@ -90,7 +104,7 @@ export async function loadProductSpec(trx: Knex.Transaction, tenantId: string, p
     android_store_product_id: p.android_store_product_id,
     ios_store_product_id: p.ios_store_product_id,
     trial_days: null,
-    prices: prices.map((r: any) => ({ country: r.country, currency: r.currency, amount_minor: Number(r.amount_minor) })),
+    prices: prices.map((r: Row) => ({ country: r.country, currency: r.currency, amount_minor: Number(r.amount_minor) })),
   };
 }
 
@@ -100,12 +114,23 @@ export async function appsFor(trx: Knex.Transaction, connectionId: string): Prom
   return attached.length ? attached : trx('apps').orderBy('created_at').pluck('id');
 }
 
-/** (app, product) pairs that have no purchase entry point at this provider in this mode. */
-export async function missingLinks(trx: Knex.Transaction, target: SyncTarget, productIds: string[]): Promise<{ appId: string; productId: string }[]> {
-  if (productIds.length === 0) return [];
+/** The product a per-product sync is about, or undefined when the tenant has none with that id. */
+export async function productToSync(trx: Knex.Transaction, productId: string): Promise<PlannedProduct | undefined> {
+  const p = await trx('products').where({ id: productId }).first('id', 'sku');
+  return p ? { productId: p.id, sku: p.sku } : undefined;
+}
+
+/** Active products, by SKU: what a drain may write links for. */
+export async function activeProducts(trx: Knex.Transaction): Promise<PlannedProduct[]> {
+  const rows = await trx('products').where({ active: true }).orderBy('sku').select('id', 'sku');
+  return rows.map((p: { id: string; sku: string }) => ({ productId: p.id, sku: p.sku }));
+}
+
+/** The apps that sell through the target and the (app, product) pairs that already have a purchase entry point there. */
+export async function targetLinkFacts(trx: Knex.Transaction, target: SyncTarget, productIds: string[]): Promise<TargetLinkFacts> {
+  if (productIds.length === 0) return { target, apps: [], have: [] };
   const apps = await appsFor(trx, target.connectionId);
   const have = await trx('payment_links').where({ provider: target.provider, mode: target.mode }).whereIn('product_id', productIds).select('app_id', 'product_id')
     .unionAll((q) => q.from('provider_plans').where({ provider: target.provider, mode: target.mode }).whereIn('product_id', productIds).select('app_id', 'product_id'));
-  const seen = new Set(have.map((h: any) => `${h.app_id}:${h.product_id}`));
-  return apps.flatMap((appId: string) => productIds.filter((productId) => !seen.has(`${appId}:${productId}`)).map((productId) => ({ appId, productId })));
+  return { target, apps, have: have.map((h: { app_id: string; product_id: string }) => ({ appId: h.app_id, productId: h.product_id })) };
 }

@@ -1,10 +1,9 @@
 import type { Knex } from 'knex';
+import { isUuid } from '../domain/ids';
 import type { TenantTransactionConfig } from './knex';
 
 /** The non-owner role every tenant transaction runs as; row-level security applies to it. */
 export const APP_ROLE = 'billing_app';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Run a unit of work as tenant `tenantId`: one transaction that drops to the
@@ -13,7 +12,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  */
 export async function withTenant<T>(db: Knex, tenantId: string, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   // Validated as a uuid, so it can be inlined: the settings then travel with BEGIN in one message.
-  if (!UUID_RE.test(tenantId)) throw new Error('withTenant: tenant id must be a uuid');
+  if (!isUuid(tenantId)) throw new Error('withTenant: tenant id must be a uuid');
   const beginSql = `select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId.toLowerCase()}', true)`;
   return db.transaction(work, { beginSql } as TenantTransactionConfig);
 }

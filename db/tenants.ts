@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import { generatePublishableKey, generateSecretKey, hashSecretKey, keyHint } from '../api/keys';
-import { SCOPES, type Scope } from '../domain/scopes';
+import { SCOPES } from '../domain/scopes';
+import { insertApiKey } from './api-keys';
+import { generatePublishableKey } from './key-material';
 
 export interface CreatedTenant {
   tenant_id: string;
@@ -30,30 +31,17 @@ export async function createTenant(db: Knex, input: { name: string; isDemo?: boo
   });
 }
 
-export async function insertApiKey(
-  db: Knex,
-  tenantId: string,
-  scopes: Scope[],
-  opts: { name?: string; expiresInSeconds?: number } = {},
-): Promise<{ key_id: string; secret_key: string }> {
-  const secret = generateSecretKey();
-  const [row] = await db('api_keys')
-    .insert({
-      tenant_id: tenantId,
-      name: opts.name ?? '',
-      key_hash: hashSecretKey(secret),
-      key_hint: keyHint(secret),
-      scopes,
-      expires_at: opts.expiresInSeconds !== undefined ? new Date(Date.now() + opts.expiresInSeconds * 1000) : null,
-    })
-    .returning('id');
-  return { key_id: row.id, secret_key: secret };
+/** Operator tooling (owner connection): does the tenant exist? */
+export async function tenantExists(db: Knex, tenantId: string): Promise<boolean> {
+  return !!(await db('tenants').where({ id: tenantId }).first('id'));
 }
 
-export async function revokeApiKey(db: Knex, keyId: string): Promise<boolean> {
-  const n = await db('api_keys').where({ id: keyId }).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
-  if (n > 0) return true;
-  const exists = await db('api_keys').where({ id: keyId }).first('id');
-  if (!exists) throw new Error(`no key with id ${keyId}`);
-  return false; // already revoked: idempotent
+/** Operator tooling (owner connection): the tenant an API key belongs to. */
+export async function tenantOfApiKey(db: Knex, keyId: string): Promise<string | null> {
+  return (await db('api_keys').where({ id: keyId }).first('tenant_id'))?.tenant_id ?? null;
+}
+
+/** The calling tenant's own row (RLS shows it only its own), as GET /v1/tenant reports it. */
+export async function tenantProfile(trx: Knex.Transaction): Promise<{ id: string; name: string; plan: string; subscriber_limit: number; created_at: Date }> {
+  return trx('tenants').first('id', 'name', 'plan', 'subscriber_limit', 'created_at');
 }

@@ -1,9 +1,12 @@
 import type { Knex } from 'knex';
+import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import type { Mode } from '../domain/providers';
 
 /**
- * Inbound webhook deliveries and their outbox. Receipt and hand-over run on the owner
- * connection: a delivery is routed to its tenant by the verified connection before any tenant
- * transaction exists, and the outbox is the process's own queue, not a tenant table.
+ * Inbound webhook deliveries and their outbox. Receipt and hand-over run outside a tenant
+ * transaction, as the login role with the narrow grants of migration 015: a delivery is routed
+ * to its tenant by the verified connection before any tenant transaction exists, and the outbox
+ * is the process's own queue, not a tenant table.
  */
 
 export interface DeliveryToStore {
@@ -36,7 +39,9 @@ export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ ins
        insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload, buyer_email)
        values (?, ?, ?, ?, ?, ?, ?, ${effect ? 'null' : 'now()'}, ?::jsonb, ?)
        on conflict (tenant_id, provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
-       returning id, status, (xmax = 0) as inserted),
+       -- A new row has delivery_count 1 and every redelivery raises it: that tells an insert from a redelivery
+       -- without reading xmax, which would need SELECT on the whole table (payload, buyer_email) for the login role.
+       returning id, status, (delivery_count = 1) as inserted),
      o as (insert into webhook_outbox (delivery_id, task_queue, handover) select id, ?, ?::jsonb from d where (inserted or status = 'received') and ?::boolean
            on conflict (delivery_id) do nothing returning id)
      select d.inserted, (select count(*) from o)::int as queued from d`,
@@ -74,11 +79,12 @@ export interface OutboxRow<H> {
   delivery_id: string;
   handover: H;
   attempts: number;
+  created_at: Date;
 }
 
 /** A task queue's rows due now, oldest first, locked so replicas share the work; a row waiting out its back-off holds back no other. */
 export async function takeDueOutboxRows<H>(trx: Knex.Transaction, limit: number, taskQueue: string): Promise<OutboxRow<H>[]> {
-  return trx('webhook_outbox').select('id', 'delivery_id', 'handover', 'attempts').where({ task_queue: taskQueue }).where('next_attempt_at', '<=', trx.fn.now())
+  return trx('webhook_outbox').select('id', 'delivery_id', 'handover', 'attempts', 'created_at').where({ task_queue: taskQueue }).where('next_attempt_at', '<=', trx.fn.now())
     .orderBy('id').limit(limit).forUpdate().skipLocked();
 }
 
@@ -102,4 +108,39 @@ export async function failOutboxRows(trx: Knex.Transaction, rows: { id: string; 
   await trx('webhook_deliveries').whereIn('id', rows.map((r) => r.delivery_id)).where({ status: 'received' })
     .update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
   await deleteOutboxRows(trx, rows.map((r) => r.id));
+}
+
+/** The inbound webhook delivery log as GET /v1/webhooks pages it (payloads are stored redacted). */
+export function deliveryPage(
+  trx: Knex.Transaction,
+  filters: { provider?: string; status?: string; event_type?: string; mode?: string },
+  page: PageRequest,
+): Promise<RowPage> {
+  return paginate(whereGiven(trx('webhook_deliveries'), 'webhook_deliveries', filters), { ...page, table: 'webhook_deliveries' }, rows);
+}
+
+/**
+ * The end of the webhook pipeline: the activities that applied (or refused) a delivery's events
+ * mark its row, in their tenant transaction. Kept apart from `webhook-deliveries.ts`, whose
+ * receipt and outbox writes run on the owner connection before any tenant is known.
+ */
+
+/** A web lifecycle applied these events: deliveries still `received` are `processed`. */
+export async function markLifecycleDeliveriesProcessed(trx: Knex.Transaction, provider: string, eventIds: readonly string[]): Promise<void> {
+  if (!eventIds.length) return;
+  await trx('webhook_deliveries').where({ provider }).whereIn('event_id', eventIds).where({ status: 'received' })
+    .update({ status: 'processed', processed_at: trx.fn.now(), updated_at: trx.fn.now() });
+}
+
+/** A store notification's purchase was re-read and written: its delivery is `processed`, in the mode the store named. */
+export async function markStoreDeliveriesProcessed(trx: Knex.Transaction, provider: string, eventIds: readonly string[], mode: Mode): Promise<void> {
+  if (!eventIds.length) return;
+  await trx('webhook_deliveries').where({ provider }).whereIn('event_id', eventIds).whereNot({ status: 'failed' })
+    .update({ status: 'processed', mode, processed_at: trx.fn.now(), updated_at: trx.fn.now() });
+}
+
+/** The store did not confirm the purchase a notification named: its delivery is `failed`, with the store's reason. */
+export async function failDeliveries(trx: Knex.Transaction, provider: string, eventIds: readonly string[], reason: string): Promise<void> {
+  await trx('webhook_deliveries').where({ provider }).whereIn('event_id', eventIds).where({ status: 'received' })
+    .update({ status: 'failed', reason, updated_at: trx.fn.now() });
 }

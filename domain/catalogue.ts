@@ -3,7 +3,6 @@
  * a currency, an amount and a per-platform trial may be. Pure (Intl's tables are data, not I/O).
  */
 export const TIERS = ['weekly', 'monthly', 'quarterly', 'annual'] as const;
-export type Tier = (typeof TIERS)[number];
 export const PRODUCT_TYPES = ['subscription'] as const;
 export const PLATFORMS = ['web', 'desktop', 'ios', 'macos', 'android'] as const;
 

@@ -1,4 +1,6 @@
+import { providerKeyMode } from './keys';
 import { isStoreProvider, type Mode, type ProviderId } from './providers';
+import { isSyncedAt } from './product-sync';
 
 /**
  * Drift: every divergence between the service and its providers, as findings of the spec's
@@ -19,10 +21,16 @@ export const DRIFT_KINDS = [
 ] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 
+/** The product a finding is about; `id` is null for a SKU the paywall shows that is no active product (or `*`). */
+export interface FindingProduct {
+  id: string | null;
+  sku: string;
+}
+
 export interface DriftFinding {
   kind: DriftKind;
-  /** `provider:<provider>` or `product:<sku>`. */
-  subject: string;
+  /** The product it is about; null for a finding about the provider as a whole. */
+  product: FindingProduct | null;
   provider: ProviderId | null;
   mode: Mode | null;
   /** True when a sync can close it; false goes to `needs_human`. */
@@ -83,8 +91,7 @@ const webOnly = (p: ProviderId) => !isStoreProvider(p);
 
 function providerFindings(p: ProviderDriftFacts, products: DriftProduct[]): DriftFinding[] {
   const out: DriftFinding[] = [];
-  const subject = `provider:${p.provider}`;
-  const f = (kind: DriftKind, automatable: boolean, detail: string, mode: Mode | null = null): DriftFinding => ({ kind, subject, provider: p.provider, mode, automatable, detail });
+  const f = (kind: DriftKind, automatable: boolean, detail: string, mode: Mode | null = null): DriftFinding => ({ kind, product: null, provider: p.provider, mode, automatable, detail });
   if (!p.is_active) return out;
   if (!p.has_test_credential && !p.has_live_credential) {
     out.push(f('active-provider-no-credential', false, `${p.provider} is active but holds no credential in either mode; enter one in the dashboard (Providers).`));
@@ -121,11 +128,11 @@ function productFindings(p: ProviderDriftFacts, products: DriftProduct[]): Drift
     for (const prod of products) {
       const there = byId.has(prod.id) || bySku.has(prod.sku);
       const version = p.synced_versions[prod.id]?.[mode];
-      if (there && version === prod.version) continue;
+      if (there && isSyncedAt(prod, version === undefined ? undefined : { synced_version: version })) continue;
       const needsStoreId = p.provider === 'store_android' && !prod.android_store_product_id?.trim();
       out.push({
         kind: 'product-missing-at-provider',
-        subject: `product:${prod.sku}`,
+        product: { id: prod.id, sku: prod.sku },
         provider: p.provider,
         mode,
         automatable: !needsStoreId,
@@ -146,14 +153,15 @@ function catalogueFindings(facts: DriftFacts): DriftFinding[] {
   for (const prod of facts.products) {
     for (const c of countries) {
       if (!prod.countries.includes(c)) {
-        out.push({ kind: 'missing-currency-for-country', subject: `product:${prod.sku}`, provider: null, mode: null, automatable: false, detail: `${prod.sku} has no price for ${c}, where other products sell; set one (billing_set_product_pricing).` });
+        out.push({ kind: 'missing-currency-for-country', product: { id: prod.id, sku: prod.sku }, provider: null, mode: null, automatable: false, detail: `${prod.sku} has no price for ${c}, where other products sell; set one (billing_set_product_pricing).` });
       }
     }
   }
   if (facts.paywall && !facts.paywall.published) {
     const skus = facts.paywall.skus.length ? facts.paywall.skus : ['*'];
+    const idOf = new Map(facts.products.map((p) => [p.sku, p.id]));
     for (const sku of skus) {
-      out.push({ kind: 'paywall-not-published', subject: `product:${sku}`, provider: null, mode: null, automatable: false, detail: `the paywall showing ${sku} has unpublished changes; publish it in the dashboard (Paywall).` });
+      out.push({ kind: 'paywall-not-published', product: { id: idOf.get(sku) ?? null, sku }, provider: null, mode: null, automatable: false, detail: `the paywall showing ${sku} has unpublished changes; publish it in the dashboard (Paywall).` });
     }
   }
   return out;
@@ -168,11 +176,14 @@ export function driftFindings(facts: DriftFacts): DriftFinding[] {
   ];
 }
 
+/**
+ * The API's label for a finding or a sync outcome: `product:<sku>` when it is about a product,
+ * else `provider:<p>`. Rendered for answers only; nothing parses it back.
+ */
+export const subjectOf = (x: { product: { sku: string } | null; provider: ProviderId | null }): string => (x.product ? `product:${x.product.sku}` : `provider:${x.provider}`);
+
 /** Which mode a stored credential belongs to, from the provider's own key format; null when it cannot tell. */
 export function credentialModeOf(provider: ProviderId, credential: Record<string, string>): Mode | null {
   const probe = provider === 'psp_a' ? credential.secret_key : provider === 'psp_b' ? credential.api_key : provider === 'psp_c' ? credential.key_id : undefined;
-  if (!probe) return null;
-  if (/^(sk|rk)_test_|^pdl_sdbx_|^rzp_test_/.test(probe)) return 'test';
-  if (/^(sk|rk)_live_|^pdl_live_|^rzp_live_/.test(probe)) return 'live';
-  return null;
+  return probe ? providerKeyMode(provider, probe) : null;
 }

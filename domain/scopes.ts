@@ -9,6 +9,7 @@ export const SCOPES = [
   'coupons:read',
   'paywall:read',
   'webhooks:read',
+  'webhooks:write',
   'audit:read',
   'apps:read',
   'apps:write',

@@ -39,6 +39,13 @@ export interface StorePurchaseRead {
   acknowledged: boolean;
   /** When this answer was read (ISO): the newer read wins when two race. */
   read_at: string;
+  /**
+   * Play only: the key of the purchase this one replaces (`linkedPurchaseToken`, hashed like every
+   * token): set on an upgrade, a downgrade and a resubscribe, each of which is a new purchase token.
+   */
+  linked_purchase_key?: string | null;
+  /** App Store: `inAppOwnershipType`. A family member's purchase names the purchaser's appAccountToken, or none. */
+  ownership?: 'purchased' | 'family_shared';
 }
 
 export type RegistrationRefusal = { status: number; error: string; detail: string };
@@ -48,6 +55,19 @@ export type RegistrationRefusal = { status: number; error: string; detail: strin
  * sandbox purchases only and a pk_live_ key real ones only, the same split the SDK read endpoint
  * makes. When the store itself names the buyer (`storeUserFor(appUser)` is what the SDK sets at
  * purchase time), another app user is refused as token reuse.
+ *
+ * Family Sharing (App Store `inAppOwnershipType`): the family member's own transaction (its own
+ * original transaction id) is registered by the family member's app user and grants them; it is
+ * read from the store like any purchase, so when the purchaser's subscription is refunded,
+ * revoked or expires, Apple revokes the shared transaction (REVOKE) and its re-read ends the
+ * family member's access.
+ *
+ * | ownership | store names a buyer | registering app user | outcome |
+ * |---|---|---|---|
+ * | PURCHASED | the caller | the caller | granted to the caller |
+ * | PURCHASED | someone else | the caller | refused 409 purchase_token_reused |
+ * | FAMILY_SHARED | the purchaser, or none | a family member | granted to the family member |
+ * | FAMILY_SHARED, then REVOKE (purchaser refunded or stopped sharing) | — | — | revoked at the re-read |
  */
 export function registrationRefusal(read: StorePurchaseRead, keyMode: Mode, storeUserOfCaller: string): RegistrationRefusal | null {
   if (read.is_sandbox && keyMode === 'live') {
@@ -56,7 +76,8 @@ export function registrationRefusal(read: StorePurchaseRead, keyMode: Mode, stor
   if (!read.is_sandbox && keyMode === 'test') {
     return { status: 400, error: 'invalid_purchase', detail: 'This is a real (live) purchase; register it with the app’s pk_live_ key.' };
   }
-  if (read.store_app_user && read.store_app_user !== storeUserOfCaller) {
+  // A family member holds the purchase through Family Sharing: the buyer the store names is the purchaser, not them.
+  if (read.store_app_user && read.store_app_user !== storeUserOfCaller && read.ownership !== 'family_shared') {
     return { status: 409, error: 'purchase_token_reused', detail: 'The store says this purchase belongs to another app user.' };
   }
   if (read.state === 'pending') {
@@ -108,4 +129,67 @@ export function storeEntitlementOf(status: SubscriptionStatus | string): Entitle
     default:
       return null;
   }
+}
+
+/**
+ * Supersession (Play `linkedPurchaseToken`): an upgrade, a downgrade and a resubscribe each issue
+ * a new purchase token naming the one it replaces. The user must hold one entitlement throughout,
+ * never zero and never two, so the switch happens in the one transaction that writes the new
+ * purchase, and only once the new purchase grants access.
+ *
+ * | this purchase | predecessor named | this purchase superseded | entitlement written | predecessor |
+ * |---|---|---|---|---|
+ * | grants access (active, grace) | yes | no | this purchase's | marked superseded; its entitlement dropped |
+ * | grants no access (expired, revoked) | yes | no | this purchase's | left alone (never zero) |
+ * | pending | any | any | none | left alone |
+ * | any | any | yes | none (its successor holds the user's entitlement) | — |
+ * | any | no | no | this purchase's | — |
+ */
+export interface StoreWritePlan {
+  /** Write (or update) the owner's entitlement from this purchase. */
+  entitlement: boolean;
+  /** Mark the named predecessor superseded by this purchase and drop the entitlement it produced. */
+  supersede: boolean;
+}
+
+export function storeWritePlan(state: EntitlementState | null, hasPredecessor: boolean, supersededBy: string | null): StoreWritePlan {
+  if (state === null || supersededBy) return { entitlement: false, supersede: false };
+  const grants = state === 'active' || state === 'grace_period';
+  return { entitlement: true, supersede: hasPredecessor && grants };
+}
+
+
+/** Play refunds and revokes a purchase that is not acknowledged within this many days of its start. */
+export const ACKNOWLEDGEMENT_WINDOW_DAYS = 3;
+
+/**
+ * Acknowledge now? Every path that writes a Play purchase's grant acknowledges it when the store
+ * says it is not yet acknowledged, so a purchase the app never registered (the notification came
+ * first, or the registration's own attempt failed) is still acknowledged inside the window.
+ *
+ * | store | store says acknowledged | entitlement written | acknowledge |
+ * |---|---|---|---|
+ * | Play | no | active, grace_period | yes |
+ * | Play | no | expired, revoked, none (pending) | no (nothing to keep) |
+ * | Play | yes | any | no |
+ * | App Store | — | any | no (the device finishes the transaction) |
+ */
+export function acknowledgementDue(read: Pick<StorePurchaseRead, 'provider' | 'acknowledged'>, written: EntitlementState | null): boolean {
+  return read.provider === 'store_android' && !read.acknowledged && (written === 'active' || written === 'grace_period');
+}
+
+/**
+ * The Voided Purchases API sweep (Play): voids whose RTDN never arrived still revoke. Each Play
+ * connection has one sweep workflow; every round lists the voids since its cursor and re-reads
+ * each with the "refunded" hint, exactly as a voided-purchase notification would.
+ *
+ * | cursor | list from | after the round |
+ * |---|---|---|
+ * | none (first round) | now − VOIDED_SWEEP.lookbackDays (Play lists 30 days) | the latest void time seen, else unchanged |
+ * | the latest void time seen | that time (a void seen twice re-reads to the same rows) | the latest void time seen |
+ */
+export const VOIDED_SWEEP = { lookbackDays: 30, everyMinutes: 60, maxPerRound: 100 } as const;
+
+export function voidedSweepSince(cursorMs: number | null, nowMs: number): number {
+  return cursorMs ?? nowMs - VOIDED_SWEEP.lookbackDays * 86_400_000;
 }

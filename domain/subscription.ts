@@ -2,8 +2,8 @@ import type { CanonicalEventKind } from './events';
 import type { Mode } from './providers';
 
 /**
- * Subscription record status: what a provider bills (DESIGN.md fixes the values the spec
- * leaves open), derived from the provider's events.
+ * Subscription record status: what a provider bills (docs/lifecycles.md fixes the values the
+ * spec leaves open), derived from the provider's events.
  *
  * Providers deliver out of order and more than once. So the state is the *set* of events seen
  * (deduplicated by event id), and every field is derived from that set by the events' own
@@ -33,6 +33,18 @@ export interface LifecycleEvent {
   trial_start?: string | null;
   trial_end?: string | null;
   current_period_end?: string | null;
+  /**
+   * A cancellation's effective time (Stripe `ended_at`, Razorpay `ended_at`, Paddle `canceled_at`):
+   * when access ended. Absent in events recorded before it was read: access then runs to the
+   * period end, as it always did.
+   */
+  ended_at?: string | null;
+  /**
+   * A scheduled cancellation (Stripe `cancel_at_period_end`/`cancel_at`, Paddle's scheduled
+   * change, Razorpay `cancel_at_cycle_end`): access ends then unless it is lifted. Present only on
+   * events that speak about it; null there means "not scheduled" (the customer resumed).
+   */
+  cancel_at?: string | null;
 }
 
 export interface SubscriptionView {
@@ -51,6 +63,10 @@ export interface SubscriptionView {
   trial_ended_at: string | null;
   current_period_end: string | null;
   canceled_at: string | null;
+  /** When a cancellation took effect, as the provider said (null: not said; access runs to the period end). */
+  ended_at?: string | null;
+  /** A scheduled cancellation still standing (the latest event speaking about it set it). */
+  cancel_at?: string | null;
   /** Since when the status holds (the deciding event's time). */
   status_since: string;
   event_ids: string[];
@@ -135,6 +151,9 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
     const pick = <K extends 'email' | 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null => (latestWith((e) => e[k])?.[k] as string | undefined) ?? null;
     const emailEvent = latestWith((e) => e.has_email || e.email);
     const cancel = evs.filter((e) => e.kind === 'subscription_canceled').map((e) => e.occurred_at).sort()[0] ?? null;
+    // Only events that carry the fields speak: a scheduled cancellation stands until a later event lifts it.
+    const scheduled = latestWith((e) => e.cancel_at !== undefined);
+    const ended = evs.reduce<string | null>((t, e) => (e.kind === 'subscription_canceled' ? earlier(t, e.ended_at) : t), null);
     views.push({
       external_id,
       customer_id: pick('customer_id'),
@@ -148,6 +167,8 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
       trial_ended_at: trialEnd,
       current_period_end: evs.reduce<string | null>((t, e) => later(t, e.current_period_end), null),
       canceled_at: cancel,
+      ...(ended ? { ended_at: ended } : {}),
+      ...(scheduled?.cancel_at ? { cancel_at: scheduled.cancel_at } : {}),
       status_since: decider.occurred_at,
       event_ids: evs.map((e) => e.id).sort(),
     });

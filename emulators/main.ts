@@ -4,7 +4,7 @@ import { startAllEmulators } from './registry';
 // `npm run emulators`: the five provider emulators on 4101–4105 with durable state under .data/emulators.
 // EMULATOR_RATE_LIMITS=1 makes each enforce its provider's documented rate limit from the start.
 const config = loadConfig();
-const running = await startAllEmulators(config, { rateLimits: process.env.EMULATOR_RATE_LIMITS === '1' });
+const running = await startAllEmulators(config, { rateLimits: config.emulatorRateLimits });
 for (const [provider, e] of Object.entries(running)) console.log(`${provider.padEnd(14)} ${e.url}`);
 const stop = async () => {
   await Promise.all(Object.values(running).map((e) => e.close()));

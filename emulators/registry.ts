@@ -6,13 +6,15 @@ import type { EmulatorFactory } from './common/types';
 
 /** Each provider's emulator lives in emulators/<provider>/emulator.ts and exports `createEmulator`. */
 export async function loadFactory(provider: ProviderId): Promise<EmulatorFactory> {
-  const mod = (await import(`./${provider}/emulator.ts`)) as { createEmulator: EmulatorFactory };
+  // `.ts` from the sources (tsx, vitest), `.js` from the compiled dist/ (npm run build).
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  const mod = (await import(`./${provider}/emulator.${ext}`)) as { createEmulator: EmulatorFactory };
   return mod.createEmulator;
 }
 
 /** Start all five emulators (ports 4101–4105 by default; 0 = any free port; `rateLimits`: enforce each provider's documented limit). */
 export async function startAllEmulators(
-  config: Pick<Config, 'emulatorPorts' | 'dataDir'>,
+  config: Pick<Config, 'emulatorPorts' | 'dataDir'> & Partial<Pick<Config, 'bindHost'>>,
   opts: { persistent?: boolean; anyPort?: boolean; rateLimits?: boolean } = {},
 ): Promise<Record<ProviderId, RunningEmulator>> {
   const out = {} as Record<ProviderId, RunningEmulator>;
@@ -20,7 +22,7 @@ export async function startAllEmulators(
     for (const p of PROVIDERS) {
       out[p] = await startEmulator(await loadFactory(p), {
         port: opts.anyPort ? 0 : config.emulatorPorts[p],
-        host: process.env.BIND_HOST || '127.0.0.1',
+        host: config.bindHost ?? '127.0.0.1',
         stateFile: opts.persistent === false ? undefined : path.join(config.dataDir, 'emulators', `${p}.json`),
         rateLimit: { enabled: opts.rateLimits ?? false },
       });

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import type { Config } from '../runtime/config';
 import type { ProviderId } from '../domain/providers';
 import { createPspAAdapter } from './psp_a/adapter';
 import { createPspBAdapter } from './psp_b/adapter';
@@ -11,6 +10,12 @@ import type { ProviderAdapter } from './types';
 
 export type Adapters = Record<ProviderId, ProviderAdapter>;
 
+/** What the adapters need from the configuration (runtime/config.ts's Config has these fields; providers/ does not import it). */
+export interface AdapterSettings {
+  providerBaseUrls: Record<ProviderId, string>;
+  storeAndroidPushServiceAccount?: string;
+}
+
 const isLocal = (url: string) => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\]|emulators)(:|\/|$)/.test(url);
 
 /**
@@ -18,7 +23,7 @@ const isLocal = (url: string) => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\]|em
  * the stores' trust anchors are the emulators' own (their OIDC key set and test root CA);
  * against the real stores they are Google's and Apple's defaults unless overridden.
  */
-export function createAdapters(config: Pick<Config, 'providerBaseUrls'> & Partial<Pick<Config, 'storeAndroidPushServiceAccount'>>, env: NodeJS.ProcessEnv = process.env): Adapters {
+export function createAdapters(config: AdapterSettings, env: NodeJS.ProcessEnv = process.env): Adapters {
   const android = config.providerBaseUrls.store_android;
   const ios = config.providerBaseUrls.store_ios;
   let iosRoots: Promise<Buffer[]> | undefined;

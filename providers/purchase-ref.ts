@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { PurchaseRef, StoreProvider } from '../domain/store-purchase';
-import type { Vault } from './vault';
+import type { Vault } from '../vault/vault';
 
 export type { PurchaseRef, StoreProvider } from '../domain/store-purchase';
 

@@ -62,17 +62,6 @@ export interface RemoteProduct {
   product_id?: string | null; // our uuid, when the provider kept our metadata
 }
 
-export interface CouponSpec {
-  coupon_id: string;
-  tenant_id: string;
-  code: string;
-  percent_off?: number | null;
-  amount_off_minor?: number | null;
-  currency?: string | null;
-  duration: 'once' | 'repeating' | 'forever';
-  product_external_id?: string; // stores attach offers to a subscription product
-}
-
 export interface PaymentLinkResult {
   kind: 'payment_link' | 'plan';
   external_id: string;
@@ -95,6 +84,10 @@ export interface NormalisedEvent {
   trial_start?: string | null;
   trial_end?: string | null;
   current_period_end?: string | null;
+  /** A cancellation's effective time (when access ended); see domain/subscription.ts LifecycleEvent. */
+  ended_at?: string | null;
+  /** A scheduled cancellation's date, or null when the event says none is scheduled. */
+  cancel_at?: string | null;
   /** The provider payload as received (the caller redacts before storing). */
   payload: unknown;
 }
@@ -116,6 +109,10 @@ export interface StorePurchase {
   state: EntitlementState | 'pending'; // pending: bought but not yet paid (no entitlement yet)
   expires_at?: string | null;
   acknowledged?: boolean;
+  /** Play: the purchase token this purchase replaces (`linkedPurchaseToken`: upgrade, downgrade, resubscribe). */
+  linked_purchase_id?: string | null;
+  /** App Store: `inAppOwnershipType` (a family member's shared access, or the purchaser's own). */
+  ownership?: 'purchased' | 'family_shared';
   raw: unknown;
 }
 
@@ -150,8 +147,6 @@ export interface ProviderAdapter {
   upsertPrices(ctx: ProviderContext, externalProductId: string, spec: ProductSpec, idempotencyKey: string): Promise<{ priced_locales: number; price_ids: string[] }>;
   /** App-scoped purchase entry point: a payment link (psp_a, psp_c) or a subscription plan/price (psp_b, psp_c, stores). */
   ensurePaymentLink(ctx: ProviderContext, externalProductId: string, spec: ProductSpec, appId: string, idempotencyKey: string): Promise<PaymentLinkResult>;
-  /** The coupon's counterpart at the provider (coupon, discount, offer, store offer id). */
-  ensureCouponCounterpart(ctx: ProviderContext, coupon: CouponSpec, idempotencyKey: string): Promise<{ kind: string; external_id: string }>;
   /** Stop sales of a product (stores: deactivate base plans / remove from sale; psps: archive product). */
   stopSales(ctx: ProviderContext, externalProductId: string, spec: ProductSpec): Promise<void>;
   /** Verify signature and parse; throws WebhookVerificationError. */
@@ -160,6 +155,8 @@ export interface ProviderAdapter {
   fetchStorePurchase?(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase>;
   /** Play only: acknowledge a purchase (Play refunds one left unacknowledged for three days). */
   acknowledgeStorePurchase?(ctx: ProviderContext, purchaseId: string, storeProductId: string): Promise<void>;
+  /** Play's Voided Purchases API: subscription purchases voided since `sinceMs`, oldest first (at most `max`). */
+  listVoidedPurchases?(ctx: ProviderContext, sinceMs: number, max: number): Promise<{ purchase_id: string; voided_at_ms: number }[]>;
   /**
    * App Store only: verify a signed transaction a device handed over (chain to the trusted
    * roots, bundle id, the context's environment) and answer the ids it names.

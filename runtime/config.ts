@@ -1,15 +1,18 @@
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../domain/config-error';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
-import { DEFAULT_LIMITS, type Limits } from '../db/login-attempts';
-import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../api/http-server';
+import { DEFAULT_LIMITS, type Limits } from '../domain/login-limits';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits';
 
-/** Repository root, resolved from this file so scripts work from any cwd. */
-export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js). */
+const PARENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT_DIR = path.basename(PARENT_DIR) === 'dist' ? path.dirname(PARENT_DIR) : PARENT_DIR;
 
-export { PROVIDERS, type ProviderId } from '../domain/providers';
+export type { ProviderId } from '../domain/providers';
 
-/** Emulator ports follow the provider order of DESIGN.md: 4101..4105. */
+/** Emulator ports follow the provider order (domain/providers.ts): 4101..4105 (docs/emulators.md). */
 export const DEFAULT_EMULATOR_PORTS: Record<ProviderId, number> = {
   psp_a: 4101,
   psp_b: 4102,
@@ -28,15 +31,7 @@ function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return n;
 }
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from '../domain/config-error';
 
 export interface Config {
   env: 'development' | 'production' | 'test';
@@ -44,7 +39,13 @@ export interface Config {
   apiPort: number;
   dashboardPort: number;
   toolsPort: number;
+  /** `DATABASE_URL`: the owner's (or a superuser's) URL, which runs migrations; unset, the embedded server. */
   databaseUrl?: string;
+  /**
+   * `APP_DATABASE_URL`: the login role the api and worker connect as (not a superuser, owns
+   * nothing; db/login-role.ts). Unset, they connect as `billing_api`, provisioned from DATABASE_URL.
+   */
+  appDatabaseUrl?: string;
   temporalAddress?: string;
   temporalNamespace: string;
   taskQueue: string;
@@ -88,6 +89,81 @@ export interface Config {
    * comma-separated, e.g. `https://assistant.example.com`). MCP clients send no Origin at all.
    */
   toolsAllowedOrigins: string[];
+  /** The address the HTTP listeners and the emulators bind (`BIND_HOST`): loopback unless a container publishes them. */
+  bindHost: string;
+  /** Port of the embedded Postgres when DATABASE_URL is not set (`EMBEDDED_PG_PORT`). */
+  embeddedPgPort: number;
+  /** `npm run emulators` with EMULATOR_RATE_LIMITS=1: each emulator enforces its provider's documented limit. */
+  emulatorRateLimits: boolean;
+  /** Where the Temporal CLI is looked for (temporal/binary.ts). */
+  tools: ToolPaths;
+  /** `METRICS_PORT`: the loopback Prometheus listener of the api and the worker (9464; 0 = none; none by default under NODE_ENV=test). */
+  metricsPort: number;
+  /** `OUTBOX_MAX_AGE_SECONDS`: /readyz fails when the webhook outbox's oldest row is older (900; 0 = no check). */
+  outboxMaxAgeSeconds: number;
+  /** Traces over OTLP/HTTP (JSON) when the standard OTEL_* variables ask for them; off by default (runtime/tracing.ts). */
+  tracing: TracingConfig | null;
+  /** Outbound webhooks to tenants (docs/outbound-webhooks.md). */
+  outboundWebhooks: OutboundWebhookConfig;
+}
+
+export interface OutboundWebhookConfig {
+  /**
+   * `OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES=1`: deliver to private, loopback and link-local
+   * addresses too. Off by default: tenant-supplied URLs are fetched from the worker, inside the
+   * operator's network. For local development and the tests, never for a shared deployment.
+   */
+  allowPrivateAddresses: boolean;
+  /** `OUTBOUND_WEBHOOK_TIMEOUT_MS`: one attempt's limit (connect, send, answer), default 10 s. */
+  attemptTimeoutMs: number;
+  /** `OUTBOUND_WEBHOOK_FIRST_RETRY_MS`: the first back-off (default 5 s), doubling up to 2 h. */
+  firstRetryMs: number;
+  /** `OUTBOUND_WEBHOOK_RETRY_WINDOW_MS`: how long a delivery is retried before it fails (default 3 days). */
+  retryWindowMs: number;
+}
+
+export interface TracingConfig {
+  /** Where spans are POSTed: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  url: string;
+  /** OTEL_SERVICE_NAME; unset, each process names itself (billing-api, billing-worker). */
+  serviceName?: string;
+}
+
+/**
+ * The standard OpenTelemetry variables, read here like every other: traces are on when
+ * OTEL_TRACES_EXPORTER=otlp or an OTLP endpoint is set, and off when OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none. The exporter speaks OTLP over HTTP with JSON bodies (what
+ * @opentelemetry/exporter-trace-otlp-http sends); other protocols are refused by name.
+ */
+function tracingConfig(env: NodeJS.ProcessEnv): TracingConfig | null {
+  const exporter = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || exporter === 'none') return null;
+  if (exporter && exporter !== 'otlp') throw new ConfigError('OTEL_TRACES_EXPORTER', `OTEL_TRACES_EXPORTER supports "otlp" or "none", got "${exporter}"`);
+  if (!exporter && !endpoint) return null;
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol && protocol !== 'http/json') {
+    throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL', `traces are exported as OTLP over HTTP with JSON bodies: set OTEL_EXPORTER_OTLP_PROTOCOL=http/json (or leave it unset), got "${protocol}"`);
+  }
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${(env.OTEL_EXPORTER_OTLP_ENDPOINT || 'http://localhost:4318').replace(/\/$/, '')}/v1/traces`;
+  return { url, serviceName: env.OTEL_SERVICE_NAME || undefined };
+}
+
+/** Where the dev tooling lives: `TEMPORAL_CLI` (an explicit binary) and the per-user cache under `XDG_CACHE_HOME`. */
+export interface ToolPaths {
+  temporalCli?: string;
+  /** Per-user cache shared by every clone on the machine (CI's fresh clone included). */
+  toolCacheDir: string;
+}
+
+/**
+ * The tooling part of the configuration on its own: the test run's global setup and the dev
+ * server find the Temporal CLI before (and without) a full configuration, which would also
+ * validate everything the service needs.
+ */
+export function toolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
+  const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return { temporalCli: env.TEMPORAL_CLI || undefined, toolCacheDir: path.join(base, 'billing-tools', 'bin') };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -109,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardPort,
     toolsPort: intEnv(env, 'TOOLS_PORT', 4002),
     databaseUrl: env.DATABASE_URL || undefined,
+    appDatabaseUrl: env.APP_DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'billing',
@@ -137,7 +214,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     oauthClients: oauthClients(env),
     toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
+    bindHost: env.BIND_HOST || '127.0.0.1',
+    embeddedPgPort: intEnv(env, 'EMBEDDED_PG_PORT', 54329),
+    emulatorRateLimits: env.EMULATOR_RATE_LIMITS === '1',
+    tools: toolPaths(env),
+    // Off under test: parallel test processes would all claim 9464; a test that scrapes names a free port.
+    metricsPort: intEnv(env, 'METRICS_PORT', nodeEnv === 'test' ? 0 : 9464),
+    outboxMaxAgeSeconds: secondsEnv(env, 'OUTBOX_MAX_AGE_SECONDS', 900),
+    tracing: tracingConfig(env),
+    outboundWebhooks: {
+      allowPrivateAddresses: env.OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES === '1',
+      attemptTimeoutMs: countEnv(env, 'OUTBOUND_WEBHOOK_TIMEOUT_MS', 10_000),
+      firstRetryMs: countEnv(env, 'OUTBOUND_WEBHOOK_FIRST_RETRY_MS', 5_000),
+      retryWindowMs: countEnv(env, 'OUTBOUND_WEBHOOK_RETRY_WINDOW_MS', 3 * 86_400_000),
+    },
   };
+}
+
+function secondsEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(name, `${name} must be a whole number of seconds (0 = off), got "${raw}"`);
+  return n;
 }
 
 /** What production will not run without, all named at once so one restart fixes them all. */

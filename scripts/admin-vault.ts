@@ -1,19 +1,15 @@
 import type { Knex } from 'knex';
 import type { Config } from '../runtime/config';
-import { resolveMasterKey } from '../runtime/master-key';
-import { createVault } from '../providers/vault';
-import { reencryptAll } from '../db/reencrypt';
-import { recordOperatorAudit } from '../db/operator-audit';
+import { resolveMasterKey } from '../vault/master-key';
+import { createVault } from '../vault/vault';
+import { reencryptAll, tenantsWithSecrets } from '../db/reencrypt';
+import { recordOperatorAudit } from '../db/audit';
 
 export async function runReencrypt(db: Knex, config: Config): Promise<Record<string, unknown>> {
   const vault = createVault(resolveMasterKey(config));
   const result = await reencryptAll(db, vault);
   // Each tenant whose secrets the run covered sees it in its own trail.
-  const tenants: string[] = await db('provider_connections')
-    .where((q) => q.whereNotNull('credential_test_enc').orWhereNotNull('credential_live_enc').orWhereNotNull('webhook_secret_enc'))
-    .distinct('tenant_id')
-    .pluck('tenant_id');
-  for (const tenantId of tenants) {
+  for (const tenantId of await tenantsWithSecrets(db)) {
     await recordOperatorAudit(db, {
       tenantId,
       action: 'vault:reencrypt',

@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Config } from '../runtime/config';
-import { resolveMasterKey } from '../runtime/master-key';
+import { resolveMasterKey } from '../vault/master-key';
 import { connectTemporal } from '../temporal/client';
 import { decodeHistory, readableEvents, type ReadableEvent } from '../temporal/history-payloads';
 import { payloadCodecFor } from '../temporal/payload-codec';
 import { TENANT_ATTR } from '../temporal/search-attributes';
 import { upgradeLegacyLifecycles, type UpgradeOutcome } from '../temporal/lifecycle-upgrade';
-import { recordOperatorAudit } from '../db/operator-audit';
+import { recordOperatorAudit } from '../db/audit';
 
 export interface DecodedHistory {
   workflow_id: string;

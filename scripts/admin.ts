@@ -1,9 +1,11 @@
 import { loadConfig } from '../runtime/config';
-import { openDatabase } from '../runtime/database';
+import { openDatabase } from '../db/open-database';
 import { parseScopes } from '../domain/scopes';
 import { SCOPES } from '../domain/scopes';
-import { createTenant, insertApiKey, revokeApiKey } from '../db/tenants';
-import { recordOperatorAudit } from '../db/operator-audit';
+import { insertApiKey, revokeApiKey } from '../db/api-keys';
+import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
+import { isUuid } from '../domain/ids';
+import { recordOperatorAudit } from '../db/audit';
 import { ensureDemoTenant } from '../seed/demo';
 import { runReencrypt } from './admin-vault';
 import { formatHistory, NotFound, runLifecycleUpgrade, runWorkflowHistory } from './admin-workflow';
@@ -20,6 +22,9 @@ const HELP = `Billing service admin CLI
   npm run -s admin -- demo [--json]
       The demo tenant (created and seeded if missing) with a freshly minted all-scope key.
       → {"tenant_id", "secret_key", "publishable_key"}
+  npm run -s admin -- demo:publishable-key [--json]
+      The demo tenant's test publishable key (created and seeded if missing); mints no secret key.
+      → {"tenant_id", "publishable_key"}
   npm run -s admin -- vault:reencrypt [--json]
       Re-encrypt every stored provider credential under the current MASTER_KEY entry.
   npm run -s admin -- workflow:history --id WORKFLOW_ID [--run RUN_ID] [--json]
@@ -60,8 +65,6 @@ function str(flags: Record<string, string | true>, name: string): string {
   return v.trim();
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function main(): Promise<void> {
   const { command, flags } = parseArgs(process.argv.slice(2));
   if (!command || flags.help || command === 'help') {
@@ -69,14 +72,14 @@ async function main(): Promise<void> {
     return;
   }
   const json = flags.json === true;
-  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt', 'workflow:history', 'lifecycle:upgrade'];
+  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'demo:publishable-key', 'vault:reencrypt', 'workflow:history', 'lifecycle:upgrade'];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
 
   // Validate everything before touching the database, so bad arguments write nothing.
   let scopes: ReturnType<typeof parseScopes> = [];
   let expiresIn: number | undefined;
   if (command === 'key:create') {
-    if (!UUID_RE.test(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
+    if (!isUuid(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
     try {
       scopes = parseScopes(str(flags, 'scopes'));
     } catch (e) {
@@ -89,14 +92,14 @@ async function main(): Promise<void> {
     }
   }
   if (command === 'tenant:create') str(flags, 'name');
-  if (command === 'key:revoke' && !UUID_RE.test(str(flags, 'key'))) throw new UsageError('--key must be a key id (uuid)');
+  if (command === 'key:revoke' && !isUuid(str(flags, 'key'))) throw new UsageError('--key must be a key id (uuid)');
   if (command === 'workflow:history') {
     str(flags, 'id');
     if (flags.run !== undefined) str(flags, 'run');
   }
 
   const config = loadConfig();
-  const { db, close } = await openDatabase(config, { pool: { max: 2 } });
+  const { db, close } = await openDatabase(config, { pool: { max: 2 }, as: 'owner' });
   try {
     let out: Record<string, unknown>;
     if (command === 'tenant:create') {
@@ -105,21 +108,24 @@ async function main(): Promise<void> {
       out = { tenant_id: t.tenant_id, secret_key: t.secret_key, publishable_key: t.publishable_key };
     } else if (command === 'key:create') {
       const tenantId = str(flags, 'tenant');
-      const tenant = await db('tenants').where({ id: tenantId }).first('id');
-      if (!tenant) throw new UsageError(`no tenant with id ${tenantId}`);
+      if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
       out = await insertApiKey(db, tenantId, scopes, { expiresInSeconds: expiresIn, name: typeof flags.name === 'string' ? flags.name : '' });
       await recordOperatorAudit(db, { tenantId, action: 'key:create', detail: { key_id: out.key_id, scopes, expires_in: expiresIn ?? null } });
     } else if (command === 'key:revoke') {
       try {
         const revoked = await revokeApiKey(db, str(flags, 'key'));
-        const key = await db('api_keys').where({ id: str(flags, 'key') }).first('tenant_id');
-        await recordOperatorAudit(db, { tenantId: key.tenant_id, action: 'key:revoke', detail: { key_id: str(flags, 'key'), already_revoked: !revoked } });
+        const tenantId = await tenantOfApiKey(db, str(flags, 'key'));
+        await recordOperatorAudit(db, { tenantId: tenantId!, action: 'key:revoke', detail: { key_id: str(flags, 'key'), already_revoked: !revoked } });
         out = { key_id: str(flags, 'key'), revoked: true, already_revoked: !revoked };
       } catch (e) {
         throw new UsageError((e as Error).message);
       }
     } else if (command === 'demo') {
       out = { ...(await ensureDemoTenant(db, config)) };
+    } else if (command === 'demo:publishable-key') {
+      // What a client app needs, and nothing more: no secret key is minted for it.
+      const demo = await ensureDemoTenant(db, config, { mintKey: false });
+      out = { tenant_id: demo.tenant_id, publishable_key: demo.publishable_key };
     } else if (command === 'workflow:history') {
       const history = await runWorkflowHistory(db, config, str(flags, 'id'), flags.run === undefined ? undefined : str(flags, 'run')).catch((e) => {
         throw e instanceof NotFound ? new UsageError(e.message) : e;

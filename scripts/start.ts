@@ -3,28 +3,34 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PROVIDERS } from '../domain/providers';
 import { ConfigError, ROOT_DIR, loadConfig } from '../runtime/config';
-import { openDatabase } from '../runtime/database';
-import { resolveMasterKey } from '../runtime/master-key';
+import { openDatabase } from '../db/open-database';
+import { resolveMasterKey } from '../vault/master-key';
 import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
 import { isPortOpen, waitForPort } from '../runtime/ports';
 import { ensureSearchAttributes } from '../temporal/client';
 import { ensureDemoTenant } from '../seed/demo';
 import { reuseOrMintDemoKey } from '../seed/demo-key';
+import { registerDemoWebhooks } from '../seed/demo-webhooks';
+import { demoCanSell, syncDemoCatalogue } from '../seed/demo-sync';
 
 /**
  * `npm start`: everything on embedded defaults — Postgres, the Temporal dev server (with UI),
- * the five provider emulators, the worker and the three listeners — then the demo tenant.
- * Ctrl-C stops every child.
+ * the five provider emulators, the worker and the three listeners — then the demo tenant, ready
+ * to sell: its webhook URLs registered at the emulators and, on the first start, its catalogue
+ * synced to them in the background. Ctrl-C stops every child.
  */
 const say = (m: string) => console.log(`[start] ${m}`);
 const children: { name: string; proc: ChildProcess }[] = [];
 let temporal: DevServerHandle | undefined;
 let closeDb: (() => Promise<void>) | undefined;
 let stopping = false;
+// Ends the demo's background sync when we stop, so it reports nothing after "stopping…".
+const stopped = new AbortController();
 
 async function shutdown(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
+    stopped.abort();
     say('stopping…');
     await Promise.all(
       children.map(
@@ -82,7 +88,9 @@ try {
 fs.mkdirSync(config.dataDir, { recursive: true });
 
 say(config.databaseUrl ? 'Postgres: DATABASE_URL' : `Postgres: embedded, data in ${path.join(config.dataDir, 'postgres')}`);
-const database = await openDatabase(config, { pool: { max: 3 } });
+// As the owner: migrations, the login role, and the demo tenant below. The api and worker get only
+// the login role's URL (APP_DATABASE_URL), never the owner's.
+const database = await openDatabase(config, { pool: { max: 3 }, as: 'owner' });
 closeDb = database.close;
 
 let temporalAddress = config.temporalAddress;
@@ -96,7 +104,7 @@ if (temporalAddress) {
   await ensureSearchAttributes(temporalAddress, config.temporalNamespace);
   say(`Temporal: reusing the server already on ${temporalAddress}`);
 } else {
-  say('Temporal: starting the dev server (state in .data/temporal.db)');
+  say(`Temporal: starting the dev server (state in ${path.join(config.dataDir, 'temporal.db')})`);
   temporal = await startDevServer({
     port: config.temporalDevPort,
     uiPort: config.temporalUiPort,
@@ -108,9 +116,10 @@ if (temporalAddress) {
   temporalUi = temporal.uiUrl;
 }
 
-const env = { DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporalAddress, MASTER_KEY: masterKey, DATA_DIR: config.dataDir };
+const env = { DATABASE_URL: '', APP_DATABASE_URL: database.appUrl, TEMPORAL_ADDRESS: temporalAddress, MASTER_KEY: masterKey, DATA_DIR: config.dataDir };
 if (!(await isPortOpen('127.0.0.1', config.emulatorPorts.psp_a))) child('emulators', 'emulators/main.ts', env);
-child('worker', 'temporal/worker-main.ts', env);
+// Both serve metrics on loopback; on one machine the worker takes the next port (METRICS_PORT + 1).
+child('worker', 'temporal/worker-main.ts', { ...env, METRICS_PORT: String(config.metricsPort ? config.metricsPort + 1 : 0) });
 child('api', 'api/main.ts', env);
 
 await Promise.all([
@@ -127,6 +136,10 @@ fs.writeFileSync(path.join(config.dataDir, 'processes.json'), JSON.stringify(own
 
 const demo = await ensureDemoTenant(database.db, { ...config, masterKey }, { mintKey: false });
 const secretKey = await reuseOrMintDemoKey(database.db, config.dataDir, demo.tenant_id);
+// Where the emulators' hosted checkouts deliver their events (a tenant sets this in Stripe's
+// dashboard). Each start: a start on other ports needs its own URL there.
+const webhooksAt = await registerDemoWebhooks(database.db, config, demo.tenant_id, say);
+const needsSync = !(await demoCanSell(database.db, demo.tenant_id));
 
 const line = '─'.repeat(64);
 console.log(`\n${line}
@@ -141,6 +154,19 @@ console.log(`\n${line}
  Secret key       ${secretKey}
  Publishable key  ${demo.publishable_key}
 
+ Webhook URLs     registered at ${webhooksAt.length ? webhooksAt.join(', ') : '(no emulator with a webhook-endpoint route answered)'}
+ Demo catalogue   ${needsSync ? 'syncing to the emulators in the background (a line follows when it is done)' : 'synced: the example can sell'}
+
  Try: curl -H "Authorization: Bearer ${secretKey}" http://127.0.0.1:${config.apiPort}/v1/products
+      npm run example:web   (the example web app on the demo tenant: Subscribe, Pay, premium)
  Logs in ${config.dataDir}/*.log · Ctrl-C stops everything
 ${line}\n`);
+
+if (needsSync) {
+  // In the background: the service is usable meanwhile, and example:web waits for it.
+  void syncDemoCatalogue({ db: database.db, tenantId: demo.tenant_id, apiRoot: `http://127.0.0.1:${config.apiPort}/v1`, secretKey, signal: stopped.signal })
+    .catch((err: Error) => ({ ok: false, line: `Demo catalogue sync failed: ${err.message}; retry: Ctrl-C, then \`npm start\` again` }))
+    .then((r) => {
+      if (!stopping) say(r.line);
+    });
+}

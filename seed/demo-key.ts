@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { hashSecretKey } from '../api/keys';
+import { hashSecretKey } from '../db/key-material';
 import { SCOPES } from '../domain/scopes';
-import { insertApiKey } from '../db/tenants';
+import { insertApiKey } from '../db/api-keys';
 
 /**
  * `npm start` prints the same demo key on every start: the value is kept in a local,

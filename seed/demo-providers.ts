@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { Config } from '../runtime/config';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
-import { resolveMasterKey } from '../runtime/master-key';
-import { createVault } from '../providers/vault';
-import { attachToApp, createConnection, listConnectionsSafe } from '../db/connections';
+import { resolveMasterKey } from '../vault/master-key';
+import { createVault } from '../vault/vault';
+import { attachToApp, createConnection, listConnectionsSafe, markConnectionProven } from '../db/connections';
 import { withTenant } from '../db/tenant-tx';
 
 interface EmulatorAccount {
@@ -42,7 +42,7 @@ export async function connectDemoProviders(db: Knex, config: Config, tenantId: s
       continue;
     }
     await withTenant(db, tenantId, async (trx) => {
-      await createConnection(trx, vault, {
+      const conn = await createConnection(trx, vault, {
         provider,
         account_ref: acct.account,
         label: `Demo ${provider}`,
@@ -50,6 +50,10 @@ export async function connectDemoProviders(db: Knex, config: Config, tenantId: s
         credentials: { test: acct.credentials.test, live: acct.credentials.live },
         webhook_secret: acct.webhook_secret || null,
       });
+      // Proven as the control API's account: the emulator created it for us just now, which
+      // vouches for it the way OAuth's consent would, and the worker (which runs the probe) is
+      // not up yet while npm start seeds.
+      await markConnectionProven(trx, conn.id, 'control_api');
       const app = await trx('apps').orderBy('created_at').first('id');
       await attachToApp(trx, app.id, provider);
     });

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import type { Config } from '../runtime/config';
 import { SCOPES } from '../domain/scopes';
 import { withTenant } from '../db/tenant-tx';
-import { createTenant, insertApiKey } from '../db/tenants';
+import { insertApiKey } from '../db/api-keys';
+import { createTenant } from '../db/tenants';
 import { DEMO_COUPONS, DEMO_LOCALES, DEMO_PAYWALL, DEMO_PRODUCTS, DEMO_UNPRICED, demoAmount, demoSubscribers } from './demo-data';
 import { connectDemoProviders } from './demo-providers';
 

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Vault } from '../providers/vault';
+import { retryUntil, within } from '../runtime/deadline';
+import type { Vault } from '../vault/vault';
 import { dataConverterFor } from './payload-codec';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
 
@@ -35,20 +36,21 @@ export async function registerSearchAttributes(connection: Connection, namespace
 
 /** Register the search attributes once the cluster answers (it may still be starting, e.g. under compose). */
 export async function ensureSearchAttributes(address: string, namespace: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  await retryUntil(timeoutMs, 2000, async () => {
+    // Only the operator service: no workflow client, so no key needed.
+    const connection = await Connection.connect({ address });
     try {
-      // Only the operator service: no workflow client, so no key needed.
-      const connection = await Connection.connect({ address });
-      try {
-        await registerSearchAttributes(connection, namespace);
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 2000));
+      await registerSearchAttributes(connection, namespace);
+    } finally {
+      await connection.close();
     }
-  }
+  });
+}
+
+/**
+ * A Temporal call bounded twice: the gRPC deadline makes the server give up, and a local timer
+ * (a `TimeoutError`) makes us give up even when the connection itself hangs.
+ */
+export function callWithin<T>(client: Client, ms: number, call: () => Promise<T>): Promise<T> {
+  return within(ms, client.withDeadline(Date.now() + ms, call));
 }

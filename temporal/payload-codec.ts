@@ -4,8 +4,8 @@ import { METADATA_ENCODING_KEY, type DataConverter, type Payload, type PayloadCo
 // the Payload message is serialised whole, so its original metadata is encrypted too.
 // Default import: the package is CommonJS, and Node's ESM loader sees no named exports in it.
 import proto from '@temporalio/proto';
-import { KEY_ID_RE, deriveKeyring, parseMasterKey, type DerivedKeyring } from '../providers/vault-keyring';
-import type { Vault } from '../providers/vault';
+import { KEY_ID_RE, deriveKeyring, parseMasterKey, type DerivedKeyring } from '../vault/keyring';
+import type { Vault } from '../vault/vault';
 
 /**
  * AES-256-GCM over every Temporal payload (workflow inputs, results, signals, queries, activity

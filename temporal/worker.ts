@@ -1,25 +1,75 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Context } from '@temporalio/activity';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Resource } from '@opentelemetry/resources';
 import { createActivities, type ActivityDeps } from '../activities';
 import { dataConverterFor } from './payload-codec';
+import { startOutboundDispatcher } from './outbound-dispatcher';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * `npm run build` bundles the workflow code twice, beside dist/temporal/: without the tracing
+ * interceptors (tracing off, the default: workflows and their histories exactly as before) and
+ * with them (tracing on). The worker picks one at start.
+ */
+export const WORKFLOW_BUNDLES = { plain: 'workflow-bundle.js', traced: 'workflow-bundle-traced.js' } as const;
+const bundlePath = (name: string) => fileURLToPath(new URL(`../${name}`, import.meta.url));
+
+/**
+ * The workflow interceptors that continue the trace a workflow was started or signalled with
+ * (the client interceptor puts it in the headers) into its activities; their spans leave the
+ * sandbox through the `exporter` sink. Only when tracing is on: they add a plaintext
+ * `_tracer-data` header (a W3C trace context) to every activity in the history.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = ['@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'];
 
 export async function createWorker(opts: {
   address: string;
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
+  /** Tracing on (runtime/tracing.ts): where workflow spans go. Absent, no tracing interceptor runs. */
+  tracing?: { spanProcessor: SpanProcessor; resource: Resource };
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
+  const { tracing } = opts;
+  const require = createRequire(import.meta.url);
+  const bundle = bundlePath(tracing ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain);
+  // Compiled (node dist/…): the code bundled once at build time; from sources (dev, tests): bundled now.
+  const code = fs.existsSync(bundle)
+    ? { workflowBundle: { codePath: bundle } }
+    : { workflowsPath: WORKFLOWS_PATH, interceptors: { workflowModules: tracing ? WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) : [] } };
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
-    workflowsPath: WORKFLOWS_PATH,
+    ...code,
+    ...(tracing
+      ? {
+          interceptors: {
+            ...('interceptors' in code ? code.interceptors : {}),
+            activity: [(ctx: Context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+          },
+          sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+        }
+      : {}),
     activities: createActivities(opts.deps),
     // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads).
     dataConverter: dataConverterFor(opts.deps.vault),
+  });
+  // Outbound webhooks start with the worker that delivers them: its outbox drains from boot, and stops with it.
+  startOutboundDispatcher({
+    db: opts.deps.db, config: opts.deps.config, vault: opts.deps.vault, address: opts.address, namespace: opts.namespace, taskQueue: opts.taskQueue,
+    isRunning: () => !['STOPPING', 'DRAINING', 'DRAINED', 'STOPPED', 'FAILED'].includes(worker.getState()),
   });
   return { worker, connection };
 }

@@ -1,14 +1,17 @@
 import crypto from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
+import type { Knex } from 'knex';
 import type { SyncTarget } from '../db/sync-facts';
+import { playConnectionsOfAllTenants } from '../db/voided-sweep-targets';
 import type { LifecycleEvent } from '../domain/subscription';
 import { customerLifecycleWorkflow, lifecycleHandoverSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
 import { probeProvidersWorkflow, type ProbeOutcome } from '../workflows/probe-providers';
 import { retireProductWorkflow, type RetireResult } from '../workflows/retire-product';
 import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type RegisterStorePurchaseInput, type RegisterStorePurchaseResult, type StoreNotificationInput } from '../workflows/store-purchase';
-import { subscriptionTrialWorkflow, type TrialInput } from '../workflows/subscription-trial';
-import { driftSnapshotWorkflow, syncRunWorkflow, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
+import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from '../workflows/voided-purchases';
+import { driftSnapshotWorkflow, gateUpdate, syncRunWorkflow, type GateAnswer, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
+import { outboundDeliverSignal, outboundDeliveryWorkflow, type OutboundInput } from '../workflows/outbound-delivery';
 import { KIND_ATTR, PROVIDER_ATTR, TENANT_ATTR } from './search-attributes';
 
 /**
@@ -24,18 +27,7 @@ function attributes(kind: string, tenantId: string, provider?: string): SearchAt
   ];
 }
 
-// ── Trials and provider probes.
-export const trialWorkflowId = (subscriptionId: string) => `subscription-trial-${subscriptionId}`;
-
-export async function startTrialTimer(client: Client, taskQueue: string, input: TrialInput) {
-  return client.workflow.start(subscriptionTrialWorkflow, {
-    taskQueue,
-    workflowId: trialWorkflowId(input.subscriptionId),
-    args: [input],
-    typedSearchAttributes: attributes('subscription-trial', input.tenantId),
-  });
-}
-
+// ── Provider probes.
 export async function runProviderProbe(client: Client, taskQueue: string, tenantId: string, probeId: string): Promise<ProbeOutcome[]> {
   return client.workflow.execute(probeProvidersWorkflow, {
     taskQueue,
@@ -45,8 +37,28 @@ export async function runProviderProbe(client: Client, taskQueue: string, tenant
   });
 }
 
+/**
+ * Prove one connection's account (docs/providers.md, "Proving an account"): started when a
+ * connection is created or its credentials change, and by the dashboard's Verify button, which
+ * waits for the handle's result. The workflow records the proof itself.
+ */
+export async function startConnectionProof(client: Client, taskQueue: string, tenantId: string, connectionId: string, proofId: string) {
+  return client.workflow.start(probeProvidersWorkflow, {
+    taskQueue,
+    workflowId: `probe-connection-${tenantId}-${connectionId}-${proofId}`,
+    args: [{ tenantId, connectionId }],
+    typedSearchAttributes: attributes('probe-providers', tenantId),
+  });
+}
+
 // ── Sync: drift snapshots and sync runs.
-export const syncWorkflowId = (kind: SyncRunInput['kind'], runId: string) => (kind === 'sync' ? `sync-${runId}` : `product-sync-${runId}`);
+export const syncWorkflowId = (kind: SyncRunInput['kind'], tenantId: string, runId: string) =>
+  kind === 'sync' ? `sync-${tenantId}-${runId}` : `product-sync-${tenantId}-${runId}`;
+/** The ids runs had before they carried the tenant (their rows have no workflow_id). */
+const legacySyncWorkflowId = (kind: SyncRunInput['kind'], runId: string) => (kind === 'sync' ? `sync-${runId}` : `product-sync-${runId}`);
+
+/** A sync run's workflow id: the one recorded with it, or, for runs from before it was recorded, the id they ran under. */
+export const syncRunWorkflowId = (run: { kind: SyncRunInput['kind']; id: string; workflow_id?: string | null }) => run.workflow_id ?? legacySyncWorkflowId(run.kind, run.id);
 
 export async function readDriftSnapshots(client: Client, taskQueue: string, tenantId: string, readId: string, targets: SyncTarget[]): Promise<SnapshotOutcome[]> {
   return client.workflow.execute(driftSnapshotWorkflow, {
@@ -60,10 +72,15 @@ export async function readDriftSnapshots(client: Client, taskQueue: string, tena
 export async function startSyncRun(client: Client, taskQueue: string, input: SyncRunInput) {
   return client.workflow.start(syncRunWorkflow, {
     taskQueue,
-    workflowId: syncWorkflowId(input.kind, input.runId),
+    workflowId: syncWorkflowId(input.kind, input.tenantId, input.runId),
     args: [input],
     typedSearchAttributes: attributes(input.kind, input.tenantId),
   });
+}
+
+/** The run's gate answer (accepted, or the refusal it ends with), as soon as the workflow knows it. */
+export function syncGateOf(handle: Awaited<ReturnType<typeof startSyncRun>>): Promise<GateAnswer> {
+  return handle.executeUpdate(gateUpdate);
 }
 
 // ── Customer lifecycles: one entity workflow per tenant's provider customer, fed by signal-with-start.
@@ -87,7 +104,7 @@ export async function signalLifecycleBatch(client: Client, taskQueue: string, in
 export async function runRetirement(client: Client, taskQueue: string, input: { tenantId: string; productId: string; stores: SyncTarget[] }): Promise<RetireResult> {
   return client.workflow.execute(retireProductWorkflow, {
     taskQueue,
-    workflowId: `retire-${input.productId}`,
+    workflowId: `retire-${input.tenantId}-${input.productId}`,
     args: [input],
     typedSearchAttributes: attributes('retire', input.tenantId),
   });
@@ -122,5 +139,38 @@ export async function startStoreNotification(client: Client, taskQueue: string, 
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
     typedSearchAttributes: attributes('store-notification', input.tenantId, input.provider),
+  });
+}
+
+
+/** One Voided Purchases API sweep per Play connection; starting it again finds it running. */
+export async function startVoidedPurchaseSweep(client: Client, taskQueue: string, tenantId: string, connectionId: string) {
+  return client.workflow.start(voidedPurchasesWorkflow, {
+    taskQueue,
+    workflowId: voidedPurchasesWorkflowId(tenantId, connectionId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [{ tenantId, connectionId }],
+    typedSearchAttributes: attributes('voided-purchases', tenantId, 'store_android'),
+  });
+}
+
+/** Started with the api process: a sweep for every Play connection there is (each start is idempotent). */
+export async function startVoidedPurchaseSweeps(client: Client, taskQueue: string, db: Knex): Promise<number> {
+  const targets = await playConnectionsOfAllTenants(db);
+  for (const t of targets) await startVoidedPurchaseSweep(client, taskQueue, t.tenantId, t.connectionId);
+  return targets.length;
+}
+// ── Outbound webhooks: one entity workflow per tenant, endpoint and subscriber (or event), fed by signal-with-start.
+export const outboundWorkflowId = (tenantId: string, endpointId: string, orderKey: string) => `outbound-${tenantId}-${endpointId}-${orderKey}`;
+
+/** Deliveries of one endpoint and order key, in order, in one signal-with-start (the outbound outbox hands them over). */
+export async function signalOutboundDeliveries(client: Client, taskQueue: string, input: OutboundInput, deliveryIds: string[]) {
+  return client.workflow.signalWithStart(outboundDeliveryWorkflow, {
+    taskQueue,
+    workflowId: outboundWorkflowId(input.tenantId, input.endpointId, input.orderKey),
+    args: [input],
+    signal: outboundDeliverSignal,
+    signalArgs: [{ tenantId: input.tenantId, deliveryIds }],
+    typedSearchAttributes: attributes('outbound-webhook', input.tenantId),
   });
 }

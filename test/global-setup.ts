@@ -5,14 +5,20 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createKnex, withDatabase } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
+import { loginRoleUrl, provisionLoginRole } from '../db/login-role';
 import { ensurePostgres, type PostgresHandle } from '../runtime/postgres';
 import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
 import { freePort, isPortOpen } from '../runtime/ports';
 import { ensureSearchAttributes } from '../temporal/client';
+import { dropDatabases, startPostgresTemporal, type PostgresTemporalHandle } from '../temporal/postgres-server';
+import { findTemporalServerBinaries } from '../temporal/server-binaries';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The run's database as its owner: fixtures, the admin CLI, processes that migrate themselves. */
     databaseUrl: string;
+    /** The same database as the login role the api and worker connect as (db/login-role.ts). */
+    appDatabaseUrl: string;
     temporalAddress: string;
     taskQueuePrefix: string;
   }
@@ -22,6 +28,9 @@ declare module 'vitest' {
  * One run = one fresh database (created, migrated, dropped) and a Temporal server:
  * TEMPORAL_ADDRESS when it answers, else an in-memory dev server from the same binary
  * `npm start` uses. Nothing depends on an earlier run's state, and parallel runs do not meet.
+ * TEMPORAL_POSTGRES=1 (`npm run test:temporal-postgres`): Temporal's own server on this run's
+ * Postgres instead (databases of its own, dropped at the end; docs/scaling.md), its services in
+ * one process or, with TEMPORAL_POSTGRES_LAYOUT=per-service, one process each.
  */
 export default async function setup(project: TestProject) {
   keepFailingExitCode();
@@ -41,11 +50,29 @@ export default async function setup(project: TestProject) {
   const databaseUrl = withDatabase(pgHandle.url, dbName);
   const db = createKnex(databaseUrl, { max: 1 });
   await migrateLatest(db);
+  const appDatabaseUrl = loginRoleUrl(databaseUrl);
+  await provisionLoginRole(db, appDatabaseUrl);
   await db.destroy();
 
-  let temporal: DevServerHandle | undefined;
-  let temporalAddress = process.env.TEMPORAL_ADDRESS;
-  if (temporalAddress) {
+  let temporal: DevServerHandle | PostgresTemporalHandle | undefined;
+  let dropTemporal = () => {};
+  let temporalAddress = process.env.TEMPORAL_POSTGRES === '1' ? undefined : process.env.TEMPORAL_ADDRESS;
+  if (process.env.TEMPORAL_POSTGRES === '1') {
+    const binaries = findTemporalServerBinaries({ log: (m) => console.log(`[global-setup] ${m}`) });
+    const database = `temporal_test_${runId}`;
+    dropTemporal = () => dropDatabases(binaries, pgHandle.url, database);
+    const pgTemporal = await startPostgresTemporal({
+      databaseUrl: pgHandle.url, database, binaries, numHistoryShards: 4, maxConns: 4,
+      layout: process.env.TEMPORAL_POSTGRES_LAYOUT === 'per-service' ? 'per-service' : 'one-process', dir: fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-temporal-pg-')),
+    }).catch(async (e) => {
+      // No teardown runs after a failed setup: leave no database behind on a shared server.
+      dropTemporal();
+      await admin.raw(`drop database if exists "${dbName}" with (force)`);
+      throw e;
+    });
+    temporal = pgTemporal;
+    temporalAddress = pgTemporal.address;
+  } else if (temporalAddress) {
     const [host, port] = temporalAddress.split(':');
     if (!(await isPortOpen(host, Number(port)))) temporalAddress = undefined;
   }
@@ -57,11 +84,13 @@ export default async function setup(project: TestProject) {
   }
 
   project.provide('databaseUrl', databaseUrl);
+  project.provide('appDatabaseUrl', appDatabaseUrl);
   project.provide('temporalAddress', temporalAddress);
   project.provide('taskQueuePrefix', `billing-test-${runId}`);
 
   return async () => {
     await temporal?.stop();
+    dropTemporal();
     await admin.raw(`drop database if exists "${dbName}" with (force)`);
     await admin.destroy();
     await pgHandle.stop();

@@ -1,7 +1,7 @@
 import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { entitlementFor } from '../domain/entitlement';
-import { applyEvent, deriveSubscriptions, type LifecycleEvent, type LifecycleState, type SubscriptionView } from '../domain/subscription';
+import { applyEvent, deriveSubscriptions, type LifecycleEvent, type LifecycleState } from '../domain/subscription';
 
 const WRITE_OPTIONS = {
   startToCloseTimeout: '15 seconds',
@@ -26,7 +26,6 @@ export interface LifecycleHandover {
   events: LifecycleEvent[];
 }
 export const lifecycleHandoverSignal = defineSignal<[LifecycleHandover]>('handover');
-export const lifecycleStateQuery = defineQuery<SubscriptionView[]>('state');
 /** The events the workflow holds: what an upgrade carries from a workflow under an old id to its new one. */
 export const lifecycleEventsQuery = defineQuery<LifecycleEvent[]>('events');
 
@@ -61,7 +60,6 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
     setHandler(legacyEventSignal, (e) => void inbox.push(e));
     setHandler(legacyEventsSignal, (es) => void inbox.push(...es));
   }
-  setHandler(lifecycleStateQuery, () => deriveSubscriptions(state.events));
   setHandler(lifecycleEventsQuery, () => state.events);
   let nextChange: string | null = null;
 

@@ -1,7 +1,8 @@
 // Every workflow the worker registers. Deterministic code only: no db, no providers, no I/O.
-export { subscriptionTrialWorkflow } from './subscription-trial';
 export { probeProvidersWorkflow } from './probe-providers';
 export { driftSnapshotWorkflow, syncRunWorkflow } from './sync-run';
 export { customerLifecycleWorkflow } from './customer-lifecycle';
 export { retireProductWorkflow } from './retire-product';
 export { registerStorePurchaseWorkflow, storeNotificationWorkflow } from './store-purchase';
+export { voidedPurchasesWorkflow } from './voided-purchases';
+export { outboundDeliveryWorkflow } from './outbound-delivery';

@@ -1,8 +1,11 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError, type SearchAttributePair } from '@temporalio/common';
+import { ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ProbeTarget } from '../activities/providers';
+import { providerFailureOf, type ProviderErrorClass } from './activity-failure';
+import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from './voided-purchases';
 
-const { listProbeTargets } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+const { listProbeTargets, recordProofs } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
 const { probeProvider } = proxyActivities<Activities>({
   startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 3 },
@@ -10,23 +13,61 @@ const { probeProvider } = proxyActivities<Activities>({
 
 export interface ProbeOutcome extends ProbeTarget {
   reachable: boolean;
-  error_class: 'unreachable' | 'rate_limited' | 'rejected' | null;
+  error_class: ProviderErrorClass | null;
   reason: string | null;
 }
 
-/** Try every connected provider in every mode it has a credential for, in parallel. */
-export async function probeProvidersWorkflow(input: { tenantId: string }): Promise<ProbeOutcome[]> {
+/**
+ * Try every connected provider (or the one connection named) in every mode it has a
+ * credential for, in parallel, and record what that proves: a connection whose call succeeded
+ * owns its account and from then on receives its events (docs/providers.md, "Proving an
+ * account"). Started right after a connection is created or its credentials change, and by
+ * the dashboard's Verify button.
+ */
+export async function probeProvidersWorkflow(input: { tenantId: string; connectionId?: string }): Promise<ProbeOutcome[]> {
   const targets = await listProbeTargets(input);
-  return Promise.all(
+  const outcomes = await Promise.all(
     targets.map(async (target): Promise<ProbeOutcome> => {
       try {
         await probeProvider({ tenantId: input.tenantId, target });
         return { ...target, reachable: true, error_class: null, reason: null };
       } catch (err) {
-        const cause = err instanceof ActivityFailure ? err.cause : err;
-        const d = cause instanceof ApplicationFailure ? (cause.details?.[0] as { error_class?: ProbeOutcome['error_class']; reason?: string } | undefined) : undefined;
-        return { ...target, reachable: false, error_class: d?.error_class ?? 'unreachable', reason: d?.reason ?? String((cause as Error)?.message ?? err) };
+        return { ...target, reachable: false, ...providerFailureOf(err) };
       }
     }),
   );
+  const connectionIds = input.connectionId ? [input.connectionId] : [...new Set(targets.map((t) => t.connectionId))];
+  const proofs = await recordProofs({
+    tenantId: input.tenantId,
+    connectionIds,
+    results: outcomes.map((o) => ({ connectionId: o.connectionId, mode: o.mode, reachable: o.reachable, reason: o.reason })),
+  });
+  // A Play connection proven now gets its Voided Purchases sweep now, not at the next api start.
+  if (patched('probe-starts-voided-sweep')) {
+    const play = new Set(targets.filter((t) => t.provider === 'store_android').map((t) => t.connectionId));
+    for (const p of proofs) if (p.proven && play.has(p.connectionId)) await startVoidedSweep(input.tenantId, p.connectionId);
+  }
+  return outcomes;
+}
+
+/** The sweep outlives this short workflow (ABANDON); one already running is the one we want. */
+async function startVoidedSweep(tenantId: string, connectionId: string): Promise<void> {
+  try {
+    await startChild(voidedPurchasesWorkflow, {
+      workflowId: voidedPurchasesWorkflowId(tenantId, connectionId),
+      args: [{ tenantId, connectionId }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: sweepAttributes(),
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/** This run's tenant attribute, with the sweep's kind and provider, as temporal/workflow-starts.ts sets them. */
+function sweepAttributes(): SearchAttributePair[] {
+  const own = workflowInfo().typedSearchAttributes.getAll();
+  return own.map((pair) => (pair.key.name === 'BillingKind' ? ({ ...pair, value: 'voided-purchases' } as SearchAttributePair) : pair))
+    .filter((pair) => pair.key.name !== 'BillingProvider')
+    .concat(own.filter((p) => p.key.name === 'BillingKind').map((p) => ({ key: { ...p.key, name: 'BillingProvider' }, value: 'store_android' }) as SearchAttributePair));
 }

@@ -1,4 +1,5 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
+import { providerFailureOf } from './activity-failure';
 import type { Activities } from '../activities';
 import type { SyncTarget } from '../domain/providers';
 
@@ -15,7 +16,7 @@ export interface RetireResult {
 }
 
 /**
- * `retire-<product id>`: stop sales at every live store first, then deactivate the row. If a
+ * `retire-<tenant>-<product id>`: stop sales at every live store first, then deactivate the row. If a
  * store refuses (or stays unreachable), the row stays active and the result says why, so the
  * product is never shown retired while a store still sells it.
  */
@@ -27,9 +28,7 @@ export async function retireProductWorkflow(input: { tenantId: string; productId
       try {
         if ((await stopSalesAt({ tenantId: input.tenantId, target, productId: input.productId })).stopped) stopped.push(target.provider);
       } catch (err) {
-        const cause = err instanceof ActivityFailure ? err.cause : err;
-        const d = cause instanceof ApplicationFailure ? (cause.details?.[0] as { reason?: string } | undefined) : undefined;
-        refused.push({ provider: target.provider, reason: d?.reason ?? String((cause as Error)?.message ?? err) });
+        refused.push({ provider: target.provider, reason: providerFailureOf(err).reason });
       }
     }),
   );

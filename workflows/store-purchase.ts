@@ -1,9 +1,10 @@
-import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
+import { log, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
-import { registrationRefusal, type PurchaseRef, type RegistrationRefusal, type StoreProvider } from '../domain/store-purchase';
+import { acknowledgementDue, registrationRefusal, type PurchaseRef, type RegistrationRefusal, type StoreProvider } from '../domain/store-purchase';
 import type { EntitlementState } from '../domain/entitlement';
+import { applicationFailureOf } from './activity-failure';
 
 // The client waits on a registration: a store that stays down is answered 503 after a few tries.
 const { readStorePurchase: readForClient, acknowledgeStorePurchase } = proxyActivities<Activities>({
@@ -14,6 +15,11 @@ const { readStorePurchase: readForClient, acknowledgeStorePurchase } = proxyActi
 const { readStorePurchase: readForNotification } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+// Play refunds a purchase left unacknowledged for three days: a notification's acknowledgement retries well inside that.
+const { acknowledgeStorePurchase: acknowledgeForNotification } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 200 },
 });
 const { claimStorePurchase, reconcileStorePurchase, failStoreDeliveries } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
@@ -39,8 +45,7 @@ export type RegisterStorePurchaseResult =
   | ({ ok: false } & RegistrationRefusal);
 
 const unavailable = (err: unknown): RegisterStorePurchaseResult => {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  const reason = cause instanceof ApplicationFailure ? cause.message : 'the store did not answer';
+  const reason = applicationFailureOf(err)?.message ?? 'the store did not answer';
   return { ok: false, status: 503, error: 'store_unavailable', detail: `Could not reach the store's server API (${reason}); retry.` };
 };
 
@@ -113,5 +118,14 @@ export async function storeNotificationWorkflow(input: StoreNotificationInput): 
     return { state: null };
   }
   const r = await reconcileStorePurchase({ ...base, read: got.read, owner: null, hint: input.kind, eventIds: [input.eventId] });
+  // A purchase the app never registered is acknowledged here, inside Play's three days. Histories
+  // recorded before this step replay without it.
+  if (acknowledgementDue(got.read, r.state) && patched('store-notification-acknowledges')) {
+    try {
+      await acknowledgeForNotification({ ...base, connectionId: input.connectionId, mode: input.mode, purchase: input.purchase, storeProductId: got.read.store_product_id });
+    } catch (err) {
+      log.warn('acknowledgement failed; Play refunds the purchase after three days and its notification revokes it', { error: String((err as Error).message) });
+    }
+  }
   return { state: r.state };
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Services } from '../services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
 import { clearAttempts, releaseAttempt, reserveAttempt, type AttemptKey } from '../../db/login-attempts';
-import { recordUserAudit } from './audit';
+import { recordUserAudit } from '../../db/audit';
 import { readForm } from './form';
 import { html } from './html';
 import { csrfField, page } from './layout';
@@ -40,9 +40,9 @@ ${kind === 'signup' ? html`<p id="password-hint">At least ${MIN_PASSWORD_LENGTH}
 ${kind === 'signup' ? html`<p>Already have an account? <a href="/login">Log in</a></p>` : html`<p>New here? <a href="/signup">Sign up</a></p>`}`;
 }
 
-/** Where to go after logging in: a local path only (never `//host` or a URL), else Developer API. */
+/** Where to go after logging in: a local path only (never `//host` or a URL), else the overview. */
 export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])[\w\-./?=&%]*$/.test(next) ? next : '/settings/developer-api';
+  return typeof next === 'string' && /^\/(?![/\\])[\w\-./?=&%]*$/.test(next) ? next : '/overview';
 }
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
@@ -66,7 +66,7 @@ export function authPages(services: Services): Router {
   const r = new Router();
 
   r.get('/signup', (ctx) => {
-    if (ctx.state.user) return ctx.redirect('/settings/developer-api');
+    if (ctx.state.user) return ctx.redirect('/overview');
     ctx.type = 'html';
     ctx.body = page({ title: 'Sign up', csrf: ctx.state.csrf!, body: credentialsForm('signup', ctx.state.csrf!) });
   });
@@ -103,7 +103,7 @@ export function authPages(services: Services): Router {
   });
 
   r.get('/login', (ctx) => {
-    if (ctx.state.user) return ctx.redirect('/settings/developer-api');
+    if (ctx.state.user) return ctx.redirect('/overview');
     ctx.type = 'html';
     const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
     const notice = ctx.query.signed_up === '1' ? SIGNED_UP_NOTICE : undefined;

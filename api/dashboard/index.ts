@@ -9,7 +9,9 @@ import { browsePages } from './browse-page';
 import { syncRunsPage } from './sync-runs-page';
 import { readinessPage } from './readiness-page';
 import { paywallPage } from './paywall-page';
+import { webhookEndpointsPage } from './webhook-endpoints-page';
 import { productsPage } from './products-page';
+import { overviewPage } from './overview-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -18,7 +20,7 @@ import { sessionMiddleware } from './session';
 const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
 /** Pages a person reaches only when signed in. */
-const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries|audit)(\/|$)/;
+const SIGNED_IN = /^\/(overview|settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit)(\/|$)/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
@@ -26,7 +28,7 @@ const SIGNED_IN = /^\/(settings|providers|products|paywall|readiness|sync-runs|s
  */
 export function dashboardPages(services: Services): Koa.Middleware {
   const pages = new Router();
-  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services), readinessPage(services), productsPage(services), paywallPage(services)]) pages.use(r.routes(), r.allowedMethods());
+  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services), readinessPage(services), productsPage(services), paywallPage(services), overviewPage(services), webhookEndpointsPage(services)]) pages.use(r.routes(), r.allowedMethods());
 
   const guarded: Koa.Middleware = async (ctx, next) => {
     if (SIGNED_IN.test(ctx.path) && !ctx.state.user) {

@@ -2,16 +2,17 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../services';
-import { insertApiKey, revokeApiKey } from '../../db/tenants';
+import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ListedKey } from '../../db/api-keys';
+import { listAppKeys } from '../../db/apps';
 import { withTenant } from '../../db/tenant-tx';
 import { SCOPES, isScope, type Scope } from '../../domain/scopes';
-import { recordUserAudit } from './audit';
+import { recordUserAudit } from '../../db/audit';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
 import { SESSION_COOKIE } from './session';
 import { parkSecret, takeSecret } from '../../db/session-secret';
-import { publishableKeys, type AppKeys } from './publishable-keys';
+import { publishableKeys } from './publishable-keys';
 
 const MAX_EXPIRY_DAYS = 3650;
 
@@ -25,18 +26,7 @@ const createKeyInput = z.object({
     .refine((n) => n === undefined || (Number.isInteger(n) && n >= 1 && n <= MAX_EXPIRY_DAYS), `Expiry is a whole number of days from 1 to ${MAX_EXPIRY_DAYS}, or empty for none.`),
 });
 
-interface KeyRow {
-  id: string;
-  name: string;
-  key_hint: string;
-  scopes: string[];
-  created_at: Date;
-  last_used_at: Date | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-}
-
-function keyList(keys: KeyRow[], csrf: string) {
+function keyList(keys: ListedKey[], csrf: string) {
   if (keys.length === 0) return html`<p>No secret keys yet.</p>`;
   return html`<div class="scroll" role="region" tabindex="0" aria-label="Secret keys"><table><caption class="skip">Secret keys</caption><thead><tr>
 <th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expiry</th><th scope="col">Status</th></tr></thead><tbody>
@@ -78,15 +68,8 @@ export function keysPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
 
-  const list = (tenantId: string) =>
-    withTenant(db, tenantId, (trx) =>
-      trx('api_keys').orderBy('created_at', 'desc').select<KeyRow[]>('id', 'name', 'key_hint', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at'),
-    );
-
-  const apps = (tenantId: string) =>
-    withTenant(db, tenantId, (trx) =>
-      trx('apps').orderBy('created_at').select<AppKeys[]>('id', 'name', 'publishable_key_test', 'publishable_key_live'),
-    );
+  const list = (tenantId: string) => withTenant(db, tenantId, (trx) => listApiKeys(trx));
+  const apps = (tenantId: string) => withTenant(db, tenantId, (trx) => listAppKeys(trx));
 
   const render = async (ctx: Koa.Context, extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
     const user = ctx.state.user!;
@@ -148,9 +131,9 @@ ${keyList(keys, ctx.state.csrf!)}`,
     const found = z.uuid().safeParse(id).success
       ? await withTenant(db, user.tenant_id, async (trx) => {
           // RLS limits the lookup to this tenant: another tenant's key id is simply not found.
-          const row = await trx('api_keys').where({ id }).first('id', 'name');
+          const row = await findApiKey(trx, id);
           if (row) await revokeApiKey(trx, id);
-          return row as { id: string; name: string } | undefined;
+          return row;
         })
       : undefined;
     await recordUserAudit(db, {

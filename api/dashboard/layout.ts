@@ -29,6 +29,18 @@ button.flush{margin:0}
 header button.flush{padding:.1rem .6rem}
 input.narrow{width:6rem}
 pre{background:#f0f0f0;padding:.75rem;overflow-x:auto}
+.switches{display:flex;flex-wrap:wrap;gap:.5rem 2rem}
+.switch{display:flex;gap:.5rem;align-items:baseline}.switch ul{list-style:none;margin:0;padding:0;display:flex;gap:.75rem}
+.switch a[aria-current]{font-weight:700;color:#1b1b1b;text-decoration:none;border-bottom:3px solid #0b4f9c}
+ul.tiles{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.5rem}
+ul.tiles a{display:block;border:1px solid #ccc;border-radius:4px;padding:.5rem;text-decoration:none;color:#1b1b1b;height:100%}
+ul.tiles a:hover{border-color:#0b4f9c}ul.tiles .figure{display:block;font-size:1.5rem;font-weight:700;color:#0b4f9c}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,24rem),1fr));gap:0 1rem;align-items:start}
+figure.chart{margin:1rem 0;border:1px solid #ccc;border-radius:4px;padding:.5rem;min-width:0}
+figure.chart figcaption{font-weight:600}figure.chart svg{display:block}
+ul.legend{list-style:none;padding:0;margin:.25rem 0;display:flex;flex-wrap:wrap;gap:.25rem 1rem}
+ul.bars{list-style:none;padding:0;margin:0}ul.bars a{display:grid;grid-template-columns:7.5rem 1fr 4rem;gap:.5rem;align-items:center;color:#1b1b1b;text-decoration:none;padding:.15rem 0}
+ul.bars .bar-value{text-align:right;font-weight:600}
 `;
 
 export interface PageInput {
@@ -41,6 +53,7 @@ export interface PageInput {
 }
 
 const NAV: { href: string; label: string }[] = [
+  { href: '/overview', label: 'Overview' },
   { href: '/settings/developer-api', label: 'Developer API' },
   { href: '/providers', label: 'Providers' },
   { href: '/products', label: 'Products' },
@@ -50,6 +63,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/subscribers', label: 'Subscribers' },
   { href: '/entitlements', label: 'Entitlements' },
   { href: '/webhook-deliveries', label: 'Webhook deliveries' },
+  { href: '/webhook-endpoints', label: 'Webhook endpoints' },
   { href: '/audit', label: 'Audit trail' },
 ];
 

@@ -1,10 +1,11 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Services } from '../services';
+import { knownSkus } from '../../db/products';
 import { getPaywallRow, publishDraft, saveDraft } from '../../db/paywalls';
 import { withTenant } from '../../db/tenant-tx';
 import { isPaywallPublished, paywallConfigSchema } from '../../domain/paywall';
-import { recordUserAudit } from './audit';
+import { recordUserAudit } from '../../db/audit';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -76,7 +77,7 @@ ${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/pu
       return render(ctx, { error: parsed.error.issues[0].message }, input);
     }
     const unknown = await withTenant(db, user.tenant_id, async (trx) => {
-      const known = new Set(await trx('products').whereIn('sku', parsed.data.skus).pluck('sku'));
+      const known = await knownSkus(trx, parsed.data.skus);
       const missing = parsed.data.skus.filter((s) => !known.has(s));
       if (missing.length === 0) await saveDraft(trx, user.tenant_id, parsed.data);
       return missing;

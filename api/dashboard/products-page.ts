@@ -1,13 +1,13 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Services } from '../services';
-import { createProduct, DuplicateSku, setPrices, updateProduct, type ProductInput } from '../../db/products';
+import { findProductId, listProductsWithPriceCounts, createProduct, DuplicateSku, setPrices, updateProduct, type ProductInput } from '../../db/products';
 import { withTenant } from '../../db/tenant-tx';
+import { isUuid } from '../../domain/ids';
 import { formatMinorAmount, parseMajorAmount, PLATFORMS, priceProblem, PRODUCT_TYPES, TIERS, trialProblem } from '../../domain/catalogue';
 import { createProductOp, updateProductOp } from '../operations/catalogue-writes';
 import { loadProductDetail } from '../operations/read-products';
-import { UUID_RE } from '../operations/schemas';
-import { recordUserAudit } from './audit';
+import { recordUserAudit } from '../../db/audit';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -79,13 +79,7 @@ export function productsPage(services: Services): Router {
 
   const renderList = async (ctx: Koa.Context, msg: Msg = {}) => {
     const user = ctx.state.user!;
-    const rows = await withTenant(db, user.tenant_id, (trx) =>
-      trx('products as p')
-        .leftJoin('prices as pr', 'pr.product_id', 'p.id')
-        .groupBy('p.id')
-        .orderBy('p.sku')
-        .select('p.id', 'p.sku', 'p.name', 'p.tier', 'p.active', 'p.updated_at', trx.raw('count(pr.id)::int as prices')),
-    );
+    const rows = await withTenant(db, user.tenant_id, (trx) => listProductsWithPriceCounts(trx));
     ctx.type = 'html';
     ctx.body = page({
       title: 'Products', user, csrf: ctx.state.csrf!, ...msg,
@@ -95,7 +89,7 @@ ${rows.length === 0
     ? html`<p>No product yet.</p>`
     : html`<div class="scroll" role="region" tabindex="0" aria-label="Products"><table><caption class="skip">Products</caption>
 <thead><tr><th scope="col">SKU</th><th scope="col">Name</th><th scope="col">Tier</th><th scope="col">Prices</th><th scope="col">Active</th><th scope="col">Changed</th></tr></thead><tbody>
-${rows.map((p: Record<string, any>) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>${p.name}</td><td>${p.tier ?? '—'}</td><td>${p.prices}</td><td>${p.active ? 'Yes' : 'Retired'}</td><td>${formatDate(p.updated_at)}</td></tr>`)}
+${rows.map((p) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>${p.name}</td><td>${p.tier ?? '—'}</td><td>${p.prices}</td><td>${p.active ? 'Yes' : 'Retired'}</td><td>${formatDate(p.updated_at)}</td></tr>`)}
 </tbody></table></div>`}`,
     });
   };
@@ -140,8 +134,8 @@ ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><t
   /** The product id from the path, or a 404 page: another tenant's id and a malformed one look the same. */
   const productId = async (ctx: Koa.Context): Promise<string | null> => {
     const id = ctx.params.id as string;
-    const row = UUID_RE.test(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => trx('products').where({ id }).first('id')) : undefined;
-    if (row) return row.id;
+    const found = isUuid(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => findProductId(trx, id)) : undefined;
+    if (found) return found;
     ctx.status = 404;
     ctx.type = 'html';
     ctx.body = page({ title: 'Product not found', user: ctx.state.user, csrf: ctx.state.csrf!, error: 'There is no such product in your catalogue.', body: html`<p><a href="/products">All products</a></p>` });

@@ -3,13 +3,14 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Services } from '../services';
 import { withTenant } from '../../db/tenant-tx';
-import { ConnectionError, createConnection, getConnectionSafe, listConnectionsSafe, setDefault, updateConnectionSecrets, type ConnectionSecrets, type SafeConnection } from '../../db/connections';
+import { ConnectionError, connectProvenByOAuth, createConnection, getConnectionSafe, listConnectionsSafe, setDefault, updateConnectionSecrets, type ConnectionSecrets, type SafeConnection } from '../../db/connections';
+import { startConnectionProof } from '../../temporal/workflow-starts';
 import { MODES, PROVIDERS, WEB_PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
 import type { ProviderCredential } from '../../providers/types';
-import { createVault, type Vault } from '../../providers/vault';
-import { resolveMasterKey } from '../../runtime/master-key';
-import { recordUserAudit } from './audit';
+import { createVault, type Vault } from '../../vault/vault';
+import { resolveMasterKey } from '../../vault/master-key';
+import { recordUserAudit } from '../../db/audit';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -17,6 +18,8 @@ import { CREDENTIAL_FIELDS, WEBHOOK_SECRET_LABEL } from './provider-fields';
 import { cookieOptions } from './session';
 
 const OAUTH_STATE_COOKIE = 'dash_oauth_state';
+/** How long the Verify button waits for the probe (one read-only call per mode, retried briefly). */
+const VERIFY_WAIT_MS = 30_000;
 
 const setOrNot = (b: boolean) => (b ? 'set' : 'not set');
 
@@ -24,12 +27,19 @@ function webhookUrl(services: Services, provider: ProviderId): string {
   return `${services.config.publicDashboardUrl.replace(/\/$/, '')}/api/webhooks/${provider}`;
 }
 
+/** Whether the connection has proven its account (only then do its events arrive), and why not. */
+function proofState(c: SafeConnection): string {
+  if (c.verified_at) return `Verified (${c.verified_by === 'oauth' ? 'OAuth' : c.verified_by === 'control_api' ? 'emulator' : 'provider call'})`;
+  if (c.proof_error) return `Not verified: ${c.proof_error}`;
+  return c.proof_checked_at ? 'Not verified' : 'Not verified yet';
+}
+
 function connectionRows(list: SafeConnection[]) {
   if (list.length === 0) return html`<p>No provider is connected yet.</p>`;
   return html`<div class="scroll" role="region" tabindex="0" aria-label="Connections"><table><caption class="skip">Connections</caption><thead><tr><th scope="col">Provider</th><th scope="col">Account</th><th scope="col">Default</th>
-<th scope="col">Test credential</th><th scope="col">Live credential</th><th scope="col">Webhook secret</th><th scope="col">Connected</th></tr></thead><tbody>
+<th scope="col">Test credential</th><th scope="col">Live credential</th><th scope="col">Webhook secret</th><th scope="col">Verified</th><th scope="col">Connected</th></tr></thead><tbody>
 ${list.map((c) => html`<tr><td>${c.provider}</td><td><a href="/providers/${c.id}">${c.label || c.account_ref}</a></td><td>${c.is_default ? 'Default' : 'No'}</td>
-<td>${setOrNot(c.has_test_credential)}</td><td>${setOrNot(c.has_live_credential)}</td><td>${setOrNot(c.has_webhook_secret)}</td><td>${formatDate(c.created_at)}</td></tr>`)}
+<td>${setOrNot(c.has_test_credential)}</td><td>${setOrNot(c.has_live_credential)}</td><td>${setOrNot(c.has_webhook_secret)}</td><td>${proofState(c)}</td><td>${formatDate(c.created_at)}</td></tr>`)}
 </tbody></table></div>`;
 }
 
@@ -75,6 +85,19 @@ export function providersPage(services: Services): Router {
   const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown>) =>
     recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action, requestId: ctx.state.requestId, outcome, detail });
 
+  // The proof runs in the worker (probe workflow), which records it on the connection. Null when
+  // this process has no Temporal client, or the start failed: the connection stays unverified
+  // and the Verify button tries again.
+  const startProof = async (ctx: Koa.Context, connectionId: string) => {
+    if (!services.temporal) return null;
+    try {
+      return await startConnectionProof(services.temporal.client, services.config.taskQueue, ctx.state.user!.tenant_id, connectionId, crypto.randomUUID());
+    } catch (err) {
+      ctx.state.log.warn({ connection_id: connectionId, err: (err as Error).message }, 'connection proof not started');
+      return null;
+    }
+  };
+
   const renderList = async (ctx: Koa.Context, msg: { notice?: string; error?: string } = {}) => {
     const user = ctx.state.user!;
     const list = await withTenant(db, user.tenant_id, (trx) => listConnectionsSafe(trx));
@@ -101,9 +124,12 @@ ${oauth.length ? html`<h2>Connect with OAuth</h2><ul>${oauth.map((p) => html`<li
     ctx.body = page({
       title: `${c.provider} · ${c.label || c.account_ref}`, user: ctx.state.user, csrf: ctx.state.csrf!, ...msg,
       body: html`<dl><dt>Account</dt><dd>${c.account_ref}</dd><dt>Default</dt><dd>${c.is_default ? 'Yes' : 'No'}</dd>
+<dt>Verified</dt><dd>${proofState(c)}${c.verified_at ? html` <span>since ${formatDate(c.verified_at)}</span>` : ''}</dd>
 <dt>Test credential</dt><dd>${setOrNot(c.has_test_credential)}</dd><dt>Live credential</dt><dd>${setOrNot(c.has_live_credential)}</dd>
 <dt>Webhook secret</dt><dd>${setOrNot(c.has_webhook_secret)}</dd>
 <dt>Webhook URL</dt><dd><code>${webhookUrl(services, c.provider)}</code></dd></dl>
+${c.verified_at ? '' : html`<p>Events for this account are delivered only once the connection is verified: OAuth verifies it, otherwise a call to ${c.provider} with the credentials below, for this account, must succeed.</p>`}
+<form method="post" action="/providers/${c.id}/verify">${csrfField(ctx.state.csrf!)}<button type="submit">Verify</button></form>
 ${c.is_default ? '' : html`<form method="post" action="/providers/${c.id}/default">${csrfField(ctx.state.csrf!)}<button type="submit">Make default</button></form>`}
 <h2>Credentials and webhook secret</h2>
 <p>Stored values are never shown. Fill in only what you want to replace.</p>
@@ -130,6 +156,7 @@ ${secretInputs(c.provider)}
         createConnection(trx, getVault(), { provider, account_ref: (form.get('account_ref') ?? '').trim(), label: (form.get('label') ?? '').trim() }),
       );
       await audit(ctx, 'dashboard.connection.create', 'ok', { connection_id: c.id, provider });
+      await startProof(ctx, c.id);
       ctx.redirect(`/providers/${c.id}`);
     } catch (e) {
       if (!(e instanceof ConnectionError)) throw e;
@@ -157,13 +184,39 @@ ${secretInputs(c.provider)}
     try {
       const updated = await withTenant(db, ctx.state.user!.tenant_id, (trx) => updateConnectionSecrets(trx, getVault(), c.id, secrets));
       await audit(ctx, 'dashboard.connection.update_secrets', 'ok', { connection_id: c.id, provider: c.provider, entered });
-      await renderOne(ctx, updated, { notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.` });
+      const proving = secrets.credentials ? await startProof(ctx, c.id) : null;
+      await renderOne(ctx, updated, { notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.${proving ? ' Verifying the credentials with the provider.' : ''}` });
     } catch (e) {
       if (!(e instanceof ConnectionError)) throw e;
       await audit(ctx, 'dashboard.connection.update_secrets', e.code, { connection_id: c.id, provider: c.provider });
       ctx.status = 400;
       await renderOne(ctx, c, { error: e.message });
     }
+  });
+
+  // Verify: run the proof now and wait for it, so the page shows its outcome.
+  r.post('/providers/:id/verify', async (ctx) => {
+    await readForm(ctx);
+    const c = await loadOne(ctx);
+    if (!c) return notFound(ctx);
+    const proving = await startProof(ctx, c.id);
+    if (!proving) {
+      ctx.status = 503;
+      return renderOne(ctx, c, { error: 'Verification is unavailable right now (the worker cannot be reached). Try again later.' });
+    }
+    // Bounded: with no worker polling, the result would never come; the proof still runs once one does.
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      proving.result().then(() => true, () => true),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), VERIFY_WAIT_MS); }),
+    ]).finally(() => clearTimeout(timer));
+    if (!finished) {
+      ctx.status = 202;
+      return renderOne(ctx, c, { notice: 'Verification is still running; reload this page in a moment.' });
+    }
+    const after = (await loadOne(ctx)) ?? c;
+    await audit(ctx, 'dashboard.connection.verify', after.verified_at ? 'ok' : 'not_verified', { connection_id: c.id, provider: c.provider });
+    await renderOne(ctx, after, after.verified_at ? { notice: 'Verified: this connection receives its account\'s events.' } : { error: `Not verified: ${after.proof_error ?? 'the provider did not confirm this account'}` });
   });
 
   r.post('/providers/:id/default', async (ctx) => {
@@ -213,8 +266,9 @@ ${secretInputs(c.provider)}
     }
     try {
       const result = await adapter.exchangeOAuthCode(services.config.providerBaseUrls[provider], client, ctx.query.code);
+      // The consent screen named the account: the connection is proven as it is stored.
       const c = await withTenant(db, ctx.state.user!.tenant_id, (trx) =>
-        createConnection(trx, getVault(), { provider, account_ref: result.account_ref, label: result.account_ref, credentials: { [result.mode]: result.credential } }),
+        connectProvenByOAuth(trx, getVault(), { provider, account_ref: result.account_ref, label: result.account_ref, credentials: { [result.mode]: result.credential } }),
       );
       await audit(ctx, 'dashboard.connection.oauth', 'ok', { connection_id: c.id, provider, mode: result.mode });
       ctx.redirect(`/providers?connected=${encodeURIComponent(c.id)}`);

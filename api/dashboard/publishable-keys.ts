@@ -1,11 +1,5 @@
+import type { AppKeys } from '../../db/apps';
 import { html } from './html';
-
-export interface AppKeys {
-  id: string;
-  name: string;
-  publishable_key_test: string;
-  publishable_key_live: string;
-}
 
 /** The init call of sdk/README.md, filled in with this app's test key and this deployment's API host. */
 function snippet(app: AppKeys, apiUrl: string): string {

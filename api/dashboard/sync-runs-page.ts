@@ -1,27 +1,17 @@
 import Router from '@koa/router';
 import type { Services } from '../services';
 import { withTenant } from '../../db/tenant-tx';
-import { syncWorkflowId } from '../../temporal/workflow-starts';
+import { recentRuns } from '../../db/sync-runs';
+import { syncRunWorkflowId } from '../../temporal/workflow-starts';
 import { formatDate, html } from './html';
 import { page } from './layout';
 
-interface RunRow {
-  id: string;
-  kind: Parameters<typeof syncWorkflowId>[0];
-  status: string;
-  requested_by: string | null;
-  created_at: Date;
-  finished_at: Date | null;
-}
-
-/** Sync runs, newest first, each linking to its workflow (syncWorkflowId: the id the run was started with) in the Temporal UI. */
+/** Sync runs, newest first, each linking to its workflow in the Temporal UI (the id the run recorded; older runs by the old naming rule). */
 export function syncRunsPage(services: Services): Router {
   const r = new Router();
   r.get('/sync-runs', async (ctx) => {
     const user = ctx.state.user!;
-    const runs = await withTenant(services.db, user.tenant_id, (trx) =>
-      trx('sync_runs').orderBy('created_at', 'desc').limit(100).select<RunRow[]>('id', 'kind', 'status', 'requested_by', 'created_at', 'finished_at'),
-    );
+    const runs = await withTenant(services.db, user.tenant_id, (trx) => recentRuns(trx));
     const ui = services.config.temporalUiUrl.replace(/\/$/, '');
     const ns = encodeURIComponent(services.config.temporalNamespace);
     ctx.type = 'html';
@@ -30,7 +20,7 @@ export function syncRunsPage(services: Services): Router {
       body: runs.length === 0
         ? html`<p>No sync has run yet.</p>`
         : html`<div class="scroll" role="region" tabindex="0" aria-label="Sync runs"><table><caption class="skip">Sync runs</caption><thead><tr><th scope="col">Run</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Requested by</th><th scope="col">Started</th><th scope="col">Finished</th></tr></thead><tbody>
-${runs.map((run) => html`<tr><td><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(syncWorkflowId(run.kind, run.id))}">${syncWorkflowId(run.kind, run.id)}</a> <span class="skip">(opens the Temporal UI)</span></td>
+${runs.map((run) => ({ run, workflowId: syncRunWorkflowId(run) })).map(({ run, workflowId }) => html`<tr><td><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(workflowId)}">${workflowId}</a> <span class="skip">(opens the Temporal UI)</span></td>
 <td>${run.kind}</td><td>${run.status}</td><td>${run.requested_by ?? '—'}</td><td>${formatDate(run.created_at)}</td><td>${formatDate(run.finished_at)}</td></tr>`)}
 </tbody></table></div>`,
     });

@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { isUuid } from '../../domain/ids';
+import { appByName, appsOfTenant, firstAppId, insertAppUnlessNamed } from '../../db/apps';
 import { attachToApp, ConnectionError } from '../../db/connections';
-import { generatePublishableKey } from '../keys';
+import { generatePublishableKey } from '../../db/key-material';
 import { ApiError, invalidRequest, notFound } from '../errors';
 import { defineOperation } from './types';
-import { provider, UUID_RE } from './schemas';
+import { provider } from './schemas';
+import type { Row } from '../../db/row';
 import { iso } from './paging';
 
 const appRow = z.object({
@@ -14,7 +17,7 @@ const appRow = z.object({
   publishable_key_live: z.string(),
   created_at: z.string().nullable(),
 });
-const app = (r: any) => ({ id: r.id, object: 'app' as const, name: r.name, publishable_key_test: r.publishable_key_test, publishable_key_live: r.publishable_key_live, created_at: iso(r.created_at) });
+const app = (r: Row) => ({ id: r.id, object: 'app' as const, name: r.name, publishable_key_test: r.publishable_key_test, publishable_key_live: r.publishable_key_live, created_at: iso(r.created_at) });
 
 export const listApps = defineOperation({
   name: 'apps.list',
@@ -23,9 +26,8 @@ export const listApps = defineOperation({
   write: false,
   input: z.object({}).strict(),
   output: z.object({ data: z.array(appRow) }),
-  tool: { name: 'billing_apps', description: 'List the apps this key reaches, with their publishable keys. The first call of an onboarding.' },
   async handler(ctx) {
-    return ctx.tx(async (trx) => ({ data: (await trx('apps').orderBy('created_at').select('*')).map(app) }));
+    return ctx.tx(async (trx) => ({ data: (await appsOfTenant(trx)).map(app) }));
   },
 });
 
@@ -36,18 +38,13 @@ export const createApp = defineOperation({
   write: true,
   input: z.object({ name: z.string().trim().min(1).max(200) }).strict(),
   output: appRow.extend({ created: z.boolean() }),
-  tool: { name: 'billing_create_app', description: 'Create an app (by name) and get its publishable key. Re-running with the same name returns the same app with created: false.', idempotent: true },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
-      const existing = await trx('apps').where({ name: input.name }).first();
+      const existing = await appByName(trx, input.name);
       if (existing) return { ...app(existing), created: false };
-      const [row] = await trx('apps')
-        .insert({ tenant_id: ctx.tenantId, name: input.name, publishable_key_test: generatePublishableKey('test'), publishable_key_live: generatePublishableKey('live') })
-        .onConflict(['tenant_id', 'name'])
-        .ignore()
-        .returning('*');
+      const row = await insertAppUnlessNamed(trx, { tenant_id: ctx.tenantId, name: input.name, publishable_key_test: generatePublishableKey('test'), publishable_key_live: generatePublishableKey('live') });
       // A concurrent create of the same name won: theirs stands, as a re-run would see it.
-      if (!row) return { ...app(await trx('apps').where({ name: input.name }).first()), created: false };
+      if (!row) return { ...app((await appByName(trx, input.name))!), created: false };
       return { ...app(row), created: true };
     });
   },
@@ -73,16 +70,11 @@ export const attachProvider = defineOperation({
     app_id: z.string().optional().describe("the app (default: the account's first app)"),
   }).strict(),
   output: z.object({ id: z.string(), app_id: z.string(), provider, connection_id: z.string(), account_ref: z.string(), label: z.string(), created: z.boolean(), replaced: z.boolean() }),
-  tool: {
-    name: 'billing_attach_provider',
-    description: 'Attach a provider the account already connected (once per provider). Takes account_id, never a secret; omitted, the default connection is used; several and no default → refused with the candidates.',
-    idempotent: true,
-  },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       let appId = input.app_id;
-      if (appId === undefined) appId = (await trx('apps').orderBy('created_at').first('id'))?.id;
-      if (!appId || !UUID_RE.test(appId)) throw notFound('app');
+      if (appId === undefined) appId = await firstAppId(trx);
+      if (!isUuid(appId)) throw notFound('app');
       try {
         const r = await attachToApp(trx, appId, input.provider, input.account_id);
         return { ...r.attachment, created: r.created, replaced: r.replaced };

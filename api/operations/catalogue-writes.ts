@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Knex } from 'knex';
 import { PRODUCT_TYPES, TIERS, SKU_RE, ANDROID_ID_RE, priceProblem, trialProblem } from '../../domain/catalogue';
 import { createProduct, DuplicateSku, setPrices, updateProduct } from '../../db/products';
-import { ApiError, invalidRequest, notFound } from '../errors';
+import { ApiError, invalidRequest } from '../errors';
 import { defineOperation } from './types';
-import { productDetail, UUID_RE } from './schemas';
+import { productDetail } from './schemas';
+import { resolveProductRef } from './product-ref';
 import { loadProductDetail } from './read-products';
 
 const productRef = {
@@ -22,21 +22,6 @@ const fields = {
 };
 const writeResult = productDetail.extend({ created: z.boolean().optional() });
 
-/** The product a tool names by product_id or sku, in this tenant; 404 otherwise (existence never leaks). */
-export async function productIdOf(trx: Knex.Transaction, ref: { product_id?: string; sku?: string }): Promise<string> {
-  if (ref.product_id !== undefined && ref.sku !== undefined) throw invalidRequest('give product_id or sku, not both', 'sku');
-  if (ref.product_id !== undefined) {
-    if (!UUID_RE.test(ref.product_id)) throw notFound('product');
-    const row = await trx('products').where({ id: ref.product_id }).first('id');
-    if (!row) throw notFound('product');
-    return row.id;
-  }
-  if (ref.sku === undefined) throw invalidRequest('name the product with product_id or sku', 'product_id');
-  const row = await trx('products').where({ sku: ref.sku }).first('id');
-  if (!row) throw notFound('product');
-  return row.id;
-}
-
 function checkTrial(t: unknown) {
   if (t === undefined) return;
   const problem = trialProblem(t);
@@ -50,7 +35,6 @@ export const createProductOp = defineOperation({
   write: true,
   input: z.object({ sku: z.string().regex(SKU_RE, 'lower-case letters, digits, dots, underscores, hyphens (1–100)'), ...fields, upsert: z.boolean().optional() }).strict(),
   output: writeResult,
-  tool: { name: 'billing_create_product', description: 'Add a product (once per tier). Not on sale until billing_sync_product; answers synced: false. A duplicate SKU is refused unless upsert: true.', idempotent: false },
   async handler(ctx, input) {
     checkTrial(input.trial_per_platform);
     const { upsert, ...product } = input;
@@ -73,12 +57,11 @@ export const updateProductOp = defineOperation({
   write: true,
   input: z.object({ ...productRef, ...fields }).strict(),
   output: writeResult,
-  tool: { name: 'billing_update_product', description: 'Change only the fields you name; trial_per_platform: null clears it. The product needs a sync afterwards (synced: false).', idempotent: true },
   async handler(ctx, input) {
     checkTrial(input.trial_per_platform);
     const { product_id, sku, ...patch } = input;
     return ctx.tx(async (trx) => {
-      const id = await productIdOf(trx, { product_id, sku });
+      const id = await resolveProductRef(trx, { product_id, sku });
       await updateProduct(trx, id, patch);
       return loadProductDetail(trx, id);
     });
@@ -96,12 +79,11 @@ export const setPricingOp = defineOperation({
       .describe('[{country: ISO 3166-1 alpha-2, currency: ISO 4217, amount: minor units}]'),
   }).strict(),
   output: writeResult,
-  tool: { name: 'billing_set_product_pricing', description: 'Upsert prices per country and currency (amount in minor units). Does not reach any provider: run billing_sync_product next.', idempotent: true },
   async handler(ctx, input) {
     const problem = priceProblem(input.prices);
     if (problem) throw invalidRequest(problem[1], problem[0]);
     return ctx.tx(async (trx) => {
-      const id = await productIdOf(trx, input);
+      const id = await resolveProductRef(trx, input);
       await setPrices(trx, ctx.tenantId, id, input.prices);
       return loadProductDetail(trx, id);
     });

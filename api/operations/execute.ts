@@ -7,7 +7,8 @@ import { insufficientScope, invalidRequest } from '../errors';
 import { toApiError } from '../middleware';
 import type { Services } from '../services';
 import type { Operation, OperationContext } from './types';
-import { recordAudit } from './audit';
+import { recordAudit } from '../../db/audit';
+import { operationDuration, operationRequests, secondsSince } from '../../runtime/metrics';
 
 export interface ExecutionMeta {
   requestId: string;
@@ -18,6 +19,12 @@ export interface ExecutionMeta {
   prefer?: string;
   /** Filled by the handler; the REST layer applies it. */
   response?: OperationContext['response'];
+  /**
+   * Turns what the caller sent into the operation's input (a tool names a product by
+   * product_id or sku, the operation takes its id). Runs after the scope check and the body
+   * rules: it may read the tenant's data, which a key without the scope must not probe.
+   */
+  resolveInput?: (ctx: OperationContext, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
@@ -28,9 +35,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 /**
- * The one path every operation takes, whichever surface called it: scope, body rules,
- * validation, the handler in the tenant's context, and the audit record for writes
- * (refusals included).
+ * The one path every operation takes, whichever surface called it: scope (always first), body
+ * rules, the surface's input resolution, validation, the handler in the tenant's context, and
+ * the audit record for writes (refusals included).
  */
 export async function executeOperation(op: Operation, principal: Principal, rawInput: Record<string, unknown>, meta: ExecutionMeta): Promise<unknown> {
   const ctx: OperationContext = {
@@ -44,13 +51,21 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
     response: meta.response ?? { headers: {} },
   };
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
-    op.write ? recordAudit(meta.services.db, { principal, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail }) : Promise.resolve();
+    op.write
+      ? recordAudit(meta.services.db, { tenantId: principal.tenantId, actor: { kind: 'api_key', keyId: principal.keyId }, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail })
+      : Promise.resolve();
+  const started = process.hrtime.bigint();
+  const count = (code: string) => {
+    operationRequests.inc({ operation: op.name, surface: meta.surface, code });
+    operationDuration.observe({ operation: op.name, surface: meta.surface }, secondsSince(started));
+  };
   try {
     if (!principal.scopes.includes(op.scope)) throw insufficientScope(op.scope);
     assertNoForbiddenFields(rawInput);
     assertNoNulBytes(rawInput);
     assertNoTenantInInput(rawInput);
-    const parsed = op.input.safeParse(rawInput);
+    const input = meta.resolveInput ? await meta.resolveInput(ctx, rawInput) : rawInput;
+    const parsed = op.input.safeParse(input);
     if (!parsed.success) {
       const first = parsed.error.issues[0];
       const param = first?.path.length ? first.path.join('.') : first?.code === 'unrecognized_keys' ? first.keys[0] : undefined;
@@ -58,10 +73,13 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
     }
     const result = await op.handler(ctx, parsed.data);
     await audit('ok', summarize(result));
+    count('ok');
     return result;
   } catch (err) {
-    // The audit row records the very code the caller is answered with.
-    await audit(toApiError(err).code).catch((e) => meta.log.error({ err: e, request_id: meta.requestId }, 'audit write failed'));
+    // The audit row (and the metric) records the very code the caller is answered with.
+    const code = toApiError(err).code;
+    count(code);
+    await audit(code).catch((e) => meta.log.error({ err: e, request_id: meta.requestId }, 'audit write failed'));
     throw err;
   }
 }

@@ -11,8 +11,13 @@ import { getSyncReport, runSync, syncProduct } from './sync';
 import { createProductOp, setPricingOp, updateProductOp } from './catalogue-writes';
 import { attachProvider, createApp, listApps } from './apps';
 import { retireProduct } from './retire';
+import { createEndpoint, deleteEndpointOp, getEndpoint, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from './webhook-endpoints';
+import { listOutboundAttempts, listOutboundDeliveries, listOutboundEvents, replayFailedDeliveries, replayOutboundEvent } from './webhook-endpoints-log';
 
-/** The operation table: every management operation, once. REST routes and tools are made from it. */
+/**
+ * The operation table: every management operation, once, with the scope it demands. REST routes
+ * are made from it; the tools that run these operations are listed in api/tools/tool-list.ts.
+ */
 export const OPERATIONS: Operation[] = [
   getTenant,
   getReadiness,
@@ -29,6 +34,18 @@ export const OPERATIONS: Operation[] = [
   getPaywall,
   listWebhooks,
   listAudit,
+  // Outbound webhooks to the tenant's backend (docs/outbound-webhooks.md).
+  listEndpoints,
+  getEndpoint,
+  createEndpoint,
+  updateEndpointOp,
+  deleteEndpointOp,
+  rotateEndpointSecretOp,
+  listOutboundEvents,
+  replayOutboundEvent,
+  listOutboundDeliveries,
+  listOutboundAttempts,
+  replayFailedDeliveries,
   // Tool-only operations (no REST route).
   listApps,
   createApp,
@@ -39,24 +56,3 @@ export const OPERATIONS: Operation[] = [
   retireProduct,
 ] as Operation[];
 
-/**
- * The spec's endpoint → scope table, complete (some endpoints' operations arrive with later
- * issues). Tests hold the operation table to it.
- */
-export const ENDPOINT_SCOPES: Record<string, string> = {
-  'GET /tenant': 'tenant:read',
-  'GET /readiness': 'readiness:read',
-  'GET /products': 'products:read',
-  'GET /products/{id}': 'products:read',
-  'POST /products/{id}/sync': 'products:sync',
-  'GET /providers': 'providers:read',
-  'GET /sync': 'products:read',
-  'POST /sync': 'products:sync',
-  'GET /sync/events': 'products:read',
-  'GET /subscribers': 'subscribers:read',
-  'GET /entitlements': 'subscribers:read',
-  'GET /coupons': 'coupons:read',
-  'GET /paywall': 'paywall:read',
-  'GET /webhooks': 'webhooks:read',
-  'GET /audit': 'audit:read',
-};

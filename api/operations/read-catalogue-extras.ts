@@ -1,9 +1,11 @@
 import { isPaywallPublished } from '../../domain/paywall';
 import { z } from 'zod';
+import { counterpartsOf, couponPage } from '../../db/coupons';
+import { getPaywallRow } from '../../db/paywalls';
 import { notFound } from '../errors';
 import { defineOperation } from './types';
 import { couponRow, filter, pageOf, paging, paywallBody } from './schemas';
-import { iso, isoReq, paginate, whereGiven } from './paging';
+import { iso, isoReq } from './paging';
 import * as s from './serializers';
 
 export const listCoupons = defineOperation({
@@ -14,16 +16,13 @@ export const listCoupons = defineOperation({
   input: z.object({ ...paging, code: filter.optional() }).strict(),
   output: pageOf(couponRow),
   rest: { method: 'GET', path: '/coupons' },
-  tool: { name: 'billing_coupons', description: 'Discount codes with their counterparts at each provider (filter: code; paged).' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
-      // Plain knex, not Coupon.fetchGraph('counterparts'): same statements, but the model path
-      // cost +32 % to +82 % req/s in all 4 interleaved runs of bench/models-vs-knex.ts
-      // (2026-11-23, 2 shared cores at load 11–16; bench/RESULTS.md), over the 5 % bar.
-      const page = await paginate(whereGiven(trx('coupons'), 'coupons', { code: input.code }), { ...input, table: 'coupons' }, (r: any) => r);
-      const ids = page.data.map((c: any) => c.id);
-      const cps = ids.length ? await trx('coupon_counterparts').whereIn('coupon_id', ids) : [];
-      return { ...page, data: page.data.map((c: any) => s.coupon(c, cps.filter((x: any) => x.coupon_id === c.id))) };
+      // Not the Coupon model: its path measured over the 5 % bar against the plain statements
+      // (db/coupons.ts gives the bench figures).
+      const page = await couponPage(trx, { code: input.code }, input);
+      const cps = await counterpartsOf(trx, page.data.map((c) => c.id));
+      return { ...page, data: page.data.map((c) => s.coupon(c, cps.filter((x) => x.coupon_id === c.id))) };
     });
   },
 });
@@ -36,11 +35,10 @@ export const getPaywall = defineOperation({
   input: z.object({}).strict(),
   output: paywallBody,
   rest: { method: 'GET', path: '/paywall' },
-  tool: { name: 'billing_paywall', description: 'The paywall configuration the SDK renders.' },
   errors: [404],
   async handler(ctx) {
     return ctx.tx(async (trx) => {
-      const p = await trx('paywalls').first();
+      const p = await getPaywallRow(trx);
       if (!p) throw notFound('paywall (none is configured)');
       // The SDK gets the published config (dashboard: Paywall → Publish). Rows published before
       // published_config existed (migration 007) serve config; a never-published draft is not served.

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
+import { auditPage } from '../../db/audit';
+import { deliveryPage } from '../../db/webhook-deliveries';
 import { defineOperation } from './types';
 import { auditRow, filter, mode, pageOf, paging, provider, webhookRow } from './schemas';
-import { paginate, whereGiven } from './paging';
 import * as s from './serializers';
 
 export const listWebhooks = defineOperation({
@@ -19,15 +20,11 @@ export const listWebhooks = defineOperation({
   }).strict(),
   output: pageOf(webhookRow),
   rest: { method: 'GET', path: '/webhooks' },
-  tool: { name: 'billing_webhooks', description: 'Inbound webhook deliveries (filters: provider, status, event_type, mode; paged).' },
   async handler(ctx, input) {
-    return ctx.tx((trx) =>
-      paginate(
-        whereGiven(trx('webhook_deliveries'), 'webhook_deliveries', { provider: input.provider, status: input.status, event_type: input.event_type, mode: input.mode }),
-        { ...input, table: 'webhook_deliveries' },
-        s.webhookDelivery,
-      ),
-    );
+    return ctx.tx(async (trx) => {
+      const page = await deliveryPage(trx, { provider: input.provider, status: input.status, event_type: input.event_type, mode: input.mode }, input);
+      return { ...page, data: page.data.map(s.webhookDelivery) };
+    });
   },
 });
 
@@ -39,10 +36,10 @@ export const listAudit = defineOperation({
   input: z.object({ ...paging, action: filter.optional(), actor_type: filter.optional() }).strict(),
   output: pageOf(auditRow),
   rest: { method: 'GET', path: '/audit' },
-  tool: { name: 'billing_audit', description: 'Audit trail (filters: action, actor_type; paged).' },
   async handler(ctx, input) {
-    return ctx.tx((trx) =>
-      paginate(whereGiven(trx('audit_entries'), 'audit_entries', { action: input.action, actor_type: input.actor_type }), { ...input, table: 'audit_entries' }, s.auditEntry),
-    );
+    return ctx.tx(async (trx) => {
+      const page = await auditPage(trx, { action: input.action, actor_type: input.actor_type }, input);
+      return { ...page, data: page.data.map(s.auditEntry) };
+    });
   },
 });

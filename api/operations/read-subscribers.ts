@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { subscriptionPage } from '../../db/subscriptions';
+import { entitlementPage } from '../../db/entitlements';
 import { defineOperation } from './types';
 import { entitlementRow, filter, mode, pageOf, paging, provider, subscriptionRow } from './schemas';
-import { paginate, whereGiven } from './paging';
 import * as s from './serializers';
 
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
@@ -17,17 +18,12 @@ export const listSubscribers = defineOperation({
   input: z.object({ ...paging, email: filter.optional(), status: z.enum(SUBSCRIPTION_STATUSES).optional(), provider: provider.optional(), mode: mode.optional() }).strict(),
   output: pageOf(subscriptionRow),
   rest: { method: 'GET', path: '/subscribers' },
-  tool: { name: 'billing_subscribers', description: 'Subscription records (filters: email, status, provider, mode; paged). Pass mode=live for live questions.' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
-      // Plain knex, not paginate() over Subscription.query(trx): the model path answered the
-      // identical page with the same statements but cost +32 % to +52 % req/s in all 3
-      // interleaved runs of bench/models-vs-knex.ts (2026-11-23, 2 shared cores at load 11–13;
-      // bench/RESULTS.md), over the 5 % bar.
-      const q = whereGiven(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), 'subscriptions', {
-        email: input.email, status: input.status, provider: input.provider, mode: input.mode,
-      });
-      return paginate(q, { ...input, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, s.subscription);
+      // Not the Subscription model: its path measured over the 5 % bar against the plain
+      // statements (db/subscribers.ts gives the bench figures).
+      const page = await subscriptionPage(trx, { email: input.email, status: input.status, provider: input.provider, mode: input.mode }, input);
+      return { ...page, data: page.data.map(s.subscription) };
     });
   },
 });
@@ -40,18 +36,12 @@ export const listEntitlements = defineOperation({
   input: z.object({ ...paging, app_user_id: filter.optional(), provider: provider.optional(), state: z.enum(ENTITLEMENT_STATES).optional() }).strict(),
   output: pageOf(entitlementRow),
   rest: { method: 'GET', path: '/entitlements' },
-  tool: { name: 'billing_entitlements', description: 'Entitlement state per app user (filters: app_user_id, provider, state; paged).' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
-      // Hot path (the premium check) on plain knex: the same page through the Entitlement model
-      // cost +22.5 % and +1 % req/s in two interleaved runs of bench/models-vs-knex.ts
-      // (2026-11-22, 2 shared cores at load 12), +4.8 % and +87 % on 2026-11-23 (load 12–13;
-      // bench/RESULTS.md).
-      // Over 5 % once: kept on knex until a quiet-machine run says otherwise.
-      const q = whereGiven(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), 'entitlements', {
-        app_user_id: input.app_user_id, provider: input.provider, state: input.state,
-      });
-      return paginate(q, { ...input, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, s.entitlement);
+      // The premium check's hot path: plain statements, not the Entitlement model
+      // (db/entitlement-reads.ts gives the bench figures).
+      const page = await entitlementPage(trx, { app_user_id: input.app_user_id, provider: input.provider, state: input.state }, input);
+      return { ...page, data: page.data.map(s.entitlement) };
     });
   },
 });

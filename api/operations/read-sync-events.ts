@@ -1,16 +1,18 @@
 import { z } from 'zod';
 import { defineOperation } from './types';
-import { filter, id, pageOf, paging, provider, UUID_RE } from './schemas';
-import { isoReq, paginate, whereGiven } from './paging';
+import { UUID_RE } from '../../domain/ids';
+import { filter, id, pageOf, paging, provider } from './schemas';
+import { isoReq } from './paging';
+import { syncEventPage } from '../../db/sync-runs';
 
 export const syncEventRow = z.object({
   id: id(),
   object: z.literal('sync_event'),
   run_id: id('the sync run'),
   provider,
-  status: z.string(),
-  reason: z.string().nullable(),
-  detail: z.unknown().nullable(),
+  status: z.string().describe('succeeded, failed or skipped'),
+  reason: z.string().nullable().describe('why it failed or was skipped'),
+  detail: z.unknown().nullable().describe('outcome (synced, nothing_to_do, failed or skipped), synced, failed and modes: every run records one event per provider it checked, also when it had nothing to do'),
   created_at: z.string(),
 });
 
@@ -27,23 +29,20 @@ export const listSyncEvents = defineOperation({
   }).strict(),
   output: pageOf(syncEventRow),
   rest: { method: 'GET', path: '/sync/events' },
-  tool: { name: 'billing_sync_events', description: 'Per-provider events of a sync run: pass run_id from billing_sync_run (filters: run_id, provider, status; paged).' },
   async handler(ctx, input) {
-    return ctx.tx((trx) =>
-      paginate(
-        whereGiven(trx('sync_events'), 'sync_events', { run_id: input.run_id, provider: input.provider, status: input.status }),
-        { ...input, table: 'sync_events' },
-        (r: any) => ({
-          id: r.id,
-          object: 'sync_event' as const,
-          run_id: r.run_id,
-          provider: r.provider,
-          status: r.status,
-          reason: r.reason ?? null,
-          detail: r.detail ?? null,
-          created_at: isoReq(r.created_at),
-        }),
-      ),
-    );
+    const page = await ctx.tx((trx) => syncEventPage(trx, { run_id: input.run_id, provider: input.provider, status: input.status }, input));
+    return {
+      ...page,
+      data: page.data.map((r) => ({
+        id: r.id,
+        object: 'sync_event' as const,
+        run_id: r.run_id,
+        provider: r.provider,
+        status: r.status,
+        reason: r.reason ?? null,
+        detail: r.detail ?? null,
+        created_at: isoReq(r.created_at),
+      })),
+    };
   },
 });

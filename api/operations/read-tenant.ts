@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { subscriberCount } from '../../db/subscriptions';
+import { tenantProfile } from '../../db/tenants';
 import { defineOperation } from './types';
 import { tenantBody } from './schemas';
 import { isoReq, iso } from './paging';
@@ -11,18 +13,17 @@ export const getTenant = defineOperation({
   input: z.object({}).strict(),
   output: tenantBody,
   rest: { method: 'GET', path: '/tenant' },
-  tool: { name: 'billing_tenant', description: 'Plan, limits and the scopes of the key you are using.' },
   async handler(ctx) {
     return ctx.tx(async (trx) => {
-      const t = await trx('tenants').first('id', 'name', 'plan', 'subscriber_limit', 'created_at');
-      const { n } = (await trx('subscriptions').countDistinct({ n: trx.raw("coalesce(app_user_id, email, id::text)") }).first()) as { n: number };
+      const t = await tenantProfile(trx);
+      const n = await subscriberCount(trx);
       return {
         id: t.id,
         object: 'tenant' as const,
         name: t.name,
         plan: t.plan,
         subscriber_limit: t.subscriber_limit,
-        subscriber_count: Number(n),
+        subscriber_count: n,
         key: { id: ctx.principal.keyId, name: ctx.principal.keyName, scopes: ctx.principal.scopes, expires_at: iso(ctx.principal.expiresAt) },
         scopes: ctx.principal.scopes,
         created_at: isoReq(t.created_at),

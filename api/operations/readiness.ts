@@ -37,10 +37,6 @@ export const getReadiness = defineOperation({
   input: z.object({}).strict(),
   output: readinessBody,
   rest: { method: 'GET', path: '/readiness' },
-  tool: {
-    name: 'billing_readiness',
-    description: 'Readiness per provider and mode. Relay manual_steps to the person verbatim; they need a device and are never done by you.',
-  },
   async handler(ctx) {
     const facts = await ctx.tx((trx) => readReadinessFacts(trx));
     return { tenant_id: ctx.tenantId, ...readinessReport(facts, { dashboardUrl: ctx.services.config.publicDashboardUrl }) };

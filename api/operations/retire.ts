@@ -5,7 +5,7 @@ import { providerSetups, targetsOf } from '../../db/sync-facts';
 import { runRetirement } from '../../temporal/workflow-starts';
 import { ApiError, serverMisconfigured } from '../errors';
 import { defineOperation } from './types';
-import { productIdOf } from './catalogue-writes';
+import { resolveProductRef } from './product-ref';
 
 export const retireProduct = defineOperation({
   name: 'products.retire',
@@ -20,11 +20,10 @@ export const retireProduct = defineOperation({
     refused: z.array(z.object({ provider: z.string(), reason: z.string() })),
     detail: z.string(),
   }),
-  tool: { name: 'billing_retire_product', description: 'Retire a product: stops sales at the live stores first, then deactivates it. If a store refuses, the product stays active and the result says why.', destructive: true, idempotent: true },
   async handler(ctx, input) {
     if (!ctx.services.temporal) throw serverMisconfigured('TEMPORAL_ADDRESS');
     const { productId, stores } = await ctx.tx(async (trx) => ({
-      productId: await productIdOf(trx, input),
+      productId: await resolveProductRef(trx, input),
       stores: targetsOf(await providerSetups(trx)).filter((t) => isStoreProvider(t.provider) && t.mode === 'live'),
     }));
     try {

@@ -68,13 +68,11 @@ documentedAs.add(paging.offset, {
 
 export const provider = z.enum(PROVIDERS);
 export const mode = z.enum(MODES);
-export const uuid = z.string();
 /**
  * A resource id: a uuid, documented as `format: uuid`. Input ids are not validated as such:
  * a malformed id gets the same 404 as a missing one, so existence never leaks.
  */
 export const id = (description = 'id (uuid)') => z.string().meta({ description, format: 'uuid' });
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const filter = z.string().min(1).max(200);
 
 export function pageOf<T extends z.ZodType>(row: T) {

@@ -1,10 +1,10 @@
 import { isPremiumState } from '../../domain/entitlement';
 import { isProductSynced } from '../../domain/product-sync';
+import type { Row } from '../../db/row';
 import { iso, isoReq } from './paging';
 
 /** Row → public shape. Columns not named here (ciphertexts above all) never leave the service. */
 
-type Row = Record<string, any>;
 
 export function productRef(r: Row) {
   return { provider: r.provider, mode: r.mode, external_id: r.external_id, synced_version: r.synced_version, synced_at: isoReq(r.synced_at) };

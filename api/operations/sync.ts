@@ -1,14 +1,15 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { driftFindings, DRIFT_KINDS, type DriftFinding } from '../../domain/drift';
-import type { ProviderId } from '../../domain/providers';
-import { driftDbFacts, missingLinks, providerSetups, targetsOf, type ProviderSetup } from '../../db/sync-facts';
-import { readDriftSnapshots, startSyncRun } from '../../temporal/workflow-starts';
-import type { ProviderWork, SyncOutcome, SyncRunInput, SyncRunResult } from '../../workflows/sync-run';
+import { driftFindings, DRIFT_KINDS, subjectOf, type DriftFinding } from '../../domain/drift';
+import { isUuid } from '../../domain/ids';
+import { confirmCountOf, driftIncomplete, syncTargets, unreadTargets, type SyncOutcome, type SyncRefusal } from '../../domain/sync-plan';
+import { driftDbFacts, productToSync, providerSetupFacts } from '../../db/sync-facts';
+import { readDriftSnapshots, startSyncRun, syncGateOf } from '../../temporal/workflow-starts';
+import type { SyncRunAnswer, SyncRunInput, SyncRunResult } from '../../workflows/sync-run';
 import { ApiError, notFound, serverMisconfigured } from '../errors';
 import { defineOperation, type OperationContext } from './types';
-import { id, provider, UUID_RE } from './schemas';
+import { id, provider } from './schemas';
 
 const findingRow = z.object({
   kind: z.enum(DRIFT_KINDS),
@@ -62,56 +63,48 @@ function temporalOf(ctx: OperationContext) {
   return ctx.services.temporal.client;
 }
 
-/** The drift report as of now: every provider read, or 503 naming those that could not be. */
-async function currentDrift(ctx: OperationContext): Promise<{ findings: DriftFinding[]; setups: Map<ProviderId, ProviderSetup> }> {
-  const setups = await ctx.tx((trx) => providerSetups(trx));
-  const targets = targetsOf(setups);
+// ── Rendering: structured findings and outcomes become the API's rows (subject strings) here only.
+const renderFinding = (f: DriftFinding) => ({ kind: f.kind, subject: subjectOf(f), provider: f.provider, mode: f.mode, automatable: f.automatable, detail: f.detail });
+const renderOutcome = (o: SyncOutcome) => ({ subject: subjectOf(o), ok: o.ok, skipped: o.skipped, detail: o.detail });
+
+/** A run's refusal, answered with the status its code has always had. */
+function refusalError(r: SyncRefusal): ApiError {
+  if (r.refused === 'drift_incomplete') return new ApiError(503, 'drift_incomplete', r.detail);
+  if (r.refused === 'count_mismatch') return new ApiError(409, 'count_mismatch', r.detail, { expected: r.expected, received: r.received, requiresConfirmation: true });
+  return new ApiError(409, 'sync_in_progress', r.detail);
+}
+
+const isRefusal = (a: SyncRunAnswer | { accepted: true }): a is SyncRefusal => 'refused' in a;
+
+/** The drift report as of now (GET /v1/sync): every provider read, or 503 naming those that could not be. */
+async function currentDrift(ctx: OperationContext): Promise<DriftFinding[]> {
+  const setups = await ctx.tx((trx) => providerSetupFacts(trx));
+  const targets = syncTargets(setups);
   const outcomes = targets.length ? await readDriftSnapshots(temporalOf(ctx), ctx.services.config.taskQueue, ctx.tenantId, crypto.randomUUID(), targets) : [];
-  const missing = outcomes.filter((o) => !o.snapshot);
-  if (missing.length) {
-    const names = missing.map((o) => `${o.target.provider} (${o.target.mode}): ${o.reason}`).join('; ');
-    throw new ApiError(503, 'drift_incomplete', `Could not read ${names}. The count is unknown, so nothing is reported or drained; retry when the provider answers.`);
-  }
+  const incomplete = driftIncomplete(unreadTargets(outcomes));
+  if (incomplete) throw refusalError(incomplete);
   const snapshots = new Map(outcomes.map((o) => [`${o.target.provider}:${o.target.mode}`, o.snapshot!]));
-  const facts = await ctx.tx((trx) => driftDbFacts(trx, setups, snapshots));
-  return { findings: driftFindings(facts), setups };
+  return driftFindings(await ctx.tx((trx) => driftDbFacts(trx, setups, snapshots)));
 }
 
 const uiLink = (ctx: OperationContext, workflowId: string) =>
   `<${ctx.services.config.temporalUiUrl}/namespaces/${encodeURIComponent(ctx.services.config.temporalNamespace)}/workflows/${encodeURIComponent(workflowId)}>; rel="related"; title="Temporal UI"`;
 
-/** Take the tenant's drain lock (a running sync_runs row): a second concurrent drain is 409. */
-async function openRun(ctx: OperationContext, kind: SyncRunInput['kind'], confirmCount: number | null): Promise<string> {
-  const runId = crypto.randomUUID();
-  try {
-    await ctx.tx((trx) => trx('sync_runs').insert({ id: runId, tenant_id: ctx.tenantId, kind, status: 'running', confirm_count: confirmCount, requested_by: ctx.principal.keyId }));
-  } catch (e) {
-    if ((e as { code?: string }).code === '23505') throw new ApiError(409, 'sync_in_progress', 'A sync for this tenant is running; wait for it (GET /v1/sync/events?run_id=…) and retry.');
-    throw e;
-  }
-  return runId;
-}
-
-/** Start the run's workflow; if that fails, release the lock so nothing stays half-open. */
+/** Start the run's workflow (it gates, takes the drain lock and plans itself). */
 async function launch(ctx: OperationContext, input: SyncRunInput) {
   try {
     return await startSyncRun(temporalOf(ctx), ctx.services.config.taskQueue, input);
   } catch (e) {
-    await ctx.tx((trx) => trx('sync_runs').where({ id: input.runId }).del());
     if (e instanceof WorkflowExecutionAlreadyStartedError) throw new ApiError(409, 'sync_in_progress', 'That run is already running.');
     throw e;
   }
 }
 
-function skippedProviders(setups: Map<ProviderId, ProviderSetup>, only?: ProviderId): SyncOutcome[] {
-  return [...setups.entries()]
-    .filter(([p, s]) => s.modes.length === 0 && (!only || p === only))
-    .map(([p, s]) => ({
-      subject: `provider:${p}`,
-      ok: false,
-      skipped: true,
-      detail: s.connection.is_active ? `${p} holds no credential to sync with; enter one in the dashboard` : `the ${p} connection is inactive`,
-    }));
+/** The run's answer, or its refusal as the API error. */
+async function outcomeOf(handle: Awaited<ReturnType<typeof launch>>): Promise<SyncRunResult> {
+  const answer = (await handle.result()) as SyncRunAnswer;
+  if (isRefusal(answer)) throw refusalError(answer);
+  return answer;
 }
 
 export const getSyncReport = defineOperation({
@@ -123,10 +116,9 @@ export const getSyncReport = defineOperation({
   output: driftBody,
   rest: { method: 'GET', path: '/sync' },
   errors: [503],
-  tool: { name: 'billing_sync_report', description: 'Drift report. Read confirm_count here and pass it to billing_sync_run.' },
   async handler(ctx) {
-    const { findings } = await currentDrift(ctx);
-    return { tenant_id: ctx.tenantId, confirm_count: findings.length, findings };
+    const findings = await currentDrift(ctx);
+    return { tenant_id: ctx.tenantId, confirm_count: confirmCountOf(findings), findings: findings.map(renderFinding) };
   },
 });
 
@@ -140,43 +132,26 @@ export const runSync = defineOperation({
   rest: { method: 'POST', path: '/sync' },
   errors: [409, 503],
   responses: {
-    202: { description: 'Accepted (Prefer: respond-async): the run goes on; follow it with GET /sync/events?run_id=', schema: accepted },
+    202: { description: 'Accepted (Prefer: respond-async): the run passed the gate and goes on; follow it with GET /sync/events?run_id=', schema: accepted },
     409: { description: 'count_mismatch (with the CountMismatch fields) or sync_in_progress', schema: z.union([countMismatch, z.object({ error: z.string(), detail: z.string() })]) },
   },
-  tool: { name: 'billing_sync_run', description: 'Run the sync drain. Needs confirm_count from billing_sync_report; writes to live providers.', destructive: true },
   async handler(ctx, input) {
-    const { findings, setups } = await currentDrift(ctx);
-    const received = input.confirm_count ?? null;
-    if (received !== findings.length) {
-      throw new ApiError(409, 'count_mismatch', `${findings.length} item(s) need attention now; re-read GET /v1/sync and retry with its confirm_count.`, {
-        expected: findings.length,
-        received,
-        requiresConfirmation: true,
-      });
-    }
-    const runId = await openRun(ctx, 'sync', received);
-    const activeIds = await ctx.tx((trx) => trx('products').where({ active: true }).orderBy('sku').select('id', 'sku'));
-    const skuOf = new Map<string, string>(activeIds.map((p: { id: string; sku: string }) => [p.id, p.sku]));
-    const idOf = new Map<string, string>(activeIds.map((p: { id: string; sku: string }) => [p.sku, p.id]));
-    const work: ProviderWork[] = [];
-    for (const target of targetsOf(setups)) {
-      const here = findings.filter((f) => f.provider === target.provider && f.mode === target.mode && f.kind === 'product-missing-at-provider');
-      const products = here.filter((f) => f.automatable).map((f) => ({ productId: idOf.get(f.subject.slice('product:'.length))!, sku: f.subject.slice('product:'.length) }));
-      const blocked = new Set(here.filter((f) => !f.automatable).map((f) => f.subject));
-      const linkable = activeIds.filter((p: { sku: string }) => !blocked.has(`product:${p.sku}`)).map((p: { id: string }) => p.id);
-      const links = (await ctx.tx((trx) => missingLinks(trx, target, linkable))).map((l) => ({ ...l, sku: skuOf.get(l.productId)! }));
-      if (products.length || links.length) work.push({ target, products, links });
-    }
-    const run: SyncRunInput = { tenantId: ctx.tenantId, runId, kind: 'sync', work, needsHuman: findings.filter((f) => !f.automatable), skipped: skippedProviders(setups) };
-    const handle = await launch(ctx, run);
-    ctx.response.headers.Link = uiLink(ctx, handle.workflowId);
+    // One workflow does it all: reads the providers, judges drift, checks the count, takes the lock, drains.
+    const runId = crypto.randomUUID();
+    const handle = await launch(ctx, { tenantId: ctx.tenantId, runId, kind: 'sync', requestedBy: ctx.principal.keyId ?? null, confirmCount: input.confirm_count ?? null });
     if (ctx.preferAsync) {
+      // 202 only once the gate passed: a refusal keeps its own code. A run that ended before the
+      // update reached it (refused at once) answers through its result instead.
+      const gate = await syncGateOf(handle).catch(() => outcomeOf(handle).then(() => ({ accepted: true as const })));
+      if (isRefusal(gate)) throw refusalError(gate);
+      ctx.response.headers.Link = uiLink(ctx, handle.workflowId);
       ctx.response.status = 202;
       ctx.response.headers['Preference-Applied'] = 'respond-async';
       return { run_id: runId, status: 'running' as const };
     }
-    const { verdicts: _verdicts, ...result } = (await handle.result()) as SyncRunResult;
-    return result;
+    const { verdicts: _verdicts, ...result } = await outcomeOf(handle);
+    ctx.response.headers.Link = uiLink(ctx, handle.workflowId);
+    return { ...result, skipped: result.skipped.map(renderOutcome), failed: result.failed.map(renderOutcome), needs_human: result.needs_human.map(renderFinding) };
   },
 });
 
@@ -192,25 +167,20 @@ export const syncProduct = defineOperation({
   output: productSyncBody,
   rest: { method: 'POST', path: '/products/{id}/sync', query: ['provider'], noBody: true },
   errors: [404, 409],
-  tool: { name: 'billing_sync_product', description: 'Sync one product to its providers (the only onboarding step that writes to a live provider). Read every verdict: a 200 can hold failures.' },
   async handler(ctx, input) {
-    const product = UUID_RE.test(input.id) ? await ctx.tx((trx) => trx('products').where({ id: input.id }).first('id', 'sku')) : undefined;
+    const product = isUuid(input.id) ? await ctx.tx((trx) => productToSync(trx, input.id)) : undefined;
     if (!product) throw notFound('product');
-    const setups = await ctx.tx((trx) => providerSetups(trx));
-    const runId = await openRun(ctx, 'product-sync', null);
-    const work: ProviderWork[] = [];
-    for (const target of targetsOf(setups).filter((t) => !input.provider || t.provider === input.provider)) {
-      const links = (await ctx.tx((trx) => missingLinks(trx, target, [product.id]))).map((l) => ({ ...l, sku: product.sku }));
-      work.push({ target, products: [{ productId: product.id, sku: product.sku }], links });
-    }
-    const skipped = skippedProviders(setups, input.provider);
-    if (input.provider && !setups.has(input.provider)) {
-      skipped.push({ subject: `provider:${input.provider}`, ok: false, skipped: true, detail: `${input.provider} is not connected to this account` });
-    }
-    const handle = await launch(ctx, { tenantId: ctx.tenantId, runId, kind: 'product-sync', work, needsHuman: [], skipped });
+    const runId = crypto.randomUUID();
+    const handle = await launch(ctx, {
+      tenantId: ctx.tenantId,
+      runId,
+      kind: 'product-sync',
+      requestedBy: ctx.principal.keyId ?? null,
+      product,
+      only: input.provider,
+    });
+    const r = await outcomeOf(handle);
     ctx.response.headers.Link = uiLink(ctx, handle.workflowId);
-    const r = (await handle.result()) as SyncRunResult;
-    return { product_id: product.id, sku: product.sku, run_id: runId, ok: r.ok && r.skipped.length === 0, synced: r.synced, verdicts: r.verdicts };
+    return { product_id: product.productId, sku: product.sku, run_id: runId, ok: r.ok && r.skipped.length === 0, synced: r.synced, verdicts: r.verdicts };
   },
 });
-

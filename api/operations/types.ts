@@ -1,4 +1,4 @@
-import type { Knex } from 'knex';
+import type { Tx } from '../../db/transaction';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Scope } from '../../domain/scopes';
@@ -12,7 +12,7 @@ export interface OperationContext {
   services: Services;
   log: Logger;
   /** Run DB work as this tenant (RLS transaction). */
-  tx<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
+  tx<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
   /** The caller asked for an asynchronous answer (REST `Prefer: respond-async`). */
   preferAsync: boolean;
   /** What the handler adds to the HTTP answer (a 202 status, a Link header); the tool surface ignores it. */
@@ -29,16 +29,10 @@ export interface RestBinding {
   noBody?: boolean;
 }
 
-export interface ToolBinding {
-  name: `billing_${string}`;
-  description: string;
-  destructive?: boolean;
-  idempotent?: boolean;
-}
-
 /**
- * One management operation, declared once. REST routes, tools, the OpenAPI document,
- * scope checks, validation and auditing are all generated from these fields.
+ * One management operation, declared once. REST routes, the OpenAPI document, scope checks,
+ * validation and auditing are all generated from these fields; api/tools/tool-list.ts says
+ * which operations are tools, and how.
  */
 export interface Operation<I extends z.ZodType = z.ZodType> {
   name: string;
@@ -50,7 +44,6 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
   /** Response body schema (documentation and test validation). */
   output: z.ZodType;
   rest?: RestBinding;
-  tool?: ToolBinding;
   /** Error responses this operation can give besides the common ones (for OpenAPI). */
   errors?: number[];
   /** Responses with a body of their own (a 202, a 409 with extra fields), for OpenAPI. */

@@ -1,4 +1,7 @@
 import type { Knex } from 'knex';
+import { findAppByPublishableKey } from '../../db/apps';
+import { looksLikeSecretKey, publishableKeyMode } from '../../domain/keys';
+import { authorizationHeaders, parseBearer } from '../auth';
 import { ApiError } from '../errors';
 import { addressBucket, clientRateHeaders, clientRateLimited, takeClientTokens, tenantBucket, userBucket, type BucketSpec } from './limits';
 
@@ -9,7 +12,6 @@ export interface AppPrincipal {
   mode: 'test' | 'live';
 }
 
-const PK_RE = /^pk_(test|live)_[0-9A-Za-z]{16,}$/;
 const invalidKey = (detail: string) =>
   new ApiError(401, 'invalid_api_key', detail, {}, { 'WWW-Authenticate': 'Bearer realm="billing-sdk"' });
 
@@ -39,15 +41,14 @@ export async function admitPublishable(db: Knex, rawHeaders: readonly string[], 
 /** The app behind a publishable key, or 401; spends nothing (refusals elsewhere use it as is). */
 export async function identifyPublishable(db: Knex, rawHeaders: readonly string[]): Promise<AppPrincipal> {
   // Node keeps only the first of repeated Authorization headers; two of them make a malformed request, as on /v1.
-  const authorizations = rawHeaders.flatMap((v, i) => (i % 2 === 1 && rawHeaders[i - 1].toLowerCase() === 'authorization' ? [v] : []));
+  const authorizations = authorizationHeaders(rawHeaders);
   if (authorizations.length > 1) throw invalidKey('Send exactly one Authorization header.');
-  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(authorizations[0] ?? '')?.[1];
+  const token = parseBearer(authorizations[0]);
   if (!token) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
-  if (token.startsWith('sk_')) throw invalidKey('Secret keys are refused on client endpoints: never ship one in an app. Use the app’s publishable key (pk_test_… or pk_live_…).');
-  const m = PK_RE.exec(token);
-  if (!m) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
-  const mode = m[1] as 'test' | 'live';
-  const app = await db('apps').where(mode === 'test' ? { publishable_key_test: token } : { publishable_key_live: token }).first('id', 'tenant_id');
+  if (looksLikeSecretKey(token)) throw invalidKey('Secret keys are refused on client endpoints: never ship one in an app. Use the app’s publishable key (pk_test_… or pk_live_…).');
+  const mode = publishableKeyMode(token);
+  if (!mode) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
+  const app = await findAppByPublishableKey(db, mode, token);
   if (!app) throw invalidKey('Unknown publishable key.');
   return { tenantId: app.tenant_id, appId: app.id, mode };
 }

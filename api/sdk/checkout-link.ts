@@ -1,11 +1,10 @@
 import type { Knex } from 'knex';
 import { WEB_PROVIDERS, isProvider } from '../../domain/providers';
+import { findCheckoutLinks } from '../../db/checkout-links';
 import { withTenant } from '../../db/tenant-tx';
 import { assertNoNulBytes } from '../body-rules';
 import { ApiError } from '../errors';
 import type { AppPrincipal as SdkPrincipal } from './auth';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * GET /v1/sdk/checkout?plan_id=… → the provider-hosted checkout URL of the plan: the
@@ -24,23 +23,10 @@ export async function checkoutLink(db: Knex, who: SdkPrincipal, query: Record<st
     throw new ApiError(400, 'invalid_request', `provider must be one of ${WEB_PROVIDERS.join(', ')}.`, { param: 'provider' });
 
   const link = await withTenant(db, who.tenantId, async (trx) => {
-    const q = trx('payment_links as l')
-      .join('products as p', 'p.id', 'l.product_id')
-      .where('l.app_id', who.appId)
-      .where('l.mode', who.mode)
-      .whereIn('l.provider', provider ? [provider] : [...WEB_PROVIDERS])
-      .where('p.active', true)
-      .where((w) => {
-        w.where('p.sku', planId);
-        if (UUID_RE.test(planId)) w.orWhere('p.id', planId);
-      })
-      .select('l.provider', 'l.mode', 'l.url', 'p.id as product_id', 'p.sku');
-    const rows = await q;
+    const rows = await findCheckoutLinks(trx, { appId: who.appId, mode: who.mode, providers: provider ? [provider] : WEB_PROVIDERS, planId });
     rows.sort((a, b) => WEB_PROVIDERS.indexOf(a.provider) - WEB_PROVIDERS.indexOf(b.provider));
     return rows[0];
   });
   if (!link) throw new ApiError(404, 'not_found', `No ${who.mode} payment link for plan "${planId}" in this app.`, { param: 'plan_id' });
   return { object: 'checkout_link' as const, plan_id: planId, product_id: link.product_id, sku: link.sku, provider: link.provider, mode: link.mode, url: link.url };
 }
-
-

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import { pruneIdleClientBuckets, takeClientBucketTokens } from '../../db/client-limits';
+import { pruneExpiredMisses } from '../../db/store-purchase-misses';
 import { ApiError } from '../errors';
 
 /**
@@ -52,17 +54,11 @@ export interface ClientDecision {
 export async function takeClientTokens(db: Knex, tenantId: string, specs: BucketSpec[]): Promise<ClientDecision> {
   // A fixed lock order (by name) keeps concurrent requests that share buckets from deadlocking.
   const buckets = [...new Map(specs.map((s) => [s.name, s])).values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const { rows } = await db.raw('select ok, levels from take_client_tokens(?::uuid, ?::text[], ?::float8[], ?::float8[])', [
-    tenantId,
-    buckets.map((b) => b.name),
-    buckets.map((b) => b.capacity),
-    buckets.map((b) => b.refillPerSecond),
-  ]);
+  const { ok, levels } = await takeClientBucketTokens(db, tenantId, buckets);
   maybePrune(db);
-  const levels = (rows[0].levels as number[]).map(Number);
   let tightest = 0;
   for (let i = 1; i < buckets.length; i++) if (levels[i] / buckets[i].capacity < levels[tightest] / buckets[tightest].capacity) tightest = i;
-  if (rows[0].ok) return { allowed: true, tightest: buckets[tightest], remaining: Math.floor(levels[tightest]), retryAfterSeconds: 0 };
+  if (ok) return { allowed: true, tightest: buckets[tightest], remaining: Math.floor(levels[tightest]), retryAfterSeconds: 0 };
   // Refused: wait for the slowest of the empty buckets.
   let wait = 1;
   let worst = buckets[tightest];
@@ -81,9 +77,8 @@ export async function takeClientTokens(db: Knex, tenantId: string, specs: Bucket
  */
 function maybePrune(db: Knex): void {
   if (Math.random() >= 1 / 2000) return;
-  void db
-    .raw(`delete from client_rate_limit_buckets where refreshed_at < now() - make_interval(secs => ?)`, [PRUNE_AFTER_S])
-    .then(() => db.raw('delete from store_purchase_misses where expires_at < now()'))
+  void pruneIdleClientBuckets(db, PRUNE_AFTER_S)
+    .then(() => pruneExpiredMisses(db))
     .catch(() => undefined); // best effort: the next prune catches up
 }
 

@@ -1,11 +1,12 @@
 import type { Knex } from 'knex';
+import { findPublishedPaywall } from '../../db/paywalls';
 import { withTenant } from '../../db/tenant-tx';
 import { notFound } from '../errors';
 import type { AppPrincipal as SdkPrincipal } from './auth';
 
 /** GET /v1/sdk/paywall → the tenant's *published* paywall configuration; 404 while unpublished. */
 export async function publishedPaywall(db: Knex, who: SdkPrincipal) {
-  const row = await withTenant(db, who.tenantId, (trx) => trx('paywalls').whereNotNull('published_at').first('config', 'published_config', 'published_at', 'updated_at'));
+  const row = await withTenant(db, who.tenantId, (trx) => findPublishedPaywall(trx));
   if (!row) throw notFound('published paywall');
   return { object: 'paywall' as const, config: row.published_config ?? row.config, published_at: new Date(row.published_at).toISOString() };
 }

@@ -1,11 +1,10 @@
-import type { Knex } from 'knex';
 import { sha256Hex } from '../../providers/purchase-ref';
 
 /**
- * Purchase tokens the store answered 404 for, per tenant, for a short while (table
- * `store_purchase_misses`, migration 013). The same unknown token sent again is then refused
- * from here, with no workflow and no store call. Short, because a store can be a moment
- * behind a purchase the device has just made.
+ * Purchase tokens the store answered 404 for are remembered per tenant for a short while
+ * (db/store-purchase-misses.ts). The same unknown token sent again is then refused from there,
+ * with no workflow and no store call. Short, because a store can be a moment behind a purchase
+ * the device has just made.
  */
 export const MISS_TTL_SECONDS = 120;
 
@@ -19,20 +18,3 @@ export const missKey = (
   mode: 'test' | 'live',
   body: { provider: 'store_android'; purchase_token: string } | { provider: 'store_ios'; signed_transaction: string },
 ) => sha256Hex(`${connectionId}:${mode}:${body.provider === 'store_android' ? body.purchase_token : body.signed_transaction}`);
-
-export async function isKnownMiss(db: Knex, tenantId: string, provider: string, tokenHash: string): Promise<boolean> {
-  const { rows } = await db.raw(
-    'select 1 from store_purchase_misses where tenant_id = ? and provider = ? and token_hash = ? and expires_at > now()',
-    [tenantId, provider, tokenHash],
-  );
-  return rows.length > 0;
-}
-
-export async function rememberMiss(db: Knex, tenantId: string, provider: string, tokenHash: string): Promise<void> {
-  await db.raw(
-    `insert into store_purchase_misses (tenant_id, provider, token_hash, expires_at)
-     values (?, ?, ?, now() + make_interval(secs => ?))
-     on conflict (tenant_id, provider, token_hash) do update set expires_at = excluded.expires_at`,
-    [tenantId, provider, tokenHash, MISS_TTL_SECONDS],
-  );
-}

@@ -4,6 +4,7 @@ import type { Services } from '../services';
 import { admitPublishable } from './auth';
 import { subscriberView } from './subscriber';
 import { registerStorePurchaseRoute } from './store-purchases';
+import { parseWait, waitForPremium } from './subscriber-wait';
 
 /** `/v1/sdk/*`: what client apps call with a publishable key. */
 export function sdkRouter(services: Services): Router {
@@ -17,7 +18,22 @@ export function sdkRouter(services: Services): Router {
     ctx.state.tenantId = principal.tenantId;
     ctx.set(rateHeaders);
     if (!valid) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
-    ctx.body = await subscriberView(services.db, principal, appUserId);
+    // ?wait_for=premium: a bounded long-poll (api/sdk/subscriber-wait.ts); it spent the same tokens as a read.
+    const wait = parseWait(ctx.query);
+    if (!wait) {
+      ctx.body = await subscriberView(services.db, principal, appUserId);
+      return;
+    }
+    const gone = new AbortController();
+    const onClose = () => !ctx.res.writableFinished && gone.abort();
+    ctx.res.once('close', onClose);
+    try {
+      const view = await waitForPremium(services, principal, appUserId, wait.timeoutMs, gone.signal);
+      if (view) ctx.body = view;
+      else ctx.status = 499; // the client went away (nginx's "client closed request"); nothing is sent
+    } finally {
+      ctx.res.off('close', onClose);
+    }
   });
 
   registerStorePurchaseRoute(router, services);

@@ -1,18 +1,19 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import { connectionForApp, listConnectionsSafe, type SafeConnection } from '../../db/connections';
+import { isKnownMiss, rememberMiss } from '../../db/store-purchase-misses';
 import { withTenant } from '../../db/tenant-tx';
 import { speakingConnection } from '../../domain/connection-choice';
 import { sealPurchase } from '../../providers/purchase-ref';
 import { registerStorePurchase } from '../../temporal/workflow-starts';
 import { assertNoNulBytes } from '../body-rules';
 import { ApiError, invalidRequest } from '../errors';
-import { within } from '../health';
+import { callWithin } from '../../temporal/client';
 import { readJsonObject } from '../json-body';
 import type { Services } from '../services';
 import { admitPublishable } from './auth';
 import { clientRateLimited, registrationBucket, takeClientTokens } from './limits';
-import { isKnownMiss, missKey, rememberMiss } from './purchase-misses';
+import { MISS_TTL_SECONDS, missKey } from './purchase-misses';
 import { subscriberView } from './subscriber';
 
 const appUserId = z.string().min(1, 'must be 1–200 characters').max(200, 'must be 1–200 characters');
@@ -95,27 +96,24 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     const client = services.temporal.client;
     let result;
     try {
-      result = await within(
-        WAIT_MS,
-        client.withDeadline(Date.now() + WAIT_MS, () =>
-          registerStorePurchase(client, services.config.taskQueue, {
-            tenantId: principal.tenantId,
-            provider: body.provider,
-            connectionId: conn.id,
-            mode: principal.mode,
-            appUserId: body.app_user_id,
-            // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
-            ...(body.provider === 'store_android'
-              ? { purchase: sealPurchase(vault, principal.tenantId, 'store_android', body.purchase_token), storeProductId: body.product_id }
-              : { signedTransaction: body.signed_transaction }),
-          }),
-        ),
+      result = await callWithin(client, WAIT_MS, () =>
+        registerStorePurchase(client, services.config.taskQueue, {
+          tenantId: principal.tenantId,
+          provider: body.provider,
+          connectionId: conn.id,
+          mode: principal.mode,
+          appUserId: body.app_user_id,
+          // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
+          ...(body.provider === 'store_android'
+            ? { purchase: sealPurchase(vault, principal.tenantId, 'store_android', body.purchase_token), storeProductId: body.product_id }
+            : { signedTransaction: body.signed_transaction }),
+        }),
       );
     } catch {
       // Still running or not started: the same request again joins or starts the same workflow.
       throw new ApiError(503, 'temporarily_unavailable', 'The purchase is being registered; retry shortly.', {}, { 'Retry-After': '2' });
     }
-    if (!result.ok && result.error === 'purchase_not_found') await rememberMiss(services.db, principal.tenantId, body.provider, missHash);
+    if (!result.ok && result.error === 'purchase_not_found') await rememberMiss(services.db, principal.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
     if (!result.ok) throw new ApiError(result.status, result.error, result.detail, {}, result.status === 503 ? { 'Retry-After': '5' } : {});
     // Joined a run another app user started for the same token: theirs.
     if (result.app_user_id !== body.app_user_id) throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');

@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
+import { readSubscriberRows } from '../../db/subscriptions';
 import { withTenant } from '../../db/tenant-tx';
-import { cacheTtlSeconds, isPremiumState } from '../../domain/entitlement';
+import { cacheTtlSeconds, isPremium, isPremiumState } from '../../domain/entitlement';
 import { iso } from '../operations/paging';
+import type { Row } from '../../db/row';
 import type { AppPrincipal } from './auth';
 
 /**
@@ -9,16 +11,8 @@ import type { AppPrincipal } from './auth';
  * purchase registration share it. A pk_test_ key sees sandbox entitlements only, pk_live_ live ones.
  */
 export async function subscriberView(db: Knex, principal: AppPrincipal, appUserId: string) {
-  const sandbox = principal.mode === 'test';
-  const { ents, subs } = await withTenant(db, principal.tenantId, async (trx) => ({
-    ents: await trx('entitlements as e')
-      .leftJoin('products as p', 'p.id', 'e.product_id')
-      .where({ 'e.app_user_id': appUserId, 'e.is_sandbox': sandbox })
-      .orderBy('e.created_at')
-      .select('e.provider', 'e.state', 'e.is_sandbox', 'e.product_id', 'p.sku', 'e.expires_at', 'e.grace_until', 'e.updated_at'),
-    subs: await trx('subscriptions').where({ app_user_id: appUserId, mode: principal.mode }).select('status'),
-  }));
-  const entitlements = ents.map((e: any) => ({
+  const { ents, subs } = await withTenant(db, principal.tenantId, (trx) => readSubscriberRows(trx, appUserId, principal.mode));
+  const entitlements = ents.map((e: Row) => ({
     provider: e.provider,
     state: e.state,
     is_active: isPremiumState(e.state),
@@ -33,7 +27,7 @@ export async function subscriberView(db: Knex, principal: AppPrincipal, appUserI
     object: 'subscriber' as const,
     app_user_id: appUserId,
     mode: principal.mode,
-    is_premium: entitlements.some((e) => e.is_active),
+    is_premium: isPremium(entitlements),
     entitlements,
     cache_ttl_seconds: cacheTtlSeconds(subs),
   };

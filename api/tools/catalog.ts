@@ -1,21 +1,20 @@
 import { z } from 'zod';
-import type { Operation } from '../operations/types';
+import type { ToolAnnotations, ToolEntry } from './tool-list';
 
 /**
- * Tools are made from the operation table: every operation with a `tool` binding, its input
- * and output schemas, and annotations from what it does. An operation that names a product in
- * its REST path (`/products/{id}`) takes `product_id` or `sku` as a tool.
+ * The tool server's catalogue, made from the tool list (api/tools/tool-list.ts): each tool's
+ * definition for `tools/list`, with the input and output schemas of the operation it runs. A
+ * tool that names a product takes `product_id` or `sku` in place of the operation's `id`.
  */
 export interface ToolDescriptor {
-  op: Operation;
-  names: 'product' | null;
+  entry: ToolEntry;
   definition: {
     name: string;
     title: string;
     description: string;
     inputSchema: Record<string, unknown>;
     outputSchema: Record<string, unknown>;
-    annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+    annotations: { title: string } & ToolAnnotations;
   };
 }
 
@@ -25,15 +24,11 @@ const json = (s: z.ZodType, io: 'input' | 'output') => {
   return out;
 };
 
-const titleOf = (name: string) => name.replace(/^billing_/, '').split('_').map((w) => w[0].toUpperCase() + w.slice(1)).join(' ');
-
-export function toolCatalog(ops: Operation[]): Map<string, ToolDescriptor> {
+export function toolCatalog(tools: readonly ToolEntry[]): Map<string, ToolDescriptor> {
   const out = new Map<string, ToolDescriptor>();
-  for (const op of ops) {
-    if (!op.tool) continue;
-    const names = op.rest?.path.startsWith('/products/{id}') ? ('product' as const) : null;
-    const input = json(op.input, 'input') as { type: string; properties?: Record<string, unknown>; required?: string[]; additionalProperties?: boolean };
-    if (names) {
+  for (const entry of tools) {
+    const input = json(entry.operation.input, 'input') as { type: string; properties?: Record<string, unknown>; required?: string[]; additionalProperties?: boolean };
+    if (entry.namesProduct) {
       const { id: _id, ...rest } = input.properties ?? {};
       input.properties = {
         product_id: { type: 'string', description: 'the product id (uuid); or give sku' },
@@ -42,24 +37,15 @@ export function toolCatalog(ops: Operation[]): Map<string, ToolDescriptor> {
       };
       input.required = (input.required ?? []).filter((r) => r !== 'id');
     }
-    const title = titleOf(op.tool.name);
-    out.set(op.tool.name, {
-      op,
-      names,
+    out.set(entry.name, {
+      entry,
       definition: {
-        name: op.tool.name,
-        title,
-        description: op.tool.description,
+        name: entry.name,
+        title: entry.title,
+        description: entry.description,
         inputSchema: input,
-        outputSchema: json(op.output, 'output'),
-        annotations: {
-          title,
-          readOnlyHint: !op.write,
-          destructiveHint: op.write && op.tool.destructive === true,
-          idempotentHint: op.tool.idempotent ?? !op.write,
-          // Sync operations act on the providers, outside this service.
-          openWorldHint: op.scope === 'products:sync',
-        },
+        outputSchema: json(entry.operation.output, 'output'),
+        annotations: { title: entry.title, ...entry.annotations },
       },
     });
   }

@@ -2,19 +2,17 @@ import type Koa from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { withTenant } from '../../db/tenant-tx';
 import type { Principal } from '../auth';
-import { assertNoNulBytes } from '../body-rules';
 import { ApiError } from '../errors';
 import { admit, precheckKey, verifyKey } from '../gate';
 import { readRawBody } from '../json-body';
 import { toApiError } from '../middleware';
-import { OPERATIONS } from '../operations';
 import { executeOperation } from '../operations/execute';
-import { UUID_RE } from '../operations/schemas';
+import { productRefAsId } from '../operations/product-ref';
 import type { Services } from '../services';
 import { toolCatalog, type ToolDescriptor } from './catalog';
 import { checkOrigin } from './origin';
+import { TOOL_LIST } from './tool-list';
 
 export const INSTRUCTIONS = [
   'Billing tools for one tenant; you have exactly the scopes of the key you were given.',
@@ -41,16 +39,6 @@ function refusal(err: unknown) {
   return { isError: true, content: [{ type: 'text' as const, text }], ...(e.status >= 500 ? {} : {}) };
 }
 
-async function resolveProduct(services: Services, principal: Principal, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { product_id, sku, ...rest } = args;
-  if (product_id !== undefined && sku !== undefined) throw new ApiError(400, 'invalid_request', 'give product_id or sku, not both', { param: 'sku' });
-  if (typeof product_id === 'string') return { ...rest, id: product_id };
-  if (typeof sku !== 'string' || sku === '') throw new ApiError(400, 'invalid_request', 'name the product with product_id or sku', { param: 'product_id' });
-  const row = await withTenant(services.db, principal.tenantId, (trx) => trx('products').where({ sku }).first('id'));
-  if (!row) throw new ApiError(404, 'not_found', `no product with SKU "${sku}"`);
-  return { ...rest, id: row.id };
-}
-
 function buildServer(services: Services, principal: Principal, catalog: Map<string, ToolDescriptor>, meta: { requestId: string; log: Koa.DefaultState['log'] }): Server {
   const server = new Server({ name: 'billing', version: '1.0.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...catalog.values()].map((t) => t.definition) }));
@@ -58,12 +46,11 @@ function buildServer(services: Services, principal: Principal, catalog: Map<stri
     const tool = catalog.get(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
     try {
-      let args = (req.params.arguments ?? {}) as Record<string, unknown>;
-      // The REST body rule, before anything reads the arguments (resolving a SKU queries Postgres, which refuses NUL).
-      assertNoNulBytes(args);
-      if (tool.names === 'product') args = await resolveProduct(services, principal, args);
-      if (typeof args.id === 'string' && tool.names === 'product' && !UUID_RE.test(args.id)) throw new ApiError(404, 'not_found', 'product not found');
-      const result = (await executeOperation(tool.op, principal, args, { requestId: meta.requestId, services, log: meta.log, surface: 'tool' })) as Record<string, unknown>;
+      const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+      // A product named by product_id or sku is resolved inside executeOperation, after the
+      // scope check and the body rules: a key without the scope learns nothing of the catalogue.
+      const resolveInput = tool.entry.namesProduct ? productRefAsId : undefined;
+      const result = (await executeOperation(tool.entry.operation, principal, args, { requestId: meta.requestId, services, log: meta.log, surface: 'tool', resolveInput })) as Record<string, unknown>;
       return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       if (err instanceof McpError) throw err;
@@ -76,12 +63,12 @@ function buildServer(services: Services, principal: Principal, catalog: Map<stri
 /**
  * The tool server (MCP over Streamable HTTP, stateless): the same bearer gate as REST (401 with
  * WWW-Authenticate; the tenant's one rate-limit bucket, one token per request — a JSON-RPC batch
- * is refused before it spends one), then one
- * server per request over the operation table — so scope checks, tenancy, paging clamps, the
+ * is refused before it spends one), then one server per request over the tool list, each tool
+ * running its operation — so scope checks, tenancy, paging clamps, the
  * confirm-count gate and audit are the REST code itself.
  */
 export function toolServer(services: Services): Koa.Middleware {
-  const catalog = toolCatalog(OPERATIONS);
+  const catalog = toolCatalog(TOOL_LIST);
   return async (ctx, next) => {
     if (ctx.path !== '/') return next();
     if (ctx.method !== 'POST') {

@@ -4,14 +4,14 @@ import { paddleAccountRef } from '../../providers/psp_b/webhook';
 const nonEmpty = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 /** Play RTDN: the package name inside the Pub/Sub message's base64 data. */
-function playPackage(body: Record<string, any>): string | null {
+function playPackage(body: { message?: { data?: unknown } }): string | null {
   const data = body?.message?.data;
   if (typeof data !== 'string') return null;
   return nonEmpty(JSON.parse(Buffer.from(data, 'base64').toString('utf8'))?.packageName);
 }
 
 /** App Store Server Notifications V2: the bundle id inside the signed payload's (unverified) body. */
-function appStoreBundle(body: Record<string, any>): string | null {
+function appStoreBundle(body: { signedPayload?: unknown }): string | null {
   const parts = typeof body?.signedPayload === 'string' ? body.signedPayload.split('.') : [];
   if (parts.length !== 3) return null;
   const payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));

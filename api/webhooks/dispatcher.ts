@@ -1,7 +1,9 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { deleteOutboxRows, failOutboxRows, rescheduleOutboxRows, takeDueOutboxRows, type OutboxRow } from '../../db/webhook-deliveries';
 import { logger } from '../../runtime/logger';
-import { within } from '../health';
+import { handoverLatency, handovers } from '../../runtime/metrics';
+import { contextFrom, inSpan } from '../../runtime/tracing';
+import { callWithin } from '../../temporal/client';
 import type { Services } from '../services';
 import { groupKey, handOver, type Handover } from './handover';
 
@@ -40,8 +42,14 @@ export function startDispatcher(services: Services): Dispatcher {
   return d;
 }
 
-/** The running dispatcher (started on demand for a process that did not start one at boot, e.g. a test's in-process api). */
-export const dispatcherFor = startDispatcher;
+/**
+ * Wake the process's dispatcher for a row just stored. It was started at boot; a process that
+ * did not start one does not get one here (work starts with the process, not on first use), and
+ * its rows wait for a process that did.
+ */
+export function kickDispatcher(services: Services): void {
+  dispatchers.get(services)?.kick();
+}
 
 export async function stopDispatcher(services: Services): Promise<void> {
   await dispatchers.get(services)?.stop();
@@ -92,8 +100,15 @@ function createDispatcher(services: Services): Dispatcher {
           for (let group = queue.shift(); group; group = queue.shift()) {
             const g = group;
             try {
-              await within(HANDOVER_TIMEOUT_MS, client.withDeadline(Date.now() + HANDOVER_TIMEOUT_MS, () => handOver(client, services.config.taskQueue, g.map((r) => r.handover))));
+              // The hand-over continues the trace of the group's first receipt (when tracing is on).
+              await inSpan('webhook.handover', { 'billing.kind': g[0].handover.kind, 'billing.rows': g.length }, () =>
+                callWithin(client, HANDOVER_TIMEOUT_MS, () => handOver(client, services.config.taskQueue, g.map((r) => r.handover))),
+                contextFrom(g[0].handover.trace),
+              );
               done.push(...g.map((r) => r.id));
+              handovers.inc({ outcome: 'ok' });
+              const now = Date.now();
+              for (const r of g) handoverLatency.observe((now - new Date(r.created_at).getTime()) / 1000);
             } catch (err) {
               failures.push({ group: g, err });
             }
@@ -161,10 +176,12 @@ function reasonOf(err: unknown): string {
 async function settleFailure(trx: Parameters<typeof deleteOutboxRows>[0], group: OutboxRow<Handover>[], err: unknown) {
   const message = reasonOf(err);
   if (!isRefusal(err)) {
+    handovers.inc({ outcome: 'unavailable' });
     await rescheduleOutboxRows(trx, group.map((r) => r.id), { counted: false, delayMs: UNAVAILABLE_RETRY_MS, error: message });
     return;
   }
   const attempts = Math.max(...group.map((r) => r.attempts)) + 1;
+  handovers.inc({ outcome: attempts >= MAX_HANDOVER_ATTEMPTS ? 'failed' : 'refused' });
   if (attempts >= MAX_HANDOVER_ATTEMPTS) {
     logger.warn({ rows: group.length, attempts }, 'webhook hand-over refused repeatedly; deliveries failed');
     await failOutboxRows(trx, group, `processing could not be started after ${attempts} attempts: ${message}`);

@@ -9,9 +9,13 @@ import type { StoreNotificationInput } from '../../workflows/store-purchase';
  * email stays on the delivery row and a Play token is sealed (providers/purchase-ref.ts), because
  * whatever is handed over lands in a workflow history.
  */
-export type Handover =
+export type Handover = (
   | { kind: 'lifecycle'; tenantId: string; provider: string; customerKey: string; event: LifecycleEvent }
-  | { kind: 'store'; notification: StoreNotificationInput };
+  | { kind: 'store'; notification: StoreNotificationInput }
+) & {
+  /** The receipt's W3C traceparent when tracing is on: the hand-over continues that trace (never sent to the workflow). */
+  trace?: string;
+};
 
 /**
  * Rows with the same key go to Temporal in one call. The tenant is part of every key: two

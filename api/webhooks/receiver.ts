@@ -7,15 +7,18 @@ import type { LifecycleEvent } from '../../domain/subscription';
 import { ProviderUnreachableError } from '../../providers/errors';
 import { sealPurchase } from '../../providers/purchase-ref';
 import type { NormalisedEvent } from '../../providers/types';
-import type { Vault } from '../../providers/vault';
+import type { Vault } from '../../vault/vault';
 import { ApiError } from '../errors';
 import { readRawBody } from '../json-body';
 import type { Services } from '../services';
 import { peekAccount, RECEIVING } from './accounts';
 import { routeCacheFor } from './route-cache';
-import { dispatcherFor } from './dispatcher';
+import { kickDispatcher } from './dispatcher';
 import type { Handover } from './handover';
 import { jsonNestingDepth, MAX_WEBHOOK_DEPTH } from './nesting';
+import { webhookReceipts } from '../../runtime/metrics';
+import { currentTraceparent, inSpan } from '../../runtime/tracing';
+import { receiptOutcome } from '../metrics';
 
 const MAX_ACCOUNT_REF = 255;
 
@@ -40,72 +43,89 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     const provider = m[1];
     if (!isProvider(provider) || !RECEIVING.includes(provider)) throw new ApiError(404, 'not_found', `No webhook receiver for "${provider}".`);
     if (ctx.method !== 'POST') throw new ApiError(405, 'method_not_allowed', 'Webhooks are delivered by POST.', {}, { Allow: 'POST' });
-    const raw = await readRawBody(ctx);
-
-    const refuse = async (tenantId: string | null, reason: string, error: ApiError = unverified()): Promise<never> => {
-      await recordRefusal(services.db, { tenantId, provider, reason, bytes: raw.length });
-      throw error;
-    };
-
-    if (jsonNestingDepth(raw) > MAX_WEBHOOK_DEPTH) {
-      return refuse(null, `payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels`, new ApiError(400, 'webhook_refused', `The payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels.`));
-    }
-    const account = peekAccount(provider, raw);
-    if (!account || account.length > MAX_ACCOUNT_REF) return refuse(null, 'the body names no connected account');
-    if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
-    const routes = routeCacheFor(services);
-    const adapter = services.adapters[provider];
-    const verify = async (fresh: boolean) => {
-      const route = await routes.get(provider, account, fresh);
-      if (!route) return { route, event: null, problem: 'the account is not connected' };
-      if (route.secret === null) return { route, event: null, problem: `signature not verified: ${route.secretProblem}` };
+    // The trace starts here (when tracing is on) and continues through the outbox row's traceparent.
+    await inSpan('webhook.receive', { 'billing.provider': provider }, async (span) => {
       try {
-        return { route, event: await adapter.verifyWebhook({ headers: ctx.headers, rawBody: raw, secret: route.secret }), problem: null };
+        const outcome = await receive(services, ctx, provider);
+        span.setAttribute('billing.outcome', outcome);
+        webhookReceipts.inc({ provider, outcome });
       } catch (err) {
-        // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
-        if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
-        return { route, event: null, problem: `signature not verified: ${(err as Error).message}` };
+        webhookReceipts.inc({ provider, outcome: receiptOutcome(err) });
+        throw err;
       }
-    };
-    // A cached secret that fails is checked once more against a fresh read: the tenant may have just rotated it.
-    let checked = await verify(false);
-    if (!checked.event && checked.route?.cached) checked = await verify(true);
-    const { route: conn, event } = checked;
-    if (!conn) return refuse(null, checked.problem!);
-    if (!event) return refuse(conn.tenant_id, checked.problem!);
-
-    // Verified: the sender is the tenant's provider, so a refusal may now say what is wrong.
-    const store = isStoreProvider(provider);
-    const problem = eventIdProblem({ id: event.id, customer_id: event.customer_external_id, subscription_id: event.subscription_external_id }, store);
-    if (problem) return refuse(conn.tenant_id, problem.detail, new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }));
-
-    const handover = handoverFor(services.vault, provider, conn, event);
-    const stored = await storeDelivery(services.db, {
-      tenantId: conn.tenant_id,
-      provider,
-      eventId: event.id,
-      eventType: event.type,
-      mode: event.mode,
-      payload: redactPayload(event.payload),
-      buyerEmail: handover ? event.email ?? null : null,
-      handover,
-      taskQueue: services.config.taskQueue,
-      noEffectReason: handover ? null : store ? 'no purchase to re-read' : 'no effect on subscriptions',
     });
-    if (stored.queued) dispatcherFor(services).kick();
-    ctx.status = 200;
-    ctx.body = { received: true, id: event.id };
   };
 }
 
+/** Verify and store one delivery; says what became of it. */
+async function receive(services: Services, ctx: Koa.Context, provider: ProviderId): Promise<'queued' | 'duplicate' | 'no_effect'> {
+  const raw = await readRawBody(ctx);
+
+  const refuse = async (tenantId: string | null, reason: string, error: ApiError = unverified()): Promise<never> => {
+    await recordRefusal(services.db, { tenantId, provider, reason, bytes: raw.length });
+    throw error;
+  };
+
+  if (jsonNestingDepth(raw) > MAX_WEBHOOK_DEPTH) {
+    return refuse(null, `payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels`, new ApiError(400, 'webhook_refused', `The payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels.`));
+  }
+  const account = peekAccount(provider, raw);
+  if (!account || account.length > MAX_ACCOUNT_REF) return refuse(null, 'the body names no connected account');
+  if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
+  const routes = routeCacheFor(services);
+  const adapter = services.adapters[provider];
+  const verify = async (fresh: boolean) => {
+    const route = await routes.get(provider, account, fresh);
+    if (!route) return { route, event: null, problem: 'the account is not connected' };
+    if (route.secret === null) return { route, event: null, problem: `signature not verified: ${route.secretProblem}` };
+    try {
+      return { route, event: await adapter.verifyWebhook({ headers: ctx.headers, rawBody: raw, secret: route.secret }), problem: null };
+    } catch (err) {
+      // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
+      if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
+      return { route, event: null, problem: `signature not verified: ${(err as Error).message}` };
+    }
+  };
+  // A cached secret that fails is checked once more against a fresh read: the tenant may have just rotated it.
+  let checked = await verify(false);
+  if (!checked.event && checked.route?.cached) checked = await verify(true);
+  const { route: conn, event } = checked;
+  if (!conn) return refuse(null, checked.problem!);
+  if (!event) return refuse(conn.tenant_id, checked.problem!);
+
+  // Verified: the sender is the tenant's provider, so a refusal may now say what is wrong.
+  const store = isStoreProvider(provider);
+  const problem = eventIdProblem({ id: event.id, customer_id: event.customer_external_id, subscription_id: event.subscription_external_id }, store);
+  if (problem) return refuse(conn.tenant_id, problem.detail, new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }));
+
+  const handover = handoverFor(services.vault, provider, conn, event, currentTraceparent());
+  const stored = await storeDelivery(services.db, {
+    tenantId: conn.tenant_id,
+    provider,
+    eventId: event.id,
+    eventType: event.type,
+    mode: event.mode,
+    payload: redactPayload(event.payload),
+    buyerEmail: handover ? event.email ?? null : null,
+    handover,
+    taskQueue: services.config.taskQueue,
+    noEffectReason: handover ? null : store ? 'no purchase to re-read' : 'no effect on subscriptions',
+  });
+  if (stored.queued) kickDispatcher(services);
+  ctx.status = 200;
+  ctx.body = { received: true, id: event.id };
+  return stored.queued ? 'queued' : stored.inserted ? 'no_effect' : 'duplicate';
+}
+
 /** What processing the event needs, or null when it changes nothing (test pings, types we do not act on). */
-function handoverFor(vault: Vault, provider: ProviderId, conn: { tenant_id: string; connection_id: string }, e: NormalisedEvent): Handover | null {
+function handoverFor(vault: Vault, provider: ProviderId, conn: { tenant_id: string; connection_id: string }, e: NormalisedEvent, trace: string | undefined): Handover | null {
   if (e.kind === 'other' || e.kind === 'test') return null;
   if (provider === 'store_android' || provider === 'store_ios') {
     // A verified store notification is a hint that a purchase changed: its workflow re-reads the purchase.
     if (!e.subscription_external_id) return null;
     return {
       kind: 'store',
+      ...(trace ? { trace } : {}),
       notification: {
         tenantId: conn.tenant_id,
         provider,
@@ -120,7 +140,7 @@ function handoverFor(vault: Vault, provider: ProviderId, conn: { tenant_id: stri
   }
   const customerKey = e.customer_external_id ?? e.subscription_external_id;
   if (!customerKey) return null;
-  return { kind: 'lifecycle', tenantId: conn.tenant_id, provider, customerKey, event: lifecycleEvent(e) };
+  return { kind: 'lifecycle', tenantId: conn.tenant_id, provider, customerKey, event: lifecycleEvent(e), ...(trace ? { trace } : {}) };
 }
 
 /** The event as the lifecycle rules need it: ids, kinds and times, never the buyer's email. */
@@ -138,5 +158,8 @@ function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {
     trial_start: e.trial_start ?? null,
     trial_end: e.trial_end ?? null,
     current_period_end: e.current_period_end ?? null,
+    // Only events that speak about a cancellation carry these (domain/subscription.ts).
+    ...(e.ended_at !== undefined ? { ended_at: e.ended_at } : {}),
+    ...(e.cancel_at !== undefined ? { cancel_at: e.cancel_at } : {}),
   };
 }

@@ -6,7 +6,8 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { createKnex, withDatabase } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
-import { generateSecretKey, hashSecretKey, keyHint } from '../../api/keys';
+import { generateSecretKey, hashSecretKey } from '../../db/key-material';
+import { keyHint } from '../../domain/keys';
 import { SCOPES } from '../../domain/scopes';
 import { ensurePostgres, type PostgresHandle } from '../../runtime/postgres';
 

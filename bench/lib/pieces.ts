@@ -5,12 +5,15 @@ import type { Principal } from '../../api/auth';
 
 import { requestContext } from '../../api/middleware';
 import { executeOperation } from '../../api/operations/execute';
-import { paginate } from '../../api/operations/paging';
+import { paginate } from '../../db/paging';
 import { listEntitlements } from '../../api/operations/read-subscribers';
 import { entitlement } from '../../api/operations/serializers';
 import { takeToken } from '../../api/rate-limit';
 import type { Services } from '../../api/services';
 import { createKnex } from '../../db/knex';
+import { findKeyTakingToken } from '../../db/api-keys';
+import { entitlementPage } from '../../db/entitlements';
+import { hashSecretKey } from '../../db/key-material';
 import { withTenant } from '../../db/tenant-tx';
 import { createLogger } from '../../runtime/logger';
 import { pidsCpu } from './cpu';
@@ -57,8 +60,9 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
     for (const [k, v] of Object.entries(extra)) u.searchParams.set(k, v);
     return u.toString();
   };
+  // Three pools of 20 at most (max_connections is shared): the api's, one without prepared statements, raw pg.
   const kx: Knex = createKnex(url(), { max: 20 });
-  const kxAsync: Knex = createKnex(url({ options: '-c synchronous_commit=off' }), { max: 20 });
+  const kxUnprepared: Knex = createKnex(url(), { max: 20 }, { prepareStatements: false });
   const raw = new pg.Pool({ connectionString: url(), max: 20 });
   const tenants = db.tenants;
   const n = tenants.length;
@@ -91,10 +95,13 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
     { name: 'query, knex builder', trips: 1, what: 'the same query built by knex', concurrency: 16, call: (i) => plain(kx('entitlements')).where('entitlements.tenant_id', t(i).id) },
     { name: 'authenticate()', trips: 1, what: 'SHA-256 + api_keys lookup (+ last_used_at at most once a minute per key)', concurrency: 16, call: (i) => authenticate(kx, t(i).key) },
     { name: 'takeToken(), synchronous_commit=on', trips: 1, what: 'the bucket upsert as the api runs it', concurrency: 16, call: (i) => takeToken(kx, t(i).id) },
-    { name: 'takeToken(), synchronous_commit=off', trips: 1, what: 'the same, commit not waiting for the WAL flush', concurrency: 16, call: (i) => takeToken(kxAsync, t(i).id) },
     { name: 'withTenant(), empty', trips: 3, what: 'BEGIN; set_config(role, tenant); COMMIT — knex transaction', concurrency: 16, call: (i) => withTenant(kx, t(i).id, async () => {}) },
     { name: 'withTenant() + query', trips: 4, what: 'the query under RLS inside the tenant transaction', concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => plain(trx('entitlements'))) },
-    { name: 'withTenant() + paginate()', trips: 4, what: "the handler's DB work: + count subquery + serializer", concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => page(trx('entitlements'))) },
+    { name: 'withTenant() + paginate()', trips: 4, what: "the handler's DB work: + count subquery + serializer (page prepared)", concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => page(trx('entitlements'))) },
+    { name: 'withTenant() + paginate(), unprepared', trips: 4, what: 'the same, the page statement parsed and planned every time', concurrency: 16, call: (i) => withTenant(kxUnprepared, t(i).id, (trx) => page(trx('entitlements'))) },
+    { name: 'withTenant() + entitlementPage()', trips: 4, what: 'what the api runs: the page as written SQL (pageFromSql, prepared) + serializer', concurrency: 16, call: (i) => withTenant(kx, t(i).id, async (trx) => (await entitlementPage(trx, {}, { limit: 50, offset: 0 })).data.map(entitlement)) },
+    { name: 'gate statement (api)', trips: 1, what: 'findKeyTakingToken(): key lookup + bucket take, one prepared statement', concurrency: 16, call: (i) => findKeyTakingToken(kx, hashSecretKey(t(i).key)) },
+    { name: 'gate statement, unprepared', trips: 1, what: 'the same, parsed and planned every time', concurrency: 16, call: (i) => findKeyTakingToken(kxUnprepared, hashSecretKey(t(i).key)) },
     { name: 'what-if: gate in 1 statement', trips: 1, what: 'key lookup + bucket upsert as one CTE (replaces authenticate + takeToken)', concurrency: 16, call: (i) => gateOneStatement(kx, t(i).key) },
     { name: 'what-if: tx in 1 round trip + paginate()', trips: 3, what: 'BEGIN + set_config as one message, no knex transaction object', concurrency: 16, call: (i) => withTenantOneTrip(kx, t(i).id, (q) => page(q('entitlements'))) },
     { name: 'what-if: auth cached (hit)', trips: '0 (1 per key per 10 s)', what: 'authenticate() behind a 10 s in-process cache', concurrency: 16, call: (i) => authenticateCached(kx, t(i).key) },
@@ -142,7 +149,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
       return { calls, nodeUs: (c.user + c.system) / calls, pgUs: (pgMs * 1000) / calls, meanMs: (wall * p.concurrency) / calls };
     },
     async close() {
-      await Promise.all([kx.destroy(), kxAsync.destroy(), raw.end()]);
+      await Promise.all([kx.destroy(), kxUnprepared.destroy(), raw.end()]);
     },
   };
 }

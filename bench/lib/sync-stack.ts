@@ -16,7 +16,7 @@ import { PROVIDERS, type Mode, type ProviderId } from '../../domain/providers';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { createAdapters } from '../../providers';
-import { createVault, generateMasterKey } from '../../providers/vault';
+import { createVault, generateMasterKey } from '../../vault/vault';
 import { loadConfig, type Config } from '../../runtime/config';
 import { createLogger } from '../../runtime/logger';
 import { freePort } from '../../runtime/ports';
@@ -71,7 +71,7 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
   const taskQueue = `bench-sync-${crypto.randomBytes(3).toString('hex')}`;
   const masterKey = generateMasterKey();
   // Production settings, with what production requires (runtime/config.ts) filled in.
-  const prodEnv = { NODE_ENV: 'production', MASTER_KEY: masterKey, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
+  const prodEnv = { NODE_ENV: 'production', METRICS_PORT: '0', MASTER_KEY: masterKey, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
   const config: Config = { ...loadConfig(prodEnv), temporalAddress: temporal.address, taskQueue, providerBaseUrls };
   const vault = createVault(masterKey);
   const { worker, connection: native } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, deps: { db, config, vault, adapters: createAdapters(config) } });

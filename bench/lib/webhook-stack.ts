@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
-import { createConnection } from '../../db/connections';
+import { createConnection, markConnectionProven } from '../../db/connections';
 import { createKnex, withDatabase } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
 import { createTenant } from '../../db/tenants';
@@ -21,7 +21,7 @@ import { withTenant } from '../../db/tenant-tx';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import type { ProviderId } from '../../domain/providers';
-import { createVault, generateMasterKey } from '../../providers/vault';
+import { createVault, generateMasterKey, type Vault } from '../../vault/vault';
 import { freePort } from '../../runtime/ports';
 import { ensureSearchAttributes } from '../../temporal/client';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
@@ -46,8 +46,12 @@ export interface WebhookStack {
   webhookUrl: string;
   tenant: { tenant_id: string; publishable_key: string };
   account: string;
+  /** The psp_a account's API keys (per mode), for benches that build a catalogue at the emulator. */
+  accountKeys: { test: { secret_key: string }; live: { secret_key: string } };
   webhookSecret: string;
   taskQueue: string;
+  /** The processes' MASTER_KEY as a vault: what the bench stores encrypted, they can read. */
+  vault: Vault;
   stop(): Promise<void>;
 }
 
@@ -88,7 +92,9 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     const tenant = await createTenant(db, { name: 'webhook bench' });
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     await withTenant(db, tenant.tenant_id, async (trx) => {
-      await createConnection(trx, vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      const conn = await createConnection(trx, vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      // The emulator's control API handed us this account: it routes events without the probe (docs/providers.md).
+      await markConnectionProven(trx, conn.id, 'control_api');
       await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' });
     });
 
@@ -101,6 +107,8 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_TASK_QUEUE: taskQueue,
       MASTER_KEY: masterKey,
+      // The api and the worker would both claim METRICS_PORT's default; nothing here scrapes it.
+      METRICS_PORT: '0',
       LOG_LEVEL: 'warn',
       DATA_DIR: tmp,
       API_PORT: String(apiPort),
@@ -145,8 +153,10 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       webhookUrl: `http://127.0.0.1:${dashboardPort}/api/webhooks/psp_a`,
       tenant,
       account: acct.account,
+      accountKeys: acct.credentials as WebhookStack['accountKeys'],
       webhookSecret: acct.webhook_secret,
       taskQueue,
+      vault,
       stop,
     };
   } catch (e) {

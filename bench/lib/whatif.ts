@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
-import { KEY_COLUMNS, principalFrom, touchLastUsed, type KeyRow, type Principal } from '../../api/auth';
+import { principalFrom, touchLastUsed, type Principal } from '../../api/auth';
+import { KEY_COLUMNS, type KeyRow } from '../../db/api-keys';
 import { invalidApiKey } from '../../api/errors';
 import { BUCKET_CAPACITY, REFILL_PER_SECOND, takeToken, type RateDecision } from '../../api/rate-limit';
 import { APP_ROLE } from '../../db/tenant-tx';
-import { hashSecretKey } from '../../api/keys';
+import { hashSecretKey } from '../../db/key-material';
+import { isUuid } from '../../domain/ids';
 
 /**
  * Candidate changes to the api's request path, measured beside the production pieces
@@ -18,7 +20,7 @@ export async function authenticate(db: Knex, token: string, now = new Date()): P
   const hash = hashSecretKey(token);
   const row = (await db('api_keys').where({ key_hash: hash }).first(KEY_COLUMNS.split(', '))) as KeyRow | undefined;
   const principal = principalFrom(row, hash, now);
-  touchLastUsed(db, row!, now);
+  void touchLastUsed(db, row!, now);
   return principal;
 }
 
@@ -57,10 +59,9 @@ export async function gateOneStatement(db: Knex, token: string): Promise<{ princ
   return { principal, decision: { allowed: true, remaining: Math.floor(row.tokens), retryAfterSeconds: 0 } };
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** withTenant() with BEGIN + set_config sent as one simple-protocol round trip (the uuid is validated, so inlining is safe). */
 export async function withTenantOneTrip<T>(db: Knex, tenantId: string, work: (q: (table: string) => Knex.QueryBuilder) => Promise<T>): Promise<T> {
-  if (!UUID_RE.test(tenantId)) throw new Error('tenant id must be a uuid');
+  if (!isUuid(tenantId)) throw new Error('tenant id must be a uuid');
   const conn = await db.client.acquireConnection();
   try {
     await db.raw(`begin; select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId}', true)`).connection(conn);

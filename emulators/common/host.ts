@@ -35,7 +35,7 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
 
 /**
  * Hosts one provider emulator: the provider's API (from the module) behind fault injection,
- * and the control API of DESIGN.md under /__control (never faulted).
+ * and the control API of docs/emulators.md under /__control (never faulted).
  */
 export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOptions): Promise<RunningEmulator> {
   const host = opts.host ?? '127.0.0.1';

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
+import { providerKeyMode } from '../../domain/keys';
 import type { Mode, ProviderId } from '../../domain/providers';
 import { RATE_LIMITS, SlidingWindow } from '../../domain/rate-limits';
 
@@ -41,18 +42,18 @@ function scopeOf(provider: ProviderId, ctx: Koa.Context): { key: string; mode: M
   switch (provider) {
     case 'psp_a': {
       const key = bearer(ctx);
-      const mode: Mode = /^(sk|rk)_live_/.test(key) ? 'live' : 'test';
+      const mode: Mode = providerKeyMode('psp_a', key) === 'live' ? 'live' : 'test';
       return { key: `${mode}:${digest(`${key}|${ctx.get('stripe-account')}`)}`, mode };
     }
     case 'psp_b': {
-      const mode: Mode = bearer(ctx).startsWith('pdl_live_') ? 'live' : 'test';
+      const mode: Mode = providerKeyMode('psp_b', bearer(ctx)) === 'live' ? 'live' : 'test';
       return { key: mode, mode };
     }
     case 'psp_c': {
       const auth = ctx.get('authorization') || '';
       const basic = /^Basic\s+(.+)$/i.exec(auth);
       const id = basic ? Buffer.from(basic[1], 'base64').toString('utf8').split(':')[0] : bearer(ctx);
-      const mode: Mode = id.startsWith('rzp_live_') ? 'live' : 'test';
+      const mode: Mode = providerKeyMode('psp_c', id) === 'live' ? 'live' : 'test';
       return { key: `${mode}:${digest(id)}`, mode };
     }
     case 'store_android':

@@ -5,7 +5,7 @@ import type { RateLimitSettings } from './rate-limit';
 /**
  * The contract between the shared emulator host (emulators/common/host.ts) and one
  * provider's emulator. The host owns the port, the fault injection and the /__control API
- * (DESIGN.md "Emulator control API"); the module owns the provider's real API.
+ * (docs/emulators.md, "Control API"); the module owns the provider's real API.
  */
 export interface EmulatorStore {
   /** Every object by kind, e.g. { products: [...], prices: [...] }. Mutate through helpers and call save(). */
@@ -28,7 +28,7 @@ export interface SendEventParams {
   signature?: 'bad';
 }
 
-/** POST /__control/checkout: a customer completes the hosted checkout (DESIGN.md). */
+/** POST /__control/checkout: a customer completes the hosted checkout (docs/emulators.md). */
 export interface CheckoutParams {
   sku: string;
   email: string;

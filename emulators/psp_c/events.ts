@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { deliver } from '../common/host';
 import type { EmulatorStore, SendEventParams } from '../common/types';
-import { razorpayEventId } from '../../providers/psp_c/event-id';
+import { expectedServiceEventId } from './event-id';
 import { view, type Stored } from './http';
 import { nowSec, randomToken, rzpId } from './ids';
 import { defaultAccount, type AccountRecord, type Caller, type Mode } from './state';
@@ -81,7 +81,7 @@ export async function emit(
   };
   const body = JSON.stringify(event);
   const sent: SentEvent = {
-    id: razorpayEventId(body),
+    id: expectedServiceEventId(body),
     delivery_id: opts.id ?? randomToken(14),
     event: type,
     account: account.account,

@@ -41,6 +41,7 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     ['POST', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers/${SEG}:deactivate$`), (_ctx, c, [, p, b, o]) => cat.deactivateOffer(c, p, b, o)],
     ['GET', new RegExp(`${APP}/purchases/subscriptionsv2/tokens/${SEG}$`), (_ctx, c, [, t]) => buys.get(c, t)],
     ['POST', new RegExp(`${APP}/purchases/subscriptions/${SEG}/tokens/${SEG}:acknowledge$`), (_ctx, c, [, s, t]) => buys.acknowledge(c, s, t)],
+    ['GET', new RegExp(`${APP}/purchases/voidedpurchases$`), (ctx, c) => buys.listVoided(c, ctx.query)],
   ];
 
   const api: Koa.Middleware = async (ctx) => {
@@ -82,6 +83,11 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     },
     control: {
       'POST /accounts': (b) => accts.create(b),
+      /** `{purchase_token, account?}`: Play voids the purchase and no RTDN is sent (the Voided Purchases API still lists it). */
+      'POST /void': (b) => {
+        const row = buys.voidWithoutNotification(accts.resolve(b.account).account, String(b.purchase_token ?? ''));
+        return { purchase_token: row.token, voided_time_millis: row.voidedTimeMillis };
+      },
       /** Any purchase (live unless test: true), optionally in a given subscriptionState, for lifecycle tests. */
       'POST /purchases': (b) => {
         const row = buys.create({ ...b, test: b.test === true });

@@ -122,4 +122,3 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
   };
 }
 
-export type OAuth = ReturnType<typeof oauth>;

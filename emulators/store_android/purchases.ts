@@ -40,6 +40,12 @@ export interface PurchaseRow extends Record<string, unknown> {
   acknowledged: boolean;
   canceled?: 'user' | 'developer' | 'system';
   autoRenew: boolean;
+  /** The token this purchase replaced (upgrade, downgrade or resubscribe), as Play's linkedPurchaseToken. */
+  linkedPurchaseToken?: string;
+  /** Set on a replaced purchase: Play ends it when its successor starts. */
+  replacedBy?: string;
+  /** When Play voided it (refund, chargeback, revocation): what the Voided Purchases API lists. */
+  voidedTimeMillis?: number;
 }
 
 /**
@@ -59,6 +65,9 @@ function addPeriod(from: Date, period: string, test: boolean): Date {
   return d;
 }
 
+/** Play refunds a purchase not acknowledged within three days of its start. */
+const ACK_WINDOW_MS = 3 * 86_400_000;
+
 /** Purchase tokens are long opaque strings; this keeps Play's look without meaning anything. */
 function purchaseToken(): string {
   const letters = Array.from(crypto.randomBytes(24), (b) => String.fromCharCode(97 + (b % 26))).join('');
@@ -73,9 +82,18 @@ function orderId(): string {
 export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
   const rows = () => store.list('purchases') as PurchaseRow[];
 
-  /** Time passes between reads: an active purchase renews, a canceled one lapses at its expiry. */
+  /**
+   * Time passes between reads: an active purchase renews, a canceled one lapses at its expiry, and
+   * one left unacknowledged for three days is refunded and revoked by Play (it reads EXPIRED).
+   */
   function advance(p: PurchaseRow, now = new Date()): void {
     let changed = false;
+    const live = p.state === 'SUBSCRIPTION_STATE_ACTIVE' || p.state === 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' || p.state === 'SUBSCRIPTION_STATE_CANCELED';
+    if (!p.acknowledged && live && now.getTime() - Date.parse(p.startTime) >= ACK_WINDOW_MS) {
+      Object.assign(p, { state: 'SUBSCRIPTION_STATE_EXPIRED', canceled: 'system', autoRenew: false, expiryTime: new Date(Date.parse(p.startTime) + ACK_WINDOW_MS).toISOString() });
+      store.save();
+      return;
+    }
     while (p.state === 'SUBSCRIPTION_STATE_ACTIVE' && p.autoRenew && Date.parse(p.expiryTime) <= now.getTime()) {
       p.expiryTime = addPeriod(new Date(p.expiryTime), p.period, p.test).toISOString();
       p.renewals += 1;
@@ -118,6 +136,7 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
       ...(p.app_user_id ? { externalAccountIdentifiers: { obfuscatedExternalAccountId: p.app_user_id } } : {}),
       ...(canceledStateContext ? { canceledStateContext } : {}),
       ...(p.test ? { testPurchase: {} } : {}),
+      ...(p.linkedPurchaseToken ? { linkedPurchaseToken: p.linkedPurchaseToken } : {}),
     };
   }
 
@@ -147,6 +166,43 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
       store.save();
       return {};
     },
+    /**
+     * purchases.voidedpurchases.list: subscriptions (type=1) voided at or after `startTime`
+     * (milliseconds), oldest first, `maxResults` per page (Play's default and maximum: 1000) with
+     * a page token. A test credential sees license-tester purchases only.
+     */
+    listVoided(c: Caller, query: Record<string, unknown>): androidpublisher_v3.Schema$VoidedPurchasesListResponse {
+      const start = Number(query.startTime ?? 0) || 0;
+      const end = Number(query.endTime ?? Date.now()) || Date.now();
+      const max = Math.min(1000, Math.max(1, Number(query.maxResults ?? 1000) || 1000));
+      const offset = Number(query.token ?? 0) || 0;
+      const voided = rows()
+        .filter((r) => r.account === c.account.account && (c.mode === 'live' || r.mode === 'test') && r.voidedTimeMillis !== undefined && r.voidedTimeMillis >= start && r.voidedTimeMillis <= end)
+        .sort((a, b) => a.voidedTimeMillis! - b.voidedTimeMillis!);
+      const page = voided.slice(offset, offset + max);
+      return {
+        voidedPurchases: page.map((r) => ({
+          kind: 'androidpublisher#voidedPurchase',
+          purchaseToken: r.token,
+          purchaseTimeMillis: String(Date.parse(r.startTime)),
+          voidedTimeMillis: String(r.voidedTimeMillis),
+          orderId: r.orderId,
+          voidedSource: 0,
+          voidedReason: 1,
+          refundType: 1,
+        })),
+        ...(offset + max < voided.length ? { tokenPagination: { nextPageToken: String(offset + max) } } : {}),
+      };
+    },
+    /** Play voids a purchase (a refund or chargeback) whose notification the receiver never got. */
+    voidWithoutNotification(account: string, token: string): PurchaseRow {
+      const p = rows().find((r) => r.account === account && r.token === token);
+      if (!p) throw Object.assign(new Error('no such purchase token'), { status: 404 });
+      const now = new Date();
+      Object.assign(p, { state: 'SUBSCRIPTION_STATE_EXPIRED', canceled: 'developer', expiryTime: now.toISOString(), voidedTimeMillis: now.getTime(), autoRenew: false });
+      store.save();
+      return p;
+    },
     /** A purchase as a device would make it (sandbox when `test`), answering the purchase token. */
     create(params: Record<string, unknown>): PurchaseRow {
       const account = accts.resolve(params.account);
@@ -159,7 +215,11 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
         plan?.regionalConfigs?.find((r) => r.regionCode === regionCode)?.price ?? plan?.regionalConfigs?.find((r) => r.price)?.price ?? undefined;
       const test = params.test !== false;
       const period = plan?.autoRenewingBasePlanType?.billingPeriodDuration ?? 'P1M';
-      const now = new Date();
+      // `start_time` back-dates a purchase (lifecycle tests near the acknowledgement window).
+      const now = typeof params.start_time === 'string' && Number.isFinite(Date.parse(params.start_time)) ? new Date(params.start_time) : new Date();
+      // An upgrade, a downgrade (immediate replacement) or a resubscribe: a new token naming the old one, which Play ends.
+      const linked = typeof params.linked_purchase_token === 'string' ? rows().find((r) => r.account === account.account && r.token === params.linked_purchase_token) : undefined;
+      if (typeof params.linked_purchase_token === 'string' && !linked) throw Object.assign(new Error('linked_purchase_token names no purchase of this app'), { status: 400 });
       const row: PurchaseRow = {
         account: account.account,
         mode: test ? 'test' : 'live',
@@ -179,8 +239,17 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
         ...(typeof params.app_user_id === 'string' && params.app_user_id ? { app_user_id: params.app_user_id } : {}),
         acknowledged: false,
         autoRenew: true,
+        ...(linked ? { linkedPurchaseToken: linked.token } : {}),
       };
-      return store.insert('purchases', row);
+      const inserted = store.insert('purchases', row);
+      if (linked) {
+        linked.state = 'SUBSCRIPTION_STATE_EXPIRED';
+        linked.autoRenew = false;
+        linked.replacedBy = inserted.token;
+        if (Date.parse(linked.expiryTime) > now.getTime()) linked.expiryTime = now.toISOString();
+        store.save();
+      }
+      return inserted;
     },
     /** What an RTDN's event did to the purchase, so the lookup that follows agrees with it. */
     applyNotification(p: PurchaseRow, type: string): void {
@@ -221,6 +290,7 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
           p.state = 'SUBSCRIPTION_STATE_EXPIRED';
           p.canceled = 'developer';
           p.expiryTime = now.toISOString();
+          p.voidedTimeMillis = now.getTime();
           break;
         case 'SUBSCRIPTION_PENDING_PURCHASE_CANCELED':
           p.state = 'SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED';

@@ -4,7 +4,7 @@ import type { EmulatorFactory } from '../common/types';
 import { accountView, accounts, ensureAccount } from './accounts';
 import { AuthError, authenticate } from './auth';
 import { connectRoutes, handleConnect } from './connect-api';
-import { sandboxPurchase, sendEvent, type IosEventParams } from './events';
+import { familyShare, sandboxPurchase, sendEvent, type IosEventParams } from './events';
 import { ConnectError, sendConnectError, sendServerApiError, ServerApiError } from './http';
 import { loadPki, rootCaView } from './pki';
 import { handleServerApi } from './server-api';
@@ -71,6 +71,7 @@ export const createEmulator: EmulatorFactory = (store) => {
       'POST /accounts': (body) => accountView(ensureAccount(store, typeof body.account === 'string' && body.account ? body.account : undefined)),
       'GET /accounts': () => ({ accounts: accounts(store).map(accountView) }),
       'GET /root-ca': () => rootCaView(pki.trusted),
+      'POST /family-share': (body) => familyShare(store, pki, body),
     },
   };
 };

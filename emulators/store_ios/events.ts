@@ -6,7 +6,9 @@ import { signJws, type Pki } from './pki';
 import {
   applyNotification,
   chainOf,
+  familyChains,
   purchase,
+  shareWithFamily,
   signedRenewal,
   signedTransaction,
   transactions,
@@ -62,7 +64,7 @@ const SELECTORS = new Set([
   'appAccountToken', 'app_user_id', 'transaction', 'renewal', 'subtype', 'environment',
 ]);
 
-export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEventParams): Promise<{ id: string; status: number }> {
+export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEventParams): Promise<{ id: string; status: number; family?: { id: string; status: number }[] }> {
   const account = pickAccount(store, params.account);
   const chainKeys = params.signature === 'bad' ? pki.untrusted : pki.trusted;
   if (params.id) {
@@ -82,6 +84,7 @@ export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEvent
   const subtype = str(params.subtype) ?? str(data.subtype) ?? DEFAULT_SUBTYPE[type];
   const env: Environment = data.environment === 'Production' || (data.environment === undefined && params.mode === 'live') ? 'Production' : 'Sandbox';
 
+  let resolved: ReturnType<typeof resolveChain>['chain'] | undefined;
   const body: Record<string, unknown> = {
     bundleId: account.bundle_id,
     bundleVersion: '1.0',
@@ -90,7 +93,8 @@ export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEvent
   };
   if (type !== 'TEST') {
     const { chain, fresh } = resolveChain(store, account, env, data, type);
-    if (!fresh) applyNotification(store, account, chain, type, subtype);
+    resolved = chain;
+    if (!fresh) applyNotification(store, account, chain, type, subtype, str(data.productId) ?? str(data.product_id));
     const state = chain.state as RenewalState;
     const latest = transactions(store).find((t) => t.account === account.account && t.transactionId === state.latestTransactionId) as Transaction;
     body.signedTransactionInfo = signedTransaction(chainKeys, latest, (data.transaction as Record<string, unknown>) ?? {});
@@ -113,7 +117,29 @@ export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEvent
   if (params.signature !== 'bad') {
     store.insert('notifications', { id: notificationUUID, account: account.account, type, subtype: subtype ?? null, target: params.target, signedPayload, deliveries: 1, last_status: status });
   }
-  return { id: notificationUUID, status };
+  // Family Sharing follows the purchaser: a refund or revocation of theirs revokes every family
+  // member's access, and the App Store tells each member's app with REVOKE.
+  const family = resolved && !resolved.state.familyOf && (type === 'REFUND' || type === 'REVOKE') && params.signature !== 'bad' ? familyChains(store, resolved.state) : [];
+  const sent: { id: string; status: number }[] = [];
+  for (const member of family) {
+    sent.push(await sendEvent(store, pki, { type: 'REVOKE', target: params.target, account: account.account, data: { originalTransactionId: member.state.originalTransactionId, environment: env } }));
+  }
+  return { id: notificationUUID, status, ...(sent.length ? { family: sent } : {}) };
+}
+
+/**
+ * POST /__control/family-share `{original_transaction_id, account?}`: the purchaser shares the
+ * subscription with a family member, whose device then holds its own FAMILY_SHARED transaction;
+ * answers what StoreKit hands the member's app.
+ */
+export function familyShare(store: EmulatorStore, pki: Pki, params: Record<string, unknown>): Record<string, unknown> {
+  const account = pickAccount(store, params.account);
+  const id = str(params.original_transaction_id);
+  if (!id) throw Object.assign(new Error('original_transaction_id is required'), { status: 400 });
+  const tx = transactions(store).find((t) => t.account === account.account && (t.transactionId === id || t.originalTransactionId === id));
+  if (!tx) throw Object.assign(new Error(`no transaction ${id} for ${account.account}`), { status: 404 });
+  const member = shareWithFamily(store, chainOf(store, tx));
+  return { transaction_id: member.latest.transactionId, signed_transaction: signedTransaction(pki.trusted, member.latest) };
 }
 
 /**

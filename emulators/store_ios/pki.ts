@@ -63,11 +63,20 @@ function issue(p: { serial: string; subject: string; issuer: string; pub: string
   return new jsrsasign.KJUR.asn1.x509.Certificate(params as never).getPEM();
 }
 
+/**
+ * A certificate serial as hex: a positive INTEGER in minimal DER, so no high bit on the first
+ * byte (that would make it negative) and no leading 0x00 byte (OpenSSL refuses that as "illegal
+ * padding", about one chain in 170 before this rule). The first digit is therefore 1–7.
+ */
+export function certificateSerial(random: Buffer): string {
+  return random.toString('hex').replace(/^[089a-f]/, '1');
+}
+
 function makeChain(label: string): Chain {
   const root = keyPair();
   const inter = keyPair();
   const leaf = keyPair();
-  const serial = () => crypto.randomBytes(8).toString('hex').replace(/^[89a-f]/, '1');
+  const serial = () => certificateSerial(crypto.randomBytes(8));
   const rootName = `/CN=${label} Root CA/OU=App Store Emulator/O=Billing Service Test`;
   const interName = `/CN=${label} WWDR Intermediate/OU=App Store Emulator/O=Billing Service Test`;
   return {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { appAccountTokenFor } from '../../providers/store_ios/app-account-token';
+import { deviceAppAccountToken } from './app-account-token';
 import type { EmulatorStore } from '../common/types';
 import type { IosAccount, Mode } from './accounts';
 import { subscriptionByProductId, subscriptionPriceIn } from './connect-api';
@@ -58,6 +58,8 @@ export interface RenewalState extends Record<string, unknown> {
   expirationIntent?: number;
   appAccountToken?: string;
   recentSubscriptionStartDate: number;
+  /** A family member's chain: the purchaser's original transaction id (Family Sharing). */
+  familyOf?: string;
 }
 
 export const modeOf = (env: Environment): Mode => (env === 'Sandbox' ? 'test' : 'live');
@@ -114,7 +116,8 @@ export function purchase(store: EmulatorStore, account: IosAccount, env: Environ
   const now = Date.now();
   const info = catalogue(store, account, env, productId);
   const id = newTransactionId(store, env);
-  const token = appUserId ? appAccountTokenFor(appUserId) : undefined;
+  // The app derived the token when it bought (StoreKit's purchase option); the store only keeps it.
+  const token = appUserId ? deviceAppAccountToken(appUserId) : undefined;
   const tx = store.insert<Transaction>('transactions', {
     account: account.account,
     transactionId: id,
@@ -188,7 +191,14 @@ const EXPIRATION_INTENT: Record<string, number> = { VOLUNTARY: 1, BILLING_RETRY:
  * Move a chain the way the App Store would have before sending `type`/`subtype`, so the
  * notification and later Server API lookups agree. Unknown or informational types change nothing.
  */
-export function applyNotification(store: EmulatorStore, account: IosAccount, chain: { state: RenewalState; latest: Transaction }, type: string, subtype?: string): void {
+export function applyNotification(
+  store: EmulatorStore,
+  account: IosAccount,
+  chain: { state: RenewalState; latest: Transaction },
+  type: string,
+  subtype?: string,
+  productId?: string,
+): void {
   const { state } = chain;
   const now = Date.now();
   const latest = () => transactions(store).find((t) => t.account === state.account && t.transactionId === state.latestTransactionId)!;
@@ -233,6 +243,13 @@ export function applyNotification(store: EmulatorStore, account: IosAccount, cha
     case 'DID_CHANGE_RENEWAL_STATUS':
       state.autoRenewStatus = subtype === 'AUTO_RENEW_ENABLED' ? 1 : 0;
       break;
+    case 'DID_CHANGE_RENEWAL_PREF':
+      // UPGRADE takes effect at once (a new transaction for the new product, refunding the rest of the
+      // old period); DOWNGRADE (and a crossgrade of another duration) from the next renewal; no subtype
+      // reverts to the current product.
+      state.autoRenewProductId = productId ?? state.productId;
+      if (subtype === 'UPGRADE') renewal(store, account, { state, latest: latest() }, 'PURCHASE');
+      break;
     default:
       break;
   }
@@ -249,7 +266,7 @@ export function signedTransaction(pki: Chain, tx: Transaction, overrides: Record
 
 export function signedRenewal(pki: Chain, state: RenewalState, latest: Transaction, overrides: Record<string, unknown> = {}): string {
   return signJws(pki, {
-    ...strip(state, 'account', 'latestTransactionId', 'status', 'isInBillingRetryPeriod'),
+    ...strip(state, 'account', 'latestTransactionId', 'status', 'isInBillingRetryPeriod', 'familyOf'),
     isInBillingRetryPeriod: state.isInBillingRetryPeriod,
     renewalDate: latest.expiresDate,
     renewalPrice: latest.price,
@@ -257,4 +274,39 @@ export function signedRenewal(pki: Chain, state: RenewalState, latest: Transacti
     ...overrides,
     signedDate: Date.now(),
   });
+}
+
+/**
+ * Family Sharing: a family member's access to a purchaser's subscription is its own chain (its
+ * own original transaction id, `inAppOwnershipType` FAMILY_SHARED, no appAccountToken: that is
+ * the purchaser's), following the purchaser's.
+ */
+export function shareWithFamily(store: EmulatorStore, purchaser: { state: RenewalState; latest: Transaction }): { state: RenewalState; latest: Transaction } {
+  const env = purchaser.latest.environment;
+  const id = newTransactionId(store, env);
+  const { appAccountToken: _a, ...shared } = purchaser.latest;
+  const tx = store.insert<Transaction>('transactions', {
+    ...shared,
+    transactionId: id,
+    originalTransactionId: id,
+    webOrderLineItemId: newTransactionId(store, env),
+    inAppOwnershipType: 'FAMILY_SHARED',
+    purchaseDate: Date.now(),
+    originalPurchaseDate: Date.now(),
+  });
+  const { appAccountToken: _b, ...stateRest } = purchaser.state;
+  const state = store.insert<RenewalState>('subscription_states', {
+    ...stateRest,
+    originalTransactionId: id,
+    latestTransactionId: id,
+    familyOf: purchaser.state.originalTransactionId,
+  });
+  return { state, latest: tx };
+}
+
+/** The family members' chains sharing a purchaser's subscription. */
+export function familyChains(store: EmulatorStore, purchaser: RenewalState): { state: RenewalState; latest: Transaction }[] {
+  return renewalStates(store)
+    .filter((s) => s.account === purchaser.account && s.familyOf === purchaser.originalTransactionId)
+    .map((state) => ({ state, latest: transactions(store).find((t) => t.account === state.account && t.transactionId === state.latestTransactionId)! }));
 }

@@ -1,7 +1,5 @@
-import crypto from 'node:crypto';
 import type Stripe from 'stripe';
 import type {
-  CouponSpec,
   PaymentLinkResult,
   ProductSpec,
   ProviderAdapter,
@@ -12,22 +10,17 @@ import { createClientCache, type PspAOptions } from './client';
 import { call, isAlreadyExists, isMissing, rejected, toProviderError } from './errors';
 import { exchangeCode } from './oauth';
 import {
-  couponCreateParams,
-  couponExternalId,
   paymentLinkCreateParams,
   paymentLinkMetadata,
   priceCreateParams,
   productCreateParams,
   productExternalId,
   productUpdateParams,
-  promotionCodeCreateParams,
 } from './params';
 import { planPrices, priceMatchesPlan } from './pricing';
 import { verifyStripeWebhook } from './webhook';
 
 export type { PspAOptions } from './client';
-
-const sha = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
 /** Every object of a list, following `starting_after` through all pages. */
 async function all<T>(list: Stripe.ApiListPromise<T>): Promise<T[]> {
@@ -57,7 +50,9 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
 
     async checkReachable(ctx) {
       const stripe = client(ctx);
-      await call(() => stripe.accounts.retrieveCurrent());
+      const account = await call(() => stripe.accounts.retrieveCurrent());
+      // The proof of a connection (docs/providers.md): the key must belong to the account it claims.
+      if (ctx.accountRef && account.id !== ctx.accountRef) throw rejected('this key belongs to a different account than the one connected', 'account_mismatch');
     },
 
     async listRemoteProducts(ctx): Promise<RemoteProduct[]> {
@@ -132,39 +127,6 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
         await call(() => stripe.paymentLinks.update(stale.id, { active: false }, { idempotencyKey: `${idempotencyKey}:plink-archive:${stale.id}` }));
       }
       return { kind: 'payment_link', external_id: link.id, url: link.url };
-    },
-
-    async ensureCouponCounterpart(ctx, coupon: CouponSpec, idempotencyKey) {
-      const stripe = client(ctx);
-      if (coupon.percent_off == null && coupon.amount_off_minor == null) throw rejected('coupon needs percent_off or amount_off_minor', 'invalid_coupon');
-      const id = couponExternalId(coupon, sha);
-      try {
-        await stripe.coupons.retrieve(id);
-      } catch (err) {
-        if (!isMissing(err)) throw toProviderError(err);
-        try {
-          await stripe.coupons.create(couponCreateParams(id, coupon), { idempotencyKey: `${idempotencyKey}:coupon:${id}` });
-        } catch (createErr) {
-          if (!isAlreadyExists(createErr)) throw toProviderError(createErr);
-        }
-      }
-      // The customer-facing code: exactly one active promotion code, pointing at this coupon.
-      const codes = (await call(() => all(stripe.promotionCodes.list({ code: coupon.code, active: true, limit: 100 })))).filter((p) => p.active);
-      const couponOf = (p: Stripe.PromotionCode) => {
-        const c = p.promotion?.coupon;
-        return typeof c === 'string' ? c : c?.id;
-      };
-      if (!codes.some((p) => couponOf(p) === id)) {
-        for (const other of codes) {
-          if (other.metadata?.coupon_id !== coupon.coupon_id) {
-            throw rejected(`promotion code ${coupon.code} is already used by another coupon at the provider`, 'promotion_code_taken');
-          }
-          // An earlier version of our coupon (other terms): retire its code first.
-          await call(() => stripe.promotionCodes.update(other.id, { active: false }, { idempotencyKey: `${idempotencyKey}:promo-archive:${other.id}` }));
-        }
-        await call(() => stripe.promotionCodes.create(promotionCodeCreateParams(id, coupon), { idempotencyKey: `${idempotencyKey}:promo:${id}` }));
-      }
-      return { kind: 'coupon', external_id: id };
     },
 
     async stopSales(ctx, externalProductId, spec: ProductSpec) {

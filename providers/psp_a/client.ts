@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import Stripe from 'stripe';
+import { providerKeyMode } from '../../domain/keys';
 import type { ProviderContext } from '../types';
 import { rejected } from './errors';
 
@@ -15,8 +16,7 @@ const MAX_CLIENTS = 64;
 
 /** The secret key's own mode, so a test key is never used for a live run (or the reverse). */
 export function keyMode(secretKey: string): 'live' | 'test' | undefined {
-  const m = /^(?:sk|rk)_(test|live)_/.exec(secretKey);
-  return m ? (m[1] as 'live' | 'test') : undefined;
+  return providerKeyMode('psp_a', secretKey) ?? undefined;
 }
 
 /**

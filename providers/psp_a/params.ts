@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import type { CouponSpec, ProductSpec } from '../types';
+import type { ProductSpec } from '../types';
 import type { PricePlan } from './pricing';
 
 /**
@@ -76,44 +76,4 @@ export function paymentLinkCreateParams(price: Pick<Stripe.Price, 'id' | 'type'>
     params.payment_intent_data = { metadata: tags };
   }
   return params;
-}
-
-function termsOf(coupon: CouponSpec): string {
-  return JSON.stringify([coupon.percent_off ?? null, coupon.amount_off_minor ?? null, coupon.currency?.toLowerCase() ?? null, coupon.duration, coupon.product_external_id ?? null]);
-}
-
-/**
- * Coupons are immutable at Stripe, so the id names our coupon and its terms: changed terms
- * make a new coupon, unchanged ones find the existing one with a single GET.
- */
-export function couponExternalId(coupon: CouponSpec, hash: (s: string) => string): string {
-  return `cpn_${coupon.coupon_id.replace(/[^A-Za-z0-9]/g, '')}_${hash(termsOf(coupon)).slice(0, 8)}`;
-}
-
-/** Repeating coupons need a length; CouponSpec has none, so they repeat for one month. */
-export const REPEATING_MONTHS = 1;
-
-export function couponCreateParams(id: string, coupon: CouponSpec): Stripe.CouponCreateParams {
-  const params: Stripe.CouponCreateParams = {
-    id,
-    name: coupon.code,
-    duration: coupon.duration,
-    metadata: { coupon_id: coupon.coupon_id, tenant_id: coupon.tenant_id, code: coupon.code },
-  };
-  if (coupon.duration === 'repeating') params.duration_in_months = REPEATING_MONTHS;
-  if (coupon.percent_off != null) params.percent_off = coupon.percent_off;
-  else if (coupon.amount_off_minor != null) {
-    params.amount_off = coupon.amount_off_minor;
-    params.currency = (coupon.currency ?? 'usd').toLowerCase();
-  }
-  if (coupon.product_external_id) params.applies_to = { products: [coupon.product_external_id] };
-  return params;
-}
-
-export function promotionCodeCreateParams(couponId: string, coupon: CouponSpec): Stripe.PromotionCodeCreateParams {
-  return {
-    promotion: { type: 'coupon', coupon: couponId },
-    code: coupon.code,
-    metadata: { coupon_id: coupon.coupon_id, tenant_id: coupon.tenant_id },
-  };
 }

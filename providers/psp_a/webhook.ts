@@ -67,6 +67,11 @@ function extract(o: Obj): Partial<NormalisedEvent> {
     trial_start: iso(o.trial_start),
     trial_end: iso(o.trial_end),
     current_period_end: iso(periodEnd),
+    // A subscription object says when a cancellation took effect (ended_at: at once for an
+    // immediate one) and whether one is scheduled (cancel_at_period_end, or a cancel_at date).
+    ...(type === 'subscription'
+      ? { ended_at: iso(o.ended_at), cancel_at: o.cancel_at_period_end === true ? iso(o.cancel_at) ?? iso(periodEnd) : iso(o.cancel_at) }
+      : {}),
   };
 }
 

@@ -1,13 +1,11 @@
 import { ProviderRejectedError } from '../errors';
-import type { CouponSpec, PaymentLinkResult, ProductSpec, ProviderAdapter, ProviderContext, RemoteProduct } from '../types';
+import type { PaymentLinkResult, ProductSpec, ProviderAdapter, ProviderContext, RemoteProduct } from '../types';
 import {
-  discountBody,
   priceFields,
   priceNeedsUpdate,
   pricedLocales,
   productBody,
   productNeedsUpdate,
-  type PaddleDiscount,
   type PaddlePrice,
   type PaddleProduct,
 } from './catalog';
@@ -112,25 +110,6 @@ export function createPspBAdapter(opts: PspBAdapterOptions = {}): ProviderAdapte
         throw new ProviderRejectedError(PROVIDER, `product ${externalProductId} has no active price yet; sync prices first`, { code: 'price_missing' });
       }
       return { kind: 'plan', external_id: price.id };
-    },
-
-    async ensureCouponCounterpart(ctx, coupon: CouponSpec) {
-      const body = discountBody(coupon);
-      const find = async () =>
-        (await list<PaddleDiscount>(ctx, '/discounts', { code: coupon.code, status: 'active,archived,expired,used' })).find((d) => d.code?.toUpperCase() === coupon.code.toUpperCase());
-      const existing = await find();
-      if (existing) return { kind: 'discount', external_id: existing.id };
-      try {
-        const created = await call<PaddleDiscount>(ctx, 'POST', '/discounts', body);
-        return { kind: 'discount', external_id: created.id };
-      } catch (err) {
-        // Someone created the code between our lookup and our create: that one is ours to use.
-        if (err instanceof ProviderRejectedError && err.opts.code === 'discount_code_conflict') {
-          const again = await find();
-          if (again) return { kind: 'discount', external_id: again.id };
-        }
-        throw err;
-      }
     },
 
     async stopSales(ctx, externalProductId) {

@@ -1,5 +1,5 @@
 import { ProviderRejectedError } from '../errors';
-import type { CouponSpec, PriceSpec, ProductSpec, Tier } from '../types';
+import type { PriceSpec, ProductSpec, Tier } from '../types';
 import { PROVIDER } from './http';
 
 // Pure mapping between our catalogue and Paddle's product, price and discount bodies.
@@ -27,12 +27,6 @@ export interface PaddlePrice {
   unit_price_overrides: { country_codes: string[]; unit_price: Money }[];
   custom_data: Record<string, unknown> | null;
 }
-export interface PaddleDiscount {
-  id: string;
-  code: string | null;
-  status: string;
-}
-
 const CYCLES: Record<Tier, { interval: string; frequency: number }> = {
   weekly: { interval: 'week', frequency: 1 },
   monthly: { interval: 'month', frequency: 1 },
@@ -117,30 +111,6 @@ function stripTrialExtras(key: string, v: unknown): unknown {
 
 export function pricedLocales(spec: ProductSpec): number {
   return new Set(spec.prices.map((p) => p.country)).size;
-}
-
-export function discountBody(coupon: CouponSpec) {
-  const base = {
-    description: `Coupon ${coupon.code}`,
-    code: coupon.code,
-    enabled_for_checkout: true,
-    // Paddle discounts either apply once or recur; CouponSpec carries no interval count for
-    // 'repeating', so it recurs without a limit, like 'forever'.
-    recur: coupon.duration !== 'once',
-    maximum_recurring_intervals: null,
-    custom_data: { coupon_id: coupon.coupon_id, tenant_id: coupon.tenant_id },
-  };
-  if (coupon.percent_off != null) {
-    if (!(coupon.percent_off > 0 && coupon.percent_off <= 100)) {
-      throw new ProviderRejectedError(PROVIDER, 'percent_off must be within (0, 100]', { code: 'invalid_coupon' });
-    }
-    return { ...base, type: 'percentage', amount: String(Math.round(coupon.percent_off * 100) / 100) };
-  }
-  if (coupon.amount_off_minor != null) {
-    if (!coupon.currency) throw new ProviderRejectedError(PROVIDER, 'amount_off_minor needs a currency', { code: 'invalid_coupon' });
-    return { ...base, type: 'flat', amount: String(coupon.amount_off_minor), currency_code: coupon.currency.toUpperCase() };
-  }
-  throw new ProviderRejectedError(PROVIDER, 'coupon needs percent_off or amount_off_minor', { code: 'invalid_coupon' });
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

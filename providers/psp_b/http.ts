@@ -1,4 +1,5 @@
 import { ProviderRejectedError, ProviderUnreachableError, classifyHttpFailure } from '../errors';
+import { providerKeyMode } from '../../domain/keys';
 import type { ProviderContext } from '../types';
 
 export const PROVIDER = 'psp_b';
@@ -27,7 +28,7 @@ export interface HttpOptions {
 function checkCredential(ctx: ProviderContext): string {
   const key = ctx.credential.api_key;
   if (!key) throw new ProviderRejectedError(PROVIDER, 'credential has no api_key', { code: 'missing_credential' });
-  const keyMode = key.startsWith('pdl_sdbx_') ? 'test' : key.startsWith('pdl_live_') ? 'live' : null;
+  const keyMode = providerKeyMode('psp_b', key);
   if (keyMode && keyMode !== ctx.mode) {
     throw new ProviderRejectedError(PROVIDER, `API key is for the ${keyMode === 'test' ? 'sandbox' : 'live'} environment, connection mode is ${ctx.mode}`, {
       code: 'credential_mode_mismatch',

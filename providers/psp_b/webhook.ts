@@ -141,6 +141,14 @@ export function normalisePaddleEvent(payload: Obj): NormalisedEvent {
     trial_start: str(trial.starts_at),
     trial_end: str(trial.ends_at),
     current_period_end: str(obj(data.current_billing_period).ends_at) ?? str(obj(data.billing_period).ends_at),
+    // subscription.canceled is sent when the cancellation takes effect (canceled_at); one
+    // scheduled for the period end shows first as a scheduled_change with action cancel.
+    ...(family === 'subscription'
+      ? {
+          ended_at: type === 'subscription.canceled' ? str(data.canceled_at) ?? str(payload.occurred_at) : null,
+          cancel_at: obj(data.scheduled_change).action === 'cancel' ? str(obj(data.scheduled_change).effective_at) : null,
+        }
+      : {}),
     payload,
   };
 }

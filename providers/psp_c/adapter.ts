@@ -3,7 +3,6 @@ import { cancelLinks, ensureLink } from './links';
 import { isNoSuchId, RazorpayClient, type PspCOptions } from './client';
 import { listCatalogue, upsertItem, upsertPlans } from './catalogue';
 import { exchangeCode } from './oauth';
-import { ensureOffer } from './offers';
 import { verifyRazorpayWebhook } from './webhook';
 
 /**
@@ -30,8 +29,6 @@ export function createPspCAdapter(opts: PspCOptions = {}): ProviderAdapter {
     upsertPrices: (ctx, _externalProductId, spec) => upsertPlans(client(ctx), spec),
 
     ensurePaymentLink: (ctx, _externalProductId, spec, appId) => ensureLink(client(ctx), ctx.mode, spec, appId),
-
-    ensureCouponCounterpart: (ctx, coupon) => ensureOffer(client(ctx), coupon),
 
     /**
      * Deactivate the item and cancel the product's open payment links. Razorpay plans can

@@ -1,4 +1,5 @@
 import { classifyHttpFailure, ProviderRejectedError, type ProviderError } from '../errors';
+import { providerKeyMode } from '../../domain/keys';
 import type { Mode, ProviderContext, ProviderCredential } from '../types';
 
 export const PROVIDER = 'psp_c';
@@ -17,10 +18,7 @@ export interface PspCOptions {
 
 /** rzp_test_… / rzp_live_… key ids (and OAuth public tokens rzp_test_oauth_…) carry their mode. */
 export function credentialMode(cred: ProviderCredential): Mode | null {
-  const id = cred.key_id || cred.public_token || '';
-  if (id.startsWith('rzp_test_')) return 'test';
-  if (id.startsWith('rzp_live_')) return 'live';
-  return null;
+  return providerKeyMode('psp_c', cred.key_id || cred.public_token || '');
 }
 
 /** Basic key_id:key_secret for a merchant's own keys; Bearer for a partner's OAuth access token. */

@@ -94,6 +94,9 @@ export function parseEvent(eventId: string, body: Record<string, unknown>): Norm
     trial_start: trial ? iso(sub.created_at) : null,
     trial_end: trial ? iso(sub.start_at) : null,
     current_period_end: iso(sub?.current_end),
+    // subscription.cancelled is sent when the cancellation takes effect (at once, or at the
+    // cycle's end for cancel_at_cycle_end): its ended_at is when access ended.
+    ...(type === 'subscription.cancelled' && sub ? { ended_at: iso(sub.ended_at) ?? iso(body.created_at) } : {}),
     payload: body,
   };
 }

@@ -1,6 +1,5 @@
 import type { ProviderAdapter, ProviderContext, StorePurchase } from '../types';
 import { call, playClient } from './client';
-import { ensureOffer } from './offers';
 import { ensurePlan, stopSales } from './plans';
 import { checkReachable, listRemoteProducts, upsertPrices, upsertProduct } from './products';
 import { toStorePurchase } from './purchase';
@@ -27,7 +26,6 @@ export function createStoreAndroidAdapter(opts: StoreAndroidAdapterOptions = {})
     upsertProduct: (ctx, spec) => upsertProduct(ctx, spec, language),
     upsertPrices: (ctx, externalProductId, spec) => upsertPrices(ctx, externalProductId, spec),
     ensurePaymentLink: (ctx, externalProductId, spec) => ensurePlan(ctx, externalProductId, spec),
-    ensureCouponCounterpart: (ctx, coupon) => ensureOffer(ctx, coupon),
     stopSales: (ctx, externalProductId) => stopSales(ctx, externalProductId),
     verifyWebhook: (input) => verifyPush(input, opts),
     async fetchStorePurchase(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase> {
@@ -39,6 +37,24 @@ export function createStoreAndroidAdapter(opts: StoreAndroidAdapterOptions = {})
       const play = playClient(ctx);
       // purchases.subscriptions.acknowledge takes the Play productId (the subscription), not the base plan.
       await call(ctx, () => play.purchases.subscriptions.acknowledge({ packageName: ctx.accountRef, subscriptionId: storeProductId, token: purchaseId, requestBody: {} }));
+    },
+    /**
+     * purchases.voidedpurchases.list (type 1: subscriptions too), following page tokens up to
+     * `max`. Voids whose RTDN was lost still revoke: the sweep re-reads each one with the
+     * "refunded" hint (Play itself keeps no revoked state).
+     */
+    async listVoidedPurchases(ctx: ProviderContext, sinceMs: number, max: number) {
+      const play = playClient(ctx);
+      const out: { purchase_id: string; voided_at_ms: number }[] = [];
+      let token: string | undefined;
+      do {
+        const page = await call(ctx, () => play.purchases.voidedpurchases.list({ packageName: ctx.accountRef, startTime: String(sinceMs), type: 1, maxResults: Math.min(1000, max), token }));
+        for (const v of page.voidedPurchases ?? []) {
+          if (v.purchaseToken) out.push({ purchase_id: v.purchaseToken, voided_at_ms: Number(v.voidedTimeMillis ?? 0) });
+        }
+        token = page.tokenPagination?.nextPageToken ?? undefined;
+      } while (token && out.length < max);
+      return out.slice(0, max);
     },
   };
 }

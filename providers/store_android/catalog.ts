@@ -1,12 +1,11 @@
 import type { androidpublisher_v3 } from '@googleapis/androidpublisher';
 import { ProviderRejectedError } from '../errors';
-import type { CouponSpec, PriceSpec, ProductSpec, Tier } from '../types';
+import type { PriceSpec, ProductSpec, Tier } from '../types';
 
 type Subscription = androidpublisher_v3.Schema$Subscription;
 type BasePlan = androidpublisher_v3.Schema$BasePlan;
 type Money = androidpublisher_v3.Schema$Money;
 type RegionalBasePlanConfig = androidpublisher_v3.Schema$RegionalBasePlanConfig;
-type SubscriptionOffer = androidpublisher_v3.Schema$SubscriptionOffer;
 
 export const PROVIDER = 'store_android';
 /** Play versions its list of sellable regions; writes must name the version their prices were made for. */
@@ -37,13 +36,6 @@ export function playBasePlanId(spec: Pick<ProductSpec, 'sku' | 'android_store_pr
   if (BASE_PLAN_ID.test(raw)) return raw;
   const id = raw.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 63).replace(/-+$/, '');
   if (!id) throw new ProviderRejectedError(PROVIDER, 'no usable Play base plan id: sku and android_store_product_id are empty after normalisation');
-  return id;
-}
-
-/** Offer ids follow the base-plan charset; coupon codes are usually upper case with underscores. */
-export function playOfferId(code: string): string {
-  const id = code.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 63).replace(/-+$/, '');
-  if (!id) throw new ProviderRejectedError(PROVIDER, `coupon code "${code}" has no characters Play allows in an offer id`);
   return id;
 }
 
@@ -148,44 +140,4 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
     v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
   );
-}
-
-/** How many billing periods a coupon's discount lasts (Play offer phases are finite). */
-function recurrences(duration: CouponSpec['duration']): number {
-  // CouponSpec carries no month count: 'repeating' means the usual three periods, and
-  // 'forever' the longest run we grant (a year of monthly periods).
-  return duration === 'once' ? 1 : duration === 'repeating' ? 3 : 12;
-}
-
-/** A developer-determined offer on one base plan carrying the coupon's discount per priced region. */
-export function offerFor(packageName: string, productId: string, basePlan: BasePlan, offerId: string, coupon: CouponSpec): SubscriptionOffer {
-  const period = basePlan.autoRenewingBasePlanType?.billingPeriodDuration ?? 'P1M';
-  const priced = (basePlan.regionalConfigs ?? []).filter((r) => r.price && r.newSubscriberAvailability);
-  const phaseConfigs: androidpublisher_v3.Schema$RegionalSubscriptionOfferPhaseConfig[] = [];
-  for (const r of priced) {
-    if (coupon.percent_off != null) {
-      if (coupon.percent_off <= 0) throw new ProviderRejectedError(PROVIDER, 'percent_off must be above 0');
-      phaseConfigs.push(coupon.percent_off >= 100 ? { regionCode: r.regionCode, free: {} } : { regionCode: r.regionCode, relativeDiscount: coupon.percent_off / 100 });
-    } else if (coupon.amount_off_minor != null && coupon.currency) {
-      // An absolute discount is money in the region's currency; regions in other currencies get no offer.
-      if (r.price?.currencyCode !== coupon.currency.toUpperCase()) continue;
-      const off = toMoney(coupon.currency, coupon.amount_off_minor);
-      const priceNanos = Number(r.price.units ?? 0) * 1e9 + (r.price.nanos ?? 0);
-      const offNanos = Number(off.units) * 1e9 + (off.nanos ?? 0);
-      phaseConfigs.push(offNanos >= priceNanos ? { regionCode: r.regionCode, free: {} } : { regionCode: r.regionCode, absoluteDiscount: off });
-    }
-  }
-  if (phaseConfigs.length === 0) {
-    const why = coupon.percent_off == null && coupon.amount_off_minor == null ? 'the coupon has neither percent_off nor amount_off_minor' : 'no priced region fits the coupon';
-    throw new ProviderRejectedError(PROVIDER, `cannot make a Play offer for coupon ${coupon.code}: ${why}`);
-  }
-  return {
-    packageName,
-    productId,
-    basePlanId: basePlan.basePlanId,
-    offerId,
-    phases: [{ recurrenceCount: recurrences(coupon.duration), duration: period, regionalConfigs: phaseConfigs }],
-    regionalConfigs: phaseConfigs.map((p) => ({ regionCode: p.regionCode, newSubscriberAvailability: true })),
-    offerTags: [{ tag: 'coupon' }],
-  };
 }

@@ -53,6 +53,8 @@ export function toStorePurchase(token: string, p: PurchaseV2, storeProductId: st
     state: purchaseState(p, item, now),
     expires_at: item.expiryTime ?? null,
     acknowledged: p.acknowledgementState === 'ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED',
+    // Set on an upgrade, a downgrade and a resubscribe: the purchase this one replaces.
+    linked_purchase_id: p.linkedPurchaseToken ?? null,
     raw: p,
   };
 }

@@ -2,7 +2,6 @@ import type { Mode, ProviderAdapter, ProviderContext } from '../types';
 import { findAppId, listRemoteProducts, planFor, setAvailability, subscriptionById, upsertSubscription } from './catalogue';
 import { connectClient } from './connect';
 import { verifyNotification } from './notifications';
-import { ensurePromotionalOffer } from './offers';
 import { upsertSubscriptionPrices } from './pricing';
 import { fetchPurchase, verifyClientTransaction } from './purchases';
 import { bundleIdOf } from './server-api';
@@ -62,8 +61,6 @@ export function createStoreIosAdapter(opts: StoreIosAdapterOptions = {}): Provid
     upsertPrices: (ctx, externalProductId, spec) => upsertSubscriptionPrices(connect(ctx), externalProductId, spec),
 
     ensurePaymentLink: (ctx, externalProductId) => planFor(connect(ctx), externalProductId),
-
-    ensureCouponCounterpart: (ctx, coupon) => ensurePromotionalOffer(connect(ctx), coupon),
 
     async stopSales(ctx, externalProductId) {
       const c = connect(ctx);

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { isUuid } from '../../domain/ids';
 
 /**
  * StoreKit's appAccountToken must be a UUID, but our app_user_id is any string. A UUID is
@@ -7,12 +8,6 @@ import crypto from 'node:crypto';
  * same token from the same app_user_id without storing a mapping.
  */
 export const APP_ACCOUNT_TOKEN_NAMESPACE = '6f1c2b0e-4a57-4d8e-9b1f-3c2d7e5a9b10';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID_RE.test(value);
-}
 
 export function appAccountTokenFor(appUserId: string): string {
   if (isUuid(appUserId)) return appUserId.toLowerCase();

@@ -78,6 +78,7 @@ export async function fetchPurchase(
       is_sandbox: latest.environment === Environment.SANDBOX,
       state,
       expires_at: state === 'grace_period' && renewal?.gracePeriodExpiresDate ? iso(renewal.gracePeriodExpiresDate) : iso(latest.expiresDate),
+      ownership: String(latest.inAppOwnershipType ?? transaction.inAppOwnershipType) === 'FAMILY_SHARED' ? 'family_shared' : 'purchased',
       raw: { transaction, latest, renewal: renewal ?? null, status: entry?.status ?? null },
     };
   } catch (err) {

@@ -3,6 +3,12 @@ import { SdkHttp } from './http.js';
 import { JsonCache, expiresAt, isFresh, ttlFrom, type CacheEntry } from './cache.js';
 import { routeCheckout } from './routing.js';
 import { defaultStorage } from './storage.js';
+import { isPremiumState } from './premium.js';
+import { appAccountTokenFor } from './app-account-token.js';
+
+/** A JSON object from the service, before it is checked field by field (parseSubscriber, ttlFrom). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type JsonObject = Record<string, any>;
 import {
   PLATFORMS,
   type BillingOptions,
@@ -13,9 +19,14 @@ import {
   type EntitlementsAnswer,
   type PaywallAnswer,
   type StorePurchase,
+  type WaitOptions,
 } from './types.js';
 
 const DEFAULT_REFRESH_WINDOW_MS = 10_000;
+/** The service holds a wait at most this long (api/sdk/entitlement-waits.ts, MAX_WAIT_MS). */
+export const MAX_WAIT_MS = 20_000;
+/** Past the service's bound, how long the SDK still gives its answer to arrive before it gives up on the wait. */
+const WAIT_GRACE_MS = 5_000;
 const systemClock: Clock = { now: () => Date.now() };
 
 interface SubscriberValue {
@@ -63,7 +74,17 @@ export class Billing {
   private readonly subscriberKey: string;
   private readonly paywallKey: string;
   private inflight: Promise<EntitlementsAnswer> | null = null;
+  /**
+   * Set when a checkout may have changed the entitlement (a web checkout opened, a store purchase
+   * registered): the next fetch must ask the service, neither answering from the coalescing
+   * window nor joining a request that started before the checkout.
+   */
+  private purchaseMayHaveChanged = false;
+  /** Which fetch `inflight` is, so an older one finishing does not clear a newer one. */
+  private fetchGeneration = 0;
   private paywallInflight: Promise<PaywallAnswer> | null = null;
+  /** The bounded wait in flight: concurrent waits share it. */
+  private waitInflight: Promise<EntitlementsAnswer> | null = null;
   /** When the last request for the subscriber left (successful or not): the coalescing anchor. */
   private lastAttemptAt: number | null = null;
 
@@ -107,6 +128,43 @@ export class Billing {
     return this.fetchSubscriber(entry);
   }
 
+  /**
+   * After a checkout: one request the service holds until this app user is premium (answered
+   * the moment the purchase commits) or `timeoutMs` (≤ 20 s) has passed, then answers what is
+   * true. Never a poll: one request per call, and concurrent calls share it. When the service
+   * cannot hold it (429/503, or unreachable) it is one plain forced fetch instead.
+   */
+  async waitForPremium(options: WaitOptions = {}): Promise<EntitlementsAnswer> {
+    if (this.waitInflight) return this.waitInflight;
+    const asked = Number(options.timeoutMs ?? MAX_WAIT_MS);
+    const timeoutMs = Number.isFinite(asked) ? Math.max(0, Math.min(MAX_WAIT_MS, Math.floor(asked))) : MAX_WAIT_MS;
+    // Set before any await, so a second call in the same tick joins this one.
+    this.waitInflight = (async () => {
+      const entry = await this.cache.read<SubscriberValue>(this.subscriberKey);
+      this.purchaseMayHaveChanged = false;
+      this.lastAttemptAt = this.clock.now();
+      const abort = typeof AbortController === 'function' ? new AbortController() : undefined;
+      const guard = abort ? setTimeout(() => abort.abort(), timeoutMs + WAIT_GRACE_MS) : undefined;
+      try {
+        const path = `/subscribers/${encodeURIComponent(this.options.appUserId)}?wait_for=premium&timeout_ms=${timeoutMs}`;
+        const body = await this.http.request<JsonObject>('GET', path, undefined, abort?.signal);
+        const fresh: CacheEntry<SubscriberValue> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: parseSubscriber(body) };
+        await this.cache.write(this.subscriberKey, fresh);
+        return answer(this.options.appUserId, fresh, false);
+      } catch (e) {
+        // The service could not hold the wait (its bounds, or it is away): one ordinary forced read.
+        const retryable = e instanceof BillingError && (e.code === 'network_unavailable' || e.status === 429);
+        if (!retryable) throw e;
+        this.purchaseMayHaveChanged = true;
+        return this.fetchSubscriber(entry);
+      } finally {
+        if (guard) clearTimeout(guard);
+        this.waitInflight = null;
+      }
+    })();
+    return this.waitInflight;
+  }
+
   /** The tenant's published paywall, cached like the entitlements. */
   async getPaywall(): Promise<PaywallAnswer> {
     const entry = await this.cache.read<Record<string, unknown>>(this.paywallKey);
@@ -115,7 +173,7 @@ export class Billing {
     if (this.paywallInflight) return this.paywallInflight;
     this.paywallInflight = (async () => {
       try {
-        const body = await this.http.request<Record<string, any>>('GET', '/paywall');
+        const body = await this.http.request<JsonObject>('GET', '/paywall');
         const fresh: CacheEntry<Record<string, unknown>> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: body };
         await this.cache.write(this.paywallKey, fresh);
         return { paywall: body, fetchedAt: fresh.fetchedAt, expiresAt: expiresAt(fresh), stale: false };
@@ -134,16 +192,17 @@ export class Billing {
    * Routes per the spec's table. Routing failures do not throw: they come back as the
    * Error state with its reason, so a UI can render it; the browser is never opened then.
    */
-  async checkout(args: { planId: string; product: CheckoutProduct }): Promise<CheckoutResult> {
+  async checkout(args: { planId: string; product: CheckoutProduct; waitForPremium?: boolean | WaitOptions }): Promise<CheckoutResult> {
     const route = routeCheckout(this.options.platform, args.product, this.options.storeBilling);
     if (route.lane === 'blocked') return errorState('blocked', new BillingError(route.code, route.reason));
-    if (route.lane === 'store') return this.storeCheckout(args.planId, route.productId);
-    return this.webCheckout(args.planId);
+    if (route.lane === 'store') return this.storeCheckout(args.planId, route.store, route.productId);
+    const wait = args.waitForPremium === true ? {} : args.waitForPremium || undefined;
+    return this.webCheckout(args.planId, wait);
   }
 
-  private async webCheckout(planId: string): Promise<CheckoutResult> {
+  private async webCheckout(planId: string, wait: WaitOptions | undefined): Promise<CheckoutResult> {
     if (typeof planId !== 'string' || planId.trim() === '') return errorState('web', new BillingError('invalid_config', 'checkout() needs a planId.'));
-    const open = this.options.openCheckout ?? browserTab(this.options.platform);
+    const open = this.options.openCheckout ?? browserTab(this.options.platform, wait !== undefined);
     if (!open)
       return errorState('web', new BillingError('checkout_unavailable', 'No way to open the checkout: pass openCheckout (an in-app browser tab) to Billing.configure.'));
     let url: string;
@@ -160,47 +219,74 @@ export class Billing {
     } catch (cause) {
       return errorState('web', new BillingError('checkout_unavailable', 'openCheckout failed.', { cause }));
     }
-    return { state: 'opened', lane: 'web', url };
+    // The tab may close within seconds (one-tap wallets): the refresh after it must ask.
+    this.purchaseMayHaveChanged = true;
+    if (!wait) return { state: 'opened', lane: 'web', url };
+    // `open` resolved: the tab is closed. The provider's events may still be on their way, so
+    // the service holds one request until the purchase shows (or the bound passes).
+    let entitlements: EntitlementsAnswer;
+    try {
+      entitlements = await this.waitForPremium(wait);
+    } catch (e) {
+      return errorState('web', asBillingError(e));
+    }
+    return entitlements.isPremium ? { state: 'purchased', lane: 'web', url, entitlements } : { state: 'opened', lane: 'web', url, entitlements };
   }
 
-  private async storeCheckout(planId: string, productId: string): Promise<CheckoutResult> {
+  private async storeCheckout(planId: string, provider: 'store_android' | 'store_ios', productId: string): Promise<CheckoutResult> {
     const store = this.options.storeBilling!;
     let purchase: StorePurchase | null;
     try {
-      purchase = await store.purchase({ productId, activity: store.activity });
+      purchase =
+        provider === 'store_ios'
+          ? await store.purchase({ productId, activity: store.activity, appAccountToken: appAccountTokenFor(this.options.appUserId) })
+          : await store.purchase({ productId, activity: store.activity });
     } catch (cause) {
       return errorState('store', new BillingError('store_purchase_failed', 'The store billing flow failed.', { cause }));
     }
     if (!purchase) return { state: 'cancelled', lane: 'store' };
-    try {
-      await this.http.request('POST', '/store-purchases', {
+    let registration: Record<string, unknown>;
+    if (provider === 'store_ios') {
+      if (!('signedTransaction' in purchase) || typeof purchase.signedTransaction !== 'string')
+        return errorState('store', new BillingError('store_purchase_failed', 'StoreKit returned no signedTransaction (the transaction’s jwsRepresentation).'));
+      registration = { app_user_id: this.options.appUserId, provider, signed_transaction: purchase.signedTransaction };
+    } else {
+      if (!('purchaseToken' in purchase) || typeof purchase.purchaseToken !== 'string')
+        return errorState('store', new BillingError('store_purchase_failed', 'Play Billing returned no purchaseToken.'));
+      registration = {
         app_user_id: this.options.appUserId,
-        provider: 'store_android',
+        provider,
         plan_id: planId,
         product_id: purchase.productId,
         purchase_token: purchase.purchaseToken,
         ...(purchase.orderId ? { order_id: purchase.orderId } : {}),
-      });
+      };
+    }
+    try {
+      await this.http.request('POST', '/store-purchases', registration);
     } catch (e) {
       const err = asBillingError(e);
       return errorState('store', new BillingError('purchase_registration_failed', err.message, err.details));
     }
     // The registration changed the entitlement: this refresh must not be coalesced away.
-    this.lastAttemptAt = null;
+    this.purchaseMayHaveChanged = true;
     const entitlements = await this.refresh();
     return { state: 'purchased', lane: 'store', purchase, entitlements };
   }
 
   private fetchSubscriber(entry: CacheEntry<SubscriberValue> | null): Promise<EntitlementsAnswer> {
-    if (this.inflight) return this.inflight;
+    const mustAsk = this.purchaseMayHaveChanged;
+    if (this.inflight && !mustAsk) return this.inflight;
     const now = this.clock.now();
     // Coalescing: inside the window of the previous request, answer from what it brought.
-    if (entry && this.lastAttemptAt !== null && now - this.lastAttemptAt < this.refreshWindowMs)
+    if (!mustAsk && entry && this.lastAttemptAt !== null && now - this.lastAttemptAt < this.refreshWindowMs)
       return Promise.resolve(answer(this.options.appUserId, entry, !isFresh(entry, now) || entry.fetchedAt < this.lastAttemptAt));
+    this.purchaseMayHaveChanged = false;
     this.lastAttemptAt = now;
+    const generation = ++this.fetchGeneration;
     this.inflight = (async () => {
       try {
-        const body = await this.http.request<Record<string, any>>('GET', `/subscribers/${encodeURIComponent(this.options.appUserId)}`);
+        const body = await this.http.request<JsonObject>('GET', `/subscribers/${encodeURIComponent(this.options.appUserId)}`);
         const fresh: CacheEntry<SubscriberValue> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: parseSubscriber(body) };
         await this.cache.write(this.subscriberKey, fresh);
         return answer(this.options.appUserId, fresh, false);
@@ -209,7 +295,8 @@ export class Billing {
         if (entry && e instanceof BillingError && e.code === 'network_unavailable') return answer(this.options.appUserId, entry, true);
         throw e;
       } finally {
-        this.inflight = null;
+        // A newer request (after a checkout) may have replaced this one: leave that one be.
+        if (this.fetchGeneration === generation) this.inflight = null;
       }
     })();
     return this.inflight;
@@ -228,11 +315,12 @@ function answer(appUserId: string, entry: CacheEntry<SubscriberValue>, stale: bo
   };
 }
 
-function parseSubscriber(body: Record<string, any>): SubscriberValue {
+function parseSubscriber(body: JsonObject): SubscriberValue {
   const list = Array.isArray(body.entitlements) ? body.entitlements : Array.isArray(body.entitlements?.data) ? body.entitlements.data : null;
   if (!list) throw new BillingError('invalid_response', 'The subscriber answer carries no entitlements list.');
   const entitlements = list as Entitlement[];
-  const isPremium = typeof body.is_premium === 'boolean' ? body.is_premium : entitlements.some((e) => e.is_active === true);
+  // The service's own answer when it gives one; else the same rule applied here (see premium.ts).
+  const isPremium = typeof body.is_premium === 'boolean' ? body.is_premium : entitlements.some((e) => isPremiumState(e.state));
   return { isPremium, entitlements };
 }
 
@@ -255,12 +343,26 @@ function asBillingError(e: unknown): BillingError {
   return e instanceof BillingError ? e : new BillingError('invalid_response', String(e), { cause: e });
 }
 
-/** On the web (and desktop shells with a window), a new tab; elsewhere the app must supply one. */
-function browserTab(platform: string): ((url: string) => void) | undefined {
+/**
+ * On the web (and desktop shells with a window), a new tab; elsewhere the app must supply one.
+ * With `untilClosed` it resolves once the tab is closed (its `closed` flag, read locally every
+ * 250 ms: no request), which is when a checkout's wait starts.
+ */
+function browserTab(platform: string, untilClosed: boolean): ((url: string) => void | Promise<void>) | undefined {
   const w = (globalThis as { window?: { open?: (u: string, t: string) => unknown } }).window;
   if ((platform === 'web' || platform === 'desktop') && typeof w?.open === 'function')
     return (url) => {
-      if (!w.open!(url, '_blank')) throw new Error('The browser blocked the checkout tab (popup blocker).');
+      const tab = w.open!(url, '_blank') as { closed?: boolean } | null;
+      if (!tab) throw new Error('The browser blocked the checkout tab (popup blocker).');
+      if (!untilClosed) return;
+      return new Promise<void>((resolve) => {
+        const timer = setInterval(() => {
+          if (tab.closed) {
+            clearInterval(timer);
+            resolve();
+          }
+        }, 250);
+      });
     };
   return undefined;
 }

@@ -12,7 +12,7 @@ export class SdkHttp {
     private readonly fetchImpl: typeof fetch,
   ) {}
 
-  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async request<T>(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     const url = `${this.backend.replace(/\/+$/, '')}/v1/sdk${path}`;
     let res: Response;
     try {
@@ -24,19 +24,20 @@ export class SdkHttp {
           ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
+        ...(signal ? { signal } : {}),
       });
     } catch (cause) {
       throw new BillingError('network_unavailable', `Could not reach ${url}.`, { cause });
     }
     const text = await res.text().catch(() => '');
-    let parsed: any = undefined;
+    let parsed: { error?: unknown; detail?: unknown } | null | undefined;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = undefined;
     }
     if (res.status >= 500)
-      throw new BillingError('network_unavailable', `The service answered ${res.status}.`, { status: res.status, serviceCode: parsed?.error });
+      throw new BillingError('network_unavailable', `The service answered ${res.status}.`, { status: res.status, serviceCode: typeof parsed?.error === 'string' ? parsed.error : undefined });
     if (!res.ok) {
       const serviceCode = typeof parsed?.error === 'string' ? parsed.error : undefined;
       const detail = typeof parsed?.detail === 'string' ? parsed.detail : `HTTP ${res.status}`;

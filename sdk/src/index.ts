@@ -1,4 +1,5 @@
-export { Billing } from './billing.js';
+export { Billing, MAX_WAIT_MS } from './billing.js';
+export { appAccountTokenFor } from './app-account-token.js';
 export { BillingError, BILLING_ERROR_CODES, isBillingError, type BillingErrorCode } from './errors.js';
 export { routeCheckout, type Lane } from './routing.js';
 export { MemoryStorage } from './storage.js';

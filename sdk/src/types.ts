@@ -7,6 +7,8 @@ export type Platform = (typeof PLATFORMS)[number];
 export interface CheckoutProduct {
   kind: 'digital' | 'physical';
   android_store_product_id?: string | null;
+  /** The App Store product id: with it (and `storeBilling`), iOS and macOS sell digital products through StoreKit. */
+  ios_store_product_id?: string | null;
 }
 
 /** Milliseconds since the epoch; injectable so tests drive time. */
@@ -21,28 +23,47 @@ export interface BillingStorage {
   removeItem(key: string): void | Promise<void>;
 }
 
-/** A purchase completed by the platform's store billing library. */
-export interface StorePurchase {
+/** A purchase completed by Play Billing (Android). */
+export interface AndroidStorePurchase {
   purchaseToken: string;
   productId: string;
   orderId?: string;
 }
 
+/** A purchase completed by StoreKit 2 (iOS, macOS): the transaction's `jwsRepresentation`. */
+export interface IosStorePurchase {
+  signedTransaction: string;
+  productId: string;
+}
+
+/** A purchase completed by the platform's store billing library. */
+export type StorePurchase = AndroidStorePurchase | IosStorePurchase;
+
 /**
- * The Android store billing module, loaded by the app. `activity` is the foreground
- * activity the store's purchase sheet attaches to; without it the SDK fails closed.
- * `purchase` resolves with the purchase, or null when the user cancelled.
+ * The store billing module, loaded by the app: Play Billing on Android, StoreKit on iOS and
+ * macOS. `activity` is Android's foreground activity the purchase sheet attaches to (without it
+ * the SDK fails closed); iOS ignores it. `appAccountToken` (iOS) is the UUID the SDK derives from
+ * the app user id: (set on the iOS lane only) pass it to StoreKit's `purchase(options: [.appAccountToken(…)])` so the
+ * service can tell the buyer. `purchase` resolves with the purchase, or null when the user
+ * cancelled.
  */
 export interface StoreBilling {
-  activity: unknown;
-  purchase(args: { productId: string; activity: unknown }): Promise<StorePurchase | null>;
+  activity?: unknown;
+  purchase(args: { productId: string; activity: unknown; appAccountToken?: string }): Promise<StorePurchase | null>;
 }
 
 /**
  * Opens the provider-hosted checkout: a new tab on the web, an in-app browser tab on
- * mobile. It may resolve when the tab closes; the app then calls `refresh()`.
+ * mobile. It may resolve when the tab closes; with `waitForPremium` it must (the wait starts
+ * then), and without it the app calls `refresh()` when the tab closes.
  */
 export type OpenCheckout = (url: string) => void | Promise<void>;
+
+/** `checkout({ …, waitForPremium })`: after the checkout tab closes, wait for the purchase to show. */
+export interface WaitOptions {
+  /** How long the service may hold the wait, at most 20 000 ms (the service's bound). Default 20 000. */
+  timeoutMs?: number;
+}
 
 export interface BillingOptions {
   publishableKey: string;
@@ -97,7 +118,10 @@ export interface PaywallAnswer {
 }
 
 export type CheckoutResult =
-  | { state: 'opened'; lane: 'web'; url: string }
+  /** The checkout tab closed and the purchase shows (only with `waitForPremium`). */
+  | { state: 'purchased'; lane: 'web'; url: string; entitlements: EntitlementsAnswer }
+  /** The tab opened; with `waitForPremium`, it closed and no purchase showed within the wait (`entitlements` says what is true). */
+  | { state: 'opened'; lane: 'web'; url: string; entitlements?: EntitlementsAnswer }
   | { state: 'purchased'; lane: 'store'; purchase: StorePurchase; entitlements: EntitlementsAnswer }
   | { state: 'cancelled'; lane: 'store' }
   | { state: 'error'; lane: 'web' | 'store' | 'blocked'; reason: string; error: BillingError };

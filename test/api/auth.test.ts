@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../domain/scopes';
-import { KEY_COLUMNS, touchLastUsed, type KeyRow } from '../../api/auth';
-import { revokeApiKey } from '../../db/tenants';
+import { touchLastUsed } from '../../api/auth';
+import { KEY_COLUMNS, revokeApiKey, type KeyRow } from '../../db/api-keys';
 import { testDb } from '../helpers/db';
 import { assertMatchesOpenApi, call, keyWith, newTenant, startApi } from '../helpers/api';
 

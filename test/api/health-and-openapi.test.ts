@@ -15,7 +15,7 @@ describe('health', () => {
         expect((await call(root, '/healthz')).body).toEqual({ status: 'ok' });
         const ready = await call(root, '/readyz');
         expect(ready.status).toBe(200);
-        expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
+        expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' } });
       }
     } finally {
       await api.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { createVault, generateMasterKey } from '../../providers/vault';
+import { createVault, generateMasterKey } from '../../vault/vault';
 import { testDb } from '../helpers/db';
 import { call, keyWith, newTenant, startApi } from '../helpers/api';
 

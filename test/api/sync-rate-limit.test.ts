@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import type { ProviderId } from '../../domain/providers';
 import { RATE_LIMITS } from '../../domain/rate-limits';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { useEmulatorStack } from '../helpers/emulator-stack';
-import { generateMasterKey } from '../../providers/vault';
+import { generateMasterKey } from '../../vault/vault';
 import { testDb } from '../helpers/db';
 import { call, newTenant } from '../helpers/api';
 import { controlFor } from '../helpers/emulator-control';

@@ -6,7 +6,7 @@ import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { connectDemoProviders, createEmulatorAccount } from '../../seed/demo-providers';
 import { seedDemoTenant } from '../../seed/demo';
 import { useEmulatorStack } from '../helpers/emulator-stack';
-import { generateMasterKey } from '../../providers/vault';
+import { generateMasterKey } from '../../vault/vault';
 import { testDb } from '../helpers/db';
 import { call, newTenant, refill } from '../helpers/api';
 
@@ -65,7 +65,9 @@ describe('drift report and sync gate', () => {
     expect(run.body).toMatchObject({ ok: true, synced: 16, failed: [], skipped: [] });
     expect(run.body.priced_locales).toBeGreaterThan(0);
     expect(run.body.needs_human.map((f: any) => f.kind).sort()).toEqual(['missing-currency-for-country', 'paywall-not-published']);
-    expect(run.headers.get('link')).toContain(`/workflows/sync-${run.body.run_id}`);
+    expect(run.headers.get('link')).toContain(`/workflows/sync-${t.tenant_id}-${run.body.run_id}`);
+    // The run row records the workflow id it ran under (the dashboard links by it).
+    expect((await testDb()('sync_runs').where({ id: run.body.run_id }).first()).workflow_id).toBe(`sync-${t.tenant_id}-${run.body.run_id}`);
 
     const events = await call(stack.api.apiUrl, `/sync/events?run_id=${run.body.run_id}`, t.secret_key);
     expect(events.body.data.map((e: any) => e.provider).sort()).toEqual([...PROVIDERS].sort());
@@ -86,6 +88,44 @@ describe('drift report and sync gate', () => {
     expect(again.status).toBe(200);
     expect(again.body.synced).toBe(0);
     expect(await state()).toEqual(before);
+  });
+
+  it('every run records one event per configured provider: a run with nothing to do says so for each', async () => {
+    const t = await connectedTenant('noop');
+    const drain = async () => {
+      const n = (await call(stack.api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
+      return call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }) });
+    };
+    expect((await drain()).body).toMatchObject({ ok: true, synced: 16 });
+    await refill(t.tenant_id);
+    const again = await drain();
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ ok: true, synced: 0, failed: [], skipped: [] });
+    const events = await call(stack.api.apiUrl, `/sync/events?run_id=${again.body.run_id}`, t.secret_key);
+    expect(events.status).toBe(200);
+    expect(events.body.data.map((e: any) => e.provider).sort()).toEqual([...PROVIDERS].sort());
+    for (const e of events.body.data) {
+      expect(e).toMatchObject({ run_id: again.body.run_id, status: 'succeeded', reason: null, detail: { outcome: 'nothing_to_do', synced: 0, failed: 0 } });
+    }
+    const modes = Object.fromEntries(events.body.data.map((e: any) => [e.provider, [...e.detail.modes].sort()]));
+    expect(modes).toEqual({ psp_a: ['live', 'test'], psp_b: ['live', 'test'], psp_c: ['live', 'test'], store_android: ['live'], store_ios: ['live'] });
+  });
+
+  it('Prefer: respond-async keeps the refusals: a wrong count is 409 count_mismatch, and nothing is written', async () => {
+    const t = await connectedTenant('async-gate');
+    const n = (await call(stack.api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
+    const before = { emulators: await state(), rows: await runRows(t.tenant_id) };
+    const r = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n + 1 }), headers: { prefer: 'respond-async' } });
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ error: 'count_mismatch', expected: n, received: n + 1, requiresConfirmation: true });
+    const other = crypto.randomUUID();
+    await testDb()('sync_runs').insert({ id: other, tenant_id: t.tenant_id, kind: 'sync', status: 'running' });
+    const busy = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }), headers: { prefer: 'respond-async' } });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error).toBe('sync_in_progress');
+    await testDb()('sync_runs').where({ id: other }).del();
+    expect(await state()).toEqual(before.emulators);
+    expect(await runRows(t.tenant_id)).toEqual(before.rows);
   });
 
   it('the demo tenant: findings of at least four kinds; a sync leaves only what needs a person', async () => {
@@ -167,8 +207,8 @@ describe('drift report and sync gate', () => {
     const r = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }), headers: { prefer: 'respond-async' } });
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ run_id: expect.any(String), status: 'running' });
-    expect(r.headers.get('link')).toContain(`sync-${r.body.run_id}`);
-    const result = await stack.worker.client.workflow.getHandle(`sync-${r.body.run_id}`).result();
+    expect(r.headers.get('link')).toContain(`sync-${t.tenant_id}-${r.body.run_id}`);
+    const result = await stack.worker.client.workflow.getHandle(`sync-${t.tenant_id}-${r.body.run_id}`).result();
     expect(result.synced).toBe(16);
     const row = await testDb()('sync_runs').where({ id: r.body.run_id }).first();
     expect(row.status).toBe('succeeded');
@@ -182,7 +222,7 @@ describe('drift report and sync gate', () => {
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ product_id: p.id, sku: 'pro_monthly', ok: true, synced: 2 });
     expect(one.body.verdicts.map((v: any) => `${v.provider}:${v.mode}`).sort()).toEqual(['psp_a:live', 'psp_a:test']);
-    expect(one.headers.get('link')).toContain(`product-sync-${one.body.run_id}`);
+    expect(one.headers.get('link')).toContain(`product-sync-${t.tenant_id}-${one.body.run_id}`);
 
     await fault('psp_c', { mode: 'error', status: 400 });
     try {

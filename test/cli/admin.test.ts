@@ -1,3 +1,4 @@
+import { SCOPES } from '../../domain/scopes';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
@@ -7,16 +8,16 @@ import { PROVIDERS } from '../../domain/providers';
 import { ROOT_DIR } from '../../runtime/config';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
-import { hashSecretKey } from '../../api/keys';
+import { hashSecretKey } from '../../db/key-material';
 import { testDb } from '../helpers/db';
 import { call, startApi } from '../helpers/api';
 import { createConnection } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { createVault } from '../../providers/vault';
+import { createVault } from '../../vault/vault';
 
 const run = promisify(execFile);
 
-/** The admin CLI contract of DESIGN.md, run as a real process against the run's database. */
+/** The admin CLI contract (README, "Admin CLI"), run as a real process against the run's database. */
 describe('admin CLI', () => {
   let emulators: Record<string, RunningEmulator>;
   let env: NodeJS.ProcessEnv;
@@ -48,7 +49,7 @@ describe('admin CLI', () => {
     const tenant = await call(api.apiUrl, '/tenant', out.secret_key);
     expect(tenant.status).toBe(200);
     expect(tenant.body.id).toBe(out.tenant_id);
-    expect(tenant.body.scopes).toHaveLength(14);
+    expect([...tenant.body.scopes].sort()).toEqual([...SCOPES].sort());
     const stored = await testDb()('api_keys').where({ tenant_id: out.tenant_id });
     expect(stored).toHaveLength(1);
     expect(stored[0].key_hash).toBe(hashSecretKey(out.secret_key));
@@ -121,6 +122,16 @@ describe('admin CLI', () => {
     expect(providers.body.data.map((c: any) => c.provider).sort()).toEqual([...PROVIDERS].sort());
     expect(providers.body.data.every((c: any) => c.is_default && c.has_test_credential && c.has_live_credential)).toBe(true);
     expect((await call(api.apiUrl, '/paywall', second.secret_key)).status).toBe(200);
+  });
+
+  it('demo:publishable-key --json: the demo tenant\'s publishable key, with no secret key minted', async () => {
+    const demo = JSON.parse((await admin('demo', '--json')).stdout);
+    const keys = async () => Number((await testDb()('api_keys').where({ tenant_id: demo.tenant_id }).count<{ count: string }[]>('* as count'))[0].count);
+    const before = await keys();
+    const r = await admin('demo:publishable-key', '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ tenant_id: demo.tenant_id, publishable_key: demo.publishable_key });
+    expect(await keys()).toBe(before);
   });
 
   it('operator actions land in the tenant’s audit trail with actor_type operator, never a key value', async () => {

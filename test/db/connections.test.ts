@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import {
-  attachToApp, connectionForApp, ConnectionError, createConnection, findConnectionByAccount, listConnectionsSafe,
-  loadCredential, loadWebhookSecret, setDefault, updateConnectionSecrets, type ConnectionErrorCode,
+  attachToApp, connectionForApp, ConnectionError, connectProvenByOAuth, createConnection, findConnectionByAccount, listConnectionsSafe,
+  loadCredential, loadWebhookSecret, markConnectionProven, recordProofFailure, setDefault, updateConnectionSecrets, type ConnectionErrorCode,
 } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { createVault, generateMasterKey, VaultDecryptError } from '../../providers/vault';
+import { createVault, generateMasterKey, VaultDecryptError } from '../../vault/vault';
 import { testDb } from '../helpers/db';
 
 async function expectConnectionError(p: Promise<unknown>, code: ConnectionErrorCode): Promise<ConnectionError> {
@@ -120,7 +120,7 @@ describe('provider connections', () => {
     for (const r of rows) {
       expect(Object.keys(r).sort()).toEqual([
         'account_ref', 'created_at', 'has_live_credential', 'has_test_credential', 'has_webhook_secret',
-        'id', 'is_active', 'is_default', 'label', 'provider',
+        'id', 'is_active', 'is_default', 'label', 'proof_checked_at', 'proof_error', 'provider', 'verified_at', 'verified_by',
       ]);
     }
     const json = JSON.stringify(rows);
@@ -200,11 +200,18 @@ describe('provider connections', () => {
       await expectConnectionError(attachToApp(trx, appB, 'psp_a', target.id), 'no_connection');
       await expectConnectionError(attachToApp(trx, appA, 'psp_a'), 'app_not_found');
     });
-    // The same provider account cannot be claimed by a second tenant; B's transaction survives the refusal.
+    // Once A has proven the account, B may type it in (nothing tells B it is taken), but B cannot
+    // prove it; B's transaction survives the refusal, which names neither A nor its connection.
+    await asA((trx) => markConnectionProven(trx, target.id, 'provider_call'));
     await asB(async (trx) => {
-      await expectConnectionError(createConnection(trx, vault, { provider: target.provider, account_ref: target.account_ref }), 'account_already_connected');
-      expect(await listConnectionsSafe(trx)).toEqual([]);
+      const claim = await createConnection(trx, vault, { provider: target.provider, account_ref: target.account_ref });
+      expect(claim.verified_at).toBeNull();
+      const refused = await expectConnectionError(markConnectionProven(trx, claim.id, 'provider_call'), 'account_already_connected');
+      for (const leak of [a, target.id, target.label]) expect(refused.message).not.toContain(leak);
+      expect((await listConnectionsSafe(trx)).map((c) => [c.id, c.verified_at])).toEqual([[claim.id, null]]);
+      await trx('provider_connections').where({ id: claim.id }).del();
     });
+    expect(await findConnectionByAccount(db, target.provider, target.account_ref)).toEqual({ tenant_id: a, connection_id: target.id });
 
     // A's ciphertext copied into B's row (a database-level attacker) does not decrypt there.
     const bConn = await asB((trx) => createConnection(trx, vault, { provider: 'psp_a', account_ref: `acct_b_${tag}`, credentials: { test: { secret_key: secret('sk_test') } } }));
@@ -216,8 +223,10 @@ describe('provider connections', () => {
     await expect(asA((trx) => loadCredential(trx, vault, target.id, 'live'))).rejects.toThrow(/authentication failed/);
   });
 
-  it('findConnectionByAccount routes a webhook to its tenant (owner connection), active connections only', async () => {
+  it('findConnectionByAccount routes a webhook to its tenant (owner connection), proven and active connections only', async () => {
     const c = await asA((trx) => createConnection(trx, vault, { provider: 'psp_c', account_ref: `acct_route_${tag}` }));
+    expect(await findConnectionByAccount(db, 'psp_c', `acct_route_${tag}`)).toBeNull();
+    await asA((trx) => markConnectionProven(trx, c.id, 'provider_call'));
     expect(await findConnectionByAccount(db, 'psp_c', `acct_route_${tag}`)).toEqual({ tenant_id: a, connection_id: c.id });
     expect(await findConnectionByAccount(db, 'psp_b', `acct_route_${tag}`)).toBeNull();
     expect(await findConnectionByAccount(db, 'psp_c', 'acct_unknown')).toBeNull();
@@ -227,6 +236,44 @@ describe('provider connections', () => {
       await expectConnectionError(loadCredential(trx, vault, c.id, 'test'), 'inactive');
       await expectConnectionError(setDefault(trx, c.id), 'inactive');
     });
+  });
+
+  it('an unproven claim neither blocks the owner nor routes; a second proven claim is refused; OAuth proves at creation', async () => {
+    const account = `com.example.claimed.${tag}`;
+    // B types A's bundle id first: no refusal, and no events for B.
+    const squat = await asB((trx) => createConnection(trx, vault, { provider: 'store_ios', account_ref: account }));
+    expect(squat).toMatchObject({ verified_at: null, verified_by: null });
+    expect(await findConnectionByAccount(db, 'store_ios', account)).toBeNull();
+    await asB((trx) => recordProofFailure(trx, squat.id, 'test: no app with this bundle id is visible to this key'));
+    // A connects it too, and proves it: A routes, B still does not.
+    const owner = await asA((trx) => createConnection(trx, vault, { provider: 'store_ios', account_ref: account }));
+    const proven = await asA((trx) => markConnectionProven(trx, owner.id, 'provider_call'));
+    expect(proven).toMatchObject({ verified_by: 'provider_call', proof_error: null });
+    expect(proven.verified_at).toBeInstanceOf(Date);
+    expect(await findConnectionByAccount(db, 'store_ios', account)).toEqual({ tenant_id: a, connection_id: owner.id });
+    // Proving again keeps the first proof; a failed re-check is shown but does not unprove.
+    await asA((trx) => recordProofFailure(trx, owner.id, 'live: unreachable'));
+    const again = await asA((trx) => markConnectionProven(trx, owner.id, 'oauth'));
+    expect(again).toMatchObject({ verified_by: 'provider_call', verified_at: proven.verified_at, proof_error: null });
+    // B can never prove it while A holds it; the database refuses a second proven row outright.
+    await expectConnectionError(asB((trx) => markConnectionProven(trx, squat.id, 'provider_call')), 'account_already_connected');
+    await expect(db('provider_connections').where({ id: squat.id }).update({ verified_at: db.fn.now(), verified_by: 'oauth' }))
+      .rejects.toThrow(/provider_connections_one_proven_owner/);
+    // Within one tenant, one connection per account still.
+    await expectConnectionError(asA((trx) => createConnection(trx, vault, { provider: 'store_ios', account_ref: account })), 'account_already_connected');
+
+    // OAuth: proven as created; an own unproven connection for the account takes the proof instead of a duplicate.
+    const viaOAuth = await asB((trx) => connectProvenByOAuth(trx, vault, { provider: 'psp_a', account_ref: `acct_oauth_${tag}`, credentials: { test: { secret_key: secret('sk_test') } } }));
+    expect(viaOAuth).toMatchObject({ verified_by: 'oauth', has_test_credential: true });
+    const typed = await asB((trx) => createConnection(trx, vault, { provider: 'psp_b', account_ref: `pdl_oauth_${tag}` }));
+    const upgraded = await asB((trx) => connectProvenByOAuth(trx, vault, { provider: 'psp_b', account_ref: `pdl_oauth_${tag}`, credentials: { live: { api_key: secret('pdl_live') } } }));
+    expect(upgraded).toMatchObject({ id: typed.id, verified_by: 'oauth', has_live_credential: true });
+    // OAuth for an account another tenant has proven: refused, without naming it.
+    const e = await expectConnectionError(asB((trx) => connectProvenByOAuth(trx, vault, { provider: 'store_ios', account_ref: account, credentials: { test: { k: secret('k') } } })), 'account_already_connected');
+    expect(e.message).not.toContain(a);
+    expect(await findConnectionByAccount(db, 'store_ios', account)).toEqual({ tenant_id: a, connection_id: owner.id });
+    await asB((trx) => trx('provider_connections').whereIn('id', [squat.id, viaOAuth.id, typed.id]).del());
+    await asA((trx) => trx('provider_connections').where({ id: owner.id }).del());
   });
 
   it('updateConnectionSecrets replaces and clears secrets; input validation never echoes values', async () => {

@@ -2,14 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { TENANT_TABLES } from '../../db/migrate';
 import { withNoTenant, withTenant } from '../../db/tenant-tx';
-import { testDb } from '../helpers/db';
+import { appDb, testDb } from '../helpers/db';
 
 /**
  * Walks every tenant table: tenant A's transaction can neither read nor write B's rows,
- * and a transaction with no tenant set sees nothing.
+ * and a transaction with no tenant set sees nothing. Tenant transactions run on the login role's
+ * connection, as the api and worker run them; rows are seeded and checked as the owner.
  */
 describe('row-level security', () => {
   const db = testDb();
+  const app = appDb();
   let a: string;
   let b: string;
 
@@ -36,6 +38,8 @@ describe('row-level security', () => {
     await ins('coupon_counterparts', { coupon_id: coupon.id, provider: 'psp_a', kind: 'coupon', external_id: 'co_1' });
     await ins('paywalls', { config: { title: tag } });
     const sub = await ins('subscriptions', { provider: 'psp_a', mode: 'test', status: 'active', external_id: `sub_${tag}`, email: `${tag}@x.test` });
+    // Written by the trigger of migration 019, not inserted by hand.
+    ids.subscription_changes = (await db('subscription_changes').where({ subscription_id: sub.id }).first()).id;
     const ent = await ins('entitlements', { app_user_id: `u-${tag}`, provider: 'psp_a', state: 'active', subscription_id: sub.id });
     await ins('webhook_deliveries', { provider: 'psp_a', event_id: `evt_${tag}`, event_type: 'charge.refunded', status: 'processed', payload: {} });
     await ins('audit_entries', { action: 'sync.run', actor_type: 'api_key', outcome: 'ok' });
@@ -49,6 +53,10 @@ describe('row-level security', () => {
     ids.client_rate_limit_buckets = tenantId;
     await db('store_purchase_misses').insert({ tenant_id: tenantId, provider: 'store_android', token_hash: `miss-${tag}`, expires_at: new Date(Date.now() + 60_000) });
     ids.store_purchase_misses = tenantId;
+    const endpoint = await ins('webhook_endpoints', { url: 'https://example.test/hook', secret_enc: 'v1:x', task_queue: 'billing' });
+    const event = await ins('outbound_events', { type: 'sync_run.finished', order_key: 'evt-x', body: {} });
+    const delivery = await ins('outbound_deliveries', { event_id: event.id, endpoint_id: endpoint.id });
+    await ins('outbound_attempts', { delivery_id: delivery.id, attempt: 1, latency_ms: 1 });
     return ids;
   }
 
@@ -78,7 +86,7 @@ describe('row-level security', () => {
     it(`${table}: tenant A sees only its own rows and cannot touch B's`, async () => {
       // Tables keyed by the tenant (no id column of their own).
       const key = ['rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses'].includes(table) ? 'tenant_id' : 'id';
-      await withTenant(db, a, async (trx: Knex.Transaction) => {
+      await withTenant(app, a, async (trx: Knex.Transaction) => {
         const rows = await trx(table).select('tenant_id');
         expect(rows.length).toBeGreaterThan(0);
         expect(rows.every((r) => r.tenant_id === a)).toBe(true);
@@ -89,24 +97,24 @@ describe('row-level security', () => {
       });
       // Writing a row that names tenant B is refused by the policy's WITH CHECK.
       await expect(
-        withTenant(db, a, async (trx) => {
+        withTenant(app, a, async (trx) => {
           await trx.raw('savepoint s');
           await trx(table).where(key === 'id' ? 'tenant_id' : key, a).limit(1).update({ tenant_id: b });
         }),
       ).rejects.toThrow(/row-level security|violates/);
       const stillB = await db(table).where(key, idsB[table]).first();
       expect(stillB.tenant_id).toBe(b);
-      await withNoTenant(db, async (trx) => {
+      await withNoTenant(app, async (trx) => {
         expect(await trx(table).select()).toHaveLength(0);
       });
     });
   }
 
   it('tenants: a tenant reads only its own row; no tenant, none', async () => {
-    await withTenant(db, a, async (trx) => {
+    await withTenant(app, a, async (trx) => {
       expect((await trx('tenants').select('id')).map((r) => r.id)).toEqual([a]);
     });
-    await withNoTenant(db, async (trx) => {
+    await withNoTenant(app, async (trx) => {
       expect(await trx('tenants').select('id')).toHaveLength(0);
     });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialModeOf, driftFindings, DRIFT_KINDS, syncModes, type DriftFacts, type DriftKind, type ProviderDriftFacts } from '../../domain/drift';
+import { credentialModeOf, driftFindings, DRIFT_KINDS, subjectOf, syncModes, type DriftFacts, type DriftKind, type ProviderDriftFacts } from '../../domain/drift';
 import type { ProviderId } from '../../domain/providers';
 
 const P1 = { id: 'p1', sku: 'pro_monthly', version: 2, android_store_product_id: 'pro-monthly', countries: ['US', 'DE'] };
@@ -94,9 +94,9 @@ describe('drift findings', () => {
     it(`${kind}: produced, with its subject and automatability`, () => {
       const found = driftFindings(c.produces).filter((f) => f.kind === kind);
       expect(found.length).toBeGreaterThan(0);
-      expect(found.map((f) => f.subject)).toContain(c.subject);
+      expect(found.map(subjectOf)).toContain(c.subject);
       expect(found.every((f) => f.automatable === c.automatable)).toBe(true);
-      expect(found.every((f) => /^(provider|product):/.test(f.subject))).toBe(true);
+      expect(found.every((f) => /^(provider|product):/.test(subjectOf(f)))).toBe(true);
     });
     it(`${kind}: absent where it must not appear`, () => {
       expect(kinds(c.not)).not.toContain(kind);
@@ -104,7 +104,7 @@ describe('drift findings', () => {
   }
 
   it('a product behind its catalogue version at a provider is missing there (stale), even if the object exists', () => {
-    const f = driftFindings(withProvider(inStep('psp_a', { synced_versions: { p1: { test: 1, live: 2 }, p2: { test: 1, live: 1 } } })));
+    const f = driftFindings(withProvider(inStep('psp_a', { synced_versions: { p1: { test: 1, live: 2 }, p2: { test: 1, live: 1 } } }))).map((x) => ({ ...x, subject: subjectOf(x) }));
     expect(f).toEqual([expect.objectContaining({ kind: 'product-missing-at-provider', subject: 'product:pro_monthly', provider: 'psp_a', mode: 'test', automatable: true })]);
   });
 

@@ -38,7 +38,7 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
       await p.getByRole('button', { name: 'Add connection' }).click();
       await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
       await check('', 'provider-connection');
-      for (const path of ['/products', '/products/new', '/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
+      for (const path of ['/overview', '/overview?mode=test&days=90', '/products', '/products/new', '/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
         await check(path, path.slice(1));
       }
       await keyboardReachesCreateKey(p, h.api.dashboardRoot);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
-import { DEFAULT_LIMITS } from '../../db/login-attempts';
+import { DEFAULT_LIMITS } from '../../domain/login-limits';
 import { safeNext } from '../../api/dashboard/auth-pages';
 import { screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
@@ -30,7 +30,7 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await p.getByRole('button', { name: 'Log in' }).click();
     await p.waitForURL('**/providers');
     // Only local paths are followed after login.
-    for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example']) expect(safeNext(evil)).toBe('/settings/developer-api');
+    for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example']) expect(safeNext(evil)).toBe('/overview');
     const actions = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user', actor_id: user.id }).orderBy('created_at').pluck('action');
     expect(actions).toEqual(['dashboard.sign_up', 'dashboard.log_in', 'dashboard.log_out', 'dashboard.log_in', 'dashboard.log_in']);
     await ctx.close();

@@ -21,7 +21,10 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
       { tenant_id: other.tenant_id, app_user_id: 'user_of_another_tenant', provider: 'psp_a', state: 'active' },
     ]);
     const runId = crypto.randomUUID();
-    await db('sync_runs').insert({ id: runId, tenant_id, status: 'succeeded', requested_by: 'test' });
+    // A run from before workflow ids carried the tenant (no workflow_id recorded) and one after.
+    await db('sync_runs').insert({ id: runId, tenant_id, status: 'succeeded', requested_by: 'test', created_at: new Date(Date.now() - 60_000) });
+    const newRunId = crypto.randomUUID();
+    await db('sync_runs').insert({ id: newRunId, tenant_id, status: 'succeeded', requested_by: 'test', workflow_id: `sync-${tenant_id}-${newRunId}` });
 
     await p.getByRole('link', { name: 'Entitlements' }).click();
     const text = () => p.locator('main').textContent();
@@ -50,6 +53,8 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
     await p.getByRole('link', { name: 'Sync runs' }).click();
     const link = p.getByRole('link', { name: new RegExp(`sync-${runId}`) });
     expect(await link.getAttribute('href')).toMatch(new RegExp(`/namespaces/default/workflows/sync-${runId}$`));
+    const recorded = p.getByRole('link', { name: new RegExp(`sync-${tenant_id}-${newRunId}`) });
+    expect(await recorded.getAttribute('href')).toMatch(new RegExp(`/namespaces/default/workflows/sync-${tenant_id}-${newRunId}$`));
     await expectAccessible(p, 'sync runs');
     await screenshot(p, 'sync-runs');
     await ctx.close();

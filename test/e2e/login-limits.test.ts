@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
 import { testServices } from '../helpers/api';
 import { signUpUser } from '../../db/dashboard-users';
-import { DEFAULT_LIMITS } from '../../db/login-attempts';
+import { DEFAULT_LIMITS } from '../../domain/login-limits';
 import { hashPassword } from '../../api/dashboard/auth-pages';
 import { dashboardHarness, uniqueEmail } from './helpers/browser';
 
@@ -106,7 +106,7 @@ describe('behind a trusted proxy: the attacker is throttled, the owner still get
     await p.getByLabel('Email').fill(email);
     await p.getByLabel('Password').fill(PASSWORD);
     await p.getByRole('button', { name: 'Log in' }).click();
-    await p.waitForURL('**/settings/developer-api');
+    await p.waitForURL('**/overview');
     await ctx.close();
   });
 

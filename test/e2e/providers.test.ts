@@ -3,20 +3,26 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import type { Browser } from 'playwright-core';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_a/emulator';
-import { startApi, testServices } from '../helpers/api';
+import { startApi } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { getOrPostControlFor } from '../helpers/emulator-control';
+import { startTestWorker } from '../helpers/temporal';
+import { loadConfig } from '../../runtime/config';
 import { launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
 
 describe('dashboard: providers in a real browser', () => {
   let emu: RunningEmulator;
   let api: Awaited<ReturnType<typeof startApi>>;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let browser: Browser;
+  let control: ReturnType<typeof getOrPostControlFor>;
   beforeAll(async () => {
     emu = await startEmulator(createEmulator, { port: 0 });
-    const control = getOrPostControlFor(() => emu.url);
+    control = getOrPostControlFor(() => emu.url);
     const platform = await control<{ client_id: string; credentials: { test: { secret_key: string } } }>('/accounts', { account: 'acct_platform' });
-    const base = testServices().config;
+    // A worker runs the connection proofs the dashboard starts (probe workflow).
+    worker = await startTestWorker({ config: { providerBaseUrls: { ...loadConfig({ NODE_ENV: 'test' }).providerBaseUrls, psp_a: emu.url } } });
+    const base = worker.config;
     api = await startApi({
       config: {
         ...base,
@@ -30,6 +36,7 @@ describe('dashboard: providers in a real browser', () => {
   afterAll(async () => {
     await browser?.close();
     await api?.close();
+    await worker?.stop();
     await emu?.close();
   });
 
@@ -59,8 +66,12 @@ describe('dashboard: providers in a real browser', () => {
     expect(conns[0]).toMatchObject({ provider: 'psp_a', is_default: true });
     expect(conns[0].account_ref).toMatch(/^acct_/);
     expect(conns[0].credential_test_enc).toBeTruthy();
+    // OAuth's consent named the account: proven as it is stored, so its events route at once.
+    expect(conns[0].verified_by).toBe('oauth');
+    expect(conns[0].verified_at).toBeInstanceOf(Date);
     const row = p.getByRole('row', { name: new RegExp(conns[0].account_ref) });
     await expect(row.textContent()).resolves.toContain('psp_a');
+    await expect(row.textContent()).resolves.toContain('Verified (OAuth)');
     const audit = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, action: 'dashboard.connection.oauth' }).first();
     expect(audit).toMatchObject({ actor_type: 'user', actor_id: user.id, outcome: 'ok' });
     await ctx.close();
@@ -175,6 +186,50 @@ describe('dashboard: providers in a real browser', () => {
       expect(page).not.toContain('MIIEsecretPLAY');
       expect(page).not.toContain('MIGTsecretAPPLE');
     }
+    await ctx.close();
+  });
+
+  it('pasted keys are verified with the provider: the Verify button shows verified, or why not (a key of another account)', async () => {
+    type Account = { account: string; credentials: { test: { secret_key: string } } };
+    const mine = await control<Account>('/accounts', {});
+    const someoneElses = await control<Account>('/accounts', {});
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    const email = uniqueEmail('verify');
+    await signUp(p, api.dashboardRoot, email);
+    const user = await testDb()('dashboard_users').where({ email }).first();
+    const body = () => p.locator('main').textContent();
+
+    // Someone else's account id, with my own key: the call succeeds but names another account.
+    await p.goto(`${api.dashboardRoot}/providers`);
+    await p.getByLabel('Provider').selectOption('psp_a');
+    await p.getByLabel('Account ID').fill(someoneElses.account);
+    await p.getByRole('button', { name: 'Add connection' }).click();
+    await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
+    await expect(body()).resolves.toMatch(/Verified\s*Not verified/);
+    await p.getByLabel('Test Secret key').fill(mine.credentials.test.secret_key);
+    await p.getByRole('button', { name: 'Save secrets' }).click();
+    await p.getByRole('button', { name: 'Verify' }).click();
+    await expect(p.getByRole('alert').textContent()).resolves.toMatch(/Not verified: test: .*does not have access to account/);
+    const claimed = await testDb()('provider_connections').where({ tenant_id: user.tenant_id, account_ref: someoneElses.account }).first();
+    expect(claimed.verified_at).toBeNull();
+
+    // My own account id with my key: verified.
+    await p.goto(`${api.dashboardRoot}/providers`);
+    await p.getByLabel('Provider').selectOption('psp_a');
+    await p.getByLabel('Account ID').fill(mine.account);
+    await p.getByRole('button', { name: 'Add connection' }).click();
+    await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
+    await p.getByLabel('Test Secret key').fill(mine.credentials.test.secret_key);
+    await p.getByRole('button', { name: 'Save secrets' }).click();
+    await p.getByRole('button', { name: 'Verify' }).click();
+    await expect(p.getByRole('status').textContent()).resolves.toContain('Verified');
+    await expect(body()).resolves.toMatch(/Verified\s*Verified \(provider call\)/);
+    const proven = await testDb()('provider_connections').where({ tenant_id: user.tenant_id, account_ref: mine.account }).first();
+    expect(proven).toMatchObject({ verified_by: 'provider_call', proof_error: null });
+    await p.goto(`${api.dashboardRoot}/providers`);
+    await expect(p.getByRole('row', { name: new RegExp(mine.account) }).textContent()).resolves.toContain('Verified (provider call)');
+    await expect(p.getByRole('row', { name: new RegExp(someoneElses.account) }).textContent()).resolves.toContain('Not verified');
     await ctx.close();
   });
 

@@ -127,7 +127,6 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
     JSON.stringify(c, (k, v) => (k === 'op' ? `${v.method} ${v.path}` : v instanceof Buffer || (v && v.type === 'Buffer') ? `<${v.length ?? v.data?.length} bytes>` : v));
 
   it(`never a 5xx, always the Error shape and the documented status, nothing written when refused (seed ${SEED})`, async () => {
-    // eslint-disable-next-line no-console
     console.log(`fuzz seed ${SEED} (${RUNS} runs): replay with FUZZ_SEED=${SEED}`);
     const host = fc.constantFrom<'api' | 'alt'>('api', 'alt');
     const opCase = fc.constantFrom(...ops).chain((op) =>
@@ -194,7 +193,6 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: false },
     );
-    // eslint-disable-next-line no-console
     console.log('fuzz outcomes (kind:status → count):', Object.fromEntries([...seen.entries()].sort()));
     // The run reached the operations, not only the refusals.
     expect(seen.get('op:200') ?? 0).toBeGreaterThan(RUNS / 20);

@@ -23,7 +23,7 @@ const hostile = fc.oneof(
 );
 /** Raw (already encoded) fragments, including ones that are not valid percent-encoding. */
 const rawFragment = fc.oneof(hostile.map(enc), fc.constantFrom('%', '%ZZ', '%00', '%E0%A4%A', '..%2F..', '%2F'));
-const query = fc.array(fc.tuple(fc.constantFrom('sku', 'plan_id', 'provider', 'app_user_id', 'email', 'success_url', 'mode', 'limit', 'x'), rawFragment), { maxLength: 4 })
+const query = fc.array(fc.tuple(fc.constantFrom('sku', 'plan_id', 'provider', 'app_user_id', 'email', 'success_url', 'mode', 'limit', 'x', 'wait_for', 'timeout_ms'), rawFragment), { maxLength: 4 })
   .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&'));
 const jsonValue = fc.oneof(hostile, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(hostile, { maxLength: 3 }));
 const purchaseBody = fc.oneof(
@@ -68,7 +68,6 @@ describe('fuzzing the client endpoints (/v1/sdk)', () => {
     ({ publishable: `Bearer ${tenant.publishable_key}`, secret: `Bearer ${tenant.secret_key}`, none: undefined, garbage: `Bearer pk_test_${'z'.repeat(30)}`, duplicate: [`Bearer ${tenant.publishable_key}`, `Bearer ${tenant.publishable_key}`] })[a];
 
   it(`never a 5xx, the Error shape on every refusal, nothing written (seed ${SEED})`, async () => {
-    // eslint-disable-next-line no-console
     console.log(`sdk fuzz seed ${SEED} (${RUNS} runs): replay with FUZZ_SEED=${SEED}`);
     const auth = fc.constantFrom<Auth>('publishable', 'publishable', 'publishable', 'secret', 'none', 'garbage', 'duplicate');
     const host = fc.constantFrom('api', 'alt');
@@ -105,7 +104,6 @@ describe('fuzzing the client endpoints (/v1/sdk)', () => {
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: false },
     );
-    // eslint-disable-next-line no-console
     console.log('sdk fuzz outcomes (status → count):', Object.fromEntries([...seen.entries()].sort()));
     expect(seen.get(200) ?? 0).toBeGreaterThan(RUNS / 50); // the run reached the endpoints, not only refusals
   }, 600_000);

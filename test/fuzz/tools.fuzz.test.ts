@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { OPERATIONS } from '../../api/operations';
+import { TOOL_LIST } from '../../api/tools/tool-list';
 import { withTenant } from '../../db/tenant-tx';
 import { testDb } from '../helpers/db';
 import { newTenant, startApi } from '../helpers/api';
@@ -25,7 +25,7 @@ import { startTestWorker } from '../helpers/temporal';
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : crypto.randomInt(2 ** 31);
 const RUNS = Number(process.env.FUZZ_TOOL_RUNS ?? 600);
 const SERVER_FAULTS = new Set(['server_misconfigured', 'internal_error', 'drift_incomplete']);
-const TOOLS = OPERATIONS.filter((o) => o.tool).map((o) => ({ name: o.tool!.name, write: o.write }));
+const TOOLS = TOOL_LIST.map((t) => ({ name: t.name, write: t.operation.write }));
 
 const hostileString = fc.oneof(
   fc.string({ maxLength: 40 }),
@@ -83,7 +83,6 @@ describe('fuzzing the tool server (MCP) from its own tool list', () => {
     testDb().raw(`insert into rate_limit_buckets (tenant_id, tokens, refreshed_at) values (?, 120, clock_timestamp()) on conflict (tenant_id) do update set tokens = 120, refreshed_at = clock_timestamp()`, [tenant.tenant_id]);
 
   it(`every call answers; refusals are client-fault codes and write nothing (seed ${SEED})`, async () => {
-    // eslint-disable-next-line no-console
     console.log(`tool fuzz seed ${SEED} (${RUNS} runs): replay with FUZZ_SEED=${SEED}`);
     const call = fc.constantFrom(...TOOLS).chain((tool) => {
       const names = properties.get(tool.name) ?? [];
@@ -118,7 +117,6 @@ describe('fuzzing the tool server (MCP) from its own tool list', () => {
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: false },
     );
-    // eslint-disable-next-line no-console
     console.log('tool fuzz outcomes:', Object.fromEntries([...seen.entries()].sort()));
     expect(seen.get('ok') ?? 0).toBeGreaterThan(RUNS / 20); // the run reached the tools, not only refusals
     expect(seen.get('invalid_request') ?? 0).toBeGreaterThan(RUNS / 20);

@@ -10,13 +10,15 @@ import { buildOpenApi } from '../../api/openapi';
 import { createHttpServer } from '../../api/http-server';
 import type { Services } from '../../api/services';
 import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
+import { startEntitlementWaits, stopEntitlementWaits } from '../../api/sdk/entitlement-waits';
 import { loadConfig } from '../../runtime/config';
-import { generateMasterKey } from '../../providers/vault';
+import { generateMasterKey } from '../../vault/vault';
 import { dataConverterFor } from '../../temporal/payload-codec';
 import { createLogger } from '../../runtime/logger';
-import { createTenant, insertApiKey } from '../../db/tenants';
+import { insertApiKey } from '../../db/api-keys';
+import { createTenant } from '../../db/tenants';
 import type { Scope } from '../../domain/scopes';
-import { testDb } from './db';
+import { appDb, testDb } from './db';
 
 export async function listen(app: Koa | http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createHttpServer(typeof app === 'function' ? app : app.callback());
@@ -44,7 +46,7 @@ export function testServices(overrides: Partial<Services> = {}): Services {
   // key (startTestWorker puts it there); an API with no worker gets a key of its own.
   const keys = overrides.vault ?? overrides.config?.masterKey ?? generateMasterKey();
   return {
-    db: testDb(),
+    db: appDb(),
     config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address },
     temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(keys) }) },
     ...overrides,
@@ -60,6 +62,7 @@ export async function startApi(overrides: Partial<Services> = {}, logDestination
   const tools = await listen(createToolsApp(services, log));
   // As api/main.ts does at boot.
   startDispatcher(services);
+  await startEntitlementWaits(services);
   return {
     services,
     apiUrl: `${api.url}/v1`,
@@ -68,6 +71,7 @@ export async function startApi(overrides: Partial<Services> = {}, logDestination
     dashboardRoot: dashboard.url,
     toolsUrl: tools.url,
     async close() {
+      await stopEntitlementWaits(services);
       await Promise.all([api.close(), dashboard.close(), tools.close()]);
       await stopDispatcher(services);
     },

@@ -1,5 +1,5 @@
 /**
- * A client for an emulator's /__control API (DESIGN.md). `strict` turns a non-2xx answer into
+ * A client for an emulator's /__control API (docs/emulators.md). `strict` turns a non-2xx answer into
  * a thrown error naming the call, for tests where the control call itself must succeed.
  */
 export function controlFor(baseUrl: () => string, opts: { strict?: boolean } = {}) {

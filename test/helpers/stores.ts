@@ -1,4 +1,5 @@
-import { attachToApp, createConnection } from '../../db/connections';
+import { attachToApp } from '../../db/connections';
+import { createProvenConnection } from './connections';
 import { withTenant } from '../../db/tenant-tx';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import type { RunningEmulator } from '../../emulators/common/host';
@@ -8,7 +9,7 @@ import { createEmulatorAccount } from '../../seed/demo-providers';
 import { call, newTenant, startApi } from './api';
 import { testDb } from './db';
 import { controlFor } from './emulator-control';
-import { generateMasterKey } from '../../providers/vault';
+import { generateMasterKey } from '../../vault/vault';
 import { startTestWorker } from './temporal';
 
 /**
@@ -27,8 +28,8 @@ export async function startStoreStack(name: string) {
   const android = await createEmulatorAccount(emulators.store_android.url);
   const ios = await createEmulatorAccount(emulators.store_ios.url);
   await withTenant(testDb(), tenant.tenant_id, async (trx) => {
-    await createConnection(trx, worker.vault, { provider: 'store_android', account_ref: android.account, credentials: android.credentials, webhook_secret: android.webhook_secret });
-    await createConnection(trx, worker.vault, { provider: 'store_ios', account_ref: ios.account, credentials: ios.credentials });
+    await createProvenConnection(trx, worker.vault, { provider: 'store_android', account_ref: android.account, credentials: android.credentials, webhook_secret: android.webhook_secret });
+    await createProvenConnection(trx, worker.vault, { provider: 'store_ios', account_ref: ios.account, credentials: ios.credentials });
     await attachToApp(trx, tenant.app_id, 'store_android');
     await attachToApp(trx, tenant.app_id, 'store_ios');
     await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'premium_monthly', name: 'Premium', tier: 'monthly', android_store_product_id: 'premium_monthly', ios_store_product_id: 'premium_monthly' });

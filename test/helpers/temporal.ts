@@ -4,11 +4,11 @@ import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../runtime/config';
-import { createVault, generateMasterKey } from '../../providers/vault';
+import { createVault, generateMasterKey } from '../../vault/vault';
 import { createAdapters } from '../../providers';
 import { createWorker } from '../../temporal/worker';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
-import { testDb } from './db';
+import { appDb } from './db';
 
 /**
  * A real worker on the run's Temporal server with a task queue of its own, so test files in
@@ -30,7 +30,7 @@ export async function startTestWorker(opts: { config?: Partial<Config>; masterKe
   // the same payload codec and can read what this worker writes.
   const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config, masterKey };
   const vault = createVault(masterKey);
-  const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: opts.db ?? testDb(), config, vault, adapters: createAdapters(config) } });
+  const { worker, connection: nativeConnection } = await createWorker({ address, namespace: 'default', taskQueue, deps: { db: opts.db ?? appDb(), config, vault, adapters: createAdapters(config) } });
   const running = worker.run();
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) });

@@ -6,7 +6,7 @@ import { startEmulator, type RunningEmulator } from '../../emulators/common/host
 import { createEmulator } from '../../emulators/psp_a/emulator';
 import { ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
-import type { CouponSpec, ProductSpec, ProviderContext } from '../../providers/types';
+import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { getOrPostControlFor } from '../helpers/emulator-control';
 import { productSpec } from '../helpers/product-spec';
 
@@ -177,34 +177,6 @@ describe('psp_a adapter against its emulator', () => {
     expect(err).toBeInstanceOf(ProviderRejectedError);
   });
 
-  it('creates a coupon and its promotion code once, and moves the code when terms change', async () => {
-    const coupon: CouponSpec = { coupon_id: crypto.randomUUID(), tenant_id: 'tenant-1', code: `SAVE${crypto.randomBytes(2).toString('hex').toUpperCase()}`, percent_off: 20, duration: 'once' };
-    const first = await adapter.ensureCouponCounterpart(ctx, coupon, `c:${coupon.coupon_id}:v1`);
-    const retry = await adapter.ensureCouponCounterpart(ctx, coupon, `c:${coupon.coupon_id}:v1`);
-    expect(retry).toEqual(first);
-    expect(first.kind).toBe('coupon');
-    let coupons = (await state('coupons')).filter((c) => (c.metadata as Record<string, string>).coupon_id === coupon.coupon_id);
-    let promos = (await state('promotion_codes')).filter((p) => p.code === coupon.code);
-    expect(coupons).toHaveLength(1);
-    expect(coupons[0]).toMatchObject({ percent_off: 20, duration: 'once', id: first.external_id });
-    expect(promos).toHaveLength(1);
-    expect(promos[0]).toMatchObject({ active: true, promotion: { type: 'coupon', coupon: first.external_id } });
-
-    const changed = { ...coupon, percent_off: null, amount_off_minor: 500, currency: 'EUR', duration: 'repeating' as const };
-    const second = await adapter.ensureCouponCounterpart(ctx, changed, `c:${coupon.coupon_id}:v2`);
-    expect(second.external_id).not.toBe(first.external_id);
-    coupons = (await state('coupons')).filter((c) => (c.metadata as Record<string, string>).coupon_id === coupon.coupon_id);
-    promos = (await state('promotion_codes')).filter((p) => p.code === coupon.code);
-    expect(coupons).toHaveLength(2);
-    expect(coupons.find((c) => c.id === second.external_id)).toMatchObject({ amount_off: 500, currency: 'eur', duration: 'repeating', duration_in_months: 1 });
-    expect(promos.filter((p) => p.active).map((p) => (p.promotion as { coupon: string }).coupon)).toEqual([second.external_id]);
-
-    const foreign: CouponSpec = { ...coupon, coupon_id: crypto.randomUUID() };
-    const err = await adapter.ensureCouponCounterpart(ctx, foreign, `c:${foreign.coupon_id}:v1`).catch((e) => e);
-    expect(err).toBeInstanceOf(ProviderRejectedError);
-    expect(err.opts.code).toBe('promotion_code_taken');
-  });
-
   it('stops sales: archives the product and deactivates its links', async () => {
     const s = spec();
     const { external_id } = await adapter.upsertProduct(ctx, s, `p:${s.product_id}`);
@@ -305,13 +277,12 @@ describe('psp_a idempotent retries', () => {
     }
   });
 
-  it('a lost price create and a lost coupon create are replayed, not repeated', async () => {
+  it('a lost price create is replayed, not repeated', async () => {
     const s = spec();
     const { external_id } = await adapter.upsertProduct(ctx, s, `p:${s.product_id}`);
-    const coupon: CouponSpec = { coupon_id: crypto.randomUUID(), tenant_id: 't', code: `LOST${crypto.randomBytes(2).toString('hex').toUpperCase()}`, percent_off: 10, duration: 'forever' };
     const lost = new Map<string, number>();
     const proxy = await lossyProxy(emu.url, (method, path) => {
-      if (method !== 'POST' || !['/v1/prices', '/v1/promotion_codes'].includes(path)) return false;
+      if (method !== 'POST' || path !== '/v1/prices') return false;
       const n = lost.get(path) ?? 0;
       lost.set(path, n + 1);
       return n < 2;
@@ -322,10 +293,6 @@ describe('psp_a idempotent retries', () => {
       const priced = await adapter.upsertPrices(viaProxy, external_id, s, `pr:${s.product_id}:v1`);
       expect((await state('prices')).filter((p) => p.product === external_id).map((p) => p.id)).toEqual(priced.price_ids);
 
-      await expect(adapter.ensureCouponCounterpart(viaProxy, coupon, `c:${coupon.coupon_id}`)).rejects.toBeInstanceOf(ProviderUnreachableError);
-      await adapter.ensureCouponCounterpart(viaProxy, coupon, `c:${coupon.coupon_id}`);
-      expect((await state('promotion_codes')).filter((p) => p.code === coupon.code)).toHaveLength(1);
-      expect((await state('coupons')).filter((c) => (c.metadata as Record<string, string>).coupon_id === coupon.coupon_id)).toHaveLength(1);
     } finally {
       await proxy.close();
     }

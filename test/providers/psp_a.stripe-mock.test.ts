@@ -1,17 +1,14 @@
-import crypto from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPspAAdapter } from '../../providers/psp_a/adapter';
 import {
-  couponCreateParams,
   paymentLinkCreateParams,
   priceCreateParams,
   productCreateParams,
   productUpdateParams,
-  promotionCodeCreateParams,
 } from '../../providers/psp_a/params';
 import { planPrices } from '../../providers/psp_a/pricing';
-import type { CouponSpec, ProductSpec, ProviderContext } from '../../providers/types';
+import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { STRIPE_MOCK_BIN, startStripeMock, stripeMockAvailable, type StripeMock } from '../helpers/stripe-mock';
 import { productSpec } from '../helpers/product-spec';
 
@@ -40,15 +37,6 @@ const adapter = createPspAAdapter({ onResponse: (e) => seen.push(e) });
 
 const spec = (over: Partial<ProductSpec> = {}) => productSpec({ sku: 'pro_monthly', name: 'Pro monthly', version: 3, trial_days: 14, ...over });
 
-const coupon = (over: Partial<CouponSpec> = {}): CouponSpec => ({
-  coupon_id: crypto.randomUUID(),
-  tenant_id: crypto.randomUUID(),
-  code: 'SPRING-20',
-  percent_off: 20,
-  duration: 'once',
-  ...over,
-});
-
 /** Strip query strings: stripe-mock routes by path. */
 const endpoint = (s: Seen) => `${s.method} ${s.path.split('?')[0].replace(/\/(prod|price|plink|promo|cpn)_[A-Za-z0-9_]+/, '/:id')}`;
 
@@ -70,7 +58,9 @@ describe.skipIf(!available)('psp_a adapter against stripe-mock (Stripe OpenAPI)'
 
   it('checkReachable, listRemoteProducts', async () => {
     seen = [];
-    await adapter.checkReachable(ctx);
+    // stripe-mock makes up a new account id on every GET /v1/account, never the connected one:
+    // the proof that the key belongs to the connected account refuses it, as it must.
+    await expect(adapter.checkReachable(ctx)).rejects.toMatchObject({ name: 'ProviderRejectedError', opts: { code: 'account_mismatch' } });
     const products = await adapter.listRemoteProducts(ctx);
     expect(Array.isArray(products)).toBe(true);
     for (const p of products) expect(p.external_id).toMatch(/^prod_/);
@@ -98,13 +88,6 @@ describe.skipIf(!available)('psp_a adapter against stripe-mock (Stripe OpenAPI)'
     for (const w of seen.filter((x) => x.method === 'POST')) expect(w.idempotency_key ?? '').toMatch(/^(t:|psp_a:stop:)/);
   });
 
-  it('ensureCouponCounterpart', async () => {
-    seen = [];
-    const out = await adapter.ensureCouponCounterpart(ctx, coupon(), 'coupon-key-1');
-    expect(out.kind).toBe('coupon');
-    expectAllAccepted();
-    expect(seen.map(endpoint)).toEqual(expect.arrayContaining(['GET /v1/coupons/:id', 'GET /v1/promotion_codes', 'POST /v1/promotion_codes']));
-  });
 });
 
 /**
@@ -145,18 +128,4 @@ describe.skipIf(!available)('psp_a request bodies against stripe-mock', () => {
     expect((await stripe.paymentLinks.update('plink_x', { active: false })).object).toBe('payment_link');
   });
 
-  it('coupon create (percent, amount, repeating, product-restricted) and promotion code create/deactivate', async () => {
-    const variants: CouponSpec[] = [
-      coupon(),
-      coupon({ percent_off: null, amount_off_minor: 500, currency: 'EUR', duration: 'forever' }),
-      coupon({ duration: 'repeating' }),
-      coupon({ product_external_id: 'prod_x' }),
-    ];
-    for (const c of variants) {
-      const created = await stripe.coupons.create(couponCreateParams(`cpn_${c.coupon_id.replace(/-/g, '')}`, c));
-      expect(created.object).toBe('coupon');
-      expect((await stripe.promotionCodes.create(promotionCodeCreateParams(created.id, c))).object).toBe('promotion_code');
-    }
-    expect((await stripe.promotionCodes.update('promo_x', { active: false })).object).toBe('promotion_code');
-  });
 });

@@ -252,37 +252,6 @@ describe('psp_b adapter: catalogue', () => {
     expect(await adapter.ensurePaymentLink(test, external_id, s, 'app_2', 'k')).toEqual(link);
   });
 
-  it('ensureCouponCounterpart creates a discount once and matches it by code afterwards', async () => {
-    const code = `SAVE${crypto.randomBytes(3).toString('hex').toUpperCase()}`;
-    const coupon = { coupon_id: crypto.randomUUID(), tenant_id: 'ten_1', code, percent_off: 20, duration: 'forever' as const };
-    const first = await adapter.ensureCouponCounterpart(test, coupon, 'k');
-    expect(first.kind).toBe('discount');
-    expect(first.external_id).toMatch(/^dsc_/);
-    expect(await adapter.ensureCouponCounterpart(test, coupon, 'k')).toEqual(first);
-    const discounts = mine((await state()).discounts, (d) => d.code === code);
-    expect(discounts).toHaveLength(1);
-    expect(discounts[0]).toMatchObject({ type: 'percentage', amount: '20', recur: true, enabled_for_checkout: true, status: 'active' });
-
-    const flatCode = `${code}F`;
-    const flat = await adapter.ensureCouponCounterpart(
-      test,
-      { coupon_id: crypto.randomUUID(), tenant_id: 'ten_1', code: flatCode, amount_off_minor: 500, currency: 'eur', duration: 'once' },
-      'k',
-    );
-    const stored = mine((await state()).discounts, (d) => d.id === flat.external_id)[0];
-    expect(stored).toMatchObject({ type: 'flat', amount: '500', currency_code: 'EUR', recur: false });
-
-    // The emulator enforces Paddle's unique codes.
-    const clash = await paddle(test, '/discounts', {
-      method: 'POST',
-      body: JSON.stringify({ code, description: 'dup', type: 'percentage', amount: '5' }),
-    });
-    expect(clash.status).toBe(409);
-    expect(clash.body.error.code).toBe('discount_code_conflict');
-    const bad = await rejection(adapter.ensureCouponCounterpart(test, { ...coupon, code: 'NOAMOUNT', percent_off: null }, 'k'));
-    expect(bad).toBeInstanceOf(ProviderRejectedError);
-  });
-
   it('stopSales archives the product and its prices, idempotently', async () => {
     const s = spec();
     const { external_id } = await adapter.upsertProduct(test, s, 'k');

@@ -3,7 +3,7 @@ import { startEmulator, type RunningEmulator } from '../../emulators/common/host
 import { createEmulator } from '../../emulators/psp_c/emulator';
 import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createPspCAdapter } from '../../providers/psp_c/adapter';
-import type { CouponSpec, ProductSpec, ProviderContext } from '../../providers/types';
+import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
 
 // The psp_c adapter against the real psp_c emulator over HTTP: every method, the fault
@@ -227,19 +227,6 @@ describe('psp_c adapter: payment links, offers, stop sales', () => {
     expect(await adapter.ensurePaymentLink(ctxFor(), 'x', spec, 'app-1', 'k')).toEqual(next);
   });
 
-  it('ensureCouponCounterpart makes one offer per code', async () => {
-    const coupon: CouponSpec = { coupon_id: 'c-1', tenant_id: 't-1', code: 'WELCOME10', percent_off: 10, duration: 'once' };
-    const first = await adapter.ensureCouponCounterpart(ctxFor(), coupon, 'k');
-    expect(first).toMatchObject({ kind: 'offer' });
-    expect(first.external_id).toMatch(/^offer_/);
-    expect(await adapter.ensureCouponCounterpart(ctxFor(), coupon, 'k')).toEqual(first);
-    const offers = ((await state()).offers ?? []).filter((o) => o.code === 'WELCOME10');
-    expect(offers).toHaveLength(1);
-    expect(offers[0]).toMatchObject({ percent_rate: 1000, duration: 'once', notes: { coupon_id: 'c-1', tenant_id: 't-1' } });
-    const flat = await adapter.ensureCouponCounterpart(ctxFor(), { coupon_id: 'c-2', tenant_id: 't-1', code: 'FLAT50', amount_off_minor: 5_000, currency: 'inr', duration: 'forever' }, 'k');
-    expect(flat.external_id).not.toBe(first.external_id);
-  });
-
   it('stopSales deactivates the item and cancels the open links', async () => {
     const spec = product();
     const { external_id } = await adapter.upsertProduct(ctxFor(), spec, 'k');
@@ -323,7 +310,7 @@ describe('psp_c adapter: retries after a lost answer leave exactly one remote ob
     });
   };
 
-  it('item, plans, payment link and offer', async () => {
+  it('item, plans and payment link', async () => {
     const spec = product();
     const flaky = lostOnce();
     await expect(flaky.upsertProduct(ctxFor(), spec, 'k')).rejects.toBeInstanceOf(ProviderUnreachableError);
@@ -337,17 +324,11 @@ describe('psp_c adapter: retries after a lost answer leave exactly one remote ob
     await expect(flakyLink.ensurePaymentLink(ctxFor(), item.external_id, spec, 'app-9', 'k')).rejects.toBeInstanceOf(ProviderUnreachableError);
     const link = await flakyLink.ensurePaymentLink(ctxFor(), item.external_id, spec, 'app-9', 'k');
 
-    const flakyOffer = lostOnce();
-    const coupon: CouponSpec = { coupon_id: 'c-9', tenant_id: 't-1', code: 'RETRY20', percent_off: 20, duration: 'repeating' };
-    await expect(flakyOffer.ensureCouponCounterpart(ctxFor(), coupon, 'k')).rejects.toBeInstanceOf(ProviderUnreachableError);
-    await flakyOffer.ensureCouponCounterpart(ctxFor(), coupon, 'k');
-
     const s = await state();
     expect(mineIn(s.items, spec.product_id)).toHaveLength(1);
     expect(mineIn(s.plans, spec.product_id)).toHaveLength(spec.prices.length);
     expect(mineIn(s.payment_links, spec.product_id).filter((l) => (l.notes as Record<string, string>).app_id === 'app-9')).toEqual([
       expect.objectContaining({ id: link.external_id }),
     ]);
-    expect((s.offers ?? []).filter((o) => o.code === 'RETRY20')).toHaveLength(1);
   });
 });

@@ -96,29 +96,6 @@ describe('store_android adapter: catalogue against the Play emulator', () => {
     await expect(adapter.upsertProduct(ctx, spec({ tier: 'annual' }), 'k2')).rejects.toThrow(/P1M, not P1Y/);
   });
 
-  it('turns a coupon into an active developer-determined offer on the base plan', async () => {
-    const acct = await newAccount();
-    const ctx = ctxFor(acct);
-    const { external_id } = await adapter.upsertProduct(ctx, spec(), 'k1');
-    await adapter.ensurePaymentLink(ctx, external_id, spec(), 'app', 'k2');
-    const coupon = { coupon_id: crypto.randomUUID(), tenant_id: 't', code: 'SPRING_20', percent_off: 20, duration: 'repeating' as const, product_external_id: external_id };
-    const offer = await adapter.ensureCouponCounterpart(ctx, coupon, 'c1');
-    expect(offer).toEqual({ kind: 'offer_id', external_id: 'spring-20' });
-    const again = await adapter.ensureCouponCounterpart(ctx, coupon, 'c1');
-    expect(again).toEqual(offer);
-    const offers = ((await control('/state')).offers ?? []).filter((o: any) => o.account === acct.account);
-    expect(offers).toHaveLength(1);
-    expect(offers[0].resource).toMatchObject({ offerId: 'spring-20', basePlanId: 'monthly', state: 'ACTIVE' });
-    expect(offers[0].resource.phases[0]).toMatchObject({ recurrenceCount: 3, duration: 'P1M' });
-    expect(offers[0].resource.phases[0].regionalConfigs).toContainEqual({ regionCode: 'US', relativeDiscount: 0.2 });
-
-    // An amount-off coupon applies only where the base plan is priced in the coupon's currency.
-    const euro = await adapter.ensureCouponCounterpart(ctx, { ...coupon, code: 'EURO5', percent_off: null, amount_off_minor: 500, currency: 'EUR' }, 'c2');
-    const euroOffer = ((await control('/state')).offers ?? []).find((o: any) => o.account === acct.account && o.offerId === euro.external_id);
-    expect(euroOffer.resource.regionalConfigs).toEqual([{ regionCode: 'DE', newSubscriberAvailability: true }]);
-    expect(euroOffer.resource.phases[0].regionalConfigs).toEqual([{ regionCode: 'DE', absoluteDiscount: { currencyCode: 'EUR', units: '5', nanos: 0 } }]);
-  });
-
   it('stops sales by deactivating every active base plan, and is a no-op when repeated', async () => {
     const acct = await newAccount();
     const ctx = ctxFor(acct);

@@ -5,7 +5,7 @@ import { startEmulator, type RunningEmulator } from '../../emulators/common/host
 import { createEmulator } from '../../emulators/store_ios/emulator';
 import { ProviderRateLimitedError, ProviderRejectedError, ProviderUnreachableError } from '../../providers/errors';
 import { createStoreIosAdapter } from '../../providers/store_ios/adapter';
-import type { CouponSpec, ProductSpec, ProviderAdapter, ProviderContext } from '../../providers/types';
+import type { ProductSpec, ProviderAdapter, ProviderContext } from '../../providers/types';
 import { controlFor } from '../helpers/emulator-control';
 import { productSpec } from '../helpers/product-spec';
 
@@ -160,26 +160,6 @@ describe('store_ios catalogue (App Store Connect)', () => {
     const s = spec({ sku: 'plan_sku', ios_store_product_id: 'com.example.plan.monthly' });
     const { external_id } = await adapter.upsertProduct(ctx, s, 'pl');
     await expect(adapter.ensurePaymentLink(ctx, external_id, s, 'app_1', 'pl1')).resolves.toEqual({ kind: 'plan', external_id: 'com.example.plan.monthly' });
-  });
-
-  it('ensureCouponCounterpart creates one promotional offer per code (a retry finds it) at discounted price points', async () => {
-    const s = spec({ sku: 'offered' });
-    const { external_id } = await adapter.upsertProduct(ctx, s, 'o');
-    await adapter.upsertPrices(ctx, external_id, s, 'o1');
-    const coupon: CouponSpec = { coupon_id: crypto.randomUUID(), tenant_id: s.tenant_id, code: 'SPRING50', percent_off: 50, duration: 'repeating', product_external_id: external_id };
-    const first = await adapter.ensureCouponCounterpart(ctx, coupon, 'c1');
-    expect(first).toEqual({ kind: 'offer_id', external_id: 'SPRING50' });
-    await adapter.ensureCouponCounterpart(ctx, coupon, 'c1');
-    const offers = (await state()).promotional_offers.filter((o) => o.subscription_id === external_id);
-    expect(offers).toHaveLength(1);
-    expect(offers[0]).toMatchObject({ offerMode: 'PAY_AS_YOU_GO', duration: 'ONE_MONTH', numberOfPeriods: 3 });
-    expect(offers[0].prices).toHaveLength(3);
-
-    const free = await adapter.ensureCouponCounterpart(ctx, { ...coupon, code: 'FREEMONTH', percent_off: 100, duration: 'once' }, 'c2');
-    expect(free.external_id).toBe('FREEMONTH');
-    expect((await state()).promotional_offers.find((o) => o.offerCode === 'FREEMONTH')).toMatchObject({ offerMode: 'FREE_TRIAL', numberOfPeriods: 1 });
-
-    await expect(adapter.ensureCouponCounterpart(ctx, { ...coupon, product_external_id: undefined }, 'c3')).rejects.toBeInstanceOf(ProviderRejectedError);
   });
 
   it('stopSales removes the subscription from sale in every territory', async () => {

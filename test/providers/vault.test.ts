@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
 import util from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVault, generateMasterKey, VaultDecryptError, type Vault } from '../../providers/vault';
-import { parseMasterKey } from '../../providers/vault-keyring';
+import { createVault, generateMasterKey, VaultDecryptError, type Vault } from '../../vault/vault';
+import { parseMasterKey } from '../../vault/keyring';
 import { ConfigError } from '../../runtime/config';
 import { createConnection, loadCredential, loadWebhookSecret } from '../../db/connections';
 import { reencryptAll } from '../../db/reencrypt';
+import { insertEndpoint, rotateEndpointSecret, signingSecrets } from '../../db/outbound-endpoints';
 import { withTenant } from '../../db/tenant-tx';
 import { testDb } from '../helpers/db';
 
@@ -168,6 +169,8 @@ describe('rotation across the database: reencryptAll', () => {
   const k2 = `k2:${b64()}`;
   let connectionId: string;
   let strangerId: string;
+  let endpointId: string;
+  let endpointSecrets: string[];
 
   const rawRow = (id: string) => db('provider_connections').where({ id }).first('credential_test_enc', 'credential_live_enc', 'webhook_secret_enc');
   const loadAll = (v: Vault, id: string) =>
@@ -190,6 +193,11 @@ describe('rotation across the database: reencryptAll', () => {
         provider: 'psp_b', account_ref: `acct_lost_${tag}`, credentials: { test: { api_key: `pdl_${tag}` } },
       });
       strangerId = s.id;
+      // An outbound webhook endpoint mid-rotation: its current and previous signing secrets are envelopes too.
+      const e = await insertEndpoint(trx, createVault(k1), { tenantId, url: 'https://hooks.example.com/in', description: null, eventTypes: [], taskQueue: 'none' });
+      endpointId = e.row.id;
+      const rotated = await rotateEndpointSecret(trx, createVault(k1), endpointId, 3600);
+      endpointSecrets = [rotated!.secret, e.secret];
     });
   });
   afterAll(async () => {
@@ -205,25 +213,31 @@ describe('rotation across the database: reencryptAll', () => {
     for (const v of Object.values(before)) expect(rotated.needsReencrypt(String(v))).toBe(true);
 
     const dry = await reencryptAll(db, rotated, { tenantId, dryRun: true });
-    expect(dry).toMatchObject({ dry_run: true, rows: 2, values: 4, reencrypted: 3, failed: 1 });
+    expect(dry).toMatchObject({ dry_run: true, rows: 3, values: 6, reencrypted: 5, failed: 1 });
     expect(await rawRow(connectionId)).toEqual(before);
 
     const first = await reencryptAll(db, rotated, { tenantId, batchSize: 1 });
-    expect(first).toMatchObject({ current_key_id: 'k2', rows: 2, values: 4, reencrypted: 3, already_current: 0, failed: 1 });
+    expect(first).toMatchObject({ current_key_id: 'k2', rows: 3, values: 6, reencrypted: 5, already_current: 0, failed: 1 });
     expect(first.failures).toEqual([{ table: 'provider_connections', id: strangerId, field: 'credential_test_enc', reason: 'unknown_key' }]);
     expect(JSON.stringify(first)).not.toContain(plain.test);
+    for (const s of endpointSecrets) expect(JSON.stringify(first)).not.toContain(s);
+    const endpointRow = await db('webhook_endpoints').where({ id: endpointId }).first('secret_enc', 'previous_secret_enc');
+    for (const v of Object.values(endpointRow)) expect(String(v).startsWith('v1:k2:')).toBe(true);
 
     const after = await rawRow(connectionId);
     for (const v of Object.values(after)) expect(String(v).startsWith('v1:k2:')).toBe(true);
     expect(String((await db('provider_connections').where({ id: strangerId }).first()).credential_test_enc).startsWith('v1:k9:')).toBe(true);
 
     const again = await reencryptAll(db, rotated, { tenantId });
-    expect(again).toMatchObject({ reencrypted: 0, already_current: 3, failed: 1 });
+    expect(again).toMatchObject({ reencrypted: 0, already_current: 5, failed: 1 });
     expect(await rawRow(connectionId)).toEqual(after);
 
     // k1 removed from MASTER_KEY: everything still decrypts; a k1-only vault no longer can.
     expect(await loadAll(createVault(k2), connectionId)).toEqual(plain);
     await expect(loadAll(createVault(k1), connectionId)).rejects.toThrow(VaultDecryptError);
+    // The endpoint still signs with both secrets of its overlap, under k2 alone.
+    expect(await withTenant(db, tenantId, (trx) => signingSecrets(trx, createVault(k2), endpointId))).toEqual(endpointSecrets);
+    await expect(withTenant(db, tenantId, (trx) => signingSecrets(trx, createVault(k1), endpointId))).rejects.toThrow(VaultDecryptError);
     // Other suites may run the unscoped command in this database: do not leave them an undecryptable row.
     await db('provider_connections').where({ id: strangerId }).del();
   });

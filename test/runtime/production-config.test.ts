@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../runtime/config';
 import { createAdapters } from '../../providers';
-import { generateMasterKey } from '../../providers/vault';
+import { generateMasterKey } from '../../vault/vault';
 
 const PUSH = 'rtdn-push@example-project.iam.gserviceaccount.com';
 

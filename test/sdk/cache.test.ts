@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Billing, BillingError, MemoryStorage } from '../../sdk/src/index';
 import { FakeClock, HOUR, WEEK, activeEntitlement, startContractServer } from './contract-server';
+import { until } from '../helpers/until';
 
 let server: Awaited<ReturnType<typeof startContractServer>>;
 let clock: FakeClock;
@@ -148,6 +149,46 @@ describe('refresh discipline', () => {
     server.state.entitlements = [activeEntitlement];
     expect((await billing.refresh()).isPremium).toBe(true);
     expect(server.subscriberRequests()).toHaveLength(2);
+  });
+
+  it('a refresh after a web checkout asks the service, even inside the window', async () => {
+    const opened: string[] = [];
+    const billing = configure({ refreshWindowMs: 10_000, openCheckout: (url) => void opened.push(url) });
+    expect(await billing.isPremium()).toBe(false);
+    expect((await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital' } })).state).toBe('opened');
+    expect(opened).toHaveLength(1);
+    // A one-tap wallet: paid and the tab closed two seconds later, well inside the window.
+    server.state.entitlements = [activeEntitlement];
+    clock.advance(2000);
+    expect((await billing.refresh()).isPremium).toBe(true);
+    expect(server.subscriberRequests()).toHaveLength(2);
+    // Only the first refresh after the checkout is forced: the next ones coalesce again.
+    await billing.refresh();
+    expect(server.subscriberRequests()).toHaveLength(2);
+  });
+
+  it('a refresh after a checkout does not join a request that started before it', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const billing = configure({
+      refreshWindowMs: 10_000,
+      openCheckout: () => undefined,
+      fetch: (async (u: any, i: any) => {
+        // The first subscriber request is slow: it is still on its way when the checkout ends.
+        if (String(u).includes('/subscribers/') && calls++ === 0) await held;
+        return fetch(u, i);
+      }) as typeof fetch,
+    });
+    const before = billing.getEntitlements();
+    await until('the first request reached the service', async () => calls, (n) => n >= 1);
+    await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital' } });
+    server.state.entitlements = [activeEntitlement];
+    const after = billing.refresh();
+    expect((await after).isPremium).toBe(true);
+    release();
+    await before;
+    expect(calls).toBe(2);
   });
 
   it('refresh after the window ignores an unexpired TTL', async () => {

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type net from 'node:net';
 
 /**
- * A local HTTP server speaking the documented `/v1/sdk/*` contract (DESIGN.md "Client
- * endpoints"), so unit tests can count requests and go offline. The end-to-end test
+ * A local HTTP server speaking the documented `/v1/sdk/*` contract (docs/sdk.md,
+ * "Endpoints"), so unit tests can count requests and go offline. The end-to-end test
  * runs the SDK against the real service instead.
  */
 export interface ContractState {

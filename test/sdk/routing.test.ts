@@ -167,7 +167,11 @@ describe('web, desktop, iOS, macOS → the existing web checkout path', () => {
 describe('routeCheckout, the table as a pure function', () => {
   const sb = storeBilling();
   it('matches every row', () => {
-    expect(routeCheckout('android', { kind: 'digital', android_store_product_id: 'x' }, sb)).toEqual({ lane: 'store', productId: 'x' });
+    expect(routeCheckout('android', { kind: 'digital', android_store_product_id: 'x' }, sb)).toEqual({ lane: 'store', store: 'store_android', productId: 'x' });
+    expect(routeCheckout('ios', { kind: 'digital', ios_store_product_id: ' premium ' }, sb)).toEqual({ lane: 'store', store: 'store_ios', productId: 'premium' });
+    expect(routeCheckout('macos', { kind: 'digital', ios_store_product_id: 'premium' }, sb)).toMatchObject({ lane: 'store', store: 'store_ios' });
+    expect(routeCheckout('ios', { kind: 'digital', ios_store_product_id: 'premium' }, undefined)).toEqual({ lane: 'web' });
+    expect(routeCheckout('ios', { kind: 'physical', ios_store_product_id: 'premium' }, sb)).toEqual({ lane: 'web' });
     expect(routeCheckout('android', { kind: 'digital', android_store_product_id: '   ' }, sb)).toMatchObject({ lane: 'blocked', code: 'store_product_id_missing' });
     expect(routeCheckout('android', { kind: 'digital', android_store_product_id: 'x' }, undefined)).toMatchObject({ lane: 'blocked', code: 'store_billing_unavailable' });
     expect(routeCheckout('android', { kind: 'physical' }, undefined)).toEqual({ lane: 'web' });

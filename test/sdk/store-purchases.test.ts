@@ -4,6 +4,7 @@ import { call, refill } from '../helpers/api';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { Billing, MemoryStorage } from '../../sdk/src/index';
 import { purchaseKey } from '../../providers/purchase-ref';
+import { appAccountTokenFor } from '../../providers/store_ios/app-account-token';
 import { storePurchaseWorkflowId } from '../../temporal/workflow-starts';
 
 /** Every string in a workflow history, payload bytes decoded: what an operator could read there. */
@@ -232,5 +233,44 @@ describe('store purchase registration', () => {
     const live = await s.register({ app_user_id: 't_user', provider: 'store_ios', signed_transaction }, s.pkLive);
     expect(live).toMatchObject({ status: 400, body: { error: 'invalid_purchase' } });
     expect((await s.subscriber('t_user')).body.is_premium).toBe(false);
+  });
+
+  // Last: it turns the iOS readiness test-ready, which the iOS registration test above checks from its not-ready start.
+  it('the client SDK buys through the iOS StoreKit lane: appAccountToken from the SDK, signed transaction registered → purchased, premium', async () => {
+    Billing.reset();
+    try {
+      const handed: Array<{ productId: string; appAccountToken?: string }> = [];
+      const billing = Billing.configure({
+        publishableKey: s.pkTest,
+        backend: s.api.apiRoot,
+        appUserId: 'sdk_ios_user',
+        platform: 'ios',
+        storage: new MemoryStorage(),
+        storeBilling: {
+          // StoreKit 2 in a sandbox account: buys with the appAccountToken the SDK hands over.
+          async purchase({ productId, appAccountToken }) {
+            handed.push({ productId, appAccountToken });
+            const bought = await s.control.store_ios<{ signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: productId, account: s.accounts.store_ios, app_user_id: appAccountToken });
+            return { signedTransaction: bought.signed_transaction, productId };
+          },
+        },
+      });
+      expect(await billing.isPremium()).toBe(false);
+      const result = await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital', ios_store_product_id: 'premium_monthly' } });
+      expect(result).toMatchObject({ state: 'purchased', lane: 'store', purchase: { productId: 'premium_monthly' }, entitlements: { isPremium: true, stale: false } });
+      // The token StoreKit got is the one the service derives for this app user: its buyer check passed.
+      expect(handed).toEqual([{ productId: 'premium_monthly', appAccountToken: appAccountTokenFor('sdk_ios_user') }]);
+      expect((await s.subscriber('sdk_ios_user')).body.entitlements).toEqual([expect.objectContaining({ provider: 'store_ios', state: 'active', is_sandbox: true })]);
+      // Another app user registering the same transaction is refused: the SDK returns the Error state, not a throw.
+      Billing.reset();
+      const thief = Billing.configure({
+        publishableKey: s.pkTest, backend: s.api.apiRoot, appUserId: 'sdk_ios_thief', platform: 'ios', storage: new MemoryStorage(),
+        storeBilling: { purchase: async ({ productId }) => ({ signedTransaction: (await s.control.store_ios<{ signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: productId, account: s.accounts.store_ios, app_user_id: appAccountTokenFor('someone_else') })).signed_transaction, productId }) },
+      });
+      const refused = await thief.checkout({ planId: 'premium_monthly', product: { kind: 'digital', ios_store_product_id: 'premium_monthly' } });
+      expect(refused).toMatchObject({ state: 'error', lane: 'store', reason: 'purchase_registration_failed', error: { status: 409, serviceCode: 'purchase_token_reused' } });
+    } finally {
+      Billing.reset();
+    }
   });
 });

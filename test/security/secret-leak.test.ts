@@ -10,6 +10,7 @@ import { ROOT_DIR } from '../../runtime/config';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { attachToApp, createConnection } from '../../db/connections';
+import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { OPERATIONS } from '../../api/operations';
 import { createAdapters } from '../../providers';
@@ -146,8 +147,9 @@ describe('provider secrets never leak', () => {
     expect(drained.status).toBe(200);
     assertClean('sync run answer', JSON.stringify(drained.body));
 
-    // Temporal's stored history of every workflow this tenant ran (probe, drift reads, the sync run).
-    // Visibility is eventually consistent: wait (with a deadline) until all three kinds are listed,
+    // Temporal's stored history of every workflow this tenant ran (probe, drift reads, the sync run,
+    // and the Voided Purchases sweep the probe started for the proven Play connection).
+    // Visibility is eventually consistent: wait (with a deadline) until all four kinds are listed,
     // so the check inspects real histories instead of passing on a short list.
     const listed = async () => {
       const out: { workflowId: string; runId: string }[] = [];
@@ -156,16 +158,18 @@ describe('provider secrets never leak', () => {
     };
     const kindsOf = (runs: { workflowId: string }[]) => [...new Set(runs.map((r) => r.workflowId.split('-')[0]))].sort();
     let runs = await listed();
-    for (const deadline = Date.now() + 15_000; kindsOf(runs).length < 3 && Date.now() < deadline; runs = await listed()) {
+    for (const deadline = Date.now() + 15_000; kindsOf(runs).length < 4 && Date.now() < deadline; runs = await listed()) {
       await new Promise((r) => setTimeout(r, 200));
     }
-    expect(kindsOf(runs)).toEqual(['drift', 'probe', 'sync']);
+    expect(kindsOf(runs)).toEqual(['drift', 'probe', 'sync', 'voided']);
     let events = 0;
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       events += history.events?.length ?? 0;
       assertClean(`history of ${wf.workflowId}`, await historyText(history, worker.codec));
     }
+    // The sweep runs for as long as the connection: this test's ends here.
+    for (const wf of runs.filter((r) => r.workflowId.startsWith('voided-'))) await worker.client.workflow.getHandle(wf.workflowId).terminate('test over').catch(() => undefined);
     expect(events).toBeGreaterThan(PROVIDERS.length * 2);
 
     const run = promisify(execFile);
@@ -204,7 +208,7 @@ describe('provider secrets never leak', () => {
       for (const provider of ['psp_a', 'store_android', 'store_ios'] as const) {
         const acct = await createEmulatorAccount(emulators[provider].url);
         accounts[provider] = acct.account;
-        await createConnection(trx, worker.vault, { provider, account_ref: acct.account, is_default: true, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
+        await createProvenConnection(trx, worker.vault, { provider, account_ref: acct.account, is_default: true, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
       }
       await attachToApp(trx, t.app_id, 'store_android');
       await attachToApp(trx, t.app_id, 'store_ios');

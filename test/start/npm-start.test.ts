@@ -1,11 +1,11 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../domain/providers';
 import { ROOT_DIR } from '../../runtime/config';
 import { freePort } from '../../runtime/ports';
+import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
 import { call } from '../helpers/api';
 
 /**
@@ -13,13 +13,7 @@ import { call } from '../helpers/api';
  * emulators, worker and listeners; Ctrl-C stops every child; a second start has the same data.
  */
 describe('npm start', () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-start-'));
-  fs.chmodSync(dataDir, 0o755); // the embedded Postgres runs as the postgres OS user when we are root
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info' };
-  delete env.DATABASE_URL;
-  delete env.TEMPORAL_ADDRESS;
-  delete env.MASTER_KEY;
-  delete env.NODE_ENV;
+  const { dataDir, env } = freshStartEnv('billing-start-');
   let running: ChildProcess | undefined;
 
   afterAll(() => {
@@ -46,7 +40,7 @@ describe('npm start', () => {
       }, 200);
       void exit.then((code) => {
         clearInterval(t);
-        reject(new Error(`npm start exited (${code}) before it was up:\n${text}`));
+        reject(new Error(`npm start exited (${code}) before it was up:\n${withChildLogs(text)}`));
       });
     });
     up.catch(() => {});
@@ -54,14 +48,7 @@ describe('npm start', () => {
   }
 
   const field = (text: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(text)?.[1];
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const alive = isAlive;
 
   it('refuses to start in production without MASTER_KEY, naming the variable', async () => {
     const s = await start({ NODE_ENV: 'production' });
@@ -86,7 +73,7 @@ describe('npm start', () => {
     expect(key).toMatch(/^sk_/);
     for (const p of [ports.API_PORT, ports.DASHBOARD_PORT, ports.TOOLS_PORT]) {
       const r = await call(`http://127.0.0.1:${p}`, '/readyz');
-      expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
+      expect(r.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' } });
     }
     const ui = await fetch(`http://127.0.0.1:${ports.TEMPORAL_UI_PORT}/`);
     expect(ui.status).toBe(200);
@@ -98,6 +85,13 @@ describe('npm start', () => {
     const owned = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
     expect(Object.keys(owned).sort()).toEqual(['api', 'emulators', 'postgres', 'temporal', 'worker']);
     for (const pid of Object.values(owned)) expect(alive(pid)).toBe(true);
+    // Ready to sell: the service's webhook URL registered at psp_a, the catalogue synced in the background.
+    expect(out1).toMatch(/Webhook URLs\s+registered at psp_a/);
+    expect(out1).toMatch(/Demo catalogue\s+syncing to the emulators in the background/);
+    await expect.poll(() => first.out(), { timeout: 180_000, interval: 500 }).toMatch(/\[start\] Demo catalogue (synced|sync failed)[^\n]*/);
+    expect(/\[start\] Demo catalogue (synced|sync failed)[^\n]*/.exec(first.out())![0]).toMatch(/synced to the emulators: \d+ product\/provider pairs written/);
+    const endpoints = async () => ((await (await fetch(`http://127.0.0.1:${ports.PSP_A_EMULATOR_PORT}/__control/state`)).json()) as { webhook_endpoints?: { url: string }[] }).webhook_endpoints;
+    expect(await endpoints()).toEqual([expect.objectContaining({ url: `http://127.0.0.1:${ports.DASHBOARD_PORT}/api/webhooks/psp_a` })]);
 
     process.kill(-first.proc.pid!, 'SIGINT'); // what a terminal's Ctrl-C does: the whole process group
     await first.exit;
@@ -113,6 +107,9 @@ describe('npm start', () => {
     expect(out2).not.toContain('generated a development key');
     expect(field(out2, 'Demo tenant')).toBe(tenantId);
     expect(field(out2, 'Secret key')).toBe(key);
+    // Already synced, and the endpoint (kept in the emulator's state) is not registered twice.
+    expect(out2).toMatch(/Demo catalogue\s+synced: the example can sell/);
+    expect(await endpoints()).toHaveLength(1);
     const again = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/products', key);
     expect(again.body.data.map((p: any) => p.id)).toEqual(products.body.data.map((p: any) => p.id));
     const providers2 = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/providers', key);

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
-import { createVault, generateMasterKey } from '../../providers/vault';
+import { createVault, generateMasterKey } from '../../vault/vault';
 import { ENCRYPTED_ENCODING, METADATA_ENCRYPTION_KEY_ID, PayloadDecryptError, payloadCodecFor } from '../../temporal/payload-codec';
 
 const encode = (s: string): Uint8Array => Buffer.from(s, 'utf8');

@@ -8,11 +8,11 @@ import { METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { ROOT_DIR } from '../../runtime/config';
-import { startTrialTimer } from '../../temporal/workflow-starts';
+import { registerStorePurchaseWorkflow, type RegisterStorePurchaseInput } from '../../workflows/store-purchase';
+import { KIND_ATTR, TENANT_ATTR } from '../../temporal/search-attributes';
 import { decodeHistory, isPayload, readableEvents } from '../../temporal/history-payloads';
 import { dataConverterFor, ENCRYPTED_ENCODING, payloadCodecFor } from '../../temporal/payload-codec';
 import { WORKFLOWS_PATH } from '../../temporal/worker';
-import type { TrialInput } from '../../workflows/subscription-trial';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { startTestWorker } from '../helpers/temporal';
@@ -40,15 +40,23 @@ describe('Temporal payloads are encrypted at rest', () => {
   let handle: WorkflowHandle;
   let tenantId: string;
 
-  async function trial(client: Client, note: string) {
+  /**
+   * A short workflow with an activity: a store purchase registration naming a connection the
+   * tenant does not have (the read activity answers a refusal, and the workflow ends with it).
+   */
+  async function registration(client: Client, note: string) {
     const t = await newTenant('codec');
-    const [sub] = await testDb()('subscriptions')
-      .insert({ tenant_id: t.tenant_id, provider: 'psp_a', mode: 'test', status: 'trialing', external_id: `sub_${crypto.randomUUID()}`, trial_started_at: new Date() })
-      .returning('id');
     // The marker rides in the input as an extra field the workflow ignores.
-    const input = { tenantId: t.tenant_id, subscriptionId: sub.id, trialEndsAt: new Date(Date.now() + 300).toISOString(), note };
-    return { tenantId: t.tenant_id, handle: await startTrialTimer(client, w.taskQueue, input as TrialInput) };
+    const input = { tenantId: t.tenant_id, provider: 'store_ios', connectionId: crypto.randomUUID(), mode: 'test', appUserId: 'codec_user', signedTransaction: 'x', note };
+    const handle = await client.workflow.start(registerStorePurchaseWorkflow, {
+      taskQueue: w.taskQueue,
+      workflowId: `codec-${crypto.randomUUID()}`,
+      args: [input as RegisterStorePurchaseInput],
+      typedSearchAttributes: [{ key: TENANT_ATTR, value: t.tenant_id }, { key: KIND_ATTR, value: 'store-purchase' }],
+    });
+    return { tenantId: t.tenant_id, handle };
   }
+  const REFUSED = { ok: false, status: 400, error: 'invalid_request', detail: expect.any(String) };
   const rawHistory = async (h: WorkflowHandle) => {
     const resp = await plain.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: h.workflowId } });
     return { history: resp.history!, bytes: Buffer.from(temporal.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse.encode(resp).finish()) };
@@ -58,8 +66,8 @@ describe('Temporal payloads are encrypted at rest', () => {
     w = await startTestWorker();
     plainConnection = await Connection.connect({ address: inject('temporalAddress') });
     plain = new Client({ connection: plainConnection, namespace: 'default' });
-    ({ handle, tenantId } = await trial(w.client, MARKER));
-    expect(await handle.result()).toEqual({ trialEndedAt: expect.any(String) });
+    ({ handle, tenantId } = await registration(w.client, MARKER));
+    expect(await handle.result()).toEqual(REFUSED);
   });
   afterAll(async () => {
     await w?.stop();
@@ -93,9 +101,9 @@ describe('Temporal payloads are encrypted at rest', () => {
 
   it('a run started before encryption (plaintext input) completes, and both kinds of history replay', async () => {
     const before = `pre-codec-${crypto.randomBytes(6).toString('hex')}`;
-    const old = await trial(plain, before);
+    const old = await registration(plain, before);
     // The worker reads the plaintext input (passed through) and writes the rest encrypted.
-    expect(await w.client.workflow.getHandle(old.handle.workflowId).result()).toEqual({ trialEndedAt: expect.any(String) });
+    expect(await w.client.workflow.getHandle(old.handle.workflowId).result()).toEqual(REFUSED);
     const { bytes, history: mixed } = await rawHistory(old.handle);
     expect(bytes.toString('latin1')).toContain(before); // the check above would have seen plaintext
     const results = Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, dataConverter: dataConverterFor(w.vault) }, [
@@ -130,7 +138,7 @@ describe('Temporal payloads are encrypted at rest', () => {
       expect(out).toMatchObject({ workflow_id: handle.workflowId, tenant_id: tenantId, run_id: expect.any(String) });
       expect(out.events[0].payloads).toContainEqual(expect.objectContaining({ value: expect.objectContaining({ note: MARKER }) }));
       const done = out.events.find((e: { event_type: string }) => e.event_type === 'WORKFLOW_EXECUTION_COMPLETED');
-      expect(done.payloads[0].value).toEqual({ trialEndedAt: expect.any(String) });
+      expect(done.payloads[0].value).toEqual(REFUSED);
 
       const text = await admin(w.config.masterKey!, 'workflow:history', '--id', handle.workflowId, '--run', out.run_id);
       expect(text.code).toBe(0);

@@ -9,7 +9,7 @@ import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createEmulatorAccount } from '../../seed/demo-providers';
-import { createVault, generateMasterKey } from '../../providers/vault';
+import { createVault, generateMasterKey } from '../../vault/vault';
 import { dataConverterFor } from '../../temporal/payload-codec';
 import { loadConfig, ROOT_DIR } from '../../runtime/config';
 import { progressQuery } from '../../workflows/sync-run';
@@ -87,7 +87,7 @@ describe('a sync run survives SIGKILL of its worker', () => {
     expect(report.status).toBe(200);
     const started = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }), headers: { prefer: 'respond-async' } });
     expect(started.status).toBe(202);
-    const handle = client.workflow.getHandle(`sync-${started.body.run_id}`);
+    const handle = client.workflow.getHandle(`sync-${t.tenant_id}-${started.body.run_id}`);
 
     // Kill as soon as some, but not all, of the work is done.
     const deadline = Date.now() + 60_000;

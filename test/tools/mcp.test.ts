@@ -1,7 +1,9 @@
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OPERATIONS } from '../../api/operations';
+import { TOOL_LIST } from '../../api/tools/tool-list';
 import { SCOPES, type Scope } from '../../domain/scopes';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
@@ -43,19 +45,30 @@ describe('tool server (MCP)', () => {
     expect(await c.ping()).toEqual({});
   });
 
-  it('lists one tool per operation with a tool binding, with schemas and honest annotations', async () => {
+  it('lists exactly the tools of the tool list, with schemas and honest annotations', async () => {
     const c = await connect(t.secret_key);
     const { tools } = await c.listTools();
-    const expected = OPERATIONS.filter((o) => o.tool).map((o) => o.tool!.name).sort();
+    // Both ways: every listed tool is in the table, and every table row is listed.
+    const expected = TOOL_LIST.map((x) => x.name).sort();
     expect(tools.map((x) => x.name).sort()).toEqual(expected);
+    expect(new Set(expected).size).toBe(TOOL_LIST.length);
     for (const tool of tools) {
       expect(tool.name.startsWith('billing_')).toBe(true);
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
-      const op = OPERATIONS.find((o) => o.tool?.name === tool.name)!;
+      const entry = TOOL_LIST.find((x) => x.name === tool.name)!;
+      const op = entry.operation;
+      expect(OPERATIONS).toContain(op);
       expect(tool.annotations?.readOnlyHint).toBe(!op.write);
+      expect(tool.annotations).toEqual({ title: entry.title, ...entry.annotations });
+      expect([tool.title, tool.description]).toEqual([entry.title, entry.description]);
     }
-    expect(tools.filter((x) => x.annotations?.destructiveHint).map((x) => x.name).sort()).toEqual(['billing_retire_product', 'billing_sync_run']);
+    // Every tool that calls a provider or a store says so, retire included (it stops sales at
+    // the live stores); the catalogue writes reach no provider until a sync.
+    const openWorld = tools.filter((x) => x.annotations?.openWorldHint).map((x) => x.name).sort();
+    expect(openWorld).toEqual(['billing_retire_product', 'billing_sync_product', 'billing_sync_report', 'billing_sync_run']);
+    expect(tools.find((x) => x.name === 'billing_retire_product')!.annotations?.openWorldHint).toBe(true);
+    expect(tools.filter((x) => x.annotations?.destructiveHint).map((x) => x.name).sort()).toEqual(['billing_delete_webhook_endpoint', 'billing_retire_product', 'billing_sync_run']);
     expect(Object.keys(tools.find((x) => x.name === 'billing_product')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['product_id', 'sku']));
   });
 
@@ -91,6 +104,30 @@ describe('tool server (MCP)', () => {
     expect(text(mismatch)).toMatch(/^count_mismatch: .*Re-read billing_sync_report/);
     const secret = await all.callTool({ name: 'billing_providers', arguments: { api_key: 'x' } });
     expect(text(secret)).toMatch(/^forbidden_field: /);
+    await refill(t.tenant_id);
+  });
+
+  it('a key without the scope gets the same 403 whether the product it names exists or not (the scope is checked before the SKU is looked up)', async () => {
+    const existingId = (await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'premium_monthly' }).first('id')).id;
+    const names = [{ sku: 'premium_monthly' }, { sku: 'no_such_sku' }, { product_id: existingId }, { product_id: crypto.randomUUID() }];
+    const cases: [string, Scope][] = [
+      ['billing_product', 'products:read'],
+      ['billing_sync_product', 'products:sync'],
+      ['billing_update_product', 'products:write'],
+      ['billing_retire_product', 'products:write'],
+    ];
+    for (const [tool, scope] of cases) {
+      const without = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== scope) as Scope[]);
+      const c = await connect(without.secret_key);
+      const answers = [];
+      for (const args of names) {
+        const r = await c.callTool({ name: tool, arguments: args });
+        expect(r.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
+        answers.push(text(r));
+      }
+      expect(answers[0], tool).toMatch(new RegExp(`^insufficient_scope: .*${scope}`));
+      expect(new Set(answers).size, `${tool}: ${answers.join(' | ')}`).toBe(1);
+    }
     await refill(t.tenant_id);
   });
 

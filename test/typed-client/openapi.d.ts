@@ -239,8 +239,308 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Outbound webhook endpoints: where entitlement, subscription, sync and readiness events are pushed (signing secrets are never listed) */
+        get: operations["webhook_endpoints.list"];
+        put?: never;
+        /** Add an outbound webhook endpoint; the answer carries its signing secret, shown this once */
+        post: operations["webhook_endpoints.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One outbound webhook endpoint (enabled, and why not) */
+        get: operations["webhook_endpoints.get"];
+        put?: never;
+        post?: never;
+        /** Remove an endpoint with its deliveries and their log; queued deliveries to it are dropped */
+        delete: operations["webhook_endpoints.delete"];
+        options?: never;
+        head?: never;
+        /** Change an endpoint: its URL, event types, description, or enabled (disabling stops its deliveries; enabling clears the reason) */
+        patch: operations["webhook_endpoints.update"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret, shown this once; the previous one keeps signing beside it for overlap_seconds (default one day) */
+        post: operations["webhook_endpoints.rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/outbound-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Events recorded for the tenant’s webhook endpoints, newest first, with the body each delivery carries */
+        get: operations["outbound_events.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/outbound-events/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deliver one event again, with the same webhook-id (receivers dedupe on it): to one endpoint, or to every endpoint it went to */
+        post: operations["outbound_events.replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/outbound-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The delivery log: one row per event and endpoint, its status, attempts and last answer */
+        get: operations["outbound_deliveries.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/outbound-deliveries/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every HTTP attempt of one delivery: status code, latency and the first KiB of the answer */
+        get: operations["outbound_deliveries.attempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/outbound-deliveries/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deliver again every delivery that failed since a time (optionally of one endpoint), 1000 per call; has_more says to call again */
+        post: operations["outbound_deliveries.replay_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "entitlement.active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user became (or is again) premium
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.entitlement.active"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "entitlement.grace_period": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A renewal failed; access continues while the provider retries
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.entitlement.grace_period"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "entitlement.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Access ended (canceled or ran out)
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.entitlement.expired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "entitlement.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Access was taken back (refund)
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.entitlement.revoked"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription record was created or changed status
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.subscription.status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "sync_run.finished": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A catalogue sync run ended
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.sync_run.finished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "readiness.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What GET /v1/readiness answers changed (judged when a sync run ends)
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.readiness.changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "inbound_delivery.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A provider webhook was refused or could not be processed
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.inbound_delivery.failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Error: {
@@ -1093,7 +1393,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Accepted (Prefer: respond-async): the run goes on; follow it with GET /sync/events?run_id= */
+            /** @description Accepted (Prefer: respond-async): the run passed the gate and goes on; follow it with GET /sync/events?run_id= */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -1233,8 +1533,11 @@ export interface operations {
                             run_id: string;
                             /** @enum {string} */
                             provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /** @description succeeded, failed or skipped */
                             status: string;
+                            /** @description why it failed or was skipped */
                             reason: string | null;
+                            /** @description outcome (synced, nothing_to_do, failed or skipped), synced, failed and modes: every run records one event per provider it checked, also when it had nothing to do */
                             detail: unknown;
                             created_at: string;
                         }[];
@@ -1899,6 +2202,1567 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    "webhook_endpoints.list": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description id (uuid)
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "webhook_endpoint";
+                            url: string;
+                            description: string | null;
+                            /** @description the events it receives; empty: every type */
+                            event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                            enabled: boolean;
+                            /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
+                            disabled_reason: string | null;
+                            secret_rotated_at: string | null;
+                            /** @description until then the previous secret signs too (rotation overlap) */
+                            previous_secret_expires_at: string | null;
+                            created_at: string;
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhook_endpoints.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description where deliveries are POSTed (http or https) */
+                    url: string;
+                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "webhook_endpoint";
+                        url: string;
+                        description: string | null;
+                        /** @description the events it receives; empty: every type */
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        enabled: boolean;
+                        /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
+                        disabled_reason: string | null;
+                        secret_rotated_at: string | null;
+                        /** @description until then the previous secret signs too (rotation overlap) */
+                        previous_secret_expires_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        /** @description the signing secret (Standard Webhooks `whsec_…`): shown this once, store it now */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhook_endpoints.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description webhook endpoint id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "webhook_endpoint";
+                        url: string;
+                        description: string | null;
+                        /** @description the events it receives; empty: every type */
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        enabled: boolean;
+                        /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
+                        disabled_reason: string | null;
+                        secret_rotated_at: string | null;
+                        /** @description until then the previous secret signs too (rotation overlap) */
+                        previous_secret_expires_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhook_endpoints.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description webhook endpoint id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "webhook_endpoint";
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhook_endpoints.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description webhook endpoint id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description where deliveries are POSTed (http or https) */
+                    url?: string;
+                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                    description?: string | null;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "webhook_endpoint";
+                        url: string;
+                        description: string | null;
+                        /** @description the events it receives; empty: every type */
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        enabled: boolean;
+                        /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
+                        disabled_reason: string | null;
+                        secret_rotated_at: string | null;
+                        /** @description until then the previous secret signs too (rotation overlap) */
+                        previous_secret_expires_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhook_endpoints.rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description webhook endpoint id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 0–604800, default 86400: how long both secrets sign */
+                    overlap_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "webhook_endpoint";
+                        url: string;
+                        description: string | null;
+                        /** @description the events it receives; empty: every type */
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        enabled: boolean;
+                        /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
+                        disabled_reason: string | null;
+                        secret_rotated_at: string | null;
+                        /** @description until then the previous secret signs too (rotation overlap) */
+                        previous_secret_expires_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        /** @description the signing secret (Standard Webhooks `whsec_…`): shown this once, store it now */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "outbound_events.list": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+                type?: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description the event id: the `webhook-id` of every delivery of it, retries and replays included
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "outbound_event";
+                            /** @enum {string} */
+                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                            /** @description the JSON body exactly as delivered (OpenAPI `webhooks` documents each type) */
+                            body: unknown;
+                            created_at: string;
+                        }[];
+                        pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "outbound_events.replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description event id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    endpoint_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "replay";
+                        queued: number;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "outbound_deliveries.list": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+                event_id?: string;
+                endpoint_id?: string;
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description id (uuid)
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "outbound_delivery";
+                            /**
+                             * Format: uuid
+                             * @description the event
+                             */
+                            event_id: string;
+                            /**
+                             * Format: uuid
+                             * @description the endpoint
+                             */
+                            endpoint_id: string;
+                            /** @enum {string} */
+                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                            /** @enum {string} */
+                            status: "pending" | "succeeded" | "failed";
+                            attempts: number;
+                            last_status_code: number | null;
+                            /** @description the last failure, or why it gave up */
+                            reason: string | null;
+                            delivered_at: string | null;
+                            created_at: string;
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "outbound_deliveries.attempts": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description delivery id (uuid) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description id (uuid)
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "outbound_attempt";
+                            /**
+                             * Format: uuid
+                             * @description the delivery
+                             */
+                            delivery_id: string;
+                            /** @description 1 for the first try of a run of retries */
+                            attempt: number;
+                            /** @description null: no answer (refused address, connection error, timeout) */
+                            status_code: number | null;
+                            latency_ms: number;
+                            /** @description the first KiB of the answer */
+                            response_excerpt: string | null;
+                            error: string | null;
+                            created_at: string;
+                        }[];
+                        pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "outbound_deliveries.replay_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601 time: deliveries that failed at or after it
+                     */
+                    since: string;
+                    /** Format: uuid */
+                    endpoint_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "replay";
+                        queued: number;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "outbound.entitlement.active": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "entitlement.active";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        /** @description the app user the entitlement belongs to (a purchase made without one: the buyer’s email or customer id) */
+                        app_user_id: string;
+                        /** @enum {string} */
+                        state: "active" | "grace_period" | "expired" | "revoked";
+                        /** @description null: the entitlement is new */
+                        previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
+                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        product_id: string | null;
+                        sku: string | null;
+                        subscription_id: string | null;
+                        is_sandbox: boolean;
+                        /** @description ISO 8601 */
+                        expires_at: string | null;
+                        /** @description ISO 8601 */
+                        grace_until: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.entitlement.grace_period": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "entitlement.grace_period";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        /** @description the app user the entitlement belongs to (a purchase made without one: the buyer’s email or customer id) */
+                        app_user_id: string;
+                        /** @enum {string} */
+                        state: "active" | "grace_period" | "expired" | "revoked";
+                        /** @description null: the entitlement is new */
+                        previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
+                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        product_id: string | null;
+                        sku: string | null;
+                        subscription_id: string | null;
+                        is_sandbox: boolean;
+                        /** @description ISO 8601 */
+                        expires_at: string | null;
+                        /** @description ISO 8601 */
+                        grace_until: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.entitlement.expired": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "entitlement.expired";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        /** @description the app user the entitlement belongs to (a purchase made without one: the buyer’s email or customer id) */
+                        app_user_id: string;
+                        /** @enum {string} */
+                        state: "active" | "grace_period" | "expired" | "revoked";
+                        /** @description null: the entitlement is new */
+                        previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
+                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        product_id: string | null;
+                        sku: string | null;
+                        subscription_id: string | null;
+                        is_sandbox: boolean;
+                        /** @description ISO 8601 */
+                        expires_at: string | null;
+                        /** @description ISO 8601 */
+                        grace_until: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.entitlement.revoked": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "entitlement.revoked";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        /** @description the app user the entitlement belongs to (a purchase made without one: the buyer’s email or customer id) */
+                        app_user_id: string;
+                        /** @enum {string} */
+                        state: "active" | "grace_period" | "expired" | "revoked";
+                        /** @description null: the entitlement is new */
+                        previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
+                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        product_id: string | null;
+                        sku: string | null;
+                        subscription_id: string | null;
+                        is_sandbox: boolean;
+                        /** @description ISO 8601 */
+                        expires_at: string | null;
+                        /** @description ISO 8601 */
+                        grace_until: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.subscription.status_changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.status_changed";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        subscription_id: string;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        external_id: string;
+                        /** @enum {string} */
+                        status: "trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired";
+                        previous_status: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
+                        app_user_id: string | null;
+                        product_id: string | null;
+                        sku: string | null;
+                        /** @enum {string} */
+                        mode: "live" | "test";
+                        /** @description ISO 8601 */
+                        current_period_end: string | null;
+                        /** @description ISO 8601 */
+                        canceled_at: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.sync_run.finished": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "sync_run.finished";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        run_id: string;
+                        /** @enum {string} */
+                        kind: "sync" | "product-sync";
+                        /** @enum {string} */
+                        status: "succeeded" | "failed";
+                        /** @description ISO 8601 */
+                        finished_at: string | null;
+                        result: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.readiness.changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "readiness.changed";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        /** @description the snapshot before: `summary` and each provider’s live_ready and test_ready */
+                        previous: unknown;
+                        /** @description the snapshot now, same shape */
+                        current: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.inbound_delivery.failed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "inbound_delivery.failed";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        delivery_id: string;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        event_id: string;
+                        event_type: string;
+                        mode: ("live" | "test") | null;
+                        reason: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

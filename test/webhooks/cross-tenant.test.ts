@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConnection, loadWebhookSecret, updateConnectionSecrets } from '../../db/connections';
+import { loadWebhookSecret, updateConnectionSecrets } from '../../db/connections';
+import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { REFUSALS_KEPT_PER_MINUTE } from '../../db/webhook-deliveries';
 import { startAllEmulators } from '../../emulators/registry';
@@ -39,7 +40,7 @@ describe('the event pipeline keeps tenants apart', () => {
     const t = await newTenant(name);
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
       const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
       await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
       return p.id as string;

@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { createConnection } from '../../db/connections';
+import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
-import { generateMasterKey } from '../../providers/vault';
+import { generateMasterKey } from '../../vault/vault';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
-import { dispatcherFor, stopDispatcher } from '../../api/webhooks/dispatcher';
+import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
 
 
 /** Faults of the processing path, acting only on this file's own worker and API processes. */
@@ -39,7 +39,7 @@ describe('webhook processing under faults', () => {
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     account = acct.account;
     const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createConnection(trx, worker!.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker!.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
       const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' }).returning('id');
       await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
       return p.id as string;
@@ -92,7 +92,7 @@ describe('webhook processing under faults', () => {
       await broken.close();
     }
     // Temporal reachable again (a dispatcher that reaches it): the outbox drains, no provider retry needed.
-    dispatcherFor(api.services).kick();
+    startDispatcher(api.services).kick();
     await until('premium once handed over', () => call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key), (r) => r.body.is_premium === true);
     await until('all processed', () => Promise.all(first.events.map((e: any) => delivery(e.id))), (rows: any[]) => rows.every((d) => d.status === 'processed'));
     for (const e of first.events) expect((await delivery(e.id)).delivery_count).toBe(1);

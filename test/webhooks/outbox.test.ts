@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { MAX_HANDOVER_ATTEMPTS } from '../../api/webhooks/dispatcher';
 import type { Handover } from '../../api/webhooks/handover';
-import { createConnection } from '../../db/connections';
+import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
@@ -39,7 +39,7 @@ describe('webhook outbox', () => {
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     account = acct.account;
     await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
       await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' });
     });
     pk = (await testDb()('apps').where({ tenant_id: t.tenant_id }).first('publishable_key_test')).publishable_key_test;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
-import { createConnection } from '../../db/connections';
+import { createProvenConnection } from '../helpers/connections';
 import { createKnex } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
 import { createTenant } from '../../db/tenants';
@@ -12,7 +12,7 @@ import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
-import { generateMasterKey } from '../../providers/vault';
+import { generateMasterKey } from '../../vault/vault';
 import { ensurePostgres, type PostgresHandle } from '../../runtime/postgres';
 import { freePort } from '../../runtime/ports';
 import { createEmulatorAccount } from '../../seed/demo-providers';
@@ -70,7 +70,7 @@ describe('webhooks while Postgres restarts', () => {
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     account = acct.account;
     await withTenant(db, tenant.tenant_id, async (trx) => {
-      await createConnection(trx, worker!.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker!.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
       await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' });
     });
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConnection } from '../../db/connections';
+import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
@@ -39,7 +39,7 @@ describe('psp_a webhooks → subscription and entitlement', () => {
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     account = acct.account;
     const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
       const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
       await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
       return p.id as string;

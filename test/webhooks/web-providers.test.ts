@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConnection } from '../../db/connections';
+import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
@@ -35,7 +35,7 @@ describe.each(['psp_b', 'psp_c'] as const)('%s webhooks → premium', (provider)
     const t = await newTenant(provider);
     const acct = await createEmulatorAccount(emulators[provider].url);
     const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createConnection(trx, worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
       const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
       await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
       return p.id as string;

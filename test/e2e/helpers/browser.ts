@@ -48,7 +48,7 @@ export async function expectAccessible(p: Page, label: string): Promise<void> {
 
 /**
  * Sign up through the real form, then log in: sign-up answers a new and a taken email alike
- * (the login page with its notice), so it never signs anyone in by itself.
+ * (the login page with its notice), so it never signs anyone in by itself. Ends on Developer API.
  */
 export async function signUp(p: Page, root: string, email: string, password = 'correct horse battery staple'): Promise<void> {
   await p.goto(root + '/');
@@ -60,7 +60,9 @@ export async function signUp(p: Page, root: string, email: string, password = 'c
   await p.getByLabel('Email').fill(email);
   await p.getByLabel('Password').fill(password);
   await p.getByRole('button', { name: 'Log in' }).click();
-  await p.waitForURL('**/settings/developer-api');
+  // Logging in lands on the overview; most tests start from Developer API, one click away.
+  await p.waitForURL('**/overview');
+  await p.goto(`${root}/settings/developer-api`);
 }
 
 export function uniqueEmail(tag: string): string {

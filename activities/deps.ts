@@ -1,0 +1,18 @@
+import type { Knex } from 'knex';
+import type { Config } from '../runtime/config';
+import type { Adapters } from '../providers';
+import type { Vault } from '../vault/vault';
+import type { Pacer } from '../providers/pacing';
+
+/**
+ * What every activity factory is built from. Its own file, so the factories import it without
+ * importing `activities/index.ts`, which imports them.
+ */
+export interface ActivityDeps {
+  db: Knex;
+  config: Config;
+  vault: Vault;
+  adapters: Adapters;
+  /** Paces provider calls to their documented rate limits; one per worker process (made in createActivities when absent). */
+  pacer?: Pacer;
+}

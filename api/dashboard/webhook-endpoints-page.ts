@@ -1,0 +1,219 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import type { Services } from '../services';
+import { withTenant } from '../../db/tenant-tx';
+import { recordUserAudit } from '../../db/audit';
+import { parkSecret, takeSecret } from '../../db/session-secret';
+import { deleteEndpoint, endpointById, endpointPage, insertEndpoint, rotateEndpointSecret, updateEndpoint } from '../../db/outbound-endpoints';
+import { attemptsOf, baseReadiness, outboundDeliveryPage, replayEvent, replayFailedSince } from '../../db/outbound-events';
+import type { Row } from '../../db/row';
+import { OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } from '../../domain/outbound-events';
+import { outboundWorkflowId } from '../../temporal/workflow-starts';
+import { signingVault, urlRefusal } from '../operations/webhook-endpoints';
+import { readForm } from './form';
+import { formatDate, html } from './html';
+import { csrfField, page } from './layout';
+import { SESSION_COOKIE } from './session';
+
+const isId = (v: string) => z.uuid().safeParse(v).success;
+
+function createForm(csrf: string, values: { url?: string; description?: string; types?: string[] } = {}) {
+  return html`<form method="post" action="/webhook-endpoints">
+${csrfField(csrf)}
+<label for="endpoint-url">URL</label>
+<input id="endpoint-url" name="url" type="url" required maxlength="2048" value="${values.url ?? ''}" aria-describedby="url-hint">
+<p id="url-hint">Your backend’s address; deliveries are signed POSTs (Standard Webhooks). Private and loopback addresses are refused unless the operator allows them.</p>
+<label for="endpoint-description">Description (optional)</label>
+<input id="endpoint-description" name="description" type="text" maxlength="500" value="${values.description ?? ''}">
+<fieldset><legend>Events (none checked: all)</legend>
+${OUTBOUND_EVENT_TYPES.map((t) => html`<label><input type="checkbox" name="event_types" value="${t}" ${values.types?.includes(t) ? 'checked' : ''}>${t}</label>`)}
+</fieldset>
+<button type="submit">Add endpoint</button>
+</form>`;
+}
+
+function secretOnce(secret: string) {
+  return html`<section aria-labelledby="new-secret"><h2 id="new-secret">Your new signing secret</h2>
+<p>Copy it now: it is shown this once. Verify deliveries with it using any Standard Webhooks library.</p>
+<p><label for="new-secret-value">Signing secret</label>
+<input id="new-secret-value" type="text" readonly value="${secret}" class="secret">
+<button type="button" class="secondary" data-copy="new-secret-value">Copy</button></p>
+</section>`;
+}
+
+const status = (e: Row) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reason ?? 'no reason recorded'}`);
+
+/**
+ * Outbound webhook endpoints in the dashboard: add one (its secret shown once, after a
+ * redirect, as the developer keys page does), enable, disable (the reason is shown), rotate the
+ * secret with an overlap, delete; the delivery log with every attempt, links to each delivery's
+ * workflow in the Temporal UI, and replay of one event or of every failure since a time.
+ * Writes are audited as the person's (`dashboard.webhook_endpoint.*`).
+ */
+export function webhookEndpointsPage(services: Services): Router {
+  const { db } = services;
+  const r = new Router();
+  const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown>) =>
+    recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action: `dashboard.webhook_endpoint.${action}`, requestId: ctx.state.requestId, outcome, detail });
+
+  const renderList = async (ctx: Koa.Context, extra: { error?: string; notice?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
+    const user = ctx.state.user!;
+    const endpoints = await withTenant(db, user.tenant_id, (trx) => endpointPage(trx, { limit: 200, offset: 0 }));
+    ctx.type = 'html';
+    ctx.body = page({
+      title: 'Webhook endpoints', user, csrf: ctx.state.csrf!, error: extra.error, notice: extra.notice,
+      body: html`<p>Your backend hears here when a user becomes premium, enters grace, expires or is refunded, when a sync run ends, when readiness changes and when a provider webhook fails.</p>
+<h2>Your endpoints</h2>
+${endpoints.data.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="scroll" role="region" tabindex="0" aria-label="Webhook endpoints"><table><caption class="skip">Webhook endpoints</caption>
+<thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead><tbody>
+${endpoints.data.map((e) => html`<tr><td><a href="/webhook-endpoints/${e.id}">${e.url}</a></td><td>${e.event_types.length ? e.event_types.join(', ') : 'all'}</td><td>${status(e)}</td><td>${formatDate(e.created_at)}</td></tr>`)}
+</tbody></table></div>`}
+<h2>Add an endpoint</h2>
+${createForm(ctx.state.csrf!, extra.values)}`,
+    });
+  };
+
+  const renderOne = async (ctx: Koa.Context, id: string, extra: { error?: string; notice?: string; secret?: string } = {}) => {
+    const user = ctx.state.user!;
+    const found = isId(id) ? await withTenant(db, user.tenant_id, async (trx) => {
+      const e = await endpointById(trx, id);
+      if (!e) return undefined;
+      const deliveries = await outboundDeliveryPage(trx, { endpoint_id: id }, { limit: 50, offset: 0 });
+      return { e, deliveries: deliveries.data, attempts: await attemptsOf(trx, deliveries.data.map((d) => d.id)) };
+    }) : undefined;
+    if (!found) {
+      ctx.status = 404;
+      return renderList(ctx, { error: 'No such endpoint.' });
+    }
+    const { e, deliveries, attempts } = found;
+    const ui = services.config.temporalUiUrl.replace(/\/$/, '');
+    const ns = encodeURIComponent(services.config.temporalNamespace);
+    const csrf = ctx.state.csrf!;
+    ctx.type = 'html';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = page({
+      title: 'Webhook endpoint', user, csrf, error: extra.error, notice: extra.notice,
+      body: html`${extra.secret ? secretOnce(extra.secret) : ''}
+<p><a href="/webhook-endpoints">All endpoints</a></p>
+<dl><dt>URL</dt><dd><code>${e.url}</code></dd><dt>Events</dt><dd>${e.event_types.length ? e.event_types.join(', ') : 'all'}</dd>
+<dt>Status</dt><dd id="endpoint-status">${status(e)}</dd>
+<dt>Secret</dt><dd>${e.secret_rotated_at ? html`rotated ${formatDate(e.secret_rotated_at)}` : 'as created'}${e.previous_secret_expires_at && new Date(e.previous_secret_expires_at) > new Date() ? html`; the previous secret signs too until ${formatDate(e.previous_secret_expires_at)}` : ''}</dd></dl>
+<form class="inline" method="post" action="/webhook-endpoints/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(csrf)}<button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button></form>
+<form method="post" action="/webhook-endpoints/${e.id}/rotate">${csrfField(csrf)}
+<label for="overlap">Keep the old secret signing for (hours)</label>
+<input id="overlap" name="overlap_hours" type="number" min="0" max="${ROTATION_OVERLAP_SECONDS.max / 3600}" value="${ROTATION_OVERLAP_SECONDS.default / 3600}" class="narrow" inputmode="numeric">
+<button type="submit" class="secondary">Rotate secret</button></form>
+<form method="post" action="/webhook-endpoints/${e.id}/delete">${csrfField(csrf)}<button type="submit" class="secondary">Delete endpoint</button></form>
+<h2>Deliveries</h2>
+<form method="post" action="/webhook-endpoints/${e.id}/replay-failed">${csrfField(csrf)}
+<label for="since">Replay every failed delivery since (UTC)</label>
+<input id="since" name="since" type="datetime-local" required>
+<button type="submit" class="secondary">Replay failed</button></form>
+${deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : html`<div class="scroll" role="region" tabindex="0" aria-label="Deliveries"><table><caption class="skip">Deliveries</caption>
+<thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Workflow</th><th scope="col">Replay</th></tr></thead><tbody>
+${deliveries.map((d) => html`<tr><td>${d.type}<br><code>${d.event_id}</code></td>
+<td>${d.status}${d.reason ? html`<br>${d.reason}` : ''}</td>
+<td><details><summary>${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.last_status_code ? html`, last HTTP ${d.last_status_code}` : ''}</summary><ul>
+${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attempt} ${formatDate(a.created_at)}: ${a.status_code ? html`HTTP ${a.status_code}` : a.error} in ${a.latency_ms} ms${a.response_excerpt ? html`<pre>${a.response_excerpt}</pre>` : ''}</li>`)}
+</ul></details></td>
+<td>${formatDate(d.created_at)}</td>
+<td><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(outboundWorkflowId(user.tenant_id, e.id, d.order_key))}">Temporal</a> <span class="skip">(opens the Temporal UI)</span></td>
+<td><form class="inline" method="post" action="/webhook-endpoints/${e.id}/replay/${d.event_id}">${csrfField(csrf)}<button type="submit" class="flush secondary" aria-label="Replay event ${d.event_id}">Replay</button></form></td></tr>`)}
+</tbody></table></div>`}`,
+    });
+  };
+
+  r.get('/webhook-endpoints', (ctx) => renderList(ctx));
+
+  r.post('/webhook-endpoints', async (ctx) => {
+    const user = ctx.state.user!;
+    const form = await readForm(ctx);
+    const values = { url: (form.get('url') ?? '').trim(), description: (form.get('description') ?? '').trim(), types: form.getAll('event_types') };
+    const refusal = urlRefusal(services.config, values.url);
+    const types = values.types.filter((t) => (OUTBOUND_EVENT_TYPES as readonly string[]).includes(t));
+    if (refusal || types.length !== values.types.length || values.description.length > 500) {
+      ctx.status = 400;
+      return renderList(ctx, { error: refusal ? `URL: ${refusal}.` : 'Unknown event type or description too long.', values });
+    }
+    const vault = signingVault(services);
+    const { row, secret } = await withTenant(db, user.tenant_id, async (trx) => {
+      const made = await insertEndpoint(trx, vault, { tenantId: user.tenant_id, url: values.url, description: values.description || null, eventTypes: types, taskQueue: services.config.taskQueue });
+      await baseReadiness(trx, user.tenant_id, services.config.publicDashboardUrl);
+      return made;
+    });
+    await audit(ctx, 'create', 'ok', { id: row.id });
+    // Post/redirect/get: the secret waits sealed on the session and is shown once by the GET.
+    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: row.id, secret });
+    ctx.status = 303;
+    ctx.redirect(`/webhook-endpoints/${row.id}`);
+  });
+
+  r.get('/webhook-endpoints/:id', async (ctx) => {
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    const pending = token ? await takeSecret(db, token) : undefined;
+    await renderOne(ctx, ctx.params.id, pending && pending.name === ctx.params.id ? { secret: pending.secret, notice: 'Endpoint saved.' } : {});
+  });
+
+  for (const action of ['enable', 'disable'] as const) {
+    r.post(`/webhook-endpoints/:id/${action}`, async (ctx) => {
+      await readForm(ctx);
+      const id = ctx.params.id;
+      const row = isId(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => updateEndpoint(trx, id, action === 'enable' ? { enabled: true } : { enabled: false, disabledReason: 'disabled in the dashboard' })) : undefined;
+      await audit(ctx, action, row ? 'ok' : 'not_found', { id });
+      await renderOne(ctx, id, row ? { notice: action === 'enable' ? 'Enabled: new events are delivered again. Replay the failed ones below.' : 'Disabled: it receives nothing until enabled.' } : {});
+    });
+  }
+
+  r.post('/webhook-endpoints/:id/rotate', async (ctx) => {
+    const form = await readForm(ctx);
+    const id = ctx.params.id;
+    const hours = Number(form.get('overlap_hours') ?? '');
+    if (!Number.isInteger(hours) || hours < 0 || hours * 3600 > ROTATION_OVERLAP_SECONDS.max) {
+      ctx.status = 400;
+      return renderOne(ctx, id, { error: `Overlap is a whole number of hours from 0 to ${ROTATION_OVERLAP_SECONDS.max / 3600}.` });
+    }
+    const vault = signingVault(services);
+    const rotated = isId(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => rotateEndpointSecret(trx, vault, id, hours * 3600)) : undefined;
+    await audit(ctx, 'rotate_secret', rotated ? 'ok' : 'not_found', { id, overlap_hours: hours });
+    if (!rotated) return renderOne(ctx, id);
+    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: id, secret: rotated.secret });
+    ctx.status = 303;
+    ctx.redirect(`/webhook-endpoints/${id}`);
+  });
+
+  r.post('/webhook-endpoints/:id/delete', async (ctx) => {
+    await readForm(ctx);
+    const id = ctx.params.id;
+    const gone = isId(id) && (await withTenant(db, ctx.state.user!.tenant_id, (trx) => deleteEndpoint(trx, id)));
+    await audit(ctx, 'delete', gone ? 'ok' : 'not_found', { id });
+    if (!gone) ctx.status = 404;
+    await renderList(ctx, gone ? { notice: 'Endpoint deleted.' } : { error: 'No such endpoint.' });
+  });
+
+  r.post('/webhook-endpoints/:id/replay/:event', async (ctx) => {
+    await readForm(ctx);
+    const { id, event } = ctx.params;
+    const user = ctx.state.user!;
+    const queued = isId(id) && isId(event) ? await withTenant(db, user.tenant_id, (trx) => replayEvent(trx, user.tenant_id, event, id)) : undefined;
+    await audit(ctx, 'replay', queued === undefined ? 'not_found' : 'ok', { id, event_id: event });
+    if (queued === undefined) ctx.status = 404;
+    await renderOne(ctx, id, queued === undefined ? { error: 'No such event.' } : { notice: 'Replay queued, with the same webhook-id.' });
+  });
+
+  r.post('/webhook-endpoints/:id/replay-failed', async (ctx) => {
+    const form = await readForm(ctx);
+    const id = ctx.params.id;
+    const user = ctx.state.user!;
+    const since = new Date(`${form.get('since') ?? ''}Z`);
+    if (!isId(id) || Number.isNaN(since.getTime())) {
+      ctx.status = 400;
+      return renderOne(ctx, id, { error: 'Give a date and time.' });
+    }
+    const r2 = await withTenant(db, user.tenant_id, async (trx) => ((await endpointById(trx, id)) ? replayFailedSince(trx, user.tenant_id, since.toISOString(), id) : undefined));
+    await audit(ctx, 'replay_failed', r2 ? 'ok' : 'not_found', { id, since: since.toISOString(), queued: r2?.queued ?? 0 });
+    await renderOne(ctx, id, r2 ? { notice: `${r2.queued} failed deliver${r2.queued === 1 ? 'y' : 'ies'} queued again${r2.has_more ? '; more remain, replay again' : ''}.` } : {});
+  });
+
+  return r;
+}

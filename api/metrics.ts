@@ -1,0 +1,73 @@
+import type Koa from 'koa';
+import { Gauge } from 'prom-client';
+import type { Knex } from 'knex';
+import { outboxStats } from '../db/outbox-stats';
+import { httpDuration, httpRequests, registry, secondsSince } from '../runtime/metrics';
+import { toApiError } from './middleware';
+
+/**
+ * The route family of a request: a bounded label (paths carry ids, and a label per id would be
+ * a time series per customer). Management operations have their own metric by operation name
+ * (api/operations/execute.ts).
+ */
+function routeFamily(listener: string, path: string): string {
+  if (listener === 'tools') return 'tools';
+  if (path === '/healthz' || path === '/readyz') return 'health';
+  if (path.startsWith('/api/webhooks/')) return 'webhook';
+  if (path.startsWith('/v1/sdk/')) return 'sdk';
+  if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
+  return listener === 'dashboard' ? 'dashboard' : 'other';
+}
+
+/** Count and time every request of a listener (outermost, so refusals and errors are counted with their status). */
+export function httpMetrics(listener: 'api' | 'dashboard' | 'tools'): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const route = routeFamily(listener, ctx.path);
+      httpRequests.inc({ listener, route, status: String(ctx.status) });
+      httpDuration.observe({ listener, route }, secondsSince(started));
+    }
+  };
+}
+
+/** What a refused or failed webhook receipt counts as. */
+export function receiptOutcome(err: unknown): string {
+  const e = toApiError(err); // the answer the provider gets (a database outage is its 503)
+  if (e.code === 'invalid_event') return 'invalid_event';
+  if (e.status === 503) return 'unavailable';
+  return e.status < 500 ? 'refused' : 'error';
+}
+
+/**
+ * The outbox's depth and the age of its oldest row, read at each scrape. Every api process
+ * reports the same shared table: aggregate with max(), not sum(). A scrape while Postgres is
+ * away leaves the gauges out rather than reporting a false zero.
+ */
+export function registerOutboxGauges(db: Knex, taskQueue: string): void {
+  let pending: Promise<{ depth: number; oldestAgeSeconds: number } | null> | null = null;
+  // Both gauges are collected in one scrape: one query serves them.
+  const read = () => (pending ??= outboxStats(db, taskQueue).catch(() => null).finally(() => setTimeout(() => (pending = null), 0)));
+  new Gauge({
+    name: 'billing_webhook_outbox_depth',
+    help: 'Webhook outbox rows of this task queue not yet handed to Temporal (shared by all api processes: use max()).',
+    registers: [registry],
+    async collect() {
+      const s = await read();
+      if (s) this.set(s.depth);
+      else this.reset();
+    },
+  });
+  new Gauge({
+    name: 'billing_webhook_outbox_oldest_age_seconds',
+    help: 'Age of the oldest webhook outbox row, 0 when empty (shared by all api processes: use max()).',
+    registers: [registry],
+    async collect() {
+      const s = await read();
+      if (s) this.set(s.oldestAgeSeconds);
+      else this.reset();
+    },
+  });
+}

@@ -1,0 +1,188 @@
+import { listenForEntitlementChanges, subscriberHash, type EntitlementListener } from '../../db/entitlement-notify';
+import { logger } from '../../runtime/logger';
+import { ApiError } from '../errors';
+import type { Services } from '../services';
+
+/**
+ * The waiters of `GET /v1/sdk/subscribers/{id}?wait_for=premium` in this process, woken by the
+ * process's LISTEN session (db/entitlement-notify.ts) when a committed write changes their app
+ * user's entitlements. Every replica has its own listener and its own waiters; a NOTIFY reaches
+ * them all, so a wait is answered whichever replica holds it and whichever process wrote.
+ *
+ * Waiters are keyed by `<tenant>:<subscriber hash>`: a notification names its tenant, so one for
+ * tenant B never wakes a waiter of tenant A, and a woken waiter re-reads through its own tenant
+ * transaction (RLS), never through anything the notification carried.
+ */
+
+/** The longest wait a request may ask for; longer asks are clamped to it. */
+export const MAX_WAIT_MS = 20_000;
+
+/**
+ * Concurrent waiters, per process. A waiter is a held socket and a promise (no database
+ * connection, one timer), so the process bound is about sockets: half the listener's
+ * connection cap (HTTP_MAX_CONNECTIONS, 2,000 by default), so held waits never starve ordinary
+ * requests of sockets. Per tenant, so one tenant's app cannot take every slot; per app user, so
+ * one install looping waits cannot take its tenant's.
+ */
+export interface WaitLimits {
+  perProcess: number;
+  perTenant: number;
+  perUser: number;
+}
+export const WAIT_LIMITS: WaitLimits = { perProcess: 1_000, perTenant: 250, perUser: 2 };
+
+export type WaitOutcome = 'changed' | 'timeout' | 'aborted';
+
+export interface WaitSlot {
+  /** Resolves on the next change of this app user (or one that came since the last call), the timeout, or the abort. */
+  next(ms: number, signal: AbortSignal): Promise<WaitOutcome>;
+  leave(): void;
+}
+
+interface Waiter {
+  tenantId: string;
+  userKey: string;
+  pending: boolean;
+  wake: ((o: WaitOutcome) => void) | null;
+}
+
+export class EntitlementWaits {
+  private readonly byKey = new Map<string, Set<Waiter>>();
+  private readonly perTenant = new Map<string, number>();
+  private readonly wakeups = new Map<string, number>();
+  private total = 0;
+  private stopped = false;
+
+  constructor(private readonly limits: WaitLimits = WAIT_LIMITS) {}
+
+  /** Take a slot, or refuse: 429 for the app user's or the tenant's share, 503 when the process is full. */
+  enter(tenantId: string, appUserId: string): WaitSlot {
+    const key = `${tenantId}:${subscriberHash(tenantId, appUserId)}`;
+    const same = this.byKey.get(key);
+    if ((same?.size ?? 0) >= this.limits.perUser) throw tooMany(429, 'rate_limited', `At most ${this.limits.perUser} concurrent waits per app user; retry after 1 s.`);
+    if ((this.perTenant.get(tenantId) ?? 0) >= this.limits.perTenant) throw tooMany(429, 'rate_limited', 'Too many concurrent waits for this app’s tenant; retry after 1 s.');
+    if (this.total >= this.limits.perProcess) throw tooMany(503, 'temporarily_unavailable', 'This server holds as many waits as it takes; retry after 1 s (or read without wait_for).');
+    const w: Waiter = { tenantId, userKey: key, pending: false, wake: null };
+    if (same) same.add(w);
+    else this.byKey.set(key, new Set([w]));
+    this.perTenant.set(tenantId, (this.perTenant.get(tenantId) ?? 0) + 1);
+    this.total++;
+    let left = false;
+    return {
+      next: (ms, signal) => {
+        if (this.stopped || signal.aborted) return Promise.resolve(signal.aborted ? 'aborted' : 'timeout');
+        if (w.pending) {
+          w.pending = false;
+          return Promise.resolve('changed');
+        }
+        return new Promise<WaitOutcome>((resolve) => {
+          const done = (o: WaitOutcome) => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            w.wake = null;
+            resolve(o);
+          };
+          const onAbort = () => done('aborted');
+          const timer = setTimeout(() => done('timeout'), Math.max(0, ms));
+          signal.addEventListener('abort', onAbort, { once: true });
+          w.wake = done;
+        });
+      },
+      leave: () => {
+        if (left) return;
+        left = true;
+        const set = this.byKey.get(key);
+        set?.delete(w);
+        if (set && set.size === 0) this.byKey.delete(key);
+        const n = (this.perTenant.get(tenantId) ?? 1) - 1;
+        if (n > 0) this.perTenant.set(tenantId, n);
+        else this.perTenant.delete(tenantId);
+        this.total--;
+      },
+    };
+  }
+
+  /** A notification: wake this tenant's waiters of that app user (and no one else). */
+  changed(tenantId: string, hash: string): void {
+    const set = this.byKey.get(`${tenantId}:${hash}`);
+    if (!set) return;
+    for (const w of set) this.wake(w, 'changed');
+  }
+
+  /** Notifications may have been lost (the listening session dropped): everyone looks again. */
+  resync(): void {
+    for (const set of this.byKey.values()) for (const w of set) this.wake(w, 'changed');
+  }
+
+  /** Answer every waiter now (shutdown): each re-reads and answers what is true. */
+  stop(): void {
+    this.stopped = true;
+    for (const set of this.byKey.values()) for (const w of set) this.wake(w, 'timeout');
+  }
+
+  /** What is held, for /readyz-style checks and tests: waiting now and wake-ups delivered, per tenant or in all. */
+  stats(tenantId?: string): { waiting: number; wakeups: number } {
+    if (tenantId) return { waiting: this.perTenant.get(tenantId) ?? 0, wakeups: this.wakeups.get(tenantId) ?? 0 };
+    return { waiting: this.total, wakeups: [...this.wakeups.values()].reduce((a, b) => a + b, 0) };
+  }
+
+  private wake(w: Waiter, o: WaitOutcome): void {
+    this.wakeups.set(w.tenantId, (this.wakeups.get(w.tenantId) ?? 0) + 1);
+    if (w.wake) w.wake(o);
+    else if (o === 'changed') w.pending = true;
+  }
+}
+
+const tooMany = (status: 429 | 503, code: string, detail: string) => new ApiError(status, code, detail, {}, { 'Retry-After': '1' });
+
+interface Running {
+  waits: EntitlementWaits;
+  listener: EntitlementListener;
+}
+const running = new WeakMap<Services, Running>();
+const BOOT_WAIT_MS = 5_000;
+
+/**
+ * Start the process's listener and waiter registry: every api process does at boot
+ * (api/main.ts), not on the first wait. Idempotent; resolves once the LISTEN is in place, or
+ * after BOOT_WAIT_MS when Postgres does not answer: the process still comes up (its /readyz says
+ * why), the listener keeps reconnecting, and waits re-read when it does and at their timeout.
+ */
+export async function startEntitlementWaits(services: Services, limits?: WaitLimits): Promise<EntitlementWaits> {
+  let r = running.get(services);
+  if (!r) {
+    // Half the listener's connection cap, when it was lowered below the default's double.
+    const cap = Math.floor((services.config.httpLimits?.maxConnections ?? 2 * WAIT_LIMITS.perProcess) / 2);
+    const waits = new EntitlementWaits(limits ?? { ...WAIT_LIMITS, perProcess: Math.max(1, Math.min(WAIT_LIMITS.perProcess, cap)) });
+    const listener = listenForEntitlementChanges(services.db, {
+      onChange: (tenantId, hash) => waits.changed(tenantId, hash),
+      onResync: () => waits.resync(),
+      onError: (err) => logger.warn({ err: String(err) }, 'entitlement listener lost its session; reconnecting'),
+    });
+    r = { waits, listener };
+    running.set(services, r);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), BOOT_WAIT_MS)));
+  if (await Promise.race([r.listener.ready.then(() => false), late])) logger.warn({ waited_ms: BOOT_WAIT_MS }, 'entitlement listener not connected yet; starting without it');
+  clearTimeout(timer);
+  return r.waits;
+}
+
+/** The process's registry, when it started one. */
+export function entitlementWaits(services: Services): EntitlementWaits | undefined {
+  return running.get(services)?.waits;
+}
+
+/** The listening session's backend pid (tests end it to prove the listener comes back). */
+export function entitlementListenerPid(services: Services): number | null {
+  return running.get(services)?.listener.pid() ?? null;
+}
+
+export async function stopEntitlementWaits(services: Services): Promise<void> {
+  const r = running.get(services);
+  if (!r) return;
+  running.delete(services);
+  r.waits.stop();
+  await r.listener.stop();
+}

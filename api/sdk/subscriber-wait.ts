@@ -1,0 +1,53 @@
+import type { ParsedUrlQuery } from 'node:querystring';
+import { invalidRequest } from '../errors';
+import type { Services } from '../services';
+import type { AppPrincipal } from './auth';
+import { MAX_WAIT_MS, entitlementWaits } from './entitlement-waits';
+import { subscriberView } from './subscriber';
+
+/** `?wait_for=premium[&timeout_ms=N]`: how long to hold the read until the app user is premium. Null: a plain read. */
+export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
+  const one = (name: string): string | undefined => {
+    const v = query[name];
+    if (Array.isArray(v)) throw invalidRequest(`${name} may be given once`, name);
+    return v;
+  };
+  const waitFor = one('wait_for');
+  const timeout = one('timeout_ms');
+  if (waitFor === undefined) {
+    if (timeout !== undefined) throw invalidRequest('timeout_ms needs wait_for=premium', 'wait_for');
+    return null;
+  }
+  if (waitFor !== 'premium') throw invalidRequest('wait_for must be "premium"', 'wait_for');
+  if (timeout === undefined) return { timeoutMs: MAX_WAIT_MS };
+  if (!/^\d{1,9}$/.test(timeout)) throw invalidRequest(`timeout_ms must be an integer number of milliseconds, 0–${MAX_WAIT_MS} (larger values are clamped)`, 'timeout_ms');
+  // Clamped like `limit` on lists: a longer ask is served the longest wait there is.
+  return { timeoutMs: Math.min(Number(timeout), MAX_WAIT_MS) };
+}
+
+/**
+ * The subscriber answer once the app user is premium, or at `timeoutMs` whatever is true then.
+ * The slot is taken before the first read, so a change committed between that read and the
+ * wait is not missed (it is pending when the wait starts). Each wake-up re-reads through the
+ * caller's own tenant transaction; the timeout re-reads once more (the fallback when a
+ * notification never came). Null when the client went away.
+ */
+export async function waitForPremium(services: Services, principal: AppPrincipal, appUserId: string, timeoutMs: number, signal: AbortSignal) {
+  const waits = entitlementWaits(services);
+  // A process that started no listener (work starts with the process, never on first use) answers at once.
+  if (!waits) return subscriberView(services.db, principal, appUserId);
+  const slot = waits.enter(principal.tenantId, appUserId);
+  try {
+    const deadline = Date.now() + timeoutMs;
+    let view = await subscriberView(services.db, principal, appUserId);
+    while (!view.is_premium) {
+      const outcome = await slot.next(deadline - Date.now(), signal);
+      if (outcome === 'aborted') return null;
+      view = await subscriberView(services.db, principal, appUserId);
+      if (outcome === 'timeout' || Date.now() >= deadline) break;
+    }
+    return view;
+  } finally {
+    slot.leave();
+  }
+}

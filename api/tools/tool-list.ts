@@ -1,0 +1,277 @@
+import type { Operation } from '../operations/types';
+import { getTenant } from '../operations/read-tenant';
+import { getReadiness } from '../operations/readiness';
+import { getProduct, listProducts } from '../operations/read-products';
+import { getSyncReport, runSync, syncProduct } from '../operations/sync';
+import { listProviders } from '../operations/read-providers';
+import { listSyncEvents } from '../operations/read-sync-events';
+import { listEntitlements, listSubscribers } from '../operations/read-subscribers';
+import { getPaywall, listCoupons } from '../operations/read-catalogue-extras';
+import { listAudit, listWebhooks } from '../operations/read-records';
+import { attachProvider, createApp, listApps } from '../operations/apps';
+import { createProductOp, setPricingOp, updateProductOp } from '../operations/catalogue-writes';
+import { retireProduct } from '../operations/retire';
+import { createEndpoint, deleteEndpointOp, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from '../operations/webhook-endpoints';
+import { listOutboundDeliveries, replayFailedDeliveries, replayOutboundEvent } from '../operations/webhook-endpoints-log';
+
+/** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
+export interface ToolAnnotations {
+  /** Changes nothing anywhere. Equals "the operation is not a write" (the tool tests hold it so). */
+  readOnlyHint: boolean;
+  /** May remove or stop something a person would miss (sales at a store, objects at a provider). */
+  destructiveHint: boolean;
+  /** Calling it again with the same arguments changes nothing more. */
+  idempotentHint: boolean;
+  /** Reaches outside this service: it calls a payment provider or a store, live or test. */
+  openWorldHint: boolean;
+}
+
+export interface ToolEntry {
+  name: `billing_${string}`;
+  /** The operation the tool runs: the same scope check, validation, handler and audit as REST. */
+  operation: Operation;
+  title: string;
+  description: string;
+  /** The tool names a product by `product_id` or `sku`; the operation itself takes its `id`. */
+  namesProduct?: true;
+  annotations: ToolAnnotations;
+}
+
+/**
+ * Every tool the tool server offers, in `tools/list` order: this table is the one source of the
+ * tool names, descriptions and annotations. openWorldHint is true exactly where the call goes out
+ * to a provider or a store; the reason is on each such row. Everything else answers from this
+ * service's own database.
+ */
+export const TOOL_LIST: readonly ToolEntry[] = [
+  {
+    name: 'billing_tenant',
+    operation: getTenant,
+    title: 'Tenant',
+    description: 'Plan, limits and the scopes of the key you are using.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_readiness',
+    operation: getReadiness,
+    title: 'Readiness',
+    description: 'Readiness per provider and mode. Relay manual_steps to the person verbatim; they need a device and are never done by you.',
+    // Built from stored facts (connections, recorded store evidence); no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_products',
+    operation: listProducts,
+    title: 'Products',
+    description: 'List the product catalogue (filters: sku, type; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_product',
+    operation: getProduct,
+    title: 'Product',
+    description: 'One product with its pricing rows. Takes `id`.',
+    namesProduct: true,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_sync_product',
+    operation: syncProduct,
+    title: 'Sync Product',
+    description: 'Sync one product to its providers (the only onboarding step that writes to a live provider). Read every verdict: a 200 can hold failures.',
+    namesProduct: true,
+    // Creates and updates the product's objects at every connected provider.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  },
+  {
+    name: 'billing_providers',
+    operation: listProviders,
+    title: 'Providers',
+    description: 'Connected providers and their payment links (filter: provider; paged).',
+    // The stored connections and links; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_sync_report',
+    operation: getSyncReport,
+    title: 'Sync Report',
+    description: 'Drift report. Read confirm_count here and pass it to billing_sync_run.',
+    // Reads every connected provider's current objects to compare them with the catalogue
+    // (and answers 503 when one does not answer): read-only, but not a closed world.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  },
+  {
+    name: 'billing_sync_run',
+    operation: runSync,
+    title: 'Sync Run',
+    description: 'Run the sync drain. Needs confirm_count from billing_sync_report; writes to live providers.',
+    // Writes products, prices, payment links and plans at every provider, in every mode.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  },
+  {
+    name: 'billing_sync_events',
+    operation: listSyncEvents,
+    title: 'Sync Events',
+    description: 'Per-provider events of a sync run: pass run_id from billing_sync_run (filters: run_id, provider, status; paged).',
+    // What a run recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_subscribers',
+    operation: listSubscribers,
+    title: 'Subscribers',
+    description: 'Subscription records (filters: email, status, provider, mode; paged). Pass mode=live for live questions.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_entitlements',
+    operation: listEntitlements,
+    title: 'Entitlements',
+    description: 'Entitlement state per app user (filters: app_user_id, provider, state; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_coupons',
+    operation: listCoupons,
+    title: 'Coupons',
+    description: 'Discount codes with their counterparts at each provider (filter: code; paged).',
+    // The stored counterparts; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_paywall',
+    operation: getPaywall,
+    title: 'Paywall',
+    description: 'The paywall configuration the SDK renders.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_webhooks',
+    operation: listWebhooks,
+    title: 'Webhooks',
+    description: 'Inbound webhook deliveries (filters: provider, status, event_type, mode; paged).',
+    // Deliveries already received and stored; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_audit',
+    operation: listAudit,
+    title: 'Audit',
+    description: 'Audit trail (filters: action, actor_type; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_apps',
+    operation: listApps,
+    title: 'Apps',
+    description: 'List the apps this key reaches, with their publishable keys. The first call of an onboarding.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_create_app',
+    operation: createApp,
+    title: 'Create App',
+    description: 'Create an app (by name) and get its publishable key. Re-running with the same name returns the same app with created: false.',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_attach_provider',
+    operation: attachProvider,
+    title: 'Attach Provider',
+    description: 'Attach a provider the account already connected (once per provider). Takes account_id, never a secret; omitted, the default connection is used; several and no default → refused with the candidates.',
+    // Links a stored connection to an app; the provider is not contacted.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_create_product',
+    operation: createProductOp,
+    title: 'Create Product',
+    description: 'Add a product (once per tier). Not on sale until billing_sync_product; answers synced: false. A duplicate SKU is refused unless upsert: true.',
+    // Catalogue only: nothing reaches a provider until billing_sync_product.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  {
+    name: 'billing_update_product',
+    operation: updateProductOp,
+    title: 'Update Product',
+    description: 'Change only the fields you name; trial_per_platform: null clears it. The product needs a sync afterwards (synced: false).',
+    // Catalogue only, as above.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_set_product_pricing',
+    operation: setPricingOp,
+    title: 'Set Product Pricing',
+    description: 'Upsert prices per country and currency (amount in minor units). Does not reach any provider: run billing_sync_product next.',
+    // Catalogue only, as above.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_retire_product',
+    operation: retireProduct,
+    title: 'Retire Product',
+    description: 'Retire a product: stops sales at the live stores first, then deactivates it. If a store refuses, the product stays active and the result says why.',
+    // Stops sales at each live store (a workflow calls the stores) before deactivating here.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+  },
+  // Outbound webhooks to the tenant's own backend (docs/outbound-webhooks.md).
+  {
+    name: 'billing_webhook_endpoints',
+    operation: listEndpoints,
+    title: 'Webhook Endpoints',
+    description: 'Where this tenant’s events are pushed: URL, event types, enabled and why not. Secrets are never listed.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_create_webhook_endpoint',
+    operation: createEndpoint,
+    title: 'Create Webhook Endpoint',
+    description: 'Add an endpoint (url, optional event_types; empty: all). The answer holds its signing secret once: hand it to the person to store, do not repeat it elsewhere.',
+    // Saved here; deliveries to it start with the next event, from the worker.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  {
+    name: 'billing_update_webhook_endpoint',
+    operation: updateEndpointOp,
+    title: 'Update Webhook Endpoint',
+    description: 'Change an endpoint’s url, event_types, description or enabled. Disabling stops its deliveries; enabling clears the reason.',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_delete_webhook_endpoint',
+    operation: deleteEndpointOp,
+    title: 'Delete Webhook Endpoint',
+    description: 'Remove an endpoint with its delivery log.',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_rotate_webhook_secret',
+    operation: rotateEndpointSecretOp,
+    title: 'Rotate Webhook Secret',
+    description: 'New signing secret (shown once); the old one keeps signing for overlap_seconds (default one day) so the receiver can switch.',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  {
+    name: 'billing_webhook_deliveries',
+    operation: listOutboundDeliveries,
+    title: 'Outbound Deliveries',
+    description: 'The outbound delivery log (filters: event_id, endpoint_id, status; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_replay_webhook_event',
+    operation: replayOutboundEvent,
+    title: 'Replay Webhook Event',
+    description: 'Deliver one event again (same webhook-id), to one endpoint_id or to every endpoint it went to.',
+    // Queues the delivery; the worker POSTs it later to the tenant's own endpoint, no provider or store.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  {
+    name: 'billing_replay_failed_webhooks',
+    operation: replayFailedDeliveries,
+    title: 'Replay Failed Webhooks',
+    description: 'Deliver again every delivery that failed since a time (ISO 8601), optionally of one endpoint_id; has_more: call again.',
+    // As above: queued for the worker, which POSTs to the tenant's own endpoints.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+];

@@ -1,0 +1,150 @@
+/**
+ * Outbound webhooks at the rates of bench:premium: the same psp_a checkouts (three signed
+ * events each, open loop at a fixed rate), run twice per rate side by side — once with no
+ * webhook endpoint, once with one endpoint that receives every event type — measuring
+ *
+ * - payment → premium (checkout due → entitlement row active, seen by a 20 ms watcher) in
+ *   both runs: the fan-out must not slow the inbound path, so the two should match;
+ * - event → tenant delivery (the event's `timestamp`, stamped by Postgres when the row is
+ *   written in the state change's transaction → the receiver's arrival clock, same machine),
+ *   every delivery verified with the standardwebhooks library.
+ *
+ *   DATABASE_URL=… npx tsx bench/outbound-latency.ts [--rates 20,50] [--seconds 20]
+ */
+import http from 'node:http';
+import type net from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { insertEndpoint } from '../db/outbound-endpoints';
+import { withTenant } from '../db/tenant-tx';
+import { f0, machine, table } from './lib/report';
+import { quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+import { runBench } from './lib/run';
+
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const RATES = arg('rates', '20,50').split(',').map(Number);
+const SECONDS = Number(arg('seconds', '20'));
+const log = (m: string) => console.log(`[outbound] ${m}`);
+
+interface Arrival {
+  id: string;
+  type: string;
+  recordedAt: number;
+  arrivedAt: number;
+}
+
+async function startReceiver(secret: () => string) {
+  const arrivals: Arrival[] = [];
+  let refused = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const arrivedAt = Date.now();
+      try {
+        const body = new Webhook(secret()).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as { id: string; type: string; timestamp: string };
+        arrivals.push({ id: body.id, type: body.type, recordedAt: Date.parse(body.timestamp), arrivedAt });
+        res.writeHead(204).end();
+      } catch {
+        refused++;
+        res.writeHead(400).end();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, arrivals, refused: () => refused, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** Checkouts at `rate` for `seconds`; answers each purchase's due → premium latency (ms). */
+async function checkouts(stack: WebhookStack, rate: number, tag: string, seconds: number): Promise<number[]> {
+  const total = Math.round(rate * seconds);
+  const t0 = Date.now();
+  const dueOf = new Map<string, number>();
+  const premium = new Map<string, number>();
+  let watching = true;
+  const watcher = (async () => {
+    while (watching) {
+      const pending = [...dueOf.keys()].filter((u) => !premium.has(u));
+      if (pending.length) {
+        const rows: { app_user_id: string }[] = await stack.db('entitlements').whereIn('app_user_id', pending).where({ state: 'active' }).select('app_user_id');
+        const now = Date.now();
+        for (const r of rows) premium.set(r.app_user_id, now);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  const runs: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const user = `${tag}_${i}`;
+    const due = t0 + (i * 1000) / rate;
+    dueOf.set(user, due);
+    runs.push((async () => {
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sku: 'pro', email: `${user}@example.com`, target: stack.webhookUrl, account: stack.account, mode: 'test', app_user_id: user }),
+      }).then((r) => r.text());
+    })());
+  }
+  await Promise.all(runs);
+  const deadline = Date.now() + 120_000;
+  while (premium.size < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  watching = false;
+  await watcher;
+  return [...premium.entries()].map(([u, at]) => at - dueOf.get(u)!).sort((a, b) => a - b);
+}
+
+async function main() {
+  // The receiver listens on 127.0.0.1: the operator's switch, passed to the stack's processes.
+  process.env.OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = '1';
+  const m0 = machine('');
+  const stack = await startWebhookStack(log);
+  let secret = '';
+  const rx = await startReceiver(() => secret);
+  const rows: (string | number)[][] = [];
+  try {
+    // The stack's processes hold this MASTER_KEY: an endpoint made here is one they can sign for.
+    const { vault } = stack;
+    log('warm-up');
+    await checkouts(stack, 5, 'warm', 3);
+    for (const rate of RATES) {
+      log(`rate ${rate}/s without an endpoint`);
+      const without = await checkouts(stack, rate, `n${rate}`, SECONDS);
+      log(`rate ${rate}/s with an endpoint`);
+      const { row, secret: s } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) => insertEndpoint(trx, vault, { tenantId: stack.tenant.tenant_id, url: rx.url, description: 'bench', eventTypes: [], taskQueue: stack.taskQueue }));
+      secret = s;
+      rx.arrivals.length = 0;
+      const withEp = await checkouts(stack, rate, `e${rate}`, SECONDS);
+      // Every delivery recorded for the phase reaches the receiver (or the bench says how many did not).
+      const expected = async () => Number((await stack.db('outbound_deliveries').where({ endpoint_id: row.id }).count({ n: '*' }).first())!.n);
+      const deadline = Date.now() + 120_000;
+      while (rx.arrivals.length < (await expected()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const lat = rx.arrivals.map((a) => a.arrivedAt - a.recordedAt).sort((a, b) => a - b);
+      const ents = rx.arrivals.filter((a) => a.type === 'entitlement.active').map((a) => a.arrivedAt - a.recordedAt).sort((a, b) => a - b);
+      const recorded = await expected();
+      // Disabled, not deleted: the log stays, and the next phase runs without an endpoint that wants anything.
+      await withTenant(stack.db, stack.tenant.tenant_id, (trx) => trx('webhook_endpoints').where({ id: row.id }).update({ enabled: false }));
+      rows.push([
+        `${rate}/s`, f0(quantile(without, 0.5)), f0(quantile(without, 0.99)), f0(quantile(withEp, 0.5)), f0(quantile(withEp, 0.99)),
+        `${(quantile(withEp, 0.5) / quantile(without, 0.5)).toFixed(2)}×`, `${rx.arrivals.length}/${recorded}`, f0(quantile(lat, 0.5)), f0(quantile(lat, 0.99)), f0(quantile(ents, 0.5)), f0(quantile(ents, 0.99)), rx.refused(),
+      ]);
+      log(JSON.stringify(rows.at(-1)));
+    }
+  } finally {
+    await rx.close();
+    await stack.stop();
+  }
+  const m1 = machine(stack.pgVersion);
+  const text = `Run: ${m0.date} · ${m1.nproc} cores (${m1.cpuModel}), ${m1.memoryGiB} GiB · Node ${m1.node} · Postgres ${m1.postgres} · load average before: ${m0.loadavg}, after: ${m1.loadavg}. The machine is shared and noisy: read the times against the load average.
+
+psp_a checkouts (three signed events each) at a fixed rate for ${SECONDS} s per phase, api and worker as their own processes. Per rate, side by side: a phase with no webhook endpoint, then a phase with one endpoint receiving every event type (each purchase makes a subscription event and an entitlement event; deliveries verified with the standardwebhooks library). Payment → premium: checkout due → entitlement active (20 ms watcher). Event → delivery: the event's timestamp (Postgres, in the state change's transaction) → arrival at the receiver.
+
+${table(['rate', 'premium p50 (no endpoint) ms', 'p99', 'premium p50 (endpoint) ms', 'p99', 'p50 ratio', 'delivered', 'event → delivery p50 ms', 'p99', 'entitlement.active p50 ms', 'p99', 'signature refused'], rows)}`;
+  writeResults('outbound-latency.ts', 'Outbound webhooks: event → tenant delivery (bench/outbound-latency.ts)', text);
+  log('written to bench/RESULTS.md');
+}
+
+runBench(main);

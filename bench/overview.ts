@@ -1,0 +1,229 @@
+/**
+ * Benchmark: the dashboard's overview page (GET /overview) for a big tenant.
+ *
+ * One throwaway database: BENCH_TENANTS small tenants (bench/lib/db.ts's seed) beside one big
+ * tenant with BENCH_SUBSCRIPTIONS (100,000) subscriptions and a year of their history (status
+ * moves in `subscription_changes`, one entitlement per subscription, three webhook deliveries
+ * per subscription of which 2 % failed, a sync run a day), and one more tenant half its size,
+ * so every statement has another tenant's rows to pass over. Then the real dashboard app
+ * (api/apps.ts) on a local port, signed in as the big tenant's user, is asked for the page in
+ * sequence: each window and mode, BENCH_REQUESTS times after a warm-up.
+ *
+ * Side by side in the same run: the same requests with migration 019's three indexes dropped
+ * (the ratio says what they buy), and the EXPLAIN (ANALYZE, BUFFERS) plan of every statement
+ * the page runs, captured from the page's own queries and explained in the tenant transaction
+ * (row-level security on), written to bench/RESULTS.md.
+ *
+ * `npm run bench:overview` (DATABASE_URL, else an embedded Postgres).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { createDashboardApp } from '../api/apps';
+import { createHttpServer } from '../api/http-server';
+import { createSession } from '../db/dashboard-users';
+import { createKnex } from '../db/knex';
+import { readOverview } from '../db/overview';
+import { readReadinessFacts } from '../db/readiness-facts';
+import { withTenant } from '../db/tenant-tx';
+import { loadConfig } from '../runtime/config';
+import { createLogger } from '../runtime/logger';
+import { createBenchDatabase } from './lib/db';
+import { machine, table, f1 } from './lib/report';
+import { writeGeneratedBlock } from './lib/section';
+
+const num = (n: string, f: number) => (process.env[n] ? Number(process.env[n]) : f);
+const SUBSCRIPTIONS = num('BENCH_SUBSCRIPTIONS', 100_000);
+const TENANTS = num('BENCH_TENANTS', 50);
+const REQUESTS = num('BENCH_REQUESTS', 60);
+const WARMUP = num('BENCH_WARMUP', 5);
+const RESULTS = path.resolve('bench/RESULTS.md');
+const log = (m: string) => console.error(`[bench:overview] ${m}`);
+
+const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const bench = await createBenchDatabase({ tenants: TENANTS, log });
+const owner = bench.db;
+const big = bench.tenants[0].id;
+const second = bench.tenants[1].id;
+
+/**
+ * A year of one tenant's subscriptions, seeded in bulk with the trigger off and the history
+ * written alongside: 30 % start with a trial (two thirds of those convert after 7 days), 20 %
+ * are cancelled, 3 % refunded, 5 % past due; 90 % live, 10 % test; five providers.
+ */
+async function seedTenant(tenantId: string, count: number) {
+  const t0 = Date.now();
+  await owner.raw(`insert into products (tenant_id, sku, name, tier)
+    select ?::uuid, 'ov_' || t, 'Overview ' || t, t from unnest(array['weekly','monthly','quarterly','annual']) t`, [tenantId]);
+  await owner.raw(`insert into prices (tenant_id, product_id, country, currency, amount_minor)
+    select p.tenant_id, p.id, c.country, c.currency, c.amount from products p
+      cross join (values ('US','USD',999), ('DE','EUR',899), ('JP','JPY',1200)) c(country, currency, amount)
+     where p.tenant_id = ? and p.sku like 'ov_%'`, [tenantId]);
+  await owner.raw('alter table subscriptions disable trigger subscriptions_record_change');
+  await owner.raw(`
+    create unlogged table seed_subs as
+    select g, gen_random_uuid() as id,
+           (array['psp_a','psp_b','psp_c','store_android','store_ios'])[1 + g % 5] as provider,
+           case when g % 10 = 0 then 'test' else 'live' end as mode,
+           now() - (random() * 365) * interval '1 day' as born,
+           g % 10 < 3 as trial, (g % 10 < 3 and g % 3 <> 0) as converted,
+           case when g % 100 < 3 then 'refunded' when g % 100 < 23 then 'canceled' when g % 100 < 28 then 'past_due' else null end as fate,
+           random() as r
+      from generate_series(1, ?) g`, [count]);
+  await owner.raw(`
+    insert into subscriptions (id, tenant_id, provider, mode, status, product_id, external_id, app_user_id, created_at, updated_at)
+    select s.id, ?::uuid, s.provider, s.mode,
+           case when s.fate is not null and s.born < now() - interval '8 days' then s.fate
+                when s.trial and (not s.converted or s.born > now() - interval '7 days') then 'trialing'
+                else 'active' end,
+           (select p.id from products p where p.tenant_id = ? and p.sku like 'ov_%' order by p.sku offset s.g % 4 limit 1),
+           'sub_' || s.g || '_' || ?, 'user_' || s.g, s.born, s.born
+      from seed_subs s`, [tenantId, tenantId, tenantId.slice(0, 8)]);
+  // The history that leads to each status: start, conversion a week later, then the fate at a random later time.
+  await owner.raw(`
+    insert into subscription_changes (tenant_id, subscription_id, provider, mode, from_status, to_status, changed_at)
+    select ?::uuid, s.id, s.provider, s.mode, null, case when s.trial then 'trialing' else 'active' end, s.born from seed_subs s
+    union all
+    select ?::uuid, s.id, s.provider, s.mode, 'trialing', 'active', s.born + interval '7 days' from seed_subs s
+     where s.trial and s.converted and s.born <= now() - interval '7 days'
+    union all
+    select ?::uuid, s.id, s.provider, s.mode, case when s.trial and not s.converted then 'trialing' else 'active' end, s.fate,
+           s.born + interval '8 days' + s.r * (now() - s.born - interval '8 days')
+      from seed_subs s where s.fate is not null and s.born < now() - interval '8 days'`, [tenantId, tenantId, tenantId]);
+  await owner.raw('alter table subscriptions enable trigger subscriptions_record_change');
+  await owner.raw(`
+    insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, created_at, updated_at)
+    select s.tenant_id, s.app_user_id, s.provider, s.product_id, s.id,
+           case s.status when 'refunded' then 'revoked' when 'canceled' then 'expired' when 'past_due' then 'grace_period' else 'active' end,
+           s.mode = 'test', s.created_at, s.created_at
+      from subscriptions s where s.tenant_id = ? and s.external_id like 'sub_%'`, [tenantId]);
+  await owner.raw(`
+    insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, payload, created_at, updated_at)
+    select s.tenant_id, s.provider, 'evt_' || s.id || '_' || k, 'invoice.payment_succeeded', s.mode,
+           case when (hashtext(s.id::text) + k) % 50 = 0 then 'failed' else 'processed' end, '{}'::jsonb,
+           s.created_at + k * ((now() - s.created_at) / 3), s.created_at
+      from subscriptions s cross join generate_series(0, 2) k where s.tenant_id = ? and s.external_id like 'sub_%'`, [tenantId]);
+  await owner.raw(`
+    insert into sync_runs (id, tenant_id, status, requested_by, workflow_id, created_at, finished_at)
+    select gen_random_uuid(), ?::uuid, case when d % 7 = 0 then 'failed' else 'succeeded' end, 'bench', null,
+           now() - d * interval '1 day', now() - d * interval '1 day' + interval '40 seconds'
+      from generate_series(1, 365) d`, [tenantId]);
+  await owner.raw('drop table seed_subs');
+  log(`tenant ${tenantId}: ${count} subscriptions with a year of history seeded in ${Date.now() - t0} ms`);
+}
+
+// The throwaway database goes whatever happens.
+const failed = async (e: unknown) => {
+  await bench.drop();
+  console.error(e);
+  process.exit(1);
+};
+process.on('unhandledRejection', failed);
+process.on('uncaughtException', failed);
+await seedTenant(big, SUBSCRIPTIONS);
+await seedTenant(second, Math.round(SUBSCRIPTIONS / 2));
+await owner.raw('vacuum analyze');
+const sizes = (await owner.raw(`select relname, n_live_tup from pg_stat_user_tables
+  where relname in ('subscriptions','subscription_changes','entitlements','webhook_deliveries','sync_runs') order by relname`)).rows as { relname: string; n_live_tup: string }[];
+
+// The real dashboard app, its tenant transactions on a pool as the api's.
+const config = loadConfig({ NODE_ENV: 'test' });
+const db = createKnex(bench.url, { max: 4 });
+const server = createHttpServer(createDashboardApp({ db, config, temporal: null } as never, createLogger('silent')).callback());
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const root = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const [user] = await owner('dashboard_users').insert({ tenant_id: big, email: 'bench-overview@example.test', password_hash: 'x' }).returning(['id', 'tenant_id', 'email']);
+const cookie = `dash_session=${(await createSession(owner, user as never)).token}`;
+// The floor in the same run: the same page for one of the small tenants (about 75 entitlements, no subscription).
+const [smallUser] = await owner('dashboard_users').insert({ tenant_id: bench.tenants[2].id, email: 'bench-small@example.test', password_hash: 'x' }).returning(['id', 'tenant_id', 'email']);
+const smallCookie = `dash_session=${(await createSession(owner, smallUser as never)).token}`;
+
+async function timePage(query: string, asCookie = cookie): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < WARMUP + REQUESTS; i++) {
+    const t = performance.now();
+    const res = await fetch(`${root}/overview?${query}`, { headers: { cookie: asCookie } });
+    const body = await res.text();
+    if (res.status !== 200 || !body.includes('Monthly recurring revenue')) throw new Error(`GET /overview?${query} → ${res.status}`);
+    if (i >= WARMUP) times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b);
+}
+const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
+
+const QUERIES = ['mode=live&days=30', 'mode=live&days=90', 'mode=test&days=90'];
+const withIdx: Record<string, number[]> = {};
+const withoutIdx: Record<string, number[]> = {};
+// Interleaved: with, without, with again; the "with" figure is the slower of its two passes.
+for (const q of QUERIES) withIdx[q] = await timePage(q);
+const floor = await timePage('mode=live&days=90', smallCookie);
+// Migration 019's indexes for the overview, dropped and then recreated from their own definitions.
+const OVERVIEW_INDEXES = ['subscriptions_overview', 'subscription_changes_window', 'entitlements_overview'];
+const defs = (await owner.raw('select indexdef from pg_indexes where indexname = any(?)', [OVERVIEW_INDEXES])).rows as { indexdef: string }[];
+if (defs.length !== OVERVIEW_INDEXES.length) throw new Error(`expected the indexes ${OVERVIEW_INDEXES.join(', ')}`);
+for (const name of OVERVIEW_INDEXES) await owner.raw(`drop index ${name}`);
+await owner.raw('analyze subscriptions, subscription_changes, entitlements');
+for (const q of QUERIES) withoutIdx[q] = await timePage(q);
+for (const d of defs) await owner.raw(d.indexdef);
+await owner.raw('vacuum analyze subscriptions, subscription_changes, entitlements');
+for (const q of QUERIES) {
+  const again = await timePage(q);
+  if (pct(again, 95) > pct(withIdx[q], 95)) withIdx[q] = again;
+}
+
+// The plans: the page's own statements, captured as knex runs them, explained in the tenant transaction.
+const captured: { sql: string; bindings: unknown[] }[] = [];
+const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
+  if (!/^(select set_config|begin|commit|rollback|explain)/i.test(q.sql.trim())) captured.push({ sql: q.sql, bindings: q.bindings ?? [] });
+};
+db.on('query', onQuery);
+await withTenant(db, big, async (trx) => {
+  await readOverview(trx, 'live', 90);
+  await readReadinessFacts(trx);
+});
+db.off('query', onQuery);
+const plans: string[] = [];
+for (const q of captured) {
+  // knex hands pg "$n" placeholders; its raw() takes "?" in order.
+  const order = [...q.sql.matchAll(/\$(\d+)/g)].map((x) => q.bindings[Number(x[1]) - 1]);
+  const sql = q.sql.replace(/\$\d+/g, '?');
+  const rows = await withTenant(db, big, (trx) => trx.raw(`explain (analyze, buffers, costs off) ${sql}`, order as never[]));
+  plans.push(`${q.sql.replace(/\s+/g, ' ').trim()}\n\n${(rows.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n')}`);
+}
+const dbOnly: number[] = [];
+for (let i = 0; i < WARMUP + REQUESTS; i++) {
+  const t = performance.now();
+  await withTenant(db, big, (trx) => readOverview(trx, 'live', 90));
+  if (i >= WARMUP) dbOnly.push(performance.now() - t);
+}
+dbOnly.sort((a, b) => a - b);
+
+await new Promise((r) => server.close(r));
+await db.destroy();
+await bench.drop();
+
+const m = machine(bench.pgVersion);
+const rows = QUERIES.map((q) => [
+  `GET /overview?${q}`, f1(pct(withIdx[q], 50)), f1(pct(withIdx[q], 95)), f1(withIdx[q].at(-1)!), f1(pct(withoutIdx[q], 95)), `${(pct(withoutIdx[q], 95) / pct(withIdx[q], 95)).toFixed(1)}×`,
+]);
+rows.push(['GET /overview?mode=live&days=90, a small tenant (the floor)', f1(pct(floor, 50)), f1(pct(floor, 95)), f1(floor.at(-1)!), '', '']);
+const worstP95 = Math.max(...QUERIES.map((q) => pct(withIdx[q], 95)));
+const body = `Run: ${m.date} · ${m.nproc} cores (${m.cpuModel}), ${m.memoryGiB} GiB · Node ${m.node} · Postgres ${m.postgres} · load average before: ${loadBefore}, after: ${m.loadavg}. The machine is shared and noisy: read the times against the load average.
+
+One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and a year of history, beside one of half its size and ${TENANTS - 2} small ones. Rows in the database: ${sizes.map((s) => `${s.relname} ${Number(s.n_live_tup).toLocaleString('en')}`).join(', ')}. The real dashboard app on a local port, signed in, ${REQUESTS} requests in sequence per line after ${WARMUP} warm-ups; "without" drops migration 019's three indexes (${OVERVIEW_INDEXES.map((i) => `\`${i}\``).join(', ')}) in the same run.
+
+${table(['page', 'p50 ms', 'p95 ms', 'max ms', 'p95 without the indexes, ms', 'ratio'], rows, ['l', 'r', 'r', 'r', 'r', 'r'])}
+
+The database work alone (\`readOverview\`, live, 90 days, one tenant transaction): p50 ${f1(pct(dbOnly, 50))} ms, p95 ${f1(pct(dbOnly, 95))} ms.
+
+**Overview page p95: ${f1(worstP95)} ms at worst (aim < 300 ms)** for ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions.
+
+<details><summary>Plans of the page's statements (the overview's and readiness's, live, 90 days; EXPLAIN ANALYZE, BUFFERS, in the tenant transaction)</summary>
+
+${plans.map((p) => '```\n' + p + '\n```').join('\n\n')}
+
+</details>`;
+writeGeneratedBlock(RESULTS, 'bench/overview.ts', '## Dashboard overview for a tenant with 100,000 subscriptions (bench/overview.ts)', body);
+fs.writeSync(1, `${body}\n`);
+log(`written to ${RESULTS}`);

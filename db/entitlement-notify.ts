@@ -1,0 +1,117 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import pg from 'pg';
+
+/**
+ * "This app user's entitlements changed", across processes: Postgres LISTEN/NOTIFY on one
+ * channel. The write that changes an entitlement notifies in its own transaction
+ * (db/entitlements.ts), so Postgres delivers it only once the row is committed and readable, to
+ * every replica's listener. The payload is `<tenant id>:<subscriber hash>`, never the app user id
+ * itself (it may be an email): listeners compare hashes.
+ */
+export const ENTITLEMENT_CHANNEL = 'entitlement_changed';
+
+/** The app user as the notification names them: sha256 of `<tenant>:<app user>`, hex. */
+export function subscriberHash(tenantId: string, appUserId: string): string {
+  return crypto.createHash('sha256').update(`${tenantId.toLowerCase()}:${appUserId}`, 'utf8').digest('hex');
+}
+
+export function entitlementPayload(tenantId: string, appUserId: string): string {
+  return `${tenantId.toLowerCase()}:${subscriberHash(tenantId, appUserId)}`;
+}
+
+/** Notify in `trx`: delivered at its commit, dropped with its rollback. */
+export async function notifyEntitlementChanged(trx: Knex.Transaction, tenantId: string, appUserIds: Iterable<string>): Promise<void> {
+  const payloads = [...new Set([...appUserIds].map((u) => entitlementPayload(tenantId, u)))];
+  if (payloads.length) await trx.raw(`select pg_notify(?, p) from unnest(?::text[]) as p`, [ENTITLEMENT_CHANNEL, payloads]);
+}
+
+export interface EntitlementListener {
+  /** Resolves once the first LISTEN is in place. */
+  ready: Promise<void>;
+  /** The backend pid of the current listening session (tests terminate it to prove reconnection). */
+  pid(): number | null;
+  stop(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onChange(tenantId: string, hash: string): void;
+  /**
+   * The session was lost and is back: notifications sent meanwhile are gone, so every waiter
+   * must look again.
+   */
+  onResync(): void;
+  onError?(err: unknown): void;
+}
+
+const RECONNECT_MS = [100, 250, 500, 1000, 2000, 5000];
+
+/**
+ * One dedicated session per process (not a pool connection: a LISTEN must stay on one session),
+ * with the pool's own connection settings. Lost sessions reconnect with back-off; on each
+ * reconnect `onResync` runs.
+ */
+export function listenForEntitlementChanges(db: Knex, handlers: ListenHandlers, applicationName = 'billing-entitlement-listener'): EntitlementListener {
+  const settings = (db.client as { connectionSettings: pg.ClientConfig | string }).connectionSettings;
+  // knex keeps the password as a non-enumerable property (so it never prints): a spread drops it.
+  const base: pg.ClientConfig = typeof settings === 'string' ? { connectionString: settings } : { ...settings, password: settings.password };
+  let client: pg.Client | null = null;
+  let currentPid: number | null = null;
+  let stopped = false;
+  let attempt = 0;
+  let timer: NodeJS.Timeout | null = null;
+  let markReady!: () => void;
+  const ready = new Promise<void>((r) => (markReady = r));
+
+  const connect = async () => {
+    if (stopped) return;
+    // Bounded: a connect that hangs would otherwise hold the listener (and the boot) forever.
+    const c = new pg.Client({ ...base, application_name: applicationName, connectionTimeoutMillis: 10_000 });
+    client = c;
+    c.on('notification', (msg) => {
+      if (msg.channel !== ENTITLEMENT_CHANNEL || !msg.payload) return;
+      const i = msg.payload.indexOf(':');
+      if (i > 0) handlers.onChange(msg.payload.slice(0, i), msg.payload.slice(i + 1));
+    });
+    const lost = (err?: unknown) => {
+      if (client !== c) return;
+      client = null;
+      currentPid = null;
+      if (err) handlers.onError?.(err);
+      c.removeAllListeners('notification');
+      c.end().catch(() => undefined);
+      if (stopped) return;
+      // Whatever was notified while we were away is lost: every waiter looks again now and on reconnect.
+      handlers.onResync();
+      timer = setTimeout(() => void connect(), RECONNECT_MS[Math.min(attempt++, RECONNECT_MS.length - 1)]);
+    };
+    c.on('error', lost);
+    c.on('end', () => lost());
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${ENTITLEMENT_CHANNEL}`);
+      const { rows } = await c.query('select pg_backend_pid() as pid');
+      currentPid = rows[0].pid;
+      attempt = 0;
+      // Waits taken before this session listened (a late first connect included) look again now.
+      handlers.onResync();
+      markReady();
+    } catch (err) {
+      lost(err);
+    }
+  };
+  void connect();
+
+  return {
+    ready,
+    pid: () => currentPid,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      const c = client;
+      client = null;
+      markReady();
+      await c?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import type { Knex } from 'knex';
+import { readinessReport } from '../domain/readiness';
+import { readReadinessFacts } from './readiness-facts';
+import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import type { Row } from './row';
+
+/**
+ * Outbound events, their deliveries and attempts (tenant tables), in the caller's tenant
+ * transaction. Events and deliveries are born in the state change's own transaction
+ * (`record_outbound_event`, migration 018); this file reads them, records attempts and queues
+ * replays.
+ */
+
+const MAX_EXCERPT = 1024;
+const MAX_REASON = 300;
+/** Deliveries one replay call queues at most (a queue has a bound); the answer says when more remain. */
+export const REPLAY_BATCH = 1000;
+
+export function eventPage(trx: Knex.Transaction, filters: { type?: string }, page: PageRequest): Promise<RowPage> {
+  return paginate(whereGiven(trx('outbound_events'), 'outbound_events', filters), { ...page, table: 'outbound_events' }, rows);
+}
+
+export function outboundDeliveryPage(trx: Knex.Transaction, filters: { event_id?: string; endpoint_id?: string; status?: string }, page: PageRequest): Promise<RowPage> {
+  const q = whereGiven(trx('outbound_deliveries').join('outbound_events', 'outbound_events.id', 'outbound_deliveries.event_id'), 'outbound_deliveries', filters);
+  return paginate(q, { ...page, table: 'outbound_deliveries', columns: ['outbound_deliveries.*', 'outbound_events.type', 'outbound_events.order_key'] }, rows);
+}
+
+export async function deliveryExists(trx: Knex.Transaction, id: string): Promise<boolean> {
+  return !!(await trx('outbound_deliveries').where({ id }).first('id'));
+}
+
+/** The attempts of some deliveries (the dashboard's log), newest first, 20 per delivery at most. */
+export async function attemptsOf(trx: Knex.Transaction, deliveryIds: string[]): Promise<Row[]> {
+  if (!deliveryIds.length) return [];
+  const { rows: found } = await trx.raw(
+    `select * from (select a.*, row_number() over (partition by a.delivery_id order by a.created_at desc) as n
+       from outbound_attempts a where a.delivery_id = any(?::uuid[])) x where n <= 20 order by created_at desc`,
+    [deliveryIds],
+  );
+  return found;
+}
+
+export function attemptPage(trx: Knex.Transaction, filters: { delivery_id?: string }, page: PageRequest): Promise<RowPage> {
+  return paginate(whereGiven(trx('outbound_attempts'), 'outbound_attempts', filters), { ...page, table: 'outbound_attempts' }, rows);
+}
+
+export interface DeliveryToAttempt {
+  id: string;
+  status: string;
+  event_id: string;
+  endpoint_id: string;
+  body: unknown;
+  url: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+}
+
+/** What one attempt needs: the delivery, its event's body, its endpoint's URL and state (RLS: the tenant's only). */
+export async function deliveryToAttempt(trx: Knex.Transaction, deliveryId: string): Promise<DeliveryToAttempt | undefined> {
+  return trx('outbound_deliveries as d').join('outbound_events as e', 'e.id', 'd.event_id').join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+    .where('d.id', deliveryId).first('d.id', 'd.status', 'd.event_id', 'd.endpoint_id', 'e.body', 'w.url', 'w.enabled', 'w.disabled_reason');
+}
+
+export interface AttemptRecord {
+  tenantId: string;
+  deliveryId: string;
+  attempt: number;
+  statusCode: number | null;
+  latencyMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+  succeeded: boolean;
+}
+
+/** One attempt's row, and the delivery's counters (succeeded once a 2xx came back). */
+export async function recordAttempt(trx: Knex.Transaction, a: AttemptRecord): Promise<void> {
+  await trx('outbound_attempts').insert({
+    tenant_id: a.tenantId, delivery_id: a.deliveryId, attempt: a.attempt, status_code: a.statusCode, latency_ms: Math.round(a.latencyMs),
+    response_excerpt: a.responseExcerpt?.slice(0, MAX_EXCERPT) ?? null, error: a.error?.slice(0, MAX_REASON) ?? null,
+  });
+  await trx('outbound_deliveries').where({ id: a.deliveryId }).update({
+    attempts: trx.raw('attempts + 1'), last_status_code: a.statusCode, updated_at: trx.fn.now(),
+    ...(a.succeeded ? { status: 'succeeded', delivered_at: trx.fn.now(), reason: null } : { reason: a.error?.slice(0, MAX_REASON) ?? null }),
+  });
+}
+
+/** The delivery gave up (retry window over, address refused, endpoint disabled or gone): `failed`, with the reason. */
+export async function failOutboundDelivery(trx: Knex.Transaction, deliveryId: string, reason: string): Promise<void> {
+  await trx('outbound_deliveries').where({ id: deliveryId }).whereNot({ status: 'succeeded' })
+    .update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
+}
+
+/** Queue deliveries again (same event, same webhook-id): `pending`, and an outbox row each unless one waits already. */
+async function requeue(trx: Knex.Transaction, tenantId: string, deliveryIds: string[]): Promise<number> {
+  if (!deliveryIds.length) return 0;
+  const updated: Row[] = await trx('outbound_deliveries as d').join('outbound_events as e', 'e.id', 'd.event_id')
+    .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+    .whereIn('d.id', deliveryIds)
+    .select('d.id', 'd.endpoint_id', 'e.order_key', 'w.task_queue');
+  await trx('outbound_deliveries').whereIn('id', deliveryIds).update({ status: 'pending', reason: null, updated_at: trx.fn.now() });
+  for (let i = 0; i < updated.length; i += 500) {
+    await trx('outbound_outbox').insert(updated.slice(i, i + 500).map((r) => ({
+      delivery_id: r.id, task_queue: r.task_queue,
+      handover: JSON.stringify({ tenantId, endpointId: r.endpoint_id, deliveryId: r.id, orderKey: r.order_key }),
+    }))).onConflict('delivery_id').ignore();
+  }
+  return updated.length;
+}
+
+/**
+ * Replay one event: to one endpoint (a delivery is made if the endpoint never had one), or to
+ * every endpoint it was delivered to. Answers how many deliveries were queued; undefined when
+ * the event (or the endpoint) is not the tenant's.
+ */
+export async function replayEvent(trx: Knex.Transaction, tenantId: string, eventId: string, endpointId?: string): Promise<number | undefined> {
+  if (!(await trx('outbound_events').where({ id: eventId }).first('id'))) return undefined;
+  if (endpointId) {
+    if (!(await trx('webhook_endpoints').where({ id: endpointId }).first('id'))) return undefined;
+    await trx('outbound_deliveries').insert({ tenant_id: tenantId, event_id: eventId, endpoint_id: endpointId }).onConflict(['event_id', 'endpoint_id']).ignore();
+  }
+  const q = trx('outbound_deliveries').where({ event_id: eventId });
+  if (endpointId) q.where({ endpoint_id: endpointId });
+  return requeue(trx, tenantId, await q.pluck('id'));
+}
+
+/** Replay every delivery that failed since `since` (optionally of one endpoint), oldest first, REPLAY_BATCH at most. */
+export async function replayFailedSince(trx: Knex.Transaction, tenantId: string, since: string, endpointId?: string): Promise<{ queued: number; has_more: boolean }> {
+  const q = trx('outbound_deliveries').where({ status: 'failed' }).where('updated_at', '>=', since).orderBy('created_at').limit(REPLAY_BATCH + 1);
+  if (endpointId) q.where({ endpoint_id: endpointId });
+  const ids: string[] = await q.pluck('id');
+  const queued = await requeue(trx, tenantId, ids.slice(0, REPLAY_BATCH));
+  return { queued, has_more: ids.length > REPLAY_BATCH };
+}
+
+/** What `readiness.changed` compares and carries: the summary and each provider's two verdicts. */
+async function readinessSnapshot(trx: Knex.Transaction, dashboardUrl: string): Promise<Record<string, unknown>> {
+  const report = readinessReport(await readReadinessFacts(trx), { dashboardUrl });
+  return { summary: report.summary, providers: report.providers.map((p) => ({ provider: p.provider, live_ready: p.live_ready, test_ready: p.test_ready })) };
+}
+
+/** Store today's readiness as the base later changes are told against (an endpoint is created: it hears of changes from now on). */
+export async function baseReadiness(trx: Knex.Transaction, tenantId: string, dashboardUrl: string): Promise<void> {
+  await trx('tenants').where({ id: tenantId }).update({ outbound_readiness: JSON.stringify(await readinessSnapshot(trx, dashboardUrl)) });
+}
+
+/**
+ * Readiness is judged on read (domain/readiness.ts); this compares today's judgement with the
+ * last one kept for the tenant and records `readiness.changed` when they differ. Only when an
+ * endpoint wants the event: otherwise nothing is read.
+ */
+export async function noteReadinessChange(trx: Knex.Transaction, tenantId: string, dashboardUrl: string): Promise<boolean> {
+  const { rows } = await trx.raw('select outbound_wanted(?, ?) as wanted', [tenantId, 'readiness.changed']);
+  if (!rows[0].wanted) return false;
+  const current = await readinessSnapshot(trx, dashboardUrl);
+  const row = await trx('tenants').where({ id: tenantId }).first('outbound_readiness');
+  const previous = row?.outbound_readiness ?? null;
+  if (previous && JSON.stringify(previous) === JSON.stringify(current)) return false;
+  await trx('tenants').where({ id: tenantId }).update({ outbound_readiness: JSON.stringify(current) });
+  if (!previous) return false;
+  await trx.raw('select record_outbound_event(?, ?, null, ?::jsonb)', [tenantId, 'readiness.changed', JSON.stringify({ previous, current })]);
+  return true;
+}

@@ -1,0 +1,41 @@
+import type { Knex } from 'knex';
+
+/**
+ * The outbound outbox: one row per delivery waiting to be handed to its Temporal workflow,
+ * written with the event (migration 018) or by a replay. The worker's dispatcher
+ * (temporal/outbound-dispatcher.ts) takes its own task queue's rows as the login role, before
+ * any tenant is known: the tenant rides inside `handover`, with ids only.
+ */
+export interface OutboundHandover {
+  tenantId: string;
+  endpointId: string;
+  deliveryId: string;
+  /** `sub-<hash of the subscriber>` (ordered per subscriber) or `evt-<event id>` (unordered). */
+  orderKey: string;
+}
+
+export interface OutboundOutboxRow {
+  id: string;
+  handover: OutboundHandover;
+  attempts: number;
+}
+
+/** A queue's due rows, oldest first, locked so replicas share the work. */
+export async function takeDueOutboundRows(trx: Knex.Transaction, limit: number, taskQueue: string): Promise<OutboundOutboxRow[]> {
+  return trx('outbound_outbox').select('id', 'handover', 'attempts').where({ task_queue: taskQueue }).where('next_attempt_at', '<=', trx.fn.now())
+    .orderBy('id').limit(limit).forUpdate().skipLocked();
+}
+
+export async function deleteOutboundRows(trx: Knex.Transaction, ids: string[]): Promise<void> {
+  if (ids.length) await trx('outbound_outbox').whereIn('id', ids).del();
+}
+
+/** Try again after `delayMs`; `counted` says whether the failure spends one of the row's attempts. */
+export async function rescheduleOutboundRows(trx: Knex.Transaction, ids: string[], r: { counted: boolean; delayMs: number; error: string }): Promise<void> {
+  if (!ids.length) return;
+  await trx('outbound_outbox').whereIn('id', ids).update({
+    attempts: trx.raw('attempts + ?', [r.counted ? 1 : 0]),
+    next_attempt_at: trx.raw(`now() + (? * interval '1 millisecond')`, [r.delayMs]),
+    last_error: r.error.slice(0, 300),
+  });
+}

@@ -1,0 +1,109 @@
+import type { Knex } from 'knex';
+import type { Mode } from '../domain/providers';
+import type { SubscriptionStatus, SubscriptionView } from '../domain/subscription';
+import { productIdSql } from './entitlements';
+import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+
+/** Subscription records, written by the web lifecycle and the store purchase paths (always in a tenant transaction). */
+
+export interface WrittenSubscription {
+  id: string;
+  product_id: string | null;
+  email: string | null;
+}
+
+/**
+ * The web lifecycle's record of one derived subscription, in one statement: the product and the
+ * buyer's email are looked up inside the upsert (the email from the delivery of the event that
+ * named it last; the address never travels through a workflow).
+ */
+export async function upsertLifecycleSubscription(trx: Knex.Transaction, tenantId: string, provider: string, s: SubscriptionView): Promise<WrittenSubscription> {
+  const { rows } = await trx.raw(
+    `insert into subscriptions (tenant_id, provider, external_id, customer_external_id, status, mode, email, app_user_id, product_id,
+       trial_started_at, trial_ended_at, current_period_end, canceled_at, updated_at)
+     values (?, ?, ?, ?, ?, ?,
+       coalesce(?::text, (select buyer_email from webhook_deliveries where provider = ? and event_id = ?)),
+       ?, ${productIdSql(provider)}, ?, ?, ?, ?, now())
+     on conflict (tenant_id, provider, external_id) do update set
+       customer_external_id = excluded.customer_external_id, status = excluded.status, mode = excluded.mode,
+       -- An address once known stays until an event names another (a workflow may not hold the event that named it).
+       email = coalesce(excluded.email, subscriptions.email),
+       app_user_id = excluded.app_user_id, product_id = excluded.product_id, trial_started_at = excluded.trial_started_at,
+       trial_ended_at = excluded.trial_ended_at, current_period_end = excluded.current_period_end, canceled_at = excluded.canceled_at,
+       updated_at = now()
+     returning id, product_id, email`,
+    [
+      tenantId, provider, s.external_id, s.customer_id, s.status, s.mode,
+      s.email, provider, s.email_event_id, s.app_user_id, s.sku, s.sku,
+      s.trial_started_at, s.trial_ended_at, s.current_period_end, s.canceled_at,
+    ],
+  );
+  return rows[0] as WrittenSubscription;
+}
+
+/** A store purchase's record as last written: its status and the time of the store read it came from. */
+export async function findStoreSubscription(trx: Knex.Transaction, provider: string, externalId: string): Promise<{ id: string; status: SubscriptionStatus; store_read_at: Date | string | null } | undefined> {
+  return trx('subscriptions').where({ provider, external_id: externalId }).first('id', 'status', 'store_read_at');
+}
+
+export interface StoreSubscriptionWrite {
+  tenantId: string;
+  provider: string;
+  externalId: string;
+  status: SubscriptionStatus;
+  mode: Mode;
+  appUserId: string | null;
+  productId: string | null;
+  currentPeriodEnd: string | null;
+  storeReadAt: string;
+}
+
+/** A store purchase's record from the store's answer; answers its id. */
+export async function upsertStoreSubscription(trx: Knex.Transaction, w: StoreSubscriptionWrite): Promise<string> {
+  const [sub] = await trx('subscriptions')
+    .insert({
+      tenant_id: w.tenantId, provider: w.provider, external_id: w.externalId, status: w.status, mode: w.mode, app_user_id: w.appUserId,
+      product_id: w.productId, current_period_end: w.currentPeriodEnd, store_read_at: w.storeReadAt, updated_at: trx.fn.now(),
+    })
+    .onConflict(['tenant_id', 'provider', 'external_id'])
+    .merge(['status', 'mode', 'app_user_id', 'product_id', 'current_period_end', 'store_read_at', 'updated_at'])
+    .returning('id');
+  return sub.id as string;
+}
+
+/**
+ * The subscription records page, each row with its product's SKU. Plain knex, not paginate()
+ * over Subscription.query(trx): the model path answered the identical page with the same
+ * statements but cost +32 % to +52 % req/s in all 3 interleaved runs of bench/models-vs-knex.ts
+ * (2026-11-23, 2 shared cores at load 11–13; bench/RESULTS.md), over the 5 % bar.
+ */
+export function subscriptionPage(
+  trx: Knex.Transaction,
+  filters: { email?: string; status?: string; provider?: string; mode?: string },
+  page: PageRequest,
+): Promise<RowPage> {
+  const q = whereGiven(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), 'subscriptions', filters);
+  return paginate(q, { ...page, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, rows);
+}
+
+/** How many subscribers the tenant has: one per app user (else email, else the lone record). */
+export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
+  const { n } = (await trx('subscriptions').countDistinct({ n: trx.raw('coalesce(app_user_id, email, id::text)') }).first()) as { n: number | string };
+  return Number(n);
+}
+
+/**
+ * What GET /v1/sdk/subscribers/{id} reads of one app user: the entitlements of one side
+ * (sandbox or real) with their product's sku, and the statuses of the user's subscriptions in
+ * the key's mode (they set how long the SDK may cache the answer). Run inside withTenant.
+ */
+export async function readSubscriberRows(trx: Knex.Transaction, appUserId: string, mode: Mode) {
+  return {
+    ents: await trx('entitlements as e')
+      .leftJoin('products as p', 'p.id', 'e.product_id')
+      .where({ 'e.app_user_id': appUserId, 'e.is_sandbox': mode === 'test' })
+      .orderBy('e.created_at')
+      .select('e.provider', 'e.state', 'e.is_sandbox', 'e.product_id', 'p.sku', 'e.expires_at', 'e.grace_until', 'e.updated_at'),
+    subs: await trx('subscriptions').where({ app_user_id: appUserId, mode }).select('status'),
+  };
+}

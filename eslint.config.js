@@ -1,0 +1,33 @@
+// ESLint: typescript-eslint's recommended rules everywhere, plus the type-aware rules that catch
+// what matters in a service (a promise nobody awaits loses an error or a write). Type-aware
+// linting costs a full type-check, so only those few rules use it.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'sdk/dist/**', 'coverage/**', 'test-artifacts/**', '.data/**', 'examples/web/app.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      // A shutdown handler may read a handle before it is assigned: that `let` stays a `let`.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Tests and benches read JSON answers loosely and assert on them; typing every body would
+    // add noise without catching anything the assertions do not. Production code keeps the rule.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

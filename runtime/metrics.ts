@@ -1,0 +1,122 @@
+import http from 'node:http';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/**
+ * The process's Prometheus metrics (prom-client), served on a loopback listener of their own
+ * (`METRICS_PORT`, docs/operations.md), never on the public listeners.
+ *
+ * Labels are bounded sets chosen here (operation names, providers, outcomes, status codes):
+ * never a tenant id, key, customer or email. A tenant label would grow with every sign-up (a
+ * time series per tenant per metric) and name customers to whoever reads the dashboards.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Management operations (REST and tool server alike), by the code the caller was answered with (`ok` or the error code). */
+export const operationRequests = new Counter({
+  name: 'billing_operation_requests_total',
+  help: 'Management operations executed, by operation, surface (rest|tool) and answer code (ok or the error code).',
+  labelNames: ['operation', 'surface', 'code'] as const,
+  registers: [registry],
+});
+export const operationDuration = new Histogram({
+  name: 'billing_operation_duration_seconds',
+  help: 'Time to execute a management operation (scope check to audit row), by operation and surface.',
+  labelNames: ['operation', 'surface'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+/** Every HTTP request on the three listeners, by route family (not path: paths carry ids). */
+export const httpRequests = new Counter({
+  name: 'billing_http_requests_total',
+  help: 'HTTP requests answered, by listener (api|dashboard|tools), route family and status code.',
+  labelNames: ['listener', 'route', 'status'] as const,
+  registers: [registry],
+});
+export const httpDuration = new Histogram({
+  name: 'billing_http_request_duration_seconds',
+  help: 'HTTP request latency, by listener and route family.',
+  labelNames: ['listener', 'route'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const rateLimitRefusals = new Counter({
+  name: 'billing_rate_limit_refusals_total',
+  help: "Management requests refused with 429 because the tenant's token bucket was empty.",
+  registers: [registry],
+});
+
+export const webhookReceipts = new Counter({
+  name: 'billing_webhook_receipts_total',
+  help: 'Provider webhooks received, by provider and outcome (queued|duplicate|no_effect|refused|invalid_event|unavailable|error).',
+  labelNames: ['provider', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const handovers = new Counter({
+  name: 'billing_webhook_handovers_total',
+  help: 'Outbox groups handed to Temporal by the dispatcher, by outcome (ok|unavailable|refused|failed).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+export const handoverLatency = new Histogram({
+  name: 'billing_webhook_handover_seconds',
+  help: 'From a webhook stored (its outbox row committed) to its hand-over to Temporal.',
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [registry],
+});
+
+export const entitlementWrites = new Counter({
+  name: 'billing_entitlement_writes_total',
+  help: 'Entitlement rows written by the worker, by provider and resulting state.',
+  labelNames: ['provider', 'state'] as const,
+  registers: [registry],
+});
+
+export const syncRuns = new Counter({
+  name: 'billing_sync_runs_total',
+  help: 'Catalogue sync runs finished, by outcome (ok|failed).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/** Seconds since `start` (a process.hrtime.bigint() reading). */
+export function secondsSince(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * `GET /metrics` on 127.0.0.1 only: metrics name operations and providers, and scraping is for
+ * the machine's own agent (or a sidecar). `more` appends another exposition (the Temporal SDK's
+ * worker metrics), so a process is one scrape target; when it cannot be read the rest is served.
+ */
+export async function startMetricsServer(port: number, more?: () => Promise<string>): Promise<MetricsServer> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
+      return;
+    }
+    void (async () => {
+      let body = await registry.metrics();
+      if (more) body += await more().catch((e: Error) => `# the Temporal SDK metrics could not be read: ${e.message.split('\n')[0]}\n`);
+      res.writeHead(200, { 'content-type': registry.contentType }).end(body);
+    })().catch((e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${e.message}\n`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}

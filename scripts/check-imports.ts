@@ -1,0 +1,166 @@
+/**
+ * The folder rules of docs/architecture.md, checked: each production folder imports only the
+ * folders listed for it, and no file takes part in an import cycle. Type-only imports count
+ * for the folder rule except where noted (a workflow names its activities' types, as
+ * Temporal's samples do). Cycles count type imports too: a type cycle still ties two files
+ * together for a reader, and it becomes a run-time cycle with the first value import.
+ *
+ * `npm run -s lint:imports` prints every breach and exits 1 when there is one.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+/** Folder → folders it may import at run time (its own folder always allowed). */
+export const ALLOWED: Record<string, string[]> = {
+  domain: [],
+  runtime: ['domain'],
+  vault: ['domain'],
+  db: ['domain', 'runtime', 'vault'],
+  providers: ['domain', 'vault'],
+  workflows: ['domain'],
+  activities: ['domain', 'db', 'providers', 'runtime', 'vault'],
+  temporal: ['domain', 'db', 'providers', 'runtime', 'vault', 'activities', 'workflows'],
+  api: ['domain', 'db', 'providers', 'runtime', 'vault', 'temporal'],
+  emulators: ['domain', 'runtime'],
+  seed: ['domain', 'db', 'runtime', 'providers', 'vault'],
+  sdk: [],
+  examples: ['sdk'],
+  scripts: ['domain', 'db', 'runtime', 'vault', 'providers', 'temporal', 'api', 'activities', 'workflows', 'emulators', 'seed'],
+};
+/** Type-only imports a folder may make on top of ALLOWED. */
+export const TYPE_ONLY: Record<string, string[]> = {
+  workflows: ['activities', 'providers'],
+  db: ['providers'],
+  vault: ['runtime'],
+  providers: ['runtime'],
+  api: ['workflows', 'activities'],
+};
+
+interface Edge { from: string; to: string; typeOnly: boolean }
+
+function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...listFiles(rel));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(rel);
+  }
+  return out;
+}
+
+function resolve(from: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null;
+  const base = path.normalize(path.join(path.dirname(from), spec));
+  for (const candidate of [base, `${base}.ts`, path.join(base, 'index.ts')]) {
+    if (candidate.endsWith('.ts') && fs.existsSync(path.join(ROOT, candidate))) return candidate;
+  }
+  return null;
+}
+
+function importsOf(file: string): Edge[] {
+  const source = ts.createSourceFile(file, fs.readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, false);
+  const edges: Edge[] = [];
+  for (const stmt of source.statements) {
+    let spec: string | undefined;
+    let typeOnly = false;
+    if (ts.isImportDeclaration(stmt) && ts.isStringLiteral(stmt.moduleSpecifier)) {
+      spec = stmt.moduleSpecifier.text;
+      const clause = stmt.importClause;
+      typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings)
+        && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+    } else if (ts.isExportDeclaration(stmt) && stmt.moduleSpecifier && ts.isStringLiteral(stmt.moduleSpecifier)) {
+      spec = stmt.moduleSpecifier.text;
+      typeOnly = stmt.isTypeOnly;
+    }
+    const to = spec ? resolve(file, spec) : null;
+    if (to) edges.push({ from: file, to, typeOnly });
+  }
+  return edges;
+}
+
+const folderOf = (file: string) => file.split(path.sep)[0];
+
+/** Strongly connected components with more than one file (Tarjan), type imports included. */
+function cycles(files: string[], edges: Edge[]): string[][] {
+  const next = new Map<string, string[]>(files.map((f) => [f, []]));
+  for (const e of edges) next.get(e.from)?.push(e.to);
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    idx.set(v, index); low.set(v, index); index++;
+    stack.push(v); onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
+      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do { w = stack.pop()!; onStack.delete(w); scc.push(w); } while (w !== v);
+      if (scc.length > 1) found.push(scc.sort());
+    }
+  };
+  for (const f of files) if (!idx.has(f)) visit(f);
+  return found;
+}
+
+/** Where SQL may be written: repositories in db/, plus migrations' own folder. */
+const SQL_HOMES = new Set(['db']);
+/** Folders held to "no SQL here". scripts/ and seed/ are operator tools and may query directly. */
+const SQL_FOLDERS_CHECKED = ['api', 'activities', 'workflows', 'temporal', 'providers', 'domain', 'runtime'];
+const QUERY_ROOTS = new Set(['trx', 'tx', 'db', 'knex', 'owner']);
+
+/** `trx('table')`, `db('table')` and `x.raw(...)` outside db/: SQL that belongs in a repository. */
+function sqlCalls(file: string): string[] {
+  if (SQL_HOMES.has(folderOf(file))) return [];
+  const source = ts.createSourceFile(file, fs.readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const tableCall = ts.isIdentifier(callee) && QUERY_ROOTS.has(callee.text) && node.arguments.length > 0 && ts.isStringLiteralLike(node.arguments[0]);
+      const rawCall = ts.isPropertyAccessExpression(callee) && callee.name.text === 'raw';
+      const builderCall = ts.isPropertyAccessExpression(callee) && ['from', 'into', 'table', 'select', 'insert', 'update', 'del', 'delete'].includes(callee.name.text)
+        && ts.isIdentifier(callee.expression) && QUERY_ROOTS.has(callee.expression.text);
+      if (tableCall || rawCall || builderCall) {
+        const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+        found.push(`${file}:${line} runs SQL (${node.getText().slice(0, 40).replace(/\s+/g, ' ')}…): SQL lives in db/`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+export function checkImports(): string[] {
+  const files = Object.keys(ALLOWED).filter((d) => fs.existsSync(path.join(ROOT, d))).flatMap(listFiles);
+  const edges = files.flatMap(importsOf);
+  const problems: string[] = [];
+  for (const e of edges) {
+    const from = folderOf(e.from);
+    const to = folderOf(e.to);
+    if (from === to || ALLOWED[from]?.includes(to)) continue;
+    if (e.typeOnly && TYPE_ONLY[from]?.includes(to)) continue;
+    problems.push(`${e.from} imports ${e.to}${e.typeOnly ? ' (types)' : ''}: ${from}/ may import ${[...(ALLOWED[from] ?? []), ...(TYPE_ONLY[from] ?? []).map((t) => `${t} (types)`)].join(', ') || 'nothing outside itself'}`);
+  }
+  for (const scc of cycles(files, edges)) problems.push(`import cycle: ${scc.join(' → ')}`);
+  for (const file of files) if (SQL_FOLDERS_CHECKED.includes(folderOf(file))) problems.push(...sqlCalls(file));
+  return problems;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(ROOT, 'scripts/check-imports.ts')) {
+  const problems = checkImports();
+  for (const p of problems) console.log(p);
+  if (problems.length) {
+    console.log(`\n${problems.length} import rule breach(es); the rules are in docs/architecture.md`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,120 @@
+import { Client, Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { deleteOutboundRows, rescheduleOutboundRows, takeDueOutboundRows, type OutboundOutboxRow } from '../db/outbound-outbox';
+import { failOutboundDelivery } from '../db/outbound-events';
+import { withTenant } from '../db/tenant-tx';
+import type { Config } from '../runtime/config';
+import { logger } from '../runtime/logger';
+import type { Vault } from '../vault/vault';
+import { callWithin } from './client';
+import { dataConverterFor } from './payload-codec';
+import { signalOutboundDeliveries } from './workflow-starts';
+
+const BATCH = 200;
+const IN_FLIGHT = 16;
+const HANDOVER_TIMEOUT_MS = 10_000;
+/** The sweep: events are rows written by other processes (the inbound path), so the outbox is polled; an empty poll is one index probe. */
+const SWEEP_MS = 100;
+/** Refusals a row may meet before its delivery is `failed` (about half an hour with the back-off). */
+export const MAX_OUTBOUND_HANDOVER_ATTEMPTS = 8;
+const backoffMs = (attempts: number) => Math.min(1000 * 2 ** attempts, 10 * 60_000);
+const UNAVAILABLE_RETRY_MS = 2000;
+const REFUSED_CODES = new Set([3, 6, 9, 11]);
+
+export interface OutboundDispatcher {
+  stop(): Promise<void>;
+}
+
+/**
+ * Drains `outbound_outbox` into Temporal for the worker's task queue, as the webhook outbox's
+ * dispatcher does for inbound events: due rows locked with SKIP LOCKED (worker replicas share
+ * the work), grouped by tenant, endpoint and order key, one signal-with-start per group (in
+ * recorded order), rows deleted in the same transaction. Temporal away costs no attempt; a
+ * refusal is retried with back-off and after MAX_OUTBOUND_HANDOVER_ATTEMPTS the deliveries are
+ * `failed` with the reason (the dead-letter state the delivery log shows). Started with the
+ * worker (temporal/worker.ts); `isRunning` ends it when the worker stops.
+ */
+export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Vault; address: string; namespace: string; taskQueue: string; isRunning: () => boolean }): OutboundDispatcher {
+  const connection = Connection.lazy({ address: o.address });
+  const client = new Client({ connection, namespace: o.namespace, dataConverter: dataConverterFor(o.vault) });
+  const policy = { attemptTimeoutMs: o.config.outboundWebhooks.attemptTimeoutMs, firstRetryMs: o.config.outboundWebhooks.firstRetryMs, retryWindowMs: o.config.outboundWebhooks.retryWindowMs };
+  let stopped = false;
+  let running: Promise<void> | null = null;
+
+  const pass = () => o.db.transaction(async (trx) => {
+    const rows = await takeDueOutboundRows(trx, BATCH, o.taskQueue);
+    const groups = new Map<string, OutboundOutboxRow[]>();
+    for (const r of rows) {
+      const h = r.handover;
+      const key = [h.tenantId, h.endpointId, h.orderKey].join('\u0000');
+      groups.set(key, [...(groups.get(key) ?? []), r]);
+    }
+    const queue = [...groups.values()];
+    const done: string[] = [];
+    const failures: { group: OutboundOutboxRow[]; err: unknown }[] = [];
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, queue.length) }, async () => {
+      for (let g = queue.shift(); g; g = queue.shift()) {
+        const group = g;
+        const h = group[0].handover;
+        try {
+          await callWithin(client, HANDOVER_TIMEOUT_MS, () => signalOutboundDeliveries(client, o.taskQueue, { tenantId: h.tenantId, endpointId: h.endpointId, orderKey: h.orderKey, policy }, group.map((r) => r.handover.deliveryId)));
+          done.push(...group.map((r) => r.id));
+        } catch (err) {
+          failures.push({ group, err });
+        }
+      }
+    }));
+    await deleteOutboundRows(trx, done);
+    for (const { group, err } of failures) await settleFailure(o.db, trx, group, err);
+    return rows.length === BATCH;
+  });
+
+  const run = async () => {
+    try {
+      while (!stopped && (await pass()));
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'outbound outbox pass failed');
+    }
+  };
+  const sweep = setInterval(() => {
+    if (!o.isRunning()) return void stop();
+    running ??= run().finally(() => {
+      running = null;
+    });
+  }, SWEEP_MS);
+  sweep.unref();
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(sweep);
+    await running;
+    await connection.close().catch(() => undefined);
+  };
+  return { stop };
+}
+
+function reasonOf(err: unknown): string {
+  const cause = err instanceof ServiceError ? err.cause : undefined;
+  if (isGrpcServiceError(cause)) return `${err instanceof Error ? err.message : ''}: ${cause.details || cause.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isRefusal(err: unknown): boolean {
+  const cause = err instanceof ServiceError ? err.cause : err;
+  if (isGrpcServiceError(cause)) return REFUSED_CODES.has(cause.code);
+  return !(err instanceof ServiceError) && !(err instanceof Error && err.name === 'TimeoutError');
+}
+
+async function settleFailure(db: Knex, trx: Knex.Transaction, group: OutboundOutboxRow[], err: unknown): Promise<void> {
+  const message = reasonOf(err);
+  const ids = group.map((r) => r.id);
+  if (!isRefusal(err)) return rescheduleOutboundRows(trx, ids, { counted: false, delayMs: UNAVAILABLE_RETRY_MS, error: message });
+  const attempts = Math.max(...group.map((r) => r.attempts)) + 1;
+  if (attempts < MAX_OUTBOUND_HANDOVER_ATTEMPTS) return rescheduleOutboundRows(trx, ids, { counted: true, delayMs: backoffMs(attempts), error: message });
+  logger.warn({ rows: group.length, attempts }, 'outbound hand-over refused repeatedly; deliveries failed');
+  const tenantId = group[0].handover.tenantId;
+  await withTenant(db, tenantId, async (t) => {
+    for (const r of group) await failOutboundDelivery(t, r.handover.deliveryId, `delivery could not be started after ${attempts} attempts: ${message}`);
+  });
+  await deleteOutboundRows(trx, ids);
+}

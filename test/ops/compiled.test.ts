@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../runtime/config';
+import { call } from '../helpers/api';
+import { until } from '../helpers/until';
+import { sample, scrape, startStack, type Stack } from './stack';
+
+/**
+ * Production runs compiled code (issue #22): `npm run build` compiles to dist/ and bundles the
+ * workflow code; `node dist/api/main.js` and `node dist/temporal/worker-main.js` — what the
+ * image runs — start without a TypeScript loader, are ready, and carry a purchase from signed
+ * webhooks to premium, with the worker running the prebuilt bundle.
+ */
+describe('the compiled build', () => {
+  let stack: Stack;
+
+  beforeAll(async () => {
+    const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/build.ts')], { cwd: ROOT_DIR, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+    if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
+    stack = await startStack('compiled');
+  }, 600_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('dist/ holds the four entry points and the workflow bundles (tracing off and on), and nothing needs tsx', () => {
+    for (const f of ['api/main.js', 'temporal/worker-main.js', 'emulators/main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
+      expect(fs.existsSync(path.join(ROOT_DIR, 'dist', f)), f).toBe(true);
+    }
+    // Every relative import of the compiled code names a file that exists, as Node's ES-module loader requires.
+    const files = fs.readdirSync(path.join(ROOT_DIR, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js') && !f.startsWith('workflow-bundle'));
+    let checked = 0;
+    for (const f of files) {
+      const code = fs.readFileSync(path.join(ROOT_DIR, 'dist', f), 'utf8');
+      for (const m of code.matchAll(/(?:from |import\()["'](\.{1,2}\/[^"']*)["']/g)) {
+        expect(fs.existsSync(path.resolve(ROOT_DIR, 'dist', path.dirname(f), m[1])), `${f} imports ${m[1]}`).toBe(true);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+    // The tracing interceptors are in the traced bundle only: tracing off runs the workflows as before.
+    expect(fs.readFileSync(path.join(ROOT_DIR, 'dist/workflow-bundle-traced.js'), 'utf8')).toContain('OpenTelemetryInboundInterceptor');
+    expect(fs.readFileSync(path.join(ROOT_DIR, 'dist/workflow-bundle.js'), 'utf8')).not.toContain('OpenTelemetryInboundInterceptor');
+  });
+
+  it('the image builds dist/ and runs node dist/, and docker-compose runs every process compiled', () => {
+    const dockerfile = fs.readFileSync(path.join(ROOT_DIR, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/RUN npm run build/);
+    expect(dockerfile).toMatch(/COPY --from=build \/app\/dist \.\/dist/);
+    expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/api\/main\.js"\]/);
+    const compose = fs.readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
+    expect(compose).not.toMatch(/tsx/);
+    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/emulators/main.js', 'dist/db/migrate-main.js']) {
+      expect(compose).toContain(`command: ["node", "--enable-source-maps", "${entry}"]`);
+    }
+  });
+
+  it('the compiled api is ready and a purchase turns premium through the compiled worker', async () => {
+    for (const root of [stack.apiUrl, stack.dashboardUrl]) {
+      const ready = await call(root, '/readyz');
+      expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' } });
+    }
+    const checkout = await stack.checkout('compiled_user');
+    expect(checkout.events.map((e) => e.status)).toEqual([200, 200, 200]);
+    const premium = await until('premium', () => call(stack.apiUrl, '/v1/sdk/subscribers/compiled_user', stack.publishableKey), (r) => r.body.is_premium === true, 60_000);
+    expect(premium.body.entitlements).toEqual([expect.objectContaining({ state: 'active' })]);
+    const worker = await until('the worker counted it', () => scrape(stack.workerMetricsPort), (s) => (sample(s, 'billing_entitlement_writes_total', { state: 'active' }) ?? 0) >= 1);
+    expect(worker).toMatch(/^temporal_\w+/m);
+    // The prebuilt bundle was loaded: the worker never ran the bundler at start.
+    expect(stack.workerStderr()).not.toMatch(/Workflow bundle created/);
+    expect(stack.workerStderr()).not.toMatch(/workflowsPath|webpack/i);
+  });
+});

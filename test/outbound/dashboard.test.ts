@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { startApi } from '../helpers/api';
+import { testDb } from '../helpers/db';
+import { startTestWorker } from '../helpers/temporal';
+import { until } from '../helpers/until';
+import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from '../e2e/helpers/browser';
+import { changeEntitlement, outboundConfig } from './fixtures';
+import { startReceiver, type TestReceiver } from './receiver';
+
+/**
+ * The dashboard's webhook endpoints, in real Chromium: add one (secret shown once), see the
+ * delivery and its attempts, replay it, disable it with the reason shown; axe on every page.
+ */
+describe('dashboard: webhook endpoints', () => {
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let browser: Browser;
+  let rx: TestReceiver;
+  beforeAll(async () => {
+    worker = await startTestWorker({ config: outboundConfig() });
+    api = await startApi({ config: worker.config, vault: worker.vault });
+    browser = await launchBrowser();
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await api?.close();
+    await worker?.stop();
+    await rx?.close();
+  });
+
+  it('add an endpoint, read its secret once, watch a delivery and its attempt, replay it, disable it', async () => {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    const email = uniqueEmail('outbound');
+    await signUp(p, api.dashboardRoot, email);
+    const tenantId = (await testDb()('dashboard_users').where({ email }).first()).tenant_id;
+
+    await p.getByRole('link', { name: 'Webhook endpoints' }).click();
+    await p.waitForURL('**/webhook-endpoints');
+    await expectAccessible(p, 'webhook endpoints');
+    await p.getByLabel('URL', { exact: true }).fill(rx.url);
+    await p.getByLabel('entitlement.active', { exact: true }).check();
+    const [post] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), p.getByRole('button', { name: 'Add endpoint' }).click()]);
+    expect(post.status()).toBe(303);
+    const secret = await p.getByLabel('Signing secret', { exact: true }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await expectAccessible(p, 'webhook endpoint with its secret');
+    await screenshot(p, 'webhook-endpoint-secret');
+
+    await changeEntitlement(tenantId, 'dash-user', 'active', 'active');
+    await until('delivered', async () => rx.received.length, (n) => n === 1);
+    const body = rx.verify(rx.received[0], secret);
+    expect(body).toMatchObject({ type: 'entitlement.active', data: { app_user_id: 'dash-user' } });
+
+    // A reload is a GET: the secret is gone; the delivery is listed with its attempt.
+    await until('logged', async () => (await testDb()('outbound_deliveries').where({ event_id: body.id }).first())?.status, (s) => s === 'succeeded');
+    await p.reload();
+    expect(await p.content()).not.toContain(secret);
+    await expect(p.getByRole('cell', { name: /entitlement\.active/ }).count()).resolves.toBe(1);
+    await p.getByText('1 attempt, last HTTP 200').click();
+    await expect(p.getByText(/#1 .*HTTP 200 in \d+ ms/).count()).resolves.toBe(1);
+    await expect(p.getByRole('link', { name: 'Temporal' }).getAttribute('href')).resolves.toContain(encodeURIComponent(`outbound-${tenantId}-`));
+    await expectAccessible(p, 'webhook endpoint deliveries');
+    await screenshot(p, 'webhook-endpoint-deliveries');
+
+    await p.getByRole('button', { name: `Replay event ${body.id}` }).click();
+    await expect(p.getByRole('status').textContent()).resolves.toContain('Replay queued');
+    await until('replayed', async () => rx.received.length, (n) => n === 2);
+    expect(rx.received[1].headers['webhook-id']).toBe(body.id);
+
+    await p.getByRole('button', { name: 'Disable' }).click();
+    await expect(p.locator('#endpoint-status').textContent()).resolves.toBe('Disabled: disabled in the dashboard');
+    await changeEntitlement(tenantId, 'dash-user-2', 'active', 'active');
+    expect(await testDb()('outbound_events').where({ tenant_id: tenantId })).toHaveLength(1);
+    const audit = await testDb()('audit_entries').where({ tenant_id: tenantId }).whereLike('action', 'dashboard.webhook_endpoint.%').pluck('action');
+    expect(audit.sort()).toEqual(['dashboard.webhook_endpoint.create', 'dashboard.webhook_endpoint.disable', 'dashboard.webhook_endpoint.replay']);
+    expect(JSON.stringify(await testDb()('audit_entries').where({ tenant_id: tenantId }))).not.toContain(secret.slice(6));
+    await ctx.close();
+  });
+});
