@@ -1,6 +1,6 @@
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import { withTenant } from '../db/tenant-tx';
-import { deliveryToAttempt, failOutboundDelivery, recordAttempt } from '../db/outbound-events';
+import { deliveryToAttempt, failOutboundDelivery, lastAttemptError, recordAttempt } from '../db/outbound-events';
 import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
 import type { ActivityDeps } from './deps';
 import { postSigned } from './outbound-http';
@@ -45,10 +45,17 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
      * the endpoint is disabled too, saying why (the dashboard shows it); re-enabling it and
      * replaying the failed deliveries resumes.
      */
-    async giveUpOutbound(input: { tenantId: string; deliveryId: string; endpointId: string; reason: string; disableEndpoint: boolean }): Promise<void> {
+    async giveUpOutbound(input: { tenantId: string; deliveryId: string; endpointId: string; reason: string; disableEndpoint: boolean; lastFailure?: string }): Promise<void> {
       await withTenant(db, input.tenantId, async (trx) => {
-        await failOutboundDelivery(trx, input.deliveryId, input.reason);
-        if (input.disableEndpoint) await updateEndpoint(trx, input.endpointId, { enabled: false, disabledReason: `disabled automatically: ${input.reason}` });
+        let reason = input.reason;
+        if (input.disableEndpoint) {
+          // The window can close while an attempt is still under way; Temporal then reports its own
+          // timeout. The receiver's last recorded answer says more to the person reading it.
+          const last = (await lastAttemptError(trx, input.deliveryId)) ?? input.lastFailure;
+          if (last && !reason.includes('; last: ')) reason = `${reason}; last: ${last}`;
+        }
+        await failOutboundDelivery(trx, input.deliveryId, reason);
+        if (input.disableEndpoint) await updateEndpoint(trx, input.endpointId, { enabled: false, disabledReason: `disabled automatically: ${reason}` });
       });
     },
   };

@@ -84,6 +84,12 @@ export async function recordAttempt(trx: Knex.Transaction, a: AttemptRecord): Pr
   });
 }
 
+/** The error of the delivery's latest finished attempt, if one failed. */
+export async function lastAttemptError(trx: Knex.Transaction, deliveryId: string): Promise<string | undefined> {
+  const row = await trx('outbound_attempts').where({ delivery_id: deliveryId }).whereNotNull('error').orderBy('created_at', 'desc').first('error');
+  return row?.error ?? undefined;
+}
+
 /** The delivery gave up (retry window over, address refused, endpoint disabled or gone): `failed`, with the reason. */
 export async function failOutboundDelivery(trx: Knex.Transaction, deliveryId: string, reason: string): Promise<void> {
   await trx('outbound_deliveries').where({ id: deliveryId }).whereNot({ status: 'succeeded' })

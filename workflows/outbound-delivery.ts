@@ -26,6 +26,13 @@ export const outboundDeliverSignal = defineSignal<[OutboundHandoverSignal]>('del
 
 /** Back-off cap: the doubling stops at two hours, so a three-day window makes about 40 attempts. */
 const MAX_INTERVAL_MS = 2 * 3_600_000;
+/** The retry window as people write it: `72 h`, `15 min`, `8 s`. */
+function windowText(ms: number): string {
+  if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} h`;
+  if (ms >= 60_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Math.round(ms / 1_000)} s`;
+}
+
 /** An idle workflow ends after this; the next event starts a new run under the same id. */
 const IDLE_MS = 60_000;
 
@@ -64,8 +71,8 @@ export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<vo
       // The window is over when Temporal gives up on time: the next back-off would pass schedule-to-close, or it passed.
       const windowOver = err.retryState === 'TIMEOUT' || err.cause instanceof TimeoutFailure;
       const last = err.cause instanceof ApplicationFailure ? err.cause.message : ((err.cause?.cause as Error | undefined)?.message ?? err.cause?.message ?? 'failed');
-      const reason = windowOver ? `no 2xx within the retry window (${Math.round(policy.retryWindowMs / 3_600_000)} h); last: ${last}` : last;
-      await giveUpOutbound({ tenantId: input.tenantId, deliveryId, endpointId: input.endpointId, reason, disableEndpoint: windowOver });
+      const reason = windowOver ? `no 2xx within the retry window (${windowText(policy.retryWindowMs)})` : last;
+      await giveUpOutbound({ tenantId: input.tenantId, deliveryId, endpointId: input.endpointId, reason, disableEndpoint: windowOver, lastFailure: last });
     }
     inbox.shift();
     if (workflowInfo().continueAsNewSuggested) {

@@ -168,7 +168,12 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
           if (r.body.detail !== undefined) expect(typeof r.body.detail, what).toBe('string');
           if (exp.error) expect(exp.error, what).toContain(r.body.error);
           if (exp.param?.required) expect(r.body.param, what).toBeDefined();
-          if (r.body.param !== undefined) expect([...(exp.param?.names ?? [])], what).toContain(r.body.param);
+          // A nested fault is named by its path (`event_types.0`); the oracle knows the top-level field.
+          if (r.body.param !== undefined) {
+            const names = [...(exp.param?.names ?? [])];
+            const param = String(r.body.param);
+            expect(names, what).toContain(names.includes(param) ? param : param.split('.')[0]);
+          }
         }
         if (r.status === 405) expect(r.headers.allow, what).toBe(allowed(c));
         if (r.status === 401) expect(r.headers['www-authenticate'], what).toMatch(/^Bearer realm=/);

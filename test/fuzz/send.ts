@@ -53,6 +53,9 @@ export function send(base: string, req: RawRequest): Promise<RawReply> {
       if (!answered) reject(e);
     });
     if (req.body && !req.chunked) r.setHeader('content-length', String(req.body.length));
+    // Node's client sends DELETE, GET, HEAD and OPTIONS bodies unframed unless told: the server
+    // would read the body as a second, malformed request and answer that one first.
+    if (req.body && req.chunked) r.setHeader('transfer-encoding', 'chunked');
     if (req.body) {
       // Big bodies go in 64 KiB pieces so an early answer is not stuck behind one huge write.
       const piece = 64 * 1024;
