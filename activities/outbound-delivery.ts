@@ -1,62 +1,83 @@
-import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import { heartbeat } from '@temporalio/activity';
 import { withTenant } from '../db/tenant-tx';
-import { deliveryToAttempt, failOutboundDelivery, lastAttemptError, recordAttempt } from '../db/outbound-events';
+import { dueHeads, endpointToDrain, failPendingOfEndpoint, recordAttemptOutcome, type DueHead } from '../db/outbound-drain';
 import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
+import { afterFailedAttempt, type OutboundRetryPolicy } from '../domain/outbound-retry';
 import type { ActivityDeps } from './deps';
-import { postSigned } from './outbound-http';
+import { postSigned, type PostResult } from './outbound-http';
 
-export type OutboundOutcome = 'succeeded' | 'already_delivered' | 'gone' | 'endpoint_disabled';
+/** Heads attempted side by side in one round (one endpoint's receiver sees at most this many at once). */
+export const DRAIN_CONCURRENCY = 8;
+/** One drain call stops starting rounds after this and hands back to its workflow (which continues-as-new when it must). */
+export const DRAIN_BUDGET_MS = 20_000;
+
+export interface DrainResult {
+  /** The endpoint no longer exists: nothing more to do. */
+  gone: boolean;
+  attempted: number;
+  /** Deliveries are due now (the budget ran out first): drain again at once. */
+  more: boolean;
+  /** Milliseconds until the earliest retry; null when nothing waits. */
+  nextDueInMs: number | null;
+}
 
 /**
- * The side of outbound webhooks that touches the network. One call is one HTTP attempt: it
- * reads the delivery in the tenant's transaction (RLS: a delivery id of another tenant is not
- * found), signs with the endpoint's secrets (decrypted here, never passed through a workflow),
- * posts, records the attempt, and throws on anything but a 2xx so Temporal retries it with the
- * workflow's back-off. A refused address is not retried.
+ * The side of outbound webhooks that touches the network: one endpoint's drain. Rounds of up
+ * to DRAIN_CONCURRENCY due heads (the oldest pending delivery of each subscriber), posted side
+ * by side and signed with the endpoint's secrets (decrypted here, never passed through a
+ * workflow). Each attempt is recorded with its outcome: delivered, due again after the back-off
+ * (domain/outbound-retry.ts), or failed. A delivery whose window is over fails and disables the
+ * endpoint, saying why; a disabled endpoint's waiting deliveries fail saying so; a refused
+ * address is not retried. Everything is read in the tenant's transaction (RLS: another
+ * tenant's endpoint is not found).
  */
 export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
-  return {
-    async deliverOutbound(input: { tenantId: string; deliveryId: string }): Promise<OutboundOutcome> {
-      const { tenantId, deliveryId } = input;
-      const d = await withTenant(db, tenantId, (trx) => deliveryToAttempt(trx, deliveryId));
-      if (!d) return 'gone';
-      if (d.status === 'succeeded') return 'already_delivered';
-      if (!d.enabled) {
-        await withTenant(db, tenantId, (trx) => failOutboundDelivery(trx, deliveryId, `endpoint disabled: ${d.disabled_reason ?? 'disabled'}`));
-        return 'endpoint_disabled';
-      }
-      const secrets = await withTenant(db, tenantId, (trx) => signingSecrets(trx, vault, d.endpoint_id));
-      const r = await postSigned({
-        url: d.url, msgId: d.event_id, body: JSON.stringify(d.body), secrets,
-        timeoutMs: config.outboundWebhooks.attemptTimeoutMs, allowPrivate: config.outboundWebhooks.allowPrivateAddresses,
-      });
-      const ok = r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
-      const error = ok ? null : (r.error ?? `HTTP ${r.statusCode}`);
-      await withTenant(db, tenantId, (trx) => recordAttempt(trx, {
-        tenantId, deliveryId, attempt: activityInfo().attempt, statusCode: r.statusCode, latencyMs: r.latencyMs, responseExcerpt: r.excerpt, error, succeeded: ok,
-      }));
-      if (ok) return 'succeeded';
-      if (r.refused) throw ApplicationFailure.nonRetryable(error!, 'AddressRefused');
-      throw ApplicationFailure.retryable(error!, 'DeliveryFailed');
-    },
+  async function attempt(tenantId: string, policy: OutboundRetryPolicy, url: string, secrets: string[], head: DueHead): Promise<{ giveUp?: string; result: PostResult }> {
+    const result = await postSigned({
+      url, msgId: head.event_id, body: JSON.stringify(head.body), secrets,
+      timeoutMs: policy.attemptTimeoutMs, allowPrivate: config.outboundWebhooks.allowPrivateAddresses,
+    });
+    const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const error = succeeded ? null : (result.error ?? `HTTP ${result.statusCode}`);
+    const attempts = head.attempts + 1;
+    const now = Date.now();
+    const next = succeeded ? undefined : result.refused ? { giveUp: error! } : afterFailedAttempt(policy, attempts, head.window_start_ms ?? now, now);
+    const giveUp = next && 'giveUp' in next ? (result.refused ? next.giveUp : `${next.giveUp}; last: ${error}`) : undefined;
+    await withTenant(db, tenantId, (trx) => recordAttemptOutcome(trx, {
+      tenantId, deliveryId: head.id, attempt: attempts, statusCode: result.statusCode, latencyMs: result.latencyMs,
+      responseExcerpt: result.excerpt, error, succeeded, giveUp, retryAt: next && 'retryAtMs' in next ? new Date(next.retryAtMs) : undefined,
+    }));
+    // Only the window running out disables the endpoint; a refused address fails its delivery alone.
+    return { giveUp: giveUp && !result.refused ? giveUp : undefined, result };
+  }
 
-    /**
-     * The delivery gave up: `failed` with the reason. When it was the retry window that ran out,
-     * the endpoint is disabled too, saying why (the dashboard shows it); re-enabling it and
-     * replaying the failed deliveries resumes.
-     */
-    async giveUpOutbound(input: { tenantId: string; deliveryId: string; endpointId: string; reason: string; disableEndpoint: boolean; lastFailure?: string }): Promise<void> {
-      await withTenant(db, input.tenantId, async (trx) => {
-        let reason = input.reason;
-        if (input.disableEndpoint) {
-          // The window can close while an attempt is still under way; Temporal then reports its own
-          // timeout. The receiver's last recorded answer says more to the person reading it.
-          const last = (await lastAttemptError(trx, input.deliveryId)) ?? input.lastFailure;
-          if (last && !reason.includes('; last: ')) reason = `${reason}; last: ${last}`;
-        }
-        await failOutboundDelivery(trx, input.deliveryId, reason);
-        if (input.disableEndpoint) await updateEndpoint(trx, input.endpointId, { enabled: false, disabledReason: `disabled automatically: ${reason}` });
-      });
+  return {
+    async drainOutbound(input: { tenantId: string; endpointId: string; policy: OutboundRetryPolicy }): Promise<DrainResult> {
+      const { tenantId, endpointId, policy } = input;
+      const started = Date.now();
+      let attempted = 0;
+      for (;;) {
+        const round = await withTenant(db, tenantId, async (trx) => {
+          const endpoint = await endpointToDrain(trx, endpointId);
+          if (!endpoint) return { gone: true } as const;
+          if (!endpoint.enabled) {
+            await failPendingOfEndpoint(trx, endpointId, `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`);
+            return { disabled: true } as const;
+          }
+          const heads = await dueHeads(trx, endpointId, DRAIN_CONCURRENCY);
+          return { endpoint, heads, secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [] };
+        });
+        if ('gone' in round) return { gone: true, attempted, more: false, nextDueInMs: null };
+        if ('disabled' in round) return { gone: false, attempted, more: false, nextDueInMs: null };
+        const { endpoint, heads, secrets } = round;
+        if (!heads.due.length) return { gone: false, attempted, more: false, nextDueInMs: heads.nextDueInMs };
+        if (Date.now() - started > DRAIN_BUDGET_MS) return { gone: false, attempted, more: true, nextDueInMs: 0 };
+        const outcomes = await Promise.all(heads.due.map((h) => attempt(tenantId, policy, endpoint.url, secrets, h)));
+        attempted += outcomes.length;
+        const over = outcomes.find((o) => o.giveUp);
+        if (over) await withTenant(db, tenantId, (trx) => updateEndpoint(trx, endpointId, { enabled: false, disabledReason: `disabled automatically: ${over.giveUp}` }));
+        heartbeat({ attempted });
+      }
     },
   };
 }

@@ -15,6 +15,7 @@ import * as outboundWebhooks from './migrations/018_outbound_webhooks';
 import * as subscriptionChanges from './migrations/019_subscription_changes';
 import * as storeSupersession from './migrations/020_store_supersession';
 import * as bucketFillfactor from './migrations/021_bucket_fillfactor';
+import * as outboundDrain from './migrations/022_outbound_drain';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '019_subscription_changes': subscriptionChanges,
   '020_store_supersession': storeSupersession,
   '021_bucket_fillfactor': bucketFillfactor,
+  '022_outbound_drain': outboundDrain,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -7,11 +7,10 @@ import type { Row } from './row';
 /**
  * Outbound events, their deliveries and attempts (tenant tables), in the caller's tenant
  * transaction. Events and deliveries are born in the state change's own transaction
- * (`record_outbound_event`, migration 018); this file reads them, records attempts and queues
- * replays.
+ * (`record_outbound_event`, migration 018); this file reads them and queues replays (the drain
+ * that attempts them is db/outbound-drain.ts).
  */
 
-const MAX_EXCERPT = 1024;
 const MAX_REASON = 300;
 /** Deliveries one replay call queues at most (a queue has a bound); the answer says when more remain. */
 export const REPLAY_BATCH = 1000;
@@ -44,52 +43,6 @@ export function attemptPage(trx: Knex.Transaction, filters: { delivery_id?: stri
   return paginate(whereGiven(trx('outbound_attempts'), 'outbound_attempts', filters), { ...page, table: 'outbound_attempts' }, rows);
 }
 
-export interface DeliveryToAttempt {
-  id: string;
-  status: string;
-  event_id: string;
-  endpoint_id: string;
-  body: unknown;
-  url: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-}
-
-/** What one attempt needs: the delivery, its event's body, its endpoint's URL and state (RLS: the tenant's only). */
-export async function deliveryToAttempt(trx: Knex.Transaction, deliveryId: string): Promise<DeliveryToAttempt | undefined> {
-  return trx('outbound_deliveries as d').join('outbound_events as e', 'e.id', 'd.event_id').join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-    .where('d.id', deliveryId).first('d.id', 'd.status', 'd.event_id', 'd.endpoint_id', 'e.body', 'w.url', 'w.enabled', 'w.disabled_reason');
-}
-
-export interface AttemptRecord {
-  tenantId: string;
-  deliveryId: string;
-  attempt: number;
-  statusCode: number | null;
-  latencyMs: number;
-  responseExcerpt: string | null;
-  error: string | null;
-  succeeded: boolean;
-}
-
-/** One attempt's row, and the delivery's counters (succeeded once a 2xx came back). */
-export async function recordAttempt(trx: Knex.Transaction, a: AttemptRecord): Promise<void> {
-  await trx('outbound_attempts').insert({
-    tenant_id: a.tenantId, delivery_id: a.deliveryId, attempt: a.attempt, status_code: a.statusCode, latency_ms: Math.round(a.latencyMs),
-    response_excerpt: a.responseExcerpt?.slice(0, MAX_EXCERPT) ?? null, error: a.error?.slice(0, MAX_REASON) ?? null,
-  });
-  await trx('outbound_deliveries').where({ id: a.deliveryId }).update({
-    attempts: trx.raw('attempts + 1'), last_status_code: a.statusCode, updated_at: trx.fn.now(),
-    ...(a.succeeded ? { status: 'succeeded', delivered_at: trx.fn.now(), reason: null } : { reason: a.error?.slice(0, MAX_REASON) ?? null }),
-  });
-}
-
-/** The error of the delivery's latest finished attempt, if one failed. */
-export async function lastAttemptError(trx: Knex.Transaction, deliveryId: string): Promise<string | undefined> {
-  const row = await trx('outbound_attempts').where({ delivery_id: deliveryId }).whereNotNull('error').orderBy('created_at', 'desc').first('error');
-  return row?.error ?? undefined;
-}
-
 /** The delivery gave up (retry window over, address refused, endpoint disabled or gone): `failed`, with the reason. */
 export async function failOutboundDelivery(trx: Knex.Transaction, deliveryId: string, reason: string): Promise<void> {
   await trx('outbound_deliveries').where({ id: deliveryId }).whereNot({ status: 'succeeded' })
@@ -103,7 +56,9 @@ async function requeue(trx: Knex.Transaction, tenantId: string, deliveryIds: str
     .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
     .whereIn('d.id', deliveryIds)
     .select('d.id', 'd.endpoint_id', 'e.order_key', 'w.task_queue');
-  await trx('outbound_deliveries').whereIn('id', deliveryIds).update({ status: 'pending', reason: null, updated_at: trx.fn.now() });
+  // Due now, with a new retry window.
+  await trx('outbound_deliveries').whereIn('id', deliveryIds)
+    .update({ status: 'pending', reason: null, next_attempt_at: trx.fn.now(), window_started_at: trx.fn.now(), updated_at: trx.fn.now() });
   for (let i = 0; i < updated.length; i += 500) {
     await trx('outbound_outbox').insert(updated.slice(i, i + 500).map((r) => ({
       delivery_id: r.id, task_queue: r.task_queue,

@@ -8,7 +8,7 @@ import { logger } from '../runtime/logger';
 import type { Vault } from '../vault/vault';
 import { callWithin } from './client';
 import { dataConverterFor } from './payload-codec';
-import { signalOutboundDeliveries } from './workflow-starts';
+import { wakeOutboundEndpoint } from './workflow-starts';
 
 const BATCH = 200;
 const IN_FLIGHT = 16;
@@ -28,8 +28,8 @@ export interface OutboundDispatcher {
 /**
  * Drains `outbound_outbox` into Temporal for the worker's task queue, as the webhook outbox's
  * dispatcher does for inbound events: due rows locked with SKIP LOCKED (worker replicas share
- * the work), grouped by tenant, endpoint and order key, one signal-with-start per group (in
- * recorded order), rows deleted in the same transaction. Temporal away costs no attempt; a
+ * the work), grouped by tenant and endpoint, one signal-with-start per endpoint that wakes its
+ * drain (the deliveries themselves are read from their rows), rows deleted in the same transaction. Temporal away costs no attempt; a
  * refusal is retried with back-off and after MAX_OUTBOUND_HANDOVER_ATTEMPTS the deliveries are
  * `failed` with the reason (the dead-letter state the delivery log shows). Started with the
  * worker (temporal/worker.ts); `isRunning` ends it when the worker stops.
@@ -46,7 +46,7 @@ export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Va
     const groups = new Map<string, OutboundOutboxRow[]>();
     for (const r of rows) {
       const h = r.handover;
-      const key = [h.tenantId, h.endpointId, h.orderKey].join('\u0000');
+      const key = [h.tenantId, h.endpointId].join('\u0000');
       groups.set(key, [...(groups.get(key) ?? []), r]);
     }
     const queue = [...groups.values()];
@@ -57,7 +57,7 @@ export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Va
         const group = g;
         const h = group[0].handover;
         try {
-          await callWithin(client, HANDOVER_TIMEOUT_MS, () => signalOutboundDeliveries(client, o.taskQueue, { tenantId: h.tenantId, endpointId: h.endpointId, orderKey: h.orderKey, policy }, group.map((r) => r.handover.deliveryId)));
+          await callWithin(client, HANDOVER_TIMEOUT_MS, () => wakeOutboundEndpoint(client, o.taskQueue, { tenantId: h.tenantId, endpointId: h.endpointId, policy }));
           done.push(...group.map((r) => r.id));
         } catch (err) {
           failures.push({ group, err });

@@ -11,7 +11,7 @@ import { retireProductWorkflow, type RetireResult } from '../workflows/retire-pr
 import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type RegisterStorePurchaseInput, type RegisterStorePurchaseResult, type StoreNotificationInput } from '../workflows/store-purchase';
 import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from '../workflows/voided-purchases';
 import { driftSnapshotWorkflow, gateUpdate, syncRunWorkflow, type GateAnswer, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
-import { outboundDeliverSignal, outboundDeliveryWorkflow, type OutboundInput } from '../workflows/outbound-delivery';
+import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { KIND_ATTR, PROVIDER_ATTR, TENANT_ATTR } from './search-attributes';
 
 /**
@@ -160,17 +160,17 @@ export async function startVoidedPurchaseSweeps(client: Client, taskQueue: strin
   for (const t of targets) await startVoidedPurchaseSweep(client, taskQueue, t.tenantId, t.connectionId);
   return targets.length;
 }
-// ── Outbound webhooks: one entity workflow per tenant, endpoint and subscriber (or event), fed by signal-with-start.
-export const outboundWorkflowId = (tenantId: string, endpointId: string, orderKey: string) => `outbound-${tenantId}-${endpointId}-${orderKey}`;
+// ── Outbound webhooks: one entity workflow per tenant and endpoint, woken by signal-with-start.
+export const outboundWorkflowId = (tenantId: string, endpointId: string) => `outbound-${tenantId}-${endpointId}`;
 
-/** Deliveries of one endpoint and order key, in order, in one signal-with-start (the outbound outbox hands them over). */
-export async function signalOutboundDeliveries(client: Client, taskQueue: string, input: OutboundInput, deliveryIds: string[]) {
+/** Wake the endpoint's drain (the outbound outbox calls this once per endpoint and pass). */
+export async function wakeOutboundEndpoint(client: Client, taskQueue: string, input: OutboundInput) {
   return client.workflow.signalWithStart(outboundDeliveryWorkflow, {
     taskQueue,
-    workflowId: outboundWorkflowId(input.tenantId, input.endpointId, input.orderKey),
+    workflowId: outboundWorkflowId(input.tenantId, input.endpointId),
     args: [input],
-    signal: outboundDeliverSignal,
-    signalArgs: [{ tenantId: input.tenantId, deliveryIds }],
+    signal: outboundWakeSignal,
+    signalArgs: [{ tenantId: input.tenantId }],
     typedSearchAttributes: attributes('outbound-webhook', input.tenantId),
   });
 }

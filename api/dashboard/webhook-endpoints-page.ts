@@ -98,6 +98,7 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
 <p><a href="/webhook-endpoints">All endpoints</a></p>
 <dl><dt>URL</dt><dd><code>${e.url}</code></dd><dt>Events</dt><dd>${e.event_types.length ? e.event_types.join(', ') : 'all'}</dd>
 <dt>Status</dt><dd id="endpoint-status">${status(e)}</dd>
+<dt>Deliveries</dt><dd><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(outboundWorkflowId(user.tenant_id, e.id))}">its workflow in Temporal</a> <span class="skip">(opens the Temporal UI)</span></dd>
 <dt>Secret</dt><dd>${e.secret_rotated_at ? html`rotated ${formatDate(e.secret_rotated_at)}` : 'as created'}${e.previous_secret_expires_at && new Date(e.previous_secret_expires_at) > new Date() ? html`; the previous secret signs too until ${formatDate(e.previous_secret_expires_at)}` : ''}</dd></dl>
 <form class="inline" method="post" action="/webhook-endpoints/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(csrf)}<button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button></form>
 <form method="post" action="/webhook-endpoints/${e.id}/rotate">${csrfField(csrf)}
@@ -111,14 +112,13 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
 <input id="since" name="since" type="datetime-local" required>
 <button type="submit" class="secondary">Replay failed</button></form>
 ${deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : html`<div class="scroll" role="region" tabindex="0" aria-label="Deliveries"><table><caption class="skip">Deliveries</caption>
-<thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Workflow</th><th scope="col">Replay</th></tr></thead><tbody>
+<thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Replay</th></tr></thead><tbody>
 ${deliveries.map((d) => html`<tr><td>${d.type}<br><code>${d.event_id}</code></td>
-<td>${d.status}${d.reason ? html`<br>${d.reason}` : ''}</td>
+<td>${d.status}${d.reason ? html`<br>${d.reason}` : ''}${d.status === 'pending' && d.attempts > 0 ? html`<br>next attempt ${formatDate(d.next_attempt_at)}` : ''}</td>
 <td><details><summary>${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.last_status_code ? html`, last HTTP ${d.last_status_code}` : ''}</summary><ul>
 ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attempt} ${formatDate(a.created_at)}: ${a.status_code ? html`HTTP ${a.status_code}` : a.error} in ${a.latency_ms} ms${a.response_excerpt ? html`<pre>${a.response_excerpt}</pre>` : ''}</li>`)}
 </ul></details></td>
 <td>${formatDate(d.created_at)}</td>
-<td><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(outboundWorkflowId(user.tenant_id, e.id, d.order_key))}">Temporal</a> <span class="skip">(opens the Temporal UI)</span></td>
 <td><form class="inline" method="post" action="/webhook-endpoints/${e.id}/replay/${d.event_id}">${csrfField(csrf)}<button type="submit" class="flush secondary" aria-label="Replay event ${d.event_id}">Replay</button></form></td></tr>`)}
 </tbody></table></div>`}`,
     });

@@ -29,6 +29,7 @@ const deliveryRow = z.object({
   attempts: z.number().int(),
   last_status_code: z.number().int().nullable(),
   reason: z.string().nullable().describe('the last failure, or why it gave up'),
+  next_attempt_at: z.string().nullable().describe('pending after a failed attempt: when it is tried again'),
   delivered_at: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -38,7 +39,7 @@ const attemptRow = z.object({
   id: id(),
   object: z.literal('outbound_attempt'),
   delivery_id: id('the delivery'),
-  attempt: z.number().int().describe('1 for the first try of a run of retries'),
+  attempt: z.number().int().describe('counts every try of the delivery, replays included: 1 for the first'),
   status_code: z.number().int().nullable().describe('null: no answer (refused address, connection error, timeout)'),
   latency_ms: z.number().int(),
   response_excerpt: z.string().nullable().describe('the first KiB of the answer'),
@@ -49,6 +50,7 @@ const attemptRow = z.object({
 const delivery = (r: Row) => ({
   id: r.id, object: 'outbound_delivery' as const, event_id: r.event_id, endpoint_id: r.endpoint_id, type: r.type, status: r.status,
   attempts: r.attempts, last_status_code: r.last_status_code ?? null, reason: r.reason ?? null,
+  next_attempt_at: r.status === 'pending' && r.attempts > 0 ? iso(r.next_attempt_at) : null,
   delivered_at: iso(r.delivered_at), created_at: isoReq(r.created_at), updated_at: isoReq(r.updated_at),
 });
 

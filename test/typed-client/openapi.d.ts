@@ -3076,6 +3076,8 @@ export interface operations {
                             last_status_code: number | null;
                             /** @description the last failure, or why it gave up */
                             reason: string | null;
+                            /** @description pending after a failed attempt: when it is tried again */
+                            next_attempt_at: string | null;
                             delivered_at: string | null;
                             created_at: string;
                             updated_at: string;
@@ -3173,7 +3175,7 @@ export interface operations {
                              * @description the delivery
                              */
                             delivery_id: string;
-                            /** @description 1 for the first try of a run of retries */
+                            /** @description counts every try of the delivery, replays included: 1 for the first */
                             attempt: number;
                             /** @description null: no answer (refused address, connection error, timeout) */
                             status_code: number | null;

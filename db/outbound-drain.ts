@@ -1,0 +1,101 @@
+import type { Knex } from 'knex';
+
+/**
+ * What an endpoint's drain reads and writes (activities/outbound-delivery.ts), in the tenant's
+ * transaction. A subscriber's deliveries go out in recorded order: only the oldest pending
+ * delivery of each order key (its head) may be attempted, and only once it is due.
+ */
+
+const MAX_EXCERPT = 1024;
+const MAX_REASON = 300;
+
+export interface DrainEndpoint {
+  id: string;
+  url: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+}
+
+export function endpointToDrain(trx: Knex.Transaction, endpointId: string): Promise<DrainEndpoint | undefined> {
+  return trx('webhook_endpoints').where({ id: endpointId }).first('id', 'url', 'enabled', 'disabled_reason');
+}
+
+export interface DueHead {
+  id: string;
+  event_id: string;
+  attempts: number;
+  body: unknown;
+  /** When the retry window opened (first attempt or replay), epoch ms; null before the first attempt. */
+  window_start_ms: number | null;
+}
+
+export interface Heads {
+  due: DueHead[];
+  /** More heads are due than `limit`. */
+  more: boolean;
+  /** Milliseconds until the earliest head that is not due yet; null when none waits. */
+  nextDueInMs: number | null;
+}
+
+/** The endpoint's heads that are due, oldest first, `limit` at most; and when the next one will be. */
+export async function dueHeads(trx: Knex.Transaction, endpointId: string, limit: number): Promise<Heads> {
+  const { rows } = await trx.raw(
+    `with heads as (
+       select distinct on (e.order_key) d.id, d.event_id, d.attempts, d.seq, d.next_attempt_at, d.window_started_at, e.body
+         from outbound_deliveries d join outbound_events e on e.id = d.event_id
+        where d.endpoint_id = ? and d.status = 'pending'
+        order by e.order_key, d.seq)
+     select id, event_id, attempts, body,
+            (extract(epoch from window_started_at) * 1000)::float8 as window_start_ms,
+            next_attempt_at <= now() as due,
+            greatest(0, ceil(extract(epoch from next_attempt_at - now()) * 1000))::float8 as wait_ms
+       from heads order by next_attempt_at, seq limit ?`,
+    [endpointId, limit + 1],
+  );
+  const due = rows.filter((r: { due: boolean }) => r.due);
+  const waiting = rows.find((r: { due: boolean }) => !r.due);
+  return {
+    due: due.slice(0, limit).map((r: DueHead) => ({ id: r.id, event_id: r.event_id, attempts: r.attempts, body: r.body, window_start_ms: r.window_start_ms })),
+    more: due.length > limit,
+    nextDueInMs: waiting ? Number(waiting.wait_ms) : null,
+  };
+}
+
+export interface AttemptOutcome {
+  tenantId: string;
+  deliveryId: string;
+  attempt: number;
+  statusCode: number | null;
+  latencyMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+  /** A 2xx: delivered. */
+  succeeded: boolean;
+  /** Not delivered and still inside the window: due again then. */
+  retryAt?: Date;
+  /** Not delivered and given up: `failed` with this reason. */
+  giveUp?: string;
+}
+
+/** One attempt's row, and the delivery's state after it: delivered, due again later, or failed. */
+export async function recordAttemptOutcome(trx: Knex.Transaction, a: AttemptOutcome): Promise<void> {
+  await trx('outbound_attempts').insert({
+    tenant_id: a.tenantId, delivery_id: a.deliveryId, attempt: a.attempt, status_code: a.statusCode, latency_ms: Math.round(a.latencyMs),
+    response_excerpt: a.responseExcerpt?.slice(0, MAX_EXCERPT) ?? null, error: a.error?.slice(0, MAX_REASON) ?? null,
+  });
+  const after = a.succeeded
+    ? { status: 'succeeded', delivered_at: trx.fn.now(), reason: null }
+    : a.giveUp !== undefined
+      ? { status: 'failed', reason: a.giveUp.slice(0, MAX_REASON) }
+      : { reason: a.error?.slice(0, MAX_REASON) ?? null, next_attempt_at: a.retryAt };
+  await trx('outbound_deliveries').where({ id: a.deliveryId }).update({
+    attempts: trx.raw('attempts + 1'), last_status_code: a.statusCode, updated_at: trx.fn.now(),
+    window_started_at: trx.raw('coalesce(window_started_at, now())'), ...after,
+  });
+}
+
+/** The endpoint is disabled: what waits for it is `failed`, saying so. */
+export async function failPendingOfEndpoint(trx: Knex.Transaction, endpointId: string, reason: string): Promise<number> {
+  return trx('outbound_deliveries').where({ endpoint_id: endpointId, status: 'pending' })
+    .update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
+}
