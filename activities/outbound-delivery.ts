@@ -1,10 +1,10 @@
 import { heartbeat } from '@temporalio/activity';
 import { withTenant } from '../db/tenant-tx';
-import { dueHeads, endpointToDrain, failPendingOfEndpoint, recordAttemptOutcome, type DueHead } from '../db/outbound-drain';
+import { dueHeads, endpointToDrain, failPendingOfEndpoint, recordAttemptOutcome, type AttemptOutcome, type DueHead } from '../db/outbound-drain';
 import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
 import { afterFailedAttempt, type OutboundRetryPolicy } from '../domain/outbound-retry';
 import type { ActivityDeps } from './deps';
-import { postSigned, type PostResult } from './outbound-http';
+import { postSigned } from './outbound-http';
 
 /** Heads attempted side by side in one round (one endpoint's receiver sees at most this many at once). */
 export const DRAIN_CONCURRENCY = 8;
@@ -32,7 +32,8 @@ export interface DrainResult {
  * tenant's endpoint is not found).
  */
 export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
-  async function attempt(tenantId: string, policy: OutboundRetryPolicy, url: string, secrets: string[], head: DueHead): Promise<{ giveUp?: string; result: PostResult }> {
+  /** One POST and what follows from it; recorded by the caller with the rest of its round. */
+  async function attempt(tenantId: string, policy: OutboundRetryPolicy, url: string, secrets: string[], head: DueHead): Promise<AttemptOutcome> {
     const result = await postSigned({
       url, msgId: head.event_id, body: JSON.stringify(head.body), secrets,
       timeoutMs: policy.attemptTimeoutMs, allowPrivate: config.outboundWebhooks.allowPrivateAddresses,
@@ -41,14 +42,15 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
     const error = succeeded ? null : (result.error ?? `HTTP ${result.statusCode}`);
     const attempts = head.attempts + 1;
     const now = Date.now();
-    const next = succeeded ? undefined : result.refused ? { giveUp: error! } : afterFailedAttempt(policy, attempts, head.window_start_ms ?? now, now);
-    const giveUp = next && 'giveUp' in next ? (result.refused ? next.giveUp : `${next.giveUp}; last: ${error}`) : undefined;
-    await withTenant(db, tenantId, (trx) => recordAttemptOutcome(trx, {
+    const outcome: AttemptOutcome = {
       tenantId, deliveryId: head.id, attempt: attempts, statusCode: result.statusCode, latencyMs: result.latencyMs,
-      responseExcerpt: result.excerpt, error, succeeded, giveUp, retryAt: next && 'retryAtMs' in next ? new Date(next.retryAtMs) : undefined,
-    }));
-    // Only the window running out disables the endpoint; a refused address fails its delivery alone.
-    return { giveUp: giveUp && !result.refused ? giveUp : undefined, result };
+      responseExcerpt: result.excerpt, error, succeeded,
+    };
+    if (succeeded) return outcome;
+    // A refused address fails its delivery alone; only the window running out disables the endpoint.
+    if (result.refused) return { ...outcome, giveUp: error! };
+    const next = afterFailedAttempt(policy, attempts, head.window_start_ms ?? now, now);
+    return 'giveUp' in next ? { ...outcome, giveUp: `${next.giveUp}; last: ${error}`, windowOver: true } : { ...outcome, retryAt: new Date(next.retryAtMs) };
   }
 
   return {
@@ -74,8 +76,11 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
         if (Date.now() - started > DRAIN_BUDGET_MS) return { gone: false, attempted, more: true, nextDueInMs: 0 };
         const outcomes = await Promise.all(heads.due.map((h) => attempt(tenantId, policy, endpoint.url, secrets, h)));
         attempted += outcomes.length;
-        const over = outcomes.find((o) => o.giveUp);
-        if (over) await withTenant(db, tenantId, (trx) => updateEndpoint(trx, endpointId, { enabled: false, disabledReason: `disabled automatically: ${over.giveUp}` }));
+        const over = outcomes.find((o) => o.windowOver);
+        await withTenant(db, tenantId, async (trx) => {
+          for (const o of outcomes) await recordAttemptOutcome(trx, o);
+          if (over) await updateEndpoint(trx, endpointId, { enabled: false, disabledReason: `disabled automatically: ${over.giveUp}` });
+        });
         heartbeat({ attempted });
       }
     },

@@ -75,6 +75,8 @@ export interface AttemptOutcome {
   retryAt?: Date;
   /** Not delivered and given up: `failed` with this reason. */
   giveUp?: string;
+  /** Given up because the retry window is over (the endpoint is disabled for it). */
+  windowOver?: boolean;
 }
 
 /** One attempt's row, and the delivery's state after it: delivered, due again later, or failed. */
