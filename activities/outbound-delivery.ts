@@ -1,6 +1,6 @@
-import { heartbeat } from '@temporalio/activity';
+import { heartbeat, sleep } from '@temporalio/activity';
 import { withTenant } from '../db/tenant-tx';
-import { dueHeads, endpointToDrain, failPendingOfEndpoint, recordAttemptOutcome, type AttemptOutcome, type DueHead } from '../db/outbound-drain';
+import { dueHeads, endpointToDrain, failPendingOfEndpoint, holdDrainLease, recordAttemptOutcome, releaseDrainLease, type AttemptOutcome, type DueHead } from '../db/outbound-drain';
 import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
 import { afterFailedAttempt, type OutboundRetryPolicy } from '../domain/outbound-retry';
 import type { ActivityDeps } from './deps';
@@ -10,6 +10,11 @@ import { postSigned } from './outbound-http';
 export const DRAIN_CONCURRENCY = 8;
 /** One drain call stops starting rounds after this and hands back to its workflow (which continues-as-new when it must). */
 export const DRAIN_BUDGET_MS = 20_000;
+/** After its last attempt a drain keeps looking this long, every POLL_MS, before it lets go. */
+const LINGER_MS = 3_000;
+const POLL_MS = 200;
+/** How long a lease says "I am looking"; renewed at half-life, so it outlives a poll by far. */
+const LEASE_MS = 3_000;
 
 export interface DrainResult {
   /** The endpoint no longer exists: nothing more to do. */
@@ -58,30 +63,59 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
       const { tenantId, endpointId, policy } = input;
       const started = Date.now();
       let attempted = 0;
-      for (;;) {
-        const round = await withTenant(db, tenantId, async (trx) => {
-          const endpoint = await endpointToDrain(trx, endpointId);
-          if (!endpoint) return { gone: true } as const;
-          if (!endpoint.enabled) {
-            await failPendingOfEndpoint(trx, endpointId, `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`);
-            return { disabled: true } as const;
+      let lastWork = started;
+      let leaseUntil = 0;
+      try {
+        for (;;) {
+          const renew = Date.now() > leaseUntil - LEASE_MS / 2;
+          const round = await withTenant(db, tenantId, async (trx) => {
+            const endpoint = await endpointToDrain(trx, endpointId);
+            if (!endpoint) return { gone: true } as const;
+            if (!endpoint.enabled) {
+              await failPendingOfEndpoint(trx, endpointId, `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`);
+              return { disabled: true } as const;
+            }
+            if (renew) await holdDrainLease(trx, tenantId, endpointId, LEASE_MS);
+            const heads = await dueHeads(trx, endpointId, DRAIN_CONCURRENCY);
+            return { endpoint, heads, secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [] };
+          });
+          if ('gone' in round) return { gone: true, attempted, more: false, nextDueInMs: null };
+          if ('disabled' in round) return { gone: false, attempted, more: false, nextDueInMs: null };
+          if (renew) leaseUntil = Date.now() + LEASE_MS;
+          const { endpoint, heads, secrets } = round;
+          const overBudget = Date.now() - started > DRAIN_BUDGET_MS;
+          if (heads.due.length) {
+            if (overBudget) return { gone: false, attempted, more: true, nextDueInMs: 0 };
+            const outcomes = await Promise.all(heads.due.map((h) => attempt(tenantId, policy, endpoint.url, secrets, h)));
+            attempted += outcomes.length;
+            const over = outcomes.find((o) => o.windowOver);
+            await withTenant(db, tenantId, async (trx) => {
+              for (const o of outcomes) await recordAttemptOutcome(trx, o);
+              if (over) await updateEndpoint(trx, endpointId, { enabled: false, disabledReason: `disabled automatically: ${over.giveUp}` });
+            });
+            lastWork = Date.now();
+            heartbeat({ attempted });
+            continue;
           }
-          const heads = await dueHeads(trx, endpointId, DRAIN_CONCURRENCY);
-          return { endpoint, heads, secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [] };
-        });
-        if ('gone' in round) return { gone: true, attempted, more: false, nextDueInMs: null };
-        if ('disabled' in round) return { gone: false, attempted, more: false, nextDueInMs: null };
-        const { endpoint, heads, secrets } = round;
-        if (!heads.due.length) return { gone: false, attempted, more: false, nextDueInMs: heads.nextDueInMs };
-        if (Date.now() - started > DRAIN_BUDGET_MS) return { gone: false, attempted, more: true, nextDueInMs: 0 };
-        const outcomes = await Promise.all(heads.due.map((h) => attempt(tenantId, policy, endpoint.url, secrets, h)));
-        attempted += outcomes.length;
-        const over = outcomes.find((o) => o.windowOver);
-        await withTenant(db, tenantId, async (trx) => {
-          for (const o of outcomes) await recordAttemptOutcome(trx, o);
-          if (over) await updateEndpoint(trx, endpointId, { enabled: false, disabledReason: `disabled automatically: ${over.giveUp}` });
-        });
-        heartbeat({ attempted });
+          // Nothing due: linger a little (events come in bursts), holding the lease so the
+          // dispatcher need not wake us; then let go, and look once more after letting go.
+          if (!overBudget && Date.now() - lastWork < LINGER_MS) {
+            heartbeat({ attempted });
+            await sleep(POLL_MS);
+            continue;
+          }
+          await withTenant(db, tenantId, (trx) => releaseDrainLease(trx, endpointId));
+          leaseUntil = 0;
+          const last = await withTenant(db, tenantId, (trx) => dueHeads(trx, endpointId, 1));
+          if (last.due.length) {
+            if (overBudget) return { gone: false, attempted, more: true, nextDueInMs: 0 };
+            continue;
+          }
+          return { gone: false, attempted, more: false, nextDueInMs: last.nextDueInMs };
+        }
+      } finally {
+        // Cancelled or failed while holding the lease: let go so the next delivery wakes a new drain at once.
+        if (leaseUntil) await withTenant(db, tenantId, (trx) => releaseDrainLease(trx, endpointId)).catch(() => undefined);
       }
     },
   };

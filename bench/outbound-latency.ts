@@ -9,7 +9,7 @@
  *   written in the state change's transaction → the receiver's arrival clock, same machine),
  *   every delivery verified with the standardwebhooks library.
  *
- *   DATABASE_URL=… npx tsx bench/outbound-latency.ts [--rates 20,50] [--seconds 20]
+ *   DATABASE_URL=… npx tsx bench/outbound-latency.ts [--rates 20,50] [--seconds 20] [--rounds 3]
  */
 import http from 'node:http';
 import type net from 'node:net';
@@ -26,6 +26,8 @@ const arg = (name: string, dflt: string) => {
 };
 const RATES = arg('rates', '20,50').split(',').map(Number);
 const SECONDS = Number(arg('seconds', '20'));
+/** Rounds per rate; the phase order alternates (without/with, then with/without) so drift in the machine's load cancels. */
+const ROUNDS = Number(arg('rounds', '3'));
 const log = (m: string) => console.log(`[outbound] ${m}`);
 
 interface Arrival {
@@ -110,28 +112,50 @@ async function main() {
     const { vault } = stack;
     log('warm-up');
     await checkouts(stack, 5, 'warm', 3);
-    for (const rate of RATES) {
-      log(`rate ${rate}/s without an endpoint`);
-      const without = await checkouts(stack, rate, `n${rate}`, SECONDS);
-      log(`rate ${rate}/s with an endpoint`);
-      const { row, secret: s } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) => insertEndpoint(trx, vault, { tenantId: stack.tenant.tenant_id, url: rx.url, description: 'bench', eventTypes: [], taskQueue: stack.taskQueue }));
-      secret = s;
+    const withEndpoint = async (rate: number, tag: string) => {
+      const { row, secret: sk } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) => insertEndpoint(trx, vault, { tenantId: stack.tenant.tenant_id, url: rx.url, description: 'bench', eventTypes: [], taskQueue: stack.taskQueue }));
+      secret = sk;
       rx.arrivals.length = 0;
-      const withEp = await checkouts(stack, rate, `e${rate}`, SECONDS);
+      const premium = await checkouts(stack, rate, tag, SECONDS);
       // Every delivery recorded for the phase reaches the receiver (or the bench says how many did not).
       const expected = async () => Number((await stack.db('outbound_deliveries').where({ endpoint_id: row.id }).count({ n: '*' }).first())!.n);
       const deadline = Date.now() + 120_000;
       while (rx.arrivals.length < (await expected()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      const lat = rx.arrivals.map((a) => a.arrivedAt - a.recordedAt).sort((a, b) => a - b);
-      const ents = rx.arrivals.filter((a) => a.type === 'entitlement.active').map((a) => a.arrivedAt - a.recordedAt).sort((a, b) => a - b);
+      const arrivals = [...rx.arrivals];
       const recorded = await expected();
       // Disabled, not deleted: the log stays, and the next phase runs without an endpoint that wants anything.
       await withTenant(stack.db, stack.tenant.tenant_id, (trx) => trx('webhook_endpoints').where({ id: row.id }).update({ enabled: false }));
-      rows.push([
-        `${rate}/s`, f0(quantile(without, 0.5)), f0(quantile(without, 0.99)), f0(quantile(withEp, 0.5)), f0(quantile(withEp, 0.99)),
-        `${(quantile(withEp, 0.5) / quantile(without, 0.5)).toFixed(2)}×`, `${rx.arrivals.length}/${recorded}`, f0(quantile(lat, 0.5)), f0(quantile(lat, 0.99)), f0(quantile(ents, 0.5)), f0(quantile(ents, 0.99)), rx.refused(),
-      ]);
-      log(JSON.stringify(rows.at(-1)));
+      return { premium, arrivals, recorded };
+    };
+    const ratios = new Map<number, number[]>();
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const rate of RATES) {
+        const tag = `${rate}_${round}`;
+        let without: number[];
+        let withEp: Awaited<ReturnType<typeof withEndpoint>>;
+        if (round % 2 === 1) {
+          log(`round ${round}, rate ${rate}/s: without an endpoint, then with one`);
+          without = await checkouts(stack, rate, `n${tag}`, SECONDS);
+          withEp = await withEndpoint(rate, `e${tag}`);
+        } else {
+          log(`round ${round}, rate ${rate}/s: with an endpoint, then without`);
+          withEp = await withEndpoint(rate, `e${tag}`);
+          without = await checkouts(stack, rate, `n${tag}`, SECONDS);
+        }
+        const lat = withEp.arrivals.map((a) => a.arrivedAt - a.recordedAt).sort((a, b) => a - b);
+        const ents = withEp.arrivals.filter((a) => a.type === 'entitlement.active').map((a) => a.arrivedAt - a.recordedAt).sort((a, b) => a - b);
+        const ratio = quantile(withEp.premium, 0.5) / quantile(without, 0.5);
+        ratios.set(rate, [...(ratios.get(rate) ?? []), ratio]);
+        rows.push([
+          `${rate}/s`, round, f0(quantile(without, 0.5)), f0(quantile(without, 0.99)), f0(quantile(withEp.premium, 0.5)), f0(quantile(withEp.premium, 0.99)),
+          `${ratio.toFixed(2)}×`, `${withEp.arrivals.length}/${withEp.recorded}`, f0(quantile(lat, 0.5)), f0(quantile(lat, 0.99)), f0(quantile(ents, 0.5)), f0(quantile(ents, 0.99)), rx.refused(),
+        ]);
+        log(JSON.stringify(rows.at(-1)));
+      }
+    }
+    for (const rate of RATES) {
+      const r = [...ratios.get(rate)!].sort((a, b) => a - b);
+      rows.push([`${rate}/s`, 'median', '', '', '', '', `${r[Math.floor(r.length / 2)].toFixed(2)}×`, '', '', '', '', '', '']);
     }
   } finally {
     await rx.close();
@@ -140,9 +164,9 @@ async function main() {
   const m1 = machine(stack.pgVersion);
   const text = `Run: ${m0.date} · ${m1.nproc} cores (${m1.cpuModel}), ${m1.memoryGiB} GiB · Node ${m1.node} · Postgres ${m1.postgres} · load average before: ${m0.loadavg}, after: ${m1.loadavg}. The machine is shared and noisy: read the times against the load average.
 
-psp_a checkouts (three signed events each) at a fixed rate for ${SECONDS} s per phase, api and worker as their own processes. Per rate, side by side: a phase with no webhook endpoint, then a phase with one endpoint receiving every event type (each purchase makes a subscription event and an entitlement event; deliveries verified with the standardwebhooks library). Payment → premium: checkout due → entitlement active (20 ms watcher). Event → delivery: the event's timestamp (Postgres, in the state change's transaction) → arrival at the receiver.
+psp_a checkouts (three signed events each) at a fixed rate for ${SECONDS} s per phase, api and worker as their own processes. Per rate and round, side by side: a phase with no webhook endpoint and a phase with one endpoint receiving every event type (in alternating order, ${ROUNDS} rounds) (each purchase makes a subscription event and an entitlement event; deliveries verified with the standardwebhooks library). Payment → premium: checkout due → entitlement active (20 ms watcher). Event → delivery: the event's timestamp (Postgres, in the state change's transaction) → arrival at the receiver.
 
-${table(['rate', 'premium p50 (no endpoint) ms', 'p99', 'premium p50 (endpoint) ms', 'p99', 'p50 ratio', 'delivered', 'event → delivery p50 ms', 'p99', 'entitlement.active p50 ms', 'p99', 'signature refused'], rows)}`;
+${table(['rate', 'round', 'premium p50 (no endpoint) ms', 'p99', 'premium p50 (endpoint) ms', 'p99', 'p50 ratio', 'delivered', 'event → delivery p50 ms', 'p99', 'entitlement.active p50 ms', 'p99', 'signature refused'], rows)}`;
   writeResults('outbound-latency.ts', 'Outbound webhooks: event → tenant delivery (bench/outbound-latency.ts)', text);
   log('written to bench/RESULTS.md');
 }

@@ -101,3 +101,17 @@ export async function failPendingOfEndpoint(trx: Knex.Transaction, endpointId: s
   return trx('outbound_deliveries').where({ endpoint_id: endpointId, status: 'pending' })
     .update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
 }
+
+/** The drain is looking at the endpoint until `ms` from now (the dispatcher need not wake it). */
+export async function holdDrainLease(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
+  await trx.raw(
+    `insert into outbound_drains (endpoint_id, tenant_id, lease_until) values (?, ?, now() + (? * interval '1 millisecond'))
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until`,
+    [endpointId, tenantId, ms],
+  );
+}
+
+/** The drain stops looking: from now on a new delivery wakes it. */
+export async function releaseDrainLease(trx: Knex.Transaction, endpointId: string): Promise<void> {
+  await trx('outbound_drains').where({ endpoint_id: endpointId }).del();
+}

@@ -39,3 +39,10 @@ export async function rescheduleOutboundRows(trx: Knex.Transaction, ids: string[
     last_error: r.error.slice(0, 300),
   });
 }
+
+/** Of these endpoints, those whose drain holds a lease now: it will see their new deliveries without a wake-up. */
+export async function drainingEndpoints(trx: Knex.Transaction, endpointIds: string[]): Promise<Set<string>> {
+  if (!endpointIds.length) return new Set();
+  const rows: { endpoint_id: string }[] = await trx('outbound_drains').whereIn('endpoint_id', endpointIds).where('lease_until', '>', trx.fn.now()).select('endpoint_id');
+  return new Set(rows.map((r) => r.endpoint_id));
+}

@@ -1,6 +1,6 @@
 import { Client, Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { deleteOutboundRows, rescheduleOutboundRows, takeDueOutboundRows, type OutboundOutboxRow } from '../db/outbound-outbox';
+import { deleteOutboundRows, drainingEndpoints, rescheduleOutboundRows, takeDueOutboundRows, type OutboundOutboxRow } from '../db/outbound-outbox';
 import { failOutboundDelivery } from '../db/outbound-events';
 import { withTenant } from '../db/tenant-tx';
 import type { Config } from '../runtime/config';
@@ -29,7 +29,8 @@ export interface OutboundDispatcher {
  * Drains `outbound_outbox` into Temporal for the worker's task queue, as the webhook outbox's
  * dispatcher does for inbound events: due rows locked with SKIP LOCKED (worker replicas share
  * the work), grouped by tenant and endpoint, one signal-with-start per endpoint that wakes its
- * drain (the deliveries themselves are read from their rows), rows deleted in the same transaction. Temporal away costs no attempt; a
+ * drain (the deliveries themselves are read from their rows) unless the drain holds its lease
+ * (it is looking, and looks once more before it lets go), rows deleted in the same transaction. Temporal away costs no attempt; a
  * refusal is retried with back-off and after MAX_OUTBOUND_HANDOVER_ATTEMPTS the deliveries are
  * `failed` with the reason (the dead-letter state the delivery log shows). Started with the
  * worker (temporal/worker.ts); `isRunning` ends it when the worker stops.
@@ -49,8 +50,14 @@ export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Va
       const key = [h.tenantId, h.endpointId].join('\u0000');
       groups.set(key, [...(groups.get(key) ?? []), r]);
     }
-    const queue = [...groups.values()];
+    // A drain that holds its lease looks again before it lets go: no wake-up needed.
+    const draining = await drainingEndpoints(trx, [...new Set(rows.map((r) => r.handover.endpointId))]);
     const done: string[] = [];
+    const queue: OutboundOutboxRow[][] = [];
+    for (const g of groups.values()) {
+      if (draining.has(g[0].handover.endpointId)) done.push(...g.map((r) => r.id));
+      else queue.push(g);
+    }
     const failures: { group: OutboundOutboxRow[]; err: unknown }[] = [];
     await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, queue.length) }, async () => {
       for (let g = queue.shift(); g; g = queue.shift()) {

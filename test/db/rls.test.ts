@@ -57,6 +57,8 @@ describe('row-level security', () => {
     const event = await ins('outbound_events', { type: 'sync_run.finished', order_key: 'evt-x', body: {} });
     const delivery = await ins('outbound_deliveries', { event_id: event.id, endpoint_id: endpoint.id });
     await ins('outbound_attempts', { delivery_id: delivery.id, attempt: 1, latency_ms: 1 });
+    await db('outbound_drains').insert({ tenant_id: tenantId, endpoint_id: endpoint.id, lease_until: new Date(Date.now() + 60_000) });
+    ids.outbound_drains = endpoint.id;
     return ids;
   }
 
@@ -84,8 +86,8 @@ describe('row-level security', () => {
 
   for (const table of TENANT_TABLES) {
     it(`${table}: tenant A sees only its own rows and cannot touch B's`, async () => {
-      // Tables keyed by the tenant (no id column of their own).
-      const key = ['rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses'].includes(table) ? 'tenant_id' : 'id';
+      // Tables keyed by the tenant or by an endpoint (no id column of their own).
+      const key = ['rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses'].includes(table) ? 'tenant_id' : table === 'outbound_drains' ? 'endpoint_id' : 'id';
       await withTenant(app, a, async (trx: Knex.Transaction) => {
         const rows = await trx(table).select('tenant_id');
         expect(rows.length).toBeGreaterThan(0);
@@ -99,7 +101,7 @@ describe('row-level security', () => {
       await expect(
         withTenant(app, a, async (trx) => {
           await trx.raw('savepoint s');
-          await trx(table).where(key === 'id' ? 'tenant_id' : key, a).limit(1).update({ tenant_id: b });
+          await trx(table).where('tenant_id', a).limit(1).update({ tenant_id: b });
         }),
       ).rejects.toThrow(/row-level security|violates/);
       const stillB = await db(table).where(key, idsB[table]).first();

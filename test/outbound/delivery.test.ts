@@ -164,6 +164,24 @@ describe('outbound webhooks: delivery, retries, order, replay', () => {
     }
   });
 
+  it('a stream of events costs Temporal one drain, not a wake-up each: what is recorded while the drain is looking is delivered without a signal', async () => {
+    const handle = worker.client.workflow.getHandle(outboundWorkflowId(t.tenant_id, ep.id));
+    const signals = async () => (await handle.fetchHistory()).events!.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
+    rx.received.length = 0;
+    await changeEntitlement(t.tenant_id, 'user-s0', 'active', 'active');
+    await until('first delivered', async () => rx.received.length, (n) => n >= 1);
+    const runBefore = (await handle.describe()).runId;
+    const before = await signals();
+    for (let i = 1; i <= 5; i++) {
+      await changeEntitlement(t.tenant_id, `user-s${i}`, 'active', 'active');
+      // Paced past the dispatcher's 100 ms sweep, so each event is a pass of its own: without the drain's lease each would wake it.
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await until('all delivered', async () => rx.received.length, (n) => n >= 6);
+    expect((await handle.describe()).runId).toBe(runBefore);
+    expect((await signals()) - before).toBeLessThanOrEqual(2);
+  });
+
   it('the endpoint’s workflow carries the tenant in its id and only ids and counts in its history: no secret, no body, no subscriber', async () => {
     const id = outboundWorkflowId(t.tenant_id, ep.id);
     expect(id).toBe(`outbound-${t.tenant_id}-${ep.id}`);
