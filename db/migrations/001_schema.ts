@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { tenantTablePolicies } from './tenant-policies';
 import { APP_ROLE } from '../tenant-tx';
 
 /**
@@ -354,17 +355,7 @@ export async function up(knex: Knex): Promise<void> {
     check (status in ('received','processed','failed'))`);
 
   await knex.raw(`grant select on tenants to ${APP_ROLE}`);
-  for (const table of TENANT_TABLES) {
-    await knex.raw(`alter table ${table} enable row level security`);
-    await knex.raw(`alter table ${table} force row level security`);
-    await knex.raw(`create policy ${table}_tenant on ${table} to ${APP_ROLE}
-      using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
-      with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`);
-    await knex.raw(`grant select, insert, update, delete on ${table} to ${APP_ROLE}`);
-    // The owner is the system actor (key lookup, webhook routing, admin CLI). FORCE keeps
-    // every other role under the tenant policy; this names the one deliberate exception.
-    await knex.raw(`do $$ begin execute format('create policy ${table}_system on ${table} to %I using (true) with check (true)', current_user); end $$`);
-  }
+  for (const table of TENANT_TABLES) await tenantTablePolicies(knex, table);
   // tenants itself: a tenant sees only its own row.
   await knex.raw('alter table tenants enable row level security');
   await knex.raw('alter table tenants force row level security');

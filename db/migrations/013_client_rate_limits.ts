@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { APP_ROLE } from '../tenant-tx';
+import { tenantTablePolicies } from './tenant-policies';
 
 /**
  * Rate limits of the client endpoints (/v1/sdk/*, publishable keys), apart from the
@@ -35,17 +35,7 @@ export async function up(knex: Knex): Promise<void> {
       token_hash text not null,
       expires_at timestamptz not null,
       primary key (tenant_id, provider, token_hash))`);
-  for (const table of CLIENT_TENANT_TABLES) {
-    // The same policies as every tenant table (001_schema): the app role sees its tenant only,
-    // the owner (the system actor that admits requests) sees all.
-    await knex.raw(`alter table ${table} enable row level security`);
-    await knex.raw(`alter table ${table} force row level security`);
-    await knex.raw(`create policy ${table}_tenant on ${table} to ${APP_ROLE}
-      using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
-      with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`);
-    await knex.raw(`grant select, insert, update, delete on ${table} to ${APP_ROLE}`);
-    await knex.raw(`do $$ begin execute format('create policy ${table}_system on ${table} to %I using (true) with check (true)', current_user); end $$`);
-  }
+  for (const table of CLIENT_TENANT_TABLES) await tenantTablePolicies(knex, table);
   // Buckets are locked in the order given (the caller sorts them), so two requests sharing
   // buckets never deadlock. Every level is read first; tokens are written only when every
   // bucket has one, so a refusal leaves each bucket exactly as it was.

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { tenantTablePolicies } from './tenant-policies';
 import { APP_ROLE } from '../tenant-tx';
 import { LOGIN_ROLE } from '../login-role';
 
@@ -89,16 +90,7 @@ export async function up(knex: Knex): Promise<void> {
       created_at timestamptz not null default now())`);
   await knex.raw('create index outbound_outbox_due on outbound_outbox (task_queue, next_attempt_at)');
 
-  for (const table of OUTBOUND_TENANT_TABLES) {
-    // The same policies as every tenant table (001_schema).
-    await knex.raw(`alter table ${table} enable row level security`);
-    await knex.raw(`alter table ${table} force row level security`);
-    await knex.raw(`create policy ${table}_tenant on ${table} to ${APP_ROLE}
-      using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
-      with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`);
-    await knex.raw(`grant select, insert, update, delete on ${table} to ${APP_ROLE}`);
-    await knex.raw(`do $$ begin execute format('create policy ${table}_system on ${table} to %I using (true) with check (true)', current_user); end $$`);
-  }
+  for (const table of OUTBOUND_TENANT_TABLES) await tenantTablePolicies(knex, table);
   // The dispatcher (temporal/outbound-dispatcher.ts) runs before any tenant is known; replays queue rows from a tenant transaction.
   await knex.raw(`grant select, insert, update, delete on outbound_outbox to ${LOGIN_ROLE}`);
   await knex.raw(`grant insert, select (delivery_id) on outbound_outbox to ${APP_ROLE}`);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { APP_ROLE } from '../tenant-tx';
+import { tenantTablePolicies } from './tenant-policies';
 
 /**
  * The history the dashboard's overview charts read (docs/dashboard.md, "Overview"):
@@ -60,13 +60,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`insert into subscription_changes (tenant_id, subscription_id, provider, mode, from_status, to_status, changed_at)
     select tenant_id, id, provider, mode, null, status, created_at from subscriptions`);
 
-  await knex.raw('alter table subscription_changes enable row level security');
-  await knex.raw('alter table subscription_changes force row level security');
-  await knex.raw(`create policy subscription_changes_tenant on subscription_changes to ${APP_ROLE}
-    using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
-    with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`);
-  await knex.raw(`grant select, insert, update, delete on subscription_changes to ${APP_ROLE}`);
-  await knex.raw(`do $$ begin execute format('create policy subscription_changes_system on subscription_changes to %I using (true) with check (true)', current_user); end $$`);
+  await tenantTablePolicies(knex, 'subscription_changes');
 }
 
 export async function down(knex: Knex): Promise<void> {

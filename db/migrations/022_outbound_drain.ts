@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
+import { tenantTablePolicies } from './tenant-policies';
 import { LOGIN_ROLE } from '../login-role';
-import { APP_ROLE } from '../tenant-tx';
 
 /**
  * Outbound deliveries are drained per endpoint (docs/outbound-webhooks.md): one workflow per
@@ -29,15 +29,9 @@ export async function up(knex: Knex): Promise<void> {
       endpoint_id uuid primary key references webhook_endpoints(id) on delete cascade,
       tenant_id uuid not null references tenants(id) on delete cascade,
       lease_until timestamptz not null)`);
-  await knex.raw('alter table outbound_drains enable row level security');
-  await knex.raw('alter table outbound_drains force row level security');
-  await knex.raw(`create policy outbound_drains_tenant on outbound_drains to ${APP_ROLE}
-    using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
-    with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`);
-  await knex.raw(`grant select, insert, update, delete on outbound_drains to ${APP_ROLE}`);
+  await tenantTablePolicies(knex, 'outbound_drains');
   await knex.raw(`create policy outbound_drains_dispatcher on outbound_drains for select to ${LOGIN_ROLE} using (true)`);
   await knex.raw(`grant select on outbound_drains to ${LOGIN_ROLE}`);
-  await knex.raw(`do $$ begin execute format('create policy outbound_drains_system on outbound_drains to %I using (true) with check (true)', current_user); end $$`);
 }
 
 export async function down(knex: Knex): Promise<void> {
