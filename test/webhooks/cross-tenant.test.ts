@@ -1,14 +1,13 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWebhookSecret, updateConnectionSecrets } from '../../db/connections';
-import { createProvenConnection } from '../helpers/connections';
+import { sellOnPspA } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { REFUSALS_KEPT_PER_MINUTE } from '../../db/webhook-deliveries';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
-import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, refill, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
@@ -38,16 +37,9 @@ describe('the event pipeline keeps tenants apart', () => {
 
   async function tenantWithAccount(name: string): Promise<Side> {
     const t = await newTenant(name);
-    const acct = await createEmulatorAccount(emulators.psp_a.url);
-    const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createProvenConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
-      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
-      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
-      return p.id as string;
-    });
-    expect((await call(api.apiUrl, `/products/${productId}/sync?provider=psp_a`, t.secret_key, { method: 'POST' })).body.ok).toBe(true);
+    const { account } = await sellOnPspA({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t });
     const app = await testDb()('apps').where({ tenant_id: t.tenant_id }).first('publishable_key_test');
-    return { t, account: acct.account, pk: app.publishable_key_test };
+    return { t, account, pk: app.publishable_key_test };
   }
 
   beforeAll(async () => {

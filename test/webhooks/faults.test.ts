@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { createProvenConnection } from '../helpers/connections';
-import { withTenant } from '../../db/tenant-tx';
+import { sellOnPspA } from '../helpers/connections';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
 import { generateMasterKey } from '../../vault/vault';
-import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
@@ -36,15 +34,7 @@ describe('webhook processing under faults', () => {
     taskQueue = worker.taskQueue;
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant('faults');
-    const acct = await createEmulatorAccount(emulators.psp_a.url);
-    account = acct.account;
-    const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createProvenConnection(trx, worker!.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
-      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' }).returning('id');
-      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
-      return p.id as string;
-    });
-    expect((await call(api.apiUrl, `/products/${productId}/sync?provider=psp_a`, t.secret_key, { method: 'POST' })).body.ok).toBe(true);
+    ({ account } = await sellOnPspA({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t, sku: 'pro' }));
   });
   afterAll(async () => {
     await api?.close();

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProvenConnection } from '../helpers/connections';
-import { withTenant } from '../../db/tenant-tx';
+import { sellOnPspA } from '../helpers/connections';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
-import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
@@ -36,20 +34,11 @@ describe('psp_a webhooks → subscription and entitlement', () => {
     worker = await startTestWorker({ config: { providerBaseUrls } });
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant('hooks');
-    const acct = await createEmulatorAccount(emulators.psp_a.url);
-    account = acct.account;
-    const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createProvenConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
-      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
-      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
-      return p.id as string;
-    });
+    // The checkout sells what a sync put at the provider.
+    ({ account } = await sellOnPspA({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t }));
     const app = await testDb()('apps').where({ tenant_id: t.tenant_id }).first('publishable_key_test', 'publishable_key_live');
     pkTest = app.publishable_key_test;
     pkLive = app.publishable_key_live;
-    // The checkout sells what a sync put at the provider.
-    const synced = await call(api.apiUrl, `/products/${productId}/sync?provider=psp_a`, t.secret_key, { method: 'POST' });
-    expect(synced.body.ok).toBe(true);
   });
   afterAll(async () => {
     await api?.close();
