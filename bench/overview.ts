@@ -9,10 +9,12 @@
  * (api/apps.ts) on a local port, signed in as the big tenant's user, is asked for the page in
  * sequence: each window and mode, BENCH_REQUESTS times after a warm-up.
  *
- * Side by side in the same run: the same requests with migration 019's three indexes dropped
- * (the ratio says what they buy), and the EXPLAIN (ANALYZE, BUFFERS) plan of every statement
- * the page runs, captured from the page's own queries and explained in the tenant transaction
- * (row-level security on), written to bench/RESULTS.md.
+ * Side by side in the same run: the database work from the rollups of migration 023 and the
+ * same figures counted from the base rows (as the page did before them; checked equal first),
+ * what the rollups' triggers cost a status write (on and off in alternating blocks), and the
+ * EXPLAIN (ANALYZE, BUFFERS) plan of every statement the page runs, captured from the page's
+ * own queries and explained in the tenant transaction (row-level security on), written to
+ * bench/RESULTS.md.
  *
  * `npm run bench:overview` (DATABASE_URL, else an embedded Postgres).
  */
@@ -24,7 +26,8 @@ import { createDashboardApp } from '../api/apps';
 import { createHttpServer } from '../api/http-server';
 import { createSession } from '../db/dashboard-users';
 import { createKnex } from '../db/knex';
-import { readOverview } from '../db/overview';
+import { readOverview, type OverviewSource } from '../db/overview';
+import { foldOverviewRollups } from '../db/overview-rollups';
 import { readReadinessFacts } from '../db/readiness-facts';
 import { withTenant } from '../db/tenant-tx';
 import { loadConfig } from '../runtime/config';
@@ -153,23 +156,48 @@ async function timePage(query: string, asCookie = cookie): Promise<number[]> {
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 const QUERIES = ['mode=live&days=30', 'mode=live&days=90', 'mode=test&days=90'];
-const withIdx: Record<string, number[]> = {};
-const withoutIdx: Record<string, number[]> = {};
-// Interleaved: with, without, with again; the "with" figure is the slower of its two passes.
-for (const q of QUERIES) withIdx[q] = await timePage(q);
+const asArgs = (q: string) => { const p = new URLSearchParams(q); return [p.get('mode') as 'live' | 'test', Number(p.get('days'))] as const; };
+
+// The seed's triggers left one delta per written row in the rollups (migration 023): the first page view would fold them all; timed here instead.
+const piledBefore = Number((await owner.raw(`select (select count(*) from overview_subscription_counts) + (select count(*) from overview_entitlement_counts)
+  + (select count(*) from overview_change_days) as n`)).rows[0].n);
+const tFold = performance.now();
+for (const t of [big, second]) await withTenant(db, t, (trx) => foldOverviewRollups(trx, 0));
+const foldMs = performance.now() - tFold;
+const piledAfter = Number((await owner.raw(`select (select count(*) from overview_subscription_counts) + (select count(*) from overview_entitlement_counts)
+  + (select count(*) from overview_change_days) as n`)).rows[0].n);
+await owner.raw('vacuum analyze overview_subscription_counts, overview_entitlement_counts, overview_change_days');
+
+// The same figures either way, or the comparison means nothing.
+const canon = (f: object) => JSON.stringify(f, (_k, v) => (Array.isArray(v) ? [...v].map((x) => JSON.stringify(x)).sort() : v));
+for (const q of QUERIES) {
+  const [fromRollups, fromRows] = await withTenant(db, big, async (trx) => [await readOverview(trx, ...asArgs(q)), await readOverview(trx, ...asArgs(q), 'rows')]);
+  if (canon(fromRollups) !== canon(fromRows)) throw new Error(`${q}: the rollups' figures differ from the rows'`);
+}
+
+const pages: Record<string, number[]> = {};
+// Interleaved: the page, the database work from rollups and from rows, and the page again; the page's figure is the slower of its two passes.
+for (const q of QUERIES) pages[q] = await timePage(q);
 const floor = await timePage('mode=live&days=90', smallCookie);
-// Migration 019's indexes for the overview, dropped and then recreated from their own definitions.
-const OVERVIEW_INDEXES = ['subscriptions_overview', 'subscription_changes_window', 'entitlements_overview'];
-const defs = (await owner.raw('select indexdef from pg_indexes where indexname = any(?)', [OVERVIEW_INDEXES])).rows as { indexdef: string }[];
-if (defs.length !== OVERVIEW_INDEXES.length) throw new Error(`expected the indexes ${OVERVIEW_INDEXES.join(', ')}`);
-for (const name of OVERVIEW_INDEXES) await owner.raw(`drop index ${name}`);
-await owner.raw('analyze subscriptions, subscription_changes, entitlements');
-for (const q of QUERIES) withoutIdx[q] = await timePage(q);
-for (const d of defs) await owner.raw(d.indexdef);
-await owner.raw('vacuum analyze subscriptions, subscription_changes, entitlements');
+
+async function timeRead(q: string, from: OverviewSource): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < WARMUP + REQUESTS; i++) {
+    const t = performance.now();
+    await withTenant(db, big, (trx) => readOverview(trx, ...asArgs(q), from));
+    if (i >= WARMUP) times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b);
+}
+const dbRollups: Record<string, number[]> = {};
+const dbRows: Record<string, number[]> = {};
+for (const q of QUERIES) {
+  dbRollups[q] = await timeRead(q, 'rollups');
+  dbRows[q] = await timeRead(q, 'rows');
+}
 for (const q of QUERIES) {
   const again = await timePage(q);
-  if (pct(again, 95) > pct(withIdx[q], 95)) withIdx[q] = again;
+  if (pct(again, 95) > pct(pages[q], 95)) pages[q] = again;
 }
 
 // The plans: the page's own statements, captured as knex runs them, explained in the tenant transaction.
@@ -191,13 +219,34 @@ for (const q of captured) {
   const rows = await withTenant(db, big, (trx) => trx.raw(`explain (analyze, buffers, costs off) ${sql}`, order as never[]));
   plans.push(`${q.sql.replace(/\s+/g, ' ').trim()}\n\n${(rows.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n')}`);
 }
-const dbOnly: number[] = [];
-for (let i = 0; i < WARMUP + REQUESTS; i++) {
-  const t = performance.now();
-  await withTenant(db, big, (trx) => readOverview(trx, 'live', 90));
-  if (i >= WARMUP) dbOnly.push(performance.now() - t);
+
+/**
+ * What the rollups' triggers cost a write: one status move of a subscription and one state move
+ * of an entitlement, each its own tenant transaction as the webhook path writes them, with the
+ * three rollup triggers on and off, in alternating blocks.
+ */
+const ROLLUP_TRIGGERS = [['subscriptions', 'overview_count_subscription_update'], ['entitlements', 'overview_count_entitlement_update'], ['subscription_changes', 'overview_change_day']];
+const WRITES = num('BENCH_WRITES', 400);
+const movers = (await owner.raw(`select s.id as sub, e.id as ent from subscriptions s join entitlements e on e.subscription_id = s.id
+  where s.tenant_id = ? and s.status = 'active' and s.mode = 'live' limit ?`, [big, 2 * WRITES])).rows as { sub: string; ent: string }[];
+const writeOn: number[] = [];
+const writeOff: number[] = [];
+// Each block its own records (none warmed by the other side), and on/off, off/on in turn.
+for (let block = 0; block < 8; block++) {
+  const on = [0, 3, 4, 7].includes(block);
+  for (const [table, trigger] of ROLLUP_TRIGGERS) await owner.raw(`alter table ${table} ${on ? 'enable' : 'disable'} trigger ${trigger}`);
+  for (const m of movers.slice(block * (WRITES / 4), (block + 1) * (WRITES / 4))) {
+    const t = performance.now();
+    await withTenant(db, big, async (trx) => {
+      await trx('subscriptions').where({ id: m.sub }).update({ status: 'past_due', updated_at: trx.fn.now() });
+      await trx('entitlements').where({ id: m.ent }).update({ state: 'grace_period', updated_at: trx.fn.now() });
+    });
+    (on ? writeOn : writeOff).push(performance.now() - t);
+  }
 }
-dbOnly.sort((a, b) => a - b);
+for (const [table, trigger] of ROLLUP_TRIGGERS) await owner.raw(`alter table ${table} enable trigger ${trigger}`);
+writeOn.sort((a, b) => a - b);
+writeOff.sort((a, b) => a - b);
 
 await new Promise((r) => server.close(r));
 await db.destroy();
@@ -205,17 +254,20 @@ await bench.drop();
 
 const m = machine(bench.pgVersion);
 const rows = QUERIES.map((q) => [
-  `GET /overview?${q}`, f1(pct(withIdx[q], 50)), f1(pct(withIdx[q], 95)), f1(withIdx[q].at(-1)!), f1(pct(withoutIdx[q], 95)), `${(pct(withoutIdx[q], 95) / pct(withIdx[q], 95)).toFixed(1)}×`,
+  `GET /overview?${q}`, f1(pct(pages[q], 50)), f1(pct(pages[q], 95)), f1(pages[q].at(-1)!),
+  `${f1(pct(dbRollups[q], 50))} / ${f1(pct(dbRollups[q], 95))}`, `${f1(pct(dbRows[q], 50))} / ${f1(pct(dbRows[q], 95))}`, `${(pct(dbRows[q], 95) / pct(dbRollups[q], 95)).toFixed(1)}×`,
 ]);
-rows.push(['GET /overview?mode=live&days=90, a small tenant (the floor)', f1(pct(floor, 50)), f1(pct(floor, 95)), f1(floor.at(-1)!), '', '']);
-const worstP95 = Math.max(...QUERIES.map((q) => pct(withIdx[q], 95)));
+rows.push(['GET /overview?mode=live&days=90, a small tenant (the floor)', f1(pct(floor, 50)), f1(pct(floor, 95)), f1(floor.at(-1)!), '', '', '']);
+const worstP95 = Math.max(...QUERIES.map((q) => pct(pages[q], 95)));
 const body = `Run: ${m.date} · ${m.nproc} cores (${m.cpuModel}), ${m.memoryGiB} GiB · Node ${m.node} · Postgres ${m.postgres} · load average before: ${loadBefore}, after: ${m.loadavg}. The machine is shared and noisy: read the times against the load average.
 
-One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and a year of history, beside one of half its size and ${TENANTS - 2} small ones. Rows in the database: ${sizes.map((s) => `${s.relname} ${Number(s.n_live_tup).toLocaleString('en')}`).join(', ')}. The real dashboard app on a local port, signed in, ${REQUESTS} requests in sequence per line after ${WARMUP} warm-ups; "without" drops migration 019's three indexes (${OVERVIEW_INDEXES.map((i) => `\`${i}\``).join(', ')}) in the same run.
+One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and a year of history, beside one of half its size and ${TENANTS - 2} small ones. Rows in the database: ${sizes.map((s) => `${s.relname} ${Number(s.n_live_tup).toLocaleString('en')}`).join(', ')}. The real dashboard app on a local port, signed in, ${REQUESTS} requests in sequence per line after ${WARMUP} warm-ups.
 
-${table(['page', 'p50 ms', 'p95 ms', 'max ms', 'p95 without the indexes, ms', 'ratio'], rows, ['l', 'r', 'r', 'r', 'r', 'r'])}
+${table(['page', 'p50 ms', 'p95 ms', 'max ms', 'database work from the rollups, p50 / p95 ms', 'the same figures from the rows, p50 / p95 ms', 'ratio at p95'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r'])}
 
-The database work alone (\`readOverview\`, live, 90 days, one tenant transaction): p50 ${f1(pct(dbOnly, 50))} ms, p95 ${f1(pct(dbOnly, 95))} ms.
+The database work alone is \`readOverview\` in one tenant transaction, from the rollups (migration 023, folded) and, in the same run, counting the same figures from the base rows as the page did before them (checked equal before timing). The seed's writes left ${piledBefore.toLocaleString('en')} delta rows in the rollups; folding both big tenants' took ${f1(foldMs)} ms and left ${piledAfter.toLocaleString('en')} rows (all tenants).
+
+What the rollup triggers cost a write (${WRITES} transactions each way, each one subscription status move and its entitlement's state move, as the webhook path writes them, as the tenant's app role; triggers on and off in alternating blocks): p50 ${f1(pct(writeOn, 50))} ms with them, ${f1(pct(writeOff, 50))} ms without; p95 ${f1(pct(writeOn, 95))} / ${f1(pct(writeOff, 95))} ms.
 
 **Overview page p95: ${f1(worstP95)} ms at worst (aim < 300 ms)** for ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions.
 

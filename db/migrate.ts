@@ -16,6 +16,7 @@ import * as subscriptionChanges from './migrations/019_subscription_changes';
 import * as storeSupersession from './migrations/020_store_supersession';
 import * as bucketFillfactor from './migrations/021_bucket_fillfactor';
 import * as outboundDrain from './migrations/022_outbound_drain';
+import * as overviewRollups from './migrations/023_overview_rollups';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '020_store_supersession': storeSupersession,
   '021_bucket_fillfactor': bucketFillfactor,
   '022_outbound_drain': outboundDrain,
+  '023_overview_rollups': overviewRollups,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -54,7 +56,7 @@ export async function migrateLatest(db: Knex): Promise<void> {
 }
 
 /** Every table that carries `tenant_id` (RLS forced, tenant policy): the schema's and those added since. */
-export const TENANT_TABLES = [...SCHEMA_TENANT_TABLES, ...CLIENT_TENANT_TABLES, ...OUTBOUND_TENANT_TABLES, ...CHANGE_TENANT_TABLES, ...outboundDrain.DRAIN_TENANT_TABLES] as const;
+export const TENANT_TABLES = [...SCHEMA_TENANT_TABLES, ...CLIENT_TENANT_TABLES, ...OUTBOUND_TENANT_TABLES, ...CHANGE_TENANT_TABLES, ...outboundDrain.DRAIN_TENANT_TABLES, ...overviewRollups.ROLLUP_TENANT_TABLES] as const;
 
 /** Names of the migrations the database has applied, oldest first. */
 export async function appliedMigrations(db: Knex): Promise<string[]> {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Mode } from '../domain/providers';
 import type { PricedGroup } from '../domain/mrr';
+import { foldOverviewRollups } from './overview-rollups';
 import { recentRuns, type RunRow } from './sync-runs';
 
 /**
@@ -8,8 +9,14 @@ import { recentRuns, type RunRow } from './sync-runs';
  * caller's tenant transaction: row-level security scopes each statement to the tenant, and
  * every statement also names the mode, so a test figure never counts a live row.
  *
- * Indexes these statements rely on: migration 019 (bench/overview.ts has the plans).
+ * The "now" counts and the daily series come from the rollups of migration 023 (a few hundred
+ * rows, whatever the tenant's size), folded first when deltas have piled up
+ * (db/overview-rollups.ts); `from: 'rows'` counts the same figures from the base rows, as the
+ * page did before them: the reference the tests and bench/overview.ts compare the rollups with.
+ * The 30-day and 24-hour figures are rolling windows (not whole days) and stay on the base rows,
+ * by migration 019's index and webhook_deliveries' (tenant_id, created_at).
  */
+export type OverviewSource = 'rollups' | 'rows';
 
 export interface CountRow {
   provider: string;
@@ -49,17 +56,18 @@ const n = (v: unknown) => Number(v ?? 0);
 
 /**
  * Subscription records of the mode by provider and status, and the active ones valued, from
- * one pass over the index `subscriptions_overview`: the records are counted per product first,
+ * one pass over the rollup (or the index `subscriptions_overview`): counted per product first,
  * then the few groups are joined to the catalogue. A record does not carry the buyer's
  * currency, so each active one is valued at its product's first price (the earliest set); a
  * product priced in several currencies counts in that one. Active records whose product has no
  * tier or no price are counted, not valued.
  */
-async function subscriptionFigures(trx: Knex.Transaction, mode: Mode): Promise<{ counts: CountRow[]; priced: PricedGroup[]; unpriced: number }> {
+async function subscriptionFigures(trx: Knex.Transaction, mode: Mode, from: OverviewSource): Promise<{ counts: CountRow[]; priced: PricedGroup[]; unpriced: number }> {
+  const countSql = from === 'rollups'
+    ? 'select provider, status, product_id, sum(n) as n from overview_subscription_counts where mode = ? group by provider, status, product_id having sum(n) <> 0'
+    : 'select provider, status, product_id, count(*) as n from subscriptions where mode = ? group by provider, status, product_id';
   const { rows } = await trx.raw(
-    `with counts as (
-       select provider, status, product_id, count(*) as n from subscriptions where mode = ? group by provider, status, product_id
-     ), first_price as (
+    `with counts as (${countSql}), first_price as (
        select distinct on (product_id) product_id, currency, amount_minor from prices order by product_id, created_at, id
      )
      select c.provider, c.status, c.n, p.tier, fp.currency, fp.amount_minor
@@ -90,8 +98,10 @@ async function subscriptionFigures(trx: Knex.Transaction, mode: Mode): Promise<{
 }
 
 /** Entitlements of the mode's side (sandbox for test) by provider and state. */
-async function entitlementCounts(trx: Knex.Transaction, mode: Mode): Promise<CountRow[]> {
-  const rows = await trx('entitlements').where({ is_sandbox: mode === 'test' }).groupBy('provider', 'state').select('provider', 'state as key').count({ n: '*' });
+async function entitlementCounts(trx: Knex.Transaction, mode: Mode, from: OverviewSource): Promise<CountRow[]> {
+  const rows = from === 'rollups'
+    ? await trx('overview_entitlement_counts').where({ is_sandbox: mode === 'test' }).groupBy('provider', 'state').havingRaw('sum(n) <> 0').select('provider', 'state as key').sum({ n: 'n' })
+    : await trx('entitlements').where({ is_sandbox: mode === 'test' }).groupBy('provider', 'state').select('provider', 'state as key').count({ n: '*' });
   return (rows as unknown as Record<string, unknown>[]).map((r) => ({ provider: String(r.provider), key: String(r.key), n: n(r.n) }));
 }
 
@@ -107,13 +117,20 @@ async function lastThirtyDays(trx: Knex.Transaction, mode: Mode): Promise<Overvi
 }
 
 /**
- * The window's changes per provider and UTC day. Active subscriptions on a past day are
- * derived from today's count and the later days' deltas, so the statement reads only the
- * window's changes, never the whole history.
+ * The window's changes per provider and UTC day (a day with any change, even one that moves no
+ * figure). Active subscriptions on a past day are derived from today's count and the later
+ * days' deltas, so the statement reads only the window, never the whole history.
  */
-async function dailyChanges(trx: Knex.Transaction, mode: Mode, days: number): Promise<DayRow[]> {
+async function dailyChanges(trx: Knex.Transaction, mode: Mode, days: number, from: OverviewSource): Promise<DayRow[]> {
   const { rows } = await trx.raw(
-    `select provider, to_char((changed_at at time zone 'UTC')::date, 'YYYY-MM-DD') as day,
+    from === 'rollups'
+      ? `select provider, to_char(day, 'YYYY-MM-DD') as day, sum(new_trials) as new_trials, sum(conversions) as conversions,
+                sum(cancellations) as cancellations, sum(refunds) as refunds, sum(active_delta) as active_delta
+           from overview_change_days
+          where mode = ? and day >= (now() at time zone 'UTC')::date - ?::int + 1
+          group by provider, day
+         having sum(changes) <> 0`
+      : `select provider, to_char((changed_at at time zone 'UTC')::date, 'YYYY-MM-DD') as day,
             count(*) filter (where to_status = 'trialing' and from_status is distinct from 'trialing') as new_trials,
             count(*) filter (where from_status = 'trialing' and to_status = 'active') as conversions,
             count(*) filter (where to_status = 'canceled') as cancellations,
@@ -142,13 +159,14 @@ async function webhookFailures(trx: Knex.Transaction, mode: Mode): Promise<Overv
 }
 
 /** All of the overview's figures for one mode and a window of `days` UTC days ending today. */
-export async function readOverview(trx: Knex.Transaction, mode: Mode, days: number): Promise<OverviewFigures> {
+export async function readOverview(trx: Knex.Transaction, mode: Mode, days: number, from: OverviewSource = 'rollups'): Promise<OverviewFigures> {
   // One after another: a transaction is one connection.
+  if (from === 'rollups') await foldOverviewRollups(trx);
   const { rows: [{ today }] } = await trx.raw(`select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as today`);
-  const { counts: subscriptions, priced, unpriced } = await subscriptionFigures(trx, mode);
-  const entitlements = await entitlementCounts(trx, mode);
+  const { counts: subscriptions, priced, unpriced } = await subscriptionFigures(trx, mode, from);
+  const entitlements = await entitlementCounts(trx, mode, from);
   const last30 = await lastThirtyDays(trx, mode);
-  const dayRows = await dailyChanges(trx, mode, days);
+  const dayRows = await dailyChanges(trx, mode, days, from);
   const webhookFailures24h = await webhookFailures(trx, mode);
   const [lastSyncRun] = await recentRuns(trx, 1);
   return { today: String(today), subscriptions, entitlements, priced, unpriced, last30, days: dayRows, webhookFailures24h, lastSyncRun };

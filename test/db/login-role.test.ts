@@ -33,11 +33,12 @@ const UNPRIVILEGED: Omit<RoleFacts, 'role'> = { rolsuper: false, rolbypassrls: f
 /**
  * The tenant tables the login role may read outside a tenant transaction, because the work
  * that runs before a tenant is known reads them (migration 015): key lookup, webhook routing,
- * rate limits, dashboard log-in. Every other tenant table is closed to it.
+ * rate limits, dashboard log-in, and the outbound dispatcher's look at which drains hold a lease
+ * (migration 022: ids and a time, nothing else). Every other tenant table is closed to it.
  */
 const SYSTEM_READABLE = [
   'api_keys', 'apps', 'provider_connections', 'webhook_deliveries', 'dashboard_users', 'dashboard_sessions',
-  'rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses',
+  'rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses', 'outbound_drains',
 ];
 
 describe('the login role the api and worker connect as', () => {

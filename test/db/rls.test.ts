@@ -53,6 +53,8 @@ describe('row-level security', () => {
     ids.client_rate_limit_buckets = tenantId;
     await db('store_purchase_misses').insert({ tenant_id: tenantId, provider: 'store_android', token_hash: `miss-${tag}`, expires_at: new Date(Date.now() + 60_000) });
     ids.store_purchase_misses = tenantId;
+    // The overview's rollups (migration 023): written by the triggers above, keyed by the tenant.
+    for (const t of ['overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days']) ids[t] = tenantId;
     const endpoint = await ins('webhook_endpoints', { url: 'https://example.test/hook', secret_enc: 'v1:x', task_queue: 'billing' });
     const event = await ins('outbound_events', { type: 'sync_run.finished', order_key: 'evt-x', body: {} });
     const delivery = await ins('outbound_deliveries', { event_id: event.id, endpoint_id: endpoint.id });
@@ -87,7 +89,9 @@ describe('row-level security', () => {
   for (const table of TENANT_TABLES) {
     it(`${table}: tenant A sees only its own rows and cannot touch B's`, async () => {
       // Tables keyed by the tenant or by an endpoint (no id column of their own).
-      const key = ['rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses'].includes(table) ? 'tenant_id' : table === 'outbound_drains' ? 'endpoint_id' : 'id';
+      const key = ['rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses', 'overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days'].includes(table)
+        ? 'tenant_id'
+        : table === 'outbound_drains' ? 'endpoint_id' : 'id';
       await withTenant(app, a, async (trx: Knex.Transaction) => {
         const rows = await trx(table).select('tenant_id');
         expect(rows.length).toBeGreaterThan(0);
