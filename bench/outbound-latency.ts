@@ -155,7 +155,8 @@ async function main() {
     }
     for (const rate of RATES) {
       const r = [...ratios.get(rate)!].sort((a, b) => a - b);
-      rows.push([`${rate}/s`, 'median', '', '', '', '', `${r[Math.floor(r.length / 2)].toFixed(2)}×`, '', '', '', '', '', '']);
+      const median = r.length % 2 ? r[(r.length - 1) / 2] : (r[r.length / 2 - 1] + r[r.length / 2]) / 2;
+      rows.push([`${rate}/s`, 'median', '', '', '', '', `${median.toFixed(2)}×`, '', '', '', '', '', '']);
     }
   } finally {
     await rx.close();
