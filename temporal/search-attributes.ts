@@ -1,9 +1,6 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { KIND_ATTR, PROVIDER_ATTR, TENANT_ATTR } from '../workflows/search-attributes';
 
-/** Custom search attributes, so operators can filter runs in the Temporal UI by tenant, provider and kind. */
-export const TENANT_ATTR = defineSearchAttributeKey('BillingTenantId', SearchAttributeType.KEYWORD);
-export const PROVIDER_ATTR = defineSearchAttributeKey('BillingProvider', SearchAttributeType.KEYWORD);
-export const KIND_ATTR = defineSearchAttributeKey('BillingKind', SearchAttributeType.KEYWORD);
+export { KIND_ATTR, PROVIDER_ATTR, TENANT_ATTR };
 
 export const SEARCH_ATTRIBUTES = [TENANT_ATTR, PROVIDER_ATTR, KIND_ATTR];
 

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
 import type { Knex } from 'knex';
 import type { SyncTarget } from '../db/sync-facts';
 import { playConnectionsOfAllTenants } from '../db/voided-sweep-targets';
@@ -12,20 +11,13 @@ import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type Register
 import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from '../workflows/voided-purchases';
 import { driftSnapshotWorkflow, gateUpdate, syncRunWorkflow, type GateAnswer, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
-import { KIND_ATTR, PROVIDER_ATTR, TENANT_ATTR } from './search-attributes';
+import { runAttributes } from '../workflows/search-attributes';
 
 /**
  * Every workflow the service starts, by function reference, with a readable id and the
  * search attributes (tenant, kind, and provider where there is one) operators filter on in the
  * Temporal UI (docs/operations.md).
  */
-function attributes(kind: string, tenantId: string, provider?: string): SearchAttributePair[] {
-  return [
-    { key: TENANT_ATTR, value: tenantId },
-    { key: KIND_ATTR, value: kind },
-    ...(provider ? [{ key: PROVIDER_ATTR, value: provider }] : []),
-  ];
-}
 
 // ── Provider probes.
 export async function runProviderProbe(client: Client, taskQueue: string, tenantId: string, probeId: string): Promise<ProbeOutcome[]> {
@@ -33,7 +25,7 @@ export async function runProviderProbe(client: Client, taskQueue: string, tenant
     taskQueue,
     workflowId: `probe-providers-${tenantId}-${probeId}`,
     args: [{ tenantId }],
-    typedSearchAttributes: attributes('probe-providers', tenantId),
+    typedSearchAttributes: runAttributes('probe-providers', tenantId),
   });
 }
 
@@ -47,7 +39,7 @@ export async function startConnectionProof(client: Client, taskQueue: string, te
     taskQueue,
     workflowId: `probe-connection-${tenantId}-${connectionId}-${proofId}`,
     args: [{ tenantId, connectionId }],
-    typedSearchAttributes: attributes('probe-providers', tenantId),
+    typedSearchAttributes: runAttributes('probe-providers', tenantId),
   });
 }
 
@@ -65,7 +57,7 @@ export async function readDriftSnapshots(client: Client, taskQueue: string, tena
     taskQueue,
     workflowId: `drift-${tenantId}-${readId}`,
     args: [{ tenantId, targets }],
-    typedSearchAttributes: attributes('drift', tenantId),
+    typedSearchAttributes: runAttributes('drift', tenantId),
   });
 }
 
@@ -74,7 +66,7 @@ export async function startSyncRun(client: Client, taskQueue: string, input: Syn
     taskQueue,
     workflowId: syncWorkflowId(input.kind, input.tenantId, input.runId),
     args: [input],
-    typedSearchAttributes: attributes(input.kind, input.tenantId),
+    typedSearchAttributes: runAttributes(input.kind, input.tenantId),
   });
 }
 
@@ -96,7 +88,7 @@ export async function signalLifecycleBatch(client: Client, taskQueue: string, in
     args: [input],
     signal: lifecycleHandoverSignal,
     signalArgs: [{ tenantId: input.tenantId, events }],
-    typedSearchAttributes: attributes('customer-lifecycle', input.tenantId, input.provider),
+    typedSearchAttributes: runAttributes('customer-lifecycle', input.tenantId, input.provider),
   });
 }
 
@@ -106,7 +98,7 @@ export async function runRetirement(client: Client, taskQueue: string, input: { 
     taskQueue,
     workflowId: `retire-${input.tenantId}-${input.productId}`,
     args: [input],
-    typedSearchAttributes: attributes('retire', input.tenantId),
+    typedSearchAttributes: runAttributes('retire', input.tenantId),
   });
 }
 
@@ -125,7 +117,7 @@ export async function registerStorePurchase(client: Client, taskQueue: string, i
     workflowId: storePurchaseWorkflowId(input.tenantId, input.provider, input.purchase?.key ?? input.signedTransaction ?? ''),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
-    typedSearchAttributes: attributes('store-purchase', input.tenantId, input.provider),
+    typedSearchAttributes: runAttributes('store-purchase', input.tenantId, input.provider),
   });
 }
 
@@ -138,7 +130,7 @@ export async function startStoreNotification(client: Client, taskQueue: string, 
     workflowId: storeNotificationWorkflowId(input.tenantId, input.provider, input.eventId),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
-    typedSearchAttributes: attributes('store-notification', input.tenantId, input.provider),
+    typedSearchAttributes: runAttributes('store-notification', input.tenantId, input.provider),
   });
 }
 
@@ -150,7 +142,7 @@ export async function startVoidedPurchaseSweep(client: Client, taskQueue: string
     workflowId: voidedPurchasesWorkflowId(tenantId, connectionId),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [{ tenantId, connectionId }],
-    typedSearchAttributes: attributes('voided-purchases', tenantId, 'store_android'),
+    typedSearchAttributes: runAttributes('voided-purchases', tenantId, 'store_android'),
   });
 }
 
@@ -171,6 +163,6 @@ export async function wakeOutboundEndpoint(client: Client, taskQueue: string, in
     args: [input],
     signal: outboundWakeSignal,
     signalArgs: [{ tenantId: input.tenantId }],
-    typedSearchAttributes: attributes('outbound-webhook', input.tenantId),
+    typedSearchAttributes: runAttributes('outbound-webhook', input.tenantId),
   });
 }

@@ -1,8 +1,9 @@
-import { WorkflowExecutionAlreadyStartedError, type SearchAttributePair } from '@temporalio/common';
-import { ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ParentClosePolicy, patched, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ProbeTarget } from '../activities/providers';
 import { providerFailureOf, type ProviderErrorClass } from './activity-failure';
+import { runAttributes } from './search-attributes';
 import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from './voided-purchases';
 
 const { listProbeTargets, recordProofs } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
@@ -57,17 +58,10 @@ async function startVoidedSweep(tenantId: string, connectionId: string): Promise
       workflowId: voidedPurchasesWorkflowId(tenantId, connectionId),
       args: [{ tenantId, connectionId }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: sweepAttributes(),
+      typedSearchAttributes: runAttributes('voided-purchases', tenantId, 'store_android'),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
 }
 
-/** This run's tenant attribute, with the sweep's kind and provider, as temporal/workflow-starts.ts sets them. */
-function sweepAttributes(): SearchAttributePair[] {
-  const own = workflowInfo().typedSearchAttributes.getAll();
-  return own.map((pair) => (pair.key.name === 'BillingKind' ? ({ ...pair, value: 'voided-purchases' } as SearchAttributePair) : pair))
-    .filter((pair) => pair.key.name !== 'BillingProvider')
-    .concat(own.filter((p) => p.key.name === 'BillingKind').map((p) => ({ key: { ...p.key, name: 'BillingProvider' }, value: 'store_android' }) as SearchAttributePair));
-}
