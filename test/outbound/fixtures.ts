@@ -4,7 +4,12 @@ import { withTenant } from '../../db/tenant-tx';
 import type { EntitlementState } from '../../domain/entitlement';
 import type { SubscriptionStatus } from '../../domain/subscription';
 import type { Config } from '../../runtime/config';
-import { call } from '../helpers/api';
+import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import { startAllEmulators } from '../../emulators/registry';
+import { createAdapters } from '../../providers';
+import { call, startApi } from '../helpers/api';
+import { startTestWorker } from '../helpers/temporal';
+import { startReceiver } from './receiver';
 import { appDb } from '../helpers/db';
 
 /** A state change as the store paths write it: the subscription record, then the entitlement, in one tenant transaction. */
@@ -26,4 +31,22 @@ export async function createEndpoint(apiUrl: string, key: string, body: Record<s
   const r = await call(apiUrl, '/webhook-endpoints', key, { method: 'POST', body: JSON.stringify(body) });
   if (r.status !== 200) throw new Error(`create endpoint: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body as { id: string; secret: string; url: string };
+}
+
+/** The provider emulators, a worker with outbound settings, the api and a receiving server: what an end-to-end outbound test runs on. */
+export async function startOutboundStack() {
+  const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+  const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+  const worker = await startTestWorker({ config: { providerBaseUrls, ...outboundConfig() } });
+  const api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
+  const rx = await startReceiver();
+  return {
+    emulators, worker, api, rx,
+    async close() {
+      await api.close();
+      await worker.stop();
+      await rx.close();
+      await Promise.all(Object.values(emulators).map((e) => e.close()));
+    },
+  };
 }

@@ -1,14 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sellOnPspA } from '../helpers/connections';
-import { startAllEmulators } from '../../emulators/registry';
-import type { RunningEmulator } from '../../emulators/common/host';
-import { PROVIDERS, type ProviderId } from '../../domain/providers';
-import { createAdapters } from '../../providers';
-import { newTenant, startApi } from '../helpers/api';
-import { startTestWorker } from '../helpers/temporal';
+import { sellOnWebProvider } from '../helpers/connections';
+import { newTenant } from '../helpers/api';
 import { until } from '../helpers/until';
-import { createEndpoint, outboundConfig } from './fixtures';
-import { startReceiver, type TestReceiver } from './receiver';
+import { createEndpoint, startOutboundStack } from './fixtures';
 
 /**
  * `readiness.changed` and `sync_run.finished` from a real sync: an endpoint made while psp_a is
@@ -16,31 +10,18 @@ import { startReceiver, type TestReceiver } from './receiver';
  * turned test-ready (previous and current verdicts), and the run itself, signed.
  */
 describe('outbound webhooks: readiness.changed when a sync run makes a provider ready', () => {
-  let emulators: Record<ProviderId, RunningEmulator>;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let rx: TestReceiver;
-
+  let s: Awaited<ReturnType<typeof startOutboundStack>>;
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
-    worker = await startTestWorker({ config: { providerBaseUrls, ...outboundConfig() } });
-    api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
-    rx = await startReceiver();
+    s = await startOutboundStack();
   });
-  afterAll(async () => {
-    await api?.close();
-    await worker?.stop();
-    await rx?.close();
-    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
-  });
+  afterAll(async () => s?.close());
 
   it('connect, create a product, sync: the endpoint hears the run finished and psp_a turned test-ready', async () => {
     const t = await newTenant('outbound-readiness');
-    const ep = await createEndpoint(api.apiUrl, t.secret_key, { url: rx.url, event_types: ['readiness.changed', 'sync_run.finished'] });
-    await sellOnPspA({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t });
-    await until('both events delivered', async () => rx.received.length, (n) => n >= 2, 30_000);
-    const bodies = rx.received.map((r) => rx.verify(r, ep.secret));
+    const ep = await createEndpoint(s.api.apiUrl, t.secret_key, { url: s.rx.url, event_types: ['readiness.changed', 'sync_run.finished'] });
+    await sellOnWebProvider({ emulatorUrl: s.emulators.psp_a.url, vault: s.worker.vault, apiUrl: s.api.apiUrl, tenant: t });
+    await until('both events delivered', async () => s.rx.received.length, (n) => n >= 2, 30_000);
+    const bodies = s.rx.received.map((r) => s.rx.verify(r, ep.secret));
     expect(bodies.map((b: any) => b.type).sort()).toEqual(['readiness.changed', 'sync_run.finished']);
     const readiness = bodies.find((b: any) => b.type === 'readiness.changed');
     const pspA = (side: any) => side.providers.find((p: any) => p.provider === 'psp_a');

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadWebhookSecret, updateConnectionSecrets } from '../../db/connections';
-import { sellOnPspA } from '../helpers/connections';
+import { sellOnWebProvider } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { REFUSALS_KEPT_PER_MINUTE } from '../../db/webhook-deliveries';
 import { startAllEmulators } from '../../emulators/registry';
@@ -37,7 +37,7 @@ describe('the event pipeline keeps tenants apart', () => {
 
   async function tenantWithAccount(name: string): Promise<Side> {
     const t = await newTenant(name);
-    const { account } = await sellOnPspA({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t });
+    const { account } = await sellOnWebProvider({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t });
     const app = await testDb()('apps').where({ tenant_id: t.tenant_id }).first('publishable_key_test');
     return { t, account, pk: app.publishable_key_test };
   }

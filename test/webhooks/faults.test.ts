@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { sellOnPspA } from '../helpers/connections';
+import { sellOnWebProvider } from '../helpers/connections';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
@@ -34,7 +34,7 @@ describe('webhook processing under faults', () => {
     taskQueue = worker.taskQueue;
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant('faults');
-    ({ account } = await sellOnPspA({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t, sku: 'pro' }));
+    ({ account } = await sellOnWebProvider({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t, sku: 'pro' }));
   });
   afterAll(async () => {
     await api?.close();

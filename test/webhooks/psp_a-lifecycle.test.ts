@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sellOnPspA } from '../helpers/connections';
+import { sellOnWebProvider } from '../helpers/connections';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
@@ -35,7 +35,7 @@ describe('psp_a webhooks → subscription and entitlement', () => {
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant('hooks');
     // The checkout sells what a sync put at the provider.
-    ({ account } = await sellOnPspA({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t }));
+    ({ account } = await sellOnWebProvider({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t }));
     const app = await testDb()('apps').where({ tenant_id: t.tenant_id }).first('publishable_key_test', 'publishable_key_live');
     pkTest = app.publishable_key_test;
     pkLive = app.publishable_key_live;

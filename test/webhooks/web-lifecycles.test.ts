@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProvenConnection } from '../helpers/connections';
-import { withTenant } from '../../db/tenant-tx';
+import { sellOnWebProvider } from '../helpers/connections';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, WEB_PROVIDERS, type ProviderId, type WebProviderId } from '../../domain/providers';
 import { GRACE_PERIOD_DAYS } from '../../domain/entitlement';
 import { createAdapters } from '../../providers';
-import { createEmulatorAccount } from '../../seed/demo-providers';
 import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
@@ -83,15 +81,7 @@ describe.each(WEB_PROVIDERS.map((p) => [p]))('%s lifecycle → GET /v1/sdk/subsc
     worker = await startTestWorker({ config: { providerBaseUrls } });
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant(`${provider}-lifecycle`);
-    const acct = await createEmulatorAccount(emulators[provider].url);
-    account = acct.account;
-    const productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createProvenConnection(trx, worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
-      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
-      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
-      return p.id as string;
-    });
-    expect((await call(api.apiUrl, `/products/${productId}/sync?provider=${provider}`, t.secret_key, { method: 'POST' })).body.ok).toBe(true);
+    ({ account } = await sellOnWebProvider({ provider, emulatorUrl: emulators[provider].url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t }));
   });
   afterAll(async () => {
     await api?.close();
