@@ -1,15 +1,13 @@
 import { heartbeat, sleep } from '@temporalio/activity';
 import { withTenant } from '../db/tenant-tx';
-import { dueHeads, endpointToDrain, failPendingOfEndpoint, holdDrainLease, recordAttemptOutcome, releaseDrainLease, type AttemptOutcome, type DueHead } from '../db/outbound-drain';
+import { dueHeads, endpointToDrain, failPendingDeliveries, holdDrainLease, recordAttemptOutcome, releaseDrainLease, type AttemptOutcome, type DueHead } from '../db/outbound-drain';
 import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
-import { afterFailedAttempt, type OutboundRetryPolicy } from '../domain/outbound-retry';
+import { afterFailedAttempt, DRAIN_BUDGET_MS, type OutboundRetryPolicy } from '../domain/outbound-retry';
 import type { ActivityDeps } from './deps';
 import { postSigned } from './outbound-http';
 
 /** Heads attempted side by side in one round (one endpoint's receiver sees at most this many at once). */
 export const DRAIN_CONCURRENCY = 8;
-/** One drain call stops starting rounds after this and hands back to its workflow (which continues-as-new when it must). */
-export const DRAIN_BUDGET_MS = 20_000;
 /** After its last attempt a drain keeps looking this long, every POLL_MS, before it lets go. */
 const LINGER_MS = 3_000;
 const POLL_MS = 200;
@@ -72,7 +70,7 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
             const endpoint = await endpointToDrain(trx, endpointId);
             if (!endpoint) return { gone: true } as const;
             if (!endpoint.enabled) {
-              await failPendingOfEndpoint(trx, endpointId, `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`);
+              await failPendingDeliveries(trx, { endpointId }, `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`);
               return { disabled: true } as const;
             }
             if (renew) await holdDrainLease(trx, tenantId, endpointId, LEASE_MS);

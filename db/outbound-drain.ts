@@ -96,10 +96,16 @@ export async function recordAttemptOutcome(trx: Knex.Transaction, a: AttemptOutc
   });
 }
 
-/** The endpoint is disabled: what waits for it is `failed`, saying so. */
-export async function failPendingOfEndpoint(trx: Knex.Transaction, endpointId: string, reason: string): Promise<number> {
-  return trx('outbound_deliveries').where({ endpoint_id: endpointId, status: 'pending' })
-    .update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
+/**
+ * Deliveries that will not be attempted: `failed`, with the reason. By id (the hand-over was
+ * refused for good) or all that wait for an endpoint (it is disabled). Only pending ones: a
+ * delivered one stays delivered, a failed one keeps its reason.
+ */
+export async function failPendingDeliveries(trx: Knex.Transaction, which: { ids: string[] } | { endpointId: string }, reason: string): Promise<number> {
+  const q = trx('outbound_deliveries').where({ status: 'pending' });
+  if ('ids' in which) q.whereIn('id', which.ids);
+  else q.where({ endpoint_id: which.endpointId });
+  return q.update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
 }
 
 /** The drain is looking at the endpoint until `ms` from now (the dispatcher need not wake it). */

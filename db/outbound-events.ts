@@ -11,7 +11,6 @@ import type { Row } from './row';
  * that attempts them is db/outbound-drain.ts).
  */
 
-const MAX_REASON = 300;
 /** Deliveries one replay call queues at most (a queue has a bound); the answer says when more remain. */
 export const REPLAY_BATCH = 1000;
 
@@ -43,26 +42,20 @@ export function attemptPage(trx: Knex.Transaction, filters: { delivery_id?: stri
   return paginate(whereGiven(trx('outbound_attempts'), 'outbound_attempts', filters), { ...page, table: 'outbound_attempts' }, rows);
 }
 
-/** The delivery gave up (retry window over, address refused, endpoint disabled or gone): `failed`, with the reason. */
-export async function failOutboundDelivery(trx: Knex.Transaction, deliveryId: string, reason: string): Promise<void> {
-  await trx('outbound_deliveries').where({ id: deliveryId }).whereNot({ status: 'succeeded' })
-    .update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
-}
 
 /** Queue deliveries again (same event, same webhook-id): `pending`, and an outbox row each unless one waits already. */
 async function requeue(trx: Knex.Transaction, tenantId: string, deliveryIds: string[]): Promise<number> {
   if (!deliveryIds.length) return 0;
-  const updated: Row[] = await trx('outbound_deliveries as d').join('outbound_events as e', 'e.id', 'd.event_id')
-    .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+  const updated: Row[] = await trx('outbound_deliveries as d').join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
     .whereIn('d.id', deliveryIds)
-    .select('d.id', 'd.endpoint_id', 'e.order_key', 'w.task_queue');
+    .select('d.id', 'd.endpoint_id', 'w.task_queue');
   // Due now, with a new retry window.
   await trx('outbound_deliveries').whereIn('id', deliveryIds)
     .update({ status: 'pending', reason: null, next_attempt_at: trx.fn.now(), window_started_at: trx.fn.now(), updated_at: trx.fn.now() });
   for (let i = 0; i < updated.length; i += 500) {
     await trx('outbound_outbox').insert(updated.slice(i, i + 500).map((r) => ({
       delivery_id: r.id, task_queue: r.task_queue,
-      handover: JSON.stringify({ tenantId, endpointId: r.endpoint_id, deliveryId: r.id, orderKey: r.order_key }),
+      handover: JSON.stringify({ tenantId, endpointId: r.endpoint_id, deliveryId: r.id }),
     }))).onConflict('delivery_id').ignore();
   }
   return updated.length;

@@ -9,9 +9,8 @@ import type { Knex } from 'knex';
 export interface OutboundHandover {
   tenantId: string;
   endpointId: string;
+  /** Failed with the reason if the hand-over is refused for good; the drain itself reads deliveries from their rows. */
   deliveryId: string;
-  /** `sub-<hash of the subscriber>` (ordered per subscriber) or `evt-<event id>` (unordered). */
-  orderKey: string;
 }
 
 export interface OutboundOutboxRow {

@@ -11,6 +11,12 @@ export interface OutboundRetryPolicy {
 
 export const MAX_RETRY_INTERVAL_MS = 2 * 3_600_000;
 
+/**
+ * One drain call (activities/outbound-delivery.ts) stops starting rounds after this and hands
+ * back to its workflow, which sets the call's timeout from it (workflows/outbound-delivery.ts).
+ */
+export const DRAIN_BUDGET_MS = 20_000;
+
 export type RetryDecision = { retryAtMs: number } | { giveUp: string };
 
 /** After the `attempts`-th failed attempt (1-based) at `nowMs`, of a window that opened at `windowStartMs`. */

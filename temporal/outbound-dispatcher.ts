@@ -1,7 +1,7 @@
 import { Client, Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { deleteOutboundRows, drainingEndpoints, rescheduleOutboundRows, takeDueOutboundRows, type OutboundOutboxRow } from '../db/outbound-outbox';
-import { failOutboundDelivery } from '../db/outbound-events';
+import { failPendingDeliveries } from '../db/outbound-drain';
 import { withTenant } from '../db/tenant-tx';
 import type { Config } from '../runtime/config';
 import { logger } from '../runtime/logger';
@@ -120,8 +120,6 @@ async function settleFailure(db: Knex, trx: Knex.Transaction, group: OutboundOut
   if (attempts < MAX_OUTBOUND_HANDOVER_ATTEMPTS) return rescheduleOutboundRows(trx, ids, { counted: true, delayMs: backoffMs(attempts), error: message });
   logger.warn({ rows: group.length, attempts }, 'outbound hand-over refused repeatedly; deliveries failed');
   const tenantId = group[0].handover.tenantId;
-  await withTenant(db, tenantId, async (t) => {
-    for (const r of group) await failOutboundDelivery(t, r.handover.deliveryId, `delivery could not be started after ${attempts} attempts: ${message}`);
-  });
+  await withTenant(db, tenantId, (t) => failPendingDeliveries(t, { ids: group.map((r) => r.handover.deliveryId) }, `delivery could not be started after ${attempts} attempts: ${message}`));
   await deleteOutboundRows(trx, ids);
 }

@@ -1,6 +1,6 @@
 import { allHandlersFinished, condition, continueAsNew, defineSignal, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { OutboundRetryPolicy } from '../domain/outbound-retry';
+import { DRAIN_BUDGET_MS, type OutboundRetryPolicy } from '../domain/outbound-retry';
 
 export interface OutboundInput {
   tenantId: string;
@@ -17,8 +17,8 @@ export const outboundWakeSignal = defineSignal<[OutboundWakeSignal]>('wake');
 
 /** An idle workflow ends after this; the next event starts a new run under the same id. */
 const IDLE_MS = 60_000;
-/** One drain's own limit: its rounds stop after 20 s; the slowest round takes one attempt's timeout. */
-const DRAIN_MARGIN_MS = 20_000 + 30_000;
+/** A drain's rounds stop after DRAIN_BUDGET_MS; the last round takes one attempt's timeout at most; then room to record. */
+const DRAIN_MARGIN_MS = DRAIN_BUDGET_MS + 30_000;
 
 /**
  * One endpoint of one tenant (`outbound-<tenant>-<endpoint>`), woken by signal-with-start from

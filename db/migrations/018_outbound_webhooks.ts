@@ -128,7 +128,7 @@ export async function up(knex: Knex): Promise<void> {
            where e.tenant_id = p_tenant and e.enabled and (cardinality(e.event_types) = 0 or p_type = any(e.event_types))
         returning id, endpoint_id)
       insert into outbound_outbox (delivery_id, task_queue, handover)
-        select d.id, e.task_queue, jsonb_build_object('tenantId', p_tenant, 'endpointId', d.endpoint_id, 'deliveryId', d.id, 'orderKey', v_key)
+        select d.id, e.task_queue, jsonb_build_object('tenantId', p_tenant, 'endpointId', d.endpoint_id, 'deliveryId', d.id)
           from d join webhook_endpoints e on e.id = d.endpoint_id;
       return v_event;
     end $fn$`);
