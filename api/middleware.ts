@@ -14,10 +14,25 @@ declare module 'koa' {
   }
 }
 
+// Request ids come from a pool of random bytes filled 4 KiB at a time: one call into the CSPRNG
+// per 341 requests instead of one per request (it showed in the api's CPU profile).
+const ID_BYTES = 12;
+const idPool = Buffer.alloc(ID_BYTES * 341);
+let idOffset = idPool.length;
+
+export function newRequestId(): string {
+  if (idOffset + ID_BYTES > idPool.length) {
+    crypto.randomFillSync(idPool);
+    idOffset = 0;
+  }
+  idOffset += ID_BYTES;
+  return `req_${idPool.toString('base64url', idOffset - ID_BYTES, idOffset)}`;
+}
+
 /** Every response carries `Request-Id`; the same id is on every log line of the request. */
 export function requestContext(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
-    const requestId = `req_${crypto.randomBytes(12).toString('base64url')}`;
+    const requestId = newRequestId();
     ctx.state.requestId = requestId;
     ctx.state.log = log.child({ request_id: requestId });
     ctx.set('Request-Id', requestId);

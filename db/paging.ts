@@ -1,5 +1,6 @@
 import type { Row } from './row';
 import type { Knex } from 'knex';
+import { isoTimestampTypes } from './timestamps';
 
 /** One page of a list, as every list endpoint answers it. */
 export interface Page<T> {
@@ -62,7 +63,8 @@ export interface PageSql {
  * The same page as `paginate()` (same rows, order, total and envelope) for the hottest list,
  * written as SQL instead of built by knex: the builder's clones and compilation cost more node
  * CPU per request than the page's own rows (bench/RESULTS.md). Filter names are code, never
- * input; their values are parameters. Prepared, like `paginate()`.
+ * input; their values are parameters. Prepared, like `paginate()`. Its time columns arrive as the
+ * API's ISO strings (db/timestamps.ts), not Dates: its rows go straight to a serializer.
  */
 export async function pageFromSql<T>(trx: Knex.Transaction, q: PageSql, page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
   const conds: string[] = [];
@@ -77,7 +79,7 @@ export async function pageFromSql<T>(trx: Knex.Transaction, q: PageSql, page: Pa
   const count = `select count(*) as n from ${q.from}${where}`;
   const { rows: found } = await trx
     .raw(`select ${q.columns}, (${count}) as __total from ${q.from}${where} order by ${q.table}.created_at desc, ${q.table}.id desc limit ? offset ?`, [...values, ...values, page.limit, page.offset])
-    .options({ prepare: true });
+    .options({ prepare: true, types: isoTimestampTypes });
   let total: number;
   if (found.length > 0) total = Number(found[0].__total);
   else if (page.offset === 0) total = 0;

@@ -5,11 +5,13 @@ import { paginate, rows, whereGiven } from '../../db/paging';
 import { withTenant } from '../../db/tenant-tx';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
+import { entitlement } from '../../api/operations/serializers';
 
 /**
  * GET /entitlements reads its page as written SQL (db/paging.ts pageFromSql) instead of through
  * the knex builder: it must answer exactly what paginate() answers for the same filters and
- * page, totals and offsets past the end included, and only the tenant's own rows.
+ * page, totals and offsets past the end included, and only the tenant's own rows. Its time
+ * columns arrive as ISO strings (db/timestamps.ts), so rows are compared as the API writes them.
  */
 describe('entitlement page as written SQL', () => {
   const app = createKnex(inject('appDatabaseUrl'), { max: 2 });
@@ -29,6 +31,8 @@ describe('entitlement page as written SQL', () => {
         state: i % 5 ? 'active' : 'grace_period',
         // Pairs share a created_at: the id breaks the tie, in both versions.
         created_at: new Date(base + Math.floor(i / 2) * 1000),
+        // Sub-millisecond digits: the ISO form cuts them, as a Date does.
+        expires_at: i % 3 ? `2026-02-0${1 + (i % 9)} 10:00:00.${String(123456 + i * 7).padStart(6, '0')}+00` : null,
       });
     }
     await testDb()('entitlements').insert(seed);
@@ -38,7 +42,7 @@ describe('entitlement page as written SQL', () => {
       withTenant(app, t.tenant_id, (trx) =>
         paginate(whereGiven(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), 'entitlements', filters), { ...page, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, rows),
       );
-    const strip = (p: Awaited<ReturnType<typeof viaBuilder>>) => ({ ...p, data: p.data.map(({ __total: _t, ...r }) => r) });
+    const strip = (p: Awaited<ReturnType<typeof viaBuilder>>) => ({ ...p, data: p.data.map((r) => entitlement(r)) });
     const filterSets = [{}, { app_user_id: 'user_1' }, { provider: 'store_ios' }, { state: 'grace_period' }, { app_user_id: 'user_2', provider: 'psp_a', state: 'active' }, { app_user_id: 'nobody' }];
     const pages = [
       { limit: 5, offset: 0 },

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { call, newTenant, startApi } from '../helpers/api';
+import { newRequestId } from '../../api/middleware';
 
 describe('request log', () => {
   it('every request is one JSON log line carrying the Request-Id of the response, tenant and key, never the key itself', async () => {
@@ -27,5 +28,11 @@ describe('request log', () => {
     } finally {
       await api.close();
     }
+  });
+
+  it('request ids stay unique and well-formed across refills of their random pool', () => {
+    const ids = Array.from({ length: 2000 }, newRequestId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^req_[A-Za-z0-9_-]{16}$/);
   });
 });
