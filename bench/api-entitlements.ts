@@ -265,7 +265,7 @@ function stepDefs(): StepDef[] {
     auth: 'authenticate(): SHA-256 + api_keys lookup',
     ratelimit: 'takeToken(): bucket upsert (a write; the api does key + bucket in one prepared statement)',
     tx: 'withTenant(): BEGIN, set_config, query under RLS, COMMIT',
-    paging: 'entitlementPage(): rows + count subquery (written SQL, prepared) + serializer',
+    paging: 'entitlementPage() in readAsTenant() instead of withTenant(): rows + count subquery (written SQL, prepared, times as text) + serializer',
     log: 'requestContext() + errorHandler(): pino info line',
   };
   const defs: StepDef[] = [{ name: 'floor', what: 'bare Koa + pg.Pool, one query, tenant from the URL', group: 'cumulative', spec: '' }];
@@ -567,7 +567,7 @@ function report(r: Results): string {
     `**${f0(pTot(p.name))}**`,
     f2(pieceStat(p.name, (x) => x.meanMs)),
   ]);
-  const apiParts = ['gate statement (api)', 'withTenant() + entitlementPage()', 'requestContext(): request id + pino info line', 'executeOperation() without DB work'];
+  const apiParts = ['gate statement (api)', 'readAsTenant() + entitlementPage()', 'requestContext(): request id + pino info line', 'executeOperation() without DB work'];
   const apiSum = apiParts.reduce((k, n) => k + pTot(n), 0);
   const floorQ = pTot('query, raw pg (the floor)');
   const piecesMd = r.pieceDefs.length

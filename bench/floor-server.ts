@@ -34,6 +34,7 @@ import { entitlement } from '../api/operations/serializers';
 import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/rate-limit';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
+import { readAsTenant } from '../db/tenant-read';
 import { createLogger } from '../runtime/logger';
 import { authenticate, authenticateCached, gateOneStatement, withTenantOneTrip } from './lib/whatif';
 
@@ -112,9 +113,9 @@ function variant(steps: Set<Step>): Koa {
     };
     if (steps.has('tx1')) ctx.body = await withTenantOneTrip(db, tenantId, (t) => run(t('entitlements')));
     else if (steps.has('tx') && steps.has('paging')) {
-      // As the api runs it: the page as written, prepared SQL (db/entitlements.ts), under RLS.
-      ctx.body = await withTenant(db, tenantId, async (trx) => {
-        const page = await entitlementPage(trx, {}, { limit, offset: 0 });
+      // As the api runs it: the page as written, prepared SQL (db/entitlements.ts), in a tenant read under RLS.
+      ctx.body = await readAsTenant(db, tenantId, async (reader) => {
+        const page = await entitlementPage(reader, {}, { limit, offset: 0 });
         return { ...page, data: page.data.map(entitlement) };
       });
     } else if (steps.has('tx')) ctx.body = await withTenant(db, tenantId, (trx) => run(trx('entitlements')));

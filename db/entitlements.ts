@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { PREMIUM_STATES, type EntitlementState } from '../domain/entitlement';
 import { ENTITLEMENT_CHANNEL, entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
 import { pageFromSql, rows, type PageRequest, type RowPage } from './paging';
+import type { TenantReader } from './tenant-read';
 
 const NO_PRODUCT = '00000000-0000-0000-0000-000000000000';
 
@@ -74,15 +75,16 @@ export async function dropEntitlementsOfOthers(trx: Knex.Transaction, subscripti
  * check) on plain knex: the same page through the Entitlement model cost +22.5 % and +1 % req/s
  * in two interleaved runs of bench/models-vs-knex.ts (2026-11-22, 2 shared cores at load 12),
  * +4.8 % and +87 % on 2026-11-23 (load 12–13; bench/RESULTS.md). Over 5 % once: kept off the
- * model, and since 2026-11-24 off the knex builder too (pageFromSql: the same statement, prepared).
+ * model, and since 2026-11-24 off the knex builder and knex's transaction too (pageFromSql in a
+ * tenant read: the same statement, prepared).
  */
 export function entitlementPage(
-  trx: Knex.Transaction,
+  reader: TenantReader,
   filters: { app_user_id?: string; provider?: string; state?: string },
   page: PageRequest,
 ): Promise<RowPage> {
   return pageFromSql(
-    trx,
+    reader,
     { table: 'entitlements', columns: 'entitlements.*, products.sku', from: 'entitlements left join products on products.id = entitlements.product_id', filters },
     page,
     rows,

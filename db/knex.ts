@@ -41,7 +41,7 @@ const preparedNames = new Map<string, string>();
 const MAX_PREPARED = 500;
 let preparedGeneration = 0;
 
-function preparedName(sql: string): string | undefined {
+export function preparedName(sql: string): string | undefined {
   let name = preparedNames.get(sql);
   if (name === undefined && preparedNames.size < MAX_PREPARED) {
     name = `p${preparedGeneration}_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
@@ -49,6 +49,22 @@ function preparedName(sql: string): string | undefined {
   }
   return name;
 }
+
+/**
+ * A migration that changes a table under a `select t.*` statement makes its cached plan
+ * unusable on every connection that prepared it: new names make each connection prepare the
+ * statement afresh (the query that hit it still fails; the next one runs).
+ */
+export function renamePreparedAfterPlanChange(err: unknown): void {
+  const e = err as { code?: string; message?: string } | undefined;
+  if (e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '')) {
+    preparedGeneration++;
+    preparedNames.clear();
+  }
+}
+
+/** Whether statements may run prepared on this knex (`createKnex(…, { prepareStatements: false })` turns it off). */
+export const preparesStatements = (db: Knex) => (db.client.config as { prepareStatements?: boolean }).prepareStatements !== false;
 
 interface QueryObject {
   sql: string;
@@ -67,14 +83,8 @@ class BillingPgClient extends PgClient {
         if (name) obj.options.name = name;
       }
     }
-    return (super._query(connection, obj) as Promise<unknown>).catch((err: { code?: string; message?: string }) => {
-      // A migration that changes a table under a `select t.*` statement makes its cached plan
-      // unusable on every connection that prepared it: new names make each connection prepare
-      // the statement afresh (this query still fails; the next one runs).
-      if (obj.options?.name && err?.code === '0A000' && /cached plan must not change result type/.test(err.message ?? '')) {
-        preparedGeneration++;
-        preparedNames.clear();
-      }
+    return (super._query(connection, obj) as Promise<unknown>).catch((err: unknown) => {
+      if (obj.options?.name) renamePreparedAfterPlanChange(err);
       throw err;
     });
   }

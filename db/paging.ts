@@ -1,6 +1,7 @@
 import type { Row } from './row';
 import type { Knex } from 'knex';
 import { isoTimestampTypes } from './timestamps';
+import type { TenantReader } from './tenant-read';
 
 /** One page of a list, as every list endpoint answers it. */
 export interface Page<T> {
@@ -63,27 +64,31 @@ export interface PageSql {
  * The same page as `paginate()` (same rows, order, total and envelope) for the hottest list,
  * written as SQL instead of built by knex: the builder's clones and compilation cost more node
  * CPU per request than the page's own rows (bench/RESULTS.md). Filter names are code, never
- * input; their values are parameters. Prepared, like `paginate()`. Its time columns arrive as the
- * API's ISO strings (db/timestamps.ts), not Dates: its rows go straight to a serializer.
+ * input; their values are parameters. Prepared, like `paginate()`. It runs in a tenant read
+ * (db/tenant-read.ts), and its time columns arrive as the API's ISO strings (db/timestamps.ts),
+ * not Dates: its rows go straight to a serializer.
  */
-export async function pageFromSql<T>(trx: Knex.Transaction, q: PageSql, page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
+export async function pageFromSql<T>(reader: TenantReader, q: PageSql, page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
   const conds: string[] = [];
-  const values: (string | boolean)[] = [];
+  const values: (string | boolean | number)[] = [];
   for (const [col, v] of Object.entries(q.filters)) {
     if (v === undefined) continue;
     if (!/^[a-z_]+$/.test(col)) throw new Error(`pageFromSql: bad column ${col}`);
-    conds.push(`${q.table}.${col} = ?`);
     values.push(v);
+    conds.push(`${q.table}.${col} = $${values.length}`);
   }
   const where = conds.length ? ` where ${conds.join(' and ')}` : '';
   const count = `select count(*) as n from ${q.from}${where}`;
-  const { rows: found } = await trx
-    .raw(`select ${q.columns}, (${count}) as __total from ${q.from}${where} order by ${q.table}.created_at desc, ${q.table}.id desc limit ? offset ?`, [...values, ...values, page.limit, page.offset])
-    .options({ prepare: true, types: isoTimestampTypes });
+  const n = values.length;
+  const found = await reader.rows(
+    `select ${q.columns}, (${count}) as __total from ${q.from}${where} order by ${q.table}.created_at desc, ${q.table}.id desc limit $${n + 1} offset $${n + 2}`,
+    [...values, page.limit, page.offset],
+    { types: isoTimestampTypes },
+  );
   let total: number;
   if (found.length > 0) total = Number(found[0].__total);
   else if (page.offset === 0) total = 0;
-  else total = Number((await trx.raw(count, values).options({ prepare: true })).rows[0]?.n ?? 0);
+  else total = Number((await reader.rows(count, values))[0]?.n ?? 0);
   return {
     data: found.map((r: Row) => map(r)),
     pagination: { limit: page.limit, offset: page.offset, total, has_more: page.offset + found.length < total },

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { withTenant } from '../../db/tenant-tx';
+import { readAsTenant } from '../../db/tenant-read';
 import type { Principal } from '../auth';
 import { assertNoForbiddenFields, assertNoNulBytes, assertNoTenantInInput } from '../body-rules';
 import { insufficientScope, invalidRequest } from '../errors';
@@ -47,6 +48,7 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
     services: meta.services,
     log: meta.log,
     tx: (work) => withTenant(meta.services.db, principal.tenantId, work),
+    read: (work) => readAsTenant(meta.services.db, principal.tenantId, work),
     preferAsync: /(^|[,;\s])respond-async($|[,;\s])/i.test(meta.prefer ?? ''),
     response: meta.response ?? { headers: {} },
   };

@@ -37,10 +37,10 @@ export const listEntitlements = defineOperation({
   output: pageOf(entitlementRow),
   rest: { method: 'GET', path: '/entitlements' },
   async handler(ctx, input) {
-    return ctx.tx(async (trx) => {
-      // The premium check's hot path: plain statements, not the Entitlement model
-      // (db/entitlement-reads.ts gives the bench figures).
-      const page = await entitlementPage(trx, { app_user_id: input.app_user_id, provider: input.provider, state: input.state }, input);
+    return ctx.read(async (reader) => {
+      // The premium check's hot path: plain statements in a tenant read, not the Entitlement
+      // model nor a knex transaction (db/entitlements.ts and docs/request-gate.md give the figures).
+      const page = await entitlementPage(reader, { app_user_id: input.app_user_id, provider: input.provider, state: input.state }, input);
       return { ...page, data: page.data.map(s.entitlement) };
     });
   },

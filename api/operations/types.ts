@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/transaction';
+import type { TenantReader } from '../../db/tenant-read';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Scope } from '../../domain/scopes';
@@ -13,6 +14,8 @@ export interface OperationContext {
   log: Logger;
   /** Run DB work as this tenant (RLS transaction). */
   tx<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
+  /** Run plain read statements as this tenant (RLS, read only, no knex transaction): for the hottest reads. */
+  read<T>(work: (reader: TenantReader) => Promise<T>): Promise<T>;
   /** The caller asked for an asynchronous answer (REST `Prefer: respond-async`). */
   preferAsync: boolean;
   /** What the handler adds to the HTTP answer (a 202 status, a Link header); the tool surface ignores it. */

@@ -15,6 +15,7 @@ import { findKeyTakingToken } from '../../db/api-keys';
 import { entitlementPage } from '../../db/entitlements';
 import { hashSecretKey } from '../../db/key-material';
 import { withTenant } from '../../db/tenant-tx';
+import { readAsTenant } from '../../db/tenant-read';
 import { createLogger } from '../../runtime/logger';
 import { pidsCpu } from './cpu';
 import type { BenchDatabase } from './db';
@@ -99,7 +100,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
     { name: 'withTenant() + query', trips: 4, what: 'the query under RLS inside the tenant transaction', concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => plain(trx('entitlements'))) },
     { name: 'withTenant() + paginate()', trips: 4, what: "the handler's DB work: + count subquery + serializer (page prepared)", concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => page(trx('entitlements'))) },
     { name: 'withTenant() + paginate(), unprepared', trips: 4, what: 'the same, the page statement parsed and planned every time', concurrency: 16, call: (i) => withTenant(kxUnprepared, t(i).id, (trx) => page(trx('entitlements'))) },
-    { name: 'withTenant() + entitlementPage()', trips: 4, what: 'what the api runs: the page as written SQL (pageFromSql, prepared) + serializer', concurrency: 16, call: (i) => withTenant(kx, t(i).id, async (trx) => (await entitlementPage(trx, {}, { limit: 50, offset: 0 })).data.map(entitlement)) },
+    { name: 'readAsTenant() + entitlementPage()', trips: 3, what: 'what the api runs: the page as written SQL (pageFromSql, prepared, times as ISO text) + serializer, in a tenant read (no knex transaction)', concurrency: 16, call: (i) => readAsTenant(kx, t(i).id, async (reader) => (await entitlementPage(reader, {}, { limit: 50, offset: 0 })).data.map(entitlement)) },
     { name: 'gate statement (api)', trips: 1, what: 'findKeyTakingToken(): key lookup + bucket take, one prepared statement', concurrency: 16, call: (i) => findKeyTakingToken(kx, hashSecretKey(t(i).key)) },
     { name: 'gate statement, unprepared', trips: 1, what: 'the same, parsed and planned every time', concurrency: 16, call: (i) => findKeyTakingToken(kxUnprepared, hashSecretKey(t(i).key)) },
     { name: 'what-if: gate in 1 statement', trips: 1, what: 'key lookup + bucket upsert as one CTE (replaces authenticate + takeToken)', concurrency: 16, call: (i) => gateOneStatement(kx, t(i).key) },

@@ -3,6 +3,7 @@ import { entitlementPage } from '../../db/entitlements';
 import { createKnex } from '../../db/knex';
 import { paginate, rows, whereGiven } from '../../db/paging';
 import { withTenant } from '../../db/tenant-tx';
+import { readAsTenant } from '../../db/tenant-read';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { entitlement } from '../../api/operations/serializers';
@@ -54,19 +55,19 @@ describe('entitlement page as written SQL', () => {
     let compared = 0;
     for (const filters of filterSets) {
       for (const page of pages) {
-        const mine = await withTenant(app, t.tenant_id, (trx) => entitlementPage(trx, filters, page));
+        const mine = await readAsTenant(app, t.tenant_id, (reader) => entitlementPage(reader, filters, page));
         expect(strip(mine)).toEqual(strip(await viaBuilder(filters, page)));
         compared += mine.data.length;
       }
     }
     expect(compared).toBeGreaterThan(40);
-    const all = await withTenant(app, t.tenant_id, (trx) => entitlementPage(trx, {}, { limit: 50, offset: 0 }));
+    const all = await readAsTenant(app, t.tenant_id, (reader) => entitlementPage(reader, {}, { limit: 50, offset: 0 }));
     expect(all.pagination).toEqual({ limit: 50, offset: 0, total: 23, has_more: false });
     expect(all.data.filter((r) => r.sku === 'gold').length).toBe(11);
-    const past = await withTenant(app, t.tenant_id, (trx) => entitlementPage(trx, {}, { limit: 10, offset: 40 }));
+    const past = await readAsTenant(app, t.tenant_id, (reader) => entitlementPage(reader, {}, { limit: 10, offset: 40 }));
     expect(past).toEqual({ data: [], pagination: { limit: 10, offset: 40, total: 23, has_more: false } });
     // The other tenant's transaction, on the same connections and prepared statements, sees its one row.
-    const theirs = await withTenant(app, other.tenant_id, (trx) => entitlementPage(trx, { app_user_id: 'user_0' }, { limit: 50, offset: 0 }));
+    const theirs = await readAsTenant(app, other.tenant_id, (reader) => entitlementPage(reader, { app_user_id: 'user_0' }, { limit: 50, offset: 0 }));
     expect(theirs.data.map((r) => r.tenant_id)).toEqual([other.tenant_id]);
   });
 });
