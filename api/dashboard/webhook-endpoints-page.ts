@@ -139,7 +139,7 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
     const vault = signingVault(services);
     const { row, secret } = await withTenant(db, user.tenant_id, async (trx) => {
       const made = await insertEndpoint(trx, vault, { tenantId: user.tenant_id, url: values.url, description: values.description || null, eventTypes: types, taskQueue: services.config.taskQueue });
-      await baseReadiness(trx, user.tenant_id, services.config.publicDashboardUrl);
+      await baseReadiness(trx, user.tenant_id);
       return made;
     });
     await audit(ctx, 'create', 'ok', { id: row.id });

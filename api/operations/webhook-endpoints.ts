@@ -130,7 +130,7 @@ export const createEndpoint = defineOperation({
         tenantId: ctx.tenantId, url: input.url, description: input.description ?? null, eventTypes: input.event_types ?? [], taskQueue: ctx.services.config.taskQueue,
       });
       // readiness.changed is told against what readiness is now.
-      await baseReadiness(trx, ctx.tenantId, ctx.services.config.publicDashboardUrl);
+      await baseReadiness(trx, ctx.tenantId);
       return made;
     });
     return { ...endpoint(row), secret };
