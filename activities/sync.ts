@@ -176,7 +176,7 @@ export function createSyncActivities(deps: ActivityDeps) {
       await withTenant(db, input.tenantId, async (trx) => {
         await finishSyncRun(trx, input.runId, input.ok, input.result);
         // A run changes what is synced, which readiness judges: a change is pushed to the tenant's endpoints.
-        await noteReadinessChange(trx, input.tenantId, deps.config.publicDashboardUrl);
+        await noteReadinessChange(trx, input.tenantId);
       });
       syncRuns.inc({ outcome: input.ok ? 'ok' : 'failed' });
     },

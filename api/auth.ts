@@ -11,6 +11,8 @@ export interface Principal {
   scopes: Scope[];
   keyName: string;
   expiresAt: Date | null;
+  /** A signed-in person acting in the dashboard (api/dashboard/principal.ts): the audit names them, not a key. */
+  userId?: string;
 }
 
 /**

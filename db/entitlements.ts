@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { PREMIUM_STATES, type EntitlementState } from '../domain/entitlement';
 import { ENTITLEMENT_CHANNEL, entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
+import { noteReadinessChange } from './outbound-events';
 import { pageFromSql, rows, type PageRequest, type RowPage } from './paging';
 import type { TenantReader } from './tenant-read';
 
@@ -45,7 +46,8 @@ export interface EntitlementWrite {
  * so the guard: a purchase that no longer grants access never replaces the row while another
  * purchase holds it active. Answers the row's id, or null when the guard kept the other purchase.
  * A row written also notifies (db/entitlement-notify.ts) in the same statement, so long-polling
- * SDK reads wake at this transaction's commit.
+ * SDK reads wake at this transaction's commit. A sandbox row made is a store's proof of test mode
+ * (readiness' sandbox evidence): only then is readiness looked at, not on every write of this path.
  */
 export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWrite): Promise<string | null> {
   const { rows } = await trx.raw(
@@ -57,9 +59,10 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
      where entitlements.subscription_id is not distinct from excluded.subscription_id
        or entitlements.state not in ${PREMIUM_STATES_SQL}
        or excluded.state in ${PREMIUM_STATES_SQL}
-     returning id, pg_notify(?, ?)`,
+     returning id, (xmax = 0) as inserted, pg_notify(?, ?)`,
     [e.tenantId, e.appUserId, e.provider, e.productId, e.subscriptionId, e.state, e.isSandbox, e.expiresAt, e.graceUntil, ENTITLEMENT_CHANNEL, entitlementPayload(e.tenantId, e.appUserId)],
   );
+  if (e.isSandbox && rows[0]?.inserted) await noteReadinessChange(trx, e.tenantId);
   return rows[0]?.id ?? null;
 }
 

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from 'knex';
 import { readinessReport } from '../domain/readiness';
 import { readReadinessFacts } from './readiness-facts';
@@ -86,29 +87,37 @@ export async function replayFailedSince(trx: Knex.Transaction, tenantId: string,
   return { queued, has_more: ids.length > REPLAY_BATCH };
 }
 
+// The snapshot keeps counts and verdicts, which no URL changes (only manual steps name one): so
+// any write, wherever it runs, can tell a change without knowing where the dashboard lives.
+const VERDICTS_ONLY = { dashboardUrl: '' };
+
 /** What `readiness.changed` compares and carries: the summary and each provider's two verdicts. */
-async function readinessSnapshot(trx: Knex.Transaction, dashboardUrl: string): Promise<Record<string, unknown>> {
-  const report = readinessReport(await readReadinessFacts(trx), { dashboardUrl });
+async function readinessSnapshot(trx: Knex.Transaction): Promise<Record<string, unknown>> {
+  const report = readinessReport(await readReadinessFacts(trx), VERDICTS_ONLY);
   return { summary: report.summary, providers: report.providers.map((p) => ({ provider: p.provider, live_ready: p.live_ready, test_ready: p.test_ready })) };
 }
 
 /** Store today's readiness as the base later changes are told against (an endpoint is created: it hears of changes from now on). */
-export async function baseReadiness(trx: Knex.Transaction, tenantId: string, dashboardUrl: string): Promise<void> {
-  await trx('tenants').where({ id: tenantId }).update({ outbound_readiness: JSON.stringify(await readinessSnapshot(trx, dashboardUrl)) });
+export async function baseReadiness(trx: Knex.Transaction, tenantId: string): Promise<void> {
+  await trx('tenants').where({ id: tenantId }).update({ outbound_readiness: JSON.stringify(await readinessSnapshot(trx)) });
 }
 
 /**
  * Readiness is judged on read (domain/readiness.ts); this compares today's judgement with the
  * last one kept for the tenant and records `readiness.changed` when they differ. Only when an
- * endpoint wants the event: otherwise nothing is read.
+ * endpoint wants the event: otherwise nothing is read. Every write of a readiness fact calls it
+ * in its own transaction: connections (api/dashboard/providers-page.ts, and the demo's in
+ * seed/demo-providers.ts), the catalogue (db/products.ts, db/sync-writes.ts), a new sandbox
+ * entitlement (db/entitlements.ts) and the end of a sync run (activities/sync.ts).
  */
-export async function noteReadinessChange(trx: Knex.Transaction, tenantId: string, dashboardUrl: string): Promise<boolean> {
+export async function noteReadinessChange(trx: Knex.Transaction, tenantId: string): Promise<boolean> {
   const { rows } = await trx.raw('select outbound_wanted(?, ?) as wanted', [tenantId, 'readiness.changed']);
   if (!rows[0].wanted) return false;
-  const current = await readinessSnapshot(trx, dashboardUrl);
+  const current = await readinessSnapshot(trx);
   const row = await trx('tenants').where({ id: tenantId }).first('outbound_readiness');
   const previous = row?.outbound_readiness ?? null;
-  if (previous && JSON.stringify(previous) === JSON.stringify(current)) return false;
+  // Compared as values: the kept snapshot comes back from jsonb with its keys reordered.
+  if (previous && isDeepStrictEqual(previous, current)) return false;
   await trx('tenants').where({ id: tenantId }).update({ outbound_readiness: JSON.stringify(current) });
   if (!previous) return false;
   await trx.raw('select record_outbound_event(?, ?, null, ?::jsonb)', [tenantId, 'readiness.changed', JSON.stringify({ previous, current })]);

@@ -2,12 +2,14 @@ import type { Knex } from 'knex';
 import type { PriceInput } from '../domain/catalogue';
 import { isUuid } from '../domain/ids';
 import { Product } from './models';
+import { noteReadinessChange } from './outbound-events';
 import type { Row } from './row';
 import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
 
 /**
  * Catalogue writes, in the caller's tenant transaction. Every change bumps the product's
- * `version`, which is how the sync knows a provider object is behind.
+ * `version`, which is how the sync knows a provider object is behind; readiness judges both the
+ * active products and whether they are synced, so each change also tells readiness.changed.
  */
 export interface ProductInput {
   sku: string;
@@ -43,6 +45,7 @@ export async function createProduct(trx: Knex.Transaction, tenantId: string, inp
   const [row] = await trx('products')
     .insert({ tenant_id: tenantId, sku: input.sku, name: input.name ?? input.sku, ...columnsOf(input) })
     .returning('*');
+  await noteReadinessChange(trx, tenantId);
   return { product: row, created: true };
 }
 
@@ -53,6 +56,7 @@ export async function updateProduct(trx: Knex.Transaction, id: string, patch: Pa
   const changed = Object.entries(values).some(([k, v]) => JSON.stringify(k === 'trial_per_platform' && typeof v === 'string' ? JSON.parse(v) : v) !== JSON.stringify(current[k] ?? null));
   if (!changed) return current;
   const [row] = await trx('products').where({ id }).update({ ...values, version: trx.raw('version + 1'), updated_at: trx.fn.now() }).returning('*');
+  await noteReadinessChange(trx, row.tenant_id);
   return row;
 }
 
@@ -68,7 +72,10 @@ export async function setPrices(trx: Knex.Transaction, tenantId: string, product
       .merge({ amount_minor: p.amount, updated_at: trx.fn.now() });
     changed++;
   }
-  if (changed) await trx('products').where({ id: productId }).update({ version: trx.raw('version + 1'), updated_at: trx.fn.now() });
+  if (changed) {
+    await trx('products').where({ id: productId }).update({ version: trx.raw('version + 1'), updated_at: trx.fn.now() });
+    await noteReadinessChange(trx, tenantId);
+  }
   return { changed };
 }
 

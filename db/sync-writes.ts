@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { SyncTarget } from '../domain/providers';
 import type { PaymentLinkResult } from '../providers/types';
+import { noteReadinessChange } from './outbound-events';
 
 /**
  * What a sync records after a provider accepted a write, in the caller's tenant transaction:
@@ -30,7 +31,8 @@ export async function recordLinkAt(trx: Knex.Transaction, tenantId: string, targ
   }
 }
 
-/** Retirement's last step: the product leaves the catalogue. */
+/** Retirement's last step: the product leaves the catalogue (one active product fewer, which readiness counts). */
 export async function deactivateProduct(trx: Knex.Transaction, productId: string): Promise<void> {
-  await trx('products').where({ id: productId }).update({ active: false, retired_at: trx.fn.now(), updated_at: trx.fn.now() });
+  const [row] = await trx('products').where({ id: productId }).update({ active: false, retired_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('tenant_id');
+  if (row) await noteReadinessChange(trx, row.tenant_id);
 }

@@ -4,6 +4,7 @@ import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { resolveMasterKey } from '../vault/master-key';
 import { createVault } from '../vault/vault';
 import { attachToApp, createConnection, listConnectionsSafe, markConnectionProven } from '../db/connections';
+import { noteReadinessChange } from '../db/outbound-events';
 import { withTenant } from '../db/tenant-tx';
 
 interface EmulatorAccount {
@@ -56,6 +57,8 @@ export async function connectDemoProviders(db: Knex, config: Config, tenantId: s
       await markConnectionProven(trx, conn.id, 'control_api');
       const app = await trx('apps').orderBy('created_at').first('id');
       await attachToApp(trx, app.id, provider);
+      // A later start may connect an emulator that was down before: the demo's endpoints hear it.
+      await noteReadinessChange(trx, tenantId);
     });
     connected.push(provider);
   }

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
+import type { Knex } from 'knex';
 import type { Services } from '../services';
 import { withTenant } from '../../db/tenant-tx';
 import { ConnectionError, connectProvenByOAuth, createConnection, getConnectionSafe, listConnectionsSafe, setDefault, updateConnectionSecrets, type ConnectionSecrets, type SafeConnection } from '../../db/connections';
@@ -11,6 +12,7 @@ import type { ProviderCredential } from '../../providers/types';
 import { createVault, type Vault } from '../../vault/vault';
 import { resolveMasterKey } from '../../vault/master-key';
 import { recordUserAudit } from '../../db/audit';
+import { noteReadinessChange } from '../../db/outbound-events';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -82,6 +84,15 @@ export function providersPage(services: Services): Router {
   const getVault = () => (vault ??= createVault(resolveMasterKey(services.config)));
   const adapters = createAdapters(services.config);
 
+  // Every connection write here (credentials, webhook secret, default) changes a readiness fact:
+  // a change is told to the tenant's endpoints in the write's own transaction.
+  const writeConnection = <T>(ctx: Koa.Context, write: (trx: Knex.Transaction) => Promise<T>) =>
+    withTenant(db, ctx.state.user!.tenant_id, async (trx) => {
+      const written = await write(trx);
+      await noteReadinessChange(trx, ctx.state.user!.tenant_id);
+      return written;
+    });
+
   const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown>) =>
     recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action, requestId: ctx.state.requestId, outcome, detail });
 
@@ -152,7 +163,7 @@ ${secretInputs(c.provider)}
     const form = await readForm(ctx);
     const provider = form.get('provider') as ProviderId;
     try {
-      const c = await withTenant(db, ctx.state.user!.tenant_id, (trx) =>
+      const c = await writeConnection(ctx, (trx) =>
         createConnection(trx, getVault(), { provider, account_ref: (form.get('account_ref') ?? '').trim(), label: (form.get('label') ?? '').trim() }),
       );
       await audit(ctx, 'dashboard.connection.create', 'ok', { connection_id: c.id, provider });
@@ -182,7 +193,7 @@ ${secretInputs(c.provider)}
       return renderOne(ctx, c, { error: 'Nothing was entered.' });
     }
     try {
-      const updated = await withTenant(db, ctx.state.user!.tenant_id, (trx) => updateConnectionSecrets(trx, getVault(), c.id, secrets));
+      const updated = await writeConnection(ctx, (trx) => updateConnectionSecrets(trx, getVault(), c.id, secrets));
       await audit(ctx, 'dashboard.connection.update_secrets', 'ok', { connection_id: c.id, provider: c.provider, entered });
       const proving = secrets.credentials ? await startProof(ctx, c.id) : null;
       await renderOne(ctx, updated, { notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.${proving ? ' Verifying the credentials with the provider.' : ''}` });
@@ -223,7 +234,7 @@ ${secretInputs(c.provider)}
     await readForm(ctx);
     const c = await loadOne(ctx);
     if (!c) return notFound(ctx);
-    const updated = await withTenant(db, ctx.state.user!.tenant_id, (trx) => setDefault(trx, c.id));
+    const updated = await writeConnection(ctx, (trx) => setDefault(trx, c.id));
     await audit(ctx, 'dashboard.connection.set_default', 'ok', { connection_id: c.id, provider: c.provider });
     await renderOne(ctx, updated, { notice: `This is now the default ${c.provider} connection.` });
   });
@@ -267,7 +278,7 @@ ${secretInputs(c.provider)}
     try {
       const result = await adapter.exchangeOAuthCode(services.config.providerBaseUrls[provider], client, ctx.query.code);
       // The consent screen named the account: the connection is proven as it is stored.
-      const c = await withTenant(db, ctx.state.user!.tenant_id, (trx) =>
+      const c = await writeConnection(ctx, (trx) =>
         connectProvenByOAuth(trx, getVault(), { provider, account_ref: result.account_ref, label: result.account_ref, credentials: { [result.mode]: result.credential } }),
       );
       await audit(ctx, 'dashboard.connection.oauth', 'ok', { connection_id: c.id, provider, mode: result.mode });

@@ -3,14 +3,18 @@ import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../services';
 import { withTenant } from '../../db/tenant-tx';
-import { recordUserAudit } from '../../db/audit';
 import { parkSecret, takeSecret } from '../../db/session-secret';
-import { deleteEndpoint, endpointById, endpointPage, insertEndpoint, rotateEndpointSecret, updateEndpoint } from '../../db/outbound-endpoints';
-import { attemptsOf, baseReadiness, outboundDeliveryPage, replayEvent, replayFailedSince } from '../../db/outbound-events';
+import { endpointById, endpointPage } from '../../db/outbound-endpoints';
+import { attemptsOf, outboundDeliveryPage } from '../../db/outbound-events';
 import type { Row } from '../../db/row';
 import { OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } from '../../domain/outbound-events';
 import { outboundWorkflowId } from '../../temporal/workflow-starts';
-import { signingVault, urlRefusal } from '../operations/webhook-endpoints';
+import { ApiError } from '../errors';
+import { executeOperation } from '../operations/execute';
+import type { Operation } from '../operations/types';
+import { createEndpoint, deleteEndpointOp, rotateEndpointSecretOp, updateEndpointOp } from '../operations/webhook-endpoints';
+import { replayFailedDeliveries, replayOutboundEvent } from '../operations/webhook-endpoints-log';
+import { dashboardPrincipal } from './principal';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -49,13 +53,26 @@ const status = (e: Row) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reas
  * redirect, as the developer keys page does), enable, disable (the reason is shown), rotate the
  * secret with an overlap, delete; the delivery log with every attempt, links to each delivery's
  * workflow in the Temporal UI, and replay of one event or of every failure since a time.
- * Writes are audited as the person's (`dashboard.webhook_endpoint.*`).
+ * Writes are the API's operations (webhook_endpoints.*, outbound_events.replay,
+ * outbound_deliveries.replay_failed), audited as the person's with surface `dashboard`.
  */
 export function webhookEndpointsPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
-  const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown>) =>
-    recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action: `dashboard.webhook_endpoint.${action}`, requestId: ctx.state.requestId, outcome, detail });
+  /**
+   * A write runs the API's own operation as the signed-in person: the same validation, audit
+   * and behaviour as REST and the tools. Its refusal (a 4xx) is the page's form error, with its
+   * status; anything else is a fault and propagates.
+   */
+  const run = async <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>): Promise<{ ok: T } | { error: string }> => {
+    try {
+      return { ok: (await executeOperation(op, dashboardPrincipal(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'dashboard' })) as T };
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status >= 500) throw e;
+      ctx.status = e.status;
+      return { error: e.detail ?? e.code };
+    }
+  };
 
   const renderList = async (ctx: Koa.Context, extra: { error?: string; notice?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
     const user = ctx.state.user!;
@@ -127,26 +144,14 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
   r.get('/webhook-endpoints', (ctx) => renderList(ctx));
 
   r.post('/webhook-endpoints', async (ctx) => {
-    const user = ctx.state.user!;
     const form = await readForm(ctx);
     const values = { url: (form.get('url') ?? '').trim(), description: (form.get('description') ?? '').trim(), types: form.getAll('event_types') };
-    const refusal = urlRefusal(services.config, values.url);
-    const types = values.types.filter((t) => (OUTBOUND_EVENT_TYPES as readonly string[]).includes(t));
-    if (refusal || types.length !== values.types.length || values.description.length > 500) {
-      ctx.status = 400;
-      return renderList(ctx, { error: refusal ? `URL: ${refusal}.` : 'Unknown event type or description too long.', values });
-    }
-    const vault = signingVault(services);
-    const { row, secret } = await withTenant(db, user.tenant_id, async (trx) => {
-      const made = await insertEndpoint(trx, vault, { tenantId: user.tenant_id, url: values.url, description: values.description || null, eventTypes: types, taskQueue: services.config.taskQueue });
-      await baseReadiness(trx, user.tenant_id, services.config.publicDashboardUrl);
-      return made;
-    });
-    await audit(ctx, 'create', 'ok', { id: row.id });
+    const made = await run<{ id: string; secret: string }>(ctx, createEndpoint, { url: values.url, event_types: values.types, description: values.description || null });
+    if ('error' in made) return renderList(ctx, { error: made.error, values });
     // Post/redirect/get: the secret waits sealed on the session and is shown once by the GET.
-    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: row.id, secret });
+    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: made.ok.id, secret: made.ok.secret });
     ctx.status = 303;
-    ctx.redirect(`/webhook-endpoints/${row.id}`);
+    ctx.redirect(`/webhook-endpoints/${made.ok.id}`);
   });
 
   r.get('/webhook-endpoints/:id', async (ctx) => {
@@ -159,60 +164,46 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
     r.post(`/webhook-endpoints/:id/${action}`, async (ctx) => {
       await readForm(ctx);
       const id = ctx.params.id;
-      const row = isId(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => updateEndpoint(trx, id, action === 'enable' ? { enabled: true } : { enabled: false, disabledReason: 'disabled in the dashboard' })) : undefined;
-      await audit(ctx, action, row ? 'ok' : 'not_found', { id });
-      await renderOne(ctx, id, row ? { notice: action === 'enable' ? 'Enabled: new events are delivered again. Replay the failed ones below.' : 'Disabled: it receives nothing until enabled.' } : {});
+      const done = await run(ctx, updateEndpointOp, { id, enabled: action === 'enable' });
+      await renderOne(ctx, id, 'error' in done ? done : { notice: action === 'enable' ? 'Enabled: new events are delivered again. Replay the failed ones below.' : 'Disabled: it receives nothing until enabled.' });
     });
   }
 
   r.post('/webhook-endpoints/:id/rotate', async (ctx) => {
     const form = await readForm(ctx);
     const id = ctx.params.id;
-    const hours = Number(form.get('overlap_hours') ?? '');
-    if (!Number.isInteger(hours) || hours < 0 || hours * 3600 > ROTATION_OVERLAP_SECONDS.max) {
-      ctx.status = 400;
-      return renderOne(ctx, id, { error: `Overlap is a whole number of hours from 0 to ${ROTATION_OVERLAP_SECONDS.max / 3600}.` });
-    }
-    const vault = signingVault(services);
-    const rotated = isId(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => rotateEndpointSecret(trx, vault, id, hours * 3600)) : undefined;
-    await audit(ctx, 'rotate_secret', rotated ? 'ok' : 'not_found', { id, overlap_hours: hours });
-    if (!rotated) return renderOne(ctx, id);
-    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: id, secret: rotated.secret });
+    // The form asks in hours, the operation in seconds; the operation judges the range.
+    const rotated = await run<{ secret: string }>(ctx, rotateEndpointSecretOp, { id, overlap_seconds: Number(form.get('overlap_hours') ?? '') * 3600 });
+    if ('error' in rotated) return renderOne(ctx, id, rotated);
+    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: id, secret: rotated.ok.secret });
     ctx.status = 303;
     ctx.redirect(`/webhook-endpoints/${id}`);
   });
 
   r.post('/webhook-endpoints/:id/delete', async (ctx) => {
     await readForm(ctx);
-    const id = ctx.params.id;
-    const gone = isId(id) && (await withTenant(db, ctx.state.user!.tenant_id, (trx) => deleteEndpoint(trx, id)));
-    await audit(ctx, 'delete', gone ? 'ok' : 'not_found', { id });
-    if (!gone) ctx.status = 404;
-    await renderList(ctx, gone ? { notice: 'Endpoint deleted.' } : { error: 'No such endpoint.' });
+    const gone = await run(ctx, deleteEndpointOp, { id: ctx.params.id });
+    await renderList(ctx, 'error' in gone ? gone : { notice: 'Endpoint deleted.' });
   });
 
   r.post('/webhook-endpoints/:id/replay/:event', async (ctx) => {
     await readForm(ctx);
     const { id, event } = ctx.params;
-    const user = ctx.state.user!;
-    const queued = isId(id) && isId(event) ? await withTenant(db, user.tenant_id, (trx) => replayEvent(trx, user.tenant_id, event, id)) : undefined;
-    await audit(ctx, 'replay', queued === undefined ? 'not_found' : 'ok', { id, event_id: event });
-    if (queued === undefined) ctx.status = 404;
-    await renderOne(ctx, id, queued === undefined ? { error: 'No such event.' } : { notice: 'Replay queued, with the same webhook-id.' });
+    const queued = await run(ctx, replayOutboundEvent, { id: event, endpoint_id: id });
+    await renderOne(ctx, id, 'error' in queued ? queued : { notice: 'Replay queued, with the same webhook-id.' });
   });
 
   r.post('/webhook-endpoints/:id/replay-failed', async (ctx) => {
     const form = await readForm(ctx);
     const id = ctx.params.id;
-    const user = ctx.state.user!;
+    // datetime-local carries no zone: the form says UTC.
     const since = new Date(`${form.get('since') ?? ''}Z`);
-    if (!isId(id) || Number.isNaN(since.getTime())) {
+    if (Number.isNaN(since.getTime())) {
       ctx.status = 400;
       return renderOne(ctx, id, { error: 'Give a date and time.' });
     }
-    const r2 = await withTenant(db, user.tenant_id, async (trx) => ((await endpointById(trx, id)) ? replayFailedSince(trx, user.tenant_id, since.toISOString(), id) : undefined));
-    await audit(ctx, 'replay_failed', r2 ? 'ok' : 'not_found', { id, since: since.toISOString(), queued: r2?.queued ?? 0 });
-    await renderOne(ctx, id, r2 ? { notice: `${r2.queued} failed deliver${r2.queued === 1 ? 'y' : 'ies'} queued again${r2.has_more ? '; more remain, replay again' : ''}.` } : {});
+    const r2 = await run<{ queued: number; has_more: boolean }>(ctx, replayFailedDeliveries, { since: since.toISOString(), endpoint_id: id });
+    await renderOne(ctx, id, 'error' in r2 ? r2 : { notice: `${r2.ok.queued} failed deliver${r2.ok.queued === 1 ? 'y' : 'ies'} queued again${r2.ok.has_more ? '; more remain, replay again' : ''}.` });
   });
 
   return r;

@@ -8,14 +8,14 @@ import { insufficientScope, invalidRequest } from '../errors';
 import { toApiError } from '../middleware';
 import type { Services } from '../services';
 import type { Operation, OperationContext } from './types';
-import { recordAudit } from '../../db/audit';
+import { recordAudit, type AuditActor } from '../../db/audit';
 import { operationDuration, operationRequests, secondsSince } from '../../runtime/metrics';
 
 export interface ExecutionMeta {
   requestId: string;
   services: Services;
   log: Logger;
-  surface: 'rest' | 'tool';
+  surface: 'rest' | 'tool' | 'dashboard';
   /** The REST `Prefer` header, when there is one. */
   prefer?: string;
   /** Filled by the handler; the REST layer applies it. */
@@ -52,9 +52,10 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
     preferAsync: /(^|[,;\s])respond-async($|[,;\s])/i.test(meta.prefer ?? ''),
     response: meta.response ?? { headers: {} },
   };
+  const actor: AuditActor = principal.userId ? { kind: 'user', userId: principal.userId } : { kind: 'api_key', keyId: principal.keyId };
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
     op.write
-      ? recordAudit(meta.services.db, { tenantId: principal.tenantId, actor: { kind: 'api_key', keyId: principal.keyId }, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail })
+      ? recordAudit(meta.services.db, { tenantId: principal.tenantId, actor, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail })
       : Promise.resolve();
   const started = process.hrtime.bigint();
   const count = (code: string) => {

@@ -7,7 +7,6 @@ import { baseReadiness } from '../../db/outbound-events';
 import { checkLiteralHost } from '../../runtime/outbound-address';
 import { ApiError, invalidRequest, notFound } from '../errors';
 import type { OperationContext } from './types';
-import type { Config } from '../../runtime/config';
 import type { Services } from '../services';
 import { createVault, type Vault } from '../../vault/vault';
 import { defineOperation } from './types';
@@ -49,34 +48,27 @@ const url = z.string().trim().min(1).max(2048).describe('where deliveries are PO
 const eventTypes = z.array(eventType).max(OUTBOUND_EVENT_TYPES.length).transform((a) => [...new Set(a)]);
 const description = z.string().trim().max(500).nullable();
 
-/** Why a URL would never be fetched (null: it may be saved); the dashboard asks the same. */
-export function urlRefusal(config: Config, raw: string): string | null {
-  const problem = endpointUrlProblem(raw);
-  if (problem) return problem;
-  try {
-    checkLiteralHost(new URL(raw), config.outboundWebhooks.allowPrivateAddresses);
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
-
 /** A URL we would never fetch is refused when it is saved, not at its first delivery. */
 function checkUrl(ctx: OperationContext, raw: string): void {
-  const problem = urlRefusal(ctx.services.config, raw);
+  const problem = endpointUrlProblem(raw);
   if (problem) throw invalidRequest(problem, 'url');
+  try {
+    checkLiteralHost(new URL(raw), ctx.services.config.outboundWebhooks.allowPrivateAddresses);
+  } catch (e) {
+    throw invalidRequest((e as Error).message, 'url');
+  }
 }
 
 const derived = new WeakMap<Services, Vault>();
 /** The process's vault (api/main.ts gives one); a process given only its MASTER_KEY in the configuration makes it. */
-export function signingVault(services: Services): Vault {
+function vaultOf(ctx: OperationContext): Vault {
+  const { services } = ctx;
   if (services.vault) return services.vault;
   if (!services.config.masterKey) throw new ApiError(500, 'server_misconfigured', 'Signing secrets need MASTER_KEY on this process.');
   let v = derived.get(services);
   if (!v) derived.set(services, (v = createVault(services.config.masterKey)));
   return v;
 }
-const vaultOf = (ctx: OperationContext) => signingVault(ctx.services);
 
 const idParam = z.object({ id: id('webhook endpoint id (uuid)') });
 const known = (v: string) => {
@@ -130,7 +122,7 @@ export const createEndpoint = defineOperation({
         tenantId: ctx.tenantId, url: input.url, description: input.description ?? null, eventTypes: input.event_types ?? [], taskQueue: ctx.services.config.taskQueue,
       });
       // readiness.changed is told against what readiness is now.
-      await baseReadiness(trx, ctx.tenantId, ctx.services.config.publicDashboardUrl);
+      await baseReadiness(trx, ctx.tenantId);
       return made;
     });
     return { ...endpoint(row), secret };
