@@ -25,8 +25,8 @@ describe('the compiled build', () => {
     await stack?.stop();
   });
 
-  it('dist/ holds the four entry points and the workflow bundles (tracing off and on), and nothing needs tsx', () => {
-    for (const f of ['api/main.js', 'temporal/worker-main.js', 'emulators/main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
+  it('dist/ holds the five entry points and the workflow bundles (tracing off and on), and nothing needs tsx', () => {
+    for (const f of ['api/main.js', 'temporal/worker-main.js', 'temporal/outbound-worker-main.js', 'emulators/main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
       expect(fs.existsSync(path.join(ROOT_DIR, 'dist', f)), f).toBe(true);
     }
     // Every relative import of the compiled code names a file that exists, as Node's ES-module loader requires.
@@ -52,7 +52,7 @@ describe('the compiled build', () => {
     expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/api\/main\.js"\]/);
     const compose = fs.readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
     expect(compose).not.toMatch(/tsx/);
-    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/emulators/main.js', 'dist/db/migrate-main.js']) {
+    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/temporal/outbound-worker-main.js', 'dist/emulators/main.js', 'dist/db/migrate-main.js']) {
       expect(compose).toContain(`command: ["node", "--enable-source-maps", "${entry}"]`);
     }
   });

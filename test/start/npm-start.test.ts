@@ -10,7 +10,7 @@ import { call } from '../helpers/api';
 
 /**
  * `npm start` from nothing: embedded Postgres, the Temporal dev server with its UI, the
- * emulators, worker and listeners; Ctrl-C stops every child; a second start has the same data.
+ * emulators, both workers and listeners; Ctrl-C stops every child; a second start has the same data.
  */
 describe('npm start', () => {
   const { dataDir, env } = freshStartEnv('billing-start-');
@@ -83,7 +83,7 @@ describe('npm start', () => {
     expect(providers.body.data).toHaveLength(PROVIDERS.length);
 
     const owned = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
-    expect(Object.keys(owned).sort()).toEqual(['api', 'emulators', 'postgres', 'temporal', 'worker']);
+    expect(Object.keys(owned).sort()).toEqual(['api', 'emulators', 'outbound-worker', 'postgres', 'temporal', 'worker']);
     for (const pid of Object.values(owned)) expect(alive(pid)).toBe(true);
     // Ready to sell: the service's webhook URL registered at psp_a, the catalogue synced in the background.
     expect(out1).toMatch(/Webhook URLs\s+registered at psp_a/);
