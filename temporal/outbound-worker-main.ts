@@ -7,8 +7,9 @@ import os from 'node:os';
 // On a shared host it also yields the CPU to the inbound path: a lower scheduling priority
 // (nice 10), which delays deliveries only while something more urgent is runnable. Set first,
 // before the modules below load: on Linux the nice value is per thread and threads inherit it,
-// so the Temporal core's and the workflow threads, made later, run at it too.
-os.setPriority(10);
+// so the Temporal core's and the workflow threads, made later, run at it too. Never raised
+// (started nicer already, it stays so): raising it would need privileges.
+os.setPriority(Math.max(os.getPriority(), 10));
 
 const { createOutboundWorker } = await import('./outbound-worker');
 const { runWorkerProcess } = await import('./worker-process');

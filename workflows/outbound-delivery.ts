@@ -23,12 +23,13 @@ const DRAIN_MARGIN_MS = DRAIN_BUDGET_MS + 30_000;
 
 /**
  * One endpoint of one tenant (`outbound-<tenant>-<endpoint>`), woken by signal-with-start from
- * the outbound outbox, on the outbound task queue (domain/outbound-queue.ts): the inbound
- * worker never runs it. Each wake-up runs one drain activity, which attempts what is due (a
- * subscriber's deliveries in order, others side by side) and answers when the next retry is;
- * the workflow sleeps until then or until woken again. The retry schedule lives on the delivery
- * rows, so Temporal sees one activity per burst of events, not one workflow per delivery: the
- * fan-out costs the inbound path's Temporal little. The history holds ids and counts only.
+ * the outbound outbox, on the outbound task queue (domain/outbound-queue.ts), which only the
+ * outbound worker serves (a run started before the split moves there, below). Each wake-up
+ * runs one drain activity, which attempts what is due (a subscriber's deliveries in order,
+ * others side by side) and answers when the next retry is; the workflow sleeps until then or
+ * until woken again. The retry schedule lives on the delivery rows, so Temporal sees one
+ * activity per burst of events, not one workflow per delivery: the fan-out costs the inbound
+ * path's Temporal little. The history holds ids and counts only.
  */
 export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<void> {
   let woken = true;

@@ -68,6 +68,8 @@ describe('the compiled build', () => {
     expect(premium.body.entitlements).toEqual([expect.objectContaining({ state: 'active' })]);
     const worker = await until('the worker counted it', () => scrape(stack.workerMetricsPort), (s) => (sample(s, 'billing_entitlement_writes_total', { state: 'active' }) ?? 0) >= 1);
     expect(worker).toMatch(/^temporal_\w+/m);
+    // The compiled outbound worker is up beside it: its worker polls (the SDK's metrics are served).
+    expect(await scrape(stack.outboundWorkerMetricsPort)).toMatch(/^temporal_\w+/m);
     // The prebuilt bundle was loaded: the worker never ran the bundler at start.
     expect(stack.workerStderr()).not.toMatch(/Workflow bundle created/);
     expect(stack.workerStderr()).not.toMatch(/workflowsPath|webpack/i);
