@@ -78,4 +78,4 @@ fs.rmSync(DIST, { recursive: true, force: true });
 compile();
 // Node reads dist/ as ES modules like the sources (package.json "type": "module").
 await bundleWorkflows();
-process.stdout.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/api/main.js, node dist/temporal/worker-main.js, node dist/emulators/main.js, node dist/db/migrate-main.js\n`);
+process.stdout.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/api/main.js, node dist/temporal/worker-main.js, node dist/temporal/outbound-worker-main.js, node dist/emulators/main.js, node dist/db/migrate-main.js\n`);

@@ -15,9 +15,10 @@ import { demoCanSell, syncDemoCatalogue } from '../seed/demo-sync';
 
 /**
  * `npm start`: everything on embedded defaults — Postgres, the Temporal dev server (with UI),
- * the five provider emulators, the worker and the three listeners — then the demo tenant, ready
- * to sell: its webhook URLs registered at the emulators and, on the first start, its catalogue
- * synced to them in the background. Ctrl-C stops every child.
+ * the five provider emulators, the two workers (inbound; outbound webhooks) and the three
+ * listeners — then the demo tenant, ready to sell: its webhook URLs registered at the
+ * emulators and, on the first start, its catalogue synced to them in the background. Ctrl-C
+ * stops every child.
  */
 const say = (m: string) => console.log(`[start] ${m}`);
 const children: { name: string; proc: ChildProcess }[] = [];
@@ -118,8 +119,11 @@ if (temporalAddress) {
 
 const env = { DATABASE_URL: '', APP_DATABASE_URL: database.appUrl, TEMPORAL_ADDRESS: temporalAddress, MASTER_KEY: masterKey, DATA_DIR: config.dataDir };
 if (!(await isPortOpen('127.0.0.1', config.emulatorPorts.psp_a))) child('emulators', 'emulators/main.ts', env);
-// Both serve metrics on loopback; on one machine the worker takes the next port (METRICS_PORT + 1).
-child('worker', 'temporal/worker-main.ts', { ...env, METRICS_PORT: String(config.metricsPort ? config.metricsPort + 1 : 0) });
+// All serve metrics on loopback; on one machine the workers take the next ports (METRICS_PORT + 1, + 2).
+const metricsPort = (offset: number) => String(config.metricsPort ? config.metricsPort + offset : 0);
+child('worker', 'temporal/worker-main.ts', { ...env, METRICS_PORT: metricsPort(1) });
+// Outbound webhook deliveries: their own task queue and process, at a lower CPU priority (docs/outbound-webhooks.md).
+child('outbound-worker', 'temporal/outbound-worker-main.ts', { ...env, METRICS_PORT: metricsPort(2) });
 child('api', 'api/main.ts', env);
 
 await Promise.all([

@@ -8,6 +8,7 @@ import { logger } from '../runtime/logger';
 import type { Vault } from '../vault/vault';
 import { callWithin } from './client';
 import { dataConverterFor } from './payload-codec';
+import { outboundTaskQueue } from '../domain/outbound-queue';
 import { wakeOutboundEndpoint } from './workflow-starts';
 
 const BATCH = 200;
@@ -26,19 +27,21 @@ export interface OutboundDispatcher {
 }
 
 /**
- * Drains `outbound_outbox` into Temporal for the worker's task queue, as the webhook outbox's
+ * Drains `outbound_outbox` rows of the deployment's task queue (`taskQueue`, as endpoints store
+ * it) into Temporal, waking their workflows on the outbound queue, as the webhook outbox's
  * dispatcher does for inbound events: due rows locked with SKIP LOCKED (worker replicas share
  * the work), grouped by tenant and endpoint, one signal-with-start per endpoint that wakes its
  * drain (the deliveries themselves are read from their rows) unless the drain holds its lease
  * (it is looking, and looks once more before it lets go), rows deleted in the same transaction. Temporal away costs no attempt; a
  * refusal is retried with back-off and after MAX_OUTBOUND_HANDOVER_ATTEMPTS the deliveries are
  * `failed` with the reason (the dead-letter state the delivery log shows). Started with the
- * worker (temporal/worker.ts); `isRunning` ends it when the worker stops.
+ * outbound worker (temporal/outbound-worker.ts); `isRunning` ends it when that worker stops.
  */
 export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Vault; address: string; namespace: string; taskQueue: string; isRunning: () => boolean }): OutboundDispatcher {
   const connection = Connection.lazy({ address: o.address });
   const client = new Client({ connection, namespace: o.namespace, dataConverter: dataConverterFor(o.vault) });
   const policy = { attemptTimeoutMs: o.config.outboundWebhooks.attemptTimeoutMs, firstRetryMs: o.config.outboundWebhooks.firstRetryMs, retryWindowMs: o.config.outboundWebhooks.retryWindowMs };
+  const wakeQueue = outboundTaskQueue(o.taskQueue);
   let stopped = false;
   let running: Promise<void> | null = null;
 
@@ -64,7 +67,7 @@ export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Va
         const group = g;
         const h = group[0].handover;
         try {
-          await callWithin(client, HANDOVER_TIMEOUT_MS, () => wakeOutboundEndpoint(client, o.taskQueue, { tenantId: h.tenantId, endpointId: h.endpointId, policy }));
+          await callWithin(client, HANDOVER_TIMEOUT_MS, () => wakeOutboundEndpoint(client, wakeQueue, { tenantId: h.tenantId, endpointId: h.endpointId, policy }));
           done.push(...group.map((r) => r.id));
         } catch (err) {
           failures.push({ group, err });

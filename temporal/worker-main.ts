@@ -1,45 +1,7 @@
-import { Runtime } from '@temporalio/worker';
-import { loadConfig } from '../runtime/config';
-import { openDatabase } from '../db/open-database';
-import { logger } from '../runtime/logger';
-import { startMetricsServer } from '../runtime/metrics';
-import { freePort } from '../runtime/ports';
-import { startTracing } from '../runtime/tracing';
 import { createWorker } from './worker';
-import { resolveMasterKey } from '../vault/master-key';
-import { createVault } from '../vault/vault';
-import { createAdapters } from '../providers';
-import { ensureSearchAttributes } from './client';
+import { runWorkerProcess } from './worker-process';
 
-// The worker process: task queue `billing`, every workflow and activity.
-const config = loadConfig();
-if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required for the worker (npm start sets it)');
-const vault = createVault(resolveMasterKey(config)); // fails fast, naming MASTER_KEY, in production without it
-const tracing = startTracing(config.tracing, 'billing-worker');
-// The SDK's own worker metrics (task slots, poll and schedule-to-start latencies, sticky cache)
-// come from its Rust core, which serves Prometheus text on an address of its own: a loopback
-// port only this process knows, appended to our /metrics so the worker is one scrape target.
-let coreMetrics: (() => Promise<string>) | undefined;
-if (config.metricsPort) {
-  const corePort = await freePort();
-  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${corePort}` } } } });
-  coreMetrics = async () => (await fetch(`http://127.0.0.1:${corePort}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
-}
-const { db, close } = await openDatabase(config, { pool: { max: 10 } });
-// Idempotent: workflows are started with these attributes, so the cluster must know them.
-await ensureSearchAttributes(config.temporalAddress, config.temporalNamespace);
-const { worker, connection } = await createWorker({
-  address: config.temporalAddress,
-  namespace: config.temporalNamespace,
-  taskQueue: config.taskQueue,
-  deps: { db, config, vault, adapters: createAdapters(config) },
-  tracing: config.tracing ? tracing : undefined,
-});
-const metrics = config.metricsPort ? await startMetricsServer(config.metricsPort, coreMetrics) : null;
-if (metrics) logger.info({ port: metrics.port }, 'metrics listening on 127.0.0.1');
-logger.info({ task_queue: config.taskQueue }, 'worker started');
-await worker.run();
-await metrics?.close();
-await tracing.shutdown();
-await connection.close();
-await close();
+// The worker process: the deployment's task queue (`billing`), the inbound path — provider
+// webhooks, lifecycles, store purchases, syncs. Outbound deliveries have a process of their own
+// (outbound-worker-main.ts).
+await runWorkerProcess('worker', createWorker);

@@ -12,7 +12,6 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Resource } from '@opentelemetry/resources';
 import { createActivities, type ActivityDeps } from '../activities';
 import { dataConverterFor } from './payload-codec';
-import { startOutboundDispatcher } from './outbound-dispatcher';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -32,14 +31,21 @@ const bundlePath = (name: string) => fileURLToPath(new URL(`../${name}`, import.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES = ['@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'];
 
-export async function createWorker(opts: {
+export interface WorkerOptions {
   address: string;
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
   /** Tracing on (runtime/tracing.ts): where workflow spans go. Absent, no tracing interceptor runs. */
   tracing?: { spanProcessor: SpanProcessor; resource: Resource };
-}): Promise<{ worker: Worker; connection: NativeConnection }> {
+}
+
+/**
+ * A worker on `taskQueue` with every workflow and activity (one bundle for both processes). The
+ * inbound worker is this on the deployment's queue; the outbound worker
+ * (temporal/outbound-worker.ts) is this on the outbound queue, plus the outbox dispatcher.
+ */
+export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const { tracing } = opts;
   const require = createRequire(import.meta.url);
@@ -65,11 +71,6 @@ export async function createWorker(opts: {
     activities: createActivities(opts.deps),
     // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads).
     dataConverter: dataConverterFor(opts.deps.vault),
-  });
-  // Outbound webhooks start with the worker that delivers them: its outbox drains from boot, and stops with it.
-  startOutboundDispatcher({
-    db: opts.deps.db, config: opts.deps.config, vault: opts.deps.vault, address: opts.address, namespace: opts.namespace, taskQueue: opts.taskQueue,
-    isRunning: () => !['STOPPING', 'DRAINING', 'DRAINED', 'STOPPED', 'FAILED'].includes(worker.getState()),
   });
   return { worker, connection };
 }

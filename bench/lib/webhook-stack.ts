@@ -1,8 +1,8 @@
 /**
  * The whole webhook path as `npm start` runs it, on throwaway state, for the webhook benchmarks:
  * a scratch database on DATABASE_URL (created, migrated, dropped), a file-backed Temporal dev
- * server with the pragmas `npm start` passes, the api and the worker as their own processes
- * (`api/main.ts`, `temporal/worker-main.ts`), the psp_a emulator in this process, and one
+ * server with the pragmas `npm start` passes, the api and both workers as their own processes
+ * (`api/main.ts`, `temporal/worker-main.ts`, `temporal/outbound-worker-main.ts`), the psp_a emulator in this process, and one
  * tenant with a psp_a connection and the product `pro`.
  */
 import crypto from 'node:crypto';
@@ -42,6 +42,8 @@ export interface WebhookStack {
   emulators: Record<ProviderId, RunningEmulator>;
   api: ServerHandle;
   worker: { pid: number; stop(): Promise<void> };
+  /** The outbound worker process (deliveries and the outbound outbox), as `npm start` runs it. */
+  outboundWorker: { pid: number };
   apiRoot: string;
   webhookUrl: string;
   tenant: { tenant_id: string; publishable_key: string };
@@ -118,27 +120,32 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     };
     const api = await startServer({ cwd: ROOT, script: 'api/main.ts', env, port: dashboardPort, logFile: path.join(tmp, 'api.log') });
     stops.push(() => api.stop());
-    // The worker has no HTTP port: started the same way, ready once it has polled (its log says so).
-    const workerLog = path.join(tmp, 'worker.log');
+    // The workers have no HTTP port: started the same way, ready once they have polled (their logs say so).
     const { spawn } = await import('node:child_process');
-    const out = fs.openSync(workerLog, 'w');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', out, out] });
-    fs.closeSync(out);
-    track(child);
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    stops.push(async () => {
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 8000);
-      await exited;
-      clearTimeout(t);
-    });
-    const deadline = Date.now() + 60_000;
-    while (!fs.readFileSync(workerLog, 'utf8').includes('worker started')) {
-      if (child.exitCode !== null) throw new Error(`worker exited: ${fs.readFileSync(workerLog, 'utf8').slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error('worker did not start within 60 s');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    log(`stack up: database ${dbName}, temporal ${temporal.address}, api pid ${api.pid}, worker pid ${child.pid}`);
+    const startWorker = async (name: string, script: string) => {
+      const logFile = path.join(tmp, `${name}.log`);
+      const out = fs.openSync(logFile, 'w');
+      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', out, out] });
+      fs.closeSync(out);
+      track(child);
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      stops.push(async () => {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 8000);
+        await exited;
+        clearTimeout(t);
+      });
+      const deadline = Date.now() + 60_000;
+      while (!fs.readFileSync(logFile, 'utf8').includes('worker started')) {
+        if (child.exitCode !== null) throw new Error(`${name} exited: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+        if (Date.now() > deadline) throw new Error(`${name} did not start within 60 s`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return child;
+    };
+    // As `npm start`: outbound deliveries in a process of their own, beside the inbound worker.
+    const [child, outbound] = await Promise.all([startWorker('worker', 'temporal/worker-main.ts'), startWorker('outbound-worker', 'temporal/outbound-worker-main.ts')]);
+    log(`stack up: database ${dbName}, temporal ${temporal.address}, api pid ${api.pid}, worker pid ${child.pid}, outbound worker pid ${outbound.pid}`);
     return {
       db,
       dbName,
@@ -149,6 +156,7 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       emulators,
       api,
       worker: { pid: child.pid!, stop: async () => {} },
+      outboundWorker: { pid: outbound.pid! },
       apiRoot: `http://127.0.0.1:${apiPort}`,
       webhookUrl: `http://127.0.0.1:${dashboardPort}/api/webhooks/psp_a`,
       tenant,
@@ -183,7 +191,7 @@ import { pidsCpu, systemCpu } from './cpu';
 
 /**
  * CPU spent by each part of the stack over a phase (from /proc): this process (load generator,
- * emulator), the api, the worker, the Temporal dev server, the database's Postgres backends, and
+ * emulator), the api, both workers, the Temporal dev server, the database's Postgres backends, and
  * the whole machine (everyone's work). Call once at the start; the returned function ends the phase.
  */
 export async function cpuPhase(stack: WebhookStack): Promise<() => Promise<{ parts: Record<string, number>; machineBusyMs: number; wallMs: number }>> {
@@ -193,6 +201,7 @@ export async function cpuPhase(stack: WebhookStack): Promise<() => Promise<{ par
     'load generator + emulator': [process.pid],
     api: [stack.api.pid],
     worker: [stack.worker.pid],
+    'outbound worker': [stack.outboundWorker.pid],
     'Temporal dev server': [stack.temporal.process.pid!],
     'Postgres (this database)': pgPids,
   });

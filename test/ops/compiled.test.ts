@@ -25,8 +25,8 @@ describe('the compiled build', () => {
     await stack?.stop();
   });
 
-  it('dist/ holds the four entry points and the workflow bundles (tracing off and on), and nothing needs tsx', () => {
-    for (const f of ['api/main.js', 'temporal/worker-main.js', 'emulators/main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
+  it('dist/ holds the five entry points and the workflow bundles (tracing off and on), and nothing needs tsx', () => {
+    for (const f of ['api/main.js', 'temporal/worker-main.js', 'temporal/outbound-worker-main.js', 'emulators/main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
       expect(fs.existsSync(path.join(ROOT_DIR, 'dist', f)), f).toBe(true);
     }
     // Every relative import of the compiled code names a file that exists, as Node's ES-module loader requires.
@@ -52,7 +52,7 @@ describe('the compiled build', () => {
     expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/api\/main\.js"\]/);
     const compose = fs.readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
     expect(compose).not.toMatch(/tsx/);
-    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/emulators/main.js', 'dist/db/migrate-main.js']) {
+    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/temporal/outbound-worker-main.js', 'dist/emulators/main.js', 'dist/db/migrate-main.js']) {
       expect(compose).toContain(`command: ["node", "--enable-source-maps", "${entry}"]`);
     }
   });
@@ -68,6 +68,8 @@ describe('the compiled build', () => {
     expect(premium.body.entitlements).toEqual([expect.objectContaining({ state: 'active' })]);
     const worker = await until('the worker counted it', () => scrape(stack.workerMetricsPort), (s) => (sample(s, 'billing_entitlement_writes_total', { state: 'active' }) ?? 0) >= 1);
     expect(worker).toMatch(/^temporal_\w+/m);
+    // The compiled outbound worker is up beside it: its worker polls (the SDK's metrics are served).
+    expect(await scrape(stack.outboundWorkerMetricsPort)).toMatch(/^temporal_\w+/m);
     // The prebuilt bundle was loaded: the worker never ran the bundler at start.
     expect(stack.workerStderr()).not.toMatch(/Workflow bundle created/);
     expect(stack.workerStderr()).not.toMatch(/workflowsPath|webpack/i);

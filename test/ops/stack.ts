@@ -15,7 +15,7 @@ import { createProvenConnection } from '../helpers/connections';
 import { testDb } from '../helpers/db';
 
 /**
- * The production pair as separate processes — the real worker process and the real api process,
+ * The production processes, separately — the real worker, outbound worker and api processes,
  * from the sources (tsx) or from the compiled dist/ (node) — on a task queue of their own, with
  * the emulators and a tenant connected to psp_a, so a test can buy a subscription through
  * signed webhooks and watch it arrive. Every process here is started (and stopped) by the test.
@@ -51,6 +51,8 @@ export interface Stack {
   dashboardUrl: string;
   apiMetricsPort: number;
   workerMetricsPort: number;
+  /** The outbound worker's (outbound webhook deliveries; temporal/outbound-worker-main.ts). */
+  outboundWorkerMetricsPort: number;
   taskQueue: string;
   tenant: Awaited<ReturnType<typeof newTenant>>;
   publishableKey: string;
@@ -73,7 +75,7 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
     await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' });
   });
   const publishableKey = (await testDb()('apps').where({ tenant_id: tenant.tenant_id }).first('publishable_key_test')).publishable_key_test;
-  const [apiPort, dashboardPort, toolsPort, apiMetricsPort, workerMetricsPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const [apiPort, dashboardPort, toolsPort, apiMetricsPort, workerMetricsPort, outboundWorkerMetricsPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   const common: NodeJS.ProcessEnv = {
     NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue, MASTER_KEY: masterKey,
@@ -89,8 +91,9 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
   try {
     procs.push(spawnProcess(entry(mode, 'temporal/worker-main'), { ...common, METRICS_PORT: String(workerMetricsPort) }));
     procs.push(spawnProcess(entry(mode, 'api/main'), { ...common, METRICS_PORT: String(apiMetricsPort), API_PORT: String(apiPort), DASHBOARD_PORT: String(dashboardPort), TOOLS_PORT: String(toolsPort) }));
-    // The worker's metrics listener opens once Worker.create has succeeded (bundle loaded, connected).
-    await Promise.all([waitForPort('127.0.0.1', apiPort, 90_000), waitForPort('127.0.0.1', workerMetricsPort, 180_000)]);
+    procs.push(spawnProcess(entry(mode, 'temporal/outbound-worker-main'), { ...common, METRICS_PORT: String(outboundWorkerMetricsPort) }));
+    // A worker's metrics listener opens once Worker.create has succeeded (bundle loaded, connected).
+    await Promise.all([waitForPort('127.0.0.1', apiPort, 90_000), waitForPort('127.0.0.1', workerMetricsPort, 180_000), waitForPort('127.0.0.1', outboundWorkerMetricsPort, 180_000)]);
   } catch (e) {
     const out = stderr();
     await stop();
@@ -102,6 +105,7 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
     dashboardUrl,
     apiMetricsPort,
     workerMetricsPort,
+    outboundWorkerMetricsPort,
     taskQueue,
     tenant,
     publishableKey,

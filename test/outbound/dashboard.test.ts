@@ -18,7 +18,7 @@ describe('dashboard: webhook endpoints', () => {
   let browser: Browser;
   let rx: TestReceiver;
   beforeAll(async () => {
-    worker = await startTestWorker({ config: outboundConfig() });
+    worker = await startTestWorker({ config: outboundConfig(), outbound: true });
     api = await startApi({ config: worker.config, vault: worker.vault });
     browser = await launchBrowser();
     rx = await startReceiver();

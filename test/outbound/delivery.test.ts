@@ -38,7 +38,7 @@ describe('outbound webhooks: delivery, retries, order, replay', () => {
   };
 
   beforeAll(async () => {
-    worker = await startTestWorker({ config: outboundConfig() });
+    worker = await startTestWorker({ config: outboundConfig(), outbound: true });
     api = await startApi({ config: worker.config, vault: worker.vault }, logStream);
     t = await newTenant('outbound');
     rx = await startReceiver();

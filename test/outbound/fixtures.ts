@@ -33,11 +33,15 @@ export async function createEndpoint(apiUrl: string, key: string, body: Record<s
   return r.body as { id: string; secret: string; url: string };
 }
 
-/** The provider emulators, a worker with outbound settings, the api and a receiving server: what an end-to-end outbound test runs on. */
-export async function startOutboundStack() {
+/**
+ * The provider emulators, the inbound and outbound workers with outbound settings, the api and
+ * a receiving server: what an end-to-end outbound test runs on. `outbound: false` leaves the
+ * outbound worker off until `worker.startOutbound()`.
+ */
+export async function startOutboundStack(o: { outbound?: boolean } = {}) {
   const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
   const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
-  const worker = await startTestWorker({ config: { providerBaseUrls, ...outboundConfig() } });
+  const worker = await startTestWorker({ config: { providerBaseUrls, ...outboundConfig() }, outbound: o.outbound ?? true });
   const api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
   const rx = await startReceiver();
   return {

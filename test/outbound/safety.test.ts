@@ -32,8 +32,8 @@ describe('outbound webhooks: safety', () => {
 
   beforeAll(async () => {
     // The tests' switch: this worker may deliver to 127.0.0.1. The other keeps the default guard.
-    open = await startTestWorker({ config: outboundConfig() });
-    guarded = await startTestWorker({ config: outboundConfig({ allowPrivateAddresses: false }) });
+    open = await startTestWorker({ config: outboundConfig(), outbound: true });
+    guarded = await startTestWorker({ config: outboundConfig({ allowPrivateAddresses: false }), outbound: true });
     api = await startApi({ config: open.config, vault: open.vault });
     guardedApi = await startApi({ config: guarded.config, vault: guarded.vault });
     a = await newTenant('outbound-a');

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import { call } from '../helpers/api';
 
 /**
  * `npm start` from nothing: embedded Postgres, the Temporal dev server with its UI, the
- * emulators, worker and listeners; Ctrl-C stops every child; a second start has the same data.
+ * emulators, both workers and listeners; Ctrl-C stops every child; a second start has the same data.
  */
 describe('npm start', () => {
   const { dataDir, env } = freshStartEnv('billing-start-');
@@ -83,8 +84,12 @@ describe('npm start', () => {
     expect(providers.body.data).toHaveLength(PROVIDERS.length);
 
     const owned = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
-    expect(Object.keys(owned).sort()).toEqual(['api', 'emulators', 'postgres', 'temporal', 'worker']);
+    expect(Object.keys(owned).sort()).toEqual(['api', 'emulators', 'outbound-worker', 'postgres', 'temporal', 'worker']);
     for (const pid of Object.values(owned)) expect(alive(pid)).toBe(true);
+    // Deliveries' own worker polls, yielding the CPU to the inbound path (nice 10).
+    await expect.poll(() => fs.readFileSync(path.join(dataDir, 'outbound-worker.log'), 'utf8'), { timeout: 120_000, interval: 500 }).toContain('outbound worker started');
+    expect(os.getPriority(owned['outbound-worker'])).toBe(Math.max(os.getPriority(), 10));
+    expect(os.getPriority(owned.worker)).toBe(os.getPriority());
     // Ready to sell: the service's webhook URL registered at psp_a, the catalogue synced in the background.
     expect(out1).toMatch(/Webhook URLs\s+registered at psp_a/);
     expect(out1).toMatch(/Demo catalogue\s+syncing to the emulators in the background/);
