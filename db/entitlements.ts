@@ -46,8 +46,9 @@ export interface EntitlementWrite {
  * so the guard: a purchase that no longer grants access never replaces the row while another
  * purchase holds it active. Answers the row's id, or null when the guard kept the other purchase.
  * A row written also notifies (db/entitlement-notify.ts) in the same statement, so long-polling
- * SDK reads wake at this transaction's commit. A sandbox row made is a store's proof of test mode
- * (readiness' sandbox evidence): only then is readiness looked at, not on every write of this path.
+ * SDK reads wake at this transaction's commit. The provider's first sandbox row is a store's proof
+ * of test mode (readiness' sandbox evidence): only then is readiness looked at, not on every write
+ * of this path, nor for every new test user of a tenant that already has its proof.
  */
 export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWrite): Promise<string | null> {
   const { rows } = await trx.raw(
@@ -62,8 +63,14 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
      returning id, (xmax = 0) as inserted, pg_notify(?, ?)`,
     [e.tenantId, e.appUserId, e.provider, e.productId, e.subscriptionId, e.state, e.isSandbox, e.expiresAt, e.graceUntil, ENTITLEMENT_CHANNEL, entitlementPayload(e.tenantId, e.appUserId)],
   );
-  if (e.isSandbox && rows[0]?.inserted) await noteReadinessChange(trx, e.tenantId);
+  if (e.isSandbox && rows[0]?.inserted && !(await hasOtherSandboxEntitlement(trx, e.tenantId, e.provider, rows[0].id))) await noteReadinessChange(trx, e.tenantId);
   return rows[0]?.id ?? null;
+}
+
+/** Whether the tenant already has a sandbox entitlement of this provider besides `id` (an index probe: entitlements_overview). */
+async function hasOtherSandboxEntitlement(trx: Knex.Transaction, tenantId: string, provider: string, id: string): Promise<boolean> {
+  const { rows } = await trx.raw('select exists (select 1 from entitlements where tenant_id = ? and is_sandbox and provider = ? and id <> ?) as other', [tenantId, provider, id]);
+  return rows[0].other;
 }
 
 /** A purchase's entitlements held by anyone but `owner` (held provisionally for the buyer the store named) are dropped. */
