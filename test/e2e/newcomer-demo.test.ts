@@ -8,13 +8,16 @@ import { ROOT_DIR } from '../../runtime/config';
 import { freePort } from '../../runtime/ports';
 import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
 import { launchBrowser } from './helpers/browser';
+import { startReceiver, type TestReceiver } from '../outbound/receiver';
 
 /**
  * The README's path, exactly as a newcomer takes it, as real processes: `npm start` (its own
  * ports and data dir), then at once `npm run example:web` against it, then in Chromium: the
  * page says free, Subscribe opens psp_a's hosted checkout, Pay, the tab closes, the page says
  * premium. Nothing is prepared behind the demo's back: the webhook endpoint and the catalogue
- * are what `npm start` itself set up. The service agrees (GET /v1/sdk/subscribers).
+ * are what `npm start` itself set up. The service agrees (GET /v1/sdk/subscribers). And the
+ * README's webhook endpoint (its curl, with the switch that lets a local receiver in) hears the
+ * purchase from `npm start`'s own outbound worker, signed.
  *
  * Heavy (a whole `npm start` plus a browser): the suite has no cross-file serialisation, so
  * this file keeps to one test and cleans up every process group it started.
@@ -83,8 +86,10 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
   let start: Running | undefined;
   let example: Running | undefined;
   let browser: Browser | undefined;
+  let receiver: TestReceiver | undefined;
 
   afterAll(async () => {
+    await receiver?.close();
     // What the newcomer's two terminals showed, for reading a failure.
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     fs.writeFileSync(path.join(ARTIFACTS, 'npm-start.txt'), start?.out() ?? '');
@@ -104,7 +109,8 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
     for (const name of ['API_PORT', 'DASHBOARD_PORT', 'TOOLS_PORT', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_PG_PORT', 'EXAMPLE_PORT', ...PROVIDERS.map((p) => `${p.toUpperCase()}_EMULATOR_PORT`)]) {
       ports[name] = String(await freePort());
     }
-    const withPorts = { ...env, ...ports };
+    // A newcomer's backend on this machine is a local address: the documented switch lets it in.
+    const withPorts = { ...env, ...ports, OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES: '1' };
 
     start = run('npm', ['start'], withPorts);
     await waitForOutput(start, /Billing service is up/, 240_000, 'npm start');
@@ -112,6 +118,17 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
     const publishableKey = /Publishable key\s+(\S+)/.exec(banner)![1];
     expect(banner).toMatch(/Webhook URLs\s+registered at psp_a/);
     expect(banner).toMatch(/Demo catalogue\s+syncing to the emulators in the background/);
+
+    // The README's "push every entitlement change to your backend": its curl, with the banner's secret key.
+    receiver = await startReceiver();
+    const secretKey = /Secret key\s+(\S+)/.exec(banner)![1];
+    const made = await fetch(`http://127.0.0.1:${ports.API_PORT}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    expect(made.status).toBe(200);
+    const { secret: signingSecret } = (await made.json()) as { secret: string };
 
     // Right away, as the README says: the example waits for the demo to be sellable by itself.
     example = run('npm', ['run', 'example:web'], withPorts);
@@ -154,6 +171,9 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
     expect(subscriber.is_premium).toBe(true);
     expect(subscriber.mode).toBe('test');
     expect(subscriber.entitlements).toContainEqual(expect.objectContaining({ provider: 'psp_a', sku: 'premium_monthly', is_active: true }));
+    // The tenant's backend heard it, signed with the endpoint's secret (the standardwebhooks library verifies).
+    const heard = () => receiver!.received.map((r) => receiver!.verify(r, signingSecret) as { type: string; data: { app_user_id?: string } });
+    await expect.poll(() => heard().some((e) => e.type === 'entitlement.active' && e.data.app_user_id === APP_USER), { timeout: 60_000 }).toBe(true);
     // npm start's own line about its background sync (the run may finish after psp_a's link exists).
     await expect.poll(() => start!.out(), { timeout: 120_000 }).toMatch(/\[start\] Demo catalogue synced to the emulators: \d+ product\/provider pairs written/);
     await context.close();
