@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { TenantReader } from './tenant-read';
+import { isoTimestampTypes } from './timestamps';
 import type { Mode } from '../domain/providers';
 import type { SubscriptionStatus, SubscriptionView } from '../domain/subscription';
 import { productIdSql } from './entitlements';
@@ -95,15 +97,19 @@ export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
 /**
  * What GET /v1/sdk/subscribers/{id} reads of one app user: the entitlements of one side
  * (sandbox or real) with their product's sku, and the statuses of the user's subscriptions in
- * the key's mode (they set how long the SDK may cache the answer). Run inside withTenant.
+ * the key's mode (they set how long the SDK may cache the answer). Run in a tenant read.
  */
-export async function readSubscriberRows(trx: Knex.Transaction, appUserId: string, mode: Mode) {
+export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
+  // Plain statements in a tenant read (db/tenant-read.ts), times as the API's ISO strings: the
+  // client apps' premium check is the busiest read there is, and the same path as the hot page.
   return {
-    ents: await trx('entitlements as e')
-      .leftJoin('products as p', 'p.id', 'e.product_id')
-      .where({ 'e.app_user_id': appUserId, 'e.is_sandbox': mode === 'test' })
-      .orderBy('e.created_at')
-      .select('e.provider', 'e.state', 'e.is_sandbox', 'e.product_id', 'p.sku', 'e.expires_at', 'e.grace_until', 'e.updated_at'),
-    subs: await trx('subscriptions').where({ app_user_id: appUserId, mode }).select('status'),
+    ents: await reader.rows(
+      `select e.provider, e.state, e.is_sandbox, e.product_id, p.sku, e.expires_at, e.grace_until, e.updated_at
+         from entitlements e left join products p on p.id = e.product_id
+        where e.app_user_id = $1 and e.is_sandbox = $2 order by e.created_at`,
+      [appUserId, mode === 'test'],
+      { types: isoTimestampTypes },
+    ),
+    subs: (await reader.rows('select status from subscriptions where app_user_id = $1 and mode = $2', [appUserId, mode])) as Pick<SubscriptionView, 'status'>[],
   };
 }

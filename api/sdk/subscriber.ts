@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { readSubscriberRows } from '../../db/subscriptions';
-import { withTenant } from '../../db/tenant-tx';
+import { readAsTenant } from '../../db/tenant-read';
 import { cacheTtlSeconds, isPremium, isPremiumState } from '../../domain/entitlement';
 import { iso } from '../operations/paging';
 import type { Row } from '../../db/row';
@@ -11,7 +11,7 @@ import type { AppPrincipal } from './auth';
  * purchase registration share it. A pk_test_ key sees sandbox entitlements only, pk_live_ live ones.
  */
 export async function subscriberView(db: Knex, principal: AppPrincipal, appUserId: string) {
-  const { ents, subs } = await withTenant(db, principal.tenantId, (trx) => readSubscriberRows(trx, appUserId, principal.mode));
+  const { ents, subs } = await readAsTenant(db, principal.tenantId, (reader) => readSubscriberRows(reader, appUserId, principal.mode));
   const entitlements = ents.map((e: Row) => ({
     provider: e.provider,
     state: e.state,
