@@ -174,8 +174,9 @@ describe('outbound webhooks: delivery, retries, order, replay', () => {
     const before = await signals();
     for (let i = 1; i <= 5; i++) {
       await changeEntitlement(t.tenant_id, `user-s${i}`, 'active', 'active');
-      // Paced past the dispatcher's 100 ms sweep, so each event is a pass of its own: without the drain's lease each would wake it.
-      await new Promise((r) => setTimeout(r, 250));
+      // Each event handed over (or skipped for the lease) by a dispatcher pass of its own before the
+      // next is recorded: without the drain's lease each would wake it.
+      await until('handed over', async () => Number((await testDb()('outbound_outbox').whereRaw("handover->>'endpointId' = ?", [ep.id]).count({ n: '*' }).first())!.n), (n) => n === 0);
     }
     await until('all delivered', async () => rx.received.length, (n) => n >= 6);
     expect((await handle.describe()).runId).toBe(runBefore);
