@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
-import { isUuid } from '../domain/ids';
 import { preparedName, preparesStatements, renamePreparedAfterPlanChange } from './knex';
-import { APP_ROLE } from './tenant-tx';
+import { tenantSettingsSql } from './tenant-tx';
 import type { Row } from './row';
 
 /** What a tenant read may do: run statements (`$1`… placeholders), each prepared by its text. */
@@ -26,7 +25,7 @@ interface PoolConnection extends pg.Client {
  * never handed out again in an unknown state.
  */
 export async function readAsTenant<T>(db: Knex, tenantId: string, work: (reader: TenantReader) => Promise<T>): Promise<T> {
-  if (!isUuid(tenantId)) throw new Error('readAsTenant: tenant id must be a uuid');
+  const settings = tenantSettingsSql(tenantId, 'readAsTenant');
   const client = db.client as { acquireConnection(): Promise<PoolConnection>; releaseConnection(c: PoolConnection): Promise<void> };
   const conn = await client.acquireConnection();
   const prepare = preparesStatements(db);
@@ -45,7 +44,7 @@ export async function readAsTenant<T>(db: Knex, tenantId: string, work: (reader:
   };
   try {
     try {
-      await conn.query(`BEGIN READ ONLY; select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId.toLowerCase()}', true)`);
+      await conn.query(`BEGIN READ ONLY; ${settings}`);
       const result = await work(reader);
       open = false;
       await conn.query('COMMIT');

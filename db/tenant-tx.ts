@@ -11,10 +11,17 @@ export const APP_ROLE = 'billing_app';
  * (`set_config(..., true)`), so RLS filters every read and checks every write.
  */
 export async function withTenant<T>(db: Knex, tenantId: string, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  // Validated as a uuid, so it can be inlined: the settings then travel with BEGIN in one message.
-  if (!isUuid(tenantId)) throw new Error('withTenant: tenant id must be a uuid');
-  const beginSql = `select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId.toLowerCase()}', true)`;
-  return db.transaction(work, { beginSql } as TenantTransactionConfig);
+  return db.transaction(work, { beginSql: tenantSettingsSql(tenantId, 'withTenant') } as TenantTransactionConfig);
+}
+
+/**
+ * The statement that makes a transaction the tenant's: the app role and `app.tenant_id`, both for
+ * the transaction only. The id is validated as a uuid, so it can be inlined: the settings then
+ * travel with BEGIN in one message (withTenant here, readAsTenant in db/tenant-read.ts).
+ */
+export function tenantSettingsSql(tenantId: string, caller: string): string {
+  if (!isUuid(tenantId)) throw new Error(`${caller}: tenant id must be a uuid`);
+  return `select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId.toLowerCase()}', true)`;
 }
 
 /** A transaction as the app role with no tenant set: RLS makes every tenant table empty. */
