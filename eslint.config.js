@@ -27,6 +27,19 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // One way out (docs/egress.md): provider, activity, workflow and request-handling code reaches
+    // the network only through egress/, which holds the address guard, refuses redirects and
+    // bounds answers. A bare fetch or http client here would bypass all three.
+    files: ['providers/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'api/**/*.ts'],
+    ignores: ['api/http-server.ts', 'api/main.ts'],
+    rules: {
+      'no-restricted-globals': ['error', { name: 'fetch', message: 'Use egress/ (egressRequest, or operatorHostFetch for the operator\'s provider hosts): docs/egress.md.' }],
+      'no-restricted-imports': ['error', {
+        paths: ['node:http', 'node:https', 'http', 'https', 'undici', 'node:tls', 'tls'].map((name) => ({ name, message: 'Outbound requests go through egress/ (docs/egress.md).' })),
+      }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

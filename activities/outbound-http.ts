@@ -1,7 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { AddressRefused, checkLiteralHost, guardedLookup } from '../runtime/outbound-address';
+import { EgressError, egressRequest } from '../egress/request';
 
 /** What is kept of a receiver's answer (the delivery log shows it; no more is read). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -24,20 +22,13 @@ export interface PostResult {
 }
 
 /**
- * One signed POST: no redirect followed (a 3xx is a failed attempt), the answer read up to
- * RESPONSE_EXCERPT_BYTES and the connection dropped after that, the whole attempt bounded by
+ * One signed POST through the egress path (egress/request.ts): no redirect followed (a 3xx is a
+ * failed attempt), the answer read up to RESPONSE_EXCERPT_BYTES, the whole attempt bounded by
  * `timeoutMs`. Never throws: the caller records what happened.
  */
 export async function postSigned(o: { url: string; msgId: string; body: string; secrets: readonly string[]; timeoutMs: number; allowPrivate: boolean }): Promise<PostResult> {
   const started = performance.now();
   const done = (r: Omit<PostResult, 'latencyMs'>): PostResult => ({ ...r, latencyMs: performance.now() - started });
-  let url: URL;
-  try {
-    url = new URL(o.url);
-    checkLiteralHost(url, o.allowPrivate);
-  } catch (e) {
-    return done({ statusCode: null, excerpt: null, error: (e as Error).message, refused: true });
-  }
   const at = new Date();
   const headers = {
     'content-type': 'application/json',
@@ -46,32 +37,13 @@ export async function postSigned(o: { url: string; msgId: string; body: string; 
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
     'webhook-signature': signatureHeader(o.secrets, o.msgId, at, o.body),
   };
-  const signal = AbortSignal.timeout(o.timeoutMs);
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise<PostResult>((resolve) => {
-    const req = client.request(url, { method: 'POST', headers, lookup: guardedLookup(o.allowPrivate) as never, signal, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let finished = false;
-      const finish = () => {
-        if (finished) return;
-        finished = true;
-        resolve(done({ statusCode: res.statusCode ?? null, excerpt: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'), error: null, refused: false }));
-        res.destroy();
-      };
-      res.on('data', (c: Buffer) => {
-        chunks.push(c);
-        size += c.length;
-        if (size >= RESPONSE_EXCERPT_BYTES) finish();
-      });
-      res.on('end', finish);
-      res.on('error', () => finish());
-    });
-    req.on('error', (e) => {
-      const refused = e instanceof AddressRefused || (e as Error).name === 'AddressRefused';
-      const error = signal.aborted ? `timed out after ${o.timeoutMs} ms` : refused ? e.message : `${(e as NodeJS.ErrnoException).code ?? 'error'}: ${e.message}`;
-      resolve(done({ statusCode: null, excerpt: null, error, refused }));
-    });
-    req.end(o.body);
-  });
+  try {
+    const answer = await egressRequest(o.url, { method: 'POST', headers, body: o.body }, { allowPrivate: o.allowPrivate, timeoutMs: o.timeoutMs, maxResponseBytes: RESPONSE_EXCERPT_BYTES, oversize: 'truncate' });
+    return done({ statusCode: answer.status, excerpt: answer.body.toString('utf8'), error: null, refused: false });
+  } catch (e) {
+    const kind = e instanceof EgressError ? e.kind : 'connect_failed';
+    const refused = kind === 'refused_address' || kind === 'bad_url';
+    const error = kind === 'timeout' ? `timed out after ${o.timeoutMs} ms` : refused ? `refused: ${(e as Error).message}` : (e as Error).message;
+    return done({ statusCode: null, excerpt: null, error, refused });
+  }
 }

@@ -17,18 +17,19 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 export const ALLOWED: Record<string, string[]> = {
   domain: [],
   runtime: ['domain'],
+  egress: ['domain'],
   vault: ['domain'],
   db: ['domain', 'runtime', 'vault'],
-  providers: ['domain', 'vault'],
+  providers: ['domain', 'vault', 'egress'],
   workflows: ['domain'],
-  activities: ['domain', 'db', 'providers', 'runtime', 'vault'],
-  temporal: ['domain', 'db', 'providers', 'runtime', 'vault', 'activities', 'workflows'],
-  api: ['domain', 'db', 'providers', 'runtime', 'vault', 'temporal'],
+  activities: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress'],
+  temporal: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress', 'activities', 'workflows'],
+  api: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress', 'temporal'],
   emulators: ['domain', 'runtime'],
-  seed: ['domain', 'db', 'runtime', 'providers', 'vault'],
+  seed: ['domain', 'db', 'runtime', 'providers', 'vault', 'egress'],
   sdk: [],
   examples: ['sdk'],
-  scripts: ['domain', 'db', 'runtime', 'vault', 'providers', 'temporal', 'api', 'activities', 'workflows', 'emulators', 'seed'],
+  scripts: ['domain', 'db', 'runtime', 'vault', 'providers', 'egress', 'temporal', 'api', 'activities', 'workflows', 'emulators', 'seed'],
 };
 /** Type-only imports a folder may make on top of ALLOWED. */
 export const TYPE_ONLY: Record<string, string[]> = {

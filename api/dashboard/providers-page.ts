@@ -8,6 +8,7 @@ import { ConnectionError, connectProvenByOAuth, createConnection, getConnectionS
 import { startConnectionProof } from '../../temporal/workflow-starts';
 import { MODES, PROVIDERS, WEB_PROVIDERS, type ProviderId } from '../../domain/providers';
 import { createAdapters } from '../../providers';
+import { credentialRefusal } from '../../providers/credential-check';
 import type { ProviderCredential } from '../../providers/types';
 import { createVault, type Vault } from '../../vault/vault';
 import { resolveMasterKey } from '../../vault/master-key';
@@ -191,6 +192,12 @@ ${secretInputs(c.provider)}
     if (entered.length === 0) {
       ctx.status = 400;
       return renderOne(ctx, c, { error: 'Nothing was entered.' });
+    }
+    const refusal = Object.values(secrets.credentials ?? {}).map((cred) => cred && credentialRefusal(c.provider, cred, services.config.providerBaseUrls[c.provider])).find(Boolean);
+    if (refusal) {
+      await audit(ctx, 'dashboard.connection.update_secrets', 'credential_refused', { connection_id: c.id, provider: c.provider });
+      ctx.status = 400;
+      return renderOne(ctx, c, { error: refusal });
     }
     try {
       const updated = await writeConnection(ctx, (trx) => updateConnectionSecrets(trx, getVault(), c.id, secrets));

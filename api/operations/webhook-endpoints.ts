@@ -4,7 +4,7 @@ import { endpointUrlProblem, OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } fr
 import { deleteEndpoint, endpointById, endpointPage, insertEndpoint, rotateEndpointSecret, updateEndpoint } from '../../db/outbound-endpoints';
 import type { Row } from '../../db/row';
 import { baseReadiness } from '../../db/outbound-events';
-import { checkLiteralHost } from '../../runtime/outbound-address';
+import { checkLiteralHost } from '../../egress/address-guard';
 import { ApiError, invalidRequest, notFound } from '../errors';
 import type { OperationContext } from './types';
 import type { Services } from '../services';

@@ -68,7 +68,9 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
         const { payload } = await jwtVerify(assertion, crypto.createPublicKey(found.sa.public_key_pem), {
           algorithms: ['RS256'],
           issuer: found.sa.client_email,
-          audience: [found.sa.token_uri, `${publicUrl()}/token`, ...REAL_TOKEN_URIS],
+          // Google checks aud against the endpoint the assertion was sent to; behind a proxy that is
+          // the URL the client addressed (its Host), which is also what its token_uri names.
+          audience: [found.sa.token_uri, `${publicUrl()}/token`, `${ctx.protocol}://${ctx.host}/token`, ...REAL_TOKEN_URIS],
           requiredClaims: ['iat', 'exp'],
           clockTolerance: 60,
         });

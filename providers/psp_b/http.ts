@@ -1,6 +1,7 @@
 import { ProviderRejectedError, ProviderUnreachableError, classifyHttpFailure } from '../errors';
 import { providerKeyMode } from '../../domain/keys';
 import type { ProviderContext } from '../types';
+import { operatorHostFetch, type EgressFetch } from '../../egress/fetch';
 
 export const PROVIDER = 'psp_b';
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -16,7 +17,7 @@ interface PaddleErrorBody {
 }
 
 export interface HttpOptions {
-  fetch?: typeof fetch;
+  fetch?: EgressFetch;
   timeoutMs?: number;
 }
 
@@ -56,7 +57,7 @@ export async function paddleRequest<T>(
   const qs = opts.query ? new URLSearchParams(opts.query).toString() : '';
   const url = `${ctx.baseUrl.replace(/\/+$/, '')}${path}${qs ? `?${qs}` : ''}`;
   const timeoutMs = ctx.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const doFetch = opts.fetch ?? fetch;
+  const doFetch = opts.fetch ?? operatorHostFetch;
   await ctx.pace?.();
   let res: Response;
   try {

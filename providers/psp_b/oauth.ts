@@ -1,6 +1,7 @@
 import { ProviderRejectedError, ProviderUnreachableError, classifyHttpFailure } from '../errors';
 import type { OAuthConnectResult } from '../types';
 import { PROVIDER } from './http';
+import { operatorHostFetch, type EgressFetch } from '../../egress/fetch';
 
 /**
  * Paddle has no public OAuth; the psp_b emulator (and any broker standing in for Paddle)
@@ -11,12 +12,12 @@ export async function exchangePaddleOAuthCode(
   baseUrl: string,
   client: { client_id: string; client_secret: string },
   code: string,
-  opts: { fetch?: typeof fetch; timeoutMs?: number } = {},
+  opts: { fetch?: EgressFetch; timeoutMs?: number } = {},
 ): Promise<OAuthConnectResult> {
   const body = new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.client_id, client_secret: client.client_secret });
   let res: Response;
   try {
-    res = await (opts.fetch ?? fetch)(`${baseUrl.replace(/\/+$/, '')}/oauth/token`, {
+    res = await (opts.fetch ?? operatorHostFetch)(`${baseUrl.replace(/\/+$/, '')}/oauth/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
       body,

@@ -1,6 +1,7 @@
 import { classifyHttpFailure, ProviderRejectedError, type ProviderError } from '../errors';
 import { providerKeyMode } from '../../domain/keys';
 import type { Mode, ProviderContext, ProviderCredential } from '../types';
+import { operatorHostFetch, type EgressFetch } from '../../egress/fetch';
 
 export const PROVIDER = 'psp_c';
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -9,7 +10,7 @@ const PAGE = 100;
 
 export interface PspCOptions {
   /** Injected fetch (tests, proxies); defaults to the global one. */
-  fetch?: typeof fetch;
+  fetch?: EgressFetch;
   /** Default per-call timeout when the context names none. */
   timeoutMs?: number;
   /** Where the partner OAuth endpoints live: https://auth.razorpay.com at Razorpay; `<baseUrl>/oauth` by default (the emulator). */
@@ -53,7 +54,7 @@ export type Query = Record<string, string | number | undefined>;
 
 /** Raw HTTP with Razorpay's error envelope mapped onto the three error classes. */
 export async function httpJson<T>(
-  fetchImpl: typeof fetch,
+  fetchImpl: EgressFetch,
   url: string,
   init: { method: string; headers: Record<string, string>; body?: unknown; timeoutMs: number },
 ): Promise<T> {
@@ -87,14 +88,14 @@ export async function httpJson<T>(
 
 /** One connected account, one mode: authenticated calls to the Razorpay API. */
 export class RazorpayClient {
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: EgressFetch;
   private readonly timeoutMs: number;
 
   constructor(
     private readonly ctx: ProviderContext,
     opts: PspCOptions = {},
   ) {
-    this.fetchImpl = opts.fetch ?? fetch;
+    this.fetchImpl = opts.fetch ?? operatorHostFetch;
     this.timeoutMs = ctx.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const keyMode = credentialMode(ctx.credential);
     // A test key would silently write test objects for a live sync (and the reverse): refuse.

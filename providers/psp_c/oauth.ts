@@ -1,5 +1,6 @@
 import type { OAuthConnectResult } from '../types';
 import { credentialMode, httpJson, type PspCOptions } from './client';
+import { operatorHostFetch } from '../../egress/fetch';
 
 /**
  * Razorpay partner OAuth token exchange: POST <auth>/token with client_id,
@@ -22,7 +23,7 @@ export async function exchangeCode(
   opts: PspCOptions & { redirect_uri?: string; mode?: 'test' | 'live' } = {},
 ): Promise<OAuthConnectResult> {
   const authBase = (opts.oauthBaseUrl ?? `${baseUrl.replace(/\/$/, '')}/oauth`).replace(/\/$/, '');
-  const answer = await httpJson<TokenAnswer>(opts.fetch ?? fetch, `${authBase}/token`, {
+  const answer = await httpJson<TokenAnswer>(opts.fetch ?? operatorHostFetch, `${authBase}/token`, {
     method: 'POST',
     headers: {},
     body: { client_id: client.client_id, client_secret: client.client_secret, grant_type: 'authorization_code', code, redirect_uri: opts.redirect_uri, mode: opts.mode },

@@ -20,10 +20,10 @@ export function playClient(ctx: ProviderContext): Play {
   const key = crypto.createHash('sha256').update(`${ctx.baseUrl}\n${timeout}\n${json ?? ''}`).digest('hex');
   const hit = clients.get(key);
   if (hit) return hit;
-  const sa = parseServiceAccount(json);
+  const sa = parseServiceAccount(json, ctx.baseUrl);
   const api = androidpublisher({
     version: 'v3',
-    auth: serviceAccountClient(sa, timeout),
+    auth: serviceAccountClient(sa, timeout, ctx.baseUrl),
     rootUrl: `${ctx.baseUrl.replace(/\/+$/, '')}/`,
     // Temporal owns retries: the client must not retry 5xx/429 on its own.
     retry: false,

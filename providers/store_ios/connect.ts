@@ -3,6 +3,7 @@ import { SignJWT } from 'jose';
 import { classifyHttpFailure, ProviderRejectedError, ProviderUnreachableError, type ProviderError } from '../errors';
 import type { ProviderContext } from '../types';
 import { describeNetworkError, PROVIDER } from './errors';
+import { operatorHostFetch } from '../../egress/fetch';
 
 /** Apple's production host; the adapter uses ctx.baseUrl, which may be this or the emulator. */
 export const APPLE_CONNECT_BASE = 'https://api.appstoreconnect.apple.com';
@@ -98,7 +99,7 @@ export function connectClient(ctx: ProviderContext): ConnectClient {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(base + pathAndQuery, {
+      res = await operatorHostFetch(base + pathAndQuery, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),

@@ -4,6 +4,7 @@ import { ProviderRejectedError } from '../errors';
 import type { Mode, ProviderContext } from '../types';
 import { APPLE_CONNECT_BASE } from './connect';
 import { PROVIDER, serverApiFailure } from './errors';
+import { operatorHostFetch } from '../../egress/fetch';
 
 /** Apple's own Server API hosts (the library hard-codes the same two). */
 export const APPLE_SERVER_API_BASE: Record<'Production' | 'Sandbox', string> = {
@@ -41,7 +42,7 @@ export class ConfigurableServerAPIClient extends AppStoreServerAPIClient {
   // The base declares node-fetch's Response; the WHATWG Response has every member it reads (ok, status, json()).
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   protected override async makeFetchRequest(path: string, query: URLSearchParams, method: string, body: string | Buffer | undefined, headers: Record<string, string>): Promise<any> {
-    const res = await fetch(`${this.hostBase}${path}?${query}`, {
+    const res = await operatorHostFetch(`${this.hostBase}${path}?${query}`, {
       method,
       body: body as BodyInit | undefined,
       headers,

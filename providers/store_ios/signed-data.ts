@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
 import { WebhookVerificationError } from '../errors';
 import { PROVIDER } from './errors';
+import { operatorHostFetch } from '../../egress/fetch';
 
 /**
  * Apple Root CA - G3, the anchor of every App Store JWS (public certificate,
@@ -42,7 +43,7 @@ export async function resolveRoots(roots: TrustedRoots | undefined): Promise<Buf
 
 /** The emulator's test root, for wiring `trustedRoots` in demo mode and tests. */
 export async function fetchEmulatorRootCa(emulatorUrl: string): Promise<Buffer> {
-  const res = await fetch(`${emulatorUrl.replace(/\/+$/, '')}/__control/root-ca`);
+  const res = await operatorHostFetch(`${emulatorUrl.replace(/\/+$/, '')}/__control/root-ca`);
   if (!res.ok) throw new Error(`root-ca answered ${res.status}`);
   const body = (await res.json()) as { der_base64: string };
   return Buffer.from(body.der_base64, 'base64');

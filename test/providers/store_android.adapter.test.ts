@@ -22,8 +22,14 @@ async function newAccount(): Promise<Creds> {
   return control('/accounts', { account: `com.example.t${crypto.randomBytes(4).toString('hex')}` });
 }
 
+/**
+ * Behind a proxy the service account's token_uri moves with the base URL: a token endpoint on
+ * another origin than the configured Play host is refused (docs/egress.md).
+ */
 function ctxFor(acct: Creds, mode: 'test' | 'live' = 'test', baseUrl = emu.url): ProviderContext {
-  return { baseUrl, mode, credential: acct.credentials[mode], accountRef: acct.account };
+  const sa = JSON.parse(acct.credentials[mode].service_account_json);
+  const tokenUri = new URL(new URL(sa.token_uri).pathname, baseUrl).toString();
+  return { baseUrl, mode, credential: { service_account_json: JSON.stringify({ ...sa, token_uri: tokenUri }) }, accountRef: acct.account };
 }
 
 const spec = (over: Partial<ProductSpec> = {}) => productSpec({ android_store_product_id: 'monthly', ...over });
@@ -206,7 +212,8 @@ describe('store_android adapter: service-account auth', () => {
     const ctx = { ...ctxFor(acct), credential: { service_account_json: JSON.stringify(sa) } };
     const err = await adapter.checkReachable(ctx).catch((e) => e);
     expect(err).toBeInstanceOf(ProviderRejectedError);
-    expect(err.reason).toMatch(/Invalid JWT Signature/);
+    // Only the status and the standard OAuth code: a token endpoint's own words are never repeated (docs/egress.md).
+    expect(err.reason).toBe('token endpoint refused the service account (HTTP 400, invalid_grant)');
     // The reason never carries the key.
     expect(err.message).not.toContain('PRIVATE KEY');
   });
@@ -216,7 +223,7 @@ describe('store_android adapter: service-account auth', () => {
     const other = await newAccount();
     const sa = JSON.parse(acct.credentials.test.service_account_json);
     const stranger = { ...ctxFor(acct), credential: { service_account_json: JSON.stringify({ ...sa, client_email: 'nobody@x.iam.gserviceaccount.com', private_key_id: undefined }) } };
-    await expect(adapter.checkReachable(stranger)).rejects.toThrow(/account not found/);
+    await expect(adapter.checkReachable(stranger)).rejects.toThrow(/token endpoint refused the service account \(HTTP 4\d\d/);
     await expect(adapter.checkReachable({ ...ctxFor(acct), credential: { service_account_json: '{not json' } })).rejects.toBeInstanceOf(ProviderRejectedError);
     await expect(adapter.checkReachable({ ...ctxFor(acct), credential: {} })).rejects.toBeInstanceOf(ProviderRejectedError);
     const crossed = await adapter.checkReachable({ ...ctxFor(acct), accountRef: other.account }).catch((e) => e);

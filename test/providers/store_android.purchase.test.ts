@@ -126,7 +126,7 @@ describe('store_android: purchases.subscriptionsv2 through the adapter', () => {
     const { purchase_token } = await control('/sandbox-purchase', { product_id: 'annual' });
     // Use the adapter's own auth to reach the raw endpoint, as a later acknowledge step would.
     const { fetchAccessToken, parseServiceAccount } = await import('../../providers/store_android/auth');
-    const { access_token } = await fetchAccessToken(parseServiceAccount(acct.credentials.test.service_account_json), 5000);
+    const { access_token } = await fetchAccessToken(parseServiceAccount(acct.credentials.test.service_account_json, emu.url), 5000, emu.url);
     const res = await fetch(
       `${emu.url}/androidpublisher/v3/applications/${acct.account}/purchases/subscriptions/annual/tokens/${encodeURIComponent(purchase_token)}:acknowledge`,
       { method: 'POST', headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' }, body: '{}' },
