@@ -14,6 +14,8 @@ export type Adapters = Record<ProviderId, ProviderAdapter>;
 export interface AdapterSettings {
   providerBaseUrls: Record<ProviderId, string>;
   storeAndroidPushServiceAccount?: string;
+  storeAndroidJwksUrl?: string;
+  storeIosTrustedRoots?: string[];
 }
 
 const isLocal = (url: string) => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\]|emulators)(:|\/|$)/.test(url);
@@ -23,7 +25,7 @@ const isLocal = (url: string) => /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\]|em
  * the stores' trust anchors are the emulators' own (their OIDC key set and test root CA);
  * against the real stores they are Google's and Apple's defaults unless overridden.
  */
-export function createAdapters(config: AdapterSettings, env: NodeJS.ProcessEnv = process.env): Adapters {
+export function createAdapters(config: AdapterSettings): Adapters {
   const android = config.providerBaseUrls.store_android;
   const ios = config.providerBaseUrls.store_ios;
   let iosRoots: Promise<Buffer[]> | undefined;
@@ -32,13 +34,13 @@ export function createAdapters(config: AdapterSettings, env: NodeJS.ProcessEnv =
     psp_b: createPspBAdapter(),
     psp_c: createPspCAdapter(),
     store_android: createStoreAndroidAdapter({
-      jwksUrl: env.STORE_ANDROID_JWKS_URL || (isLocal(android) ? `${android}/oauth2/v3/certs` : undefined),
+      jwksUrl: config.storeAndroidJwksUrl ?? (isLocal(android) ? `${android}/oauth2/v3/certs` : undefined),
       // Required in production (runtime/config.ts refuses to start without it).
-      pushServiceAccountEmail: config.storeAndroidPushServiceAccount ?? (env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined),
+      pushServiceAccountEmail: config.storeAndroidPushServiceAccount,
     }),
     store_ios: createStoreIosAdapter(
-      env.STORE_IOS_TRUSTED_ROOTS
-        ? { trustedRoots: env.STORE_IOS_TRUSTED_ROOTS.split(',').map((f) => fs.readFileSync(f.trim())) }
+      config.storeIosTrustedRoots
+        ? { trustedRoots: config.storeIosTrustedRoots.map((f) => fs.readFileSync(f)) }
         : isLocal(ios)
           ? // Fetched once, lazily: the emulator may start after us.
             { trustedRoots: () => (iosRoots ??= fetchEmulatorRootCa(ios).then((r) => [r]).catch((e) => { iosRoots = undefined; throw e; })) }

@@ -79,6 +79,10 @@ export interface Config {
    * Google-issued token with the right audience would do, so production refuses to start.
    */
   storeAndroidPushServiceAccount?: string;
+  /** `STORE_ANDROID_JWKS_URL`: where Google's OIDC signing keys are read (default: Google's, or the emulator's when the Play base is local). */
+  storeAndroidJwksUrl?: string;
+  /** `STORE_IOS_TRUSTED_ROOTS`: comma-separated PEM/DER files of the App Store roots to trust (default: Apple's, or the emulator's when local). */
+  storeIosTrustedRoots?: string[];
   /**
    * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
    * dashboard's "Connect" button needs one; without it the provider is connected by entering keys.
@@ -200,6 +204,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
     storeAndroidPushServiceAccount: env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined,
+    storeAndroidJwksUrl: env.STORE_ANDROID_JWKS_URL || undefined,
+    storeIosTrustedRoots: env.STORE_IOS_TRUSTED_ROOTS ? env.STORE_IOS_TRUSTED_ROOTS.split(',').map((f) => f.trim()).filter(Boolean) : undefined,
     httpLimits: {
       requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
       headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
