@@ -163,7 +163,8 @@ describe('dashboard: providers in a real browser', () => {
     const p = await ctx.newPage();
     const email = uniqueEmail('stores');
     await signUp(p, api.dashboardRoot, email);
-    const serviceAccount = JSON.stringify({ type: 'service_account', client_email: 'sa@proj.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\\nMIIEsecretPLAY\\n-----END PRIVATE KEY-----\\n' });
+    const playKey = { type: 'service_account', client_email: 'sa@proj.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\\nMIIEsecretPLAY\\n-----END PRIVATE KEY-----\\n' };
+    const serviceAccount = JSON.stringify({ ...playKey, token_uri: 'https://oauth2.googleapis.com/token' });
     const p8 = '-----BEGIN PRIVATE KEY-----\nMIGTsecretAPPLE\n-----END PRIVATE KEY-----';
     for (const [provider, account] of [['store_android', 'com.example.android'], ['store_ios', 'com.example.ios']]) {
       await p.goto(`${api.dashboardRoot}/providers`);
@@ -172,6 +173,13 @@ describe('dashboard: providers in a real browser', () => {
       await p.getByRole('button', { name: 'Add connection' }).click();
       await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
       if (provider === 'store_android') {
+        // A token_uri that is not Google's is refused when saved: the service would otherwise POST the key's grant there.
+        await p.getByLabel('Live Service-account JSON').fill(JSON.stringify({ ...playKey, token_uri: 'http://169.254.169.254/token' }));
+        const [refused] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), p.getByRole('button', { name: 'Save secrets' }).click()]);
+        expect(refused.status()).toBe(400);
+        await expect(p.getByRole('alert').textContent()).resolves.toMatch(/The service-account JSON has a token_uri that is not Google's token endpoint/);
+        await expect(p.locator('main').textContent()).resolves.not.toMatch(/Live credential\s*set/);
+        expect(await p.content()).not.toContain('MIIEsecretPLAY');
         await p.getByLabel('Live Service-account JSON').fill(serviceAccount);
         await p.getByLabel('Push subscription audience').fill('https://billing.example.test/api/webhooks/store_android');
       } else {
