@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { AddressRefused, checkLiteralHost, guardedLookup } from '../runtime/outbound-address';
+import { outboundPortProblem, type PortRange } from '../domain/outbound-ports';
 
 /** What is kept of a receiver's answer (the delivery log shows it; no more is read). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -26,9 +27,11 @@ export interface PostResult {
 /**
  * One signed POST: no redirect followed (a 3xx is a failed attempt), the answer read up to
  * RESPONSE_EXCERPT_BYTES and the connection dropped after that, the whole attempt bounded by
- * `timeoutMs`. Never throws: the caller records what happened.
+ * `timeoutMs`. The port is checked again here (domain/outbound-ports.ts): a URL saved before
+ * the operator narrowed the list is refused, not sent. Never throws: the caller records what
+ * happened.
  */
-export async function postSigned(o: { url: string; msgId: string; body: string; secrets: readonly string[]; timeoutMs: number; allowPrivate: boolean }): Promise<PostResult> {
+export async function postSigned(o: { url: string; msgId: string; body: string; secrets: readonly string[]; timeoutMs: number; allowPrivate: boolean; allowedPorts: readonly PortRange[] }): Promise<PostResult> {
   const started = performance.now();
   const done = (r: Omit<PostResult, 'latencyMs'>): PostResult => ({ ...r, latencyMs: performance.now() - started });
   let url: URL;
@@ -38,6 +41,8 @@ export async function postSigned(o: { url: string; msgId: string; body: string; 
   } catch (e) {
     return done({ statusCode: null, excerpt: null, error: (e as Error).message, refused: true });
   }
+  const portProblem = outboundPortProblem(url, o.allowedPorts);
+  if (portProblem) return done({ statusCode: null, excerpt: null, error: `refused: ${portProblem} (OUTBOUND_WEBHOOK_ALLOWED_PORTS)`, refused: true });
   const at = new Date();
   const headers = {
     'content-type': 'application/json',
