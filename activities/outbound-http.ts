@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { EgressError, egressRequest } from '../egress/request';
+import { outboundPortProblem, type PortRange } from '../domain/outbound-ports';
 
 /** What is kept of a receiver's answer (the delivery log shows it; no more is read). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -24,11 +25,20 @@ export interface PostResult {
 /**
  * One signed POST through the egress path (egress/request.ts): no redirect followed (a 3xx is a
  * failed attempt), the answer read up to RESPONSE_EXCERPT_BYTES, the whole attempt bounded by
- * `timeoutMs`. Never throws: the caller records what happened.
+ * `timeoutMs`. The port is checked again here (domain/outbound-ports.ts): a URL saved before
+ * the operator narrowed the list is refused, not sent. Never throws: the caller records what
+ * happened.
  */
-export async function postSigned(o: { url: string; msgId: string; body: string; secrets: readonly string[]; timeoutMs: number; allowPrivate: boolean }): Promise<PostResult> {
+export async function postSigned(o: { url: string; msgId: string; body: string; secrets: readonly string[]; timeoutMs: number; allowPrivate: boolean; allowedPorts: readonly PortRange[] }): Promise<PostResult> {
   const started = performance.now();
   const done = (r: Omit<PostResult, 'latencyMs'>): PostResult => ({ ...r, latencyMs: performance.now() - started });
+  let portProblem: string | null;
+  try {
+    portProblem = outboundPortProblem(new URL(o.url), o.allowedPorts);
+  } catch {
+    return done({ statusCode: null, excerpt: null, error: 'refused: the URL is not an http(s) URL', refused: true });
+  }
+  if (portProblem) return done({ statusCode: null, excerpt: null, error: `refused: ${portProblem} (OUTBOUND_WEBHOOK_ALLOWED_PORTS)`, refused: true });
   const at = new Date();
   const headers = {
     'content-type': 'application/json',

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { storableText } from '../domain/outbound-limits';
 
 /**
  * What an endpoint's drain reads and writes (activities/outbound-delivery.ts), in the tenant's
@@ -14,10 +15,16 @@ export interface DrainEndpoint {
   url: string;
   enabled: boolean;
   disabled_reason: string | null;
+  /** Deliveries posted side by side (halved after a slow round, grown back after quick ones). */
+  drain_width: number;
 }
 
 export function endpointToDrain(trx: Knex.Transaction, endpointId: string): Promise<DrainEndpoint | undefined> {
-  return trx('webhook_endpoints').where({ id: endpointId }).first('id', 'url', 'enabled', 'disabled_reason');
+  return trx('webhook_endpoints').where({ id: endpointId }).first('id', 'url', 'enabled', 'disabled_reason', 'drain_width');
+}
+
+export async function setDrainWidth(trx: Knex.Transaction, endpointId: string, width: number): Promise<void> {
+  await trx('webhook_endpoints').where({ id: endpointId }).update({ drain_width: width });
 }
 
 export interface DueHead {
@@ -79,17 +86,28 @@ export interface AttemptOutcome {
   windowOver?: boolean;
 }
 
-/** One attempt's row, and the delivery's state after it: delivered, due again later, or failed. */
+/**
+ * One attempt's row, and the delivery's state after it: delivered, due again later, or failed.
+ * What the receiver answered is stored as text can hold it (storableText: a NUL byte is kept as
+ * `\u0000`), so no answer can make the write fail.
+ */
 export async function recordAttemptOutcome(trx: Knex.Transaction, a: AttemptOutcome): Promise<void> {
+  const text = (s: string | null | undefined, max: number) => (s == null ? null : storableText(s, max));
   await trx('outbound_attempts').insert({
     tenant_id: a.tenantId, delivery_id: a.deliveryId, attempt: a.attempt, status_code: a.statusCode, latency_ms: Math.round(a.latencyMs),
-    response_excerpt: a.responseExcerpt?.slice(0, MAX_EXCERPT) ?? null, error: a.error?.slice(0, MAX_REASON) ?? null,
+    response_excerpt: text(a.responseExcerpt, MAX_EXCERPT), error: text(a.error, MAX_REASON),
   });
+  await settleDelivery(trx, a);
+}
+
+/** The delivery's state after an attempt (recordAttemptOutcome), or after one that could not be recorded. */
+export async function settleDelivery(trx: Knex.Transaction, a: AttemptOutcome): Promise<void> {
+  const text = (s: string | null | undefined) => (s == null ? null : storableText(s, MAX_REASON));
   const after = a.succeeded
     ? { status: 'succeeded', delivered_at: trx.fn.now(), reason: null }
     : a.giveUp !== undefined
-      ? { status: 'failed', reason: a.giveUp.slice(0, MAX_REASON) }
-      : { reason: a.error?.slice(0, MAX_REASON) ?? null, next_attempt_at: a.retryAt };
+      ? { status: 'failed', reason: text(a.giveUp) }
+      : { reason: text(a.error), next_attempt_at: a.retryAt };
   await trx('outbound_deliveries').where({ id: a.deliveryId }).update({
     attempts: trx.raw('attempts + 1'), last_status_code: a.statusCode, updated_at: trx.fn.now(),
     window_started_at: trx.raw('coalesce(window_started_at, now())'), ...after,
@@ -105,14 +123,55 @@ export async function failPendingDeliveries(trx: Knex.Transaction, which: { ids:
   const q = trx('outbound_deliveries').where({ status: 'pending' });
   if ('ids' in which) q.whereIn('id', which.ids);
   else q.where({ endpoint_id: which.endpointId });
-  return q.update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
+  return q.update({ status: 'failed', reason: storableText(reason, MAX_REASON), updated_at: trx.fn.now() });
 }
 
 /** The drain is looking at the endpoint until `ms` from now (the dispatcher need not wake it). */
 export async function holdDrainLease(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
   await trx.raw(
     `insert into outbound_drains (endpoint_id, tenant_id, lease_until) values (?, ?, now() + (? * interval '1 millisecond'))
-     on conflict (endpoint_id) do update set lease_until = excluded.lease_until`,
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, parked = false, waiting_since = null`,
+    [endpointId, tenantId, ms],
+  );
+}
+
+/**
+ * The tenant's turn to post, for this endpoint's drain: granted (a lease of `leaseMs`, as
+ * holdDrainLease) when fewer than `cap` of the tenant's drains post now, counting those that
+ * waited longer than this one as if they did (a free turn goes to the longest waiting, so a drain
+ * with a long backlog that asks again at once does not keep it from the others). Refused: the
+ * drain is parked for `parkMs` (a lease the dispatcher respects, so it is not woken; its workflow
+ * looks again then), keeping when it began to wait. Counted under a lock per tenant, so two
+ * drains asking at once are counted one after the other; across every worker process.
+ */
+export async function takeDrainTurn(trx: Knex.Transaction, tenantId: string, endpointId: string, o: { leaseMs: number; parkMs: number; cap: number }): Promise<boolean> {
+  await trx.raw(`select pg_advisory_xact_lock(hashtextextended('outbound-drains:' || ?, 0))`, [tenantId]);
+  const { rows } = await trx.raw(
+    `with mine as (select waiting_since from outbound_drains where endpoint_id = ? and parked and lease_until > now())
+     select count(*) filter (where not d.parked)::int as posting,
+            count(*) filter (where d.parked and d.waiting_since < coalesce((select waiting_since from mine), 'infinity'))::int as ahead
+       from outbound_drains d where d.endpoint_id <> ? and d.lease_until > now()`,
+    [endpointId, endpointId],
+  );
+  const { posting, ahead } = rows[0] as { posting: number; ahead: number };
+  if (posting + ahead < o.cap) {
+    await holdDrainLease(trx, tenantId, endpointId, o.leaseMs);
+    return true;
+  }
+  await trx.raw(
+    `insert into outbound_drains (endpoint_id, tenant_id, lease_until, parked, waiting_since) values (?, ?, now() + (? * interval '1 millisecond'), true, now())
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, parked = true,
+       waiting_since = case when outbound_drains.parked and outbound_drains.lease_until > now() then outbound_drains.waiting_since else now() end`,
+    [endpointId, tenantId, o.parkMs],
+  );
+  return false;
+}
+
+/** The drain gives its tenant's turn away for `ms` (a slow receiver's pause): parked, so the dispatcher does not wake it; waiting from now. */
+export async function parkDrain(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
+  await trx.raw(
+    `insert into outbound_drains (endpoint_id, tenant_id, lease_until, parked, waiting_since) values (?, ?, now() + (? * interval '1 millisecond'), true, now())
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, parked = true, waiting_since = now()`,
     [endpointId, tenantId, ms],
   );
 }

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Vault } from '../vault/vault';
+import { storableText } from '../domain/outbound-limits';
 import { paginate, rows, type PageRequest, type RowPage } from './paging';
 import type { Row } from './row';
 
@@ -33,6 +34,17 @@ export interface NewEndpoint {
   eventTypes: string[];
   /** The task queue whose worker dispatches its deliveries (the creating process's). */
   taskQueue: string;
+}
+
+/**
+ * How many endpoints the tenant has, counted under a transaction-scoped lock on the tenant's
+ * endpoints: two creations at once are counted one after the other, so a cap checked on this
+ * count holds (domain/outbound-limits.ts).
+ */
+export async function lockedEndpointCount(trx: Knex.Transaction, tenantId: string): Promise<number> {
+  await trx.raw(`select pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || ?, 0))`, [tenantId]);
+  const row = await trx('webhook_endpoints').count({ n: '*' }).first();
+  return Number(row?.n ?? 0);
 }
 
 /** Create an endpoint with a fresh secret; answers the row and the secret (to be shown once). */
@@ -69,7 +81,7 @@ export async function updateEndpoint(trx: Knex.Transaction, id: string, p: Endpo
   if (p.eventTypes !== undefined) set.event_types = p.eventTypes;
   if (p.enabled !== undefined) {
     set.enabled = p.enabled;
-    set.disabled_reason = p.enabled ? null : (p.disabledReason ?? 'disabled by a person');
+    set.disabled_reason = p.enabled ? null : storableText(p.disabledReason ?? 'disabled by a person', 500);
   }
   const [row] = await trx('webhook_endpoints').where({ id }).update(set).returning(PUBLIC_COLUMNS);
   return row;

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from 'knex';
 import { readinessReport } from '../domain/readiness';
+import { REPLAY_BATCH, REPLAY_PENDING_CAP } from '../domain/outbound-limits';
 import { readReadinessFacts } from './readiness-facts';
 import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
 import type { Row } from './row';
@@ -11,9 +12,6 @@ import type { Row } from './row';
  * (`record_outbound_event`, migration 018); this file reads them and queues replays (the drain
  * that attempts them is db/outbound-drain.ts).
  */
-
-/** Deliveries one replay call queues at most (a queue has a bound); the answer says when more remain. */
-export const REPLAY_BATCH = 1000;
 
 export function eventPage(trx: Knex.Transaction, filters: { type?: string }, page: PageRequest): Promise<RowPage> {
   return paginate(whereGiven(trx('outbound_events'), 'outbound_events', filters), { ...page, table: 'outbound_events' }, rows);
@@ -43,6 +41,30 @@ export function attemptPage(trx: Knex.Transaction, filters: { delivery_id?: stri
   return paginate(whereGiven(trx('outbound_attempts'), 'outbound_attempts', filters), { ...page, table: 'outbound_attempts' }, rows);
 }
 
+
+/** A replay would queue past the tenant's quota (REPLAY_PENDING_CAP waiting deliveries): nothing was queued. */
+export class ReplayQuotaExceeded extends Error {
+  constructor(readonly waiting: number) {
+    super(`${waiting} deliveries are waiting already; a replay queues more only while fewer than ${REPLAY_PENDING_CAP} wait`);
+    this.name = 'ReplayQuotaExceeded';
+  }
+}
+
+/**
+ * How many deliveries a replay may queue now: REPLAY_PENDING_CAP less the tenant's waiting ones
+ * (0 or less: none). Taken under a transaction-scoped lock per tenant, so two replays at once
+ * are counted one after the other and together stay under the cap.
+ */
+async function replayRoom(trx: Knex.Transaction, tenantId: string): Promise<{ room: number; waiting: number }> {
+  await trx.raw(`select pg_advisory_xact_lock(hashtextextended('outbound-replay:' || ?, 0))`, [tenantId]);
+  // Per endpoint (a handful), on the partial index of waiting deliveries; counted up to the cap only.
+  const { rows: found } = await trx.raw(
+    `select count(*)::int as n from (select 1 from webhook_endpoints w join outbound_deliveries d on d.endpoint_id = w.id and d.status = 'pending' limit ?) x`,
+    [REPLAY_PENDING_CAP],
+  );
+  const waiting = Number(found[0].n);
+  return { room: REPLAY_PENDING_CAP - waiting, waiting };
+}
 
 /** Queue deliveries again (same event, same webhook-id): `pending`, and an outbox row each unless one waits already. */
 async function requeue(trx: Knex.Transaction, tenantId: string, deliveryIds: string[]): Promise<number> {
@@ -75,16 +97,31 @@ export async function replayEvent(trx: Knex.Transaction, tenantId: string, event
   }
   const q = trx('outbound_deliveries').where({ event_id: eventId });
   if (endpointId) q.where({ endpoint_id: endpointId });
-  return requeue(trx, tenantId, await q.pluck('id'));
+  const ids: string[] = await q.pluck('id');
+  // All of the event's deliveries or none (at most one per endpoint, so a few).
+  const { room, waiting } = await replayRoom(trx, tenantId);
+  if (ids.length > room) throw new ReplayQuotaExceeded(waiting);
+  return requeue(trx, tenantId, ids);
 }
 
-/** Replay every delivery that failed since `since` (optionally of one endpoint), oldest first, REPLAY_BATCH at most. */
+/**
+ * Replay deliveries that failed since `since` (optionally of one endpoint), oldest first:
+ * REPLAY_BATCH at most, and no more than the replay quota leaves room for (ReplayQuotaExceeded
+ * when it leaves none). `has_more`: call again (once the queued ones are through, if the quota
+ * was what stopped it).
+ */
 export async function replayFailedSince(trx: Knex.Transaction, tenantId: string, since: string, endpointId?: string): Promise<{ queued: number; has_more: boolean }> {
-  const q = trx('outbound_deliveries').where({ status: 'failed' }).where('updated_at', '>=', since).orderBy('created_at').limit(REPLAY_BATCH + 1);
+  const { room, waiting } = await replayRoom(trx, tenantId);
+  const take = Math.min(REPLAY_BATCH, room);
+  const q = trx('outbound_deliveries').where({ status: 'failed' }).where('updated_at', '>=', since).orderBy('created_at').limit(Math.max(take, 0) + 1);
   if (endpointId) q.where({ endpoint_id: endpointId });
   const ids: string[] = await q.pluck('id');
-  const queued = await requeue(trx, tenantId, ids.slice(0, REPLAY_BATCH));
-  return { queued, has_more: ids.length > REPLAY_BATCH };
+  if (take <= 0) {
+    if (ids.length) throw new ReplayQuotaExceeded(waiting);
+    return { queued: 0, has_more: false };
+  }
+  const queued = await requeue(trx, tenantId, ids.slice(0, take));
+  return { queued, has_more: ids.length > take };
 }
 
 // The snapshot keeps counts and verdicts, which no URL changes (only manual steps name one): so

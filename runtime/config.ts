@@ -5,6 +5,7 @@ import { ConfigError } from '../domain/config-error';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { DEFAULT_LIMITS, type Limits } from '../domain/login-limits';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits';
+import { DEFAULT_OUTBOUND_PORTS, parsePortRanges, type PortRange } from '../domain/outbound-ports';
 
 /** Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js). */
 const PARENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -124,6 +125,22 @@ export interface OutboundWebhookConfig {
   firstRetryMs: number;
   /** `OUTBOUND_WEBHOOK_RETRY_WINDOW_MS`: how long a delivery is retried before it fails (default 3 days). */
   retryWindowMs: number;
+  /**
+   * `OUTBOUND_WEBHOOK_ALLOWED_PORTS`: the ports an endpoint's URL may name, comma-separated ports
+   * and ranges (default `80,443,1024-65535`; domain/outbound-ports.ts). Checked at save and at send.
+   */
+  allowedPorts: PortRange[];
+  /**
+   * `OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND`: POSTs one outbound worker process starts per
+   * second at most, over every tenant (default 100): a backlog drains at this pace instead of
+   * as fast as Postgres and the receivers allow, beside the inbound path.
+   */
+  maxAttemptsPerSecond: number;
+  /**
+   * `OUTBOUND_WEBHOOK_MAX_DRAINS`: drains one outbound worker process runs at once (its Temporal
+   * activity slots; default 32). One tenant holds at most MAX_ACTIVE_DRAINS_PER_TENANT of them.
+   */
+  maxDrains: number;
 }
 
 export interface TracingConfig {
@@ -233,6 +250,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       attemptTimeoutMs: countEnv(env, 'OUTBOUND_WEBHOOK_TIMEOUT_MS', 10_000),
       firstRetryMs: countEnv(env, 'OUTBOUND_WEBHOOK_FIRST_RETRY_MS', 5_000),
       retryWindowMs: countEnv(env, 'OUTBOUND_WEBHOOK_RETRY_WINDOW_MS', 3 * 86_400_000),
+      allowedPorts: portRangesEnv(env, 'OUTBOUND_WEBHOOK_ALLOWED_PORTS', DEFAULT_OUTBOUND_PORTS),
+      maxAttemptsPerSecond: countEnv(env, 'OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND', 100),
+      maxDrains: countEnv(env, 'OUTBOUND_WEBHOOK_MAX_DRAINS', 32),
     },
   };
 }
@@ -258,6 +278,13 @@ function requireForProduction(env: NodeJS.ProcessEnv): void {
     missing[0][0],
     `NODE_ENV=production refuses to start without ${missing.map(([n, why]) => `${n} (${why})`).join(' and ')}`,
   );
+}
+
+function portRangesEnv(env: NodeJS.ProcessEnv, name: string, fallback: string): PortRange[] {
+  const raw = env[name];
+  const parsed = parsePortRanges(raw === undefined || raw === '' ? fallback : raw);
+  if (typeof parsed === 'string') throw new ConfigError(name, `${name} must list ports and ranges like "${fallback}": ${parsed}`);
+  return parsed;
 }
 
 function countEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

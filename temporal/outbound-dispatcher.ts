@@ -9,10 +9,13 @@ import type { Vault } from '../vault/vault';
 import { callWithin } from './client';
 import { dataConverterFor } from './payload-codec';
 import { outboundTaskQueue } from '../domain/outbound-queue';
+import { runFairly } from '../domain/outbound-limits';
 import { wakeOutboundEndpoint } from './workflow-starts';
 
 const BATCH = 200;
 const IN_FLIGHT = 16;
+/** Of those, one tenant's at most; tenants take turns, so one with many endpoints to wake goes not before another's first. */
+const IN_FLIGHT_PER_TENANT = 4;
 const HANDOVER_TIMEOUT_MS = 10_000;
 /** The sweep: events are rows written by other processes (the inbound path), so the outbox is polled; an empty poll is one index probe. */
 const SWEEP_MS = 100;
@@ -30,7 +33,8 @@ export interface OutboundDispatcher {
  * Drains `outbound_outbox` rows of the deployment's task queue (`taskQueue`, as endpoints store
  * it) into Temporal, waking their workflows on the outbound queue, as the webhook outbox's
  * dispatcher does for inbound events: due rows locked with SKIP LOCKED (worker replicas share
- * the work), grouped by tenant and endpoint, one signal-with-start per endpoint that wakes its
+ * the work), grouped by tenant and endpoint, one signal-with-start per endpoint (IN_FLIGHT at a
+ * time, IN_FLIGHT_PER_TENANT of one tenant, tenants taking turns) that wakes its
  * drain (the deliveries themselves are read from their rows) unless the drain holds its lease
  * (it is looking, and looks once more before it lets go), rows deleted in the same transaction. Temporal away costs no attempt; a
  * refusal is retried with back-off and after MAX_OUTBOUND_HANDOVER_ATTEMPTS the deliveries are
@@ -62,18 +66,15 @@ export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Va
       else queue.push(g);
     }
     const failures: { group: OutboundOutboxRow[]; err: unknown }[] = [];
-    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, queue.length) }, async () => {
-      for (let g = queue.shift(); g; g = queue.shift()) {
-        const group = g;
-        const h = group[0].handover;
-        try {
-          await callWithin(client, HANDOVER_TIMEOUT_MS, () => wakeOutboundEndpoint(client, wakeQueue, { tenantId: h.tenantId, endpointId: h.endpointId, policy }));
-          done.push(...group.map((r) => r.id));
-        } catch (err) {
-          failures.push({ group, err });
-        }
+    await runFairly(queue, (g) => g[0].handover.tenantId, { total: IN_FLIGHT, perKey: IN_FLIGHT_PER_TENANT }, async (group) => {
+      const h = group[0].handover;
+      try {
+        await callWithin(client, HANDOVER_TIMEOUT_MS, () => wakeOutboundEndpoint(client, wakeQueue, { tenantId: h.tenantId, endpointId: h.endpointId, policy }));
+        done.push(...group.map((r) => r.id));
+      } catch (err) {
+        failures.push({ group, err });
       }
-    }));
+    });
     await deleteOutboundRows(trx, done);
     for (const { group, err } of failures) await settleFailure(o.db, trx, group, err);
     return rows.length === BATCH;

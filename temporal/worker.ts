@@ -38,6 +38,8 @@ export interface WorkerOptions {
   deps: ActivityDeps;
   /** Tracing on (runtime/tracing.ts): where workflow spans go. Absent, no tracing interceptor runs. */
   tracing?: { spanProcessor: SpanProcessor; resource: Resource };
+  /** Activities run at once (Temporal's default, 100, when absent); the outbound worker sets its drains' bound. */
+  maxConcurrentActivityTaskExecutions?: number;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
         }
       : {}),
     activities: createActivities(opts.deps),
+    ...(opts.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions } : {}),
     // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads).
     dataConverter: dataConverterFor(opts.deps.vault),
   });

@@ -1,5 +1,6 @@
-import { allHandlersFinished, condition, continueAsNew, defineSignal, log, makeContinueAsNewFunc, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, isCancellation, log, makeContinueAsNewFunc, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { activityCause } from './activity-failure';
 import { DRAIN_BUDGET_MS, type OutboundRetryPolicy } from '../domain/outbound-retry';
 import { isOutboundTaskQueue, outboundTaskQueue } from '../domain/outbound-queue';
 
@@ -20,6 +21,14 @@ export const outboundWakeSignal = defineSignal<[OutboundWakeSignal]>('wake');
 const IDLE_MS = 60_000;
 /** A drain's rounds stop after DRAIN_BUDGET_MS; the last round takes one attempt's timeout at most; then room to record. */
 const DRAIN_MARGIN_MS = DRAIN_BUDGET_MS + 30_000;
+/**
+ * Tries Temporal gives one drain (1 s, 2 s, 4 s, 8 s apart). A drain fails when something it
+ * cannot get past keeps failing it (an attempt that cannot be recorded, a secret that cannot be
+ * decrypted); Postgres away is not a failure (it hands back and looks again). After the last try
+ * the deliveries it was on are failed, saying why (settleFailedDrain), instead of being posted
+ * again for ever.
+ */
+export const DRAIN_TRIES = 5;
 
 /**
  * One endpoint of one tenant (`outbound-<tenant>-<endpoint>`), woken by signal-with-start from
@@ -29,7 +38,8 @@ const DRAIN_MARGIN_MS = DRAIN_BUDGET_MS + 30_000;
  * others side by side) and answers when the next retry is; the workflow sleeps until then or
  * until woken again. The retry schedule lives on the delivery rows, so Temporal sees one
  * activity per burst of events, not one workflow per delivery: the fan-out costs the inbound
- * path's Temporal little. The history holds ids and counts only.
+ * path's Temporal little. A drain that fails DRAIN_TRIES times fails the deliveries it could not
+ * get past, with the reason, and goes on. The history holds ids, counts and failure reasons only.
  */
 export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<void> {
   let woken = true;
@@ -43,8 +53,10 @@ export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<vo
   const { drainOutbound } = proxyActivities<Activities>({
     startToCloseTimeout: input.policy.attemptTimeoutMs + DRAIN_MARGIN_MS,
     heartbeatTimeout: input.policy.attemptTimeoutMs + 30_000,
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: DRAIN_TRIES },
   });
+  // Only writes to Postgres: retried until it can (its writes are the way out of the loop).
+  const { settleFailedDrain } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
 
   let waitMs: number | null = null;
   for (;;) {
@@ -61,7 +73,20 @@ export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<vo
       await condition(allHandlersFinished);
       await makeContinueAsNewFunc<typeof outboundDeliveryWorkflow>({ taskQueue: outboundTaskQueue(queue) })(input);
     }
-    const r = await drainOutbound({ tenantId: input.tenantId, endpointId: input.endpointId, policy: input.policy });
+    let r: Awaited<ReturnType<typeof drainOutbound>>;
+    try {
+      r = await drainOutbound({ tenantId: input.tenantId, endpointId: input.endpointId, policy: input.policy });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
+      const cause = activityCause(err);
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      log.warn('outbound drain failed every try; failing its deliveries', { endpointId: input.endpointId, reason });
+      await settleFailedDrain({ tenantId: input.tenantId, endpointId: input.endpointId, policy: input.policy, reason, tries: DRAIN_TRIES });
+      // What else is due goes out at once.
+      woken = true;
+      waitMs = null;
+      continue;
+    }
     if (r.gone) return;
     if (r.more) woken = true;
     waitMs = r.nextDueInMs;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { isUuid, UUID_RE } from '../../domain/ids';
 import { OUTBOUND_DELIVERY_STATUSES } from '../../domain/outbound-events';
-import { attemptPage, deliveryExists, eventPage, outboundDeliveryPage, replayEvent, replayFailedSince, REPLAY_BATCH } from '../../db/outbound-events';
+import { attemptPage, deliveryExists, eventPage, outboundDeliveryPage, replayEvent, replayFailedSince, ReplayQuotaExceeded } from '../../db/outbound-events';
+import { REPLAY_BATCH, REPLAY_PENDING_CAP } from '../../domain/outbound-limits';
 import type { Row } from '../../db/row';
-import { notFound } from '../errors';
+import { ApiError, notFound } from '../errors';
 import { defineOperation } from './types';
 import { id, pageOf, paging } from './schemas';
 import { iso, isoReq } from './paging';
@@ -46,6 +47,16 @@ const attemptRow = z.object({
   error: z.string().nullable(),
   created_at: z.string(),
 });
+
+/** A replay the quota leaves no room for: 429, saying how many wait (domain/outbound-limits.ts). */
+async function withinReplayQuota<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (!(e instanceof ReplayQuotaExceeded)) throw e;
+    throw new ApiError(429, 'replay_quota_exceeded', `${e.message}: replay again once the queued deliveries are through.`, { waiting: e.waiting, limit: REPLAY_PENDING_CAP }, { 'Retry-After': '30' });
+  }
+}
 
 const delivery = (r: Row) => ({
   id: r.id, object: 'outbound_delivery' as const, event_id: r.event_id, endpoint_id: r.endpoint_id, type: r.type, status: r.status,
@@ -109,7 +120,7 @@ export const listOutboundAttempts = defineOperation({
 
 export const replayOutboundEvent = defineOperation({
   name: 'outbound_events.replay',
-  summary: 'Deliver one event again, with the same webhook-id (receivers dedupe on it): to one endpoint, or to every endpoint it went to',
+  summary: `Deliver one event again, with the same webhook-id (receivers dedupe on it): to one endpoint, or to every endpoint it went to (429 replay_quota_exceeded while ${REPLAY_PENDING_CAP} of the tenant's deliveries wait)`,
   scope: 'webhooks:write',
   write: true,
   input: z.object({ id: id('event id (uuid)'), endpoint_id: uuidFilter('endpoint_id').optional() }).strict(),
@@ -118,7 +129,7 @@ export const replayOutboundEvent = defineOperation({
   errors: [404],
   async handler(ctx, input) {
     if (!isUuid(input.id)) throw notFound('event');
-    const queued = await ctx.tx((trx) => replayEvent(trx, ctx.tenantId, input.id, input.endpoint_id));
+    const queued = await withinReplayQuota(() => ctx.tx((trx) => replayEvent(trx, ctx.tenantId, input.id, input.endpoint_id)));
     if (queued === undefined) throw notFound(input.endpoint_id ? 'event or endpoint' : 'event');
     return { id: input.id, object: 'replay' as const, queued };
   },
@@ -126,7 +137,7 @@ export const replayOutboundEvent = defineOperation({
 
 export const replayFailedDeliveries = defineOperation({
   name: 'outbound_deliveries.replay_failed',
-  summary: `Deliver again every delivery that failed since a time (optionally of one endpoint), ${REPLAY_BATCH} per call; has_more says to call again`,
+  summary: `Deliver again every delivery that failed since a time (optionally of one endpoint), ${REPLAY_BATCH} per call and no more than brings the tenant's waiting deliveries to ${REPLAY_PENDING_CAP} (at it: 429 replay_quota_exceeded); has_more says to call again`,
   scope: 'webhooks:write',
   write: true,
   input: z.object({
@@ -136,7 +147,7 @@ export const replayFailedDeliveries = defineOperation({
   output: z.object({ object: z.literal('replay'), queued: z.number().int(), has_more: z.boolean() }),
   rest: { method: 'POST', path: '/outbound-deliveries/replay' },
   async handler(ctx, input) {
-    const r = await ctx.tx((trx) => replayFailedSince(trx, ctx.tenantId, input.since, input.endpoint_id));
+    const r = await withinReplayQuota(() => ctx.tx((trx) => replayFailedSince(trx, ctx.tenantId, input.since, input.endpoint_id)));
     return { object: 'replay' as const, ...r };
   },
 });

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { isUuid } from '../../domain/ids';
 import { endpointUrlProblem, OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } from '../../domain/outbound-events';
-import { deleteEndpoint, endpointById, endpointPage, insertEndpoint, rotateEndpointSecret, updateEndpoint } from '../../db/outbound-endpoints';
+import { MAX_ENDPOINTS_PER_TENANT } from '../../domain/outbound-limits';
+import { outboundPortProblem } from '../../domain/outbound-ports';
+import { deleteEndpoint, endpointById, endpointPage, insertEndpoint, lockedEndpointCount, rotateEndpointSecret, updateEndpoint } from '../../db/outbound-endpoints';
 import type { Row } from '../../db/row';
 import { baseReadiness } from '../../db/outbound-events';
 import { checkLiteralHost } from '../../egress/address-guard';
@@ -52,6 +54,8 @@ const description = z.string().trim().max(500).nullable();
 function checkUrl(ctx: OperationContext, raw: string): void {
   const problem = endpointUrlProblem(raw);
   if (problem) throw invalidRequest(problem, 'url');
+  const portProblem = outboundPortProblem(new URL(raw), ctx.services.config.outboundWebhooks.allowedPorts);
+  if (portProblem) throw invalidRequest(`url: ${portProblem}`, 'url');
   try {
     checkLiteralHost(new URL(raw), ctx.services.config.outboundWebhooks.allowPrivateAddresses);
   } catch (e) {
@@ -108,16 +112,20 @@ export const getEndpoint = defineOperation({
 
 export const createEndpoint = defineOperation({
   name: 'webhook_endpoints.create',
-  summary: 'Add an outbound webhook endpoint; the answer carries its signing secret, shown this once',
+  summary: `Add an outbound webhook endpoint (at most ${MAX_ENDPOINTS_PER_TENANT} per tenant: 409 endpoint_limit_reached); the answer carries its signing secret, shown this once`,
   scope: 'webhooks:write',
   write: true,
   input: z.object({ url, event_types: eventTypes.optional(), description: description.optional() }).strict(),
   output: withSecret,
   rest: { method: 'POST', path: '/webhook-endpoints' },
+  errors: [409],
   async handler(ctx, input) {
     checkUrl(ctx, input.url);
     const vault = vaultOf(ctx);
     const { row, secret } = await ctx.tx(async (trx) => {
+      if ((await lockedEndpointCount(trx, ctx.tenantId)) >= MAX_ENDPOINTS_PER_TENANT) {
+        throw new ApiError(409, 'endpoint_limit_reached', `A tenant may have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one it no longer uses (an endpoint receives every event type unless event_types narrows it).`, { param: 'url', limit: MAX_ENDPOINTS_PER_TENANT });
+      }
       const made = await insertEndpoint(trx, vault, {
         tenantId: ctx.tenantId, url: input.url, description: input.description ?? null, eventTypes: input.event_types ?? [], taskQueue: ctx.services.config.taskQueue,
       });

@@ -38,7 +38,7 @@ describe('outbound outbox: hand-overs Temporal refuses end failed, with the reas
   });
 
   it(`after ${MAX_OUTBOUND_HANDOVER_ATTEMPTS} refusals the pending deliveries are failed, saying why; the outbox lets them go`, async () => {
-    const ep = await createEndpoint(api.apiUrl, t.secret_key, { url: 'http://127.0.0.1:9/never', description: 'refused' });
+    const ep = await createEndpoint(api.apiUrl, t.secret_key, { url: 'http://127.0.0.1:9999/never', description: 'refused' });
     await changeEntitlement(t.tenant_id, 'user-dead', 'active', 'active');
     const rows = () => testDb()('outbound_outbox').where({ task_queue: taskQueue });
     const queued = await until('two deliveries queued for the hand-over', rows, (r) => r.length === 2);

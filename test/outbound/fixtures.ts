@@ -3,7 +3,7 @@ import { upsertStoreSubscription } from '../../db/subscriptions';
 import { withTenant } from '../../db/tenant-tx';
 import type { EntitlementState } from '../../domain/entitlement';
 import type { SubscriptionStatus } from '../../domain/subscription';
-import type { Config } from '../../runtime/config';
+import { loadConfig, type Config } from '../../runtime/config';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { startAllEmulators } from '../../emulators/registry';
 import { createAdapters } from '../../providers';
@@ -24,7 +24,7 @@ export async function changeEntitlement(tenantId: string, appUserId: string, sta
 
 /** Fast retries so the tests see several attempts within seconds; the switch that lets them deliver to 127.0.0.1. */
 export function outboundConfig(o: Partial<Config['outboundWebhooks']> = {}): Partial<Config> {
-  return { outboundWebhooks: { allowPrivateAddresses: true, attemptTimeoutMs: 1500, firstRetryMs: 200, retryWindowMs: 8_000, ...o } };
+  return { outboundWebhooks: { ...loadConfig({ NODE_ENV: 'test' }).outboundWebhooks, allowPrivateAddresses: true, attemptTimeoutMs: 1500, firstRetryMs: 200, retryWindowMs: 8_000, ...o } };
 }
 
 export async function createEndpoint(apiUrl: string, key: string, body: Record<string, unknown>) {

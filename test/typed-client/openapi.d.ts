@@ -249,7 +249,7 @@ export interface paths {
         /** Outbound webhook endpoints: where entitlement, subscription, sync and readiness events are pushed (signing secrets are never listed) */
         get: operations["webhook_endpoints.list"];
         put?: never;
-        /** Add an outbound webhook endpoint; the answer carries its signing secret, shown this once */
+        /** Add an outbound webhook endpoint (at most 20 per tenant: 409 endpoint_limit_reached); the answer carries its signing secret, shown this once */
         post: operations["webhook_endpoints.create"];
         delete?: never;
         options?: never;
@@ -319,7 +319,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver one event again, with the same webhook-id (receivers dedupe on it): to one endpoint, or to every endpoint it went to */
+        /** Deliver one event again, with the same webhook-id (receivers dedupe on it): to one endpoint, or to every endpoint it went to (429 replay_quota_exceeded while 1000 of the tenant's deliveries wait) */
         post: operations["outbound_events.replay"];
         delete?: never;
         options?: never;
@@ -370,7 +370,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver again every delivery that failed since a time (optionally of one endpoint), 1000 per call; has_more says to call again */
+        /** Deliver again every delivery that failed since a time (optionally of one endpoint), 250 per call and no more than brings the tenant's waiting deliveries to 1000 (at it: 429 replay_quota_exceeded); has_more says to call again */
         post: operations["outbound_deliveries.replay_failed"];
         delete?: never;
         options?: never;
@@ -2372,6 +2372,15 @@ export interface operations {
             };
             /** @description insufficient_scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description conflict (the operation names the code) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
