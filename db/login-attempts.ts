@@ -4,7 +4,8 @@ import type { AttemptKind, Limit, Limits } from '../domain/login-limits';
 
 export type AttemptKey = { kind: AttemptKind; key: string };
 
-export type Reservation = { ok: true; held: AttemptKey[] } | { ok: false; retryAfter: number };
+/** Refused: how long until the refusing allowance has room, and which allowance it was. */
+export type Reservation = { ok: true; held: AttemptKey[] } | { ok: false; retryAfter: number; kind: AttemptKind };
 
 const inWindow = (l: Limit, alias = '') => `${alias}window_started_at > now() - make_interval(secs => ${Number(l.windowSeconds)})`;
 
@@ -30,7 +31,7 @@ export async function reserveAttempt(db: Knex, limits: Limits, keys: AttemptKey[
     );
     if (rows.length === 0) {
       await releaseAttempt(db, held);
-      return { ok: false, retryAfter: await waitFor(db, l, k.key) };
+      return { ok: false, retryAfter: await waitFor(db, l, k.key), kind: k.kind };
     }
     held.push(k);
   }

@@ -84,6 +84,37 @@ export const syncRuns = new Counter({
   registers: [registry],
 });
 
+/**
+ * 429s (and the wait registry's 503) of the client endpoints (/v1/sdk/*), by the limit that
+ * refused: `tenant`, `address`, `user`, `registration_user`, `registration_address`,
+ * `registration_tenant`, `wait_user`, `wait_address`, `wait_tenant`, `wait_process`.
+ */
+export const clientRateRefusals = new Counter({
+  name: 'billing_client_rate_limit_refusals_total',
+  help: 'Client endpoint (/v1/sdk) requests refused by a rate limit or wait cap, by the limit that refused.',
+  labelNames: ['limit'] as const,
+  registers: [registry],
+});
+
+/** Premium checks answered while their tenant's client bucket was empty (docs/limits.md). */
+export const readsOverTenantLimit = new Counter({
+  name: 'billing_sdk_reads_over_tenant_limit_total',
+  help: "Premium checks (GET /v1/sdk/subscribers) answered from stored state while the tenant's client bucket was empty.",
+  registers: [registry],
+});
+
+/**
+ * Dashboard log-in and sign-up forms, by outcome (`ok`, `invalid_credentials`, `refused`), the
+ * limit that refused (`pair`, `ip`, `account`, `device`, `signup`; `none` otherwise) and whether the
+ * browser held a device cookie for the account (`known`, `none`).
+ */
+export const dashboardAuthAttempts = new Counter({
+  name: 'billing_dashboard_auth_attempts_total',
+  help: 'Dashboard log-in and sign-up form posts, by form (login|signup), outcome (ok|invalid_credentials|refused), refusing limit and device (known|none).',
+  labelNames: ['form', 'outcome', 'limit', 'device'] as const,
+  registers: [registry],
+});
+
 /** Seconds since `start` (a process.hrtime.bigint() reading). */
 export function secondsSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e9;

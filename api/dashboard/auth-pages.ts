@@ -6,6 +6,10 @@ import type { Services } from '../services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
 import { clearAttempts, releaseAttempt, reserveAttempt, type AttemptKey } from '../../db/login-attempts';
 import { recordUserAudit } from '../../db/audit';
+import { clientAddressKey } from '../../domain/client-address-key';
+import type { AttemptKind } from '../../domain/login-limits';
+import { dashboardAuthAttempts } from '../../runtime/metrics';
+import { DEVICE_COOKIE, deviceCookies, setDeviceCookie } from './device-cookie';
 import { readForm } from './form';
 import { html } from './html';
 import { csrfField, page } from './layout';
@@ -47,22 +51,51 @@ export function safeNext(next: unknown): string {
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
-/** Most specific first: an attacker's own pair refuses them before they touch the account's shared ceiling. */
-function loginKeys(email: string, ip: string): AttemptKey[] {
+/**
+ * The allowances one log-in attempt spends. Addresses by their key (an IPv6 client's /64:
+ * domain/client-address-key.ts). A browser holding a device cookie for the account (`device`,
+ * its nonce) spends its own allowance only: it logged in here before, so neither the account's
+ * shared ceiling nor its address's (which others behind the same address can fill) holds it
+ * back. Anyone else: most specific first, so an attacker's own pair refuses them before they
+ * touch the account's shared ceiling.
+ */
+function loginKeys(email: string, ip: string, device: string | null): AttemptKey[] {
+  if (device) return [{ kind: 'device', key: `device:${sha256(device)}` }];
+  const addr = clientAddressKey(ip);
   return [
-    { kind: 'pair', key: `pair:${sha256(`${email}\n${ip}`)}` },
-    { kind: 'ip', key: `ip:${sha256(ip)}` },
+    { kind: 'pair', key: `pair:${sha256(`${email}\n${addr}`)}` },
+    { kind: 'ip', key: `ip:${sha256(addr)}` },
     { kind: 'account', key: `email:${sha256(email)}` },
   ];
 }
 
-const signupKey = (ip: string): AttemptKey => ({ kind: 'signup', key: `signup:${sha256(ip)}` });
+const signupKey = (ip: string): AttemptKey => ({ kind: 'signup', key: `signup:${sha256(clientAddressKey(ip))}` });
+
+/** What each refusing allowance means, in the operator's log line. */
+const REFUSED_BECAUSE: Record<AttemptKind, string> = {
+  pair: 'wrong passwords for one account from one address',
+  ip: 'wrong passwords from one address over many accounts (spraying)',
+  account: 'wrong passwords for one account from many addresses (its shared ceiling): browsers that never logged in to it wait; known devices do not',
+  device: 'wrong passwords from a browser that has logged in to this account before',
+  signup: 'sign-ups from one address',
+};
+
+/** One warning per allowance key a minute per process: a refusal loop must not flood the log. */
+const lastWarned = new Map<string, number>();
+function firstThisMinute(key: string): boolean {
+  const now = Date.now();
+  if ((lastWarned.get(key) ?? 0) > now - 60_000) return false;
+  if (lastWarned.size >= 10_000) lastWarned.clear();
+  lastWarned.set(key, now);
+  return true;
+}
 
 /** Shown after every accepted sign-up form, whether or not the email already had an account. */
 export const SIGNED_UP_NOTICE = 'Sign-up received. Log in with the email and password you chose. If that email already had an account, nothing was changed: log in with its password.';
 
 export function authPages(services: Services): Router {
   const { db } = services;
+  const devices = deviceCookies(services.vault);
   const r = new Router();
 
   r.get('/signup', (ctx) => {
@@ -84,6 +117,10 @@ export function authPages(services: Services): Router {
     if (!parsed.success) return fail(400, parsed.error.issues[0].message);
     const reserved = await reserveAttempt(db, services.config.dashboardLimits, [signupKey(ctx.ip)]);
     if (!reserved.ok) {
+      dashboardAuthAttempts.inc({ form: 'signup', outcome: 'refused', limit: 'signup', device: 'none' });
+      if (firstThisMinute(signupKey(ctx.ip).key)) {
+        ctx.state.log.warn({ limit: 'signup', address_key: clientAddressKey(ctx.ip), retry_after_s: reserved.retryAfter }, `dashboard sign-up refused: ${REFUSED_BECAUSE.signup}`);
+      }
       ctx.set('Retry-After', String(reserved.retryAfter));
       return fail(429, `Too many sign-ups from your network. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`);
     }
@@ -97,6 +134,7 @@ export function authPages(services: Services): Router {
       // not tell a stranger which emails have accounts (the login form does not either).
       if (!(err instanceof EmailTaken)) throw err;
     }
+    dashboardAuthAttempts.inc({ form: 'signup', outcome: 'ok', limit: 'none', device: 'none' });
     // Not signed in straight away: that would differ between a new and a taken email.
     ctx.status = 303;
     ctx.redirect('/login?signed_up=1');
@@ -123,9 +161,23 @@ export function authPages(services: Services): Router {
     if (!parsed.success) return fail(400, parsed.error.issues[0].message);
     // The attempt is taken from every allowance before the password is checked: checking
     // first and counting after let concurrent guesses all through.
-    const keys = loginKeys(parsed.data.email, ctx.ip);
+    const device = devices?.check(ctx.cookies.get(DEVICE_COOKIE), parsed.data.email) ?? null;
+    const deviceLabel = device ? 'known' : 'none';
+    const keys = loginKeys(parsed.data.email, ctx.ip, device);
     const reserved = await reserveAttempt(db, services.config.dashboardLimits, keys);
     if (!reserved.ok) {
+      dashboardAuthAttempts.inc({ form: 'login', outcome: 'refused', limit: reserved.kind, device: deviceLabel });
+      const refusedKey = keys.find((k) => k.kind === reserved.kind)!.key;
+      if (firstThisMinute(refusedKey)) {
+        // Ids only (never the email): which account, from where, and which allowance. Looked up
+        // after the answer, not awaited, so a refusal takes as long for an unknown email.
+        const log = ctx.state.log;
+        const fields = { limit: reserved.kind, address_key: clientAddressKey(ctx.ip), retry_after_s: reserved.retryAfter };
+        const message = `dashboard log-in refused: ${REFUSED_BECAUSE[reserved.kind]}`;
+        void (reserved.kind === 'ip' ? Promise.resolve(undefined) : findUserForLogin(db, parsed.data.email))
+          .then((target) => log.warn({ ...fields, user_id: target?.id, tenant_id: target?.tenant_id }, message))
+          .catch(() => log.warn(fields, message));
+      }
       ctx.set('Retry-After', String(reserved.retryAfter));
       return fail(429, `Too many failed attempts. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`);
     }
@@ -133,6 +185,7 @@ export function authPages(services: Services): Router {
     const ok = await verify(user?.password_hash ?? (await DUMMY_HASH), parsed.data.password);
     if (!user || !ok) {
       // The reservation stays: it is the failure's count.
+      dashboardAuthAttempts.inc({ form: 'login', outcome: 'invalid_credentials', limit: 'none', device: deviceLabel });
       if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_in', requestId: ctx.state.requestId, outcome: 'invalid_credentials' });
       return fail(401, 'That email and password do not match an account.');
     }
@@ -140,7 +193,9 @@ export function authPages(services: Services): Router {
     await releaseAttempt(db, keys.slice(1));
     const s = await createSession(db, user);
     await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_in', requestId: ctx.state.requestId, outcome: 'ok' });
+    dashboardAuthAttempts.inc({ form: 'login', outcome: 'ok', limit: 'none', device: deviceLabel });
     ctx.cookies.set(SESSION_COOKIE, s.token, cookieOptions(ctx, s.expiresAt));
+    setDeviceCookie(ctx, devices, parsed.data.email);
     ctx.redirect(safeNext(ctx.query.next));
   });
 

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { findAppByPublishableKey } from '../../db/apps';
 import { looksLikeSecretKey, publishableKeyMode } from '../../domain/keys';
 import { authorizationHeaders, parseBearer } from '../auth';
+import { readsOverTenantLimit } from '../../runtime/metrics';
 import { ApiError } from '../errors';
 import { addressBucket, clientRateHeaders, clientRateLimited, takeClientTokens, tenantBucket, userBucket, type BucketSpec } from './limits';
 
@@ -21,6 +22,18 @@ export interface Caller {
   address: string;
   /** The app user the request is about, when it names a valid one. */
   appUserId?: string;
+  /**
+   * A read of stored state (the premium check): when the tenant's client bucket is the only
+   * empty one, it is served anyway, spending the address's and the app user's buckets only.
+   */
+  readOnly?: boolean;
+}
+
+export interface Admission {
+  principal: AppPrincipal;
+  rateHeaders: Record<string, string>;
+  /** Admitted while the tenant's client bucket was empty (a read only): answer from stored state at once. */
+  overTenantLimit: boolean;
 }
 
 /**
@@ -28,14 +41,28 @@ export interface Caller {
  * ships one inside an app. A publishable key is public, so it spends the client buckets
  * (api/sdk/limits.ts: the tenant's client bucket, the client address's and the app user's),
  * never the management bucket the tenant's secret keys draw from.
+ *
+ * The tenant's client bucket is shared by every install, so whoever has many addresses can
+ * empty it. For a read of stored state (`readOnly`, the premium check) that must not turn every
+ * install's answer into a 429: when the tenant's bucket is the only empty one, the request is
+ * taken again from the address's and the app user's buckets alone, and served. Those still
+ * hold each client to its own share; everything else (checkout links, registrations, the
+ * paywall) stays refused while the tenant's bucket is empty.
  */
-export async function admitPublishable(db: Knex, rawHeaders: readonly string[], caller: Caller): Promise<{ principal: AppPrincipal; rateHeaders: Record<string, string> }> {
+export async function admitPublishable(db: Knex, rawHeaders: readonly string[], caller: Caller): Promise<Admission> {
   const principal = await identifyPublishable(db, rawHeaders);
   const buckets: BucketSpec[] = [tenantBucket(), addressBucket(caller.address)];
   if (caller.appUserId !== undefined) buckets.push(userBucket(caller.appUserId));
-  const decision = await takeClientTokens(db, principal.tenantId, buckets);
+  let decision = await takeClientTokens(db, principal.tenantId, buckets);
+  let overTenantLimit = false;
+  if (!decision.allowed && caller.readOnly && decision.empty.length === 1 && decision.empty[0] === tenantBucket().name) {
+    const own = buckets.filter((b) => b.name !== tenantBucket().name);
+    decision = await takeClientTokens(db, principal.tenantId, own);
+    overTenantLimit = decision.allowed;
+    if (overTenantLimit) readsOverTenantLimit.inc();
+  }
   if (!decision.allowed) throw clientRateLimited(decision);
-  return { principal, rateHeaders: clientRateHeaders(decision) };
+  return { principal, rateHeaders: clientRateHeaders(decision), overTenantLimit };
 }
 
 /** The app behind a publishable key, or 401; spends nothing (refusals elsewhere use it as is). */

@@ -1,5 +1,8 @@
+import { Gauge } from 'prom-client';
 import { listenForEntitlementChanges, subscriberHash, type EntitlementListener } from '../../db/entitlement-notify';
+import { clientAddressKey } from '../../domain/client-address-key';
 import { logger } from '../../runtime/logger';
+import { clientRateRefusals, registry } from '../../runtime/metrics';
 import { ApiError } from '../errors';
 import type { Services } from '../services';
 
@@ -21,15 +24,17 @@ export const MAX_WAIT_MS = 20_000;
  * Concurrent waiters, per process. A waiter is a held socket and a promise (no database
  * connection, one timer), so the process bound is about sockets: half the listener's
  * connection cap (HTTP_MAX_CONNECTIONS, 2,000 by default), so held waits never starve ordinary
- * requests of sockets. Per tenant, so one tenant's app cannot take every slot; per app user, so
- * one install looping waits cannot take its tenant's.
+ * requests of sockets. Per tenant, so one tenant's app cannot take every slot; per (tenant,
+ * client address; an IPv6 client's /64), so one holder of the public key cannot take its
+ * tenant's; per app user, so one install looping waits cannot take its address's.
  */
 export interface WaitLimits {
   perProcess: number;
   perTenant: number;
+  perAddress: number;
   perUser: number;
 }
-export const WAIT_LIMITS: WaitLimits = { perProcess: 1_000, perTenant: 250, perUser: 2 };
+export const WAIT_LIMITS: WaitLimits = { perProcess: 1_000, perTenant: 250, perAddress: 25, perUser: 2 };
 
 export type WaitOutcome = 'changed' | 'timeout' | 'aborted';
 
@@ -49,23 +54,33 @@ interface Waiter {
 export class EntitlementWaits {
   private readonly byKey = new Map<string, Set<Waiter>>();
   private readonly perTenant = new Map<string, number>();
+  private readonly perAddress = new Map<string, number>();
   private readonly wakeups = new Map<string, number>();
   private total = 0;
   private stopped = false;
 
   constructor(private readonly limits: WaitLimits = WAIT_LIMITS) {}
 
-  /** Take a slot, or refuse: 429 for the app user's or the tenant's share, 503 when the process is full. */
-  enter(tenantId: string, appUserId: string): WaitSlot {
+  /**
+   * Take a slot, or refuse: 429 for the app user's, the client address's or the tenant's share,
+   * 503 when the process is full. `address` is the client's (`ctx.ip`); slots are counted per
+   * its key (domain/client-address-key.ts: IPv6 by /64), within the tenant.
+   */
+  enter(tenantId: string, appUserId: string, address: string): WaitSlot {
     const key = `${tenantId}:${subscriberHash(tenantId, appUserId)}`;
+    const addressKey = `${tenantId}:${clientAddressKey(address)}`;
     const same = this.byKey.get(key);
-    if ((same?.size ?? 0) >= this.limits.perUser) throw tooMany(429, 'rate_limited', `At most ${this.limits.perUser} concurrent waits per app user; retry after 1 s.`);
-    if ((this.perTenant.get(tenantId) ?? 0) >= this.limits.perTenant) throw tooMany(429, 'rate_limited', 'Too many concurrent waits for this app’s tenant; retry after 1 s.');
-    if (this.total >= this.limits.perProcess) throw tooMany(503, 'temporarily_unavailable', 'This server holds as many waits as it takes; retry after 1 s (or read without wait_for).');
+    if ((same?.size ?? 0) >= this.limits.perUser) throw tooMany(429, 'rate_limited', `At most ${this.limits.perUser} concurrent waits per app user; retry after 1 s.`, 'wait_user');
+    if ((this.perAddress.get(addressKey) ?? 0) >= this.limits.perAddress) {
+      throw tooMany(429, 'rate_limited', `At most ${this.limits.perAddress} concurrent waits per client address; retry after 1 s (or read without wait_for).`, 'wait_address');
+    }
+    if ((this.perTenant.get(tenantId) ?? 0) >= this.limits.perTenant) throw tooMany(429, 'rate_limited', 'Too many concurrent waits for this app’s tenant; retry after 1 s.', 'wait_tenant');
+    if (this.total >= this.limits.perProcess) throw tooMany(503, 'temporarily_unavailable', 'This server holds as many waits as it takes; retry after 1 s (or read without wait_for).', 'wait_process');
     const w: Waiter = { tenantId, userKey: key, pending: false, wake: null };
     if (same) same.add(w);
     else this.byKey.set(key, new Set([w]));
     this.perTenant.set(tenantId, (this.perTenant.get(tenantId) ?? 0) + 1);
+    this.perAddress.set(addressKey, (this.perAddress.get(addressKey) ?? 0) + 1);
     this.total++;
     let left = false;
     return {
@@ -97,6 +112,9 @@ export class EntitlementWaits {
         const n = (this.perTenant.get(tenantId) ?? 1) - 1;
         if (n > 0) this.perTenant.set(tenantId, n);
         else this.perTenant.delete(tenantId);
+        const a = (this.perAddress.get(addressKey) ?? 1) - 1;
+        if (a > 0) this.perAddress.set(addressKey, a);
+        else this.perAddress.delete(addressKey);
         this.total--;
       },
     };
@@ -133,13 +151,28 @@ export class EntitlementWaits {
   }
 }
 
-const tooMany = (status: 429 | 503, code: string, detail: string) => new ApiError(status, code, detail, {}, { 'Retry-After': '1' });
+const tooMany = (status: 429 | 503, code: string, detail: string, limit: string) => {
+  clientRateRefusals.inc({ limit });
+  return new ApiError(status, code, detail, {}, { 'Retry-After': '1' });
+};
 
 interface Running {
   waits: EntitlementWaits;
   listener: EntitlementListener;
 }
 const running = new WeakMap<Services, Running>();
+/** Every registry of this process, for the gauge (one in production; tests start several). */
+const registries = new Set<EntitlementWaits>();
+new Gauge({
+  name: 'billing_sdk_waits_held',
+  help: `wait_for=premium requests held open by this process (at most ${WAIT_LIMITS.perProcess}; per tenant ${WAIT_LIMITS.perTenant}, per client address ${WAIT_LIMITS.perAddress}).`,
+  registers: [registry],
+  collect() {
+    let n = 0;
+    for (const w of registries) n += w.stats().waiting;
+    this.set(n);
+  },
+});
 const BOOT_WAIT_MS = 5_000;
 
 /**
@@ -148,12 +181,12 @@ const BOOT_WAIT_MS = 5_000;
  * after BOOT_WAIT_MS when Postgres does not answer: the process still comes up (its /readyz says
  * why), the listener keeps reconnecting, and waits re-read when it does and at their timeout.
  */
-export async function startEntitlementWaits(services: Services, limits?: WaitLimits): Promise<EntitlementWaits> {
+export async function startEntitlementWaits(services: Services, limits?: Partial<WaitLimits>): Promise<EntitlementWaits> {
   let r = running.get(services);
   if (!r) {
     // Half the listener's connection cap, when it was lowered below the default's double.
     const cap = Math.floor((services.config.httpLimits?.maxConnections ?? 2 * WAIT_LIMITS.perProcess) / 2);
-    const waits = new EntitlementWaits(limits ?? { ...WAIT_LIMITS, perProcess: Math.max(1, Math.min(WAIT_LIMITS.perProcess, cap)) });
+    const waits = new EntitlementWaits({ ...WAIT_LIMITS, perProcess: Math.max(1, Math.min(WAIT_LIMITS.perProcess, cap)), ...limits });
     const listener = listenForEntitlementChanges(services.db, {
       onChange: (tenantId, hash) => waits.changed(tenantId, hash),
       onResync: () => waits.resync(),
@@ -161,6 +194,7 @@ export async function startEntitlementWaits(services: Services, limits?: WaitLim
     });
     r = { waits, listener };
     running.set(services, r);
+    registries.add(waits);
   }
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), BOOT_WAIT_MS)));
@@ -183,6 +217,7 @@ export async function stopEntitlementWaits(services: Services): Promise<void> {
   const r = running.get(services);
   if (!r) return;
   running.delete(services);
+  registries.delete(r.waits);
   r.waits.stop();
   await r.listener.stop();
 }

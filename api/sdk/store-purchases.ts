@@ -12,7 +12,7 @@ import { callWithin } from '../../temporal/client';
 import { readJsonObject } from '../json-body';
 import type { Services } from '../services';
 import { admitPublishable } from './auth';
-import { clientRateLimited, registrationBucket, takeClientTokens } from './limits';
+import { clientRateLimited, registrationBuckets, takeClientTokens } from './limits';
 import { MISS_TTL_SECONDS, missKey } from './purchase-misses';
 import { subscriberView } from './subscriber';
 
@@ -64,9 +64,10 @@ async function storeConnection(services: Services, tenantId: string, appId: stri
  * picks the app's store connection and waits for the workflow's verdict.
  *
  * Unknown tokens are cheap to refuse: a token the store answered 404 for is refused from a
- * short per-tenant cache, and each app user has a small registration bucket, spent only when
- * a workflow is about to start (so a loop of made-up tokens costs a few store calls, not one
- * per request).
+ * short per-tenant cache, and registrations have buckets of their own, spent only when a
+ * workflow is about to start: per app user, per client address (IPv6: per /64) and per tenant
+ * (api/sdk/limits.ts), so a loop of made-up tokens costs a few store calls, not one per
+ * request, and fresh app user ids from one address are no fresh allowance.
  */
 export function registerStorePurchaseRoute(router: Router, services: Services): void {
   router.post('/store-purchases', async (ctx) => {
@@ -90,7 +91,7 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
 
     const missHash = missKey(conn.id, principal.mode, body);
     if (await isKnownMiss(services.db, principal.tenantId, body.provider, missHash)) throw purchaseNotFound();
-    const lane = await takeClientTokens(services.db, principal.tenantId, [registrationBucket(body.app_user_id)]);
+    const lane = await takeClientTokens(services.db, principal.tenantId, registrationBuckets(body.app_user_id, ctx.ip));
     if (!lane.allowed) throw clientRateLimited(lane);
 
     const client = services.temporal.client;

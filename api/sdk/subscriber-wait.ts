@@ -32,11 +32,11 @@ export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
  * caller's own tenant transaction; the timeout re-reads once more (the fallback when a
  * notification never came). Null when the client went away.
  */
-export async function waitForPremium(services: Services, principal: AppPrincipal, appUserId: string, timeoutMs: number, signal: AbortSignal) {
+export async function waitForPremium(services: Services, principal: AppPrincipal, appUserId: string, address: string, timeoutMs: number, signal: AbortSignal) {
   const waits = entitlementWaits(services);
   // A process that started no listener (work starts with the process, never on first use) answers at once.
   if (!waits) return subscriberView(services.db, principal, appUserId);
-  const slot = waits.enter(principal.tenantId, appUserId);
+  const slot = waits.enter(principal.tenantId, appUserId, address);
   try {
     const deadline = Date.now() + timeoutMs;
     let view = await subscriberView(services.db, principal, appUserId);

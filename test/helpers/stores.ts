@@ -11,6 +11,15 @@ import { testDb } from './db';
 import { controlFor } from './emulator-control';
 import { generateMasterKey } from '../../vault/vault';
 import { startTestWorker } from './temporal';
+import { startApiProcess } from './api-process';
+
+/** What the store suites use of the listeners: in-process (startApi) or a real api process. */
+interface StackApi {
+  apiRoot: string;
+  apiUrl: string;
+  dashboardRoot: string;
+  close(): Promise<void>;
+}
 
 /**
  * The whole stack the store suites run against: every emulator, a real worker, the three
@@ -18,12 +27,22 @@ import { startTestWorker } from './temporal';
  * audience as its "signing secret"; App Store: no secret, the emulator's root is trusted) and
  * sells `premium_monthly` on both stores.
  */
-export async function startStoreStack(name: string) {
+export async function startStoreStack(name: string, opts: { apiProcessEnv?: NodeJS.ProcessEnv } = {}) {
   const emulators: Record<ProviderId, RunningEmulator> = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
   const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
   const masterKey = generateMasterKey();
   const worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
-  const api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
+  // `apiProcessEnv`: the real api process (`npm run api`) on the worker's queue and key, with that env added.
+  const api: StackApi = opts.apiProcessEnv
+    ? await (async () => {
+      const p = await startApiProcess({
+        TEMPORAL_TASK_QUEUE: worker.taskQueue, MASTER_KEY: masterKey,
+        ...Object.fromEntries(PROVIDERS.map((id) => [`${id.toUpperCase()}_API_BASE`, providerBaseUrls[id]])),
+        ...opts.apiProcessEnv,
+      });
+      return { apiRoot: `http://127.0.0.1:${p.apiPort}`, apiUrl: `http://127.0.0.1:${p.apiPort}/v1`, dashboardRoot: `http://127.0.0.1:${p.dashboardPort}`, close: p.stop };
+    })()
+    : await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
   const tenant = await newTenant(name);
   const android = await createEmulatorAccount(emulators.store_android.url);
   const ios = await createEmulatorAccount(emulators.store_ios.url);

@@ -65,14 +65,15 @@ describe('client endpoint limits', () => {
     expect((await call(api.apiUrl, '/tenant', t.secret_key)).headers.get('ratelimit-remaining')).toBe('119');
   });
 
-  it('the tenant’s client bucket, once empty, refuses every app user; the management API still answers', async () => {
+  it('the tenant’s client bucket, once empty, refuses every app user but the premium check (issue #28: answered from stored state); the management API still answers', async () => {
     const t = await newTenant('pk-tenant');
     await testDb()('client_rate_limit_buckets').insert({ tenant_id: t.tenant_id, bucket: 'sdk', tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
-    const r = await sdk(t, 'anyone');
+    // The premium check is a read of stored state: an empty tenant bucket alone does not refuse it (docs/limits.md).
+    expect(await sdk(t, 'anyone')).toMatchObject({ status: 200, body: { is_premium: false } });
+    const r = await call(api.apiRoot, '/v1/sdk/paywall', t.publishable_key);
     expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited' } });
     expect(r.headers.get('ratelimit-limit')).toBe(String(CLIENT_LIMITS.tenant.capacity));
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect((await call(api.apiRoot, '/v1/sdk/paywall', t.publishable_key)).status).toBe(429);
     expect((await call(api.apiUrl, '/tenant', t.secret_key)).status).toBe(200);
     // Another tenant's apps are unaffected.
     expect((await sdk(await newTenant('pk-bystander'), 'anyone')).status).toBe(200);
