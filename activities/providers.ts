@@ -69,7 +69,8 @@ export function createProviderActivities({ db, config, vault, adapters }: Activi
      * Record each connection's proof from the probe: one mode whose call succeeded proves the
      * account (its credential reaches it); otherwise the reasons are kept for the dashboard. An
      * account another connection has already proven stays unproven here, with a reason that does
-     * not say whose it is.
+     * not say whose it is. A psp_b/psp_c key that works proves nothing about the account (only
+     * OAuth claims those): the connection stays unproven with the note that says so.
      */
     async recordProofs(input: { tenantId: string; connectionIds: string[]; results: ProbeResult[] }): Promise<ProofRecord[]> {
       return withTenant(db, input.tenantId, async (trx) => {

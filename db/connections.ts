@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import { claimsOnlyByOAuth, keyOnlyProofNote, proofClaimsAccount, type ProofMethod } from '../domain/account-proof';
 import { chooseConnection } from '../domain/connection-choice';
 import { isUuid } from '../domain/ids';
 import { PROVIDERS, type Mode, type ProviderId } from '../domain/providers';
@@ -13,8 +14,9 @@ import type { Vault } from '../vault/vault';
  * loadCredential / loadWebhookSecret ever read an *_enc column.
  *
  * An account routes events only through a connection that has proven it owns it
- * (`verified_at`, migration 017; docs/providers.md "Proving an account"): OAuth proves at
- * creation, everything else through the probe workflow (markConnectionProven).
+ * (`verified_at`, migrations 017 and 025; docs/providers.md "Proving an account"): OAuth proves
+ * at creation, everything else through the probe workflow (markConnectionProven), except psp_b
+ * and psp_c, whose pasted keys prove nothing about the account and which OAuth alone claims.
  */
 
 export const ENCRYPTED_FIELDS = ['credential_test_enc', 'credential_live_enc', 'webhook_secret_enc'] as const;
@@ -36,6 +38,7 @@ export type ConnectionErrorCode =
   | 'no_connection'
   | 'ambiguous_connection'
   | 'account_already_connected'
+  | 'oauth_required'
   | 'credential_missing'
   | 'webhook_secret_missing';
 
@@ -58,9 +61,9 @@ export class ConnectionError extends Error {
   }
 }
 
-/** How a connection proved its account (migration 017). */
+/** The proofs code may record (migration 017); `pasted_key` (migration 025) is only ever read. */
 export const PROOF_METHODS = ['oauth', 'provider_call', 'control_api'] as const;
-export type ProofMethod = (typeof PROOF_METHODS)[number];
+type WritableProof = (typeof PROOF_METHODS)[number];
 
 /** The API's view of a connection: presence flags instead of secrets. */
 export interface SafeConnection {
@@ -95,7 +98,7 @@ export interface NewConnection extends ConnectionSecrets {
   /** Omitted: the provider's first connection becomes its default, later ones do not. */
   is_default?: boolean;
   /** Only for a flow that proved the account while connecting (OAuth); everything else is proven by the probe. */
-  proven_by?: ProofMethod;
+  proven_by?: WritableProof;
 }
 
 const T = 'provider_connections';
@@ -190,6 +193,7 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
   const others = await trx(T).where({ provider: input.provider }).count<{ n: number }[]>('* as n');
   const isDefault = input.is_default ?? Number(others[0].n) === 0;
   if (input.proven_by !== undefined && !PROOF_METHODS.includes(input.proven_by)) throw new ConnectionError('invalid_request', 'proven_by is not a proof method');
+  if (input.proven_by !== undefined && !proofClaimsAccount(input.provider, input.proven_by)) throw keyOnly(input.provider);
   const proof = input.proven_by ? { verified_at: trx.fn.now(), verified_by: input.proven_by, proof_checked_at: trx.fn.now() } : {};
   try {
     // Savepoint: a duplicate account leaves the caller's transaction usable.
@@ -217,20 +221,32 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
   return (await getConnectionSafe(trx, id))!;
 }
 
+const keyOnly = (provider: ProviderId) => new ConnectionError('oauth_required', keyOnlyProofNote(provider));
+
 /**
  * The connection owns its account (the probe's call succeeded, or OAuth named it): from now on
- * the account's events route to it. An earlier proof is kept as it was. Refused (the row stays
- * unproven, the caller's transaction usable) when another connection has already proven it.
+ * the account's events route to it. An earlier proof is kept as it was, except a `pasted_key`
+ * claim (migration 025), which a proof that claims replaces. Refused (the row stays unproven,
+ * the caller's transaction usable) when another connection has already proven it, and with
+ * `oauth_required` when the proof cannot claim this provider's accounts (a psp_b/psp_c key): a
+ * connection already proven otherwise only has its check refreshed.
  */
-export async function markConnectionProven(trx: Knex.Transaction, connectionId: string, by: ProofMethod): Promise<SafeConnection> {
+export async function markConnectionProven(trx: Knex.Transaction, connectionId: string, by: WritableProof): Promise<SafeConnection> {
   if (!PROOF_METHODS.includes(by)) throw new ConnectionError('invalid_request', 'not a proof method');
-  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id', 'provider') : undefined;
+  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id', 'provider', 'verified_by') : undefined;
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
+  const held = row.verified_by as ProofMethod | null;
+  if (!proofClaimsAccount(row.provider, by)) {
+    if (held === null || !proofClaimsAccount(row.provider, held)) throw keyOnly(row.provider);
+    await trx(T).where({ id: connectionId }).update({ proof_checked_at: trx.fn.now(), proof_error: null });
+    return (await getConnectionSafe(trx, connectionId))!;
+  }
+  const replace = held === 'pasted_key';
   try {
     await trx.transaction(async (sp) => {
       await sp(T).where({ id: connectionId }).update({
-        verified_at: sp.raw('coalesce(verified_at, now())'),
-        verified_by: sp.raw('coalesce(verified_by, ?)', [by]),
+        verified_at: replace ? sp.fn.now() : sp.raw('coalesce(verified_at, now())'),
+        verified_by: replace ? by : sp.raw('coalesce(verified_by, ?)', [by]),
         proof_checked_at: sp.fn.now(),
         proof_error: null,
       });
@@ -251,16 +267,25 @@ export async function recordProofFailure(trx: Knex.Transaction, connectionId: st
 /**
  * OAuth connect: the provider's consent named the account, so the connection is proven as it is
  * stored. A connection this tenant already has for the account (typed in earlier, unproven) takes
- * the new credential and the proof instead of a duplicate.
+ * the new credential and the proof instead of a duplicate. For psp_b/psp_c, another tenant's
+ * `pasted_key` claim on the account (migration 025) is released first: that connection stays,
+ * unproven, with the reason on it. `replaced_claims` counts them.
  */
-export async function connectProvenByOAuth(trx: Knex.Transaction, vault: Vault, input: Omit<NewConnection, 'proven_by'>): Promise<SafeConnection> {
+export async function connectProvenByOAuth(trx: Knex.Transaction, vault: Vault, input: Omit<NewConnection, 'proven_by'>): Promise<SafeConnection & { replaced_claims: number }> {
   assertProvider(input.provider);
   const own = typeof input.account_ref === 'string'
     ? await trx(T).where({ provider: input.provider, account_ref: input.account_ref }).first('id')
     : undefined;
-  if (!own) return createConnection(trx, vault, { ...input, proven_by: 'oauth' });
-  await updateConnectionSecrets(trx, vault, own.id, { credentials: input.credentials, webhook_secret: input.webhook_secret });
-  return markConnectionProven(trx, own.id, 'oauth');
+  if (!own && !claimsOnlyByOAuth(input.provider)) return { ...(await createConnection(trx, vault, { ...input, proven_by: 'oauth' })), replaced_claims: 0 };
+  const id = own
+    ? (await updateConnectionSecrets(trx, vault, own.id, { credentials: input.credentials, webhook_secret: input.webhook_secret })).id
+    : (await createConnection(trx, vault, input)).id;
+  let replaced = 0;
+  if (claimsOnlyByOAuth(input.provider)) {
+    const { rows } = await trx.raw('select release_pasted_key_claims(?) as n', [id]);
+    replaced = Number(rows[0].n);
+  }
+  return { ...(await markConnectionProven(trx, id, 'oauth')), replaced_claims: replaced };
 }
 
 /** Replace (or, with null, remove) a connection's credentials and webhook secret. */
@@ -333,7 +358,9 @@ export async function loadWebhookSecret(trx: Knex.Transaction, vault: Vault, con
  * Webhook routing: which tenant owns this provider account. Runs before any tenant is known, as
  * the login role, which may read only these routing columns (migrations 015, 017). Only the
  * connection that proved the account routes (at most one: migration 017's index); unproven and
- * inactive connections do not, so an account nobody has proven is refused like an unknown one.
+ * inactive connections do not, so an account nobody has proven is refused like an unknown one,
+ * under no tenant. For psp_b/psp_c that proof is OAuth (or a `pasted_key` claim from before
+ * migration 025, until an OAuth proof replaces it).
  */
 export async function findConnectionByAccount(
   ownerDb: Knex | Knex.Transaction,

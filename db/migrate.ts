@@ -18,6 +18,7 @@ import * as bucketFillfactor from './migrations/021_bucket_fillfactor';
 import * as outboundDrain from './migrations/022_outbound_drain';
 import * as overviewRollups from './migrations/023_overview_rollups';
 import * as outboundFairness from './migrations/024_outbound_fairness';
+import * as oauthAccountClaims from './migrations/025_oauth_account_claims';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '022_outbound_drain': outboundDrain,
   '023_overview_rollups': overviewRollups,
   '024_outbound_fairness': outboundFairness,
+  '025_oauth_account_claims': oauthAccountClaims,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -53,25 +53,53 @@ export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ ins
   return { inserted: rows[0].inserted, queued: rows[0].queued > 0 };
 }
 
-/** Refused requests kept per provider and tenant (null: no tenant could be named) per minute; past it they are counted nowhere. */
+/** Refused requests kept per provider, tenant (null: no tenant could be named) and kind per minute; past it they are counted nowhere. */
 export const REFUSALS_KEPT_PER_MINUTE = 20;
 const MAX_REASON = 200;
 
+export interface Refusal {
+  tenantId: string | null;
+  provider: string;
+  reason: string;
+  bytes: number;
+  /**
+   * The signature verified (the tenant's own provider sent an event we cannot take): kept as
+   * `invalid`, which becomes an `inbound_delivery.failed` event at the tenant's endpoints.
+   * Otherwise `unverified`: anyone can send one naming any account, so it is logged for the
+   * tenant but pushes nothing (migration 025).
+   */
+  verified?: boolean;
+}
+
+const windowCount = `select count(*) from webhook_deliveries
+   where provider = ? and tenant_id is not distinct from ?::uuid and event_type = ? and created_at > now() - interval '1 minute'`;
+
 /**
- * Keep a refused request as a `failed` delivery under a fresh id (an unverified request can never
+ * Keep a refused request as a `failed` delivery under a fresh id (a refused request can never
  * claim a real event id), with our own reason and its size, never the sender's content. An
  * anonymous sender cannot grow the table: at most REFUSALS_KEPT_PER_MINUTE rows a minute per
- * provider and tenant are kept.
+ * provider, tenant and kind are kept. The cap is one decision per refusal: the insert runs
+ * under a transaction-scoped advisory lock of its (provider, tenant, kind), so two receipts
+ * cannot both count 19 and both insert. A window already full is answered before the lock (a
+ * flood past the cap waits on nothing). Says whether the refusal was kept.
  */
-export async function recordRefusal(db: Knex, r: { tenantId: string | null; provider: string; reason: string; bytes: number }): Promise<void> {
-  await db.raw(
-    `insert into webhook_deliveries (tenant_id, provider, event_id, event_type, status, reason, payload)
-     select ?::uuid, ?, 'unverified_' || gen_random_uuid(), 'unverified', 'failed', ?, ?::jsonb
-      where (select count(*) from webhook_deliveries
-              where provider = ? and tenant_id is not distinct from ?::uuid and event_type = 'unverified'
-                and created_at > now() - interval '1 minute') < ?`,
-    [r.tenantId, r.provider, r.reason.slice(0, MAX_REASON), JSON.stringify({ bytes: r.bytes }), r.provider, r.tenantId, REFUSALS_KEPT_PER_MINUTE],
-  );
+export async function recordRefusal(db: Knex | Knex.Transaction, r: Refusal): Promise<boolean> {
+  const eventType = r.verified ? 'invalid' : 'unverified';
+  const window = [r.provider, r.tenantId, eventType];
+  const full = await db.raw(`select (${windowCount}) >= ? as full`, [...window, REFUSALS_KEPT_PER_MINUTE]);
+  if (full.rows[0].full) return false;
+  return db.transaction(async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`webhook_refusals:${r.provider}:${r.tenantId ?? '-'}:${eventType}`]);
+    // A statement of its own after the lock: its snapshot sees every refusal committed before the lock was granted.
+    const { rows } = await trx.raw(
+      `insert into webhook_deliveries (tenant_id, provider, event_id, event_type, status, reason, payload)
+       select ?::uuid, ?, ? || '_' || gen_random_uuid(), ?, 'failed', ?, ?::jsonb
+        where (${windowCount}) < ?
+       returning id`,
+      [r.tenantId, r.provider, eventType, eventType, r.reason.slice(0, MAX_REASON), JSON.stringify({ bytes: r.bytes }), ...window, REFUSALS_KEPT_PER_MINUTE],
+    );
+    return rows.length > 0;
+  });
 }
 
 export interface OutboxRow<H> {

@@ -57,6 +57,20 @@ export const webhookReceipts = new Counter({
   registers: [registry],
 });
 
+/**
+ * Receipts refused, by why: `too_deep`, `no_account` (the body names none), `unclaimed_account`
+ * (it names one no connection has proven: stored under no tenant; for psp_b/psp_c, often a seller
+ * connected with a pasted key that has not connected with OAuth), `signature` (the account's
+ * tenant is named, the signature failed), `invalid_event` (signed, but unusable). `kept`: whether
+ * a refusal row was stored (yes) or the per-minute cap was full (no).
+ */
+export const webhookRefusals = new Counter({
+  name: 'billing_webhook_refusals_total',
+  help: 'Provider webhooks refused, by provider, reason (too_deep|no_account|unclaimed_account|signature|invalid_event) and kept (yes|no: the per-minute cap was full).',
+  labelNames: ['provider', 'reason', 'kept'] as const,
+  registers: [registry],
+});
+
 export const handovers = new Counter({
   name: 'billing_webhook_handovers_total',
   help: 'Outbox groups handed to Temporal by the dispatcher, by outcome (ok|unavailable|refused|failed).',

@@ -124,7 +124,17 @@ const metricsPort = (offset: number) => String(config.metricsPort ? config.metri
 child('worker', 'temporal/worker-main.ts', { ...env, METRICS_PORT: metricsPort(1) });
 // Outbound webhook deliveries: their own task queue and process, at a lower CPU priority (docs/outbound-webhooks.md).
 child('outbound-worker', 'temporal/outbound-worker-main.ts', { ...env, METRICS_PORT: metricsPort(2) });
-child('api', 'api/main.ts', env);
+// psp_b and psp_c accounts are claimed by OAuth only (docs/providers.md, "Proving an account"); the
+// emulators serve consent pages, so the dashboard gets a platform client for each emulator it talks
+// to and a tenant signed up here connects them as it would the real providers. Not for a provider
+// whose base URL or OAuth client is configured.
+const emulatorOAuth: NodeJS.ProcessEnv = {};
+for (const [provider, clientId] of [['psp_b', 'billing_local'], ['psp_c', 'billinglocal']] as const) {
+  if (config.oauthClients[provider] || config.providerBaseUrls[provider] !== `http://127.0.0.1:${config.emulatorPorts[provider]}`) continue;
+  emulatorOAuth[`${provider.toUpperCase()}_OAUTH_CLIENT_ID`] = clientId;
+  emulatorOAuth[`${provider.toUpperCase()}_OAUTH_CLIENT_SECRET`] = 'local-emulator-only';
+}
+child('api', 'api/main.ts', { ...env, ...emulatorOAuth });
 
 await Promise.all([
   ...[config.apiPort, config.dashboardPort, config.toolsPort].map((p) => waitForPort('127.0.0.1', p, 120_000)),

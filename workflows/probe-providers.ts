@@ -22,7 +22,7 @@ export interface ProbeOutcome extends ProbeTarget {
  * Try every connected provider (or the one connection named) in every mode it has a
  * credential for, in parallel, and record what that proves: a connection whose call succeeded
  * owns its account and from then on receives its events (docs/providers.md, "Proving an
- * account"). Started right after a connection is created or its credentials change, and by
+ * account"), except psp_b/psp_c, whose accounts OAuth alone claims. Started right after a connection is created or its credentials change, and by
  * the dashboard's Verify button.
  */
 export async function probeProvidersWorkflow(input: { tenantId: string; connectionId?: string }): Promise<ProbeOutcome[]> {

@@ -7,6 +7,7 @@ import { withTenant } from '../../db/tenant-tx';
 import { ConnectionError, connectProvenByOAuth, createConnection, getConnectionSafe, listConnectionsSafe, setDefault, updateConnectionSecrets, type ConnectionSecrets, type SafeConnection } from '../../db/connections';
 import { startConnectionProof } from '../../temporal/workflow-starts';
 import { MODES, PROVIDERS, WEB_PROVIDERS, type ProviderId } from '../../domain/providers';
+import { claimsOnlyByOAuth, OAUTH_ONLY_PROVIDERS } from '../../domain/account-proof';
 import { createAdapters } from '../../providers';
 import { credentialRefusal } from '../../providers/credential-check';
 import type { ProviderCredential } from '../../providers/types';
@@ -30,11 +31,28 @@ function webhookUrl(services: Services, provider: ProviderId): string {
   return `${services.config.publicDashboardUrl.replace(/\/$/, '')}/api/webhooks/${provider}`;
 }
 
+const PROOF_LABEL = { oauth: 'OAuth', control_api: 'emulator', provider_call: 'provider call', pasted_key: 'pasted key, until the account is connected with OAuth' } as const;
+
 /** Whether the connection has proven its account (only then do its events arrive), and why not. */
 function proofState(c: SafeConnection): string {
-  if (c.verified_at) return `Verified (${c.verified_by === 'oauth' ? 'OAuth' : c.verified_by === 'control_api' ? 'emulator' : 'provider call'})`;
+  if (c.verified_at) return `Verified (${PROOF_LABEL[c.verified_by ?? 'provider_call']})`;
   if (c.proof_error) return `Not verified: ${c.proof_error}`;
   return c.proof_checked_at ? 'Not verified' : 'Not verified yet';
+}
+
+/** What routes this connection's events, said on its page (docs/providers.md, "Proving an account"). */
+function proofHelp(services: Services, c: SafeConnection) {
+  const oauth = services.config.oauthClients[c.provider]
+    ? html`<a href="/providers/${c.provider}/oauth/start">Connect ${c.provider} with OAuth</a>.`
+    : html`OAuth is not configured on this service for ${c.provider}: ask its operator.`;
+  if (c.verified_by === 'pasted_key') {
+    return html`<p>This connection receives its account's events because its key was verified before a pasted ${c.provider} key stopped proving an account. Connect the account with OAuth to keep them: whoever connects it with OAuth receives them from then on. ${oauth}</p>`;
+  }
+  if (c.verified_at) return '';
+  if (claimsOnlyByOAuth(c.provider)) {
+    return html`<p>Events for a ${c.provider} account are delivered only to a connection made with OAuth: ${c.provider} keys name no account, so a pasted key proves only that it works. Keys entered below are used for API calls (sync). ${oauth}</p>`;
+  }
+  return html`<p>Events for this account are delivered only once the connection is verified: OAuth verifies it, otherwise a call to ${c.provider} with the credentials below, for this account, must succeed.</p>`;
 }
 
 function connectionRows(list: SafeConnection[]) {
@@ -120,6 +138,7 @@ export function providersPage(services: Services): Router {
       body: html`<h2>Connections</h2>${connectionRows(list)}
 ${oauth.length ? html`<h2>Connect with OAuth</h2><ul>${oauth.map((p) => html`<li><a href="/providers/${p}/oauth/start">Connect ${p}</a></li>`)}</ul>` : ''}
 <h2>Add a connection with keys</h2>
+<p>${OAUTH_ONLY_PROVIDERS.join(' and ')}: a connection added with keys works for API calls (sync), but only a connection made with OAuth receives the account's events.</p>
 <form method="post" action="/providers">${csrfField(ctx.state.csrf!)}
 <label for="provider">Provider</label>
 <select id="provider" name="provider">${PROVIDERS.map((p) => html`<option value="${p}">${p}</option>`)}</select>
@@ -140,7 +159,7 @@ ${oauth.length ? html`<h2>Connect with OAuth</h2><ul>${oauth.map((p) => html`<li
 <dt>Test credential</dt><dd>${setOrNot(c.has_test_credential)}</dd><dt>Live credential</dt><dd>${setOrNot(c.has_live_credential)}</dd>
 <dt>Webhook secret</dt><dd>${setOrNot(c.has_webhook_secret)}</dd>
 <dt>Webhook URL</dt><dd><code>${webhookUrl(services, c.provider)}</code></dd></dl>
-${c.verified_at ? '' : html`<p>Events for this account are delivered only once the connection is verified: OAuth verifies it, otherwise a call to ${c.provider} with the credentials below, for this account, must succeed.</p>`}
+${proofHelp(services, c)}
 <form method="post" action="/providers/${c.id}/verify">${csrfField(ctx.state.csrf!)}<button type="submit">Verify</button></form>
 ${c.is_default ? '' : html`<form method="post" action="/providers/${c.id}/default">${csrfField(ctx.state.csrf!)}<button type="submit">Make default</button></form>`}
 <h2>Credentials and webhook secret</h2>
@@ -288,7 +307,7 @@ ${secretInputs(c.provider)}
       const c = await writeConnection(ctx, (trx) =>
         connectProvenByOAuth(trx, getVault(), { provider, account_ref: result.account_ref, label: result.account_ref, credentials: { [result.mode]: result.credential } }),
       );
-      await audit(ctx, 'dashboard.connection.oauth', 'ok', { connection_id: c.id, provider, mode: result.mode });
+      await audit(ctx, 'dashboard.connection.oauth', 'ok', { connection_id: c.id, provider, mode: result.mode, replaced_claims: c.replaced_claims });
       ctx.redirect(`/providers?connected=${encodeURIComponent(c.id)}`);
     } catch (e) {
       const code = e instanceof ConnectionError ? e.code : 'provider_error';

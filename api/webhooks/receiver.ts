@@ -16,11 +16,14 @@ import { routeCacheFor } from './route-cache';
 import { kickDispatcher } from './dispatcher';
 import type { Handover } from './handover';
 import { jsonNestingDepth, MAX_WEBHOOK_DEPTH } from './nesting';
-import { webhookReceipts } from '../../runtime/metrics';
+import { webhookReceipts, webhookRefusals } from '../../runtime/metrics';
 import { currentTraceparent, inSpan } from '../../runtime/tracing';
 import { receiptOutcome } from '../metrics';
 
 const MAX_ACCOUNT_REF = 255;
+
+/** Why a receipt was refused, as `billing_webhook_refusals_total` counts it. */
+type RefusalKind = 'too_deep' | 'no_account' | 'unclaimed_account' | 'signature' | 'invalid_event';
 
 /** One answer for every request we cannot attribute to a connected account: a stranger learns nothing about which accounts exist. */
 const unverified = () => new ApiError(400, 'webhook_refused', 'The request could not be verified as an event from a connected account.');
@@ -34,7 +37,10 @@ const unverified = () => new ApiError(400, 'webhook_refused', 'The request could
  *
  * Deliveries are unique per (tenant, provider, event id): tenants choose their own ids under
  * their own signatures, so one tenant's id never shadows another's. Refusals store no sender
- * content and echo nothing (./refusals in db/webhook-deliveries.ts rate-limits what they keep).
+ * content and echo nothing (recordRefusal in db/webhook-deliveries.ts caps what they keep). A
+ * refusal names a tenant only once the body's account routes to one; an account no connection
+ * has proven (docs/providers.md, "Proving an account") is refused under no tenant, like an
+ * unknown one, and counted (`billing_webhook_refusals_total{reason="unclaimed_account"}`).
  */
 export function webhookReceiver(services: Services): Koa.Middleware {
   return async (ctx, next) => {
@@ -61,16 +67,18 @@ export function webhookReceiver(services: Services): Koa.Middleware {
 async function receive(services: Services, ctx: Koa.Context, provider: ProviderId): Promise<'queued' | 'duplicate' | 'no_effect'> {
   const raw = await readRawBody(ctx);
 
-  const refuse = async (tenantId: string | null, reason: string, error: ApiError = unverified()): Promise<never> => {
-    await recordRefusal(services.db, { tenantId, provider, reason, bytes: raw.length });
+  // `kind` is the metric's reason; `verified`: the tenant's provider signed it (docs/operations.md).
+  const refuse = async (tenantId: string | null, reason: string, kind: RefusalKind, error: ApiError = unverified()): Promise<never> => {
+    const kept = await recordRefusal(services.db, { tenantId, provider, reason, bytes: raw.length, verified: kind === 'invalid_event' });
+    webhookRefusals.inc({ provider, reason: kind, kept: kept ? 'yes' : 'no' });
     throw error;
   };
 
   if (jsonNestingDepth(raw) > MAX_WEBHOOK_DEPTH) {
-    return refuse(null, `payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels`, new ApiError(400, 'webhook_refused', `The payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels.`));
+    return refuse(null, `payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels`, 'too_deep', new ApiError(400, 'webhook_refused', `The payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels.`));
   }
   const account = peekAccount(provider, raw);
-  if (!account || account.length > MAX_ACCOUNT_REF) return refuse(null, 'the body names no connected account');
+  if (!account || account.length > MAX_ACCOUNT_REF) return refuse(null, 'the body names no connected account', 'no_account');
   if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
   const routes = routeCacheFor(services);
   const adapter = services.adapters[provider];
@@ -90,13 +98,13 @@ async function receive(services: Services, ctx: Koa.Context, provider: ProviderI
   let checked = await verify(false);
   if (!checked.event && checked.route?.cached) checked = await verify(true);
   const { route: conn, event } = checked;
-  if (!conn) return refuse(null, checked.problem!);
-  if (!event) return refuse(conn.tenant_id, checked.problem!);
+  if (!conn) return refuse(null, checked.problem!, 'unclaimed_account');
+  if (!event) return refuse(conn.tenant_id, checked.problem!, 'signature');
 
   // Verified: the sender is the tenant's provider, so a refusal may now say what is wrong.
   const store = isStoreProvider(provider);
   const problem = eventIdProblem({ id: event.id, customer_id: event.customer_external_id, subscription_id: event.subscription_external_id }, store);
-  if (problem) return refuse(conn.tenant_id, problem.detail, new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }));
+  if (problem) return refuse(conn.tenant_id, problem.detail, 'invalid_event', new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }));
 
   const handover = handoverFor(services.vault, provider, conn, event, currentTraceparent());
   const stored = await storeDelivery(services.db, {

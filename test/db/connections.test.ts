@@ -226,7 +226,10 @@ describe('provider connections', () => {
   it('findConnectionByAccount routes a webhook to its tenant (owner connection), proven and active connections only', async () => {
     const c = await asA((trx) => createConnection(trx, vault, { provider: 'psp_c', account_ref: `acct_route_${tag}` }));
     expect(await findConnectionByAccount(db, 'psp_c', `acct_route_${tag}`)).toBeNull();
-    await asA((trx) => markConnectionProven(trx, c.id, 'provider_call'));
+    // A psp_c account is claimed by OAuth only (a pasted key names no account; test/webhooks/oauth-account-claims.test.ts).
+    await expectConnectionError(asA((trx) => markConnectionProven(trx, c.id, 'provider_call')), 'oauth_required');
+    expect(await findConnectionByAccount(db, 'psp_c', `acct_route_${tag}`)).toBeNull();
+    await asA((trx) => markConnectionProven(trx, c.id, 'oauth'));
     expect(await findConnectionByAccount(db, 'psp_c', `acct_route_${tag}`)).toEqual({ tenant_id: a, connection_id: c.id });
     expect(await findConnectionByAccount(db, 'psp_b', `acct_route_${tag}`)).toBeNull();
     expect(await findConnectionByAccount(db, 'psp_c', 'acct_unknown')).toBeNull();

@@ -180,10 +180,11 @@ describe('outbound webhooks: safety', () => {
       await takeDrainLock(trx, { runId, tenantId: t.tenant_id, kind: 'sync', confirmCount: 0, requestedBy: null });
       await finishSyncRun(trx, runId, true, { ok: true });
     });
-    await recordRefusal(appDb(), { tenantId: t.tenant_id, provider: 'psp_a', reason: 'signature mismatch', bytes: 12 });
+    // A refusal of a signed event (its provider spoke); an unsigned one pushes nothing (test/webhooks/refusals.test.ts).
+    await recordRefusal(appDb(), { tenantId: t.tenant_id, provider: 'psp_a', reason: 'customer_id is too long', bytes: 12, verified: true });
     await until('two events', async () => r.received.length, (n) => n === 2);
     const bodies = r.received.map((x) => r.verify(x, ep.secret)).sort((x: any, y: any) => x.type.localeCompare(y.type));
-    expect(bodies[0]).toMatchObject({ type: 'inbound_delivery.failed', version: 1, data: { provider: 'psp_a', event_type: 'unverified', reason: 'signature mismatch' } });
+    expect(bodies[0]).toMatchObject({ type: 'inbound_delivery.failed', version: 1, data: { provider: 'psp_a', event_type: 'invalid', reason: 'customer_id is too long' } });
     expect(bodies[1]).toMatchObject({ type: 'sync_run.finished', version: 1, data: { run_id: runId, kind: 'sync', status: 'succeeded' } });
   });
 
