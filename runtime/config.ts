@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../domain/config-error';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { DEFAULT_LIMITS, type Limits } from '../domain/login-limits';
-import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits';
+import { DEFAULT_HTTP_LIMITS, perAddressShare, type HttpLimits } from './http-limits';
 
 /** Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js). */
 const PARENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,8 +52,6 @@ export interface Config {
   /** Ports of the local dev server `npm start` runs when TEMPORAL_ADDRESS is not set. */
   temporalDevPort: number;
   temporalUiPort: number;
-  /** Where people open the Temporal UI (links in sync responses); `TEMPORAL_UI_URL`, else the local dev server's UI. */
-  temporalUiUrl: string;
   masterKey?: string;
   logLevel: string;
   emulatorPorts: Record<ProviderId, number>;
@@ -71,7 +69,10 @@ export interface Config {
   trustedProxies: string[];
   /** Login and sign-up limits (db/login-attempts.ts); `SIGNUPS_PER_ADDRESS_PER_HOUR` sets the sign-up one. */
   dashboardLimits: Limits;
-  /** Per-listener timeouts and connection cap: HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS. */
+  /**
+   * Per-listener timeouts and connection caps: HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS,
+   * HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_ADDRESS.
+   */
   httpLimits: HttpLimits;
   /**
    * The service account of the Play RTDN Pub/Sub push subscription
@@ -191,7 +192,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'billing',
     temporalDevPort: intEnv(env, 'TEMPORAL_PORT', 7233),
     temporalUiPort: intEnv(env, 'TEMPORAL_UI_PORT', 8233),
-    temporalUiUrl: (env.TEMPORAL_UI_URL || `http://127.0.0.1:${intEnv(env, 'TEMPORAL_UI_PORT', 8233)}`).replace(/\/$/, ''),
     masterKey: env.MASTER_KEY || undefined,
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,
@@ -200,12 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
     storeAndroidPushServiceAccount: env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined,
-    httpLimits: {
-      requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
-      headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
-      keepAliveTimeoutMs: countEnv(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs),
-      maxConnections: countEnv(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_HTTP_LIMITS.maxConnections),
-    },
+    httpLimits: httpLimits(env),
     dashboardLimits: {
       ...DEFAULT_LIMITS,
       // Under NODE_ENV=test the e2e files sign up dozens of people from 127.0.0.1 in one run;
@@ -228,6 +223,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       firstRetryMs: countEnv(env, 'OUTBOUND_WEBHOOK_FIRST_RETRY_MS', 5_000),
       retryWindowMs: countEnv(env, 'OUTBOUND_WEBHOOK_RETRY_WINDOW_MS', 3 * 86_400_000),
     },
+  };
+}
+
+function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+  const maxConnections = countEnv(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_HTTP_LIMITS.maxConnections);
+  const raw = env.HTTP_MAX_CONNECTIONS_PER_ADDRESS;
+  let maxConnectionsPerAddress = perAddressShare(maxConnections);
+  if (raw !== undefined && raw !== '') {
+    maxConnectionsPerAddress = Number(raw);
+    if (!Number.isInteger(maxConnectionsPerAddress) || maxConnectionsPerAddress < 0) {
+      throw new ConfigError('HTTP_MAX_CONNECTIONS_PER_ADDRESS', `HTTP_MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 = no per-address cap), got "${raw}"`);
+    }
+  }
+  return {
+    requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
+    headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
+    keepAliveTimeoutMs: countEnv(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs),
+    maxConnections,
+    maxConnectionsPerAddress,
   };
 }
 

@@ -7,8 +7,12 @@ import { freePort, waitForPort } from '../../runtime/ports';
 export interface ApiProcess {
   proc: ChildProcess;
   apiPort: number;
+  dashboardPort: number;
+  toolsPort: number;
   /** What the process wrote to stderr so far (in a failure message). */
   stderr(): string;
+  /** What it wrote to stdout so far: its log lines, when `LOG_LEVEL` lets any through. */
+  stdout(): string;
   stop(): Promise<void>;
 }
 
@@ -24,10 +28,12 @@ export async function startApiProcess(env: NodeJS.ProcessEnv = {}): Promise<ApiP
       ...process.env, DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), LOG_LEVEL: 'silent',
       API_PORT: String(apiPort), DASHBOARD_PORT: String(dashboardPort), TOOLS_PORT: String(toolsPort), ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let stdout = '';
   proc.stderr!.on('data', (d) => (stderr += d));
+  proc.stdout!.on('data', (d) => (stdout += d));
   proc.once('exit', (code) => {
     if (code !== null && code !== 0) stderr += `\n(exited ${code})`;
   });
@@ -40,5 +46,5 @@ export async function startApiProcess(env: NodeJS.ProcessEnv = {}): Promise<ApiP
     await stop();
     throw new Error(`the api process did not listen: ${e.message}\n${stderr}`);
   });
-  return { proc, apiPort, stderr: () => stderr, stop };
+  return { proc, apiPort, dashboardPort, toolsPort, stderr: () => stderr, stdout: () => stdout, stop };
 }
