@@ -19,7 +19,8 @@ export function trustList(entries: string[]): net.BlockList {
   return list;
 }
 
-function trusted(list: net.BlockList, addr: string): boolean {
+/** Whether a peer address (IPv4-mapped or not) is one of the TRUSTED_PROXIES. */
+export function isTrusted(list: net.BlockList, addr: string): boolean {
   const a = bare(addr);
   const type = net.isIPv6(a) ? 'ipv6' : net.isIPv4(a) ? 'ipv4' : undefined;
   return type !== undefined && list.check(a, type);
@@ -37,11 +38,11 @@ export function clientAddress(trustedProxies: string[]): Koa.Middleware {
   return async (ctx, next) => {
     const peer = bare(ctx.req.socket.remoteAddress ?? '');
     let ip = peer;
-    if (trusted(list, peer)) {
+    if (isTrusted(list, peer)) {
       const hops = (ctx.get('X-Forwarded-For') || '').split(',').map((h) => bare(h.trim())).filter(Boolean);
       while (hops.length > 0) {
         ip = hops.pop()!;
-        if (!trusted(list, ip)) break;
+        if (!isTrusted(list, ip)) break;
       }
       const proto = ctx.get('X-Forwarded-Proto').split(',')[0].trim().toLowerCase();
       if (proto === 'https' || proto === 'http') Object.defineProperty(ctx.request, 'protocol', { value: proto });

@@ -17,6 +17,7 @@ import { startDispatcher, stopDispatcher } from './webhooks/dispatcher';
 import { startEntitlementWaits, stopEntitlementWaits } from './sdk/entitlement-waits';
 import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
 import { registerOutboxGauges } from './metrics';
+import { readinessDetail } from './health';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -44,8 +45,8 @@ const servers = await Promise.all(
   listeners.map(
     ([name, port, handler]) =>
       new Promise<http.Server>((resolve, reject) => {
-        // Timeouts and the connection cap on every listener (api/http-server.ts, HTTP_* variables).
-        const s = createHttpServer(handler, config.httpLimits);
+        // Timeouts and the connection caps on every listener (api/http-server.ts, HTTP_* variables).
+        const s = createHttpServer(handler, config.httpLimits, config.trustedProxies);
         s.once('error', reject);
         s.listen(port, config.bindHost, () => {
           logger.info({ listener: name, port }, 'listening');
@@ -54,9 +55,10 @@ const servers = await Promise.all(
       }),
   ),
 );
-// Metrics on their own loopback listener (METRICS_PORT; 0 = none).
+// Metrics on their own loopback listener (METRICS_PORT; 0 = none), with /readyz naming each
+// check: the public listeners' /readyz says only ready or not (api/health.ts).
 registerOutboxGauges(db, config.taskQueue);
-const metrics = config.metricsPort ? await startMetricsServer(config.metricsPort) : null;
+const metrics = config.metricsPort ? await startMetricsServer(config.metricsPort, undefined, { '/readyz': readinessDetail(services) }) : null;
 if (metrics) logger.info({ port: metrics.port }, 'metrics listening on 127.0.0.1');
 // Rows a crash or an outage left in the webhook outbox drain now, not on the next webhook.
 startDispatcher(services);

@@ -29,6 +29,23 @@ export function newRequestId(): string {
   return `req_${idPool.toString('base64url', idOffset - ID_BYTES, idOffset)}`;
 }
 
+/** Paths answered outside the routers, logged whole: they carry no ids. */
+const FIXED_PATHS = /^\/(healthz|readyz|assets\/[a-z]+\.(css|js))?$/;
+
+/**
+ * What the request log names: the route's template (`/v1/sdk/subscribers/:appUserId`), never
+ * the path itself, whose ids are often personal data (an app user id is often an email). A path
+ * no route took is `(unmatched)`: its text is whatever the client sent.
+ */
+export function routeOf(ctx: Koa.Context): string {
+  // @koa/router's template of the route that ran (its prefixes included).
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  if (typeof matched === 'string') return matched;
+  if (FIXED_PATHS.test(ctx.path)) return ctx.path;
+  if (/^\/api\/webhooks\/[^/]+$/.test(ctx.path)) return '/api/webhooks/:provider';
+  return '(unmatched)';
+}
+
 /** Every response carries `Request-Id`; the same id is on every log line of the request. */
 export function requestContext(log: Logger): Koa.Middleware {
   return async (ctx, next) => {
@@ -42,7 +59,7 @@ export function requestContext(log: Logger): Koa.Middleware {
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, tenant_id: ctx.state.tenantId, key_id: ctx.state.keyId },
+        { method: ctx.method, route: routeOf(ctx), status: ctx.status, ms: Math.round(ms * 10) / 10, tenant_id: ctx.state.tenantId, key_id: ctx.state.keyId },
         'request',
       );
     }

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../domain/config-error';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { DEFAULT_LIMITS, type Limits } from '../domain/login-limits';
-import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits';
+import { DEFAULT_HTTP_LIMITS, perAddressShare, type HttpLimits } from './http-limits';
 import { DEFAULT_OUTBOUND_PORTS, parsePortRanges, type PortRange } from '../domain/outbound-ports';
 
 /** Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js). */
@@ -53,8 +53,6 @@ export interface Config {
   /** Ports of the local dev server `npm start` runs when TEMPORAL_ADDRESS is not set. */
   temporalDevPort: number;
   temporalUiPort: number;
-  /** Where people open the Temporal UI (links in sync responses); `TEMPORAL_UI_URL`, else the local dev server's UI. */
-  temporalUiUrl: string;
   masterKey?: string;
   logLevel: string;
   emulatorPorts: Record<ProviderId, number>;
@@ -72,7 +70,10 @@ export interface Config {
   trustedProxies: string[];
   /** Login and sign-up limits (db/login-attempts.ts); `SIGNUPS_PER_ADDRESS_PER_HOUR` sets the sign-up one. */
   dashboardLimits: Limits;
-  /** Per-listener timeouts and connection cap: HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS. */
+  /**
+   * Per-listener timeouts and connection caps: HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS,
+   * HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS_PER_ADDRESS.
+   */
   httpLimits: HttpLimits;
   /**
    * The service account of the Play RTDN Pub/Sub push subscription
@@ -212,7 +213,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'billing',
     temporalDevPort: intEnv(env, 'TEMPORAL_PORT', 7233),
     temporalUiPort: intEnv(env, 'TEMPORAL_UI_PORT', 8233),
-    temporalUiUrl: (env.TEMPORAL_UI_URL || `http://127.0.0.1:${intEnv(env, 'TEMPORAL_UI_PORT', 8233)}`).replace(/\/$/, ''),
     masterKey: env.MASTER_KEY || undefined,
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,
@@ -223,12 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeAndroidPushServiceAccount: env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined,
     storeAndroidJwksUrl: env.STORE_ANDROID_JWKS_URL || undefined,
     storeIosTrustedRoots: env.STORE_IOS_TRUSTED_ROOTS ? env.STORE_IOS_TRUSTED_ROOTS.split(',').map((f) => f.trim()).filter(Boolean) : undefined,
-    httpLimits: {
-      requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
-      headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
-      keepAliveTimeoutMs: countEnv(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs),
-      maxConnections: countEnv(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_HTTP_LIMITS.maxConnections),
-    },
+    httpLimits: httpLimits(env),
     dashboardLimits: {
       ...DEFAULT_LIMITS,
       // Under NODE_ENV=test the e2e files sign up dozens of people from 127.0.0.1 in one run;
@@ -254,6 +249,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttemptsPerSecond: countEnv(env, 'OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND', 100),
       maxDrains: countEnv(env, 'OUTBOUND_WEBHOOK_MAX_DRAINS', 32),
     },
+  };
+}
+
+function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+  const maxConnections = countEnv(env, 'HTTP_MAX_CONNECTIONS', DEFAULT_HTTP_LIMITS.maxConnections);
+  const raw = env.HTTP_MAX_CONNECTIONS_PER_ADDRESS;
+  let maxConnectionsPerAddress = perAddressShare(maxConnections);
+  if (raw !== undefined && raw !== '') {
+    maxConnectionsPerAddress = Number(raw);
+    if (!Number.isInteger(maxConnectionsPerAddress) || maxConnectionsPerAddress < 0) {
+      throw new ConfigError('HTTP_MAX_CONNECTIONS_PER_ADDRESS', `HTTP_MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 = no per-address cap), got "${raw}"`);
+    }
+  }
+  return {
+    requestTimeoutMs: countEnv(env, 'HTTP_REQUEST_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.requestTimeoutMs),
+    headersTimeoutMs: countEnv(env, 'HTTP_HEADERS_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.headersTimeoutMs),
+    keepAliveTimeoutMs: countEnv(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs),
+    maxConnections,
+    maxConnectionsPerAddress,
   };
 }
 

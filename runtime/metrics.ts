@@ -44,6 +44,14 @@ export const httpDuration = new Histogram({
   registers: [registry],
 });
 
+/** Connections a listener dropped on accept: past HTTP_MAX_CONNECTIONS, or past one address's share of it. */
+export const connectionsDropped = new Counter({
+  name: 'billing_http_connections_dropped_total',
+  help: 'HTTP connections dropped on accept, by reason (max_connections|per_address).',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
 export const rateLimitRefusals = new Counter({
   name: 'billing_rate_limit_refusals_total',
   help: "Management requests refused with 429 because the tenant's token bucket was empty.",
@@ -143,11 +151,26 @@ export interface MetricsServer {
  * `GET /metrics` on 127.0.0.1 only: metrics name operations and providers, and scraping is for
  * the machine's own agent (or a sidecar). `more` appends another exposition (the Temporal SDK's
  * worker metrics), so a process is one scrape target; when it cannot be read the rest is served.
+ * `json` adds GET routes answering JSON, for what only the operator may read (the api's
+ * `/readyz` with each check named).
  */
-export async function startMetricsServer(port: number, more?: () => Promise<string>): Promise<MetricsServer> {
+export async function startMetricsServer(
+  port: number,
+  more?: () => Promise<string>,
+  json: Record<string, () => Promise<{ status: number; body: unknown }>> = {},
+): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
+    const path = (req.url ?? '').split('?')[0];
+    const route = req.method === 'GET' && Object.hasOwn(json, path) ? json[path] : undefined;
+    if (route) {
+      route().then(
+        ({ status, body }) => res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body)),
+        (e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${path} failed: ${e.message}\n`),
+      );
+      return;
+    }
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: GET ${['/metrics', ...Object.keys(json)].join(', ')}\n`);
       return;
     }
     void (async () => {

@@ -81,7 +81,6 @@ export function overviewPage(services: Services): Router {
     const m = overviewModel(figures, figures.today, days);
     const run = figures.lastSyncRun;
     const workflowId = run ? syncRunWorkflowId(run) : undefined;
-    const temporal = `${services.config.temporalUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(services.config.temporalNamespace)}/workflows/`;
     const self = (q: { mode?: Mode; days?: number }) => `/overview?mode=${q.mode ?? mode}&days=${q.days ?? days}`;
 
     ctx.type = 'html';
@@ -134,7 +133,7 @@ ${readiness.providers.length === 0
 <h3>Last sync run</h3>
 ${run
     ? html`<p><strong>${run.status}</strong>, ${run.kind} started ${formatDate(run.created_at)}, ${run.finished_at ? html`finished ${formatDate(run.finished_at)}` : 'not finished'}.
-<a href="${temporal}${encodeURIComponent(workflowId!)}">${workflowId} <span class="skip">(opens the Temporal UI)</span></a> · <a href="/sync-runs">All sync runs</a></p>`
+Workflow <code>${workflowId}</code> · <a href="/sync-runs">All sync runs</a></p>`
     : html`<p>No sync has run yet. <a href="/sync-runs">Sync runs</a></p>`}
 </section>`,
     });

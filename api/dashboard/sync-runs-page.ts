@@ -6,21 +6,23 @@ import { syncRunWorkflowId } from '../../temporal/workflow-starts';
 import { formatDate, html } from './html';
 import { page } from './layout';
 
-/** Sync runs, newest first, each linking to its workflow in the Temporal UI (the id the run recorded; older runs by the old naming rule). */
+/**
+ * Sync runs, newest first, each with its workflow id (the id the run recorded; older runs by the
+ * old naming rule) as text: what the operator looks up in Temporal (docs/operations.md). No link
+ * to the Temporal UI: it is the operator's, and shows every tenant's workflows.
+ */
 export function syncRunsPage(services: Services): Router {
   const r = new Router();
   r.get('/sync-runs', async (ctx) => {
     const user = ctx.state.user!;
     const runs = await withTenant(services.db, user.tenant_id, (trx) => recentRuns(trx));
-    const ui = services.config.temporalUiUrl.replace(/\/$/, '');
-    const ns = encodeURIComponent(services.config.temporalNamespace);
     ctx.type = 'html';
     ctx.body = page({
       title: 'Sync runs', user, csrf: ctx.state.csrf!,
       body: runs.length === 0
         ? html`<p>No sync has run yet.</p>`
         : html`<div class="scroll" role="region" tabindex="0" aria-label="Sync runs"><table><caption class="skip">Sync runs</caption><thead><tr><th scope="col">Run</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Requested by</th><th scope="col">Started</th><th scope="col">Finished</th></tr></thead><tbody>
-${runs.map((run) => ({ run, workflowId: syncRunWorkflowId(run) })).map(({ run, workflowId }) => html`<tr><td><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(workflowId)}">${workflowId}</a> <span class="skip">(opens the Temporal UI)</span></td>
+${runs.map((run) => ({ run, workflowId: syncRunWorkflowId(run) })).map(({ run, workflowId }) => html`<tr><td><code>${workflowId}</code></td>
 <td>${run.kind}</td><td>${run.status}</td><td>${run.requested_by ?? '—'}</td><td>${formatDate(run.created_at)}</td><td>${formatDate(run.finished_at)}</td></tr>`)}
 </tbody></table></div>`,
     });

@@ -51,8 +51,9 @@ const status = (e: Row) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reas
 /**
  * Outbound webhook endpoints in the dashboard: add one (its secret shown once, after a
  * redirect, as the developer keys page does), enable, disable (the reason is shown), rotate the
- * secret with an overlap, delete; the delivery log with every attempt, links to each delivery's
- * workflow in the Temporal UI, and replay of one event or of every failure since a time.
+ * secret with an overlap, delete; the delivery log with every attempt, the endpoint's workflow id
+ * as text (no link: the Temporal UI is the operator's and shows every tenant), and replay of one
+ * event or of every failure since a time.
  * Writes are the API's operations (webhook_endpoints.*, outbound_events.replay,
  * outbound_deliveries.replay_failed), audited as the person's with surface `dashboard`.
  */
@@ -104,8 +105,6 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
       return renderList(ctx, { error: 'No such endpoint.' });
     }
     const { e, deliveries, attempts } = found;
-    const ui = services.config.temporalUiUrl.replace(/\/$/, '');
-    const ns = encodeURIComponent(services.config.temporalNamespace);
     const csrf = ctx.state.csrf!;
     ctx.type = 'html';
     ctx.set('Cache-Control', 'no-store');
@@ -115,7 +114,7 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
 <p><a href="/webhook-endpoints">All endpoints</a></p>
 <dl><dt>URL</dt><dd><code>${e.url}</code></dd><dt>Events</dt><dd>${e.event_types.length ? e.event_types.join(', ') : 'all'}</dd>
 <dt>Status</dt><dd id="endpoint-status">${status(e)}</dd>
-<dt>Deliveries</dt><dd><a href="${ui}/namespaces/${ns}/workflows/${encodeURIComponent(outboundWorkflowId(user.tenant_id, e.id))}">its workflow in Temporal</a> <span class="skip">(opens the Temporal UI)</span></dd>
+<dt>Deliveries</dt><dd>workflow <code>${outboundWorkflowId(user.tenant_id, e.id)}</code></dd>
 <dt>Secret</dt><dd>${e.secret_rotated_at ? html`rotated ${formatDate(e.secret_rotated_at)}` : 'as created'}${e.previous_secret_expires_at && new Date(e.previous_secret_expires_at) > new Date() ? html`; the previous secret signs too until ${formatDate(e.previous_secret_expires_at)}` : ''}</dd></dl>
 <form class="inline" method="post" action="/webhook-endpoints/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(csrf)}<button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button></form>
 <form method="post" action="/webhook-endpoints/${e.id}/rotate">${csrfField(csrf)}

@@ -87,9 +87,6 @@ async function currentDrift(ctx: OperationContext): Promise<DriftFinding[]> {
   return driftFindings(await ctx.tx((trx) => driftDbFacts(trx, setups, snapshots)));
 }
 
-const uiLink = (ctx: OperationContext, workflowId: string) =>
-  `<${ctx.services.config.temporalUiUrl}/namespaces/${encodeURIComponent(ctx.services.config.temporalNamespace)}/workflows/${encodeURIComponent(workflowId)}>; rel="related"; title="Temporal UI"`;
-
 /** Start the run's workflow (it gates, takes the drain lock and plans itself). */
 async function launch(ctx: OperationContext, input: SyncRunInput) {
   try {
@@ -144,13 +141,11 @@ export const runSync = defineOperation({
       // update reached it (refused at once) answers through its result instead.
       const gate = await syncGateOf(handle).catch(() => outcomeOf(handle).then(() => ({ accepted: true as const })));
       if (isRefusal(gate)) throw refusalError(gate);
-      ctx.response.headers.Link = uiLink(ctx, handle.workflowId);
       ctx.response.status = 202;
       ctx.response.headers['Preference-Applied'] = 'respond-async';
       return { run_id: runId, status: 'running' as const };
     }
     const { verdicts: _verdicts, ...result } = await outcomeOf(handle);
-    ctx.response.headers.Link = uiLink(ctx, handle.workflowId);
     return { ...result, skipped: result.skipped.map(renderOutcome), failed: result.failed.map(renderOutcome), needs_human: result.needs_human.map(renderFinding) };
   },
 });
@@ -180,7 +175,6 @@ export const syncProduct = defineOperation({
       only: input.provider,
     });
     const r = await outcomeOf(handle);
-    ctx.response.headers.Link = uiLink(ctx, handle.workflowId);
     return { product_id: product.productId, sku: product.sku, run_id: runId, ok: r.ok && r.skipped.length === 0, synced: r.synced, verdicts: r.verdicts };
   },
 });

@@ -18,7 +18,7 @@ export interface OperationContext {
   read<T>(work: (reader: TenantReader) => Promise<T>): Promise<T>;
   /** The caller asked for an asynchronous answer (REST `Prefer: respond-async`). */
   preferAsync: boolean;
-  /** What the handler adds to the HTTP answer (a 202 status, a Link header); the tool surface ignores it. */
+  /** What the handler adds to the HTTP answer (a 202 status, a header); the tool surface ignores it. */
   response: { status?: number; headers: Record<string, string> };
 }
 

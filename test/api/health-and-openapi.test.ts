@@ -6,18 +6,33 @@ import { MAX_OFFSET } from '../../api/operations/schemas';
 import { createKnex } from '../../db/knex';
 import { startAllEmulators } from '../../emulators/registry';
 import { call, startApi } from '../helpers/api';
+import { READINESS_CACHE_MS, readinessDetail } from '../../api/health';
+import type { Services } from '../../api/services';
+import { startMetricsServer } from '../../runtime/metrics';
+
+/** The api process's metrics listener (127.0.0.1) with its /readyz, as api/main.ts starts it. */
+async function detailListener(services: Services) {
+  const server = await startMetricsServer(0, undefined, { '/readyz': readinessDetail(services) });
+  return { readyz: () => call(`http://127.0.0.1:${server.port}`, '/readyz'), close: () => server.close() };
+}
 
 describe('health', () => {
-  it('every listener answers /healthz and /readyz when Postgres and Temporal are up', async () => {
+  it('every listener answers /healthz and /readyz when Postgres and Temporal are up; the checks are named on the metrics listener only', async () => {
     const api = await startApi();
+    const detail = await detailListener(api.services);
     try {
       for (const root of [api.apiRoot, api.dashboardRoot, api.toolsUrl]) {
         expect((await call(root, '/healthz')).body).toEqual({ status: 'ok' });
         const ready = await call(root, '/readyz');
         expect(ready.status).toBe(200);
-        expect(ready.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' } });
+        expect(ready.body).toEqual({ status: 'ready' });
+        expect(ready.headers.get('cache-control')).toBe('no-store');
       }
+      const d = await detail.readyz();
+      expect(d.status).toBe(200);
+      expect(d.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' } });
     } finally {
+      await detail.close();
       await api.close();
     }
   });
@@ -36,33 +51,81 @@ describe('health', () => {
     }
   });
 
-  it('/readyz is 503 and names Temporal when it is unreachable', async () => {
+  it('/readyz is 503 when Temporal is unreachable: the public listeners say only that, the metrics listener names Temporal', async () => {
     const connection = Connection.lazy({ address: '127.0.0.1:1' });
     const api = await startApi({ temporal: { connection, client: new Client({ connection }) } });
+    const detail = await detailListener(api.services);
     try {
-      const r = await call(api.apiRoot, '/readyz');
-      expect(r.status).toBe(503);
-      expect(r.body.checks.postgres).toBe('ok');
-      expect(r.body.checks.temporal).toMatch(/^unreachable/);
+      for (const root of [api.apiRoot, api.dashboardRoot, api.toolsUrl]) {
+        const r = await fetch(`${root}/readyz`);
+        expect(r.status).toBe(503);
+        // The status word and nothing else: no address, no driver text, no check names.
+        expect(await r.text()).toBe('{"status":"unavailable"}');
+      }
+      const d = await detail.readyz();
+      expect(d.status).toBe(503);
+      expect(d.body.checks.postgres).toBe('ok');
+      expect(d.body.checks.temporal).toMatch(/^unreachable/);
       expect((await call(api.apiRoot, '/healthz')).status).toBe(200);
     } finally {
+      await detail.close();
+      await api.close();
+    }
+  });
+
+  it('a flood of /readyz runs one round of backend checks per READINESS_CACHE_MS, not one per request', async () => {
+    const api = await startApi();
+    // Count the Temporal check (one of the three a round runs).
+    let checks = 0;
+    const health = api.services.temporal!.connection.healthService;
+    const check = health.check.bind(health);
+    Object.assign(health, {
+      check: (req: Parameters<typeof check>[0]) => {
+        checks++;
+        return check(req);
+      },
+    });
+    const detail = await detailListener(api.services);
+    try {
+      const started = Date.now();
+      const flood = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => fetch(`${[api.apiRoot, api.dashboardRoot, api.toolsUrl][i % 3]}/readyz`).then((r) => r.status)),
+      );
+      for (let i = 0; i < 20; i++) expect((await fetch(`${api.apiRoot}/readyz`)).status).toBe(200);
+      expect((await detail.readyz()).status).toBe(200);
+      expect(flood.every((s) => s === 200)).toBe(true);
+      // Everything above shared one round (or two, if it straddled the end of the window).
+      expect(checks).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / READINESS_CACHE_MS) + 1);
+      expect(checks).toBeLessThan(5);
+      // Past the window the next call checks again.
+      const before = checks;
+      await new Promise((r) => setTimeout(r, READINESS_CACHE_MS + 50));
+      await fetch(`${api.apiRoot}/readyz`);
+      expect(checks).toBe(before + 1);
+    } finally {
+      await detail.close();
       await api.close();
     }
   });
 });
 
 describe('health without Postgres', () => {
-  it('/readyz is 503 and names Postgres when it is unreachable; /healthz still answers', async () => {
+  it('/readyz is 503 when Postgres is unreachable (the metrics listener names it); /healthz still answers', async () => {
     const db = createKnex('postgres://nobody@127.0.0.1:1/none', { max: 1 });
     const api = await startApi({ db });
+    const detail = await detailListener(api.services);
     try {
       const r = await call(api.dashboardRoot, '/readyz');
       expect(r.status).toBe(503);
-      expect(r.body.status).toBe('unavailable');
-      expect(r.body.checks.postgres).toMatch(/^unreachable/);
-      expect(r.body.checks.temporal).toBe('ok');
+      expect(r.body).toEqual({ status: 'unavailable' });
+      const d = await detail.readyz();
+      expect(d.status).toBe(503);
+      expect(d.body.status).toBe('unavailable');
+      expect(d.body.checks.postgres).toMatch(/^unreachable/);
+      expect(d.body.checks.temporal).toBe('ok');
       expect((await call(api.dashboardRoot, '/healthz')).status).toBe(200);
     } finally {
+      await detail.close();
       await api.close();
       await db.destroy();
     }

@@ -10,7 +10,7 @@ import { testServices } from '../helpers/api';
 import { until } from '../helpers/until';
 
 // Short bounds so the test takes seconds; the production values are checked separately below.
-const LIMITS: HttpLimits = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500, maxConnections: 3 };
+const LIMITS: HttpLimits = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500, maxConnections: 3, maxConnectionsPerAddress: 0 };
 // Node looks for expired connections once a second (connectionsCheckingInterval).
 const SLACK_MS = 1_500;
 

@@ -9,6 +9,7 @@ export interface ApiProcess {
   apiPort: number;
   /** The dashboard host's port (login forms, provider webhooks). */
   dashboardPort: number;
+  toolsPort: number;
   /** What the process wrote to stderr so far (in a failure message). */
   stderr(): string;
   /** Its log lines so far (stdout; the first 4 MB), for tests that pass a LOG_LEVEL. */
@@ -48,5 +49,5 @@ export async function startApiProcess(env: NodeJS.ProcessEnv = {}): Promise<ApiP
     await stop();
     throw new Error(`the api process did not listen: ${e.message}\n${stderr}`);
   });
-  return { proc, apiPort, dashboardPort, stderr: () => stderr, stdout: () => stdout, stop };
+  return { proc, apiPort, dashboardPort, toolsPort, stderr: () => stderr, stdout: () => stdout, stop };
 }

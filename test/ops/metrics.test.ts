@@ -98,4 +98,15 @@ describe('metrics on METRICS_PORT', () => {
       expect(reachable, `metrics reachable on ${external.address}`).toBe(false);
     }
   });
+
+  it('/readyz names its checks only on the metrics listener; the public listeners answer the status alone', async () => {
+    const detail = await call(`http://127.0.0.1:${stack.apiMetricsPort}`, '/readyz');
+    expect(detail.status).toBe(200);
+    expect(detail.body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' } });
+    for (const root of [stack.apiUrl, stack.dashboardUrl]) {
+      const r = await fetch(`${root}/readyz`);
+      expect(r.status).toBe(200);
+      expect(await r.text()).toBe('{"status":"ready"}');
+    }
+  });
 });
