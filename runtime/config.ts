@@ -55,6 +55,8 @@ export interface Config {
   /** Where people open the Temporal UI (links in sync responses); `TEMPORAL_UI_URL`, else the local dev server's UI. */
   temporalUiUrl: string;
   masterKey?: string;
+  /** Temporal payloads read besides ciphertext bound to its workflow: TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1, TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1, for upgrades (docs/temporal.md, "Upgrading"). */
+  temporalPayloads: { allowPlaintext: boolean; allowUnbound: boolean };
   logLevel: string;
   emulatorPorts: Record<ProviderId, number>;
   /** Where each provider adapter sends its API calls (the emulators by default). */
@@ -193,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalUiPort: intEnv(env, 'TEMPORAL_UI_PORT', 8233),
     temporalUiUrl: (env.TEMPORAL_UI_URL || `http://127.0.0.1:${intEnv(env, 'TEMPORAL_UI_PORT', 8233)}`).replace(/\/$/, ''),
     masterKey: env.MASTER_KEY || undefined,
+    temporalPayloads: { allowPlaintext: env.TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS === '1', allowUnbound: env.TEMPORAL_ALLOW_UNBOUND_PAYLOADS === '1' },
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,
     providerBaseUrls,
