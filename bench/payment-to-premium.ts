@@ -186,7 +186,8 @@ async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number
   const rows = await stack.db('webhook_deliveries').whereIn('event_id', [pi.id, sub.id]).select('event_id', 'created_at');
   const created = new Map(rows.map((r: { event_id: string; created_at: Date }) => [r.event_id, r.created_at.getTime()]));
   // Fetched as stored: the signal payloads are ciphertext until decoded.
-  const history = await decodeHistory(await stack.client.workflow.getHandle(lifecycleWorkflowId(stack.tenant.tenant_id, 'psp_a', p.customer)).fetchHistory(), stack.codec);
+  const workflowId = lifecycleWorkflowId(stack.tenant.tenant_id, 'psp_a', p.customer);
+  const history = await decodeHistory(await stack.client.workflow.getHandle(workflowId).fetchHistory(), stack.codec, { namespace: stack.client.options.namespace, workflowId });
   const events = history.events ?? [];
   const signalOf = (id: string) =>
     events.find((e) => {

@@ -54,6 +54,8 @@ export interface Config {
   temporalDevPort: number;
   temporalUiPort: number;
   masterKey?: string;
+  /** Temporal payloads read besides ciphertext bound to its workflow: TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1, TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1, for upgrades (docs/temporal.md, "Upgrading"). */
+  temporalPayloads: { allowPlaintext: boolean; allowUnbound: boolean };
   logLevel: string;
   emulatorPorts: Record<ProviderId, number>;
   /** Where each provider adapter sends its API calls (the emulators by default). */
@@ -214,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalDevPort: intEnv(env, 'TEMPORAL_PORT', 7233),
     temporalUiPort: intEnv(env, 'TEMPORAL_UI_PORT', 8233),
     masterKey: env.MASTER_KEY || undefined,
+    temporalPayloads: { allowPlaintext: env.TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS === '1', allowUnbound: env.TEMPORAL_ALLOW_UNBOUND_PAYLOADS === '1' },
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,
     providerBaseUrls,

@@ -137,6 +137,14 @@ export const dashboardAuthAttempts = new Counter({
   registers: [registry],
 });
 
+/** Temporal payloads the codec refused (temporal/payload-codec.ts): each one failed the task that carried it. */
+export const payloadRefusals = new Counter({
+  name: 'billing_temporal_payload_refusals_total',
+  help: 'Temporal payloads the codec refused to decode, by reason (plaintext|unbound|unknown_key|authentication|malformed); the workflow or activity task carrying one fails and is retried.',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
 /** Seconds since `start` (a process.hrtime.bigint() reading). */
 export function secondsSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e9;

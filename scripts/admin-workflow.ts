@@ -35,7 +35,10 @@ export async function runWorkflowHistory(db: Knex, config: Config, workflowId: s
       if (e instanceof WorkflowNotFoundError) throw new NotFound(`no workflow "${workflowId}"${runId ? ` run ${runId}` : ''} in namespace ${config.temporalNamespace}`);
       throw e;
     }
-    const history = await decodeHistory(await handle.fetchHistory(), payloadCodecFor(masterKey));
+    // Reading applies nothing: every layout is read (plaintext, and ciphertext from before the
+    // binding), each ciphertext under the workflow it is bound to; one copied from elsewhere fails.
+    const reader = payloadCodecFor(masterKey, { policy: { allowPlaintext: true, allowUnbound: true } });
+    const history = await decodeHistory(await handle.fetchHistory(), reader, { namespace: config.temporalNamespace, workflowId });
     const tenantId = described.typedSearchAttributes.get(TENANT_ATTR) ?? null;
     if (tenantId) await recordOperatorAudit(db, { tenantId, action: 'workflow:history', detail: { workflow_id: workflowId, run_id: described.runId } });
     return { workflow_id: workflowId, run_id: described.runId, tenant_id: tenantId, events: await readableEvents(history) };
@@ -46,12 +49,12 @@ export async function runWorkflowHistory(db: Knex, config: Config, workflowId: s
 
 export class NotFound extends Error {}
 
-/** `lifecycle:upgrade`: see temporal/lifecycle-upgrade.ts. */
-export async function runLifecycleUpgrade(config: Config): Promise<UpgradeOutcome> {
+/** `lifecycle:upgrade`: see temporal/lifecycle-upgrade.ts (`db`: the owner, which reads every tenant's delivery rows). */
+export async function runLifecycleUpgrade(db: Knex, config: Config): Promise<UpgradeOutcome> {
   const address = config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
   const { connection, client } = await connectTemporal(address, config.temporalNamespace, resolveMasterKey(config));
   try {
-    return await upgradeLegacyLifecycles(client, config.taskQueue);
+    return await upgradeLegacyLifecycles(client, db, config.taskQueue);
   } finally {
     await connection.close();
   }

@@ -33,6 +33,8 @@ const HELP = `Billing service admin CLI
   npm run -s admin -- lifecycle:upgrade [--json]
       Once, after upgrading from ids without the tenant: hands each running customer workflow
       (customer-<provider>-<customer>) its events' new home (customer-<tenant>-<provider>-<customer>).
+      Each event must have a delivery row of the workflow's tenant only; a workflow holding events of
+      another tenant (or without a delivery row) is left running and listed in skipped_workflows.
 
 Scopes: ${SCOPES.join(', ')}
 Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY,
@@ -137,8 +139,9 @@ async function main(): Promise<void> {
       }
       out = { ...history };
     } else if (command === 'lifecycle:upgrade') {
-      const r = await runLifecycleUpgrade(config);
-      out = { moved: r.moved.length, skipped: r.skipped.length, workflows: JSON.stringify(r.moved.map((m) => m.to)) };
+      const r = await runLifecycleUpgrade(db, config);
+      // Skipped workflows (mixed tenants among them) are reported whole: the operator resolves them.
+      out = { moved: r.moved.length, skipped: r.skipped.length, workflows: JSON.stringify(r.moved.map((m) => m.to)), skipped_workflows: JSON.stringify(r.skipped) };
     } else {
       out = await runReencrypt(db, config);
     }

@@ -1,7 +1,8 @@
-import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload, type PayloadCodec, type SerializationContext } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils';
 // Default import: the package is CommonJS, and Node's ESM loader sees no named exports in it.
 import proto from '@temporalio/proto';
+import { ENCRYPTED_ENCODING } from './payload-codec';
 
 const { temporal } = proto;
 const PAYLOAD_FIELDS = new Set(['metadata', 'data', 'externalPayloads']);
@@ -42,9 +43,55 @@ async function visitPayloads(node: unknown, field: string, visit: Visit): Promis
   }
 }
 
-/** Decode every payload of `history` in place with `codec` (unencrypted payloads stay as they are). */
-export async function decodeHistory<H extends History>(history: H, codec: PayloadCodec): Promise<H> {
-  await visitPayloads(history, '', async (p) => (await codec.decode([p]))[0]);
+/** The namespace and workflow a history belongs to: what its payloads are bound to. */
+export interface HistoryOwner {
+  namespace: string;
+  workflowId: string;
+}
+
+type HistoryEvent = NonNullable<History['events']>[number];
+
+/**
+ * The serialization context a payload of `e` was encoded under (temporal/payload-codec.ts binds
+ * ciphertext to it): the history's own workflow, except for what a workflow sends to or gets from
+ * another one (a child's input and result, a signal to another workflow), which belongs to that
+ * workflow, and a workflow task's failure, which the worker encodes with no context.
+ */
+function contextOf(e: HistoryEvent, owner: HistoryOwner): SerializationContext | undefined {
+  const other = (namespace: string | null | undefined, workflowId: string | null | undefined): SerializationContext =>
+    ({ type: 'workflow', namespace: namespace || owner.namespace, workflowId: workflowId ?? '' });
+  if (e.startChildWorkflowExecutionInitiatedEventAttributes) {
+    const a = e.startChildWorkflowExecutionInitiatedEventAttributes;
+    return other(a.namespace, a.workflowId);
+  }
+  if (e.signalExternalWorkflowExecutionInitiatedEventAttributes) {
+    const a = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    return other(a.namespace, a.workflowExecution?.workflowId);
+  }
+  const child =
+    e.childWorkflowExecutionStartedEventAttributes ?? e.childWorkflowExecutionCompletedEventAttributes ?? e.childWorkflowExecutionFailedEventAttributes ??
+    e.childWorkflowExecutionCanceledEventAttributes ?? e.childWorkflowExecutionTimedOutEventAttributes ?? e.childWorkflowExecutionTerminatedEventAttributes;
+  if (child) return other(child.namespace, child.workflowExecution?.workflowId);
+  if (e.workflowTaskFailedEventAttributes) return undefined;
+  return { type: 'workflow', namespace: owner.namespace, workflowId: owner.workflowId };
+}
+
+const isEncrypted = (p: Payload) => {
+  const encoding = p.metadata?.[METADATA_ENCODING_KEY];
+  return !!encoding && Buffer.from(encoding).toString('utf8') === ENCRYPTED_ENCODING;
+};
+
+/**
+ * Decode every encrypted payload of `history` (the workflow `owner` names) in place with `codec`,
+ * each under the context it was bound to. Payloads that are not encrypted stay as they are, for a
+ * reader: the worker's own markers (patches, a local activity's metadata) are written in clear by
+ * the SDK's core, and a payload the codec refuses to apply (a plaintext forgery) is evidence to read.
+ */
+export async function decodeHistory<H extends History>(history: H, codec: PayloadCodec, owner: HistoryOwner): Promise<H> {
+  for (const e of history.events ?? []) {
+    const context = contextOf(e, owner);
+    await visitPayloads(e, '', async (p) => (isEncrypted(p) ? (await codec.decode([p], context))[0] : undefined));
+  }
   return history;
 }
 

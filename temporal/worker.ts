@@ -11,6 +11,7 @@ import {
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Resource } from '@opentelemetry/resources';
 import { createActivities, type ActivityDeps } from '../activities';
+import { logger } from '../runtime/logger';
 import { dataConverterFor } from './payload-codec';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -72,8 +73,10 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
       : {}),
     activities: createActivities(opts.deps),
     ...(opts.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions } : {}),
-    // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads).
-    dataConverter: dataConverterFor(opts.deps.vault),
+    // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads),
+    // bound to their workflow; what else is read is the operator's upgrade switch. A refusal fails
+    // the task, and is counted and logged here, where the task runs.
+    dataConverter: dataConverterFor(opts.deps.vault, { policy: opts.deps.config.temporalPayloads, log: logger }),
   });
   return { worker, connection };
 }

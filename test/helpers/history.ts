@@ -4,12 +4,12 @@ import { decodeHistory } from '../../temporal/history-payloads';
 
 /**
  * Everything a person reading a workflow history could read, as text: every string and every
- * byte field, after `codec` decoded the payloads (what an operator with the key sees) or as
+ * byte field, after `codec` decoded the payloads (bound to `workflowId`) (what an operator with the key sees) or as
  * stored (no codec: what anyone with access to Temporal sees). JSON.stringify would render
  * payload bytes as numbers and so hide what they say.
  */
-export async function historyText(history: History, codec?: PayloadCodec): Promise<string> {
-  const decoded = codec ? await decodeHistory(history, codec) : history;
+export async function historyText(history: History, decodeWith?: { codec: PayloadCodec; workflowId: string }): Promise<string> {
+  const decoded = decodeWith ? await decodeHistory(history, decodeWith.codec, { namespace: 'default', workflowId: decodeWith.workflowId }) : history;
   const out: string[] = [];
   const stack: unknown[] = [decoded];
   while (stack.length) {

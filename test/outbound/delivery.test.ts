@@ -187,7 +187,7 @@ describe('outbound webhooks: delivery, retries, order, replay', () => {
     const id = outboundWorkflowId(t.tenant_id, ep.id);
     expect(id).toBe(`outbound-${t.tenant_id}-${ep.id}`);
     const history = await worker.client.workflow.getHandle(id).fetchHistory();
-    const text = await historyText(history, worker.codec);
+    const text = await historyText(history, { codec: worker.codec, workflowId: id });
     expect(text).toContain('drainOutbound');
     expect(text).toContain(ep.id);
     expect(text).not.toContain(ep.secret.slice(6));

@@ -84,8 +84,10 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
     (await fetch(`${emulators.psp_a.url}/__control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
 
   /** Which worker processes ran a workflow task of this customer (identities Temporal recorded). */
-  const workflowHistory = async (customer: string) =>
-    decodeHistory(await client.workflow.getHandle(lifecycleWorkflowId(tenant.tenant_id, 'psp_a', customer)).fetchHistory(), payloadCodecFor(vault));
+  const workflowHistory = async (customer: string) => {
+    const workflowId = lifecycleWorkflowId(tenant.tenant_id, 'psp_a', customer);
+    return decodeHistory(await client.workflow.getHandle(workflowId).fetchHistory(), payloadCodecFor(vault), { namespace: 'default', workflowId });
+  };
 
   it('loses nothing and applies nothing twice', async () => {
     const sent: Sent[] = [];

@@ -166,7 +166,7 @@ describe('provider secrets never leak', () => {
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       events += history.events?.length ?? 0;
-      assertClean(`history of ${wf.workflowId}`, await historyText(history, worker.codec));
+      assertClean(`history of ${wf.workflowId}`, await historyText(history, { codec: worker.codec, workflowId: wf.workflowId }));
     }
     // The sweep runs for as long as the connection: this test's ends here.
     for (const wf of runs.filter((r) => r.workflowId.startsWith('voided-'))) await worker.client.workflow.getHandle(wf.workflowId).terminate('test over').catch(() => undefined);
@@ -252,7 +252,7 @@ describe('provider secrets never leak', () => {
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       // What an operator with the key reads, decoded: ids and hashes only.
-      const text = await historyText(history, worker.codec);
+      const text = await historyText(history, { codec: worker.codec, workflowId: wf.workflowId });
       expect(text, `history of ${wf.workflowId}`).toContain(t.tenant_id);
       expect(text.includes(email), `buyer email in the history of ${wf.workflowId}`).toBe(false);
       expect(text.includes(token), `purchase token in the history of ${wf.workflowId}`).toBe(false);

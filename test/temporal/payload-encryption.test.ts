@@ -11,7 +11,7 @@ import { ROOT_DIR } from '../../runtime/config';
 import { registerStorePurchaseWorkflow, type RegisterStorePurchaseInput } from '../../workflows/store-purchase';
 import { KIND_ATTR, TENANT_ATTR } from '../../temporal/search-attributes';
 import { decodeHistory, isPayload, readableEvents } from '../../temporal/history-payloads';
-import { dataConverterFor, ENCRYPTED_ENCODING, payloadCodecFor } from '../../temporal/payload-codec';
+import { BINDING_NAMESPACE_WORKFLOW, dataConverterFor, ENCRYPTED_ENCODING, METADATA_ENCRYPTION_BINDING, payloadCodecFor } from '../../temporal/payload-codec';
 import { WORKFLOWS_PATH } from '../../temporal/worker';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
@@ -44,12 +44,12 @@ describe('Temporal payloads are encrypted at rest', () => {
    * A short workflow with an activity: a store purchase registration naming a connection the
    * tenant does not have (the read activity answers a refusal, and the workflow ends with it).
    */
-  async function registration(client: Client, note: string) {
+  async function registration(client: Client, note: string, taskQueue = w.taskQueue) {
     const t = await newTenant('codec');
     // The marker rides in the input as an extra field the workflow ignores.
     const input = { tenantId: t.tenant_id, provider: 'store_ios', connectionId: crypto.randomUUID(), mode: 'test', appUserId: 'codec_user', signedTransaction: 'x', note };
     const handle = await client.workflow.start(registerStorePurchaseWorkflow, {
-      taskQueue: w.taskQueue,
+      taskQueue,
       workflowId: `codec-${crypto.randomUUID()}`,
       args: [input as RegisterStorePurchaseInput],
       typedSearchAttributes: [{ key: TENANT_ATTR, value: t.tenant_id }, { key: KIND_ATTR, value: 'store-purchase' }],
@@ -74,7 +74,7 @@ describe('Temporal payloads are encrypted at rest', () => {
     await plainConnection?.close();
   });
 
-  it('the raw history holds no plaintext: every payload is binary/encrypted under the current key', async () => {
+  it('the raw history holds no plaintext: every payload is binary/encrypted under the current key, bound to its workflow', async () => {
     const { history, bytes } = await rawHistory(handle);
     expect(bytes.toString('latin1')).not.toContain(MARKER);
     expect(JSON.stringify(history)).not.toContain(MARKER);
@@ -84,6 +84,7 @@ describe('Temporal payloads are encrypted at rest', () => {
     for (const { at, payload } of found) {
       expect([at, decode(payload.metadata![METADATA_ENCODING_KEY])]).toEqual([at, ENCRYPTED_ENCODING]);
       expect([at, decode(payload.metadata!['encryption-key-id'])]).toEqual([at, w.vault.currentKeyId]);
+      expect([at, decode(payload.metadata![METADATA_ENCRYPTION_BINDING])]).toEqual([at, BINDING_NAMESPACE_WORKFLOW]);
     }
     const started = history.events![0].workflowExecutionStartedEventAttributes!;
     expect(decode(started.input!.payloads![0].metadata![METADATA_ENCODING_KEY])).toBe(ENCRYPTED_ENCODING);
@@ -93,29 +94,41 @@ describe('Temporal payloads are encrypted at rest', () => {
 
   it('decoded with the codec, the marker is back in the workflow input', async () => {
     const { history } = await rawHistory(handle);
-    const events = await readableEvents(await decodeHistory(history, payloadCodecFor(w.vault)));
+    const events = await readableEvents(await decodeHistory(history, payloadCodecFor(w.vault), { namespace: 'default', workflowId: handle.workflowId }));
     expect(events[0].event_type).toBe('WORKFLOW_EXECUTION_STARTED');
     expect(events[0].payloads).toContainEqual({ field: 'workflowExecutionStartedEventAttributes.input.payloads[0]', value: expect.objectContaining({ note: MARKER, tenantId }) });
     expect(events.at(-1)!.event_type).toBe('WORKFLOW_EXECUTION_COMPLETED');
   });
 
-  it('a run started before encryption (plaintext input) completes, and both kinds of history replay', async () => {
-    const before = `pre-codec-${crypto.randomBytes(6).toString('hex')}`;
-    const old = await registration(plain, before);
-    // The worker reads the plaintext input (passed through) and writes the rest encrypted.
-    expect(await w.client.workflow.getHandle(old.handle.workflowId).result()).toEqual(REFUSED);
-    const { bytes, history: mixed } = await rawHistory(old.handle);
-    expect(bytes.toString('latin1')).toContain(before); // the check above would have seen plaintext
-    const results = Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, dataConverter: dataConverterFor(w.vault) }, [
-      { workflowId: handle.workflowId, history: (await rawHistory(handle)).history },
-      { workflowId: old.handle.workflowId, history: mixed },
-    ]);
-    const replayed: string[] = [];
-    for await (const r of results) {
-      expect([r.workflowId, r.error]).toEqual([r.workflowId, undefined]);
-      replayed.push(r.workflowId);
+  it('with TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1, a run started before encryption (plaintext input) completes, and both kinds of history replay', async () => {
+    // An upgraded install whose histories predate encryption runs its workers with the switch on.
+    const upgraded = await startTestWorker({ masterKey: w.config.masterKey, config: { temporalPayloads: { allowPlaintext: true, allowUnbound: false } } });
+    try {
+      const before = `pre-codec-${crypto.randomBytes(6).toString('hex')}`;
+      const old = await registration(plain, before, upgraded.taskQueue);
+      // The worker reads the plaintext input (passed through) and writes the rest encrypted.
+      expect(await upgraded.client.workflow.getHandle(old.handle.workflowId).result()).toEqual(REFUSED);
+      const { bytes, history: mixed } = await rawHistory(old.handle);
+      expect(bytes.toString('latin1')).toContain(before); // the check above would have seen plaintext
+      const histories = async () => [
+        { workflowId: handle.workflowId, history: (await rawHistory(handle)).history },
+        { workflowId: old.handle.workflowId, history: mixed },
+      ];
+      const results = Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, dataConverter: dataConverterFor(w.vault, { policy: upgraded.config.temporalPayloads }) }, await histories());
+      const replayed: string[] = [];
+      for await (const r of results) {
+        expect([r.workflowId, r.error]).toEqual([r.workflowId, undefined]);
+        replayed.push(r.workflowId);
+      }
+      expect(replayed.sort()).toEqual([handle.workflowId, old.handle.workflowId].sort());
+      // Without the switch (a new install's default) the plaintext run does not replay; the encrypted one does.
+      const strict = new Map<string, unknown>();
+      for await (const r of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, dataConverter: dataConverterFor(w.vault) }, await histories())) strict.set(r.workflowId, r.error);
+      expect(strict.get(handle.workflowId)).toBeUndefined();
+      expect(String(strict.get(old.handle.workflowId))).toMatch(/unencrypted payload was refused/);
+    } finally {
+      await upgraded.stop();
     }
-    expect(replayed.sort()).toEqual([handle.workflowId, old.handle.workflowId].sort());
   });
 
   describe('admin CLI workflow:history', () => {
