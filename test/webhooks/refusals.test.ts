@@ -10,6 +10,7 @@ import { createVault, generateMasterKey } from '../../vault/vault';
 import { newTenant, startApi } from '../helpers/api';
 import { createProvenConnection } from '../helpers/connections';
 import { testDb } from '../helpers/db';
+import { until } from '../helpers/until';
 
 /**
  * Issue #28 (Low): a POST anyone can send, unsigned or badly signed, that names a tenant's
@@ -113,7 +114,8 @@ describe('refused webhooks: nothing pushed for what nobody signed, and a cap tha
     try {
       await refusal(first);
       const pending = refusal(second);
-      await new Promise((r) => setTimeout(r, 200));
+      // The second really waits on the first's lock before the first commits.
+      await until('the second refusal waits on the first', () => testDb().raw(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and wait_event = 'advisory' and datname = current_database()`), (r) => r.rows[0].n > 0, 10_000);
       await first.commit();
       await pending;
       await second.commit();
