@@ -3,11 +3,11 @@ import type { Knex } from 'knex';
 import { withTenant } from '../db/tenant-tx';
 import { isDatabaseUnavailable } from '../db/unavailable';
 import {
-  dueHeads, endpointToDrain, failPendingDeliveries, holdDrainLease, parkDrain, recordAttemptOutcome, releaseDrainLease, setDrainWidth, settleDelivery, takeDrainTurn,
-  type AttemptOutcome, type DueHead,
+  dueHeads, endpointToDrain, failPendingDeliveries, holdDrainLease, lookingDrainLease, parkDrain, recordAttemptOutcome, releaseDrainLease, setDrainWidth, settleDelivery,
+  takeDrainTurn, type AttemptOutcome, type DueHead,
 } from '../db/outbound-drain';
 import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
-import { DRAIN_PARK_MS, MAX_ACTIVE_DRAINS_PER_TENANT, steadyPace } from '../domain/outbound-limits';
+import { DRAIN_PARK_MS, fairPace, MAX_ACTIVE_DRAINS_PER_TENANT } from '../domain/outbound-limits';
 import { afterFailedAttempt, DRAIN_BUDGET_MS, type OutboundRetryPolicy } from '../domain/outbound-retry';
 import { logger } from '../runtime/logger';
 import type { ActivityDeps } from './deps';
@@ -46,6 +46,14 @@ export function nextDrainWidth(width: number, slow: boolean): number {
   return slow ? Math.max(1, Math.floor(width / 2)) : Math.min(DRAIN_CONCURRENCY, width + 1);
 }
 
+/**
+ * How long a drain refused its tenant's turn stays parked, lease included: DRAIN_PARK_MS for the
+ * first `cap` in line, longer further back (they would only be refused again), 30 s at most.
+ */
+export function parkMsFor(ahead: number): number {
+  return Math.min(MAX_SLOW_PAUSE_MS, DRAIN_PARK_MS * (1 + Math.floor(ahead / MAX_ACTIVE_DRAINS_PER_TENANT))) + PARK_GRACE_MS;
+}
+
 /** After a slow round the drain gives its tenant's turn away and pauses: longer the narrower the endpoint has become. */
 export function slowPauseMs(width: number): number {
   return Math.min(MAX_SLOW_PAUSE_MS, DRAIN_PARK_MS * Math.ceil(DRAIN_CONCURRENCY / width));
@@ -60,8 +68,8 @@ const codeOf = (e: unknown) => (e as { code?: string }).code ?? (e as Error).nam
  * DRAIN_CONCURRENCY), posted side by side and signed with the endpoint's secrets (decrypted here,
  * never passed through a workflow). A drain posts only in its tenant's turn
  * (MAX_ACTIVE_DRAINS_PER_TENANT drains of a tenant at once, across every worker); otherwise it
- * is parked and looks again later. POSTs start at this process's steady pace
- * (OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND). Each attempt is recorded on its own (a savepoint
+ * is parked and looks again later (further back in line, later). POSTs start at this process's
+ * steady pace (OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND), tenants taking turns in it. Each attempt is recorded on its own (a savepoint
  * each: one that cannot be written does not undo the others), with its outcome: delivered, due
  * again after the back-off (domain/outbound-retry.ts), or failed. A delivery whose window is over
  * fails and disables the endpoint, saying why; a disabled endpoint's waiting deliveries fail
@@ -69,12 +77,11 @@ const codeOf = (e: unknown) => (e as { code?: string }).code ?? (e as Error).nam
  * transaction (RLS: another tenant's endpoint is not found).
  */
 export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
-  const pace = steadyPace(config.outboundWebhooks.maxAttemptsPerSecond);
+  const pace = fairPace(config.outboundWebhooks.maxAttemptsPerSecond);
 
   /** One POST, in its turn of the process's pace, and what follows from it; recorded by the caller. */
   async function attempt(tenantId: string, policy: OutboundRetryPolicy, url: string, secrets: string[], head: DueHead): Promise<AttemptOutcome> {
-    const wait = pace.delayMs(Date.now());
-    if (wait > 0) await sleep(wait);
+    await pace.turn(tenantId);
     const result = await postSigned({
       url, msgId: head.event_id, body: JSON.stringify(head.body), secrets,
       timeoutMs: policy.attemptTimeoutMs, allowPrivate: config.outboundWebhooks.allowPrivateAddresses, allowedPorts: config.outboundWebhooks.allowedPorts,
@@ -138,12 +145,14 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
       const roundLeaseMs = LEASE_MS + policy.attemptTimeoutMs + 3000;
       let attempted = 0;
       let lastWork = started;
+      // A lease of any kind (the dispatcher need not wake us) until then; 0: none.
       let leaseUntil = 0;
+      // Whether that lease holds one of the tenant's turns to post.
+      let posting = false;
       const answer = (more: boolean, nextDueInMs: number | null): DrainResult => ({ gone: false, attempted, more, nextDueInMs });
       try {
         for (;;) {
-          const holding = leaseUntil > 0;
-          const renew = holding && Date.now() > leaseUntil - LEASE_MS / 2;
+          const renew = leaseUntil > 0 && Date.now() > leaseUntil - LEASE_MS / 2;
           const round = await withTenant(db, tenantId, async (trx) => {
             const endpoint = await endpointToDrain(trx, endpointId);
             if (!endpoint) return { gone: true } as const;
@@ -153,23 +162,35 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
             }
             const width = widthOf(endpoint.drain_width);
             const heads = await dueHeads(trx, endpointId, width);
-            // A round that posts holds the lease (and so its tenant's turn) until its slowest attempt is over.
-            const leaseMs = heads.due.length ? roundLeaseMs : LEASE_MS;
-            if (!holding) {
-              // Nothing to post: no turn taken (a new delivery wakes the drain through the outbox).
-              if (!heads.due.length) return { idle: heads.nextDueInMs } as const;
-              const turn = await takeDrainTurn(trx, tenantId, endpointId, { leaseMs, parkMs: DRAIN_PARK_MS + PARK_GRACE_MS, cap: MAX_ACTIVE_DRAINS_PER_TENANT });
-              if (!turn) return { parked: true } as const;
-            } else if (renew || heads.due.length) await holdDrainLease(trx, tenantId, endpointId, leaseMs);
-            return { endpoint, width, heads, leaseMs, secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [] };
+            if (heads.due.length) {
+              // A round that posts holds its tenant's turn until its slowest attempt is over.
+              if (!posting) {
+                const turn = await takeDrainTurn(trx, tenantId, endpointId, { leaseMs: roundLeaseMs, parkMsFor, cap: MAX_ACTIVE_DRAINS_PER_TENANT });
+                if (!turn.granted) return { parkedMs: turn.parkMs } as const;
+              } else await holdDrainLease(trx, tenantId, endpointId, roundLeaseMs);
+            } else if (!leaseUntil) {
+              // Nothing to post and no lease: hand back (a new delivery wakes the drain through the outbox).
+              return { idle: heads.nextDueInMs } as const;
+            } else if (posting || renew) await lookingDrainLease(trx, tenantId, endpointId, LEASE_MS);
+            return { endpoint, width, heads, secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [] };
           });
           if ('gone' in round) return { gone: true, attempted, more: false, nextDueInMs: null };
           if ('disabled' in round) return answer(false, null);
           if ('idle' in round) return answer(false, round.idle ?? null);
-          // The tenant's other drains have its turns: look again after the park (a little jitter, so parked drains do not all look at once).
-          if ('parked' in round) return answer(false, DRAIN_PARK_MS + Math.floor(Math.random() * 500));
-          const { endpoint, width, heads, secrets, leaseMs } = round;
-          if (!holding || renew || heads.due.length) leaseUntil = Date.now() + leaseMs;
+          if ('parkedMs' in round) {
+            // The tenant's other drains have its turns: the parked lease is ours now, released by nobody; look again when it ends.
+            leaseUntil = 0;
+            posting = false;
+            return answer(false, round.parkedMs! - PARK_GRACE_MS + Math.floor(Math.random() * 500));
+          }
+          const { endpoint, width, heads, secrets } = round;
+          if (heads.due.length) {
+            posting = true;
+            leaseUntil = Date.now() + roundLeaseMs;
+          } else if (posting || renew) {
+            posting = false;
+            leaseUntil = Date.now() + LEASE_MS;
+          }
           const overBudget = Date.now() - started > DRAIN_BUDGET_MS;
           if (heads.due.length) {
             if (overBudget) return answer(true, 0);
@@ -190,12 +211,13 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
               const pause = slowPauseMs(newWidth);
               await withTenant(db, tenantId, (trx) => parkDrain(trx, tenantId, endpointId, pause + PARK_GRACE_MS));
               leaseUntil = 0;
+              posting = false;
               return answer(false, pause);
             }
             continue;
           }
-          // Nothing due: linger a little (events come in bursts), holding the lease so the
-          // dispatcher need not wake us; then let go, and look once more after letting go.
+          // Nothing due: linger a little (events come in bursts), holding a lease but no turn so
+          // the dispatcher need not wake us; then let go, and look once more after letting go.
           if (!overBudget && Date.now() - lastWork < LINGER_MS) {
             heartbeat({ attempted });
             await sleep(POLL_MS);
@@ -203,6 +225,7 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
           }
           await withTenant(db, tenantId, (trx) => releaseDrainLease(trx, endpointId));
           leaseUntil = 0;
+          posting = false;
           const last = await withTenant(db, tenantId, (trx) => dueHeads(trx, endpointId, 1));
           if (last.due.length) {
             if (overBudget) return answer(true, 0);
@@ -217,7 +240,7 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
         logger.warn({ tenantId, endpointId, code: codeOf(e) }, 'outbound drain: database unavailable; looking again later');
         return answer(false, DATABASE_AWAY_MS);
       } finally {
-        // Cancelled or failed while holding the lease: let go so the next delivery wakes a new drain at once.
+        // Cancelled or failed while holding a lease: let go so the next delivery wakes a new drain at once.
         if (leaseUntil) await withTenant(db, tenantId, (trx) => releaseDrainLease(trx, endpointId)).catch(() => undefined);
       }
     },

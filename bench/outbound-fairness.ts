@@ -30,6 +30,7 @@ import { f0, machine, table } from './lib/report';
 import { checkouts } from './lib/checkouts';
 import { quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { runBench } from './lib/run';
+import { loadConfig } from '../runtime/config';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -140,7 +141,7 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
       let sampling = true;
       const sampler = (async () => {
         while (sampling) {
-          const r = await stack.db('outbound_drains').where({ tenant_id: a.tenant_id, parked: false }).where('lease_until', '>', stack.db.fn.now()).count({ n: '*' }).first();
+          const r = await stack.db('outbound_drains').where({ tenant_id: a.tenant_id, posting: true }).where('lease_until', '>', stack.db.fn.now()).count({ n: '*' }).first();
           mostDrains = Math.max(mostDrains, Number(r?.n ?? 0));
           await sleep(100);
         }
@@ -228,8 +229,10 @@ async function backlog(stack: WebhookStack): Promise<(string | number)[][]> {
 async function main() {
   // The receivers listen on 127.0.0.1: the operator's switch, passed to the stack's processes.
   process.env.OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = '1';
-  const paceSet = process.env.OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND;
-  const pace = paceSet || '100 (default)';
+  // The stack's processes read the same environment; a pace other than the default is a comparison run.
+  const paceNow = loadConfig().outboundWebhooks.maxAttemptsPerSecond;
+  const paceSet = paceNow === loadConfig({}).outboundWebhooks.maxAttemptsPerSecond ? undefined : paceNow;
+  const pace = paceSet ?? `${paceNow} (default)`;
   const m0 = machine('');
   const stack = await startWebhookStack(log);
   let fair: Awaited<ReturnType<typeof fairness>> | undefined;

@@ -126,52 +126,73 @@ export async function failPendingDeliveries(trx: Knex.Transaction, which: { ids:
   return q.update({ status: 'failed', reason: storableText(reason, MAX_REASON), updated_at: trx.fn.now() });
 }
 
-/** The drain is looking at the endpoint until `ms` from now (the dispatcher need not wake it). */
+/*
+ * Drain leases (`outbound_drains`, one row per endpoint whose drain is at work). Any live lease
+ * (`lease_until` to come) tells the dispatcher not to wake the drain: it will look again by
+ * itself. `posting`: the drain holds one of its tenant's turns (MAX_ACTIVE_DRAINS_PER_TENANT
+ * post at once); `waiting_since`: it wants one and waits, parked; neither: it is looking for more
+ * work after its last round (lingering), holding no turn.
+ */
+
+/** The drain posts, in its tenant's turn, until `ms` from now (it holds the turn already, or takeDrainTurn gave it). */
 export async function holdDrainLease(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
   await trx.raw(
     `insert into outbound_drains (endpoint_id, tenant_id, lease_until) values (?, ?, now() + (? * interval '1 millisecond'))
-     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, parked = false, waiting_since = null`,
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, posting = true, waiting_since = null`,
     [endpointId, tenantId, ms],
   );
 }
+
+/** The drain looks for more work until `ms` from now, holding no turn (the dispatcher need not wake it). */
+export async function lookingDrainLease(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
+  await trx.raw(
+    `insert into outbound_drains (endpoint_id, tenant_id, lease_until, posting) values (?, ?, now() + (? * interval '1 millisecond'), false)
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, posting = false, waiting_since = null`,
+    [endpointId, tenantId, ms],
+  );
+}
+
+export type DrainTurn = { granted: true } | { granted: false; parkMs: number };
 
 /**
  * The tenant's turn to post, for this endpoint's drain: granted (a lease of `leaseMs`, as
  * holdDrainLease) when fewer than `cap` of the tenant's drains post now, counting those that
  * waited longer than this one as if they did (a free turn goes to the longest waiting, so a drain
  * with a long backlog that asks again at once does not keep it from the others). Refused: the
- * drain is parked for `parkMs` (a lease the dispatcher respects, so it is not woken; its workflow
- * looks again then), keeping when it began to wait. Counted under a lock per tenant, so two
- * drains asking at once are counted one after the other; across every worker process.
+ * drain is parked for `parkMsFor(ahead)` (a lease the dispatcher respects, so it is not woken;
+ * its workflow looks again then; further back in line, later), keeping when it began to wait.
+ * Counted under a lock per tenant, so two drains asking at once are counted one after the other;
+ * across every worker process.
  */
-export async function takeDrainTurn(trx: Knex.Transaction, tenantId: string, endpointId: string, o: { leaseMs: number; parkMs: number; cap: number }): Promise<boolean> {
+export async function takeDrainTurn(trx: Knex.Transaction, tenantId: string, endpointId: string, o: { leaseMs: number; parkMsFor: (ahead: number) => number; cap: number }): Promise<DrainTurn> {
   await trx.raw(`select pg_advisory_xact_lock(hashtextextended('outbound-drains:' || ?, 0))`, [tenantId]);
   const { rows } = await trx.raw(
-    `with mine as (select waiting_since from outbound_drains where endpoint_id = ? and parked and lease_until > now())
-     select count(*) filter (where not d.parked)::int as posting,
-            count(*) filter (where d.parked and d.waiting_since < coalesce((select waiting_since from mine), 'infinity'))::int as ahead
+    `with mine as (select waiting_since from outbound_drains where endpoint_id = ? and lease_until > now())
+     select count(*) filter (where d.posting)::int as posting,
+            count(*) filter (where d.waiting_since < coalesce((select waiting_since from mine), 'infinity'))::int as ahead
        from outbound_drains d where d.endpoint_id <> ? and d.lease_until > now()`,
     [endpointId, endpointId],
   );
   const { posting, ahead } = rows[0] as { posting: number; ahead: number };
   if (posting + ahead < o.cap) {
     await holdDrainLease(trx, tenantId, endpointId, o.leaseMs);
-    return true;
+    return { granted: true };
   }
+  const parkMs = o.parkMsFor(ahead);
   await trx.raw(
-    `insert into outbound_drains (endpoint_id, tenant_id, lease_until, parked, waiting_since) values (?, ?, now() + (? * interval '1 millisecond'), true, now())
-     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, parked = true,
-       waiting_since = case when outbound_drains.parked and outbound_drains.lease_until > now() then outbound_drains.waiting_since else now() end`,
-    [endpointId, tenantId, o.parkMs],
+    `insert into outbound_drains (endpoint_id, tenant_id, lease_until, posting, waiting_since) values (?, ?, now() + (? * interval '1 millisecond'), false, now())
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, posting = false,
+       waiting_since = case when outbound_drains.lease_until > now() then coalesce(outbound_drains.waiting_since, now()) else now() end`,
+    [endpointId, tenantId, parkMs],
   );
-  return false;
+  return { granted: false, parkMs };
 }
 
 /** The drain gives its tenant's turn away for `ms` (a slow receiver's pause): parked, so the dispatcher does not wake it; waiting from now. */
 export async function parkDrain(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
   await trx.raw(
-    `insert into outbound_drains (endpoint_id, tenant_id, lease_until, parked, waiting_since) values (?, ?, now() + (? * interval '1 millisecond'), true, now())
-     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, parked = true, waiting_since = now()`,
+    `insert into outbound_drains (endpoint_id, tenant_id, lease_until, posting, waiting_since) values (?, ?, now() + (? * interval '1 millisecond'), false, now())
+     on conflict (endpoint_id) do update set lease_until = excluded.lease_until, posting = false, waiting_since = now()`,
     [endpointId, tenantId, ms],
   );
 }

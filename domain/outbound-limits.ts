@@ -38,18 +38,68 @@ export function storableText(s: string, maxChars: number): string {
 
 /**
  * A steady pace of `perSecond` starts, with a burst of up to a tenth of a second's worth after a
- * pause: `delayMs(now)` books the next start and says how long to wait for it. Callers are
- * served in the order they ask.
+ * pause: `waitMs(now)` says how long until the next start may go, `take(now)` books it (and says
+ * how long to wait for it).
  */
-export function steadyPace(perSecond: number): { delayMs(now: number): number } {
+export function steadyPace(perSecond: number): { waitMs(now: number): number; take(now: number): number } {
   const interval = 1000 / perSecond;
   const burstMs = Math.max(interval, 100);
   let next = 0;
+  const slot = (now: number) => Math.max(next, now - burstMs);
   return {
-    delayMs(now: number): number {
-      const at = Math.max(next, now - burstMs);
+    waitMs: (now) => Math.max(0, slot(now) - now),
+    take(now) {
+      const at = slot(now);
       next = at + interval;
       return Math.max(0, at - now);
+    },
+  };
+}
+
+/**
+ * The steady pace shared out fairly: callers queue by key (the tenant), and each start that comes
+ * due goes to the next key in turn (round-robin), not to whoever asked first. So a tenant with
+ * many POSTs waiting delays another tenant's next POST by about one start, not by its whole queue.
+ */
+export function fairPace(perSecond: number, clock: { now(): number; after(ms: number, fn: () => void): void } = { now: Date.now, after: (ms, fn) => void setTimeout(fn, ms) }) {
+  const pace = steadyPace(perSecond);
+  const queues = new Map<string, (() => void)[]>();
+  const keys: string[] = [];
+  let turn = 0;
+  let scheduled = false;
+  const pump = () => {
+    scheduled = false;
+    while (keys.length) {
+      const wait = pace.waitMs(clock.now());
+      if (wait > 0) {
+        scheduled = true;
+        clock.after(wait, pump);
+        return;
+      }
+      pace.take(clock.now());
+      turn %= keys.length;
+      const key = keys[turn];
+      const q = queues.get(key)!;
+      q.shift()!();
+      if (q.length) turn++;
+      else {
+        queues.delete(key);
+        keys.splice(turn, 1);
+      }
+    }
+  };
+  return {
+    /** Resolves when it is `key`'s turn to start. */
+    turn(key: string): Promise<void> {
+      return new Promise<void>((resolve) => {
+        const q = queues.get(key);
+        if (q) q.push(resolve);
+        else {
+          queues.set(key, [resolve]);
+          keys.push(key);
+        }
+        if (!scheduled) pump();
+      });
     },
   };
 }

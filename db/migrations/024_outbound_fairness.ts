@@ -4,10 +4,12 @@ import type { Knex } from 'knex';
  * Outbound webhooks: no tenant crowds another's deliveries, and the triggers that record them
  * read only the tenant's own rows (docs/outbound-webhooks.md, "Limits").
  *
- * - `outbound_drains.parked`, `waiting_since`: a drain whose tenant has
- *   MAX_ACTIVE_DRAINS_PER_TENANT drains posting already does not post; it holds a *parked* lease
- *   (the dispatcher need not wake it: its workflow looks again when the park ends) and waits its
- *   turn, longest waiting first (domain/outbound-limits.ts, db/outbound-drain.ts).
+ * - `outbound_drains.posting`, `waiting_since`: whether the drain holds one of its tenant's
+ *   turns (MAX_ACTIVE_DRAINS_PER_TENANT of a tenant's drains post at once), or since when it waits
+ *   for one. A drain refused a turn holds a *parked* lease (the dispatcher need not wake it: its
+ *   workflow looks again when the park ends) and waits, longest waiting first; a drain looking
+ *   for more work after its last round holds a lease but no turn (domain/outbound-limits.ts,
+ *   db/outbound-drain.ts).
  * - `webhook_endpoints.drain_width`: how many of the endpoint's deliveries are posted side by
  *   side; halved after a round in which the receiver was slow (an attempt timed out or took more
  *   than half the timeout), grown back by one after a quick full round, between 1 and 8.
@@ -27,7 +29,7 @@ export async function up(knex: Knex): Promise<void> {
   const schema = (await knex.raw('select current_schema() as s')).rows[0].s as string;
   const path = `set search_path = "${schema.replace(/"/g, '""')}", pg_temp`;
 
-  await knex.raw(`alter table outbound_drains add column parked boolean not null default false, add column waiting_since timestamptz`);
+  await knex.raw(`alter table outbound_drains add column posting boolean not null default true, add column waiting_since timestamptz`);
   await knex.raw(`alter table webhook_endpoints add column drain_width smallint not null default 8 check (drain_width between 1 and 8)`);
 
   await knex.raw(`create or replace function outbound_on_entitlement() returns trigger
@@ -104,5 +106,5 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('alter table products drop constraint products_tenant_id_id_key');
   await knex.raw('alter table webhook_endpoints drop constraint webhook_endpoints_tenant_id_id_key');
   await knex.raw('alter table webhook_endpoints drop column drain_width');
-  await knex.raw('alter table outbound_drains drop column parked, drop column waiting_since');
+  await knex.raw('alter table outbound_drains drop column posting, drop column waiting_since');
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OUTBOUND_PORTS, effectivePort, outboundPortProblem, parsePortRanges, type PortRange } from '../../domain/outbound-ports';
-import { runFairly, steadyPace, storableText } from '../../domain/outbound-limits';
-import { DRAIN_CONCURRENCY, nextDrainWidth, slowPauseMs } from '../../activities/outbound-delivery';
+import { fairPace, MAX_ACTIVE_DRAINS_PER_TENANT, runFairly, steadyPace, storableText } from '../../domain/outbound-limits';
+import { DRAIN_CONCURRENCY, nextDrainWidth, parkMsFor, slowPauseMs } from '../../activities/outbound-delivery';
 import { ConfigError, loadConfig } from '../../runtime/config';
 
 /** The pure rules behind the outbound limits: ports, storable text, the pace, fair turns, the slow-receiver width. */
@@ -39,14 +39,38 @@ describe('outbound limits: the rules', () => {
 
   it('the pace: a burst of a tenth of a second, then one start per 1/rate', () => {
     const pace = steadyPace(100);
-    const waits = Array.from({ length: 30 }, () => pace.delayMs(1_000_000));
+    const waits = Array.from({ length: 30 }, () => pace.take(1_000_000));
     // 100/s: 10 ms apart; the first ~100 ms' worth go at once.
     expect(waits.filter((w) => w === 0).length).toBeGreaterThanOrEqual(10);
     expect(waits.filter((w) => w === 0).length).toBeLessThanOrEqual(11);
     expect(waits.at(-1)).toBeCloseTo(190, 0);
     // After a quiet second the burst is back, not a second's worth of credit.
-    const later = Array.from({ length: 30 }, () => pace.delayMs(1_002_000));
+    const later = Array.from({ length: 30 }, () => pace.take(1_002_000));
     expect(later.filter((w) => w === 0).length).toBeLessThanOrEqual(11);
+  });
+
+  it('the fair pace: a key with many starts waiting delays another key’s next start by one start, not by its queue', async () => {
+    let now = 0;
+    const timers: { at: number; fn: () => void }[] = [];
+    const clock = { now: () => now, after: (ms: number, fn: () => void) => void timers.push({ at: now + ms, fn }) };
+    const pace = fairPace(10, clock);
+    const order: string[] = [];
+    const asks = [...Array.from({ length: 20 }, () => 'a'), 'b', 'c'].map((k) => pace.turn(k).then(() => order.push(k)));
+    // Run the clock until every start has gone.
+    for (let i = 0; i < 100 && order.length < 22; i++) {
+      await new Promise((r) => setImmediate(r));
+      timers.sort((x, y) => x.at - y.at);
+      const t = timers.shift();
+      if (!t) continue;
+      now = t.at;
+      t.fn();
+    }
+    await Promise.all(asks);
+    // 10/s: one start at once (the burst after a pause), then 100 ms apart; b and c are 2nd and 3rd, not 21st and 22nd.
+    expect(order.indexOf('b')).toBeLessThanOrEqual(2);
+    expect(order.indexOf('c')).toBeLessThanOrEqual(3);
+    expect(order.filter((k) => k === 'a')).toHaveLength(20);
+    expect(now).toBeGreaterThanOrEqual(1900);
   });
 
   it('fair turns: one key with many items neither fills the slots nor goes before another key’s first', async () => {
@@ -81,5 +105,9 @@ describe('outbound limits: the rules', () => {
     expect([nextDrainWidth(1, false), nextDrainWidth(DRAIN_CONCURRENCY, false)]).toEqual([2, DRAIN_CONCURRENCY]);
     expect(slowPauseMs(1)).toBeGreaterThan(slowPauseMs(4));
     expect(slowPauseMs(1)).toBeLessThanOrEqual(30_000);
+    // Parked further back in line, a drain looks again later.
+    expect(parkMsFor(0)).toBe(parkMsFor(MAX_ACTIVE_DRAINS_PER_TENANT - 1));
+    expect(parkMsFor(MAX_ACTIVE_DRAINS_PER_TENANT)).toBeGreaterThan(parkMsFor(0));
+    expect(parkMsFor(1000)).toBeLessThanOrEqual(32_000);
   });
 });
