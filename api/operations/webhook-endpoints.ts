@@ -147,8 +147,12 @@ export const updateEndpointOp = defineOperation({
   rest: { method: 'PATCH', path: '/webhook-endpoints/{id}' },
   errors: [404],
   async handler(ctx, input) {
-    if (input.url !== undefined) checkUrl(ctx, input.url);
-    const row = await ctx.tx((trx) => updateEndpoint(trx, known(input.id), { url: input.url, description: input.description, eventTypes: input.event_types, enabled: input.enabled }));
+    const row = await ctx.tx(async (trx) => {
+      // An unknown endpoint is a 404 whatever the body says; a bad URL for a known one is a 400.
+      if (!(await endpointById(trx, known(input.id)))) throw notFound('webhook endpoint');
+      if (input.url !== undefined) checkUrl(ctx, input.url);
+      return updateEndpoint(trx, input.id, { url: input.url, description: input.description, eventTypes: input.event_types, enabled: input.enabled });
+    });
     if (!row) throw notFound('webhook endpoint');
     return endpoint(row);
   },
