@@ -66,12 +66,13 @@ const codeOf = (e: unknown) => (e as { code?: string }).code ?? (e as Error).nam
  * The side of outbound webhooks that touches the network: one endpoint's drain. Rounds of due
  * heads (the oldest pending delivery of each subscriber; as many as the endpoint's width, at most
  * DRAIN_CONCURRENCY), posted side by side and signed with the endpoint's secrets (decrypted here,
- * never passed through a workflow). A drain posts only in its tenant's turn
+ * never passed through a workflow). A drain posts only in one of its tenant's turns
  * (MAX_ACTIVE_DRAINS_PER_TENANT drains of a tenant at once, across every worker); otherwise it
  * is parked and looks again later (further back in line, later). POSTs start at this process's
- * steady pace (OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND), tenants taking turns in it. Each attempt is recorded on its own (a savepoint
- * each: one that cannot be written does not undo the others), with its outcome: delivered, due
- * again after the back-off (domain/outbound-retry.ts), or failed. A delivery whose window is over
+ * steady pace (OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND), tenants taking turns in it. Each
+ * attempt is recorded on its own (a savepoint each: one that cannot be written does not undo the
+ * others), with its outcome: delivered, due again after the back-off (domain/outbound-retry.ts),
+ * or failed. A delivery whose window is over
  * fails and disables the endpoint, saying why; a disabled endpoint's waiting deliveries fail
  * saying so; a refused address or port is not retried. Everything is read in the tenant's
  * transaction (RLS: another tenant's endpoint is not found).
@@ -158,6 +159,8 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
             if (!endpoint) return { gone: true } as const;
             if (!endpoint.enabled) {
               await failPendingDeliveries(trx, { endpointId }, `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`);
+              // A parked lease of its own would keep its place in its tenant's line until it ran out.
+              await releaseDrainLease(trx, endpointId);
               return { disabled: true } as const;
             }
             const width = widthOf(endpoint.drain_width);
