@@ -22,7 +22,6 @@
  */
 import http from 'node:http';
 import type net from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { insertEndpoint } from '../db/outbound-endpoints';
 import { createTenant } from '../db/tenants';
 import { withTenant } from '../db/tenant-tx';
@@ -32,6 +31,7 @@ import { checkouts } from './lib/checkouts';
 import { quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { runBench } from './lib/run';
 import { loadConfig } from '../runtime/config';
+import { startVerifyingReceiver } from './lib/verifying-receiver';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -48,29 +48,6 @@ const A_EVERY_MS = 200;
 const BOUND_MS = 1000;
 const log = (m: string) => console.log(`[outbound-fairness] ${m}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Verifies each delivery and notes when it arrived against the event's own timestamp. */
-async function startReceiver(secret: () => string) {
-  const lags: number[] = [];
-  let refused = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const arrivedAt = Date.now();
-      try {
-        const body = new Webhook(secret()).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as { timestamp: string };
-        lags.push(arrivedAt - Date.parse(body.timestamp));
-        res.writeHead(204).end();
-      } catch {
-        refused++;
-        res.writeHead(400).end();
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, lags, refused: () => refused, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 /** Takes every POST and never answers: each attempt holds its socket until the worker's timeout. */
 async function startTarpit() {
@@ -123,7 +100,7 @@ async function every(ms: number, seconds: number, fn: () => Promise<unknown>): P
 async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[][]; verdict: string }> {
   const tarpit = await startTarpit();
   let secretB = '';
-  const rx = await startReceiver(() => secretB);
+  const rx = await startVerifyingReceiver(() => secretB);
   // A's healthy endpoints answer at once without verifying (their secrets are A's business).
   const healthy = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
   await new Promise<void>((r) => healthy.listen(0, '127.0.0.1', r));
@@ -147,7 +124,7 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
           }
         });
       }
-      rx.lags.length = 0;
+      rx.arrivals.length = 0;
       let mostDrains = 0;
       let sampling = true;
       const sampler = (async () => {
@@ -164,17 +141,17 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
         phase !== 'alone' ? every(A_EVERY_MS, SECONDS, () => record(stack, a.tenant_id)) : Promise.resolve(),
       ]);
       const deadline = Date.now() + 60_000;
-      while (rx.lags.length < expected && Date.now() < deadline) await sleep(100);
+      while (rx.arrivals.length < expected && Date.now() < deadline) await sleep(100);
       sampling = false;
       await sampler;
-      const lags = [...rx.lags].sort((x, y) => x - y);
+      const lags = rx.arrivals.map((a) => a.arrivedAt - a.recordedAt).sort((x, y) => x - y);
       p99.set(phase, quantile(lags, 0.99));
       const t = tarpit.stats();
       const counts = phase === 'alone' ? null : await stack.db('outbound_deliveries as d').join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
         .where({ 'w.tenant_id': a.tenant_id, 'w.description': phase }).select(stack.db.raw('count(*)::int as n'), stack.db.raw(`count(*) filter (where d.status = 'succeeded')::int as ok`)).first();
       const tar = phase === 'A tarpits';
       rows.push([
-        phase, `${rx.lags.length}/${expected}`, f0(quantile(lags, 0.5)), f0(quantile(lags, 0.9)), f0(quantile(lags, 0.99)), f0(lags.at(-1) ?? NaN),
+        phase, `${rx.arrivals.length}/${expected}`, f0(quantile(lags, 0.5)), f0(quantile(lags, 0.9)), f0(quantile(lags, 0.99)), f0(lags.at(-1) ?? NaN),
         counts ? `${counts.n} / ${counts.ok}` : '–', tar ? t.requests : '–', tar ? `${t.endpoints}/${MAX_ENDPOINTS_PER_TENANT}` : '–',
         phase === 'alone' ? '–' : `${mostDrains} (cap ${MAX_ACTIVE_DRAINS_PER_TENANT})`, tar ? t.mostPaths : '–', tar ? t.most : '–', rx.refused(),
       ]);
@@ -196,7 +173,7 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
 
 async function backlog(stack: WebhookStack): Promise<(string | number)[][]> {
   let secret = '';
-  const rx = await startReceiver(() => secret);
+  const rx = await startVerifyingReceiver(() => secret);
   const rows: (string | number)[][] = [];
   try {
     log('backlog: warm-up');

@@ -11,16 +11,14 @@
  *
  *   DATABASE_URL=… npx tsx bench/outbound-latency.ts [--rates 20,50] [--seconds 20] [--rounds 3]
  */
-import http from 'node:http';
 import os from 'node:os';
-import type net from 'node:net';
-import { Webhook } from 'standardwebhooks';
 import { insertEndpoint } from '../db/outbound-endpoints';
 import { withTenant } from '../db/tenant-tx';
 import { f0, machine, table } from './lib/report';
 import { cpuPhase, quantile, startWebhookStack, writeResults } from './lib/webhook-stack';
 import { runBench } from './lib/run';
 import { checkouts } from './lib/checkouts';
+import { startVerifyingReceiver, type VerifiedArrival } from './lib/verifying-receiver';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -32,42 +30,13 @@ const SECONDS = Number(arg('seconds', '20'));
 const ROUNDS = Number(arg('rounds', '3'));
 const log = (m: string) => console.log(`[outbound] ${m}`);
 
-interface Arrival {
-  id: string;
-  type: string;
-  recordedAt: number;
-  arrivedAt: number;
-}
-
-async function startReceiver(secret: () => string) {
-  const arrivals: Arrival[] = [];
-  let refused = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const arrivedAt = Date.now();
-      try {
-        const body = new Webhook(secret()).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as { id: string; type: string; timestamp: string };
-        arrivals.push({ id: body.id, type: body.type, recordedAt: Date.parse(body.timestamp), arrivedAt });
-        res.writeHead(204).end();
-      } catch {
-        refused++;
-        res.writeHead(400).end();
-      }
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, arrivals, refused: () => refused, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
 async function main() {
   // The receiver listens on 127.0.0.1: the operator's switch, passed to the stack's processes.
   process.env.OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = '1';
   const m0 = machine('');
   const stack = await startWebhookStack(log);
   let secret = '';
-  const rx = await startReceiver(() => secret);
+  const rx = await startVerifyingReceiver(() => secret);
   const rows: (string | number)[][] = [];
   try {
     // The stack's processes hold this MASTER_KEY: an endpoint made here is one they can sign for.
@@ -85,7 +54,7 @@ async function main() {
       if (kind === 'none') {
         const endCpu = await cpuPhase(stack);
         const premium = await checkouts(stack, rate, tag, SECONDS);
-        return { premium, cpu: await endCpu(), arrivals: [] as Arrival[], recorded: 0 };
+        return { premium, cpu: await endCpu(), arrivals: [] as VerifiedArrival[], recorded: 0 };
       }
       const { row, secret: sk } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) => insertEndpoint(trx, vault, { tenantId: stack.tenant.tenant_id, url: rx.url, description: 'bench', eventTypes: [], taskQueue: stack.taskQueue }));
       secret = sk;
