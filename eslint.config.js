@@ -30,7 +30,7 @@ export default tseslint.config(
     // One way out (docs/egress.md): provider, activity, workflow and request-handling code reaches
     // the network only through egress/, which holds the address guard, refuses redirects and
     // bounds answers. A bare fetch or http client here would bypass all three.
-    files: ['providers/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'api/**/*.ts'],
+    files: ['providers/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'operations/**/*.ts', 'api/**/*.ts'],
     ignores: ['api/http-server.ts', 'api/main.ts'],
     rules: {
       'no-restricted-globals': ['error', { name: 'fetch', message: 'Use egress/ (egressRequest, or operatorHostFetch for the operator\'s provider hosts): docs/egress.md.' }],

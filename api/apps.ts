@@ -11,10 +11,10 @@ import { toolServer } from './tools/server';
 import { healthRoutes } from './health';
 import { clientAddress } from './client-address';
 import { errorHandler, requestContext } from './middleware';
-import { OPERATIONS } from './operations';
+import { OPERATIONS } from '../operations';
 import { buildOpenApi } from './openapi';
 import { restRouter } from './rest';
-import type { Services } from './services';
+import type { Services } from '../operations/services';
 import { mountSdk } from './sdk/mount';
 import { httpMetrics } from './metrics';
 

@@ -2,18 +2,9 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { markKeyUsed, type KeyRow } from '../db/api-keys';
 import { SECRET_KEY_RE } from '../domain/keys';
-import type { Scope } from '../domain/scopes';
-import { invalidApiKey } from './errors';
+import { invalidApiKey } from '../operations/errors';
+import type { KeyActor } from '../operations/actor';
 
-export interface Principal {
-  tenantId: string;
-  keyId: string;
-  scopes: Scope[];
-  keyName: string;
-  expiresAt: Date | null;
-  /** A signed-in person acting in the dashboard (api/dashboard/principal.ts): the audit names them, not a key. */
-  userId?: string;
-}
 
 /**
  * The values of every Authorization header a request sent, from Node's raw header list: Node
@@ -41,14 +32,14 @@ export function bearerToken(header: string | undefined): string {
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Validate a key row found by hash: the final comparison is constant-time; revoked and expired keys are the same 401. */
-export function principalFrom(row: KeyRow | undefined, hash: string, now = new Date()): Principal {
+export function principalFrom(row: KeyRow | undefined, hash: string, now = new Date()): KeyActor {
   if (!row) throw invalidApiKey();
   const a = Buffer.from(row.key_hash, 'hex');
   const b = Buffer.from(hash, 'hex');
   if (a.length !== b.length || !crypto.timingSafeEqual(a, b)) throw invalidApiKey();
   if (row.revoked_at) throw invalidApiKey();
   if (row.expires_at && new Date(row.expires_at).getTime() <= now.getTime()) throw invalidApiKey();
-  return { tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
+  return { kind: 'api_key', tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
-import { ApiError } from './errors';
+import { ApiError } from '../operations/errors';
 import { verifyKey } from './gate';
 
 /**

@@ -1,14 +1,15 @@
 import type { Knex } from 'knex';
 import { findKeyByHash, findKeyTakingToken } from '../db/api-keys';
 import { hashSecretKey } from '../db/key-material';
-import { authorizationHeaders, bearerToken, principalFrom, touchLastUsed, type Principal } from './auth';
-import { invalidApiKey } from './errors';
+import { authorizationHeaders, bearerToken, principalFrom, touchLastUsed } from './auth';
+import type { KeyActor } from '../operations/actor';
+import { invalidApiKey } from '../operations/errors';
 import { granted, rateHeaders, rateLimited, refused } from './rate-limit';
-import { assertNoTenantHeader } from './body-rules';
+import { assertNoTenantHeader } from '../operations/input-rules';
 import { rateLimitRefusals } from '../runtime/metrics';
 
 export interface Admission {
-  principal: Principal;
+  principal: KeyActor;
   rateHeaders: Record<string, string>;
 }
 
@@ -64,7 +65,7 @@ export async function admit(db: Knex, headers: Headers, rawHeaders?: string[]): 
  * A key check that spends nothing: for requests that will be refused anyway (no such route,
  * method not allowed), so an unauthenticated caller learns nothing about which routes exist.
  */
-export async function verifyKey(db: Knex, headers: Headers, rawHeaders?: string[]): Promise<Principal> {
+export async function verifyKey(db: Knex, headers: Headers, rawHeaders?: string[]): Promise<KeyActor> {
   const hash = hashSecretKey(tokenOf(headers, rawHeaders));
   return principalFrom(await findKeyByHash(db, hash), hash);
 }

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import { outboxStats } from '../db/outbox-stats';
 import { pingDatabase } from '../db/ping';
 import { within } from '../runtime/deadline';
-import type { Services } from './services';
+import type { Services } from '../operations/services';
 
 /** What the three checks found: `ok`, or what is wrong in words meant for the operator. */
 export interface Readiness {

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { ApiError, invalidRequest } from './errors';
+import { ApiError, invalidRequest } from '../operations/errors';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

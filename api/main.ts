@@ -12,7 +12,7 @@ import { startMetricsServer } from '../runtime/metrics';
 import { startTracing } from '../runtime/tracing';
 import { createApiApp, createDashboardApp, createToolsApp } from './apps';
 import { createHttpServer } from './http-server';
-import type { Services } from './services';
+import type { Services } from '../operations/services';
 import { startDispatcher, stopDispatcher } from './webhooks/dispatcher';
 import { startEntitlementWaits, stopEntitlementWaits } from './sdk/entitlement-waits';
 import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';

@@ -3,7 +3,7 @@ import { Gauge } from 'prom-client';
 import type { Knex } from 'knex';
 import { outboxStats } from '../db/outbox-stats';
 import { httpDuration, httpRequests, registry, secondsSince } from '../runtime/metrics';
-import { toApiError } from './middleware';
+import { toApiError } from '../operations/errors';
 
 /**
  * The route family of a request: a bounded label (paths carry ids, and a label per id would be

@@ -1,9 +1,7 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { ConfigError } from '../runtime/config';
-import { isDatabaseUnavailable } from '../db/unavailable';
-import { ApiError } from './errors';
+import { toApiError } from '../operations/errors';
 
 declare module 'koa' {
   interface DefaultState {
@@ -84,28 +82,4 @@ export function errorHandler(): Koa.Middleware {
       ctx.body = e.toBody();
     }
   };
-}
-
-export function toApiError(err: unknown, log?: Logger): ApiError {
-  if (err instanceof ApiError) return err;
-  if (err instanceof ConfigError) {
-    log?.error({ variable: err.variable }, 'configuration error');
-    return new ApiError(500, 'server_misconfigured', `Server-side failure: ${err.variable} is misconfigured.`);
-  }
-  const status = (err as { status?: number; expose?: boolean }).status;
-  if (status === 413) return new ApiError(413, 'payload_too_large', 'Request body exceeds the size limit.');
-  // A client mistake caught by Koa or a library below it (bad encoding, aborted body…) is the
-  // client's 4xx, never the server's `server_misconfigured`.
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    const expose = (err as { expose?: boolean }).expose;
-    return new ApiError(status, 'invalid_request', expose ? String((err as Error).message) : 'The request could not be read.');
-  }
-  // Postgres down or restarting is not a bug: 503 with Retry-After, so callers (and webhook
-  // providers) retry once the pool has reconnected.
-  if (isDatabaseUnavailable(err)) {
-    log?.warn({ err: { message: (err as Error)?.message, code: (err as { code?: string }).code } }, 'database unavailable');
-    return new ApiError(503, 'temporarily_unavailable', 'The database is unavailable; retry shortly.', {}, { 'Retry-After': '5' });
-  }
-  log?.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'unhandled error');
-  return new ApiError(500, 'server_misconfigured', 'Server-side failure; quote the Request-Id header when reporting it.');
 }

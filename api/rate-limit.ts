@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { BUCKET_CAPACITY, bucketLevel, REFILL_PER_SECOND, takeBucketToken } from '../db/rate-limits';
-import { ApiError } from './errors';
+import { ApiError } from '../operations/errors';
 
 export { BUCKET_CAPACITY, REFILL_PER_SECOND };
 

@@ -1,10 +1,10 @@
 import Router from '@koa/router';
-import { invalidRequest } from './errors';
+import { invalidRequest } from '../operations/errors';
 import { admit } from './gate';
 import { readJsonObject } from './json-body';
-import { executeOperation } from './operations/execute';
-import type { Operation } from './operations/types';
-import type { Services } from './services';
+import { executeOperation } from '../operations/execute';
+import type { Operation } from '../operations/types';
+import type { Services } from '../operations/services';
 
 /** `/products/{id}` → `/products/:id` */
 export const koaPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');

@@ -30,7 +30,7 @@ import { bearerToken } from '../api/auth';
 import { errorHandler, requestContext } from '../api/middleware';
 import { paginate } from '../db/paging';
 import { entitlementPage } from '../db/entitlements';
-import { entitlement } from '../api/operations/serializers';
+import { entitlement } from '../operations/serializers';
 import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/rate-limit';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';

@@ -18,7 +18,7 @@ import { Coupon, Entitlement, Product, Subscription } from '../db/models';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
 import { paginate } from '../db/paging';
-import * as s from '../api/operations/serializers';
+import * as s from '../operations/serializers';
 import { createBenchDatabase } from './lib/db';
 
 const num = (n: string, f: number) => (process.env[n] ? Number(process.env[n]) : f);

@@ -24,12 +24,13 @@ export const ALLOWED: Record<string, string[]> = {
   workflows: ['domain'],
   activities: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress'],
   temporal: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress', 'activities', 'workflows'],
-  api: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress', 'temporal'],
+  operations: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress', 'temporal'],
+  api: ['domain', 'db', 'providers', 'runtime', 'vault', 'egress', 'temporal', 'operations'],
   emulators: ['domain', 'runtime'],
   seed: ['domain', 'db', 'runtime', 'providers', 'vault', 'egress'],
   sdk: [],
   examples: ['sdk'],
-  scripts: ['domain', 'db', 'runtime', 'vault', 'providers', 'egress', 'temporal', 'api', 'activities', 'workflows', 'emulators', 'seed'],
+  scripts: ['domain', 'db', 'runtime', 'vault', 'providers', 'egress', 'temporal', 'operations', 'api', 'activities', 'workflows', 'emulators', 'seed'],
 };
 /** Type-only imports a folder may make on top of ALLOWED. */
 export const TYPE_ONLY: Record<string, string[]> = {
@@ -37,6 +38,7 @@ export const TYPE_ONLY: Record<string, string[]> = {
   db: ['providers'],
   vault: ['runtime'],
   providers: ['runtime'],
+  operations: ['workflows', 'activities'],
   api: ['workflows', 'activities'],
 };
 
@@ -115,7 +117,7 @@ function cycles(files: string[], edges: Edge[]): string[][] {
 /** Where SQL may be written: repositories in db/, plus migrations' own folder. */
 const SQL_HOMES = new Set(['db']);
 /** Folders held to "no SQL here". scripts/ and seed/ are operator tools and may query directly. */
-const SQL_FOLDERS_CHECKED = ['api', 'activities', 'workflows', 'temporal', 'providers', 'domain', 'runtime'];
+const SQL_FOLDERS_CHECKED = ['operations', 'api', 'activities', 'workflows', 'temporal', 'providers', 'domain', 'runtime'];
 const QUERY_ROOTS = new Set(['trx', 'tx', 'db', 'knex', 'owner']);
 
 /** `trx('table')`, `db('table')` and `x.raw(...)` outside db/: SQL that belongs in a repository. */

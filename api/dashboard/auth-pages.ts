@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { z } from 'zod';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
 import { clearAttempts, releaseAttempt, reserveAttempt, type AttemptKey } from '../../db/login-attempts';
 import { recordUserAudit } from '../../db/audit';

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { Services } from '../services';
-import { ApiError } from '../errors';
-import { executeOperation } from '../operations/execute';
-import { listEntitlements, listSubscribers } from '../operations/read-subscribers';
-import { listAudit, listWebhooks } from '../operations/read-records';
-import type { Operation } from '../operations/types';
-import { dashboardPrincipal } from './principal';
+import type { Services } from '../../operations/services';
+import { ApiError } from '../../operations/errors';
+import { executeOperation } from '../../operations/execute';
+import { listEntitlements, listSubscribers } from '../../operations/subscribers/read';
+import { listAudit, listWebhooks } from '../../operations/records/read';
+import type { Operation } from '../../operations/types';
+import { dashboardActor } from './principal';
 import { html } from './html';
 import { page } from './layout';
 
@@ -59,7 +59,7 @@ export function browsePages(services: Services): Router {
       let result: { data: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number | null } } | undefined;
       let error: string | undefined;
       try {
-        result = (await executeOperation(b.op, dashboardPrincipal(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'rest' })) as typeof result;
+        result = (await executeOperation(b.op, dashboardActor(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'dashboard' })) as typeof result;
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         ctx.status = e.status;

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { authPages } from './auth-pages';
 import { CsrfRefused } from './form';
 import { keysPage } from './keys-page';

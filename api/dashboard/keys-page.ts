@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ListedKey } from '../../db/api-keys';
 import { listAppKeys } from '../../db/apps';
 import { withTenant } from '../../db/tenant-tx';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { readOverview } from '../../db/overview';
 import { readReadinessFacts } from '../../db/readiness-facts';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { knownSkus } from '../../db/products';
 import { getPaywallRow, publishDraft, saveDraft } from '../../db/paywalls';
 import { withTenant } from '../../db/tenant-tx';

@@ -1,13 +1,11 @@
 import type Koa from 'koa';
-import type { Principal } from '../auth';
-import { SCOPES } from '../../domain/scopes';
+import type { UserActor } from '../../operations/actor';
 
 /**
- * A signed-in person runs the API's operations for their own tenant with every scope. A write
- * is audited as theirs (userId: a `user` actor, as every dashboard action is); keyId only
- * labels the principal.
+ * The signed-in person as the actor of the operations they run: their own tenant, their role
+ * (every member is an owner until roles arrive). Their writes are audited under their name.
  */
-export function dashboardPrincipal(ctx: Koa.Context): Principal {
+export function dashboardActor(ctx: Koa.Context): UserActor {
   const user = ctx.state.user!;
-  return { tenantId: user.tenant_id, keyId: `user:${user.id}`, keyName: 'dashboard', scopes: [...SCOPES], expiresAt: null, userId: user.id };
+  return { kind: 'user', tenantId: user.tenant_id, userId: user.id, role: 'owner' };
 }

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { findProductId, listProductsWithPriceCounts, createProduct, DuplicateSku, setPrices, updateProduct, type ProductInput } from '../../db/products';
 import { withTenant } from '../../db/tenant-tx';
 import { isUuid } from '../../domain/ids';
 import { formatMinorAmount, parseMajorAmount, PLATFORMS, priceProblem, PRODUCT_TYPES, TIERS, trialProblem } from '../../domain/catalogue';
-import { createProductOp, updateProductOp } from '../operations/catalogue-writes';
-import { loadProductDetail } from '../operations/read-products';
+import { createProductOp, updateProductOp } from '../../operations/products/write';
+import { loadProductDetail } from '../../operations/products/read';
 import { recordUserAudit } from '../../db/audit';
 import { readForm } from './form';
 import { formatDate, html } from './html';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Knex } from 'knex';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { ConnectionError, connectProvenByOAuth, createConnection, getConnectionSafe, listConnectionsSafe, setDefault, updateConnectionSecrets, type ConnectionSecrets, type SafeConnection } from '../../db/connections';
 import { startConnectionProof } from '../../temporal/workflow-starts';

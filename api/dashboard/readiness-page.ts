@@ -1,18 +1,18 @@
 import Router from '@koa/router';
 import type { z } from 'zod';
-import type { Services } from '../services';
-import { executeOperation } from '../operations/execute';
-import { getReadiness, type readinessBody } from '../operations/readiness';
-import type { Operation } from '../operations/types';
+import type { Services } from '../../operations/services';
+import { executeOperation } from '../../operations/execute';
+import { getReadiness, type readinessBody } from '../../operations/readiness/get';
+import type { Operation } from '../../operations/types';
 import { html } from './html';
 import { page } from './layout';
-import { dashboardPrincipal } from './principal';
+import { dashboardActor } from './principal';
 
 /** The rows of GET /v1/readiness, from the same operation (so the same rule), with manual steps as a checklist. */
 export function readinessPage(services: Services): Router {
   const r = new Router();
   r.get('/readiness', async (ctx) => {
-    const report = (await executeOperation(getReadiness as Operation, dashboardPrincipal(ctx), {}, {
+    const report = (await executeOperation(getReadiness as Operation, dashboardActor(ctx), {}, {
       requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'rest',
     })) as z.infer<typeof readinessBody>;
     const yesNo = (b: boolean) => (b ? 'Ready' : 'Not ready');

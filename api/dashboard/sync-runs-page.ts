@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { recentRuns } from '../../db/sync-runs';
 import { syncRunWorkflowId } from '../../temporal/workflow-starts';

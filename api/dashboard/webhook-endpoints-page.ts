@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { parkSecret, takeSecret } from '../../db/session-secret';
 import { endpointById, endpointPage } from '../../db/outbound-endpoints';
@@ -9,12 +9,12 @@ import { attemptsOf, outboundDeliveryPage } from '../../db/outbound-events';
 import type { Row } from '../../db/row';
 import { OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } from '../../domain/outbound-events';
 import { outboundWorkflowId } from '../../temporal/workflow-starts';
-import { ApiError } from '../errors';
-import { executeOperation } from '../operations/execute';
-import type { Operation } from '../operations/types';
-import { createEndpoint, deleteEndpointOp, rotateEndpointSecretOp, updateEndpointOp } from '../operations/webhook-endpoints';
-import { replayFailedDeliveries, replayOutboundEvent } from '../operations/webhook-endpoints-log';
-import { dashboardPrincipal } from './principal';
+import { ApiError } from '../../operations/errors';
+import { executeOperation } from '../../operations/execute';
+import type { Operation } from '../../operations/types';
+import { createEndpoint, deleteEndpointOp, rotateEndpointSecretOp, updateEndpointOp } from '../../operations/webhook-endpoints/endpoints';
+import { replayFailedDeliveries, replayOutboundEvent } from '../../operations/webhook-endpoints/log';
+import { dashboardActor } from './principal';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -67,7 +67,7 @@ export function webhookEndpointsPage(services: Services): Router {
    */
   const run = async <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>): Promise<{ ok: T } | { error: string }> => {
     try {
-      return { ok: (await executeOperation(op, dashboardPrincipal(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'dashboard' })) as T };
+      return { ok: (await executeOperation(op, dashboardActor(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'dashboard' })) as T };
     } catch (e) {
       if (!(e instanceof ApiError) || e.status >= 500) throw e;
       ctx.status = e.status;

@@ -3,7 +3,7 @@ import { findAppByPublishableKey } from '../../db/apps';
 import { looksLikeSecretKey, publishableKeyMode } from '../../domain/keys';
 import { authorizationHeaders, parseBearer } from '../auth';
 import { readsOverTenantLimit } from '../../runtime/metrics';
-import { ApiError } from '../errors';
+import { ApiError } from '../../operations/errors';
 import { addressBucket, clientRateHeaders, clientRateLimited, takeClientTokens, tenantBucket, userBucket, type BucketSpec } from './limits';
 
 export interface AppPrincipal {

@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { WEB_PROVIDERS, isProvider } from '../../domain/providers';
 import { findCheckoutLinks } from '../../db/checkout-links';
 import { withTenant } from '../../db/tenant-tx';
-import { assertNoNulBytes } from '../body-rules';
-import { ApiError } from '../errors';
+import { assertNoNulBytes } from '../../operations/input-rules';
+import { ApiError } from '../../operations/errors';
 import type { AppPrincipal as SdkPrincipal } from './auth';
 
 /**

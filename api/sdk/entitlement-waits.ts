@@ -3,8 +3,8 @@ import { listenForEntitlementChanges, subscriberHash, type EntitlementListener }
 import { clientAddressKey } from '../../domain/client-address-key';
 import { logger } from '../../runtime/logger';
 import { clientRateRefusals, registry } from '../../runtime/metrics';
-import { ApiError } from '../errors';
-import type { Services } from '../services';
+import { ApiError } from '../../operations/errors';
+import type { Services } from '../../operations/services';
 
 /**
  * The waiters of `GET /v1/sdk/subscribers/{id}?wait_for=premium` in this process, woken by the

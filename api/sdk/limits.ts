@@ -3,7 +3,7 @@ import { pruneIdleClientBuckets, takeClientBucketTokens } from '../../db/client-
 import { pruneExpiredMisses } from '../../db/store-purchase-misses';
 import { clientAddressKey } from '../../domain/client-address-key';
 import { clientRateRefusals } from '../../runtime/metrics';
-import { ApiError } from '../errors';
+import { ApiError } from '../../operations/errors';
 
 /**
  * Rate limits of the client endpoints (/v1/sdk/*). Publishable keys ship inside apps, so

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
-import { ApiError } from '../errors';
-import type { Services } from '../services';
+import { ApiError } from '../../operations/errors';
+import type { Services } from '../../operations/services';
 import { identifyPublishable } from './auth';
 import { sdkCors } from './cors';
 import { sdkRouter } from './router';

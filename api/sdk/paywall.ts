@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { findPublishedPaywall } from '../../db/paywalls';
 import { withTenant } from '../../db/tenant-tx';
-import { notFound } from '../errors';
+import { notFound } from '../../operations/errors';
 import type { AppPrincipal as SdkPrincipal } from './auth';
 
 /** GET /v1/sdk/paywall → the tenant's *published* paywall configuration; 404 while unpublished. */

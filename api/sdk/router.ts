@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import { invalidRequest } from '../errors';
-import type { Services } from '../services';
+import { invalidRequest } from '../../operations/errors';
+import type { Services } from '../../operations/services';
 import { admitPublishable } from './auth';
 import { subscriberView } from './subscriber';
 import { registerStorePurchaseRoute } from './store-purchases';

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { checkoutLink } from './checkout-link';
 import { publishedPaywall } from './paywall';
 import { admitPublishable } from './auth';

@@ -1,6 +1,6 @@
 import type { ParsedUrlQuery } from 'node:querystring';
-import { invalidRequest } from '../errors';
-import type { Services } from '../services';
+import { invalidRequest } from '../../operations/errors';
+import type { Services } from '../../operations/services';
 import type { AppPrincipal } from './auth';
 import { MAX_WAIT_MS, entitlementWaits } from './entitlement-waits';
 import { subscriberView } from './subscriber';

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { readSubscriberRows } from '../../db/subscriptions';
 import { readAsTenant } from '../../db/tenant-read';
 import { cacheTtlSeconds, isPremium, isPremiumState } from '../../domain/entitlement';
-import { iso } from '../operations/paging';
+import { iso } from '../../operations/paging';
 import type { Row } from '../../db/row';
 import type { AppPrincipal } from './auth';
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { ApiError } from '../../operations/errors';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 

@@ -2,14 +2,14 @@ import type Koa from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../auth';
-import { ApiError } from '../errors';
+import type { KeyActor } from '../../operations/actor';
+import { ApiError } from '../../operations/errors';
 import { admit, precheckKey, verifyKey } from '../gate';
 import { readRawBody } from '../json-body';
-import { toApiError } from '../middleware';
-import { executeOperation } from '../operations/execute';
-import { productRefAsId } from '../operations/product-ref';
-import type { Services } from '../services';
+import { toApiError } from '../../operations/errors';
+import { executeOperation } from '../../operations/execute';
+import { productRefAsId } from '../../operations/products/ref';
+import type { Services } from '../../operations/services';
 import { toolCatalog, type ToolDescriptor } from './catalog';
 import { checkOrigin } from './origin';
 import { TOOL_LIST } from './tool-list';
@@ -39,7 +39,7 @@ function refusal(err: unknown) {
   return { isError: true, content: [{ type: 'text' as const, text }], ...(e.status >= 500 ? {} : {}) };
 }
 
-function buildServer(services: Services, principal: Principal, catalog: Map<string, ToolDescriptor>, meta: { requestId: string; log: Koa.DefaultState['log'] }): Server {
+function buildServer(services: Services, principal: KeyActor, catalog: Map<string, ToolDescriptor>, meta: { requestId: string; log: Koa.DefaultState['log'] }): Server {
   const server = new Server({ name: 'billing', version: '1.0.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...catalog.values()].map((t) => t.definition) }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {

@@ -1,18 +1,18 @@
-import type { Operation } from '../operations/types';
-import { getTenant } from '../operations/read-tenant';
-import { getReadiness } from '../operations/readiness';
-import { getProduct, listProducts } from '../operations/read-products';
-import { getSyncReport, runSync, syncProduct } from '../operations/sync';
-import { listProviders } from '../operations/read-providers';
-import { listSyncEvents } from '../operations/read-sync-events';
-import { listEntitlements, listSubscribers } from '../operations/read-subscribers';
-import { getPaywall, listCoupons } from '../operations/read-catalogue-extras';
-import { listAudit, listWebhooks } from '../operations/read-records';
-import { attachProvider, createApp, listApps } from '../operations/apps';
-import { createProductOp, setPricingOp, updateProductOp } from '../operations/catalogue-writes';
-import { retireProduct } from '../operations/retire';
-import { createEndpoint, deleteEndpointOp, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from '../operations/webhook-endpoints';
-import { listOutboundDeliveries, replayFailedDeliveries, replayOutboundEvent } from '../operations/webhook-endpoints-log';
+import type { Operation } from '../../operations/types';
+import { getTenant } from '../../operations/tenant/get';
+import { getReadiness } from '../../operations/readiness/get';
+import { getProduct, listProducts } from '../../operations/products/read';
+import { getSyncReport, runSync, syncProduct } from '../../operations/sync-runs/run';
+import { listProviders } from '../../operations/providers/list';
+import { listSyncEvents } from '../../operations/sync-runs/events';
+import { listEntitlements, listSubscribers } from '../../operations/subscribers/read';
+import { getPaywall, listCoupons } from '../../operations/catalogue-extras/read';
+import { listAudit, listWebhooks } from '../../operations/records/read';
+import { attachProvider, createApp, listApps } from '../../operations/apps/apps';
+import { createProductOp, setPricingOp, updateProductOp } from '../../operations/products/write';
+import { retireProduct } from '../../operations/products/retire';
+import { createEndpoint, deleteEndpointOp, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from '../../operations/webhook-endpoints/endpoints';
+import { listOutboundDeliveries, replayFailedDeliveries, replayOutboundEvent } from '../../operations/webhook-endpoints/log';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {

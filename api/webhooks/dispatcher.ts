@@ -4,7 +4,7 @@ import { logger } from '../../runtime/logger';
 import { handoverLatency, handovers } from '../../runtime/metrics';
 import { contextFrom, inSpan } from '../../runtime/tracing';
 import { callWithin } from '../../temporal/client';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { groupKey, handOver, type Handover } from './handover';
 
 const BATCH = 200;

@@ -1,7 +1,7 @@
 import { ConnectionError, findConnectionByAccount, loadWebhookSecret } from '../../db/connections';
 import { withTenant } from '../../db/tenant-tx';
 import type { ProviderId } from '../../domain/providers';
-import type { Services } from '../services';
+import type { Services } from '../../operations/services';
 import { needsWebhookSecret } from './accounts';
 
 /** Where an event from a connected account goes, and the secret its signature is checked with. */

@@ -1,15 +1,15 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { pino } from 'pino';
-import type { Principal } from '../../api/auth';
+import type { KeyActor } from '../../operations/actor';
 
 import { requestContext } from '../../api/middleware';
-import { executeOperation } from '../../api/operations/execute';
+import { executeOperation } from '../../operations/execute';
 import { paginate } from '../../db/paging';
-import { listEntitlements } from '../../api/operations/read-subscribers';
-import { entitlement } from '../../api/operations/serializers';
+import { listEntitlements } from '../../operations/subscribers/read';
+import { entitlement } from '../../operations/serializers';
 import { takeToken } from '../../api/rate-limit';
-import type { Services } from '../../api/services';
+import type { Services } from '../../operations/services';
 import { createKnex } from '../../db/knex';
 import { findKeyTakingToken } from '../../db/api-keys';
 import { entitlementPage } from '../../db/entitlements';
@@ -75,7 +75,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
   const silent = createLogger('info', pino.destination({ dest: '/dev/null', sync: true }) as unknown as NodeJS.WritableStream);
   const mw = requestContext(silent);
   const services = { db: kx, config: {} as Services['config'], temporal: null } as Services;
-  const principalOf = (i: number): Principal => ({ tenantId: t(i).id, keyId: t(i).id, scopes: ['subscribers:read'], keyName: 'bench', expiresAt: null });
+  const principalOf = (i: number): KeyActor => ({ kind: 'api_key', tenantId: t(i).id, keyId: t(i).id, scopes: ['subscribers:read'], keyName: 'bench', expiresAt: null });
   const noDb = { ...listEntitlements, handler: async () => ({}) };
 
   const page = (q: Knex.QueryBuilder) =>

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
-import { principalFrom, touchLastUsed, type Principal } from '../../api/auth';
+import { principalFrom, touchLastUsed } from '../../api/auth';
+import type { KeyActor } from '../../operations/actor';
 import { KEY_COLUMNS, type KeyRow } from '../../db/api-keys';
-import { invalidApiKey } from '../../api/errors';
+import { invalidApiKey } from '../../operations/errors';
 import { BUCKET_CAPACITY, REFILL_PER_SECOND, takeToken, type RateDecision } from '../../api/rate-limit';
 import { APP_ROLE } from '../../db/tenant-tx';
 import { hashSecretKey } from '../../db/key-material';
@@ -16,7 +17,7 @@ import { isUuid } from '../../domain/ids';
  * The key lookup on its own, as the api did before the gate merged it with the rate-limit take
  * (api/gate.ts). Kept here only as the bench's baseline piece.
  */
-export async function authenticate(db: Knex, token: string, now = new Date()): Promise<Principal> {
+export async function authenticate(db: Knex, token: string, now = new Date()): Promise<KeyActor> {
   const hash = hashSecretKey(token);
   const row = (await db('api_keys').where({ key_hash: hash }).first(KEY_COLUMNS.split(', '))) as KeyRow | undefined;
   const principal = principalFrom(row, hash, now);
@@ -24,8 +25,8 @@ export async function authenticate(db: Knex, token: string, now = new Date()): P
   return principal;
 }
 
-const authCache = new Map<string, { p: Principal; exp: number }>();
-export async function authenticateCached(db: Knex, token: string): Promise<Principal> {
+const authCache = new Map<string, { p: KeyActor; exp: number }>();
+export async function authenticateCached(db: Knex, token: string): Promise<KeyActor> {
   const h = hashSecretKey(token);
   const now = Date.now();
   const hit = authCache.get(h);
@@ -37,7 +38,7 @@ export async function authenticateCached(db: Knex, token: string): Promise<Princ
 
 const LEVEL = `least(${BUCKET_CAPACITY}::float8, b.tokens + extract(epoch from (clock_timestamp() - b.refreshed_at)) * ${REFILL_PER_SECOND})`;
 /** authenticate() + takeToken() as one statement: the bucket upsert runs only for a live key. */
-export async function gateOneStatement(db: Knex, token: string): Promise<{ principal: Principal; decision: RateDecision }> {
+export async function gateOneStatement(db: Knex, token: string): Promise<{ principal: KeyActor; decision: RateDecision }> {
   const hash = hashSecretKey(token);
   const { rows } = await db.raw(
     `with k as (
@@ -54,7 +55,7 @@ export async function gateOneStatement(db: Knex, token: string): Promise<{ princ
   );
   const row = rows[0];
   if (!row || row.key_hash !== hash) throw invalidApiKey();
-  const principal = { tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
+  const principal: KeyActor = { kind: 'api_key', tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
   if (row.tokens === null) return { principal, decision: await takeToken(db, principal.tenantId) }; // empty: the slow path explains
   return { principal, decision: { allowed: true, remaining: Math.floor(row.tokens), retryAfterSeconds: 0 } };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../../api/operations';
+import { OPERATIONS } from '../../operations';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../../api/operations';
-import { MAX_OFFSET } from '../../api/operations/schemas';
+import { OPERATIONS } from '../../operations';
+import { MAX_OFFSET } from '../../operations/schemas';
 import { testDb } from '../helpers/db';
 import { call, keyWith, newTenant, refill, startApi } from '../helpers/api';
 

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { OPERATIONS } from '../../api/operations';
-import { MAX_OFFSET } from '../../api/operations/schemas';
+import { OPERATIONS } from '../../operations';
+import { MAX_OFFSET } from '../../operations/schemas';
 import { createKnex } from '../../db/knex';
 import { startAllEmulators } from '../../emulators/registry';
 import { call, startApi } from '../helpers/api';
 import { until } from '../helpers/until';
 import { READINESS_CACHE_MS, readinessDetail } from '../../api/health';
-import type { Services } from '../../api/services';
+import type { Services } from '../../operations/services';
 import { startMetricsServer } from '../../runtime/metrics';
 
 /** The api process's metrics listener (127.0.0.1) with its /readyz, as api/main.ts starts it. */

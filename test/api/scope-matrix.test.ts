@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES, type Scope } from '../../domain/scopes';
-import { OPERATIONS } from '../../api/operations';
+import { OPERATIONS } from '../../operations';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
 import { assertMatchesOpenApi, call, keyWith, newTenant, refill, startApi } from '../helpers/api';
@@ -89,7 +89,7 @@ describe('scope matrix', () => {
     const path = op.rest!.path.replace('{id}', '__ID__');
     it(`${op.rest!.method} ${op.rest!.path}: only-its-scope → 200, every-other-scope → 403`, async () => {
       const p = path.replace('__ID__', productId);
-      const only = await keyWith(t.tenant_id, [op.scope]);
+      const only = await keyWith(t.tenant_id, [op.scope as Scope]);
       const allBut = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== op.scope) as Scope[]);
       for (const base of [api.apiUrl, api.altUrl]) {
         // POST /sync confirms the count the report shows now (the gate itself is tested in sync.test.ts).

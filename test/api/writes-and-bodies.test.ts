@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler, requestContext } from '../../api/middleware';
 import { restRouter } from '../../api/rest';
-import { defineOperation, type Operation } from '../../api/operations/types';
+import { defineOperation, type Operation } from '../../operations/types';
 import { createLogger } from '../../runtime/logger';
 import { ConfigError } from '../../runtime/config';
 import { call, keyWith, listen, newTenant, startApi, testServices } from '../helpers/api';

@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats';
 import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
 import { buildOpenApi } from '../../api/openapi';
 import { createHttpServer } from '../../api/http-server';
-import type { Services } from '../../api/services';
+import type { Services } from '../../operations/services';
 import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
 import { startEntitlementWaits, stopEntitlementWaits } from '../../api/sdk/entitlement-waits';
 import { loadConfig } from '../../runtime/config';

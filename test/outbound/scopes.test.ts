@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES, type Scope } from '../../domain/scopes';
-import { OPERATIONS } from '../../api/operations';
+import { OPERATIONS } from '../../operations';
 import { createVault, generateMasterKey } from '../../vault/vault';
 import { withTenant } from '../../db/tenant-tx';
 import { appDb } from '../helpers/db';
@@ -41,7 +41,7 @@ describe('outbound webhooks: scopes', () => {
   for (const op of OUTBOUND) {
     it(`${op.rest!.method} ${op.rest!.path}: only-its-scope → answered, every-other-scope → 403`, async () => {
       await refill(t.tenant_id);
-      const only = await keyWith(t.tenant_id, [op.scope]);
+      const only = await keyWith(t.tenant_id, [op.scope as Scope]);
       const allBut = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== op.scope) as Scope[]);
       const id = op.rest!.path.startsWith('/webhook-endpoints') ? endpointId : op.rest!.path.startsWith('/outbound-events') ? eventId : deliveryId;
       const path = op.rest!.path.replace('{id}', id);

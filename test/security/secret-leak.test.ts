@@ -12,7 +12,7 @@ import type { RunningEmulator } from '../../emulators/common/host';
 import { attachToApp, createConnection } from '../../db/connections';
 import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
-import { OPERATIONS } from '../../api/operations';
+import { OPERATIONS } from '../../operations';
 import { createAdapters } from '../../providers';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { runProviderProbe } from '../../temporal/workflow-starts';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { OPERATIONS } from '../../api/operations';
+import { OPERATIONS } from '../../operations';
 import { TOOL_LIST } from '../../api/tools/tool-list';
 import { SCOPES, type Scope } from '../../domain/scopes';
 import { seedDemoTenant } from '../../seed/demo';

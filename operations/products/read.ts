@@ -3,9 +3,9 @@ import type { Tx } from '../../db/transaction';
 import { isUuid } from '../../domain/ids';
 import { productPage, productWithPricing, providerRefsByProduct } from '../../db/products';
 import { notFound } from '../errors';
-import { defineOperation } from './types';
-import { filter, id, pageOf, paging, productDetail, productRow } from './schemas';
-import * as s from './serializers';
+import { defineOperation } from '../types';
+import { filter, id, pageOf, paging, productDetail, productRow } from '../schemas';
+import * as s from '../serializers';
 
 export const listProducts = defineOperation({
   name: 'products.list',

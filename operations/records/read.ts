@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
 import { auditPage } from '../../db/audit';
 import { deliveryPage } from '../../db/webhook-deliveries';
-import { defineOperation } from './types';
-import { auditRow, filter, mode, pageOf, paging, provider, webhookRow } from './schemas';
-import * as s from './serializers';
+import { defineOperation } from '../types';
+import { auditRow, filter, mode, pageOf, paging, provider, webhookRow } from '../schemas';
+import * as s from '../serializers';
 
 export const listWebhooks = defineOperation({
   name: 'webhooks.list',

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { subscriptionPage } from '../../db/subscriptions';
 import { entitlementPage } from '../../db/entitlements';
-import { defineOperation } from './types';
-import { entitlementRow, filter, mode, pageOf, paging, provider, subscriptionRow } from './schemas';
-import * as s from './serializers';
+import { defineOperation } from '../types';
+import { entitlementRow, filter, mode, pageOf, paging, provider, subscriptionRow } from '../schemas';
+import * as s from '../serializers';
 
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 import { ENTITLEMENT_STATES } from '../../domain/entitlement';

@@ -1,13 +1,13 @@
-import type { Tx } from '../../db/transaction';
-import type { TenantReader } from '../../db/tenant-read';
+import type { Tx } from '../db/transaction';
+import type { TenantReader } from '../db/tenant-read';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { Scope } from '../../domain/scopes';
-import type { Principal } from '../auth';
-import type { Services } from '../services';
+import type { Scope } from '../domain/scopes';
+import type { Actor } from './actor';
+import type { Services } from './services';
 
 export interface OperationContext {
-  principal: Principal;
+  actor: Actor;
   tenantId: string;
   requestId: string;
   services: Services;
@@ -38,9 +38,15 @@ export interface RestBinding {
  * which operations are tools, and how.
  */
 export interface Operation<I extends z.ZodType = z.ZodType> {
+  /** `<resource>.<verb>`: also the audit trail's action. */
   name: string;
   summary: string;
-  scope: Scope;
+  /**
+   * The key scope that admits it (a person's role carries scopes too: domain/roles.ts), or
+   * `'account'`: an operation only a person in the dashboard may run (secret keys, provider
+   * credentials and webhook secrets). Those have no REST route, no tool and no OpenAPI entry.
+   */
+  scope: Scope | typeof ACCOUNT;
   /** Writes are audited (outcome included, refusals too); reads go to the request log only. */
   write: boolean;
   input: I;
@@ -52,6 +58,16 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
   /** Responses with a body of their own (a 202, a 409 with extra fields), for OpenAPI. */
   responses?: Record<number, { description: string; schema: z.ZodType }>;
   handler(ctx: OperationContext, input: z.infer<I>): Promise<unknown>;
+}
+
+export const ACCOUNT = 'account';
+
+/** Where a call came from: the audit row and the metrics name it. */
+export type Surface = 'rest' | 'tool' | 'dashboard';
+
+/** Only the dashboard may run it (see `Operation.scope`). */
+export function dashboardOnly(op: Pick<Operation, 'scope'>): boolean {
+  return op.scope === ACCOUNT;
 }
 
 export function defineOperation<I extends z.ZodType>(op: Operation<I>): Operation<I> {

@@ -1,21 +1,23 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { withTenant } from '../../db/tenant-tx';
-import { readAsTenant } from '../../db/tenant-read';
-import type { Principal } from '../auth';
-import { assertNoForbiddenFields, assertNoNulBytes, assertNoTenantInInput } from '../body-rules';
-import { insufficientScope, invalidRequest } from '../errors';
-import { toApiError } from '../middleware';
-import type { Services } from '../services';
-import type { Operation, OperationContext } from './types';
-import { recordAudit, type AuditActor } from '../../db/audit';
-import { operationDuration, operationRequests, secondsSince } from '../../runtime/metrics';
+import { withTenant } from '../db/tenant-tx';
+import { readAsTenant } from '../db/tenant-read';
+import type { Actor } from './actor';
+import { auditActorOf } from './actor';
+import { assertNoForbiddenFields, assertNoNulBytes, assertNoTenantInInput } from './input-rules';
+import { invalidRequest, toApiError } from './errors';
+import { refusalFor } from './policy';
+import { dispositionOf } from './disposition';
+import type { Services } from './services';
+import type { Operation, OperationContext, Surface } from './types';
+import { recordAudit } from '../db/audit';
+import { operationDuration, operationRequests, secondsSince } from '../runtime/metrics';
 
 export interface ExecutionMeta {
   requestId: string;
   services: Services;
   log: Logger;
-  surface: 'rest' | 'tool' | 'dashboard';
+  surface: Surface;
   /** The REST `Prefer` header, when there is one. */
   prefer?: string;
   /** Filled by the handler; the REST layer applies it. */
@@ -36,26 +38,26 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 /**
- * The one path every operation takes, whichever surface called it: scope (always first), body
- * rules, the surface's input resolution, validation, the handler in the tenant's context, and
- * the audit record for writes (refusals included).
+ * The one path every operation takes, whichever surface and actor called it: the policy (always
+ * first), body rules, the surface's input resolution, validation, the disposition, the handler
+ * in the tenant's context, and the audit record for writes (refusals included), named by the
+ * operation and the actor.
  */
-export async function executeOperation(op: Operation, principal: Principal, rawInput: Record<string, unknown>, meta: ExecutionMeta): Promise<unknown> {
+export async function executeOperation(op: Operation, actor: Actor, rawInput: Record<string, unknown>, meta: ExecutionMeta): Promise<unknown> {
   const ctx: OperationContext = {
-    principal,
-    tenantId: principal.tenantId,
+    actor,
+    tenantId: actor.tenantId,
     requestId: meta.requestId,
     services: meta.services,
     log: meta.log,
-    tx: (work) => withTenant(meta.services.db, principal.tenantId, work),
-    read: (work) => readAsTenant(meta.services.db, principal.tenantId, work),
+    tx: (work) => withTenant(meta.services.db, actor.tenantId, work),
+    read: (work) => readAsTenant(meta.services.db, actor.tenantId, work),
     preferAsync: /(^|[,;\s])respond-async($|[,;\s])/i.test(meta.prefer ?? ''),
     response: meta.response ?? { headers: {} },
   };
-  const actor: AuditActor = principal.userId ? { kind: 'user', userId: principal.userId } : { kind: 'api_key', keyId: principal.keyId };
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
     op.write
-      ? recordAudit(meta.services.db, { tenantId: principal.tenantId, actor, action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail })
+      ? recordAudit(meta.services.db, { tenantId: actor.tenantId, actor: auditActorOf(actor), action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail })
       : Promise.resolve();
   const started = process.hrtime.bigint();
   const count = (code: string) => {
@@ -63,7 +65,8 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
     operationDuration.observe({ operation: op.name, surface: meta.surface }, secondsSince(started));
   };
   try {
-    if (!principal.scopes.includes(op.scope)) throw insufficientScope(op.scope);
+    const refusal = refusalFor(actor, op, meta.surface);
+    if (refusal) throw refusal;
     assertNoForbiddenFields(rawInput);
     assertNoNulBytes(rawInput);
     assertNoTenantInInput(rawInput);
@@ -73,6 +76,11 @@ export async function executeOperation(op: Operation, principal: Principal, rawI
       const first = parsed.error.issues[0];
       const param = first?.path.length ? first.path.join('.') : first?.code === 'unrecognized_keys' ? first.keys[0] : undefined;
       throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '), param);
+    }
+    // Every disposition but `run` is yet to come (operations/disposition.ts); a new kind is handled here.
+    switch (dispositionOf(actor, op, meta.surface).kind) {
+      case 'run':
+        break;
     }
     const result = await op.handler(ctx, parsed.data);
     await audit('ok', summarize(result));

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineOperation } from './types';
+import { defineOperation } from '../types';
 import { UUID_RE } from '../../domain/ids';
-import { filter, id, pageOf, paging, provider } from './schemas';
-import { isoReq } from './paging';
+import { filter, id, pageOf, paging, provider } from '../schemas';
+import { isoReq } from '../paging';
 import { syncEventPage } from '../../db/sync-runs';
 
 export const syncEventRow = z.object({

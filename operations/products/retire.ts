@@ -4,8 +4,8 @@ import { isStoreProvider } from '../../domain/providers';
 import { providerSetups, targetsOf } from '../../db/sync-facts';
 import { runRetirement } from '../../temporal/workflow-starts';
 import { ApiError, serverMisconfigured } from '../errors';
-import { defineOperation } from './types';
-import { resolveProductRef } from './product-ref';
+import { defineOperation } from '../types';
+import { resolveProductRef } from './ref';
 
 export const retireProduct = defineOperation({
   name: 'products.retire',

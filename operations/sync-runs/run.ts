@@ -8,8 +8,9 @@ import { driftDbFacts, productToSync, providerSetupFacts } from '../../db/sync-f
 import { readDriftSnapshots, startSyncRun, syncGateOf } from '../../temporal/workflow-starts';
 import type { SyncRunAnswer, SyncRunInput, SyncRunResult } from '../../workflows/sync-run';
 import { ApiError, notFound, serverMisconfigured } from '../errors';
-import { defineOperation, type OperationContext } from './types';
-import { id, provider } from './schemas';
+import { defineOperation, type OperationContext } from '../types';
+import { actorRef } from '../actor';
+import { id, provider } from '../schemas';
 
 const findingRow = z.object({
   kind: z.enum(DRIFT_KINDS),
@@ -135,7 +136,7 @@ export const runSync = defineOperation({
   async handler(ctx, input) {
     // One workflow does it all: reads the providers, judges drift, checks the count, takes the lock, drains.
     const runId = crypto.randomUUID();
-    const handle = await launch(ctx, { tenantId: ctx.tenantId, runId, kind: 'sync', requestedBy: ctx.principal.keyId ?? null, confirmCount: input.confirm_count ?? null });
+    const handle = await launch(ctx, { tenantId: ctx.tenantId, runId, kind: 'sync', requestedBy: actorRef(ctx.actor), confirmCount: input.confirm_count ?? null });
     if (ctx.preferAsync) {
       // 202 only once the gate passed: a refusal keeps its own code. A run that ended before the
       // update reached it (refused at once) answers through its result instead.
@@ -170,7 +171,7 @@ export const syncProduct = defineOperation({
       tenantId: ctx.tenantId,
       runId,
       kind: 'product-sync',
-      requestedBy: ctx.principal.keyId ?? null,
+      requestedBy: actorRef(ctx.actor),
       product,
       only: input.provider,
     });

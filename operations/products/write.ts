@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { PRODUCT_TYPES, TIERS, SKU_RE, ANDROID_ID_RE, priceProblem, trialProblem } from '../../domain/catalogue';
 import { createProduct, DuplicateSku, setPrices, updateProduct } from '../../db/products';
 import { ApiError, invalidRequest } from '../errors';
-import { defineOperation } from './types';
-import { productDetail } from './schemas';
-import { resolveProductRef } from './product-ref';
-import { loadProductDetail } from './read-products';
+import { defineOperation } from '../types';
+import { productDetail } from '../schemas';
+import { resolveProductRef } from './ref';
+import { loadProductDetail } from './read';
 
 const productRef = {
   product_id: z.string().optional().describe('the product id (uuid); or give sku'),

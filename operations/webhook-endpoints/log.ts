@@ -5,10 +5,10 @@ import { attemptPage, deliveryExists, eventPage, outboundDeliveryPage, replayEve
 import { REPLAY_BATCH, REPLAY_PENDING_CAP } from '../../domain/outbound-limits';
 import type { Row } from '../../db/row';
 import { ApiError, notFound } from '../errors';
-import { defineOperation } from './types';
-import { id, pageOf, paging } from './schemas';
-import { iso, isoReq } from './paging';
-import { eventType } from './webhook-endpoints';
+import { defineOperation } from '../types';
+import { id, pageOf, paging } from '../schemas';
+import { iso, isoReq } from '../paging';
+import { eventType } from './endpoints';
 
 const uuidFilter = (what: string) => z.string().regex(UUID_RE, `${what} must be a uuid`).meta({ format: 'uuid' });
 

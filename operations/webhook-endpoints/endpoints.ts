@@ -8,12 +8,12 @@ import type { Row } from '../../db/row';
 import { baseReadiness } from '../../db/outbound-events';
 import { checkLiteralHost } from '../../egress/address-guard';
 import { ApiError, invalidRequest, notFound } from '../errors';
-import type { OperationContext } from './types';
+import type { OperationContext } from '../types';
 import type { Services } from '../services';
 import { createVault, type Vault } from '../../vault/vault';
-import { defineOperation } from './types';
-import { id, pageOf, paging } from './schemas';
-import { iso, isoReq } from './paging';
+import { defineOperation } from '../types';
+import { id, pageOf, paging } from '../schemas';
+import { iso, isoReq } from '../paging';
 
 export const eventType = z.enum(OUTBOUND_EVENT_TYPES);
 

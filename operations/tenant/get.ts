@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { subscriberCount } from '../../db/subscriptions';
 import { tenantProfile } from '../../db/tenants';
-import { defineOperation } from './types';
-import { tenantBody } from './schemas';
-import { isoReq, iso } from './paging';
+import { defineOperation } from '../types';
+import { scopesOf, type Actor } from '../actor';
+import { tenantBody } from '../schemas';
+import { isoReq, iso } from '../paging';
 
 export const getTenant = defineOperation({
   name: 'tenant.get',
@@ -24,10 +25,16 @@ export const getTenant = defineOperation({
         plan: t.plan,
         subscriber_limit: t.subscriber_limit,
         subscriber_count: n,
-        key: { id: ctx.principal.keyId, name: ctx.principal.keyName, scopes: ctx.principal.scopes, expires_at: iso(ctx.principal.expiresAt) },
-        scopes: ctx.principal.scopes,
+        key: keyOf(ctx.actor),
+        scopes: scopesOf(ctx.actor),
         created_at: isoReq(t.created_at),
       };
     });
   },
 });
+
+/** The calling key; a person in the dashboard is shown as the dashboard, with their role's scopes. */
+function keyOf(actor: Actor) {
+  if (actor.kind === 'api_key') return { id: actor.keyId, name: actor.keyName, scopes: actor.scopes, expires_at: iso(actor.expiresAt) };
+  return { id: `user:${actor.userId}`, name: 'dashboard', scopes: scopesOf(actor), expires_at: null };
+}

@@ -2,7 +2,7 @@ import type { Tx } from '../../db/transaction';
 import { isUuid } from '../../domain/ids';
 import { productIdWhere } from '../../db/products';
 import { invalidRequest, notFound } from '../errors';
-import type { OperationContext } from './types';
+import type { OperationContext } from '../types';
 
 /**
  * The one way a caller names a product: `product_id` or `sku`, exactly one. Answers the

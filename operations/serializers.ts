@@ -1,6 +1,6 @@
-import { isPremiumState } from '../../domain/entitlement';
-import { isProductSynced } from '../../domain/product-sync';
-import type { Row } from '../../db/row';
+import { isPremiumState } from '../domain/entitlement';
+import { isProductSynced } from '../domain/product-sync';
+import type { Row } from '../db/row';
 import { iso, isoReq } from './paging';
 
 /** Row → public shape. Columns not named here (ciphertexts above all) never leave the service. */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { readinessReport } from '../../domain/readiness';
 import { readReadinessFacts } from '../../db/readiness-facts';
-import { defineOperation } from './types';
-import { id, provider } from './schemas';
+import { defineOperation } from '../types';
+import { id, provider } from '../schemas';
 
 const readinessRow = z.object({
   provider,

@@ -4,10 +4,10 @@ import { appByName, appsOfTenant, firstAppId, insertAppUnlessNamed } from '../..
 import { attachToApp, ConnectionError } from '../../db/connections';
 import { generatePublishableKey } from '../../db/key-material';
 import { ApiError, invalidRequest, notFound } from '../errors';
-import { defineOperation } from './types';
-import { provider } from './schemas';
+import { defineOperation } from '../types';
+import { provider } from '../schemas';
 import type { Row } from '../../db/row';
-import { iso } from './paging';
+import { iso } from '../paging';
 
 const appRow = z.object({
   id: z.string(),

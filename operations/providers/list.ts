@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { connectionPage, sellingObjectsOf } from '../../db/provider-listing';
-import { defineOperation } from './types';
-import { connectionRow, pageOf, paging, provider } from './schemas';
-import { isoReq } from './paging';
+import { defineOperation } from '../types';
+import { connectionRow, pageOf, paging, provider } from '../schemas';
+import { isoReq } from '../paging';
 
 export const listProviders = defineOperation({
   name: 'providers.list',

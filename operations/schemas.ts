@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ENTITLEMENT_STATES } from '../../domain/entitlement';
-import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
-import { MODES, PROVIDERS } from '../../domain/providers';
-import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
+import { ENTITLEMENT_STATES } from '../domain/entitlement';
+import { WEBHOOK_DELIVERY_STATUSES } from '../domain/events';
+import { MODES, PROVIDERS } from '../domain/providers';
+import { SUBSCRIPTION_STATUSES } from '../domain/subscription';
 
 /** Shared input/output pieces, so every list and resource is shaped the same on both surfaces. */
 

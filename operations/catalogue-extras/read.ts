@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { counterpartsOf, couponPage } from '../../db/coupons';
 import { getPaywallRow } from '../../db/paywalls';
 import { notFound } from '../errors';
-import { defineOperation } from './types';
-import { couponRow, filter, pageOf, paging, paywallBody } from './schemas';
-import { iso, isoReq } from './paging';
-import * as s from './serializers';
+import { defineOperation } from '../types';
+import { couponRow, filter, pageOf, paging, paywallBody } from '../schemas';
+import { iso, isoReq } from '../paging';
+import * as s from '../serializers';
 
 export const listCoupons = defineOperation({
   name: 'coupons.list',

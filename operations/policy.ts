@@ -1,0 +1,21 @@
+import { mayManageAccount, roleHasScope } from '../domain/roles';
+import type { Actor } from './actor';
+import { ApiError, insufficientScope } from './errors';
+import { dashboardOnly, type Operation, type Surface } from './types';
+
+/**
+ * Who may run what: the one check every operation passes first, whatever the surface. A key
+ * needs the operation's scope; a person needs a role that carries it; an account operation
+ * (keys, credentials) is a person's in the dashboard only. Answers the refusal, or undefined.
+ */
+export function refusalFor(actor: Actor, op: Operation, surface: Surface): ApiError | undefined {
+  if (dashboardOnly(op)) {
+    if (actor.kind !== 'user' || surface !== 'dashboard') return new ApiError(403, 'insufficient_scope', 'This can be done only by a signed-in person in the dashboard.');
+    return mayManageAccount(actor.role) ? undefined : forbiddenForRole();
+  }
+  const scope = op.scope as Exclude<Operation['scope'], 'account'>;
+  if (actor.kind === 'api_key') return actor.scopes.includes(scope) ? undefined : insufficientScope(scope);
+  return roleHasScope(actor.role, scope) ? undefined : forbiddenForRole();
+}
+
+const forbiddenForRole = () => new ApiError(403, 'insufficient_scope', 'Your role in this account does not allow this; ask an owner.');
