@@ -30,7 +30,7 @@ import { bearerToken } from '../api/auth';
 import { errorHandler, requestContext } from '../api/middleware';
 import { paginate } from '../db/paging';
 import { entitlementPage } from '../db/entitlements';
-import { entitlement } from '../operations/serializers';
+import { serializeEntitlement } from '../operations/serializers';
 import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/rate-limit';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
@@ -100,7 +100,7 @@ function variant(steps: Set<Step>): Koa {
       const base = q.leftJoin('products', 'products.id', 'entitlements.product_id');
       if (!rls) base.where('entitlements.tenant_id', tenantId);
       if (steps.has('paging')) {
-        return paginate(base, { limit, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, entitlement);
+        return paginate(base, { limit, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, serializeEntitlement);
       }
       const rows = await base
         .select('entitlements.*', 'products.sku')
@@ -116,7 +116,7 @@ function variant(steps: Set<Step>): Koa {
       // As the api runs it: the page as written, prepared SQL (db/entitlements.ts), in a tenant read under RLS.
       ctx.body = await readAsTenant(db, tenantId, async (reader) => {
         const page = await entitlementPage(reader, {}, { limit, offset: 0 });
-        return { ...page, data: page.data.map(entitlement) };
+        return { ...page, data: page.data.map(serializeEntitlement) };
       });
     } else if (steps.has('tx')) ctx.body = await withTenant(db, tenantId, (trx) => run(trx('entitlements')));
     else ctx.body = await run(db('entitlements'));

@@ -18,7 +18,7 @@ import { Coupon, Entitlement, Product, Subscription } from '../db/models';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
 import { paginate } from '../db/paging';
-import * as s from '../operations/serializers';
+import { serializeCoupon, serializeEntitlement, serializeProduct, serializeSubscription } from '../operations/serializers';
 import { createBenchDatabase } from './lib/db';
 
 const num = (n: string, f: number) => (process.env[n] ? Number(process.env[n]) : f);
@@ -33,7 +33,7 @@ const tenantAt = (i: number) => bench.tenants[i % bench.tenants.length].id;
 
 const viaKnex = (tenantId: string) =>
   withTenant(db, tenantId, (trx) =>
-    paginate(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), { limit: 50, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, s.entitlement),
+    paginate(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), { limit: 50, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, serializeEntitlement),
   );
 
 const viaModel = (tenantId: string) =>
@@ -45,7 +45,7 @@ const viaModel = (tenantId: string) =>
       .limit(50)
       .offset(0);
     const total = rows.length ? Number((rows[0] as unknown as { __total: number }).__total) : 0;
-    return { data: rows.map((r) => s.entitlement(r)), pagination: { limit: 50, offset: 0, total, has_more: rows.length < total } };
+    return { data: rows.map((r) => serializeEntitlement(r)), pagination: { limit: 50, offset: 0, total, has_more: rows.length < total } };
   });
 
 // Two provider refs per product (test and live at psp_a), so the relation has rows to fetch.
@@ -67,14 +67,14 @@ const couponsViaKnex = (tenantId: string) =>
     const page = await paginate(trx('coupons'), { limit: 50, offset: 0, table: 'coupons' }, (r: any) => r);
     const ids = page.data.map((c: any) => c.id);
     const cps = ids.length ? await trx('coupon_counterparts').whereIn('coupon_id', ids) : [];
-    return { ...page, data: page.data.map((c: any) => s.coupon(c, cps.filter((x: any) => x.coupon_id === c.id))) };
+    return { ...page, data: page.data.map((c: any) => serializeCoupon(c, cps.filter((x: any) => x.coupon_id === c.id))) };
   });
 
 const couponsViaModel = (tenantId: string) =>
   withTenant(db, tenantId, async (trx) => {
     const page = await paginate(trx('coupons'), { limit: 50, offset: 0, table: 'coupons' }, (r: any) => r);
     const coupons = await Coupon.fetchGraph(page.data as Coupon[], 'counterparts', { transaction: trx });
-    return { ...page, data: coupons.map((c) => s.coupon(c, c.counterparts ?? [])) };
+    return { ...page, data: coupons.map((c) => serializeCoupon(c, c.counterparts ?? [])) };
   });
 
 // 60 subscriptions per tenant on its products.
@@ -85,13 +85,13 @@ await bench.db.raw(`
 
 const subscribersViaKnex = (tenantId: string) =>
   withTenant(db, tenantId, (trx) =>
-    paginate(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, s.subscription),
+    paginate(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, serializeSubscription),
   );
 
 // What api/operations/read-subscribers.ts does: paginate() over the model's query builder.
 const subscribersViaModel = (tenantId: string) =>
   withTenant(db, tenantId, (trx) =>
-    paginate(Subscription.query(trx).leftJoin('products', 'products.id', 'subscriptions.product_id') as any, { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, s.subscription),
+    paginate(Subscription.query(trx).leftJoin('products', 'products.id', 'subscriptions.product_id') as any, { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, serializeSubscription),
   );
 
 const productsPage = (trx: Parameters<Parameters<typeof withTenant>[2]>[0]) =>
@@ -104,7 +104,7 @@ const productsViaKnex = (tenantId: string) =>
     const refs = ids.length ? await trx('product_provider_refs').whereIn('product_id', ids).orderBy(['provider', 'mode']) : [];
     const by = new Map<string, any[]>();
     for (const r of refs) by.set(r.product_id, [...(by.get(r.product_id) ?? []), r]);
-    return { ...page, data: page.data.map((p: any) => s.product(p, by.get(p.id) ?? [])) };
+    return { ...page, data: page.data.map((p: any) => serializeProduct(p, by.get(p.id) ?? [])) };
   });
 
 const productsViaModel = (tenantId: string) =>
@@ -113,7 +113,7 @@ const productsViaModel = (tenantId: string) =>
     const products = await Product.fetchGraph(page.data as Product[], 'providerRefs(byProviderMode)', { transaction: trx }).modifiers({
       byProviderMode: (q) => void q.orderBy(['provider', 'mode']),
     });
-    return { ...page, data: products.map((p) => s.product(p, p.providerRefs ?? [])) };
+    return { ...page, data: products.map((p) => serializeProduct(p, p.providerRefs ?? [])) };
   });
 
 const PAGES = [

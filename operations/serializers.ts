@@ -6,11 +6,11 @@ import { iso, isoReq } from './paging';
 /** Row → public shape. Columns not named here (ciphertexts above all) never leave the service. */
 
 
-export function productRef(r: Row) {
+export function serializeProductRef(r: Row) {
   return { provider: r.provider, mode: r.mode, external_id: r.external_id, synced_version: r.synced_version, synced_at: isoReq(r.synced_at) };
 }
 
-export function product(r: Row, refs: Row[]) {
+export function serializeProduct(r: Row, refs: Row[]) {
   const provider_ids: Record<string, string> = {};
   // One id per provider: the live object when there is one, else the test object.
   for (const ref of [...refs].sort((a, b) => (a.mode === 'live' ? 1 : 0) - (b.mode === 'live' ? 1 : 0))) provider_ids[ref.provider] = ref.external_id;
@@ -28,14 +28,14 @@ export function product(r: Row, refs: Row[]) {
     active: r.active,
     version: r.version,
     provider_ids,
-    provider_refs: refs.map(productRef),
+    provider_refs: refs.map(serializeProductRef),
     synced: isProductSynced(r as { version: number }, refs as { synced_version: number }[]),
     created_at: isoReq(r.created_at),
     updated_at: isoReq(r.updated_at),
   };
 }
 
-export function price(r: Row) {
+export function serializePrice(r: Row) {
   return {
     id: r.id,
     object: 'price' as const,
@@ -47,7 +47,7 @@ export function price(r: Row) {
   };
 }
 
-export function subscription(r: Row) {
+export function serializeSubscription(r: Row) {
   return {
     id: r.id,
     object: 'subscription' as const,
@@ -68,7 +68,7 @@ export function subscription(r: Row) {
   };
 }
 
-export function entitlement(r: Row) {
+export function serializeEntitlement(r: Row) {
   return {
     id: r.id,
     object: 'entitlement' as const,
@@ -87,7 +87,7 @@ export function entitlement(r: Row) {
   };
 }
 
-export function coupon(r: Row, counterparts: Row[]) {
+export function serializeCoupon(r: Row, counterparts: Row[]) {
   const map: Record<string, { kind: string; external_id: string }> = {};
   for (const c of counterparts) map[c.provider] = { kind: c.kind, external_id: c.external_id };
   return {
@@ -104,7 +104,7 @@ export function coupon(r: Row, counterparts: Row[]) {
   };
 }
 
-export function webhookDelivery(r: Row) {
+export function serializeWebhookDelivery(r: Row) {
   return {
     id: r.id,
     object: 'webhook_delivery' as const,
@@ -121,7 +121,7 @@ export function webhookDelivery(r: Row) {
   };
 }
 
-export function auditEntry(r: Row) {
+export function serializeAuditEntry(r: Row) {
   return {
     id: r.id,
     object: 'audit_entry' as const,

@@ -7,7 +7,7 @@ import { requestContext } from '../../api/middleware';
 import { executeOperation } from '../../operations/execute';
 import { paginate } from '../../db/paging';
 import { listEntitlements } from '../../operations/subscribers/read';
-import { entitlement } from '../../operations/serializers';
+import { serializeEntitlement } from '../../operations/serializers';
 import { takeToken } from '../../api/rate-limit';
 import type { Services } from '../../operations/services';
 import { createKnex } from '../../db/knex';
@@ -79,7 +79,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
   const noDb = { ...listEntitlements, handler: async () => ({}) };
 
   const page = (q: Knex.QueryBuilder) =>
-    paginate(q.leftJoin('products', 'products.id', 'entitlements.product_id'), { limit: 50, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, entitlement);
+    paginate(q.leftJoin('products', 'products.id', 'entitlements.product_id'), { limit: 50, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, serializeEntitlement);
   const plain = (q: Knex.QueryBuilder) =>
     q
       .leftJoin('products', 'products.id', 'entitlements.product_id')
@@ -100,7 +100,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
     { name: 'withTenant() + query', trips: 4, what: 'the query under RLS inside the tenant transaction', concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => plain(trx('entitlements'))) },
     { name: 'withTenant() + paginate()', trips: 4, what: "the handler's DB work: + count subquery + serializer (page prepared)", concurrency: 16, call: (i) => withTenant(kx, t(i).id, (trx) => page(trx('entitlements'))) },
     { name: 'withTenant() + paginate(), unprepared', trips: 4, what: 'the same, the page statement parsed and planned every time', concurrency: 16, call: (i) => withTenant(kxUnprepared, t(i).id, (trx) => page(trx('entitlements'))) },
-    { name: 'readAsTenant() + entitlementPage()', trips: 3, what: 'what the api runs: the page as written SQL (pageFromSql, prepared, times as ISO text) + serializer, in a tenant read (no knex transaction)', concurrency: 16, call: (i) => readAsTenant(kx, t(i).id, async (reader) => (await entitlementPage(reader, {}, { limit: 50, offset: 0 })).data.map(entitlement)) },
+    { name: 'readAsTenant() + entitlementPage()', trips: 3, what: 'what the api runs: the page as written SQL (pageFromSql, prepared, times as ISO text) + serializer, in a tenant read (no knex transaction)', concurrency: 16, call: (i) => readAsTenant(kx, t(i).id, async (reader) => (await entitlementPage(reader, {}, { limit: 50, offset: 0 })).data.map(serializeEntitlement)) },
     { name: 'gate statement (api)', trips: 1, what: 'findKeyTakingToken(): key lookup + bucket take, one prepared statement', concurrency: 16, call: (i) => findKeyTakingToken(kx, hashSecretKey(t(i).key)) },
     { name: 'gate statement, unprepared', trips: 1, what: 'the same, parsed and planned every time', concurrency: 16, call: (i) => findKeyTakingToken(kxUnprepared, hashSecretKey(t(i).key)) },
     { name: 'what-if: gate in 1 statement', trips: 1, what: 'key lookup + bucket upsert as one CTE (replaces authenticate + takeToken)', concurrency: 16, call: (i) => gateOneStatement(kx, t(i).key) },
@@ -120,7 +120,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
       concurrency: 1,
       call: (i) => executeOperation(noDb, principalOf(i), { limit: '50' }, { requestId: 'req_x', services, log: silent, surface: 'rest' }),
     },
-    { name: 'serializer, 50 rows', trips: 0, what: 'entitlement() over a page of rows (Date → ISO strings)', concurrency: 1, call: async () => rowsOnce.map(entitlement) },
+    { name: 'serializer, 50 rows', trips: 0, what: 'serializeEntitlement() over a page of rows (Date → ISO strings)', concurrency: 1, call: async () => rowsOnce.map(serializeEntitlement) },
   ];
 
   const pgPids = async () =>

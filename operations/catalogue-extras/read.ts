@@ -6,7 +6,7 @@ import { notFound } from '../errors';
 import { defineOperation } from '../types';
 import { couponRow, filter, pageOf, paging, paywallBody } from '../schemas';
 import { iso, isoReq } from '../paging';
-import * as s from '../serializers';
+import { serializeCoupon } from '../serializers';
 
 export const listCoupons = defineOperation({
   name: 'coupons.list',
@@ -22,7 +22,7 @@ export const listCoupons = defineOperation({
       // (db/coupons.ts gives the bench figures).
       const page = await couponPage(trx, { code: input.code }, input);
       const cps = await counterpartsOf(trx, page.data.map((c) => c.id));
-      return { ...page, data: page.data.map((c) => s.coupon(c, cps.filter((x) => x.coupon_id === c.id))) };
+      return { ...page, data: page.data.map((c) => serializeCoupon(c, cps.filter((x) => x.coupon_id === c.id))) };
     });
   },
 });

@@ -5,7 +5,7 @@ import { productPage, productWithPricing, providerRefsByProduct } from '../../db
 import { notFound } from '../errors';
 import { defineOperation } from '../types';
 import { filter, id, pageOf, paging, productDetail, productRow } from '../schemas';
-import * as s from '../serializers';
+import { serializePrice, serializeProduct } from '../serializers';
 
 export const listProducts = defineOperation({
   name: 'products.list',
@@ -21,7 +21,7 @@ export const listProducts = defineOperation({
       // (db/products.ts gives the bench figures).
       const page = await productPage(trx, { sku: input.sku, type: input.type }, input);
       const refs = await providerRefsByProduct(trx, page.data.map((p) => p.id));
-      return { ...page, data: page.data.map((p) => s.product(p, refs.get(p.id) ?? [])) };
+      return { ...page, data: page.data.map((p) => serializeProduct(p, refs.get(p.id) ?? [])) };
     });
   },
 });
@@ -32,7 +32,7 @@ export async function loadProductDetail(trx: Tx, id: string) {
   if (!isUuid(id)) throw notFound('product');
   const p = await productWithPricing(trx, id);
   if (!p) throw notFound('product');
-  return { ...s.product(p, p.providerRefs ?? []), pricing: (p.prices ?? []).map(s.price) };
+  return { ...serializeProduct(p, p.providerRefs ?? []), pricing: (p.prices ?? []).map(serializePrice) };
 }
 
 export const getProduct = defineOperation({

@@ -4,7 +4,7 @@ import { auditPage } from '../../db/audit';
 import { deliveryPage } from '../../db/webhook-deliveries';
 import { defineOperation } from '../types';
 import { auditRow, filter, mode, pageOf, paging, provider, webhookRow } from '../schemas';
-import * as s from '../serializers';
+import { serializeAuditEntry, serializeWebhookDelivery } from '../serializers';
 
 export const listWebhooks = defineOperation({
   name: 'webhooks.list',
@@ -23,7 +23,7 @@ export const listWebhooks = defineOperation({
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       const page = await deliveryPage(trx, { provider: input.provider, status: input.status, event_type: input.event_type, mode: input.mode }, input);
-      return { ...page, data: page.data.map(s.webhookDelivery) };
+      return { ...page, data: page.data.map(serializeWebhookDelivery) };
     });
   },
 });
@@ -39,7 +39,7 @@ export const listAudit = defineOperation({
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       const page = await auditPage(trx, { action: input.action, actor_type: input.actor_type }, input);
-      return { ...page, data: page.data.map(s.auditEntry) };
+      return { ...page, data: page.data.map(serializeAuditEntry) };
     });
   },
 });

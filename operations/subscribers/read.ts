@@ -3,7 +3,7 @@ import { subscriptionPage } from '../../db/subscriptions';
 import { entitlementPage } from '../../db/entitlements';
 import { defineOperation } from '../types';
 import { entitlementRow, filter, mode, pageOf, paging, provider, subscriptionRow } from '../schemas';
-import * as s from '../serializers';
+import { serializeEntitlement, serializeSubscription } from '../serializers';
 
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 import { ENTITLEMENT_STATES } from '../../domain/entitlement';
@@ -23,7 +23,7 @@ export const listSubscribers = defineOperation({
       // Not the Subscription model: its path measured over the 5 % bar against the plain
       // statements (db/subscribers.ts gives the bench figures).
       const page = await subscriptionPage(trx, { email: input.email, status: input.status, provider: input.provider, mode: input.mode }, input);
-      return { ...page, data: page.data.map(s.subscription) };
+      return { ...page, data: page.data.map(serializeSubscription) };
     });
   },
 });
@@ -41,7 +41,7 @@ export const listEntitlements = defineOperation({
       // The premium check's hot path: plain statements in a tenant read, not the Entitlement
       // model nor a knex transaction (db/entitlements.ts and docs/request-gate.md give the figures).
       const page = await entitlementPage(reader, { app_user_id: input.app_user_id, provider: input.provider, state: input.state }, input);
-      return { ...page, data: page.data.map(s.entitlement) };
+      return { ...page, data: page.data.map(serializeEntitlement) };
     });
   },
 });

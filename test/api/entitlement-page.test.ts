@@ -6,7 +6,7 @@ import { withTenant } from '../../db/tenant-tx';
 import { readAsTenant } from '../../db/tenant-read';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
-import { entitlement } from '../../operations/serializers';
+import { serializeEntitlement } from '../../operations/serializers';
 
 /**
  * GET /entitlements reads its page as written SQL (db/paging.ts pageFromSql) instead of through
@@ -43,7 +43,7 @@ describe('entitlement page as written SQL', () => {
       withTenant(app, t.tenant_id, (trx) =>
         paginate(whereGiven(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), 'entitlements', filters), { ...page, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, rows),
       );
-    const strip = (p: Awaited<ReturnType<typeof viaBuilder>>) => ({ ...p, data: p.data.map((r) => entitlement(r)) });
+    const strip = (p: Awaited<ReturnType<typeof viaBuilder>>) => ({ ...p, data: p.data.map((r) => serializeEntitlement(r)) });
     const filterSets = [{}, { app_user_id: 'user_1' }, { provider: 'store_ios' }, { state: 'grace_period' }, { app_user_id: 'user_2', provider: 'psp_a', state: 'active' }, { app_user_id: 'nobody' }];
     const pages = [
       { limit: 5, offset: 0 },
