@@ -1,6 +1,5 @@
 import type { Operation } from './types';
 import { getTenant } from './tenant/get';
-import { getProduct, listProducts } from './products/read';
 import { listProviders } from './providers/list';
 import { listEntitlements, listSubscribers } from './subscribers/read';
 import { getPaywall, listCoupons } from './catalogue-extras/read';
@@ -8,11 +7,15 @@ import { listAudit, listWebhooks } from './records/read';
 import { listSyncEvents } from './sync-runs/events';
 import { getReadiness } from './readiness/get';
 import { getSyncReport, runSync, syncProduct } from './sync-runs/run';
-import { createProductOp, setPricingOp, updateProductOp } from './products/write';
 import { attachProvider, createApp, listApps } from './apps/apps';
 import { retireProduct } from './products/retire';
 import { createEndpoint, deleteEndpointOp, getEndpoint, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from './webhook-endpoints/endpoints';
 import { listOutboundAttempts, listOutboundDeliveries, listOutboundEvents, replayFailedDeliveries, replayOutboundEvent } from './webhook-endpoints/log';
+import { createProductOp } from './products/create';
+import { getProduct } from './products/get';
+import { listProducts } from './products/list';
+import { setPricingOp } from './products/set-pricing';
+import { updateProductOp } from './products/update';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes

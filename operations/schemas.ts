@@ -96,40 +96,8 @@ export const errorBody = z
   })
   .passthrough();
 
-const ts = z.string().describe('ISO 8601 timestamp');
-const tsNull = ts.nullable();
-
-export const productRow = z.object({
-  id: id(),
-  object: z.literal('product'),
-  sku: z.string(),
-  name: z.string(),
-  type: z.string(),
-  kind: z.enum(['digital', 'physical']),
-  tier: z.enum(['weekly', 'monthly', 'quarterly', 'annual']).nullable(),
-  android_store_product_id: z.string().nullable(),
-  ios_store_product_id: z.string().nullable(),
-  trial_per_platform: z.record(z.string(), z.unknown()).nullable(),
-  active: z.boolean(),
-  version: z.number().int(),
-  provider_ids: z.record(z.string(), z.string()).describe('provider → id of the product there (one per provider)'),
-  provider_refs: z.array(z.object({ provider, mode, external_id: z.string(), synced_version: z.number().int(), synced_at: ts })),
-  synced: z.boolean().describe('true when every reference carries the current version'),
-  created_at: ts,
-  updated_at: ts,
-});
-
-export const priceRow = z.object({
-  id: id(),
-  object: z.literal('price'),
-  country: z.string(),
-  currency: z.string(),
-  locale: z.string(),
-  amount_minor: z.number().int(),
-  updated_at: ts,
-});
-
-export const productDetail = productRow.extend({ pricing: z.array(priceRow) });
+export const timestamp = z.string().describe('ISO 8601 timestamp');
+export const timestampOrNull = timestamp.nullable();
 
 export const connectionRow = z.object({
   id: id(),
@@ -143,7 +111,7 @@ export const connectionRow = z.object({
   has_live_credential: z.boolean(),
   has_webhook_secret: z.boolean(),
   payment_links: z.record(z.string(), z.record(z.string(), z.object({ external_id: z.string(), url: z.string().nullable(), kind: z.string(), mode }))).describe('app id → sku → link'),
-  created_at: ts,
+  created_at: timestamp,
 });
 
 export const subscriptionRow = z.object({
@@ -157,12 +125,12 @@ export const subscriptionRow = z.object({
   product_id: id().nullable(),
   sku: z.string().nullable(),
   external_id: z.string(),
-  trialStartedAt: tsNull,
-  trialEndedAt: tsNull,
-  current_period_end: tsNull,
-  canceled_at: tsNull,
-  created_at: ts,
-  updated_at: ts,
+  trialStartedAt: timestampOrNull,
+  trialEndedAt: timestampOrNull,
+  current_period_end: timestampOrNull,
+  canceled_at: timestampOrNull,
+  created_at: timestamp,
+  updated_at: timestamp,
 });
 
 export const entitlementRow = z.object({
@@ -176,10 +144,10 @@ export const entitlementRow = z.object({
   product_id: id().nullable(),
   sku: z.string().nullable(),
   subscription_id: id().nullable(),
-  expires_at: tsNull,
-  grace_until: tsNull,
-  created_at: ts,
-  updated_at: ts,
+  expires_at: timestampOrNull,
+  grace_until: timestampOrNull,
+  created_at: timestamp,
+  updated_at: timestamp,
 });
 
 export const couponRow = z.object({
@@ -192,7 +160,7 @@ export const couponRow = z.object({
   duration: z.string(),
   active: z.boolean(),
   counterparts: z.record(z.string(), z.object({ kind: z.string(), external_id: z.string() })),
-  created_at: ts,
+  created_at: timestamp,
 });
 
 export const paywallBody = z.object({
@@ -201,8 +169,8 @@ export const paywallBody = z.object({
   config: z.record(z.string(), z.unknown()),
   published: z.boolean(),
   has_unpublished_changes: z.boolean().describe('edited since its last publication (or never published)'),
-  published_at: tsNull,
-  updated_at: ts,
+  published_at: timestampOrNull,
+  updated_at: timestamp,
 });
 
 export const webhookRow = z.object({
@@ -216,8 +184,8 @@ export const webhookRow = z.object({
   reason: z.string().nullable(),
   delivery_count: z.number().int(),
   payload: z.unknown().describe('the provider payload, redacted'),
-  processed_at: tsNull,
-  created_at: ts,
+  processed_at: timestampOrNull,
+  created_at: timestamp,
 });
 
 export const auditRow = z.object({
@@ -230,7 +198,7 @@ export const auditRow = z.object({
   request_id: z.string().nullable(),
   outcome: z.string(),
   detail: z.unknown().nullable(),
-  created_at: ts,
+  created_at: timestamp,
 });
 
 export const tenantBody = z.object({
@@ -244,8 +212,8 @@ export const tenantBody = z.object({
     id: id(),
     name: z.string(),
     scopes: z.array(z.string()),
-    expires_at: tsNull,
+    expires_at: timestampOrNull,
   }),
   scopes: z.array(z.string()).describe("the calling key's own scopes"),
-  created_at: ts,
+  created_at: timestamp,
 });

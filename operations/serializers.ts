@@ -1,51 +1,6 @@
-import { isPremiumState } from '../domain/entitlement';
-import { isProductSynced } from '../domain/product-sync';
 import type { Row } from '../db/row';
+import { isPremiumState } from '../domain/entitlement';
 import { iso, isoReq } from './paging';
-
-/** Row → public shape. Columns not named here (ciphertexts above all) never leave the service. */
-
-
-export function serializeProductRef(r: Row) {
-  return { provider: r.provider, mode: r.mode, external_id: r.external_id, synced_version: r.synced_version, synced_at: isoReq(r.synced_at) };
-}
-
-export function serializeProduct(r: Row, refs: Row[]) {
-  const provider_ids: Record<string, string> = {};
-  // One id per provider: the live object when there is one, else the test object.
-  for (const ref of [...refs].sort((a, b) => (a.mode === 'live' ? 1 : 0) - (b.mode === 'live' ? 1 : 0))) provider_ids[ref.provider] = ref.external_id;
-  return {
-    id: r.id,
-    object: 'product' as const,
-    sku: r.sku,
-    name: r.name,
-    type: r.type,
-    kind: r.kind,
-    tier: r.tier ?? null,
-    android_store_product_id: r.android_store_product_id ?? null,
-    ios_store_product_id: r.ios_store_product_id ?? null,
-    trial_per_platform: r.trial_per_platform ?? null,
-    active: r.active,
-    version: r.version,
-    provider_ids,
-    provider_refs: refs.map(serializeProductRef),
-    synced: isProductSynced(r as { version: number }, refs as { synced_version: number }[]),
-    created_at: isoReq(r.created_at),
-    updated_at: isoReq(r.updated_at),
-  };
-}
-
-export function serializePrice(r: Row) {
-  return {
-    id: r.id,
-    object: 'price' as const,
-    country: r.country,
-    currency: r.currency,
-    locale: `${r.country}-${r.currency}`,
-    amount_minor: Number(r.amount_minor),
-    updated_at: isoReq(r.updated_at),
-  };
-}
 
 export function serializeSubscription(r: Row) {
   return {

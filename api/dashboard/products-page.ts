@@ -5,12 +5,13 @@ import { findProductId, listProductsWithPriceCounts, createProduct, DuplicateSku
 import { withTenant } from '../../db/tenant-tx';
 import { isUuid } from '../../domain/ids';
 import { formatMinorAmount, parseMajorAmount, PLATFORMS, priceProblem, PRODUCT_TYPES, TIERS, trialProblem } from '../../domain/catalogue';
-import { createProductOp, updateProductOp } from '../../operations/products/write';
-import { loadProductDetail } from '../../operations/products/read';
 import { recordUserAudit } from '../../db/audit';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
+import { createProductOp } from '../../operations/products/create';
+import { loadProductDetail } from '../../operations/products/get';
+import { updateProductOp } from '../../operations/products/update';
 
 type Detail = Awaited<ReturnType<typeof loadProductDetail>>;
 type Msg = { notice?: string; error?: string };

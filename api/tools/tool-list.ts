@@ -1,7 +1,6 @@
 import type { Operation } from '../../operations/types';
 import { getTenant } from '../../operations/tenant/get';
 import { getReadiness } from '../../operations/readiness/get';
-import { getProduct, listProducts } from '../../operations/products/read';
 import { getSyncReport, runSync, syncProduct } from '../../operations/sync-runs/run';
 import { listProviders } from '../../operations/providers/list';
 import { listSyncEvents } from '../../operations/sync-runs/events';
@@ -9,10 +8,14 @@ import { listEntitlements, listSubscribers } from '../../operations/subscribers/
 import { getPaywall, listCoupons } from '../../operations/catalogue-extras/read';
 import { listAudit, listWebhooks } from '../../operations/records/read';
 import { attachProvider, createApp, listApps } from '../../operations/apps/apps';
-import { createProductOp, setPricingOp, updateProductOp } from '../../operations/products/write';
 import { retireProduct } from '../../operations/products/retire';
 import { createEndpoint, deleteEndpointOp, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from '../../operations/webhook-endpoints/endpoints';
 import { listOutboundDeliveries, replayFailedDeliveries, replayOutboundEvent } from '../../operations/webhook-endpoints/log';
+import { createProductOp } from '../../operations/products/create';
+import { getProduct } from '../../operations/products/get';
+import { listProducts } from '../../operations/products/list';
+import { setPricingOp } from '../../operations/products/set-pricing';
+import { updateProductOp } from '../../operations/products/update';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { setPrices } from '../../db/products';
+import { priceProblem } from '../../domain/catalogue';
+import { invalidRequest } from '../errors';
+import { defineOperation } from '../types';
+import { loadProductDetail } from './get';
+import { resolveProductRef } from './ref';
+import { productRef, writeResult } from './schema';
+
+export const setPricingOp = defineOperation({
+  name: 'products.set_pricing',
+  summary: 'Upsert per-country prices of a product (never reaches a store until synced)',
+  scope: 'products:write',
+  write: true,
+  input: z.object({
+    ...productRef,
+    prices: z.array(z.object({ country: z.string(), currency: z.string(), amount: z.number() }).strict()).min(1).max(250)
+      .describe('[{country: ISO 3166-1 alpha-2, currency: ISO 4217, amount: minor units}]'),
+  }).strict(),
+  output: writeResult,
+  async handler(ctx, input) {
+    const problem = priceProblem(input.prices);
+    if (problem) throw invalidRequest(problem[1], problem[0]);
+    return ctx.tx(async (trx) => {
+      const id = await resolveProductRef(trx, input);
+      await setPrices(trx, ctx.tenantId, id, input.prices);
+      return loadProductDetail(trx, id);
+    });
+  },
+});
