@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { OPERATIONS } from '../operations';
 import { documentedAs, errorBody } from '../operations/schemas';
 import type { Operation } from '../operations/types';
-import { OUTBOUND_SIGNATURE_SCHEME, outboundWebhooksDoc } from '../operations/webhook-endpoints/events';
+import { OUTBOUND_SIGNATURE_SCHEME, outboundWebhooksDoc } from '../operations/outbound-events/bodies';
 
 /** What each error status means (the `error` codes it carries). */
 const ERROR_CODES: Record<number, string> = {

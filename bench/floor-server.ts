@@ -30,13 +30,13 @@ import { bearerToken } from '../api/auth';
 import { errorHandler, requestContext } from '../api/middleware';
 import { paginate } from '../db/paging';
 import { entitlementPage } from '../db/entitlements';
-import { serializeEntitlement } from '../operations/serializers';
 import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/rate-limit';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
 import { readAsTenant } from '../db/tenant-read';
 import { createLogger } from '../runtime/logger';
 import { authenticate, authenticateCached, gateOneStatement, withTenantOneTrip } from './lib/whatif';
+import { serializeEntitlement } from '../operations/entitlements/schema';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL is required');

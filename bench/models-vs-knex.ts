@@ -18,9 +18,11 @@ import { Coupon, Entitlement, Product, Subscription } from '../db/models';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
 import { paginate } from '../db/paging';
-import { serializeCoupon, serializeEntitlement, serializeSubscription } from '../operations/serializers';
 import { createBenchDatabase } from './lib/db';
 import { serializeProduct } from '../operations/products/schema';
+import { serializeCoupon } from '../operations/coupons/list';
+import { serializeEntitlement } from '../operations/entitlements/schema';
+import { serializeSubscription } from '../operations/subscribers/list';
 
 const num = (n: string, f: number) => (process.env[n] ? Number(process.env[n]) : f);
 const TENANTS = num('BENCH_TENANTS', 100);

@@ -1,21 +1,37 @@
 import type { Operation } from './types';
 import { getTenant } from './tenant/get';
 import { listProviders } from './providers/list';
-import { listEntitlements, listSubscribers } from './subscribers/read';
-import { getPaywall, listCoupons } from './catalogue-extras/read';
-import { listAudit, listWebhooks } from './records/read';
 import { listSyncEvents } from './sync-runs/events';
 import { getReadiness } from './readiness/get';
-import { getSyncReport, runSync, syncProduct } from './sync-runs/run';
-import { attachProvider, createApp, listApps } from './apps/apps';
+import { runSync, } from './sync-runs/run';
 import { retireProduct } from './products/retire';
-import { createEndpoint, deleteEndpointOp, getEndpoint, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from './webhook-endpoints/endpoints';
-import { listOutboundAttempts, listOutboundDeliveries, listOutboundEvents, replayFailedDeliveries, replayOutboundEvent } from './webhook-endpoints/log';
 import { createProductOp } from './products/create';
 import { getProduct } from './products/get';
 import { listProducts } from './products/list';
 import { setPricingOp } from './products/set-pricing';
 import { updateProductOp } from './products/update';
+import { attachProvider } from './apps/attach-provider';
+import { createApp } from './apps/create';
+import { listApps } from './apps/list';
+import { listAudit } from './audit/list';
+import { listCoupons } from './coupons/list';
+import { listEntitlements } from './entitlements/list';
+import { listOutboundAttempts } from './outbound-deliveries/attempts';
+import { listOutboundDeliveries } from './outbound-deliveries/list';
+import { replayFailedDeliveries } from './outbound-deliveries/replay-failed';
+import { listOutboundEvents } from './outbound-events/list';
+import { replayOutboundEvent } from './outbound-events/replay';
+import { getPaywall } from './paywall/get';
+import { syncProduct } from './products/sync';
+import { listSubscribers } from './subscribers/list';
+import { getSyncReport } from './sync-runs/report';
+import { listWebhooks } from './webhook-deliveries/list';
+import { createEndpoint } from './webhook-endpoints/create';
+import { deleteEndpointOp } from './webhook-endpoints/delete';
+import { getEndpoint } from './webhook-endpoints/get';
+import { listEndpoints } from './webhook-endpoints/list';
+import { rotateEndpointSecretOp } from './webhook-endpoints/rotate-secret';
+import { updateEndpointOp } from './webhook-endpoints/update';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes

@@ -3,12 +3,14 @@ import { z } from 'zod';
 import type { Services } from '../../operations/services';
 import { ApiError } from '../../operations/errors';
 import { executeOperation } from '../../operations/execute';
-import { listEntitlements, listSubscribers } from '../../operations/subscribers/read';
-import { listAudit, listWebhooks } from '../../operations/records/read';
 import type { Operation } from '../../operations/types';
 import { dashboardActor } from './principal';
 import { html } from './html';
 import { page } from './layout';
+import { listAudit } from '../../operations/audit/list';
+import { listEntitlements } from '../../operations/entitlements/list';
+import { listSubscribers } from '../../operations/subscribers/list';
+import { listWebhooks } from '../../operations/webhook-deliveries/list';
 
 /**
  * Browsing runs the API's own read operations (same filters, validation, tenant transaction

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { z } from 'zod';
 import type { Services } from '../../operations/services';
 import { executeOperation } from '../../operations/execute';
-import { getReadiness, type readinessBody } from '../../operations/readiness/get';
+import { getReadiness, readinessBody } from '../../operations/readiness/get';
 import type { Operation } from '../../operations/types';
 import { html } from './html';
 import { page } from './layout';

@@ -12,13 +12,17 @@ import { outboundWorkflowId } from '../../temporal/workflow-starts';
 import { ApiError } from '../../operations/errors';
 import { executeOperation } from '../../operations/execute';
 import type { Operation } from '../../operations/types';
-import { createEndpoint, deleteEndpointOp, rotateEndpointSecretOp, updateEndpointOp } from '../../operations/webhook-endpoints/endpoints';
-import { replayFailedDeliveries, replayOutboundEvent } from '../../operations/webhook-endpoints/log';
 import { dashboardActor } from './principal';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
 import { SESSION_COOKIE } from './session';
+import { replayFailedDeliveries } from '../../operations/outbound-deliveries/replay-failed';
+import { replayOutboundEvent } from '../../operations/outbound-events/replay';
+import { deleteEndpointOp } from '../../operations/webhook-endpoints/delete';
+import { rotateEndpointSecretOp } from '../../operations/webhook-endpoints/rotate-secret';
+import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
+import { createEndpoint } from '../../operations/webhook-endpoints/create';
 
 const isId = (v: string) => z.uuid().safeParse(v).success;
 

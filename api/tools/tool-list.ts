@@ -1,21 +1,34 @@
 import type { Operation } from '../../operations/types';
 import { getTenant } from '../../operations/tenant/get';
 import { getReadiness } from '../../operations/readiness/get';
-import { getSyncReport, runSync, syncProduct } from '../../operations/sync-runs/run';
+import { runSync, } from '../../operations/sync-runs/run';
 import { listProviders } from '../../operations/providers/list';
 import { listSyncEvents } from '../../operations/sync-runs/events';
-import { listEntitlements, listSubscribers } from '../../operations/subscribers/read';
-import { getPaywall, listCoupons } from '../../operations/catalogue-extras/read';
-import { listAudit, listWebhooks } from '../../operations/records/read';
-import { attachProvider, createApp, listApps } from '../../operations/apps/apps';
 import { retireProduct } from '../../operations/products/retire';
-import { createEndpoint, deleteEndpointOp, listEndpoints, rotateEndpointSecretOp, updateEndpointOp } from '../../operations/webhook-endpoints/endpoints';
-import { listOutboundDeliveries, replayFailedDeliveries, replayOutboundEvent } from '../../operations/webhook-endpoints/log';
 import { createProductOp } from '../../operations/products/create';
 import { getProduct } from '../../operations/products/get';
 import { listProducts } from '../../operations/products/list';
 import { setPricingOp } from '../../operations/products/set-pricing';
 import { updateProductOp } from '../../operations/products/update';
+import { attachProvider } from '../../operations/apps/attach-provider';
+import { createApp } from '../../operations/apps/create';
+import { listApps } from '../../operations/apps/list';
+import { listAudit } from '../../operations/audit/list';
+import { listCoupons } from '../../operations/coupons/list';
+import { listEntitlements } from '../../operations/entitlements/list';
+import { listOutboundDeliveries } from '../../operations/outbound-deliveries/list';
+import { replayFailedDeliveries } from '../../operations/outbound-deliveries/replay-failed';
+import { replayOutboundEvent } from '../../operations/outbound-events/replay';
+import { getPaywall } from '../../operations/paywall/get';
+import { syncProduct } from '../../operations/products/sync';
+import { listSubscribers } from '../../operations/subscribers/list';
+import { getSyncReport } from '../../operations/sync-runs/report';
+import { listWebhooks } from '../../operations/webhook-deliveries/list';
+import { deleteEndpointOp } from '../../operations/webhook-endpoints/delete';
+import { listEndpoints } from '../../operations/webhook-endpoints/list';
+import { rotateEndpointSecretOp } from '../../operations/webhook-endpoints/rotate-secret';
+import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
+import { createEndpoint } from '../../operations/webhook-endpoints/create';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {

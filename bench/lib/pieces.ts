@@ -6,8 +6,6 @@ import type { KeyActor } from '../../operations/actor';
 import { requestContext } from '../../api/middleware';
 import { executeOperation } from '../../operations/execute';
 import { paginate } from '../../db/paging';
-import { listEntitlements } from '../../operations/subscribers/read';
-import { serializeEntitlement } from '../../operations/serializers';
 import { takeToken } from '../../api/rate-limit';
 import type { Services } from '../../operations/services';
 import { createKnex } from '../../db/knex';
@@ -20,6 +18,8 @@ import { createLogger } from '../../runtime/logger';
 import { pidsCpu } from './cpu';
 import type { BenchDatabase } from './db';
 import { authenticate, authenticateCached, gateOneStatement, withTenantOneTrip } from './whatif';
+import { listEntitlements } from '../../operations/entitlements/list';
+import { serializeEntitlement } from '../../operations/entitlements/schema';
 
 /**
  * The request path's pieces measured one at a time, in this process, without HTTP: each piece is

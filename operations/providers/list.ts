@@ -1,8 +1,23 @@
 import { z } from 'zod';
 import { connectionPage, sellingObjectsOf } from '../../db/provider-listing';
-import { defineOperation } from '../types';
-import { connectionRow, pageOf, paging, provider } from '../schemas';
 import { isoReq } from '../paging';
+import { id, mode, pageOf, paging, provider, timestamp } from '../schemas';
+import { defineOperation } from '../types';
+
+export const connectionRow = z.object({
+  id: id(),
+  object: z.literal('provider_connection'),
+  provider,
+  account_id: z.string(),
+  label: z.string(),
+  is_default: z.boolean(),
+  is_active: z.boolean(),
+  has_test_credential: z.boolean(),
+  has_live_credential: z.boolean(),
+  has_webhook_secret: z.boolean(),
+  payment_links: z.record(z.string(), z.record(z.string(), z.object({ external_id: z.string(), url: z.string().nullable(), kind: z.string(), mode }))).describe('app id → sku → link'),
+  created_at: timestamp,
+});
 
 export const listProviders = defineOperation({
   name: 'providers.list',
@@ -42,3 +57,4 @@ export const listProviders = defineOperation({
     });
   },
 });
+

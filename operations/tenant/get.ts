@@ -1,10 +1,27 @@
 import { z } from 'zod';
 import { subscriberCount } from '../../db/subscriptions';
 import { tenantProfile } from '../../db/tenants';
-import { defineOperation } from '../types';
 import { scopesOf, type Actor } from '../actor';
-import { tenantBody } from '../schemas';
-import { isoReq, iso } from '../paging';
+import { iso, isoReq } from '../paging';
+import { timestamp, timestampOrNull, id } from '../schemas';
+import { defineOperation } from '../types';
+
+export const tenantBody = z.object({
+  id: id(),
+  object: z.literal('tenant'),
+  name: z.string(),
+  plan: z.string(),
+  subscriber_limit: z.number().int(),
+  subscriber_count: z.number().int(),
+  key: z.object({
+    id: id(),
+    name: z.string(),
+    scopes: z.array(z.string()),
+    expires_at: timestampOrNull,
+  }),
+  scopes: z.array(z.string()).describe("the calling key's own scopes"),
+  created_at: timestamp,
+});
 
 export const getTenant = defineOperation({
   name: 'tenant.get',
@@ -38,3 +55,4 @@ function keyOf(actor: Actor) {
   if (actor.kind === 'api_key') return { id: actor.keyId, name: actor.keyName, scopes: actor.scopes, expires_at: iso(actor.expiresAt) };
   return { id: `user:${actor.userId}`, name: 'dashboard', scopes: scopesOf(actor), expires_at: null };
 }
+

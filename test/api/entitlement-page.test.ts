@@ -6,7 +6,7 @@ import { withTenant } from '../../db/tenant-tx';
 import { readAsTenant } from '../../db/tenant-read';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
-import { serializeEntitlement } from '../../operations/serializers';
+import { serializeEntitlement } from '../../operations/entitlements/schema';
 
 /**
  * GET /entitlements reads its page as written SQL (db/paging.ts pageFromSql) instead of through

@@ -1,54 +1,10 @@
 import { z } from 'zod';
-import { isUuid } from '../../domain/ids';
-import { appByName, appsOfTenant, firstAppId, insertAppUnlessNamed } from '../../db/apps';
+import { firstAppId } from '../../db/apps';
 import { attachToApp, ConnectionError } from '../../db/connections';
-import { generatePublishableKey } from '../../db/key-material';
+import { isUuid } from '../../domain/ids';
 import { ApiError, invalidRequest, notFound } from '../errors';
-import { defineOperation } from '../types';
 import { provider } from '../schemas';
-import type { Row } from '../../db/row';
-import { iso } from '../paging';
-
-const appRow = z.object({
-  id: z.string(),
-  object: z.literal('app'),
-  name: z.string(),
-  publishable_key_test: z.string().describe('for client apps in test mode (not a management credential)'),
-  publishable_key_live: z.string(),
-  created_at: z.string().nullable(),
-});
-const app = (r: Row) => ({ id: r.id, object: 'app' as const, name: r.name, publishable_key_test: r.publishable_key_test, publishable_key_live: r.publishable_key_live, created_at: iso(r.created_at) });
-
-export const listApps = defineOperation({
-  name: 'apps.list',
-  summary: 'The apps this key reaches',
-  scope: 'apps:read',
-  write: false,
-  input: z.object({}).strict(),
-  output: z.object({ data: z.array(appRow) }),
-  async handler(ctx) {
-    return ctx.tx(async (trx) => ({ data: (await appsOfTenant(trx)).map(app) }));
-  },
-});
-
-export const createApp = defineOperation({
-  name: 'apps.create',
-  summary: 'Create an app and return its publishable key; an existing app of that name comes back with created: false',
-  scope: 'apps:write',
-  write: true,
-  input: z.object({ name: z.string().trim().min(1).max(200) }).strict(),
-  output: appRow.extend({ created: z.boolean() }),
-  async handler(ctx, input) {
-    return ctx.tx(async (trx) => {
-      const existing = await appByName(trx, input.name);
-      if (existing) return { ...app(existing), created: false };
-      const row = await insertAppUnlessNamed(trx, { tenant_id: ctx.tenantId, name: input.name, publishable_key_test: generatePublishableKey('test'), publishable_key_live: generatePublishableKey('live') });
-      // A concurrent create of the same name won: theirs stands, as a re-run would see it.
-      if (!row) return { ...app((await appByName(trx, input.name))!), created: false };
-      return { ...app(row), created: true };
-    });
-  },
-});
+import { defineOperation } from '../types';
 
 const CONNECTION_ERRORS: Record<string, [number, string]> = {
   invalid_request: [400, 'invalid_request'],

@@ -1,30 +1,20 @@
-import { isPaywallPublished } from '../../domain/paywall';
 import { z } from 'zod';
-import { counterpartsOf, couponPage } from '../../db/coupons';
+import { iso } from '../paging';
 import { getPaywallRow } from '../../db/paywalls';
+import { isPaywallPublished } from '../../domain/paywall';
 import { notFound } from '../errors';
+import { isoReq } from '../paging';
+import { id, timestamp, timestampOrNull } from '../schemas';
 import { defineOperation } from '../types';
-import { couponRow, filter, pageOf, paging, paywallBody } from '../schemas';
-import { iso, isoReq } from '../paging';
-import { serializeCoupon } from '../serializers';
 
-export const listCoupons = defineOperation({
-  name: 'coupons.list',
-  summary: 'Discount codes and their per-provider counterparts',
-  scope: 'coupons:read',
-  write: false,
-  input: z.object({ ...paging, code: filter.optional() }).strict(),
-  output: pageOf(couponRow),
-  rest: { method: 'GET', path: '/coupons' },
-  async handler(ctx, input) {
-    return ctx.tx(async (trx) => {
-      // Not the Coupon model: its path measured over the 5 % bar against the plain statements
-      // (db/coupons.ts gives the bench figures).
-      const page = await couponPage(trx, { code: input.code }, input);
-      const cps = await counterpartsOf(trx, page.data.map((c) => c.id));
-      return { ...page, data: page.data.map((c) => serializeCoupon(c, cps.filter((x) => x.coupon_id === c.id))) };
-    });
-  },
+export const paywallBody = z.object({
+  id: id(),
+  object: z.literal('paywall'),
+  config: z.record(z.string(), z.unknown()),
+  published: z.boolean(),
+  has_unpublished_changes: z.boolean().describe('edited since its last publication (or never published)'),
+  published_at: timestampOrNull,
+  updated_at: timestamp,
 });
 
 export const getPaywall = defineOperation({

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { entitlementPage } from '../../db/entitlements';
+import { filter, pageOf, paging, provider } from '../schemas';
+import { defineOperation } from '../types';
+
+import { ENTITLEMENT_STATES } from '../../domain/entitlement';
+import { entitlementRow, serializeEntitlement } from './schema';
+
+export const listEntitlements = defineOperation({
+  name: 'entitlements.list',
+  summary: 'Canonical entitlement state (what the service grants; client apps trust this)',
+  scope: 'subscribers:read',
+  write: false,
+  input: z.object({ ...paging, app_user_id: filter.optional(), provider: provider.optional(), state: z.enum(ENTITLEMENT_STATES).optional() }).strict(),
+  output: pageOf(entitlementRow),
+  rest: { method: 'GET', path: '/entitlements' },
+  async handler(ctx, input) {
+    return ctx.read(async (reader) => {
+      // The premium check's hot path: plain statements in a tenant read, not the Entitlement
+      // model nor a knex transaction (db/entitlements.ts and docs/request-gate.md give the figures).
+      const page = await entitlementPage(reader, { app_user_id: input.app_user_id, provider: input.provider, state: input.state }, input);
+      return { ...page, data: page.data.map(serializeEntitlement) };
+    });
+  },
+});

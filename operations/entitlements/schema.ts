@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { iso } from '../paging';
+import type { Row } from '../../db/row';
+import { ENTITLEMENT_STATES, isPremiumState } from '../../domain/entitlement';
+import { isoReq } from '../paging';
+import { id, provider, timestamp, timestampOrNull } from '../schemas';
+
+export const entitlementRow = z.object({
+  id: id(),
+  object: z.literal('entitlement'),
+  app_user_id: z.string(),
+  provider,
+  state: z.enum(ENTITLEMENT_STATES),
+  is_sandbox: z.boolean(),
+  is_active: z.boolean().describe('what the premium check answers'),
+  product_id: id().nullable(),
+  sku: z.string().nullable(),
+  subscription_id: id().nullable(),
+  expires_at: timestampOrNull,
+  grace_until: timestampOrNull,
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+export function serializeEntitlement(r: Row) {
+  return {
+    id: r.id,
+    object: 'entitlement' as const,
+    app_user_id: r.app_user_id,
+    provider: r.provider,
+    state: r.state,
+    is_sandbox: r.is_sandbox,
+    is_active: isPremiumState(r.state),
+    product_id: r.product_id ?? null,
+    sku: r.sku ?? null,
+    subscription_id: r.subscription_id ?? null,
+    expires_at: iso(r.expires_at),
+    grace_until: iso(r.grace_until),
+    created_at: isoReq(r.created_at),
+    updated_at: isoReq(r.updated_at),
+  };
+}
