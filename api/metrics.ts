@@ -8,7 +8,7 @@ import { toApiError } from '../operations/errors';
 /**
  * The route family of a request: a bounded label (paths carry ids, and a label per id would be
  * a time series per customer). Management operations have their own metric by operation name
- * (api/operations/execute.ts).
+ * (operations/execute.ts).
  */
 function routeFamily(listener: string, path: string): string {
   if (listener === 'tools') return 'tools';

@@ -91,7 +91,7 @@ const subscribersViaKnex = (tenantId: string) =>
     paginate(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, serializeSubscription),
   );
 
-// What api/operations/read-subscribers.ts does: paginate() over the model's query builder.
+// What operations/subscribers/list.ts does: paginate() over the model's query builder.
 const subscribersViaModel = (tenantId: string) =>
   withTenant(db, tenantId, (trx) =>
     paginate(Subscription.query(trx).leftJoin('products', 'products.id', 'subscriptions.product_id') as any, { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, serializeSubscription),

@@ -58,7 +58,7 @@ export const listSubscribers = defineOperation({
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       // Not the Subscription model: its path measured over the 5 % bar against the plain
-      // statements (db/subscribers.ts gives the bench figures).
+      // statements (bench/models-vs-knex.ts; figures in bench/RESULTS.md).
       const page = await subscriptionPage(trx, { email: input.email, status: input.status, provider: input.provider, mode: input.mode }, input);
       return { ...page, data: page.data.map(serializeSubscription) };
     });
