@@ -1,6 +1,8 @@
-# One image for the api, worker, emulators and migrate processes (the command picks which).
+# One image for the api, workers and migrate processes (the command picks which).
 # Production runs compiled code: `npm run build` compiles to dist/ and bundles the workflow code
 # once, so no TypeScript loader and no webpack run at start (docs/operations.md, "Processes").
+# The provider emulators are not in it: they are a local stand-in with an image of their own
+# (emulators/Dockerfile), and `npm run build` does not compile them.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

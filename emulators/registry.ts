@@ -6,9 +6,8 @@ import type { EmulatorFactory } from './common/types';
 
 /** Each provider's emulator lives in emulators/<provider>/emulator.ts and exports `createEmulator`. */
 export async function loadFactory(provider: ProviderId): Promise<EmulatorFactory> {
-  // `.ts` from the sources (tsx, vitest), `.js` from the compiled dist/ (npm run build).
-  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  const mod = (await import(`./${provider}/emulator.${ext}`)) as { createEmulator: EmulatorFactory };
+  // Always the `.ts` source (tsx, vitest): the emulators are never compiled (emulators/package.json).
+  const mod = (await import(`./${provider}/emulator.ts`)) as { createEmulator: EmulatorFactory };
   return mod.createEmulator;
 }
 

@@ -7,7 +7,8 @@ import { ROOT_DIR } from '../runtime/config';
 import { WORKFLOW_BUNDLES, WORKFLOW_INTERCEPTOR_MODULES } from '../temporal/worker';
 
 /**
- * `npm run build`: what production runs, compiled once.
+ * `npm run build`: what production runs, compiled once. The emulators are not in it: they are
+ * their own package, run from source with tsx (emulators/package.json, emulators/Dockerfile).
  *
  * 1. tsc (tsconfig.build.json) to dist/, through the compiler API so one transformer can give
  *    relative imports the `.js` (or `/index.js`) that Node's ESM loader requires: the sources
@@ -78,4 +79,4 @@ fs.rmSync(DIST, { recursive: true, force: true });
 compile();
 // Node reads dist/ as ES modules like the sources (package.json "type": "module").
 await bundleWorkflows();
-process.stdout.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/api/main.js, node dist/temporal/worker-main.js, node dist/temporal/outbound-worker-main.js, node dist/emulators/main.js, node dist/db/migrate-main.js\n`);
+process.stdout.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/api/main.js, node dist/temporal/worker-main.js, node dist/temporal/outbound-worker-main.js, node dist/db/migrate-main.js\n`);

@@ -11,7 +11,8 @@ import { sample, scrape, startStack, type Stack } from './stack';
  * Production runs compiled code (issue #22): `npm run build` compiles to dist/ and bundles the
  * workflow code; `node dist/api/main.js` and `node dist/temporal/worker-main.js` — what the
  * image runs — start without a TypeScript loader, are ready, and carry a purchase from signed
- * webhooks to premium, with the worker running the prebuilt bundle.
+ * webhooks to premium, with the worker running the prebuilt bundle. The emulators stay out of
+ * dist/ and of that image (emulators/package.json).
  */
 describe('the compiled build', () => {
   let stack: Stack;
@@ -25,10 +26,12 @@ describe('the compiled build', () => {
     await stack?.stop();
   });
 
-  it('dist/ holds the five entry points and the workflow bundles (tracing off and on), and nothing needs tsx', () => {
-    for (const f of ['api/main.js', 'temporal/worker-main.js', 'temporal/outbound-worker-main.js', 'emulators/main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
+  it('dist/ holds the four entry points and the workflow bundles (tracing off and on), no emulator, and nothing needs tsx', () => {
+    for (const f of ['api/main.js', 'temporal/worker-main.js', 'temporal/outbound-worker-main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
       expect(fs.existsSync(path.join(ROOT_DIR, 'dist', f)), f).toBe(true);
     }
+    // The emulators are their own package, run from source: nothing production runs pulls them in.
+    expect(fs.existsSync(path.join(ROOT_DIR, 'dist/emulators'))).toBe(false);
     // Every relative import of the compiled code names a file that exists, as Node's ES-module loader requires.
     const files = fs.readdirSync(path.join(ROOT_DIR, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js') && !f.startsWith('workflow-bundle'));
     let checked = 0;
@@ -45,16 +48,24 @@ describe('the compiled build', () => {
     expect(fs.readFileSync(path.join(ROOT_DIR, 'dist/workflow-bundle.js'), 'utf8')).not.toContain('OpenTelemetryInboundInterceptor');
   });
 
-  it('the image builds dist/ and runs node dist/, and docker-compose runs every process compiled', () => {
+  it('the image builds dist/ and runs node dist/, docker-compose runs every production process compiled, and the emulators from their own image', () => {
     const dockerfile = fs.readFileSync(path.join(ROOT_DIR, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/RUN npm run build/);
     expect(dockerfile).toMatch(/COPY --from=build \/app\/dist \.\/dist/);
     expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/api\/main\.js"\]/);
     const compose = fs.readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
     expect(compose).not.toMatch(/tsx/);
-    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/temporal/outbound-worker-main.js', 'dist/emulators/main.js', 'dist/db/migrate-main.js']) {
+    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/temporal/outbound-worker-main.js', 'dist/db/migrate-main.js']) {
       expect(compose).toContain(`command: ["node", "--enable-source-maps", "${entry}"]`);
     }
+    // Every service but the emulators builds the production image; the emulators build theirs,
+    // which copies only what they import (domain/, runtime/) beside them and runs them with tsx.
+    const emulators = compose.slice(compose.indexOf('\n  emulators:'), compose.indexOf('\n  worker:'));
+    expect(emulators).toContain('build: { context: ., dockerfile: emulators/Dockerfile }');
+    expect(emulators).not.toContain('command:');
+    const emulatorImage = fs.readFileSync(path.join(ROOT_DIR, 'emulators/Dockerfile'), 'utf8');
+    expect(emulatorImage.match(/^COPY \S+/gm)).toEqual(['COPY package.json', 'COPY tsconfig.json', 'COPY domain', 'COPY runtime', 'COPY emulators']);
+    expect(emulatorImage).toMatch(/CMD \["node", "--import", "tsx", "emulators\/main\.ts"\]/);
   });
 
   it('the compiled api is ready and a purchase turns premium through the compiled worker', async () => {
