@@ -36,16 +36,6 @@ export interface TargetSnapshot {
   snapshot: ProviderSnapshot;
 }
 
-/** recordSyncEvent's input in the previous release (one provider's fields inline). */
-interface LegacyEventInput {
-  tenantId: string;
-  runId: string;
-  provider: string;
-  status: SyncEvent['status'];
-  reason: string | null;
-  detail: Record<string, unknown>;
-}
-
 /** A run's plan, or why it does not run. */
 export type PlanOrRefusal = { plan: RunPlan } | SyncRefusal;
 
@@ -165,10 +155,8 @@ export function createSyncActivities(deps: ActivityDeps) {
     },
 
     /** One event per provider per run: what happened there and, on failure or skip, why. */
-    async recordSyncEvent(input: { tenantId: string; runId: string; event: SyncEvent } | LegacyEventInput): Promise<void> {
-      // A run of the previous release may still have this activity scheduled with its own input.
-      const event: SyncEvent = 'event' in input ? input.event : { provider: input.provider as ProviderId, status: input.status, reason: input.reason, detail: input.detail as SyncEvent['detail'] };
-      await withTenant(db, input.tenantId, (trx) => recordSyncEvent(trx, input.tenantId, input.runId, event));
+    async recordSyncEvent(input: { tenantId: string; runId: string; event: SyncEvent }): Promise<void> {
+      await withTenant(db, input.tenantId, (trx) => recordSyncEvent(trx, input.tenantId, input.runId, input.event));
     },
 
     /** Close the run: releases the tenant's one-drain-at-a-time lock (the running row). */
