@@ -14,13 +14,12 @@ import { createPacer, type Pacer } from '../providers/pacing';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
 
-/** The workflow this activity runs for (its run row records it for the dashboard's link). */
-function runningWorkflowId(): string | undefined {
-  try {
-    return activityInfo().workflowExecution?.workflowId;
-  } catch {
-    return undefined; // called outside a Temporal activity (unit tests)
-  }
+/** The workflow this activity runs for: its run row records it, for the dashboard. */
+function runningWorkflowId(): string {
+  const id = activityInfo().workflowExecution?.workflowId;
+  // Only the sync workflow schedules the planning activities, so a run always has one.
+  if (!id) throw ApplicationFailure.create({ type: 'NoSyncWorkflow', message: 'a sync run is planned by its workflow only', nonRetryable: true });
+  return id;
 }
 import { syncRuns } from '../runtime/metrics';
 import { toActivityFailure } from './provider-failures';
