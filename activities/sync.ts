@@ -14,13 +14,12 @@ import { createPacer, type Pacer } from '../providers/pacing';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
 
-/** The workflow this activity runs for (its run row records it for the dashboard's link). */
-function runningWorkflowId(): string | undefined {
-  try {
-    return activityInfo().workflowExecution?.workflowId;
-  } catch {
-    return undefined; // called outside a Temporal activity (unit tests)
-  }
+/** The workflow this activity runs for: its run row records it, for the dashboard. */
+function runningWorkflowId(): string {
+  const id = activityInfo().workflowExecution?.workflowId;
+  // Only the sync workflow schedules the planning activities, so a run always has one.
+  if (!id) throw ApplicationFailure.create({ type: 'NoSyncWorkflow', message: 'a sync run is planned by its workflow only', nonRetryable: true });
+  return id;
 }
 import { syncRuns } from '../runtime/metrics';
 import { toActivityFailure } from './provider-failures';
@@ -34,16 +33,6 @@ export interface ProviderSnapshot {
 export interface TargetSnapshot {
   target: SyncTarget;
   snapshot: ProviderSnapshot;
-}
-
-/** recordSyncEvent's input in the previous release (one provider's fields inline). */
-interface LegacyEventInput {
-  tenantId: string;
-  runId: string;
-  provider: string;
-  status: SyncEvent['status'];
-  reason: string | null;
-  detail: Record<string, unknown>;
 }
 
 /** A run's plan, or why it does not run. */
@@ -165,10 +154,8 @@ export function createSyncActivities(deps: ActivityDeps) {
     },
 
     /** One event per provider per run: what happened there and, on failure or skip, why. */
-    async recordSyncEvent(input: { tenantId: string; runId: string; event: SyncEvent } | LegacyEventInput): Promise<void> {
-      // A run of the previous release may still have this activity scheduled with its own input.
-      const event: SyncEvent = 'event' in input ? input.event : { provider: input.provider as ProviderId, status: input.status, reason: input.reason, detail: input.detail as SyncEvent['detail'] };
-      await withTenant(db, input.tenantId, (trx) => recordSyncEvent(trx, input.tenantId, input.runId, event));
+    async recordSyncEvent(input: { tenantId: string; runId: string; event: SyncEvent }): Promise<void> {
+      await withTenant(db, input.tenantId, (trx) => recordSyncEvent(trx, input.tenantId, input.runId, input.event));
     },
 
     /** Close the run: releases the tenant's one-drain-at-a-time lock (the running row). */

@@ -24,7 +24,7 @@ export async function upsertLifecycleSubscription(trx: Knex.Transaction, tenantI
     `insert into subscriptions (tenant_id, provider, external_id, customer_external_id, status, mode, email, app_user_id, product_id,
        trial_started_at, trial_ended_at, current_period_end, canceled_at, updated_at)
      values (?, ?, ?, ?, ?, ?,
-       coalesce(?::text, (select buyer_email from webhook_deliveries where provider = ? and event_id = ?)),
+       (select buyer_email from webhook_deliveries where provider = ? and event_id = ?),
        ?, ${productIdSql(provider)}, ?, ?, ?, ?, now())
      on conflict (tenant_id, provider, external_id) do update set
        customer_external_id = excluded.customer_external_id, status = excluded.status, mode = excluded.mode,
@@ -36,7 +36,7 @@ export async function upsertLifecycleSubscription(trx: Knex.Transaction, tenantI
      returning id, product_id, email`,
     [
       tenantId, provider, s.external_id, s.customer_id, s.status, s.mode,
-      s.email, provider, s.email_event_id, s.app_user_id, s.sku, s.sku,
+      provider, s.email_event_id, s.app_user_id, s.sku, s.sku,
       s.trial_started_at, s.trial_ended_at, s.current_period_end, s.canceled_at,
     ],
   );

@@ -14,8 +14,8 @@ export interface NewRun {
   kind: 'sync' | 'product-sync';
   confirmCount: number | null;
   requestedBy: string | null;
-  /** The Temporal workflow running it, recorded so links survive changes to the id scheme. */
-  workflowId?: string;
+  /** The Temporal workflow running it: what the dashboard shows and operators look up. */
+  workflowId: string;
 }
 
 /**
@@ -27,7 +27,7 @@ export async function takeDrainLock(trx: Knex.Transaction, run: NewRun): Promise
   try {
     // A savepoint, so the unique violation leaves the caller's transaction usable.
     await trx.transaction((sp) =>
-      sp('sync_runs').insert({ id: run.runId, tenant_id: run.tenantId, kind: run.kind, status: 'running', confirm_count: run.confirmCount, requested_by: run.requestedBy, workflow_id: run.workflowId ?? null }),
+      sp('sync_runs').insert({ id: run.runId, tenant_id: run.tenantId, kind: run.kind, status: 'running', confirm_count: run.confirmCount, requested_by: run.requestedBy, workflow_id: run.workflowId }),
     );
     return true;
   } catch (e) {

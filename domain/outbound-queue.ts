@@ -6,6 +6,3 @@
  * (`task_queue`, which dispatcher takes them); only the workflow and its activity run here.
  */
 export const outboundTaskQueue = (taskQueue: string) => `${taskQueue}-outbound`;
-
-/** Whether a run is on an outbound queue (runs started before the split are on the deployment's). */
-export const isOutboundTaskQueue = (taskQueue: string) => taskQueue.endsWith('-outbound');

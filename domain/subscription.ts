@@ -26,8 +26,6 @@ export interface LifecycleEvent {
    * keeps it on the delivery row, and the write looks it up by the deciding event's id.
    */
   has_email?: boolean;
-  /** Only in events recorded before emails left workflow histories; new events never carry it. */
-  email?: string | null;
   app_user_id?: string | null;
   sku?: string | null;
   trial_start?: string | null;
@@ -35,8 +33,7 @@ export interface LifecycleEvent {
   current_period_end?: string | null;
   /**
    * A cancellation's effective time (Stripe `ended_at`, Razorpay `ended_at`, Paddle `canceled_at`):
-   * when access ended. Absent in events recorded before it was read: access then runs to the
-   * period end, as it always did.
+   * when access ended. Absent when the event does not say: access then runs to the period end.
    */
   ended_at?: string | null;
   /**
@@ -52,8 +49,6 @@ export interface SubscriptionView {
   customer_id: string | null;
   status: SubscriptionStatus;
   mode: Mode;
-  /** Legacy histories only (see LifecycleEvent.email); otherwise null and resolved by `email_event_id`. */
-  email: string | null;
   /** The latest event that named the buyer's email: the write reads the address from its delivery. */
   email_event_id: string | null;
   app_user_id: string | null;
@@ -148,8 +143,8 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
     if (status === 'active' && trialEnd && trialEnd > decider.occurred_at) status = 'trialing';
     const latestWith = (has: (e: LifecycleEvent) => unknown): LifecycleEvent | undefined =>
       evs.filter(has).sort((a, b) => (a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : a.occurred_at.localeCompare(b.occurred_at))).at(-1);
-    const pick = <K extends 'email' | 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null => (latestWith((e) => e[k])?.[k] as string | undefined) ?? null;
-    const emailEvent = latestWith((e) => e.has_email || e.email);
+    const pick = <K extends 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null => (latestWith((e) => e[k])?.[k] as string | undefined) ?? null;
+    const emailEvent = latestWith((e) => e.has_email);
     const cancel = evs.filter((e) => e.kind === 'subscription_canceled').map((e) => e.occurred_at).sort()[0] ?? null;
     // Only events that carry the fields speak: a scheduled cancellation stands until a later event lifts it.
     const scheduled = latestWith((e) => e.cancel_at !== undefined);
@@ -159,7 +154,6 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
       customer_id: pick('customer_id'),
       status,
       mode: newest.mode,
-      email: emailEvent?.email ?? null,
       email_event_id: emailEvent?.id ?? null,
       app_user_id: pick('app_user_id'),
       sku: pick('sku'),

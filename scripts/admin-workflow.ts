@@ -6,7 +6,6 @@ import { connectTemporal } from '../temporal/client';
 import { decodeHistory, readableEvents, type ReadableEvent } from '../temporal/history-payloads';
 import { payloadCodecFor } from '../temporal/payload-codec';
 import { TENANT_ATTR } from '../temporal/search-attributes';
-import { upgradeLegacyLifecycles, type UpgradeOutcome } from '../temporal/lifecycle-upgrade';
 import { recordOperatorAudit } from '../db/audit';
 
 export interface DecodedHistory {
@@ -48,17 +47,6 @@ export async function runWorkflowHistory(db: Knex, config: Config, workflowId: s
 }
 
 export class NotFound extends Error {}
-
-/** `lifecycle:upgrade`: see temporal/lifecycle-upgrade.ts (`db`: the owner, which reads every tenant's delivery rows). */
-export async function runLifecycleUpgrade(db: Knex, config: Config): Promise<UpgradeOutcome> {
-  const address = config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
-  const { connection, client } = await connectTemporal(address, config.temporalNamespace, resolveMasterKey(config));
-  try {
-    return await upgradeLegacyLifecycles(client, db, config.taskQueue);
-  } finally {
-    await connection.close();
-  }
-}
 
 /** One line per event, its decoded payloads indented under it. */
 export function formatHistory(h: DecodedHistory): string {

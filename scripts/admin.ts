@@ -8,7 +8,7 @@ import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
 import { ensureDemoTenant } from '../seed/demo';
 import { runReencrypt } from './admin-vault';
-import { formatHistory, NotFound, runLifecycleUpgrade, runWorkflowHistory } from './admin-workflow';
+import { formatHistory, NotFound, runWorkflowHistory } from './admin-workflow';
 
 const HELP = `Billing service admin CLI
 
@@ -30,16 +30,10 @@ const HELP = `Billing service admin CLI
   npm run -s admin -- workflow:history --id WORKFLOW_ID [--run RUN_ID] [--json]
       A workflow's history with its payloads decrypted (they are ciphertext in Temporal and its UI).
       Recorded in the workflow's tenant's audit trail.
-  npm run -s admin -- lifecycle:upgrade [--json]
-      Once, after upgrading from ids without the tenant: hands each running customer workflow
-      (customer-<provider>-<customer>) its events' new home (customer-<tenant>-<provider>-<customer>).
-      Each event must have a delivery row of the workflow's tenant only; a workflow holding events of
-      another tenant (or without a delivery row) is left running and listed in skipped_workflows.
 
 Scopes: ${SCOPES.join(', ')}
 Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY,
-  TEMPORAL_ADDRESS (else the local dev server), TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE for
-  workflow:history and lifecycle:upgrade (a worker must be running to answer the old workflows).`;
+  TEMPORAL_ADDRESS (else the local dev server) and TEMPORAL_NAMESPACE for workflow:history.`;
 
 class UsageError extends Error {}
 
@@ -74,7 +68,7 @@ async function main(): Promise<void> {
     return;
   }
   const json = flags.json === true;
-  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'demo:publishable-key', 'vault:reencrypt', 'workflow:history', 'lifecycle:upgrade'];
+  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'demo:publishable-key', 'vault:reencrypt', 'workflow:history'];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
 
   // Validate everything before touching the database, so bad arguments write nothing.
@@ -138,10 +132,6 @@ async function main(): Promise<void> {
         return;
       }
       out = { ...history };
-    } else if (command === 'lifecycle:upgrade') {
-      const r = await runLifecycleUpgrade(db, config);
-      // Skipped workflows (mixed tenants among them) are reported whole: the operator resolves them.
-      out = { moved: r.moved.length, skipped: r.skipped.length, workflows: JSON.stringify(r.moved.map((m) => m.to)), skipped_workflows: JSON.stringify(r.skipped) };
     } else {
       out = await runReencrypt(db, config);
     }

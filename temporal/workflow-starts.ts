@@ -46,11 +46,6 @@ export async function startConnectionProof(client: Client, taskQueue: string, te
 // ── Sync: drift snapshots and sync runs.
 export const syncWorkflowId = (kind: SyncRunInput['kind'], tenantId: string, runId: string) =>
   kind === 'sync' ? `sync-${tenantId}-${runId}` : `product-sync-${tenantId}-${runId}`;
-/** The ids runs had before they carried the tenant (their rows have no workflow_id). */
-const legacySyncWorkflowId = (kind: SyncRunInput['kind'], runId: string) => (kind === 'sync' ? `sync-${runId}` : `product-sync-${runId}`);
-
-/** A sync run's workflow id: the one recorded with it, or, for runs from before it was recorded, the id they ran under. */
-export const syncRunWorkflowId = (run: { kind: SyncRunInput['kind']; id: string; workflow_id?: string | null }) => run.workflow_id ?? legacySyncWorkflowId(run.kind, run.id);
 
 export async function readDriftSnapshots(client: Client, taskQueue: string, tenantId: string, readId: string, targets: SyncTarget[]): Promise<SnapshotOutcome[]> {
   return client.workflow.execute(driftSnapshotWorkflow, {

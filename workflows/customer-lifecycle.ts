@@ -1,32 +1,27 @@
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { entitlementFor } from '../domain/entitlement';
 import { applyEvent, deriveSubscriptions, type LifecycleEvent, type LifecycleState } from '../domain/subscription';
 
-const WRITE_OPTIONS = {
-  startToCloseTimeout: '15 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-} as const;
-const { writeLifecycle } = proxyActivities<Activities>(WRITE_OPTIONS);
 /**
- * The same write as a local activity: it runs on the worker inside the workflow task that woke on
+ * The write, as a local activity: it runs on the worker inside the workflow task that woke on
  * the signal, so an event costs one workflow task instead of a workflow task, an activity task and
  * a second workflow task (bench/payment-to-premium.ts, docs/temporal.md). The write is one
  * idempotent transaction (same input, same rows), which is what a local activity's at-least-once
  * retries need.
  */
-const local = proxyLocalActivities<Activities>(WRITE_OPTIONS);
+const { writeLifecycle } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
 
-/** Signals of workflows started before ids carried the tenant: kept so their histories replay. */
-const legacyEventSignal = defineSignal<[LifecycleEvent]>('event');
-const legacyEventsSignal = defineSignal<[LifecycleEvent[]]>('events');
 /** What the webhook outbox's dispatcher sends: several events of the customer at once, naming their tenant. */
 export interface LifecycleHandover {
   tenantId: string;
   events: LifecycleEvent[];
 }
 export const lifecycleHandoverSignal = defineSignal<[LifecycleHandover]>('handover');
-/** The events the workflow holds: what an upgrade carries from a workflow under an old id to its new one. */
+/** The events the workflow holds (its customer's event history, ids, kinds and times). */
 export const lifecycleEventsQuery = defineQuery<LifecycleEvent[]>('events');
 
 export interface LifecycleInput {
@@ -43,7 +38,7 @@ export interface LifecycleInput {
  * fed by signal-with-start from the webhook outbox. A hand-over naming another tenant is refused:
  * provider customer ids are not unique across tenants, and the workflow writes only as its own. It applies the pure lifecycle rules to every new
  * event (duplicates change nothing), writes the derived subscriptions and entitlements through
- * an activity, and keeps a durable timer for the next change that happens by itself (a grace
+ * a local activity, and keeps a durable timer for the next change that happens by itself (a grace
  * period or a paid period running out). Its history is the customer's event history.
  */
 export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<void> {
@@ -56,10 +51,6 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
     }
     inbox.push(...h.events);
   });
-  if (!workflowInfo().workflowId.startsWith(`customer-${input.tenantId}-`)) {
-    setHandler(legacyEventSignal, (e) => void inbox.push(e));
-    setHandler(legacyEventsSignal, (es) => void inbox.push(...es));
-  }
   setHandler(lifecycleEventsQuery, () => state.events);
   let nextChange: string | null = null;
 
@@ -77,10 +68,7 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
     const subscriptions = deriveSubscriptions(state.events);
     const entitlements = subscriptions.map((s) => entitlementFor(s, now));
     if (changed || batch.length > 0) {
-      const write = { tenantId: input.tenantId, provider: input.provider, subscriptions, entitlements, eventIds: batch.map((e) => e.id) };
-      // Histories recorded before the change replay with the activity they scheduled.
-      if (patched('lifecycle-local-write')) await local.writeLifecycle(write);
-      else await writeLifecycle(write);
+      await writeLifecycle({ tenantId: input.tenantId, provider: input.provider, subscriptions, entitlements, eventIds: batch.map((e) => e.id) });
     }
     nextChange = entitlements.map((e) => e.next_change_at).filter((t): t is string => !!t).sort()[0] ?? null;
     if (workflowInfo().continueAsNewSuggested && inbox.length === 0) {

@@ -1,8 +1,7 @@
-import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, isCancellation, log, makeContinueAsNewFunc, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, isCancellation, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { activityCause } from './activity-failure';
 import { DRAIN_BUDGET_MS, type OutboundRetryPolicy } from '../domain/outbound-retry';
-import { isOutboundTaskQueue, outboundTaskQueue } from '../domain/outbound-queue';
 
 export interface OutboundInput {
   tenantId: string;
@@ -33,7 +32,7 @@ export const DRAIN_TRIES = 5;
 /**
  * One endpoint of one tenant (`outbound-<tenant>-<endpoint>`), woken by signal-with-start from
  * the outbound outbox, on the outbound task queue (domain/outbound-queue.ts), which only the
- * outbound worker serves (a run started before the split moves there, below). Each wake-up
+ * outbound worker serves. Each wake-up
  * runs one drain activity, which attempts what is due (a subscriber's deliveries in order,
  * others side by side) and answers when the next retry is; the workflow sleeps until then or
  * until woken again. The retry schedule lives on the delivery rows, so Temporal sees one
@@ -65,14 +64,6 @@ export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<vo
       if (!signalled && waitMs === null) return;
     }
     woken = false;
-    // A run started on the deployment's queue before deliveries had their own (its drain is
-    // served there only for it) moves to the outbound queue at its next wake-up; the new run
-    // starts awake. `patched` keeps replays of its earlier history unchanged.
-    const queue = workflowInfo().taskQueue;
-    if (!isOutboundTaskQueue(queue) && patched('outbound-own-task-queue')) {
-      await condition(allHandlersFinished);
-      await makeContinueAsNewFunc<typeof outboundDeliveryWorkflow>({ taskQueue: outboundTaskQueue(queue) })(input);
-    }
     let r: Awaited<ReturnType<typeof drainOutbound>>;
     try {
       r = await drainOutbound({ tenantId: input.tenantId, endpointId: input.endpointId, policy: input.policy });

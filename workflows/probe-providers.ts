@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ParentClosePolicy, patched, proxyActivities, startChild } from '@temporalio/workflow';
+import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ProbeTarget } from '../activities/providers';
 import { providerFailureOf, type ProviderErrorClass } from './activity-failure';
@@ -44,10 +44,8 @@ export async function probeProvidersWorkflow(input: { tenantId: string; connecti
     results: outcomes.map((o) => ({ connectionId: o.connectionId, mode: o.mode, reachable: o.reachable, reason: o.reason })),
   });
   // A Play connection proven now gets its Voided Purchases sweep now, not at the next api start.
-  if (patched('probe-starts-voided-sweep')) {
-    const play = new Set(targets.filter((t) => t.provider === 'store_android').map((t) => t.connectionId));
-    for (const p of proofs) if (p.proven && play.has(p.connectionId)) await startVoidedSweep(input.tenantId, p.connectionId);
-  }
+  const play = new Set(targets.filter((t) => t.provider === 'store_android').map((t) => t.connectionId));
+  for (const p of proofs) if (p.proven && play.has(p.connectionId)) await startVoidedSweep(input.tenantId, p.connectionId);
   return outcomes;
 }
 

@@ -1,4 +1,4 @@
-import { log, patched, proxyActivities } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
@@ -118,9 +118,8 @@ export async function storeNotificationWorkflow(input: StoreNotificationInput): 
     return { state: null };
   }
   const r = await reconcileStorePurchase({ ...base, read: got.read, owner: null, hint: input.kind, eventIds: [input.eventId] });
-  // A purchase the app never registered is acknowledged here, inside Play's three days. Histories
-  // recorded before this step replay without it.
-  if (acknowledgementDue(got.read, r.state) && patched('store-notification-acknowledges')) {
+  // A purchase the app never registered is acknowledged here, inside Play's three days.
+  if (acknowledgementDue(got.read, r.state)) {
     try {
       await acknowledgeForNotification({ ...base, connectionId: input.connectionId, mode: input.mode, purchase: input.purchase, storeProductId: got.read.store_product_id });
     } catch (err) {

@@ -65,7 +65,7 @@ async function gateAndPlanDrain(input: Extract<SyncRunInput, { kind: 'sync' }>):
   return planDrainRun({ tenantId: input.tenantId, runId: input.runId, requestedBy: input.requestedBy, confirmCount: input.confirmCount, setups, snapshots });
 }
 
-export type { SyncOutcome, ProviderWork } from '../domain/sync-plan';
+export type { SyncOutcome } from '../domain/sync-plan';
 
 /**
  * What starts a run. `sync` (POST /v1/sync): the workflow reads the providers, judges drift,
@@ -132,10 +132,9 @@ async function inLanes<T>(items: T[], lanes: number, go: () => boolean, fn: (ite
  * stays unreachable fails its remaining work. One sync event per provider the run checked,
  * also when it had nothing to do; the run row is closed last, which releases the lock.
  */
-export async function syncRunWorkflow(input: SyncRunInput | LegacyRunInput): Promise<SyncRunAnswer> {
+export async function syncRunWorkflow(input: SyncRunInput): Promise<SyncRunAnswer> {
   const progress: SyncProgress = {};
   setHandler(progressQuery, () => progress);
-  if ('work' in input) return execute(input, legacyPlan(input), countWork(progress, input.work));
   let gate: GateAnswer | undefined;
   setHandler(gateUpdate, async () => {
     await condition(() => gate !== undefined);
@@ -160,33 +159,11 @@ export async function syncRunWorkflow(input: SyncRunInput | LegacyRunInput): Pro
   return result;
 }
 
-function countWork(progress: SyncProgress, work: readonly ProviderWork[]): SyncProgress {
+function countWork(progress: SyncProgress, work: readonly ProviderWork[]): void {
   for (const w of work) {
     const p = (progress[w.target.provider] ??= { done: 0, total: 0 });
     p.total += w.products.length + w.links.length;
   }
-  return progress;
-}
-
-/**
- * A run started by the previous release, whose API planned it and passed the plan in (and
- * whose outcomes named providers as `provider:<p>`). Its history must replay with the same
- * commands, so it runs the same steps: its providers are only those with work or skipped, in
- * that order, as events were recorded then. Remove once no such run can still be open.
- */
-export interface LegacyRunInput {
-  tenantId: string;
-  runId: string;
-  kind: 'sync' | 'product-sync';
-  work: ProviderWork[];
-  needsHuman: DriftFinding[];
-  skipped: { subject: string; ok: boolean; skipped: boolean; detail: string }[];
-}
-
-function legacyPlan(input: LegacyRunInput): RunPlan {
-  const skipped: SyncOutcome[] = input.skipped.map((s) => ({ provider: s.subject.replace(/^provider:/, '') as ProviderId, mode: null, product: null, ok: s.ok, skipped: s.skipped, detail: s.detail }));
-  const worked = [...new Set(input.work.map((w) => w.target.provider))];
-  return { work: input.work, needsHuman: input.needsHuman, skipped, providers: [...worked, ...skipped.map((s) => s.provider)].map((provider) => ({ provider, modes: [] })) };
 }
 
 async function execute(input: { tenantId: string; runId: string }, plan: RunPlan, progress: SyncProgress): Promise<SyncRunResult> {

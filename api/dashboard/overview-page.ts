@@ -7,7 +7,6 @@ import { readReadinessFacts } from '../../db/readiness-facts';
 import { readinessReport } from '../../domain/readiness';
 import { formatMinorAmount } from '../../domain/catalogue';
 import { MODES, type Mode } from '../../domain/providers';
-import { syncRunWorkflowId } from '../../temporal/workflow-starts';
 import { formatDate, html, type SafeHtml } from './html';
 import { page } from './layout';
 import { lineChart } from './charts/line-chart';
@@ -80,7 +79,6 @@ export function overviewPage(services: Services): Router {
     const readiness = readinessReport(facts, { dashboardUrl: services.config.publicDashboardUrl });
     const m = overviewModel(figures, figures.today, days);
     const run = figures.lastSyncRun;
-    const workflowId = run ? syncRunWorkflowId(run) : undefined;
     const self = (q: { mode?: Mode; days?: number }) => `/overview?mode=${q.mode ?? mode}&days=${q.days ?? days}`;
 
     ctx.type = 'html';
@@ -133,7 +131,7 @@ ${readiness.providers.length === 0
 <h3>Last sync run</h3>
 ${run
     ? html`<p><strong>${run.status}</strong>, ${run.kind} started ${formatDate(run.created_at)}, ${run.finished_at ? html`finished ${formatDate(run.finished_at)}` : 'not finished'}.
-Workflow <code>${workflowId}</code> · <a href="/sync-runs">All sync runs</a></p>`
+Workflow <code>${run.workflow_id ?? '—'}</code> · <a href="/sync-runs">All sync runs</a></p>`
     : html`<p>No sync has run yet. <a href="/sync-runs">Sync runs</a></p>`}
 </section>`,
     });

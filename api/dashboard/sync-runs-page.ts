@@ -2,13 +2,11 @@ import Router from '@koa/router';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { recentRuns } from '../../db/sync-runs';
-import { syncRunWorkflowId } from '../../temporal/workflow-starts';
 import { formatDate, html } from './html';
 import { page } from './layout';
 
 /**
- * Sync runs, newest first, each with its workflow id (the id the run recorded; older runs by the
- * old naming rule) as text: what the operator looks up in Temporal (docs/operations.md). No link
+ * Sync runs, newest first, each with the workflow id it recorded (`sync_runs.workflow_id`) as text: what the operator looks up in Temporal (docs/operations.md). No link
  * to the Temporal UI: it is the operator's, and shows every tenant's workflows.
  */
 export function syncRunsPage(services: Services): Router {
@@ -22,7 +20,7 @@ export function syncRunsPage(services: Services): Router {
       body: runs.length === 0
         ? html`<p>No sync has run yet.</p>`
         : html`<div class="scroll" role="region" tabindex="0" aria-label="Sync runs"><table><caption class="skip">Sync runs</caption><thead><tr><th scope="col">Run</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Requested by</th><th scope="col">Started</th><th scope="col">Finished</th></tr></thead><tbody>
-${runs.map((run) => ({ run, workflowId: syncRunWorkflowId(run) })).map(({ run, workflowId }) => html`<tr><td><code>${workflowId}</code></td>
+${runs.map((run) => html`<tr><td><code>${run.workflow_id ?? '—'}</code></td>
 <td>${run.kind}</td><td>${run.status}</td><td>${run.requested_by ?? '—'}</td><td>${formatDate(run.created_at)}</td><td>${formatDate(run.finished_at)}</td></tr>`)}
 </tbody></table></div>`,
     });

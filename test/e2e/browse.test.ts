@@ -20,9 +20,6 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
       { tenant_id, app_user_id: 'user_expired', provider: 'psp_b', state: 'expired' },
       { tenant_id: other.tenant_id, app_user_id: 'user_of_another_tenant', provider: 'psp_a', state: 'active' },
     ]);
-    const runId = crypto.randomUUID();
-    // A run from before workflow ids carried the tenant (no workflow_id recorded) and one after.
-    await db('sync_runs').insert({ id: runId, tenant_id, status: 'succeeded', requested_by: 'test', created_at: new Date(Date.now() - 60_000) });
     const newRunId = crypto.randomUUID();
     await db('sync_runs').insert({ id: newRunId, tenant_id, status: 'succeeded', requested_by: 'test', workflow_id: `sync-${tenant_id}-${newRunId}` });
 
@@ -51,9 +48,8 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
     }
 
     await p.getByRole('link', { name: 'Sync runs' }).click();
-    // Each run's workflow id as text, the old naming rule's and the recorded one; no link to the
-    // Temporal UI (the operator's, showing every tenant's workflows).
-    await expect(p.getByRole('cell', { name: `sync-${runId}`, exact: true }).count()).resolves.toBe(1);
+    // Each run's recorded workflow id as text; no link to the Temporal UI (the operator's,
+    // showing every tenant's workflows).
     await expect(p.getByRole('cell', { name: `sync-${tenant_id}-${newRunId}`, exact: true }).count()).resolves.toBe(1);
     await expect(p.locator('main a[href*="/namespaces/"], main a[href*=":8233"]').count()).resolves.toBe(0);
     expect(await p.content()).not.toContain('Temporal UI');

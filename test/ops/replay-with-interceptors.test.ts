@@ -1,28 +1,61 @@
-import fs from 'node:fs';
-import path from 'node:path';
+import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
-import proto from '@temporalio/proto';
-import { ROOT_DIR } from '../../runtime/config';
+import type { LifecycleEvent } from '../../domain/subscription';
 import { startTracing } from '../../runtime/tracing';
+import { dataConverterFor } from '../../temporal/payload-codec';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../temporal/worker';
+import { lifecycleWorkflowId, runProviderProbe, signalLifecycleBatch } from '../../temporal/workflow-starts';
+import { newTenant } from '../helpers/api';
+import { testDb } from '../helpers/db';
+import { startTestWorker } from '../helpers/temporal';
+import { until } from '../helpers/until';
 
 /**
- * The workflow code now runs with the OpenTelemetry workflow interceptors, bundled the way
- * `npm run build` bundles it (issue #22). Runs that started on a worker without them must keep
- * replaying after the deploy: a history recorded before the interceptors (the previous release's
- * sync run) replays on the traced bundle without a determinism error.
+ * The workflow code runs with the OpenTelemetry workflow interceptors when tracing is on,
+ * bundled the way `npm run build` bundles it (issue #22). Turning tracing on must not break the
+ * runs a worker without them recorded: histories recorded on the plain worker (a probe, with
+ * its activities, and a customer workflow, with its local activity and timer) replay on the
+ * traced bundle without a determinism error.
  */
 describe('workflows recorded without the tracing interceptors', () => {
+  let w: Awaited<ReturnType<typeof startTestWorker>>;
+  beforeAll(async () => {
+    w = await startTestWorker();
+  });
+  afterAll(async () => w?.stop());
+
   it('replay on the traced bundle npm run build makes (interceptors in, span sink registered)', async () => {
-    const history = proto.temporal.api.history.v1.History.decode(fs.readFileSync(path.join(ROOT_DIR, 'test/temporal/fixtures/sync-run-legacy.history.bin')));
-    expect((history.events ?? []).length).toBeGreaterThan(10);
+    const t = await newTenant('traced-replay');
+    const probeId = crypto.randomUUID();
+    await runProviderProbe(w.client, w.taskQueue, t.tenant_id, probeId);
+    const customer = `cus_traced_${crypto.randomBytes(4).toString('hex')}`;
+    const base = { mode: 'test' as const, subscription_id: `sub_${customer}`, customer_id: customer, app_user_id: `${customer}_user` };
+    const events: LifecycleEvent[] = [
+      { ...base, id: `evt_c_${customer}`, kind: 'subscription_created', occurred_at: new Date().toISOString(), current_period_end: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+    ];
+    await signalLifecycleBatch(w.client, w.taskQueue, { tenantId: t.tenant_id, provider: 'psp_a', customerKey: customer }, events);
+    await until('the entitlement written', () => testDb()('entitlements').where({ tenant_id: t.tenant_id, app_user_id: base.app_user_id }).first(), (e) => e?.state === 'active');
+
+    const histories = await Promise.all(
+      [`probe-providers-${t.tenant_id}-${probeId}`, lifecycleWorkflowId(t.tenant_id, 'psp_a', customer)].map(async (workflowId) => ({ workflowId, history: await w.client.workflow.getHandle(workflowId).fetchHistory() })),
+    );
+    const scheduled = histories[0].history.events?.filter((e) => e.activityTaskScheduledEventAttributes) ?? [];
+    expect(scheduled.length).toBeGreaterThan(0);
+    expect(histories[1].history.events?.some((e) => e.markerRecordedEventAttributes)).toBe(true);
+
     const require = createRequire(import.meta.url);
     const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) });
     expect(code).toContain('OpenTelemetryInboundInterceptor');
     const tracing = startTracing(null, 'billing-worker');
-    await Worker.runReplayHistory({ workflowBundle: { code }, sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } }, history, 'sync-legacy-fixture');
+    const options = { workflowBundle: { code }, dataConverter: dataConverterFor(w.vault), sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } };
+    const replayed: string[] = [];
+    for await (const r of Worker.runReplayHistories(options, histories)) {
+      expect([r.workflowId, r.error]).toEqual([r.workflowId, undefined]);
+      replayed.push(r.workflowId);
+    }
+    expect(replayed.sort()).toEqual(histories.map((h) => h.workflowId).sort());
   }, 240_000);
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import proto from '@temporalio/proto';
 import { outboundTaskQueue } from '../../domain/outbound-queue';
 import { outboundWorkflowId, wakeOutboundEndpoint } from '../../temporal/workflow-starts';
@@ -7,7 +7,6 @@ import { call, newTenant, refill } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { until } from '../helpers/until';
 import { createEndpoint, startOutboundStack } from './fixtures';
-import { startReceiver } from './receiver';
 
 const { TaskQueueType } = proto.temporal.api.enums.v1;
 
@@ -15,7 +14,7 @@ const { TaskQueueType } = proto.temporal.api.enums.v1;
  * Deliveries have a task queue and a worker of their own (domain/outbound-queue.ts,
  * temporal/outbound-worker.ts): with the inbound worker alone, purchases still turn premium while
  * a delivery stays pending, even once its workflow is woken; the outbound worker, started, delivers
- * it. A run started on the deployment's queue (before the split) moves to the outbound queue.
+ * it.
  */
 describe('outbound webhooks run on their own task queue and worker', () => {
   let s: Awaited<ReturnType<typeof startOutboundStack>>;
@@ -68,25 +67,5 @@ describe('outbound webhooks run on their own task queue and worker', () => {
     await until('both delivered by the outbound worker', () => deliveries(ep.id), (r) => r.body.data.length === 2 && r.body.data.every((d: any) => d.status === 'succeeded'), 30_000);
     expect(s.rx.received.map((r) => s.rx.verify(r, ep.secret).type)).toEqual(['entitlement.active', 'entitlement.revoked']);
     expect((await handle.describe()).taskQueue).toBe(outboundTaskQueue(s.worker.taskQueue));
-  });
-
-  it('a run started on the deployment’s queue, as before the split, moves to the outbound queue and delivers there', async () => {
-    await s.worker.startOutbound();
-    const rx = await startReceiver();
-    onTestFinished(() => rx.close());
-    const ep = await createEndpoint(s.api.apiUrl, t.secret_key, { url: rx.url, event_types: ['entitlement.active'] });
-    // Its wake-up lands on the deployment's queue: the inbound worker takes the workflow task.
-    await wakeOutboundEndpoint(s.worker.client, s.worker.taskQueue, { tenantId: t.tenant_id, endpointId: ep.id, policy });
-    const handle = s.worker.client.workflow.getHandle(outboundWorkflowId(t.tenant_id, ep.id));
-    const first = await handle.describe();
-    expect(first.taskQueue).toBe(s.worker.taskQueue);
-    await until('continued as new', async () => (await handle.describe()).runId, (runId) => runId !== first.runId);
-    expect((await handle.describe()).taskQueue).toBe(outboundTaskQueue(s.worker.taskQueue));
-
-    const target = `${s.api.dashboardRoot}/api/webhooks/psp_a`;
-    const checkout = await control('/checkout', { sku: 'pro_monthly', email: 'm@example.com', target, account, mode: 'test', app_user_id: 'user_m' });
-    expect(checkout.events.map((e: any) => e.status)).toEqual([200, 200, 200]);
-    await until('delivered', () => deliveries(ep.id), (r) => r.body.data[0]?.status === 'succeeded', 30_000);
-    expect(rx.received.map((r) => rx.verify(r, ep.secret).data.app_user_id)).toEqual(['user_m']);
   });
 });

@@ -177,7 +177,7 @@ describe('outbound webhooks: safety', () => {
     const ep = await createEndpoint(api.apiUrl, t.secret_key, { url: r.url, event_types: ['sync_run.finished', 'inbound_delivery.failed'] });
     const runId = crypto.randomUUID();
     await withTenant(appDb(), t.tenant_id, async (trx) => {
-      await takeDrainLock(trx, { runId, tenantId: t.tenant_id, kind: 'sync', confirmCount: 0, requestedBy: null });
+      await takeDrainLock(trx, { runId, tenantId: t.tenant_id, kind: 'sync', confirmCount: 0, requestedBy: null, workflowId: `sync-${t.tenant_id}-${runId}` });
       await finishSyncRun(trx, runId, true, { ok: true });
     });
     // A refusal of a signed event (its provider spoke); an unsigned one pushes nothing (test/webhooks/refusals.test.ts).
