@@ -9,10 +9,8 @@ import { attemptsOf, outboundDeliveryPage } from '../../db/outbound-events';
 import type { Row } from '../../db/row';
 import { OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } from '../../domain/outbound-events';
 import { outboundWorkflowId } from '../../temporal/workflow-starts';
-import { ApiError } from '../../operations/errors';
-import { executeOperation } from '../../operations/execute';
 import type { Operation } from '../../operations/types';
-import { dashboardActor } from './principal';
+import { runOperation } from './run-operation';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -64,20 +62,7 @@ const status = (e: Row) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reas
 export function webhookEndpointsPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
-  /**
-   * A write runs the API's own operation as the signed-in person: the same validation, audit
-   * and behaviour as REST and the tools. Its refusal (a 4xx) is the page's form error, with its
-   * status; anything else is a fault and propagates.
-   */
-  const run = async <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>): Promise<{ ok: T } | { error: string }> => {
-    try {
-      return { ok: (await executeOperation(op, dashboardActor(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'dashboard' })) as T };
-    } catch (e) {
-      if (!(e instanceof ApiError) || e.status >= 500) throw e;
-      ctx.status = e.status;
-      return { error: e.detail ?? e.code };
-    }
-  };
+  const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) => runOperation<T>(services, ctx, op, input);
 
   const renderList = async (ctx: Koa.Context, extra: { error?: string; notice?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
     const user = ctx.state.user!;
