@@ -1,15 +1,17 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
-import { findProductId, listProductsWithPriceCounts, createProduct, DuplicateSku, setPrices, updateProduct, type ProductInput } from '../../db/products';
+import { findProductId, listProductsWithPriceCounts } from '../../db/products';
 import { withTenant } from '../../db/tenant-tx';
 import { isUuid } from '../../domain/ids';
-import { formatMinorAmount, parseMajorAmount, PLATFORMS, priceProblem, PRODUCT_TYPES, TIERS, trialProblem } from '../../domain/catalogue';
-import { recordUserAudit } from '../../db/audit';
+import { formatMinorAmount, parseMajorAmount, PLATFORMS, PRODUCT_TYPES, TIERS } from '../../domain/catalogue';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
 import { createProductOp } from '../../operations/products/create';
+import { setPricingOp } from '../../operations/products/set-pricing';
+import type { Operation } from '../../operations/types';
+import { runOperation } from './run-operation';
 import { loadProductDetail } from '../../operations/products/get';
 import { updateProductOp } from '../../operations/products/update';
 
@@ -40,18 +42,6 @@ function productFromForm(form: URLSearchParams): Record<string, unknown> {
   };
 }
 
-/** The first problem with a product form, worded for a person, or the validated input. */
-function checkProduct(schema: typeof createProductOp.input | typeof updateProductOp.input, input: Record<string, unknown>): { error: string } | { value: ProductInput } {
-  const trial = trialProblem(input.trial_per_platform);
-  if (trial) return { error: `Trial: ${trial}` };
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { error: `${issue.path.join('.') || 'form'}: ${issue.message}` };
-  }
-  return { value: parsed.data as ProductInput };
-}
-
 function productFields(p: Partial<Detail> | Record<string, unknown>, opts: { sku: boolean }) {
   const v = (k: string) => {
     const x = (p as Record<string, unknown>)[k];
@@ -75,8 +65,9 @@ ${PLATFORMS.map((pl) => html`<label for="p-trial-${pl}">${PLATFORM_LABEL[pl]}</l
 export function productsPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
-  const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown> = {}) =>
-    recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action: `dashboard.product.${action}`, requestId: ctx.state.requestId, outcome, detail });
+  const run = <T>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) => runOperation<T>(services, ctx, op as Operation, input);
+  /** An operation's refusal, worded for the form (the trial rule names its fieldset). */
+  const formError = (r: { error: string; param?: string }) => (r.param === 'trial_per_platform' ? `Trial: ${r.error}` : r.error);
 
   const renderList = async (ctx: Koa.Context, msg: Msg = {}) => {
     const user = ctx.state.user!;
@@ -147,25 +138,12 @@ ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><t
   r.get('/products/new', (ctx) => renderNew(ctx));
 
   r.post('/products', async (ctx) => {
-    const user = ctx.state.user!;
     const form = await readForm(ctx);
     const input = { sku: (form.get('sku') ?? '').trim(), ...productFromForm(form) };
-    const checked = checkProduct(createProductOp.input, input);
-    if ('error' in checked) {
-      await audit(ctx, 'create', 'invalid_request');
-      ctx.status = 400;
-      return renderNew(ctx, { error: checked.error }, input);
-    }
-    try {
-      const { product } = await withTenant(db, user.tenant_id, (trx) => createProduct(trx, user.tenant_id, checked.value));
-      await audit(ctx, 'create', 'ok', { product_id: product.id, sku: product.sku });
-      ctx.redirect(`/products/${product.id}?created=1`);
-    } catch (e) {
-      if (!(e instanceof DuplicateSku)) throw e;
-      await audit(ctx, 'create', 'duplicate_sku', { sku: input.sku });
-      ctx.status = 409;
-      renderNew(ctx, { error: `A product with SKU ${input.sku} already exists; open it from the product list to change it.` }, input);
-    }
+    const made = await run<{ id: string }>(ctx, createProductOp as Operation, input);
+    if ('ok' in made) return ctx.redirect(`/products/${made.ok.id}?created=1`);
+    if (made.code === 'duplicate_sku') return renderNew(ctx, { error: `A product with SKU ${input.sku} already exists; open it from the product list to change it.` }, input);
+    renderNew(ctx, { error: formError(made) }, input);
   });
 
   r.get('/products/:id', async (ctx) => {
@@ -174,43 +152,32 @@ ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><t
   });
 
   r.post('/products/:id', async (ctx) => {
-    const user = ctx.state.user!;
     const form = await readForm(ctx);
     const id = await productId(ctx);
     if (!id) return;
     const input = productFromForm(form);
-    const checked = checkProduct(updateProductOp.input, input);
-    if ('error' in checked) {
-      await audit(ctx, 'update', 'invalid_request', { product_id: id });
-      ctx.status = 400;
-      return renderProduct(ctx, id, { error: checked.error }, input);
-    }
-    await withTenant(db, user.tenant_id, (trx) => updateProduct(trx, id, checked.value));
-    await audit(ctx, 'update', 'ok', { product_id: id });
+    const saved = await run(ctx, updateProductOp as Operation, { product_id: id, ...input });
+    if ('error' in saved) return renderProduct(ctx, id, { error: formError(saved) }, input);
     await renderProduct(ctx, id, { notice: 'Saved. The change reaches the providers with the next sync.' });
   });
 
   r.post('/products/:id/prices', async (ctx) => {
-    const user = ctx.state.user!;
     const form = await readForm(ctx);
     const id = await productId(ctx);
     if (!id) return;
     const country = (form.get('country') ?? '').trim().toUpperCase();
     const currency = (form.get('currency') ?? '').trim().toUpperCase();
     const amountText = form.get('amount') ?? '';
-    let error: string | null = null;
-    let amount: number | null = null;
-    const problem = priceProblem([{ country, currency, amount: 0 }]);
-    if (problem) error = problem[1];
-    else if ((amount = parseMajorAmount(amountText, currency)) === null) error = `"${amountText.slice(0, 40)}" is not a price in ${currency}: use digits with at most the currency's decimals, e.g. 9.99`;
-    if (error !== null || amount === null) {
-      await audit(ctx, 'set_price', 'invalid_request', { product_id: id });
+    // The form takes major units; the operation takes minor units. A text that is no amount in
+    // the currency never becomes an operation call, as a body that is no JSON never does on REST.
+    const amount = parseMajorAmount(amountText, currency);
+    if (amount === null) {
       ctx.status = 400;
-      return renderProduct(ctx, id, { error: error ?? 'invalid price' });
+      return renderProduct(ctx, id, { error: `"${amountText.slice(0, 40)}" is not a price in ${currency}: use digits with at most the currency's decimals, e.g. 9.99` });
     }
-    const { changed } = await withTenant(db, user.tenant_id, (trx) => setPrices(trx, user.tenant_id, id, [{ country, currency, amount: amount! }]));
-    await audit(ctx, 'set_price', 'ok', { product_id: id, country, currency, amount_minor: amount });
-    await renderProduct(ctx, id, { notice: changed ? `Price for ${country} set to ${formatMinorAmount(amount, currency)}.` : `${country} already costs ${formatMinorAmount(amount, currency)}; nothing changed.` });
+    const set = await run<{ changed: number }>(ctx, setPricingOp as Operation, { product_id: id, prices: [{ country, currency, amount }] });
+    if ('error' in set) return renderProduct(ctx, id, { error: set.error });
+    await renderProduct(ctx, id, { notice: set.ok.changed ? `Price for ${country} set to ${formatMinorAmount(amount, currency)}.` : `${country} already costs ${formatMinorAmount(amount, currency)}; nothing changed.` });
   });
 
   return r;

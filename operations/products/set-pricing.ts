@@ -17,14 +17,14 @@ export const setPricingOp = defineOperation({
     prices: z.array(z.object({ country: z.string(), currency: z.string(), amount: z.number() }).strict()).min(1).max(250)
       .describe('[{country: ISO 3166-1 alpha-2, currency: ISO 4217, amount: minor units}]'),
   }).strict(),
-  output: writeResult,
+  output: writeResult.extend({ changed: z.number().int().describe('how many prices changed (0: each was already so)') }),
   async handler(ctx, input) {
     const problem = priceProblem(input.prices);
     if (problem) throw invalidRequest(problem[1], problem[0]);
     return ctx.tx(async (trx) => {
       const id = await resolveProductRef(trx, input);
-      await setPrices(trx, ctx.tenantId, id, input.prices);
-      return loadProductDetail(trx, id);
+      const { changed } = await setPrices(trx, ctx.tenantId, id, input.prices);
+      return { ...(await loadProductDetail(trx, id)), changed };
     });
   },
 });
