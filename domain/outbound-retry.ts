@@ -7,6 +7,11 @@ export interface OutboundRetryPolicy {
   attemptTimeoutMs: number;
   firstRetryMs: number;
   retryWindowMs: number;
+  /**
+   * The first pause between tries of a failing drain activity (doubling, DRAIN_TRIES tries;
+   * workflows/outbound-delivery.ts). Absent (runs started before it existed): 1 s.
+   */
+  drainRetryMs?: number;
 }
 
 export const MAX_RETRY_INTERVAL_MS = 2 * 3_600_000;

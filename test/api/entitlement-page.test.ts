@@ -4,7 +4,7 @@ import { createKnex } from '../../db/knex';
 import { paginate, rows, whereGiven } from '../../db/paging';
 import { withTenant } from '../../db/tenant-tx';
 import { readAsTenant } from '../../db/tenant-read';
-import { newTenant } from '../helpers/api';
+import { makeProduct, makeTenant } from '../helpers/factories';
 import { testDb } from '../helpers/db';
 import { serializeEntitlement } from '../../operations/entitlements/schema';
 
@@ -19,8 +19,8 @@ describe('entitlement page as written SQL', () => {
   afterAll(async () => app.destroy());
 
   it('same rows, order, total and has_more as paginate() for every filter combination and page; another tenant sees none of them', async () => {
-    const [t, other] = [await newTenant('ent-page'), await newTenant('ent-page-other')];
-    const [product] = await testDb()('products').insert({ tenant_id: t.tenant_id, sku: 'gold' }).returning('id');
+    const [t, other] = [await makeTenant('ent-page'), await makeTenant('ent-page-other')];
+    const product = await makeProduct(t.tenant_id, { sku: 'gold' });
     const base = Date.parse('2026-01-01T00:00:00Z');
     const seed = [];
     for (let i = 0; i < 23; i++) {

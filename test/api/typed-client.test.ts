@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withTenant } from '../../db/tenant-tx';
 import { generateTypes, TYPES_FILE } from '../../scripts/openapi-types';
 import type { components, paths } from '../typed-client/openapi';
-import { testDb } from '../helpers/db';
 import { newTenant, startApi } from '../helpers/api';
+import { makeProduct } from '../helpers/factories';
 
 /**
  * The OpenAPI document is precise enough for generated clients: types from openapi-typescript
@@ -20,11 +19,7 @@ describe('a client generated from the OpenAPI document', () => {
   beforeAll(async () => {
     api = await startApi();
     const t = await newTenant('typed');
-    productId = await withTenant(testDb(), t.tenant_id, async (trx) => {
-      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'typed_monthly', name: 'Typed', tier: 'monthly' }).returning('id');
-      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 499 });
-      return p.id as string;
-    });
+    productId = (await makeProduct(t.tenant_id, { sku: 'typed_monthly', name: 'Typed', tier: 'monthly', prices: [{ country: 'US', currency: 'USD', amount: 499 }] })).id;
     client = createClient<paths>({ baseUrl: api.apiUrl, headers: { Authorization: `Bearer ${t.secret_key}` } });
   });
   afterAll(async () => api.close());

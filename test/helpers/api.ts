@@ -15,9 +15,8 @@ import { loadConfig } from '../../runtime/config';
 import { generateMasterKey } from '../../vault/vault';
 import { dataConverterFor } from '../../temporal/payload-codec';
 import { createLogger } from '../../runtime/logger';
-import { insertApiKey } from '../../db/api-keys';
-import { createTenant } from '../../db/tenants';
 import type { Scope } from '../../domain/scopes';
+import { makeApiKey, makeTenant } from './factories';
 import { appDb, testDb } from './db';
 
 export async function listen(app: Koa | http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
@@ -78,12 +77,13 @@ export async function startApi(overrides: Partial<Services> = {}, logDestination
   };
 }
 
+/** A new tenant (test/helpers/factories.ts makeTenant). */
 export async function newTenant(name = 'tenant') {
-  return createTenant(testDb(), { name: `${name}-${Math.random().toString(36).slice(2, 8)}` });
+  return makeTenant(name);
 }
 
 export async function keyWith(tenantId: string, scopes: Scope[], opts: { expiresInSeconds?: number } = {}) {
-  return insertApiKey(testDb(), tenantId, scopes, opts);
+  return makeApiKey(tenantId, scopes, opts);
 }
 
 /** Refill a tenant's bucket so long test sequences measure behaviour, not the rate limit. */

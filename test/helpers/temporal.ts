@@ -33,7 +33,7 @@ export async function startTestWorker(opts: { config?: Partial<Config>; masterKe
   // the same payload codec and can read what this worker writes.
   const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config, masterKey };
   const vault = createVault(masterKey);
-  const options = { address, namespace: 'default', taskQueue, deps: { db: opts.db ?? appDb(), config, vault, adapters: createAdapters(config) } };
+  const options = { address, namespace: 'default', taskQueue, workflowBundlePath: inject('workflowBundlePath'), deps: { db: opts.db ?? appDb(), config, vault, adapters: createAdapters(config) } };
   const stops: (() => Promise<void>)[] = [];
   const run = async (create: typeof createWorker) => {
     const { worker, connection: nativeConnection } = await create(options);

@@ -27,7 +27,8 @@ describe('outbound webhooks: a poison receiver', () => {
   const attemptsOf = async (deliveryId: string) => (await get(`/outbound-deliveries/${deliveryId}/attempts?limit=100`)).body.data.sort((a: any, b: any) => a.attempt - b.attempt);
 
   beforeAll(async () => {
-    worker = await startTestWorker({ config: outboundConfig(), outbound: true });
+    // A failing drain's tries 100 ms, 200 ms, 400 ms, 800 ms apart (1 s, 2 s, 4 s, 8 s by default): the same five tries.
+    worker = await startTestWorker({ config: outboundConfig({ drainRetryMs: 100 }), outbound: true });
     api = await startApi({ config: worker.config, vault: worker.vault });
     t = await newTenant('outbound-poison');
   });

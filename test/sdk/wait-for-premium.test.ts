@@ -2,11 +2,10 @@ import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Billing, MemoryStorage, appAccountTokenFor as sdkToken } from '../../sdk/src/index';
 import { appAccountTokenFor as serviceToken } from '../../providers/store_ios/app-account-token';
-import { upsertEntitlement } from '../../db/entitlements';
-import { withTenant } from '../../db/tenant-tx';
 import { entitlementWaits } from '../../api/sdk/entitlement-waits';
 import { call, newTenant, startApi } from '../helpers/api';
 import { testDb } from '../helpers/db';
+import { makeEntitlement } from '../helpers/factories';
 import { until } from '../helpers/until';
 
 type Tenant = Awaited<ReturnType<typeof newTenant>>;
@@ -30,10 +29,7 @@ describe('SDK: checkout waits for the purchase to show', () => {
 
   /** The commit the provider's webhook would cause. */
   const grant = async (user: string) => {
-    const [{ id }] = await testDb()('subscriptions').insert({ tenant_id: tenant.tenant_id, provider: 'psp_a', mode: 'test', status: 'active', external_id: `sub_${crypto.randomUUID()}`, app_user_id: user }).returning('id');
-    await withTenant(testDb(), tenant.tenant_id, (trx) =>
-      upsertEntitlement(trx, { tenantId: tenant.tenant_id, appUserId: user, provider: 'psp_a', productId: null, subscriptionId: id, state: 'active', isSandbox: true, expiresAt: null, graceUntil: null }),
-    );
+    await makeEntitlement(tenant.tenant_id, { appUserId: user, provider: 'psp_a' });
   };
   const waiting = (n: number) => until(`${n} waiter(s)`, async () => entitlementWaits(api.services)!.stats(tenant.tenant_id).waiting, (w) => w === n);
   const configure = (appUserId: string, openCheckout: (url: string) => Promise<void>) => {

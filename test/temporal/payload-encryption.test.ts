@@ -12,7 +12,6 @@ import { registerStorePurchaseWorkflow, type RegisterStorePurchaseInput } from '
 import { KIND_ATTR, TENANT_ATTR } from '../../temporal/search-attributes';
 import { decodeHistory, isPayload, readableEvents } from '../../temporal/history-payloads';
 import { BINDING_NAMESPACE_WORKFLOW, dataConverterFor, ENCRYPTED_ENCODING, METADATA_ENCRYPTION_BINDING, payloadCodecFor } from '../../temporal/payload-codec';
-import { WORKFLOWS_PATH } from '../../temporal/worker';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { startTestWorker } from '../helpers/temporal';
@@ -114,7 +113,7 @@ describe('Temporal payloads are encrypted at rest', () => {
         { workflowId: handle.workflowId, history: (await rawHistory(handle)).history },
         { workflowId: old.handle.workflowId, history: mixed },
       ];
-      const results = Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, dataConverter: dataConverterFor(w.vault, { policy: upgraded.config.temporalPayloads }) }, await histories());
+      const results = Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverterFor(w.vault, { policy: upgraded.config.temporalPayloads }) }, await histories());
       const replayed: string[] = [];
       for await (const r of results) {
         expect([r.workflowId, r.error]).toEqual([r.workflowId, undefined]);
@@ -123,7 +122,7 @@ describe('Temporal payloads are encrypted at rest', () => {
       expect(replayed.sort()).toEqual([handle.workflowId, old.handle.workflowId].sort());
       // Without the switch (a new install's default) the plaintext run does not replay; the encrypted one does.
       const strict = new Map<string, unknown>();
-      for await (const r of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, dataConverter: dataConverterFor(w.vault) }, await histories())) strict.set(r.workflowId, r.error);
+      for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverterFor(w.vault) }, await histories())) strict.set(r.workflowId, r.error);
       expect(strict.get(handle.workflowId)).toBeUndefined();
       expect(String(strict.get(old.handle.workflowId))).toMatch(/unencrypted payload was refused/);
     } finally {

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import { withTenant } from '../../db/tenant-tx';
 import { dataConverterFor } from '../../temporal/payload-codec';
-import { WORKFLOWS_PATH } from '../../temporal/worker';
 import { KIND_ATTR } from '../../workflows/search-attributes';
 import { sellOnWebProvider } from '../helpers/connections';
 import { call, newTenant, refill } from '../helpers/api';
@@ -60,7 +59,7 @@ describe('workflow histories recorded by the current code', () => {
     for await (const h of s.worker.client.workflow.list({ query }).intoHistories()) histories.push(h);
 
     const replayed: string[] = [];
-    for await (const r of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, dataConverter: dataConverterFor(s.worker.vault) }, histories)) {
+    for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverterFor(s.worker.vault) }, histories)) {
       expect([r.workflowId, r.error]).toEqual([r.workflowId, undefined]);
       replayed.push(r.workflowId);
     }
