@@ -32,6 +32,8 @@ import { getEndpoint } from './webhook-endpoints/get';
 import { listEndpoints } from './webhook-endpoints/list';
 import { rotateEndpointSecretOp } from './webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from './webhook-endpoints/update';
+import { createApiKey } from './api-keys/create';
+import { revokeApiKeyOp } from './api-keys/revoke';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -73,5 +75,8 @@ export const OPERATIONS: Operation[] = [
   updateProductOp,
   setPricingOp,
   retireProduct,
+  // Account operations: a signed-in person in the dashboard only (no REST route, no tool).
+  createApiKey,
+  revokeApiKeyOp,
 ] as Operation[];
 
