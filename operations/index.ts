@@ -34,6 +34,8 @@ import { rotateEndpointSecretOp } from './webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from './webhook-endpoints/update';
 import { createApiKey } from './api-keys/create';
 import { revokeApiKeyOp } from './api-keys/revoke';
+import { publishPaywall } from './paywall/publish';
+import { savePaywallDraft } from './paywall/save-draft';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -78,5 +80,7 @@ export const OPERATIONS: Operation[] = [
   // Account operations: a signed-in person in the dashboard only (no REST route, no tool).
   createApiKey,
   revokeApiKeyOp,
+  savePaywallDraft,
+  publishPaywall,
 ] as Operation[];
 

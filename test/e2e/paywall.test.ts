@@ -50,8 +50,14 @@ describe('dashboard: paywall edit and publish', () => {
     const row = await testDb()('paywalls').where({ tenant_id }).first();
     expect(row.config.skus).toEqual(['premium_annual', 'premium_monthly']);
 
-    const actions = await testDb()('audit_entries').where({ tenant_id, actor_type: 'user', actor_id: userId }).where('action', 'like', 'dashboard.paywall.%').orderBy('created_at').pluck('outcome');
-    expect(actions).toEqual(['ok', 'ok', 'ok', 'unknown_product']);
+    // Each write is its operation's audit row, the person's, from the dashboard; the refusal too.
+    const audit = await testDb()('audit_entries').where({ tenant_id, actor_type: 'user', actor_id: userId }).where('action', 'like', 'paywall.%').orderBy('created_at');
+    expect(audit.map((a) => [a.action, a.outcome, a.detail.surface])).toEqual([
+      ['paywall.save_draft', 'ok', 'dashboard'],
+      ['paywall.publish', 'ok', 'dashboard'],
+      ['paywall.save_draft', 'ok', 'dashboard'],
+      ['paywall.save_draft', 'unknown_product', 'dashboard'],
+    ]);
     await ctx.close();
   });
 });
