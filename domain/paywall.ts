@@ -9,10 +9,10 @@ export const PAYWALL_MAX_PRODUCTS = 10;
 const sku = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, 'SKUs are lowercase letters, digits, "_", "." and "-"');
 
 /**
- * The paywall configuration the SDK renders: which products (by SKU), in which order, with
- * which labels. Unknown keys are kept (older configs carry a theme and features).
+ * What a person sends when saving a draft: which products (by SKU), in which order, with which
+ * labels. The edited fields only; the rest of a stored configuration is kept as it is.
  */
-export const paywallConfigSchema = z
+export const paywallEditSchema = z
   .object({
     title: z.string().trim().min(1, 'A title is required.').max(120),
     subtitle: z.string().trim().max(200).optional(),
@@ -20,8 +20,12 @@ export const paywallConfigSchema = z
     labels: z.record(sku, z.string().trim().min(1).max(80)).optional(),
     default_sku: sku.optional(),
   })
-  .passthrough()
+  .strict()
   .refine((c) => new Set(c.skus).size === c.skus.length, { message: 'A product is listed twice.', path: ['skus'] })
   .refine((c) => !c.default_sku || c.skus.includes(c.default_sku), { message: 'The default product must be one of the listed products.', path: ['default_sku'] });
 
-export type PaywallConfig = z.infer<typeof paywallConfigSchema>;
+/**
+ * The paywall configuration the SDK renders: the edited fields, and keys no form edits kept as
+ * they are (older configs carry a theme and features).
+ */
+export type PaywallConfig = z.infer<typeof paywallEditSchema> & Record<string, unknown>;

@@ -32,6 +32,10 @@ import { getEndpoint } from './webhook-endpoints/get';
 import { listEndpoints } from './webhook-endpoints/list';
 import { rotateEndpointSecretOp } from './webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from './webhook-endpoints/update';
+import { createApiKey } from './api-keys/create';
+import { revokeApiKeyOp } from './api-keys/revoke';
+import { publishPaywall } from './paywall/publish';
+import { savePaywallDraft } from './paywall/save-draft';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -73,5 +77,10 @@ export const OPERATIONS: Operation[] = [
   updateProductOp,
   setPricingOp,
   retireProduct,
+  // Account operations: a signed-in person in the dashboard only (no REST route, no tool).
+  createApiKey,
+  revokeApiKeyOp,
+  savePaywallDraft,
+  publishPaywall,
 ] as Operation[];
 

@@ -93,6 +93,12 @@ function firstThisMinute(key: string): boolean {
 /** Shown after every accepted sign-up form, whether or not the email already had an account. */
 export const SIGNED_UP_NOTICE = 'Sign-up received. Log in with the email and password you chose. If that email already had an account, nothing was changed: log in with its password.';
 
+/**
+ * Sign-up, log-in and log-out are session mechanics, not operations: before them there is no
+ * person (or no tenant) to run an operation as. Each writes through db/dashboard-users.ts; their
+ * audit rows are named in the operations' vocabulary all the same (`account.sign_up`,
+ * `account.log_in`, `account.log_out`), the person as actor.
+ */
 export function authPages(services: Services): Router {
   const { db } = services;
   const devices = deviceCookies(services.vault);
@@ -128,7 +134,7 @@ export function authPages(services: Services): Router {
     const passwordHash = await hashPassword(parsed.data.password);
     try {
       const user = await signUpUser(db, { email: parsed.data.email, passwordHash });
-      await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.sign_up', requestId: ctx.state.requestId, outcome: 'ok' });
+      await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.sign_up', requestId: ctx.state.requestId, outcome: 'ok' });
     } catch (err) {
       // A taken email gets the very answer a new one gets and nothing is written: sign-up must
       // not tell a stranger which emails have accounts (the login form does not either).
@@ -186,13 +192,13 @@ export function authPages(services: Services): Router {
     if (!user || !ok) {
       // The reservation stays: it is the failure's count.
       dashboardAuthAttempts.inc({ form: 'login', outcome: 'invalid_credentials', limit: 'none', device: deviceLabel });
-      if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_in', requestId: ctx.state.requestId, outcome: 'invalid_credentials' });
+      if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.log_in', requestId: ctx.state.requestId, outcome: 'invalid_credentials' });
       return fail(401, 'That email and password do not match an account.');
     }
     await clearAttempts(db, keys[0]);
     await releaseAttempt(db, keys.slice(1));
     const s = await createSession(db, user);
-    await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_in', requestId: ctx.state.requestId, outcome: 'ok' });
+    await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.log_in', requestId: ctx.state.requestId, outcome: 'ok' });
     dashboardAuthAttempts.inc({ form: 'login', outcome: 'ok', limit: 'none', device: deviceLabel });
     ctx.cookies.set(SESSION_COOKIE, s.token, cookieOptions(ctx, s.expiresAt));
     setDeviceCookie(ctx, devices, parsed.data.email);
@@ -204,7 +210,7 @@ export function authPages(services: Services): Router {
     const token = ctx.cookies.get(SESSION_COOKIE);
     if (token) await deleteSession(db, token);
     const user = ctx.state.user;
-    if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.log_out', requestId: ctx.state.requestId, outcome: 'ok' });
+    if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.log_out', requestId: ctx.state.requestId, outcome: 'ok' });
     ctx.cookies.set(SESSION_COOKIE, '', cookieOptions(ctx, new Date(0)));
     ctx.redirect('/');
   });

@@ -1,30 +1,21 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
-import { z } from 'zod';
 import type { Services } from '../../operations/services';
-import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, type ListedKey } from '../../db/api-keys';
+import { listApiKeys, type ListedKey } from '../../db/api-keys';
 import { listAppKeys } from '../../db/apps';
 import { withTenant } from '../../db/tenant-tx';
-import { SCOPES, isScope, type Scope } from '../../domain/scopes';
-import { recordUserAudit } from '../../db/audit';
+import { SCOPES } from '../../domain/scopes';
+import { createApiKey } from '../../operations/api-keys/create';
+import { revokeApiKeyOp } from '../../operations/api-keys/revoke';
+import { MAX_KEY_EXPIRY_DAYS } from '../../operations/api-keys/schema';
 import { readForm } from './form';
+import { formMessage } from './form-message';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
+import { runOperation } from './run-operation';
 import { SESSION_COOKIE } from './session';
 import { parkSecret, takeSecret } from '../../db/session-secret';
 import { publishableKeys } from './publishable-keys';
-
-const MAX_EXPIRY_DAYS = 3650;
-
-const createKeyInput = z.object({
-  name: z.string().trim().min(1, 'Give the key a name, so you can tell it apart later.').max(100, 'Names are at most 100 characters.'),
-  scopes: z.array(z.string()).min(1, 'Choose at least one scope.').refine((s) => s.every(isScope), 'Unknown scope.'),
-  expires_in_days: z
-    .string()
-    .trim()
-    .transform((s) => (s === '' ? undefined : Number(s)))
-    .refine((n) => n === undefined || (Number.isInteger(n) && n >= 1 && n <= MAX_EXPIRY_DAYS), `Expiry is a whole number of days from 1 to ${MAX_EXPIRY_DAYS}, or empty for none.`),
-});
 
 function keyList(keys: ListedKey[], csrf: string) {
   if (keys.length === 0) return html`<p>No secret keys yet.</p>`;
@@ -49,7 +40,7 @@ ${csrfField(csrf)}
 ${SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}" ${values.scopes?.includes(s) ? 'checked' : ''}>${s}</label>`)}
 </fieldset>
 <label for="expires">Expires after (days, optional)</label>
-<input id="expires" name="expires_in_days" type="number" min="1" max="${MAX_EXPIRY_DAYS}" inputmode="numeric" value="${values.expires ?? ''}" aria-describedby="expires-hint">
+<input id="expires" name="expires_in_days" type="number" min="1" max="${MAX_KEY_EXPIRY_DAYS}" inputmode="numeric" value="${values.expires ?? ''}" aria-describedby="expires-hint">
 <p id="expires-hint">Leave empty for a key that does not expire.</p>
 <button type="submit">Create key</button>
 </form>`;
@@ -102,49 +93,28 @@ ${keyList(keys, ctx.state.csrf!)}`,
     await render(ctx, pending ? { created: pending.secret, notice: `Key "${pending.name}" created.` } : {});
   });
 
+  // Both writes are operations (api_keys.create, api_keys.revoke) run as the signed-in person:
+  // their validation, their audit row (the person, surface dashboard), never a key's.
   r.post('/settings/developer-api/keys', async (ctx) => {
-    const user = ctx.state.user!;
     const form = await readForm(ctx);
     const values = { name: form.get('name') ?? '', scopes: form.getAll('scopes'), expires: form.get('expires_in_days') ?? '' };
-    const parsed = createKeyInput.safeParse({ name: values.name, scopes: values.scopes, expires_in_days: values.expires });
-    if (!parsed.success) {
-      ctx.status = 400;
-      return render(ctx, { error: parsed.error.issues[0].message, values });
-    }
-    const { name, scopes, expires_in_days } = parsed.data;
-    const key = await withTenant(db, user.tenant_id, (trx) =>
-      insertApiKey(trx, user.tenant_id, [...new Set(scopes)] as Scope[], { name, expiresInSeconds: expires_in_days && expires_in_days * 86400 }),
-    );
-    await recordUserAudit(db, {
-      tenantId: user.tenant_id, userId: user.id, action: 'dashboard.api_key.create', requestId: ctx.state.requestId, outcome: 'ok',
-      detail: { key_id: key.key_id, name, scopes, expires_in_days: expires_in_days ?? null },
+    // The form's text as the operation's number: empty is no expiry; anything else the operation judges.
+    const expires = values.expires.trim();
+    const made = await runOperation<{ name: string; secret: string }>(services, ctx, createApiKey, {
+      name: values.name, scopes: values.scopes, ...(expires === '' ? {} : { expires_in_days: Number(expires) }),
     });
-    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name, secret: key.secret_key });
+    if ('error' in made) return render(ctx, { error: formMessage(made), values });
+    // Post/redirect/get: the value waits sealed on the session and is shown once by the GET.
+    await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: made.ok.name, secret: made.ok.secret });
     ctx.status = 303;
     ctx.redirect('/settings/developer-api');
   });
 
   r.post('/settings/developer-api/keys/:id/revoke', async (ctx) => {
-    const user = ctx.state.user!;
     await readForm(ctx);
-    const id = ctx.params.id;
-    const found = z.uuid().safeParse(id).success
-      ? await withTenant(db, user.tenant_id, async (trx) => {
-          // RLS limits the lookup to this tenant: another tenant's key id is simply not found.
-          const row = await findApiKey(trx, id);
-          if (row) await revokeApiKey(trx, id);
-          return row;
-        })
-      : undefined;
-    await recordUserAudit(db, {
-      tenantId: user.tenant_id, userId: user.id, action: 'dashboard.api_key.revoke', requestId: ctx.state.requestId,
-      outcome: found ? 'ok' : 'not_found', detail: { key_id: id },
-    });
-    if (!found) {
-      ctx.status = 404;
-      return render(ctx, { error: 'No such key.' });
-    }
-    await render(ctx, { notice: `Key "${found.name}" revoked. Requests made with it are refused from now on.` });
+    const revoked = await runOperation<{ name: string }>(services, ctx, revokeApiKeyOp, { id: ctx.params.id });
+    if ('error' in revoked) return render(ctx, { error: formMessage(revoked) });
+    await render(ctx, { notice: `Key "${revoked.ok.name}" revoked. Requests made with it are refused from now on.` });
   });
 
   return r;

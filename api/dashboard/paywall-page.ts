@@ -1,14 +1,16 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
-import { knownSkus } from '../../db/products';
-import { getPaywallRow, publishDraft, saveDraft } from '../../db/paywalls';
+import { getPaywallRow } from '../../db/paywalls';
 import { withTenant } from '../../db/tenant-tx';
-import { isPaywallPublished, paywallConfigSchema } from '../../domain/paywall';
-import { recordUserAudit } from '../../db/audit';
+import { isPaywallPublished } from '../../domain/paywall';
+import { publishPaywall } from '../../operations/paywall/publish';
+import { savePaywallDraft } from '../../operations/paywall/save-draft';
 import { readForm } from './form';
+import { formMessage } from './form-message';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
+import { runOperation } from './run-operation';
 
 /** "sku" or "sku | label", one product per line, in the order the SDK shows them. */
 function parseProductLines(text: string): { skus: string[]; labels: Record<string, string> } {
@@ -55,49 +57,30 @@ ${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/pu
 
   r.get('/paywall', (ctx) => render(ctx));
 
+  // Both writes are operations (paywall.save_draft, paywall.publish) run as the signed-in
+  // person: their rules, their audit row (the person, surface dashboard).
   r.post('/paywall', async (ctx) => {
-    const user = ctx.state.user!;
     const form = await readForm(ctx);
     const { skus, labels } = parseProductLines(form.get('products') ?? '');
-    const previous = await withTenant(db, user.tenant_id, (trx) => getPaywallRow(trx));
-    const input = {
-      ...((previous?.config as Record<string, unknown>) ?? {}), // keep keys this form does not edit (theme, features)
+    const subtitle = (form.get('subtitle') ?? '').trim();
+    const defaultSku = (form.get('default_sku') ?? '').trim();
+    const draft = {
       title: form.get('title') ?? '',
-      subtitle: (form.get('subtitle') ?? '').trim() || undefined,
       skus,
-      labels: Object.keys(labels).length ? labels : undefined,
-      default_sku: (form.get('default_sku') ?? '').trim() || undefined,
+      ...(subtitle ? { subtitle } : {}),
+      ...(Object.keys(labels).length ? { labels } : {}),
+      ...(defaultSku ? { default_sku: defaultSku } : {}),
     };
-    const parsed = paywallConfigSchema.safeParse(input);
-    const audit = (outcome: string, detail: Record<string, unknown> = {}) =>
-      recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.paywall.save', requestId: ctx.state.requestId, outcome, detail });
-    if (!parsed.success) {
-      await audit('invalid_request');
-      ctx.status = 400;
-      return render(ctx, { error: parsed.error.issues[0].message }, input);
-    }
-    const unknown = await withTenant(db, user.tenant_id, async (trx) => {
-      const known = await knownSkus(trx, parsed.data.skus);
-      const missing = parsed.data.skus.filter((s) => !known.has(s));
-      if (missing.length === 0) await saveDraft(trx, user.tenant_id, parsed.data);
-      return missing;
-    });
-    if (unknown.length) {
-      await audit('unknown_product', { skus: unknown });
-      ctx.status = 400;
-      return render(ctx, { error: `No product with SKU ${unknown.join(', ')} in your catalogue.` }, input);
-    }
-    await audit('ok', { skus: parsed.data.skus });
+    const saved = await runOperation(services, ctx, savePaywallDraft, draft);
+    // A refused draft is shown again as typed, with the reason.
+    if ('error' in saved) return render(ctx, { error: formMessage(saved) }, draft);
     await render(ctx, { notice: 'Draft saved. Publish it to serve it to the SDK.' });
   });
 
   r.post('/paywall/publish', async (ctx) => {
-    const user = ctx.state.user!;
     await readForm(ctx);
-    const ok = await withTenant(db, user.tenant_id, (trx) => publishDraft(trx));
-    await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'dashboard.paywall.publish', requestId: ctx.state.requestId, outcome: ok ? 'ok' : 'not_found' });
-    if (!ok) ctx.status = 404;
-    await render(ctx, ok ? { notice: 'Published. GET /v1/paywall now serves this version.' } : { error: 'There is no paywall to publish yet.' });
+    const published = await runOperation(services, ctx, publishPaywall, {});
+    await render(ctx, 'error' in published ? { error: formMessage(published) } : { notice: 'Published. GET /v1/paywall now serves this version.' });
   });
 
   return r;

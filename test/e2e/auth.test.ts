@@ -32,7 +32,7 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     // Only local paths are followed after login.
     for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example']) expect(safeNext(evil)).toBe('/overview');
     const actions = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user', actor_id: user.id }).orderBy('created_at').pluck('action');
-    expect(actions).toEqual(['dashboard.sign_up', 'dashboard.log_in', 'dashboard.log_out', 'dashboard.log_in', 'dashboard.log_in']);
+    expect(actions).toEqual(['account.sign_up', 'account.log_in', 'account.log_out', 'account.log_in', 'account.log_in']);
     await ctx.close();
   });
 

@@ -33,7 +33,17 @@ describe('dashboard: publishable keys and a secret key shown once (issue #18, it
     const user = await testDb()('dashboard_users').where({ email }).first();
     const keyCount = async () => (await testDb()('api_keys').where({ tenant_id: user.tenant_id })).length;
 
+    // A refusal is the operation's, shown as the form's own sentence, the form kept as typed.
     await p.getByLabel('Name').fill('once');
+    const [refused] = await Promise.all([
+      p.waitForResponse((r) => r.request().method() === 'POST'),
+      p.getByRole('button', { name: 'Create key' }).click(),
+    ]);
+    expect(refused.status()).toBe(400);
+    await expect(p.getByRole('alert').textContent()).resolves.toBe('Choose at least one scope.');
+    await expect(p.getByLabel('Name').inputValue()).resolves.toBe('once');
+    expect(await keyCount()).toBe(0);
+
     await p.getByLabel('products:read', { exact: true }).check();
     const [post] = await Promise.all([
       p.waitForResponse((r) => r.request().method() === 'POST'),

@@ -49,9 +49,21 @@ describe('dashboard: paywall edit and publish', () => {
     await expect(p.getByRole('alert').textContent()).resolves.toContain('no_such_sku');
     const row = await testDb()('paywalls').where({ tenant_id }).first();
     expect(row.config.skus).toEqual(['premium_annual', 'premium_monthly']);
+    // The operation's rules answer in the form's own words.
+    await p.getByLabel('Products, in order').fill('premium_annual');
+    await p.getByLabel('Default product (optional)').fill('premium_monthly');
+    await p.getByRole('button', { name: 'Save draft' }).click();
+    await expect(p.getByRole('alert').textContent()).resolves.toBe('The default product must be one of the listed products.');
 
-    const actions = await testDb()('audit_entries').where({ tenant_id, actor_type: 'user', actor_id: userId }).where('action', 'like', 'dashboard.paywall.%').orderBy('created_at').pluck('outcome');
-    expect(actions).toEqual(['ok', 'ok', 'ok', 'unknown_product']);
+    // Each write is its operation's audit row, the person's, from the dashboard; the refusal too.
+    const audit = await testDb()('audit_entries').where({ tenant_id, actor_type: 'user', actor_id: userId }).where('action', 'like', 'paywall.%').orderBy('created_at');
+    expect(audit.map((a) => [a.action, a.outcome, a.detail.surface])).toEqual([
+      ['paywall.save_draft', 'ok', 'dashboard'],
+      ['paywall.publish', 'ok', 'dashboard'],
+      ['paywall.save_draft', 'ok', 'dashboard'],
+      ['paywall.save_draft', 'unknown_product', 'dashboard'],
+      ['paywall.save_draft', 'invalid_request', 'dashboard'],
+    ]);
     await ctx.close();
   });
 });
