@@ -28,7 +28,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { bearerToken } from '../api/auth';
 import { errorHandler, requestContext } from '../api/middleware';
-import { paginate } from '../db/paging';
+import { paginate } from './lib/builder-page';
 import { entitlementPage } from '../db/entitlements';
 import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/rate-limit';
 import { createKnex } from '../db/knex';
