@@ -13,12 +13,18 @@
  *   ratelimit  takeToken(): the shared per-tenant token-bucket upsert
  *   tx         withTenant(): BEGIN; set_config(role, app.tenant_id); query under RLS; COMMIT
  *   paging     the page with its exact total + the entitlement serializer: inside the tenant
- *              transaction as the api runs it (entitlementPage: written SQL, prepared), else paginate()
+ *              transaction as the api runs it (entitlementPage: written SQL, prepared), else the builder
+ *              version (bench/lib/builder-page.ts)
  *   log        requestContext() + errorHandler(): Request-Id, pino child logger, one JSON line per request
  * and candidate changes (not production code — what-ifs for the report):
  *   authcache  authenticate() behind a 10 s in-process cache keyed by the key's hash
  *   gate1      auth + rate limit in one statement (a data-modifying CTE): one round trip instead of two
  *   tx1        withTenant() with BEGIN and both set_config in one simple-protocol round trip
+ *
+ * `GET /lists/v1/<list>?limit=50&tenant=<uuid>` is the floor of every list endpoint of /v1 (bench/api-lists.ts):
+ * the same page statement the api runs (rows, count subquery, and the follow-up statement of
+ * products, coupons and providers) on the raw pg.Pool, the tenant filtered by hand instead of RLS,
+ * rows answered as they come (no serializer).
  *
  * Env: DATABASE_URL, PORT, POOL_MAX (20), LOG_LEVEL (info). stdout carries the request log.
  */
@@ -28,7 +34,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { bearerToken } from '../api/auth';
 import { errorHandler, requestContext } from '../api/middleware';
-import { paginate } from '../db/paging';
+import { paginate } from './lib/builder-page';
 import { entitlementPage } from '../db/entitlements';
 import { rateHeaders, rateLimited, takeToken, type RateDecision } from '../api/rate-limit';
 import { createKnex } from '../db/knex';
@@ -54,6 +60,69 @@ const kx = () => (knexDb ??= createKnex(url, { max: poolMax }));
 
 const SQL = `select e.*, p.sku from entitlements e left join products p on p.id = e.product_id
   where e.tenant_id = $1 order by e.created_at desc, e.id desc limit $2`;
+
+// ---- the floor of every list (bench/api-lists.ts) ----
+
+interface ListFloor {
+  table: string;
+  columns: string;
+  from: string;
+  /** The follow-up statement on the page's ids, as the api runs it. */
+  then?: string;
+}
+const CONNECTION_COLUMNS =
+  'provider_connections.id, provider_connections.provider, provider_connections.account_ref, provider_connections.label, provider_connections.is_default, provider_connections.is_active, provider_connections.created_at, provider_connections.credential_test_enc is not null as has_test, provider_connections.credential_live_enc is not null as has_live, provider_connections.webhook_secret_enc is not null as has_whsec';
+const ENDPOINT_COLUMNS = ['id', 'tenant_id', 'url', 'description', 'event_types', 'enabled', 'disabled_reason', 'previous_secret_expires_at', 'secret_rotated_at', 'created_at', 'updated_at'].map((c) => `webhook_endpoints.${c}`).join(', ');
+const one = (table: string): ListFloor => ({ table, columns: `${table}.*`, from: table });
+const LIST_FLOORS: Record<string, ListFloor> = {
+  '/v1/entitlements': { table: 'entitlements', columns: 'entitlements.*, products.sku', from: 'entitlements left join products on products.id = entitlements.product_id' },
+  '/v1/products': { ...one('products'), then: 'select * from product_provider_refs where product_id = any($1::uuid[]) order by provider, mode' },
+  '/v1/subscribers': { table: 'subscriptions', columns: 'subscriptions.*, products.sku', from: 'subscriptions left join products on products.id = subscriptions.product_id' },
+  '/v1/coupons': { ...one('coupons'), then: 'select * from coupon_counterparts where coupon_id = any($1::uuid[])' },
+  '/v1/audit': one('audit_entries'),
+  '/v1/webhooks': one('webhook_deliveries'),
+  '/v1/webhook-endpoints': { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS, from: 'webhook_endpoints' },
+  '/v1/outbound-events': one('outbound_events'),
+  '/v1/outbound-deliveries': {
+    table: 'outbound_deliveries',
+    columns: 'outbound_deliveries.*, outbound_events.type, outbound_events.order_key',
+    from: 'outbound_deliveries join outbound_events on outbound_events.id = outbound_deliveries.event_id',
+  },
+  '/v1/sync/events': one('sync_events'),
+  '/v1/providers': {
+    table: 'provider_connections',
+    columns: CONNECTION_COLUMNS,
+    from: 'provider_connections',
+    then: `select l.connection_id, l.app_id, l.external_id, l.url, l.mode, p.sku, 'payment_link' as kind
+       from payment_links l join products p on p.id = l.product_id where l.connection_id = any($1::uuid[])
+     union all
+     select pp.connection_id, pp.app_id, pp.external_id, null as url, pp.mode, p.sku, 'plan' as kind
+       from provider_plans pp join products p on p.id = pp.product_id where pp.connection_id = any($1::uuid[])`,
+  },
+};
+
+const listFloor = new Koa();
+listFloor.use(async (ctx) => {
+  const f = LIST_FLOORS[ctx.path];
+  if (!f || ctx.method !== 'GET') {
+    ctx.status = 404;
+    return;
+  }
+  const limit = Math.min(200, Math.max(1, Number(ctx.query.limit ?? 50) || 50));
+  const tenantId = String(ctx.query.tenant ?? '');
+  const where = `where ${f.table}.tenant_id = $1`;
+  const { rows } = await pool().query(
+    `select ${f.columns}, (select count(*) as n from ${f.from} ${where}) as __total from ${f.from} ${where} order by ${f.table}.created_at desc, ${f.table}.id desc limit $2 offset 0`,
+    [tenantId, limit],
+  );
+  const more = f.then && rows.length ? (await pool().query(f.then, [rows.map((r) => r.id)])).rows : [];
+  const total = rows.length ? Number(rows[0].__total) : 0;
+  ctx.body = { data: rows, more, pagination: { limit, offset: 0, total, has_more: rows.length < total } };
+});
+const listFloorHandler: http.RequestListener = (() => {
+  const callback = listFloor.callback();
+  return (req, res) => void callback(req, res);
+})();
 
 // ---- the variants ----
 
@@ -141,6 +210,11 @@ const server = http.createServer((req, res) => {
   const u = req.url ?? '/';
   if (u === '/healthz') {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    return;
+  }
+  if (u.startsWith('/lists/')) {
+    req.url = u.slice('/lists'.length);
+    listFloorHandler(req, res);
     return;
   }
   let spec = '';

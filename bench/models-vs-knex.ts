@@ -17,7 +17,7 @@ import os from 'node:os';
 import { Coupon, Entitlement, Product, Subscription } from '../db/models';
 import { createKnex } from '../db/knex';
 import { withTenant } from '../db/tenant-tx';
-import { paginate } from '../db/paging';
+import { paginate } from './lib/builder-page';
 import { createBenchDatabase } from './lib/db';
 import { serializeProduct } from '../operations/products/schema';
 import { serializeCoupon } from '../operations/coupons/list';

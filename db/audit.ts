@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Knex } from 'knex';
-import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import { withTenant } from './tenant-tx';
 
 /**
@@ -65,6 +65,6 @@ export function recordOperatorAudit(db: Knex, e: { tenantId: string; action: str
 }
 
 /** The audit trail as GET /v1/audit pages it. */
-export function auditPage(trx: Knex.Transaction, filters: { action?: string; actor_type?: string }, page: PageRequest): Promise<RowPage> {
-  return paginate(whereGiven(trx('audit_entries'), 'audit_entries', filters), { ...page, table: 'audit_entries' }, rows);
+export function auditPage(src: PageSource, filters: { action?: string; actor_type?: string }, page: PageRequest): Promise<RowPage> {
+  return pageFromSql(src, { table: 'audit_entries', columns: 'audit_entries.*', from: 'audit_entries', filters }, page, rows);
 }

@@ -2,8 +2,7 @@ import type { Knex } from 'knex';
 import { PREMIUM_STATES, type EntitlementState } from '../domain/entitlement';
 import { ENTITLEMENT_CHANNEL, entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
 import { noteReadinessChange } from './outbound-events';
-import { pageFromSql, rows, type PageRequest, type RowPage } from './paging';
-import type { TenantReader } from './tenant-read';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
 const NO_PRODUCT = '00000000-0000-0000-0000-000000000000';
 
@@ -81,20 +80,18 @@ export async function dropEntitlementsOfOthers(trx: Knex.Transaction, subscripti
 }
 
 /**
- * The entitlement state page, each row with its product's SKU. The hot path (the premium
- * check) on plain knex: the same page through the Entitlement model cost +22.5 % and +1 % req/s
- * in two interleaved runs of bench/models-vs-knex.ts (2026-11-22, 2 shared cores at load 12),
- * +4.8 % and +87 % on 2026-11-23 (load 12–13; bench/RESULTS.md). Over 5 % once: kept off the
- * model, and since 2026-11-24 off the knex builder and knex's transaction too (pageFromSql in a
- * tenant read: the same statement, prepared).
+ * The entitlement state page, each row with its product's SKU: the premium check's hot path,
+ * read like every list (pageFromSql in a tenant read; docs/data-layer.md, "Reading a list").
+ * Not the Entitlement model: its path cost over the 5 % bar in bench/models-vs-knex.ts
+ * (bench/RESULTS.md).
  */
 export function entitlementPage(
-  reader: TenantReader,
+  src: PageSource,
   filters: { app_user_id?: string; provider?: string; state?: string },
   page: PageRequest,
 ): Promise<RowPage> {
   return pageFromSql(
-    reader,
+    src,
     { table: 'entitlements', columns: 'entitlements.*, products.sku', from: 'entitlements left join products on products.id = entitlements.product_id', filters },
     page,
     rows,

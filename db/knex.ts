@@ -32,8 +32,8 @@ class BillingTransaction extends PgTransaction {
 /**
  * Statements marked `.options({ prepare: true })` run as named prepared statements: each pool
  * connection parses and plans them once, later calls send only the parameters. For the hot
- * path's short queries Postgres spends more time planning than executing (the entitlements page:
- * ~0.22 ms planning, ~0.15 ms executing). The name is derived from the SQL text, so every
+ * path's short queries Postgres spends more time planning than executing (the entitlements page's
+ * measured split is in bench/RESULTS.md). The name is derived from the SQL text, so every
  * distinct text (a page with other filters) is its own statement; only fixed-shape statements
  * opt in, so a connection holds a bounded handful of them.
  */

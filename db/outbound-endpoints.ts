@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Vault } from '../vault/vault';
 import { storableText } from '../domain/outbound-limits';
-import { paginate, rows, type PageRequest, type RowPage } from './paging';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import type { Row } from './row';
 
 /**
@@ -57,8 +57,9 @@ export async function insertEndpoint(trx: Knex.Transaction, vault: Vault, e: New
   return { row, secret };
 }
 
-export function endpointPage(trx: Knex.Transaction, page: PageRequest): Promise<RowPage> {
-  return paginate(trx('webhook_endpoints'), { ...page, table: 'webhook_endpoints', columns: PUBLIC_COLUMNS.map((c) => `webhook_endpoints.${c}`) }, rows);
+export function endpointPage(src: PageSource, page: PageRequest): Promise<RowPage> {
+  const columns = PUBLIC_COLUMNS.map((c) => `webhook_endpoints.${c}`).join(', ');
+  return pageFromSql(src, { table: 'webhook_endpoints', columns, from: 'webhook_endpoints', filters: {} }, page, rows);
 }
 
 export async function endpointById(trx: Knex.Transaction, id: string): Promise<Row | undefined> {

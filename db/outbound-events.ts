@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { readinessReport } from '../domain/readiness';
 import { REPLAY_BATCH, REPLAY_PENDING_CAP } from '../domain/outbound-limits';
 import { readReadinessFacts } from './readiness-facts';
-import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import type { Row } from './row';
 
 /**
@@ -13,13 +13,22 @@ import type { Row } from './row';
  * that attempts them is db/outbound-drain.ts).
  */
 
-export function eventPage(trx: Knex.Transaction, filters: { type?: string }, page: PageRequest): Promise<RowPage> {
-  return paginate(whereGiven(trx('outbound_events'), 'outbound_events', filters), { ...page, table: 'outbound_events' }, rows);
+export function eventPage(src: PageSource, filters: { type?: string }, page: PageRequest): Promise<RowPage> {
+  return pageFromSql(src, { table: 'outbound_events', columns: 'outbound_events.*', from: 'outbound_events', filters }, page, rows);
 }
 
-export function outboundDeliveryPage(trx: Knex.Transaction, filters: { event_id?: string; endpoint_id?: string; status?: string }, page: PageRequest): Promise<RowPage> {
-  const q = whereGiven(trx('outbound_deliveries').join('outbound_events', 'outbound_events.id', 'outbound_deliveries.event_id'), 'outbound_deliveries', filters);
-  return paginate(q, { ...page, table: 'outbound_deliveries', columns: ['outbound_deliveries.*', 'outbound_events.type', 'outbound_events.order_key'] }, rows);
+export function outboundDeliveryPage(src: PageSource, filters: { event_id?: string; endpoint_id?: string; status?: string }, page: PageRequest): Promise<RowPage> {
+  return pageFromSql(
+    src,
+    {
+      table: 'outbound_deliveries',
+      columns: 'outbound_deliveries.*, outbound_events.type, outbound_events.order_key',
+      from: 'outbound_deliveries join outbound_events on outbound_events.id = outbound_deliveries.event_id',
+      filters,
+    },
+    page,
+    rows,
+  );
 }
 
 export async function deliveryExists(trx: Knex.Transaction, id: string): Promise<boolean> {
@@ -37,8 +46,8 @@ export async function attemptsOf(trx: Knex.Transaction, deliveryIds: string[]): 
   return found;
 }
 
-export function attemptPage(trx: Knex.Transaction, filters: { delivery_id?: string }, page: PageRequest): Promise<RowPage> {
-  return paginate(whereGiven(trx('outbound_attempts'), 'outbound_attempts', filters), { ...page, table: 'outbound_attempts' }, rows);
+export function attemptPage(src: PageSource, filters: { delivery_id?: string }, page: PageRequest): Promise<RowPage> {
+  return pageFromSql(src, { table: 'outbound_attempts', columns: 'outbound_attempts.*', from: 'outbound_attempts', filters }, page, rows);
 }
 
 

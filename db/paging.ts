@@ -15,43 +15,6 @@ export interface PageRequest {
   offset: number;
 }
 
-/**
- * Run a filtered list query as one round trip: rows newest first (ties by id, so order is
- * stable across pages) with the exact total from an uncorrelated count subquery — Postgres
- * counts the filtered index range once instead of materialising and sorting every row, as a
- * `count(*) over()` window would. An offset past the end returns no rows to carry the total,
- * so only then is it counted separately. A page's SQL text depends only on which filters are
- * given (values, limit and offset are parameters), so it runs as a prepared statement
- * (db/knex.ts): planning cost more than executing it.
- */
-export async function paginate<R, T>(
-  base: Knex.QueryBuilder,
-  opts: { limit: number; offset: number; table: string; columns?: (string | Knex.Raw)[] },
-  map: (row: R) => T,
-): Promise<Page<T>> {
-  const count = () => base.clone().clearSelect().clearOrder().count({ n: '*' });
-  const rows = await base
-    .clone()
-    .select(opts.columns ?? [`${opts.table}.*`])
-    .select({ __total: count() })
-    .orderBy([
-      { column: `${opts.table}.created_at`, order: 'desc' },
-      { column: `${opts.table}.id`, order: 'desc' },
-    ])
-    .limit(opts.limit)
-    .offset(opts.offset)
-    .options({ prepare: true });
-  let total: number;
-  if (rows.length > 0) total = Number(rows[0].__total);
-  else if (opts.offset === 0) total = 0;
-  else total = Number((await count().first().options({ prepare: true }))?.n ?? 0);
-  return {
-    // The total column rides along on each row; mappers pick their fields, so it never leaves.
-    data: rows.map((r: R) => map(r)),
-    pagination: { limit: opts.limit, offset: opts.offset, total, has_more: opts.offset + rows.length < total },
-  };
-}
-
 /** A list's statement as SQL: `from` its FROM clause (joins included), `filters` exact matches on `table`'s columns. */
 export interface PageSql {
   table: string;
@@ -61,14 +24,45 @@ export interface PageSql {
 }
 
 /**
- * The same page as `paginate()` (same rows, order, total and envelope) for the hottest list,
- * written as SQL instead of built by knex: the builder's clones and compilation cost more node
- * CPU per request than the page's own rows (bench/RESULTS.md). Filter names are code, never
- * input; their values are parameters. Prepared, like `paginate()`. It runs in a tenant read
- * (db/tenant-read.ts), and its time columns arrive as the API's ISO strings (db/timestamps.ts),
- * not Dates: its rows go straight to a serializer.
+ * Where a list reads: a tenant read (`ctx.read`, db/tenant-read.ts), which every list endpoint
+ * uses, or a tenant transaction for the callers that already hold one (a dashboard page, a
+ * handler that checks something first). Either way under RLS, the same statements.
  */
-export async function pageFromSql<T>(reader: TenantReader, q: PageSql, page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
+export type PageSource = TenantReader | Knex.Transaction;
+
+/**
+ * A tenant transaction as a reader: the same `$n` statements, each run prepared (db/knex.ts).
+ * knex numbers its own placeholders, so each `$n` becomes a `?` with its value repeated.
+ */
+export function readerOf(src: PageSource): TenantReader {
+  if (typeof src !== 'function') return src;
+  return {
+    async rows(sql, values, opts) {
+      const bindings: unknown[] = [];
+      const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+        bindings.push(values[Number(n) - 1]);
+        return '?';
+      });
+      const res = await src.raw(text, bindings as Knex.RawBinding[]).options({ prepare: true, ...(opts?.types ? { types: opts.types } : {}) });
+      return (res as { rows: Row[] }).rows;
+    },
+  };
+}
+
+/**
+ * The one way every list reads its page (docs/data-layer.md, "Reading a list"): a statement
+ * written as SQL, rows newest first (ties by id, so order is stable across pages) with the exact
+ * total from an uncorrelated count subquery — Postgres counts the filtered index range once
+ * instead of materialising and sorting every row, as a `count(*) over()` window would. An offset
+ * past the end returns no rows to carry the total, so only then is it counted separately. Not
+ * the knex builder nor a model: their clones and compilation cost more node CPU per request than
+ * the page's own rows (bench/RESULTS.md). A page's SQL text depends only on which filters are
+ * given (filter names are code, never input; values, limit and offset are parameters), so it
+ * runs as a prepared statement: planning cost more than executing it. Time columns arrive as the
+ * API's ISO strings (db/timestamps.ts), not Dates: the rows go straight to a serializer.
+ */
+export async function pageFromSql<T>(src: PageSource, q: PageSql, page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
+  const reader = readerOf(src);
   const conds: string[] = [];
   const values: (string | boolean | number)[] = [];
   for (const [col, v] of Object.entries(q.filters)) {
@@ -90,15 +84,10 @@ export async function pageFromSql<T>(reader: TenantReader, q: PageSql, page: Pag
   else if (page.offset === 0) total = 0;
   else total = Number((await reader.rows(count, values))[0]?.n ?? 0);
   return {
+    // The total column rides along on each row; mappers pick their fields, so it never leaves.
     data: found.map((r: Row) => map(r)),
     pagination: { limit: page.limit, offset: page.offset, total, has_more: page.offset + found.length < total },
   };
-}
-
-/** Apply exact-match filters that were given (undefined means "not filtered"). */
-export function whereGiven(q: Knex.QueryBuilder, table: string, filters: Record<string, unknown>): Knex.QueryBuilder {
-  for (const [col, v] of Object.entries(filters)) if (v !== undefined) q.where(`${table}.${col}`, v as string);
-  return q;
 }
 
 /** A page of raw rows: the caller's serializer picks the public fields (and drops `__total`). */

@@ -4,7 +4,8 @@ import { isUuid } from '../domain/ids';
 import { Product } from './models';
 import { noteReadinessChange } from './outbound-events';
 import type { Row } from './row';
-import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type RowPage } from './paging';
+import { isoTimestampTypes } from './timestamps';
 
 /**
  * Catalogue writes, in the caller's tenant transaction. Every change bumps the product's
@@ -80,13 +81,12 @@ export async function setPrices(trx: Knex.Transaction, tenantId: string, product
 }
 
 /**
- * The catalogue list page. Plain knex, not Product.fetchGraph('providerRefs'): the model path
- * made the same four statements but cost +15 % to +100 % req/s in 4 of 5 interleaved runs of
- * bench/models-vs-knex.ts (2026-11-23, 2 shared cores at load 8–13; bench/RESULTS.md), over the
- * 5 % bar. The single-product read below uses the model's graph fetch.
+ * The catalogue list page. Not Product.fetchGraph('providerRefs'): the model path made the same
+ * statements but cost over the 5 % bar in bench/models-vs-knex.ts (bench/RESULTS.md). The
+ * single-product read below uses the model's graph fetch.
  */
-export function productPage(trx: Knex.Transaction, filters: { sku?: string; type?: string }, page: PageRequest): Promise<RowPage> {
-  return paginate(whereGiven(trx('products'), 'products', filters), { ...page, table: 'products' }, rows);
+export function productPage(src: PageSource, filters: { sku?: string; type?: string }, page: PageRequest): Promise<RowPage> {
+  return pageFromSql(src, { table: 'products', columns: 'products.*', from: 'products', filters }, page, rows);
 }
 
 /**
@@ -94,11 +94,11 @@ export function productPage(trx: Knex.Transaction, filters: { sku?: string; type
  * travel as one array parameter, so the statement's text is the same for any page size and it
  * runs prepared (db/knex.ts), like the page before it.
  */
-export async function providerRefsByProduct(trx: Knex.Transaction, productIds: string[]): Promise<Map<string, Row[]>> {
+export async function providerRefsByProduct(src: PageSource, productIds: string[]): Promise<Map<string, Row[]>> {
   if (!productIds.length) return new Map();
   // A Postgres array literal: knex would spread a JS array into one placeholder per element.
   const ids = `{${productIds.map((id) => (isUuid(id) ? id : invalidId(id))).join(',')}}`;
-  const { rows: refs } = await trx.raw('select * from product_provider_refs where product_id = any(?::uuid[]) order by provider, mode', [ids]).options({ prepare: true });
+  const refs = await readerOf(src).rows('select * from product_provider_refs where product_id = any($1::uuid[]) order by provider, mode', [ids], { types: isoTimestampTypes });
   const by = new Map<string, Row[]>();
   for (const r of refs as Row[]) {
     const list = by.get(r.product_id);

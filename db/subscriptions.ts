@@ -4,7 +4,7 @@ import { isoTimestampTypes } from './timestamps';
 import type { Mode } from '../domain/providers';
 import type { SubscriptionStatus, SubscriptionView } from '../domain/subscription';
 import { productIdSql } from './entitlements';
-import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
 /** Subscription records, written by the web lifecycle and the store purchase paths (always in a tenant transaction). */
 
@@ -74,18 +74,20 @@ export async function upsertStoreSubscription(trx: Knex.Transaction, w: StoreSub
 }
 
 /**
- * The subscription records page, each row with its product's SKU. Plain knex, not paginate()
- * over Subscription.query(trx): the model path answered the identical page with the same
- * statements but cost +32 % to +52 % req/s in all 3 interleaved runs of bench/models-vs-knex.ts
- * (2026-11-23, 2 shared cores at load 11–13; bench/RESULTS.md), over the 5 % bar.
+ * The subscription records page, each row with its product's SKU. Not the Subscription model:
+ * its path cost over the 5 % bar in bench/models-vs-knex.ts (bench/RESULTS.md).
  */
 export function subscriptionPage(
-  trx: Knex.Transaction,
+  src: PageSource,
   filters: { email?: string; status?: string; provider?: string; mode?: string },
   page: PageRequest,
 ): Promise<RowPage> {
-  const q = whereGiven(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), 'subscriptions', filters);
-  return paginate(q, { ...page, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, rows);
+  return pageFromSql(
+    src,
+    { table: 'subscriptions', columns: 'subscriptions.*, products.sku', from: 'subscriptions left join products on products.id = subscriptions.product_id', filters },
+    page,
+    rows,
+  );
 }
 
 /** How many subscribers the tenant has: one per app user (else email, else the lone record). */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { SyncEvent } from '../domain/sync-plan';
-import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
 /**
  * The run tables: `sync_runs` (one row per run; a `running` row is the tenant's drain lock,
@@ -63,6 +63,6 @@ export async function recentRuns(trx: Knex.Transaction, limit = 100): Promise<Ru
 }
 
 /** The sync events list page (GET /v1/sync/events): newest first, each filter optional. */
-export function syncEventPage(trx: Knex.Transaction, filters: { run_id?: string; provider?: string; status?: string }, page: PageRequest): Promise<RowPage> {
-  return paginate(whereGiven(trx('sync_events'), 'sync_events', filters), { ...page, table: 'sync_events' }, rows);
+export function syncEventPage(src: PageSource, filters: { run_id?: string; provider?: string; status?: string }, page: PageRequest): Promise<RowPage> {
+  return pageFromSql(src, { table: 'sync_events', columns: 'sync_events.*', from: 'sync_events', filters }, page, rows);
 }

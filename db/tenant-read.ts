@@ -17,7 +17,7 @@ interface PoolConnection extends pg.Client {
  * `withTenant` for a read of plain statements, without knex's transaction object: the same
  * role and tenant setting for the transaction's duration (so RLS filters every row), and READ
  * ONLY, so it cannot write. knex builds a whole knex instance per transaction (~150 closures);
- * on the hottest page that cost ~150 µs of node CPU per request, as much as the page's rows.
+ * on the hottest page that cost as much node CPU per request as the page's rows (bench/RESULTS.md).
  *
  * The reader refuses to run once the unit of work has ended, so a reference kept by mistake
  * cannot reach the connection after it went back to the pool (and into another tenant's

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { paginate, rows, whereGiven, type PageRequest, type RowPage } from './paging';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import type { Mode } from '../domain/providers';
 
 /**
@@ -140,11 +140,11 @@ export async function failOutboxRows(trx: Knex.Transaction, rows: { id: string; 
 
 /** The inbound webhook delivery log as GET /v1/webhooks pages it (payloads are stored redacted). */
 export function deliveryPage(
-  trx: Knex.Transaction,
+  src: PageSource,
   filters: { provider?: string; status?: string; event_type?: string; mode?: string },
   page: PageRequest,
 ): Promise<RowPage> {
-  return paginate(whereGiven(trx('webhook_deliveries'), 'webhook_deliveries', filters), { ...page, table: 'webhook_deliveries' }, rows);
+  return pageFromSql(src, { table: 'webhook_deliveries', columns: 'webhook_deliveries.*', from: 'webhook_deliveries', filters }, page, rows);
 }
 
 /**

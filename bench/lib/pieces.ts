@@ -5,7 +5,7 @@ import type { KeyActor } from '../../operations/actor';
 
 import { requestContext } from '../../api/middleware';
 import { executeOperation } from '../../operations/execute';
-import { paginate } from '../../db/paging';
+import { paginate } from './builder-page';
 import { takeToken } from '../../api/rate-limit';
 import type { Services } from '../../operations/services';
 import { createKnex } from '../../db/knex';

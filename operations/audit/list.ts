@@ -42,8 +42,8 @@ export const listAudit = defineOperation({
   output: pageOf(auditRow),
   rest: { method: 'GET', path: '/audit' },
   async handler(ctx, input) {
-    return ctx.tx(async (trx) => {
-      const page = await auditPage(trx, { action: input.action, actor_type: input.actor_type }, input);
+    return ctx.read(async (reader) => {
+      const page = await auditPage(reader, { action: input.action, actor_type: input.actor_type }, input);
       return { ...page, data: page.data.map(serializeAuditEntry) };
     });
   },

@@ -16,8 +16,6 @@ export const listEntitlements = defineOperation({
   rest: { method: 'GET', path: '/entitlements' },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
-      // The premium check's hot path: plain statements in a tenant read, not the Entitlement
-      // model nor a knex transaction (db/entitlements.ts and docs/request-gate.md give the figures).
       const page = await entitlementPage(reader, { app_user_id: input.app_user_id, provider: input.provider, state: input.state }, input);
       return { ...page, data: page.data.map(serializeEntitlement) };
     });

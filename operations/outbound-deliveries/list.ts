@@ -14,7 +14,7 @@ export const listOutboundDeliveries = defineOperation({
   output: pageOf(deliveryRow),
   rest: { method: 'GET', path: '/outbound-deliveries' },
   async handler(ctx, input) {
-    const page = await ctx.tx((trx) => outboundDeliveryPage(trx, { event_id: input.event_id, endpoint_id: input.endpoint_id, status: input.status }, input));
+    const page = await ctx.read((reader) => outboundDeliveryPage(reader, { event_id: input.event_id, endpoint_id: input.endpoint_id, status: input.status }, input));
     return { ...page, data: page.data.map(delivery) };
   },
 });

@@ -15,7 +15,7 @@ export const listOutboundEvents = defineOperation({
   output: pageOf(eventRow),
   rest: { method: 'GET', path: '/outbound-events' },
   async handler(ctx, input) {
-    const page = await ctx.tx((trx) => eventPage(trx, { type: input.type }, input));
+    const page = await ctx.read((reader) => eventPage(reader, { type: input.type }, input));
     return { ...page, data: page.data.map((r) => ({ id: r.id, object: 'outbound_event' as const, type: r.type, body: r.body, created_at: isoReq(r.created_at) })) };
   },
 });

@@ -28,9 +28,9 @@ export const listProviders = defineOperation({
   output: pageOf(connectionRow),
   rest: { method: 'GET', path: '/providers' },
   async handler(ctx, input) {
-    return ctx.tx(async (trx) => {
-      const page = await connectionPage(trx, { provider: input.provider }, input);
-      const links = await sellingObjectsOf(trx, page.data.map((c) => c.id));
+    return ctx.read(async (reader) => {
+      const page = await connectionPage(reader, { provider: input.provider }, input);
+      const links = await sellingObjectsOf(reader, page.data.map((c) => c.id));
       return {
         ...page,
         data: page.data.map((c) => {

@@ -56,10 +56,8 @@ export const listSubscribers = defineOperation({
   output: pageOf(subscriptionRow),
   rest: { method: 'GET', path: '/subscribers' },
   async handler(ctx, input) {
-    return ctx.tx(async (trx) => {
-      // Not the Subscription model: its path measured over the 5 % bar against the plain
-      // statements (bench/models-vs-knex.ts; figures in bench/RESULTS.md).
-      const page = await subscriptionPage(trx, { email: input.email, status: input.status, provider: input.provider, mode: input.mode }, input);
+    return ctx.read(async (reader) => {
+      const page = await subscriptionPage(reader, { email: input.email, status: input.status, provider: input.provider, mode: input.mode }, input);
       return { ...page, data: page.data.map(serializeSubscription) };
     });
   },

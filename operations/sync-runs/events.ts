@@ -30,7 +30,7 @@ export const listSyncEvents = defineOperation({
   output: pageOf(syncEventRow),
   rest: { method: 'GET', path: '/sync/events' },
   async handler(ctx, input) {
-    const page = await ctx.tx((trx) => syncEventPage(trx, { run_id: input.run_id, provider: input.provider, status: input.status }, input));
+    const page = await ctx.read((reader) => syncEventPage(reader, { run_id: input.run_id, provider: input.provider, status: input.status }, input));
     return {
       ...page,
       data: page.data.map((r) => ({

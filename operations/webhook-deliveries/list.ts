@@ -54,8 +54,8 @@ export const listWebhooks = defineOperation({
   output: pageOf(webhookRow),
   rest: { method: 'GET', path: '/webhooks' },
   async handler(ctx, input) {
-    return ctx.tx(async (trx) => {
-      const page = await deliveryPage(trx, { provider: input.provider, status: input.status, event_type: input.event_type, mode: input.mode }, input);
+    return ctx.read(async (reader) => {
+      const page = await deliveryPage(reader, { provider: input.provider, status: input.status, event_type: input.event_type, mode: input.mode }, input);
       return { ...page, data: page.data.map(serializeWebhookDelivery) };
     });
   },

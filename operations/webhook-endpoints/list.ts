@@ -13,7 +13,7 @@ export const listEndpoints = defineOperation({
   output: pageOf(endpointRow),
   rest: { method: 'GET', path: '/webhook-endpoints' },
   async handler(ctx, input) {
-    const page = await ctx.tx((trx) => endpointPage(trx, input));
+    const page = await ctx.read((reader) => endpointPage(reader, input));
     return { ...page, data: page.data.map(endpoint) };
   },
 });

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { entitlementPage } from '../../db/entitlements';
 import { createKnex } from '../../db/knex';
-import { paginate, rows, whereGiven } from '../../db/paging';
+import { rows } from '../../db/paging';
+import { paginate, whereGiven } from '../../bench/lib/builder-page';
 import { withTenant } from '../../db/tenant-tx';
 import { readAsTenant } from '../../db/tenant-read';
 import { makeProduct, makeTenant } from '../helpers/factories';
@@ -9,8 +10,8 @@ import { testDb } from '../helpers/db';
 import { serializeEntitlement } from '../../operations/entitlements/schema';
 
 /**
- * GET /entitlements reads its page as written SQL (db/paging.ts pageFromSql) instead of through
- * the knex builder: it must answer exactly what paginate() answers for the same filters and
+ * Every list reads its page as written SQL (db/paging.ts pageFromSql) instead of through the
+ * knex builder (kept in bench/lib/builder-page.ts); GET /entitlements is checked here: it must answer exactly what paginate() answers for the same filters and
  * page, totals and offsets past the end included, and only the tenant's own rows. Its time
  * columns arrive as ISO strings (db/timestamps.ts), so rows are compared as the API writes them.
  */
@@ -57,6 +58,8 @@ describe('entitlement page as written SQL', () => {
       for (const page of pages) {
         const mine = await readAsTenant(app, t.tenant_id, (reader) => entitlementPage(reader, filters, page));
         expect(strip(mine)).toEqual(strip(await viaBuilder(filters, page)));
+        // The same function in a knex tenant transaction (readerOf) answers the same.
+        expect(await withTenant(app, t.tenant_id, (trx) => entitlementPage(trx, filters, page))).toEqual(mine);
         compared += mine.data.length;
       }
     }
