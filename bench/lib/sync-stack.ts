@@ -10,7 +10,7 @@ import { createHttpServer } from '../../api/http-server';
 import { createKnex, withDatabase } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
 import { createTenant } from '../../db/tenants';
-import { createConnection } from '../../db/connections';
+import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { PROVIDERS, type Mode, type ProviderId } from '../../domain/providers';
 import { startAllEmulators } from '../../emulators/registry';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { firstAppId } from '../../db/apps';
-import { attachToApp, ConnectionError } from '../../db/connections';
+import { ConnectionError } from '../../db/connections';
+import { attachToApp } from '../../db/app-providers';
 import { isUuid } from '../../domain/ids';
 import { ApiError, invalidRequest, notFound } from '../errors';
 import { provider } from '../schemas';

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { connectProvenByOAuth, createConnection, findConnectionByAccount, getConnectionSafe, markConnectionProven, type SafeConnection } from '../../db/connections';
+import { findConnectionByAccount, getConnectionSafe, type SafeConnection } from '../../db/connections';
+import { connectProvenByOAuth, createConnection, markConnectionProven } from '../../db/connection-service';
 import { RELEASED_BY_OAUTH } from '../../db/migrations/025_oauth_account_claims';
 import { withTenant } from '../../db/tenant-tx';
 import { keyOnlyProofNote } from '../../domain/account-proof';
