@@ -18,6 +18,7 @@ import type { RunningEmulator } from '../../emulators/common/host';
 import { createAdapters } from '../../providers';
 import { createVault, generateMasterKey } from '../../vault/vault';
 import { loadConfig, type Config } from '../../runtime/config';
+import type { Services } from '../../operations/services';
 import { createLogger } from '../../runtime/logger';
 import { freePort } from '../../runtime/ports';
 import { ensurePostgres } from '../../runtime/postgres';
@@ -74,11 +75,12 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
   const prodEnv = { NODE_ENV: 'production', METRICS_PORT: '0', MASTER_KEY: masterKey, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
   const config: Config = { ...loadConfig(prodEnv), temporalAddress: temporal.address, taskQueue, providerBaseUrls };
   const vault = createVault(masterKey);
-  const { worker, connection: native } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, deps: { db, config, vault, adapters: createAdapters(config) } });
+  const adapters = createAdapters(config);
+  const { worker, connection: native } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, deps: { db, config, vault, adapters } });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporal.address });
-  const services = { db, config, temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }) } };
-  const server = createHttpServer(createApiApp(services as never, createLogger('silent')).callback());
+  const services: Services = { db, config, vault, adapters, temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }) } };
+  const server = createHttpServer(createApiApp(services, createLogger('silent')).callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const apiUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
 
