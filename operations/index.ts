@@ -32,6 +32,11 @@ import { getEndpoint } from './webhook-endpoints/get';
 import { listEndpoints } from './webhook-endpoints/list';
 import { rotateEndpointSecretOp } from './webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from './webhook-endpoints/update';
+import { connectProvider } from './providers/connect';
+import { connectProviderOAuth } from './providers/connect-oauth';
+import { setDefaultProvider } from './providers/set-default';
+import { updateProviderCredentials } from './providers/update-credentials';
+import { verifyProvider } from './providers/verify';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -73,5 +78,11 @@ export const OPERATIONS: Operation[] = [
   updateProductOp,
   setPricingOp,
   retireProduct,
+  // Account operations: a signed-in person's in the dashboard only (credentials), no route, no tool.
+  connectProvider,
+  connectProviderOAuth,
+  updateProviderCredentials,
+  setDefaultProvider,
+  verifyProvider,
 ] as Operation[];
 

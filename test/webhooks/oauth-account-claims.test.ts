@@ -185,7 +185,7 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
     const proven = await connectionOf(owner.tenantId, p, owners.account);
     expect(proven).toMatchObject({ verified_by: 'oauth' });
     expect(await findConnectionByAccount(testDb(), p, owners.account)).toEqual({ tenant_id: owner.tenantId, connection_id: proven.id });
-    const audit = await testDb()('audit_entries').where({ tenant_id: owner.tenantId, action: 'dashboard.connection.oauth' }).first();
+    const audit = await testDb()('audit_entries').where({ tenant_id: owner.tenantId, action: 'providers.connect_oauth' }).first();
     expect(audit).toMatchObject({ outcome: 'ok', detail: expect.objectContaining({ replaced_claims: 1 }) });
 
     // The holder keeps its connection (credentials and all, for API calls) but no longer its events, and is told so.
