@@ -1,5 +1,6 @@
 import { withTenant } from '../db/tenant-tx';
-import { ConnectionError, listConnectionsSafe, loadCredential, markConnectionProven, recordProofFailure } from '../db/connections';
+import { ConnectionError, listConnectionsSafe, recordProofFailure } from '../db/connections';
+import { loadCredential, markConnectionProven } from '../db/connection-service';
 import type { Mode, ProviderId } from '../domain/providers';
 import type { ActivityDeps } from './deps';
 import { toActivityFailure } from './provider-failures';

@@ -1,4 +1,5 @@
-import { ConnectionError, getConnectionSafe, loadCredential } from '../db/connections';
+import { ConnectionError, getConnectionSafe } from '../db/connections';
+import { loadCredential } from '../db/connection-service';
 import { failDeliveries, markStoreDeliveriesProcessed } from '../db/webhook-deliveries';
 import { dropEntitlementsOfOthers, productIdForPurchase, upsertEntitlement } from '../db/entitlements';
 import { claimStorePurchaseToken, linkStorePurchaseToken, lockStorePurchase, registeredOwnerOf } from '../db/store-purchases';

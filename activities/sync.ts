@@ -1,6 +1,6 @@
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import { withTenant } from '../db/tenant-tx';
-import { loadCredential } from '../db/connections';
+import { loadCredential } from '../db/connection-service';
 import { activeProducts, driftDbFacts, loadProductSpec, providerSetupFacts, targetLinkFacts, type SyncTarget } from '../db/sync-facts';
 import { finishSyncRun, recordSyncEvent, takeDrainLock } from '../db/sync-runs';
 import { noteReadinessChange } from '../db/outbound-events';

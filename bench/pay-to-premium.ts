@@ -25,7 +25,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
-import { attachToApp } from '../db/connections';
+import { attachToApp } from '../db/app-providers';
 import { withTenant } from '../db/tenant-tx';
 import { startExampleServer } from '../examples/web/serve';
 import { machine, table, f0 } from './lib/report';

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
-import { createConnection, markConnectionProven } from '../db/connections';
+import { createConnection, markConnectionProven } from '../db/connection-service';
 import { createKnex, withDatabase } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { createTenant } from '../db/tenants';

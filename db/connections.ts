@@ -1,22 +1,19 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import { claimsOnlyByOAuth, keyOnlyProofNote, proofClaimsAccount, type ProofMethod } from '../domain/account-proof';
-import { chooseConnection } from '../domain/connection-choice';
+import type { ProofMethod } from '../domain/account-proof';
 import { isUuid } from '../domain/ids';
 import { PROVIDERS, type Mode, type ProviderId } from '../domain/providers';
-import type { ProviderCredential } from '../providers/types';
-import type { Vault } from '../vault/vault';
 
 /**
- * Provider connections: account-level, shared by the tenant's apps, at most one default per
- * provider. Every function except findConnectionByAccount takes a tenant transaction
- * (withTenant), so RLS scopes it. Secrets go in and out only through the vault, and only
- * loadCredential / loadWebhookSecret ever read an *_enc column.
+ * The provider connections repository: every statement on `provider_connections`, and nothing
+ * else (credential checks, the vault and the proof rules are the connection service's:
+ * db/connection-service.ts; attachments to apps are db/app-providers.ts). Connections are
+ * account-level, shared by the tenant's apps, at most one default per provider. Every function
+ * except findConnectionByAccount takes a tenant transaction (withTenant), so RLS scopes it.
+ * Only sealedColumn reads an *_enc column, and it returns the ciphertext as stored.
  *
  * An account routes events only through a connection that has proven it owns it
- * (`verified_at`, migrations 017 and 025; docs/providers.md "Proving an account"): OAuth proves
- * at creation, everything else through the probe workflow (markConnectionProven), except psp_b
- * and psp_c, whose pasted keys prove nothing about the account and which OAuth alone claims.
+ * (`verified_at`, migrations 017 and 025; docs/providers.md "Proving an account").
  */
 
 export const ENCRYPTED_FIELDS = ['credential_test_enc', 'credential_live_enc', 'webhook_secret_enc'] as const;
@@ -27,7 +24,7 @@ export function secretAad(tenantId: string, connectionId: string, field: Encrypt
   return `${tenantId}:${connectionId}:${field}`;
 }
 
-const credentialField = (mode: Mode): EncryptedField => (mode === 'live' ? 'credential_live_enc' : 'credential_test_enc');
+export const credentialField = (mode: Mode): EncryptedField => (mode === 'live' ? 'credential_live_enc' : 'credential_test_enc');
 
 export type ConnectionErrorCode =
   | 'invalid_request'
@@ -63,7 +60,7 @@ export class ConnectionError extends Error {
 
 /** The proofs code may record (migration 017); `pasted_key` (migration 025) is only ever read. */
 export const PROOF_METHODS = ['oauth', 'provider_call', 'control_api'] as const;
-type WritableProof = (typeof PROOF_METHODS)[number];
+export type WritableProof = (typeof PROOF_METHODS)[number];
 
 /** The API's view of a connection: presence flags instead of secrets. */
 export interface SafeConnection {
@@ -85,22 +82,6 @@ export interface SafeConnection {
   proof_error: string | null;
 }
 
-export interface ConnectionSecrets {
-  credentials?: { test?: ProviderCredential | null; live?: ProviderCredential | null };
-  /** Signing secret (psp_a/b/c) or expected OIDC audience (store_android). */
-  webhook_secret?: string | null;
-}
-
-export interface NewConnection extends ConnectionSecrets {
-  provider: ProviderId;
-  account_ref: string;
-  label?: string;
-  /** Omitted: the provider's first connection becomes its default, later ones do not. */
-  is_default?: boolean;
-  /** Only for a flow that proved the account while connecting (OAuth); everything else is proven by the probe. */
-  proven_by?: WritableProof;
-}
-
 const T = 'provider_connections';
 
 function safeColumns(trx: Knex.Transaction) {
@@ -113,7 +94,7 @@ function safeColumns(trx: Knex.Transaction) {
   ];
 }
 
-async function currentTenant(trx: Knex.Transaction): Promise<string> {
+export async function currentTenant(trx: Knex.Transaction): Promise<string> {
   const { rows } = await trx.raw(`select nullif(current_setting('app.tenant_id', true), '') as tenant_id`);
   const tenantId = rows[0]?.tenant_id as string | null;
   if (!tenantId) throw new ConnectionError('no_tenant', 'connections: run inside withTenant (no tenant is set on this transaction)');
@@ -126,42 +107,12 @@ async function lockProvider(trx: Knex.Transaction, tenantId: string, provider: s
   await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`provider_connections:${tenantId}:${provider}`]);
 }
 
-function assertProvider(provider: unknown): asserts provider is ProviderId {
+export function assertProvider(provider: unknown): asserts provider is ProviderId {
   if (!PROVIDERS.includes(provider as ProviderId)) {
     throw new ConnectionError('invalid_request', `provider must be one of ${PROVIDERS.join(', ')}`);
   }
 }
 
-function assertCredential(value: unknown, name: string): asserts value is ProviderCredential {
-  const ok = value !== null && typeof value === 'object' && !Array.isArray(value)
-    && Object.keys(value).length > 0
-    && Object.values(value).every((v) => typeof v === 'string' && v !== '');
-  // Names the field only: the value may be a secret.
-  if (!ok) throw new ConnectionError('invalid_request', `${name} must be an object of non-empty strings`);
-}
-
-/** Column values for the secrets given; undefined leaves a column alone, null clears it. */
-function encryptSecrets(vault: Vault, tenantId: string, id: string, s: ConnectionSecrets): Partial<Record<EncryptedField, string | null>> {
-  const out: Partial<Record<EncryptedField, string | null>> = {};
-  for (const mode of ['test', 'live'] as const) {
-    const cred = s.credentials?.[mode];
-    if (cred === undefined) continue;
-    const field = credentialField(mode);
-    if (cred === null) out[field] = null;
-    else {
-      assertCredential(cred, `credentials.${mode}`);
-      out[field] = vault.encryptJson(cred, secretAad(tenantId, id, field));
-    }
-  }
-  if (s.webhook_secret === null) out.webhook_secret_enc = null;
-  else if (s.webhook_secret !== undefined) {
-    if (typeof s.webhook_secret !== 'string' || s.webhook_secret === '') {
-      throw new ConnectionError('invalid_request', 'webhook_secret must be a non-empty string');
-    }
-    out.webhook_secret_enc = vault.encrypt(s.webhook_secret, secretAad(tenantId, id, 'webhook_secret_enc'));
-  }
-  return out;
-}
 
 const isUniqueViolation = (e: unknown, constraint: RegExp) =>
   (e as { code?: string }).code === '23505' && constraint.test(String((e as { constraint?: string }).constraint ?? ''));
@@ -174,26 +125,33 @@ const SAME_TENANT_DUPLICATE = /provider_connections_account_per_tenant/;
 const provenElsewhere = (provider: ProviderId) =>
   new ConnectionError('account_already_connected', `this ${provider} account is already connected and verified elsewhere; contact support if it is yours`);
 
-export async function createConnection(trx: Knex.Transaction, vault: Vault, input: NewConnection): Promise<SafeConnection> {
-  assertProvider(input.provider);
-  if (typeof input.account_ref !== 'string' || input.account_ref.trim() === '' || input.account_ref.length > 255) {
-    throw new ConnectionError('invalid_request', 'account_ref must be a non-empty string (at most 255 characters)');
-  }
-  if (input.label !== undefined && (typeof input.label !== 'string' || input.label.length > 200)) {
-    throw new ConnectionError('invalid_request', 'label must be a string (at most 200 characters)');
-  }
-  if (input.is_default !== undefined && typeof input.is_default !== 'boolean') {
-    throw new ConnectionError('invalid_request', 'is_default must be a boolean');
-  }
+/** Ciphertexts by column, as the connection service sealed them; undefined leaves a column alone, null clears it. */
+export type SealedColumns = Partial<Record<EncryptedField, string | null>>;
+
+export interface ConnectionInsert {
+  provider: ProviderId;
+  account_ref: string;
+  label: string;
+  /** Omitted: the provider's first connection becomes its default, later ones do not. */
+  is_default?: boolean;
+  proven_by?: WritableProof;
+}
+
+/**
+ * Insert one connection. `seal` makes its secret columns once the tenant and the row id are
+ * known (the ciphertexts' AAD names both before the row exists).
+ */
+export async function insertConnection(
+  trx: Knex.Transaction,
+  input: ConnectionInsert,
+  seal: (tenantId: string, connectionId: string) => SealedColumns,
+): Promise<SafeConnection> {
   const tenantId = await currentTenant(trx);
-  // The id is chosen here because the AAD names it before the row exists.
   const id = crypto.randomUUID();
-  const secrets = encryptSecrets(vault, tenantId, id, input);
+  const sealed = seal(tenantId, id);
   await lockProvider(trx, tenantId, input.provider);
   const others = await trx(T).where({ provider: input.provider }).count<{ n: number }[]>('* as n');
   const isDefault = input.is_default ?? Number(others[0].n) === 0;
-  if (input.proven_by !== undefined && !PROOF_METHODS.includes(input.proven_by)) throw new ConnectionError('invalid_request', 'proven_by is not a proof method');
-  if (input.proven_by !== undefined && !proofClaimsAccount(input.provider, input.proven_by)) throw keyOnly(input.provider);
   const proof = input.proven_by ? { verified_at: trx.fn.now(), verified_by: input.proven_by, proof_checked_at: trx.fn.now() } : {};
   try {
     // Savepoint: a duplicate account leaves the caller's transaction usable.
@@ -204,9 +162,9 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
         tenant_id: tenantId,
         provider: input.provider,
         account_ref: input.account_ref,
-        label: input.label ?? '',
+        label: input.label,
         is_default: isDefault,
-        ...secrets,
+        ...sealed,
         ...proof,
       });
     });
@@ -221,27 +179,34 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
   return (await getConnectionSafe(trx, id))!;
 }
 
-const keyOnly = (provider: ProviderId) => new ConnectionError('oauth_required', keyOnlyProofNote(provider));
+/** Replace secret columns of one connection; not_found when there is no such connection. */
+export async function updateSealedColumns(trx: Knex.Transaction, connectionId: string, seal: (tenantId: string) => SealedColumns): Promise<SafeConnection> {
+  const tenantId = await currentTenant(trx);
+  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id') : undefined;
+  if (!row) throw new ConnectionError('not_found', 'no such provider connection');
+  const values = seal(tenantId);
+  if (Object.keys(values).length > 0) await trx(T).where({ id: connectionId }).update({ ...values, updated_at: trx.fn.now() });
+  return (await getConnectionSafe(trx, connectionId))!;
+}
+
+/** This tenant's connection for a provider account, if it has one (proven or not). */
+export async function ownConnectionId(trx: Knex.Transaction, provider: ProviderId, accountRef: string): Promise<string | null> {
+  const row = await trx(T).where({ provider, account_ref: accountRef }).first('id');
+  return row?.id ?? null;
+}
+
+/** What the proof rules need to know about a connection. */
+export async function proofOf(trx: Knex.Transaction, connectionId: string): Promise<{ id: string; provider: ProviderId; verified_by: ProofMethod | null } | null> {
+  if (!isUuid(connectionId)) return null;
+  return (await trx(T).where({ id: connectionId }).first('id', 'provider', 'verified_by')) ?? null;
+}
 
 /**
- * The connection owns its account (the probe's call succeeded, or OAuth named it): from now on
- * the account's events route to it. An earlier proof is kept as it was, except a `pasted_key`
- * claim (migration 025), which a proof that claims replaces. Refused (the row stays unproven,
- * the caller's transaction usable) when another connection has already proven it, and with
- * `oauth_required` when the proof cannot claim this provider's accounts (a psp_b/psp_c key): a
- * connection already proven otherwise only has its check refreshed.
+ * Record a proof that claims the account: an earlier proof is kept as it was unless `replace`.
+ * Refused (the row unchanged, the caller's transaction usable) when another connection has
+ * already proven the account.
  */
-export async function markConnectionProven(trx: Knex.Transaction, connectionId: string, by: WritableProof): Promise<SafeConnection> {
-  if (!PROOF_METHODS.includes(by)) throw new ConnectionError('invalid_request', 'not a proof method');
-  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id', 'provider', 'verified_by') : undefined;
-  if (!row) throw new ConnectionError('not_found', 'no such provider connection');
-  const held = row.verified_by as ProofMethod | null;
-  if (!proofClaimsAccount(row.provider, by)) {
-    if (held === null || !proofClaimsAccount(row.provider, held)) throw keyOnly(row.provider);
-    await trx(T).where({ id: connectionId }).update({ proof_checked_at: trx.fn.now(), proof_error: null });
-    return (await getConnectionSafe(trx, connectionId))!;
-  }
-  const replace = held === 'pasted_key';
+export async function recordProof(trx: Knex.Transaction, connectionId: string, provider: ProviderId, by: WritableProof, replace: boolean): Promise<void> {
   try {
     await trx.transaction(async (sp) => {
       await sp(T).where({ id: connectionId }).update({
@@ -252,10 +217,14 @@ export async function markConnectionProven(trx: Knex.Transaction, connectionId: 
       });
     });
   } catch (e) {
-    if (isUniqueViolation(e, PROVEN_ELSEWHERE)) throw provenElsewhere(row.provider);
+    if (isUniqueViolation(e, PROVEN_ELSEWHERE)) throw provenElsewhere(provider);
     throw e;
   }
-  return (await getConnectionSafe(trx, connectionId))!;
+}
+
+/** A proof attempt that claims nothing new succeeded: only the check's time is refreshed. */
+export async function refreshProofCheck(trx: Knex.Transaction, connectionId: string): Promise<void> {
+  await trx(T).where({ id: connectionId }).update({ proof_checked_at: trx.fn.now(), proof_error: null });
 }
 
 /** A proof attempt failed: the reason is shown to the tenant; an earlier proof stands. */
@@ -265,37 +234,12 @@ export async function recordProofFailure(trx: Knex.Transaction, connectionId: st
 }
 
 /**
- * OAuth connect: the provider's consent named the account, so the connection is proven as it is
- * stored. A connection this tenant already has for the account (typed in earlier, unproven) takes
- * the new credential and the proof instead of a duplicate. For psp_b/psp_c, another tenant's
- * `pasted_key` claim on the account (migration 025) is released first: that connection stays,
- * unproven, with the reason on it. `replaced_claims` counts them.
+ * Release other tenants' `pasted_key` claims (migration 025) on this connection's account: those
+ * connections stay, unproven, with the reason on them. Answers how many were released.
  */
-export async function connectProvenByOAuth(trx: Knex.Transaction, vault: Vault, input: Omit<NewConnection, 'proven_by'>): Promise<SafeConnection & { replaced_claims: number }> {
-  assertProvider(input.provider);
-  const own = typeof input.account_ref === 'string'
-    ? await trx(T).where({ provider: input.provider, account_ref: input.account_ref }).first('id')
-    : undefined;
-  if (!own && !claimsOnlyByOAuth(input.provider)) return { ...(await createConnection(trx, vault, { ...input, proven_by: 'oauth' })), replaced_claims: 0 };
-  const id = own
-    ? (await updateConnectionSecrets(trx, vault, own.id, { credentials: input.credentials, webhook_secret: input.webhook_secret })).id
-    : (await createConnection(trx, vault, input)).id;
-  let replaced = 0;
-  if (claimsOnlyByOAuth(input.provider)) {
-    const { rows } = await trx.raw('select release_pasted_key_claims(?) as n', [id]);
-    replaced = Number(rows[0].n);
-  }
-  return { ...(await markConnectionProven(trx, id, 'oauth')), replaced_claims: replaced };
-}
-
-/** Replace (or, with null, remove) a connection's credentials and webhook secret. */
-export async function updateConnectionSecrets(trx: Knex.Transaction, vault: Vault, connectionId: string, secrets: ConnectionSecrets): Promise<SafeConnection> {
-  const tenantId = await currentTenant(trx);
-  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id') : undefined;
-  if (!row) throw new ConnectionError('not_found', 'no such provider connection');
-  const values = encryptSecrets(vault, tenantId, connectionId, secrets);
-  if (Object.keys(values).length > 0) await trx(T).where({ id: connectionId }).update({ ...values, updated_at: trx.fn.now() });
-  return (await getConnectionSafe(trx, connectionId))!;
+export async function releasePastedKeyClaims(trx: Knex.Transaction, connectionId: string): Promise<number> {
+  const { rows } = await trx.raw('select release_pasted_key_claims(?) as n', [connectionId]);
+  return Number(rows[0].n);
 }
 
 /** Make one connection its provider's default; the previous default is unset in the same transaction. */
@@ -323,35 +267,17 @@ export async function getConnectionSafe(trx: Knex.Transaction, connectionId: str
   return (await trx(T).select(safeColumns(trx)).where({ id: connectionId }).first()) ?? null;
 }
 
-async function loadSecretColumn(trx: Knex.Transaction, connectionId: string, field: EncryptedField) {
+/**
+ * One secret column as stored (ciphertext), with what its AAD names. Only the connection
+ * service calls this, to decrypt it for an activity or webhook verification.
+ */
+export async function sealedColumn(trx: Knex.Transaction, connectionId: string, field: EncryptedField) {
   const row = isUuid(connectionId)
     ? await trx(T).where({ id: connectionId }).first('id', 'tenant_id', 'provider', 'is_active', field)
     : undefined;
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
   if (!row.is_active) throw new ConnectionError('inactive', 'the provider connection is inactive');
   return row as { id: string; tenant_id: string; provider: ProviderId } & Record<EncryptedField, string | null>;
-}
-
-/**
- * The decrypted credential for one mode. Only activities (and the OAuth/connect flow's own
- * checks) call this; the result must not be logged, stored or returned.
- */
-export async function loadCredential(trx: Knex.Transaction, vault: Vault, connectionId: string, mode: Mode): Promise<ProviderCredential> {
-  const field = credentialField(mode);
-  const row = await loadSecretColumn(trx, connectionId, field);
-  const env = row[field];
-  if (!env) throw new ConnectionError('credential_missing', `the ${row.provider} connection has no ${mode} credential`);
-  const cred = vault.decryptJson<unknown>(env, secretAad(row.tenant_id, row.id, field));
-  assertCredential(cred, `stored ${mode} credential`);
-  return cred;
-}
-
-/** The webhook signing secret (or OIDC audience); only webhook verification calls this. */
-export async function loadWebhookSecret(trx: Knex.Transaction, vault: Vault, connectionId: string): Promise<string> {
-  const row = await loadSecretColumn(trx, connectionId, 'webhook_secret_enc');
-  const env = row.webhook_secret_enc;
-  if (!env) throw new ConnectionError('webhook_secret_missing', `the ${row.provider} connection has no webhook signing secret`);
-  return vault.decrypt(env, secretAad(row.tenant_id, row.id, 'webhook_secret_enc'));
 }
 
 /**
@@ -371,72 +297,3 @@ export async function findConnectionByAccount(
   return row ? { tenant_id: row.tenant_id, connection_id: row.id } : null;
 }
 
-/** The connection an app uses for a provider, or null when the app has none attached. */
-export async function connectionForApp(trx: Knex.Transaction, appId: string, provider: ProviderId): Promise<SafeConnection | null> {
-  if (!isUuid(appId)) return null;
-  const link = await trx('app_providers').where({ app_id: appId, provider }).first('connection_id');
-  return link ? getConnectionSafe(trx, link.connection_id) : null;
-}
-
-export interface Attachment {
-  id: string;
-  app_id: string;
-  provider: ProviderId;
-  connection_id: string;
-  account_ref: string;
-  label: string;
-}
-
-export interface AttachResult {
-  attachment: Attachment;
-  created: boolean;
-  /** True when an explicit account_id moved the app to a different connection. */
-  replaced: boolean;
-}
-
-const candidate = (c: SafeConnection): ConnectionCandidate => ({ id: c.id, label: c.label, account_ref: c.account_ref, is_default: c.is_default });
-
-async function resolveConnection(trx: Knex.Transaction, provider: ProviderId, accountId?: string): Promise<SafeConnection> {
-  const choice = chooseConnection(await listConnectionsSafe(trx, { provider }), provider, accountId);
-  if (choice.ok) return choice.connection;
-  throw new ConnectionError(choice.code, choice.message, choice.candidates.map(candidate));
-}
-
-/**
- * billing_attach_provider: attach one of the account's connections to an app. Omitted
- * account_id → the provider's default, else the only connection, else a refusal listing the
- * candidates. Idempotent: an existing attachment comes back with created: false (and is only
- * moved when an explicit account_id names a different connection).
- */
-export async function attachToApp(trx: Knex.Transaction, appId: string, provider: ProviderId, accountId?: string): Promise<AttachResult> {
-  assertProvider(provider);
-  const tenantId = await currentTenant(trx);
-  const app = isUuid(appId) ? await trx('apps').where({ id: appId }).first('id') : undefined;
-  if (!app) throw new ConnectionError('app_not_found', 'no such app on this account');
-
-  const existing = await trx('app_providers').where({ app_id: appId, provider }).first('id', 'connection_id');
-  if (existing && accountId === undefined) return { attachment: await attachmentView(trx, existing.id), created: false, replaced: false };
-
-  const conn = await resolveConnection(trx, provider, accountId);
-  if (existing) {
-    if (existing.connection_id === conn.id) return { attachment: await attachmentView(trx, existing.id), created: false, replaced: false };
-    await trx('app_providers').where({ id: existing.id }).update({ connection_id: conn.id, updated_at: trx.fn.now() });
-    return { attachment: await attachmentView(trx, existing.id), created: false, replaced: true };
-  }
-  const inserted = await trx('app_providers')
-    .insert({ tenant_id: tenantId, app_id: appId, provider, connection_id: conn.id })
-    .onConflict(['app_id', 'provider'])
-    .ignore()
-    .returning('id');
-  if (inserted.length > 0) return { attachment: await attachmentView(trx, inserted[0].id), created: true, replaced: false };
-  // A concurrent attach won the race: theirs stands, as a re-run would see it.
-  const raced = await trx('app_providers').where({ app_id: appId, provider }).first('id');
-  return { attachment: await attachmentView(trx, raced.id), created: false, replaced: false };
-}
-
-async function attachmentView(trx: Knex.Transaction, attachmentId: string): Promise<Attachment> {
-  return trx('app_providers as ap')
-    .join('provider_connections as pc', 'pc.id', 'ap.connection_id')
-    .where('ap.id', attachmentId)
-    .first('ap.id', 'ap.app_id', 'ap.provider', 'ap.connection_id', 'pc.account_ref', 'pc.label');
-}

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../runtime/config';
 import { isDatabaseUnavailable } from '../db/unavailable';
+import { ConnectionError, type ConnectionErrorCode } from '../db/connections';
 /** Errors carry the spec's stable `error` code; the HTTP layer and the tool server both render them. */
 export class ApiError extends Error {
   constructor(
@@ -37,9 +38,41 @@ export const notFound = (what: string) => new ApiError(404, 'not_found', `${what
 export const serverMisconfigured = (variable?: string) =>
   new ApiError(500, 'server_misconfigured', variable ? `Server-side failure: check ${variable}.` : 'Server-side failure; the request id is in the logs.');
 
+/**
+ * A provider connection's refusal (db/connections.ts, db/connection-service.ts, db/app-providers.ts)
+ * as the API's status and code. `no_tenant` is absent: it is a bug, answered as one.
+ */
+const CONNECTION_ERRORS: Record<Exclude<ConnectionErrorCode, 'no_tenant'>, [number, string]> = {
+  invalid_request: [400, 'invalid_request'],
+  oauth_required: [400, 'invalid_request'],
+  app_not_found: [404, 'not_found'],
+  not_found: [404, 'not_found'],
+  no_connection: [409, 'no_connection'],
+  ambiguous_connection: [409, 'ambiguous_connection'],
+  inactive: [409, 'connection_inactive'],
+  account_already_connected: [409, 'account_already_connected'],
+  credential_missing: [409, 'credential_missing'],
+  webhook_secret_missing: [409, 'webhook_secret_missing'],
+};
+
+/**
+ * A connection refusal as the caller sees it; `param` names the input at fault on a 400. Its
+ * message never carries a secret (the connection code names fields, never values), and the
+ * candidates are what a refusal may show about a connection (no *_enc column).
+ */
+export function connectionApiError(e: ConnectionError, param?: string): ApiError | undefined {
+  if (e.code === 'no_tenant') return undefined;
+  const [status, code] = CONNECTION_ERRORS[e.code];
+  if (status === 400) return invalidRequest(e.message, param);
+  const candidates = e.candidates?.length ? `. Candidates: ${e.candidates.map((c) => `${c.account_ref} (id ${c.id}${c.label ? `, "${c.label}"` : ''})`).join('; ')}. Pass one as account_id.` : '';
+  return new ApiError(status, code, `${e.message}${candidates}`, e.candidates ? { candidates: e.candidates } : {});
+}
+
 /** Any thrown value as the error a caller is answered with: the one table from failures to the API's error shape. */
 export function toApiError(err: unknown, log?: Logger): ApiError {
   if (err instanceof ApiError) return err;
+  const refusal = err instanceof ConnectionError ? connectionApiError(err) : undefined;
+  if (refusal) return refusal;
   if (err instanceof ConfigError) {
     log?.error({ variable: err.variable }, 'configuration error');
     return new ApiError(500, 'server_misconfigured', `Server-side failure: ${err.variable} is misconfigured.`);

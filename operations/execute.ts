@@ -9,7 +9,7 @@ import { invalidRequest, toApiError } from './errors';
 import { refusalFor } from './policy';
 import { dispositionOf } from './disposition';
 import type { Services } from './services';
-import type { Operation, OperationContext, Surface } from './types';
+import { dashboardOnly, type Operation, type OperationContext, type Surface } from './types';
 import { recordAudit } from '../db/audit';
 import { operationDuration, operationRequests, secondsSince } from '../runtime/metrics';
 
@@ -67,7 +67,9 @@ export async function executeOperation(op: Operation, actor: Actor, rawInput: Re
   try {
     const refusal = refusalFor(actor, op, meta.surface);
     if (refusal) throw refusal;
-    assertNoForbiddenFields(rawInput);
+    // Secrets are entered only in the dashboard: an account operation (which the policy has just
+    // admitted for a signed-in person there, and no one else) is where they go in.
+    if (!dashboardOnly(op)) assertNoForbiddenFields(rawInput);
     assertNoNulBytes(rawInput);
     assertNoTenantInInput(rawInput);
     const input = meta.resolveInput ? await meta.resolveInput(ctx, rawInput) : rawInput;
@@ -99,7 +101,7 @@ export async function executeOperation(op: Operation, actor: Actor, rawInput: Re
 function summarize(result: unknown): Record<string, unknown> | undefined {
   if (!result || typeof result !== 'object') return undefined;
   const r = result as Record<string, unknown>;
-  const keep = ['id', 'run_id', 'sku', 'ok', 'synced', 'created', 'provider'];
+  const keep = ['id', 'run_id', 'sku', 'ok', 'synced', 'created', 'provider', 'outcome', 'replaced_claims'];
   const out: Record<string, unknown> = {};
   for (const k of keep) if (k in r && (typeof r[k] !== 'object' || r[k] === null)) out[k] = r[k];
   return Object.keys(out).length ? out : undefined;

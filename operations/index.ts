@@ -36,6 +36,11 @@ import { createApiKey } from './api-keys/create';
 import { revokeApiKeyOp } from './api-keys/revoke';
 import { publishPaywall } from './paywall/publish';
 import { savePaywallDraft } from './paywall/save-draft';
+import { connectProvider } from './providers/connect';
+import { connectProviderOAuth } from './providers/connect-oauth';
+import { setDefaultProvider } from './providers/set-default';
+import { updateProviderCredentials } from './providers/update-credentials';
+import { verifyProvider } from './providers/verify';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -77,10 +82,15 @@ export const OPERATIONS: Operation[] = [
   updateProductOp,
   setPricingOp,
   retireProduct,
-  // Account operations: a signed-in person in the dashboard only (no REST route, no tool).
+  // Account operations: a signed-in person in the dashboard only (keys, paywall, credentials): no REST route, no tool.
   createApiKey,
   revokeApiKeyOp,
   savePaywallDraft,
   publishPaywall,
+  connectProvider,
+  connectProviderOAuth,
+  updateProviderCredentials,
+  setDefaultProvider,
+  verifyProvider,
 ] as Operation[];
 

@@ -10,7 +10,8 @@ export interface Services {
   config: Config;
   /** Lazy connection: built at start even when Temporal is down; /readyz reports it. */
   temporal: { connection: Connection; client: Client } | null;
-  /** Webhook verification reads signing secrets (decrypted only there) and the adapters' verifiers. */
-  vault?: Vault;
-  adapters?: Adapters;
+  /** The credential vault: provider credentials, webhook signing secrets. */
+  vault: Vault;
+  /** One adapter per provider (API calls, OAuth code exchange, webhook verifiers). */
+  adapters: Adapters;
 }

@@ -195,6 +195,18 @@ export function toolPaths(env: NodeJS.ProcessEnv = process.env): ToolPaths {
   return { temporalCli: env.TEMPORAL_CLI || undefined, toolCacheDir: path.join(base, 'billing-tools', 'bin') };
 }
 
+/** Where the embedded Postgres listens unless EMBEDDED_PG_PORT says otherwise. */
+export const DEFAULT_EMBEDDED_PG_PORT = 54329;
+
+/**
+ * The log level before any configuration: the module-level logger (runtime/logger.ts) exists as
+ * soon as it is imported, and a configuration error itself is logged through it, so its level
+ * cannot wait for loadConfig. Code that holds a Config uses `config.logLevel` instead.
+ */
+export function bootstrapLogLevel(env: NodeJS.ProcessEnv = process.env): string {
+  return env.LOG_LEVEL || 'info';
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
   const emulatorPorts = { ...DEFAULT_EMULATOR_PORTS };
@@ -241,7 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oauthClients: oauthClients(env),
     toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
     bindHost: env.BIND_HOST || '127.0.0.1',
-    embeddedPgPort: intEnv(env, 'EMBEDDED_PG_PORT', 54329),
+    embeddedPgPort: intEnv(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PG_PORT),
     emulatorRateLimits: env.EMULATOR_RATE_LIMITS === '1',
     tools: toolPaths(env),
     // Off under test: parallel test processes would all claim 9464; a test that scrapes names a free port.

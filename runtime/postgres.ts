@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from './config';
+import { DEFAULT_EMBEDDED_PG_PORT, type Config } from './config';
 import { isPortOpen } from './ports';
 
 export interface PostgresHandle {
@@ -18,12 +18,12 @@ const EMBEDDED_PASSWORD = 'billing-local-only';
  * package, its data under `<dataDir>/postgres` so it survives restarts.
  */
 export async function ensurePostgres(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'embeddedPgPort'>>,
   opts: { port?: number; dir?: string; persistent?: boolean; log?: (line: string) => void } = {},
 ): Promise<PostgresHandle> {
   if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {}, embedded: false };
   const dir = opts.dir ?? path.join(config.dataDir, 'postgres');
-  const port = opts.port ?? Number(process.env.EMBEDDED_PG_PORT || 54329);
+  const port = opts.port ?? config.embeddedPgPort ?? DEFAULT_EMBEDDED_PG_PORT;
   const url = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/postgres`;
   // Another of our processes (e.g. `npm start` while the admin CLI runs) already serves it.
   if (fs.existsSync(path.join(dir, 'PG_VERSION')) && (await isPortOpen('127.0.0.1', port))) {

@@ -3,7 +3,9 @@ import type { Config } from '../runtime/config';
 import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { resolveMasterKey } from '../vault/master-key';
 import { createVault } from '../vault/vault';
-import { attachToApp, createConnection, listConnectionsSafe, markConnectionProven } from '../db/connections';
+import { listConnectionsSafe } from '../db/connections';
+import { attachToApp } from '../db/app-providers';
+import { createConnection, markConnectionProven } from '../db/connection-service';
 import { noteReadinessChange } from '../db/outbound-events';
 import { withTenant } from '../db/tenant-tx';
 

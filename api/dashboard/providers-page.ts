@@ -1,20 +1,20 @@
 import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
-import type { Knex } from 'knex';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
-import { ConnectionError, connectProvenByOAuth, createConnection, getConnectionSafe, listConnectionsSafe, setDefault, updateConnectionSecrets, type ConnectionSecrets, type SafeConnection } from '../../db/connections';
-import { startConnectionProof } from '../../temporal/workflow-starts';
+import { getConnectionSafe, listConnectionsSafe, type SafeConnection } from '../../db/connections';
 import { MODES, PROVIDERS, WEB_PROVIDERS, type ProviderId } from '../../domain/providers';
 import { claimsOnlyByOAuth, OAUTH_ONLY_PROVIDERS } from '../../domain/account-proof';
-import { createAdapters } from '../../providers';
-import { credentialRefusal } from '../../providers/credential-check';
 import type { ProviderCredential } from '../../providers/types';
-import { createVault, type Vault } from '../../vault/vault';
-import { resolveMasterKey } from '../../vault/master-key';
-import { recordUserAudit } from '../../db/audit';
-import { noteReadinessChange } from '../../db/outbound-events';
+import { ApiError } from '../../operations/errors';
+import type { Operation } from '../../operations/types';
+import { connectProvider } from '../../operations/providers/connect';
+import { connectProviderOAuth } from '../../operations/providers/connect-oauth';
+import { setDefaultProvider } from '../../operations/providers/set-default';
+import { updateProviderCredentials } from '../../operations/providers/update-credentials';
+import { verifyProvider } from '../../operations/providers/verify';
+import { runOperation } from './run-operation';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -22,8 +22,6 @@ import { CREDENTIAL_FIELDS, WEBHOOK_SECRET_LABEL } from './provider-fields';
 import { cookieOptions } from './session';
 
 const OAUTH_STATE_COOKIE = 'dash_oauth_state';
-/** How long the Verify button waits for the probe (one read-only call per mode, retried briefly). */
-const VERIFY_WAIT_MS = 30_000;
 
 const setOrNot = (b: boolean) => (b ? 'set' : 'not set');
 
@@ -64,9 +62,14 @@ ${list.map((c) => html`<tr><td>${c.provider}</td><td><a href="/providers/${c.id}
 </tbody></table></div>`;
 }
 
+interface EnteredSecrets {
+  credentials?: Partial<Record<(typeof MODES)[number], ProviderCredential>>;
+  webhook_secret?: string;
+}
+
 /** Reads `<mode>.<field>` inputs into credentials; a mode whose fields are all empty is left unchanged. */
-function secretsFromForm(provider: ProviderId, form: URLSearchParams): ConnectionSecrets {
-  const credentials: NonNullable<ConnectionSecrets['credentials']> = {};
+function secretsFromForm(provider: ProviderId, form: URLSearchParams): EnteredSecrets {
+  const credentials: NonNullable<EnteredSecrets['credentials']> = {};
   for (const mode of MODES) {
     const cred: ProviderCredential = {};
     for (const f of CREDENTIAL_FIELDS[provider]) {
@@ -79,8 +82,8 @@ function secretsFromForm(provider: ProviderId, form: URLSearchParams): Connectio
   return { ...(Object.keys(credentials).length ? { credentials } : {}), ...(webhook ? { webhook_secret: webhook } : {}) };
 }
 
-/** Names of what was entered (for the audit trail): never the values. */
-function enteredNames(s: ConnectionSecrets): string[] {
+/** Names of what was entered (for the notice): never the values. */
+function enteredNames(s: EnteredSecrets): string[] {
   return [...Object.keys(s.credentials ?? {}).map((m) => `${m}_credential`), ...(s.webhook_secret ? ['webhook_secret'] : [])];
 }
 
@@ -98,40 +101,13 @@ ${webhookLabel ? html`<label for="webhook-secret">${webhookLabel}</label><input 
 export function providersPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
-  let vault: Vault | undefined;
-  // Built on first use: a dashboard that never stores a secret needs no master key.
-  const getVault = () => (vault ??= createVault(resolveMasterKey(services.config)));
-  const adapters = createAdapters(services.config);
-
-  // Every connection write here (credentials, webhook secret, default) changes a readiness fact:
-  // a change is told to the tenant's endpoints in the write's own transaction.
-  const writeConnection = <T>(ctx: Koa.Context, write: (trx: Knex.Transaction) => Promise<T>) =>
-    withTenant(db, ctx.state.user!.tenant_id, async (trx) => {
-      const written = await write(trx);
-      await noteReadinessChange(trx, ctx.state.user!.tenant_id);
-      return written;
-    });
-
-  const audit = (ctx: Koa.Context, action: string, outcome: string, detail: Record<string, unknown>) =>
-    recordUserAudit(db, { tenantId: ctx.state.user!.tenant_id, userId: ctx.state.user!.id, action, requestId: ctx.state.requestId, outcome, detail });
-
-  // The proof runs in the worker (probe workflow), which records it on the connection. Null when
-  // this process has no Temporal client, or the start failed: the connection stays unverified
-  // and the Verify button tries again.
-  const startProof = async (ctx: Koa.Context, connectionId: string) => {
-    if (!services.temporal) return null;
-    try {
-      return await startConnectionProof(services.temporal.client, services.config.taskQueue, ctx.state.user!.tenant_id, connectionId, crypto.randomUUID());
-    } catch (err) {
-      ctx.state.log.warn({ connection_id: connectionId, err: (err as Error).message }, 'connection proof not started');
-      return null;
-    }
-  };
+  // Every write here is an account operation (providers.*), audited as the person's.
+  const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) => runOperation<T>(services, ctx, op, input);
 
   const renderList = async (ctx: Koa.Context, msg: { notice?: string; error?: string } = {}) => {
     const user = ctx.state.user!;
     const list = await withTenant(db, user.tenant_id, (trx) => listConnectionsSafe(trx));
-    const oauth = WEB_PROVIDERS.filter((p) => services.config.oauthClients[p] && adapters[p].exchangeOAuthCode);
+    const oauth = WEB_PROVIDERS.filter((p) => services.config.oauthClients[p] && services.adapters[p].exchangeOAuthCode);
     ctx.type = 'html';
     ctx.body = page({
       title: 'Providers', user, csrf: ctx.state.csrf!, ...msg,
@@ -181,20 +157,9 @@ ${secretInputs(c.provider)}
 
   r.post('/providers', async (ctx) => {
     const form = await readForm(ctx);
-    const provider = form.get('provider') as ProviderId;
-    try {
-      const c = await writeConnection(ctx, (trx) =>
-        createConnection(trx, getVault(), { provider, account_ref: (form.get('account_ref') ?? '').trim(), label: (form.get('label') ?? '').trim() }),
-      );
-      await audit(ctx, 'dashboard.connection.create', 'ok', { connection_id: c.id, provider });
-      await startProof(ctx, c.id);
-      ctx.redirect(`/providers/${c.id}`);
-    } catch (e) {
-      if (!(e instanceof ConnectionError)) throw e;
-      await audit(ctx, 'dashboard.connection.create', e.code, { provider });
-      ctx.status = e.code === 'account_already_connected' ? 409 : 400;
-      await renderList(ctx, { error: e.message });
-    }
+    const made = await run<SafeConnection>(ctx, connectProvider, { provider: form.get('provider') ?? '', account_ref: (form.get('account_ref') ?? '').trim(), label: (form.get('label') ?? '').trim() });
+    if ('error' in made) return renderList(ctx, { error: made.error });
+    ctx.redirect(`/providers/${made.ok.id}`);
   });
 
   r.get('/providers/:id', async (ctx) => {
@@ -212,23 +177,9 @@ ${secretInputs(c.provider)}
       ctx.status = 400;
       return renderOne(ctx, c, { error: 'Nothing was entered.' });
     }
-    const refusal = Object.values(secrets.credentials ?? {}).map((cred) => cred && credentialRefusal(c.provider, cred, services.config.providerBaseUrls[c.provider])).find(Boolean);
-    if (refusal) {
-      await audit(ctx, 'dashboard.connection.update_secrets', 'credential_refused', { connection_id: c.id, provider: c.provider });
-      ctx.status = 400;
-      return renderOne(ctx, c, { error: refusal });
-    }
-    try {
-      const updated = await writeConnection(ctx, (trx) => updateConnectionSecrets(trx, getVault(), c.id, secrets));
-      await audit(ctx, 'dashboard.connection.update_secrets', 'ok', { connection_id: c.id, provider: c.provider, entered });
-      const proving = secrets.credentials ? await startProof(ctx, c.id) : null;
-      await renderOne(ctx, updated, { notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.${proving ? ' Verifying the credentials with the provider.' : ''}` });
-    } catch (e) {
-      if (!(e instanceof ConnectionError)) throw e;
-      await audit(ctx, 'dashboard.connection.update_secrets', e.code, { connection_id: c.id, provider: c.provider });
-      ctx.status = 400;
-      await renderOne(ctx, c, { error: e.message });
-    }
+    const saved = await run<SafeConnection & { proving: boolean }>(ctx, updateProviderCredentials, { id: c.id, ...secrets });
+    if ('error' in saved) return renderOne(ctx, c, { error: saved.error });
+    await renderOne(ctx, saved.ok, { notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.${saved.ok.proving ? ' Verifying the credentials with the provider.' : ''}` });
   });
 
   // Verify: run the proof now and wait for it, so the page shows its outcome.
@@ -236,33 +187,27 @@ ${secretInputs(c.provider)}
     await readForm(ctx);
     const c = await loadOne(ctx);
     if (!c) return notFound(ctx);
-    const proving = await startProof(ctx, c.id);
-    if (!proving) {
+    const checked = await run<{ outcome: 'verified' | 'not_verified' | 'running' | 'unavailable'; connection: SafeConnection }>(ctx, verifyProvider, { id: c.id });
+    if ('error' in checked) return renderOne(ctx, c, { error: checked.error });
+    const { outcome, connection: after } = checked.ok;
+    if (outcome === 'unavailable') {
       ctx.status = 503;
-      return renderOne(ctx, c, { error: 'Verification is unavailable right now (the worker cannot be reached). Try again later.' });
+      return renderOne(ctx, after, { error: 'Verification is unavailable right now (the worker cannot be reached). Try again later.' });
     }
-    // Bounded: with no worker polling, the result would never come; the proof still runs once one does.
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      proving.result().then(() => true, () => true),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), VERIFY_WAIT_MS); }),
-    ]).finally(() => clearTimeout(timer));
-    if (!finished) {
+    if (outcome === 'running') {
       ctx.status = 202;
-      return renderOne(ctx, c, { notice: 'Verification is still running; reload this page in a moment.' });
+      return renderOne(ctx, after, { notice: 'Verification is still running; reload this page in a moment.' });
     }
-    const after = (await loadOne(ctx)) ?? c;
-    await audit(ctx, 'dashboard.connection.verify', after.verified_at ? 'ok' : 'not_verified', { connection_id: c.id, provider: c.provider });
-    await renderOne(ctx, after, after.verified_at ? { notice: 'Verified: this connection receives its account\'s events.' } : { error: `Not verified: ${after.proof_error ?? 'the provider did not confirm this account'}` });
+    await renderOne(ctx, after, outcome === 'verified' ? { notice: 'Verified: this connection receives its account\'s events.' } : { error: `Not verified: ${after.proof_error ?? 'the provider did not confirm this account'}` });
   });
 
   r.post('/providers/:id/default', async (ctx) => {
     await readForm(ctx);
     const c = await loadOne(ctx);
     if (!c) return notFound(ctx);
-    const updated = await writeConnection(ctx, (trx) => setDefault(trx, c.id));
-    await audit(ctx, 'dashboard.connection.set_default', 'ok', { connection_id: c.id, provider: c.provider });
-    await renderOne(ctx, updated, { notice: `This is now the default ${c.provider} connection.` });
+    const updated = await run<SafeConnection>(ctx, setDefaultProvider, { id: c.id });
+    if ('error' in updated) return renderOne(ctx, c, { error: updated.error });
+    await renderOne(ctx, updated.ok, { notice: `This is now the default ${c.provider} connection.` });
   });
 
   // OAuth: the state is random, kept in an HttpOnly SameSite=Lax cookie (sent on the top-level
@@ -289,33 +234,32 @@ ${secretInputs(c.provider)}
     const expected = ctx.cookies.get(OAUTH_STATE_COOKIE);
     ctx.cookies.set(OAUTH_STATE_COOKIE, '', cookieOptions(ctx, new Date(0)));
     const client = services.config.oauthClients[provider];
-    const adapter = adapters[provider];
+    const adapter = services.adapters[provider];
     const given = `${provider}.${String(ctx.query.state ?? '')}`;
     if (!expected || !client || !adapter?.exchangeOAuthCode || expected.length !== given.length || !crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(given))) {
-      await audit(ctx, 'dashboard.connection.oauth', 'invalid_state', { provider });
+      // Nothing was written: the request log keeps it, not the audit trail.
+      ctx.state.log.warn({ provider, code: 'invalid_state' }, 'oauth connect refused');
       ctx.status = 400;
       return renderList(ctx, { error: 'The connection could not be verified (state mismatch or expired). Start again.' });
     }
     if (ctx.query.error || typeof ctx.query.code !== 'string') {
-      await audit(ctx, 'dashboard.connection.oauth', 'denied', { provider });
+      ctx.state.log.warn({ provider, code: 'denied' }, 'oauth connect refused');
       ctx.status = 400;
       return renderList(ctx, { error: `${provider} did not grant access.` });
     }
+    let made: Awaited<ReturnType<typeof run<SafeConnection>>>;
     try {
-      const result = await adapter.exchangeOAuthCode(services.config.providerBaseUrls[provider], client, ctx.query.code);
-      // The consent screen named the account: the connection is proven as it is stored.
-      const c = await writeConnection(ctx, (trx) =>
-        connectProvenByOAuth(trx, getVault(), { provider, account_ref: result.account_ref, label: result.account_ref, credentials: { [result.mode]: result.credential } }),
-      );
-      await audit(ctx, 'dashboard.connection.oauth', 'ok', { connection_id: c.id, provider, mode: result.mode, replaced_claims: c.replaced_claims });
-      ctx.redirect(`/providers?connected=${encodeURIComponent(c.id)}`);
+      made = await run<SafeConnection>(ctx, connectProviderOAuth, { provider, code: ctx.query.code });
     } catch (e) {
-      const code = e instanceof ConnectionError ? e.code : 'provider_error';
-      await audit(ctx, 'dashboard.connection.oauth', code, { provider });
-      ctx.status = e instanceof ConnectionError && e.code === 'account_already_connected' ? 409 : 502;
-      ctx.state.log.warn({ provider, code }, 'oauth connect failed');
-      return renderList(ctx, { error: e instanceof ConnectionError ? e.message : `${provider} refused the connection; try again.` });
+      if (!(e instanceof ApiError) || e.code !== 'provider_error') throw e;
+      made = { error: e.detail ?? e.code, code: e.code };
     }
+    if ('error' in made) {
+      ctx.status = made.code === 'account_already_connected' ? 409 : 502;
+      ctx.state.log.warn({ provider, code: made.code }, 'oauth connect failed');
+      return renderList(ctx, { error: made.error });
+    }
+    ctx.redirect(`/providers?connected=${encodeURIComponent(made.ok.id)}`);
   });
 
   return r;

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
-import { connectionForApp, listConnectionsSafe, type SafeConnection } from '../../db/connections';
+import { listConnectionsSafe, type SafeConnection } from '../../db/connections';
+import { connectionForApp } from '../../db/app-providers';
 import { isKnownMiss, rememberMiss } from '../../db/store-purchase-misses';
 import { withTenant } from '../../db/tenant-tx';
 import { speakingConnection } from '../../domain/connection-choice';

@@ -1,4 +1,5 @@
-import { ConnectionError, findConnectionByAccount, loadWebhookSecret } from '../../db/connections';
+import { ConnectionError, findConnectionByAccount } from '../../db/connections';
+import { loadWebhookSecret } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import type { ProviderId } from '../../domain/providers';
 import type { Services } from '../../operations/services';

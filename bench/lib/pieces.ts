@@ -15,6 +15,9 @@ import { hashSecretKey } from '../../db/key-material';
 import { withTenant } from '../../db/tenant-tx';
 import { readAsTenant } from '../../db/tenant-read';
 import { createLogger } from '../../runtime/logger';
+import { loadConfig } from '../../runtime/config';
+import { createVault, generateMasterKey } from '../../vault/vault';
+import { createAdapters } from '../../providers';
 import { pidsCpu } from './cpu';
 import type { BenchDatabase } from './db';
 import { authenticate, authenticateCached, gateOneStatement, withTenantOneTrip } from './whatif';
@@ -74,7 +77,9 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
   )) as Record<string, unknown>[];
   const silent = createLogger('info', pino.destination({ dest: '/dev/null', sync: true }) as unknown as NodeJS.WritableStream);
   const mw = requestContext(silent);
-  const services = { db: kx, config: {} as Services['config'], temporal: null } as Services;
+  // Built as api/main.ts builds them, though the read measured here uses neither vault nor adapters.
+  const config = loadConfig({ NODE_ENV: 'test' });
+  const services: Services = { db: kx, config, temporal: null, vault: createVault(generateMasterKey()), adapters: createAdapters(config) };
   const principalOf = (i: number): KeyActor => ({ kind: 'api_key', tenantId: t(i).id, keyId: t(i).id, scopes: ['subscribers:read'], keyName: 'bench', expiresAt: null });
   const noDb = { ...listEntitlements, handler: async () => ({}) };
 

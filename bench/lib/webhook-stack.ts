@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
-import { createConnection, markConnectionProven } from '../../db/connections';
+import { createConnection, markConnectionProven } from '../../db/connection-service';
 import { createKnex, withDatabase } from '../../db/knex';
 import { migrateLatest } from '../../db/migrate';
 import { createTenant } from '../../db/tenants';

@@ -1,19 +1,11 @@
 import { z } from 'zod';
 import { firstAppId } from '../../db/apps';
-import { attachToApp, ConnectionError } from '../../db/connections';
+import { ConnectionError } from '../../db/connections';
+import { attachToApp } from '../../db/app-providers';
 import { isUuid } from '../../domain/ids';
-import { ApiError, invalidRequest, notFound } from '../errors';
+import { connectionApiError, notFound } from '../errors';
 import { provider } from '../schemas';
 import { defineOperation } from '../types';
-
-const CONNECTION_ERRORS: Record<string, [number, string]> = {
-  invalid_request: [400, 'invalid_request'],
-  app_not_found: [404, 'not_found'],
-  not_found: [404, 'not_found'],
-  no_connection: [409, 'no_connection'],
-  ambiguous_connection: [409, 'ambiguous_connection'],
-  inactive: [409, 'connection_inactive'],
-};
 
 export const attachProvider = defineOperation({
   name: 'providers.attach',
@@ -35,11 +27,8 @@ export const attachProvider = defineOperation({
         const r = await attachToApp(trx, appId, input.provider, input.account_id);
         return { ...r.attachment, created: r.created, replaced: r.replaced };
       } catch (e) {
-        if (!(e instanceof ConnectionError)) throw e;
-        const [status, code] = CONNECTION_ERRORS[e.code] ?? [400, 'invalid_request'];
-        const candidates = e.candidates?.length ? ` Candidates: ${e.candidates.map((c) => `${c.account_ref} (id ${c.id}${c.label ? `, "${c.label}"` : ''})`).join('; ')}. Pass one as account_id.` : '';
-        if (status === 400) throw invalidRequest(e.message, 'account_id');
-        throw new ApiError(status, code, `${e.message}.${candidates}`, e.candidates ? { candidates: e.candidates } : {});
+        // A refusal about the connection chosen names account_id, the input that chooses it.
+        throw (e instanceof ConnectionError && connectionApiError(e, 'account_id')) || e;
       }
     });
   },

@@ -4,7 +4,7 @@ import { baseReadiness } from '../../db/outbound-events';
 import { MAX_ENDPOINTS_PER_TENANT } from '../../domain/outbound-limits';
 import { ApiError } from '../errors';
 import { defineOperation } from '../types';
-import { checkUrl, description, endpoint, eventTypes, url, vaultOf, withSecret } from './schema';
+import { checkUrl, description, endpoint, eventTypes, url, withSecret } from './schema';
 
 export const createEndpoint = defineOperation({
   name: 'webhook_endpoints.create',
@@ -17,7 +17,7 @@ export const createEndpoint = defineOperation({
   errors: [409],
   async handler(ctx, input) {
     checkUrl(ctx, input.url);
-    const vault = vaultOf(ctx);
+    const { vault } = ctx.services;
     const { row, secret } = await ctx.tx(async (trx) => {
       if ((await lockedEndpointCount(trx, ctx.tenantId)) >= MAX_ENDPOINTS_PER_TENANT) {
         throw new ApiError(409, 'endpoint_limit_reached', `A tenant may have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one it no longer uses (an endpoint receives every event type unless event_types narrows it).`, { param: 'url', limit: MAX_ENDPOINTS_PER_TENANT });

@@ -3,7 +3,7 @@ import { rotateEndpointSecret } from '../../db/outbound-endpoints';
 import { ROTATION_OVERLAP_SECONDS } from '../../domain/outbound-events';
 import { notFound } from '../errors';
 import { defineOperation } from '../types';
-import { endpoint, idParam, known, vaultOf, withSecret } from './schema';
+import { endpoint, idParam, known, withSecret } from './schema';
 
 export const rotateEndpointSecretOp = defineOperation({
   name: 'webhook_endpoints.rotate_secret',
@@ -17,7 +17,7 @@ export const rotateEndpointSecretOp = defineOperation({
   rest: { method: 'POST', path: '/webhook-endpoints/{id}/rotate-secret' },
   errors: [404],
   async handler(ctx, input) {
-    const vault = vaultOf(ctx);
+    const { vault } = ctx.services;
     const r = await ctx.tx((trx) => rotateEndpointSecret(trx, vault, known(input.id), input.overlap_seconds ?? ROTATION_OVERLAP_SECONDS.default));
     if (!r) throw notFound('webhook endpoint');
     return { ...endpoint(r.row), secret: r.secret };

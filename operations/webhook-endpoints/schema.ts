@@ -4,11 +4,9 @@ import { isUuid } from '../../domain/ids';
 import { endpointUrlProblem, OUTBOUND_EVENT_TYPES } from '../../domain/outbound-events';
 import { outboundPortProblem } from '../../domain/outbound-ports';
 import { checkLiteralHost } from '../../egress/address-guard';
-import { createVault, type Vault } from '../../vault/vault';
-import { ApiError, invalidRequest, notFound } from '../errors';
+import { invalidRequest, notFound } from '../errors';
 import { iso, isoReq } from '../paging';
 import { id } from '../schemas';
-import type { Services } from '../services';
 import type { OperationContext } from '../types';
 
 export const eventType = z.enum(OUTBOUND_EVENT_TYPES);
@@ -57,17 +55,6 @@ export function checkUrl(ctx: OperationContext, raw: string): void {
   } catch (e) {
     throw invalidRequest((e as Error).message, 'url');
   }
-}
-
-export const derived = new WeakMap<Services, Vault>();
-/** The process's vault (api/main.ts gives one); a process given only its MASTER_KEY in the configuration makes it. */
-export function vaultOf(ctx: OperationContext): Vault {
-  const { services } = ctx;
-  if (services.vault) return services.vault;
-  if (!services.config.masterKey) throw new ApiError(500, 'server_misconfigured', 'Signing secrets need MASTER_KEY on this process.');
-  let v = derived.get(services);
-  if (!v) derived.set(services, (v = createVault(services.config.masterKey)));
-  return v;
 }
 
 export const idParam = z.object({ id: id('webhook endpoint id (uuid)') });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConnection } from '../../db/connections';
+import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { createVault, generateMasterKey } from '../../vault/vault';
 import { testDb } from '../helpers/db';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createConnection } from '../../db/connections';
+import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import type { ProviderId } from '../../domain/providers';
 import { RATE_LIMITS } from '../../domain/rate-limits';

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createConnection } from '../../db/connections';
+import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { connectDemoProviders, createEmulatorAccount } from '../../seed/demo-providers';

@@ -11,7 +11,7 @@ import type { RunningEmulator } from '../../emulators/common/host';
 import { hashSecretKey } from '../../db/key-material';
 import { testDb } from '../helpers/db';
 import { call, startApi } from '../helpers/api';
-import { createConnection } from '../../db/connections';
+import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { createVault } from '../../vault/vault';
 

@@ -1,10 +1,9 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
-import {
-  attachToApp, connectionForApp, ConnectionError, connectProvenByOAuth, createConnection, findConnectionByAccount, listConnectionsSafe,
-  loadCredential, loadWebhookSecret, markConnectionProven, recordProofFailure, setDefault, updateConnectionSecrets, type ConnectionErrorCode,
-} from '../../db/connections';
+import { ConnectionError, findConnectionByAccount, listConnectionsSafe, recordProofFailure, setDefault, type ConnectionErrorCode } from '../../db/connections';
+import { attachToApp, connectionForApp } from '../../db/app-providers';
+import { connectProvenByOAuth, createConnection, loadCredential, loadWebhookSecret, markConnectionProven, updateConnectionSecrets } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { createVault, generateMasterKey, VaultDecryptError } from '../../vault/vault';
 import { testDb } from '../helpers/db';

@@ -72,7 +72,7 @@ describe('dashboard: providers in a real browser', () => {
     const row = p.getByRole('row', { name: new RegExp(conns[0].account_ref) });
     await expect(row.textContent()).resolves.toContain('psp_a');
     await expect(row.textContent()).resolves.toContain('Verified (OAuth)');
-    const audit = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, action: 'dashboard.connection.oauth' }).first();
+    const audit = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, action: 'providers.connect_oauth' }).first();
     expect(audit).toMatchObject({ actor_type: 'user', actor_id: user.id, outcome: 'ok' });
     await ctx.close();
   });

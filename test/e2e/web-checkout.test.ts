@@ -7,7 +7,7 @@ import { startEmulator, type RunningEmulator } from '../../emulators/common/host
 import { createEmulator } from '../../emulators/psp_a/emulator';
 import { createAdapters } from '../../providers';
 import { loadConfig } from '../../runtime/config';
-import { attachToApp } from '../../db/connections';
+import { attachToApp } from '../../db/app-providers';
 import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { startExampleServer } from '../../examples/web/serve';

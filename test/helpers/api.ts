@@ -12,7 +12,8 @@ import type { Services } from '../../operations/services';
 import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
 import { startEntitlementWaits, stopEntitlementWaits } from '../../api/sdk/entitlement-waits';
 import { loadConfig } from '../../runtime/config';
-import { generateMasterKey } from '../../vault/vault';
+import { createVault, generateMasterKey } from '../../vault/vault';
+import { createAdapters } from '../../providers';
 import { dataConverterFor } from '../../temporal/payload-codec';
 import { createLogger } from '../../runtime/logger';
 import type { Scope } from '../../domain/scopes';
@@ -41,14 +42,18 @@ export async function listen(app: Koa | http.RequestListener): Promise<{ url: st
 export function testServices(overrides: Partial<Services> = {}): Services {
   const address = inject('temporalAddress');
   const connection = Connection.lazy({ address });
-  // The payload codec of the worker the test pairs this API with: its vault, else its config's
-  // key (startTestWorker puts it there); an API with no worker gets a key of its own.
-  const keys = overrides.vault ?? overrides.config?.masterKey ?? generateMasterKey();
+  const config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, ...overrides.config };
+  // As api/main.ts does: one vault and one adapter set for the process. The vault is the
+  // worker's the test pairs this API with (startTestWorker puts its key in the config); an API
+  // with no worker gets a key of its own. The payload codec uses the same key.
+  const vault = overrides.vault ?? createVault(config.masterKey ?? generateMasterKey());
   return {
     db: appDb(),
-    config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address },
-    temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(keys) }) },
+    temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }) },
+    adapters: overrides.adapters ?? createAdapters(config),
     ...overrides,
+    config,
+    vault,
   };
 }
 

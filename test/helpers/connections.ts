@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { createConnection, markConnectionProven, type NewConnection, type SafeConnection } from '../../db/connections';
+import { type SafeConnection } from '../../db/connections';
+import { createConnection, markConnectionProven, type NewConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import type { WebProviderId } from '../../domain/providers';
 import { createEmulatorAccount } from '../../seed/demo-providers';

@@ -1,4 +1,4 @@
-import { attachToApp } from '../../db/connections';
+import { attachToApp } from '../../db/app-providers';
 import { createProvenConnection } from './connections';
 import { withTenant } from '../../db/tenant-tx';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { attachToApp } from '../../db/connections';
+import { attachToApp } from '../../db/app-providers';
 import { withTenant } from '../../db/tenant-tx';
 import { SCOPES } from '../../domain/scopes';
 import { createEmulatorAccount } from '../../seed/demo-providers';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVault, generateMasterKey, VaultDecryptError, type Vault } from '../../vault/vault';
 import { parseMasterKey } from '../../vault/keyring';
 import { ConfigError } from '../../runtime/config';
-import { createConnection, loadCredential, loadWebhookSecret } from '../../db/connections';
+import { createConnection, loadCredential, loadWebhookSecret } from '../../db/connection-service';
 import { reencryptAll } from '../../db/reencrypt';
 import { insertEndpoint, rotateEndpointSecret, signingSecrets } from '../../db/outbound-endpoints';
 import { withTenant } from '../../db/tenant-tx';

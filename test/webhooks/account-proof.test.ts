@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConnection, getConnectionSafe, updateConnectionSecrets, type SafeConnection } from '../../db/connections';
+import { getConnectionSafe, type SafeConnection } from '../../db/connections';
+import { createConnection, updateConnectionSecrets } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { WorkflowNotFoundError } from '@temporalio/client';

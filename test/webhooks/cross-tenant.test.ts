@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadWebhookSecret, updateConnectionSecrets } from '../../db/connections';
+import { loadWebhookSecret, updateConnectionSecrets } from '../../db/connection-service';
 import { sellOnWebProvider } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
 import { REFUSALS_KEPT_PER_MINUTE } from '../../db/webhook-deliveries';

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { connectProvenByOAuth, createConnection, findConnectionByAccount, getConnectionSafe, markConnectionProven, type SafeConnection } from '../../db/connections';
+import { findConnectionByAccount, getConnectionSafe, type SafeConnection } from '../../db/connections';
+import { connectProvenByOAuth, createConnection, markConnectionProven } from '../../db/connection-service';
 import { RELEASED_BY_OAUTH } from '../../db/migrations/025_oauth_account_claims';
 import { withTenant } from '../../db/tenant-tx';
 import { keyOnlyProofNote } from '../../domain/account-proof';
@@ -184,7 +185,7 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
     const proven = await connectionOf(owner.tenantId, p, owners.account);
     expect(proven).toMatchObject({ verified_by: 'oauth' });
     expect(await findConnectionByAccount(testDb(), p, owners.account)).toEqual({ tenant_id: owner.tenantId, connection_id: proven.id });
-    const audit = await testDb()('audit_entries').where({ tenant_id: owner.tenantId, action: 'dashboard.connection.oauth' }).first();
+    const audit = await testDb()('audit_entries').where({ tenant_id: owner.tenantId, action: 'providers.connect_oauth' }).first();
     expect(audit).toMatchObject({ outcome: 'ok', detail: expect.objectContaining({ replaced_claims: 1 }) });
 
     // The holder keeps its connection (credentials and all, for API calls) but no longer its events, and is told so.
