@@ -42,7 +42,7 @@ export const TYPE_ONLY: Record<string, string[]> = {
   api: ['workflows', 'activities'],
 };
 
-interface Edge { from: string; to: string; typeOnly: boolean }
+interface Edge { from: string; to: string; typeOnly: boolean; /** Value names imported (type-only specifiers left out). */ names: string[] }
 
 function listFiles(dir: string): string[] {
   const out: string[] = [];
@@ -69,17 +69,25 @@ function importsOf(file: string): Edge[] {
   for (const stmt of source.statements) {
     let spec: string | undefined;
     let typeOnly = false;
+    let names: string[] = [];
     if (ts.isImportDeclaration(stmt) && ts.isStringLiteral(stmt.moduleSpecifier)) {
       spec = stmt.moduleSpecifier.text;
       const clause = stmt.importClause;
+      if (clause && !clause.isTypeOnly) {
+        if (clause.name) names.push('default');
+        const nb = clause.namedBindings;
+        if (nb && ts.isNamespaceImport(nb)) names.push('*');
+        if (nb && ts.isNamedImports(nb)) names = names.concat(nb.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text));
+      }
       typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings)
         && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
     } else if (ts.isExportDeclaration(stmt) && stmt.moduleSpecifier && ts.isStringLiteral(stmt.moduleSpecifier)) {
       spec = stmt.moduleSpecifier.text;
       typeOnly = stmt.isTypeOnly;
+      if (!typeOnly) names.push('*');
     }
     const to = spec ? resolve(file, spec) : null;
-    if (to) edges.push({ from: file, to, typeOnly });
+    if (to) edges.push({ from: file, to, typeOnly, names });
   }
   return edges;
 }
@@ -143,6 +151,42 @@ function sqlCalls(file: string): string[] {
   return found;
 }
 
+/**
+ * The surfaces (dashboard pages, the tool server) write only through operations: from db/ they
+ * may import these reads and the session mechanics of signing in, nothing else. A write a page
+ * needs becomes an operation (operations/), which brings the policy and the audit with it.
+ */
+export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
+  'db/tenant-tx.ts': ['withTenant'],
+  'db/products.ts': ['findProductId', 'listProductsWithPriceCounts', 'knownSkus'],
+  'db/outbound-endpoints.ts': ['endpointById', 'endpointPage'],
+  'db/outbound-events.ts': ['attemptsOf', 'outboundDeliveryPage'],
+  'db/api-keys.ts': ['findApiKey', 'listApiKeys'],
+  'db/apps.ts': ['listAppKeys'],
+  'db/overview.ts': ['readOverview'],
+  'db/readiness-facts.ts': ['readReadinessFacts'],
+  'db/sync-runs.ts': ['recentRuns'],
+  'db/connections.ts': ['getConnectionSafe', 'listConnectionsSafe'],
+  'db/paywalls.ts': ['getPaywallRow'],
+  // Session mechanics: a secret parked for the one page after a redirect; signing in and out.
+  'db/session-secret.ts': ['parkSecret', 'takeSecret'],
+  'db/dashboard-users.ts': ['sessionUser', 'createSession', 'deleteSession', 'findUserForLogin', 'signUpUser', 'EmailTaken'],
+  'db/login-attempts.ts': ['clearAttempts', 'releaseAttempt', 'reserveAttempt'],
+};
+const SURFACE_FOLDERS = ['api/dashboard/', 'api/tools/'];
+
+function surfaceWrites(edges: Edge[]): string[] {
+  const problems: string[] = [];
+  for (const e of edges) {
+    if (!SURFACE_FOLDERS.some((f) => e.from.startsWith(f)) || folderOf(e.to) !== 'db' || e.typeOnly) continue;
+    const allowed = SURFACE_DB_IMPORTS[e.to] ?? [];
+    for (const name of e.names.filter((n) => !allowed.includes(n))) {
+      problems.push(`${e.from} imports ${name} from ${e.to}: a surface writes through operations/ only (reads allowed: scripts/check-imports.ts, SURFACE_DB_IMPORTS)`);
+    }
+  }
+  return problems;
+}
+
 export function checkImports(): string[] {
   const files = Object.keys(ALLOWED).filter((d) => fs.existsSync(path.join(ROOT, d))).flatMap(listFiles);
   const edges = files.flatMap(importsOf);
@@ -155,6 +199,7 @@ export function checkImports(): string[] {
     problems.push(`${e.from} imports ${e.to}${e.typeOnly ? ' (types)' : ''}: ${from}/ may import ${[...(ALLOWED[from] ?? []), ...(TYPE_ONLY[from] ?? []).map((t) => `${t} (types)`)].join(', ') || 'nothing outside itself'}`);
   }
   for (const scc of cycles(files, edges)) problems.push(`import cycle: ${scc.join(' → ')}`);
+  problems.push(...surfaceWrites(edges));
   for (const file of files) if (SQL_FOLDERS_CHECKED.includes(folderOf(file))) problems.push(...sqlCalls(file));
   return problems;
 }
