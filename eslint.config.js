@@ -5,7 +5,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'sdk/dist/**', 'coverage/**', 'test-artifacts/**', '.data/**', 'examples/web/app.js'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'sdk/dist/**',
+      'coverage/**',
+      'test-artifacts/**',
+      '.data/**',
+      'examples/web/app.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,10 +24,16 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false, attributes: false } },
+      ],
       // A shutdown handler may read a handle before it is assigned: that `let` stays a `let`.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   {
@@ -33,10 +49,37 @@ export default tseslint.config(
     files: ['providers/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'operations/**/*.ts', 'api/**/*.ts'],
     ignores: ['api/http-server.ts', 'api/main.ts'],
     rules: {
-      'no-restricted-globals': ['error', { name: 'fetch', message: 'Use egress/ (egressRequest, or operatorHostFetch for the operator\'s provider hosts): docs/egress.md.' }],
-      'no-restricted-imports': ['error', {
-        paths: ['node:http', 'node:https', 'http', 'https', 'undici', 'node:tls', 'tls'].map((name) => ({ name, message: 'Outbound requests go through egress/ (docs/egress.md).' })),
-      }],
+      'no-restricted-globals': [
+        'error',
+        {
+          name: 'fetch',
+          message:
+            "Use egress/ (egressRequest, or operatorHostFetch for the operator's provider hosts): docs/egress.md.",
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:http', 'node:https', 'http', 'https', 'undici', 'node:tls', 'tls'].map((name) => ({
+            name,
+            message: 'Outbound requests go through egress/ (docs/egress.md).',
+          })),
+        },
+      ],
+    },
+  },
+  {
+    // Product code reads at 120 columns: Prettier wraps the code, comments are wrapped by hand. A
+    // message, a SQL statement or a URL stays one string, so that grep finds it whole.
+    files: [
+      '{domain,runtime,egress,vault,db,providers,workflows,activities,temporal,operations,api,emulators,seed,scripts}/**/*.ts',
+      'sdk/src/**/*.ts',
+    ],
+    rules: {
+      'max-len': [
+        'error',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
     },
   },
   {

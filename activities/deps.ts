@@ -13,6 +13,9 @@ export interface ActivityDeps {
   config: Config;
   vault: Vault;
   adapters: Adapters;
-  /** Paces provider calls to their documented rate limits; one per worker process (made in createActivities when absent). */
+  /**
+   * Paces provider calls to their documented rate limits; one per worker process (made in createActivities when
+   * absent).
+   */
   pacer?: Pacer;
 }

@@ -17,23 +17,42 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
      * workflow: it is read here from the delivery of the event that named it last. Three round
      * trips per subscription at most: the upsert, the entitlement, the deliveries.
      */
-    async writeLifecycle(input: { tenantId: string; provider: string; subscriptions: SubscriptionView[]; entitlements: EntitlementView[]; eventIds: string[] }): Promise<void> {
+    async writeLifecycle(input: {
+      tenantId: string;
+      provider: string;
+      subscriptions: SubscriptionView[];
+      entitlements: EntitlementView[];
+      eventIds: string[];
+    }): Promise<void> {
       const { tenantId, provider } = input;
       // The span the webhook's trace ends with (when tracing is on); ids only.
-      await inSpan('entitlement.write', { 'billing.provider': provider, 'billing.entitlements': input.entitlements.length }, () => withTenant(db, tenantId, async (trx) => {
-        for (const [i, s] of input.subscriptions.entries()) {
-          const row = await upsertLifecycleSubscription(trx, tenantId, provider, s);
-          const ent = input.entitlements[i];
-          await upsertEntitlement(trx, {
-            tenantId, provider, productId: row.product_id, subscriptionId: row.id, state: ent.state, isSandbox: s.mode === 'test', expiresAt: ent.expires_at, graceUntil: ent.grace_until,
-            // The SDK asks by app user; a purchase made without one is held under the customer's email or id.
-            appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
-          });
-        }
-        await markLifecycleDeliveriesProcessed(trx, provider, input.eventIds);
-      }));
+      await inSpan(
+        'entitlement.write',
+        { 'billing.provider': provider, 'billing.entitlements': input.entitlements.length },
+        () =>
+          withTenant(db, tenantId, async (trx) => {
+            for (const [i, s] of input.subscriptions.entries()) {
+              const row = await upsertLifecycleSubscription(trx, tenantId, provider, s);
+              const ent = input.entitlements[i];
+              await upsertEntitlement(trx, {
+                tenantId,
+                provider,
+                productId: row.product_id,
+                subscriptionId: row.id,
+                state: ent.state,
+                isSandbox: s.mode === 'test',
+                expiresAt: ent.expires_at,
+                graceUntil: ent.grace_until,
+                // The SDK asks by app user; a purchase made without one is held under the customer's email or id.
+                appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
+              });
+            }
+            await markLifecycleDeliveriesProcessed(trx, provider, input.eventIds);
+          }),
+      );
       // Counted once committed (a retried activity counts again: the metric is a rate, not a ledger).
-      for (const ent of input.entitlements.slice(0, input.subscriptions.length)) entitlementWrites.inc({ provider, state: ent.state });
+      for (const ent of input.entitlements.slice(0, input.subscriptions.length))
+        entitlementWrites.inc({ provider, state: ent.state });
     },
   };
 }

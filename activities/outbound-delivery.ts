@@ -3,8 +3,19 @@ import type { Knex } from 'knex';
 import { withTenant } from '../db/tenant-tx';
 import { isDatabaseUnavailable } from '../db/unavailable';
 import {
-  dueHeads, endpointToDrain, failPendingDeliveries, holdDrainLease, lookingDrainLease, parkDrain, recordAttemptOutcome, releaseDrainLease, setDrainWidth, settleDelivery,
-  takeDrainTurn, type AttemptOutcome, type DueHead,
+  dueHeads,
+  endpointToDrain,
+  failPendingDeliveries,
+  holdDrainLease,
+  lookingDrainLease,
+  parkDrain,
+  recordAttemptOutcome,
+  releaseDrainLease,
+  setDrainWidth,
+  settleDelivery,
+  takeDrainTurn,
+  type AttemptOutcome,
+  type DueHead,
 } from '../db/outbound-drain';
 import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
 import { DRAIN_PARK_MS, fairPace, MAX_ACTIVE_DRAINS_PER_TENANT } from '../domain/outbound-limits';
@@ -20,7 +31,9 @@ const LINGER_MS = 3_000;
 const POLL_MS = 200;
 /** How long a lease says "I am looking"; renewed at half-life, so it outlives a poll by far. */
 const LEASE_MS = 3_000;
-/** A parked drain's lease outlives its park by this much: its workflow looks again in between, still counted as waiting. */
+/**
+ * A parked drain's lease outlives its park by this much: its workflow looks again in between, still counted as waiting.
+ */
 const PARK_GRACE_MS = 2_000;
 /** A slow receiver's drain pauses at most this long after a slow round. */
 const MAX_SLOW_PAUSE_MS = 30_000;
@@ -51,10 +64,14 @@ export function nextDrainWidth(width: number, slow: boolean): number {
  * first `cap` in line, longer further back (they would only be refused again), 30 s at most.
  */
 export function parkMsFor(ahead: number): number {
-  return Math.min(MAX_SLOW_PAUSE_MS, DRAIN_PARK_MS * (1 + Math.floor(ahead / MAX_ACTIVE_DRAINS_PER_TENANT))) + PARK_GRACE_MS;
+  return (
+    Math.min(MAX_SLOW_PAUSE_MS, DRAIN_PARK_MS * (1 + Math.floor(ahead / MAX_ACTIVE_DRAINS_PER_TENANT))) + PARK_GRACE_MS
+  );
 }
 
-/** After a slow round the drain gives its tenant's turn away and pauses: longer the narrower the endpoint has become. */
+/**
+ * After a slow round the drain gives its tenant's turn away and pauses: longer the narrower the endpoint has become.
+ */
 export function slowPauseMs(width: number): number {
   return Math.min(MAX_SLOW_PAUSE_MS, DRAIN_PARK_MS * Math.ceil(DRAIN_CONCURRENCY / width));
 }
@@ -81,25 +98,44 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
   const pace = fairPace(config.outboundWebhooks.maxAttemptsPerSecond);
 
   /** One POST, in its turn of the process's pace, and what follows from it; recorded by the caller. */
-  async function attempt(tenantId: string, policy: OutboundRetryPolicy, url: string, secrets: string[], head: DueHead): Promise<AttemptOutcome> {
+  async function attempt(
+    tenantId: string,
+    policy: OutboundRetryPolicy,
+    url: string,
+    secrets: string[],
+    head: DueHead,
+  ): Promise<AttemptOutcome> {
     await pace.turn(tenantId);
     const result = await postSigned({
-      url, msgId: head.event_id, body: JSON.stringify(head.body), secrets,
-      timeoutMs: policy.attemptTimeoutMs, allowPrivate: config.outboundWebhooks.allowPrivateAddresses, allowedPorts: config.outboundWebhooks.allowedPorts,
+      url,
+      msgId: head.event_id,
+      body: JSON.stringify(head.body),
+      secrets,
+      timeoutMs: policy.attemptTimeoutMs,
+      allowPrivate: config.outboundWebhooks.allowPrivateAddresses,
+      allowedPorts: config.outboundWebhooks.allowedPorts,
     });
     const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const error = succeeded ? null : (result.error ?? `HTTP ${result.statusCode}`);
     const attempts = head.attempts + 1;
     const now = Date.now();
     const outcome: AttemptOutcome = {
-      tenantId, deliveryId: head.id, attempt: attempts, statusCode: result.statusCode, latencyMs: result.latencyMs,
-      responseExcerpt: result.excerpt, error, succeeded,
+      tenantId,
+      deliveryId: head.id,
+      attempt: attempts,
+      statusCode: result.statusCode,
+      latencyMs: result.latencyMs,
+      responseExcerpt: result.excerpt,
+      error,
+      succeeded,
     };
     if (succeeded) return outcome;
     // A refused address fails its delivery alone; only the window running out disables the endpoint.
     if (result.refused) return { ...outcome, giveUp: error! };
     const next = afterFailedAttempt(policy, attempts, head.window_start_ms ?? now, now);
-    return 'giveUp' in next ? { ...outcome, giveUp: `${next.giveUp}; last: ${error}`, windowOver: true } : { ...outcome, retryAt: new Date(next.retryAtMs) };
+    return 'giveUp' in next
+      ? { ...outcome, giveUp: `${next.giveUp}; last: ${error}`, windowOver: true }
+      : { ...outcome, retryAt: new Date(next.retryAtMs) };
   }
 
   /**
@@ -113,7 +149,10 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
       return true;
     } catch (e) {
       if (isDatabaseUnavailable(e)) throw e;
-      logger.warn({ deliveryId: o.deliveryId, code: codeOf(e) }, 'outbound attempt not recorded as it was; recording it without the answer');
+      logger.warn(
+        { deliveryId: o.deliveryId, code: codeOf(e) },
+        'outbound attempt not recorded as it was; recording it without the answer',
+      );
       try {
         const error = `${o.error ? `${o.error}; ` : ''}the answer could not be stored (${codeOf(e)})`;
         await trx.transaction((sp) => recordAttemptOutcome(sp, { ...o, responseExcerpt: null, error }));
@@ -126,20 +165,36 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
     }
   }
 
-  /** A round's attempts, each on its own; the endpoint's width and, if a window ran out, its disabling. Answers those not recorded. */
-  function recordRound(tenantId: string, endpointId: string, outcomes: AttemptOutcome[], width: number | null): Promise<AttemptOutcome[]> {
+  /**
+   * A round's attempts, each on its own; the endpoint's width and, if a window ran out, its disabling. Answers those
+   * not recorded.
+   */
+  function recordRound(
+    tenantId: string,
+    endpointId: string,
+    outcomes: AttemptOutcome[],
+    width: number | null,
+  ): Promise<AttemptOutcome[]> {
     return withTenant(db, tenantId, async (trx) => {
       const unrecorded: AttemptOutcome[] = [];
       for (const o of outcomes) if (!(await recordOne(trx, o))) unrecorded.push(o);
       const over = outcomes.find((o) => o.windowOver && !unrecorded.includes(o));
-      if (over) await updateEndpoint(trx, endpointId, { enabled: false, disabledReason: `disabled automatically: ${over.giveUp}` });
+      if (over)
+        await updateEndpoint(trx, endpointId, {
+          enabled: false,
+          disabledReason: `disabled automatically: ${over.giveUp}`,
+        });
       if (width !== null) await setDrainWidth(trx, endpointId, width);
       return unrecorded;
     });
   }
 
   return {
-    async drainOutbound(input: { tenantId: string; endpointId: string; policy: OutboundRetryPolicy }): Promise<DrainResult> {
+    async drainOutbound(input: {
+      tenantId: string;
+      endpointId: string;
+      policy: OutboundRetryPolicy;
+    }): Promise<DrainResult> {
       const { tenantId, endpointId, policy } = input;
       const started = Date.now();
       // A round's attempts wait their turn of the pace (a few seconds at most), then take up to the attempt timeout.
@@ -150,7 +205,12 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
       let leaseUntil = 0;
       // Whether that lease holds one of the tenant's turns to post.
       let posting = false;
-      const answer = (more: boolean, nextDueInMs: number | null): DrainResult => ({ gone: false, attempted, more, nextDueInMs });
+      const answer = (more: boolean, nextDueInMs: number | null): DrainResult => ({
+        gone: false,
+        attempted,
+        more,
+        nextDueInMs,
+      });
       try {
         for (;;) {
           const renew = leaseUntil > 0 && Date.now() > leaseUntil - LEASE_MS / 2;
@@ -158,7 +218,11 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
             const endpoint = await endpointToDrain(trx, endpointId);
             if (!endpoint) return { gone: true } as const;
             if (!endpoint.enabled) {
-              await failPendingDeliveries(trx, { endpointId }, `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`);
+              await failPendingDeliveries(
+                trx,
+                { endpointId },
+                `endpoint disabled: ${endpoint.disabled_reason ?? 'disabled'}`,
+              );
               // A parked lease of its own would keep its place in its tenant's line until it ran out.
               await releaseDrainLease(trx, endpointId);
               return { disabled: true } as const;
@@ -168,20 +232,30 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
             if (heads.due.length) {
               // A round that posts holds its tenant's turn until its slowest attempt is over.
               if (!posting) {
-                const turn = await takeDrainTurn(trx, tenantId, endpointId, { leaseMs: roundLeaseMs, parkMsFor, cap: MAX_ACTIVE_DRAINS_PER_TENANT });
+                const turn = await takeDrainTurn(trx, tenantId, endpointId, {
+                  leaseMs: roundLeaseMs,
+                  parkMsFor,
+                  cap: MAX_ACTIVE_DRAINS_PER_TENANT,
+                });
                 if (!turn.granted) return { parkedMs: turn.parkMs } as const;
               } else await holdDrainLease(trx, tenantId, endpointId, roundLeaseMs);
             } else if (!leaseUntil) {
               // Nothing to post and no lease: hand back (a new delivery wakes the drain through the outbox).
               return { idle: heads.nextDueInMs } as const;
             } else if (posting || renew) await lookingDrainLease(trx, tenantId, endpointId, LEASE_MS);
-            return { endpoint, width, heads, secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [] };
+            return {
+              endpoint,
+              width,
+              heads,
+              secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [],
+            };
           });
           if ('gone' in round) return { gone: true, attempted, more: false, nextDueInMs: null };
           if ('disabled' in round) return answer(false, null);
           if ('idle' in round) return answer(false, round.idle ?? null);
           if ('parkedMs' in round) {
-            // The tenant's other drains have its turns: the parked lease is ours now, released by nobody; look again when it ends.
+            // The tenant's other drains have its turns: the parked lease is ours now, released by nobody; look again
+            // when it ends.
             leaseUntil = 0;
             posting = false;
             return answer(false, round.parkedMs! - PARK_GRACE_MS + Math.floor(Math.random() * 500));
@@ -197,7 +271,9 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
           const overBudget = Date.now() - started > DRAIN_BUDGET_MS;
           if (heads.due.length) {
             if (overBudget) return answer(true, 0);
-            const outcomes = await Promise.all(heads.due.map((h) => attempt(tenantId, policy, endpoint.url, secrets, h)));
+            const outcomes = await Promise.all(
+              heads.due.map((h) => attempt(tenantId, policy, endpoint.url, secrets, h)),
+            );
             attempted += outcomes.length;
             const slow = outcomes.some((o) => o.latencyMs >= policy.attemptTimeoutMs / 2);
             const newWidth = nextDrainWidth(width, slow);
@@ -205,7 +281,11 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
             if (unrecorded.length) {
               // Temporal tries the drain again (a bounded number of times: workflows/outbound-delivery.ts), and
               // then fails these deliveries with this reason (settleFailedDrain).
-              throw ApplicationFailure.retryable(`the attempt of ${unrecorded.length} deliver${unrecorded.length === 1 ? 'y' : 'ies'} could not be recorded`, 'OutboundAttemptNotRecorded', { deliveryIds: unrecorded.map((o) => o.deliveryId) });
+              throw ApplicationFailure.retryable(
+                `the attempt of ${unrecorded.length} deliver${unrecorded.length === 1 ? 'y' : 'ies'} could not be recorded`,
+                'OutboundAttemptNotRecorded',
+                { deliveryIds: unrecorded.map((o) => o.deliveryId) },
+              );
             }
             lastWork = Date.now();
             heartbeat({ attempted });
@@ -240,11 +320,15 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
         // Postgres away is nobody's delivery's fault: hand back and look again later, spending
         // none of the drain's tries. A POST whose attempt was not recorded is sent again then.
         if (!isDatabaseUnavailable(e)) throw e;
-        logger.warn({ tenantId, endpointId, code: codeOf(e) }, 'outbound drain: database unavailable; looking again later');
+        logger.warn(
+          { tenantId, endpointId, code: codeOf(e) },
+          'outbound drain: database unavailable; looking again later',
+        );
         return answer(false, DATABASE_AWAY_MS);
       } finally {
         // Cancelled or failed while holding a lease: let go so the next delivery wakes a new drain at once.
-        if (leaseUntil) await withTenant(db, tenantId, (trx) => releaseDrainLease(trx, endpointId)).catch(() => undefined);
+        if (leaseUntil)
+          await withTenant(db, tenantId, (trx) => releaseDrainLease(trx, endpointId)).catch(() => undefined);
       }
     },
 
@@ -254,7 +338,13 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
      * why, so the delivery log shows it and nothing is posted again until someone replays them.
      * Counted like any failed attempt: one whose retry window is over disables the endpoint too.
      */
-    async settleFailedDrain(input: { tenantId: string; endpointId: string; policy: OutboundRetryPolicy; reason: string; tries: number }): Promise<{ failed: number }> {
+    async settleFailedDrain(input: {
+      tenantId: string;
+      endpointId: string;
+      policy: OutboundRetryPolicy;
+      reason: string;
+      tries: number;
+    }): Promise<{ failed: number }> {
       const { tenantId, endpointId, policy } = input;
       const why = `the drain failed ${input.tries} times in a row: ${input.reason}`;
       return withTenant(db, tenantId, async (trx) => {
@@ -266,7 +356,17 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
         for (const h of heads.due) {
           const attempts = h.attempts + 1;
           if ('giveUp' in afterFailedAttempt(policy, attempts, h.window_start_ms ?? now, now)) over = why;
-          const outcome: AttemptOutcome = { tenantId, deliveryId: h.id, attempt: attempts, statusCode: null, latencyMs: 0, responseExcerpt: null, error: why, succeeded: false, giveUp: why };
+          const outcome: AttemptOutcome = {
+            tenantId,
+            deliveryId: h.id,
+            attempt: attempts,
+            statusCode: null,
+            latencyMs: 0,
+            responseExcerpt: null,
+            error: why,
+            succeeded: false,
+            giveUp: why,
+          };
           // The attempt's row if even that can be written; the delivery's state in any case.
           try {
             await trx.transaction((sp) => recordAttemptOutcome(sp, outcome));
@@ -275,9 +375,16 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
             await settleDelivery(trx, outcome);
           }
         }
-        if (over) await updateEndpoint(trx, endpointId, { enabled: false, disabledReason: `disabled automatically: no 2xx within the retry window; last: ${over}` });
+        if (over)
+          await updateEndpoint(trx, endpointId, {
+            enabled: false,
+            disabledReason: `disabled automatically: no 2xx within the retry window; last: ${over}`,
+          });
         await releaseDrainLease(trx, endpointId);
-        logger.warn({ tenantId, endpointId, failed: heads.due.length, reason: input.reason }, 'outbound drain failed repeatedly; its deliveries failed');
+        logger.warn(
+          { tenantId, endpointId, failed: heads.due.length, reason: input.reason },
+          'outbound drain failed repeatedly; its deliveries failed',
+        );
         return { failed: heads.due.length };
       });
     },

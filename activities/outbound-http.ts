@@ -29,7 +29,15 @@ export interface PostResult {
  * the operator narrowed the list is refused, not sent. Never throws: the caller records what
  * happened.
  */
-export async function postSigned(o: { url: string; msgId: string; body: string; secrets: readonly string[]; timeoutMs: number; allowPrivate: boolean; allowedPorts: readonly PortRange[] }): Promise<PostResult> {
+export async function postSigned(o: {
+  url: string;
+  msgId: string;
+  body: string;
+  secrets: readonly string[];
+  timeoutMs: number;
+  allowPrivate: boolean;
+  allowedPorts: readonly PortRange[];
+}): Promise<PostResult> {
   const started = performance.now();
   const done = (r: Omit<PostResult, 'latencyMs'>): PostResult => ({ ...r, latencyMs: performance.now() - started });
   let portProblem: string | null;
@@ -38,7 +46,13 @@ export async function postSigned(o: { url: string; msgId: string; body: string; 
   } catch {
     return done({ statusCode: null, excerpt: null, error: 'refused: the URL is not an http(s) URL', refused: true });
   }
-  if (portProblem) return done({ statusCode: null, excerpt: null, error: `refused: ${portProblem} (OUTBOUND_WEBHOOK_ALLOWED_PORTS)`, refused: true });
+  if (portProblem)
+    return done({
+      statusCode: null,
+      excerpt: null,
+      error: `refused: ${portProblem} (OUTBOUND_WEBHOOK_ALLOWED_PORTS)`,
+      refused: true,
+    });
   const at = new Date();
   const headers = {
     'content-type': 'application/json',
@@ -48,12 +62,26 @@ export async function postSigned(o: { url: string; msgId: string; body: string; 
     'webhook-signature': signatureHeader(o.secrets, o.msgId, at, o.body),
   };
   try {
-    const answer = await egressRequest(o.url, { method: 'POST', headers, body: o.body }, { allowPrivate: o.allowPrivate, timeoutMs: o.timeoutMs, maxResponseBytes: RESPONSE_EXCERPT_BYTES, oversize: 'truncate' });
+    const answer = await egressRequest(
+      o.url,
+      { method: 'POST', headers, body: o.body },
+      {
+        allowPrivate: o.allowPrivate,
+        timeoutMs: o.timeoutMs,
+        maxResponseBytes: RESPONSE_EXCERPT_BYTES,
+        oversize: 'truncate',
+      },
+    );
     return done({ statusCode: answer.status, excerpt: answer.body.toString('utf8'), error: null, refused: false });
   } catch (e) {
     const kind = e instanceof EgressError ? e.kind : 'connect_failed';
     const refused = kind === 'refused_address' || kind === 'bad_url';
-    const error = kind === 'timeout' ? `timed out after ${o.timeoutMs} ms` : refused ? `refused: ${(e as Error).message}` : (e as Error).message;
+    const error =
+      kind === 'timeout'
+        ? `timed out after ${o.timeoutMs} ms`
+        : refused
+          ? `refused: ${(e as Error).message}`
+          : (e as Error).message;
     return done({ statusCode: null, excerpt: null, error, refused });
   }
 }

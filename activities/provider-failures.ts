@@ -8,7 +8,9 @@ import { ProviderError } from '../providers/errors';
  */
 export function toActivityFailure(err: unknown): unknown {
   if (!(err instanceof ProviderError)) return err;
-  const details = [{ provider: err.provider, error_class: err.errorClass, reason: err.reason, status: err.status ?? null }];
+  const details = [
+    { provider: err.provider, error_class: err.errorClass, reason: err.reason, status: err.status ?? null },
+  ];
   if (err.errorClass === 'rejected') {
     return ApplicationFailure.create({ type: 'ProviderRejected', message: err.message, nonRetryable: true, details });
   }
@@ -16,7 +18,8 @@ export function toActivityFailure(err: unknown): unknown {
     type: err.errorClass === 'rate_limited' ? 'ProviderRateLimited' : 'ProviderUnreachable',
     message: err.message,
     nonRetryable: false,
-    nextRetryDelay: err.errorClass === 'rate_limited' && err.retryAfterMs ? afterWithJitter(err.retryAfterMs) : undefined,
+    nextRetryDelay:
+      err.errorClass === 'rate_limited' && err.retryAfterMs ? afterWithJitter(err.retryAfterMs) : undefined,
     details,
   });
 }

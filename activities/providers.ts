@@ -52,7 +52,9 @@ export function createProviderActivities({ db, config, vault, adapters }: Activi
      */
     async probeProvider(input: { tenantId: string; target: ProbeTarget }): Promise<{ ok: true }> {
       const { target } = input;
-      const credential = await withTenant(db, input.tenantId, (trx) => loadCredential(trx, vault, target.connectionId, target.mode));
+      const credential = await withTenant(db, input.tenantId, (trx) =>
+        loadCredential(trx, vault, target.connectionId, target.mode),
+      );
       try {
         await adapters[target.provider].checkReachable({
           baseUrl: config.providerBaseUrls[target.provider],
@@ -73,7 +75,11 @@ export function createProviderActivities({ db, config, vault, adapters }: Activi
      * not say whose it is. A psp_b/psp_c key that works proves nothing about the account (only
      * OAuth claims those): the connection stays unproven with the note that says so.
      */
-    async recordProofs(input: { tenantId: string; connectionIds: string[]; results: ProbeResult[] }): Promise<ProofRecord[]> {
+    async recordProofs(input: {
+      tenantId: string;
+      connectionIds: string[];
+      results: ProbeResult[];
+    }): Promise<ProofRecord[]> {
       return withTenant(db, input.tenantId, async (trx) => {
         const out: ProofRecord[] = [];
         for (const connectionId of input.connectionIds) {

@@ -2,16 +2,35 @@ import { ConnectionError, getConnectionSafe } from '../db/connections';
 import { loadCredential } from '../db/connection-service';
 import { failDeliveries, markStoreDeliveriesProcessed } from '../db/webhook-deliveries';
 import { dropEntitlementsOfOthers, productIdForPurchase, upsertEntitlement } from '../db/entitlements';
-import { claimStorePurchaseToken, linkStorePurchaseToken, lockStorePurchase, registeredOwnerOf } from '../db/store-purchases';
+import {
+  claimStorePurchaseToken,
+  linkStorePurchaseToken,
+  lockStorePurchase,
+  registeredOwnerOf,
+} from '../db/store-purchases';
 import { dropOtherProductEntitlements, supersede, supersededBy } from '../db/store-supersession';
 import { findStoreSubscription, upsertStoreSubscription } from '../db/subscriptions';
 import { withTenant } from '../db/tenant-tx';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
-import { storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, storeWritePlan, type RegistrationRefusal, type StorePurchaseRead } from '../domain/store-purchase';
+import {
+  storeEntitlementOf,
+  storeEntitlementState,
+  storeSubscriptionStatus,
+  storeWritePlan,
+  type RegistrationRefusal,
+  type StorePurchaseRead,
+} from '../domain/store-purchase';
 import { ProviderRejectedError } from '../providers/errors';
-import { openPurchase, purchaseKey, sealPurchase, tokenHashOfKey, type PurchaseRef, type StoreProvider } from '../providers/purchase-ref';
+import {
+  openPurchase,
+  purchaseKey,
+  sealPurchase,
+  tokenHashOfKey,
+  type PurchaseRef,
+  type StoreProvider,
+} from '../providers/purchase-ref';
 import { appAccountTokenFor } from '../providers/store_ios/app-account-token';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
@@ -21,14 +40,20 @@ import { toActivityFailure } from './provider-failures';
 
 export type { StoreProvider } from '../providers/purchase-ref';
 
-/** Who the store names as buyer when the SDK made the purchase for `appUserId` (Play: the id itself; StoreKit: its UUID form). */
-export const storeUserFor = (provider: StoreProvider, appUserId: string) => (provider === 'store_ios' ? appAccountTokenFor(appUserId) : appUserId);
+/**
+ * Who the store names as buyer when the SDK made the purchase for `appUserId` (Play: the id itself; StoreKit: its UUID
+ * form).
+ */
+export const storeUserFor = (provider: StoreProvider, appUserId: string) =>
+  provider === 'store_ios' ? appAccountTokenFor(appUserId) : appUserId;
 
 export interface ReadInput {
   tenantId: string;
   provider: StoreProvider;
   connectionId: string;
-  /** Which credential reads; null: the live one when the connection has it (Play shows it every purchase), else test. */
+  /**
+   * Which credential reads; null: the live one when the connection has it (Play shows it every purchase), else test.
+   */
   mode: Mode | null;
   /** The purchase (Play: hashed and sealed token; App Store: original transaction id). */
   purchase?: PurchaseRef;
@@ -40,9 +65,12 @@ export interface ReadInput {
   appUserId?: string;
 }
 
-export type ReadOutcome = { ok: true; read: StorePurchaseRead; caller_store_user: string | null } | { ok: false; refusal: RegistrationRefusal };
+export type ReadOutcome =
+  { ok: true; read: StorePurchaseRead; caller_store_user: string | null } | { ok: false; refusal: RegistrationRefusal };
 
-/** A store's refusal as the registration's answer: an unknown purchase is 404, anything else the store rejects is 400. */
+/**
+ * A store's refusal as the registration's answer: an unknown purchase is 404, anything else the store rejects is 400.
+ */
 function refusalOf(err: ProviderRejectedError, provider: StoreProvider): RegistrationRefusal {
   // Play answers an unknown or foreign token 400 "invalid" (410 once it is gone); the App Store 404 4040010.
   const unknown = err.status === 404 || err.status === 410 || (provider === 'store_android' && err.status === 400);
@@ -57,12 +85,22 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
    * when the connection has one (Play shows it every purchase), else test. Not paced: purchase
    * reads are not the catalogue calls the documented limits count.
    */
-  async function storeContext(tenantId: string, provider: StoreProvider, connectionId: string, mode: Mode | null): Promise<ProviderContext> {
+  async function storeContext(
+    tenantId: string,
+    provider: StoreProvider,
+    connectionId: string,
+    mode: Mode | null,
+  ): Promise<ProviderContext> {
     return withTenant(db, tenantId, async (trx) => {
       const conn = await getConnectionSafe(trx, connectionId);
       if (!conn) throw new ConnectionError('not_found', 'no such provider connection');
       const m: Mode = mode ?? (conn.has_live_credential ? 'live' : 'test');
-      return { baseUrl: config.providerBaseUrls[provider], mode: m, credential: await loadCredential(trx, vault, connectionId, m), accountRef: conn.account_ref };
+      return {
+        baseUrl: config.providerBaseUrls[provider],
+        mode: m,
+        credential: await loadCredential(trx, vault, connectionId, m),
+        accountRef: conn.account_ref,
+      };
     });
   }
 
@@ -78,7 +116,15 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       try {
         ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
       } catch (err) {
-        if (err instanceof ConnectionError) return { ok: false, refusal: { status: 400, error: 'invalid_request', detail: `The ${input.provider} connection cannot read purchases: ${err.message}.` } };
+        if (err instanceof ConnectionError)
+          return {
+            ok: false,
+            refusal: {
+              status: 400,
+              error: 'invalid_request',
+              detail: `The ${input.provider} connection cannot read purchases: ${err.message}.`,
+            },
+          };
         throw err;
       }
       try {
@@ -89,7 +135,8 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           purchaseId = ids.transaction_id;
           product = ids.product_id;
         }
-        // The answer shows the store as of no earlier than the request's start: that is its place in the order of reads.
+        // The answer shows the store as of no earlier than the request's start: that is its place in the order of
+        // reads.
         const readAt = new Date().toISOString();
         const p = await adapter.fetchStorePurchase!(ctx, purchaseId, product);
         const read: StorePurchaseRead = {
@@ -107,7 +154,11 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           ...(p.linked_purchase_id ? { linked_purchase_key: purchaseKey(input.provider, p.linked_purchase_id) } : {}),
           ...(p.ownership ? { ownership: p.ownership } : {}),
         };
-        return { ok: true, read, caller_store_user: input.appUserId ? storeUserFor(input.provider, input.appUserId) : null };
+        return {
+          ok: true,
+          read,
+          caller_store_user: input.appUserId ? storeUserFor(input.provider, input.appUserId) : null,
+        };
       } catch (err) {
         if (err instanceof ProviderRejectedError) return { ok: false, refusal: refusalOf(err, input.provider) };
         throw toActivityFailure(err);
@@ -118,18 +169,40 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
      * The purchase's owner: the first app user to register it. The unique key (tenant, provider,
      * token hash) decides between concurrent claims; a loser reads the winner back.
      */
-    async claimStorePurchase(input: { tenantId: string; provider: StoreProvider; purchaseKey: string; appUserId: string }): Promise<{ owner: string }> {
-      const key = { tenantId: input.tenantId, provider: input.provider, tokenHash: tokenHashOfKey(input.provider, input.purchaseKey) };
-      return withTenant(db, input.tenantId, async (trx) => ({ owner: await claimStorePurchaseToken(trx, key, input.appUserId) }));
+    async claimStorePurchase(input: {
+      tenantId: string;
+      provider: StoreProvider;
+      purchaseKey: string;
+      appUserId: string;
+    }): Promise<{ owner: string }> {
+      const key = {
+        tenantId: input.tenantId,
+        provider: input.provider,
+        tokenHash: tokenHashOfKey(input.provider, input.purchaseKey),
+      };
+      return withTenant(db, input.tenantId, async (trx) => ({
+        owner: await claimStorePurchaseToken(trx, key, input.appUserId),
+      }));
     },
 
     /** Play's acknowledgement (the App Store has none). A purchase already acknowledged is left alone by the caller. */
-    async acknowledgeStorePurchase(input: { tenantId: string; provider: StoreProvider; connectionId: string; mode: Mode | null; purchase: PurchaseRef; storeProductId: string }): Promise<void> {
+    async acknowledgeStorePurchase(input: {
+      tenantId: string;
+      provider: StoreProvider;
+      connectionId: string;
+      mode: Mode | null;
+      purchase: PurchaseRef;
+      storeProductId: string;
+    }): Promise<void> {
       const adapter = adapters[input.provider];
       if (!adapter.acknowledgeStorePurchase) return;
       const ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
       try {
-        await adapter.acknowledgeStorePurchase(ctx, openPurchase(vault, input.tenantId, input.provider, input.purchase), input.storeProductId);
+        await adapter.acknowledgeStorePurchase(
+          ctx,
+          openPurchase(vault, input.tenantId, input.provider, input.purchase),
+          input.storeProductId,
+        );
       } catch (err) {
         throw toActivityFailure(err);
       }
@@ -152,54 +225,75 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       const { tenantId, provider, read } = input;
       const externalId = read.purchase_key;
       const hash = tokenHashOfKey(provider, read.purchase_key);
-      const written = await inSpan('entitlement.write', { 'billing.provider': provider }, () => withTenant(db, tenantId, async (trx) => {
-        await lockStorePurchase(trx, tenantId, provider, externalId);
-        const mode: Mode = read.is_sandbox ? 'test' : 'live';
-        const markProcessed = () => markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode);
-        const existing = await findStoreSubscription(trx, provider, externalId);
-        const predecessor = read.linked_purchase_key ?? null;
-        // The buyer the store names is the purchaser; a family member's transaction is never held for them.
-        const named = read.ownership === 'family_shared' ? null : read.store_app_user;
-        // A replacement purchase (upgrade, downgrade, resubscribe) belongs to whoever registered the purchase it replaces.
-        const inherited = predecessor ? await registeredOwnerOf(trx, provider, tokenHashOfKey(provider, predecessor)) : null;
-        const owner = input.owner ?? (await registeredOwnerOf(trx, provider, hash)) ?? inherited ?? named ?? null;
-        // What this purchase granted last time, from its own record (the entitlement row may since carry another purchase).
-        const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
-        if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
-          await markProcessed();
-          return { state: current, app_user_id: owner, stale: true };
-        }
-        const state = storeEntitlementState(read, current, input.hint);
-        if (!state) {
-          await markProcessed();
-          return { state: null, app_user_id: owner, stale: false };
-        }
-        const plan = storeWritePlan(state, predecessor !== null, await supersededBy(trx, provider, externalId));
-        const productId = await productIdForPurchase(trx, provider, read.store_product_id);
-        const subscriptionId = await upsertStoreSubscription(trx, {
-          tenantId, provider, externalId, status: storeSubscriptionStatus(state), mode, appUserId: owner,
-          productId, currentPeriodEnd: read.expires_at, storeReadAt: read.read_at,
-        });
-        let entitlementId: string | null = null;
-        if (owner && plan.entitlement) {
-          // An entitlement held provisionally for the buyer the store named moves to the registered owner.
-          await dropEntitlementsOfOthers(trx, subscriptionId, owner);
-          entitlementId = await upsertEntitlement(trx, {
-            tenantId, appUserId: owner, provider, productId, subscriptionId, state, isSandbox: read.is_sandbox,
-            expiresAt: read.expires_at, graceUntil: state === 'grace_period' ? read.expires_at : null,
+      const written = await inSpan('entitlement.write', { 'billing.provider': provider }, () =>
+        withTenant(db, tenantId, async (trx) => {
+          await lockStorePurchase(trx, tenantId, provider, externalId);
+          const mode: Mode = read.is_sandbox ? 'test' : 'live';
+          const markProcessed = () => markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode);
+          const existing = await findStoreSubscription(trx, provider, externalId);
+          const predecessor = read.linked_purchase_key ?? null;
+          // The buyer the store names is the purchaser; a family member's transaction is never held for them.
+          const named = read.ownership === 'family_shared' ? null : read.store_app_user;
+          // A replacement purchase (upgrade, downgrade, resubscribe) belongs to whoever registered the purchase it
+          // replaces.
+          const inherited = predecessor
+            ? await registeredOwnerOf(trx, provider, tokenHashOfKey(provider, predecessor))
+            : null;
+          const owner = input.owner ?? (await registeredOwnerOf(trx, provider, hash)) ?? inherited ?? named ?? null;
+          // What this purchase granted last time, from its own record (the entitlement row may since carry another
+          // purchase).
+          const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
+          if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
+            await markProcessed();
+            return { state: current, app_user_id: owner, stale: true };
+          }
+          const state = storeEntitlementState(read, current, input.hint);
+          if (!state) {
+            await markProcessed();
+            return { state: null, app_user_id: owner, stale: false };
+          }
+          const plan = storeWritePlan(state, predecessor !== null, await supersededBy(trx, provider, externalId));
+          const productId = await productIdForPurchase(trx, provider, read.store_product_id);
+          const subscriptionId = await upsertStoreSubscription(trx, {
+            tenantId,
+            provider,
+            externalId,
+            status: storeSubscriptionStatus(state),
+            mode,
+            appUserId: owner,
+            productId,
+            currentPeriodEnd: read.expires_at,
+            storeReadAt: read.read_at,
           });
-          // The purchase now grants another product (an App Store upgrade keeps its chain): one row, the new product's.
-          if (entitlementId) await dropOtherProductEntitlements(trx, subscriptionId, entitlementId);
-        }
-        // The switch from the replaced purchase happens here, in the transaction that wrote its successor's grant.
-        if (predecessor && plan.supersede && entitlementId) {
-          await lockStorePurchase(trx, tenantId, provider, predecessor);
-          await supersede(trx, provider, predecessor, externalId);
-        }
-        await linkStorePurchaseToken(trx, provider, hash, { subscriptionId, entitlementId, productId });
-        await markProcessed();
-        return { state, app_user_id: owner, stale: false };
-      }));
+          let entitlementId: string | null = null;
+          if (owner && plan.entitlement) {
+            // An entitlement held provisionally for the buyer the store named moves to the registered owner.
+            await dropEntitlementsOfOthers(trx, subscriptionId, owner);
+            entitlementId = await upsertEntitlement(trx, {
+              tenantId,
+              appUserId: owner,
+              provider,
+              productId,
+              subscriptionId,
+              state,
+              isSandbox: read.is_sandbox,
+              expiresAt: read.expires_at,
+              graceUntil: state === 'grace_period' ? read.expires_at : null,
+            });
+            // The purchase now grants another product (an App Store upgrade keeps its chain): one row, the new
+            // product's.
+            if (entitlementId) await dropOtherProductEntitlements(trx, subscriptionId, entitlementId);
+          }
+          // The switch from the replaced purchase happens here, in the transaction that wrote its successor's grant.
+          if (predecessor && plan.supersede && entitlementId) {
+            await lockStorePurchase(trx, tenantId, provider, predecessor);
+            await supersede(trx, provider, predecessor, externalId);
+          }
+          await linkStorePurchaseToken(trx, provider, hash, { subscriptionId, entitlementId, productId });
+          await markProcessed();
+          return { state, app_user_id: owner, stale: false };
+        }),
+      );
       // Counted once committed; an entitlement is written only for a known owner.
       if (written.state && written.app_user_id) entitlementWrites.inc({ provider, state: written.state });
       return written;
@@ -210,7 +304,13 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
      * `sinceMs` (at most `max`), each as a sealed purchase ref (tokens never enter the history),
      * and the latest void time seen as the next cursor.
      */
-    async listVoidedStorePurchases(input: { tenantId: string; provider: StoreProvider; connectionId: string; sinceMs: number; max: number }): Promise<{ purchases: PurchaseRef[]; cursorMs: number | null }> {
+    async listVoidedStorePurchases(input: {
+      tenantId: string;
+      provider: StoreProvider;
+      connectionId: string;
+      sinceMs: number;
+      max: number;
+    }): Promise<{ purchases: PurchaseRef[]; cursorMs: number | null }> {
       const adapter = adapters[input.provider];
       if (!adapter.listVoidedPurchases) return { purchases: [], cursorMs: null };
       let ctx: ProviderContext;
@@ -225,7 +325,10 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
         const voided = await adapter.listVoidedPurchases(ctx, input.sinceMs, input.max);
         return {
           purchases: voided.map((v) => sealPurchase(vault, input.tenantId, input.provider, v.purchase_id)),
-          cursorMs: voided.reduce<number | null>((m, v) => (m === null || v.voided_at_ms > m ? v.voided_at_ms : m), null),
+          cursorMs: voided.reduce<number | null>(
+            (m, v) => (m === null || v.voided_at_ms > m ? v.voided_at_ms : m),
+            null,
+          ),
         };
       } catch (err) {
         throw toActivityFailure(err);
@@ -233,7 +336,12 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
     },
 
     /** A notification whose purchase the store does not confirm: its delivery is failed, with the store's reason. */
-    async failStoreDeliveries(input: { tenantId: string; provider: StoreProvider; eventIds: string[]; reason: string }): Promise<void> {
+    async failStoreDeliveries(input: {
+      tenantId: string;
+      provider: StoreProvider;
+      eventIds: string[];
+      reason: string;
+    }): Promise<void> {
       await withTenant(db, input.tenantId, (trx) => failDeliveries(trx, input.provider, input.eventIds, input.reason));
     },
   };

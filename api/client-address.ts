@@ -39,7 +39,10 @@ export function clientAddress(trustedProxies: string[]): Koa.Middleware {
     const peer = bare(ctx.req.socket.remoteAddress ?? '');
     let ip = peer;
     if (isTrusted(list, peer)) {
-      const hops = (ctx.get('X-Forwarded-For') || '').split(',').map((h) => bare(h.trim())).filter(Boolean);
+      const hops = (ctx.get('X-Forwarded-For') || '')
+        .split(',')
+        .map((h) => bare(h.trim()))
+        .filter(Boolean);
       while (hops.length > 0) {
         ip = hops.pop()!;
         if (!isTrusted(list, ip)) break;

@@ -1,7 +1,8 @@
 import type Koa from 'koa';
 
 /** Served as /assets/home.css: the CSP allows no inline style. */
-export const HOME_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .3em}';
+export const HOME_STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .3em}';
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Billing service</title>

@@ -15,12 +15,20 @@ export function v1Fallthrough(router: Router, db: Knex): Koa.Middleware {
     await next();
     if (ctx.body !== undefined || ctx.status !== 404) return;
     if (ctx.path !== '/v1' && !ctx.path.startsWith('/v1/')) return;
-    if (ctx.path === '/v1/sdk' || ctx.path.startsWith('/v1/sdk/')) return; // client endpoints answer their own (api/sdk/mount.ts)
+    // client endpoints answer their own (api/sdk/mount.ts)
+    if (ctx.path === '/v1/sdk' || ctx.path.startsWith('/v1/sdk/')) return;
     await verifyKey(db, ctx.headers, ctx.req.rawHeaders);
     const allowed = new Set<string>();
     for (const layer of router.match(ctx.path, ctx.method).path) for (const m of layer.methods) allowed.add(m);
-    if (allowed.size === 0) throw new ApiError(404, 'not_found', `No route ${ctx.path}; the operations are listed in /v1/openapi.json.`);
+    if (allowed.size === 0)
+      throw new ApiError(404, 'not_found', `No route ${ctx.path}; the operations are listed in /v1/openapi.json.`);
     const allow = [...allowed].sort().join(', ');
-    throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}.`, {}, { Allow: allow });
+    throw new ApiError(
+      405,
+      'method_not_allowed',
+      `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}.`,
+      {},
+      { Allow: allow },
+    );
   };
 }

@@ -30,10 +30,12 @@ export function readinessOf(services: Services): () => Promise<Readiness> {
     let pending: Promise<Readiness> | undefined;
     probe = () => {
       if (last && Date.now() - last.at < READINESS_CACHE_MS) return Promise.resolve(last.value);
-      pending ??= runChecks(services).then((value) => {
-        last = { at: Date.now(), value };
-        return value;
-      }).finally(() => (pending = undefined));
+      pending ??= runChecks(services)
+        .then((value) => {
+          last = { at: Date.now(), value };
+          return value;
+        })
+        .finally(() => (pending = undefined));
       return pending;
     };
     cached.set(services, probe);
@@ -44,7 +46,10 @@ export function readinessOf(services: Services): () => Promise<Readiness> {
 async function runChecks(services: Services): Promise<Readiness> {
   const checks: Record<string, string> = {};
   await Promise.all([
-    within(2000, pingDatabase(services.db)).then(() => (checks.postgres = 'ok'), (e) => (checks.postgres = `unreachable: ${e.message}`)),
+    within(2000, pingDatabase(services.db)).then(
+      () => (checks.postgres = 'ok'),
+      (e) => (checks.postgres = `unreachable: ${e.message}`),
+    ),
     services.temporal
       ? within(2000, services.temporal.connection.healthService.check({})).then(
           () => (checks.temporal = 'ok'),

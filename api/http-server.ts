@@ -20,7 +20,6 @@ function answer(socket: net.Socket, status: number, body: Record<string, string>
   );
 }
 
-
 /**
  * One client's share of the listener: at most `share` open connections per address group (IPv6
  * by /64), counted from accept to close; one more is dropped on accept, as past maxConnections.
@@ -54,7 +53,11 @@ function capPerAddress(server: http.Server, share: number, trustedProxies: strin
  * An HTTP server for one of our Koa apps, with parse-level refusals in the Error shape and the
  * limits above. `trustedProxies` (TRUSTED_PROXIES) are exempt from the per-address share.
  */
-export function createHttpServer(handler: http.RequestListener, limits: HttpLimits = DEFAULT_HTTP_LIMITS, trustedProxies: string[] = []): http.Server {
+export function createHttpServer(
+  handler: http.RequestListener,
+  limits: HttpLimits = DEFAULT_HTTP_LIMITS,
+  trustedProxies: string[] = [],
+): http.Server {
   const server = http.createServer(
     {
       requestTimeout: limits.requestTimeoutMs,

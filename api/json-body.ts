@@ -27,6 +27,7 @@ export async function readJsonObject(ctx: Koa.Context): Promise<Record<string, u
   } catch {
     throw invalidRequest('body is not valid JSON');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidRequest('body must be a JSON object');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalidRequest('body must be a JSON object');
   return parsed as Record<string, unknown>;
 }

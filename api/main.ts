@@ -31,7 +31,15 @@ if (config.temporalAddress) {
   // The worker's codec: what this client starts and signals is encrypted, what it reads decrypted.
   // Tracing on: the interceptor puts the active trace in the headers of what this client starts and signals.
   const interceptors = config.tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
-  temporal = { connection, client: new Client({ connection, namespace: config.temporalNamespace, dataConverter: dataConverterFor(vault), interceptors }) };
+  temporal = {
+    connection,
+    client: new Client({
+      connection,
+      namespace: config.temporalNamespace,
+      dataConverter: dataConverterFor(vault),
+      interceptors,
+    }),
+  };
 }
 // Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
 const services: Services = { db, config, temporal, vault, adapters: createAdapters(config) };
@@ -58,7 +66,9 @@ const servers = await Promise.all(
 // Metrics on their own loopback listener (METRICS_PORT; 0 = none), with /readyz naming each
 // check: the public listeners' /readyz says only ready or not (api/health.ts).
 registerOutboxGauges(db, config.taskQueue);
-const metrics = config.metricsPort ? await startMetricsServer(config.metricsPort, undefined, { '/readyz': readinessDetail(services) }) : null;
+const metrics = config.metricsPort
+  ? await startMetricsServer(config.metricsPort, undefined, { '/readyz': readinessDetail(services) })
+  : null;
 if (metrics) logger.info({ port: metrics.port }, 'metrics listening on 127.0.0.1');
 // Rows a crash or an outage left in the webhook outbox drain now, not on the next webhook.
 startDispatcher(services);

@@ -49,7 +49,10 @@ export function receiptOutcome(err: unknown): string {
 export function registerOutboxGauges(db: Knex, taskQueue: string): void {
   let pending: Promise<{ depth: number; oldestAgeSeconds: number } | null> | null = null;
   // Both gauges are collected in one scrape: one query serves them.
-  const read = () => (pending ??= outboxStats(db, taskQueue).catch(() => null).finally(() => setTimeout(() => (pending = null), 0)));
+  const read = () =>
+    (pending ??= outboxStats(db, taskQueue)
+      .catch(() => null)
+      .finally(() => setTimeout(() => (pending = null), 0)));
   new Gauge({
     name: 'billing_webhook_outbox_depth',
     help: 'Webhook outbox rows of this task queue not yet handed to Temporal (shared by all api processes: use max()).',

@@ -57,7 +57,14 @@ export function requestContext(log: Logger): Koa.Middleware {
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       ctx.state.log.info(
-        { method: ctx.method, route: routeOf(ctx), status: ctx.status, ms: Math.round(ms * 10) / 10, tenant_id: ctx.state.tenantId, key_id: ctx.state.keyId },
+        {
+          method: ctx.method,
+          route: routeOf(ctx),
+          status: ctx.status,
+          ms: Math.round(ms * 10) / 10,
+          tenant_id: ctx.state.tenantId,
+          key_id: ctx.state.keyId,
+        },
         'request',
       );
     }

@@ -34,7 +34,12 @@ function override(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown>
 }
 
 function schemaOf(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const json = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12', override: override as never }) as Record<string, unknown>;
+  const json = z.toJSONSchema(s, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+    override: override as never,
+  }) as Record<string, unknown>;
   delete json.$schema;
   return json;
 }
@@ -46,7 +51,7 @@ const PROMISES = [
   '- **Errors** are JSON `{"error": code, "detail"?: text, "param"?: field}` with a stable `error` code; `param` names the input field at fault. No client input produces a 5xx.',
   '- **Order of checks**: the key (401 `invalid_api_key`, also before a route is known to exist), tenant headers (400), the body (413 `payload_too_large` past 1 MiB, 400 when it is not a JSON object), the scope (403 `insufficient_scope`), then the input (400 `invalid_request` or `forbidden_field`). Unknown routes are 404 `not_found`; other methods are 405 `method_not_allowed` with `Allow`; oversized headers are 431.',
   '- **Lists** take `limit` (1–200, default 50, clamped) and `offset` (0–2147483647, default 0); rows are newest first with an exact `total`. Unknown parameters, repeated parameters and NUL bytes are refused by name.',
-  '- **Ids** are uuids; a malformed id, a missing one and another tenant\'s are the same 404.',
+  "- **Ids** are uuids; a malformed id, a missing one and another tenant's are the same 404.",
   '- **Rate limit**: 120 requests per tenant, refilled at 1 per second, shared by every management surface (the publishable-key client endpoints under /v1/sdk have buckets of their own); `RateLimit-*` headers on each answer, 429 `rate_limited` with `Retry-After`. A request refused before its key is looked up spends nothing.',
   '- **Writes** are audited (refusals too). `POST /sync` is guarded by the `confirm_count` of the drift report (409 `count_mismatch`); one sync runs per tenant at a time (409 `sync_in_progress`). `Prefer: respond-async` answers 202 with the run id.',
   '- Every answer carries `Request-Id`.',
@@ -57,11 +62,16 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of ops) {
     if (!op.rest) continue;
-    const input = schemaOf(op.input, 'input') as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+    const input = schemaOf(op.input, 'input') as {
+      properties?: Record<string, Record<string, unknown>>;
+      required?: string[];
+    };
     const pathParams = [...op.rest.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     const props = input.properties ?? {};
     const parameters = Object.entries(props)
-      .filter(([name]) => op.rest!.method === 'GET' || pathParams.includes(name) || (op.rest!.query ?? []).includes(name))
+      .filter(
+        ([name]) => op.rest!.method === 'GET' || pathParams.includes(name) || (op.rest!.query ?? []).includes(name),
+      )
       .map(([name, schema]) => ({
         name,
         in: pathParams.includes(name) ? 'path' : 'query',
@@ -75,16 +85,33 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     // A body over the size limit is refused before it is read (413), on every operation that takes one.
     const bodyErrors = op.rest.method === 'GET' ? [] : [413];
     for (const code of [...COMMON_ERRORS, ...bodyErrors, ...(op.errors ?? [])]) {
-      responses[code] = { description: ERROR_CODES[code] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[code] = {
+        description: ERROR_CODES[code] ?? 'error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
     for (const [code, r] of Object.entries(op.responses ?? {})) {
-      responses[code] = { description: r.description, content: { 'application/json': { schema: schemaOf(r.schema, 'output') } } };
+      responses[code] = {
+        description: r.description,
+        content: { 'application/json': { schema: schemaOf(r.schema, 'output') } },
+      };
     }
     const inBody = (n: string) => !pathParams.includes(n) && !(op.rest!.query ?? []).includes(n);
-    const body = op.rest.method === 'GET' || op.rest.noBody ? undefined : {
-      required: true,
-      content: { 'application/json': { schema: { ...input, properties: Object.fromEntries(Object.entries(props).filter(([n]) => inBody(n))), ...(input.required ? { required: input.required.filter(inBody) } : {}) } } },
-    };
+    const body =
+      op.rest.method === 'GET' || op.rest.noBody
+        ? undefined
+        : {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  ...input,
+                  properties: Object.fromEntries(Object.entries(props).filter(([n]) => inBody(n))),
+                  ...(input.required ? { required: input.required.filter(inBody) } : {}),
+                },
+              },
+            },
+          };
     (paths[op.rest.path] ??= {})[op.rest.method.toLowerCase()] = {
       operationId: op.name,
       summary: op.summary,
@@ -100,7 +127,10 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     info: { title: 'Billing management API', version: '1.0.0', description: PROMISES },
     servers: [{ url: serverUrl }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Secret key (sk_…)' }, ...OUTBOUND_SIGNATURE_SCHEME },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Secret key (sk_…)' },
+        ...OUTBOUND_SIGNATURE_SCHEME,
+      },
       schemas: { Error: schemaOf(errorBody, 'output') },
     },
     paths,

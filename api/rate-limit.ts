@@ -41,7 +41,13 @@ export function rateHeaders(d: RateDecision): Record<string, string> {
 }
 
 export const rateLimited = (d: RateDecision) =>
-  new ApiError(429, 'rate_limited', `Rate limit of ${BUCKET_CAPACITY} requests (refilling ${REFILL_PER_SECOND}/s) exhausted; retry after ${d.retryAfterSeconds} s.`, {}, {
-    'Retry-After': String(d.retryAfterSeconds),
-    ...rateHeaders(d),
-  });
+  new ApiError(
+    429,
+    'rate_limited',
+    `Rate limit of ${BUCKET_CAPACITY} requests (refilling ${REFILL_PER_SECOND}/s) exhausted; retry after ${d.retryAfterSeconds} s.`,
+    {},
+    {
+      'Retry-After': String(d.retryAfterSeconds),
+      ...rateHeaders(d),
+    },
+  );

@@ -35,7 +35,8 @@ export function restRouter(ops: Operation[], services: Services): Router {
       ctx.state.keyId = principal.keyId;
       ctx.set(rateHeaders);
       const body = op.rest!.method === 'GET' ? {} : await readJsonObject(ctx);
-      if (op.rest!.noBody && Object.keys(body).length > 0) throw invalidRequest(`${op.rest!.method} ${op.rest!.path} takes no body`);
+      if (op.rest!.noBody && Object.keys(body).length > 0)
+        throw invalidRequest(`${op.rest!.method} ${op.rest!.path} takes no body`);
       const input = { ...queryObject(ctx.query), ...body, ...ctx.params };
       const response = { headers: {} as Record<string, string>, status: undefined as number | undefined };
       const result = await executeOperation(op, principal, input, {

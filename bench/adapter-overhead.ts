@@ -57,7 +57,13 @@ interface Phase {
 }
 
 /** Closed loop: `concurrency` workers each issuing the next call as soon as the last returns. */
-async function run(name: string, concurrency: number, seconds: number, serverPid: number, op: () => Promise<unknown>): Promise<Phase> {
+async function run(
+  name: string,
+  concurrency: number,
+  seconds: number,
+  serverPid: number,
+  op: () => Promise<unknown>,
+): Promise<Phase> {
   let calls = 0;
   let errors = 0;
   const cpu0 = process.cpuUsage();
@@ -123,7 +129,9 @@ async function main(): Promise<void> {
   const concurrency = arg('concurrency', 16);
   const ceilingConcurrency = arg('ceiling-concurrency', 64);
 
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   track(child);
   const firstLine = await new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: child.stdout! }).once('line', resolve);
@@ -131,9 +139,17 @@ async function main(): Promise<void> {
   });
   const { url } = JSON.parse(firstLine) as { url: string };
   try {
-    const acct = (await (await fetch(`${url}/__control/accounts`, { method: 'POST', body: '{}' })).json()) as { account: string; credentials: { test: { secret_key: string } } };
+    const acct = (await (await fetch(`${url}/__control/accounts`, { method: 'POST', body: '{}' })).json()) as {
+      account: string;
+      credentials: { test: { secret_key: string } };
+    };
     const key = acct.credentials.test.secret_key;
-    const ctx: ProviderContext = { baseUrl: url, mode: 'test', credential: { secret_key: key }, accountRef: acct.account };
+    const ctx: ProviderContext = {
+      baseUrl: url,
+      mode: 'test',
+      credential: { secret_key: key },
+      accountRef: acct.account,
+    };
     const adapter = createPspAAdapter();
     const headers = { authorization: `Bearer ${key}`, 'stripe-account': acct.account };
 
@@ -148,10 +164,13 @@ async function main(): Promise<void> {
     const target = new URL(`${url}/v1/account`);
     const viaLeanHttp = () =>
       new Promise<void>((resolve, reject) => {
-        const req = http.get({ host: target.hostname, port: target.port, path: target.pathname, headers, agent }, (res) => {
-          res.on('data', () => {});
-          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(String(res.statusCode)))));
-        });
+        const req = http.get(
+          { host: target.hostname, port: target.port, path: target.pathname, headers, agent },
+          (res) => {
+            res.on('data', () => {});
+            res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(String(res.statusCode)))));
+          },
+        );
         req.on('error', reject);
       });
 
@@ -169,7 +188,10 @@ async function main(): Promise<void> {
       }
     }
     // A ceiling is the best seen: two runs, the faster one counts.
-    const ceilings = [await run('ceiling', ceilingConcurrency, seconds, pid, viaLeanHttp), await run('ceiling', ceilingConcurrency, seconds, pid, viaLeanHttp)];
+    const ceilings = [
+      await run('ceiling', ceilingConcurrency, seconds, pid, viaLeanHttp),
+      await run('ceiling', ceilingConcurrency, seconds, pid, viaLeanHttp),
+    ];
     const ceiling = ceilings.reduce((a, b) => (rate(b) > rate(a) ? b : a));
     agent.destroy();
 
@@ -178,11 +200,30 @@ async function main(): Promise<void> {
     // Each round measures both sides back to back, so its ratio is the least disturbed by load drift.
     const ratio = median(adapterPhases.map((a, i) => rate(a) / rate(fetchPhases[i])));
     const errors = [...adapterPhases, ...fetchPhases, ...ceilings].reduce((n, p) => n + p.errors, 0);
-    const cpu = (phases: Phase[], key: 'clientCpuMsPerCall' | 'serverCpuMsPerCall') => median(phases.map((p) => p[key]));
+    const cpu = (phases: Phase[], key: 'clientCpuMsPerCall' | 'serverCpuMsPerCall') =>
+      median(phases.map((p) => p[key]));
     const rows: [string, number, number, number, number][] = [
-      ['psp_a adapter `checkReachable` (stripe-node)', concurrency, adapterRate, cpu(adapterPhases, 'clientCpuMsPerCall'), cpu(adapterPhases, 'serverCpuMsPerCall')],
-      ['plain `fetch`, same request', concurrency, fetchRate, cpu(fetchPhases, 'clientCpuMsPerCall'), cpu(fetchPhases, 'serverCpuMsPerCall')],
-      ['emulator ceiling (keep-alive `http.get`)', ceilingConcurrency, rate(ceiling), ceiling.clientCpuMsPerCall, ceiling.serverCpuMsPerCall],
+      [
+        'psp_a adapter `checkReachable` (stripe-node)',
+        concurrency,
+        adapterRate,
+        cpu(adapterPhases, 'clientCpuMsPerCall'),
+        cpu(adapterPhases, 'serverCpuMsPerCall'),
+      ],
+      [
+        'plain `fetch`, same request',
+        concurrency,
+        fetchRate,
+        cpu(fetchPhases, 'clientCpuMsPerCall'),
+        cpu(fetchPhases, 'serverCpuMsPerCall'),
+      ],
+      [
+        'emulator ceiling (keep-alive `http.get`)',
+        ceilingConcurrency,
+        rate(ceiling),
+        ceiling.clientCpuMsPerCall,
+        ceiling.serverCpuMsPerCall,
+      ],
     ];
 
     let date: string;
@@ -198,13 +239,19 @@ async function main(): Promise<void> {
       nproc = String(os.cpus().length);
     }
     const lines = [
-      `Run: ${date} · ${nproc} cores (${os.cpus()[0]?.model?.trim() ?? 'unknown CPU'}) · Node ${process.version} · load average before: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+      `Run: ${date} · ${nproc} cores (${os.cpus()[0]?.model?.trim() ?? 'unknown CPU'}) · Node ${process.version} · load average before: ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
       '',
       `Endpoint: \`GET /v1/account\` with \`Stripe-Account\` on the psp_a emulator (own process). ${rounds} rounds of ${seconds} s per side (order alternating), median shown; ceiling: best of two ${seconds} s runs.`,
       '',
       '| client | concurrency | calls/s | client CPU ms/call | emulator CPU ms/call |',
       '|:---|---:|---:|---:|---:|',
-      ...rows.map(([label, c, r, client, server]) => `| ${label} | ${c} | ${Math.round(r)} | ${client.toFixed(3)} | ${server.toFixed(3)} |`),
+      ...rows.map(
+        ([label, c, r, client, server]) =>
+          `| ${label} | ${c} | ${Math.round(r)} | ${client.toFixed(3)} | ${server.toFixed(3)} |`,
+      ),
       '',
       `**Adapter / fetch ratio: ${ratio.toFixed(2)}** (median of the per-round ratios; aim ≥ 0.80)${errors ? ` · ${errors} failed calls` : ''}. Rounds: adapter ${adapterPhases.map((p) => Math.round(rate(p))).join(', ')}; fetch ${fetchPhases.map((p) => Math.round(rate(p))).join(', ')} calls/s.`,
       '',

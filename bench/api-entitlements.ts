@@ -104,11 +104,22 @@ async function startProc(
   const appName = `bench_${name.replace(/\W+/g, '_')}`;
   const port = await freePort();
   // Production also requires the Play push service account (no pushes arrive in this bench).
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', METRICS_PORT: '0', LOG_LEVEL: opts.logLevel, MASTER_KEY, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    METRICS_PORT: '0',
+    LOG_LEVEL: opts.logLevel,
+    MASTER_KEY,
+    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com',
+  };
   delete env.TEMPORAL_ADDRESS; // the read path never touches Temporal
   env.DATABASE_URL = dbUrl(db, appName, opts.pgOptions ? { options: opts.pgOptions } : {});
   if (kind === 'api') {
-    Object.assign(env, { API_PORT: String(port), DASHBOARD_PORT: String(await freePort()), TOOLS_PORT: String(await freePort()) });
+    Object.assign(env, {
+      API_PORT: String(port),
+      DASHBOARD_PORT: String(await freePort()),
+      TOOLS_PORT: String(await freePort()),
+    });
   } else {
     env.PORT = String(port);
   }
@@ -142,7 +153,10 @@ function target(name: string, proc: Proc, db: BenchDatabase, kind: 'api' | 'floo
   const n = db.tenants.length;
   const auth = db.tenants.map((t) => `Bearer ${t.key}`);
   const prefix = steps ? `/s/${steps}` : '';
-  const paths = kind === 'api' ? db.tenants.map(() => '/v1/entitlements?limit=50') : db.tenants.map((t) => `${prefix}/v1/entitlements?limit=50&tenant=${t.id}`);
+  const paths =
+    kind === 'api'
+      ? db.tenants.map(() => '/v1/entitlements?limit=50')
+      : db.tenants.map((t) => `${prefix}/v1/entitlements?limit=50&tenant=${t.id}`);
   return { name, proc, make: (i) => ({ path: paths[i % n], headers: { authorization: auth[i % n] } }) };
 }
 
@@ -166,8 +180,10 @@ interface Measured {
 
 type Phase = { key: string; label: string; run: (t: Target) => Promise<LoadResult>; drainMs: number };
 
-const saturation = (sec: number) => (t: Target) => runAutocannon({ url: t.proc.url, make: t.make, connections: CFG.connections, durationS: sec });
-const paced = (rate: number, sec: number) => (t: Target) => runPaced({ url: t.proc.url, make: t.make, rate, durationS: sec, graceS: 1 });
+const saturation = (sec: number) => (t: Target) =>
+  runAutocannon({ url: t.proc.url, make: t.make, connections: CFG.connections, durationS: sec });
+const paced = (rate: number, sec: number) => (t: Target) =>
+  runPaced({ url: t.proc.url, make: t.make, rate, durationS: sec, graceS: 1 });
 
 /** Filled once the floor's saturation is known (the A rates follow it): see main(). */
 let PHASES: Phase[] = [];
@@ -177,7 +193,14 @@ const phases = (): Phase[] => [
   {
     key: "A'",
     label: `A' autocannon overallRate ${CFG.rate}`,
-    run: (t) => runAutocannon({ url: t.proc.url, make: t.make, connections: Math.max(10, Math.round(CFG.rate / 20)), durationS: CFG.acRateS, overallRate: CFG.rate }),
+    run: (t) =>
+      runAutocannon({
+        url: t.proc.url,
+        make: t.make,
+        connections: Math.max(10, Math.round(CFG.rate / 20)),
+        durationS: CFG.acRateS,
+        overallRate: CFG.rate,
+      }),
     drainMs: 300,
   },
   { key: 'B', label: `B saturation ${CFG.connections} conn`, run: saturation(CFG.satS), drainMs: 300 },
@@ -188,7 +211,12 @@ const phases = (): Phase[] => [
  * was still in flight when the load stopped, then close the CPU window — so the CPU covers every
  * request sent, and per-request CPU divides by requests sent.
  */
-async function measure(db: BenchDatabase, t: Target, run: (t: Target) => Promise<LoadResult>, drainMs = 300): Promise<Measured> {
+async function measure(
+  db: BenchDatabase,
+  t: Target,
+  run: (t: Target) => Promise<LoadResult>,
+  drainMs = 300,
+): Promise<Measured> {
   await db.refillBuckets();
   const logBefore = t.proc.handle.logBytes();
   const close = await cpuWindow(t.proc.handle.pid, () => db.backendPids(t.proc.appName), CORES);
@@ -208,7 +236,8 @@ const median = (xs: number[]) => {
 };
 const signed = (x: number) => `${x >= 0 ? '+' : '−'}${f0(Math.abs(x))}`;
 
-const range = (xs: number[], f: (x: number) => string) => (xs.length > 1 ? `${f(Math.min(...xs))}–${f(Math.max(...xs))}` : '');
+const range = (xs: number[], f: (x: number) => string) =>
+  xs.length > 1 ? `${f(Math.min(...xs))}–${f(Math.max(...xs))}` : '';
 /** Rotate by `round` and reverse every other round, so no entry always follows the same one. */
 function roundOrder<T>(xs: T[], round: number, step = 1): T[] {
   const rot = xs.map((_, i) => xs[(i + round * step) % xs.length]);
@@ -265,16 +294,37 @@ function stepDefs(): StepDef[] {
     auth: 'authenticate(): SHA-256 + api_keys lookup',
     ratelimit: 'takeToken(): bucket upsert (a write; the api does key + bucket in one prepared statement)',
     tx: 'withTenant(): BEGIN, set_config, query under RLS, COMMIT',
-    paging: 'entitlementPage() in readAsTenant() instead of withTenant(): rows + count subquery (written SQL, prepared, times as text) + serializer',
+    paging:
+      'entitlementPage() in readAsTenant() instead of withTenant(): rows + count subquery (written SQL, prepared, times as text) + serializer',
     log: 'requestContext() + errorHandler(): pino info line',
   };
-  const defs: StepDef[] = [{ name: 'floor', what: 'bare Koa + pg.Pool, one query, tenant from the URL', group: 'cumulative', spec: '' }];
-  cum.forEach((c, i) => defs.push({ name: i === 0 ? 'floor + knex' : `+ ${c}`, what: what[c], group: 'cumulative', vs: defs[i].name, spec: cum.slice(0, i + 1).join('+') }));
+  const defs: StepDef[] = [
+    { name: 'floor', what: 'bare Koa + pg.Pool, one query, tenant from the URL', group: 'cumulative', spec: '' },
+  ];
+  cum.forEach((c, i) =>
+    defs.push({
+      name: i === 0 ? 'floor + knex' : `+ ${c}`,
+      what: what[c],
+      group: 'cumulative',
+      vs: defs[i].name,
+      spec: cum.slice(0, i + 1).join('+'),
+    }),
+  );
   const full = cum.join('+');
-  defs.push({ name: API_INFO, what: 'the real api process: adds router, zod, executeOperation, body rules', group: 'api', vs: '+ log', spec: '' });
+  defs.push({
+    name: API_INFO,
+    what: 'the real api process: adds router, zod, executeOperation, body rules',
+    group: 'api',
+    vs: '+ log',
+    spec: '',
+  });
   const ifs: [string, string, string][] = [
     ['what-if: auth cached', full.replace('auth', 'authcache'), 'authenticate() behind a 10 s in-process cache'],
-    ['what-if: gate in 1 statement', full.replace('auth+ratelimit', 'gate1'), 'key lookup + bucket upsert as one CTE: 1 round trip instead of 2'],
+    [
+      'what-if: gate in 1 statement',
+      full.replace('auth+ratelimit', 'gate1'),
+      'key lookup + bucket upsert as one CTE: 1 round trip instead of 2',
+    ],
   ];
   for (const [name, spec, w] of ifs) defs.push({ name, what: w, group: 'what-if', vs: '+ log', spec });
   return defs;
@@ -287,7 +337,9 @@ async function main() {
   // Interrupted, the finally below never runs: the servers are killed (lib/proc.ts) and this drops the database.
   const forget = atInterrupt(() => db.drop());
   const mach = machine(db.pgVersion);
-  log(`machine: ${mach.nproc} cpu (${mach.cpuModel}), ${mach.memoryGiB} GiB, node ${mach.node}, postgres ${mach.postgres}, load average ${mach.loadavg}`);
+  log(
+    `machine: ${mach.nproc} cpu (${mach.cpuModel}), ${mach.memoryGiB} GiB, node ${mach.node}, postgres ${mach.postgres}, load average ${mach.loadavg}`,
+  );
   const cmp: Sample[] = [];
   const steps: Sample[] = [];
   const pieces: { round: number; name: string; r: PieceResult }[] = [];
@@ -325,7 +377,11 @@ async function main() {
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
     const [floorP, infoP, warnP] = procs;
-    const cmpT = [target('floor', floorP, db, 'floor'), ...(warnP ? [target(API_WARN, warnP, db, 'api')] : []), target(API_INFO, infoP, db, 'api')];
+    const cmpT = [
+      target('floor', floorP, db, 'floor'),
+      ...(warnP ? [target(API_WARN, warnP, db, 'api')] : []),
+      target(API_INFO, infoP, db, 'api'),
+    ];
     for (const t of cmpT) await warm(t, 2, 32);
     log('servers up and warm');
     // The paced phase offers half of what the floor answers at saturation right now (two short
@@ -350,7 +406,9 @@ async function main() {
     if (warnP) await stop(warnP);
 
     // ---- 2a. the breakdown, interleaved ----
-    const stepT = defs.map((d) => (d.name === API_INFO ? target(d.name, infoP, db, 'api') : target(d.name, floorP, db, 'floor', d.spec)));
+    const stepT = defs.map((d) =>
+      d.name === API_INFO ? target(d.name, infoP, db, 'api') : target(d.name, floorP, db, 'floor', d.spec),
+    );
     for (const t of stepT) await warm(t, t.name === API_INFO || t.name === 'floor' ? 0.5 : 1, 32);
     log('breakdown');
     for (let round = 0; round < CFG.stepRounds; round++) {
@@ -372,21 +430,26 @@ async function main() {
       log(`pieces skipped: ${e?.message ?? e}`);
       return undefined;
     });
-    if (kit) try {
-      for (const p of kit.pieces) await kit.measure(p, 0.3); // warm
-      for (let round = 0; round < CFG.pieceRounds; round++) {
-        for (const p of roundOrder(kit.pieces, round, 4)) {
-          await db.refillBuckets();
-          pieces.push({ round, name: p.name, r: await kit.measure(p, p.concurrency > 1 ? CFG.pieceS : CFG.pieceS / 2) });
+    if (kit)
+      try {
+        for (const p of kit.pieces) await kit.measure(p, 0.3); // warm
+        for (let round = 0; round < CFG.pieceRounds; round++) {
+          for (const p of roundOrder(kit.pieces, round, 4)) {
+            await db.refillBuckets();
+            pieces.push({
+              round,
+              name: p.name,
+              r: await kit.measure(p, p.concurrency > 1 ? CFG.pieceS : CFG.pieceS / 2),
+            });
+          }
         }
+        pieceDefs.push(...kit.pieces);
+      } catch (e) {
+        log(`pieces stopped: ${(e as Error)?.message ?? e}`);
+        pieces.length = 0;
+      } finally {
+        await kit.close();
       }
-      pieceDefs.push(...kit.pieces);
-    } catch (e) {
-      log(`pieces stopped: ${(e as Error)?.message ?? e}`);
-      pieces.length = 0;
-    } finally {
-      await kit.close();
-    }
 
     // ---- 3. CPU profiles: where the server's own time goes ----
     if (CFG.profile) {
@@ -395,7 +458,10 @@ async function main() {
         [API_INFO, 'api'],
       ] as const) {
         const dir = path.join(tmp, `prof-${kind}`);
-        const p = await startProc(`${kind} profiled`, kind, db, tmp, { logLevel: 'info', nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+        const p = await startProc(`${kind} profiled`, kind, db, tmp, {
+          logLevel: 'info',
+          nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+        });
         procs.push(p);
         const t = target(name, p, db, kind);
         await warm(t, 3, 32);
@@ -415,7 +481,18 @@ async function main() {
     await db.drop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  const md = report({ mach, db, runtimeS: (Date.now() - t0) / 1000, cmp, steps, stepDefs: defs, pieces, pieceDefs, profiles, bodyBytes });
+  const md = report({
+    mach,
+    db,
+    runtimeS: (Date.now() - t0) / 1000,
+    cmp,
+    steps,
+    stepDefs: defs,
+    pieces,
+    pieceDefs,
+    profiles,
+    bodyBytes,
+  });
   process.stdout.write(`\n${md}\n`);
   if (CFG.write) {
     writeSection(path.join(ROOT, 'bench', 'RESULTS.md'), md);
@@ -427,11 +504,19 @@ async function main() {
 
 function report(r: Results): string {
   const { mach, db } = r;
-  const of = (xs: Sample[], target: string, phase: string) => xs.filter((x) => x.target === target && x.phase === phase);
+  const of = (xs: Sample[], target: string, phase: string) =>
+    xs.filter((x) => x.target === target && x.phase === phase);
   const pooled = (xs: Sample[]) => pool(xs.map((x) => x.m.load));
   const med = (xs: Sample[], f: (m: Measured) => number) => median(xs.map((x) => f(x.m)));
   /** Per-round f(a) − f(b) (or ratio), median over rounds: neighbours in time share the background. */
-  const paired = (xs: Sample[], a: string, b: string, phase: string, f: (m: Measured) => number, op: (x: number, y: number) => number) => {
+  const paired = (
+    xs: Sample[],
+    a: string,
+    b: string,
+    phase: string,
+    f: (m: Measured) => number,
+    op: (x: number, y: number) => number,
+  ) => {
     const vals: number[] = [];
     const rounds = Math.max(...xs.map((x) => x.round)) + 1;
     for (let round = 0; round < rounds; round++) {
@@ -455,7 +540,10 @@ function report(r: Results): string {
     const ratio = median(ratios);
     return [
       t,
-      `${f0(b.rps)} (${range(of(r.cmp, t, 'B').map((x) => x.m.load.rps), f0)})`,
+      `${f0(b.rps)} (${range(
+        of(r.cmp, t, 'B').map((x) => x.m.load.rps),
+        f0,
+      )})`,
       t === 'floor' ? '1' : `**${f2(ratio)}** (${range(ratios, f2)})`,
       `${f0(a.rps)}${a.unfinished ? `, ${a.unfinished} unanswered` : ''}`,
       `${f1(a.p50)} / **${f1(a.p99)}**`,
@@ -465,13 +553,27 @@ function report(r: Results): string {
     ];
   });
   const headTable = table(
-    ['server', 'saturation req/s (per-round range)', 'ratio to floor, median of rounds (range)', `answered/s at ${CFG.rate}/s offered`, `p50 / p99 ms at ${CFG.rate}/s`, `p50 / p99 ms at ${CFG.lowRate}/s`, 'CPU µs/req saturated (server + PG)', `ratio ≥ 0.7 / p99 < 50 ms at ${CFG.rate}/s`],
+    [
+      'server',
+      'saturation req/s (per-round range)',
+      'ratio to floor, median of rounds (range)',
+      `answered/s at ${CFG.rate}/s offered`,
+      `p50 / p99 ms at ${CFG.rate}/s`,
+      `p50 / p99 ms at ${CFG.lowRate}/s`,
+      'CPU µs/req saturated (server + PG)',
+      `ratio ≥ 0.7 / p99 < 50 ms at ${CFG.rate}/s`,
+    ],
     headline,
     ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
   );
 
   const perRound = table(
-    ['round', ...CMP.map((t) => `${t} req/s`), ...CMP.slice(1).map((t) => `${t.includes('warn') ? 'warn' : 'info'} / floor`), 'other load'],
+    [
+      'round',
+      ...CMP.map((t) => `${t} req/s`),
+      ...CMP.slice(1).map((t) => `${t.includes('warn') ? 'warn' : 'info'} / floor`),
+      'other load',
+    ],
     Array.from({ length: CFG.rounds }, (_, round) => {
       const get = (t: string) => r.cmp.find((x) => x.round === round && x.target === t && x.phase === 'B')!.m;
       const fl = get('floor');
@@ -508,7 +610,9 @@ function report(r: Results): string {
         `${f0(med(xs, otherPct))}%`,
         [
           p.unfinished ? `${p.unfinished} unanswered at cut-off` : '',
-          svc[0].serviceP99 !== undefined ? `from actual send: p50 ${f1(median(svc.map((s) => s.serviceP50!)))} / p99 ${f1(median(svc.map((s) => s.serviceP99!)))} ms` : '',
+          svc[0].serviceP99 !== undefined
+            ? `from actual send: p50 ${f1(median(svc.map((s) => s.serviceP50!)))} / p99 ${f1(median(svc.map((s) => s.serviceP99!)))} ms`
+            : '',
           med(xs, (m) => m.logBytesPerReq) > 1 ? `log ${f0(med(xs, (m) => m.logBytesPerReq))} B/req` : '',
         ]
           .filter(Boolean)
@@ -517,7 +621,21 @@ function report(r: Results): string {
     }
   }
   const allTable = table(
-    ['phase', 'server', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'server CPU µs/req', 'PG CPU µs/req', 'loadgen CPU µs/req', 'other load', 'notes'],
+    [
+      'phase',
+      'server',
+      'req/s',
+      'p50 ms',
+      'p90 ms',
+      'p99 ms',
+      'max ms',
+      'non-2xx',
+      'server CPU µs/req',
+      'PG CPU µs/req',
+      'loadgen CPU µs/req',
+      'other load',
+      'notes',
+    ],
     allRows,
     ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
   );
@@ -547,7 +665,21 @@ function report(r: Results): string {
     ];
   });
   const stepTable = table(
-    ['step', 'what it adds', 'req/s', 'req/s ratio', 'p50 ms', 'p99 ms', 'server µs/req', 'PG µs/req', 'Δ server', 'Δ PG', 'Δ CPU total (range)', 'body B', 'other load'],
+    [
+      'step',
+      'what it adds',
+      'req/s',
+      'req/s ratio',
+      'p50 ms',
+      'p99 ms',
+      'server µs/req',
+      'PG µs/req',
+      'Δ server',
+      'Δ PG',
+      'Δ CPU total (range)',
+      'body B',
+      'other load',
+    ],
     stepRows,
     ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
   );
@@ -556,7 +688,8 @@ function report(r: Results): string {
   const cpuRatio = median(paired(r.steps, 'api (LOG_LEVEL=info)', 'floor', 'B', cpuTotal, ratioOp));
 
   // ---- pieces ----
-  const pieceStat = (name: string, f: (x: PieceResult) => number) => median(r.pieces.filter((x) => x.name === name).map((x) => f(x.r)));
+  const pieceStat = (name: string, f: (x: PieceResult) => number) =>
+    median(r.pieces.filter((x) => x.name === name).map((x) => f(x.r)));
   const pTot = (name: string) => pieceStat(name, (x) => x.nodeUs + x.pgUs);
   const pieceRows = r.pieceDefs.map((p) => [
     p.name,
@@ -567,7 +700,12 @@ function report(r: Results): string {
     `**${f0(pTot(p.name))}**`,
     f2(pieceStat(p.name, (x) => x.meanMs)),
   ]);
-  const apiParts = ['gate statement (api)', 'readAsTenant() + entitlementPage()', 'requestContext(): request id + pino info line', 'executeOperation() without DB work'];
+  const apiParts = [
+    'gate statement (api)',
+    'readAsTenant() + entitlementPage()',
+    'requestContext(): request id + pino info line',
+    'executeOperation() without DB work',
+  ];
   const apiSum = apiParts.reduce((k, n) => k + pTot(n), 0);
   const floorQ = pTot('query, raw pg (the floor)');
   const piecesMd = r.pieceDefs.length
@@ -585,7 +723,8 @@ Sum of the api's pieces (${apiParts.join(' + ')}) = **${f0(apiSum)} µs** per re
   let profileMd = '';
   if (r.profiles.length === 2) {
     const [pf, pa] = r.profiles;
-    const per = (p: ProfileRow, c: string) => (1000 * (p.summary.categories.find((x) => x.category === c)?.ms ?? 0)) / Math.max(1, p.m.load.sent);
+    const per = (p: ProfileRow, c: string) =>
+      (1000 * (p.summary.categories.find((x) => x.category === c)?.ms ?? 0)) / Math.max(1, p.m.load.sent);
     const cats = [...new Set([...pa.summary.categories, ...pf.summary.categories].map((c) => c.category))]
       .map((c) => ({ c, a: per(pa, c), f: per(pf, c) }))
       .sort((x, y) => y.a - x.a);
@@ -593,9 +732,30 @@ Sum of the api's pieces (${apiParts.join(' + ')}) = **${f0(apiSum)} µs** per re
     const rest = cats.filter((x) => x.a < 10 && x.f < 10);
     const top = (p: ProfileRow, c: string) => p.summary.categories.find((x) => x.category === c)?.top ?? '';
     const rows = shown.map((x) => [x.c, f0(x.f), f0(x.a), signed(x.a - x.f), top(pa, x.c), top(pf, x.c)]);
-    rows.push([`${rest.length} smaller categories`, f0(rest.reduce((k, x) => k + x.f, 0)), f0(rest.reduce((k, x) => k + x.a, 0)), signed(rest.reduce((k, x) => k + x.a - x.f, 0)), '', '']);
-    rows.push(['**main thread busy, sampled**', f0((1000 * pf.summary.busyMs) / pf.m.load.sent), f0((1000 * pa.summary.busyMs) / pa.m.load.sent), signed((1000 * pa.summary.busyMs) / pa.m.load.sent - (1000 * pf.summary.busyMs) / pf.m.load.sent), '', '']);
-    rows.push(['process CPU from /proc (all threads, incl. kernel)', f0(serverUs(pf.m)), f0(serverUs(pa.m)), signed(serverUs(pa.m) - serverUs(pf.m)), '', '']);
+    rows.push([
+      `${rest.length} smaller categories`,
+      f0(rest.reduce((k, x) => k + x.f, 0)),
+      f0(rest.reduce((k, x) => k + x.a, 0)),
+      signed(rest.reduce((k, x) => k + x.a - x.f, 0)),
+      '',
+      '',
+    ]);
+    rows.push([
+      '**main thread busy, sampled**',
+      f0((1000 * pf.summary.busyMs) / pf.m.load.sent),
+      f0((1000 * pa.summary.busyMs) / pa.m.load.sent),
+      signed((1000 * pa.summary.busyMs) / pa.m.load.sent - (1000 * pf.summary.busyMs) / pf.m.load.sent),
+      '',
+      '',
+    ]);
+    rows.push([
+      'process CPU from /proc (all threads, incl. kernel)',
+      f0(serverUs(pf.m)),
+      f0(serverUs(pa.m)),
+      signed(serverUs(pa.m) - serverUs(pf.m)),
+      '',
+      '',
+    ]);
     profileMd = `### Where the server process's own time goes (V8 CPU profile, saturation, ${CFG.profileS} s after a 3 s warm-up)
 
 Self time per request by where the code lives (node --cpu-prof on a separate run of each server: floor ${f0(pf.m.load.rps)} req/s, api ${f0(pa.m.load.rps)} req/s while profiled; the profiler itself costs a little).

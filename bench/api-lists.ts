@@ -63,8 +63,12 @@ async function seedLists(db: BenchDatabase): Promise<void> {
       (array['trialing','active','past_due','canceled','expired'])[1 + g % 5], 'sub_' || g, 'user_' || g,
       (select p.id from products p where p.tenant_id = t.id order by p.sku limit 1 offset (g % 3)), c, c
     from tenants t ${g50} cross join lateral (select ${ts} as c) x`);
-  await k.raw(`insert into coupons (tenant_id, code, percent_off, created_at, updated_at) select t.id, 'CODE' || g, 10 + g % 50, c, c from tenants t ${g50} cross join lateral (select ${ts} as c) x`);
-  await k.raw(`insert into coupon_counterparts (coupon_id, tenant_id, provider, kind, external_id) select c.id, c.tenant_id, 'psp_a', 'coupon', 'co_' || c.id from coupons c`);
+  await k.raw(
+    `insert into coupons (tenant_id, code, percent_off, created_at, updated_at) select t.id, 'CODE' || g, 10 + g % 50, c, c from tenants t ${g50} cross join lateral (select ${ts} as c) x`,
+  );
+  await k.raw(
+    `insert into coupon_counterparts (coupon_id, tenant_id, provider, kind, external_id) select c.id, c.tenant_id, 'psp_a', 'coupon', 'co_' || c.id from coupons c`,
+  );
   await k.raw(`insert into audit_entries (tenant_id, action, actor_type, actor_id, outcome, detail, created_at, updated_at)
     select t.id, 'products.create', 'api_key', null, 'ok', jsonb_build_object('n', g), c, c from tenants t ${g50} cross join lateral (select ${ts} as c) x`);
   await k.raw(`insert into webhook_deliveries (tenant_id, provider, event_id, event_type, status, mode, payload, created_at, updated_at)
@@ -78,7 +82,9 @@ async function seedLists(db: BenchDatabase): Promise<void> {
   await k.raw(`insert into outbound_deliveries (tenant_id, event_id, endpoint_id, status, attempts, seq, created_at, updated_at)
     select e.tenant_id, e.id, (select w.id from webhook_endpoints w where w.tenant_id = e.tenant_id order by w.id limit 1), 'succeeded', 1,
       row_number() over (), e.created_at, e.created_at from outbound_events e`);
-  await k.raw(`insert into sync_runs (id, tenant_id, status) select gen_random_uuid(), t.id, 'succeeded' from tenants t`);
+  await k.raw(
+    `insert into sync_runs (id, tenant_id, status) select gen_random_uuid(), t.id, 'succeeded' from tenants t`,
+  );
   await k.raw(`insert into sync_events (tenant_id, run_id, provider, status, detail, created_at, updated_at)
     select r.tenant_id, r.id, (array['psp_a','psp_b','psp_c','store_android','store_ios'])[1 + g % 5], 'succeeded', jsonb_build_object('outcome', 'synced'), c, c
     from sync_runs r ${g50} cross join lateral (select ${ts} as c) x`);
@@ -97,11 +103,30 @@ async function start(kind: 'api' | 'floor', db: BenchDatabase, tmp: string): Pro
   const port = await freePort();
   const u = new URL(db.url);
   u.searchParams.set('application_name', `bench_lists_${kind}`);
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', METRICS_PORT: '0', LOG_LEVEL: 'info', MASTER_KEY, DATABASE_URL: u.toString(), STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'info',
+    MASTER_KEY,
+    DATABASE_URL: u.toString(),
+    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com',
+  };
   delete env.TEMPORAL_ADDRESS;
-  if (kind === 'api') Object.assign(env, { API_PORT: String(port), DASHBOARD_PORT: String(await freePort()), TOOLS_PORT: String(await freePort()) });
+  if (kind === 'api')
+    Object.assign(env, {
+      API_PORT: String(port),
+      DASHBOARD_PORT: String(await freePort()),
+      TOOLS_PORT: String(await freePort()),
+    });
   else env.PORT = String(port);
-  const handle = await startServer({ cwd: ROOT, script: kind === 'api' ? 'api/main.ts' : 'bench/floor-server.ts', env, port, logFile: path.join(tmp, `${kind}.log`) });
+  const handle = await startServer({
+    cwd: ROOT,
+    script: kind === 'api' ? 'api/main.ts' : 'bench/floor-server.ts',
+    env,
+    port,
+    logFile: path.join(tmp, `${kind}.log`),
+  });
   return { name: kind, handle, url: `http://127.0.0.1:${port}` };
 }
 
@@ -114,7 +139,10 @@ const median = (xs: number[]) => {
 
 async function main() {
   const t0 = Date.now();
-  const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+  const loadBefore = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-lists-'));
   const db = await createBenchDatabase({ tenants: CFG.tenants, log });
   const procs: Proc[] = [];
@@ -131,18 +159,27 @@ async function main() {
     const api = await start('api', db, tmp);
     procs.push(api);
     const n = db.tenants.length;
-    const make = (kind: 'api' | 'floor', ep: string) => (i: number): { path: string; headers: Record<string, string> } =>
-      kind === 'floor'
-        ? { path: `/lists${ep}?limit=50&tenant=${db.tenants[i % n].id}`, headers: {} }
-        : { path: `${ep}?limit=50`, headers: { authorization: `Bearer ${db.tenants[i % n].key}` } };
+    const make =
+      (kind: 'api' | 'floor', ep: string) =>
+      (i: number): { path: string; headers: Record<string, string> } =>
+        kind === 'floor'
+          ? { path: `/lists${ep}?limit=50&tenant=${db.tenants[i % n].id}`, headers: {} }
+          : { path: `${ep}?limit=50`, headers: { authorization: `Bearer ${db.tenants[i % n].key}` } };
     const measure = async (kind: 'api' | 'floor', ep: string, s: number): Promise<LoadResult> => {
       await db.refillBuckets();
-      return runAutocannon({ url: kind === 'api' ? api.url : floor.url, make: make(kind, ep), connections: CFG.connections, durationS: s });
+      return runAutocannon({
+        url: kind === 'api' ? api.url : floor.url,
+        make: make(kind, ep),
+        connections: CFG.connections,
+        durationS: s,
+      });
     };
     // Warm-up: every endpoint on both (prepared statements, JIT), and a body size per endpoint.
     const bytes: Record<string, number> = {};
     for (const ep of ENDPOINTS) {
-      const res = await fetch(`${api.url}${ep}?limit=50`, { headers: { authorization: `Bearer ${db.tenants[0].key}` } });
+      const res = await fetch(`${api.url}${ep}?limit=50`, {
+        headers: { authorization: `Bearer ${db.tenants[0].key}` },
+      });
       const body = await res.text();
       if (res.status !== 200) throw new Error(`${ep}: ${res.status} ${body.slice(0, 300)}`);
       bytes[ep] = body.length;
@@ -164,7 +201,10 @@ async function main() {
         results[ep].ratio.push(got.api!.rps / got.floor!.rps);
       }
     }
-    const loadAfter = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+    const loadAfter = os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
     const mach = machine(db.pgVersion);
     const rows = ENDPOINTS.map((ep) => {
       const r = results[ep];
@@ -189,7 +229,18 @@ Data: ${n} tenants; 50 rows per tenant in every list (3 webhook endpoints and 3 
 Saturation: autocannon, ${CFG.connections} keep-alive connections, ${CFG.seconds} s per measurement; ${CFG.rounds} rounds, floor and api back to back per endpoint (order alternating). Ratio = api req/s ÷ floor req/s of the same round, median over rounds.
 
 ${table(
-  ['endpoint', 'api ÷ floor', 'per round', 'floor req/s', 'api req/s', 'floor p50 ms', 'api p50 ms', 'api p99 ms', 'api body KiB', 'non-2xx'],
+  [
+    'endpoint',
+    'api ÷ floor',
+    'per round',
+    'floor req/s',
+    'api req/s',
+    'floor p50 ms',
+    'api p50 ms',
+    'api p99 ms',
+    'api body KiB',
+    'non-2xx',
+  ],
   rows,
   ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
 )}`;

@@ -37,19 +37,32 @@ const log = (m: string) => console.log(`[drift-report] ${m}`);
 
 async function inParallel<T>(items: T[], lanes: number, fn: (x: T) => Promise<unknown>) {
   let next = 0;
-  await Promise.all(Array.from({ length: lanes }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 /** One create per product at the provider (no list-before-create: the catalogue starts empty). */
-async function seed(provider: ProviderId, ctx: ProviderContext, specs: ProductSpec[], adapters: ReturnType<typeof createAdapters>) {
+async function seed(
+  provider: ProviderId,
+  ctx: ProviderContext,
+  specs: ProductSpec[],
+  adapters: ReturnType<typeof createAdapters>,
+) {
   const create = async (spec: ProductSpec) => {
     if (provider === 'psp_b') return paddleRequest(ctx, 'POST', '/products', { body: productBody(spec) });
     if (provider === 'psp_c') {
       const price = primaryPrice(spec);
       return new RazorpayClient(ctx).call('POST', '/v1/items', {
-        body: { name: spec.name, description: spec.sku, amount: price?.amount_minor ?? 100, currency: price?.currency ?? 'INR', notes: { product_id: spec.product_id, sku: spec.sku, tenant_id: spec.tenant_id } },
+        body: {
+          name: spec.name,
+          description: spec.sku,
+          amount: price?.amount_minor ?? 100,
+          currency: price?.currency ?? 'INR',
+          notes: { product_id: spec.product_id, sku: spec.sku, tenant_id: spec.tenant_id },
+        },
       });
     }
     return adapters[provider].upsertProduct(ctx, spec, `bench-seed:${provider}:${ctx.mode}:${spec.product_id}`);
@@ -57,22 +70,50 @@ async function seed(provider: ProviderId, ctx: ProviderContext, specs: ProductSp
   await inParallel(specs, 8, create);
 }
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 async function main() {
   const stack = await startSyncStack(log);
-  const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+  const loadBefore = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   try {
-    const t = await stack.tenant({ name: 'bench-drift', providers: PROVIDERS, modes: ['test', 'live'], products: PRODUCTS, locales: [['US', 'USD'], ['DE', 'EUR']] });
-    const ids: string[] = (await stack.db('products').where({ tenant_id: t.tenantId }).select('id')).map((r: { id: string }) => r.id);
-    const specs = await withTenant(stack.db, t.tenantId, async (trx) => Promise.all(ids.map((id) => loadProductSpec(trx, t.tenantId, id))));
-    const adapters = createAdapters({ providerBaseUrls: Object.fromEntries(PROVIDERS.map((p) => [p, stack.emulators[p].url])) as Record<ProviderId, string> });
+    const t = await stack.tenant({
+      name: 'bench-drift',
+      providers: PROVIDERS,
+      modes: ['test', 'live'],
+      products: PRODUCTS,
+      locales: [
+        ['US', 'USD'],
+        ['DE', 'EUR'],
+      ],
+    });
+    const ids: string[] = (await stack.db('products').where({ tenant_id: t.tenantId }).select('id')).map(
+      (r: { id: string }) => r.id,
+    );
+    const specs = await withTenant(stack.db, t.tenantId, async (trx) =>
+      Promise.all(ids.map((id) => loadProductSpec(trx, t.tenantId, id))),
+    );
+    const adapters = createAdapters({
+      providerBaseUrls: Object.fromEntries(PROVIDERS.map((p) => [p, stack.emulators[p].url])) as Record<
+        ProviderId,
+        string
+      >,
+    });
     const s0 = performance.now();
     await Promise.all(
       PROVIDERS.flatMap((p) =>
         (isStoreProvider(p) ? (['live'] as Mode[]) : (['test', 'live'] as Mode[])).map((mode) => {
           const acct = t.accounts[p]!;
-          const ctx: ProviderContext = { baseUrl: stack.emulators[p].url, mode, credential: acct.credentials[mode], accountRef: acct.account, timeoutMs: 120_000 };
+          const ctx: ProviderContext = {
+            baseUrl: stack.emulators[p].url,
+            mode,
+            credential: acct.credentials[mode],
+            accountRef: acct.account,
+            timeoutMs: 120_000,
+          };
           return seed(p, ctx, specs as ProductSpec[], adapters);
         }),
       ),
@@ -98,16 +139,24 @@ async function main() {
       '',
       `GET /v1/sync for one tenant with ${PRODUCTS} products (2 prices each), connected to all five providers: 8 catalogues to read (psp_a, psp_b, psp_c in test and live, the two stores in one mode), each holding the ${PRODUCTS} products, ${LATENCY} ms added latency per provider call. Reads are paced to each provider's documented limit, as in production. One warm-up, then ${RUNS} reports in sequence.`,
       '',
-      table(['measure', 'ms'], [
-        ['median', f0(p50)],
-        ['min', f0(Math.min(...times))],
-        ['max', f0(Math.max(...times))],
-        ['all runs', times.map(f0).join(', ')],
-      ]),
+      table(
+        ['measure', 'ms'],
+        [
+          ['median', f0(p50)],
+          ['min', f0(Math.min(...times))],
+          ['max', f0(Math.max(...times))],
+          ['all runs', times.map(f0).join(', ')],
+        ],
+      ),
       '',
       `**GET /v1/sync: ${f0(p50)} ms median (aim < 2,000 ms)**, ${findings} findings per report.`,
     ].join('\n');
-    writeGeneratedBlock(path.join(HERE, 'RESULTS.md'), 'bench/drift-report.ts', '## Drift report at 1,000 products × 5 providers (bench/drift-report.ts)', body);
+    writeGeneratedBlock(
+      path.join(HERE, 'RESULTS.md'),
+      'bench/drift-report.ts',
+      '## Drift report at 1,000 products × 5 providers (bench/drift-report.ts)',
+      body,
+    );
     console.log(body);
   } finally {
     await stack.close();

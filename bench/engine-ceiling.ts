@@ -28,7 +28,13 @@ const CONCURRENCY = 32;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 type Kind = 'empty' | 'one-activity';
-interface Sample { setting: string; kind: Kind; perSec: number; p50: number; p99: number }
+interface Sample {
+  setting: string;
+  kind: Kind;
+  perSec: number;
+  p50: number;
+  p99: number;
+}
 
 const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -60,7 +66,10 @@ async function alone(client: Client, taskQueue: string, n: number): Promise<numb
   const xs: number[] = [];
   for (let i = 0; i < n; i++) {
     const s = performance.now();
-    await client.workflow.execute(oneActivityWorkflow, { taskQueue, workflowId: `bench-alone-${process.pid}-${Date.now()}-${i}` });
+    await client.workflow.execute(oneActivityWorkflow, {
+      taskQueue,
+      workflowId: `bench-alone-${process.pid}-${Date.now()}-${i}`,
+    });
     xs.push(performance.now() - s);
   }
   return quantile(xs, 0.5);
@@ -69,7 +78,12 @@ async function alone(client: Client, taskQueue: string, n: number): Promise<numb
 async function withServer<T>(pragmas: string[], fn: (client: Client, taskQueue: string) => Promise<T>): Promise<T> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-ceiling-'));
   const port = await freePort();
-  const server = await startDevServer({ port, uiPort: null, dbFile: path.join(dir, 'temporal.db'), sqlitePragmas: pragmas });
+  const server = await startDevServer({
+    port,
+    uiPort: null,
+    dbFile: path.join(dir, 'temporal.db'),
+    sqlitePragmas: pragmas,
+  });
   const connection = await Connection.connect({ address: server.address });
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `engine-${port}`;
@@ -97,7 +111,10 @@ async function withServer<T>(pragmas: string[], fn: (client: Client, taskQueue: 
 
 async function main() {
   const started = new Date();
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const settings: Array<[string, string[]]> = [
     ['CLI default (file)', []],
     [`${DEFAULT_SQLITE_PRAGMAS.join(', ')} (file)`, DEFAULT_SQLITE_PRAGMAS],
@@ -111,7 +128,9 @@ async function main() {
         for (const kind of ['empty', 'one-activity'] as Kind[]) {
           const s = { setting: name, ...(await runKind(client, tq, kind, COUNT)) };
           samples.push(s);
-          console.log(`round ${r + 1} ${name} ${kind}: ${s.perSec.toFixed(1)}/s p50 ${s.p50.toFixed(0)} ms p99 ${s.p99.toFixed(0)} ms`);
+          console.log(
+            `round ${r + 1} ${name} ${kind}: ${s.perSec.toFixed(1)}/s p50 ${s.p50.toFixed(0)} ms p99 ${s.p99.toFixed(0)} ms`,
+          );
         }
         (aloneP50[name] ??= []).push(await alone(client, tq, 20));
       });
@@ -149,7 +168,8 @@ async function main() {
   const end = '<!-- bench/engine-ceiling.ts: generated up to here -->';
   let text = fs.readFileSync(file, 'utf8');
   const block = `${begin}\n${section}\n${end}`;
-  if (text.includes(begin)) text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
+  if (text.includes(begin))
+    text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
   else text += `\n## Temporal engine ceiling (local dev server)\n\n${block}\n`;
   fs.writeFileSync(file, text);
   console.log(section);

@@ -72,12 +72,37 @@ interface ListFloor {
 }
 const CONNECTION_COLUMNS =
   'provider_connections.id, provider_connections.provider, provider_connections.account_ref, provider_connections.label, provider_connections.is_default, provider_connections.is_active, provider_connections.created_at, provider_connections.credential_test_enc is not null as has_test, provider_connections.credential_live_enc is not null as has_live, provider_connections.webhook_secret_enc is not null as has_whsec';
-const ENDPOINT_COLUMNS = ['id', 'tenant_id', 'url', 'description', 'event_types', 'enabled', 'disabled_reason', 'previous_secret_expires_at', 'secret_rotated_at', 'created_at', 'updated_at'].map((c) => `webhook_endpoints.${c}`).join(', ');
+const ENDPOINT_COLUMNS = [
+  'id',
+  'tenant_id',
+  'url',
+  'description',
+  'event_types',
+  'enabled',
+  'disabled_reason',
+  'previous_secret_expires_at',
+  'secret_rotated_at',
+  'created_at',
+  'updated_at',
+]
+  .map((c) => `webhook_endpoints.${c}`)
+  .join(', ');
 const one = (table: string): ListFloor => ({ table, columns: `${table}.*`, from: table });
 const LIST_FLOORS: Record<string, ListFloor> = {
-  '/v1/entitlements': { table: 'entitlements', columns: 'entitlements.*, products.sku', from: 'entitlements left join products on products.id = entitlements.product_id' },
-  '/v1/products': { ...one('products'), then: 'select * from product_provider_refs where product_id = any($1::uuid[]) order by provider, mode' },
-  '/v1/subscribers': { table: 'subscriptions', columns: 'subscriptions.*, products.sku', from: 'subscriptions left join products on products.id = subscriptions.product_id' },
+  '/v1/entitlements': {
+    table: 'entitlements',
+    columns: 'entitlements.*, products.sku',
+    from: 'entitlements left join products on products.id = entitlements.product_id',
+  },
+  '/v1/products': {
+    ...one('products'),
+    then: 'select * from product_provider_refs where product_id = any($1::uuid[]) order by provider, mode',
+  },
+  '/v1/subscribers': {
+    table: 'subscriptions',
+    columns: 'subscriptions.*, products.sku',
+    from: 'subscriptions left join products on products.id = subscriptions.product_id',
+  },
   '/v1/coupons': { ...one('coupons'), then: 'select * from coupon_counterparts where coupon_id = any($1::uuid[])' },
   '/v1/audit': one('audit_entries'),
   '/v1/webhooks': one('webhook_deliveries'),
@@ -169,7 +194,11 @@ function variant(steps: Set<Step>): Koa {
       const base = q.leftJoin('products', 'products.id', 'entitlements.product_id');
       if (!rls) base.where('entitlements.tenant_id', tenantId);
       if (steps.has('paging')) {
-        return paginate(base, { limit, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, serializeEntitlement);
+        return paginate(
+          base,
+          { limit, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] },
+          serializeEntitlement,
+        );
       }
       const rows = await base
         .select('entitlements.*', 'products.sku')

@@ -36,7 +36,11 @@ const tenantAt = (i: number) => bench.tenants[i % bench.tenants.length].id;
 
 const viaKnex = (tenantId: string) =>
   withTenant(db, tenantId, (trx) =>
-    paginate(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), { limit: 50, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, serializeEntitlement),
+    paginate(
+      trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'),
+      { limit: 50, offset: 0, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] },
+      serializeEntitlement,
+    ),
   );
 
 const viaModel = (tenantId: string) =>
@@ -44,11 +48,17 @@ const viaModel = (tenantId: string) =>
     const rows = await Entitlement.query(trx)
       .leftJoin('products', 'products.id', 'entitlements.product_id')
       .select('entitlements.*', 'products.sku', Entitlement.query(trx).count('*').as('__total'))
-      .orderBy([{ column: 'entitlements.created_at', order: 'desc' }, { column: 'entitlements.id', order: 'desc' }])
+      .orderBy([
+        { column: 'entitlements.created_at', order: 'desc' },
+        { column: 'entitlements.id', order: 'desc' },
+      ])
       .limit(50)
       .offset(0);
     const total = rows.length ? Number((rows[0] as unknown as { __total: number }).__total) : 0;
-    return { data: rows.map((r) => serializeEntitlement(r)), pagination: { limit: 50, offset: 0, total, has_more: rows.length < total } };
+    return {
+      data: rows.map((r) => serializeEntitlement(r)),
+      pagination: { limit: 50, offset: 0, total, has_more: rows.length < total },
+    };
   });
 
 // Two provider refs per product (test and live at psp_a), so the relation has rows to fetch.
@@ -70,7 +80,15 @@ const couponsViaKnex = (tenantId: string) =>
     const page = await paginate(trx('coupons'), { limit: 50, offset: 0, table: 'coupons' }, (r: any) => r);
     const ids = page.data.map((c: any) => c.id);
     const cps = ids.length ? await trx('coupon_counterparts').whereIn('coupon_id', ids) : [];
-    return { ...page, data: page.data.map((c: any) => serializeCoupon(c, cps.filter((x: any) => x.coupon_id === c.id))) };
+    return {
+      ...page,
+      data: page.data.map((c: any) =>
+        serializeCoupon(
+          c,
+          cps.filter((x: any) => x.coupon_id === c.id),
+        ),
+      ),
+    };
   });
 
 const couponsViaModel = (tenantId: string) =>
@@ -88,13 +106,21 @@ await bench.db.raw(`
 
 const subscribersViaKnex = (tenantId: string) =>
   withTenant(db, tenantId, (trx) =>
-    paginate(trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'), { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, serializeSubscription),
+    paginate(
+      trx('subscriptions').leftJoin('products', 'products.id', 'subscriptions.product_id'),
+      { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] },
+      serializeSubscription,
+    ),
   );
 
 // What operations/subscribers/list.ts does: paginate() over the model's query builder.
 const subscribersViaModel = (tenantId: string) =>
   withTenant(db, tenantId, (trx) =>
-    paginate(Subscription.query(trx).leftJoin('products', 'products.id', 'subscriptions.product_id') as any, { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] }, serializeSubscription),
+    paginate(
+      Subscription.query(trx).leftJoin('products', 'products.id', 'subscriptions.product_id') as any,
+      { limit: 50, offset: 0, table: 'subscriptions', columns: ['subscriptions.*', 'products.sku'] },
+      serializeSubscription,
+    ),
   );
 
 const productsPage = (trx: Parameters<Parameters<typeof withTenant>[2]>[0]) =>
@@ -104,7 +130,9 @@ const productsViaKnex = (tenantId: string) =>
   withTenant(db, tenantId, async (trx) => {
     const page = await productsPage(trx);
     const ids = page.data.map((p: any) => p.id);
-    const refs = ids.length ? await trx('product_provider_refs').whereIn('product_id', ids).orderBy(['provider', 'mode']) : [];
+    const refs = ids.length
+      ? await trx('product_provider_refs').whereIn('product_id', ids).orderBy(['provider', 'mode'])
+      : [];
     const by = new Map<string, any[]>();
     for (const r of refs) by.set(r.product_id, [...(by.get(r.product_id) ?? []), r]);
     return { ...page, data: page.data.map((p: any) => serializeProduct(p, by.get(p.id) ?? [])) };
@@ -113,7 +141,9 @@ const productsViaKnex = (tenantId: string) =>
 const productsViaModel = (tenantId: string) =>
   withTenant(db, tenantId, async (trx) => {
     const page = await productsPage(trx);
-    const products = await Product.fetchGraph(page.data as Product[], 'providerRefs(byProviderMode)', { transaction: trx }).modifiers({
+    const products = await Product.fetchGraph(page.data as Product[], 'providerRefs(byProviderMode)', {
+      transaction: trx,
+    }).modifiers({
       byProviderMode: (q) => void q.orderBy(['provider', 'mode']),
     });
     return { ...page, data: products.map((p) => serializeProduct(p, p.providerRefs ?? [])) };
@@ -130,13 +160,15 @@ async function run(call: (t: string) => Promise<unknown>): Promise<{ rps: number
   const lat: number[] = [];
   const end = Date.now() + SECONDS * 1000;
   let i = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (Date.now() < end) {
-      const t0 = performance.now();
-      await call(tenantAt(i++));
-      lat.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < end) {
+        const t0 = performance.now();
+        await call(tenantAt(i++));
+        lat.push(performance.now() - t0);
+      }
+    }),
+  );
   lat.sort((a, b) => a - b);
   return { rps: lat.length / SECONDS, p50: lat[Math.floor(lat.length / 2)] };
 }
@@ -156,7 +188,8 @@ try {
       return n;
     };
     const [knexStatements, modelStatements] = [await statements(viaKnex), await statements(viaModel)];
-    await run(viaKnex); await run(viaModel); // warm-up
+    await run(viaKnex);
+    await run(viaModel); // warm-up
     const res = { knex: [] as { rps: number; p50: number }[], model: [] as { rps: number; p50: number }[] };
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? (['knex', 'model'] as const) : (['model', 'knex'] as const);
@@ -165,11 +198,24 @@ try {
     const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     const kr = med(res.knex.map((x) => x.rps));
     const mr = med(res.model.map((x) => x.rps));
-    console.log(JSON.stringify({
-      page, statements: { knex: knexStatements, model: modelStatements }, date: new Date().toISOString(), loadavg: os.loadavg()[0].toFixed(1), cpus: os.cpus().length, tenants: TENANTS, rounds: ROUNDS, seconds: SECONDS, concurrency: CONCURRENCY,
-      knex_rps: Math.round(kr), model_rps: Math.round(mr), model_cost_pct: Math.round((kr / mr - 1) * 1000) / 10,
-      knex_p50_ms: med(res.knex.map((x) => x.p50)).toFixed(2), model_p50_ms: med(res.model.map((x) => x.p50)).toFixed(2),
-    }));
+    console.log(
+      JSON.stringify({
+        page,
+        statements: { knex: knexStatements, model: modelStatements },
+        date: new Date().toISOString(),
+        loadavg: os.loadavg()[0].toFixed(1),
+        cpus: os.cpus().length,
+        tenants: TENANTS,
+        rounds: ROUNDS,
+        seconds: SECONDS,
+        concurrency: CONCURRENCY,
+        knex_rps: Math.round(kr),
+        model_rps: Math.round(mr),
+        model_cost_pct: Math.round((kr / mr - 1) * 1000) / 10,
+        knex_p50_ms: med(res.knex.map((x) => x.p50)).toFixed(2),
+        model_p50_ms: med(res.model.map((x) => x.p50)).toFixed(2),
+      }),
+    );
   }
 } finally {
   await db.destroy();

@@ -74,15 +74,22 @@ async function startTarpit() {
   return {
     url: (p: string) => `http://127.0.0.1:${port}${p}`,
     stats: () => ({ requests, most, mostPaths, endpoints: paths.size }),
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 const record = (stack: WebhookStack, tenantId: string) =>
-  withTenant(stack.db, tenantId, (trx) => trx.raw('select record_outbound_event(?, ?, null, ?::jsonb)', [tenantId, 'sync_run.finished', JSON.stringify({ at: Date.now() })]));
+  withTenant(stack.db, tenantId, (trx) =>
+    trx.raw('select record_outbound_event(?, ?, null, ?::jsonb)', [
+      tenantId,
+      'sync_run.finished',
+      JSON.stringify({ at: Date.now() }),
+    ]),
+  );
 
 /** Calls `fn` every `ms` for `seconds` (a bounded count), not waiting for one to end before the next is due. */
 async function every(ms: number, seconds: number, fn: () => Promise<unknown>): Promise<void> {
@@ -109,7 +116,15 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
     const a = await createTenant(stack.db, { name: 'noisy tenant' });
     const b = await createTenant(stack.db, { name: 'quiet tenant' });
     const { vault, taskQueue } = stack;
-    const made = await withTenant(stack.db, b.tenant_id, (trx) => insertEndpoint(trx, vault, { tenantId: b.tenant_id, url: rx.url, description: 'quiet', eventTypes: ['sync_run.finished'], taskQueue }));
+    const made = await withTenant(stack.db, b.tenant_id, (trx) =>
+      insertEndpoint(trx, vault, {
+        tenantId: b.tenant_id,
+        url: rx.url,
+        description: 'quiet',
+        eventTypes: ['sync_run.finished'],
+        taskQueue,
+      }),
+    );
     secretB = made.secret;
     const rows: (string | number)[][] = [];
     const p99 = new Map<string, number>();
@@ -120,7 +135,13 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
           await trx('webhook_endpoints').update({ enabled: false, disabled_reason: 'next phase' });
           for (let i = 0; i < MAX_ENDPOINTS_PER_TENANT; i++) {
             const url = phase === 'A healthy' ? healthyUrl(`/ep${i}`) : tarpit.url(`/ep${i}`);
-            await insertEndpoint(trx, vault, { tenantId: a.tenant_id, url, description: phase, eventTypes: ['sync_run.finished'], taskQueue });
+            await insertEndpoint(trx, vault, {
+              tenantId: a.tenant_id,
+              url,
+              description: phase,
+              eventTypes: ['sync_run.finished'],
+              taskQueue,
+            });
           }
         });
       }
@@ -129,7 +150,12 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
       let sampling = true;
       const sampler = (async () => {
         while (sampling) {
-          const r = await stack.db('outbound_drains').where({ tenant_id: a.tenant_id, posting: true }).where('lease_until', '>', stack.db.fn.now()).count({ n: '*' }).first();
+          const r = await stack
+            .db('outbound_drains')
+            .where({ tenant_id: a.tenant_id, posting: true })
+            .where('lease_until', '>', stack.db.fn.now())
+            .count({ n: '*' })
+            .first();
           mostDrains = Math.max(mostDrains, Number(r?.n ?? 0));
           await sleep(100);
         }
@@ -147,18 +173,40 @@ async function fairness(stack: WebhookStack): Promise<{ rows: (string | number)[
       const lags = rx.arrivals.map((a) => a.arrivedAt - a.recordedAt).sort((x, y) => x - y);
       p99.set(phase, quantile(lags, 0.99));
       const t = tarpit.stats();
-      const counts = phase === 'alone' ? null : await stack.db('outbound_deliveries as d').join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-        .where({ 'w.tenant_id': a.tenant_id, 'w.description': phase }).select(stack.db.raw('count(*)::int as n'), stack.db.raw(`count(*) filter (where d.status = 'succeeded')::int as ok`)).first();
+      const counts =
+        phase === 'alone'
+          ? null
+          : await stack
+              .db('outbound_deliveries as d')
+              .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+              .where({ 'w.tenant_id': a.tenant_id, 'w.description': phase })
+              .select(
+                stack.db.raw('count(*)::int as n'),
+                stack.db.raw(`count(*) filter (where d.status = 'succeeded')::int as ok`),
+              )
+              .first();
       const tar = phase === 'A tarpits';
       rows.push([
-        phase, `${rx.arrivals.length}/${expected}`, f0(quantile(lags, 0.5)), f0(quantile(lags, 0.9)), f0(quantile(lags, 0.99)), f0(lags.at(-1) ?? NaN),
-        counts ? `${counts.n} / ${counts.ok}` : '–', tar ? t.requests : '–', tar ? `${t.endpoints}/${MAX_ENDPOINTS_PER_TENANT}` : '–',
-        phase === 'alone' ? '–' : `${mostDrains} (cap ${MAX_ACTIVE_DRAINS_PER_TENANT})`, tar ? t.mostPaths : '–', tar ? t.most : '–', rx.refused(),
+        phase,
+        `${rx.arrivals.length}/${expected}`,
+        f0(quantile(lags, 0.5)),
+        f0(quantile(lags, 0.9)),
+        f0(quantile(lags, 0.99)),
+        f0(lags.at(-1) ?? NaN),
+        counts ? `${counts.n} / ${counts.ok}` : '–',
+        tar ? t.requests : '–',
+        tar ? `${t.endpoints}/${MAX_ENDPOINTS_PER_TENANT}` : '–',
+        phase === 'alone' ? '–' : `${mostDrains} (cap ${MAX_ACTIVE_DRAINS_PER_TENANT})`,
+        tar ? t.mostPaths : '–',
+        tar ? t.most : '–',
+        rx.refused(),
       ]);
       log(JSON.stringify(rows.at(-1)));
     }
     // Stop A: its waiting deliveries fail as the endpoints are disabled.
-    await withTenant(stack.db, a.tenant_id, (trx) => trx('webhook_endpoints').update({ enabled: false, disabled_reason: 'bench over' }));
+    await withTenant(stack.db, a.tenant_id, (trx) =>
+      trx('webhook_endpoints').update({ enabled: false, disabled_reason: 'bench over' }),
+    );
     const tar = p99.get('A tarpits')!;
     const verdict = `B's p99 with A's ${MAX_ENDPOINTS_PER_TENANT} tarpits: ${f0(tar)} ms, ${tar <= BOUND_MS ? 'within' : 'OUTSIDE'} the bound of ${BOUND_MS} ms (B's p99 alone: ${f0(p99.get('alone')!)} ms, with A's endpoints healthy: ${f0(p99.get('A healthy')!)} ms).`;
     log(verdict);
@@ -180,14 +228,24 @@ async function backlog(stack: WebhookStack): Promise<(string | number)[][]> {
     await checkouts(stack, 5, 'warm', 3);
     log(`backlog: none, ${RATE}/s for ${SECONDS} s`);
     const none = await checkouts(stack, RATE, 'none', SECONDS);
-    const { row, secret: sk } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) => insertEndpoint(trx, stack.vault, { tenantId: stack.tenant.tenant_id, url: rx.url, description: 'bench', eventTypes: [], taskQueue: stack.taskQueue }));
+    const { row, secret: sk } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) =>
+      insertEndpoint(trx, stack.vault, {
+        tenantId: stack.tenant.tenant_id,
+        url: rx.url,
+        description: 'bench',
+        eventTypes: [],
+        taskQueue: stack.taskQueue,
+      }),
+    );
     secret = sk;
     log(`backlog: outbound worker stopped, ${RATE}/s for ${SECONDS} s`);
     process.kill(stack.outboundWorker.pid, 'SIGSTOP');
     let piled: number;
     try {
       await checkouts(stack, RATE, 'pile', SECONDS);
-      piled = Number((await stack.db('outbound_deliveries').where({ endpoint_id: row.id }).count({ n: '*' }).first())!.n);
+      piled = Number(
+        (await stack.db('outbound_deliveries').where({ endpoint_id: row.id }).count({ n: '*' }).first())!.n,
+      );
     } finally {
       process.kill(stack.outboundWorker.pid, 'SIGCONT');
     }
@@ -199,7 +257,14 @@ async function backlog(stack: WebhookStack): Promise<(string | number)[][]> {
     const drained = (async () => {
       const deadline = Date.now() + 180_000;
       while (Date.now() < deadline) {
-        delivered = Number((await stack.db('outbound_deliveries').where({ endpoint_id: row.id, status: 'succeeded' }).where('created_at', '<', resumedAt).count({ n: '*' }).first())!.n);
+        delivered = Number(
+          (await stack
+            .db('outbound_deliveries')
+            .where({ endpoint_id: row.id, status: 'succeeded' })
+            .where('created_at', '<', resumedAt)
+            .count({ n: '*' })
+            .first())!.n,
+        );
         if (delivered >= piled) break;
         await sleep(200);
       }
@@ -209,9 +274,20 @@ async function backlog(stack: WebhookStack): Promise<(string | number)[][]> {
     const drainMs = await drained;
     const p50 = (xs: number[]) => quantile(xs, 0.5);
     rows.push(['none', f0(p50(none)), f0(quantile(none, 0.99)), '–', '–', '–']);
-    rows.push(['backlog', f0(p50(during)), f0(quantile(during, 0.99)), `${(p50(during) / p50(none)).toFixed(2)}×`, piled, delivered >= piled ? `${(drainMs / 1000).toFixed(1)} s (${f0((piled * 1000) / drainMs)}/s)` : `not within 180 s (${delivered})`]);
+    rows.push([
+      'backlog',
+      f0(p50(during)),
+      f0(quantile(during, 0.99)),
+      `${(p50(during) / p50(none)).toFixed(2)}×`,
+      piled,
+      delivered >= piled
+        ? `${(drainMs / 1000).toFixed(1)} s (${f0((piled * 1000) / drainMs)}/s)`
+        : `not within 180 s (${delivered})`,
+    ]);
     log(JSON.stringify(rows));
-    await withTenant(stack.db, stack.tenant.tenant_id, (trx) => trx('webhook_endpoints').where({ id: row.id }).update({ enabled: false }));
+    await withTenant(stack.db, stack.tenant.tenant_id, (trx) =>
+      trx('webhook_endpoints').where({ id: row.id }).update({ enabled: false }),
+    );
     return rows;
   } finally {
     await rx.close();
@@ -236,7 +312,9 @@ async function main() {
     await stack.stop();
   }
   const m1 = machine(stack.pgVersion);
-  const parts: string[] = [`Run: ${m0.date} · ${m1.nproc} cores (${m1.cpuModel}), ${m1.memoryGiB} GiB · Node ${m1.node} · Postgres ${m1.postgres} · load average before: ${m0.loadavg}, after: ${m1.loadavg} · OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND ${pace}, attempt timeout 10 s. The machine is shared: read the times against the load average.`];
+  const parts: string[] = [
+    `Run: ${m0.date} · ${m1.nproc} cores (${m1.cpuModel}), ${m1.memoryGiB} GiB · Node ${m1.node} · Postgres ${m1.postgres} · load average before: ${m0.loadavg}, after: ${m1.loadavg} · OUTBOUND_WEBHOOK_MAX_ATTEMPTS_PER_SECOND ${pace}, attempt timeout 10 s. The machine is shared: read the times against the load average.`,
+  ];
   if (fair) {
     parts.push(`**Fairness.** Tenant B records an event every ${B_EVERY_MS} ms for ${SECONDS} s to its one endpoint (answers at once). **A healthy**: tenant A records one every ${A_EVERY_MS} ms, each due at its ${MAX_ENDPOINTS_PER_TENANT} endpoints, which answer at once; **A tarpits**: the same at ${MAX_ENDPOINTS_PER_TENANT} endpoints on a tarpit (takes the POST, never answers). B's event → delivery in ms (Postgres timestamp → arrival).
 
@@ -250,7 +328,11 @@ ${fair.verdict}`);
 ${table(['phase', 'premium p50', 'p99', 'p50 ÷ none', 'deliveries waiting at resume', 'backlog delivered in'], back)}`);
   }
   // A run at another pace is a comparison: its own block, beside the default's.
-  writeResults(paceSet ? `outbound-fairness.ts, pace ${paceSet}` : 'outbound-fairness.ts', 'Outbound webhooks: one tenant against another, and a backlog against the inbound path (bench/outbound-fairness.ts)', parts.join('\n\n'));
+  writeResults(
+    paceSet ? `outbound-fairness.ts, pace ${paceSet}` : 'outbound-fairness.ts',
+    'Outbound webhooks: one tenant against another, and a backlog against the inbound path (bench/outbound-fairness.ts)',
+    parts.join('\n\n'),
+  );
   log('written to bench/RESULTS.md');
 }
 

@@ -56,7 +56,15 @@ async function main() {
         const premium = await checkouts(stack, rate, tag, SECONDS);
         return { premium, cpu: await endCpu(), arrivals: [] as VerifiedArrival[], recorded: 0 };
       }
-      const { row, secret: sk } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) => insertEndpoint(trx, vault, { tenantId: stack.tenant.tenant_id, url: rx.url, description: 'bench', eventTypes: [], taskQueue: stack.taskQueue }));
+      const { row, secret: sk } = await withTenant(stack.db, stack.tenant.tenant_id, (trx) =>
+        insertEndpoint(trx, vault, {
+          tenantId: stack.tenant.tenant_id,
+          url: rx.url,
+          description: 'bench',
+          eventTypes: [],
+          taskQueue: stack.taskQueue,
+        }),
+      );
       secret = sk;
       rx.arrivals.length = 0;
       if (kind === 'paused') process.kill(stack.outboundWorker.pid, 'SIGSTOP');
@@ -69,13 +77,17 @@ async function main() {
       }
       const cpu = await endCpu();
       // Every delivery recorded for the phase reaches the receiver (or the bench says how many did not).
-      const expected = async () => Number((await stack.db('outbound_deliveries').where({ endpoint_id: row.id }).count({ n: '*' }).first())!.n);
+      const expected = async () =>
+        Number((await stack.db('outbound_deliveries').where({ endpoint_id: row.id }).count({ n: '*' }).first())!.n);
       const deadline = Date.now() + 180_000;
-      while (rx.arrivals.length < (await expected()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      while (rx.arrivals.length < (await expected()) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
       const arrivals = [...rx.arrivals];
       const recorded = await expected();
       // Disabled, not deleted: the log stays, and the next phase runs without an endpoint that wants anything.
-      await withTenant(stack.db, stack.tenant.tenant_id, (trx) => trx('webhook_endpoints').where({ id: row.id }).update({ enabled: false }));
+      await withTenant(stack.db, stack.tenant.tenant_id, (trx) =>
+        trx('webhook_endpoints').where({ id: row.id }).update({ enabled: false }),
+      );
       return { premium, cpu, arrivals, recorded };
     };
     const ORDER: Phase[] = ['none', 'paused', 'endpoint'];
@@ -84,8 +96,10 @@ async function main() {
       const r = [...xs].sort((a, b) => a - b);
       return r.length % 2 ? r[(r.length - 1) / 2] : (r[r.length / 2 - 1] + r[r.length / 2]) / 2;
     };
-    const busy = (c: Awaited<ReturnType<typeof phase>>['cpu']) => (100 * c.machineBusyMs) / c.wallMs / (os.availableParallelism?.() ?? os.cpus().length);
-    const cpuPerPurchase = (c: Awaited<ReturnType<typeof phase>>['cpu'], n: number, part?: string) => (part ? c.parts[part] : Object.values(c.parts).reduce((a, b) => a + b, 0)) / n;
+    const busy = (c: Awaited<ReturnType<typeof phase>>['cpu']) =>
+      (100 * c.machineBusyMs) / c.wallMs / (os.availableParallelism?.() ?? os.cpus().length);
+    const cpuPerPurchase = (c: Awaited<ReturnType<typeof phase>>['cpu'], n: number, part?: string) =>
+      (part ? c.parts[part] : Object.values(c.parts).reduce((a, b) => a + b, 0)) / n;
     for (let round = 1; round <= ROUNDS; round++) {
       // Rotated each round, so no phase always runs first or last.
       const order = ORDER.map((_, i) => ORDER[(i + round - 1) % ORDER.length]);
@@ -97,23 +111,42 @@ async function main() {
         const p50 = (k: Phase) => quantile(got[k].premium, 0.5);
         const lat = got.endpoint.arrivals.map((a) => a.arrivedAt - a.recordedAt).sort((a, b) => a - b);
         const n = rate * SECONDS;
-        for (const k of ['paused', 'endpoint'] as const) ratios.set(`${rate}:${k}`, [...(ratios.get(`${rate}:${k}`) ?? []), p50(k) / p50('none')]);
+        for (const k of ['paused', 'endpoint'] as const)
+          ratios.set(`${rate}:${k}`, [...(ratios.get(`${rate}:${k}`) ?? []), p50(k) / p50('none')]);
         rows.push([
-          `${rate}/s`, round,
+          `${rate}/s`,
+          round,
           `${f0(p50('none'))} / ${f0(quantile(got.none.premium, 0.99))}`,
           `${f0(p50('paused'))} / ${f0(quantile(got.paused.premium, 0.99))}`,
           `${f0(p50('endpoint'))} / ${f0(quantile(got.endpoint.premium, 0.99))}`,
-          `${(p50('paused') / p50('none')).toFixed(2)}×`, `${(p50('endpoint') / p50('none')).toFixed(2)}×`,
+          `${(p50('paused') / p50('none')).toFixed(2)}×`,
+          `${(p50('endpoint') / p50('none')).toFixed(2)}×`,
           `${f0(cpuPerPurchase(got.none.cpu, n))} / ${f0(cpuPerPurchase(got.paused.cpu, n))} / ${f0(cpuPerPurchase(got.endpoint.cpu, n))}`,
           f0(cpuPerPurchase(got.endpoint.cpu, n, 'outbound worker')),
           `${f0(busy(got.none.cpu))}% / ${f0(busy(got.endpoint.cpu))}%`,
           `${got.paused.arrivals.length + got.endpoint.arrivals.length}/${got.paused.recorded + got.endpoint.recorded}`,
-          `${f0(quantile(lat, 0.5))} / ${f0(quantile(lat, 0.99))}`, rx.refused(),
+          `${f0(quantile(lat, 0.5))} / ${f0(quantile(lat, 0.99))}`,
+          rx.refused(),
         ]);
         log(JSON.stringify(rows.at(-1)));
       }
     }
-    for (const rate of RATES) rows.push([`${rate}/s`, 'median', '', '', '', `${median(ratios.get(`${rate}:paused`)!).toFixed(2)}×`, `${median(ratios.get(`${rate}:endpoint`)!).toFixed(2)}×`, '', '', '', '', '', '']);
+    for (const rate of RATES)
+      rows.push([
+        `${rate}/s`,
+        'median',
+        '',
+        '',
+        '',
+        `${median(ratios.get(`${rate}:paused`)!).toFixed(2)}×`,
+        `${median(ratios.get(`${rate}:endpoint`)!).toFixed(2)}×`,
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+      ]);
   } finally {
     await rx.close();
     await stack.stop();

@@ -44,7 +44,10 @@ const WARMUP = num('BENCH_WARMUP', 5);
 const RESULTS = path.resolve('bench/RESULTS.md');
 const log = (m: string) => console.error(`[bench:overview] ${m}`);
 
-const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const loadBefore = os
+  .loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ');
 const bench = await createBenchDatabase({ tenants: TENANTS, log });
 const owner = bench.db;
 const big = bench.tenants[0].id;
@@ -57,14 +60,21 @@ const second = bench.tenants[1].id;
  */
 async function seedTenant(tenantId: string, count: number) {
   const t0 = Date.now();
-  await owner.raw(`insert into products (tenant_id, sku, name, tier)
-    select ?::uuid, 'ov_' || t, 'Overview ' || t, t from unnest(array['weekly','monthly','quarterly','annual']) t`, [tenantId]);
-  await owner.raw(`insert into prices (tenant_id, product_id, country, currency, amount_minor)
+  await owner.raw(
+    `insert into products (tenant_id, sku, name, tier)
+    select ?::uuid, 'ov_' || t, 'Overview ' || t, t from unnest(array['weekly','monthly','quarterly','annual']) t`,
+    [tenantId],
+  );
+  await owner.raw(
+    `insert into prices (tenant_id, product_id, country, currency, amount_minor)
     select p.tenant_id, p.id, c.country, c.currency, c.amount from products p
       cross join (values ('US','USD',999), ('DE','EUR',899), ('JP','JPY',1200)) c(country, currency, amount)
-     where p.tenant_id = ? and p.sku like 'ov_%'`, [tenantId]);
+     where p.tenant_id = ? and p.sku like 'ov_%'`,
+    [tenantId],
+  );
   await owner.raw('alter table subscriptions disable trigger subscriptions_record_change');
-  await owner.raw(`
+  await owner.raw(
+    `
     create unlogged table seed_subs as
     select g, gen_random_uuid() as id,
            (array['psp_a','psp_b','psp_c','store_android','store_ios'])[1 + g % 5] as provider,
@@ -73,8 +83,11 @@ async function seedTenant(tenantId: string, count: number) {
            g % 10 < 3 as trial, (g % 10 < 3 and g % 3 <> 0) as converted,
            case when g % 100 < 3 then 'refunded' when g % 100 < 23 then 'canceled' when g % 100 < 28 then 'past_due' else null end as fate,
            random() as r
-      from generate_series(1, ?) g`, [count]);
-  await owner.raw(`
+      from generate_series(1, ?) g`,
+    [count],
+  );
+  await owner.raw(
+    `
     insert into subscriptions (id, tenant_id, provider, mode, status, product_id, external_id, app_user_id, created_at, updated_at)
     select s.id, ?::uuid, s.provider, s.mode,
            case when s.fate is not null and s.born < now() - interval '8 days' then s.fate
@@ -82,9 +95,12 @@ async function seedTenant(tenantId: string, count: number) {
                 else 'active' end,
            (select p.id from products p where p.tenant_id = ? and p.sku like 'ov_%' order by p.sku offset s.g % 4 limit 1),
            'sub_' || s.g || '_' || ?, 'user_' || s.g, s.born, s.born
-      from seed_subs s`, [tenantId, tenantId, tenantId.slice(0, 8)]);
+      from seed_subs s`,
+    [tenantId, tenantId, tenantId.slice(0, 8)],
+  );
   // The history that leads to each status: start, conversion a week later, then the fate at a random later time.
-  await owner.raw(`
+  await owner.raw(
+    `
     insert into subscription_changes (tenant_id, subscription_id, provider, mode, from_status, to_status, changed_at)
     select ?::uuid, s.id, s.provider, s.mode, null, case when s.trial then 'trialing' else 'active' end, s.born from seed_subs s
     union all
@@ -93,25 +109,36 @@ async function seedTenant(tenantId: string, count: number) {
     union all
     select ?::uuid, s.id, s.provider, s.mode, case when s.trial and not s.converted then 'trialing' else 'active' end, s.fate,
            s.born + interval '8 days' + s.r * (now() - s.born - interval '8 days')
-      from seed_subs s where s.fate is not null and s.born < now() - interval '8 days'`, [tenantId, tenantId, tenantId]);
+      from seed_subs s where s.fate is not null and s.born < now() - interval '8 days'`,
+    [tenantId, tenantId, tenantId],
+  );
   await owner.raw('alter table subscriptions enable trigger subscriptions_record_change');
-  await owner.raw(`
+  await owner.raw(
+    `
     insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, created_at, updated_at)
     select s.tenant_id, s.app_user_id, s.provider, s.product_id, s.id,
            case s.status when 'refunded' then 'revoked' when 'canceled' then 'expired' when 'past_due' then 'grace_period' else 'active' end,
            s.mode = 'test', s.created_at, s.created_at
-      from subscriptions s where s.tenant_id = ? and s.external_id like 'sub_%'`, [tenantId]);
-  await owner.raw(`
+      from subscriptions s where s.tenant_id = ? and s.external_id like 'sub_%'`,
+    [tenantId],
+  );
+  await owner.raw(
+    `
     insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, payload, created_at, updated_at)
     select s.tenant_id, s.provider, 'evt_' || s.id || '_' || k, 'invoice.payment_succeeded', s.mode,
            case when (hashtext(s.id::text) + k) % 50 = 0 then 'failed' else 'processed' end, '{}'::jsonb,
            s.created_at + k * ((now() - s.created_at) / 3), s.created_at
-      from subscriptions s cross join generate_series(0, 2) k where s.tenant_id = ? and s.external_id like 'sub_%'`, [tenantId]);
-  await owner.raw(`
+      from subscriptions s cross join generate_series(0, 2) k where s.tenant_id = ? and s.external_id like 'sub_%'`,
+    [tenantId],
+  );
+  await owner.raw(
+    `
     insert into sync_runs (id, tenant_id, status, requested_by, workflow_id, created_at, finished_at)
     select gen_random_uuid(), ?::uuid, case when d % 7 = 0 then 'failed' else 'succeeded' end, 'bench', null,
            now() - d * interval '1 day', now() - d * interval '1 day' + interval '40 seconds'
-      from generate_series(1, 365) d`, [tenantId]);
+      from generate_series(1, 365) d`,
+    [tenantId],
+  );
   await owner.raw('drop table seed_subs');
   log(`tenant ${tenantId}: ${count} subscriptions with a year of history seeded in ${Date.now() - t0} ms`);
 }
@@ -127,19 +154,27 @@ process.on('uncaughtException', failed);
 await seedTenant(big, SUBSCRIPTIONS);
 await seedTenant(second, Math.round(SUBSCRIPTIONS / 2));
 await owner.raw('vacuum analyze');
-const sizes = (await owner.raw(`select relname, n_live_tup from pg_stat_user_tables
-  where relname in ('subscriptions','subscription_changes','entitlements','webhook_deliveries','sync_runs') order by relname`)).rows as { relname: string; n_live_tup: string }[];
+const sizes = (
+  await owner.raw(`select relname, n_live_tup from pg_stat_user_tables
+  where relname in ('subscriptions','subscription_changes','entitlements','webhook_deliveries','sync_runs') order by relname`)
+).rows as { relname: string; n_live_tup: string }[];
 
 // The real dashboard app, its tenant transactions on a pool as the api's.
 const config = loadConfig({ NODE_ENV: 'test' });
 const db = createKnex(bench.url, { max: 4 });
-const server = createHttpServer(createDashboardApp({ db, config, temporal: null } as never, createLogger('silent')).callback());
+const server = createHttpServer(
+  createDashboardApp({ db, config, temporal: null } as never, createLogger('silent')).callback(),
+);
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 const root = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const [user] = await owner('dashboard_users').insert({ tenant_id: big, email: 'bench-overview@example.test', password_hash: 'x' }).returning(['id', 'tenant_id', 'email']);
+const [user] = await owner('dashboard_users')
+  .insert({ tenant_id: big, email: 'bench-overview@example.test', password_hash: 'x' })
+  .returning(['id', 'tenant_id', 'email']);
 const cookie = `dash_session=${(await createSession(owner, user as never)).token}`;
 // The floor in the same run: the same page for one of the small tenants (about 75 entitlements, no subscription).
-const [smallUser] = await owner('dashboard_users').insert({ tenant_id: bench.tenants[2].id, email: 'bench-small@example.test', password_hash: 'x' }).returning(['id', 'tenant_id', 'email']);
+const [smallUser] = await owner('dashboard_users')
+  .insert({ tenant_id: bench.tenants[2].id, email: 'bench-small@example.test', password_hash: 'x' })
+  .returning(['id', 'tenant_id', 'email']);
 const smallCookie = `dash_session=${(await createSession(owner, smallUser as never)).token}`;
 
 async function timePage(query: string, asCookie = cookie): Promise<number[]> {
@@ -148,7 +183,8 @@ async function timePage(query: string, asCookie = cookie): Promise<number[]> {
     const t = performance.now();
     const res = await fetch(`${root}/overview?${query}`, { headers: { cookie: asCookie } });
     const body = await res.text();
-    if (res.status !== 200 || !body.includes('Monthly recurring revenue')) throw new Error(`GET /overview?${query} → ${res.status}`);
+    if (res.status !== 200 || !body.includes('Monthly recurring revenue'))
+      throw new Error(`GET /overview?${query} → ${res.status}`);
     if (i >= WARMUP) times.push(performance.now() - t);
   }
   return times.sort((a, b) => a - b);
@@ -156,22 +192,37 @@ async function timePage(query: string, asCookie = cookie): Promise<number[]> {
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 
 const QUERIES = ['mode=live&days=30', 'mode=live&days=90', 'mode=test&days=90'];
-const asArgs = (q: string) => { const p = new URLSearchParams(q); return [p.get('mode') as 'live' | 'test', Number(p.get('days'))] as const; };
+const asArgs = (q: string) => {
+  const p = new URLSearchParams(q);
+  return [p.get('mode') as 'live' | 'test', Number(p.get('days'))] as const;
+};
 
 // The seed's triggers left one delta per written row in the rollups (migration 023): the first page view would fold them all; timed here instead.
-const piledBefore = Number((await owner.raw(`select (select count(*) from overview_subscription_counts) + (select count(*) from overview_entitlement_counts)
-  + (select count(*) from overview_change_days) as n`)).rows[0].n);
+const piledBefore = Number(
+  (
+    await owner.raw(`select (select count(*) from overview_subscription_counts) + (select count(*) from overview_entitlement_counts)
+  + (select count(*) from overview_change_days) as n`)
+  ).rows[0].n,
+);
 const tFold = performance.now();
 for (const t of [big, second]) await withTenant(db, t, (trx) => foldOverviewRollups(trx, 0));
 const foldMs = performance.now() - tFold;
-const piledAfter = Number((await owner.raw(`select (select count(*) from overview_subscription_counts) + (select count(*) from overview_entitlement_counts)
-  + (select count(*) from overview_change_days) as n`)).rows[0].n);
+const piledAfter = Number(
+  (
+    await owner.raw(`select (select count(*) from overview_subscription_counts) + (select count(*) from overview_entitlement_counts)
+  + (select count(*) from overview_change_days) as n`)
+  ).rows[0].n,
+);
 await owner.raw('vacuum analyze overview_subscription_counts, overview_entitlement_counts, overview_change_days');
 
 // The same figures either way, or the comparison means nothing.
-const canon = (f: object) => JSON.stringify(f, (_k, v) => (Array.isArray(v) ? [...v].map((x) => JSON.stringify(x)).sort() : v));
+const canon = (f: object) =>
+  JSON.stringify(f, (_k, v) => (Array.isArray(v) ? [...v].map((x) => JSON.stringify(x)).sort() : v));
 for (const q of QUERIES) {
-  const [fromRollups, fromRows] = await withTenant(db, big, async (trx) => [await readOverview(trx, ...asArgs(q)), await readOverview(trx, ...asArgs(q), 'rows')]);
+  const [fromRollups, fromRows] = await withTenant(db, big, async (trx) => [
+    await readOverview(trx, ...asArgs(q)),
+    await readOverview(trx, ...asArgs(q), 'rows'),
+  ]);
   if (canon(fromRollups) !== canon(fromRows)) throw new Error(`${q}: the rollups' figures differ from the rows'`);
 }
 
@@ -203,7 +254,8 @@ for (const q of QUERIES) {
 // The plans: the page's own statements, captured as knex runs them, explained in the tenant transaction.
 const captured: { sql: string; bindings: unknown[] }[] = [];
 const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
-  if (!/^(select set_config|begin|commit|rollback|explain)/i.test(q.sql.trim())) captured.push({ sql: q.sql, bindings: q.bindings ?? [] });
+  if (!/^(select set_config|begin|commit|rollback|explain)/i.test(q.sql.trim()))
+    captured.push({ sql: q.sql, bindings: q.bindings ?? [] });
 };
 db.on('query', onQuery);
 await withTenant(db, big, async (trx) => {
@@ -216,8 +268,12 @@ for (const q of captured) {
   // knex hands pg "$n" placeholders; its raw() takes "?" in order.
   const order = [...q.sql.matchAll(/\$(\d+)/g)].map((x) => q.bindings[Number(x[1]) - 1]);
   const sql = q.sql.replace(/\$\d+/g, '?');
-  const rows = await withTenant(db, big, (trx) => trx.raw(`explain (analyze, buffers, costs off) ${sql}`, order as never[]));
-  plans.push(`${q.sql.replace(/\s+/g, ' ').trim()}\n\n${(rows.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n')}`);
+  const rows = await withTenant(db, big, (trx) =>
+    trx.raw(`explain (analyze, buffers, costs off) ${sql}`, order as never[]),
+  );
+  plans.push(
+    `${q.sql.replace(/\s+/g, ' ').trim()}\n\n${(rows.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']).join('\n')}`,
+  );
 }
 
 /**
@@ -225,16 +281,26 @@ for (const q of captured) {
  * of an entitlement, each its own tenant transaction as the webhook path writes them, with the
  * three rollup triggers on and off, in alternating blocks.
  */
-const ROLLUP_TRIGGERS = [['subscriptions', 'overview_count_subscription_update'], ['entitlements', 'overview_count_entitlement_update'], ['subscription_changes', 'overview_change_day']];
+const ROLLUP_TRIGGERS = [
+  ['subscriptions', 'overview_count_subscription_update'],
+  ['entitlements', 'overview_count_entitlement_update'],
+  ['subscription_changes', 'overview_change_day'],
+];
 const WRITES = num('BENCH_WRITES', 400);
-const movers = (await owner.raw(`select s.id as sub, e.id as ent from subscriptions s join entitlements e on e.subscription_id = s.id
-  where s.tenant_id = ? and s.status = 'active' and s.mode = 'live' limit ?`, [big, 2 * WRITES])).rows as { sub: string; ent: string }[];
+const movers = (
+  await owner.raw(
+    `select s.id as sub, e.id as ent from subscriptions s join entitlements e on e.subscription_id = s.id
+  where s.tenant_id = ? and s.status = 'active' and s.mode = 'live' limit ?`,
+    [big, 2 * WRITES],
+  )
+).rows as { sub: string; ent: string }[];
 const writeOn: number[] = [];
 const writeOff: number[] = [];
 // Each block its own records (none warmed by the other side), and on/off, off/on in turn.
 for (let block = 0; block < 8; block++) {
   const on = [0, 3, 4, 7].includes(block);
-  for (const [table, trigger] of ROLLUP_TRIGGERS) await owner.raw(`alter table ${table} ${on ? 'enable' : 'disable'} trigger ${trigger}`);
+  for (const [table, trigger] of ROLLUP_TRIGGERS)
+    await owner.raw(`alter table ${table} ${on ? 'enable' : 'disable'} trigger ${trigger}`);
   for (const m of movers.slice(block * (WRITES / 4), (block + 1) * (WRITES / 4))) {
     const t = performance.now();
     await withTenant(db, big, async (trx) => {
@@ -254,10 +320,23 @@ await bench.drop();
 
 const m = machine(bench.pgVersion);
 const rows = QUERIES.map((q) => [
-  `GET /overview?${q}`, f1(pct(pages[q], 50)), f1(pct(pages[q], 95)), f1(pages[q].at(-1)!),
-  `${f1(pct(dbRollups[q], 50))} / ${f1(pct(dbRollups[q], 95))}`, `${f1(pct(dbRows[q], 50))} / ${f1(pct(dbRows[q], 95))}`, `${(pct(dbRows[q], 95) / pct(dbRollups[q], 95)).toFixed(1)}×`,
+  `GET /overview?${q}`,
+  f1(pct(pages[q], 50)),
+  f1(pct(pages[q], 95)),
+  f1(pages[q].at(-1)!),
+  `${f1(pct(dbRollups[q], 50))} / ${f1(pct(dbRollups[q], 95))}`,
+  `${f1(pct(dbRows[q], 50))} / ${f1(pct(dbRows[q], 95))}`,
+  `${(pct(dbRows[q], 95) / pct(dbRollups[q], 95)).toFixed(1)}×`,
 ]);
-rows.push(['GET /overview?mode=live&days=90, a small tenant (the floor)', f1(pct(floor, 50)), f1(pct(floor, 95)), f1(floor.at(-1)!), '', '', '']);
+rows.push([
+  'GET /overview?mode=live&days=90, a small tenant (the floor)',
+  f1(pct(floor, 50)),
+  f1(pct(floor, 95)),
+  f1(floor.at(-1)!),
+  '',
+  '',
+  '',
+]);
 const worstP95 = Math.max(...QUERIES.map((q) => pct(pages[q], 95)));
 const body = `Run: ${m.date} · ${m.nproc} cores (${m.cpuModel}), ${m.memoryGiB} GiB · Node ${m.node} · Postgres ${m.postgres} · load average before: ${loadBefore}, after: ${m.loadavg}. The machine is shared and noisy: read the times against the load average.
 
@@ -276,6 +355,11 @@ What the rollup triggers cost a write (${WRITES} transactions each way, each one
 ${plans.map((p) => '```\n' + p + '\n```').join('\n\n')}
 
 </details>`;
-writeGeneratedBlock(RESULTS, 'bench/overview.ts', '## Dashboard overview for a tenant with 100,000 subscriptions (bench/overview.ts)', body);
+writeGeneratedBlock(
+  RESULTS,
+  'bench/overview.ts',
+  '## Dashboard overview for a tenant with 100,000 subscriptions (bench/overview.ts)',
+  body,
+);
 fs.writeSync(1, `${body}\n`);
 log(`written to ${RESULTS}`);

@@ -61,7 +61,11 @@ interface Run {
 }
 
 async function stripe(base: string, p: string, key: string, form: Record<string, string>) {
-  const res = await fetch(`${base}${p}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+  const res = await fetch(`${base}${p}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
   const body = (await res.json()) as Record<string, any>;
   if (!res.ok) throw new Error(`POST ${p} → ${res.status} ${JSON.stringify(body)}`);
   return body;
@@ -81,7 +85,8 @@ async function startRelay(target: string) {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     const due = state.payAt + state.delayMs;
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
     chain = chain.then(async () => {
       const wait = due - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -91,13 +96,21 @@ async function startRelay(target: string) {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`, state, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`,
+    state,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 async function main() {
   const startedAt = Date.now();
   const m0 = machine('');
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'sdk/tsconfig.json')], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(ROOT, 'sdk/tsconfig.json')],
+    { stdio: 'inherit' },
+  );
   const stack = await startWebhookStack(log);
   let browser: Browser | undefined;
   let example: Awaited<ReturnType<typeof startExampleServer>> | undefined;
@@ -109,19 +122,54 @@ async function main() {
     const key = stack.accountKeys.test.secret_key;
     const emu = stack.emulators.psp_a.url;
     const prod = await stripe(emu, '/v1/products', key, { name: 'Pro', 'metadata[sku]': 'pro' });
-    const price = await stripe(emu, '/v1/prices', key, { product: prod.id, currency: 'usd', unit_amount: '999', 'recurring[interval]': 'month', 'metadata[sku]': 'pro' });
-    const link = await stripe(emu, '/v1/payment_links', key, { 'line_items[0][price]': price.id, 'line_items[0][quantity]': '1', 'metadata[sku]': 'pro' });
+    const price = await stripe(emu, '/v1/prices', key, {
+      product: prod.id,
+      currency: 'usd',
+      unit_amount: '999',
+      'recurring[interval]': 'month',
+      'metadata[sku]': 'pro',
+    });
+    const link = await stripe(emu, '/v1/payment_links', key, {
+      'line_items[0][price]': price.id,
+      'line_items[0][quantity]': '1',
+      'metadata[sku]': 'pro',
+    });
     const product = await stack.db('products').where({ tenant_id: tenant.tenant_id, sku: 'pro' }).first('id');
     await stack.db('products').where({ id: product.id }).update({ app_id: tenant.app_id });
     await withTenant(stack.db, tenant.tenant_id, (trx) => attachToApp(trx, tenant.app_id, 'psp_a'));
-    await stack.db('payment_links').insert({ tenant_id: tenant.tenant_id, app_id: tenant.app_id, product_id: product.id, provider: 'psp_a', mode: 'test', external_id: link.id, url: link.url });
-    const endpoint = (url: string) => fetch(`${emu}/__control/webhook_endpoints`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url, account: stack.account }) });
+    await stack.db('payment_links').insert({
+      tenant_id: tenant.tenant_id,
+      app_id: tenant.app_id,
+      product_id: product.id,
+      provider: 'psp_a',
+      mode: 'test',
+      external_id: link.id,
+      url: link.url,
+    });
+    const endpoint = (url: string) =>
+      fetch(`${emu}/__control/webhook_endpoints`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url, account: stack.account }),
+      });
     relay = await startRelay(stack.webhookUrl);
 
-    example = await startExampleServer({ backend: stack.apiRoot, publishableKey: tenant.publishable_key, appUserId: 'unused', planId: 'pro' });
+    example = await startExampleServer({
+      backend: stack.apiRoot,
+      publishableKey: tenant.publishable_key,
+      appUserId: 'unused',
+      planId: 'pro',
+    });
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const context = await browser.newContext();
 
@@ -132,10 +180,15 @@ async function main() {
       const page = await context.newPage();
       let afterPay = false;
       let requests = 0;
-      page.on('request', (r) => afterPay && r.method() === 'GET' && r.url().includes('/v1/sdk/subscribers/') && requests++);
+      page.on(
+        'request',
+        (r) => afterPay && r.method() === 'GET' && r.url().includes('/v1/sdk/subscribers/') && requests++,
+      );
       try {
         await page.goto(`${example!.url}/?user=${user}&mode=${mode}`);
-        await page.waitForFunction(() => document.getElementById('status')?.textContent === 'free', null, { timeout: 30_000 });
+        await page.waitForFunction(() => document.getElementById('status')?.textContent === 'free', null, {
+          timeout: 30_000,
+        });
         const [tab] = await Promise.all([page.waitForEvent('popup'), page.click('#subscribe')]);
         await tab.waitForSelector('#pay', { timeout: 30_000 });
         const closed = tab.waitForEvent('close', { timeout: 60_000 }).then(() => Date.now());
@@ -145,11 +198,24 @@ async function main() {
         relay!.state.delayMs = Math.random() * MAX_DELAY_MS;
         await tab.click('#pay');
         const closedAt = await closed;
-        await page.waitForFunction(() => !!document.getElementById('status')?.dataset.premiumAt, null, { timeout: 60_000 });
+        await page.waitForFunction(() => !!document.getElementById('status')?.dataset.premiumAt, null, {
+          timeout: 60_000,
+        });
         const premiumAt = Number(await page.getAttribute('#status', 'data-premium-at'));
-        const ent = await stack.db('entitlements').where({ tenant_id: tenant.tenant_id, app_user_id: user }).first('updated_at');
+        const ent = await stack
+          .db('entitlements')
+          .where({ tenant_id: tenant.tenant_id, app_user_id: user })
+          .first('updated_at');
         const writtenAt = ent ? new Date(ent.updated_at).getTime() : NaN;
-        return { mode, delivery, payToPremium: premiumAt - paidAt, payToClose: closedAt - paidAt, writeAfterClose: writtenAt - closedAt, writeToPremium: premiumAt - writtenAt, requests };
+        return {
+          mode,
+          delivery,
+          payToPremium: premiumAt - paidAt,
+          payToClose: closedAt - paidAt,
+          writeAfterClose: writtenAt - closedAt,
+          writeToPremium: premiumAt - writtenAt,
+          requests,
+        };
       } finally {
         await page.close();
       }
@@ -159,11 +225,14 @@ async function main() {
     await one('wait', 'sync', -1);
     await one('refresh', 'async', -1);
     for (let i = 0; i < RUNS; i++) {
-      for (const delivery of DELIVERIES) for (const mode of i % 2 ? [...MODES].reverse() : MODES) {
-        const r = await one(mode, delivery, i);
-        runs.push(r);
-        log(`${delivery} ${mode} #${i}: pay→premium ${r.payToPremium} ms (tab closed at ${r.payToClose} ms, write ${f0(r.writeAfterClose)} ms after close, ${r.requests} request(s))`);
-      }
+      for (const delivery of DELIVERIES)
+        for (const mode of i % 2 ? [...MODES].reverse() : MODES) {
+          const r = await one(mode, delivery, i);
+          runs.push(r);
+          log(
+            `${delivery} ${mode} #${i}: pay→premium ${r.payToPremium} ms (tab closed at ${r.payToClose} ms, write ${f0(r.writeAfterClose)} ms after close, ${r.requests} request(s))`,
+          );
+        }
     }
   } finally {
     await browser?.close();
@@ -183,8 +252,12 @@ async function main() {
     for (const mode of MODES) {
       const { rs, lat } = stats(delivery, mode);
       rows.push([
-        delivery === 'sync' ? 'sync (emulator: webhooks before the tab closes)' : `async (webhooks 0–${MAX_DELAY_MS / 1000} s after Pay, as Stripe)`,
-        mode === 'wait' ? '**wait** (checkout waitForPremium: one held request)' : 'refresh (on close, then every 2.1 s while free)',
+        delivery === 'sync'
+          ? 'sync (emulator: webhooks before the tab closes)'
+          : `async (webhooks 0–${MAX_DELAY_MS / 1000} s after Pay, as Stripe)`,
+        mode === 'wait'
+          ? '**wait** (checkout waitForPremium: one held request)'
+          : 'refresh (on close, then every 2.1 s while free)',
         rs.length,
         f0(quantile(lat, 0.5)),
         f0(quantile(lat, 0.9)),
@@ -198,15 +271,38 @@ async function main() {
     }
     const w = stats(delivery, 'wait').lat;
     const r = stats(delivery, 'refresh').lat;
-    ratios.push(`${delivery}: p50 ${(quantile(w, 0.5) / quantile(r, 0.5)).toFixed(2)}×, p99 ${(quantile(w, 0.99) / quantile(r, 0.99)).toFixed(2)}×`);
+    ratios.push(
+      `${delivery}: p50 ${(quantile(w, 0.5) / quantile(r, 0.5)).toFixed(2)}×, p99 ${(quantile(w, 0.99) / quantile(r, 0.99)).toFixed(2)}×`,
+    );
   }
   const text = [
     `Run: ${m0.date} · \`npm run bench:pay-to-premium -- --runs ${RUNS}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
-    `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, PostgreSQL ${stack.pgVersion}, Chromium headless; load average at start ${m0.loadavg}, at end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}. Shared and noisy: the api, worker, Temporal dev server, Postgres, the emulators, Chromium and other sessions' work share the CPUs.`,
+    `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, PostgreSQL ${stack.pgVersion}, Chromium headless; load average at start ${m0.loadavg}, at end ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(
+        ' ',
+      )}. Shared and noisy: the api, worker, Temporal dev server, Postgres, the emulators, Chromium and other sessions' work share the CPUs.`,
     '',
     `From the click on Pay in the psp_a emulator's hosted checkout to the example app's page showing premium: ${RUNS} runs per row, all four rows interleaved in one run (a fresh app user each; two warm-up runs not counted). The api and worker run as \`npm start\` runs them (own processes, file-backed Temporal). Relay failures (a non-200 from the service): ${relay?.state.failures ?? 0}.`,
     '',
-    table(['delivery', 'behaviour', 'runs', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'Pay → tab closed, p50 ms', 'entitlement written after the tab closed', 'entitlement written → page premium, p50 / p99 ms', 'subscriber requests after Pay (mean)'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']),
+    table(
+      [
+        'delivery',
+        'behaviour',
+        'runs',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+        'max ms',
+        'Pay → tab closed, p50 ms',
+        'entitlement written after the tab closed',
+        'entitlement written → page premium, p50 / p99 ms',
+        'subscriber requests after Pay (mean)',
+      ],
+      rows,
+      ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
     '',
     `**wait / refresh, same run: ${ratios.join('; ')}.**${RUNS < 100 ? ` With ${RUNS} runs per row, p99 is the largest sample.` : ''}`,
   ].join('\n');

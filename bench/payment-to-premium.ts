@@ -55,7 +55,9 @@ function getJson(url: string, headers: Record<string, string>): Promise<{ status
     const req = http.get(url, { agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }),
+      );
     });
     req.on('error', reject);
   });
@@ -68,7 +70,14 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
   const wall0 = Date.now();
   // The SDK endpoint is rate-limited per tenant (120 burst, 1/s); the poller is the benchmark's
   // instrument, not an app, so its bucket is kept full.
-  const refill = setInterval(() => void stack.db('rate_limit_buckets').update({ tokens: 120, refreshed_at: stack.db.fn.now() }).catch(() => {}), 1000);
+  const refill = setInterval(
+    () =>
+      void stack
+        .db('rate_limit_buckets')
+        .update({ tokens: 120, refreshed_at: stack.db.fn.now() })
+        .catch(() => {}),
+    1000,
+  );
   const one = async (p: Purchase) => {
     const wait = p.due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -77,7 +86,14 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
     const res = await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sku: 'pro', email: `${p.user}@example.com`, target: stack.webhookUrl, account: stack.account, mode: 'test', app_user_id: p.user }),
+      body: JSON.stringify({
+        sku: 'pro',
+        email: `${p.user}@example.com`,
+        target: stack.webhookUrl,
+        account: stack.account,
+        mode: 'test',
+        app_user_id: p.user,
+      }),
     });
     const c = (await res.json()) as { customer_id: string; events: { id: string; type: string; status: number }[] };
     p.checkoutDone = performance.now();
@@ -104,7 +120,9 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
     // Wait for the watcher to see this user's entitlement committed, then ask the SDK as an app would.
     await visible;
     for (;;) {
-      const r = await getJson(`${stack.apiRoot}/v1/sdk/subscribers/${p.user}`, { authorization: `Bearer ${stack.tenant.publishable_key}` });
+      const r = await getJson(`${stack.apiRoot}/v1/sdk/subscribers/${p.user}`, {
+        authorization: `Bearer ${stack.tenant.publishable_key}`,
+      });
       if (r.status === 200 && r.body.is_premium === true) {
         p.premiumAt = performance.now();
         return;
@@ -125,7 +143,11 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
       // started earlier can commit later.
       const pending = [...waiting.keys()];
       const rows: { app_user_id: string }[] = pending.length
-        ? await stack.db('entitlements').whereIn('app_user_id', pending).where({ state: 'active' }).select('app_user_id')
+        ? await stack
+            .db('entitlements')
+            .whereIn('app_user_id', pending)
+            .where({ state: 'active' })
+            .select('app_user_id')
         : [];
       const now = performance.now();
       for (const r of rows) {
@@ -147,9 +169,12 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
     runs.push(one(p));
   }
   // Stuck purchases are released after STUCK_MS so the run ends.
-  const release = setTimeout(() => {
-    for (const r of waiting.values()) r();
-  }, total * (1000 / rate) + STUCK_MS);
+  const release = setTimeout(
+    () => {
+      for (const r of waiting.values()) r();
+    },
+    total * (1000 / rate) + STUCK_MS,
+  );
   await Promise.all(runs);
   clearTimeout(release);
   watching = false;
@@ -183,24 +208,35 @@ const tsMs = (t: any): number => Number(t.seconds) * 1000 + Math.floor(Number(t.
 async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number) => number): Promise<Stages | null> {
   if (!p.premiumAt || !p.events || !p.customer) return null;
   const [pi, sub] = p.events;
-  const rows = await stack.db('webhook_deliveries').whereIn('event_id', [pi.id, sub.id]).select('event_id', 'created_at');
-  const created = new Map(rows.map((r: { event_id: string; created_at: Date }) => [r.event_id, r.created_at.getTime()]));
+  const rows = await stack
+    .db('webhook_deliveries')
+    .whereIn('event_id', [pi.id, sub.id])
+    .select('event_id', 'created_at');
+  const created = new Map(
+    rows.map((r: { event_id: string; created_at: Date }) => [r.event_id, r.created_at.getTime()]),
+  );
   // Fetched as stored: the signal payloads are ciphertext until decoded.
   const workflowId = lifecycleWorkflowId(stack.tenant.tenant_id, 'psp_a', p.customer);
-  const history = await decodeHistory(await stack.client.workflow.getHandle(workflowId).fetchHistory(), stack.codec, { namespace: stack.client.options.namespace, workflowId });
+  const history = await decodeHistory(await stack.client.workflow.getHandle(workflowId).fetchHistory(), stack.codec, {
+    namespace: stack.client.options.namespace,
+    workflowId,
+  });
   const events = history.events ?? [];
   const signalOf = (id: string) =>
     events.find((e) => {
       if (!e.workflowExecutionSignaledEventAttributes) return false;
       // The outbox dispatcher's 'handover' signal: a batch of one customer's events, naming their tenant.
-      const arg = defaultPayloadConverter.fromPayload(e.workflowExecutionSignaledEventAttributes.input!.payloads![0]) as { events: { id: string }[] };
+      const arg = defaultPayloadConverter.fromPayload(
+        e.workflowExecutionSignaledEventAttributes.input!.payloads![0],
+      ) as { events: { id: string }[] };
       return arg.events.some((x) => x.id === id);
     });
   const piSig = signalOf(pi.id);
   const subSig = signalOf(sub.id);
   if (!piSig || !subSig) return null;
   const subSigId = Number(subSig.eventId);
-  const after = (pred: (e: (typeof events)[number]) => boolean, from = subSigId) => events.find((e) => Number(e.eventId) > from && pred(e));
+  const after = (pred: (e: (typeof events)[number]) => boolean, from = subSigId) =>
+    events.find((e) => Number(e.eventId) > from && pred(e));
   // The first workflow task the worker ran after the signal.
   const wft = after((e) => !!e.workflowTaskStartedEventAttributes);
   if (!wft) return null;
@@ -210,11 +246,19 @@ async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number
   const sched = after((e) => !!e.activityTaskScheduledEventAttributes, Number(wft.eventId));
   let reported: number;
   if (marker && (!sched || Number(marker.eventId) < Number(sched.eventId))) {
-    const done = events.find((e) => e.workflowTaskCompletedEventAttributes && Number(e.workflowTaskCompletedEventAttributes.startedEventId) === Number(wft.eventId));
+    const done = events.find(
+      (e) =>
+        e.workflowTaskCompletedEventAttributes &&
+        Number(e.workflowTaskCompletedEventAttributes.startedEventId) === Number(wft.eventId),
+    );
     if (!done) return null;
     reported = tsMs(done.eventTime);
   } else if (sched) {
-    const completed = events.find((e) => e.activityTaskCompletedEventAttributes && Number(e.activityTaskCompletedEventAttributes.scheduledEventId) === Number(sched.eventId));
+    const completed = events.find(
+      (e) =>
+        e.activityTaskCompletedEventAttributes &&
+        Number(e.activityTaskCompletedEventAttributes.scheduledEventId) === Number(sched.eventId),
+    );
     if (!completed) return null;
     reported = tsMs(completed.eventTime);
   } else return null;
@@ -251,7 +295,10 @@ async function main() {
       const ps = await runRate(stack, rate, `r${rate}`);
       const cpu = await endCpu();
       const others = cpu.machineBusyMs - Object.values(cpu.parts).reduce((a, b) => a + b, 0);
-      for (const [name, ms] of [...Object.entries(cpu.parts), ['everything else on the machine (other sessions)', others] as const]) {
+      for (const [name, ms] of [
+        ...Object.entries(cpu.parts),
+        ['everything else on the machine (other sessions)', others] as const,
+      ]) {
         cpuRows.push([`${rate}/s`, name, f0(ms / ps.length), f0((100 * ms) / cpu.wallMs) + '%']);
       }
       const done = ps.filter((p) => p.premiumAt !== undefined);
@@ -262,20 +309,46 @@ async function main() {
       // Lost: an event the emulator sent that has no delivery row.
       const ids = ps.flatMap((p) => p.events?.map((e) => e.id) ?? []);
       const stored = Number((await stack.db('webhook_deliveries').whereIn('event_id', ids).count('* as n'))[0].n);
-      summary.push([`${rate}/s`, ps.length, ids.length, f0(quantile(lat, 0.5)), f0(quantile(lat, 0.9)), f0(quantile(lat, 0.99)), f0(lat.at(-1) ?? NaN), `${non200} (${retries} redeliveries)`, stuck, ids.length - stored, os.loadavg()[0].toFixed(2) + ` (${loadBefore.toFixed(2)} before)`]);
-      log(`rate ${rate}: p50 ${f0(quantile(lat, 0.5))} p99 ${f0(quantile(lat, 0.99))} ms, stuck ${stuck}, non-200 ${non200}`);
+      summary.push([
+        `${rate}/s`,
+        ps.length,
+        ids.length,
+        f0(quantile(lat, 0.5)),
+        f0(quantile(lat, 0.9)),
+        f0(quantile(lat, 0.99)),
+        f0(lat.at(-1) ?? NaN),
+        `${non200} (${retries} redeliveries)`,
+        stuck,
+        ids.length - stored,
+        os.loadavg()[0].toFixed(2) + ` (${loadBefore.toFixed(2)} before)`,
+      ]);
+      log(
+        `rate ${rate}: p50 ${f0(quantile(lat, 0.5))} p99 ${f0(quantile(lat, 0.99))} ms, stuck ${stuck}, non-200 ${non200}`,
+      );
 
       // Where the time goes: every purchase's stage boundaries, median per stage.
       // The path to premium: the subscription event's. The payment intent's own hand-over runs beside it
       // (the emulator has its 200 once the row commits), shown last, off the path.
       const pairs: [string, (s: Stages, d: number) => number][] = [
-        ['receive: emulator sends payment_intent.succeeded → its row (and outbox row) inserted', (s, d) => s.piStored - d],
-        ['next event: 200 back, emulator sends customer.subscription.created → its row inserted', (s) => s.subStored - s.piStored],
-        ['hand-over: outbox → dispatcher → signal-with-start recorded by Temporal', (s) => s.subSignalled - s.subStored],
+        [
+          'receive: emulator sends payment_intent.succeeded → its row (and outbox row) inserted',
+          (s, d) => s.piStored - d,
+        ],
+        [
+          'next event: 200 back, emulator sends customer.subscription.created → its row inserted',
+          (s) => s.subStored - s.piStored,
+        ],
+        [
+          'hand-over: outbox → dispatcher → signal-with-start recorded by Temporal',
+          (s) => s.subSignalled - s.subStored,
+        ],
         ['workflow task queue: signal → task started on the worker', (s) => s.taskStarted - s.subSignalled],
-        ['rules + write + commit: task started → entitlement committed (local activity, one tenant transaction)', (s) => s.visible - s.taskStarted],
+        [
+          'rules + write + commit: task started → entitlement committed (local activity, one tenant transaction)',
+          (s) => s.visible - s.taskStarted,
+        ],
         [`read: entitlement visible (seen within ${POLL_MS} ms) → SDK answers premium`, (s) => s.seen - s.visible],
-        ['off the path: the payment intent\'s hand-over (row → its signal recorded)', (s) => s.piSignalled - s.piStored],
+        ["off the path: the payment intent's hand-over (row → its signal recorded)", (s) => s.piSignalled - s.piStored],
         ['off the path: commit → Temporal records the workflow task completed', (s) => s.reported - s.visible],
       ];
       // Stage boundaries of every premium purchase (history read after the rate's run).
@@ -289,7 +362,12 @@ async function main() {
         stageRows.push([`${rate}/s`, name, f0(quantile(xs, 0.5)), f0(quantile(xs, 0.99))]);
       }
       const totals = matched.map(({ s, d }) => s.seen - d).sort((a, b) => a - b);
-      stageRows.push([`${rate}/s`, `**total** (${matched.length} purchases with full history)`, f0(quantile(totals, 0.5)), f0(quantile(totals, 0.99))]);
+      stageRows.push([
+        `${rate}/s`,
+        `**total** (${matched.length} purchases with full history)`,
+        f0(quantile(totals, 0.5)),
+        f0(quantile(totals, 0.99)),
+      ]);
     }
   } finally {
     await stack.stop();
@@ -300,13 +378,28 @@ async function main() {
     '',
     `A purchase is the emulator's checkout: \`payment_intent.succeeded\`, \`customer.subscription.created\`, \`invoice.payment_succeeded\`, each signed and sent after the previous one's answer. Premium needs the subscription (a payment intent names only the customer), so the clock runs from the moment the purchase was due (payment intent sent) to the first \`GET /v1/sdk/subscribers/{id}\` answering \`is_premium: true\` (a watcher reads the entitlements every ${POLL_MS} ms and, once a buyer's row is active, the bench asks the SDK endpoint as the app would; one poller per purchase would load the machine more than the service). Open loop, ${SECONDS} s per rate. An event answered other than 200 is redelivered by the bench after 1 s, as the provider would, and the wait counts in the latency; stuck = not premium within ${STUCK_MS / 1000} s.`,
     '',
-    table(['purchases/s', 'purchases', 'webhooks', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'purchases with a non-200 first answer (provider redeliveries)', 'stuck', 'lost (no row)', 'load average (1 min) after'], summary),
+    table(
+      [
+        'purchases/s',
+        'purchases',
+        'webhooks',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+        'max ms',
+        'purchases with a non-200 first answer (provider redeliveries)',
+        'stuck',
+        'lost (no row)',
+        'load average (1 min) after',
+      ],
+      summary,
+    ),
     '',
     '### Where the time goes (median / p99 of each stage over the purchases; the first six stages add up to the total per purchase, percentiles do not add)',
     '',
     table(['rate', 'stage', 'p50 ms', 'p99 ms'], stageRows, ['l', 'l', 'r', 'r']),
     '',
-    '### CPU over each rate\'s run (from /proc; % of one core, the machine has 2)',
+    "### CPU over each rate's run (from /proc; % of one core, the machine has 2)",
     '',
     table(['rate', 'process', 'CPU ms per purchase', 'CPU, % of a core'], cpuRows, ['l', 'l', 'r', 'r']),
   );

@@ -40,7 +40,14 @@ async function once(v: Variant, env: NodeJS.ProcessEnv): Promise<{ ms: number; r
   const started = performance.now();
   const child = spawn(process.execPath, v.args, {
     cwd: ROOT_DIR,
-    env: { ...process.env, ...env, API_PORT: String(api), DASHBOARD_PORT: String(dashboard), TOOLS_PORT: String(tools), METRICS_PORT: String(metrics) },
+    env: {
+      ...process.env,
+      ...env,
+      API_PORT: String(api),
+      DASHBOARD_PORT: String(dashboard),
+      TOOLS_PORT: String(tools),
+      METRICS_PORT: String(metrics),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   track(child);
@@ -49,9 +56,13 @@ async function once(v: Variant, env: NodeJS.ProcessEnv): Promise<{ ms: number; r
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${v.name} exited ${child.exitCode}: ${stderr}`);
-      const ready = v.kind === 'api'
-        ? await fetch(`http://127.0.0.1:${api}/readyz`).then((r) => r.status === 200, () => false)
-        : await isPortOpen('127.0.0.1', metrics);
+      const ready =
+        v.kind === 'api'
+          ? await fetch(`http://127.0.0.1:${api}/readyz`).then(
+              (r) => r.status === 200,
+              () => false,
+            )
+          : await isPortOpen('127.0.0.1', metrics);
       if (ready) break;
       if (performance.now() - started > 300_000) throw new Error(`${v.name} not ready in 300 s: ${stderr}`);
       await new Promise((r) => setTimeout(r, 20));
@@ -66,7 +77,10 @@ async function once(v: Variant, env: NodeJS.ProcessEnv): Promise<{ ms: number; r
 runBench(async () => {
   const log = (m: string) => console.error(`[bench:start] ${m}`);
   const buildStarted = performance.now();
-  const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/build.ts')], { cwd: ROOT_DIR, encoding: 'utf8' });
+  const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/build.ts')], {
+    cwd: ROOT_DIR,
+    encoding: 'utf8',
+  });
   if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
   const buildS = (performance.now() - buildStarted) / 1000;
   log(`built in ${buildS.toFixed(1)} s`);
@@ -79,9 +93,13 @@ runBench(async () => {
   const detach = atInterrupt(cleanup);
   const loadBefore = machine(db.pgVersion).loadavg;
   const env: NodeJS.ProcessEnv = {
-    NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: db.url, TEMPORAL_ADDRESS: temporal.address,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_TASK_QUEUE: `bench-start-${crypto.randomBytes(3).toString('hex')}`,
-    MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench@example.iam.gserviceaccount.com',
+    MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`,
+    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench@example.iam.gserviceaccount.com',
   };
   const results = new Map<string, { ms: number[]; rss: number[] }>(VARIANTS.map((v) => [v.name, { ms: [], rss: [] }]));
   try {
@@ -107,12 +125,23 @@ runBench(async () => {
     '',
     table(
       ['process', 'start, median ms', 'start, all runs', 'RSS, median MiB', 'RSS, all runs'],
-      VARIANTS.map((v) => [v.name, f0(median(row(v.name).ms)), row(v.name).ms.map(f0).join(', '), f0(median(row(v.name).rss)), row(v.name).rss.map(f0).join(', ')]),
+      VARIANTS.map((v) => [
+        v.name,
+        f0(median(row(v.name).ms)),
+        row(v.name).ms.map(f0).join(', '),
+        f0(median(row(v.name).rss)),
+        row(v.name).rss.map(f0).join(', '),
+      ]),
       ['l', 'r', 'l', 'r', 'l'],
     ),
     '',
     `**Compiled / tsx: api start ×${ratio('api, tsx', 'api, node dist/', 'ms')}, RSS ×${ratio('api, tsx', 'api, node dist/', 'rss')}; worker start ×${ratio('worker, tsx', 'worker, node dist/', 'ms')}, RSS ×${ratio('worker, tsx', 'worker, node dist/', 'rss')}.**`,
   ].join('\n');
-  writeGeneratedBlock(path.join(ROOT_DIR, 'bench/RESULTS.md'), 'bench/process-start.ts', '## Process start and memory: tsx vs compiled (`npm run bench:start`)', body);
+  writeGeneratedBlock(
+    path.join(ROOT_DIR, 'bench/RESULTS.md'),
+    'bench/process-start.ts',
+    '## Process start and memory: tsx vs compiled (`npm run bench:start`)',
+    body,
+  );
   console.log(body);
 });

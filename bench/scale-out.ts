@@ -54,10 +54,22 @@ const SHARDS = Number(arg('shards', '4'));
 const STUCK_MS = 300_000;
 const log = (m: string) => console.log(`[scale-out] ${m}`);
 
-interface Variant { name: string; temporal: 'dev' | 'pg'; workers: number; apis: number; what: string }
+interface Variant {
+  name: string;
+  temporal: 'dev' | 'pg';
+  workers: number;
+  apis: number;
+  what: string;
+}
 const VARIANTS: Variant[] = [
   { name: 'dev', temporal: 'dev', workers: 1, apis: 1, what: 'dev server (SQLite, WAL), 1 worker, 1 api' },
-  { name: 'pg·1w', temporal: 'pg', workers: 1, apis: 1, what: `Temporal on PostgreSQL (${SHARDS} shards, one process), 1 worker, 1 api` },
+  {
+    name: 'pg·1w',
+    temporal: 'pg',
+    workers: 1,
+    apis: 1,
+    what: `Temporal on PostgreSQL (${SHARDS} shards, one process), 1 worker, 1 api`,
+  },
   { name: 'pg·2w', temporal: 'pg', workers: 2, apis: 1, what: 'Temporal on PostgreSQL, 2 workers, 1 api' },
   { name: 'pg·2w·2a', temporal: 'pg', workers: 2, apis: 2, what: 'Temporal on PostgreSQL, 2 workers, 2 api replicas' },
 ];
@@ -98,25 +110,49 @@ async function main() {
   try {
     await migrateLatest(db);
     pgVersion = String((await db.raw('show server_version')).rows[0].server_version);
-    const dev = await startDevServer({ port: await freePort(), uiPort: null, dbFile: path.join(tmp, 'temporal.db'), logFile: path.join(tmp, 'temporal-dev.log') });
+    const dev = await startDevServer({
+      port: await freePort(),
+      uiPort: null,
+      dbFile: path.join(tmp, 'temporal.db'),
+      logFile: path.join(tmp, 'temporal-dev.log'),
+    });
     stops.push(() => dev.stop());
     await ensureSearchAttributes(dev.address, 'default', 20_000);
     stops.push(async () => dropDatabases(binaries, base, temporalDb));
-    const pgt = await startPostgresTemporal({ databaseUrl: base, database: temporalDb, numHistoryShards: SHARDS, dir: path.join(tmp, 'temporal-pg'), binaries, log });
+    const pgt = await startPostgresTemporal({
+      databaseUrl: base,
+      database: temporalDb,
+      numHistoryShards: SHARDS,
+      dir: path.join(tmp, 'temporal-pg'),
+      binaries,
+      log,
+    });
     stops.push(() => pgt.stop());
     const servers = {
       dev: { address: dev.address, pids: [dev.process.pid!], dbs: [] as string[] },
-      pg: { address: pgt.address, pids: pgt.processes.map((p) => p.pid!), dbs: [temporalDb, `${temporalDb}_visibility`] },
+      pg: {
+        address: pgt.address,
+        pids: pgt.processes.map((p) => p.pid!),
+        dbs: [temporalDb, `${temporalDb}_visibility`],
+      },
     };
 
     const masterKey = generateMasterKey();
     const vault = createVault(masterKey);
-    const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    const emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
     stops.push(() => Promise.all(Object.values(emulators).map((e) => e.close())));
     const tenant = await createTenant(db, { name: 'scale-out bench' });
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     await withTenant(db, tenant.tenant_id, async (trx) => {
-      const conn = await createConnection(trx, vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      const conn = await createConnection(trx, vault, {
+        provider: 'psp_a',
+        account_ref: acct.account,
+        credentials: acct.credentials,
+        webhook_secret: acct.webhook_secret,
+      });
       await markConnectionProven(trx, conn.id, 'control_api');
       await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' });
     });
@@ -131,22 +167,57 @@ async function main() {
         const server = servers[v.temporal];
         const taskQueue = `bench-${v.temporal}`;
         const env: NodeJS.ProcessEnv = {
-          ...process.env, NODE_ENV: 'development', DATABASE_URL: url, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue,
-          MASTER_KEY: masterKey, METRICS_PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: tmp, PSP_A_API_BASE: emulators.psp_a.url,
+          ...process.env,
+          NODE_ENV: 'development',
+          DATABASE_URL: url,
+          TEMPORAL_ADDRESS: server.address,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          MASTER_KEY: masterKey,
+          METRICS_PORT: '0',
+          LOG_LEVEL: 'warn',
+          DATA_DIR: tmp,
+          PSP_A_API_BASE: emulators.psp_a.url,
         };
         log(`round ${round}: ${v.name} — starting ${v.apis} api, ${v.workers} worker process(es)`);
         const procs = await startProcesses(v, env, tmp);
         try {
           const tag = `${v.name.replace(/\W/g, '')}_${round}_${crypto.randomBytes(2).toString('hex')}`;
           // Warm-up: code loaded, pools filled, sticky caches in place.
-          await premiumAtRate({ db, emulatorUrl: emulators.psp_a.url, account: acct.account, targets: procs.webhookUrls }, 5, 3, `${tag}_w`);
-          const premium = await premiumAtRate({ db, emulatorUrl: emulators.psp_a.url, account: acct.account, targets: procs.webhookUrls }, RATE, SECONDS, `${tag}_p`);
+          await premiumAtRate(
+            { db, emulatorUrl: emulators.psp_a.url, account: acct.account, targets: procs.webhookUrls },
+            5,
+            3,
+            `${tag}_w`,
+          );
+          const premium = await premiumAtRate(
+            { db, emulatorUrl: emulators.psp_a.url, account: acct.account, targets: procs.webhookUrls },
+            RATE,
+            SECONDS,
+            `${tag}_p`,
+          );
           const lat = premium.latencies.sort((a, b) => a - b);
-          log(`  premium ${RATE}/s: p50 ${f0(quantile(lat, 0.5))} p99 ${f0(quantile(lat, 0.99))} ms, stuck ${premium.stuck}`);
+          log(
+            `  premium ${RATE}/s: p50 ${f0(quantile(lat, 0.5))} p99 ${f0(quantile(lat, 0.99))} ms, stuck ${premium.stuck}`,
+          );
 
           const senders = procs.webhookUrls.map((u) => makeSender(u, bodies, acct.webhook_secret, `${tag}_i`, agent));
-          const sender: Sender = { send: (i) => senders[i % senders.length].send(i), eventId: senders[0].eventId, purchase: senders[0].purchase };
-          const cpuEnd = await cpuPhase(db, server.dbs, { 'load generator + emulator': [process.pid], api: procs.apiPids, worker: procs.workerPids, 'Temporal server': server.pids, 'the other Temporal server (idle)': servers[v.temporal === 'dev' ? 'pg' : 'dev'].pids }, dbName);
+          const sender: Sender = {
+            send: (i) => senders[i % senders.length].send(i),
+            eventId: senders[0].eventId,
+            purchase: senders[0].purchase,
+          };
+          const cpuEnd = await cpuPhase(
+            db,
+            server.dbs,
+            {
+              'load generator + emulator': [process.pid],
+              api: procs.apiPids,
+              worker: procs.workerPids,
+              'Temporal server': server.pids,
+              'the other Temporal server (idle)': servers[v.temporal === 'dev' ? 'pg' : 'dev'].pids,
+            },
+            dbName,
+          );
           const t0 = Date.now();
           const run = await closedLoop(sender, INGEST_SECONDS, 0, CONNECTIONS);
           // A provider redelivers what got no 200.
@@ -166,16 +237,35 @@ async function main() {
           const processedAt = Date.now();
           const cpu = await cpuEnd();
           let processed = 0;
-          for (let k = 0; k < ids.length; k += 5000) processed += Number((await db('webhook_deliveries').whereIn('event_id', ids.slice(k, k + 5000)).where({ status: 'processed' }).count('* as n'))[0].n);
+          for (let k = 0; k < ids.length; k += 5000)
+            processed += Number(
+              (
+                await db('webhook_deliveries')
+                  .whereIn('event_id', ids.slice(k, k + 5000))
+                  .where({ status: 'processed' })
+                  .count('* as n')
+              )[0].n,
+            );
           const accepted = run.ok.length / run.seconds;
           const processing = processed / ((processedAt - t0) / 1000);
-          log(`  ingest: ${f0(accepted)}/s accepted, ${f1(processing)}/s processed (${processed} of ${ids.length}), drained ${f1((processedAt - drainStart) / 1000)} s after the load`);
+          log(
+            `  ingest: ${f0(accepted)}/s accepted, ${f1(processing)}/s processed (${processed} of ${ids.length}), drained ${f1((processedAt - drainStart) / 1000)} s after the load`,
+          );
           const perEvent: Record<string, number> = {};
           for (const [k, ms] of Object.entries(cpu.parts)) perEvent[k] = ms / Math.max(1, processed);
           const ours = Object.values(cpu.parts).reduce((a, b) => a + b, 0);
           results.push({
-            variant: v.name, round, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), stuck: premium.stuck, lost: ids.length - processed,
-            accepted, acceptedNon200: run.notOk.length, processing, drainS: (processedAt - drainStart) / 1000, cpu: perEvent,
+            variant: v.name,
+            round,
+            p50: quantile(lat, 0.5),
+            p99: quantile(lat, 0.99),
+            stuck: premium.stuck,
+            lost: ids.length - processed,
+            accepted,
+            acceptedNon200: run.notOk.length,
+            processing,
+            drainS: (processedAt - drainStart) / 1000,
+            cpu: perEvent,
             otherLoadPct: (100 * (cpu.machineBusyMs - ours)) / cpu.wallMs,
           });
         } finally {
@@ -191,7 +281,11 @@ async function main() {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   const text = report(results, m0, pgVersion, startedAt);
-  writeResults('scale-out.ts', 'Scale-out: dev server vs Temporal on PostgreSQL, workers and api replicas (bench/scale-out.ts)', text);
+  writeResults(
+    'scale-out.ts',
+    'Scale-out: dev server vs Temporal on PostgreSQL, workers and api replicas (bench/scale-out.ts)',
+    text,
+  );
   console.log(text);
 }
 
@@ -206,13 +300,31 @@ async function startProcesses(v: Variant, env: NodeJS.ProcessEnv, tmp: string) {
   try {
     for (let i = 0; i < v.apis; i++) {
       const [apiPort, dashboardPort, toolsPort] = [await freePort(), await freePort(), await freePort()];
-      apis.push(await startServer({ cwd: ROOT, script: 'api/main.ts', env: { ...env, API_PORT: String(apiPort), DASHBOARD_PORT: String(dashboardPort), TOOLS_PORT: String(toolsPort) }, port: dashboardPort, logFile: path.join(tmp, `api-${i}.log`), timeoutMs: 60_000 }));
+      apis.push(
+        await startServer({
+          cwd: ROOT,
+          script: 'api/main.ts',
+          env: {
+            ...env,
+            API_PORT: String(apiPort),
+            DASHBOARD_PORT: String(dashboardPort),
+            TOOLS_PORT: String(toolsPort),
+          },
+          port: dashboardPort,
+          logFile: path.join(tmp, `api-${i}.log`),
+          timeoutMs: 60_000,
+        }),
+      );
       webhookUrls.push(`http://127.0.0.1:${dashboardPort}/api/webhooks/psp_a`);
     }
     for (let i = 0; i < v.workers; i++) {
       const logFile = path.join(tmp, `worker-${i}.log`);
       const out = fs.openSync(logFile, 'w');
-      const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', out, out] });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'temporal/worker-main.ts'], {
+        cwd: ROOT,
+        env: { ...env, LOG_LEVEL: 'info' },
+        stdio: ['ignore', out, out],
+      });
       fs.closeSync(out);
       track(child);
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -246,7 +358,12 @@ async function startProcesses(v: Variant, env: NodeJS.ProcessEnv, tmp: string) {
  * clock runs from when it was due to its entitlement committed active (a watcher reads them every
  * 20 ms). A non-200 is redelivered after 1 s and the wait counts.
  */
-async function premiumAtRate(s: { db: Knex; emulatorUrl: string; account: string; targets: string[] }, rate: number, seconds: number, tag: string) {
+async function premiumAtRate(
+  s: { db: Knex; emulatorUrl: string; account: string; targets: string[] },
+  rate: number,
+  seconds: number,
+  tag: string,
+) {
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
   const waiting = new Map<string, (t: number) => void>();
@@ -254,7 +371,9 @@ async function premiumAtRate(s: { db: Knex; emulatorUrl: string; account: string
   const watcher = (async () => {
     while (watching) {
       const pending = [...waiting.keys()];
-      const rows: { app_user_id: string }[] = pending.length ? await s.db('entitlements').whereIn('app_user_id', pending).where({ state: 'active' }).select('app_user_id') : [];
+      const rows: { app_user_id: string }[] = pending.length
+        ? await s.db('entitlements').whereIn('app_user_id', pending).where({ state: 'active' }).select('app_user_id')
+        : [];
       const now = performance.now();
       for (const r of rows) {
         waiting.get(r.app_user_id)?.(now);
@@ -264,7 +383,13 @@ async function premiumAtRate(s: { db: Knex; emulatorUrl: string; account: string
     }
   })();
   const post = async (p: string, body: unknown) =>
-    (await fetch(`${s.emulatorUrl}/__control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    (
+      await fetch(`${s.emulatorUrl}/__control${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json();
   const one = async (i: number): Promise<number | null> => {
     const due = t0 + (i * 1000) / rate;
     const wait = due - performance.now();
@@ -275,12 +400,26 @@ async function premiumAtRate(s: { db: Knex; emulatorUrl: string; account: string
       waiting.set(user, r);
       setTimeout(() => r(null), STUCK_MS).unref();
     });
-    const c = (await post('/checkout', { sku: 'pro', email: `${user}@example.com`, target, account: s.account, mode: 'test', app_user_id: user })) as { events: { id: string; type: string; status: number }[] };
+    const c = (await post('/checkout', {
+      sku: 'pro',
+      email: `${user}@example.com`,
+      target,
+      account: s.account,
+      mode: 'test',
+      app_user_id: user,
+    })) as { events: { id: string; type: string; status: number }[] };
     for (const e of c.events) {
       let status = e.status;
       while (status !== 200 && performance.now() - due < STUCK_MS) {
         await new Promise((r) => setTimeout(r, 1000));
-        status = ((await post('/events', { id: e.id, type: e.type, target: s.targets[(i + 1) % s.targets.length], account: s.account })) as { status: number }).status;
+        status = (
+          (await post('/events', {
+            id: e.id,
+            type: e.type,
+            target: s.targets[(i + 1) % s.targets.length],
+            account: s.account,
+          })) as { status: number }
+        ).status;
       }
     }
     const at = await visible;
@@ -295,21 +434,33 @@ async function premiumAtRate(s: { db: Knex; emulatorUrl: string; account: string
 /** CPU by part over a phase (from /proc), Postgres backends by database: the app's and, for the PostgreSQL server, Temporal's. */
 async function cpuPhase(db: Knex, temporalDbs: string[], groups: Record<string, number[]>, appDb: string) {
   const backends = async (names: string[]) =>
-    names.length ? ((await db.raw('select pid from pg_stat_activity where datname = any(?) and pid <> pg_backend_pid()', [names])).rows.map((r: { pid: number }) => r.pid) as number[]) : [];
+    names.length
+      ? ((
+          await db.raw('select pid from pg_stat_activity where datname = any(?) and pid <> pg_backend_pid()', [names])
+        ).rows.map((r: { pid: number }) => r.pid) as number[])
+      : [];
   const snapshot = async () => ({ app: await backends([appDb]), temporal: await backends(temporalDbs) });
   const b0 = await snapshot();
-  const named = (b: { app: number[]; temporal: number[] }) => ({ ...groups, 'Postgres (app database)': b.app, "Postgres (Temporal's databases)": b.temporal });
+  const named = (b: { app: number[]; temporal: number[] }) => ({
+    ...groups,
+    'Postgres (app database)': b.app,
+    "Postgres (Temporal's databases)": b.temporal,
+  });
   const all0 = pidsCpu(Object.values(named(b0)).flat());
   const sys0 = systemCpu();
   const t0 = Date.now();
   return async () => {
     const b1 = await snapshot();
-    const merged = named({ app: [...new Set([...b0.app, ...b1.app])], temporal: [...new Set([...b0.temporal, ...b1.temporal])] });
+    const merged = named({
+      app: [...new Set([...b0.app, ...b1.app])],
+      temporal: [...new Set([...b0.temporal, ...b1.temporal])],
+    });
     const all1 = pidsCpu(Object.values(merged).flat());
     const sys1 = systemCpu();
     const parts: Record<string, number> = {};
     // A backend that ended during the phase has no reading at its end: left out (its CPU is lost, not negative).
-    for (const [name, pids] of Object.entries(merged)) parts[name] = pids.reduce((k, p) => (all1.has(p) ? k + all1.get(p)! - (all0.get(p) ?? 0) : k), 0);
+    for (const [name, pids] of Object.entries(merged))
+      parts[name] = pids.reduce((k, p) => (all1.has(p) ? k + all1.get(p)! - (all0.get(p) ?? 0) : k), 0);
     return { parts, machineBusyMs: sys1.busyMs - sys0.busyMs, wallMs: Date.now() - t0 };
   };
 }
@@ -324,11 +475,18 @@ const median = (xs: number[]) => {
 function report(results: Result[], m0: ReturnType<typeof machine>, pgVersion: string, startedAt: number): string {
   const byRound = (variant: string, round: number) => results.find((r) => r.variant === variant && r.round === round);
   const ratio = (variant: string, pick: (r: Result) => number) =>
-    median(results.filter((r) => r.variant === variant).map((r) => pick(r) / pick(byRound('dev', r.round)!)).filter(Number.isFinite));
+    median(
+      results
+        .filter((r) => r.variant === variant)
+        .map((r) => pick(r) / pick(byRound('dev', r.round)!))
+        .filter(Number.isFinite),
+    );
   const rows = VARIANTS.map((v) => {
     const rs = results.filter((r) => r.variant === v.name);
     // Ours only: the idle server of the other variant is listed in the CPU table, not counted here.
-    const cpu = Object.keys(rs[0]?.cpu ?? {}).filter((n) => !n.includes('idle')).reduce((k, name) => k + median(rs.map((r) => r.cpu[name])), 0);
+    const cpu = Object.keys(rs[0]?.cpu ?? {})
+      .filter((n) => !n.includes('idle'))
+      .reduce((k, name) => k + median(rs.map((r) => r.cpu[name])), 0);
     return [
       `**${v.name}**: ${v.what}`,
       `${f0(median(rs.map((r) => r.p50)))} / ${f0(median(rs.map((r) => r.p99)))}`,
@@ -346,21 +504,42 @@ function report(results: Result[], m0: ReturnType<typeof machine>, pgVersion: st
   const cpuNames = [...new Set(results.flatMap((r) => Object.keys(r.cpu)))];
   const cpuRows = VARIANTS.map((v) => {
     const rs = results.filter((r) => r.variant === v.name);
-    return [v.name, ...cpuNames.map((n) => f2(median(rs.map((r) => r.cpu[n] ?? 0)))), f0(median(rs.map((r) => r.otherLoadPct))) + '%'];
+    return [
+      v.name,
+      ...cpuNames.map((n) => f2(median(rs.map((r) => r.cpu[n] ?? 0)))),
+      f0(median(rs.map((r) => r.otherLoadPct))) + '%',
+    ];
   });
   return [
     `Run: ${m0.date} · \`npx tsx bench/scale-out.ts --rounds ${ROUNDS} --rate ${RATE} --seconds ${SECONDS} --ingest-seconds ${INGEST_SECONDS} --connections ${CONNECTIONS} --shards ${SHARDS}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
-    `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, PostgreSQL ${pgVersion} on the same host (the app's database and Temporal's); load average at start ${m0.loadavg}, at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}. Everything — load generator, emulator, api(s), worker(s), both Temporal servers, Postgres — and other people's work share the two cores.`,
+    `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, PostgreSQL ${pgVersion} on the same host (the app's database and Temporal's); load average at start ${m0.loadavg}, at the end ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(
+        ' ',
+      )}. Everything — load generator, emulator, api(s), worker(s), both Temporal servers, Postgres — and other people's work share the two cores.`,
     '',
     `Per variant and round: its api and worker processes started fresh; a warm-up of 15 checkouts; **payment → premium** at ${RATE} checkouts/s for ${SECONDS} s (open loop, from due to the entitlement committed active); then **ingest**: ${CONNECTIONS} keep-alive connections in a closed loop for ${INGEST_SECONDS} s of signed checkout events (cloned per purchase), then the drain. Processing = events the workflows applied / (load + drain time). ${ROUNDS} rounds, order reversed every other round; medians shown, ratios to \`dev\` taken within each round (median of the rounds).`,
     '',
     table(
-      ['variant', `premium p50 / p99 ms at ${RATE}/s`, 'p50 ÷ dev (< 1: faster)', 'stuck', 'ingest accepted/s', '÷ dev', 'processing events/s', '÷ dev', 'lost', 'CPU ms per processed event (ours)', 'rounds (p50 ms · processing/s)'],
+      [
+        'variant',
+        `premium p50 / p99 ms at ${RATE}/s`,
+        'p50 ÷ dev (< 1: faster)',
+        'stuck',
+        'ingest accepted/s',
+        '÷ dev',
+        'processing events/s',
+        '÷ dev',
+        'lost',
+        'CPU ms per processed event (ours)',
+        'rounds (p50 ms · processing/s)',
+      ],
       rows,
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
     ),
     '',
-    'CPU per processed event over the ingest phase and its drain (ms, from /proc; median of rounds), and other sessions\' load (% of one core):',
+    "CPU per processed event over the ingest phase and its drain (ms, from /proc; median of rounds), and other sessions' load (% of one core):",
     '',
     table(['variant', ...cpuNames, 'other sessions'], cpuRows),
   ].join('\n');

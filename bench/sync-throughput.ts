@@ -30,9 +30,17 @@ const log = (m: string) => console.log(`[sync-throughput] ${m}`);
 
 async function main() {
   const stack = await startSyncStack(log);
-  const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+  const loadBefore = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   try {
-    const t = await stack.tenant({ name: 'bench-throughput', providers: WEB_PROVIDERS, modes: MODES, products: PRODUCTS });
+    const t = await stack.tenant({
+      name: 'bench-throughput',
+      providers: WEB_PROVIDERS,
+      modes: MODES,
+      products: PRODUCTS,
+    });
     for (const p of WEB_PROVIDERS) {
       await stack.control(p, 'POST', '/faults', { mode: 'latency', ms: LATENCY });
       await stack.control(p, 'POST', '/rate-limit', { enabled: true });
@@ -44,7 +52,10 @@ async function main() {
     for (const p of WEB_PROVIDERS) await stack.control(p, 'POST', '/rate-limit', { enabled: true });
 
     const t0 = performance.now();
-    const run = await api(stack.apiUrl, '/sync', t.key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    const run = await api(stack.apiUrl, '/sync', t.key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: report.body.confirm_count }),
+    });
     const totalS = (performance.now() - t0) / 1000;
     if (run.status !== 200) throw new Error(`POST /sync → ${run.status} ${JSON.stringify(run.body).slice(0, 500)}`);
     log(`drain: ${totalS.toFixed(1)} s, synced ${run.body.synced}, failed ${run.body.failed.length}`);
@@ -81,13 +92,30 @@ async function main() {
       '',
       `One drain (POST /v1/sync) of ${PRODUCTS} products × psp_a, psp_b, psp_c × test and live modes, ${LATENCY} ms added latency at every emulator, each emulator enforcing its provider's documented limit and counting what it accepted. Real API, worker, Temporal dev server (file, WAL) and Postgres in one process tree.`,
       '',
-      table(['provider (mode)', 'documented limit', 'calls', 'span s', 'calls/s', 'fraction of limit', '429s', 'peak in a window'], rows),
+      table(
+        [
+          'provider (mode)',
+          'documented limit',
+          'calls',
+          'span s',
+          'calls/s',
+          'fraction of limit',
+          '429s',
+          'peak in a window',
+        ],
+        rows,
+      ),
       '',
       `**Fractions of the documented limit: ${fractions.join(' · ')}** (aim ≥ 0.9). Failures: **${failures}** (aim 0); 429s answered: ${limitedAll}. Total drain time: **${f1(totalS)} s** for ${run.body.synced} product × provider × mode writes.`,
       '',
-      'How: every provider call waits its turn in the worker\'s pacer (providers/pacing.ts): a per-second limit as the same sliding window 50 ms longer (≈ 0.95 of the limit), a per-minute limit (Paddle, 240/min) as a steady 226/min with a burst of 12 (≈ 0.94). The workflow keeps a few units of work in flight per provider and mode (syncConcurrency), enough to keep the allowance busy at 50 ms a call. The total time is set by the slowest allowance, Paddle\'s 4 calls/s; Razorpay publishes no limit, and the 10/s here is our own assumption.',
+      "How: every provider call waits its turn in the worker's pacer (providers/pacing.ts): a per-second limit as the same sliding window 50 ms longer (≈ 0.95 of the limit), a per-minute limit (Paddle, 240/min) as a steady 226/min with a burst of 12 (≈ 0.94). The workflow keeps a few units of work in flight per provider and mode (syncConcurrency), enough to keep the allowance busy at 50 ms a call. The total time is set by the slowest allowance, Paddle's 4 calls/s; Razorpay publishes no limit, and the 10/s here is our own assumption.",
     ].join('\n');
-    writeGeneratedBlock(path.join(HERE, 'RESULTS.md'), 'bench/sync-throughput.ts', '## Sync throughput under provider rate limits (bench/sync-throughput.ts)', body);
+    writeGeneratedBlock(
+      path.join(HERE, 'RESULTS.md'),
+      'bench/sync-throughput.ts',
+      '## Sync throughput under provider rate limits (bench/sync-throughput.ts)',
+      body,
+    );
     console.log(body);
   } finally {
     await stack.close();

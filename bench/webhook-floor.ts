@@ -15,7 +15,12 @@ const server = http.createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     try {
-      const event = Stripe.webhooks.constructEvent(Buffer.concat(chunks), String(req.headers['stripe-signature'] ?? ''), secret, TOLERANCE_SECONDS);
+      const event = Stripe.webhooks.constructEvent(
+        Buffer.concat(chunks),
+        String(req.headers['stripe-signature'] ?? ''),
+        secret,
+        TOLERANCE_SECONDS,
+      );
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ received: true, id: event.id }));
     } catch {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"webhook_refused"}');

@@ -49,16 +49,26 @@ function pgbench(seconds: number): { tps: number; clients: number; detail: strin
   const base = process.env.DATABASE_URL!;
   const name = `pgbench_scratch_${Date.now().toString(36)}`;
   const url = withDatabase(base, name);
-  const psql = (db: string, sql: string) => execFileSync('psql', [db, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { encoding: 'utf8' });
+  const psql = (db: string, sql: string) =>
+    execFileSync('psql', [db, '-v', 'ON_ERROR_STOP=1', '-qc', sql], { encoding: 'utf8' });
   const bin = ['/usr/bin/pgbench', '/usr/lib/postgresql/15/bin/pgbench'].find((p) => fs.existsSync(p)) ?? 'pgbench';
   const clients = 8;
   psql(base, `create database "${name}"`);
   try {
-    psql(url, 'create table ingest (id bigserial primary key, event_id text not null unique, payload jsonb not null, created_at timestamptz not null default now())');
+    psql(
+      url,
+      'create table ingest (id bigserial primary key, event_id text not null unique, payload jsonb not null, created_at timestamptz not null default now())',
+    );
     const script = path.join(os.tmpdir(), `${name}.sql`);
     // One row per transaction, shaped like a delivery row (unique text key + a small jsonb), autocommit.
-    fs.writeFileSync(script, `insert into ingest (event_id, payload) values ('evt_' || gen_random_uuid()::text, '{"type":"payment_intent.succeeded"}');\n`);
-    const out = execFileSync(bin, ['-n', '-f', script, '-c', String(clients), '-j', '2', '-T', String(seconds), url], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    fs.writeFileSync(
+      script,
+      `insert into ingest (event_id, payload) values ('evt_' || gen_random_uuid()::text, '{"type":"payment_intent.succeeded"}');\n`,
+    );
+    const out = execFileSync(bin, ['-n', '-f', script, '-c', String(clients), '-j', '2', '-T', String(seconds), url], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     fs.rmSync(script, { force: true });
     const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
     const latency = /latency average = ([\d.]+ ms)/.exec(out)?.[1] ?? '';
@@ -72,7 +82,13 @@ function pgbench(seconds: number): { tps: number; clients: number; detail: strin
 async function engineCeiling(stack: WebhookStack, count: number): Promise<{ empty: number; oneActivity: number }> {
   const native = await NativeConnection.connect({ address: stack.temporal.address });
   const taskQueue = `engine-${process.pid}`;
-  const worker = await Worker.create({ connection: native, taskQueue, workflowsPath: path.join(HERE, 'engine/workflows.ts'), activities: engineActivities, maxConcurrentWorkflowTaskExecutions: 64 });
+  const worker = await Worker.create({
+    connection: native,
+    taskQueue,
+    workflowsPath: path.join(HERE, 'engine/workflows.ts'),
+    activities: engineActivities,
+    maxConcurrentWorkflowTaskExecutions: 64,
+  });
   const running = worker.run();
   const client: Client = stack.client;
   const rate = async (wf: typeof emptyWorkflow | typeof oneActivityWorkflow, n: number) => {
@@ -111,8 +127,20 @@ async function main() {
 
     // The floor, as its own process (so it does not share the load generator's event loop).
     const floorPort = await freePort();
-    const floor = await startServer({ cwd: path.resolve(HERE, '..'), script: 'bench/webhook-floor.ts', env: { ...process.env, PORT: String(floorPort), WEBHOOK_SECRET: stack.webhookSecret }, port: floorPort, logFile: path.join(os.tmpdir(), `webhook-floor-${tag}.log`) });
-    const floorSender = makeSender(`http://127.0.0.1:${floorPort}/api/webhooks/psp_a`, bodies, stack.webhookSecret, `f${tag}`, agent);
+    const floor = await startServer({
+      cwd: path.resolve(HERE, '..'),
+      script: 'bench/webhook-floor.ts',
+      env: { ...process.env, PORT: String(floorPort), WEBHOOK_SECRET: stack.webhookSecret },
+      port: floorPort,
+      logFile: path.join(os.tmpdir(), `webhook-floor-${tag}.log`),
+    });
+    const floorSender = makeSender(
+      `http://127.0.0.1:${floorPort}/api/webhooks/psp_a`,
+      bodies,
+      stack.webhookSecret,
+      `f${tag}`,
+      agent,
+    );
     const receiver = makeSender(stack.webhookUrl, bodies, stack.webhookSecret, tag, agent);
 
     // Warm-up of the real receiver (code loaded, pools filled); its events count like the rest.
@@ -121,14 +149,19 @@ async function main() {
 
     const floorA = await closedLoop(floorSender, FLOOR_SECONDS, 0, CONNECTIONS);
     log(`floor: ${f0(floorA.ok.length / floorA.seconds)}/s`);
-    const loadBefore = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+    const loadBefore = os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
     const endCpu = await cpuPhase(stack);
     const run = await closedLoop(receiver, SECONDS, warm.sent, CONNECTIONS);
     const cpu = await endCpu();
     const tEnd = Date.now();
     const accepted = run.ok.length / run.seconds;
     log(`receiver: ${f0(accepted)}/s accepted, statuses ${JSON.stringify(run.statuses)}`);
-    const backlogAtEnd = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
+    const backlogAtEnd = Number(
+      (await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n,
+    );
     const floorB = await closedLoop(floorSender, FLOOR_SECONDS, 1_000_000_000, CONNECTIONS);
     await floor.stop();
     const floorRate = (floorA.ok.length + floorB.ok.length) / (floorA.seconds + floorB.seconds);
@@ -138,7 +171,15 @@ async function main() {
     const okIds = [...warm.ok, ...run.ok].map(receiver.eventId);
     const rowsFor = async (ids: string[]) => {
       let n = 0;
-      for (let k = 0; k < ids.length; k += 5000) n += Number((await stack.db('webhook_deliveries').whereIn('event_id', ids.slice(k, k + 5000)).count('* as n'))[0].n);
+      for (let k = 0; k < ids.length; k += 5000)
+        n += Number(
+          (
+            await stack
+              .db('webhook_deliveries')
+              .whereIn('event_id', ids.slice(k, k + 5000))
+              .count('* as n')
+          )[0].n,
+        );
       return n;
     };
     const okStored = await rowsFor(okIds);
@@ -166,12 +207,30 @@ async function main() {
     void drainStart;
     const processingRate = (all.length - pending.length) / ((Date.now() - tEnd) / 1000 + run.seconds);
 
-    const totals = (await stack.db('webhook_deliveries').select(stack.db.raw('count(*)::int as rows'), stack.db.raw('count(distinct event_id)::int as ids'), stack.db.raw('max(delivery_count)::int as max_count'), stack.db.raw(`count(*) filter (where status = 'processed')::int as processed`), stack.db.raw(`count(*) filter (where status = 'failed')::int as failed`)).first()) as { rows: number; ids: number; max_count: number; processed: number; failed: number };
+    const totals = (await stack
+      .db('webhook_deliveries')
+      .select(
+        stack.db.raw('count(*)::int as rows'),
+        stack.db.raw('count(distinct event_id)::int as ids'),
+        stack.db.raw('max(delivery_count)::int as max_count'),
+        stack.db.raw(`count(*) filter (where status = 'processed')::int as processed`),
+        stack.db.raw(`count(*) filter (where status = 'failed')::int as failed`),
+      )
+      .first()) as { rows: number; ids: number; max_count: number; processed: number; failed: number };
     // Each purchase whose subscription event or invoice got in has one subscription and one entitlement.
     const purchases = new Set(all.filter((i) => i % 3 !== 0).map((i) => receiver.purchase(i))).size;
     const subs = Number((await stack.db('subscriptions').count('* as n'))[0].n);
-    const ents = (await stack.db('entitlements').select(stack.db.raw('count(*)::int as n'), stack.db.raw(`count(*) filter (where state = 'active')::int as active`), stack.db.raw('count(distinct app_user_id)::int as users')).first()) as { n: number; active: number; users: number };
-    log(`drained in ${f1(drainS)} s; rows ${totals.rows}, subscriptions ${subs}, entitlements ${ents.n} (${ents.active} active) for ${purchases} purchases`);
+    const ents = (await stack
+      .db('entitlements')
+      .select(
+        stack.db.raw('count(*)::int as n'),
+        stack.db.raw(`count(*) filter (where state = 'active')::int as active`),
+        stack.db.raw('count(distinct app_user_id)::int as users'),
+      )
+      .first()) as { n: number; active: number; users: number };
+    log(
+      `drained in ${f1(drainS)} s; rows ${totals.rows}, subscriptions ${subs}, entitlements ${ents.n} (${ents.active} active) for ${purchases} purchases`,
+    );
 
     const pg = pgbench(15);
     log(`pgbench: ${f0(pg.tps)} tps`);
@@ -180,19 +239,56 @@ async function main() {
 
     text = [
       `Run: ${m0.date} · \`npx tsx bench/webhook-ingest.ts --seconds ${SECONDS} --connections ${CONNECTIONS} --floor-seconds ${FLOOR_SECONDS}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
-      `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, PostgreSQL ${stack.pgVersion} on the same host; load average at start ${m0.loadavg}, before the 60 s ${loadBefore}, at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}. Shared and noisy: the load generator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal as \`npm start\`), Postgres and other people's work share the CPUs; read the ratios, measured in this one run, before the absolute rates.`,
+      `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, PostgreSQL ${stack.pgVersion} on the same host; load average at start ${m0.loadavg}, before the 60 s ${loadBefore}, at the end ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(
+          ' ',
+        )}. Shared and noisy: the load generator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal as \`npm start\`), Postgres and other people's work share the CPUs; read the ratios, measured in this one run, before the absolute rates.`,
       '',
       `Load: closed loop, ${CONNECTIONS} keep-alive connections, each sending the next signed event as soon as the last is answered. Events are the emulator's checkout (payment_intent.succeeded, customer.subscription.created, invoice.payment_succeeded) cloned with fresh ids per purchase: one customer workflow started per purchase, two signals to it running.`,
       '',
       table(
         ['what', 'events/s', 'ratio to the floor', 'p50 / p99 ms per request', 'notes'],
         [
-          ['bare endpoint: verify signature, answer 200 (floor)', f0(floorRate), '1', `${f1(floorA.p50)} / ${f1(floorA.p99)}`, `${FLOOR_SECONDS} s before and ${FLOOR_SECONDS} s after the receiver's run`],
-          [`**receiver, accepted durably (200)**, ${SECONDS} s`, `**${f0(accepted)}**`, f2(accepted / floorRate), `${f1(run.p50)} / ${f1(run.p99)}`, `${run.sent} sent: ${Object.entries(run.statuses).map(([s, n]) => `${n}× ${s}`).join(', ')}`],
+          [
+            'bare endpoint: verify signature, answer 200 (floor)',
+            f0(floorRate),
+            '1',
+            `${f1(floorA.p50)} / ${f1(floorA.p99)}`,
+            `${FLOOR_SECONDS} s before and ${FLOOR_SECONDS} s after the receiver's run`,
+          ],
+          [
+            `**receiver, accepted durably (200)**, ${SECONDS} s`,
+            `**${f0(accepted)}**`,
+            f2(accepted / floorRate),
+            `${f1(run.p50)} / ${f1(run.p99)}`,
+            `${run.sent} sent: ${Object.entries(run.statuses)
+              .map(([s, n]) => `${n}× ${s}`)
+              .join(', ')}`,
+          ],
           ['pgbench single-row insert (autocommit)', f0(pg.tps), f2(pg.tps / floorRate), '', pg.detail],
-          ['engine ceiling: empty workflows completed', f1(engine.empty), f2(engine.empty / floorRate), '', '150 with 32 in flight, same dev server, after the drain'],
-          ['engine ceiling: one-activity workflows completed', f1(engine.oneActivity), f2(engine.oneActivity / floorRate), '', 'the least an event-processing workflow costs'],
-          ['processing (events applied by the workflows, whole run incl. drain)', f1(processingRate), f2(processingRate / floorRate), '', 'stored events / (60 s + drain)'],
+          [
+            'engine ceiling: empty workflows completed',
+            f1(engine.empty),
+            f2(engine.empty / floorRate),
+            '',
+            '150 with 32 in flight, same dev server, after the drain',
+          ],
+          [
+            'engine ceiling: one-activity workflows completed',
+            f1(engine.oneActivity),
+            f2(engine.oneActivity / floorRate),
+            '',
+            'the least an event-processing workflow costs',
+          ],
+          [
+            'processing (events applied by the workflows, whole run incl. drain)',
+            f1(processingRate),
+            f2(processingRate / floorRate),
+            '',
+            'stored events / (60 s + drain)',
+          ],
         ],
         ['l', 'r', 'r', 'r', 'l'],
       ),
@@ -200,9 +296,19 @@ async function main() {
       `**Counted at the end:** ${all.length} events sent (warm-up included); ${okIds.length} answered 200 the first time, **${lost} of them missing** from webhook_deliveries (lost); ${retried - pending.length} retried after a non-200 and accepted, ${pending.length} still refused. Rows ${totals.rows} for ${totals.ids} distinct event ids (**${totals.rows - totals.ids} duplicated**), max delivery_count ${totals.max_count}, ${totals.failed} failed. Backlog at the end of the ${SECONDS} s: ${backlogAtEnd} stored events not yet processed; drained ${f1(drainS)} s after the end of the run (${totals.processed} of ${totals.rows} processed). ${purchases} purchases with a subscription event → ${subs} subscriptions, ${ents.n} entitlements (${ents.active} active, ${ents.users} distinct app users): each effect once.`,
       '',
       `CPU during the ${SECONDS} s (from /proc; % of one core, the machine has 2): ` +
-        [...Object.entries(cpu.parts), ['everything else on the machine', cpu.machineBusyMs - Object.values(cpu.parts).reduce((a, b) => a + b, 0)] as const]
-          .map(([name, ms]) => `${name} ${f0((100 * ms) / cpu.wallMs)}% (${f2(ms / Math.max(1, run.ok.length))} ms per accepted event)`)
-          .join(', ') + '. Drain: the worker and Temporal alone.',
+        [
+          ...Object.entries(cpu.parts),
+          [
+            'everything else on the machine',
+            cpu.machineBusyMs - Object.values(cpu.parts).reduce((a, b) => a + b, 0),
+          ] as const,
+        ]
+          .map(
+            ([name, ms]) =>
+              `${name} ${f0((100 * ms) / cpu.wallMs)}% (${f2(ms / Math.max(1, run.ok.length))} ms per accepted event)`,
+          )
+          .join(', ') +
+        '. Drain: the worker and Temporal alone.',
     ].join('\n');
   } finally {
     agent.destroy();

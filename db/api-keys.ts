@@ -29,20 +29,28 @@ export const KEY_COLUMNS = 'id, tenant_id, key_hash, scopes, name, expires_at, r
  * its tenant's tokens. `tokens_left` is null when the key is not live or the bucket is empty.
  * A prepared statement (db/knex.ts): every request runs it.
  */
-export async function findKeyTakingToken(db: Knex, keyHash: string): Promise<(KeyRow & { tokens_left: number | null }) | undefined> {
-  const { rows } = await db.raw(
-    `with k as (select ${KEY_COLUMNS} from api_keys where key_hash = ?),
+export async function findKeyTakingToken(
+  db: Knex,
+  keyHash: string,
+): Promise<(KeyRow & { tokens_left: number | null }) | undefined> {
+  const { rows } = await db
+    .raw(
+      `with k as (select ${KEY_COLUMNS} from api_keys where key_hash = ?),
           live as (select tenant_id from k where revoked_at is null and (expires_at is null or expires_at > now())),
           taken as (${takeTokenSql('live')})
      select k.*, (select tokens from taken) as tokens_left from k`,
-    [keyHash],
-  ).options({ prepare: true });
+      [keyHash],
+    )
+    .options({ prepare: true });
   return rows[0];
 }
 
 /** The key with this hash, spending nothing. */
 export async function findKeyByHash(db: Knex, keyHash: string): Promise<KeyRow | undefined> {
-  return (await db('api_keys').where({ key_hash: keyHash }).first(KEY_COLUMNS.split(', ')).options({ prepare: true })) as KeyRow | undefined;
+  return (await db('api_keys')
+    .where({ key_hash: keyHash })
+    .first(KEY_COLUMNS.split(', '))
+    .options({ prepare: true })) as KeyRow | undefined;
 }
 
 export async function markKeyUsed(db: Knex, keyId: string, at: Date): Promise<void> {
@@ -91,10 +99,15 @@ export interface ListedKey {
 
 /** The tenant's keys, newest first. Run inside withTenant. */
 export async function listApiKeys(trx: Knex.Transaction): Promise<ListedKey[]> {
-  return trx('api_keys').orderBy('created_at', 'desc').select<ListedKey[]>('id', 'name', 'key_hint', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at');
+  return trx('api_keys')
+    .orderBy('created_at', 'desc')
+    .select<ListedKey[]>('id', 'name', 'key_hint', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at');
 }
 
 /** One of the tenant's keys by id (RLS: another tenant's key is not found). Run inside withTenant. */
-export async function findApiKey(trx: Knex.Transaction, keyId: string): Promise<{ id: string; name: string } | undefined> {
+export async function findApiKey(
+  trx: Knex.Transaction,
+  keyId: string,
+): Promise<{ id: string; name: string } | undefined> {
   return trx('api_keys').where({ id: keyId }).first('id', 'name');
 }

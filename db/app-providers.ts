@@ -2,7 +2,15 @@ import type { Knex } from 'knex';
 import { chooseConnection } from '../domain/connection-choice';
 import { isUuid } from '../domain/ids';
 import type { ProviderId } from '../domain/providers';
-import { assertProvider, ConnectionError, currentTenant, getConnectionSafe, listConnectionsSafe, type ConnectionCandidate, type SafeConnection } from './connections';
+import {
+  assertProvider,
+  ConnectionError,
+  currentTenant,
+  getConnectionSafe,
+  listConnectionsSafe,
+  type ConnectionCandidate,
+  type SafeConnection,
+} from './connections';
 
 /**
  * Which connection each app uses per provider: at most one per (app, provider), pointing at
@@ -13,7 +21,11 @@ import { assertProvider, ConnectionError, currentTenant, getConnectionSafe, list
 const T = 'app_providers';
 
 /** The connection an app uses for a provider, or null when the app has none attached. */
-export async function connectionForApp(trx: Knex.Transaction, appId: string, provider: ProviderId): Promise<SafeConnection | null> {
+export async function connectionForApp(
+  trx: Knex.Transaction,
+  appId: string,
+  provider: ProviderId,
+): Promise<SafeConnection | null> {
   if (!isUuid(appId)) return null;
   const link = await trx(T).where({ app_id: appId, provider }).first('connection_id');
   return link ? getConnectionSafe(trx, link.connection_id) : null;
@@ -35,9 +47,18 @@ export interface AttachResult {
   replaced: boolean;
 }
 
-const candidate = (c: SafeConnection): ConnectionCandidate => ({ id: c.id, label: c.label, account_ref: c.account_ref, is_default: c.is_default });
+const candidate = (c: SafeConnection): ConnectionCandidate => ({
+  id: c.id,
+  label: c.label,
+  account_ref: c.account_ref,
+  is_default: c.is_default,
+});
 
-async function resolveConnection(trx: Knex.Transaction, provider: ProviderId, accountId?: string): Promise<SafeConnection> {
+async function resolveConnection(
+  trx: Knex.Transaction,
+  provider: ProviderId,
+  accountId?: string,
+): Promise<SafeConnection> {
   const choice = chooseConnection(await listConnectionsSafe(trx, { provider }), provider, accountId);
   if (choice.ok) return choice.connection;
   throw new ConnectionError(choice.code, choice.message, choice.candidates.map(candidate));
@@ -49,18 +70,25 @@ async function resolveConnection(trx: Knex.Transaction, provider: ProviderId, ac
  * candidates. Idempotent: an existing attachment comes back with created: false (and is only
  * moved when an explicit account_id names a different connection).
  */
-export async function attachToApp(trx: Knex.Transaction, appId: string, provider: ProviderId, accountId?: string): Promise<AttachResult> {
+export async function attachToApp(
+  trx: Knex.Transaction,
+  appId: string,
+  provider: ProviderId,
+  accountId?: string,
+): Promise<AttachResult> {
   assertProvider(provider);
   const tenantId = await currentTenant(trx);
   const app = isUuid(appId) ? await trx('apps').where({ id: appId }).first('id') : undefined;
   if (!app) throw new ConnectionError('app_not_found', 'no such app on this account');
 
   const existing = await trx(T).where({ app_id: appId, provider }).first('id', 'connection_id');
-  if (existing && accountId === undefined) return { attachment: await attachmentView(trx, existing.id), created: false, replaced: false };
+  if (existing && accountId === undefined)
+    return { attachment: await attachmentView(trx, existing.id), created: false, replaced: false };
 
   const conn = await resolveConnection(trx, provider, accountId);
   if (existing) {
-    if (existing.connection_id === conn.id) return { attachment: await attachmentView(trx, existing.id), created: false, replaced: false };
+    if (existing.connection_id === conn.id)
+      return { attachment: await attachmentView(trx, existing.id), created: false, replaced: false };
     await trx(T).where({ id: existing.id }).update({ connection_id: conn.id, updated_at: trx.fn.now() });
     return { attachment: await attachmentView(trx, existing.id), created: false, replaced: true };
   }
@@ -69,7 +97,8 @@ export async function attachToApp(trx: Knex.Transaction, appId: string, provider
     .onConflict(['app_id', 'provider'])
     .ignore()
     .returning('id');
-  if (inserted.length > 0) return { attachment: await attachmentView(trx, inserted[0].id), created: true, replaced: false };
+  if (inserted.length > 0)
+    return { attachment: await attachmentView(trx, inserted[0].id), created: true, replaced: false };
   // A concurrent attach won the race: theirs stands, as a re-run would see it.
   const raced = await trx(T).where({ app_id: appId, provider }).first('id');
   return { attachment: await attachmentView(trx, raced.id), created: false, replaced: false };

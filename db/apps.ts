@@ -37,8 +37,14 @@ export async function insertAppUnlessNamed(
  * The app a publishable key belongs to, on the owner connection: the key is what names the
  * tenant, so no tenant transaction exists yet (the /v1/sdk gate).
  */
-export async function findAppByPublishableKey(db: Knex, mode: Mode, key: string): Promise<{ id: string; tenant_id: string } | undefined> {
-  return db('apps').where(mode === 'test' ? { publishable_key_test: key } : { publishable_key_live: key }).first('id', 'tenant_id');
+export async function findAppByPublishableKey(
+  db: Knex,
+  mode: Mode,
+  key: string,
+): Promise<{ id: string; tenant_id: string } | undefined> {
+  return db('apps')
+    .where(mode === 'test' ? { publishable_key_test: key } : { publishable_key_live: key })
+    .first('id', 'tenant_id');
 }
 
 export interface AppKeys {
@@ -50,5 +56,7 @@ export interface AppKeys {
 
 /** The tenant's apps with their publishable keys, oldest first. Run inside withTenant. */
 export async function listAppKeys(trx: Knex.Transaction): Promise<AppKeys[]> {
-  return trx('apps').orderBy('created_at').select<AppKeys[]>('id', 'name', 'publishable_key_test', 'publishable_key_live');
+  return trx('apps')
+    .orderBy('created_at')
+    .select<AppKeys[]>('id', 'name', 'publishable_key_test', 'publishable_key_live');
 }

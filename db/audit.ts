@@ -54,17 +54,50 @@ function actorId(a: AuditActor): string {
 /** A dashboard action, as the signed-in person who did it. */
 export function recordUserAudit(
   db: Knex,
-  e: { tenantId: string; userId: string; action: string; requestId: string; outcome: string; detail?: Record<string, unknown> },
+  e: {
+    tenantId: string;
+    userId: string;
+    action: string;
+    requestId: string;
+    outcome: string;
+    detail?: Record<string, unknown>;
+  },
 ): Promise<void> {
-  return recordAudit(db, { tenantId: e.tenantId, actor: { kind: 'user', userId: e.userId }, action: e.action, requestId: e.requestId, outcome: e.outcome, surface: 'dashboard', detail: e.detail });
+  return recordAudit(db, {
+    tenantId: e.tenantId,
+    actor: { kind: 'user', userId: e.userId },
+    action: e.action,
+    requestId: e.requestId,
+    outcome: e.outcome,
+    surface: 'dashboard',
+    detail: e.detail,
+  });
 }
 
 /** An admin CLI action, as the operator running it. */
-export function recordOperatorAudit(db: Knex, e: { tenantId: string; action: string; outcome?: string; detail?: Record<string, unknown> }): Promise<void> {
-  return recordAudit(db, { tenantId: e.tenantId, actor: { kind: 'operator' }, action: e.action, outcome: e.outcome, detail: e.detail });
+export function recordOperatorAudit(
+  db: Knex,
+  e: { tenantId: string; action: string; outcome?: string; detail?: Record<string, unknown> },
+): Promise<void> {
+  return recordAudit(db, {
+    tenantId: e.tenantId,
+    actor: { kind: 'operator' },
+    action: e.action,
+    outcome: e.outcome,
+    detail: e.detail,
+  });
 }
 
 /** The audit trail as GET /v1/audit pages it. */
-export function auditPage(src: PageSource, filters: { action?: string; actor_type?: string }, page: PageRequest): Promise<RowPage> {
-  return pageFromSql(src, { table: 'audit_entries', columns: 'audit_entries.*', from: 'audit_entries', filters }, page, rows);
+export function auditPage(
+  src: PageSource,
+  filters: { action?: string; actor_type?: string },
+  page: PageRequest,
+): Promise<RowPage> {
+  return pageFromSql(
+    src,
+    { table: 'audit_entries', columns: 'audit_entries.*', from: 'audit_entries', filters },
+    page,
+    rows,
+  );
 }

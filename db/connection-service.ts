@@ -4,9 +4,23 @@ import type { Mode, ProviderId } from '../domain/providers';
 import type { ProviderCredential } from '../providers/types';
 import type { Vault } from '../vault/vault';
 import {
-  assertProvider, ConnectionError, credentialField, insertConnection, PROOF_METHODS, proofOf, recordProof, refreshProofCheck,
-  ownConnectionId, releasePastedKeyClaims, sealedColumn, secretAad, getConnectionSafe, updateSealedColumns,
-  type SafeConnection, type SealedColumns, type WritableProof,
+  assertProvider,
+  ConnectionError,
+  credentialField,
+  insertConnection,
+  PROOF_METHODS,
+  proofOf,
+  recordProof,
+  refreshProofCheck,
+  ownConnectionId,
+  releasePastedKeyClaims,
+  sealedColumn,
+  secretAad,
+  getConnectionSafe,
+  updateSealedColumns,
+  type SafeConnection,
+  type SealedColumns,
+  type WritableProof,
 } from './connections';
 
 /**
@@ -39,9 +53,12 @@ export interface NewConnection extends ConnectionSecrets {
 }
 
 function assertCredential(value: unknown, name: string): asserts value is ProviderCredential {
-  const ok = value !== null && typeof value === 'object' && !Array.isArray(value)
-    && Object.keys(value).length > 0
-    && Object.values(value).every((v) => typeof v === 'string' && v !== '');
+  const ok =
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.keys(value).length > 0 &&
+    Object.values(value).every((v) => typeof v === 'string' && v !== '');
   // Names the field only: the value may be a secret.
   if (!ok) throw new ConnectionError('invalid_request', `${name} must be an object of non-empty strings`);
 }
@@ -71,7 +88,11 @@ function sealSecrets(vault: Vault, tenantId: string, id: string, s: ConnectionSe
 
 const keyOnly = (provider: ProviderId) => new ConnectionError('oauth_required', keyOnlyProofNote(provider));
 
-export async function createConnection(trx: Knex.Transaction, vault: Vault, input: NewConnection): Promise<SafeConnection> {
+export async function createConnection(
+  trx: Knex.Transaction,
+  vault: Vault,
+  input: NewConnection,
+): Promise<SafeConnection> {
   assertProvider(input.provider);
   if (typeof input.account_ref !== 'string' || input.account_ref.trim() === '' || input.account_ref.length > 255) {
     throw new ConnectionError('invalid_request', 'account_ref must be a non-empty string (at most 255 characters)');
@@ -82,17 +103,30 @@ export async function createConnection(trx: Knex.Transaction, vault: Vault, inpu
   if (input.is_default !== undefined && typeof input.is_default !== 'boolean') {
     throw new ConnectionError('invalid_request', 'is_default must be a boolean');
   }
-  if (input.proven_by !== undefined && !PROOF_METHODS.includes(input.proven_by)) throw new ConnectionError('invalid_request', 'proven_by is not a proof method');
-  if (input.proven_by !== undefined && !proofClaimsAccount(input.provider, input.proven_by)) throw keyOnly(input.provider);
+  if (input.proven_by !== undefined && !PROOF_METHODS.includes(input.proven_by))
+    throw new ConnectionError('invalid_request', 'proven_by is not a proof method');
+  if (input.proven_by !== undefined && !proofClaimsAccount(input.provider, input.proven_by))
+    throw keyOnly(input.provider);
   return insertConnection(
     trx,
-    { provider: input.provider, account_ref: input.account_ref, label: input.label ?? '', is_default: input.is_default, proven_by: input.proven_by },
+    {
+      provider: input.provider,
+      account_ref: input.account_ref,
+      label: input.label ?? '',
+      is_default: input.is_default,
+      proven_by: input.proven_by,
+    },
     (tenantId, id) => sealSecrets(vault, tenantId, id, input),
   );
 }
 
 /** Replace (or, with null, remove) a connection's credentials and webhook secret. */
-export async function updateConnectionSecrets(trx: Knex.Transaction, vault: Vault, connectionId: string, secrets: ConnectionSecrets): Promise<SafeConnection> {
+export async function updateConnectionSecrets(
+  trx: Knex.Transaction,
+  vault: Vault,
+  connectionId: string,
+  secrets: ConnectionSecrets,
+): Promise<SafeConnection> {
   return updateSealedColumns(trx, connectionId, (tenantId) => sealSecrets(vault, tenantId, connectionId, secrets));
 }
 
@@ -104,7 +138,11 @@ export async function updateConnectionSecrets(trx: Knex.Transaction, vault: Vaul
  * `oauth_required` when the proof cannot claim this provider's accounts (a psp_b/psp_c key): a
  * connection already proven otherwise only has its check refreshed.
  */
-export async function markConnectionProven(trx: Knex.Transaction, connectionId: string, by: WritableProof): Promise<SafeConnection> {
+export async function markConnectionProven(
+  trx: Knex.Transaction,
+  connectionId: string,
+  by: WritableProof,
+): Promise<SafeConnection> {
   if (!PROOF_METHODS.includes(by)) throw new ConnectionError('invalid_request', 'not a proof method');
   const row = await proofOf(trx, connectionId);
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
@@ -125,12 +163,23 @@ export async function markConnectionProven(trx: Knex.Transaction, connectionId: 
  * `pasted_key` claim on the account (migration 025) is released first: that connection stays,
  * unproven, with the reason on it. `replaced_claims` counts them.
  */
-export async function connectProvenByOAuth(trx: Knex.Transaction, vault: Vault, input: Omit<NewConnection, 'proven_by'>): Promise<SafeConnection & { replaced_claims: number }> {
+export async function connectProvenByOAuth(
+  trx: Knex.Transaction,
+  vault: Vault,
+  input: Omit<NewConnection, 'proven_by'>,
+): Promise<SafeConnection & { replaced_claims: number }> {
   assertProvider(input.provider);
-  const own = typeof input.account_ref === 'string' ? await ownConnectionId(trx, input.provider, input.account_ref) : null;
-  if (!own && !claimsOnlyByOAuth(input.provider)) return { ...(await createConnection(trx, vault, { ...input, proven_by: 'oauth' })), replaced_claims: 0 };
+  const own =
+    typeof input.account_ref === 'string' ? await ownConnectionId(trx, input.provider, input.account_ref) : null;
+  if (!own && !claimsOnlyByOAuth(input.provider))
+    return { ...(await createConnection(trx, vault, { ...input, proven_by: 'oauth' })), replaced_claims: 0 };
   const id = own
-    ? (await updateConnectionSecrets(trx, vault, own, { credentials: input.credentials, webhook_secret: input.webhook_secret })).id
+    ? (
+        await updateConnectionSecrets(trx, vault, own, {
+          credentials: input.credentials,
+          webhook_secret: input.webhook_secret,
+        })
+      ).id
     : (await createConnection(trx, vault, input)).id;
   const replaced = claimsOnlyByOAuth(input.provider) ? await releasePastedKeyClaims(trx, id) : 0;
   return { ...(await markConnectionProven(trx, id, 'oauth')), replaced_claims: replaced };
@@ -140,7 +189,12 @@ export async function connectProvenByOAuth(trx: Knex.Transaction, vault: Vault, 
  * The decrypted credential for one mode. Only activities call this; the result must not be
  * logged, stored or returned.
  */
-export async function loadCredential(trx: Knex.Transaction, vault: Vault, connectionId: string, mode: Mode): Promise<ProviderCredential> {
+export async function loadCredential(
+  trx: Knex.Transaction,
+  vault: Vault,
+  connectionId: string,
+  mode: Mode,
+): Promise<ProviderCredential> {
   const field = credentialField(mode);
   const row = await sealedColumn(trx, connectionId, field);
   const env = row[field];
@@ -154,6 +208,7 @@ export async function loadCredential(trx: Knex.Transaction, vault: Vault, connec
 export async function loadWebhookSecret(trx: Knex.Transaction, vault: Vault, connectionId: string): Promise<string> {
   const row = await sealedColumn(trx, connectionId, 'webhook_secret_enc');
   const env = row.webhook_secret_enc;
-  if (!env) throw new ConnectionError('webhook_secret_missing', `the ${row.provider} connection has no webhook signing secret`);
+  if (!env)
+    throw new ConnectionError('webhook_secret_missing', `the ${row.provider} connection has no webhook signing secret`);
   return vault.decrypt(env, secretAad(row.tenant_id, row.id, 'webhook_secret_enc'));
 }

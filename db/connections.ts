@@ -24,7 +24,8 @@ export function secretAad(tenantId: string, connectionId: string, field: Encrypt
   return `${tenantId}:${connectionId}:${field}`;
 }
 
-export const credentialField = (mode: Mode): EncryptedField => (mode === 'live' ? 'credential_live_enc' : 'credential_test_enc');
+export const credentialField = (mode: Mode): EncryptedField =>
+  mode === 'live' ? 'credential_live_enc' : 'credential_test_enc';
 
 export type ConnectionErrorCode =
   | 'invalid_request'
@@ -86,8 +87,17 @@ const T = 'provider_connections';
 
 function safeColumns(trx: Knex.Transaction) {
   return [
-    'id', 'provider', 'account_ref', 'label', 'is_default', 'is_active', 'created_at',
-    'verified_at', 'verified_by', 'proof_checked_at', 'proof_error',
+    'id',
+    'provider',
+    'account_ref',
+    'label',
+    'is_default',
+    'is_active',
+    'created_at',
+    'verified_at',
+    'verified_by',
+    'proof_checked_at',
+    'proof_error',
     trx.raw('(credential_test_enc is not null) as has_test_credential'),
     trx.raw('(credential_live_enc is not null) as has_live_credential'),
     trx.raw('(webhook_secret_enc is not null) as has_webhook_secret'),
@@ -97,14 +107,17 @@ function safeColumns(trx: Knex.Transaction) {
 export async function currentTenant(trx: Knex.Transaction): Promise<string> {
   const { rows } = await trx.raw(`select nullif(current_setting('app.tenant_id', true), '') as tenant_id`);
   const tenantId = rows[0]?.tenant_id as string | null;
-  if (!tenantId) throw new ConnectionError('no_tenant', 'connections: run inside withTenant (no tenant is set on this transaction)');
+  if (!tenantId)
+    throw new ConnectionError('no_tenant', 'connections: run inside withTenant (no tenant is set on this transaction)');
   return tenantId;
 }
 
 // Serialises default changes per (tenant, provider): the partial unique index would otherwise
 // turn two concurrent "make X default" into a unique violation instead of last-writer-wins.
 async function lockProvider(trx: Knex.Transaction, tenantId: string, provider: string): Promise<void> {
-  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`provider_connections:${tenantId}:${provider}`]);
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
+    `provider_connections:${tenantId}:${provider}`,
+  ]);
 }
 
 export function assertProvider(provider: unknown): asserts provider is ProviderId {
@@ -112,7 +125,6 @@ export function assertProvider(provider: unknown): asserts provider is ProviderI
     throw new ConnectionError('invalid_request', `provider must be one of ${PROVIDERS.join(', ')}`);
   }
 }
-
 
 const isUniqueViolation = (e: unknown, constraint: RegExp) =>
   (e as { code?: string }).code === '23505' && constraint.test(String((e as { constraint?: string }).constraint ?? ''));
@@ -123,7 +135,10 @@ const SAME_TENANT_DUPLICATE = /provider_connections_account_per_tenant/;
 // Says neither which tenant holds the account nor whether one does until the caller has proven
 // it too: only an owner (OAuth consent, or credentials that reach the account) ever sees this.
 const provenElsewhere = (provider: ProviderId) =>
-  new ConnectionError('account_already_connected', `this ${provider} account is already connected and verified elsewhere; contact support if it is yours`);
+  new ConnectionError(
+    'account_already_connected',
+    `this ${provider} account is already connected and verified elsewhere; contact support if it is yours`,
+  );
 
 /** Ciphertexts by column, as the connection service sealed them; undefined leaves a column alone, null clears it. */
 export type SealedColumns = Partial<Record<EncryptedField, string | null>>;
@@ -152,11 +167,16 @@ export async function insertConnection(
   await lockProvider(trx, tenantId, input.provider);
   const others = await trx(T).where({ provider: input.provider }).count<{ n: number }[]>('* as n');
   const isDefault = input.is_default ?? Number(others[0].n) === 0;
-  const proof = input.proven_by ? { verified_at: trx.fn.now(), verified_by: input.proven_by, proof_checked_at: trx.fn.now() } : {};
+  const proof = input.proven_by
+    ? { verified_at: trx.fn.now(), verified_by: input.proven_by, proof_checked_at: trx.fn.now() }
+    : {};
   try {
     // Savepoint: a duplicate account leaves the caller's transaction usable.
     await trx.transaction(async (sp) => {
-      if (isDefault) await sp(T).where({ provider: input.provider, is_default: true }).update({ is_default: false, updated_at: sp.fn.now() });
+      if (isDefault)
+        await sp(T)
+          .where({ provider: input.provider, is_default: true })
+          .update({ is_default: false, updated_at: sp.fn.now() });
       await sp(T).insert({
         id,
         tenant_id: tenantId,
@@ -180,23 +200,37 @@ export async function insertConnection(
 }
 
 /** Replace secret columns of one connection; not_found when there is no such connection. */
-export async function updateSealedColumns(trx: Knex.Transaction, connectionId: string, seal: (tenantId: string) => SealedColumns): Promise<SafeConnection> {
+export async function updateSealedColumns(
+  trx: Knex.Transaction,
+  connectionId: string,
+  seal: (tenantId: string) => SealedColumns,
+): Promise<SafeConnection> {
   const tenantId = await currentTenant(trx);
   const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('id') : undefined;
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
   const values = seal(tenantId);
-  if (Object.keys(values).length > 0) await trx(T).where({ id: connectionId }).update({ ...values, updated_at: trx.fn.now() });
+  if (Object.keys(values).length > 0)
+    await trx(T)
+      .where({ id: connectionId })
+      .update({ ...values, updated_at: trx.fn.now() });
   return (await getConnectionSafe(trx, connectionId))!;
 }
 
 /** This tenant's connection for a provider account, if it has one (proven or not). */
-export async function ownConnectionId(trx: Knex.Transaction, provider: ProviderId, accountRef: string): Promise<string | null> {
+export async function ownConnectionId(
+  trx: Knex.Transaction,
+  provider: ProviderId,
+  accountRef: string,
+): Promise<string | null> {
   const row = await trx(T).where({ provider, account_ref: accountRef }).first('id');
   return row?.id ?? null;
 }
 
 /** What the proof rules need to know about a connection. */
-export async function proofOf(trx: Knex.Transaction, connectionId: string): Promise<{ id: string; provider: ProviderId; verified_by: ProofMethod | null } | null> {
+export async function proofOf(
+  trx: Knex.Transaction,
+  connectionId: string,
+): Promise<{ id: string; provider: ProviderId; verified_by: ProofMethod | null } | null> {
   if (!isUuid(connectionId)) return null;
   return (await trx(T).where({ id: connectionId }).first('id', 'provider', 'verified_by')) ?? null;
 }
@@ -206,15 +240,23 @@ export async function proofOf(trx: Knex.Transaction, connectionId: string): Prom
  * Refused (the row unchanged, the caller's transaction usable) when another connection has
  * already proven the account.
  */
-export async function recordProof(trx: Knex.Transaction, connectionId: string, provider: ProviderId, by: WritableProof, replace: boolean): Promise<void> {
+export async function recordProof(
+  trx: Knex.Transaction,
+  connectionId: string,
+  provider: ProviderId,
+  by: WritableProof,
+  replace: boolean,
+): Promise<void> {
   try {
     await trx.transaction(async (sp) => {
-      await sp(T).where({ id: connectionId }).update({
-        verified_at: replace ? sp.fn.now() : sp.raw('coalesce(verified_at, now())'),
-        verified_by: replace ? by : sp.raw('coalesce(verified_by, ?)', [by]),
-        proof_checked_at: sp.fn.now(),
-        proof_error: null,
-      });
+      await sp(T)
+        .where({ id: connectionId })
+        .update({
+          verified_at: replace ? sp.fn.now() : sp.raw('coalesce(verified_at, now())'),
+          verified_by: replace ? by : sp.raw('coalesce(verified_by, ?)', [by]),
+          proof_checked_at: sp.fn.now(),
+          proof_error: null,
+        });
     });
   } catch (e) {
     if (isUniqueViolation(e, PROVEN_ELSEWHERE)) throw provenElsewhere(provider);
@@ -230,7 +272,9 @@ export async function refreshProofCheck(trx: Knex.Transaction, connectionId: str
 /** A proof attempt failed: the reason is shown to the tenant; an earlier proof stands. */
 export async function recordProofFailure(trx: Knex.Transaction, connectionId: string, reason: string): Promise<void> {
   if (!isUuid(connectionId)) return;
-  await trx(T).where({ id: connectionId }).update({ proof_checked_at: trx.fn.now(), proof_error: reason.slice(0, 500) });
+  await trx(T)
+    .where({ id: connectionId })
+    .update({ proof_checked_at: trx.fn.now(), proof_error: reason.slice(0, 500) });
 }
 
 /**
@@ -245,19 +289,28 @@ export async function releasePastedKeyClaims(trx: Knex.Transaction, connectionId
 /** Make one connection its provider's default; the previous default is unset in the same transaction. */
 export async function setDefault(trx: Knex.Transaction, connectionId: string): Promise<SafeConnection> {
   const tenantId = await currentTenant(trx);
-  const row = isUuid(connectionId) ? await trx(T).where({ id: connectionId }).first('provider', 'is_active') : undefined;
+  const row = isUuid(connectionId)
+    ? await trx(T).where({ id: connectionId }).first('provider', 'is_active')
+    : undefined;
   if (!row) throw new ConnectionError('not_found', 'no such provider connection');
   if (!row.is_active) throw new ConnectionError('inactive', 'an inactive connection cannot be the default');
   await lockProvider(trx, tenantId, row.provider);
   // Unset first: the one-default index is checked per statement.
-  await trx(T).where({ provider: row.provider, is_default: true }).whereNot({ id: connectionId })
+  await trx(T)
+    .where({ provider: row.provider, is_default: true })
+    .whereNot({ id: connectionId })
     .update({ is_default: false, updated_at: trx.fn.now() });
   await trx(T).where({ id: connectionId, is_default: false }).update({ is_default: true, updated_at: trx.fn.now() });
   return (await getConnectionSafe(trx, connectionId))!;
 }
 
-export async function listConnectionsSafe(trx: Knex.Transaction, filter: { provider?: ProviderId } = {}): Promise<SafeConnection[]> {
-  const q = trx(T).select(safeColumns(trx)).orderBy([{ column: 'provider' }, { column: 'created_at' }, { column: 'id' }]);
+export async function listConnectionsSafe(
+  trx: Knex.Transaction,
+  filter: { provider?: ProviderId } = {},
+): Promise<SafeConnection[]> {
+  const q = trx(T)
+    .select(safeColumns(trx))
+    .orderBy([{ column: 'provider' }, { column: 'created_at' }, { column: 'id' }]);
   if (filter.provider) q.where({ provider: filter.provider });
   return q;
 }
@@ -293,7 +346,9 @@ export async function findConnectionByAccount(
   provider: ProviderId,
   accountRef: string,
 ): Promise<{ tenant_id: string; connection_id: string } | null> {
-  const row = await ownerDb(T).where({ provider, account_ref: accountRef, is_active: true }).whereNotNull('verified_at').first('tenant_id', 'id');
+  const row = await ownerDb(T)
+    .where({ provider, account_ref: accountRef, is_active: true })
+    .whereNotNull('verified_at')
+    .first('tenant_id', 'id');
   return row ? { tenant_id: row.tenant_id, connection_id: row.id } : null;
 }
-

@@ -9,7 +9,14 @@ export function couponPage(src: PageSource, filters: { code?: string }, page: Pa
   return pageFromSql(src, { table: 'coupons', columns: 'coupons.*', from: 'coupons', filters }, page, rows);
 }
 
-/** The per-provider counterparts of these coupons (one prepared statement for the whole page: the ids are one array parameter). */
+/**
+ * The per-provider counterparts of these coupons (one prepared statement for the whole page: the ids are one array
+ * parameter).
+ */
 export async function counterpartsOf(src: PageSource, couponIds: string[]): Promise<Row[]> {
-  return couponIds.length ? readerOf(src).rows('select * from coupon_counterparts where coupon_id = any($1::uuid[])', [`{${couponIds.join(',')}}`]) : [];
+  return couponIds.length
+    ? readerOf(src).rows('select * from coupon_counterparts where coupon_id = any($1::uuid[])', [
+        `{${couponIds.join(',')}}`,
+      ])
+    : [];
 }

@@ -49,7 +49,10 @@ export async function signUpUser(db: Knex, input: { email: string; passwordHash:
 }
 
 /** Login looks a user up by email before any tenant is known: the system role, one row. */
-export async function findUserForLogin(db: Knex, email: string): Promise<(DashboardUser & { password_hash: string }) | undefined> {
+export async function findUserForLogin(
+  db: Knex,
+  email: string,
+): Promise<(DashboardUser & { password_hash: string }) | undefined> {
   return db('dashboard_users').where({ email }).first('id', 'tenant_id', 'email', 'password_hash');
 }
 
@@ -75,5 +78,7 @@ export async function sessionUser(db: Knex, token: string): Promise<SessionUser 
 }
 
 export async function deleteSession(db: Knex, token: string): Promise<void> {
-  await db('dashboard_sessions').where({ token_hash: hashSessionToken(token) }).del();
+  await db('dashboard_sessions')
+    .where({ token_hash: hashSessionToken(token) })
+    .del();
 }

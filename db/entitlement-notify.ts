@@ -21,9 +21,14 @@ export function entitlementPayload(tenantId: string, appUserId: string): string 
 }
 
 /** Notify in `trx`: delivered at its commit, dropped with its rollback. */
-export async function notifyEntitlementChanged(trx: Knex.Transaction, tenantId: string, appUserIds: Iterable<string>): Promise<void> {
+export async function notifyEntitlementChanged(
+  trx: Knex.Transaction,
+  tenantId: string,
+  appUserIds: Iterable<string>,
+): Promise<void> {
   const payloads = [...new Set([...appUserIds].map((u) => entitlementPayload(tenantId, u)))];
-  if (payloads.length) await trx.raw(`select pg_notify(?, p) from unnest(?::text[]) as p`, [ENTITLEMENT_CHANNEL, payloads]);
+  if (payloads.length)
+    await trx.raw(`select pg_notify(?, p) from unnest(?::text[]) as p`, [ENTITLEMENT_CHANNEL, payloads]);
 }
 
 export interface EntitlementListener {
@@ -51,10 +56,15 @@ const RECONNECT_MS = [100, 250, 500, 1000, 2000, 5000];
  * with the pool's own connection settings. Lost sessions reconnect with back-off; on each
  * reconnect `onResync` runs.
  */
-export function listenForEntitlementChanges(db: Knex, handlers: ListenHandlers, applicationName = 'billing-entitlement-listener'): EntitlementListener {
+export function listenForEntitlementChanges(
+  db: Knex,
+  handlers: ListenHandlers,
+  applicationName = 'billing-entitlement-listener',
+): EntitlementListener {
   const settings = (db.client as { connectionSettings: pg.ClientConfig | string }).connectionSettings;
   // knex keeps the password as a non-enumerable property (so it never prints): a spread drops it.
-  const base: pg.ClientConfig = typeof settings === 'string' ? { connectionString: settings } : { ...settings, password: settings.password };
+  const base: pg.ClientConfig =
+    typeof settings === 'string' ? { connectionString: settings } : { ...settings, password: settings.password };
   let client: pg.Client | null = null;
   let currentPid: number | null = null;
   let stopped = false;

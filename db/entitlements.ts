@@ -13,15 +13,26 @@ export const PREMIUM_STATES_SQL = `(${PREMIUM_STATES.map((s) => `'${s}'`).join('
  * The tenant's product a purchase names, by SKU or (stores) the store's product id, compared
  * case-insensitively: providers echo ids back in their own case. The oldest product wins a tie.
  */
-export async function productIdForPurchase(trx: Knex.Transaction, provider: string, name: string | null): Promise<string | null> {
+export async function productIdForPurchase(
+  trx: Knex.Transaction,
+  provider: string,
+  name: string | null,
+): Promise<string | null> {
   if (!name) return null;
   const { rows } = await trx.raw(`select ${productIdSql(provider)} as id`, [name, name]);
   return rows[0]?.id ?? null;
 }
 
-/** The same lookup as a scalar subquery taking the name twice as bindings, to fold into a write (one round trip fewer). */
+/**
+ * The same lookup as a scalar subquery taking the name twice as bindings, to fold into a write (one round trip fewer).
+ */
 export function productIdSql(provider: string): string {
-  const storeColumn = provider === 'store_android' ? 'android_store_product_id' : provider === 'store_ios' ? 'ios_store_product_id' : null;
+  const storeColumn =
+    provider === 'store_android'
+      ? 'android_store_product_id'
+      : provider === 'store_ios'
+        ? 'ios_store_product_id'
+        : null;
   // Web providers: the second binding only keeps the arity fixed.
   const store = storeColumn ? `lower(${storeColumn}) = lower(?)` : '?::text is null and false';
   return `(select id from products where lower(sku) = lower(?) or ${store} order by created_at limit 1)`;
@@ -60,23 +71,60 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
        or entitlements.state not in ${PREMIUM_STATES_SQL}
        or excluded.state in ${PREMIUM_STATES_SQL}
      returning id, (xmax = 0) as inserted, pg_notify(?, ?)`,
-    [e.tenantId, e.appUserId, e.provider, e.productId, e.subscriptionId, e.state, e.isSandbox, e.expiresAt, e.graceUntil, ENTITLEMENT_CHANNEL, entitlementPayload(e.tenantId, e.appUserId)],
+    [
+      e.tenantId,
+      e.appUserId,
+      e.provider,
+      e.productId,
+      e.subscriptionId,
+      e.state,
+      e.isSandbox,
+      e.expiresAt,
+      e.graceUntil,
+      ENTITLEMENT_CHANNEL,
+      entitlementPayload(e.tenantId, e.appUserId),
+    ],
   );
-  if (e.isSandbox && rows[0]?.inserted && !(await hasOtherSandboxEntitlement(trx, e.tenantId, e.provider, rows[0].id))) await noteReadinessChange(trx, e.tenantId);
+  if (e.isSandbox && rows[0]?.inserted && !(await hasOtherSandboxEntitlement(trx, e.tenantId, e.provider, rows[0].id)))
+    await noteReadinessChange(trx, e.tenantId);
   return rows[0]?.id ?? null;
 }
 
-/** Whether the tenant already has a sandbox entitlement of this provider besides `id` (an index probe: entitlements_overview). */
-async function hasOtherSandboxEntitlement(trx: Knex.Transaction, tenantId: string, provider: string, id: string): Promise<boolean> {
-  const { rows } = await trx.raw('select exists (select 1 from entitlements where tenant_id = ? and is_sandbox and provider = ? and id <> ?) as other', [tenantId, provider, id]);
+/**
+ * Whether the tenant already has a sandbox entitlement of this provider besides `id` (an index probe:
+ * entitlements_overview).
+ */
+async function hasOtherSandboxEntitlement(
+  trx: Knex.Transaction,
+  tenantId: string,
+  provider: string,
+  id: string,
+): Promise<boolean> {
+  const { rows } = await trx.raw(
+    'select exists (select 1 from entitlements where tenant_id = ? and is_sandbox and provider = ? and id <> ?) as other',
+    [tenantId, provider, id],
+  );
   return rows[0].other;
 }
 
-/** A purchase's entitlements held by anyone but `owner` (held provisionally for the buyer the store named) are dropped. */
-export async function dropEntitlementsOfOthers(trx: Knex.Transaction, subscriptionId: string, owner: string): Promise<void> {
-  const dropped: { tenant_id: string; app_user_id: string }[] = await trx('entitlements').where({ subscription_id: subscriptionId }).whereNot({ app_user_id: owner }).del(['tenant_id', 'app_user_id']);
+/**
+ * A purchase's entitlements held by anyone but `owner` (held provisionally for the buyer the store named) are dropped.
+ */
+export async function dropEntitlementsOfOthers(
+  trx: Knex.Transaction,
+  subscriptionId: string,
+  owner: string,
+): Promise<void> {
+  const dropped: { tenant_id: string; app_user_id: string }[] = await trx('entitlements')
+    .where({ subscription_id: subscriptionId })
+    .whereNot({ app_user_id: owner })
+    .del(['tenant_id', 'app_user_id']);
   for (const tenantId of new Set(dropped.map((d) => d.tenant_id)))
-    await notifyEntitlementChanged(trx, tenantId, dropped.filter((d) => d.tenant_id === tenantId).map((d) => d.app_user_id));
+    await notifyEntitlementChanged(
+      trx,
+      tenantId,
+      dropped.filter((d) => d.tenant_id === tenantId).map((d) => d.app_user_id),
+    );
 }
 
 /**
@@ -92,7 +140,12 @@ export function entitlementPage(
 ): Promise<RowPage> {
   return pageFromSql(
     src,
-    { table: 'entitlements', columns: 'entitlements.*, products.sku', from: 'entitlements left join products on products.id = entitlements.product_id', filters },
+    {
+      table: 'entitlements',
+      columns: 'entitlements.*, products.sku',
+      from: 'entitlements left join products on products.id = entitlements.product_id',
+      filters,
+    },
     page,
     rows,
   );

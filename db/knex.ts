@@ -25,7 +25,10 @@ class BillingTransaction extends PgTransaction {
   begin(conn: unknown) {
     if (!this.beginSql) return super.begin(conn);
     // knex's Transaction#query is internal (not in its types): the same call its own begin() makes.
-    return (this as unknown as { query(conn: unknown, sql: string): Promise<unknown> }).query(conn, `BEGIN; ${this.beginSql}`);
+    return (this as unknown as { query(conn: unknown, sql: string): Promise<unknown> }).query(
+      conn,
+      `BEGIN; ${this.beginSql}`,
+    );
   }
 }
 
@@ -64,7 +67,8 @@ export function renamePreparedAfterPlanChange(err: unknown): void {
 }
 
 /** Whether statements may run prepared on this knex (`createKnex(…, { prepareStatements: false })` turns it off). */
-export const preparesStatements = (db: Knex) => (db.client.config as { prepareStatements?: boolean }).prepareStatements !== false;
+export const preparesStatements = (db: Knex) =>
+  (db.client.config as { prepareStatements?: boolean }).prepareStatements !== false;
 
 interface QueryObject {
   sql: string;
@@ -98,7 +102,11 @@ class BillingPgClient extends PgClient {
 export type TenantTransactionConfig = Knex.TransactionConfig & { beginSql?: string };
 
 /** `prepareStatements: false` runs every statement unnamed (the bench's comparison). */
-export function createKnex(databaseUrl: string, pool: { min?: number; max?: number } = {}, opts: { prepareStatements?: boolean } = {}): Knex {
+export function createKnex(
+  databaseUrl: string,
+  pool: { min?: number; max?: number } = {},
+  opts: { prepareStatements?: boolean } = {},
+): Knex {
   const config: Knex.Config & { prepareStatements: boolean } = {
     prepareStatements: opts.prepareStatements ?? true,
     client: BillingPgClient as unknown as typeof Knex.Client,

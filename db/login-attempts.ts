@@ -7,7 +7,8 @@ export type AttemptKey = { kind: AttemptKind; key: string };
 /** Refused: how long until the refusing allowance has room, and which allowance it was. */
 export type Reservation = { ok: true; held: AttemptKey[] } | { ok: false; retryAfter: number; kind: AttemptKind };
 
-const inWindow = (l: Limit, alias = '') => `${alias}window_started_at > now() - make_interval(secs => ${Number(l.windowSeconds)})`;
+const inWindow = (l: Limit, alias = '') =>
+  `${alias}window_started_at > now() - make_interval(secs => ${Number(l.windowSeconds)})`;
 
 /**
  * Takes one attempt from each key's allowance before the password is checked, or none at all.
@@ -51,7 +52,10 @@ async function waitFor(db: Knex, l: Limit, key: string): Promise<number> {
 export async function releaseAttempt(db: Knex, keys: AttemptKey[]): Promise<void> {
   if (keys.length === 0) return;
   await db('dashboard_login_attempts')
-    .whereIn('key', keys.map((k) => k.key))
+    .whereIn(
+      'key',
+      keys.map((k) => k.key),
+    )
     .update({ failures: db.raw('greatest(failures - 1, 0)') });
 }
 

@@ -60,12 +60,17 @@ export async function provisionLoginRole(owner: Knex, appUrl: string): Promise<v
       end $$`);
     if (user === LOGIN_ROLE) {
       const { rows } = await owner.raw('select * from pg_roles where rolname = ?', [LOGIN_ROLE]);
-      const wrong = Object.entries(WANTED).filter(([column, [value]]) => rows[0][column] !== value).map(([, [, sql]]) => sql);
+      const wrong = Object.entries(WANTED)
+        .filter(([column, [value]]) => rows[0][column] !== value)
+        .map(([, [, sql]]) => sql);
       if (wrong.length) await owner.raw(`alter role ${LOGIN_ROLE} ${wrong.join(' ')}`);
       const password = decodeURIComponent(new URL(appUrl).password);
       if (password && !(await canLogIn(appUrl))) {
         // ALTER ROLE takes no parameters: format('%L') quotes the password as a literal.
-        const { rows: sql } = await owner.raw(`select format('alter role %I password %L', ?::text, ?::text) as sql`, [LOGIN_ROLE, password]);
+        const { rows: sql } = await owner.raw(`select format('alter role %I password %L', ?::text, ?::text) as sql`, [
+          LOGIN_ROLE,
+          password,
+        ]);
         await owner.raw(sql[0].sql);
       }
     }
@@ -76,8 +81,13 @@ export async function provisionLoginRole(owner: Knex, appUrl: string): Promise<v
 
 /** The login role's attributes: pg_roles column → [wanted value, the ALTER ROLE clause that sets it]. */
 const WANTED: Record<string, [boolean, string]> = {
-  rolcanlogin: [true, 'login'], rolinherit: [false, 'noinherit'], rolsuper: [false, 'nosuperuser'], rolbypassrls: [false, 'nobypassrls'],
-  rolcreatedb: [false, 'nocreatedb'], rolcreaterole: [false, 'nocreaterole'], rolreplication: [false, 'noreplication'],
+  rolcanlogin: [true, 'login'],
+  rolinherit: [false, 'noinherit'],
+  rolsuper: [false, 'nosuperuser'],
+  rolbypassrls: [false, 'nobypassrls'],
+  rolcreatedb: [false, 'nocreatedb'],
+  rolcreaterole: [false, 'nocreaterole'],
+  rolreplication: [false, 'noreplication'],
 };
 
 /** Whether `url` logs in as it stands (right password, or a server that asks for none). */

@@ -60,7 +60,14 @@ export async function migrateLatest(db: Knex): Promise<void> {
 }
 
 /** Every table that carries `tenant_id` (RLS forced, tenant policy): the schema's and those added since. */
-export const TENANT_TABLES = [...SCHEMA_TENANT_TABLES, ...CLIENT_TENANT_TABLES, ...OUTBOUND_TENANT_TABLES, ...CHANGE_TENANT_TABLES, ...outboundDrain.DRAIN_TENANT_TABLES, ...overviewRollups.ROLLUP_TENANT_TABLES] as const;
+export const TENANT_TABLES = [
+  ...SCHEMA_TENANT_TABLES,
+  ...CLIENT_TENANT_TABLES,
+  ...OUTBOUND_TENANT_TABLES,
+  ...CHANGE_TENANT_TABLES,
+  ...outboundDrain.DRAIN_TENANT_TABLES,
+  ...overviewRollups.ROLLUP_TENANT_TABLES,
+] as const;
 
 /** Names of the migrations the database has applied, oldest first. */
 export async function appliedMigrations(db: Knex): Promise<string[]> {

@@ -33,11 +33,17 @@ type DatabaseConfig = Pick<Config, 'databaseUrl' | 'appDatabaseUrl' | 'dataDir'>
  */
 export async function openDatabase(
   config: DatabaseConfig,
-  opts: { pool?: { min?: number; max?: number }; migrate?: boolean; log?: (m: string) => void; as?: 'app' | 'owner' } = {},
+  opts: {
+    pool?: { min?: number; max?: number };
+    migrate?: boolean;
+    log?: (m: string) => void;
+    as?: 'app' | 'owner';
+  } = {},
 ): Promise<OpenDatabase> {
   const as = opts.as ?? 'app';
   if (!config.databaseUrl && config.appDatabaseUrl) {
-    if (as === 'owner') throw new Error('APP_DATABASE_URL is the login role: migrations and the admin CLI need DATABASE_URL, the owner');
+    if (as === 'owner')
+      throw new Error('APP_DATABASE_URL is the login role: migrations and the admin CLI need DATABASE_URL, the owner');
     return openAsLoginRole(config.appDatabaseUrl, opts.pool, async () => {});
   }
   const pg = await ensurePostgres(config, { log: opts.log });
@@ -46,9 +52,10 @@ export async function openDatabase(
     const admin = createKnex(pg.url, { max: 1 });
     try {
       const exists = await admin('pg_database').where({ datname: EMBEDDED_DATABASE }).first('datname');
-      if (!exists) await admin.raw(`create database ${EMBEDDED_DATABASE}`).catch((e) => {
-        if (!/already exists/.test(String(e.message))) throw e;
-      });
+      if (!exists)
+        await admin.raw(`create database ${EMBEDDED_DATABASE}`).catch((e) => {
+          if (!/already exists/.test(String(e.message))) throw e;
+        });
     } finally {
       await admin.destroy();
     }
@@ -79,7 +86,11 @@ export async function openDatabase(
   return openAsLoginRole(appUrl, opts.pool, () => pg.stop());
 }
 
-async function openAsLoginRole(url: string, pool: { min?: number; max?: number } | undefined, stop: () => Promise<void>): Promise<OpenDatabase> {
+async function openAsLoginRole(
+  url: string,
+  pool: { min?: number; max?: number } | undefined,
+  stop: () => Promise<void>,
+): Promise<OpenDatabase> {
   const db = createKnex(url, pool);
   try {
     await assertNotPrivileged(db);
@@ -109,6 +120,8 @@ export async function assertNotPrivileged(db: Knex): Promise<void> {
     from pg_roles r where r.rolname = current_user`);
   const me = rows[0] as { role: string; privileged: boolean; owns: boolean };
   if (me.privileged || me.owns) {
-    throw new Error(`the app database role "${me.role}" is ${me.privileged ? 'a superuser or BYPASSRLS' : 'a table owner'}: row-level security cannot hold it (set APP_DATABASE_URL to a login role, docs/tenancy-and-rls.md)`);
+    throw new Error(
+      `the app database role "${me.role}" is ${me.privileged ? 'a superuser or BYPASSRLS' : 'a table owner'}: row-level security cannot hold it (set APP_DATABASE_URL to a login role, docs/tenancy-and-rls.md)`,
+    );
   }
 }

@@ -20,7 +20,9 @@ export interface DrainEndpoint {
 }
 
 export function endpointToDrain(trx: Knex.Transaction, endpointId: string): Promise<DrainEndpoint | undefined> {
-  return trx('webhook_endpoints').where({ id: endpointId }).first('id', 'url', 'enabled', 'disabled_reason', 'drain_width');
+  return trx('webhook_endpoints')
+    .where({ id: endpointId })
+    .first('id', 'url', 'enabled', 'disabled_reason', 'drain_width');
 }
 
 export async function setDrainWidth(trx: Knex.Transaction, endpointId: string, width: number): Promise<void> {
@@ -62,7 +64,13 @@ export async function dueHeads(trx: Knex.Transaction, endpointId: string, limit:
   const due = rows.filter((r: { due: boolean }) => r.due);
   const waiting = rows.find((r: { due: boolean }) => !r.due);
   return {
-    due: due.slice(0, limit).map((r: DueHead) => ({ id: r.id, event_id: r.event_id, attempts: r.attempts, body: r.body, window_start_ms: r.window_start_ms })),
+    due: due.slice(0, limit).map((r: DueHead) => ({
+      id: r.id,
+      event_id: r.event_id,
+      attempts: r.attempts,
+      body: r.body,
+      window_start_ms: r.window_start_ms,
+    })),
     more: due.length > limit,
     nextDueInMs: waiting ? Number(waiting.wait_ms) : null,
   };
@@ -94,8 +102,13 @@ export interface AttemptOutcome {
 export async function recordAttemptOutcome(trx: Knex.Transaction, a: AttemptOutcome): Promise<void> {
   const text = (s: string | null | undefined, max: number) => (s == null ? null : storableText(s, max));
   await trx('outbound_attempts').insert({
-    tenant_id: a.tenantId, delivery_id: a.deliveryId, attempt: a.attempt, status_code: a.statusCode, latency_ms: Math.round(a.latencyMs),
-    response_excerpt: text(a.responseExcerpt, MAX_EXCERPT), error: text(a.error, MAX_REASON),
+    tenant_id: a.tenantId,
+    delivery_id: a.deliveryId,
+    attempt: a.attempt,
+    status_code: a.statusCode,
+    latency_ms: Math.round(a.latencyMs),
+    response_excerpt: text(a.responseExcerpt, MAX_EXCERPT),
+    error: text(a.error, MAX_REASON),
   });
   await settleDelivery(trx, a);
 }
@@ -108,10 +121,15 @@ export async function settleDelivery(trx: Knex.Transaction, a: AttemptOutcome): 
     : a.giveUp !== undefined
       ? { status: 'failed', reason: text(a.giveUp) }
       : { reason: text(a.error), next_attempt_at: a.retryAt };
-  await trx('outbound_deliveries').where({ id: a.deliveryId }).update({
-    attempts: trx.raw('attempts + 1'), last_status_code: a.statusCode, updated_at: trx.fn.now(),
-    window_started_at: trx.raw('coalesce(window_started_at, now())'), ...after,
-  });
+  await trx('outbound_deliveries')
+    .where({ id: a.deliveryId })
+    .update({
+      attempts: trx.raw('attempts + 1'),
+      last_status_code: a.statusCode,
+      updated_at: trx.fn.now(),
+      window_started_at: trx.raw('coalesce(window_started_at, now())'),
+      ...after,
+    });
 }
 
 /**
@@ -119,7 +137,11 @@ export async function settleDelivery(trx: Knex.Transaction, a: AttemptOutcome): 
  * refused for good) or all that wait for an endpoint (it is disabled). Only pending ones: a
  * delivered one stays delivered, a failed one keeps its reason.
  */
-export async function failPendingDeliveries(trx: Knex.Transaction, which: { ids: string[] } | { endpointId: string }, reason: string): Promise<number> {
+export async function failPendingDeliveries(
+  trx: Knex.Transaction,
+  which: { ids: string[] } | { endpointId: string },
+  reason: string,
+): Promise<number> {
   const q = trx('outbound_deliveries').where({ status: 'pending' });
   if ('ids' in which) q.whereIn('id', which.ids);
   else q.where({ endpoint_id: which.endpointId });
@@ -135,7 +157,12 @@ export async function failPendingDeliveries(trx: Knex.Transaction, which: { ids:
  */
 
 /** The drain posts, in its tenant's turn, until `ms` from now (it holds the turn already, or takeDrainTurn gave it). */
-export async function holdDrainLease(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
+export async function holdDrainLease(
+  trx: Knex.Transaction,
+  tenantId: string,
+  endpointId: string,
+  ms: number,
+): Promise<void> {
   await trx.raw(
     `insert into outbound_drains (endpoint_id, tenant_id, lease_until) values (?, ?, now() + (? * interval '1 millisecond'))
      on conflict (endpoint_id) do update set lease_until = excluded.lease_until, posting = true, waiting_since = null`,
@@ -144,7 +171,12 @@ export async function holdDrainLease(trx: Knex.Transaction, tenantId: string, en
 }
 
 /** The drain looks for more work until `ms` from now, holding no turn (the dispatcher need not wake it). */
-export async function lookingDrainLease(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
+export async function lookingDrainLease(
+  trx: Knex.Transaction,
+  tenantId: string,
+  endpointId: string,
+  ms: number,
+): Promise<void> {
   await trx.raw(
     `insert into outbound_drains (endpoint_id, tenant_id, lease_until, posting) values (?, ?, now() + (? * interval '1 millisecond'), false)
      on conflict (endpoint_id) do update set lease_until = excluded.lease_until, posting = false, waiting_since = null`,
@@ -164,7 +196,12 @@ export type DrainTurn = { granted: true } | { granted: false; parkMs: number };
  * Counted under a lock per tenant, so two drains asking at once are counted one after the other;
  * across every worker process.
  */
-export async function takeDrainTurn(trx: Knex.Transaction, tenantId: string, endpointId: string, o: { leaseMs: number; parkMsFor: (ahead: number) => number; cap: number }): Promise<DrainTurn> {
+export async function takeDrainTurn(
+  trx: Knex.Transaction,
+  tenantId: string,
+  endpointId: string,
+  o: { leaseMs: number; parkMsFor: (ahead: number) => number; cap: number },
+): Promise<DrainTurn> {
   await trx.raw(`select pg_advisory_xact_lock(hashtextextended('outbound-drains:' || ?, 0))`, [tenantId]);
   const { rows } = await trx.raw(
     `with mine as (select waiting_since from outbound_drains where endpoint_id = ? and lease_until > now())
@@ -188,8 +225,16 @@ export async function takeDrainTurn(trx: Knex.Transaction, tenantId: string, end
   return { granted: false, parkMs };
 }
 
-/** The drain gives its tenant's turn away for `ms` (a slow receiver's pause): parked, so the dispatcher does not wake it; waiting from now. */
-export async function parkDrain(trx: Knex.Transaction, tenantId: string, endpointId: string, ms: number): Promise<void> {
+/**
+ * The drain gives its tenant's turn away for `ms` (a slow receiver's pause): parked, so the dispatcher does not wake
+ * it; waiting from now.
+ */
+export async function parkDrain(
+  trx: Knex.Transaction,
+  tenantId: string,
+  endpointId: string,
+  ms: number,
+): Promise<void> {
   await trx.raw(
     `insert into outbound_drains (endpoint_id, tenant_id, lease_until, posting, waiting_since) values (?, ?, now() + (? * interval '1 millisecond'), false, now())
      on conflict (endpoint_id) do update set lease_until = excluded.lease_until, posting = false, waiting_since = now()`,

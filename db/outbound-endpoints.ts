@@ -21,11 +21,24 @@ export function generateSigningSecret(): string {
 export const ENDPOINT_ENCRYPTED_FIELDS = ['secret_enc', 'previous_secret_enc'] as const;
 type EncryptedColumn = (typeof ENDPOINT_ENCRYPTED_FIELDS)[number];
 
-export const endpointSecretAad = (tenantId: string, id: string, column: EncryptedColumn) => `${tenantId}:${id}:webhook_endpoints.${column}`;
+export const endpointSecretAad = (tenantId: string, id: string, column: EncryptedColumn) =>
+  `${tenantId}:${id}:webhook_endpoints.${column}`;
 const aad = endpointSecretAad;
 
 /** What every read of an endpoint selects: never the envelopes. */
-const PUBLIC_COLUMNS = ['id', 'tenant_id', 'url', 'description', 'event_types', 'enabled', 'disabled_reason', 'previous_secret_expires_at', 'secret_rotated_at', 'created_at', 'updated_at'];
+const PUBLIC_COLUMNS = [
+  'id',
+  'tenant_id',
+  'url',
+  'description',
+  'event_types',
+  'enabled',
+  'disabled_reason',
+  'previous_secret_expires_at',
+  'secret_rotated_at',
+  'created_at',
+  'updated_at',
+];
 
 export interface NewEndpoint {
   tenantId: string;
@@ -48,11 +61,23 @@ export async function lockedEndpointCount(trx: Knex.Transaction, tenantId: strin
 }
 
 /** Create an endpoint with a fresh secret; answers the row and the secret (to be shown once). */
-export async function insertEndpoint(trx: Knex.Transaction, vault: Vault, e: NewEndpoint): Promise<{ row: Row; secret: string }> {
+export async function insertEndpoint(
+  trx: Knex.Transaction,
+  vault: Vault,
+  e: NewEndpoint,
+): Promise<{ row: Row; secret: string }> {
   const id = crypto.randomUUID();
   const secret = generateSigningSecret();
   const [row] = await trx('webhook_endpoints')
-    .insert({ id, tenant_id: e.tenantId, url: e.url, description: e.description, event_types: e.eventTypes, task_queue: e.taskQueue, secret_enc: vault.encrypt(secret, aad(e.tenantId, id, 'secret_enc')) })
+    .insert({
+      id,
+      tenant_id: e.tenantId,
+      url: e.url,
+      description: e.description,
+      event_types: e.eventTypes,
+      task_queue: e.taskQueue,
+      secret_enc: vault.encrypt(secret, aad(e.tenantId, id, 'secret_enc')),
+    })
     .returning(PUBLIC_COLUMNS);
   return { row, secret };
 }
@@ -96,27 +121,43 @@ export async function deleteEndpoint(trx: Knex.Transaction, id: string): Promise
  * A new secret; the current one keeps signing beside it for `overlapSeconds` (0: at once
  * retired). Answers the row and the new secret (shown once), or undefined for no such endpoint.
  */
-export async function rotateEndpointSecret(trx: Knex.Transaction, vault: Vault, id: string, overlapSeconds: number): Promise<{ row: Row; secret: string } | undefined> {
+export async function rotateEndpointSecret(
+  trx: Knex.Transaction,
+  vault: Vault,
+  id: string,
+  overlapSeconds: number,
+): Promise<{ row: Row; secret: string } | undefined> {
   const current = await trx('webhook_endpoints').where({ id }).forUpdate().first('tenant_id', 'secret_enc');
   if (!current) return undefined;
   const old = vault.decrypt(current.secret_enc, aad(current.tenant_id, id, 'secret_enc'));
   const secret = generateSigningSecret();
-  const [row] = await trx('webhook_endpoints').where({ id }).update({
-    secret_enc: vault.encrypt(secret, aad(current.tenant_id, id, 'secret_enc')),
-    previous_secret_enc: overlapSeconds > 0 ? vault.encrypt(old, aad(current.tenant_id, id, 'previous_secret_enc')) : null,
-    previous_secret_expires_at: overlapSeconds > 0 ? trx.raw(`now() + (? * interval '1 second')`, [overlapSeconds]) : null,
-    secret_rotated_at: trx.fn.now(),
-    updated_at: trx.fn.now(),
-  }).returning(PUBLIC_COLUMNS);
+  const [row] = await trx('webhook_endpoints')
+    .where({ id })
+    .update({
+      secret_enc: vault.encrypt(secret, aad(current.tenant_id, id, 'secret_enc')),
+      previous_secret_enc:
+        overlapSeconds > 0 ? vault.encrypt(old, aad(current.tenant_id, id, 'previous_secret_enc')) : null,
+      previous_secret_expires_at:
+        overlapSeconds > 0 ? trx.raw(`now() + (? * interval '1 second')`, [overlapSeconds]) : null,
+      secret_rotated_at: trx.fn.now(),
+      updated_at: trx.fn.now(),
+    })
+    .returning(PUBLIC_COLUMNS);
   return { row, secret };
 }
 
 /** The secrets that sign now: the current one, and the previous one while its overlap lasts. */
 export async function signingSecrets(trx: Knex.Transaction, vault: Vault, id: string): Promise<string[]> {
-  const r = await trx('webhook_endpoints').where({ id })
-    .first('tenant_id', 'secret_enc', trx.raw('case when previous_secret_expires_at > now() then previous_secret_enc end as previous_secret_enc'));
+  const r = await trx('webhook_endpoints')
+    .where({ id })
+    .first(
+      'tenant_id',
+      'secret_enc',
+      trx.raw('case when previous_secret_expires_at > now() then previous_secret_enc end as previous_secret_enc'),
+    );
   if (!r) return [];
   const out = [vault.decrypt(r.secret_enc, aad(r.tenant_id, id, 'secret_enc'))];
-  if (r.previous_secret_enc) out.push(vault.decrypt(r.previous_secret_enc, aad(r.tenant_id, id, 'previous_secret_enc')));
+  if (r.previous_secret_enc)
+    out.push(vault.decrypt(r.previous_secret_enc, aad(r.tenant_id, id, 'previous_secret_enc')));
   return out;
 }

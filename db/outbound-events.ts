@@ -14,10 +14,19 @@ import type { Row } from './row';
  */
 
 export function eventPage(src: PageSource, filters: { type?: string }, page: PageRequest): Promise<RowPage> {
-  return pageFromSql(src, { table: 'outbound_events', columns: 'outbound_events.*', from: 'outbound_events', filters }, page, rows);
+  return pageFromSql(
+    src,
+    { table: 'outbound_events', columns: 'outbound_events.*', from: 'outbound_events', filters },
+    page,
+    rows,
+  );
 }
 
-export function outboundDeliveryPage(src: PageSource, filters: { event_id?: string; endpoint_id?: string; status?: string }, page: PageRequest): Promise<RowPage> {
+export function outboundDeliveryPage(
+  src: PageSource,
+  filters: { event_id?: string; endpoint_id?: string; status?: string },
+  page: PageRequest,
+): Promise<RowPage> {
   return pageFromSql(
     src,
     {
@@ -47,14 +56,20 @@ export async function attemptsOf(trx: Knex.Transaction, deliveryIds: string[]): 
 }
 
 export function attemptPage(src: PageSource, filters: { delivery_id?: string }, page: PageRequest): Promise<RowPage> {
-  return pageFromSql(src, { table: 'outbound_attempts', columns: 'outbound_attempts.*', from: 'outbound_attempts', filters }, page, rows);
+  return pageFromSql(
+    src,
+    { table: 'outbound_attempts', columns: 'outbound_attempts.*', from: 'outbound_attempts', filters },
+    page,
+    rows,
+  );
 }
-
 
 /** A replay would queue past the tenant's quota (REPLAY_PENDING_CAP waiting deliveries): nothing was queued. */
 export class ReplayQuotaExceeded extends Error {
   constructor(readonly waiting: number) {
-    super(`${waiting} deliveries are waiting already; a replay queues more only while fewer than ${REPLAY_PENDING_CAP} wait`);
+    super(
+      `${waiting} deliveries are waiting already; a replay queues more only while fewer than ${REPLAY_PENDING_CAP} wait`,
+    );
     this.name = 'ReplayQuotaExceeded';
   }
 }
@@ -78,17 +93,29 @@ async function replayRoom(trx: Knex.Transaction, tenantId: string): Promise<{ ro
 /** Queue deliveries again (same event, same webhook-id): `pending`, and an outbox row each unless one waits already. */
 async function requeue(trx: Knex.Transaction, tenantId: string, deliveryIds: string[]): Promise<number> {
   if (!deliveryIds.length) return 0;
-  const updated: Row[] = await trx('outbound_deliveries as d').join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+  const updated: Row[] = await trx('outbound_deliveries as d')
+    .join('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
     .whereIn('d.id', deliveryIds)
     .select('d.id', 'd.endpoint_id', 'w.task_queue');
   // Due now, with a new retry window.
-  await trx('outbound_deliveries').whereIn('id', deliveryIds)
-    .update({ status: 'pending', reason: null, next_attempt_at: trx.fn.now(), window_started_at: trx.fn.now(), updated_at: trx.fn.now() });
+  await trx('outbound_deliveries').whereIn('id', deliveryIds).update({
+    status: 'pending',
+    reason: null,
+    next_attempt_at: trx.fn.now(),
+    window_started_at: trx.fn.now(),
+    updated_at: trx.fn.now(),
+  });
   for (let i = 0; i < updated.length; i += 500) {
-    await trx('outbound_outbox').insert(updated.slice(i, i + 500).map((r) => ({
-      delivery_id: r.id, task_queue: r.task_queue,
-      handover: JSON.stringify({ tenantId, endpointId: r.endpoint_id, deliveryId: r.id }),
-    }))).onConflict('delivery_id').ignore();
+    await trx('outbound_outbox')
+      .insert(
+        updated.slice(i, i + 500).map((r) => ({
+          delivery_id: r.id,
+          task_queue: r.task_queue,
+          handover: JSON.stringify({ tenantId, endpointId: r.endpoint_id, deliveryId: r.id }),
+        })),
+      )
+      .onConflict('delivery_id')
+      .ignore();
   }
   return updated.length;
 }
@@ -98,11 +125,19 @@ async function requeue(trx: Knex.Transaction, tenantId: string, deliveryIds: str
  * every endpoint it was delivered to. Answers how many deliveries were queued; undefined when
  * the event (or the endpoint) is not the tenant's.
  */
-export async function replayEvent(trx: Knex.Transaction, tenantId: string, eventId: string, endpointId?: string): Promise<number | undefined> {
+export async function replayEvent(
+  trx: Knex.Transaction,
+  tenantId: string,
+  eventId: string,
+  endpointId?: string,
+): Promise<number | undefined> {
   if (!(await trx('outbound_events').where({ id: eventId }).first('id'))) return undefined;
   if (endpointId) {
     if (!(await trx('webhook_endpoints').where({ id: endpointId }).first('id'))) return undefined;
-    await trx('outbound_deliveries').insert({ tenant_id: tenantId, event_id: eventId, endpoint_id: endpointId }).onConflict(['event_id', 'endpoint_id']).ignore();
+    await trx('outbound_deliveries')
+      .insert({ tenant_id: tenantId, event_id: eventId, endpoint_id: endpointId })
+      .onConflict(['event_id', 'endpoint_id'])
+      .ignore();
   }
   const q = trx('outbound_deliveries').where({ event_id: eventId });
   if (endpointId) q.where({ endpoint_id: endpointId });
@@ -119,10 +154,19 @@ export async function replayEvent(trx: Knex.Transaction, tenantId: string, event
  * when it leaves none). `has_more`: call again (once the queued ones are through, if the quota
  * was what stopped it).
  */
-export async function replayFailedSince(trx: Knex.Transaction, tenantId: string, since: string, endpointId?: string): Promise<{ queued: number; has_more: boolean }> {
+export async function replayFailedSince(
+  trx: Knex.Transaction,
+  tenantId: string,
+  since: string,
+  endpointId?: string,
+): Promise<{ queued: number; has_more: boolean }> {
   const { room, waiting } = await replayRoom(trx, tenantId);
   const take = Math.min(REPLAY_BATCH, room);
-  const q = trx('outbound_deliveries').where({ status: 'failed' }).where('updated_at', '>=', since).orderBy('created_at').limit(Math.max(take, 0) + 1);
+  const q = trx('outbound_deliveries')
+    .where({ status: 'failed' })
+    .where('updated_at', '>=', since)
+    .orderBy('created_at')
+    .limit(Math.max(take, 0) + 1);
   if (endpointId) q.where({ endpoint_id: endpointId });
   const ids: string[] = await q.pluck('id');
   if (take <= 0) {
@@ -140,12 +184,24 @@ const VERDICTS_ONLY = { dashboardUrl: '' };
 /** What `readiness.changed` compares and carries: the summary and each provider's two verdicts. */
 async function readinessSnapshot(trx: Knex.Transaction): Promise<Record<string, unknown>> {
   const report = readinessReport(await readReadinessFacts(trx), VERDICTS_ONLY);
-  return { summary: report.summary, providers: report.providers.map((p) => ({ provider: p.provider, live_ready: p.live_ready, test_ready: p.test_ready })) };
+  return {
+    summary: report.summary,
+    providers: report.providers.map((p) => ({
+      provider: p.provider,
+      live_ready: p.live_ready,
+      test_ready: p.test_ready,
+    })),
+  };
 }
 
-/** Store today's readiness as the base later changes are told against (an endpoint is created: it hears of changes from now on). */
+/**
+ * Store today's readiness as the base later changes are told against (an endpoint is created: it hears of changes from
+ * now on).
+ */
 export async function baseReadiness(trx: Knex.Transaction, tenantId: string): Promise<void> {
-  await trx('tenants').where({ id: tenantId }).update({ outbound_readiness: JSON.stringify(await readinessSnapshot(trx)) });
+  await trx('tenants')
+    .where({ id: tenantId })
+    .update({ outbound_readiness: JSON.stringify(await readinessSnapshot(trx)) });
 }
 
 /**
@@ -164,8 +220,14 @@ export async function noteReadinessChange(trx: Knex.Transaction, tenantId: strin
   const previous = row?.outbound_readiness ?? null;
   // Compared as values: the kept snapshot comes back from jsonb with its keys reordered.
   if (previous && isDeepStrictEqual(previous, current)) return false;
-  await trx('tenants').where({ id: tenantId }).update({ outbound_readiness: JSON.stringify(current) });
+  await trx('tenants')
+    .where({ id: tenantId })
+    .update({ outbound_readiness: JSON.stringify(current) });
   if (!previous) return false;
-  await trx.raw('select record_outbound_event(?, ?, null, ?::jsonb)', [tenantId, 'readiness.changed', JSON.stringify({ previous, current })]);
+  await trx.raw('select record_outbound_event(?, ?, null, ?::jsonb)', [
+    tenantId,
+    'readiness.changed',
+    JSON.stringify({ previous, current }),
+  ]);
   return true;
 }

@@ -20,9 +20,19 @@ export interface OutboundOutboxRow {
 }
 
 /** A queue's due rows, oldest first, locked so replicas share the work. */
-export async function takeDueOutboundRows(trx: Knex.Transaction, limit: number, taskQueue: string): Promise<OutboundOutboxRow[]> {
-  return trx('outbound_outbox').select('id', 'handover', 'attempts').where({ task_queue: taskQueue }).where('next_attempt_at', '<=', trx.fn.now())
-    .orderBy('id').limit(limit).forUpdate().skipLocked();
+export async function takeDueOutboundRows(
+  trx: Knex.Transaction,
+  limit: number,
+  taskQueue: string,
+): Promise<OutboundOutboxRow[]> {
+  return trx('outbound_outbox')
+    .select('id', 'handover', 'attempts')
+    .where({ task_queue: taskQueue })
+    .where('next_attempt_at', '<=', trx.fn.now())
+    .orderBy('id')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked();
 }
 
 export async function deleteOutboundRows(trx: Knex.Transaction, ids: string[]): Promise<void> {
@@ -30,18 +40,27 @@ export async function deleteOutboundRows(trx: Knex.Transaction, ids: string[]): 
 }
 
 /** Try again after `delayMs`; `counted` says whether the failure spends one of the row's attempts. */
-export async function rescheduleOutboundRows(trx: Knex.Transaction, ids: string[], r: { counted: boolean; delayMs: number; error: string }): Promise<void> {
+export async function rescheduleOutboundRows(
+  trx: Knex.Transaction,
+  ids: string[],
+  r: { counted: boolean; delayMs: number; error: string },
+): Promise<void> {
   if (!ids.length) return;
-  await trx('outbound_outbox').whereIn('id', ids).update({
-    attempts: trx.raw('attempts + ?', [r.counted ? 1 : 0]),
-    next_attempt_at: trx.raw(`now() + (? * interval '1 millisecond')`, [r.delayMs]),
-    last_error: r.error.slice(0, 300),
-  });
+  await trx('outbound_outbox')
+    .whereIn('id', ids)
+    .update({
+      attempts: trx.raw('attempts + ?', [r.counted ? 1 : 0]),
+      next_attempt_at: trx.raw(`now() + (? * interval '1 millisecond')`, [r.delayMs]),
+      last_error: r.error.slice(0, 300),
+    });
 }
 
 /** Of these endpoints, those whose drain holds a lease now: it will see their new deliveries without a wake-up. */
 export async function drainingEndpoints(trx: Knex.Transaction, endpointIds: string[]): Promise<Set<string>> {
   if (!endpointIds.length) return new Set();
-  const rows: { endpoint_id: string }[] = await trx('outbound_drains').whereIn('endpoint_id', endpointIds).where('lease_until', '>', trx.fn.now()).select('endpoint_id');
+  const rows: { endpoint_id: string }[] = await trx('outbound_drains')
+    .whereIn('endpoint_id', endpointIds)
+    .where('lease_until', '>', trx.fn.now())
+    .select('endpoint_id');
   return new Set(rows.map((r) => r.endpoint_id));
 }

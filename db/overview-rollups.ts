@@ -24,8 +24,18 @@ export const FOLD_AFTER = 256;
  * the next fold and is outside every window the page reads).
  */
 const TABLES = {
-  overview_subscription_counts: { key: ['mode', 'provider', 'status', 'product_id'], sums: ['n'], keep: 'sum(n) <> 0', recent: 'true' },
-  overview_entitlement_counts: { key: ['is_sandbox', 'provider', 'state'], sums: ['n'], keep: 'sum(n) <> 0', recent: 'true' },
+  overview_subscription_counts: {
+    key: ['mode', 'provider', 'status', 'product_id'],
+    sums: ['n'],
+    keep: 'sum(n) <> 0',
+    recent: 'true',
+  },
+  overview_entitlement_counts: {
+    key: ['is_sandbox', 'provider', 'state'],
+    sums: ['n'],
+    keep: 'sum(n) <> 0',
+    recent: 'true',
+  },
   overview_change_days: {
     key: ['mode', 'provider', 'day'],
     sums: ['changes', 'new_trials', 'conversions', 'cancellations', 'refunds', 'active_delta'],
@@ -36,7 +46,8 @@ const TABLES = {
 type Table = keyof typeof TABLES;
 
 // An equality join (hash join) on the key: product_id may be null.
-const joinKey = (alias: string, c: string) => (c === 'product_id' ? `coalesce(${alias}.${c}, '00000000-0000-0000-0000-000000000000'::uuid)` : `${alias}.${c}`);
+const joinKey = (alias: string, c: string) =>
+  c === 'product_id' ? `coalesce(${alias}.${c}, '00000000-0000-0000-0000-000000000000'::uuid)` : `${alias}.${c}`;
 
 function foldSql(table: Table): string {
   const { key, sums, keep } = TABLES[table];
@@ -55,13 +66,23 @@ function foldSql(table: Table): string {
 export async function foldOverviewRollups(trx: Knex.Transaction, threshold = FOLD_AFTER): Promise<Table[]> {
   const tables = Object.keys(TABLES) as Table[];
   // Rows minus keys, by hash aggregates over the few rows a page reads anyway.
-  const { rows: [piled] } = await trx.raw(`select ${tables.map((t) => {
-    const { key, recent } = TABLES[t];
-    return `(select count(*) from ${t} where ${recent}) - (select count(*) from (select from ${t} where ${recent} group by ${key.join(', ')}) k) as ${t}`;
-  }).join(', ')}`);
+  const {
+    rows: [piled],
+  } = await trx.raw(
+    `select ${tables
+      .map((t) => {
+        const { key, recent } = TABLES[t];
+        return `(select count(*) from ${t} where ${recent}) - (select count(*) from (select from ${t} where ${recent} group by ${key.join(', ')}) k) as ${t}`;
+      })
+      .join(', ')}`,
+  );
   const due = tables.filter((t) => Number(piled[t]) > threshold);
   if (due.length === 0) return [];
-  const { rows: [lock] } = await trx.raw(`select pg_try_advisory_xact_lock(hashtext('overview-fold'), hashtext(current_setting('app.tenant_id', true))) as got`);
+  const {
+    rows: [lock],
+  } = await trx.raw(
+    `select pg_try_advisory_xact_lock(hashtext('overview-fold'), hashtext(current_setting('app.tenant_id', true))) as got`,
+  );
   if (!lock.got) return [];
   for (const t of due) await trx.raw(foldSql(t));
   return due;

@@ -37,7 +37,10 @@ export interface DayRow {
 }
 
 export interface OverviewFigures {
-  /** The database's UTC day, YYYY-MM-DD: the window ends on it (now() is the transaction's start, the same for every statement). */
+  /**
+   * The database's UTC day, YYYY-MM-DD: the window ends on it (now() is the transaction's start, the same for every
+   * statement).
+   */
   today: string;
   subscriptions: CountRow[];
   entitlements: CountRow[];
@@ -62,10 +65,15 @@ const n = (v: unknown) => Number(v ?? 0);
  * product priced in several currencies counts in that one. Active records whose product has no
  * tier or no price are counted, not valued.
  */
-async function subscriptionFigures(trx: Knex.Transaction, mode: Mode, from: OverviewSource): Promise<{ counts: CountRow[]; priced: PricedGroup[]; unpriced: number }> {
-  const countSql = from === 'rollups'
-    ? 'select provider, status, product_id, sum(n) as n from overview_subscription_counts where mode = ? group by provider, status, product_id having sum(n) <> 0'
-    : 'select provider, status, product_id, count(*) as n from subscriptions where mode = ? group by provider, status, product_id';
+async function subscriptionFigures(
+  trx: Knex.Transaction,
+  mode: Mode,
+  from: OverviewSource,
+): Promise<{ counts: CountRow[]; priced: PricedGroup[]; unpriced: number }> {
+  const countSql =
+    from === 'rollups'
+      ? 'select provider, status, product_id, sum(n) as n from overview_subscription_counts where mode = ? group by provider, status, product_id having sum(n) <> 0'
+      : 'select provider, status, product_id, count(*) as n from subscriptions where mode = ? group by provider, status, product_id';
   const { rows } = await trx.raw(
     `with counts as (${countSql}), first_price as (
        select distinct on (product_id) product_id, currency, amount_minor from prices order by product_id, created_at, id
@@ -79,7 +87,14 @@ async function subscriptionFigures(trx: Knex.Transaction, mode: Mode, from: Over
   const counts = new Map<string, CountRow>();
   const priced = new Map<string, PricedGroup>();
   let unpriced = 0;
-  for (const r of rows as { provider: string; status: string; n: string; tier: PricedGroup['tier'] | null; currency: string | null; amount_minor: string | null }[]) {
+  for (const r of rows as {
+    provider: string;
+    status: string;
+    n: string;
+    tier: PricedGroup['tier'] | null;
+    currency: string | null;
+    amount_minor: string | null;
+  }[]) {
     const key = `${r.provider}\n${r.status}`;
     const c = counts.get(key) ?? { provider: r.provider, key: r.status, n: 0 };
     c.n += n(r.n);
@@ -89,7 +104,12 @@ async function subscriptionFigures(trx: Knex.Transaction, mode: Mode, from: Over
       unpriced += n(r.n);
       continue;
     }
-    const g = priced.get(`${r.tier}\n${r.currency}`) ?? { tier: r.tier, currency: r.currency, subscriptions: 0, amount_minor: 0 };
+    const g = priced.get(`${r.tier}\n${r.currency}`) ?? {
+      tier: r.tier,
+      currency: r.currency,
+      subscriptions: 0,
+      amount_minor: 0,
+    };
     g.subscriptions += n(r.n);
     g.amount_minor += n(r.n) * n(r.amount_minor);
     priced.set(`${r.tier}\n${r.currency}`, g);
@@ -99,10 +119,24 @@ async function subscriptionFigures(trx: Knex.Transaction, mode: Mode, from: Over
 
 /** Entitlements of the mode's side (sandbox for test) by provider and state. */
 async function entitlementCounts(trx: Knex.Transaction, mode: Mode, from: OverviewSource): Promise<CountRow[]> {
-  const rows = from === 'rollups'
-    ? await trx('overview_entitlement_counts').where({ is_sandbox: mode === 'test' }).groupBy('provider', 'state').havingRaw('sum(n) <> 0').select('provider', 'state as key').sum({ n: 'n' })
-    : await trx('entitlements').where({ is_sandbox: mode === 'test' }).groupBy('provider', 'state').select('provider', 'state as key').count({ n: '*' });
-  return (rows as unknown as Record<string, unknown>[]).map((r) => ({ provider: String(r.provider), key: String(r.key), n: n(r.n) }));
+  const rows =
+    from === 'rollups'
+      ? await trx('overview_entitlement_counts')
+          .where({ is_sandbox: mode === 'test' })
+          .groupBy('provider', 'state')
+          .havingRaw('sum(n) <> 0')
+          .select('provider', 'state as key')
+          .sum({ n: 'n' })
+      : await trx('entitlements')
+          .where({ is_sandbox: mode === 'test' })
+          .groupBy('provider', 'state')
+          .select('provider', 'state as key')
+          .count({ n: '*' });
+  return (rows as unknown as Record<string, unknown>[]).map((r) => ({
+    provider: String(r.provider),
+    key: String(r.key),
+    n: n(r.n),
+  }));
 }
 
 async function lastThirtyDays(trx: Knex.Transaction, mode: Mode): Promise<OverviewFigures['last30']> {
@@ -112,7 +146,10 @@ async function lastThirtyDays(trx: Knex.Transaction, mode: Mode): Promise<Overvi
     .where('changed_at', '>=', trx.raw(`now() - interval '30 days'`))
     .groupBy('provider')
     .select('provider')
-    .select(trx.raw(`count(*) filter (where to_status = 'refunded') as refunds`), trx.raw(`count(*) filter (where to_status = 'canceled') as cancellations`));
+    .select(
+      trx.raw(`count(*) filter (where to_status = 'refunded') as refunds`),
+      trx.raw(`count(*) filter (where to_status = 'canceled') as cancellations`),
+    );
   return rows.map((r) => ({ provider: String(r.provider), refunds: n(r.refunds), cancellations: n(r.cancellations) }));
 }
 
@@ -143,8 +180,13 @@ async function dailyChanges(trx: Knex.Transaction, mode: Mode, days: number, fro
     [mode, days],
   );
   return (rows as Record<string, unknown>[]).map((r) => ({
-    provider: String(r.provider), day: String(r.day), new_trials: n(r.new_trials), conversions: n(r.conversions),
-    cancellations: n(r.cancellations), refunds: n(r.refunds), active_delta: n(r.active_delta),
+    provider: String(r.provider),
+    day: String(r.day),
+    new_trials: n(r.new_trials),
+    conversions: n(r.conversions),
+    cancellations: n(r.cancellations),
+    refunds: n(r.refunds),
+    active_delta: n(r.active_delta),
   }));
 }
 
@@ -159,15 +201,32 @@ async function webhookFailures(trx: Knex.Transaction, mode: Mode): Promise<Overv
 }
 
 /** All of the overview's figures for one mode and a window of `days` UTC days ending today. */
-export async function readOverview(trx: Knex.Transaction, mode: Mode, days: number, from: OverviewSource = 'rollups'): Promise<OverviewFigures> {
+export async function readOverview(
+  trx: Knex.Transaction,
+  mode: Mode,
+  days: number,
+  from: OverviewSource = 'rollups',
+): Promise<OverviewFigures> {
   // One after another: a transaction is one connection.
   if (from === 'rollups') await foldOverviewRollups(trx);
-  const { rows: [{ today }] } = await trx.raw(`select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as today`);
+  const {
+    rows: [{ today }],
+  } = await trx.raw(`select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as today`);
   const { counts: subscriptions, priced, unpriced } = await subscriptionFigures(trx, mode, from);
   const entitlements = await entitlementCounts(trx, mode, from);
   const last30 = await lastThirtyDays(trx, mode);
   const dayRows = await dailyChanges(trx, mode, days, from);
   const webhookFailures24h = await webhookFailures(trx, mode);
   const [lastSyncRun] = await recentRuns(trx, 1);
-  return { today: String(today), subscriptions, entitlements, priced, unpriced, last30, days: dayRows, webhookFailures24h, lastSyncRun };
+  return {
+    today: String(today),
+    subscriptions,
+    entitlements,
+    priced,
+    unpriced,
+    last30,
+    days: dayRows,
+    webhookFailures24h,
+    lastSyncRun,
+  };
 }

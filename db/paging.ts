@@ -43,7 +43,9 @@ export function readerOf(src: PageSource): TenantReader {
         bindings.push(values[Number(n) - 1]);
         return '?';
       });
-      const res = await src.raw(text, bindings as Knex.RawBinding[]).options({ prepare: true, ...(opts?.types ? { types: opts.types } : {}) });
+      const res = await src
+        .raw(text, bindings as Knex.RawBinding[])
+        .options({ prepare: true, ...(opts?.types ? { types: opts.types } : {}) });
       return (res as { rows: Row[] }).rows;
     },
   };
@@ -61,7 +63,12 @@ export function readerOf(src: PageSource): TenantReader {
  * runs as a prepared statement: planning cost more than executing it. Time columns arrive as the
  * API's ISO strings (db/timestamps.ts), not Dates: the rows go straight to a serializer.
  */
-export async function pageFromSql<T>(src: PageSource, q: PageSql, page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
+export async function pageFromSql<T>(
+  src: PageSource,
+  q: PageSql,
+  page: PageRequest,
+  map: (row: Row) => T,
+): Promise<Page<T>> {
   const reader = readerOf(src);
   const conds: string[] = [];
   const values: (string | boolean | number)[] = [];

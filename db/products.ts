@@ -23,7 +23,15 @@ export interface ProductInput {
   trial_per_platform?: Record<string, number> | null;
 }
 
-const COLUMNS = ['name', 'type', 'kind', 'tier', 'android_store_product_id', 'ios_store_product_id', 'trial_per_platform'] as const;
+const COLUMNS = [
+  'name',
+  'type',
+  'kind',
+  'tier',
+  'android_store_product_id',
+  'ios_store_product_id',
+  'trial_per_platform',
+] as const;
 
 function columnsOf(input: Partial<ProductInput>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -37,10 +45,16 @@ function columnsOf(input: Partial<ProductInput>): Record<string, unknown> {
 export class DuplicateSku extends Error {}
 
 /** Create; an existing SKU is refused unless `upsert`, which merges the given fields into it. */
-export async function createProduct(trx: Knex.Transaction, tenantId: string, input: ProductInput, opts: { upsert?: boolean } = {}) {
+export async function createProduct(
+  trx: Knex.Transaction,
+  tenantId: string,
+  input: ProductInput,
+  opts: { upsert?: boolean } = {},
+) {
   const existing = await trx('products').where({ sku: input.sku }).first('id');
   if (existing) {
-    if (!opts.upsert) throw new DuplicateSku(`a product with SKU "${input.sku}" exists; pass upsert: true to update it`);
+    if (!opts.upsert)
+      throw new DuplicateSku(`a product with SKU "${input.sku}" exists; pass upsert: true to update it`);
     return { product: await updateProduct(trx, existing.id, input), created: false };
   }
   const [row] = await trx('products')
@@ -50,31 +64,56 @@ export async function createProduct(trx: Knex.Transaction, tenantId: string, inp
   return { product: row, created: true };
 }
 
-/** Merge-safe: only the named fields change (`trial_per_platform: null` clears it); the version moves only on a real change. */
+/**
+ * Merge-safe: only the named fields change (`trial_per_platform: null` clears it); the version moves only on a real
+ * change.
+ */
 export async function updateProduct(trx: Knex.Transaction, id: string, patch: Partial<ProductInput>) {
   const current = await trx('products').where({ id }).first();
   const values = columnsOf(patch);
-  const changed = Object.entries(values).some(([k, v]) => JSON.stringify(k === 'trial_per_platform' && typeof v === 'string' ? JSON.parse(v) : v) !== JSON.stringify(current[k] ?? null));
+  const changed = Object.entries(values).some(
+    ([k, v]) =>
+      JSON.stringify(k === 'trial_per_platform' && typeof v === 'string' ? JSON.parse(v) : v) !==
+      JSON.stringify(current[k] ?? null),
+  );
   if (!changed) return current;
-  const [row] = await trx('products').where({ id }).update({ ...values, version: trx.raw('version + 1'), updated_at: trx.fn.now() }).returning('*');
+  const [row] = await trx('products')
+    .where({ id })
+    .update({ ...values, version: trx.raw('version + 1'), updated_at: trx.fn.now() })
+    .returning('*');
   await noteReadinessChange(trx, row.tenant_id);
   return row;
 }
 
 /** Upsert prices per (country, currency); others stay. The product's version moves when any amount changes. */
-export async function setPrices(trx: Knex.Transaction, tenantId: string, productId: string, prices: readonly PriceInput[]): Promise<{ changed: number }> {
+export async function setPrices(
+  trx: Knex.Transaction,
+  tenantId: string,
+  productId: string,
+  prices: readonly PriceInput[],
+): Promise<{ changed: number }> {
   let changed = 0;
   for (const p of prices) {
-    const cur = await trx('prices').where({ product_id: productId, country: p.country, currency: p.currency }).first('amount_minor');
+    const cur = await trx('prices')
+      .where({ product_id: productId, country: p.country, currency: p.currency })
+      .first('amount_minor');
     if (cur && Number(cur.amount_minor) === p.amount) continue;
     await trx('prices')
-      .insert({ tenant_id: tenantId, product_id: productId, country: p.country, currency: p.currency, amount_minor: p.amount })
+      .insert({
+        tenant_id: tenantId,
+        product_id: productId,
+        country: p.country,
+        currency: p.currency,
+        amount_minor: p.amount,
+      })
       .onConflict(['product_id', 'country', 'currency'])
       .merge({ amount_minor: p.amount, updated_at: trx.fn.now() });
     changed++;
   }
   if (changed) {
-    await trx('products').where({ id: productId }).update({ version: trx.raw('version + 1'), updated_at: trx.fn.now() });
+    await trx('products')
+      .where({ id: productId })
+      .update({ version: trx.raw('version + 1'), updated_at: trx.fn.now() });
     await noteReadinessChange(trx, tenantId);
   }
   return { changed };
@@ -85,7 +124,11 @@ export async function setPrices(trx: Knex.Transaction, tenantId: string, product
  * statements but cost over the 5 % bar in bench/models-vs-knex.ts (bench/RESULTS.md). The
  * single-product read below uses the model's graph fetch.
  */
-export function productPage(src: PageSource, filters: { sku?: string; type?: string }, page: PageRequest): Promise<RowPage> {
+export function productPage(
+  src: PageSource,
+  filters: { sku?: string; type?: string },
+  page: PageRequest,
+): Promise<RowPage> {
   return pageFromSql(src, { table: 'products', columns: 'products.*', from: 'products', filters }, page, rows);
 }
 
@@ -98,7 +141,11 @@ export async function providerRefsByProduct(src: PageSource, productIds: string[
   if (!productIds.length) return new Map();
   // A Postgres array literal: knex would spread a JS array into one placeholder per element.
   const ids = `{${productIds.map((id) => (isUuid(id) ? id : invalidId(id))).join(',')}}`;
-  const refs = await readerOf(src).rows('select * from product_provider_refs where product_id = any($1::uuid[]) order by provider, mode', [ids], { types: isoTimestampTypes });
+  const refs = await readerOf(src).rows(
+    'select * from product_provider_refs where product_id = any($1::uuid[]) order by provider, mode',
+    [ids],
+    { types: isoTimestampTypes },
+  );
   const by = new Map<string, Row[]>();
   for (const r of refs as Row[]) {
     const list = by.get(r.product_id);
@@ -127,7 +174,10 @@ export function productWithPricing(trx: Knex.Transaction, id: string) {
 }
 
 /** The id of the product with this id or this SKU in the tenant, or undefined. The id must already be a uuid. */
-export async function productIdWhere(trx: Knex.Transaction, where: { id: string } | { sku: string }): Promise<string | undefined> {
+export async function productIdWhere(
+  trx: Knex.Transaction,
+  where: { id: string } | { sku: string },
+): Promise<string | undefined> {
   const row = await trx('products').where(where).first('id');
   return row?.id;
 }
@@ -164,5 +214,9 @@ export async function findProductId(trx: Knex.Transaction, id: string): Promise<
 
 /** Which of these skus the tenant's catalogue has. */
 export async function knownSkus(trx: Knex.Transaction, skus: readonly string[]): Promise<Set<string>> {
-  return new Set(await trx('products').whereIn('sku', [...skus]).pluck('sku'));
+  return new Set(
+    await trx('products')
+      .whereIn('sku', [...skus])
+      .pluck('sku'),
+  );
 }

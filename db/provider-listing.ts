@@ -6,14 +6,21 @@ import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type Ro
  * read on an API path; the page says only whether each one is present.
  */
 const CONNECTION_COLUMNS = [
-  ...['id', 'provider', 'account_ref', 'label', 'is_default', 'is_active', 'created_at'].map((c) => `provider_connections.${c}`),
+  ...['id', 'provider', 'account_ref', 'label', 'is_default', 'is_active', 'created_at'].map(
+    (c) => `provider_connections.${c}`,
+  ),
   'provider_connections.credential_test_enc is not null as has_test',
   'provider_connections.credential_live_enc is not null as has_live',
   'provider_connections.webhook_secret_enc is not null as has_whsec',
 ].join(', ');
 
 export function connectionPage(src: PageSource, filters: { provider?: string }, page: PageRequest): Promise<RowPage> {
-  return pageFromSql(src, { table: 'provider_connections', columns: CONNECTION_COLUMNS, from: 'provider_connections', filters }, page, rows);
+  return pageFromSql(
+    src,
+    { table: 'provider_connections', columns: CONNECTION_COLUMNS, from: 'provider_connections', filters },
+    page,
+    rows,
+  );
 }
 
 /**

@@ -13,7 +13,8 @@ export async function readReadinessFacts(trx: Knex.Transaction): Promise<Readine
   // One after another: a transaction is one connection, and pg queues (and will refuse) overlapping queries on it.
   const connections = await listConnectionsSafe(trx);
   const productsRow = await trx('products').where({ active: true }).count<{ n: string }[]>({ n: '*' }).first();
-  // The rows, not a SQL count: "synced" is judged by domain/product-sync.ts, the one rule drift and the product answers use too.
+  // The rows, not a SQL count: "synced" is judged by domain/product-sync.ts, the one rule drift and the product answers
+  // use too.
   const refs = await trx('product_provider_refs as r')
     .join('products as p', 'p.id', 'r.product_id')
     .where('p.active', true)

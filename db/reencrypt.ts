@@ -37,9 +37,21 @@ export interface ReencryptOptions {
 const MAX_LISTED_FAILURES = 100;
 
 /** Every table holding vault envelopes, with the AAD each value is bound to. */
-const ENCRYPTED_TABLES: { table: string; fields: readonly string[]; aad: (tenantId: string, id: string, field: string) => string }[] = [
-  { table: 'provider_connections', fields: ENCRYPTED_FIELDS, aad: (t, id, f) => secretAad(t, id, f as (typeof ENCRYPTED_FIELDS)[number]) },
-  { table: 'webhook_endpoints', fields: ENDPOINT_ENCRYPTED_FIELDS, aad: (t, id, f) => endpointSecretAad(t, id, f as (typeof ENDPOINT_ENCRYPTED_FIELDS)[number]) },
+const ENCRYPTED_TABLES: {
+  table: string;
+  fields: readonly string[];
+  aad: (tenantId: string, id: string, field: string) => string;
+}[] = [
+  {
+    table: 'provider_connections',
+    fields: ENCRYPTED_FIELDS,
+    aad: (t, id, f) => secretAad(t, id, f as (typeof ENCRYPTED_FIELDS)[number]),
+  },
+  {
+    table: 'webhook_endpoints',
+    fields: ENDPOINT_ENCRYPTED_FIELDS,
+    aad: (t, id, f) => endpointSecretAad(t, id, f as (typeof ENDPOINT_ENCRYPTED_FIELDS)[number]),
+  },
 ];
 
 /**
@@ -50,19 +62,36 @@ const ENCRYPTED_TABLES: { table: string; fields: readonly string[]; aad: (tenant
  */
 export async function reencryptAll(ownerDb: Knex, vault: Vault, opts: ReencryptOptions = {}): Promise<ReencryptResult> {
   const res: ReencryptResult = {
-    current_key_id: vault.currentKeyId, rows: 0, values: 0, reencrypted: 0, already_current: 0, failed: 0, failures: [], dry_run: !!opts.dryRun,
+    current_key_id: vault.currentKeyId,
+    rows: 0,
+    values: 0,
+    reencrypted: 0,
+    already_current: 0,
+    failed: 0,
+    failures: [],
+    dry_run: !!opts.dryRun,
   };
   for (const spec of ENCRYPTED_TABLES) await reencryptTable(ownerDb, vault, spec, opts, res);
   return res;
 }
 
-async function reencryptTable(ownerDb: Knex, vault: Vault, spec: (typeof ENCRYPTED_TABLES)[number], opts: ReencryptOptions, res: ReencryptResult): Promise<void> {
+async function reencryptTable(
+  ownerDb: Knex,
+  vault: Vault,
+  spec: (typeof ENCRYPTED_TABLES)[number],
+  opts: ReencryptOptions,
+  res: ReencryptResult,
+): Promise<void> {
   const { table, fields } = spec;
   const batchSize = opts.batchSize ?? 200;
   let after: string | null = null;
   for (;;) {
     const batch: number = await ownerDb.transaction(async (trx) => {
-      const q = trx(table).select('id', 'tenant_id', ...fields).orderBy('id').limit(batchSize).forUpdate();
+      const q = trx(table)
+        .select('id', 'tenant_id', ...fields)
+        .orderBy('id')
+        .limit(batchSize)
+        .forUpdate();
       if (after) q.where('id', '>', after);
       if (opts.tenantId) q.where({ tenant_id: opts.tenantId });
       const rows: Array<Record<string, string | null> & { id: string; tenant_id: string }> = await q;
@@ -97,10 +126,17 @@ async function reencryptTable(ownerDb: Knex, vault: Vault, spec: (typeof ENCRYPT
   }
 }
 
-/** The tenants that hold any encrypted value (whose audit trails a re-encryption run is recorded in). Owner connection. */
+/**
+ * The tenants that hold any encrypted value (whose audit trails a re-encryption run is recorded in). Owner connection.
+ */
 export async function tenantsWithSecrets(ownerDb: Knex): Promise<string[]> {
   const connections = ownerDb('provider_connections')
-    .where((q) => q.whereNotNull('credential_test_enc').orWhereNotNull('credential_live_enc').orWhereNotNull('webhook_secret_enc'))
+    .where((q) =>
+      q.whereNotNull('credential_test_enc').orWhereNotNull('credential_live_enc').orWhereNotNull('webhook_secret_enc'),
+    )
     .select('tenant_id');
-  return ownerDb.from(ownerDb('webhook_endpoints').select('tenant_id').union(connections).as('t')).distinct('tenant_id').pluck('tenant_id');
+  return ownerDb
+    .from(ownerDb('webhook_endpoints').select('tenant_id').union(connections).as('t'))
+    .distinct('tenant_id')
+    .pluck('tenant_id');
 }

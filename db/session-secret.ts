@@ -22,7 +22,9 @@ export async function parkSecret(db: Knex, sessionToken: string, value: PendingS
   const c = crypto.createCipheriv('aes-256-gcm', keyFor(sessionToken), iv);
   const body = Buffer.concat([c.update(JSON.stringify(value), 'utf8'), c.final()]);
   const sealed = Buffer.concat([iv, c.getAuthTag(), body]).toString('base64');
-  await db('dashboard_sessions').where({ token_hash: hashSessionToken(sessionToken) }).update({ pending_secret: sealed });
+  await db('dashboard_sessions')
+    .where({ token_hash: hashSessionToken(sessionToken) })
+    .update({ pending_secret: sealed });
 }
 
 /**

@@ -14,7 +14,13 @@ export async function isKnownMiss(db: Knex, tenantId: string, provider: string, 
   return rows.length > 0;
 }
 
-export async function rememberMiss(db: Knex, tenantId: string, provider: string, tokenHash: string, ttlSeconds: number): Promise<void> {
+export async function rememberMiss(
+  db: Knex,
+  tenantId: string,
+  provider: string,
+  tokenHash: string,
+  ttlSeconds: number,
+): Promise<void> {
   await db.raw(
     `insert into store_purchase_misses (tenant_id, provider, token_hash, expires_at)
      values (?, ?, ?, now() + make_interval(secs => ?))

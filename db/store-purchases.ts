@@ -18,13 +18,20 @@ export interface TokenKey {
  */
 export async function claimStorePurchaseToken(trx: Knex.Transaction, k: TokenKey, appUserId: string): Promise<string> {
   const key = { tenant_id: k.tenantId, provider: k.provider, token_hash: k.tokenHash };
-  await trx('store_purchase_tokens').insert({ ...key, app_user_id: appUserId }).onConflict(['tenant_id', 'provider', 'token_hash']).ignore();
+  await trx('store_purchase_tokens')
+    .insert({ ...key, app_user_id: appUserId })
+    .onConflict(['tenant_id', 'provider', 'token_hash'])
+    .ignore();
   const row = await trx('store_purchase_tokens').where(key).first('app_user_id');
   return row.app_user_id as string;
 }
 
 /** The app user who registered the purchase, if anyone has. */
-export async function registeredOwnerOf(trx: Knex.Transaction, provider: string, tokenHash: string): Promise<string | null> {
+export async function registeredOwnerOf(
+  trx: Knex.Transaction,
+  provider: string,
+  tokenHash: string,
+): Promise<string | null> {
   const row = await trx('store_purchase_tokens').where({ provider, token_hash: tokenHash }).first('app_user_id');
   return row?.app_user_id ?? null;
 }
@@ -36,11 +43,22 @@ export async function linkStorePurchaseToken(
   tokenHash: string,
   produced: { subscriptionId: string; entitlementId: string | null; productId: string | null },
 ): Promise<void> {
-  await trx('store_purchase_tokens').where({ provider, token_hash: tokenHash })
-    .update({ subscription_id: produced.subscriptionId, entitlement_id: produced.entitlementId, product_id: produced.productId, updated_at: trx.fn.now() });
+  await trx('store_purchase_tokens').where({ provider, token_hash: tokenHash }).update({
+    subscription_id: produced.subscriptionId,
+    entitlement_id: produced.entitlementId,
+    product_id: produced.productId,
+    updated_at: trx.fn.now(),
+  });
 }
 
 /** Serialise every write of one purchase within the transaction (a registration and a notification may race). */
-export async function lockStorePurchase(trx: Knex.Transaction, tenantId: string, provider: string, externalId: string): Promise<void> {
-  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`store-purchase:${tenantId}:${provider}:${externalId}`]);
+export async function lockStorePurchase(
+  trx: Knex.Transaction,
+  tenantId: string,
+  provider: string,
+  externalId: string,
+): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
+    `store-purchase:${tenantId}:${provider}:${externalId}`,
+  ]);
 }

@@ -7,7 +7,11 @@ import type { Knex } from 'knex';
  */
 
 /** The successor's external id when `externalId` was superseded, else null. */
-export async function supersededBy(trx: Knex.Transaction, provider: string, externalId: string): Promise<string | null> {
+export async function supersededBy(
+  trx: Knex.Transaction,
+  provider: string,
+  externalId: string,
+): Promise<string | null> {
   const row = await trx('subscriptions').where({ provider, external_id: externalId }).first('superseded_by');
   return (row?.superseded_by as string | null | undefined) ?? null;
 }
@@ -17,10 +21,19 @@ export async function supersededBy(trx: Knex.Transaction, provider: string, exte
  * Play reads a replaced purchase) and drop the entitlements it produced. Nothing when the
  * predecessor was never seen here. Answers whether it was.
  */
-export async function supersede(trx: Knex.Transaction, provider: string, predecessorExternalId: string, successorExternalId: string): Promise<boolean> {
+export async function supersede(
+  trx: Knex.Transaction,
+  provider: string,
+  predecessorExternalId: string,
+  successorExternalId: string,
+): Promise<boolean> {
   const [old] = await trx('subscriptions')
     .where({ provider, external_id: predecessorExternalId })
-    .update({ superseded_by: successorExternalId, status: trx.raw(`case when status = 'refunded' then status else 'expired' end`), updated_at: trx.fn.now() })
+    .update({
+      superseded_by: successorExternalId,
+      status: trx.raw(`case when status = 'refunded' then status else 'expired' end`),
+      updated_at: trx.fn.now(),
+    })
     .returning('id');
   if (!old) return false;
   await trx('entitlements').where({ subscription_id: old.id }).del();
@@ -32,6 +45,10 @@ export async function supersede(trx: Knex.Transaction, provider: string, predece
  * original transaction id): the entitlement rows it produced for another product are dropped,
  * so its owner holds the new product's row alone.
  */
-export async function dropOtherProductEntitlements(trx: Knex.Transaction, subscriptionId: string, keepEntitlementId: string): Promise<void> {
+export async function dropOtherProductEntitlements(
+  trx: Knex.Transaction,
+  subscriptionId: string,
+  keepEntitlementId: string,
+): Promise<void> {
   await trx('entitlements').where({ subscription_id: subscriptionId }).whereNot({ id: keepEntitlementId }).del();
 }

@@ -19,7 +19,12 @@ export interface WrittenSubscription {
  * buyer's email are looked up inside the upsert (the email from the delivery of the event that
  * named it last; the address never travels through a workflow).
  */
-export async function upsertLifecycleSubscription(trx: Knex.Transaction, tenantId: string, provider: string, s: SubscriptionView): Promise<WrittenSubscription> {
+export async function upsertLifecycleSubscription(
+  trx: Knex.Transaction,
+  tenantId: string,
+  provider: string,
+  s: SubscriptionView,
+): Promise<WrittenSubscription> {
   const { rows } = await trx.raw(
     `insert into subscriptions (tenant_id, provider, external_id, customer_external_id, status, mode, email, app_user_id, product_id,
        trial_started_at, trial_ended_at, current_period_end, canceled_at, updated_at)
@@ -35,16 +40,32 @@ export async function upsertLifecycleSubscription(trx: Knex.Transaction, tenantI
        updated_at = now()
      returning id, product_id, email`,
     [
-      tenantId, provider, s.external_id, s.customer_id, s.status, s.mode,
-      provider, s.email_event_id, s.app_user_id, s.sku, s.sku,
-      s.trial_started_at, s.trial_ended_at, s.current_period_end, s.canceled_at,
+      tenantId,
+      provider,
+      s.external_id,
+      s.customer_id,
+      s.status,
+      s.mode,
+      provider,
+      s.email_event_id,
+      s.app_user_id,
+      s.sku,
+      s.sku,
+      s.trial_started_at,
+      s.trial_ended_at,
+      s.current_period_end,
+      s.canceled_at,
     ],
   );
   return rows[0] as WrittenSubscription;
 }
 
 /** A store purchase's record as last written: its status and the time of the store read it came from. */
-export async function findStoreSubscription(trx: Knex.Transaction, provider: string, externalId: string): Promise<{ id: string; status: SubscriptionStatus; store_read_at: Date | string | null } | undefined> {
+export async function findStoreSubscription(
+  trx: Knex.Transaction,
+  provider: string,
+  externalId: string,
+): Promise<{ id: string; status: SubscriptionStatus; store_read_at: Date | string | null } | undefined> {
   return trx('subscriptions').where({ provider, external_id: externalId }).first('id', 'status', 'store_read_at');
 }
 
@@ -64,8 +85,16 @@ export interface StoreSubscriptionWrite {
 export async function upsertStoreSubscription(trx: Knex.Transaction, w: StoreSubscriptionWrite): Promise<string> {
   const [sub] = await trx('subscriptions')
     .insert({
-      tenant_id: w.tenantId, provider: w.provider, external_id: w.externalId, status: w.status, mode: w.mode, app_user_id: w.appUserId,
-      product_id: w.productId, current_period_end: w.currentPeriodEnd, store_read_at: w.storeReadAt, updated_at: trx.fn.now(),
+      tenant_id: w.tenantId,
+      provider: w.provider,
+      external_id: w.externalId,
+      status: w.status,
+      mode: w.mode,
+      app_user_id: w.appUserId,
+      product_id: w.productId,
+      current_period_end: w.currentPeriodEnd,
+      store_read_at: w.storeReadAt,
+      updated_at: trx.fn.now(),
     })
     .onConflict(['tenant_id', 'provider', 'external_id'])
     .merge(['status', 'mode', 'app_user_id', 'product_id', 'current_period_end', 'store_read_at', 'updated_at'])
@@ -84,7 +113,12 @@ export function subscriptionPage(
 ): Promise<RowPage> {
   return pageFromSql(
     src,
-    { table: 'subscriptions', columns: 'subscriptions.*, products.sku', from: 'subscriptions left join products on products.id = subscriptions.product_id', filters },
+    {
+      table: 'subscriptions',
+      columns: 'subscriptions.*, products.sku',
+      from: 'subscriptions left join products on products.id = subscriptions.product_id',
+      filters,
+    },
     page,
     rows,
   );
@@ -92,7 +126,9 @@ export function subscriptionPage(
 
 /** How many subscribers the tenant has: one per app user (else email, else the lone record). */
 export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
-  const { n } = (await trx('subscriptions').countDistinct({ n: trx.raw('coalesce(app_user_id, email, id::text)') }).first()) as { n: number | string };
+  const { n } = (await trx('subscriptions')
+    .countDistinct({ n: trx.raw('coalesce(app_user_id, email, id::text)') })
+    .first()) as { n: number | string };
   return Number(n);
 }
 
@@ -112,6 +148,9 @@ export async function readSubscriberRows(reader: TenantReader, appUserId: string
       [appUserId, mode === 'test'],
       { types: isoTimestampTypes },
     ),
-    subs: (await reader.rows('select status from subscriptions where app_user_id = $1 and mode = $2', [appUserId, mode])) as Pick<SubscriptionView, 'status'>[],
+    subs: (await reader.rows('select status from subscriptions where app_user_id = $1 and mode = $2', [
+      appUserId,
+      mode,
+    ])) as Pick<SubscriptionView, 'status'>[],
   };
 }

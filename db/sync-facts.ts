@@ -24,21 +24,29 @@ export interface ProviderSetup {
 
 export async function providerSetups(trx: Knex.Transaction): Promise<Map<ProviderId, ProviderSetup>> {
   const byProvider = new Map<ProviderId, SafeConnection[]>();
-  for (const c of await listConnectionsSafe(trx)) byProvider.set(c.provider, [...(byProvider.get(c.provider) ?? []), c]);
+  for (const c of await listConnectionsSafe(trx))
+    byProvider.set(c.provider, [...(byProvider.get(c.provider) ?? []), c]);
   const out = new Map<ProviderId, ProviderSetup>();
   for (const p of PROVIDERS) {
     const connection = byProvider.has(p) ? speakingConnection(byProvider.get(p)!) : undefined;
     if (!connection) continue;
     out.set(p, {
       connection,
-      modes: syncModes({ provider: p, is_active: connection.is_active, has_test_credential: connection.has_test_credential, has_live_credential: connection.has_live_credential }),
+      modes: syncModes({
+        provider: p,
+        is_active: connection.is_active,
+        has_test_credential: connection.has_test_credential,
+        has_live_credential: connection.has_live_credential,
+      }),
     });
   }
   return out;
 }
 
 export const targetsOf = (setups: Map<ProviderId, ProviderSetup>): SyncTarget[] =>
-  [...setups.values()].flatMap(({ connection: c, modes }) => modes.map((mode) => ({ provider: c.provider, connectionId: c.id, accountRef: c.account_ref, mode })));
+  [...setups.values()].flatMap(({ connection: c, modes }) =>
+    modes.map((mode) => ({ provider: c.provider, connectionId: c.id, accountRef: c.account_ref, mode })),
+  );
 
 /** The configured providers as the sync rules see them (plain data: it travels through workflow history). */
 export async function providerSetupFacts(trx: Knex.Transaction): Promise<ProviderSetupFacts[]> {
@@ -57,21 +65,38 @@ export async function providerSetupFacts(trx: Knex.Transaction): Promise<Provide
 export type TargetSnapshots = Map<string, { remote: RemoteObject[]; credential_mode: Mode | null }>;
 
 /** Everything drift needs from our side; `remote` and `credential_modes` come from the providers. */
-export async function driftDbFacts(trx: Knex.Transaction, setups: readonly ProviderSetupFacts[], snapshots: TargetSnapshots): Promise<DriftFacts> {
-  // Sequential on purpose: the transaction is one connection (overlapping queries on it are queued, and refused by pg 9).
-  const products = await trx('products').where({ active: true }).select('id', 'sku', 'version', 'android_store_product_id');
-  const prices = await trx('prices as pr').join('products as p', 'p.id', 'pr.product_id').where('p.active', true).select('pr.product_id', 'pr.country');
+export async function driftDbFacts(
+  trx: Knex.Transaction,
+  setups: readonly ProviderSetupFacts[],
+  snapshots: TargetSnapshots,
+): Promise<DriftFacts> {
+  // Sequential on purpose: the transaction is one connection (overlapping queries on it are queued, and refused by pg
+  // 9).
+  const products = await trx('products')
+    .where({ active: true })
+    .select('id', 'sku', 'version', 'android_store_product_id');
+  const prices = await trx('prices as pr')
+    .join('products as p', 'p.id', 'pr.product_id')
+    .where('p.active', true)
+    .select('pr.product_id', 'pr.country');
   const paywall = await trx('paywalls').first('config', 'published_at', 'updated_at');
   const refs = await trx('product_provider_refs').select('product_id', 'provider', 'mode', 'synced_version');
-  const links = await trx('payment_links').select('product_id', 'provider', 'mode').unionAll((q) => q.from('provider_plans').select('product_id', 'provider', 'mode'));
+  const links = await trx('payment_links')
+    .select('product_id', 'provider', 'mode')
+    .unionAll((q) => q.from('provider_plans').select('product_id', 'provider', 'mode'));
   const countries = new Map<string, string[]>();
   for (const r of prices) countries.set(r.product_id, [...(countries.get(r.product_id) ?? []), r.country]);
   const driftProducts: DriftProduct[] = products.map((p: Row) => ({
-    id: p.id, sku: p.sku, version: p.version, android_store_product_id: p.android_store_product_id ?? null, countries: countries.get(p.id) ?? [],
+    id: p.id,
+    sku: p.sku,
+    version: p.version,
+    android_store_product_id: p.android_store_product_id ?? null,
+    countries: countries.get(p.id) ?? [],
   }));
   const providers: ProviderDriftFacts[] = setups.map(({ provider, modes, ...c }) => {
     const synced_versions: ProviderDriftFacts['synced_versions'] = {};
-    for (const r of refs.filter((x: Row) => x.provider === provider)) (synced_versions[r.product_id] ??= {})[r.mode as Mode] = r.synced_version;
+    for (const r of refs.filter((x: Row) => x.provider === provider))
+      (synced_versions[r.product_id] ??= {})[r.mode as Mode] = r.synced_version;
     const link_modes: ProviderDriftFacts['link_modes'] = {};
     for (const l of links.filter((x: Row) => x.provider === provider)) (link_modes[l.product_id] ??= []).push(l.mode);
     const remote: ProviderDriftFacts['remote'] = {};
@@ -81,18 +106,36 @@ export async function driftDbFacts(trx: Knex.Transaction, setups: readonly Provi
       remote[m] = snap?.remote ?? [];
       credential_modes[m] = snap?.credential_mode ?? null;
     }
-    return { provider, is_active: c.is_active, has_test_credential: c.has_test_credential, has_live_credential: c.has_live_credential, credential_modes, remote, synced_versions, link_modes };
+    return {
+      provider,
+      is_active: c.is_active,
+      has_test_credential: c.has_test_credential,
+      has_live_credential: c.has_live_credential,
+      credential_modes,
+      remote,
+      synced_versions,
+      link_modes,
+    };
   });
   const published = paywall ? isPaywallPublished(paywall) : true;
-  const skus = Array.isArray(paywall?.config?.skus) ? (paywall.config.skus as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  const skus = Array.isArray(paywall?.config?.skus)
+    ? (paywall.config.skus as unknown[]).filter((s): s is string => typeof s === 'string')
+    : [];
   return { products: driftProducts, paywall: paywall ? { published, skus } : null, providers };
 }
 
 /** The product as an adapter is asked to make it, with its prices. */
-export async function loadProductSpec(trx: Knex.Transaction, tenantId: string, productId: string): Promise<ProductSpec | null> {
+export async function loadProductSpec(
+  trx: Knex.Transaction,
+  tenantId: string,
+  productId: string,
+): Promise<ProductSpec | null> {
   const p = await trx('products').where({ id: productId }).first();
   if (!p) return null;
-  const prices = await trx('prices').where({ product_id: productId }).orderBy(['country', 'currency']).select('country', 'currency', 'amount_minor');
+  const prices = await trx('prices')
+    .where({ product_id: productId })
+    .orderBy(['country', 'currency'])
+    .select('country', 'currency', 'amount_minor');
   return {
     product_id: p.id,
     tenant_id: tenantId,
@@ -104,7 +147,11 @@ export async function loadProductSpec(trx: Knex.Transaction, tenantId: string, p
     android_store_product_id: p.android_store_product_id,
     ios_store_product_id: p.ios_store_product_id,
     trial_days: null,
-    prices: prices.map((r: Row) => ({ country: r.country, currency: r.currency, amount_minor: Number(r.amount_minor) })),
+    prices: prices.map((r: Row) => ({
+      country: r.country,
+      currency: r.currency,
+      amount_minor: Number(r.amount_minor),
+    })),
   };
 }
 
@@ -126,11 +173,30 @@ export async function activeProducts(trx: Knex.Transaction): Promise<PlannedProd
   return rows.map((p: { id: string; sku: string }) => ({ productId: p.id, sku: p.sku }));
 }
 
-/** The apps that sell through the target and the (app, product) pairs that already have a purchase entry point there. */
-export async function targetLinkFacts(trx: Knex.Transaction, target: SyncTarget, productIds: string[]): Promise<TargetLinkFacts> {
+/**
+ * The apps that sell through the target and the (app, product) pairs that already have a purchase entry point there.
+ */
+export async function targetLinkFacts(
+  trx: Knex.Transaction,
+  target: SyncTarget,
+  productIds: string[],
+): Promise<TargetLinkFacts> {
   if (productIds.length === 0) return { target, apps: [], have: [] };
   const apps = await appsFor(trx, target.connectionId);
-  const have = await trx('payment_links').where({ provider: target.provider, mode: target.mode }).whereIn('product_id', productIds).select('app_id', 'product_id')
-    .unionAll((q) => q.from('provider_plans').where({ provider: target.provider, mode: target.mode }).whereIn('product_id', productIds).select('app_id', 'product_id'));
-  return { target, apps, have: have.map((h: { app_id: string; product_id: string }) => ({ appId: h.app_id, productId: h.product_id })) };
+  const have = await trx('payment_links')
+    .where({ provider: target.provider, mode: target.mode })
+    .whereIn('product_id', productIds)
+    .select('app_id', 'product_id')
+    .unionAll((q) =>
+      q
+        .from('provider_plans')
+        .where({ provider: target.provider, mode: target.mode })
+        .whereIn('product_id', productIds)
+        .select('app_id', 'product_id'),
+    );
+  return {
+    target,
+    apps,
+    have: have.map((h: { app_id: string; product_id: string }) => ({ appId: h.app_id, productId: h.product_id })),
+  };
 }

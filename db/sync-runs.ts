@@ -27,7 +27,15 @@ export async function takeDrainLock(trx: Knex.Transaction, run: NewRun): Promise
   try {
     // A savepoint, so the unique violation leaves the caller's transaction usable.
     await trx.transaction((sp) =>
-      sp('sync_runs').insert({ id: run.runId, tenant_id: run.tenantId, kind: run.kind, status: 'running', confirm_count: run.confirmCount, requested_by: run.requestedBy, workflow_id: run.workflowId }),
+      sp('sync_runs').insert({
+        id: run.runId,
+        tenant_id: run.tenantId,
+        kind: run.kind,
+        status: 'running',
+        confirm_count: run.confirmCount,
+        requested_by: run.requestedBy,
+        workflow_id: run.workflowId,
+      }),
     );
     return true;
   } catch (e) {
@@ -37,14 +45,38 @@ export async function takeDrainLock(trx: Knex.Transaction, run: NewRun): Promise
 }
 
 /** One event per provider and run: a retried activity that already wrote it adds nothing. */
-export async function recordSyncEvent(trx: Knex.Transaction, tenantId: string, runId: string, event: SyncEvent): Promise<void> {
+export async function recordSyncEvent(
+  trx: Knex.Transaction,
+  tenantId: string,
+  runId: string,
+  event: SyncEvent,
+): Promise<void> {
   if (await trx('sync_events').where({ run_id: runId, provider: event.provider }).first('id')) return;
-  await trx('sync_events').insert({ tenant_id: tenantId, run_id: runId, provider: event.provider, status: event.status, reason: event.reason, detail: JSON.stringify(event.detail) });
+  await trx('sync_events').insert({
+    tenant_id: tenantId,
+    run_id: runId,
+    provider: event.provider,
+    status: event.status,
+    reason: event.reason,
+    detail: JSON.stringify(event.detail),
+  });
 }
 
 /** Close the run: releases the tenant's drain lock. */
-export async function finishSyncRun(trx: Knex.Transaction, runId: string, ok: boolean, result: Record<string, unknown>): Promise<void> {
-  await trx('sync_runs').where({ id: runId }).update({ status: ok ? 'succeeded' : 'failed', result: JSON.stringify(result), finished_at: trx.fn.now(), updated_at: trx.fn.now() });
+export async function finishSyncRun(
+  trx: Knex.Transaction,
+  runId: string,
+  ok: boolean,
+  result: Record<string, unknown>,
+): Promise<void> {
+  await trx('sync_runs')
+    .where({ id: runId })
+    .update({
+      status: ok ? 'succeeded' : 'failed',
+      result: JSON.stringify(result),
+      finished_at: trx.fn.now(),
+      updated_at: trx.fn.now(),
+    });
 }
 
 export interface RunRow {
@@ -59,10 +91,17 @@ export interface RunRow {
 
 /** The newest runs first (the dashboard's list). */
 export async function recentRuns(trx: Knex.Transaction, limit = 100): Promise<RunRow[]> {
-  return trx('sync_runs').orderBy('created_at', 'desc').limit(limit).select<RunRow[]>('id', 'kind', 'status', 'requested_by', 'workflow_id', 'created_at', 'finished_at');
+  return trx('sync_runs')
+    .orderBy('created_at', 'desc')
+    .limit(limit)
+    .select<RunRow[]>('id', 'kind', 'status', 'requested_by', 'workflow_id', 'created_at', 'finished_at');
 }
 
 /** The sync events list page (GET /v1/sync/events): newest first, each filter optional. */
-export function syncEventPage(src: PageSource, filters: { run_id?: string; provider?: string; status?: string }, page: PageRequest): Promise<RowPage> {
+export function syncEventPage(
+  src: PageSource,
+  filters: { run_id?: string; provider?: string; status?: string },
+  page: PageRequest,
+): Promise<RowPage> {
   return pageFromSql(src, { table: 'sync_events', columns: 'sync_events.*', from: 'sync_events', filters }, page, rows);
 }

@@ -10,29 +10,80 @@ import { noteReadinessChange } from './outbound-events';
  */
 
 /** Our record of the product's object at the target, or undefined when it was never created there. */
-export async function providerRefOf(trx: Knex.Transaction, productId: string, target: Pick<SyncTarget, 'provider' | 'mode'>): Promise<{ external_id: string } | undefined> {
-  return trx('product_provider_refs').where({ product_id: productId, provider: target.provider, mode: target.mode }).first('external_id');
+export async function providerRefOf(
+  trx: Knex.Transaction,
+  productId: string,
+  target: Pick<SyncTarget, 'provider' | 'mode'>,
+): Promise<{ external_id: string } | undefined> {
+  return trx('product_provider_refs')
+    .where({ product_id: productId, provider: target.provider, mode: target.mode })
+    .first('external_id');
 }
 
-export async function recordProductAt(trx: Knex.Transaction, tenantId: string, target: SyncTarget, product: { product_id: string; version: number }, externalId: string): Promise<void> {
+export async function recordProductAt(
+  trx: Knex.Transaction,
+  tenantId: string,
+  target: SyncTarget,
+  product: { product_id: string; version: number },
+  externalId: string,
+): Promise<void> {
   await trx('product_provider_refs')
-    .insert({ tenant_id: tenantId, product_id: product.product_id, provider: target.provider, mode: target.mode, external_id: externalId, synced_version: product.version, synced_at: trx.fn.now() })
+    .insert({
+      tenant_id: tenantId,
+      product_id: product.product_id,
+      provider: target.provider,
+      mode: target.mode,
+      external_id: externalId,
+      synced_version: product.version,
+      synced_at: trx.fn.now(),
+    })
     .onConflict(['product_id', 'provider', 'mode'])
-    .merge({ external_id: externalId, synced_version: product.version, synced_at: trx.fn.now(), updated_at: trx.fn.now() });
+    .merge({
+      external_id: externalId,
+      synced_version: product.version,
+      synced_at: trx.fn.now(),
+      updated_at: trx.fn.now(),
+    });
 }
 
-/** A payment link goes to `payment_links`, a plan to `provider_plans`; either way one per (app, product, provider, mode). */
-export async function recordLinkAt(trx: Knex.Transaction, tenantId: string, target: SyncTarget, ids: { appId: string; productId: string }, link: PaymentLinkResult): Promise<void> {
-  const row = { tenant_id: tenantId, app_id: ids.appId, product_id: ids.productId, connection_id: target.connectionId, provider: target.provider, mode: target.mode, external_id: link.external_id };
+/**
+ * A payment link goes to `payment_links`, a plan to `provider_plans`; either way one per (app, product, provider,
+ * mode).
+ */
+export async function recordLinkAt(
+  trx: Knex.Transaction,
+  tenantId: string,
+  target: SyncTarget,
+  ids: { appId: string; productId: string },
+  link: PaymentLinkResult,
+): Promise<void> {
+  const row = {
+    tenant_id: tenantId,
+    app_id: ids.appId,
+    product_id: ids.productId,
+    connection_id: target.connectionId,
+    provider: target.provider,
+    mode: target.mode,
+    external_id: link.external_id,
+  };
   if (link.kind === 'payment_link') {
-    await trx('payment_links').insert({ ...row, url: link.url ?? '' }).onConflict(['app_id', 'product_id', 'provider', 'mode']).merge({ external_id: link.external_id, url: link.url ?? '', updated_at: trx.fn.now() });
+    await trx('payment_links')
+      .insert({ ...row, url: link.url ?? '' })
+      .onConflict(['app_id', 'product_id', 'provider', 'mode'])
+      .merge({ external_id: link.external_id, url: link.url ?? '', updated_at: trx.fn.now() });
   } else {
-    await trx('provider_plans').insert(row).onConflict(['app_id', 'product_id', 'provider', 'mode']).merge({ external_id: link.external_id, updated_at: trx.fn.now() });
+    await trx('provider_plans')
+      .insert(row)
+      .onConflict(['app_id', 'product_id', 'provider', 'mode'])
+      .merge({ external_id: link.external_id, updated_at: trx.fn.now() });
   }
 }
 
 /** Retirement's last step: the product leaves the catalogue (one active product fewer, which readiness counts). */
 export async function deactivateProduct(trx: Knex.Transaction, productId: string): Promise<void> {
-  const [row] = await trx('products').where({ id: productId }).update({ active: false, retired_at: trx.fn.now(), updated_at: trx.fn.now() }).returning('tenant_id');
+  const [row] = await trx('products')
+    .where({ id: productId })
+    .update({ active: false, retired_at: trx.fn.now(), updated_at: trx.fn.now() })
+    .returning('tenant_id');
   if (row) await noteReadinessChange(trx, row.tenant_id);
 }

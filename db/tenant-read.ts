@@ -24,9 +24,16 @@ interface PoolConnection extends pg.Client {
  * transaction). A connection whose COMMIT or ROLLBACK failed is marked for the pool to discard,
  * never handed out again in an unknown state.
  */
-export async function readAsTenant<T>(db: Knex, tenantId: string, work: (reader: TenantReader) => Promise<T>): Promise<T> {
+export async function readAsTenant<T>(
+  db: Knex,
+  tenantId: string,
+  work: (reader: TenantReader) => Promise<T>,
+): Promise<T> {
   const settings = tenantSettingsSql(tenantId, 'readAsTenant');
-  const client = db.client as { acquireConnection(): Promise<PoolConnection>; releaseConnection(c: PoolConnection): Promise<void> };
+  const client = db.client as {
+    acquireConnection(): Promise<PoolConnection>;
+    releaseConnection(c: PoolConnection): Promise<void>;
+  };
   const conn = await client.acquireConnection();
   const prepare = preparesStatements(db);
   let open = true;
@@ -35,7 +42,14 @@ export async function readAsTenant<T>(db: Knex, tenantId: string, work: (reader:
       if (!open) throw new Error('readAsTenant: the read has ended; its reader cannot be used any more');
       const name = prepare ? preparedName(sql) : undefined;
       try {
-        return (await conn.query({ text: sql, values, ...(name ? { name } : {}), ...(opts?.types ? { types: opts.types } : {}) })).rows;
+        return (
+          await conn.query({
+            text: sql,
+            values,
+            ...(name ? { name } : {}),
+            ...(opts?.types ? { types: opts.types } : {}),
+          })
+        ).rows;
       } catch (err) {
         if (name) renamePreparedAfterPlanChange(err);
         throw err;

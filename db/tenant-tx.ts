@@ -10,7 +10,11 @@ export const APP_ROLE = 'billing_app';
  * non-owner role and sets `app.tenant_id` for its own duration only
  * (`set_config(..., true)`), so RLS filters every read and checks every write.
  */
-export async function withTenant<T>(db: Knex, tenantId: string, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+export async function withTenant<T>(
+  db: Knex,
+  tenantId: string,
+  work: (trx: Knex.Transaction) => Promise<T>,
+): Promise<T> {
   return db.transaction(work, { beginSql: tenantSettingsSql(tenantId, 'withTenant') } as TenantTransactionConfig);
 }
 
@@ -26,5 +30,7 @@ export function tenantSettingsSql(tenantId: string, caller: string): string {
 
 /** A transaction as the app role with no tenant set: RLS makes every tenant table empty. */
 export async function withNoTenant<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(work, { beginSql: `select set_config('role', '${APP_ROLE}', true)` } as TenantTransactionConfig);
+  return db.transaction(work, {
+    beginSql: `select set_config('role', '${APP_ROLE}', true)`,
+  } as TenantTransactionConfig);
 }

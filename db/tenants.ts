@@ -16,7 +16,9 @@ export interface CreatedTenant {
  */
 export async function createTenant(db: Knex, input: { name: string; isDemo?: boolean }): Promise<CreatedTenant> {
   return db.transaction(async (trx) => {
-    const [tenant] = await trx('tenants').insert({ name: input.name, is_demo: input.isDemo ?? false }).returning('*');
+    const [tenant] = await trx('tenants')
+      .insert({ name: input.name, is_demo: input.isDemo ?? false })
+      .returning('*');
     const publishable = generatePublishableKey('test');
     const [app] = await trx('apps')
       .insert({
@@ -42,6 +44,8 @@ export async function tenantOfApiKey(db: Knex, keyId: string): Promise<string | 
 }
 
 /** The calling tenant's own row (RLS shows it only its own), as GET /v1/tenant reports it. */
-export async function tenantProfile(trx: Knex.Transaction): Promise<{ id: string; name: string; plan: string; subscriber_limit: number; created_at: Date }> {
+export async function tenantProfile(
+  trx: Knex.Transaction,
+): Promise<{ id: string; name: string; plan: string; subscriber_limit: number; created_at: Date }> {
   return trx('tenants').first('id', 'name', 'plan', 'subscriber_limit', 'created_at');
 }

@@ -18,10 +18,16 @@ const digit = (s: string, i: number) => {
 export function timestamptzToIso(text: string): string {
   const n = text.length;
   const utc = text.charCodeAt(n - 3) === 43 /* + */ && text.charCodeAt(n - 2) === 48 && text.charCodeAt(n - 1) === 48;
-  const shaped = text.charCodeAt(4) === 45 && text.charCodeAt(10) === 32 && text.charCodeAt(13) === 58 && digit(text, 0) && digit(text, 18);
+  const shaped =
+    text.charCodeAt(4) === 45 &&
+    text.charCodeAt(10) === 32 &&
+    text.charCodeAt(13) === 58 &&
+    digit(text, 0) &&
+    digit(text, 18);
   if (utc && shaped) {
     if (n === 22) return `${text.slice(0, 10)}T${text.slice(11, 19)}.000Z`;
-    if (n >= 24 && n <= 29 && text.charCodeAt(19) === 46 /* . */) return `${text.slice(0, 10)}T${text.slice(11, 19)}.${text.slice(20, Math.min(n - 3, 23)).padEnd(3, '0')}Z`;
+    if (n >= 24 && n <= 29 && text.charCodeAt(19) === 46 /* . */)
+      return `${text.slice(0, 10)}T${text.slice(11, 19)}.${text.slice(20, Math.min(n - 3, 23)).padEnd(3, '0')}Z`;
   }
   const parsed = defaultTimestamptz(text);
   return parsed instanceof Date && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : String(text);

@@ -6,6 +6,10 @@ import type { Knex } from 'knex';
  * the webhook routing uses (migrations 015, 017): ids only, never a credential.
  */
 export async function playConnectionsOfAllTenants(db: Knex): Promise<{ tenantId: string; connectionId: string }[]> {
-  const rows = (await db('provider_connections').where({ provider: 'store_android', is_active: true }).whereNotNull('verified_at').orderBy('id').select('id', 'tenant_id')) as { id: string; tenant_id: string }[];
+  const rows = (await db('provider_connections')
+    .where({ provider: 'store_android', is_active: true })
+    .whereNotNull('verified_at')
+    .orderBy('id')
+    .select('id', 'tenant_id')) as { id: string; tenant_id: string }[];
   return rows.map((r) => ({ tenantId: r.tenant_id, connectionId: r.id }));
 }

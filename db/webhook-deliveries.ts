@@ -46,14 +46,27 @@ export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ ins
            on conflict (delivery_id) do nothing returning id)
      select d.inserted, (select count(*) from o)::int as queued from d`,
     [
-      d.tenantId, d.provider, d.eventId, d.eventType, d.mode, effect ? 'received' : 'processed', d.noEffectReason,
-      JSON.stringify(d.payload), d.buyerEmail, d.taskQueue, JSON.stringify(d.handover), effect,
+      d.tenantId,
+      d.provider,
+      d.eventId,
+      d.eventType,
+      d.mode,
+      effect ? 'received' : 'processed',
+      d.noEffectReason,
+      JSON.stringify(d.payload),
+      d.buyerEmail,
+      d.taskQueue,
+      JSON.stringify(d.handover),
+      effect,
     ],
   );
   return { inserted: rows[0].inserted, queued: rows[0].queued > 0 };
 }
 
-/** Refused requests kept per provider, tenant (null: no tenant could be named) and kind per minute; past it they are counted nowhere. */
+/**
+ * Refused requests kept per provider, tenant (null: no tenant could be named) and kind per minute; past it they are
+ * counted nowhere.
+ */
 export const REFUSALS_KEPT_PER_MINUTE = 20;
 const MAX_REASON = 200;
 
@@ -89,14 +102,25 @@ export async function recordRefusal(db: Knex | Knex.Transaction, r: Refusal): Pr
   const full = await db.raw(`select (${windowCount}) >= ? as full`, [...window, REFUSALS_KEPT_PER_MINUTE]);
   if (full.rows[0].full) return false;
   return db.transaction(async (trx) => {
-    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`webhook_refusals:${r.provider}:${r.tenantId ?? '-'}:${eventType}`]);
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
+      `webhook_refusals:${r.provider}:${r.tenantId ?? '-'}:${eventType}`,
+    ]);
     // A statement of its own after the lock: its snapshot sees every refusal committed before the lock was granted.
     const { rows } = await trx.raw(
       `insert into webhook_deliveries (tenant_id, provider, event_id, event_type, status, reason, payload)
        select ?::uuid, ?, ? || '_' || gen_random_uuid(), ?, 'failed', ?, ?::jsonb
         where (${windowCount}) < ?
        returning id`,
-      [r.tenantId, r.provider, eventType, eventType, r.reason.slice(0, MAX_REASON), JSON.stringify({ bytes: r.bytes }), ...window, REFUSALS_KEPT_PER_MINUTE],
+      [
+        r.tenantId,
+        r.provider,
+        eventType,
+        eventType,
+        r.reason.slice(0, MAX_REASON),
+        JSON.stringify({ bytes: r.bytes }),
+        ...window,
+        REFUSALS_KEPT_PER_MINUTE,
+      ],
     );
     return rows.length > 0;
   });
@@ -110,10 +134,23 @@ export interface OutboxRow<H> {
   created_at: Date;
 }
 
-/** A task queue's rows due now, oldest first, locked so replicas share the work; a row waiting out its back-off holds back no other. */
-export async function takeDueOutboxRows<H>(trx: Knex.Transaction, limit: number, taskQueue: string): Promise<OutboxRow<H>[]> {
-  return trx('webhook_outbox').select('id', 'delivery_id', 'handover', 'attempts', 'created_at').where({ task_queue: taskQueue }).where('next_attempt_at', '<=', trx.fn.now())
-    .orderBy('id').limit(limit).forUpdate().skipLocked();
+/**
+ * A task queue's rows due now, oldest first, locked so replicas share the work; a row waiting out its back-off holds
+ * back no other.
+ */
+export async function takeDueOutboxRows<H>(
+  trx: Knex.Transaction,
+  limit: number,
+  taskQueue: string,
+): Promise<OutboxRow<H>[]> {
+  return trx('webhook_outbox')
+    .select('id', 'delivery_id', 'handover', 'attempts', 'created_at')
+    .where({ task_queue: taskQueue })
+    .where('next_attempt_at', '<=', trx.fn.now())
+    .orderBy('id')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked();
 }
 
 export async function deleteOutboxRows(trx: Knex.Transaction, ids: string[]): Promise<void> {
@@ -121,21 +158,42 @@ export async function deleteOutboxRows(trx: Knex.Transaction, ids: string[]): Pr
 }
 
 /** Try again after `delayMs`; `counted` says whether this failure spends one of the row's attempts. */
-export async function rescheduleOutboxRows(trx: Knex.Transaction, ids: string[], r: { counted: boolean; delayMs: number; error: string }): Promise<void> {
+export async function rescheduleOutboxRows(
+  trx: Knex.Transaction,
+  ids: string[],
+  r: { counted: boolean; delayMs: number; error: string },
+): Promise<void> {
   if (!ids.length) return;
-  await trx('webhook_outbox').whereIn('id', ids).update({
-    attempts: trx.raw('attempts + ?', [r.counted ? 1 : 0]),
-    next_attempt_at: trx.raw(`now() + (? * interval '1 millisecond')`, [r.delayMs]),
-    last_error: r.error.slice(0, MAX_REASON),
-  });
+  await trx('webhook_outbox')
+    .whereIn('id', ids)
+    .update({
+      attempts: trx.raw('attempts + ?', [r.counted ? 1 : 0]),
+      next_attempt_at: trx.raw(`now() + (? * interval '1 millisecond')`, [r.delayMs]),
+      last_error: r.error.slice(0, MAX_REASON),
+    });
 }
 
-/** Give up on rows: their deliveries become `failed` with the reason (GET /webhooks?status=failed), the rows leave the outbox. */
-export async function failOutboxRows(trx: Knex.Transaction, rows: { id: string; delivery_id: string }[], reason: string): Promise<void> {
+/**
+ * Give up on rows: their deliveries become `failed` with the reason (GET /webhooks?status=failed), the rows leave the
+ * outbox.
+ */
+export async function failOutboxRows(
+  trx: Knex.Transaction,
+  rows: { id: string; delivery_id: string }[],
+  reason: string,
+): Promise<void> {
   if (!rows.length) return;
-  await trx('webhook_deliveries').whereIn('id', rows.map((r) => r.delivery_id)).where({ status: 'received' })
+  await trx('webhook_deliveries')
+    .whereIn(
+      'id',
+      rows.map((r) => r.delivery_id),
+    )
+    .where({ status: 'received' })
     .update({ status: 'failed', reason: reason.slice(0, MAX_REASON), updated_at: trx.fn.now() });
-  await deleteOutboxRows(trx, rows.map((r) => r.id));
+  await deleteOutboxRows(
+    trx,
+    rows.map((r) => r.id),
+  );
 }
 
 /** The inbound webhook delivery log as GET /v1/webhooks pages it (payloads are stored redacted). */
@@ -144,7 +202,12 @@ export function deliveryPage(
   filters: { provider?: string; status?: string; event_type?: string; mode?: string },
   page: PageRequest,
 ): Promise<RowPage> {
-  return pageFromSql(src, { table: 'webhook_deliveries', columns: 'webhook_deliveries.*', from: 'webhook_deliveries', filters }, page, rows);
+  return pageFromSql(
+    src,
+    { table: 'webhook_deliveries', columns: 'webhook_deliveries.*', from: 'webhook_deliveries', filters },
+    page,
+    rows,
+  );
 }
 
 /**
@@ -154,21 +217,46 @@ export function deliveryPage(
  */
 
 /** A web lifecycle applied these events: deliveries still `received` are `processed`. */
-export async function markLifecycleDeliveriesProcessed(trx: Knex.Transaction, provider: string, eventIds: readonly string[]): Promise<void> {
+export async function markLifecycleDeliveriesProcessed(
+  trx: Knex.Transaction,
+  provider: string,
+  eventIds: readonly string[],
+): Promise<void> {
   if (!eventIds.length) return;
-  await trx('webhook_deliveries').where({ provider }).whereIn('event_id', eventIds).where({ status: 'received' })
+  await trx('webhook_deliveries')
+    .where({ provider })
+    .whereIn('event_id', eventIds)
+    .where({ status: 'received' })
     .update({ status: 'processed', processed_at: trx.fn.now(), updated_at: trx.fn.now() });
 }
 
-/** A store notification's purchase was re-read and written: its delivery is `processed`, in the mode the store named. */
-export async function markStoreDeliveriesProcessed(trx: Knex.Transaction, provider: string, eventIds: readonly string[], mode: Mode): Promise<void> {
+/**
+ * A store notification's purchase was re-read and written: its delivery is `processed`, in the mode the store named.
+ */
+export async function markStoreDeliveriesProcessed(
+  trx: Knex.Transaction,
+  provider: string,
+  eventIds: readonly string[],
+  mode: Mode,
+): Promise<void> {
   if (!eventIds.length) return;
-  await trx('webhook_deliveries').where({ provider }).whereIn('event_id', eventIds).whereNot({ status: 'failed' })
+  await trx('webhook_deliveries')
+    .where({ provider })
+    .whereIn('event_id', eventIds)
+    .whereNot({ status: 'failed' })
     .update({ status: 'processed', mode, processed_at: trx.fn.now(), updated_at: trx.fn.now() });
 }
 
 /** The store did not confirm the purchase a notification named: its delivery is `failed`, with the store's reason. */
-export async function failDeliveries(trx: Knex.Transaction, provider: string, eventIds: readonly string[], reason: string): Promise<void> {
-  await trx('webhook_deliveries').where({ provider }).whereIn('event_id', eventIds).where({ status: 'received' })
+export async function failDeliveries(
+  trx: Knex.Transaction,
+  provider: string,
+  eventIds: readonly string[],
+  reason: string,
+): Promise<void> {
+  await trx('webhook_deliveries')
+    .where({ provider })
+    .whereIn('event_id', eventIds)
+    .where({ status: 'received' })
     .update({ status: 'failed', reason, updated_at: trx.fn.now() });
 }

@@ -34,9 +34,12 @@ export interface PriceInput {
 export function priceProblem(prices: readonly PriceInput[]): [string, string] | null {
   const seen = new Set<string>();
   for (const [i, p] of prices.entries()) {
-    if (!isCountry(p.country)) return [`prices[${i}].country`, `"${p.country}" is not an ISO 3166-1 alpha-2 country code (e.g. US, DE)`];
-    if (!isCurrency(p.currency)) return [`prices[${i}].currency`, `"${p.currency}" is not an ISO 4217 currency code (e.g. USD, EUR)`];
-    if (!Number.isInteger(p.amount) || p.amount < 0 || p.amount > MAX_AMOUNT_MINOR) return [`prices[${i}].amount`, 'amount is an integer in minor units (cents), 0 or more'];
+    if (!isCountry(p.country))
+      return [`prices[${i}].country`, `"${p.country}" is not an ISO 3166-1 alpha-2 country code (e.g. US, DE)`];
+    if (!isCurrency(p.currency))
+      return [`prices[${i}].currency`, `"${p.currency}" is not an ISO 4217 currency code (e.g. USD, EUR)`];
+    if (!Number.isInteger(p.amount) || p.amount < 0 || p.amount > MAX_AMOUNT_MINOR)
+      return [`prices[${i}].amount`, 'amount is an integer in minor units (cents), 0 or more'];
     const key = `${p.country}:${p.currency}`;
     if (seen.has(key)) return [`prices[${i}]`, `${key} is listed twice`];
     seen.add(key);
@@ -47,10 +50,13 @@ export function priceProblem(prices: readonly PriceInput[]): [string, string] | 
 /** Trial length per platform in days (0–365), or null to clear. */
 export function trialProblem(t: unknown): string | null {
   if (t === null) return null;
-  if (!t || typeof t !== 'object' || Array.isArray(t)) return 'trial_per_platform is an object of platform → days, or null';
+  if (!t || typeof t !== 'object' || Array.isArray(t))
+    return 'trial_per_platform is an object of platform → days, or null';
   for (const [k, v] of Object.entries(t)) {
-    if (!(PLATFORMS as readonly string[]).includes(k)) return `unknown platform "${k}" (one of ${PLATFORMS.join(', ')})`;
-    if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 365) return `trial_per_platform.${k} is whole days, 0–365`;
+    if (!(PLATFORMS as readonly string[]).includes(k))
+      return `unknown platform "${k}" (one of ${PLATFORMS.join(', ')})`;
+    if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 365)
+      return `trial_per_platform.${k} is whole days, 0–365`;
   }
   return null;
 }

@@ -21,7 +21,10 @@ export function clientAddressKey(address: string): string {
   const v6 = parseIPv6(a);
   if (!v6) return a.slice(0, 100);
   if (isIPv4Mapped(v6)) return [v6[6] >> 8, v6[6] & 0xff, v6[7] >> 8, v6[7] & 0xff].join('.');
-  return `${v6.slice(0, 4).map((h) => h.toString(16)).join(':')}::/64`;
+  return `${v6
+    .slice(0, 4)
+    .map((h) => h.toString(16))
+    .join(':')}::/64`;
 }
 
 /** `::ffff:0:0/96`: an IPv4 address carried in IPv6 (what a dual-stack socket reports for an IPv4 peer). */

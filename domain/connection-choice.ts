@@ -27,13 +27,23 @@ export function chooseConnection<C extends ConnectionOption>(
 ): ConnectionChoice<C> {
   const active = connections.filter((c) => c.is_active);
   if (active.length === 0) {
-    return { ok: false, code: 'no_connection', message: `no ${provider} connection on this account: connect ${provider} in the dashboard first`, candidates: [] };
+    return {
+      ok: false,
+      code: 'no_connection',
+      message: `no ${provider} connection on this account: connect ${provider} in the dashboard first`,
+      candidates: [],
+    };
   }
   if (accountId !== undefined) {
     // account_id may be our connection id or the provider's own account id (account_ref).
     const hit = active.find((c) => c.id === accountId || c.account_ref === accountId);
     if (hit) return { ok: true, connection: hit };
-    return { ok: false, code: 'not_found', message: `no active ${provider} connection matches account_id; candidates: ${describeCandidates(active)}`, candidates: active };
+    return {
+      ok: false,
+      code: 'not_found',
+      message: `no active ${provider} connection matches account_id; candidates: ${describeCandidates(active)}`,
+      candidates: active,
+    };
   }
   const def = active.find((c) => c.is_default);
   if (def) return { ok: true, connection: def };
@@ -56,6 +66,8 @@ export function describeCandidates(list: readonly ConnectionOption[]): string {
  * drift, sync): the account's default, else the first active one, else the first. Input order
  * is creation order.
  */
-export function speakingConnection<C extends { is_default: boolean; is_active: boolean }>(connections: readonly C[]): C | undefined {
+export function speakingConnection<C extends { is_default: boolean; is_active: boolean }>(
+  connections: readonly C[],
+): C | undefined {
   return connections.find((c) => c.is_default) ?? connections.find((c) => c.is_active) ?? connections[0];
 }

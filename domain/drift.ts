@@ -81,7 +81,9 @@ export interface DriftFacts {
  * credential. Stores have one catalogue for sandbox and production, kept through the live
  * credential (or the test one when that is all there is).
  */
-export function syncModes(p: Pick<ProviderDriftFacts, 'provider' | 'is_active' | 'has_test_credential' | 'has_live_credential'>): Mode[] {
+export function syncModes(
+  p: Pick<ProviderDriftFacts, 'provider' | 'is_active' | 'has_test_credential' | 'has_live_credential'>,
+): Mode[] {
   if (!p.is_active) return [];
   if (isStoreProvider(p.provider)) return p.has_live_credential ? ['live'] : p.has_test_credential ? ['test'] : [];
   return (['test', 'live'] as const).filter((m) => (m === 'test' ? p.has_test_credential : p.has_live_credential));
@@ -91,28 +93,69 @@ const webOnly = (p: ProviderId) => !isStoreProvider(p);
 
 function providerFindings(p: ProviderDriftFacts, products: DriftProduct[]): DriftFinding[] {
   const out: DriftFinding[] = [];
-  const f = (kind: DriftKind, automatable: boolean, detail: string, mode: Mode | null = null): DriftFinding => ({ kind, product: null, provider: p.provider, mode, automatable, detail });
+  const f = (kind: DriftKind, automatable: boolean, detail: string, mode: Mode | null = null): DriftFinding => ({
+    kind,
+    product: null,
+    provider: p.provider,
+    mode,
+    automatable,
+    detail,
+  });
   if (!p.is_active) return out;
   if (!p.has_test_credential && !p.has_live_credential) {
-    out.push(f('active-provider-no-credential', false, `${p.provider} is active but holds no credential in either mode; enter one in the dashboard (Providers).`));
+    out.push(
+      f(
+        'active-provider-no-credential',
+        false,
+        `${p.provider} is active but holds no credential in either mode; enter one in the dashboard (Providers).`,
+      ),
+    );
     return out;
   }
   if (webOnly(p.provider) && !p.has_test_credential) {
-    out.push(f('no-test-credential', false, `${p.provider} has a live credential but no test credential, so nothing can be tried in test mode; enter one in the dashboard.`, 'test'));
+    out.push(
+      f(
+        'no-test-credential',
+        false,
+        `${p.provider} has a live credential but no test credential, so nothing can be tried in test mode; enter one in the dashboard.`,
+        'test',
+      ),
+    );
   }
   for (const m of ['test', 'live'] as const) {
     const actual = p.credential_modes[m];
     if (actual && actual !== m) {
-      out.push(f('credential-mode-mismatch', false, `the ${m} credential of ${p.provider} is a ${actual} key; replace it in the dashboard.`, m));
+      out.push(
+        f(
+          'credential-mode-mismatch',
+          false,
+          `the ${m} credential of ${p.provider} is a ${actual} key; replace it in the dashboard.`,
+          m,
+        ),
+      );
     }
   }
   if (webOnly(p.provider) && products.length > 0) {
     const anyLink = Object.values(p.link_modes).some((modes) => modes.length > 0);
     if (!anyLink) {
-      out.push(f('active-provider-zero-links', true, `${p.provider} is active but has no payment link or plan for any product; a sync creates them.`));
+      out.push(
+        f(
+          'active-provider-zero-links',
+          true,
+          `${p.provider} is active but has no payment link or plan for any product; a sync creates them.`,
+        ),
+      );
     } else if (p.has_test_credential) {
       const missing = products.filter((x) => !(p.link_modes[x.id] ?? []).includes('test')).map((x) => x.sku);
-      if (missing.length) out.push(f('test-links-missing', true, `no test-mode payment link at ${p.provider} for ${missing.join(', ')}; a sync creates them.`, 'test'));
+      if (missing.length)
+        out.push(
+          f(
+            'test-links-missing',
+            true,
+            `no test-mode payment link at ${p.provider} for ${missing.join(', ')}; a sync creates them.`,
+            'test',
+          ),
+        );
     }
   }
   return out;
@@ -153,7 +196,14 @@ function catalogueFindings(facts: DriftFacts): DriftFinding[] {
   for (const prod of facts.products) {
     for (const c of countries) {
       if (!prod.countries.includes(c)) {
-        out.push({ kind: 'missing-currency-for-country', product: { id: prod.id, sku: prod.sku }, provider: null, mode: null, automatable: false, detail: `${prod.sku} has no price for ${c}, where other products sell; set one (billing_set_product_pricing).` });
+        out.push({
+          kind: 'missing-currency-for-country',
+          product: { id: prod.id, sku: prod.sku },
+          provider: null,
+          mode: null,
+          automatable: false,
+          detail: `${prod.sku} has no price for ${c}, where other products sell; set one (billing_set_product_pricing).`,
+        });
       }
     }
   }
@@ -161,7 +211,14 @@ function catalogueFindings(facts: DriftFacts): DriftFinding[] {
     const skus = facts.paywall.skus.length ? facts.paywall.skus : ['*'];
     const idOf = new Map(facts.products.map((p) => [p.sku, p.id]));
     for (const sku of skus) {
-      out.push({ kind: 'paywall-not-published', product: { id: idOf.get(sku) ?? null, sku }, provider: null, mode: null, automatable: false, detail: `the paywall showing ${sku} has unpublished changes; publish it in the dashboard (Paywall).` });
+      out.push({
+        kind: 'paywall-not-published',
+        product: { id: idOf.get(sku) ?? null, sku },
+        provider: null,
+        mode: null,
+        automatable: false,
+        detail: `the paywall showing ${sku} has unpublished changes; publish it in the dashboard (Paywall).`,
+      });
     }
   }
   return out;
@@ -180,10 +237,18 @@ export function driftFindings(facts: DriftFacts): DriftFinding[] {
  * The API's label for a finding or a sync outcome: `product:<sku>` when it is about a product,
  * else `provider:<p>`. Rendered for answers only; nothing parses it back.
  */
-export const subjectOf = (x: { product: { sku: string } | null; provider: ProviderId | null }): string => (x.product ? `product:${x.product.sku}` : `provider:${x.provider}`);
+export const subjectOf = (x: { product: { sku: string } | null; provider: ProviderId | null }): string =>
+  x.product ? `product:${x.product.sku}` : `provider:${x.provider}`;
 
 /** Which mode a stored credential belongs to, from the provider's own key format; null when it cannot tell. */
 export function credentialModeOf(provider: ProviderId, credential: Record<string, string>): Mode | null {
-  const probe = provider === 'psp_a' ? credential.secret_key : provider === 'psp_b' ? credential.api_key : provider === 'psp_c' ? credential.key_id : undefined;
+  const probe =
+    provider === 'psp_a'
+      ? credential.secret_key
+      : provider === 'psp_b'
+        ? credential.api_key
+        : provider === 'psp_c'
+          ? credential.key_id
+          : undefined;
   return probe ? providerKeyMode(provider, probe) : null;
 }

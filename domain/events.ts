@@ -16,7 +16,9 @@ export const CANONICAL_EVENT_KINDS = [
 ] as const;
 export type CanonicalEventKind = (typeof CANONICAL_EVENT_KINDS)[number];
 
-/** Webhook delivery status, as GET /v1/webhooks lists it: stored (received), then processed, or failed with a reason. */
+/**
+ * Webhook delivery status, as GET /v1/webhooks lists it: stored (received), then processed, or failed with a reason.
+ */
 export const WEBHOOK_DELIVERY_STATUSES = ['received', 'processed', 'failed'] as const;
 
 /**
@@ -27,14 +29,20 @@ export const WEBHOOK_DELIVERY_STATUSES = ['received', 'processed', 'failed'] as 
  */
 export const ID_LIMITS = { event_id: 255, customer_id: 200, subscription_id: 200, purchase_token: 4096 } as const;
 
-export function eventIdProblem(e: { id: string; customer_id?: string | null; subscription_id?: string | null }, store: boolean): { param: string; detail: string } | null {
+export function eventIdProblem(
+  e: { id: string; customer_id?: string | null; subscription_id?: string | null },
+  store: boolean,
+): { param: string; detail: string } | null {
   const checks: [string, string | null | undefined, number][] = [
     ['event_id', e.id, ID_LIMITS.event_id],
     ['customer_id', e.customer_id, ID_LIMITS.customer_id],
-    store ? ['purchase_token', e.subscription_id, ID_LIMITS.purchase_token] : ['subscription_id', e.subscription_id, ID_LIMITS.subscription_id],
+    store
+      ? ['purchase_token', e.subscription_id, ID_LIMITS.purchase_token]
+      : ['subscription_id', e.subscription_id, ID_LIMITS.subscription_id],
   ];
   for (const [param, value, max] of checks) {
-    if (value != null && value.length > max) return { param, detail: `The event's ${param} is ${value.length} characters long; at most ${max} are accepted.` };
+    if (value != null && value.length > max)
+      return { param, detail: `The event's ${param} is ${value.length} characters long; at most ${max} are accepted.` };
   }
   if (!e.id) return { param: 'event_id', detail: 'The event names no id.' };
   return null;

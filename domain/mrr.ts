@@ -26,7 +26,9 @@ export interface PricedGroup {
  * MRR per currency, in minor units, rounded once per currency. No conversion between
  * currencies: without a rate source a sum across them would be a made-up number.
  */
-export function mrrByCurrency(groups: readonly PricedGroup[]): { currency: string; mrr_minor: number; subscriptions: number }[] {
+export function mrrByCurrency(
+  groups: readonly PricedGroup[],
+): { currency: string; mrr_minor: number; subscriptions: number }[] {
   const by = new Map<string, { exact: number; subscriptions: number }>();
   for (const g of groups) {
     const share = MONTHLY_SHARE[g.tier];

@@ -20,7 +20,9 @@ export const OUTBOUND_EVENT_VERSION = 1;
 
 export const OUTBOUND_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
-/** How long the previous secret keeps signing after a rotation, unless the caller says otherwise; and the most it may. */
+/**
+ * How long the previous secret keeps signing after a rotation, unless the caller says otherwise; and the most it may.
+ */
 export const ROTATION_OVERLAP_SECONDS = { default: 86_400, max: 7 * 86_400 } as const;
 
 /**

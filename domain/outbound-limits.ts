@@ -32,8 +32,13 @@ export const REPLAY_PENDING_CAP = 1000;
  * left alone by the cut at `maxChars` becomes U+FFFD. Everything else is kept as it came.
  */
 export function storableText(s: string, maxChars: number): string {
-  // eslint-disable-next-line no-control-regex
-  return s.replace(/\u0000/g, '\\u0000').slice(0, maxChars).replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return (
+    s
+      // eslint-disable-next-line no-control-regex
+      .replace(/\u0000/g, '\\u0000')
+      .slice(0, maxChars)
+      .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+  );
 }
 
 /**
@@ -61,7 +66,13 @@ export function steadyPace(perSecond: number): { waitMs(now: number): number; ta
  * due goes to the next key in turn (round-robin), not to whoever asked first. So a tenant with
  * many POSTs waiting delays another tenant's next POST by about one start, not by its whole queue.
  */
-export function fairPace(perSecond: number, clock: { now(): number; after(ms: number, fn: () => void): void } = { now: Date.now, after: (ms, fn) => void setTimeout(fn, ms) }) {
+export function fairPace(
+  perSecond: number,
+  clock: { now(): number; after(ms: number, fn: () => void): void } = {
+    now: Date.now,
+    after: (ms, fn) => void setTimeout(fn, ms),
+  },
+) {
   const pace = steadyPace(perSecond);
   const queues = new Map<string, (() => void)[]>();
   const keys: string[] = [];
@@ -109,7 +120,12 @@ export function fairPace(perSecond: number, clock: { now(): number; after(ms: nu
  * keys taking turns (round-robin): one key with many items neither fills the slots nor goes
  * before another key's first item. The outbound dispatcher's wake-ups, keyed by tenant.
  */
-export async function runFairly<T>(items: readonly T[], keyOf: (item: T) => string, limits: { total: number; perKey: number }, work: (item: T) => Promise<void>): Promise<void> {
+export async function runFairly<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  limits: { total: number; perKey: number },
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   const queues = new Map<string, T[]>();
   for (const item of items) {
     const k = keyOf(item);
@@ -135,7 +151,11 @@ export async function runFairly<T>(items: readonly T[], keyOf: (item: T) => stri
   const left = () => [...queues.values()].some((q) => q.length);
   await new Promise<void>((resolve, reject) => {
     const pump = () => {
-      for (let picked = inFlight < limits.total ? next() : null; picked; picked = inFlight < limits.total ? next() : null) {
+      for (
+        let picked = inFlight < limits.total ? next() : null;
+        picked;
+        picked = inFlight < limits.total ? next() : null
+      ) {
         const [k, item] = picked;
         inFlight++;
         running.set(k, (running.get(k) ?? 0) + 1);

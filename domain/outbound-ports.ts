@@ -16,7 +16,10 @@ export const DEFAULT_OUTBOUND_PORTS = '80,443,1024-65535';
 /** `80,443,1024-65535` as ranges; a string saying what is wrong when it is not such a list. */
 export function parsePortRanges(text: string): PortRange[] | string {
   const ranges: PortRange[] = [];
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(part);
     if (!m) return `"${part}" is neither a port nor a range (from-to)`;
     const from = Number(m[1]);

@@ -25,10 +25,19 @@ export const DRAIN_BUDGET_MS = 20_000;
 export type RetryDecision = { retryAtMs: number } | { giveUp: string };
 
 /** After the `attempts`-th failed attempt (1-based) at `nowMs`, of a window that opened at `windowStartMs`. */
-export function afterFailedAttempt(policy: OutboundRetryPolicy, attempts: number, windowStartMs: number, nowMs: number): RetryDecision {
-  const interval = Math.min(policy.firstRetryMs * 2 ** Math.max(0, attempts - 1), Math.max(policy.firstRetryMs, MAX_RETRY_INTERVAL_MS));
+export function afterFailedAttempt(
+  policy: OutboundRetryPolicy,
+  attempts: number,
+  windowStartMs: number,
+  nowMs: number,
+): RetryDecision {
+  const interval = Math.min(
+    policy.firstRetryMs * 2 ** Math.max(0, attempts - 1),
+    Math.max(policy.firstRetryMs, MAX_RETRY_INTERVAL_MS),
+  );
   const retryAtMs = nowMs + interval;
-  if (retryAtMs > windowStartMs + policy.retryWindowMs) return { giveUp: `no 2xx within the retry window (${windowText(policy.retryWindowMs)})` };
+  if (retryAtMs > windowStartMs + policy.retryWindowMs)
+    return { giveUp: `no 2xx within the retry window (${windowText(policy.retryWindowMs)})` };
   return { retryAtMs };
 }
 

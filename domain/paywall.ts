@@ -22,7 +22,10 @@ export const paywallEditSchema = z
   })
   .strict()
   .refine((c) => new Set(c.skus).size === c.skus.length, { message: 'A product is listed twice.', path: ['skus'] })
-  .refine((c) => !c.default_sku || c.skus.includes(c.default_sku), { message: 'The default product must be one of the listed products.', path: ['default_sku'] });
+  .refine((c) => !c.default_sku || c.skus.includes(c.default_sku), {
+    message: 'The default product must be one of the listed products.',
+    path: ['default_sku'],
+  });
 
 /**
  * The paywall configuration the SDK renders: the edited fields, and keys no form edits kept as

@@ -17,7 +17,9 @@ export function isProductSynced(product: { version: number }, refs: readonly Syn
 }
 
 /** Active products synced at each (provider, mode), counted by `isSyncedAt`: key `<provider>:<mode>`. */
-export function syncedCounts(rows: readonly { product_id: string; version: number; provider: string; mode: string; synced_version: number }[]): Map<string, number> {
+export function syncedCounts(
+  rows: readonly { product_id: string; version: number; provider: string; mode: string; synced_version: number }[],
+): Map<string, number> {
   const seen = new Map<string, Set<string>>();
   for (const r of rows) {
     if (!isSyncedAt(r, r)) continue;

@@ -16,12 +16,15 @@ export interface RateLimit {
   source: string;
 }
 
-const STRIPE = 'https://docs.stripe.com/rate-limits (global: 100 requests/s live, 25/s in test mode/sandbox, per account)';
-const PADDLE = 'https://developer.paddle.com/api-reference/about/rate-limiting (240 requests per minute per IP address)';
+const STRIPE =
+  'https://docs.stripe.com/rate-limits (global: 100 requests/s live, 25/s in test mode/sandbox, per account)';
+const PADDLE =
+  'https://developer.paddle.com/api-reference/about/rate-limiting (240 requests per minute per IP address)';
 const RAZORPAY =
   'https://razorpay.com/docs/api/pagination (Razorpay rate-limits but publishes no figure; 10 requests/s is our own conservative assumption, and a 429 is still retried after Retry-After)';
 const PLAY = 'https://developers.google.com/android-publisher/quotas (3,000 queries per minute per quota bucket)';
-const CONNECT = 'https://developer.apple.com/documentation/appstoreconnectapi/identifying-rate-limits (3,600 requests per rolling hour per API key, X-Rate-Limit header)';
+const CONNECT =
+  'https://developer.apple.com/documentation/appstoreconnectapi/identifying-rate-limits (3,600 requests per rolling hour per API key, X-Rate-Limit header)';
 
 const same = (r: RateLimit): Record<Mode, RateLimit> => ({ live: r, test: r });
 

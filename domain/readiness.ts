@@ -61,7 +61,8 @@ interface Gap {
   person: boolean;
 }
 
-const SYNC_ACTION = 'Run a sync (GET /v1/sync, then POST /v1/sync with its confirm_count) to create the products there.';
+const SYNC_ACTION =
+  'Run a sync (GET /v1/sync, then POST /v1/sync with its confirm_count) to create the products there.';
 
 function modeGaps(f: ReadinessFacts, mode: 'test' | 'live'): Gap[] {
   const gaps: Gap[] = [];
@@ -74,7 +75,8 @@ function modeGaps(f: ReadinessFacts, mode: 'test' | 'live'): Gap[] {
   if (mode === 'live' && !isStoreProvider(name) && !f.has_webhook_secret) {
     gaps.push({ action: `Enter the webhook signing secret for ${name} in the dashboard (Providers).`, person: true });
   }
-  if (f.products === 0) gaps.push({ action: 'Create a product (dashboard, or the billing_create_product tool).', person: false });
+  if (f.products === 0)
+    gaps.push({ action: 'Create a product (dashboard, or the billing_create_product tool).', person: false });
   else if ((mode === 'test' ? f.synced_test : f.synced_live) === 0) gaps.push({ action: SYNC_ACTION, person: false });
   return gaps;
 }
@@ -110,7 +112,9 @@ interface Evaluated {
 
 function evaluate(f: ReadinessFacts, ctx: ReadinessContext): Evaluated {
   const store = isStoreProvider(f.provider);
-  const inactive: Gap[] = f.is_active ? [] : [{ action: `Reactivate the ${f.provider} connection in the dashboard (Providers).`, person: true }];
+  const inactive: Gap[] = f.is_active
+    ? []
+    : [{ action: `Reactivate the ${f.provider} connection in the dashboard (Providers).`, person: true }];
   const liveGaps = [...inactive, ...modeGaps(f, 'live')];
   // Stores offer no API to enable or assert test mode: only evidence counts, never configuration.
   const testGaps: Gap[] = store
@@ -128,13 +132,24 @@ function evaluate(f: ReadinessFacts, ctx: ReadinessContext): Evaluated {
     is_active: f.is_active,
     live_ready,
     test_ready,
-    live_detail: detail(live_ready, liveGaps, store ? 'Live: credential set and products synced to the store.' : 'Live: live credential, webhook signing secret and a live product sync are in place.'),
+    live_detail: detail(
+      live_ready,
+      liveGaps,
+      store
+        ? 'Live: credential set and products synced to the store.'
+        : 'Live: live credential, webhook signing secret and a live product sync are in place.',
+    ),
     test_detail: store
       ? test_ready
         ? 'Test: a sandbox purchase reached the service.'
         : 'Test: the store offers no API to enable test mode; it is proven only when a real sandbox purchase reaches the service.'
       : detail(test_ready, testGaps, 'Test: test credential set and products synced in test mode.'),
-    test_mechanism: f.provider === 'store_android' ? 'license_tester' : f.provider === 'store_ios' ? 'sandbox_apple_id' : 'test_api_key',
+    test_mechanism:
+      f.provider === 'store_android'
+        ? 'license_tester'
+        : f.provider === 'store_ios'
+          ? 'sandbox_apple_id'
+          : 'test_api_key',
     human_action: next?.action ?? null,
     manual_steps: store && !f.sandbox_evidence ? storeSteps(f, ctx) : null,
     console_url: store && !f.sandbox_evidence ? CONSOLE_URLS[f.provider as 'store_android' | 'store_ios'] : null,
@@ -143,7 +158,10 @@ function evaluate(f: ReadinessFacts, ctx: ReadinessContext): Evaluated {
 }
 
 /** Rows in the spec's provider order, with a summary whose counts add up from the rows. */
-export function readinessReport(facts: readonly ReadinessFacts[], ctx: ReadinessContext): { providers: ProviderReadiness[]; summary: ReadinessSummary } {
+export function readinessReport(
+  facts: readonly ReadinessFacts[],
+  ctx: ReadinessContext,
+): { providers: ProviderReadiness[]; summary: ReadinessSummary } {
   const evaluated = facts.map((f) => evaluate(f, ctx));
   const providers = evaluated.map((e) => e.row);
   return {

@@ -3,7 +3,8 @@
  * phones), card data and anything secret-looking. Keys are matched at any depth; the value
  * becomes "[redacted]", so the shape an operator debugs with stays.
  */
-const PERSONAL = /(e-?mail|(^|_)name$|^name$|address|phone|card|^last4$|^exp_(month|year)$|fingerprint|secret|password|token|billing_details|shipping|customer_details|receipt_email|^ip$|ip_address)/i;
+const PERSONAL =
+  /(e-?mail|(^|_)name$|^name$|address|phone|card|^last4$|^exp_(month|year)$|fingerprint|secret|password|token|billing_details|shipping|customer_details|receipt_email|^ip$|ip_address)/i;
 const EMAIL_IN_TEXT = /[^\s@]+@[^\s@]+\.[^\s@]+/;
 
 /**
@@ -50,7 +51,8 @@ export function redactPayload(value: unknown): unknown {
       for (let i = 0; i < from.length; i++) if (i in from) out[i] = visit(from[i], depth + 1);
     } else {
       const out = to as Record<string, unknown>;
-      for (const [k, v] of Object.entries(from)) out[k] = PERSONAL.test(k) && v !== null ? '[redacted]' : visit(v, depth + 1);
+      for (const [k, v] of Object.entries(from))
+        out[k] = PERSONAL.test(k) && v !== null ? '[redacted]' : visit(v, depth + 1);
     }
   }
   return root;

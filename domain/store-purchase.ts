@@ -28,7 +28,10 @@ export interface PurchaseRef {
 /** The store's answer, reduced to what the rules need (what an activity returns to a workflow). */
 export interface StorePurchaseRead {
   provider: 'store_android' | 'store_ios';
-  /** The purchase's identity as workflows may carry it: SHA-256 of the Play token, or the App Store original transaction id. */
+  /**
+   * The purchase's identity as workflows may carry it: SHA-256 of the Play token, or the App Store original transaction
+   * id.
+   */
   purchase_key: string;
   store_product_id: string;
   /** Who the store says bought it: Play's obfuscatedExternalAccountId, or the App Store's appAccountToken. */
@@ -69,19 +72,39 @@ export type RegistrationRefusal = { status: number; error: string; detail: strin
  * | FAMILY_SHARED | the purchaser, or none | a family member | granted to the family member |
  * | FAMILY_SHARED, then REVOKE (purchaser refunded or stopped sharing) | — | — | revoked at the re-read |
  */
-export function registrationRefusal(read: StorePurchaseRead, keyMode: Mode, storeUserOfCaller: string): RegistrationRefusal | null {
+export function registrationRefusal(
+  read: StorePurchaseRead,
+  keyMode: Mode,
+  storeUserOfCaller: string,
+): RegistrationRefusal | null {
   if (read.is_sandbox && keyMode === 'live') {
-    return { status: 400, error: 'invalid_purchase', detail: 'This is a sandbox purchase; register it with the app’s pk_test_ key.' };
+    return {
+      status: 400,
+      error: 'invalid_purchase',
+      detail: 'This is a sandbox purchase; register it with the app’s pk_test_ key.',
+    };
   }
   if (!read.is_sandbox && keyMode === 'test') {
-    return { status: 400, error: 'invalid_purchase', detail: 'This is a real (live) purchase; register it with the app’s pk_live_ key.' };
+    return {
+      status: 400,
+      error: 'invalid_purchase',
+      detail: 'This is a real (live) purchase; register it with the app’s pk_live_ key.',
+    };
   }
   // A family member holds the purchase through Family Sharing: the buyer the store names is the purchaser, not them.
   if (read.store_app_user && read.store_app_user !== storeUserOfCaller && read.ownership !== 'family_shared') {
-    return { status: 409, error: 'purchase_token_reused', detail: 'The store says this purchase belongs to another app user.' };
+    return {
+      status: 409,
+      error: 'purchase_token_reused',
+      detail: 'The store says this purchase belongs to another app user.',
+    };
   }
   if (read.state === 'pending') {
-    return { status: 409, error: 'purchase_pending', detail: 'The store has not been paid for this purchase yet; register it again once the payment completes.' };
+    return {
+      status: 409,
+      error: 'purchase_pending',
+      detail: 'The store has not been paid for this purchase yet; register it again once the payment completes.',
+    };
   }
   return null;
 }
@@ -92,7 +115,11 @@ export function registrationRefusal(read: StorePurchaseRead, keyMode: Mode, stor
  * notification (`hint` refunded) that the re-read confirms (no access left) is `revoked`, and a
  * revoked entitlement stays revoked until the store grants access again (a reversed refund).
  */
-export function storeEntitlementState(read: Pick<StorePurchaseRead, 'state'>, current: EntitlementState | null, hint: CanonicalEventKind | null): EntitlementState | null {
+export function storeEntitlementState(
+  read: Pick<StorePurchaseRead, 'state'>,
+  current: EntitlementState | null,
+  hint: CanonicalEventKind | null,
+): EntitlementState | null {
   if (read.state === 'pending') return null;
   const noAccess = read.state === 'expired' || read.state === 'revoked';
   if (noAccess && (hint === 'refunded' || current === 'revoked')) return 'revoked';
@@ -152,12 +179,15 @@ export interface StoreWritePlan {
   supersede: boolean;
 }
 
-export function storeWritePlan(state: EntitlementState | null, hasPredecessor: boolean, supersededBy: string | null): StoreWritePlan {
+export function storeWritePlan(
+  state: EntitlementState | null,
+  hasPredecessor: boolean,
+  supersededBy: string | null,
+): StoreWritePlan {
   if (state === null || supersededBy) return { entitlement: false, supersede: false };
   const grants = state === 'active' || state === 'grace_period';
   return { entitlement: true, supersede: hasPredecessor && grants };
 }
-
 
 /** Play refunds and revokes a purchase that is not acknowledged within this many days of its start. */
 export const ACKNOWLEDGEMENT_WINDOW_DAYS = 3;
@@ -174,8 +204,13 @@ export const ACKNOWLEDGEMENT_WINDOW_DAYS = 3;
  * | Play | yes | any | no |
  * | App Store | — | any | no (the device finishes the transaction) |
  */
-export function acknowledgementDue(read: Pick<StorePurchaseRead, 'provider' | 'acknowledged'>, written: EntitlementState | null): boolean {
-  return read.provider === 'store_android' && !read.acknowledged && (written === 'active' || written === 'grace_period');
+export function acknowledgementDue(
+  read: Pick<StorePurchaseRead, 'provider' | 'acknowledged'>,
+  written: EntitlementState | null,
+): boolean {
+  return (
+    read.provider === 'store_android' && !read.acknowledged && (written === 'active' || written === 'grace_period')
+  );
 }
 
 /**
@@ -185,7 +220,8 @@ export function acknowledgementDue(read: Pick<StorePurchaseRead, 'provider' | 'a
  *
  * | cursor | list from | after the round |
  * |---|---|---|
- * | none (first round) | now − VOIDED_SWEEP.lookbackDays (Play lists 30 days) | the latest void time seen, else unchanged |
+ * | none (first round) | now − VOIDED_SWEEP.lookbackDays (Play lists 30 days) | the latest void time seen, else
+ * unchanged |
  * | the latest void time seen | that time (a void seen twice re-reads to the same rows) | the latest void time seen |
  */
 export const VOIDED_SWEEP = { lookbackDays: 30, everyMinutes: 60, maxPerRound: 100 } as const;

@@ -83,14 +83,23 @@ const MOVES: Partial<Record<CanonicalEventKind, SubscriptionStatus>> = {
  * Events at the same instant (a checkout sends three in one second) are ordered by how final
  * they are, so a refund or cancellation is never undone by a payment stamped the same second.
  */
-const PRECEDENCE: Record<SubscriptionStatus, number> = { trialing: 0, active: 1, past_due: 2, canceled: 3, expired: 4, refunded: 5 };
+const PRECEDENCE: Record<SubscriptionStatus, number> = {
+  trialing: 0,
+  active: 1,
+  past_due: 2,
+  canceled: 3,
+  expired: 4,
+  refunded: 5,
+};
 
 export function statusMove(kind: CanonicalEventKind): SubscriptionStatus | null {
   return MOVES[kind] ?? null;
 }
 
-const later = (a: string | null | undefined, b: string | null | undefined) => (!a ? b ?? null : !b ? a : a >= b ? a : b);
-const earlier = (a: string | null | undefined, b: string | null | undefined) => (!a ? b ?? null : !b ? a : a <= b ? a : b);
+const later = (a: string | null | undefined, b: string | null | undefined) =>
+  !a ? (b ?? null) : !b ? a : a >= b ? a : b;
+const earlier = (a: string | null | undefined, b: string | null | undefined) =>
+  !a ? (b ?? null) : !b ? a : a <= b ? a : b;
 
 function decisive(a: LifecycleEvent, b: LifecycleEvent): LifecycleEvent {
   if (a.occurred_at !== b.occurred_at) return a.occurred_at > b.occurred_at ? a : b;
@@ -136,19 +145,34 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
     const moving = evs.filter((e) => statusMove(e.kind));
     if (moving.length === 0) continue;
     const decider = moving.reduce(decisive);
-    const newest = evs.reduce((a, b) => (b.occurred_at > a.occurred_at || (b.occurred_at === a.occurred_at && b.id > a.id) ? b : a));
+    const newest = evs.reduce((a, b) =>
+      b.occurred_at > a.occurred_at || (b.occurred_at === a.occurred_at && b.id > a.id) ? b : a,
+    );
     let status = statusMove(decider.kind)!;
     const trialEnd = evs.reduce<string | null>((t, e) => later(t, e.trial_end), null);
     // An active subscription still inside its trial is trialing.
     if (status === 'active' && trialEnd && trialEnd > decider.occurred_at) status = 'trialing';
     const latestWith = (has: (e: LifecycleEvent) => unknown): LifecycleEvent | undefined =>
-      evs.filter(has).sort((a, b) => (a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : a.occurred_at.localeCompare(b.occurred_at))).at(-1);
-    const pick = <K extends 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null => (latestWith((e) => e[k])?.[k] as string | undefined) ?? null;
+      evs
+        .filter(has)
+        .sort((a, b) =>
+          a.occurred_at === b.occurred_at ? a.id.localeCompare(b.id) : a.occurred_at.localeCompare(b.occurred_at),
+        )
+        .at(-1);
+    const pick = <K extends 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null =>
+      (latestWith((e) => e[k])?.[k] as string | undefined) ?? null;
     const emailEvent = latestWith((e) => e.has_email);
-    const cancel = evs.filter((e) => e.kind === 'subscription_canceled').map((e) => e.occurred_at).sort()[0] ?? null;
+    const cancel =
+      evs
+        .filter((e) => e.kind === 'subscription_canceled')
+        .map((e) => e.occurred_at)
+        .sort()[0] ?? null;
     // Only events that carry the fields speak: a scheduled cancellation stands until a later event lifts it.
     const scheduled = latestWith((e) => e.cancel_at !== undefined);
-    const ended = evs.reduce<string | null>((t, e) => (e.kind === 'subscription_canceled' ? earlier(t, e.ended_at) : t), null);
+    const ended = evs.reduce<string | null>(
+      (t, e) => (e.kind === 'subscription_canceled' ? earlier(t, e.ended_at) : t),
+      null,
+    );
     views.push({
       external_id,
       customer_id: pick('customer_id'),
@@ -174,11 +198,16 @@ export interface LifecycleState {
   events: LifecycleEvent[];
 }
 
-export type LifecycleEffect = { type: 'write'; subscriptions: SubscriptionView[] } | { type: 'ignore_duplicate'; event_id: string };
+export type LifecycleEffect =
+  { type: 'write'; subscriptions: SubscriptionView[] } | { type: 'ignore_duplicate'; event_id: string };
 
 /** One step: a seen event changes nothing; a new one re-derives, and the derived records are written. */
-export function applyEvent(state: LifecycleState, event: LifecycleEvent): { state: LifecycleState; effects: LifecycleEffect[] } {
-  if (state.events.some((e) => e.id === event.id)) return { state, effects: [{ type: 'ignore_duplicate', event_id: event.id }] };
+export function applyEvent(
+  state: LifecycleState,
+  event: LifecycleEvent,
+): { state: LifecycleState; effects: LifecycleEffect[] } {
+  if (state.events.some((e) => e.id === event.id))
+    return { state, effects: [{ type: 'ignore_duplicate', event_id: event.id }] };
   const next = { events: [...state.events, event] };
   return { state: next, effects: [{ type: 'write', subscriptions: deriveSubscriptions(next.events) }] };
 }

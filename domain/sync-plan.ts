@@ -20,7 +20,9 @@ export interface ProviderSetupFacts {
 }
 
 export const syncTargets = (setups: readonly ProviderSetupFacts[]): SyncTarget[] =>
-  setups.flatMap((s) => s.modes.map((mode) => ({ provider: s.provider, connectionId: s.connectionId, accountRef: s.accountRef, mode })));
+  setups.flatMap((s) =>
+    s.modes.map((mode) => ({ provider: s.provider, connectionId: s.connectionId, accountRef: s.accountRef, mode })),
+  );
 
 // ── The gate.
 
@@ -41,21 +43,33 @@ export interface UnreadTarget {
 }
 
 /** The targets a drift read could not read, from its per-target outcomes. */
-export const unreadTargets = (outcomes: readonly { target: SyncTarget; snapshot: unknown; reason: string | null }[]): UnreadTarget[] =>
-  outcomes.filter((o) => !o.snapshot).map((o) => ({ provider: o.target.provider, mode: o.target.mode, reason: o.reason ?? 'unreadable' }));
+export const unreadTargets = (
+  outcomes: readonly { target: SyncTarget; snapshot: unknown; reason: string | null }[],
+): UnreadTarget[] =>
+  outcomes
+    .filter((o) => !o.snapshot)
+    .map((o) => ({ provider: o.target.provider, mode: o.target.mode, reason: o.reason ?? 'unreadable' }));
 
 /** Any unread target makes the count unknown: nothing is reported or drained. */
 export function driftIncomplete(unread: readonly UnreadTarget[]): SyncRefusal | null {
   if (unread.length === 0) return null;
   const names = unread.map((u) => `${u.provider} (${u.mode}): ${u.reason}`).join('; ');
-  return { refused: 'drift_incomplete', detail: `Could not read ${names}. The count is unknown, so nothing is reported or drained; retry when the provider answers.` };
+  return {
+    refused: 'drift_incomplete',
+    detail: `Could not read ${names}. The count is unknown, so nothing is reported or drained; retry when the provider answers.`,
+  };
 }
 
 /** The drain runs only on the count the caller read; a missing count is a mismatch too. */
 export function countGate(findings: readonly DriftFinding[], received: number | null): SyncRefusal | null {
   const expected = confirmCountOf(findings);
   if (received === expected) return null;
-  return { refused: 'count_mismatch', detail: `${expected} item(s) need attention now; re-read GET /v1/sync and retry with its confirm_count.`, expected, received };
+  return {
+    refused: 'count_mismatch',
+    detail: `${expected} item(s) need attention now; re-read GET /v1/sync and retry with its confirm_count.`,
+    expected,
+    received,
+  };
 }
 
 export const SYNC_IN_PROGRESS: SyncRefusal = {
@@ -87,7 +101,9 @@ export function skippedProviders(setups: readonly ProviderSetupFacts[], only?: P
       product: null,
       ok: false,
       skipped: true,
-      detail: s.is_active ? `${s.provider} holds no credential to sync with; enter one in the dashboard` : `the ${s.provider} connection is inactive`,
+      detail: s.is_active
+        ? `${s.provider} holds no credential to sync with; enter one in the dashboard`
+        : `the ${s.provider} connection is inactive`,
     }));
 }
 
@@ -121,7 +137,9 @@ export interface ProviderWork {
   links: PlannedLink[];
 }
 
-/** The purchase entry points at one target: the apps that sell through it and the (app, product) pairs it already has. */
+/**
+ * The purchase entry points at one target: the apps that sell through it and the (app, product) pairs it already has.
+ */
 export interface TargetLinkFacts {
   target: SyncTarget;
   apps: string[];
@@ -131,7 +149,11 @@ export interface TargetLinkFacts {
 /** (app, product) pairs with no purchase entry point at the target, apps first then products, in the given order. */
 export function missingLinks(facts: TargetLinkFacts, products: readonly PlannedProduct[]): PlannedLink[] {
   const seen = new Set(facts.have.map((h) => `${h.appId}:${h.productId}`));
-  return facts.apps.flatMap((appId) => products.filter((p) => !seen.has(`${appId}:${p.productId}`)).map((p) => ({ appId, productId: p.productId, sku: p.sku })));
+  return facts.apps.flatMap((appId) =>
+    products
+      .filter((p) => !seen.has(`${appId}:${p.productId}`))
+      .map((p) => ({ appId, productId: p.productId, sku: p.sku })),
+  );
 }
 
 /** Findings no sync can close: they go to `needs_human`. */
@@ -143,20 +165,35 @@ export const needsHuman = (findings: readonly DriftFinding[]): DriftFinding[] =>
  * close) gets its missing links. A target with neither is left out (its provider's event says
  * "nothing to do").
  */
-export function planDrain(input: { findings: readonly DriftFinding[]; products: readonly PlannedProduct[]; links: readonly TargetLinkFacts[] }): ProviderWork[] {
+export function planDrain(input: {
+  findings: readonly DriftFinding[];
+  products: readonly PlannedProduct[];
+  links: readonly TargetLinkFacts[];
+}): ProviderWork[] {
   const work: ProviderWork[] = [];
   for (const facts of input.links) {
     const { target } = facts;
-    const here = input.findings.filter((f) => f.kind === 'product-missing-at-provider' && f.provider === target.provider && f.mode === target.mode && f.product?.id);
+    const here = input.findings.filter(
+      (f) =>
+        f.kind === 'product-missing-at-provider' &&
+        f.provider === target.provider &&
+        f.mode === target.mode &&
+        f.product?.id,
+    );
     const products = here.filter((f) => f.automatable).map((f) => ({ productId: f.product!.id!, sku: f.product!.sku }));
     const blocked = new Set(here.filter((f) => !f.automatable).map((f) => f.product!.id));
-    const links = missingLinks(facts, input.products.filter((p) => !blocked.has(p.productId)));
+    const links = missingLinks(
+      facts,
+      input.products.filter((p) => !blocked.has(p.productId)),
+    );
     if (products.length || links.length) work.push({ target, products, links });
   }
   return work;
 }
 
-/** One product to every target given (already narrowed to the provider asked for): always written, links where missing. */
+/**
+ * One product to every target given (already narrowed to the provider asked for): always written, links where missing.
+ */
 export function planProductSync(product: PlannedProduct, links: readonly TargetLinkFacts[]): ProviderWork[] {
   return links.map((facts) => ({ target: facts.target, products: [product], links: missingLinks(facts, [product]) }));
 }
@@ -171,7 +208,12 @@ export interface RunPlan {
 }
 
 /** A drain (POST /v1/sync) of every configured provider, once the gate passed. */
-export function drainRunPlan(input: { setups: readonly ProviderSetupFacts[]; findings: readonly DriftFinding[]; products: readonly PlannedProduct[]; links: readonly TargetLinkFacts[] }): RunPlan {
+export function drainRunPlan(input: {
+  setups: readonly ProviderSetupFacts[];
+  findings: readonly DriftFinding[];
+  products: readonly PlannedProduct[];
+  links: readonly TargetLinkFacts[];
+}): RunPlan {
   return {
     work: planDrain(input),
     needsHuman: needsHuman(input.findings),
@@ -180,11 +222,20 @@ export function drainRunPlan(input: { setups: readonly ProviderSetupFacts[]; fin
   };
 }
 
-/** One product to its providers (or to `only`), whatever drift says: a provider asked for and not connected is skipped. */
-export function productRunPlan(input: { setups: readonly ProviderSetupFacts[]; product: PlannedProduct; links: readonly TargetLinkFacts[]; only?: ProviderId }): RunPlan {
+/**
+ * One product to its providers (or to `only`), whatever drift says: a provider asked for and not connected is skipped.
+ */
+export function productRunPlan(input: {
+  setups: readonly ProviderSetupFacts[];
+  product: PlannedProduct;
+  links: readonly TargetLinkFacts[];
+  only?: ProviderId;
+}): RunPlan {
   const { setups, only } = input;
   const skipped = skippedProviders(setups, only);
-  const involved = setups.filter((s) => !only || s.provider === only).map((s) => ({ provider: s.provider, modes: s.modes }));
+  const involved = setups
+    .filter((s) => !only || s.provider === only)
+    .map((s) => ({ provider: s.provider, modes: s.modes }));
   if (only && !setups.some((s) => s.provider === only)) {
     skipped.push(notConnected(only));
     involved.push({ provider: only, modes: [] });
@@ -206,7 +257,12 @@ export interface SyncEvent {
 }
 
 /** What a provider that did work (or failed to) records: `failed` with every failure's detail as the reason. */
-export function workedEvent(provider: ProviderId, modes: Mode[], synced: number, failures: readonly SyncOutcome[]): SyncEvent {
+export function workedEvent(
+  provider: ProviderId,
+  modes: Mode[],
+  synced: number,
+  failures: readonly SyncOutcome[],
+): SyncEvent {
   const failed = failures.length > 0;
   return {
     provider,
@@ -221,12 +277,26 @@ export function workedEvent(provider: ProviderId, modes: Mode[], synced: number,
  * it did, a skipped one why, and a configured provider with nothing to write "nothing to do",
  * so a run's events always name every provider it checked.
  */
-export function runEvents(plan: Pick<RunPlan, 'providers' | 'skipped'>, worked: ReadonlyMap<ProviderId, SyncEvent>): SyncEvent[] {
+export function runEvents(
+  plan: Pick<RunPlan, 'providers' | 'skipped'>,
+  worked: ReadonlyMap<ProviderId, SyncEvent>,
+): SyncEvent[] {
   return plan.providers.map(({ provider, modes }) => {
     const done = worked.get(provider);
     if (done) return done;
     const skip = plan.skipped.find((s) => s.provider === provider);
-    if (skip) return { provider, status: 'skipped', reason: skip.detail, detail: { outcome: 'skipped', synced: 0, failed: 0, modes: [] } };
-    return { provider, status: 'succeeded', reason: null, detail: { outcome: 'nothing_to_do', synced: 0, failed: 0, modes } };
+    if (skip)
+      return {
+        provider,
+        status: 'skipped',
+        reason: skip.detail,
+        detail: { outcome: 'skipped', synced: 0, failed: 0, modes: [] },
+      };
+    return {
+      provider,
+      status: 'succeeded',
+      reason: null,
+      detail: { outcome: 'nothing_to_do', synced: 0, failed: 0, modes },
+    };
   });
 }

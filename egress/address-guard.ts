@@ -17,13 +17,35 @@ import net from 'node:net';
 const BLOCKED4 = new net.BlockList();
 const BLOCKED6 = new net.BlockList();
 for (const [net4, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED4.addSubnet(net4, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  BLOCKED4.addSubnet(net4, prefix, 'ipv4');
 for (const [net6, prefix] of [
-  ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) BLOCKED6.addSubnet(net6, prefix, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['::ffff:0:0', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  BLOCKED6.addSubnet(net6, prefix, 'ipv6');
 
 /** The 16 bytes of an IPv6 address (net.isIP already said it is one). */
 function ipv6Bytes(address: string): Uint8Array {
@@ -60,7 +82,8 @@ function embeddedIpv4(address: string): string[] {
   if (startsWith(b, [...zeros(8), 0xff, 0xff, 0, 0])) out.push(v4(b, 12)); // ::ffff:0:a.b.c.d (translated)
   if (startsWith(b, [0, 0x64, 0xff, 0x9b, ...zeros(8)])) out.push(v4(b, 12)); // 64:ff9b::/96 (NAT64)
   if (startsWith(b, [0x20, 0x02])) out.push(v4(b, 2)); // 2002::/16 (6to4)
-  if (startsWith(b, [0x20, 0x01, 0, 0])) out.push(v4(b, 4), v4(b, 12, 0xff)); // 2001::/32 (Teredo: server, client obfuscated)
+  // 2001::/32 (Teredo: server, client obfuscated)
+  if (startsWith(b, [0x20, 0x01, 0, 0])) out.push(v4(b, 4), v4(b, 12, 0xff));
   return out;
 }
 
@@ -78,7 +101,10 @@ export function isPrivateAddress(address: string): boolean {
  * through us. `address` is kept for the operator's logs.
  */
 export class AddressRefused extends Error {
-  constructor(readonly host: string, readonly address: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
     super('refused: the destination is a private, loopback, link-local or reserved address');
     this.name = 'AddressRefused';
   }
@@ -90,7 +116,11 @@ export function checkLiteralHost(url: URL, allowPrivate: boolean): void {
   if (!allowPrivate && net.isIP(host) && isPrivateAddress(host)) throw new AddressRefused(host, host);
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 
 /** A `lookup` for http.request that refuses what resolves to a blocked address. */
 export function guardedLookup(allowPrivate: boolean) {

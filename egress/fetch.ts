@@ -12,7 +12,16 @@ const NULL_BODY = new Set([101, 204, 205, 304]);
 
 export function egressFetch(policy: EgressPolicy): EgressFetch {
   return async (input, init = {}) => {
-    const answer = await egressRequest(input, { method: init.method ?? 'GET', headers: headerRecord(init.headers), body: bodyOf(init.body), signal: init.signal ?? undefined }, policy);
+    const answer = await egressRequest(
+      input,
+      {
+        method: init.method ?? 'GET',
+        headers: headerRecord(init.headers),
+        body: bodyOf(init.body),
+        signal: init.signal ?? undefined,
+      },
+      policy,
+    );
     const headers = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value === undefined) continue;
@@ -47,4 +56,8 @@ function bodyOf(body: BodyInit | null | undefined): string | Buffer | undefined 
  * Hosts the operator configured (`*_API_BASE`): private addresses allowed (the emulators, a
  * proxy), still no redirects, bounded answers. Never for a URL a tenant or a payload supplies.
  */
-export const operatorHostFetch: EgressFetch = egressFetch({ allowPrivate: true, timeoutMs: 60_000, maxResponseBytes: 32 * 1024 * 1024 });
+export const operatorHostFetch: EgressFetch = egressFetch({
+  allowPrivate: true,
+  timeoutMs: 60_000,
+  maxResponseBytes: 32 * 1024 * 1024,
+});

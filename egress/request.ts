@@ -82,7 +82,13 @@ export function egressRequest(target: string | URL, call: EgressCall, policy: Eg
     };
     const req = client.request(
       url,
-      { method: call.method, headers: call.headers, lookup: guardedLookup(policy.allowPrivate) as never, signal, agent: false },
+      {
+        method: call.method,
+        headers: call.headers,
+        lookup: guardedLookup(policy.allowPrivate) as never,
+        signal,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -90,7 +96,12 @@ export function egressRequest(target: string | URL, call: EgressCall, policy: Eg
           if (settled) return;
           settled = true;
           const body = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: truncated ? body.subarray(0, policy.maxResponseBytes) : body, truncated });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: truncated ? body.subarray(0, policy.maxResponseBytes) : body,
+            truncated,
+          });
           res.destroy();
         };
         res.on('data', (c: Buffer) => {
@@ -121,8 +132,14 @@ function failure(signal: AbortSignal, e: Error | undefined): EgressError {
   if (e instanceof AddressRefused || e?.name === 'AddressRefused') return refused();
   if (signal.aborted) {
     const timedOut = (signal.reason as Error | undefined)?.name === 'TimeoutError';
-    return timedOut ? new EgressError('timeout', FAILURE_TEXT.timeout) : new EgressError('aborted', FAILURE_TEXT.aborted);
+    return timedOut
+      ? new EgressError('timeout', FAILURE_TEXT.timeout)
+      : new EgressError('aborted', FAILURE_TEXT.aborted);
   }
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  return new EgressError('connect_failed', code ? `${FAILURE_TEXT.connect_failed} (${code})` : FAILURE_TEXT.connect_failed, code);
+  return new EgressError(
+    'connect_failed',
+    code ? `${FAILURE_TEXT.connect_failed} (${code})` : FAILURE_TEXT.connect_failed,
+    code,
+  );
 }

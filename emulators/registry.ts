@@ -11,7 +11,10 @@ export async function loadFactory(provider: ProviderId): Promise<EmulatorFactory
   return mod.createEmulator;
 }
 
-/** Start all five emulators (ports 4101–4105 by default; 0 = any free port; `rateLimits`: enforce each provider's documented limit). */
+/**
+ * Start all five emulators (ports 4101–4105 by default; 0 = any free port; `rateLimits`: enforce each provider's
+ * documented limit).
+ */
 export async function startAllEmulators(
   config: Pick<Config, 'emulatorPorts' | 'dataDir'> & Partial<Pick<Config, 'bindHost'>>,
   opts: { persistent?: boolean; anyPort?: boolean; rateLimits?: boolean } = {},

@@ -23,20 +23,35 @@ export class ApiError extends Error {
 export const REALM = 'billing-api';
 
 export const invalidApiKey = () =>
-  new ApiError(401, 'invalid_api_key', 'Provide a valid secret key as "Authorization: Bearer sk_…".', {}, {
-    'WWW-Authenticate': `Bearer realm="${REALM}"`,
-  });
+  new ApiError(
+    401,
+    'invalid_api_key',
+    'Provide a valid secret key as "Authorization: Bearer sk_…".',
+    {},
+    {
+      'WWW-Authenticate': `Bearer realm="${REALM}"`,
+    },
+  );
 
 export const insufficientScope = (scope: string) =>
-  new ApiError(403, 'insufficient_scope', `This key lacks the scope "${scope}". Mint a key that carries it in the dashboard (Settings → Developer API).`);
+  new ApiError(
+    403,
+    'insufficient_scope',
+    `This key lacks the scope "${scope}". Mint a key that carries it in the dashboard (Settings → Developer API).`,
+  );
 
 /** 400 `invalid_request`; `param` names the field at fault, as Stripe's errors do. */
-export const invalidRequest = (detail: string, param?: string) => new ApiError(400, 'invalid_request', detail, param ? { param } : {});
+export const invalidRequest = (detail: string, param?: string) =>
+  new ApiError(400, 'invalid_request', detail, param ? { param } : {});
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 
 export const serverMisconfigured = (variable?: string) =>
-  new ApiError(500, 'server_misconfigured', variable ? `Server-side failure: check ${variable}.` : 'Server-side failure; the request id is in the logs.');
+  new ApiError(
+    500,
+    'server_misconfigured',
+    variable ? `Server-side failure: check ${variable}.` : 'Server-side failure; the request id is in the logs.',
+  );
 
 /**
  * A provider connection's refusal (db/connections.ts, db/connection-service.ts, db/app-providers.ts)
@@ -64,7 +79,9 @@ export function connectionApiError(e: ConnectionError, param?: string): ApiError
   if (e.code === 'no_tenant') return undefined;
   const [status, code] = CONNECTION_ERRORS[e.code];
   if (status === 400) return invalidRequest(e.message, param);
-  const candidates = e.candidates?.length ? `. Candidates: ${e.candidates.map((c) => `${c.account_ref} (id ${c.id}${c.label ? `, "${c.label}"` : ''})`).join('; ')}. Pass one as account_id.` : '';
+  const candidates = e.candidates?.length
+    ? `. Candidates: ${e.candidates.map((c) => `${c.account_ref} (id ${c.id}${c.label ? `, "${c.label}"` : ''})`).join('; ')}. Pass one as account_id.`
+    : '';
   return new ApiError(status, code, `${e.message}${candidates}`, e.candidates ? { candidates: e.candidates } : {});
 }
 
@@ -83,14 +100,31 @@ export function toApiError(err: unknown, log?: Logger): ApiError {
   // client's 4xx, never the server's `server_misconfigured`.
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const expose = (err as { expose?: boolean }).expose;
-    return new ApiError(status, 'invalid_request', expose ? String((err as Error).message) : 'The request could not be read.');
+    return new ApiError(
+      status,
+      'invalid_request',
+      expose ? String((err as Error).message) : 'The request could not be read.',
+    );
   }
   // Postgres down or restarting is not a bug: 503 with Retry-After, so callers (and webhook
   // providers) retry once the pool has reconnected.
   if (isDatabaseUnavailable(err)) {
-    log?.warn({ err: { message: (err as Error)?.message, code: (err as { code?: string }).code } }, 'database unavailable');
-    return new ApiError(503, 'temporarily_unavailable', 'The database is unavailable; retry shortly.', {}, { 'Retry-After': '5' });
+    log?.warn(
+      { err: { message: (err as Error)?.message, code: (err as { code?: string }).code } },
+      'database unavailable',
+    );
+    return new ApiError(
+      503,
+      'temporarily_unavailable',
+      'The database is unavailable; retry shortly.',
+      {},
+      { 'Retry-After': '5' },
+    );
   }
   log?.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack } }, 'unhandled error');
-  return new ApiError(500, 'server_misconfigured', 'Server-side failure; quote the Request-Id header when reporting it.');
+  return new ApiError(
+    500,
+    'server_misconfigured',
+    'Server-side failure; quote the Request-Id header when reporting it.',
+  );
 }

@@ -32,8 +32,10 @@ export interface ExecutionMeta {
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join('.') : 'input';
-  if (issue.code === 'unrecognized_keys') return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-  if (issue.code === 'invalid_value' && 'values' in issue) return `${where} must be one of ${(issue.values as unknown[]).join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'invalid_value' && 'values' in issue)
+    return `${where} must be one of ${(issue.values as unknown[]).join(', ')}`;
   return `${where}: ${issue.message}`;
 }
 
@@ -43,7 +45,12 @@ function describeIssue(issue: z.core.$ZodIssue): string {
  * in the tenant's context, and the audit record for writes (refusals included), named by the
  * operation and the actor.
  */
-export async function executeOperation(op: Operation, actor: Actor, rawInput: Record<string, unknown>, meta: ExecutionMeta): Promise<unknown> {
+export async function executeOperation(
+  op: Operation,
+  actor: Actor,
+  rawInput: Record<string, unknown>,
+  meta: ExecutionMeta,
+): Promise<unknown> {
   const ctx: OperationContext = {
     actor,
     tenantId: actor.tenantId,
@@ -57,7 +64,15 @@ export async function executeOperation(op: Operation, actor: Actor, rawInput: Re
   };
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
     op.write
-      ? recordAudit(meta.services.db, { tenantId: actor.tenantId, actor: auditActorOf(actor), action: op.name, requestId: meta.requestId, outcome, surface: meta.surface, detail })
+      ? recordAudit(meta.services.db, {
+          tenantId: actor.tenantId,
+          actor: auditActorOf(actor),
+          action: op.name,
+          requestId: meta.requestId,
+          outcome,
+          surface: meta.surface,
+          detail,
+        })
       : Promise.resolve();
   const started = process.hrtime.bigint();
   const count = (code: string) => {
@@ -76,7 +91,11 @@ export async function executeOperation(op: Operation, actor: Actor, rawInput: Re
     const parsed = op.input.safeParse(input);
     if (!parsed.success) {
       const first = parsed.error.issues[0];
-      const param = first?.path.length ? first.path.join('.') : first?.code === 'unrecognized_keys' ? first.keys[0] : undefined;
+      const param = first?.path.length
+        ? first.path.join('.')
+        : first?.code === 'unrecognized_keys'
+          ? first.keys[0]
+          : undefined;
       throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '), param);
     }
     // Every disposition but `run` is yet to come (operations/disposition.ts); a new kind is handled here.

@@ -3,7 +3,7 @@ import { getTenant } from './tenant/get';
 import { listProviders } from './providers/list';
 import { listSyncEvents } from './sync-runs/events';
 import { getReadiness } from './readiness/get';
-import { runSync, } from './sync-runs/run';
+import { runSync } from './sync-runs/run';
 import { retireProduct } from './products/retire';
 import { createProductOp } from './products/create';
 import { getProduct } from './products/get';
@@ -93,4 +93,3 @@ export const OPERATIONS: Operation[] = [
   setDefaultProvider,
   verifyProvider,
 ] as Operation[];
-

@@ -13,13 +13,21 @@ const topField = (path: string) => /^[^.[]*/.exec(path)![0];
  * levels deep, which would overflow the stack of a recursive walk (a 500). Past
  * MAX_INPUT_DEPTH the input is refused by name instead, before anything else reads it.
  */
-function walk(root: unknown, onKey: (key: string, path: string) => void, onValue: (value: unknown, path: string) => void): void {
+function walk(
+  root: unknown,
+  onKey: (key: string, path: string) => void,
+  onValue: (value: unknown, path: string) => void,
+): void {
   const stack: [unknown, string, number][] = [[root, '', 0]];
   while (stack.length) {
     const [value, path, depth] = stack.pop()!;
     onValue(value, path);
     if (!value || typeof value !== 'object') continue;
-    if (depth >= MAX_INPUT_DEPTH) throw invalidRequest(`${topField(path) || 'input'} nests deeper than ${MAX_INPUT_DEPTH} levels`, topField(path) || undefined);
+    if (depth >= MAX_INPUT_DEPTH)
+      throw invalidRequest(
+        `${topField(path) || 'input'} nests deeper than ${MAX_INPUT_DEPTH} levels`,
+        topField(path) || undefined,
+      );
     const children: [string, unknown][] = Array.isArray(value)
       ? value.map((c, i) => [`${path}[${i}]`, c])
       : Object.entries(value).map(([k, c]) => {
@@ -41,7 +49,11 @@ export function assertNoForbiddenFields(value: unknown): void {
     value,
     (k, here) => {
       if (FORBIDDEN.test(k)) {
-        throw new ApiError(400, 'forbidden_field', `"${here}" is not accepted: provider secrets, API keys and credentials are entered only in the dashboard.`);
+        throw new ApiError(
+          400,
+          'forbidden_field',
+          `"${here}" is not accepted: provider secrets, API keys and credentials are entered only in the dashboard.`,
+        );
       }
     },
     () => {},
@@ -59,7 +71,8 @@ export function assertNoTenantInInput(input: Record<string, unknown>): void {
 
 export function assertNoTenantHeader(headers: Record<string, unknown>): void {
   for (const h of Object.keys(headers)) {
-    if (/tenant/i.test(h)) throw invalidRequest(`header "${h}" is not accepted: the tenant is derived from the API key`);
+    if (/tenant/i.test(h))
+      throw invalidRequest(`header "${h}" is not accepted: the tenant is derived from the API key`);
   }
 }
 
@@ -71,10 +84,12 @@ export function assertNoNulBytes(value: unknown): void {
   walk(
     value,
     (k) => {
-      if (k.includes('\u0000')) throw new ApiError(400, 'invalid_request', 'a parameter name must not contain a NUL byte');
+      if (k.includes('\u0000'))
+        throw new ApiError(400, 'invalid_request', 'a parameter name must not contain a NUL byte');
     },
     (v, path) => {
-      if (typeof v === 'string' && v.includes('\u0000')) throw invalidRequest(`${path || 'input'} must not contain a NUL byte`, path || undefined);
+      if (typeof v === 'string' && v.includes('\u0000'))
+        throw invalidRequest(`${path || 'input'} must not contain a NUL byte`, path || undefined);
     },
   );
 }

@@ -10,7 +10,8 @@ import { dashboardOnly, type Operation, type Surface } from './types';
  */
 export function refusalFor(actor: Actor, op: Operation, surface: Surface): ApiError | undefined {
   if (dashboardOnly(op)) {
-    if (actor.kind !== 'user' || surface !== 'dashboard') return new ApiError(403, 'insufficient_scope', 'This can be done only by a signed-in person in the dashboard.');
+    if (actor.kind !== 'user' || surface !== 'dashboard')
+      return new ApiError(403, 'insufficient_scope', 'This can be done only by a signed-in person in the dashboard.');
     return mayManageAccount(actor.role) ? undefined : forbiddenForRole();
   }
   const scope = op.scope as Exclude<Operation['scope'], 'account'>;
@@ -18,4 +19,5 @@ export function refusalFor(actor: Actor, op: Operation, surface: Surface): ApiEr
   return roleHasScope(actor.role, scope) ? undefined : forbiddenForRole();
 }
 
-const forbiddenForRole = () => new ApiError(403, 'insufficient_scope', 'Your role in this account does not allow this; ask an owner.');
+const forbiddenForRole = () =>
+  new ApiError(403, 'insufficient_scope', 'Your role in this account does not allow this; ask an owner.');

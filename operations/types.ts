@@ -14,7 +14,10 @@ export interface OperationContext {
   log: Logger;
   /** Run DB work as this tenant (RLS transaction). */
   tx<T>(work: (trx: Tx) => Promise<T>): Promise<T>;
-  /** Run plain read statements as this tenant (RLS, read only, no knex transaction): every list page reads here (docs/data-layer.md, "Reading a list"). */
+  /**
+   * Run plain read statements as this tenant (RLS, read only, no knex transaction): every list page reads here
+   * (docs/data-layer.md, "Reading a list").
+   */
   read<T>(work: (reader: TenantReader) => Promise<T>): Promise<T>;
   /** The caller asked for an asynchronous answer (REST `Prefer: respond-async`). */
   preferAsync: boolean;

@@ -8,13 +8,18 @@ import type { ProviderCredential } from './types';
  * refusal to show the person who pasted it, or null. Today: a Play service account whose
  * token_uri is not a token endpoint we may call (providers/store_android/token-endpoint.ts).
  */
-export function credentialRefusal(provider: ProviderId, credential: ProviderCredential, providerBaseUrl: string): string | null {
+export function credentialRefusal(
+  provider: ProviderId,
+  credential: ProviderCredential,
+  providerBaseUrl: string,
+): string | null {
   if (provider !== 'store_android' || credential.service_account_json === undefined) return null;
   try {
     parseServiceAccount(credential.service_account_json, providerBaseUrl);
     return null;
   } catch (e) {
-    if (e instanceof ProviderError) return `The service-account JSON ${e.reason.replace(/^service_account_json /, '')}.`;
+    if (e instanceof ProviderError)
+      return `The service-account JSON ${e.reason.replace(/^service_account_json /, '')}.`;
     throw e;
   }
 }

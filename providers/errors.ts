@@ -69,7 +69,9 @@ export function classifyHttpFailure(
   if (status === undefined || status >= 500) return new ProviderUnreachableError(provider, reason, { status });
   if (status === 429) {
     const secs = retryAfterHeader ? Number(retryAfterHeader) : NaN;
-    return new ProviderRateLimitedError(provider, reason, { retryAfterMs: Number.isFinite(secs) ? secs * 1000 : undefined });
+    return new ProviderRateLimitedError(provider, reason, {
+      retryAfterMs: Number.isFinite(secs) ? secs * 1000 : undefined,
+    });
   }
   return new ProviderRejectedError(provider, reason, { status });
 }

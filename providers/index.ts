@@ -10,7 +10,10 @@ import type { ProviderAdapter } from './types';
 
 export type Adapters = Record<ProviderId, ProviderAdapter>;
 
-/** What the adapters need from the configuration (runtime/config.ts's Config has these fields; providers/ does not import it). */
+/**
+ * What the adapters need from the configuration (runtime/config.ts's Config has these fields; providers/ does not
+ * import it).
+ */
 export interface AdapterSettings {
   providerBaseUrls: Record<ProviderId, string>;
   storeAndroidPushServiceAccount?: string;
@@ -43,7 +46,15 @@ export function createAdapters(config: AdapterSettings): Adapters {
         ? { trustedRoots: config.storeIosTrustedRoots.map((f) => fs.readFileSync(f)) }
         : isLocal(ios)
           ? // Fetched once, lazily: the emulator may start after us.
-            { trustedRoots: () => (iosRoots ??= fetchEmulatorRootCa(ios).then((r) => [r]).catch((e) => { iosRoots = undefined; throw e; })) }
+            {
+              trustedRoots: () =>
+                (iosRoots ??= fetchEmulatorRootCa(ios)
+                  .then((r) => [r])
+                  .catch((e) => {
+                    iosRoots = undefined;
+                    throw e;
+                  })),
+            }
           : {},
     ),
   };

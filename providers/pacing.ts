@@ -54,7 +54,14 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
     let g = gates.get(key);
     if (!g) {
       const r = rateLimitOf(provider, mode);
-      g = { window: pacingRule(r, base), docWindowMs: r.windowMs, tail: Promise.resolve(), heldUntil: 0, extraMs: 0, lastWidened: 0 };
+      g = {
+        window: pacingRule(r, base),
+        docWindowMs: r.windowMs,
+        tail: Promise.resolve(),
+        heldUntil: 0,
+        extraMs: 0,
+        lastWidened: 0,
+      };
       gates.set(key, g);
     }
     return g;

@@ -7,16 +7,20 @@ export type { PurchaseRef, StoreProvider } from '../domain/store-purchase';
 export const sha256Hex = (value: string) => crypto.createHash('sha256').update(value).digest('hex');
 
 /** The purchase's key from what the store or the device calls it. */
-export const purchaseKey = (provider: StoreProvider, purchaseId: string) => (provider === 'store_android' ? sha256Hex(purchaseId) : purchaseId);
+export const purchaseKey = (provider: StoreProvider, purchaseId: string) =>
+  provider === 'store_android' ? sha256Hex(purchaseId) : purchaseId;
 
 /** `store_purchase_tokens.token_hash` for a purchase key (the hash of what the store calls the purchase). */
-export const tokenHashOfKey = (provider: StoreProvider, key: string) => (provider === 'store_android' ? key : sha256Hex(key));
+export const tokenHashOfKey = (provider: StoreProvider, key: string) =>
+  provider === 'store_android' ? key : sha256Hex(key);
 
 const aad = (tenantId: string, provider: StoreProvider, key: string) => `${tenantId}:${provider}:${key}:purchase_token`;
 
 export function sealPurchase(vault: Vault, tenantId: string, provider: StoreProvider, purchaseId: string): PurchaseRef {
   const key = purchaseKey(provider, purchaseId);
-  return provider === 'store_android' ? { key, sealed: vault.encrypt(purchaseId, aad(tenantId, provider, key)) } : { key };
+  return provider === 'store_android'
+    ? { key, sealed: vault.encrypt(purchaseId, aad(tenantId, provider, key)) }
+    : { key };
 }
 
 /** What the store calls the purchase, for a call to its server API. A ref sealed for another tenant fails to open. */

@@ -22,7 +22,10 @@ export interface ProviderContext {
   baseUrl: string;
   mode: Mode;
   credential: ProviderCredential;
-  /** The connected account (Stripe Connect acct_…, Paddle seller id, Razorpay merchant id, Play package name, App Store bundle id). */
+  /**
+   * The connected account (Stripe Connect acct_…, Paddle seller id, Razorpay merchant id, Play package name, App Store
+   * bundle id).
+   */
   accountRef: string;
   /** Optional per-call timeout in ms (default adapter-specific, ~10 s). */
   timeoutMs?: number;
@@ -144,9 +147,22 @@ export interface ProviderAdapter {
   /** Create or update the product (matched by our product_id/sku). */
   upsertProduct(ctx: ProviderContext, spec: ProductSpec, idempotencyKey: string): Promise<{ external_id: string }>;
   /** Make the provider's prices match spec.prices; returns how many locales are priced. */
-  upsertPrices(ctx: ProviderContext, externalProductId: string, spec: ProductSpec, idempotencyKey: string): Promise<{ priced_locales: number; price_ids: string[] }>;
-  /** App-scoped purchase entry point: a payment link (psp_a, psp_c) or a subscription plan/price (psp_b, psp_c, stores). */
-  ensurePaymentLink(ctx: ProviderContext, externalProductId: string, spec: ProductSpec, appId: string, idempotencyKey: string): Promise<PaymentLinkResult>;
+  upsertPrices(
+    ctx: ProviderContext,
+    externalProductId: string,
+    spec: ProductSpec,
+    idempotencyKey: string,
+  ): Promise<{ priced_locales: number; price_ids: string[] }>;
+  /**
+   * App-scoped purchase entry point: a payment link (psp_a, psp_c) or a subscription plan/price (psp_b, psp_c, stores).
+   */
+  ensurePaymentLink(
+    ctx: ProviderContext,
+    externalProductId: string,
+    spec: ProductSpec,
+    appId: string,
+    idempotencyKey: string,
+  ): Promise<PaymentLinkResult>;
   /** Stop sales of a product (stores: deactivate base plans / remove from sale; psps: archive product). */
   stopSales(ctx: ProviderContext, externalProductId: string, spec: ProductSpec): Promise<void>;
   /** Verify signature and parse; throws WebhookVerificationError. */
@@ -156,12 +172,20 @@ export interface ProviderAdapter {
   /** Play only: acknowledge a purchase (Play refunds one left unacknowledged for three days). */
   acknowledgeStorePurchase?(ctx: ProviderContext, purchaseId: string, storeProductId: string): Promise<void>;
   /** Play's Voided Purchases API: subscription purchases voided since `sinceMs`, oldest first (at most `max`). */
-  listVoidedPurchases?(ctx: ProviderContext, sinceMs: number, max: number): Promise<{ purchase_id: string; voided_at_ms: number }[]>;
+  listVoidedPurchases?(
+    ctx: ProviderContext,
+    sinceMs: number,
+    max: number,
+  ): Promise<{ purchase_id: string; voided_at_ms: number }[]>;
   /**
    * App Store only: verify a signed transaction a device handed over (chain to the trusted
    * roots, bundle id, the context's environment) and answer the ids it names.
    */
   verifySignedTransaction?(ctx: ProviderContext, signedTransaction: string): Promise<SignedTransactionIds>;
   /** Web PSPs only: exchange an OAuth code from the connect flow for a connected account. */
-  exchangeOAuthCode?(baseUrl: string, client: { client_id: string; client_secret: string }, code: string): Promise<OAuthConnectResult>;
+  exchangeOAuthCode?(
+    baseUrl: string,
+    client: { client_id: string; client_secret: string },
+    code: string,
+  ): Promise<OAuthConnectResult>;
 }

@@ -7,7 +7,9 @@ import { DEFAULT_LIMITS, type Limits } from '../domain/login-limits';
 import { DEFAULT_HTTP_LIMITS, perAddressShare, type HttpLimits } from './http-limits';
 import { DEFAULT_OUTBOUND_PORTS, parsePortRanges, type PortRange } from '../domain/outbound-ports';
 
-/** Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js). */
+/**
+ * Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js).
+ */
 const PARENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT_DIR = path.basename(PARENT_DIR) === 'dist' ? path.dirname(PARENT_DIR) : PARENT_DIR;
 
@@ -54,7 +56,10 @@ export interface Config {
   temporalDevPort: number;
   temporalUiPort: number;
   masterKey?: string;
-  /** Temporal payloads read besides ciphertext bound to its workflow: TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1, TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1, for upgrades (docs/temporal.md, "Upgrading"). */
+  /**
+   * Temporal payloads read besides ciphertext bound to its workflow: TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1,
+   * TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1, for upgrades (docs/temporal.md, "Upgrading").
+   */
   temporalPayloads: { allowPlaintext: boolean; allowUnbound: boolean };
   logLevel: string;
   emulatorPorts: Record<ProviderId, number>;
@@ -83,9 +88,15 @@ export interface Config {
    * Google-issued token with the right audience would do, so production refuses to start.
    */
   storeAndroidPushServiceAccount?: string;
-  /** `STORE_ANDROID_JWKS_URL`: where Google's OIDC signing keys are read (default: Google's, or the emulator's when the Play base is local). */
+  /**
+   * `STORE_ANDROID_JWKS_URL`: where Google's OIDC signing keys are read (default: Google's, or the emulator's when the
+   * Play base is local).
+   */
   storeAndroidJwksUrl?: string;
-  /** `STORE_IOS_TRUSTED_ROOTS`: comma-separated PEM/DER files of the App Store roots to trust (default: Apple's, or the emulator's when local). */
+  /**
+   * `STORE_IOS_TRUSTED_ROOTS`: comma-separated PEM/DER files of the App Store roots to trust (default: Apple's, or the
+   * emulator's when local).
+   */
   storeIosTrustedRoots?: string[];
   /**
    * The platform's OAuth client per web provider (<PROVIDER>_OAUTH_CLIENT_ID / _SECRET): the
@@ -97,7 +108,9 @@ export interface Config {
    * comma-separated, e.g. `https://assistant.example.com`). MCP clients send no Origin at all.
    */
   toolsAllowedOrigins: string[];
-  /** The address the HTTP listeners and the emulators bind (`BIND_HOST`): loopback unless a container publishes them. */
+  /**
+   * The address the HTTP listeners and the emulators bind (`BIND_HOST`): loopback unless a container publishes them.
+   */
   bindHost: string;
   /** Port of the embedded Postgres when DATABASE_URL is not set (`EMBEDDED_PG_PORT`). */
   embeddedPgPort: number;
@@ -105,11 +118,16 @@ export interface Config {
   emulatorRateLimits: boolean;
   /** Where the Temporal CLI is looked for (temporal/binary.ts). */
   tools: ToolPaths;
-  /** `METRICS_PORT`: the loopback Prometheus listener of the api and the worker (9464; 0 = none; none by default under NODE_ENV=test). */
+  /**
+   * `METRICS_PORT`: the loopback Prometheus listener of the api and the worker (9464; 0 = none; none by default under
+   * NODE_ENV=test).
+   */
   metricsPort: number;
   /** `OUTBOX_MAX_AGE_SECONDS`: /readyz fails when the webhook outbox's oldest row is older (900; 0 = no check). */
   outboxMaxAgeSeconds: number;
-  /** Traces over OTLP/HTTP (JSON) when the standard OTEL_* variables ask for them; off by default (runtime/tracing.ts). */
+  /**
+   * Traces over OTLP/HTTP (JSON) when the standard OTEL_* variables ask for them; off by default (runtime/tracing.ts).
+   */
   tracing: TracingConfig | null;
   /** Outbound webhooks to tenants (docs/outbound-webhooks.md). */
   outboundWebhooks: OutboundWebhookConfig;
@@ -168,13 +186,19 @@ function tracingConfig(env: NodeJS.ProcessEnv): TracingConfig | null {
   const exporter = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || exporter === 'none') return null;
-  if (exporter && exporter !== 'otlp') throw new ConfigError('OTEL_TRACES_EXPORTER', `OTEL_TRACES_EXPORTER supports "otlp" or "none", got "${exporter}"`);
+  if (exporter && exporter !== 'otlp')
+    throw new ConfigError('OTEL_TRACES_EXPORTER', `OTEL_TRACES_EXPORTER supports "otlp" or "none", got "${exporter}"`);
   if (!exporter && !endpoint) return null;
   const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
   if (protocol && protocol !== 'http/json') {
-    throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL', `traces are exported as OTLP over HTTP with JSON bodies: set OTEL_EXPORTER_OTLP_PROTOCOL=http/json (or leave it unset), got "${protocol}"`);
+    throw new ConfigError(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      `traces are exported as OTLP over HTTP with JSON bodies: set OTEL_EXPORTER_OTLP_PROTOCOL=http/json (or leave it unset), got "${protocol}"`,
+    );
   }
-  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || `${(env.OTEL_EXPORTER_OTLP_ENDPOINT || 'http://localhost:4318').replace(/\/$/, '')}/v1/traces`;
+  const url =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    `${(env.OTEL_EXPORTER_OTLP_ENDPOINT || 'http://localhost:4318').replace(/\/$/, '')}/v1/traces`;
   return { url, serviceName: env.OTEL_SERVICE_NAME || undefined };
 }
 
@@ -233,25 +257,41 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalDevPort: intEnv(env, 'TEMPORAL_PORT', 7233),
     temporalUiPort: intEnv(env, 'TEMPORAL_UI_PORT', 8233),
     masterKey: env.MASTER_KEY || undefined,
-    temporalPayloads: { allowPlaintext: env.TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS === '1', allowUnbound: env.TEMPORAL_ALLOW_UNBOUND_PAYLOADS === '1' },
+    temporalPayloads: {
+      allowPlaintext: env.TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS === '1',
+      allowUnbound: env.TEMPORAL_ALLOW_UNBOUND_PAYLOADS === '1',
+    },
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     emulatorPorts,
     providerBaseUrls,
     publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
-    trustedProxies: (env.TRUSTED_PROXIES ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    trustedProxies: (env.TRUSTED_PROXIES ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
     storeAndroidPushServiceAccount: env.STORE_ANDROID_PUSH_SERVICE_ACCOUNT || undefined,
     storeAndroidJwksUrl: env.STORE_ANDROID_JWKS_URL || undefined,
-    storeIosTrustedRoots: env.STORE_IOS_TRUSTED_ROOTS ? env.STORE_IOS_TRUSTED_ROOTS.split(',').map((f) => f.trim()).filter(Boolean) : undefined,
+    storeIosTrustedRoots: env.STORE_IOS_TRUSTED_ROOTS
+      ? env.STORE_IOS_TRUSTED_ROOTS.split(',')
+          .map((f) => f.trim())
+          .filter(Boolean)
+      : undefined,
     httpLimits: httpLimits(env),
     dashboardLimits: {
       ...DEFAULT_LIMITS,
       // Under NODE_ENV=test the e2e files sign up dozens of people from 127.0.0.1 in one run;
       // the limit's own test sets a low one.
-      signup: { ...DEFAULT_LIMITS.signup, max: countEnv(env, 'SIGNUPS_PER_ADDRESS_PER_HOUR', nodeEnv === 'test' ? 100_000 : DEFAULT_LIMITS.signup.max) },
+      signup: {
+        ...DEFAULT_LIMITS.signup,
+        max: countEnv(env, 'SIGNUPS_PER_ADDRESS_PER_HOUR', nodeEnv === 'test' ? 100_000 : DEFAULT_LIMITS.signup.max),
+      },
     },
     oauthClients: oauthClients(env),
-    toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '').split(',').map((o) => o.trim().replace(/\/$/, '')).filter(Boolean),
+    toolsAllowedOrigins: (env.TOOLS_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((o) => o.trim().replace(/\/$/, ''))
+      .filter(Boolean),
     bindHost: env.BIND_HOST || '127.0.0.1',
     embeddedPgPort: intEnv(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PG_PORT),
     emulatorRateLimits: env.EMULATOR_RATE_LIMITS === '1',
@@ -280,7 +320,10 @@ function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
   if (raw !== undefined && raw !== '') {
     maxConnectionsPerAddress = Number(raw);
     if (!Number.isInteger(maxConnectionsPerAddress) || maxConnectionsPerAddress < 0) {
-      throw new ConfigError('HTTP_MAX_CONNECTIONS_PER_ADDRESS', `HTTP_MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 = no per-address cap), got "${raw}"`);
+      throw new ConfigError(
+        'HTTP_MAX_CONNECTIONS_PER_ADDRESS',
+        `HTTP_MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 = no per-address cap), got "${raw}"`,
+      );
     }
   }
   return {
@@ -296,14 +339,18 @@ function secondsEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigError(name, `${name} must be a whole number of seconds (0 = off), got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new ConfigError(name, `${name} must be a whole number of seconds (0 = off), got "${raw}"`);
   return n;
 }
 
 /** What production will not run without, all named at once so one restart fixes them all. */
 const PRODUCTION_REQUIRED: [string, string][] = [
   ['MASTER_KEY', 'the key that encrypts provider credentials'],
-  ['STORE_ANDROID_PUSH_SERVICE_ACCOUNT', 'the service account email of the Play RTDN push subscription; without it any Google-issued token with the right audience is accepted as a push'],
+  [
+    'STORE_ANDROID_PUSH_SERVICE_ACCOUNT',
+    'the service account email of the Play RTDN push subscription; without it any Google-issued token with the right audience is accepted as a push',
+  ],
 ];
 
 function requireForProduction(env: NodeJS.ProcessEnv): void {
@@ -318,7 +365,8 @@ function requireForProduction(env: NodeJS.ProcessEnv): void {
 function portRangesEnv(env: NodeJS.ProcessEnv, name: string, fallback: string): PortRange[] {
   const raw = env[name];
   const parsed = parsePortRanges(raw === undefined || raw === '' ? fallback : raw);
-  if (typeof parsed === 'string') throw new ConfigError(name, `${name} must list ports and ranges like "${fallback}": ${parsed}`);
+  if (typeof parsed === 'string')
+    throw new ConfigError(name, `${name} must list ports and ranges like "${fallback}": ${parsed}`);
   return parsed;
 }
 
@@ -326,7 +374,8 @@ function countEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError(name, `${name} must be a whole number of at least 1, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ConfigError(name, `${name} must be a whole number of at least 1, got "${raw}"`);
   return n;
 }
 

@@ -6,12 +6,23 @@ import { bootstrapLogLevel } from './config';
  * purpose, but any object carrying these keys is masked before it is written.
  */
 export const REDACT_PATHS = [
-  '*.secret', '*.secret_key', '*.api_key', '*.credential', '*.credentials', '*.password',
-  '*.webhook_secret', '*.authorization', 'req.headers.authorization', 'headers.authorization',
+  '*.secret',
+  '*.secret_key',
+  '*.api_key',
+  '*.credential',
+  '*.credentials',
+  '*.password',
+  '*.webhook_secret',
+  '*.authorization',
+  'req.headers.authorization',
+  'headers.authorization',
 ];
 
 export function createLogger(level = bootstrapLogLevel(), destination?: NodeJS.WritableStream): Logger {
-  return pino({ level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'billing' } }, destination as never);
+  return pino(
+    { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'billing' } },
+    destination as never,
+  );
 }
 
 export const logger = createLogger();

@@ -14,7 +14,10 @@ collectDefaultMetrics({ register: registry });
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Management operations (REST and tool server alike), by the code the caller was answered with (`ok` or the error code). */
+/**
+ * Management operations (REST and tool server alike), by the code the caller was answered with (`ok` or the error
+ * code).
+ */
 export const operationRequests = new Counter({
   name: 'billing_operation_requests_total',
   help: 'Management operations executed, by operation, surface (rest|tool) and answer code (ok or the error code).',
@@ -172,20 +175,30 @@ export async function startMetricsServer(
     const route = req.method === 'GET' && Object.hasOwn(json, path) ? json[path] : undefined;
     if (route) {
       route().then(
-        ({ status, body }) => res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(JSON.stringify(body)),
+        ({ status, body }) =>
+          res
+            .writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+            .end(JSON.stringify(body)),
         (e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${path} failed: ${e.message}\n`),
       );
       return;
     }
     if (req.method !== 'GET' || path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end(`not found: GET ${['/metrics', ...Object.keys(json)].join(', ')}\n`);
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end(`not found: GET ${['/metrics', ...Object.keys(json)].join(', ')}\n`);
       return;
     }
     void (async () => {
       let body = await registry.metrics();
-      if (more) body += await more().catch((e: Error) => `# the Temporal SDK metrics could not be read: ${e.message.split('\n')[0]}\n`);
+      if (more)
+        body += await more().catch(
+          (e: Error) => `# the Temporal SDK metrics could not be read: ${e.message.split('\n')[0]}\n`,
+        );
       res.writeHead(200, { 'content-type': registry.contentType }).end(body);
-    })().catch((e: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${e.message}\n`));
+    })().catch((e: Error) =>
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${e.message}\n`),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -23,7 +23,9 @@ export interface Tracing {
 export function startTracing(config: TracingConfig | null, defaultServiceName: string): Tracing {
   const resource = new Resource({ [ATTR_SERVICE_NAME]: config?.serviceName ?? defaultServiceName });
   if (!config) return { spanProcessor: new NoopSpanProcessor(), resource, shutdown: async () => {} };
-  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.url }), { scheduledDelayMillis: 500 });
+  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: config.url }), {
+    scheduledDelayMillis: 500,
+  });
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register();
   return { spanProcessor, resource, shutdown: () => provider.shutdown() };
@@ -32,7 +34,12 @@ export function startTracing(config: TracingConfig | null, defaultServiceName: s
 export const tracer = () => trace.getTracer('billing');
 
 /** Run `work` in a span named `name` (child of `parent`, else of the active context), ended and marked on failure. */
-export async function inSpan<T>(name: string, attributes: Record<string, string | number>, work: (span: Span) => Promise<T>, parent?: Context): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  attributes: Record<string, string | number>,
+  work: (span: Span) => Promise<T>,
+  parent?: Context,
+): Promise<T> {
   return tracer().startActiveSpan(name, { attributes }, parent ?? context.active(), async (span) => {
     try {
       return await work(span);
@@ -45,7 +52,9 @@ export async function inSpan<T>(name: string, attributes: Record<string, string 
   });
 }
 
-/** The active trace as a W3C `traceparent` value, to store beside work that continues later (the webhook outbox row). */
+/**
+ * The active trace as a W3C `traceparent` value, to store beside work that continues later (the webhook outbox row).
+ */
 export function currentTraceparent(): string | undefined {
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);

@@ -20,7 +20,9 @@ export async function runReencrypt(db: Knex, config: Config): Promise<Record<str
   if (result.failed > 0) {
     // The old key must stay until nothing fails; say so with the exit code too.
     process.exitCode = 1;
-    process.stderr.write(`error: ${result.failed} value(s) could not be decrypted; keep the old MASTER_KEY entries and see "failures"\n`);
+    process.stderr.write(
+      `error: ${result.failed} value(s) could not be decrypted; keep the old MASTER_KEY entries and see "failures"\n`,
+    );
   }
   return { ...result, failures: JSON.stringify(result.failures) };
 }

@@ -20,7 +20,12 @@ export interface DecodedHistory {
  * are ciphertext on the server (and in the Temporal UI), so this is how an operator reads them.
  * Reading a tenant's decrypted data is recorded in that tenant's audit trail.
  */
-export async function runWorkflowHistory(db: Knex, config: Config, workflowId: string, runId?: string): Promise<DecodedHistory> {
+export async function runWorkflowHistory(
+  db: Knex,
+  config: Config,
+  workflowId: string,
+  runId?: string,
+): Promise<DecodedHistory> {
   const masterKey = resolveMasterKey(config);
   // Without TEMPORAL_ADDRESS, the dev server `npm start` runs.
   const address = config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
@@ -31,16 +36,32 @@ export async function runWorkflowHistory(db: Knex, config: Config, workflowId: s
     try {
       described = await handle.describe();
     } catch (e) {
-      if (e instanceof WorkflowNotFoundError) throw new NotFound(`no workflow "${workflowId}"${runId ? ` run ${runId}` : ''} in namespace ${config.temporalNamespace}`);
+      if (e instanceof WorkflowNotFoundError)
+        throw new NotFound(
+          `no workflow "${workflowId}"${runId ? ` run ${runId}` : ''} in namespace ${config.temporalNamespace}`,
+        );
       throw e;
     }
     // Reading applies nothing: every layout is read (plaintext, and ciphertext from before the
     // binding), each ciphertext under the workflow it is bound to; one copied from elsewhere fails.
     const reader = payloadCodecFor(masterKey, { policy: { allowPlaintext: true, allowUnbound: true } });
-    const history = await decodeHistory(await handle.fetchHistory(), reader, { namespace: config.temporalNamespace, workflowId });
+    const history = await decodeHistory(await handle.fetchHistory(), reader, {
+      namespace: config.temporalNamespace,
+      workflowId,
+    });
     const tenantId = described.typedSearchAttributes.get(TENANT_ATTR) ?? null;
-    if (tenantId) await recordOperatorAudit(db, { tenantId, action: 'workflow:history', detail: { workflow_id: workflowId, run_id: described.runId } });
-    return { workflow_id: workflowId, run_id: described.runId, tenant_id: tenantId, events: await readableEvents(history) };
+    if (tenantId)
+      await recordOperatorAudit(db, {
+        tenantId,
+        action: 'workflow:history',
+        detail: { workflow_id: workflowId, run_id: described.runId },
+      });
+    return {
+      workflow_id: workflowId,
+      run_id: described.runId,
+      tenant_id: tenantId,
+      events: await readableEvents(history),
+    };
   } finally {
     await connection.close();
   }

@@ -68,7 +68,15 @@ async function main(): Promise<void> {
     return;
   }
   const json = flags.json === true;
-  const known = ['tenant:create', 'key:create', 'key:revoke', 'demo', 'demo:publishable-key', 'vault:reencrypt', 'workflow:history'];
+  const known = [
+    'tenant:create',
+    'key:create',
+    'key:revoke',
+    'demo',
+    'demo:publishable-key',
+    'vault:reencrypt',
+    'workflow:history',
+  ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
 
   // Validate everything before touching the database, so bad arguments write nothing.
@@ -83,7 +91,8 @@ async function main(): Promise<void> {
     }
     if (flags['expires-in'] !== undefined) {
       const raw = String(flags['expires-in']);
-      if (!/^\d+$/.test(raw) || Number(raw) <= 0) throw new UsageError('--expires-in must be a positive whole number of seconds');
+      if (!/^\d+$/.test(raw) || Number(raw) <= 0)
+        throw new UsageError('--expires-in must be a positive whole number of seconds');
       expiresIn = Number(raw);
     }
   }
@@ -100,18 +109,33 @@ async function main(): Promise<void> {
     let out: Record<string, unknown>;
     if (command === 'tenant:create') {
       const t = await createTenant(db, { name: str(flags, 'name') });
-      await recordOperatorAudit(db, { tenantId: t.tenant_id, action: 'tenant:create', detail: { name: str(flags, 'name') } });
+      await recordOperatorAudit(db, {
+        tenantId: t.tenant_id,
+        action: 'tenant:create',
+        detail: { name: str(flags, 'name') },
+      });
       out = { tenant_id: t.tenant_id, secret_key: t.secret_key, publishable_key: t.publishable_key };
     } else if (command === 'key:create') {
       const tenantId = str(flags, 'tenant');
       if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
-      out = await insertApiKey(db, tenantId, scopes, { expiresInSeconds: expiresIn, name: typeof flags.name === 'string' ? flags.name : '' });
-      await recordOperatorAudit(db, { tenantId, action: 'key:create', detail: { key_id: out.key_id, scopes, expires_in: expiresIn ?? null } });
+      out = await insertApiKey(db, tenantId, scopes, {
+        expiresInSeconds: expiresIn,
+        name: typeof flags.name === 'string' ? flags.name : '',
+      });
+      await recordOperatorAudit(db, {
+        tenantId,
+        action: 'key:create',
+        detail: { key_id: out.key_id, scopes, expires_in: expiresIn ?? null },
+      });
     } else if (command === 'key:revoke') {
       try {
         const revoked = await revokeApiKey(db, str(flags, 'key'));
         const tenantId = await tenantOfApiKey(db, str(flags, 'key'));
-        await recordOperatorAudit(db, { tenantId: tenantId!, action: 'key:revoke', detail: { key_id: str(flags, 'key'), already_revoked: !revoked } });
+        await recordOperatorAudit(db, {
+          tenantId: tenantId!,
+          action: 'key:revoke',
+          detail: { key_id: str(flags, 'key'), already_revoked: !revoked },
+        });
         out = { key_id: str(flags, 'key'), revoked: true, already_revoked: !revoked };
       } catch (e) {
         throw new UsageError((e as Error).message);
@@ -123,7 +147,12 @@ async function main(): Promise<void> {
       const demo = await ensureDemoTenant(db, config, { mintKey: false });
       out = { tenant_id: demo.tenant_id, publishable_key: demo.publishable_key };
     } else if (command === 'workflow:history') {
-      const history = await runWorkflowHistory(db, config, str(flags, 'id'), flags.run === undefined ? undefined : str(flags, 'run')).catch((e) => {
+      const history = await runWorkflowHistory(
+        db,
+        config,
+        str(flags, 'id'),
+        flags.run === undefined ? undefined : str(flags, 'run'),
+      ).catch((e) => {
         throw e instanceof NotFound ? new UsageError(e.message) : e;
       });
       // Events are a list, not key: value pairs.

@@ -32,16 +32,37 @@ function resolvedSpecifier(fromFile: string, spec: string): string {
 
 const addJsExtensions: ts.TransformerFactory<ts.SourceFile> = (context) => (sourceFile) => {
   const f = context.factory;
-  const rewrite = (lit: ts.Expression) => (ts.isStringLiteral(lit) ? f.createStringLiteral(resolvedSpecifier(sourceFile.fileName, lit.text)) : lit);
+  const rewrite = (lit: ts.Expression) =>
+    ts.isStringLiteral(lit) ? f.createStringLiteral(resolvedSpecifier(sourceFile.fileName, lit.text)) : lit;
   const visit = (node: ts.Node): ts.Node => {
     if (ts.isImportDeclaration(node)) {
-      return f.updateImportDeclaration(node, node.modifiers, node.importClause, rewrite(node.moduleSpecifier), node.attributes);
+      return f.updateImportDeclaration(
+        node,
+        node.modifiers,
+        node.importClause,
+        rewrite(node.moduleSpecifier),
+        node.attributes,
+      );
     }
     if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
-      return f.updateExportDeclaration(node, node.modifiers, node.isTypeOnly, node.exportClause, rewrite(node.moduleSpecifier), node.attributes);
+      return f.updateExportDeclaration(
+        node,
+        node.modifiers,
+        node.isTypeOnly,
+        node.exportClause,
+        rewrite(node.moduleSpecifier),
+        node.attributes,
+      );
     }
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments.length > 0) {
-      return f.updateCallExpression(node, node.expression, node.typeArguments, [rewrite(node.arguments[0]), ...node.arguments.slice(1)]);
+    if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments.length > 0
+    ) {
+      return f.updateCallExpression(node, node.expression, node.typeArguments, [
+        rewrite(node.arguments[0]),
+        ...node.arguments.slice(1),
+      ]);
     }
     return ts.visitEachChild(node, visit, context);
   };
@@ -49,18 +70,26 @@ const addJsExtensions: ts.TransformerFactory<ts.SourceFile> = (context) => (sour
 };
 
 function compile(): void {
-  const parsed = ts.getParsedCommandLineOfConfigFile(path.join(ROOT_DIR, 'tsconfig.build.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    path.join(ROOT_DIR, 'tsconfig.build.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!parsed) throw new Error('tsconfig.build.json could not be read');
   const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options });
   const result = program.emit(undefined, undefined, undefined, false, { after: [addJsExtensions] });
   const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
   if (diagnostics.length) {
-    const host = { getCanonicalFileName: (f: string) => f, getCurrentDirectory: () => ROOT_DIR, getNewLine: () => '\n' };
+    const host = {
+      getCanonicalFileName: (f: string) => f,
+      getCurrentDirectory: () => ROOT_DIR,
+      getNewLine: () => '\n',
+    };
     throw new Error(ts.formatDiagnostics(diagnostics, host));
   }
 }
@@ -70,7 +99,10 @@ async function bundleWorkflows(): Promise<void> {
   const workflowsPath = path.join(ROOT_DIR, 'workflows/index.ts');
   const plain = await bundleWorkflowCode({ workflowsPath });
   fs.writeFileSync(path.join(DIST, WORKFLOW_BUNDLES.plain), plain.code);
-  const traced = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) });
+  const traced = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)),
+  });
   fs.writeFileSync(path.join(DIST, WORKFLOW_BUNDLES.traced), traced.code);
 }
 
@@ -79,4 +111,6 @@ fs.rmSync(DIST, { recursive: true, force: true });
 compile();
 // Node reads dist/ as ES modules like the sources (package.json "type": "module").
 await bundleWorkflows();
-process.stdout.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/api/main.js, node dist/temporal/worker-main.js, node dist/temporal/outbound-worker-main.js, node dist/db/migrate-main.js\n`);
+process.stdout.write(
+  `built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/api/main.js, node dist/temporal/worker-main.js, node dist/temporal/outbound-worker-main.js, node dist/db/migrate-main.js\n`,
+);

@@ -30,7 +30,21 @@ export const ALLOWED: Record<string, string[]> = {
   seed: ['domain', 'db', 'runtime', 'providers', 'vault', 'egress'],
   sdk: [],
   examples: ['sdk'],
-  scripts: ['domain', 'db', 'runtime', 'vault', 'providers', 'egress', 'temporal', 'operations', 'api', 'activities', 'workflows', 'emulators', 'seed'],
+  scripts: [
+    'domain',
+    'db',
+    'runtime',
+    'vault',
+    'providers',
+    'egress',
+    'temporal',
+    'operations',
+    'api',
+    'activities',
+    'workflows',
+    'emulators',
+    'seed',
+  ],
 };
 /** Type-only imports a folder may make on top of ALLOWED. */
 export const TYPE_ONLY: Record<string, string[]> = {
@@ -42,7 +56,12 @@ export const TYPE_ONLY: Record<string, string[]> = {
   api: ['workflows', 'activities'],
 };
 
-export interface Edge { from: string; to: string; typeOnly: boolean; /** Value names imported (type-only specifiers left out). */ names: string[] }
+export interface Edge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+  /** Value names imported (type-only specifiers left out). */ names: string[];
+}
 
 function listFiles(dir: string): string[] {
   const out: string[] = [];
@@ -64,7 +83,12 @@ function resolve(from: string, spec: string): string | null {
 }
 
 function importsOf(file: string): Edge[] {
-  const source = ts.createSourceFile(file, fs.readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, false);
+  const source = ts.createSourceFile(
+    file,
+    fs.readFileSync(path.join(ROOT, file), 'utf8'),
+    ts.ScriptTarget.ES2022,
+    false,
+  );
   const edges: Edge[] = [];
   for (const stmt of source.statements) {
     let spec: string | undefined;
@@ -77,10 +101,17 @@ function importsOf(file: string): Edge[] {
         if (clause.name) names.push('default');
         const nb = clause.namedBindings;
         if (nb && ts.isNamespaceImport(nb)) names.push('*');
-        if (nb && ts.isNamedImports(nb)) names = names.concat(nb.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text));
+        if (nb && ts.isNamedImports(nb))
+          names = names.concat(nb.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text));
       }
-      typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings)
-        && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      typeOnly =
+        !!clause &&
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            !!clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
     } else if (ts.isExportDeclaration(stmt) && stmt.moduleSpecifier && ts.isStringLiteral(stmt.moduleSpecifier)) {
       spec = stmt.moduleSpecifier.text;
       typeOnly = stmt.isTypeOnly;
@@ -105,16 +136,25 @@ function cycles(files: string[], edges: Edge[]): string[][] {
   const onStack = new Set<string>();
   const found: string[][] = [];
   const visit = (v: string) => {
-    idx.set(v, index); low.set(v, index); index++;
-    stack.push(v); onStack.add(v);
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    onStack.add(v);
     for (const w of next.get(v) ?? []) {
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
-      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
     }
     if (low.get(v) === idx.get(v)) {
       const scc: string[] = [];
       let w: string;
-      do { w = stack.pop()!; onStack.delete(w); scc.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
       if (scc.length > 1) found.push(scc.sort());
     }
   };
@@ -125,21 +165,42 @@ function cycles(files: string[], edges: Edge[]): string[][] {
 /** Where SQL may be written: repositories in db/, plus migrations' own folder. */
 const SQL_HOMES = new Set(['db']);
 /** Folders held to "no SQL here". scripts/ and seed/ are operator tools and may query directly. */
-const SQL_FOLDERS_CHECKED = ['operations', 'api', 'activities', 'workflows', 'temporal', 'providers', 'domain', 'runtime'];
+const SQL_FOLDERS_CHECKED = [
+  'operations',
+  'api',
+  'activities',
+  'workflows',
+  'temporal',
+  'providers',
+  'domain',
+  'runtime',
+];
 const QUERY_ROOTS = new Set(['trx', 'tx', 'db', 'knex', 'owner']);
 
 /** `trx('table')`, `db('table')` and `x.raw(...)` outside db/: SQL that belongs in a repository. */
 function sqlCalls(file: string): string[] {
   if (SQL_HOMES.has(folderOf(file))) return [];
-  const source = ts.createSourceFile(file, fs.readFileSync(path.join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  const source = ts.createSourceFile(
+    file,
+    fs.readFileSync(path.join(ROOT, file), 'utf8'),
+    ts.ScriptTarget.ES2022,
+    true,
+  );
   const found: string[] = [];
   const visit = (node: ts.Node) => {
     if (ts.isCallExpression(node)) {
       const callee = node.expression;
-      const tableCall = ts.isIdentifier(callee) && QUERY_ROOTS.has(callee.text) && node.arguments.length > 0 && ts.isStringLiteralLike(node.arguments[0]);
+      const tableCall =
+        ts.isIdentifier(callee) &&
+        QUERY_ROOTS.has(callee.text) &&
+        node.arguments.length > 0 &&
+        ts.isStringLiteralLike(node.arguments[0]);
       const rawCall = ts.isPropertyAccessExpression(callee) && callee.name.text === 'raw';
-      const builderCall = ts.isPropertyAccessExpression(callee) && ['from', 'into', 'table', 'select', 'insert', 'update', 'del', 'delete'].includes(callee.name.text)
-        && ts.isIdentifier(callee.expression) && QUERY_ROOTS.has(callee.expression.text);
+      const builderCall =
+        ts.isPropertyAccessExpression(callee) &&
+        ['from', 'into', 'table', 'select', 'insert', 'update', 'del', 'delete'].includes(callee.name.text) &&
+        ts.isIdentifier(callee.expression) &&
+        QUERY_ROOTS.has(callee.expression.text);
       if (tableCall || rawCall || builderCall) {
         const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
         found.push(`${file}:${line} runs SQL (${node.getText().slice(0, 40).replace(/\s+/g, ' ')}…): SQL lives in db/`);
@@ -170,7 +231,14 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
   'db/paywalls.ts': ['getPaywallRow'],
   // Session mechanics: a secret parked for the one page after a redirect; signing in and out.
   'db/session-secret.ts': ['parkSecret', 'takeSecret'],
-  'db/dashboard-users.ts': ['sessionUser', 'createSession', 'deleteSession', 'findUserForLogin', 'signUpUser', 'EmailTaken'],
+  'db/dashboard-users.ts': [
+    'sessionUser',
+    'createSession',
+    'deleteSession',
+    'findUserForLogin',
+    'signUpUser',
+    'EmailTaken',
+  ],
   'db/login-attempts.ts': ['clearAttempts', 'releaseAttempt', 'reserveAttempt'],
   // Signing up, in and out runs before there is a person (or a tenant) to run an operation as; it
   // is audited under the operations' vocabulary (account.sign_up, account.log_in, account.log_out).
@@ -184,14 +252,18 @@ export function surfaceWrites(edges: Edge[]): string[] {
     if (!SURFACE_FOLDERS.some((f) => e.from.startsWith(f)) || folderOf(e.to) !== 'db' || e.typeOnly) continue;
     const allowed = SURFACE_DB_IMPORTS[e.to] ?? [];
     for (const name of e.names.filter((n) => !allowed.includes(n))) {
-      problems.push(`${e.from} imports ${name} from ${e.to}: a surface writes through operations/ only (reads allowed: scripts/check-imports.ts, SURFACE_DB_IMPORTS)`);
+      problems.push(
+        `${e.from} imports ${name} from ${e.to}: a surface writes through operations/ only (reads allowed: scripts/check-imports.ts, SURFACE_DB_IMPORTS)`,
+      );
     }
   }
   return problems;
 }
 
 export function checkImports(): string[] {
-  const files = Object.keys(ALLOWED).filter((d) => fs.existsSync(path.join(ROOT, d))).flatMap(listFiles);
+  const files = Object.keys(ALLOWED)
+    .filter((d) => fs.existsSync(path.join(ROOT, d)))
+    .flatMap(listFiles);
   const edges = files.flatMap(importsOf);
   const problems: string[] = [];
   for (const e of edges) {
@@ -199,7 +271,9 @@ export function checkImports(): string[] {
     const to = folderOf(e.to);
     if (from === to || ALLOWED[from]?.includes(to)) continue;
     if (e.typeOnly && TYPE_ONLY[from]?.includes(to)) continue;
-    problems.push(`${e.from} imports ${e.to}${e.typeOnly ? ' (types)' : ''}: ${from}/ may import ${[...(ALLOWED[from] ?? []), ...(TYPE_ONLY[from] ?? []).map((t) => `${t} (types)`)].join(', ') || 'nothing outside itself'}`);
+    problems.push(
+      `${e.from} imports ${e.to}${e.typeOnly ? ' (types)' : ''}: ${from}/ may import ${[...(ALLOWED[from] ?? []), ...(TYPE_ONLY[from] ?? []).map((t) => `${t} (types)`)].join(', ') || 'nothing outside itself'}`,
+    );
   }
   for (const scc of cycles(files, edges)) problems.push(`import cycle: ${scc.join(' → ')}`);
   problems.push(...surfaceWrites(edges));

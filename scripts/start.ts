@@ -88,7 +88,11 @@ try {
 }
 fs.mkdirSync(config.dataDir, { recursive: true });
 
-say(config.databaseUrl ? 'Postgres: DATABASE_URL' : `Postgres: embedded, data in ${path.join(config.dataDir, 'postgres')}`);
+say(
+  config.databaseUrl
+    ? 'Postgres: DATABASE_URL'
+    : `Postgres: embedded, data in ${path.join(config.dataDir, 'postgres')}`,
+);
 // As the owner: migrations, the login role, and the demo tenant below. The api and worker get only
 // the login role's URL (APP_DATABASE_URL), never the owner's.
 const database = await openDatabase(config, { pool: { max: 3 }, as: 'owner' });
@@ -117,7 +121,13 @@ if (temporalAddress) {
   temporalUi = temporal.uiUrl;
 }
 
-const env = { DATABASE_URL: '', APP_DATABASE_URL: database.appUrl, TEMPORAL_ADDRESS: temporalAddress, MASTER_KEY: masterKey, DATA_DIR: config.dataDir };
+const env = {
+  DATABASE_URL: '',
+  APP_DATABASE_URL: database.appUrl,
+  TEMPORAL_ADDRESS: temporalAddress,
+  MASTER_KEY: masterKey,
+  DATA_DIR: config.dataDir,
+};
 if (!(await isPortOpen('127.0.0.1', config.emulatorPorts.psp_a))) child('emulators', 'emulators/main.ts', env);
 // All serve metrics on loopback; on one machine the workers take the next ports (METRICS_PORT + 1, + 2).
 const metricsPort = (offset: number) => String(config.metricsPort ? config.metricsPort + offset : 0);
@@ -129,8 +139,15 @@ child('outbound-worker', 'temporal/outbound-worker-main.ts', { ...env, METRICS_P
 // to and a tenant signed up here connects them as it would the real providers. Not for a provider
 // whose base URL or OAuth client is configured.
 const emulatorOAuth: NodeJS.ProcessEnv = {};
-for (const [provider, clientId] of [['psp_b', 'billing_local'], ['psp_c', 'billinglocal']] as const) {
-  if (config.oauthClients[provider] || config.providerBaseUrls[provider] !== `http://127.0.0.1:${config.emulatorPorts[provider]}`) continue;
+for (const [provider, clientId] of [
+  ['psp_b', 'billing_local'],
+  ['psp_c', 'billinglocal'],
+] as const) {
+  if (
+    config.oauthClients[provider] ||
+    config.providerBaseUrls[provider] !== `http://127.0.0.1:${config.emulatorPorts[provider]}`
+  )
+    continue;
   emulatorOAuth[`${provider.toUpperCase()}_OAUTH_CLIENT_ID`] = clientId;
   emulatorOAuth[`${provider.toUpperCase()}_OAUTH_CLIENT_SECRET`] = 'local-emulator-only';
 }
@@ -178,8 +195,17 @@ ${line}\n`);
 
 if (needsSync) {
   // In the background: the service is usable meanwhile, and example:web waits for it.
-  void syncDemoCatalogue({ db: database.db, tenantId: demo.tenant_id, apiRoot: `http://127.0.0.1:${config.apiPort}/v1`, secretKey, signal: stopped.signal })
-    .catch((err: Error) => ({ ok: false, line: `Demo catalogue sync failed: ${err.message}; retry: Ctrl-C, then \`npm start\` again` }))
+  void syncDemoCatalogue({
+    db: database.db,
+    tenantId: demo.tenant_id,
+    apiRoot: `http://127.0.0.1:${config.apiPort}/v1`,
+    secretKey,
+    signal: stopped.signal,
+  })
+    .catch((err: Error) => ({
+      ok: false,
+      line: `Demo catalogue sync failed: ${err.message}; retry: Ctrl-C, then \`npm start\` again`,
+    }))
     .then((r) => {
       if (!stopping) say(r.line);
     });

@@ -24,7 +24,8 @@ const config = loadConfig();
 const layout = arg('layout', 'one-process');
 if (layout !== 'one-process' && layout !== 'per-service') throw new Error('--layout is one-process or per-service');
 const shards = Number(arg('shards', '4'));
-if (!Number.isInteger(shards) || shards < 1) throw new Error('--shards is a whole number ≥ 1 (and fixed once the schema exists)');
+if (!Number.isInteger(shards) || shards < 1)
+  throw new Error('--shards is a whole number ≥ 1 (and fixed once the schema exists)');
 
 const pg = await ensurePostgres(config, { port: config.embeddedPgPort, log: () => {} });
 say(pg.embedded ? `embedded Postgres (${path.join(config.dataDir, 'postgres')})` : 'Postgres from DATABASE_URL');
@@ -38,7 +39,9 @@ const temporal = await startPostgresTemporal({
   dir: path.join(config.dataDir, 'temporal-postgres'),
   log: say,
 });
-say(`ready: TEMPORAL_ADDRESS=${temporal.address} TEMPORAL_NAMESPACE=${temporal.namespace} (logs in ${path.join(config.dataDir, 'temporal-postgres')})`);
+say(
+  `ready: TEMPORAL_ADDRESS=${temporal.address} TEMPORAL_NAMESPACE=${temporal.namespace} (logs in ${path.join(config.dataDir, 'temporal-postgres')})`,
+);
 
 let stopping = false;
 const shutdown = async () => {

@@ -13,7 +13,10 @@ export async function reuseOrMintDemoKey(db: Knex, dataDir: string, tenantId: st
   const file = path.join(dataDir, 'demo-key');
   if (fs.existsSync(file)) {
     const key = fs.readFileSync(file, 'utf8').trim();
-    const row = await db('api_keys').where({ key_hash: hashSecretKey(key), tenant_id: tenantId }).whereNull('revoked_at').first('id');
+    const row = await db('api_keys')
+      .where({ key_hash: hashSecretKey(key), tenant_id: tenantId })
+      .whereNull('revoked_at')
+      .first('id');
     if (row) return key;
   }
   const { secret_key } = await insertApiKey(db, tenantId, [...SCOPES], { name: 'demo (npm start)' });

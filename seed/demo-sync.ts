@@ -61,13 +61,20 @@ export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport>
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${deps.apiRoot}${path}`, {
       method,
-      headers: { authorization: `Bearer ${deps.secretKey}`, 'content-type': 'application/json', ...(method === 'POST' ? { prefer: 'respond-async' } : {}) },
+      headers: {
+        authorization: `Bearer ${deps.secretKey}`,
+        'content-type': 'application/json',
+        ...(method === 'POST' ? { prefer: 'respond-async' } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(60_000),
     });
     return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
   };
-  const failed = (reason: string): DemoSyncReport => ({ ok: false, line: `Demo catalogue sync failed: ${reason}; ${RETRY}` });
+  const failed = (reason: string): DemoSyncReport => ({
+    ok: false,
+    line: `Demo catalogue sync failed: ${reason}; ${RETRY}`,
+  });
 
   let runId: string | undefined;
   let lastRefusal = '';
@@ -75,7 +82,8 @@ export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport>
     if (deps.signal?.aborted) return failed('npm start is stopping');
     if (Date.now() > deadline) return failed(lastRefusal || 'timed out before the run started');
     const report = await call('GET', '/sync');
-    const answer = report.status === 200 ? await call('POST', '/sync', { confirm_count: report.body.confirm_count }) : report;
+    const answer =
+      report.status === 200 ? await call('POST', '/sync', { confirm_count: report.body.confirm_count }) : report;
     if (answer.status === 202 && typeof answer.body.run_id === 'string') {
       runId = answer.body.run_id;
       break;
@@ -93,27 +101,46 @@ export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport>
     const state = await withTenant(deps.db, deps.tenantId, (trx) => syncRunState(trx, run));
     if (state && state.status !== 'running') return judge(deps, state.result);
     if (deps.signal?.aborted) return failed('npm start is stopping');
-    if (Date.now() > deadline) return failed(`run ${run} still running after ${Math.round((deps.timeoutMs ?? 300_000) / 1000)} s (see it in the Temporal UI)`);
+    if (Date.now() > deadline)
+      return failed(
+        `run ${run} still running after ${Math.round((deps.timeoutMs ?? 300_000) / 1000)} s (see it in the Temporal UI)`,
+      );
     await sleep(1000, deps.signal);
   }
 }
 
 async function judge(deps: SyncDeps, result: Record<string, unknown> | null): Promise<DemoSyncReport> {
-  const failures = [...((result?.failed as SyncOutcome[] | undefined) ?? []), ...((result?.skipped as SyncOutcome[] | undefined) ?? [])];
+  const failures = [
+    ...((result?.failed as SyncOutcome[] | undefined) ?? []),
+    ...((result?.skipped as SyncOutcome[] | undefined) ?? []),
+  ];
   const firstFailure = failures[0] ? `${subjectOf(failures[0])} at ${failures[0].provider}: ${failures[0].detail}` : '';
   if (!(await demoCanSell(deps.db, deps.tenantId))) {
-    return { ok: false, line: `Demo catalogue sync failed: ${firstFailure || 'nothing reached psp_a in test mode'}; ${RETRY}` };
+    return {
+      ok: false,
+      line: `Demo catalogue sync failed: ${firstFailure || 'nothing reached psp_a in test mode'}; ${RETRY}`,
+    };
   }
   const synced = Number(result?.synced ?? 0);
   const partial = failures.length ? ` (${failures.length} not synced, first: ${firstFailure})` : '';
-  return { ok: true, line: `Demo catalogue synced to the emulators: ${synced} product/provider pairs written${partial}. npm run example:web can sell.` };
+  return {
+    ok: true,
+    line: `Demo catalogue synced to the emulators: ${synced} product/provider pairs written${partial}. npm run example:web can sell.`,
+  };
 }
 
 /** Another run holds the drain: wait for psp_a to have the catalogue. */
 async function waitUntilSellable(deps: SyncDeps, deadline: number): Promise<DemoSyncReport> {
   while (Date.now() < deadline && !deps.signal?.aborted) {
-    if (await demoCanSell(deps.db, deps.tenantId)) return { ok: true, line: 'Demo catalogue synced to the emulators (by a run begun earlier). npm run example:web can sell.' };
+    if (await demoCanSell(deps.db, deps.tenantId))
+      return {
+        ok: true,
+        line: 'Demo catalogue synced to the emulators (by a run begun earlier). npm run example:web can sell.',
+      };
     await sleep(1000, deps.signal);
   }
-  return { ok: false, line: `Demo catalogue sync failed: another sync run holds the drain and psp_a has no catalogue yet; ${RETRY}` };
+  return {
+    ok: false,
+    line: `Demo catalogue sync failed: another sync run holds the drain and psp_a has no catalogue yet; ${RETRY}`,
+  };
 }

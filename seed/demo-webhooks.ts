@@ -23,7 +23,9 @@ export async function registerDemoWebhooks(
   const connections = await withTenant(db, tenantId, (trx) => listConnectionsSafe(trx));
   const registered: ProviderId[] = [];
   for (const provider of PROVIDERS) {
-    const account = connections.find((c) => c.provider === provider && c.is_default)?.account_ref ?? connections.find((c) => c.provider === provider)?.account_ref;
+    const account =
+      connections.find((c) => c.provider === provider && c.is_default)?.account_ref ??
+      connections.find((c) => c.provider === provider)?.account_ref;
     if (!account) continue;
     const url = `${config.publicDashboardUrl.replace(/\/+$/, '')}/api/webhooks/${provider}`;
     const base = config.providerBaseUrls[provider];
@@ -40,9 +42,13 @@ export async function registerDemoWebhooks(
       });
       if (res.ok) registered.push(provider);
       // 404: this emulator has no such route (its provider has no hosted checkout to deliver from).
-      else if (res.status !== 404) warn(`${provider}: webhook URL not registered, the emulator answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+      else if (res.status !== 404)
+        warn(
+          `${provider}: webhook URL not registered, the emulator answered ${res.status}: ${(await res.text()).slice(0, 200)}`,
+        );
     } catch (err) {
-      // Not running, or not answering: the demo still starts (connectDemoProviders skips it the same way); the banner shows what is registered.
+      // Not running, or not answering: the demo still starts (connectDemoProviders skips it the same way); the banner
+      // shows what is registered.
       warn(`${provider}: webhook URL not registered (${(err as Error).message})`);
     }
   }

@@ -20,7 +20,9 @@ function onPath(name: string): string | undefined {
  * The Temporal CLI (which carries the dev server): `TEMPORAL_CLI` when set, then PATH, then the
  * per-user cache, building it there with `go install` when Go is present.
  */
-export function findTemporalBinary(opts: { build?: boolean; log?: (m: string) => void; tools?: ToolPaths } = {}): string {
+export function findTemporalBinary(
+  opts: { build?: boolean; log?: (m: string) => void; tools?: ToolPaths } = {},
+): string {
   const tools = opts.tools ?? toolPaths();
   if (tools.temporalCli) return tools.temporalCli;
   const cacheDir = tools.toolCacheDir;
@@ -40,7 +42,10 @@ export function findTemporalBinary(opts: { build?: boolean; log?: (m: string) =>
     if (fs.existsSync(cached)) return cached;
   }
   throw new Error(
-    'The Temporal CLI was not found. Install Go and run `go install ' + TEMPORAL_CLI_MODULE +
-      '` with GOBIN=' + cacheDir + ', put `temporal` on PATH, or set TEMPORAL_ADDRESS to a running cluster.',
+    'The Temporal CLI was not found. Install Go and run `go install ' +
+      TEMPORAL_CLI_MODULE +
+      '` with GOBIN=' +
+      cacheDir +
+      ', put `temporal` on PATH, or set TEMPORAL_ADDRESS to a running cluster.',
   );
 }

@@ -13,7 +13,11 @@ export interface TemporalClients {
  * A connection and a workflow client with the payload codec: the key (a Vault, or a MASTER_KEY
  * value) is required so no client of ours writes plaintext payloads or fails to read ciphertext.
  */
-export async function connectTemporal(address: string, namespace: string, keys: Vault | string): Promise<TemporalClients> {
+export async function connectTemporal(
+  address: string,
+  namespace: string,
+  keys: Vault | string,
+): Promise<TemporalClients> {
   const connection = await Connection.connect({ address });
   return { connection, client: new Client({ connection, namespace, dataConverter: dataConverterFor(keys) }) };
 }

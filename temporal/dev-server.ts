@@ -33,8 +33,17 @@ export async function startDevServer(opts: {
   sqlitePragmas?: string[];
 }): Promise<DevServerHandle> {
   const bin = findTemporalBinary({ log: opts.log });
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn',
-    ...devServerSearchAttributeFlags()];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--log-level',
+    'warn',
+    ...devServerSearchAttributeFlags(),
+  ];
   if (opts.uiPort === null) args.push('--headless');
   else if (opts.uiPort !== undefined) args.push('--ui-port', String(opts.uiPort));
   if (opts.dbFile) {
@@ -45,7 +54,9 @@ export async function startDevServer(opts: {
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: false });
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`temporal dev server exited early (code ${code}); see ${opts.logFile ?? 'its output'}`))),
+    child.once('exit', (code) =>
+      reject(new Error(`temporal dev server exited early (code ${code}); see ${opts.logFile ?? 'its output'}`)),
+    ),
   );
   exited.catch(() => {});
   await Promise.race([waitForPort('127.0.0.1', opts.port, 60_000), exited]);

@@ -1,4 +1,10 @@
-import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload, type PayloadCodec, type SerializationContext } from '@temporalio/common';
+import {
+  defaultPayloadConverter,
+  METADATA_ENCODING_KEY,
+  type Payload,
+  type PayloadCodec,
+  type SerializationContext,
+} from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils';
 // Default import: the package is CommonJS, and Node's ESM loader sees no named exports in it.
 import proto from '@temporalio/proto';
@@ -58,8 +64,14 @@ type HistoryEvent = NonNullable<History['events']>[number];
  * workflow, and a workflow task's failure, which the worker encodes with no context.
  */
 function contextOf(e: HistoryEvent, owner: HistoryOwner): SerializationContext | undefined {
-  const other = (namespace: string | null | undefined, workflowId: string | null | undefined): SerializationContext =>
-    ({ type: 'workflow', namespace: namespace || owner.namespace, workflowId: workflowId ?? '' });
+  const other = (
+    namespace: string | null | undefined,
+    workflowId: string | null | undefined,
+  ): SerializationContext => ({
+    type: 'workflow',
+    namespace: namespace || owner.namespace,
+    workflowId: workflowId ?? '',
+  });
   if (e.startChildWorkflowExecutionInitiatedEventAttributes) {
     const a = e.startChildWorkflowExecutionInitiatedEventAttributes;
     return other(a.namespace, a.workflowId);
@@ -69,8 +81,12 @@ function contextOf(e: HistoryEvent, owner: HistoryOwner): SerializationContext |
     return other(a.namespace, a.workflowExecution?.workflowId);
   }
   const child =
-    e.childWorkflowExecutionStartedEventAttributes ?? e.childWorkflowExecutionCompletedEventAttributes ?? e.childWorkflowExecutionFailedEventAttributes ??
-    e.childWorkflowExecutionCanceledEventAttributes ?? e.childWorkflowExecutionTimedOutEventAttributes ?? e.childWorkflowExecutionTerminatedEventAttributes;
+    e.childWorkflowExecutionStartedEventAttributes ??
+    e.childWorkflowExecutionCompletedEventAttributes ??
+    e.childWorkflowExecutionFailedEventAttributes ??
+    e.childWorkflowExecutionCanceledEventAttributes ??
+    e.childWorkflowExecutionTimedOutEventAttributes ??
+    e.childWorkflowExecutionTerminatedEventAttributes;
   if (child) return other(child.namespace, child.workflowExecution?.workflowId);
   if (e.workflowTaskFailedEventAttributes) return undefined;
   return { type: 'workflow', namespace: owner.namespace, workflowId: owner.workflowId };
@@ -87,7 +103,11 @@ const isEncrypted = (p: Payload) => {
  * reader: the worker's own markers (patches, a local activity's metadata) are written in clear by
  * the SDK's core, and a payload the codec refuses to apply (a plaintext forgery) is evidence to read.
  */
-export async function decodeHistory<H extends History>(history: H, codec: PayloadCodec, owner: HistoryOwner): Promise<H> {
+export async function decodeHistory<H extends History>(
+  history: H,
+  codec: PayloadCodec,
+  owner: HistoryOwner,
+): Promise<H> {
   for (const e of history.events ?? []) {
     const context = contextOf(e, owner);
     await visitPayloads(e, '', async (p) => (isEncrypted(p) ? (await codec.decode([p], context))[0] : undefined));
@@ -108,7 +128,10 @@ function readable(p: Payload): unknown {
     return defaultPayloadConverter.fromPayload(p);
   } catch {
     const encoding = p.metadata?.[METADATA_ENCODING_KEY];
-    return { encoding: encoding ? Buffer.from(encoding).toString('utf8') : null, data_base64: Buffer.from(p.data ?? []).toString('base64') };
+    return {
+      encoding: encoding ? Buffer.from(encoding).toString('utf8') : null,
+      data_base64: Buffer.from(p.data ?? []).toString('base64'),
+    };
   }
 }
 
@@ -121,7 +144,10 @@ export async function readableEvents(history: History): Promise<ReadableEvent[]>
     const t = e.eventTime;
     out.push({
       event_id: String(e.eventId),
-      event_type: (temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, ''),
+      event_type: (temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(
+        /^EVENT_TYPE_/,
+        '',
+      ),
       event_time: t ? new Date(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6)).toISOString() : null,
       payloads,
     });

@@ -1,5 +1,11 @@
 import crypto from 'node:crypto';
-import { METADATA_ENCODING_KEY, type DataConverter, type Payload, type PayloadCodec, type SerializationContext } from '@temporalio/common';
+import {
+  METADATA_ENCODING_KEY,
+  type DataConverter,
+  type Payload,
+  type PayloadCodec,
+  type SerializationContext,
+} from '@temporalio/common';
 // A transitive dependency, pinned exactly (1.24.0) by @temporalio/common and @temporalio/client:
 // the Payload message is serialised whole, so its original metadata is encrypted too.
 // Default import: the package is CommonJS, and Node's ESM loader sees no named exports in it.
@@ -60,9 +66,14 @@ export class PayloadDecryptError extends Error {
 
 /** Which payloads besides bound ciphertext are read (`Config.temporalPayloads`). Both off: a new install. */
 export interface PayloadPolicy {
-  /** TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1: payloads without our encoding pass through (histories from before encryption). */
+  /**
+   * TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1: payloads without our encoding pass through (histories from before encryption).
+   */
   allowPlaintext: boolean;
-  /** TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1: ciphertext of the first layout, bound to no workflow, decrypts (histories from before binding). */
+  /**
+   * TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1: ciphertext of the first layout, bound to no workflow, decrypts (histories from
+   * before binding).
+   */
   allowUnbound: boolean;
 }
 export const STRICT_PAYLOADS: PayloadPolicy = { allowPlaintext: false, allowUnbound: false };
@@ -172,7 +183,8 @@ export class EncryptionCodec implements PayloadCodec {
     }
     const binding = payload.metadata?.[METADATA_ENCRYPTION_BINDING];
     const bound = !!binding;
-    if (bound && decode(binding) !== BINDING_NAMESPACE_WORKFLOW) throw new PayloadDecryptError('an encrypted payload names a binding this codec does not know', 'malformed');
+    if (bound && decode(binding) !== BINDING_NAMESPACE_WORKFLOW)
+      throw new PayloadDecryptError('an encrypted payload names a binding this codec does not know', 'malformed');
     if (!bound && !this.policy.allowUnbound) {
       throw new PayloadDecryptError(
         'a payload encrypted without binding to its workflow (the layout of releases before the binding) was refused. ' +
@@ -181,8 +193,11 @@ export class EncryptionCodec implements PayloadCodec {
       );
     }
     const data = payload.data ?? new Uint8Array();
-    if (data.length < IV_BYTES + TAG_BYTES) throw new PayloadDecryptError('an encrypted payload is truncated', 'malformed');
-    const decipher = crypto.createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+    if (data.length < IV_BYTES + TAG_BYTES)
+      throw new PayloadDecryptError('an encrypted payload is truncated', 'malformed');
+    const decipher = crypto.createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES), {
+      authTagLength: TAG_BYTES,
+    });
     if (bound) decipher.setAAD(additionalData(owner));
     decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
     let plain: Buffer;
@@ -200,7 +215,10 @@ export class EncryptionCodec implements PayloadCodec {
 
 /** The codec for a Vault (its ring derived for payloads) or a MASTER_KEY value. Same key either way. */
 export function payloadCodecFor(source: Vault | string, opts?: CodecOptions): EncryptionCodec {
-  const ring = typeof source === 'string' ? deriveKeyring(parseMasterKey(source), PAYLOAD_CODEC_INFO) : source.deriveKeyring(PAYLOAD_CODEC_INFO);
+  const ring =
+    typeof source === 'string'
+      ? deriveKeyring(parseMasterKey(source), PAYLOAD_CODEC_INFO)
+      : source.deriveKeyring(PAYLOAD_CODEC_INFO);
   return new EncryptionCodec(ring, opts);
 }
 

@@ -52,18 +52,46 @@ export interface PostgresTemporalHandle {
   stop(): Promise<void>;
 }
 
-interface PgTarget { host: string; port: number; user: string; password: string }
+interface PgTarget {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+}
 
 function pgTarget(url: string): PgTarget {
   const u = new URL(url);
-  return { host: u.hostname, port: Number(u.port || 5432), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+  return {
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+  };
 }
 
 function sqlTool(bin: ServerBinaries, pg: PgTarget, database: string, args: string[]): string {
-  return execFileSync(bin.sqlTool, ['--plugin', 'postgres12', '--ep', pg.host, '--port', String(pg.port), '--user', pg.user, '--password', pg.password, '--db', database, ...args], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return execFileSync(
+    bin.sqlTool,
+    [
+      '--plugin',
+      'postgres12',
+      '--ep',
+      pg.host,
+      '--port',
+      String(pg.port),
+      '--user',
+      pg.user,
+      '--password',
+      pg.password,
+      '--db',
+      database,
+      ...args,
+    ],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 }
 
 /**
@@ -71,9 +99,17 @@ function sqlTool(bin: ServerBinaries, pg: PgTarget, database: string, args: stri
  * server binary carries, with the server's own tool (its embedded schema; idempotent, so a
  * restart or an upgraded binary runs the same steps).
  */
-export function setupSchemas(bin: ServerBinaries, databaseUrl: string, database: string, log?: (m: string) => void): void {
+export function setupSchemas(
+  bin: ServerBinaries,
+  databaseUrl: string,
+  database: string,
+  log?: (m: string) => void,
+): void {
   const pg = pgTarget(databaseUrl);
-  for (const [db, schema] of [[database, 'temporal'], [`${database}_visibility`, 'visibility']] as const) {
+  for (const [db, schema] of [
+    [database, 'temporal'],
+    [`${database}_visibility`, 'visibility'],
+  ] as const) {
     try {
       sqlTool(bin, pg, db, ['create-database']);
     } catch (e) {
@@ -93,7 +129,14 @@ export function dropDatabases(bin: ServerBinaries, databaseUrl: string, database
   for (const db of [database, `${database}_visibility`]) sqlTool(bin, pg, db, ['drop-database', '--force']);
 }
 
-function serverConfig(o: { pg: PgTarget; database: string; shards: number; maxConns: number; ports: Record<string, number>; dynamicConfig: string }): string {
+function serverConfig(o: {
+  pg: PgTarget;
+  database: string;
+  shards: number;
+  maxConns: number;
+  ports: Record<string, number>;
+  dynamicConfig: string;
+}): string {
   const store = (db: string, conns: number) => `      sql:
         pluginName: "postgres12"
         databaseName: "${db}"
@@ -175,14 +218,18 @@ export async function ensureNamespace(address: string, namespace: string, timeou
     const connection = await Connection.connect({ address });
     try {
       try {
-        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+        await connection.workflowService.registerNamespace({
+          namespace,
+          workflowExecutionRetentionPeriod: msToTs('1 day'),
+        });
       } catch (err) {
         if (!/already exists|already registered/i.test(String((err as Error).message))) throw err;
       }
       await registerSearchAttributes(connection, namespace);
       const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
       const missing = SEARCH_ATTRIBUTES.filter((a) => !customAttributes?.[a.name]);
-      if (missing.length) throw new Error(`search attributes not yet visible: ${missing.map((a) => a.name).join(', ')}`);
+      if (missing.length)
+        throw new Error(`search attributes not yet visible: ${missing.map((a) => a.name).join(', ')}`);
       // A call that goes through the frontend's namespace registry (describe reads the database).
       await connection.workflowService.countWorkflowExecutions({ namespace, query: '' });
     } finally {
@@ -201,7 +248,10 @@ export async function startPostgresTemporal(opts: PostgresTemporalOptions): Prom
   fs.mkdirSync(opts.dir, { recursive: true });
   setupSchemas(bin, opts.databaseUrl, database, log);
 
-  const ports: Record<string, number> = { frontendGrpc: opts.port ?? (await freePort()), frontendHttp: await freePort() };
+  const ports: Record<string, number> = {
+    frontendGrpc: opts.port ?? (await freePort()),
+    frontendHttp: await freePort(),
+  };
   for (const s of SERVICES) {
     ports[`${s}Grpc`] ??= await freePort();
     ports[`${s}Membership`] = await freePort();
@@ -211,11 +261,23 @@ export async function startPostgresTemporal(opts: PostgresTemporalOptions): Prom
   // The server reads <root>/<config dir>/<env>.yaml (it has no single-file flag).
   fs.mkdirSync(path.join(opts.dir, 'config'), { recursive: true });
   const configFile = path.join(opts.dir, 'config', 'development.yaml');
-  fs.writeFileSync(configFile, serverConfig({ pg: pgTarget(opts.databaseUrl), database, shards, maxConns: opts.maxConns ?? 8, ports, dynamicConfig }), { mode: 0o600 });
+  fs.writeFileSync(
+    configFile,
+    serverConfig({
+      pg: pgTarget(opts.databaseUrl),
+      database,
+      shards,
+      maxConns: opts.maxConns ?? 8,
+      ports,
+      dynamicConfig,
+    }),
+    { mode: 0o600 },
+  );
 
   // Per service: history and matching first (they need no one), then the frontend, then the
   // internal worker (a client of the frontend).
-  const groups: (readonly string[])[] = layout === 'one-process' ? [SERVICES] : ['history', 'matching', 'frontend', 'worker'].map((s) => [s]);
+  const groups: (readonly string[])[] =
+    layout === 'one-process' ? [SERVICES] : ['history', 'matching', 'frontend', 'worker'].map((s) => [s]);
   const processes: ChildProcess[] = [];
   const stop = async () => {
     // Frontend last in, first out: the others keep serving until it is gone.
@@ -236,16 +298,33 @@ export async function startPostgresTemporal(opts: PostgresTemporalOptions): Prom
     for (const services of groups) {
       // One at a time, each up before the next: on a fresh database every process writes the
       // cluster's metadata at start, and processes starting together collide on it.
-      if (exits.length) await Promise.race([waitForPort('127.0.0.1', ports[`${groups[exits.length - 1][0]}Grpc`], 120_000), ...exits]);
+      if (exits.length)
+        await Promise.race([waitForPort('127.0.0.1', ports[`${groups[exits.length - 1][0]}Grpc`], 120_000), ...exits]);
       const logFile = path.join(opts.dir, `temporal-${services.length > 1 ? 'server' : services[0]}.log`);
       const out = fs.openSync(logFile, 'a');
-      const child = spawn(bin.server, ['--root', opts.dir, '--config', 'config', '--env', 'development', '--allow-no-auth', 'start', ...services.flatMap((s) => ['--service', s])], {
-        stdio: ['ignore', out, out],
-      });
+      const child = spawn(
+        bin.server,
+        [
+          '--root',
+          opts.dir,
+          '--config',
+          'config',
+          '--env',
+          'development',
+          '--allow-no-auth',
+          'start',
+          ...services.flatMap((s) => ['--service', s]),
+        ],
+        {
+          stdio: ['ignore', out, out],
+        },
+      );
       fs.closeSync(out);
       processes.push(child);
       const exited = new Promise<never>((_, reject) =>
-        child.once('exit', (code) => reject(new Error(`temporal-server (${services.join(', ')}) exited early (code ${code}); see ${logFile}`))),
+        child.once('exit', (code) =>
+          reject(new Error(`temporal-server (${services.join(', ')}) exited early (code ${code}); see ${logFile}`)),
+        ),
       );
       exited.catch(() => {});
       exits.push(exited);
@@ -253,8 +332,18 @@ export async function startPostgresTemporal(opts: PostgresTemporalOptions): Prom
     const address = `127.0.0.1:${ports.frontendGrpc}`;
     await Promise.race([waitForPort('127.0.0.1', ports.frontendGrpc, 120_000), ...exits]);
     await Promise.race([ensureNamespace(address, namespace), ...exits]);
-    log(`Temporal server on PostgreSQL at ${address} (${shards} history shards, ${layout}, databases ${database} and ${database}_visibility)`);
-    return { address, namespace, databases: { main: database, visibility: `${database}_visibility` }, numHistoryShards: shards, layout, processes, stop };
+    log(
+      `Temporal server on PostgreSQL at ${address} (${shards} history shards, ${layout}, databases ${database} and ${database}_visibility)`,
+    );
+    return {
+      address,
+      namespace,
+      databases: { main: database, visibility: `${database}_visibility` },
+      numHistoryShards: shards,
+      layout,
+      processes,
+      stop,
+    };
   } catch (e) {
     await stop();
     throw e;

@@ -31,10 +31,14 @@ function goBinary(): string | undefined {
  * for a shared bin directory, so each is built into a scratch GOBIN and moved in under the name
  * Temporal's own images give it.
  */
-export function findTemporalServerBinaries(opts: { build?: boolean; log?: (m: string) => void; tools?: ToolPaths } = {}): ServerBinaries {
+export function findTemporalServerBinaries(
+  opts: { build?: boolean; log?: (m: string) => void; tools?: ToolPaths } = {},
+): ServerBinaries {
   const cacheDir = (opts.tools ?? toolPaths()).toolCacheDir;
   const at = (name: keyof typeof TEMPORAL_SERVER_MODULES) => path.join(cacheDir, name);
-  const missing = (Object.keys(TEMPORAL_SERVER_MODULES) as (keyof typeof TEMPORAL_SERVER_MODULES)[]).filter((n) => !fs.existsSync(at(n)));
+  const missing = (Object.keys(TEMPORAL_SERVER_MODULES) as (keyof typeof TEMPORAL_SERVER_MODULES)[]).filter(
+    (n) => !fs.existsSync(at(n)),
+  );
   if (missing.length) {
     const go = goBinary();
     if (opts.build === false || !go) {
@@ -43,7 +47,9 @@ export function findTemporalServerBinaries(opts: { build?: boolean; log?: (m: st
           ` with GOBIN=<a scratch dir>, then move server → ${at('temporal-server')} and sql → ${at('temporal-sql-tool')}.`,
       );
     }
-    opts.log?.(`Building ${missing.join(' and ')} ${TEMPORAL_SERVER_VERSION} into ${cacheDir} (one time, a few minutes)…`);
+    opts.log?.(
+      `Building ${missing.join(' and ')} ${TEMPORAL_SERVER_VERSION} into ${cacheDir} (one time, a few minutes)…`,
+    );
     fs.mkdirSync(cacheDir, { recursive: true });
     // Beside the cache (same file system), so the move is a rename.
     const scratch = fs.mkdtempSync(path.join(cacheDir, '.build-'));
@@ -52,7 +58,8 @@ export function findTemporalServerBinaries(opts: { build?: boolean; log?: (m: st
         env: { ...process.env, GOBIN: scratch },
         stdio: ['ignore', 'inherit', 'inherit'],
       });
-      for (const n of missing) fs.renameSync(path.join(scratch, path.basename(TEMPORAL_SERVER_MODULES[n].split('@')[0])), at(n));
+      for (const n of missing)
+        fs.renameSync(path.join(scratch, path.basename(TEMPORAL_SERVER_MODULES[n].split('@')[0])), at(n));
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }

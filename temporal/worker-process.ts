@@ -29,7 +29,8 @@ export async function runWorkerProcess(name: 'worker' | 'outbound worker', creat
   if (config.metricsPort) {
     const corePort = await freePort();
     Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${corePort}` } } } });
-    coreMetrics = async () => (await fetch(`http://127.0.0.1:${corePort}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
+    coreMetrics = async () =>
+      (await fetch(`http://127.0.0.1:${corePort}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
   }
   const { db, close } = await openDatabase(config, { pool: { max: 10 } });
   // Idempotent: workflows are started with these attributes, so the cluster must know them.

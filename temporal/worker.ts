@@ -64,8 +64,11 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
   const code = fs.existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }
     : prebuilt
-    ? { workflowBundle: { codePath: prebuilt } }
-    : { workflowsPath: WORKFLOWS_PATH, interceptors: { workflowModules: tracing ? WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) : [] } };
+      ? { workflowBundle: { codePath: prebuilt } }
+      : {
+          workflowsPath: WORKFLOWS_PATH,
+          interceptors: { workflowModules: tracing ? WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) : [] },
+        };
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
@@ -75,13 +78,20 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
       ? {
           interceptors: {
             ...('interceptors' in code ? code.interceptors : {}),
-            activity: [(ctx: Context) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+            activity: [
+              (ctx: Context) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+                outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+              }),
+            ],
           },
           sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
         }
       : {}),
     activities: createActivities(opts.deps),
-    ...(opts.maxConcurrentActivityTaskExecutions ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions } : {}),
+    ...(opts.maxConcurrentActivityTaskExecutions
+      ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions }
+      : {}),
     // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads),
     // bound to their workflow; what else is read is the operator's upgrade switch. A refusal fails
     // the task, and is counted and logged here, where the task runs.

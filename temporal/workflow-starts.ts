@@ -4,12 +4,29 @@ import type { Knex } from 'knex';
 import type { SyncTarget } from '../db/sync-facts';
 import { playConnectionsOfAllTenants } from '../db/voided-sweep-targets';
 import type { LifecycleEvent } from '../domain/subscription';
-import { customerLifecycleWorkflow, lifecycleHandoverSignal, type LifecycleInput } from '../workflows/customer-lifecycle';
+import {
+  customerLifecycleWorkflow,
+  lifecycleHandoverSignal,
+  type LifecycleInput,
+} from '../workflows/customer-lifecycle';
 import { probeProvidersWorkflow, type ProbeOutcome } from '../workflows/probe-providers';
 import { retireProductWorkflow, type RetireResult } from '../workflows/retire-product';
-import { registerStorePurchaseWorkflow, storeNotificationWorkflow, type RegisterStorePurchaseInput, type RegisterStorePurchaseResult, type StoreNotificationInput } from '../workflows/store-purchase';
+import {
+  registerStorePurchaseWorkflow,
+  storeNotificationWorkflow,
+  type RegisterStorePurchaseInput,
+  type RegisterStorePurchaseResult,
+  type StoreNotificationInput,
+} from '../workflows/store-purchase';
 import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from '../workflows/voided-purchases';
-import { driftSnapshotWorkflow, gateUpdate, syncRunWorkflow, type GateAnswer, type SnapshotOutcome, type SyncRunInput } from '../workflows/sync-run';
+import {
+  driftSnapshotWorkflow,
+  gateUpdate,
+  syncRunWorkflow,
+  type GateAnswer,
+  type SnapshotOutcome,
+  type SyncRunInput,
+} from '../workflows/sync-run';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
 
@@ -20,7 +37,12 @@ import { runAttributes } from '../workflows/search-attributes';
  */
 
 // ── Provider probes.
-export async function runProviderProbe(client: Client, taskQueue: string, tenantId: string, probeId: string): Promise<ProbeOutcome[]> {
+export async function runProviderProbe(
+  client: Client,
+  taskQueue: string,
+  tenantId: string,
+  probeId: string,
+): Promise<ProbeOutcome[]> {
   return client.workflow.execute(probeProvidersWorkflow, {
     taskQueue,
     workflowId: `probe-providers-${tenantId}-${probeId}`,
@@ -34,7 +56,13 @@ export async function runProviderProbe(client: Client, taskQueue: string, tenant
  * connection is created or its credentials change, and by the dashboard's Verify button, which
  * waits for the handle's result. The workflow records the proof itself.
  */
-export async function startConnectionProof(client: Client, taskQueue: string, tenantId: string, connectionId: string, proofId: string) {
+export async function startConnectionProof(
+  client: Client,
+  taskQueue: string,
+  tenantId: string,
+  connectionId: string,
+  proofId: string,
+) {
   return client.workflow.start(probeProvidersWorkflow, {
     taskQueue,
     workflowId: `probe-connection-${tenantId}-${connectionId}-${proofId}`,
@@ -47,7 +75,13 @@ export async function startConnectionProof(client: Client, taskQueue: string, te
 export const syncWorkflowId = (kind: SyncRunInput['kind'], tenantId: string, runId: string) =>
   kind === 'sync' ? `sync-${tenantId}-${runId}` : `product-sync-${tenantId}-${runId}`;
 
-export async function readDriftSnapshots(client: Client, taskQueue: string, tenantId: string, readId: string, targets: SyncTarget[]): Promise<SnapshotOutcome[]> {
+export async function readDriftSnapshots(
+  client: Client,
+  taskQueue: string,
+  tenantId: string,
+  readId: string,
+  targets: SyncTarget[],
+): Promise<SnapshotOutcome[]> {
   return client.workflow.execute(driftSnapshotWorkflow, {
     taskQueue,
     workflowId: `drift-${tenantId}-${readId}`,
@@ -73,10 +107,16 @@ export function syncGateOf(handle: Awaited<ReturnType<typeof startSyncRun>>): Pr
 // ── Customer lifecycles: one entity workflow per tenant's provider customer, fed by signal-with-start.
 // Provider customer ids are not unique across tenants (and a tenant signs whatever ids it likes),
 // so the tenant is part of the identity.
-export const lifecycleWorkflowId = (tenantId: string, provider: string, customerKey: string) => `customer-${tenantId}-${provider}-${customerKey}`;
+export const lifecycleWorkflowId = (tenantId: string, provider: string, customerKey: string) =>
+  `customer-${tenantId}-${provider}-${customerKey}`;
 
 /** The events of one customer in one signal-with-start (the webhook outbox hands them over in batches). */
-export async function signalLifecycleBatch(client: Client, taskQueue: string, input: LifecycleInput, events: LifecycleEvent[]) {
+export async function signalLifecycleBatch(
+  client: Client,
+  taskQueue: string,
+  input: LifecycleInput,
+  events: LifecycleEvent[],
+) {
   return client.workflow.signalWithStart(customerLifecycleWorkflow, {
     taskQueue,
     workflowId: lifecycleWorkflowId(input.tenantId, input.provider, input.customerKey),
@@ -88,7 +128,11 @@ export async function signalLifecycleBatch(client: Client, taskQueue: string, in
 }
 
 // ── Product retirement.
-export async function runRetirement(client: Client, taskQueue: string, input: { tenantId: string; productId: string; stores: SyncTarget[] }): Promise<RetireResult> {
+export async function runRetirement(
+  client: Client,
+  taskQueue: string,
+  input: { tenantId: string; productId: string; stores: SyncTarget[] },
+): Promise<RetireResult> {
   return client.workflow.execute(retireProductWorkflow, {
     taskQueue,
     workflowId: `retire-${input.tenantId}-${input.productId}`,
@@ -104,19 +148,29 @@ const digest = (...parts: string[]) => crypto.createHash('sha256').update(parts.
  * One id per (tenant, provider, what the device handed over): a repeat while a run is going
  * joins it, a repeat after re-runs it to the same rows. The token itself stays out of the id.
  */
-export const storePurchaseWorkflowId = (tenantId: string, provider: string, handedOver: string) => `store-purchase-${tenantId}-${provider}-${digest(tenantId, provider, handedOver)}`;
+export const storePurchaseWorkflowId = (tenantId: string, provider: string, handedOver: string) =>
+  `store-purchase-${tenantId}-${provider}-${digest(tenantId, provider, handedOver)}`;
 
-export async function registerStorePurchase(client: Client, taskQueue: string, input: RegisterStorePurchaseInput): Promise<RegisterStorePurchaseResult> {
+export async function registerStorePurchase(
+  client: Client,
+  taskQueue: string,
+  input: RegisterStorePurchaseInput,
+): Promise<RegisterStorePurchaseResult> {
   return client.workflow.execute(registerStorePurchaseWorkflow, {
     taskQueue,
-    workflowId: storePurchaseWorkflowId(input.tenantId, input.provider, input.purchase?.key ?? input.signedTransaction ?? ''),
+    workflowId: storePurchaseWorkflowId(
+      input.tenantId,
+      input.provider,
+      input.purchase?.key ?? input.signedTransaction ?? '',
+    ),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
     typedSearchAttributes: runAttributes('store-purchase', input.tenantId, input.provider),
   });
 }
 
-export const storeNotificationWorkflowId = (tenantId: string, provider: string, eventId: string) => `store-notification-${tenantId}-${provider}-${eventId}`;
+export const storeNotificationWorkflowId = (tenantId: string, provider: string, eventId: string) =>
+  `store-notification-${tenantId}-${provider}-${eventId}`;
 
 /** Started once per notification id; a redelivery finds it started (or done) and adds nothing. */
 export async function startStoreNotification(client: Client, taskQueue: string, input: StoreNotificationInput) {
@@ -129,9 +183,13 @@ export async function startStoreNotification(client: Client, taskQueue: string, 
   });
 }
 
-
 /** One Voided Purchases API sweep per Play connection; starting it again finds it running. */
-export async function startVoidedPurchaseSweep(client: Client, taskQueue: string, tenantId: string, connectionId: string) {
+export async function startVoidedPurchaseSweep(
+  client: Client,
+  taskQueue: string,
+  tenantId: string,
+  connectionId: string,
+) {
   return client.workflow.start(voidedPurchasesWorkflow, {
     taskQueue,
     workflowId: voidedPurchasesWorkflowId(tenantId, connectionId),

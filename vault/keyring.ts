@@ -21,7 +21,10 @@ const B64_RE = /^(?:[A-Za-z0-9+/]{43}=?|[A-Za-z0-9_-]{43})$/;
 
 function fail(message: string): never {
   // Messages say which entry and what is wrong, never any part of the value: the value is the secret.
-  throw new ConfigError(VAR, `${VAR} is invalid: ${message}. Expected "keyId:<base64 of 32 bytes>[,olderKeyId:<base64>...]"`);
+  throw new ConfigError(
+    VAR,
+    `${VAR} is invalid: ${message}. Expected "keyId:<base64 of 32 bytes>[,olderKeyId:<base64>...]"`,
+  );
 }
 
 function decodeKey(material: string, where: string): Buffer {
@@ -61,7 +64,8 @@ export function parseMasterKey(value: string | undefined): Keyring {
   keys.forEach((k, i) => {
     if (byId.has(k.id)) fail(`entry ${i + 1} repeats a key id`);
     for (const [, other] of byId) {
-      if (crypto.timingSafeEqual(other.key, k.key)) fail(`entry ${i + 1} repeats the key of an earlier entry (rotation needs a new key)`);
+      if (crypto.timingSafeEqual(other.key, k.key))
+        fail(`entry ${i + 1} repeats the key of an earlier entry (rotation needs a new key)`);
     }
     byId.set(k.id, k);
   });
@@ -80,7 +84,8 @@ export interface DerivedKeyring {
 export function deriveKeyring(ring: Keyring, info: string): DerivedKeyring {
   if (typeof info !== 'string' || info === '') throw new TypeError('deriveKeyring: info must name the purpose');
   const keys = new Map<string, Buffer>();
-  for (const [id, k] of ring.byId) keys.set(id, Buffer.from(crypto.hkdfSync('sha256', k.key, Buffer.alloc(0), info, 32)));
+  for (const [id, k] of ring.byId)
+    keys.set(id, Buffer.from(crypto.hkdfSync('sha256', k.key, Buffer.alloc(0), info, 32)));
   return { currentKeyId: ring.current.id, keys };
 }
 

@@ -8,10 +8,16 @@ import { generateMasterKey } from './vault';
  * MASTER_KEY from the environment; in development a generated key kept in
  * `<dataDir>/master.key` (mode 600). Production without MASTER_KEY refuses to start.
  */
-export function resolveMasterKey(config: Pick<Config, 'masterKey' | 'env' | 'dataDir'>, log?: (m: string) => void): string {
+export function resolveMasterKey(
+  config: Pick<Config, 'masterKey' | 'env' | 'dataDir'>,
+  log?: (m: string) => void,
+): string {
   if (config.masterKey) return config.masterKey;
   if (config.env === 'production') {
-    throw new ConfigError('MASTER_KEY', 'MASTER_KEY is not set: production refuses to start without the key that encrypts provider credentials');
+    throw new ConfigError(
+      'MASTER_KEY',
+      'MASTER_KEY is not set: production refuses to start without the key that encrypts provider credentials',
+    );
   }
   const file = path.join(config.dataDir, 'master.key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();

@@ -63,7 +63,12 @@ function parseEnvelope(envelope: string): Parsed | null {
   if (parts.length !== 5 || parts[0] !== VERSION || !KEY_ID_RE.test(parts[1])) return null;
   if (!parts.slice(2).every((p) => B64URL_RE.test(p))) return null;
   const [, keyId, iv, tag, ct] = parts;
-  const parsed = { keyId, iv: Buffer.from(iv, 'base64url'), tag: Buffer.from(tag, 'base64url'), ct: Buffer.from(ct, 'base64url') };
+  const parsed = {
+    keyId,
+    iv: Buffer.from(iv, 'base64url'),
+    tag: Buffer.from(tag, 'base64url'),
+    ct: Buffer.from(ct, 'base64url'),
+  };
   if (parsed.iv.length !== IV_BYTES || parsed.tag.length !== TAG_BYTES) return null;
   // Canonical encoding only: otherwise unused trailing bits give one ciphertext many spellings.
   if (parsed.ct.toString('base64url') !== ct) return null;
@@ -71,7 +76,8 @@ function parseEnvelope(envelope: string): Parsed | null {
 }
 
 function boundAad(keyId: string, aad: string): Buffer {
-  if (typeof aad !== 'string' || aad === '') throw new TypeError('vault: aad must name the row and field the value belongs to');
+  if (typeof aad !== 'string' || aad === '')
+    throw new TypeError('vault: aad must name the row and field the value belongs to');
   // The header is authenticated too: a key id swapped in the envelope cannot pass.
   return Buffer.from(`${VERSION}:${keyId}:${aad}`, 'utf8');
 }
@@ -87,7 +93,9 @@ export function createVault(masterKeyEnv: string | undefined): Vault {
     cipher.setAAD(boundAad(currentKeyId, aad));
     const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
-    return [VERSION, currentKeyId, iv.toString('base64url'), tag.toString('base64url'), ct.toString('base64url')].join(':');
+    return [VERSION, currentKeyId, iv.toString('base64url'), tag.toString('base64url'), ct.toString('base64url')].join(
+      ':',
+    );
   };
 
   const decrypt = (envelope: string, aad: string): string => {
@@ -114,7 +122,8 @@ export function createVault(masterKeyEnv: string | undefined): Vault {
     decryptJson: <T>(envelope: string, aad: string) => JSON.parse(decrypt(envelope, aad)) as T,
     needsReencrypt: (envelope: string) => parseEnvelope(envelope)?.keyId !== currentKeyId,
     deriveKeyring: (info: string) => {
-      if (info === HKDF_INFO) throw new Error('vault: deriveKeyring is for other purposes; the vault keys stay inside the vault');
+      if (info === HKDF_INFO)
+        throw new Error('vault: deriveKeyring is for other purposes; the vault keys stay inside the vault');
       return deriveKeyring(ring, info);
     },
   });

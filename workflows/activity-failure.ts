@@ -1,6 +1,9 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 
-/** How a provider call failed, as activities report it (activities/provider-failures.ts puts it in the failure's details). */
+/**
+ * How a provider call failed, as activities report it (activities/provider-failures.ts puts it in the failure's
+ * details).
+ */
 export type ProviderErrorClass = 'unreachable' | 'rate_limited' | 'rejected';
 
 /** The error an activity threw, out of the ActivityFailure Temporal wraps it in (anything else as it is). */
@@ -17,6 +20,10 @@ export function applicationFailureOf(err: unknown): ApplicationFailure | undefin
 /** A failed provider activity's class and reason; a failure that names none counts as unreachable. */
 export function providerFailureOf(err: unknown): { error_class: ProviderErrorClass; reason: string } {
   const cause = activityCause(err);
-  const d = applicationFailureOf(err)?.details?.[0] as { error_class?: ProviderErrorClass; reason?: string } | undefined;
-  return { error_class: d?.error_class ?? 'unreachable', reason: d?.reason ?? String((cause as Error)?.message ?? err) };
+  const d = applicationFailureOf(err)?.details?.[0] as
+    { error_class?: ProviderErrorClass; reason?: string } | undefined;
+  return {
+    error_class: d?.error_class ?? 'unreachable',
+    reason: d?.reason ?? String((cause as Error)?.message ?? err),
+  };
 }

@@ -1,4 +1,14 @@
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  log,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { entitlementFor } from '../domain/entitlement';
 import { applyEvent, deriveSubscriptions, type LifecycleEvent, type LifecycleState } from '../domain/subscription';
@@ -36,7 +46,8 @@ export interface LifecycleInput {
 /**
  * The entity workflow of one provider customer of one tenant (`customer-<tenant>-<provider>-<customer>`),
  * fed by signal-with-start from the webhook outbox. A hand-over naming another tenant is refused:
- * provider customer ids are not unique across tenants, and the workflow writes only as its own. It applies the pure lifecycle rules to every new
+ * provider customer ids are not unique across tenants, and the workflow writes only as its own. It applies the pure
+ * lifecycle rules to every new
  * event (duplicates change nothing), writes the derived subscriptions and entitlements through
  * a local activity, and keeps a durable timer for the next change that happens by itself (a grace
  * period or a paid period running out). Its history is the customer's event history.
@@ -46,7 +57,11 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
   const inbox: LifecycleEvent[] = [];
   setHandler(lifecycleHandoverSignal, (h) => {
     if (h.tenantId !== input.tenantId) {
-      log.warn('hand-over for another tenant refused', { own: input.tenantId, named: h.tenantId, events: h.events.length });
+      log.warn('hand-over for another tenant refused', {
+        own: input.tenantId,
+        named: h.tenantId,
+        events: h.events.length,
+      });
       return;
     }
     inbox.push(...h.events);
@@ -56,7 +71,8 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
 
   for (;;) {
     const wait = nextChange ? Math.max(0, Date.parse(nextChange) - Date.now()) : null;
-    const woke = wait === null ? (await condition(() => inbox.length > 0), true) : await condition(() => inbox.length > 0, wait);
+    const woke =
+      wait === null ? (await condition(() => inbox.length > 0), true) : await condition(() => inbox.length > 0, wait);
     const batch = inbox.splice(0);
     let changed = !woke; // a timer firing re-evaluates the entitlements
     for (const e of batch) {
@@ -68,9 +84,19 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
     const subscriptions = deriveSubscriptions(state.events);
     const entitlements = subscriptions.map((s) => entitlementFor(s, now));
     if (changed || batch.length > 0) {
-      await writeLifecycle({ tenantId: input.tenantId, provider: input.provider, subscriptions, entitlements, eventIds: batch.map((e) => e.id) });
+      await writeLifecycle({
+        tenantId: input.tenantId,
+        provider: input.provider,
+        subscriptions,
+        entitlements,
+        eventIds: batch.map((e) => e.id),
+      });
     }
-    nextChange = entitlements.map((e) => e.next_change_at).filter((t): t is string => !!t).sort()[0] ?? null;
+    nextChange =
+      entitlements
+        .map((e) => e.next_change_at)
+        .filter((t): t is string => !!t)
+        .sort()[0] ?? null;
     if (workflowInfo().continueAsNewSuggested && inbox.length === 0) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof customerLifecycleWorkflow>({ ...input, state });

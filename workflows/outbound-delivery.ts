@@ -1,4 +1,15 @@
-import { ActivityFailure, allHandlersFinished, condition, continueAsNew, defineSignal, isCancellation, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineSignal,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { activityCause } from './activity-failure';
 import { DRAIN_BUDGET_MS, type OutboundRetryPolicy } from '../domain/outbound-retry';
@@ -18,7 +29,9 @@ export const outboundWakeSignal = defineSignal<[OutboundWakeSignal]>('wake');
 
 /** An idle workflow ends after this; the next event starts a new run under the same id. */
 const IDLE_MS = 60_000;
-/** A drain's rounds stop after DRAIN_BUDGET_MS; the last round takes one attempt's timeout at most; then room to record. */
+/**
+ * A drain's rounds stop after DRAIN_BUDGET_MS; the last round takes one attempt's timeout at most; then room to record.
+ */
 const DRAIN_MARGIN_MS = DRAIN_BUDGET_MS + 30_000;
 /**
  * Tries Temporal gives one drain (1 s, 2 s, 4 s, 8 s apart by default: the policy's drainRetryMs,
@@ -53,10 +66,18 @@ export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<vo
   const { drainOutbound } = proxyActivities<Activities>({
     startToCloseTimeout: input.policy.attemptTimeoutMs + DRAIN_MARGIN_MS,
     heartbeatTimeout: input.policy.attemptTimeoutMs + 30_000,
-    retry: { initialInterval: input.policy.drainRetryMs ?? 1_000, backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: DRAIN_TRIES },
+    retry: {
+      initialInterval: input.policy.drainRetryMs ?? 1_000,
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: DRAIN_TRIES,
+    },
   });
   // Only writes to Postgres: retried until it can (its writes are the way out of the loop).
-  const { settleFailedDrain } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
+  const { settleFailedDrain } = proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
 
   let waitMs: number | null = null;
   for (;;) {
@@ -73,7 +94,13 @@ export async function outboundDeliveryWorkflow(input: OutboundInput): Promise<vo
       const cause = activityCause(err);
       const reason = cause instanceof Error ? cause.message : String(cause);
       log.warn('outbound drain failed every try; failing its deliveries', { endpointId: input.endpointId, reason });
-      await settleFailedDrain({ tenantId: input.tenantId, endpointId: input.endpointId, policy: input.policy, reason, tries: DRAIN_TRIES });
+      await settleFailedDrain({
+        tenantId: input.tenantId,
+        endpointId: input.endpointId,
+        policy: input.policy,
+        reason,
+        tries: DRAIN_TRIES,
+      });
       // What else is due goes out at once.
       woken = true;
       waitMs = null;

@@ -22,10 +22,14 @@ export interface ProbeOutcome extends ProbeTarget {
  * Try every connected provider (or the one connection named) in every mode it has a
  * credential for, in parallel, and record what that proves: a connection whose call succeeded
  * owns its account and from then on receives its events (docs/providers.md, "Proving an
- * account"), except psp_b/psp_c, whose accounts OAuth alone claims. Started right after a connection is created or its credentials change, and by
+ * account"), except psp_b/psp_c, whose accounts OAuth alone claims. Started right after a connection is created or its
+ * credentials change, and by
  * the dashboard's Verify button.
  */
-export async function probeProvidersWorkflow(input: { tenantId: string; connectionId?: string }): Promise<ProbeOutcome[]> {
+export async function probeProvidersWorkflow(input: {
+  tenantId: string;
+  connectionId?: string;
+}): Promise<ProbeOutcome[]> {
   const targets = await listProbeTargets(input);
   const outcomes = await Promise.all(
     targets.map(async (target): Promise<ProbeOutcome> => {
@@ -41,11 +45,17 @@ export async function probeProvidersWorkflow(input: { tenantId: string; connecti
   const proofs = await recordProofs({
     tenantId: input.tenantId,
     connectionIds,
-    results: outcomes.map((o) => ({ connectionId: o.connectionId, mode: o.mode, reachable: o.reachable, reason: o.reason })),
+    results: outcomes.map((o) => ({
+      connectionId: o.connectionId,
+      mode: o.mode,
+      reachable: o.reachable,
+      reason: o.reason,
+    })),
   });
   // A Play connection proven now gets its Voided Purchases sweep now, not at the next api start.
   const play = new Set(targets.filter((t) => t.provider === 'store_android').map((t) => t.connectionId));
-  for (const p of proofs) if (p.proven && play.has(p.connectionId)) await startVoidedSweep(input.tenantId, p.connectionId);
+  for (const p of proofs)
+    if (p.proven && play.has(p.connectionId)) await startVoidedSweep(input.tenantId, p.connectionId);
   return outcomes;
 }
 
@@ -62,4 +72,3 @@ async function startVoidedSweep(tenantId: string, connectionId: string): Promise
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
 }
-

@@ -20,13 +20,18 @@ export interface RetireResult {
  * store refuses (or stays unreachable), the row stays active and the result says why, so the
  * product is never shown retired while a store still sells it.
  */
-export async function retireProductWorkflow(input: { tenantId: string; productId: string; stores: SyncTarget[] }): Promise<RetireResult> {
+export async function retireProductWorkflow(input: {
+  tenantId: string;
+  productId: string;
+  stores: SyncTarget[];
+}): Promise<RetireResult> {
   const stopped: string[] = [];
   const refused: RetireResult['refused'] = [];
   await Promise.all(
     input.stores.map(async (target) => {
       try {
-        if ((await stopSalesAt({ tenantId: input.tenantId, target, productId: input.productId })).stopped) stopped.push(target.provider);
+        if ((await stopSalesAt({ tenantId: input.tenantId, target, productId: input.productId })).stopped)
+          stopped.push(target.provider);
       } catch (err) {
         refused.push({ provider: target.provider, reason: providerFailureOf(err).reason });
       }

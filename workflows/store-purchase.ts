@@ -2,7 +2,13 @@ import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
-import { acknowledgementDue, registrationRefusal, type PurchaseRef, type RegistrationRefusal, type StoreProvider } from '../domain/store-purchase';
+import {
+  acknowledgementDue,
+  registrationRefusal,
+  type PurchaseRef,
+  type RegistrationRefusal,
+  type StoreProvider,
+} from '../domain/store-purchase';
 import type { EntitlementState } from '../domain/entitlement';
 import { applicationFailureOf } from './activity-failure';
 
@@ -16,7 +22,8 @@ const { readStorePurchase: readForNotification } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
-// Play refunds a purchase left unacknowledged for three days: a notification's acknowledgement retries well inside that.
+// Play refunds a purchase left unacknowledged for three days: a notification's acknowledgement retries well inside
+// that.
 const { acknowledgeStorePurchase: acknowledgeForNotification } = proxyActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 200 },
@@ -46,7 +53,12 @@ export type RegisterStorePurchaseResult =
 
 const unavailable = (err: unknown): RegisterStorePurchaseResult => {
   const reason = applicationFailureOf(err)?.message ?? 'the store did not answer';
-  return { ok: false, status: 503, error: 'store_unavailable', detail: `Could not reach the store's server API (${reason}); retry.` };
+  return {
+    ok: false,
+    status: 503,
+    error: 'store_unavailable',
+    detail: `Could not reach the store's server API (${reason}); retry.`,
+  };
 };
 
 /**
@@ -56,7 +68,9 @@ const unavailable = (err: unknown): RegisterStorePurchaseResult => {
  * subscription and entitlement from the store's answer. A repeat by the same user runs the same
  * steps again and ends in the same rows.
  */
-export async function registerStorePurchaseWorkflow(input: RegisterStorePurchaseInput): Promise<RegisterStorePurchaseResult> {
+export async function registerStorePurchaseWorkflow(
+  input: RegisterStorePurchaseInput,
+): Promise<RegisterStorePurchaseResult> {
   const base = { tenantId: input.tenantId, provider: input.provider, connectionId: input.connectionId };
   let got;
   try {
@@ -76,19 +90,43 @@ export async function registerStorePurchaseWorkflow(input: RegisterStorePurchase
   const refusal = registrationRefusal(read, input.mode, got.caller_store_user ?? input.appUserId);
   if (refusal) return { ok: false, ...refusal };
 
-  const { owner } = await claimStorePurchase({ tenantId: input.tenantId, provider: input.provider, purchaseKey: read.purchase_key, appUserId: input.appUserId });
+  const { owner } = await claimStorePurchase({
+    tenantId: input.tenantId,
+    provider: input.provider,
+    purchaseKey: read.purchase_key,
+    appUserId: input.appUserId,
+  });
   if (owner !== input.appUserId) {
-    return { ok: false, status: 409, error: 'purchase_token_reused', detail: 'This purchase is already registered to another app user.' };
+    return {
+      ok: false,
+      status: 409,
+      error: 'purchase_token_reused',
+      detail: 'This purchase is already registered to another app user.',
+    };
   }
   if (!read.acknowledged && input.purchase) {
     try {
-      await acknowledgeStorePurchase({ ...base, mode: input.mode, purchase: input.purchase, storeProductId: read.store_product_id });
+      await acknowledgeStorePurchase({
+        ...base,
+        mode: input.mode,
+        purchase: input.purchase,
+        storeProductId: read.store_product_id,
+      });
     } catch (err) {
       // The purchase is the user's either way; an unacknowledged one is refunded by Play, and its RTDN revokes it here.
-      log.warn('acknowledgement failed; the entitlement is written from the store answer', { error: String((err as Error).message) });
+      log.warn('acknowledgement failed; the entitlement is written from the store answer', {
+        error: String((err as Error).message),
+      });
     }
   }
-  const r = await reconcileStorePurchase({ tenantId: input.tenantId, provider: input.provider, read, owner, hint: null, eventIds: [] });
+  const r = await reconcileStorePurchase({
+    tenantId: input.tenantId,
+    provider: input.provider,
+    read,
+    owner,
+    hint: null,
+    eventIds: [],
+  });
   return { ok: true, app_user_id: owner, is_sandbox: read.is_sandbox, state: r.state };
 }
 
@@ -96,7 +134,9 @@ export interface StoreNotificationInput {
   tenantId: string;
   provider: StoreProvider;
   connectionId: string;
-  /** iOS: the notification's environment; Android: null (RTDN carries none; the live credential sees every purchase). */
+  /**
+   * iOS: the notification's environment; Android: null (RTDN carries none; the live credential sees every purchase).
+   */
   mode: Mode | null;
   eventId: string;
   kind: CanonicalEventKind;
@@ -110,20 +150,45 @@ export interface StoreNotificationInput {
  * answer; the notification's kind only settles what the store cannot say (Play has no
  * "revoked" state). A purchase the store does not confirm fails the delivery with its reason.
  */
-export async function storeNotificationWorkflow(input: StoreNotificationInput): Promise<{ state: EntitlementState | null }> {
+export async function storeNotificationWorkflow(
+  input: StoreNotificationInput,
+): Promise<{ state: EntitlementState | null }> {
   const base = { tenantId: input.tenantId, provider: input.provider };
-  const got = await readForNotification({ ...base, connectionId: input.connectionId, mode: input.mode, purchase: input.purchase });
+  const got = await readForNotification({
+    ...base,
+    connectionId: input.connectionId,
+    mode: input.mode,
+    purchase: input.purchase,
+  });
   if (!got.ok) {
-    await failStoreDeliveries({ ...base, eventIds: [input.eventId], reason: `${got.refusal.error}: ${got.refusal.detail}` });
+    await failStoreDeliveries({
+      ...base,
+      eventIds: [input.eventId],
+      reason: `${got.refusal.error}: ${got.refusal.detail}`,
+    });
     return { state: null };
   }
-  const r = await reconcileStorePurchase({ ...base, read: got.read, owner: null, hint: input.kind, eventIds: [input.eventId] });
+  const r = await reconcileStorePurchase({
+    ...base,
+    read: got.read,
+    owner: null,
+    hint: input.kind,
+    eventIds: [input.eventId],
+  });
   // A purchase the app never registered is acknowledged here, inside Play's three days.
   if (acknowledgementDue(got.read, r.state)) {
     try {
-      await acknowledgeForNotification({ ...base, connectionId: input.connectionId, mode: input.mode, purchase: input.purchase, storeProductId: got.read.store_product_id });
+      await acknowledgeForNotification({
+        ...base,
+        connectionId: input.connectionId,
+        mode: input.mode,
+        purchase: input.purchase,
+        storeProductId: got.read.store_product_id,
+      });
     } catch (err) {
-      log.warn('acknowledgement failed; Play refunds the purchase after three days and its notification revokes it', { error: String((err as Error).message) });
+      log.warn('acknowledgement failed; Play refunds the purchase after three days and its notification revokes it', {
+        error: String((err as Error).message),
+      });
     }
   }
   return { state: r.state };

@@ -1,11 +1,30 @@
-import { allHandlersFinished, condition, defineQuery, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineUpdate,
+  log,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import { providerFailureOf, type ProviderErrorClass } from './activity-failure';
 import type { Activities } from '../activities';
 import type { PlanOrRefusal, ProviderSnapshot, TargetSnapshot } from '../activities/sync';
 import type { ProviderId, SyncTarget } from '../domain/providers';
 import { syncConcurrency } from '../domain/rate-limits';
 import type { DriftFinding } from '../domain/drift';
-import { driftIncomplete, runEvents, syncTargets, unreadTargets, workedEvent, type ProviderWork, type RunPlan, type SyncEvent, type SyncOutcome, type SyncRefusal } from '../domain/sync-plan';
+import {
+  driftIncomplete,
+  runEvents,
+  syncTargets,
+  unreadTargets,
+  workedEvent,
+  type ProviderWork,
+  type RunPlan,
+  type SyncEvent,
+  type SyncOutcome,
+  type SyncRefusal,
+} from '../domain/sync-plan';
 
 /** Reads for drift: a short, bounded retry, then the provider counts as unreachable. */
 const { readProviderSnapshot } = proxyActivities<Activities>({
@@ -51,18 +70,30 @@ function readSnapshots(tenantId: string, targets: SyncTarget[]): Promise<Snapsho
 }
 
 /** The drift read behind GET /v1/sync (a POST reads inside its own run). */
-export async function driftSnapshotWorkflow(input: { tenantId: string; targets: SyncTarget[] }): Promise<SnapshotOutcome[]> {
+export async function driftSnapshotWorkflow(input: {
+  tenantId: string;
+  targets: SyncTarget[];
+}): Promise<SnapshotOutcome[]> {
   return readSnapshots(input.tenantId, input.targets);
 }
 
-/** A drain's first steps: read every provider, then gate and plan. Unread providers refuse the run (nothing written). */
+/**
+ * A drain's first steps: read every provider, then gate and plan. Unread providers refuse the run (nothing written).
+ */
 async function gateAndPlanDrain(input: Extract<SyncRunInput, { kind: 'sync' }>): Promise<PlanOrRefusal> {
   const setups = await loadSyncSetup({ tenantId: input.tenantId });
   const outcomes = await readSnapshots(input.tenantId, syncTargets(setups));
   const incomplete = driftIncomplete(unreadTargets(outcomes));
   if (incomplete) return incomplete;
   const snapshots: TargetSnapshot[] = outcomes.map((o) => ({ target: o.target, snapshot: o.snapshot! }));
-  return planDrainRun({ tenantId: input.tenantId, runId: input.runId, requestedBy: input.requestedBy, confirmCount: input.confirmCount, setups, snapshots });
+  return planDrainRun({
+    tenantId: input.tenantId,
+    runId: input.runId,
+    requestedBy: input.requestedBy,
+    confirmCount: input.confirmCount,
+    setups,
+    snapshots,
+  });
 }
 
 export type { SyncOutcome } from '../domain/sync-plan';
@@ -74,7 +105,14 @@ export type { SyncOutcome } from '../domain/sync-plan';
  */
 export type SyncRunInput =
   | { tenantId: string; runId: string; kind: 'sync'; requestedBy: string | null; confirmCount: number | null }
-  | { tenantId: string; runId: string; kind: 'product-sync'; requestedBy: string | null; product: { productId: string; sku: string }; only?: ProviderId };
+  | {
+      tenantId: string;
+      runId: string;
+      kind: 'product-sync';
+      requestedBy: string | null;
+      product: { productId: string; sku: string };
+      only?: ProviderId;
+    };
 
 /** Per provider and mode: what a product sync answers. */
 export interface ProviderVerdict {
@@ -144,7 +182,13 @@ export async function syncRunWorkflow(input: SyncRunInput): Promise<SyncRunAnswe
   const planned =
     input.kind === 'sync'
       ? await gateAndPlanDrain(input)
-      : await planProductSyncRun({ tenantId: input.tenantId, runId: input.runId, requestedBy: input.requestedBy, product: input.product, only: input.only });
+      : await planProductSyncRun({
+          tenantId: input.tenantId,
+          runId: input.runId,
+          requestedBy: input.requestedBy,
+          product: input.product,
+          only: input.only,
+        });
   if (!('plan' in planned)) {
     gate = planned;
     // Let an update that is waiting read the refusal before the run closes.
@@ -166,7 +210,11 @@ function countWork(progress: SyncProgress, work: readonly ProviderWork[]): void 
   }
 }
 
-async function execute(input: { tenantId: string; runId: string }, plan: RunPlan, progress: SyncProgress): Promise<SyncRunResult> {
+async function execute(
+  input: { tenantId: string; runId: string },
+  plan: RunPlan,
+  progress: SyncProgress,
+): Promise<SyncRunResult> {
   const failed: SyncOutcome[] = [];
   const verdicts: ProviderVerdict[] = [];
   let synced = 0;
@@ -194,46 +242,90 @@ async function execute(input: { tenantId: string; runId: string }, plan: RunPlan
           let down: string | null = null;
           let modeSynced = 0;
           const refused = new Set<string>();
-          await inLanes(w.products, lanes, () => down === null, async (item) => {
-            try {
-              const r = await syncProductAt({ tenantId: input.tenantId, target, productId: item.productId });
-              synced++;
-              providerSynced++;
-              modeSynced++;
-              pricedLocales += r.priced_locales;
-            } catch (err) {
-              const f = failureOf(err);
-              modeFailures.push({ provider, mode, product: { id: item.productId, sku: item.sku }, ok: false, skipped: false, detail: `${tag}: ${f.reason}` });
-              if (f.error_class === 'rejected') refused.add(item.productId);
-              else down ??= f.reason;
-            }
-            step();
-          });
-          await inLanes(w.links, lanes, () => down === null, async (link) => {
-            if (!refused.has(link.productId)) {
+          await inLanes(
+            w.products,
+            lanes,
+            () => down === null,
+            async (item) => {
               try {
-                await ensureLinkAt({ tenantId: input.tenantId, target, productId: link.productId, appId: link.appId });
+                const r = await syncProductAt({ tenantId: input.tenantId, target, productId: item.productId });
+                synced++;
+                providerSynced++;
+                modeSynced++;
+                pricedLocales += r.priced_locales;
               } catch (err) {
                 const f = failureOf(err);
-                modeFailures.push({ provider, mode, product: { id: link.productId, sku: link.sku }, ok: false, skipped: false, detail: `${tag} link: ${f.reason}` });
-                if (f.error_class !== 'rejected') down ??= f.reason;
+                modeFailures.push({
+                  provider,
+                  mode,
+                  product: { id: item.productId, sku: item.sku },
+                  ok: false,
+                  skipped: false,
+                  detail: `${tag}: ${f.reason}`,
+                });
+                if (f.error_class === 'rejected') refused.add(item.productId);
+                else down ??= f.reason;
               }
-            }
-            step();
-          });
-          if (down) modeFailures.push({ provider, mode, product: null, ok: false, skipped: false, detail: `${tag} unreachable: ${down}; the remaining work was not done` });
+              step();
+            },
+          );
+          await inLanes(
+            w.links,
+            lanes,
+            () => down === null,
+            async (link) => {
+              if (!refused.has(link.productId)) {
+                try {
+                  await ensureLinkAt({
+                    tenantId: input.tenantId,
+                    target,
+                    productId: link.productId,
+                    appId: link.appId,
+                  });
+                } catch (err) {
+                  const f = failureOf(err);
+                  modeFailures.push({
+                    provider,
+                    mode,
+                    product: { id: link.productId, sku: link.sku },
+                    ok: false,
+                    skipped: false,
+                    detail: `${tag} link: ${f.reason}`,
+                  });
+                  if (f.error_class !== 'rejected') down ??= f.reason;
+                }
+              }
+              step();
+            },
+          );
+          if (down)
+            modeFailures.push({
+              provider,
+              mode,
+              product: null,
+              ok: false,
+              skipped: false,
+              detail: `${tag} unreachable: ${down}; the remaining work was not done`,
+            });
           providerFailures.push(...modeFailures);
           verdicts.push({
             provider,
             mode,
             ok: modeFailures.length === 0,
             synced: modeSynced,
-            detail: modeFailures.length ? modeFailures.map((x) => x.detail).join('; ') : `${modeSynced} product(s) written, ${w.links.length} link(s) ensured`,
+            detail: modeFailures.length
+              ? modeFailures.map((x) => x.detail).join('; ')
+              : `${modeSynced} product(s) written, ${w.links.length} link(s) ensured`,
           });
         }),
       );
       failed.push(...providerFailures);
-      const event = workedEvent(provider, works.map((w) => w.target.mode), providerSynced, providerFailures);
+      const event = workedEvent(
+        provider,
+        works.map((w) => w.target.mode),
+        providerSynced,
+        providerFailures,
+      );
       worked.set(provider, event);
       await recordSyncEvent({ tenantId: input.tenantId, runId: input.runId, event });
     }),
@@ -242,7 +334,8 @@ async function execute(input: { tenantId: string; runId: string }, plan: RunPlan
   for (const event of runEvents(plan, worked)) {
     if (worked.has(event.provider)) continue;
     await recordSyncEvent({ tenantId: input.tenantId, runId: input.runId, event });
-    if (event.status === 'skipped') verdicts.push({ provider: event.provider, mode: '-', ok: false, synced: 0, detail: event.reason ?? '' });
+    if (event.status === 'skipped')
+      verdicts.push({ provider: event.provider, mode: '-', ok: false, synced: 0, detail: event.reason ?? '' });
   }
   const result: SyncRunResult = {
     ok: failed.length === 0,

@@ -19,8 +19,12 @@ export interface VoidedPurchasesInput {
   cursorMs?: number | null;
 }
 
-/** `voided-purchases-<tenant>-<connection>`: one sweep per Play connection (the api start and a new proof both start it). */
-export const voidedPurchasesWorkflowId = (tenantId: string, connectionId: string) => `voided-purchases-${tenantId}-${connectionId}`;
+/**
+ * `voided-purchases-<tenant>-<connection>`: one sweep per Play connection (the api start and a new proof both start
+ * it).
+ */
+export const voidedPurchasesWorkflowId = (tenantId: string, connectionId: string) =>
+  `voided-purchases-${tenantId}-${connectionId}`;
 
 /** Rounds per run before continue-as-new keeps the history short (a day at the default pace). */
 const ROUNDS_PER_RUN = 24;
@@ -37,20 +41,31 @@ export async function voidedPurchasesWorkflow(input: VoidedPurchasesInput): Prom
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {
     let failed = false;
     try {
-      const page = await listVoidedStorePurchases({ ...base, connectionId: input.connectionId, sinceMs: voidedSweepSince(cursor, Date.now()), max: VOIDED_SWEEP.maxPerRound });
+      const page = await listVoidedStorePurchases({
+        ...base,
+        connectionId: input.connectionId,
+        sinceMs: voidedSweepSince(cursor, Date.now()),
+        max: VOIDED_SWEEP.maxPerRound,
+      });
       for (const purchase of page.purchases) {
         try {
           const got = await readStorePurchase({ ...base, connectionId: input.connectionId, mode: null, purchase });
-          if (got.ok) await reconcileStorePurchase({ ...base, read: got.read, owner: null, hint: 'refunded', eventIds: [] });
+          if (got.ok)
+            await reconcileStorePurchase({ ...base, read: got.read, owner: null, hint: 'refunded', eventIds: [] });
         } catch (err) {
           failed = true;
-          log.warn('a voided purchase could not be re-read; the next round lists it again', { key: purchase.key, error: String((err as Error).message) });
+          log.warn('a voided purchase could not be re-read; the next round lists it again', {
+            key: purchase.key,
+            error: String((err as Error).message),
+          });
         }
       }
       // The cursor moves only past a round whose every void was written.
       if (!failed && page.cursorMs !== null) cursor = page.cursorMs;
     } catch (err) {
-      log.warn('the Voided Purchases API could not be read; retried next round', { error: String((err as Error).message) });
+      log.warn('the Voided Purchases API could not be read; retried next round', {
+        error: String((err as Error).message),
+      });
     }
     await sleep(`${VOIDED_SWEEP.everyMinutes} minutes`);
   }

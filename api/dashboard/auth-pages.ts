@@ -18,14 +18,18 @@ import { cookieOptions, SESSION_COOKIE } from './session';
 export const MIN_PASSWORD_LENGTH = 12;
 
 /** argon2id with the library's defaults (OWASP's m=19 MiB, t=2, p=1). */
-export const hashPassword = (password: string) => // Algorithm is an ambient const enum (unusable under isolatedModules); 2 is its Argon2id.
+export const hashPassword = (password: string) =>
+  // Algorithm is an ambient const enum (unusable under isolatedModules); 2 is its Argon2id.
   hash(password, { algorithm: 2 as Algorithm.Argon2id });
 
 // Verifying against this when the email is unknown keeps the timing of "no such user" and "wrong password" alike.
 const DUMMY_HASH = hashPassword(crypto.randomBytes(16).toString('hex'));
 
 const credentials = z.object({
-  email: z.email('Enter an email address like name@example.com.').max(254).transform((e) => e.toLowerCase()),
+  email: z
+    .email('Enter an email address like name@example.com.')
+    .max(254)
+    .transform((e) => e.toLowerCase()),
   password: z.string().min(1, 'Enter your password.').max(1024, 'Passwords are at most 1024 characters.'),
 });
 
@@ -75,7 +79,8 @@ const signupKey = (ip: string): AttemptKey => ({ kind: 'signup', key: `signup:${
 const REFUSED_BECAUSE: Record<AttemptKind, string> = {
   pair: 'wrong passwords for one account from one address',
   ip: 'wrong passwords from one address over many accounts (spraying)',
-  account: 'wrong passwords for one account from many addresses (its shared ceiling): browsers that never logged in to it wait; known devices do not',
+  account:
+    'wrong passwords for one account from many addresses (its shared ceiling): browsers that never logged in to it wait; known devices do not',
   device: 'wrong passwords from a browser that has logged in to this account before',
   signup: 'sign-ups from one address',
 };
@@ -91,7 +96,8 @@ function firstThisMinute(key: string): boolean {
 }
 
 /** Shown after every accepted sign-up form, whether or not the email already had an account. */
-export const SIGNED_UP_NOTICE = 'Sign-up received. Log in with the email and password you chose. If that email already had an account, nothing was changed: log in with its password.';
+export const SIGNED_UP_NOTICE =
+  'Sign-up received. Log in with the email and password you chose. If that email already had an account, nothing was changed: log in with its password.';
 
 /**
  * Sign-up, log-in and log-out are session mechanics, not operations: before them there is no
@@ -113,28 +119,50 @@ export function authPages(services: Services): Router {
   r.post('/signup', async (ctx) => {
     const form = await readForm(ctx);
     const parsed = credentials
-      .extend({ password: z.string().min(MIN_PASSWORD_LENGTH, `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`).max(1024) })
+      .extend({
+        password: z
+          .string()
+          .min(MIN_PASSWORD_LENGTH, `Choose a password of at least ${MIN_PASSWORD_LENGTH} characters.`)
+          .max(1024),
+      })
       .safeParse({ email: form.get('email') ?? '', password: form.get('password') ?? '' });
     const fail = (status: number, error: string) => {
       ctx.status = status;
       ctx.type = 'html';
-      ctx.body = page({ title: 'Sign up', csrf: ctx.state.csrf!, error, body: credentialsForm('signup', ctx.state.csrf!, form.get('email') ?? '') });
+      ctx.body = page({
+        title: 'Sign up',
+        csrf: ctx.state.csrf!,
+        error,
+        body: credentialsForm('signup', ctx.state.csrf!, form.get('email') ?? ''),
+      });
     };
     if (!parsed.success) return fail(400, parsed.error.issues[0].message);
     const reserved = await reserveAttempt(db, services.config.dashboardLimits, [signupKey(ctx.ip)]);
     if (!reserved.ok) {
       dashboardAuthAttempts.inc({ form: 'signup', outcome: 'refused', limit: 'signup', device: 'none' });
       if (firstThisMinute(signupKey(ctx.ip).key)) {
-        ctx.state.log.warn({ limit: 'signup', address_key: clientAddressKey(ctx.ip), retry_after_s: reserved.retryAfter }, `dashboard sign-up refused: ${REFUSED_BECAUSE.signup}`);
+        ctx.state.log.warn(
+          { limit: 'signup', address_key: clientAddressKey(ctx.ip), retry_after_s: reserved.retryAfter },
+          `dashboard sign-up refused: ${REFUSED_BECAUSE.signup}`,
+        );
       }
       ctx.set('Retry-After', String(reserved.retryAfter));
-      return fail(429, `Too many sign-ups from your network. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`);
+      return fail(
+        429,
+        `Too many sign-ups from your network. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`,
+      );
     }
     // Hashed either way, so a taken email answers in the same time as a free one.
     const passwordHash = await hashPassword(parsed.data.password);
     try {
       const user = await signUpUser(db, { email: parsed.data.email, passwordHash });
-      await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.sign_up', requestId: ctx.state.requestId, outcome: 'ok' });
+      await recordUserAudit(db, {
+        tenantId: user.tenant_id,
+        userId: user.id,
+        action: 'account.sign_up',
+        requestId: ctx.state.requestId,
+        outcome: 'ok',
+      });
     } catch (err) {
       // A taken email gets the very answer a new one gets and nothing is written: sign-up must
       // not tell a stranger which emails have accounts (the login form does not either).
@@ -151,7 +179,12 @@ export function authPages(services: Services): Router {
     ctx.type = 'html';
     const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
     const notice = ctx.query.signed_up === '1' ? SIGNED_UP_NOTICE : undefined;
-    ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, notice, body: credentialsForm('login', ctx.state.csrf!, '', next) });
+    ctx.body = page({
+      title: 'Log in',
+      csrf: ctx.state.csrf!,
+      notice,
+      body: credentialsForm('login', ctx.state.csrf!, '', next),
+    });
   });
 
   r.post('/login', async (ctx) => {
@@ -161,7 +194,12 @@ export function authPages(services: Services): Router {
       ctx.status = status;
       ctx.type = 'html';
       const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
-      ctx.body = page({ title: 'Log in', csrf: ctx.state.csrf!, error, body: credentialsForm('login', ctx.state.csrf!, email, next) });
+      ctx.body = page({
+        title: 'Log in',
+        csrf: ctx.state.csrf!,
+        error,
+        body: credentialsForm('login', ctx.state.csrf!, email, next),
+      });
     };
     const parsed = credentials.safeParse({ email, password: form.get('password') ?? '' });
     if (!parsed.success) return fail(400, parsed.error.issues[0].message);
@@ -178,7 +216,11 @@ export function authPages(services: Services): Router {
         // Ids only (never the email): which account, from where, and which allowance. Looked up
         // after the answer, not awaited, so a refusal takes as long for an unknown email.
         const log = ctx.state.log;
-        const fields = { limit: reserved.kind, address_key: clientAddressKey(ctx.ip), retry_after_s: reserved.retryAfter };
+        const fields = {
+          limit: reserved.kind,
+          address_key: clientAddressKey(ctx.ip),
+          retry_after_s: reserved.retryAfter,
+        };
         const message = `dashboard log-in refused: ${REFUSED_BECAUSE[reserved.kind]}`;
         void (reserved.kind === 'ip' ? Promise.resolve(undefined) : findUserForLogin(db, parsed.data.email))
           .then((target) => log.warn({ ...fields, user_id: target?.id, tenant_id: target?.tenant_id }, message))
@@ -192,13 +234,26 @@ export function authPages(services: Services): Router {
     if (!user || !ok) {
       // The reservation stays: it is the failure's count.
       dashboardAuthAttempts.inc({ form: 'login', outcome: 'invalid_credentials', limit: 'none', device: deviceLabel });
-      if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.log_in', requestId: ctx.state.requestId, outcome: 'invalid_credentials' });
+      if (user)
+        await recordUserAudit(db, {
+          tenantId: user.tenant_id,
+          userId: user.id,
+          action: 'account.log_in',
+          requestId: ctx.state.requestId,
+          outcome: 'invalid_credentials',
+        });
       return fail(401, 'That email and password do not match an account.');
     }
     await clearAttempts(db, keys[0]);
     await releaseAttempt(db, keys.slice(1));
     const s = await createSession(db, user);
-    await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.log_in', requestId: ctx.state.requestId, outcome: 'ok' });
+    await recordUserAudit(db, {
+      tenantId: user.tenant_id,
+      userId: user.id,
+      action: 'account.log_in',
+      requestId: ctx.state.requestId,
+      outcome: 'ok',
+    });
     dashboardAuthAttempts.inc({ form: 'login', outcome: 'ok', limit: 'none', device: deviceLabel });
     ctx.cookies.set(SESSION_COOKIE, s.token, cookieOptions(ctx, s.expiresAt));
     setDeviceCookie(ctx, devices, parsed.data.email);
@@ -210,7 +265,14 @@ export function authPages(services: Services): Router {
     const token = ctx.cookies.get(SESSION_COOKIE);
     if (token) await deleteSession(db, token);
     const user = ctx.state.user;
-    if (user) await recordUserAudit(db, { tenantId: user.tenant_id, userId: user.id, action: 'account.log_out', requestId: ctx.state.requestId, outcome: 'ok' });
+    if (user)
+      await recordUserAudit(db, {
+        tenantId: user.tenant_id,
+        userId: user.id,
+        action: 'account.log_out',
+        requestId: ctx.state.requestId,
+        outcome: 'ok',
+      });
     ctx.cookies.set(SESSION_COOKIE, '', cookieOptions(ctx, new Date(0)));
     ctx.redirect('/');
   });

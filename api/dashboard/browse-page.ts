@@ -58,10 +58,17 @@ export function browsePages(services: Services): Router {
         const v = ctx.query[f];
         if (typeof v === 'string' && v !== '') input[f] = v;
       }
-      let result: { data: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number | null } } | undefined;
+      let result:
+        | { data: Record<string, unknown>[]; pagination: { offset: number; limit: number; total: number | null } }
+        | undefined;
       let error: string | undefined;
       try {
-        result = (await executeOperation(b.op, dashboardActor(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'dashboard' })) as typeof result;
+        result = (await executeOperation(b.op, dashboardActor(ctx), input, {
+          requestId: ctx.state.requestId,
+          services,
+          log: ctx.state.log,
+          surface: 'dashboard',
+        })) as typeof result;
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         ctx.status = e.status;
@@ -69,21 +76,36 @@ export function browsePages(services: Services): Router {
       }
       const rows = result?.data ?? [];
       const columns = rows.length ? Object.keys(rows[0]) : [];
-      const next = result && result.pagination.total !== null && result.pagination.offset + rows.length < result.pagination.total
-        ? new URLSearchParams({ ...(input as Record<string, string>), offset: String(result.pagination.offset + rows.length) }).toString()
-        : undefined;
+      const next =
+        result && result.pagination.total !== null && result.pagination.offset + rows.length < result.pagination.total
+          ? new URLSearchParams({
+              ...(input as Record<string, string>),
+              offset: String(result.pagination.offset + rows.length),
+            }).toString()
+          : undefined;
       ctx.type = 'html';
       ctx.body = page({
-        title: b.title, user: ctx.state.user, csrf: ctx.state.csrf!, error,
+        title: b.title,
+        user: ctx.state.user,
+        csrf: ctx.state.csrf!,
+        error,
         body: html`<form method="get" action="${b.path}" role="search" aria-label="Filter ${b.title.toLowerCase()}">
-${filters.map((f) => html`<label for="f-${f.name}">${f.name}</label>
-${f.options
+${filters.map(
+  (f) => html`<label for="f-${f.name}">${f.name}</label>
+${
+  f.options
     ? html`<select id="f-${f.name}" name="${f.name}"><option value="">any</option>${f.options.map((o) => html`<option value="${o}" ${input[f.name] === o ? 'selected' : ''}>${o}</option>`)}</select>`
-    : html`<input id="f-${f.name}" name="${f.name}" type="text" value="${typeof input[f.name] === 'string' ? (input[f.name] as string) : ''}">`}`)}
+    : html`<input id="f-${f.name}" name="${f.name}" type="text" value="${typeof input[f.name] === 'string' ? (input[f.name] as string) : ''}">`
+}`,
+)}
 <button type="submit">Filter</button></form>
 <p>Same filters as <code>GET /v1${b.op.rest?.path ?? ''}</code>.${result?.pagination.total !== null && result ? ` ${result.pagination.total} in all.` : ''}</p>
-${rows.length === 0 ? html`<p>Nothing matches.</p>` : html`<div class="scroll" role="region" tabindex="0" aria-label="${b.title}"><table><caption class="skip">${b.title}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
-<tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${cell(row[c])}</td>`)}</tr>`)}</tbody></table></div>`}
+${
+  rows.length === 0
+    ? html`<p>Nothing matches.</p>`
+    : html`<div class="scroll" role="region" tabindex="0" aria-label="${b.title}"><table><caption class="skip">${b.title}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+<tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${cell(row[c])}</td>`)}</tr>`)}</tbody></table></div>`
+}
 ${next ? html`<p><a href="${b.path}?${next}">Next page</a></p>` : ''}`,
       });
     });

@@ -35,7 +35,10 @@ export interface DeviceCookies {
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 const mac = (key: Buffer, keyId: string, issued: number, nonce: string, email: string) =>
-  crypto.createHmac('sha256', key).update(`${keyId}\n${issued}\n${nonce}\n${sha256(email)}`).digest('base64url');
+  crypto
+    .createHmac('sha256', key)
+    .update(`${keyId}\n${issued}\n${nonce}\n${sha256(email)}`)
+    .digest('base64url');
 
 const cache = new WeakMap<Vault, DeviceCookies>();
 
@@ -74,5 +77,7 @@ export function deviceCookies(vault: Vault | undefined): DeviceCookies | null {
 /** Sets the device cookie for `email` on this response (no-op without a vault). */
 export function setDeviceCookie(ctx: Koa.Context, cookies: DeviceCookies | null, email: string): void {
   if (!cookies) return;
-  ctx.cookies.set(DEVICE_COOKIE, cookies.issue(email), { ...cookieOptions(ctx, new Date(Date.now() + MAX_AGE_S * 1000)) });
+  ctx.cookies.set(DEVICE_COOKIE, cookies.issue(email), {
+    ...cookieOptions(ctx, new Date(Date.now() + MAX_AGE_S * 1000)),
+  });
 }

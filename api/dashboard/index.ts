@@ -20,7 +20,8 @@ import { sessionMiddleware } from './session';
 const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
 /** Pages a person reaches only when signed in. */
-const SIGNED_IN = /^\/(overview|settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit)(\/|$)/;
+const SIGNED_IN =
+  /^\/(overview|settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit)(\/|$)/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
@@ -28,14 +29,31 @@ const SIGNED_IN = /^\/(overview|settings|providers|products|paywall|readiness|sy
  */
 export function dashboardPages(services: Services): Koa.Middleware {
   const pages = new Router();
-  for (const r of [authPages(services), keysPage(services), providersPage(services), browsePages(services), syncRunsPage(services), readinessPage(services), productsPage(services), paywallPage(services), overviewPage(services), webhookEndpointsPage(services)]) pages.use(r.routes(), r.allowedMethods());
+  for (const r of [
+    authPages(services),
+    keysPage(services),
+    providersPage(services),
+    browsePages(services),
+    syncRunsPage(services),
+    readinessPage(services),
+    productsPage(services),
+    paywallPage(services),
+    overviewPage(services),
+    webhookEndpointsPage(services),
+  ])
+    pages.use(r.routes(), r.allowedMethods());
 
   const guarded: Koa.Middleware = async (ctx, next) => {
     if (SIGNED_IN.test(ctx.path) && !ctx.state.user) {
       if (ctx.method === 'GET') return ctx.redirect(`/login?next=${encodeURIComponent(ctx.path)}`);
       ctx.status = 401;
       ctx.type = 'html';
-      ctx.body = page({ title: 'Signed out', csrf: ctx.state.csrf!, error: 'Your session has ended. Log in again.', body: html`` });
+      ctx.body = page({
+        title: 'Signed out',
+        csrf: ctx.state.csrf!,
+        error: 'Your session has ended. Log in again.',
+        body: html``,
+      });
       return;
     }
     try {
@@ -44,7 +62,13 @@ export function dashboardPages(services: Services): Koa.Middleware {
       if (err instanceof CsrfRefused) {
         ctx.status = 403;
         ctx.type = 'html';
-        ctx.body = page({ title: 'Request refused', user: ctx.state.user, csrf: ctx.state.csrf!, error: err.message, body: html`` });
+        ctx.body = page({
+          title: 'Request refused',
+          user: ctx.state.user,
+          csrf: ctx.state.csrf!,
+          error: err.message,
+          body: html``,
+        });
         return;
       }
       throw err;

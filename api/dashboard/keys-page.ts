@@ -21,13 +21,17 @@ function keyList(keys: ListedKey[], csrf: string) {
   if (keys.length === 0) return html`<p>No secret keys yet.</p>`;
   return html`<div class="scroll" role="region" tabindex="0" aria-label="Secret keys"><table><caption class="skip">Secret keys</caption><thead><tr>
 <th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expiry</th><th scope="col">Status</th></tr></thead><tbody>
-${keys.map((k) => html`<tr>
+${keys.map(
+  (k) => html`<tr>
 <td>${k.name}</td><td><code>${k.key_hint}</code></td><td>${k.scopes.join(', ')}</td>
 <td>${formatDate(k.created_at)}</td><td>${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td><td>${k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
-<td>${k.revoked_at
-    ? html`Revoked ${formatDate(k.revoked_at)}`
-    : html`<form class="inline" method="post" action="/settings/developer-api/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" aria-label="Revoke ${k.name}" class="flush">Revoke</button></form>`}</td>
-</tr>`)}
+<td>${
+    k.revoked_at
+      ? html`Revoked ${formatDate(k.revoked_at)}`
+      : html`<form class="inline" method="post" action="/settings/developer-api/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" aria-label="Revoke ${k.name}" class="flush">Revoke</button></form>`
+  }</td>
+</tr>`,
+)}
 </tbody></table></div>`;
 }
 
@@ -62,7 +66,10 @@ export function keysPage(services: Services): Router {
   const list = (tenantId: string) => withTenant(db, tenantId, (trx) => listApiKeys(trx));
   const apps = (tenantId: string) => withTenant(db, tenantId, (trx) => listAppKeys(trx));
 
-  const render = async (ctx: Koa.Context, extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
+  const render = async (
+    ctx: Koa.Context,
+    extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[1] } = {},
+  ) => {
     const user = ctx.state.user!;
     const [keys, appRows] = await Promise.all([list(user.tenant_id), apps(user.tenant_id)]);
     ctx.type = 'html';
@@ -97,11 +104,17 @@ ${keyList(keys, ctx.state.csrf!)}`,
   // their validation, their audit row (the person, surface dashboard), never a key's.
   r.post('/settings/developer-api/keys', async (ctx) => {
     const form = await readForm(ctx);
-    const values = { name: form.get('name') ?? '', scopes: form.getAll('scopes'), expires: form.get('expires_in_days') ?? '' };
+    const values = {
+      name: form.get('name') ?? '',
+      scopes: form.getAll('scopes'),
+      expires: form.get('expires_in_days') ?? '',
+    };
     // The form's text as the operation's number: empty is no expiry; anything else the operation judges.
     const expires = values.expires.trim();
     const made = await runOperation<{ name: string; secret: string }>(services, ctx, createApiKey, {
-      name: values.name, scopes: values.scopes, ...(expires === '' ? {} : { expires_in_days: Number(expires) }),
+      name: values.name,
+      scopes: values.scopes,
+      ...(expires === '' ? {} : { expires_in_days: Number(expires) }),
     });
     if ('error' in made) return render(ctx, { error: formMessage(made), values });
     // Post/redirect/get: the value waits sealed on the session and is shown once by the GET.

@@ -77,10 +77,12 @@ export function page(p: PageInput): string {
 <a class="skip" href="#main">Skip to content</a>
 <header><nav aria-label="Main"><ul>
 <li><a href="/">Billing service</a></li>
-${p.user
+${
+  p.user
     ? html`${NAV.map((n) => html`<li><a href="${n.href}">${n.label}</a></li>`)}
 <li><form class="inline" method="post" action="/logout"><input type="hidden" name="_csrf" value="${p.csrf}"><button class="secondary flush" type="submit">Log out</button></form></li>`
-    : html`<li><a href="/signup">Sign up</a></li><li><a href="/login">Log in</a></li>`}
+    : html`<li><a href="/signup">Sign up</a></li><li><a href="/login">Log in</a></li>`
+}
 </ul></nav></header>
 <main id="main">
 <h1>${p.title}</h1>

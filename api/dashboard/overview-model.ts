@@ -65,11 +65,20 @@ export function overviewModel(f: OverviewFigures, today: string, days: number): 
     webhook_failures_24h: f.webhookFailures24h.find((r) => r.provider === provider)?.n ?? 0,
   }));
   const total = {
-    active: 0, trialing: 0, past_due: 0, entitlements_active: 0, grace_period: 0, refunds_30d: 0, cancellations_30d: 0, webhook_failures_24h: 0,
+    active: 0,
+    trialing: 0,
+    past_due: 0,
+    entitlements_active: 0,
+    grace_period: 0,
+    refunds_30d: 0,
+    cancellations_30d: 0,
+    webhook_failures_24h: 0,
   };
   for (const p of now) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += p[k];
 
-  const series = Object.fromEntries(SERIES.map((s) => [s.key, [] as { label: string; values: number[] }[]])) as OverviewModel['series'];
+  const series = Object.fromEntries(
+    SERIES.map((s) => [s.key, [] as { label: string; values: number[] }[]]),
+  ) as OverviewModel['series'];
   for (const p of now) {
     const byDay = new Map(f.days.filter((d) => d.provider === p.provider).map((d) => [d.day, d]));
     const at = (i: number) => byDay.get(dayList[i]);

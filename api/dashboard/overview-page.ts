@@ -22,7 +22,11 @@ function listHref(path: string, filters: Record<string, string | undefined>): st
   return `${path}?${q}`;
 }
 
-type Figure = { key: keyof Omit<ProviderNow, 'provider'>; label: string; href: (mode: Mode, provider?: string) => string };
+type Figure = {
+  key: keyof Omit<ProviderNow, 'provider'>;
+  label: string;
+  href: (mode: Mode, provider?: string) => string;
+};
 
 /**
  * The "now" figures and the list each counts. Subscriptions and deliveries filter by mode;
@@ -30,14 +34,46 @@ type Figure = { key: keyof Omit<ProviderNow, 'provider'>; label: string; href: (
  * provider and state only. The 30-day figures link to the records in that status today.
  */
 const FIGURES: Figure[] = [
-  { key: 'active', label: 'Active subscriptions', href: (mode, provider) => listHref('/subscribers', { status: 'active', provider, mode }) },
-  { key: 'trialing', label: 'In trial', href: (mode, provider) => listHref('/subscribers', { status: 'trialing', provider, mode }) },
-  { key: 'past_due', label: 'Past due', href: (mode, provider) => listHref('/subscribers', { status: 'past_due', provider, mode }) },
-  { key: 'entitlements_active', label: 'Active entitlements', href: (_m, provider) => listHref('/entitlements', { state: 'active', provider }) },
-  { key: 'grace_period', label: 'In grace period', href: (_m, provider) => listHref('/entitlements', { state: 'grace_period', provider }) },
-  { key: 'cancellations_30d', label: 'Cancellations, 30 days', href: (mode, provider) => listHref('/subscribers', { status: 'canceled', provider, mode }) },
-  { key: 'refunds_30d', label: 'Refunds, 30 days', href: (mode, provider) => listHref('/subscribers', { status: 'refunded', provider, mode }) },
-  { key: 'webhook_failures_24h', label: 'Webhook failures, 24 h', href: (mode, provider) => listHref('/webhook-deliveries', { status: 'failed', provider, mode }) },
+  {
+    key: 'active',
+    label: 'Active subscriptions',
+    href: (mode, provider) => listHref('/subscribers', { status: 'active', provider, mode }),
+  },
+  {
+    key: 'trialing',
+    label: 'In trial',
+    href: (mode, provider) => listHref('/subscribers', { status: 'trialing', provider, mode }),
+  },
+  {
+    key: 'past_due',
+    label: 'Past due',
+    href: (mode, provider) => listHref('/subscribers', { status: 'past_due', provider, mode }),
+  },
+  {
+    key: 'entitlements_active',
+    label: 'Active entitlements',
+    href: (_m, provider) => listHref('/entitlements', { state: 'active', provider }),
+  },
+  {
+    key: 'grace_period',
+    label: 'In grace period',
+    href: (_m, provider) => listHref('/entitlements', { state: 'grace_period', provider }),
+  },
+  {
+    key: 'cancellations_30d',
+    label: 'Cancellations, 30 days',
+    href: (mode, provider) => listHref('/subscribers', { status: 'canceled', provider, mode }),
+  },
+  {
+    key: 'refunds_30d',
+    label: 'Refunds, 30 days',
+    href: (mode, provider) => listHref('/subscribers', { status: 'refunded', provider, mode }),
+  },
+  {
+    key: 'webhook_failures_24h',
+    label: 'Webhook failures, 24 h',
+    href: (mode, provider) => listHref('/webhook-deliveries', { status: 'failed', provider, mode }),
+  },
 ];
 
 class BadQuery extends Error {}
@@ -45,7 +81,8 @@ class BadQuery extends Error {}
 function readQuery(ctx: Koa.Context): { mode: Mode; days: number } {
   const mode = ctx.query.mode ?? DEFAULT_MODE;
   const days = ctx.query.days ?? '30';
-  if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) throw new BadQuery('mode must be "test" or "live".');
+  if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode))
+    throw new BadQuery('mode must be "test" or "live".');
   if (typeof days !== 'string' || !WINDOWS.map(String).includes(days)) throw new BadQuery('days must be 30 or 90.');
   return { mode: mode as Mode, days: Number(days) };
 }
@@ -66,7 +103,13 @@ export function overviewPage(services: Services): Router {
       if (!(e instanceof BadQuery)) throw e;
       ctx.status = 400;
       ctx.type = 'html';
-      ctx.body = page({ title: 'Overview', user, csrf: ctx.state.csrf!, error: e.message, body: html`<p><a href="/overview">Back to the overview</a></p>` });
+      ctx.body = page({
+        title: 'Overview',
+        user,
+        csrf: ctx.state.csrf!,
+        error: e.message,
+        body: html`<p><a href="/overview">Back to the overview</a></p>`,
+      });
       return;
     }
     const { mode, days } = query;
@@ -83,10 +126,15 @@ export function overviewPage(services: Services): Router {
 
     ctx.type = 'html';
     ctx.body = page({
-      title: 'Overview', user, csrf: ctx.state.csrf!,
+      title: 'Overview',
+      user,
+      csrf: ctx.state.csrf!,
       body: html`<div class="switches">
 ${switcher('Mode', MODES.map((x) => ({ text: x === 'test' ? 'Test' : 'Live', href: self({ mode: x }), current: x === mode })).reverse())}
-${switcher('Window', WINDOWS.map((d) => ({ text: `${d} days`, href: self({ days: d }), current: d === days })))}
+${switcher(
+  'Window',
+  WINDOWS.map((d) => ({ text: `${d} days`, href: self({ days: d }), current: d === days })),
+)}
 </div>
 <p>${mode === 'test' ? 'Test mode: sandbox purchases and test-mode records only.' : 'Live mode: real purchases only.'} Figures as of ${figures.today} (UTC); each links to the records it counts.</p>
 
@@ -96,17 +144,21 @@ ${switcher('Window', WINDOWS.map((d) => ({ text: `${d} days`, href: self({ days:
 ${FIGURES.map((f) => html`<li><a href="${f.href(mode)}"><span class="figure">${m.total[f.key]}</span> <span>${f.label}</span></a></li>`)}
 </ul>
 <h3>Monthly recurring revenue</h3>
-${m.mrr.length === 0
+${
+  m.mrr.length === 0
     ? html`<p>No active subscription with a priced product.</p>`
-    : html`<ul class="tiles">${m.mrr.map((x) => html`<li><a href="${listHref('/subscribers', { status: 'active', mode })}"><span class="figure">${formatMinorAmount(x.mrr_minor, x.currency)}</span> <span>MRR in ${x.currency}, ${x.subscriptions} subscription${x.subscriptions === 1 ? '' : 's'}</span></a></li>`)}</ul>`}
+    : html`<ul class="tiles">${m.mrr.map((x) => html`<li><a href="${listHref('/subscribers', { status: 'active', mode })}"><span class="figure">${formatMinorAmount(x.mrr_minor, x.currency)}</span> <span>MRR in ${x.currency}, ${x.subscriptions} subscription${x.subscriptions === 1 ? '' : 's'}</span></a></li>`)}</ul>`
+}
 <p><small>From the active subscriptions and their product's price (its first price, as records do not carry the buyer's currency), per month by tier. Currencies are not converted: no rate source is configured.${m.unpriced ? ` ${m.unpriced} active subscription${m.unpriced === 1 ? ' has' : 's have'} no priced product and ${m.unpriced === 1 ? 'is' : 'are'} not counted.` : ''}</small></p>
-${m.now.length === 0
+${
+  m.now.length === 0
     ? html`<p>No subscription, entitlement or delivery in ${mode} mode yet.</p>`
     : html`${barChart({ id: 'now-active', title: 'Active subscriptions by provider', bars: m.now.map((p) => ({ label: p.provider, value: p.active, href: listHref('/subscribers', { status: 'active', provider: p.provider, mode }) })) })}
 <div class="scroll" role="region" tabindex="0" aria-label="Now, by provider"><table><caption>Now, by provider</caption>
 <thead><tr><th scope="col">Provider</th>${FIGURES.map((f) => html`<th scope="col">${f.label}</th>`)}</tr></thead>
 <tbody>${m.now.map((p) => html`<tr><th scope="row">${p.provider}</th>${FIGURES.map((f) => html`<td><a href="${f.href(mode, p.provider)}" aria-label="${f.label}, ${p.provider}: ${p[f.key]}">${p[f.key]}</a></td>`)}</tr>`)}</tbody>
-</table></div>`}
+</table></div>`
+}
 </section>
 
 <section aria-labelledby="over-time">
@@ -120,19 +172,23 @@ ${SERIES.map((s) => lineChart({ id: `chart-${s.key.replace(/_/g, '-')}`, title: 
 <section aria-labelledby="health">
 <h2 id="health">Health</h2>
 <h3>Readiness, ${mode}</h3>
-${readiness.providers.length === 0
+${
+  readiness.providers.length === 0
     ? html`<p>No provider connected. <a href="/providers">Connect one</a>.</p>`
     : html`<div class="scroll" role="region" tabindex="0" aria-label="Readiness, ${mode}"><table><caption class="skip">Readiness in ${mode} mode</caption>
 <thead><tr><th scope="col">Provider</th><th scope="col">${mode === 'test' ? 'Test' : 'Live'}</th><th scope="col">Why</th></tr></thead>
-<tbody>${readiness.providers.map((p) => html`<tr><th scope="row">${p.provider}</th><td>${(mode === 'test' ? p.test_ready : p.live_ready) ? 'Ready' : 'Not ready'}</td><td>${mode === 'test' ? p.test_detail : p.live_detail}</td></tr>`)}</tbody></table></div>`}
+<tbody>${readiness.providers.map((p) => html`<tr><th scope="row">${p.provider}</th><td>${(mode === 'test' ? p.test_ready : p.live_ready) ? 'Ready' : 'Not ready'}</td><td>${mode === 'test' ? p.test_detail : p.live_detail}</td></tr>`)}</tbody></table></div>`
+}
 <p><a href="/readiness">Readiness in full</a> (the rows of <code>GET /v1/readiness</code>).</p>
 <h3>Inbound webhooks</h3>
 <p><a href="${listHref('/webhook-deliveries', { status: 'failed', mode })}">${m.total.webhook_failures_24h} failed in the last 24 hours</a>${m.total.webhook_failures_24h ? html` (${m.now.filter((p) => p.webhook_failures_24h).map((p, i) => html`${i ? ', ' : ''}<a href="${listHref('/webhook-deliveries', { status: 'failed', provider: p.provider, mode })}">${p.provider}: ${p.webhook_failures_24h}</a>`)})` : ''}.</p>
 <h3>Last sync run</h3>
-${run
+${
+  run
     ? html`<p><strong>${run.status}</strong>, ${run.kind} started ${formatDate(run.created_at)}, ${run.finished_at ? html`finished ${formatDate(run.finished_at)}` : 'not finished'}.
 Workflow <code>${run.workflow_id ?? '—'}</code> · <a href="/sync-runs">All sync runs</a></p>`
-    : html`<p>No sync has run yet. <a href="/sync-runs">Sync runs</a></p>`}
+    : html`<p>No sync has run yet. <a href="/sync-runs">Sync runs</a></p>`
+}
 </section>`,
     });
   });

@@ -16,7 +16,10 @@ import { runOperation } from './run-operation';
 function parseProductLines(text: string): { skus: string[]; labels: Record<string, string> } {
   const skus: string[] = [];
   const labels: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean)) {
+  for (const line of text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean)) {
     const [sku, ...rest] = line.split('|');
     skus.push(sku.trim());
     if (rest.length) labels[sku.trim()] = rest.join('|').trim();
@@ -34,14 +37,25 @@ export function paywallPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
 
-  const render = async (ctx: Koa.Context, msg: { notice?: string; error?: string } = {}, draft?: Record<string, unknown>) => {
+  const render = async (
+    ctx: Koa.Context,
+    msg: { notice?: string; error?: string } = {},
+    draft?: Record<string, unknown>,
+  ) => {
     const user = ctx.state.user!;
     const row = await withTenant(db, user.tenant_id, (trx) => getPaywallRow(trx));
     const config = draft ?? (row?.config as Record<string, unknown> | undefined);
-    const state = !row ? 'No paywall yet.' : isPaywallPublished(row) ? `Published ${formatDate(row.published_at)}; no unpublished changes.` : 'This draft has changes that are not published yet.';
+    const state = !row
+      ? 'No paywall yet.'
+      : isPaywallPublished(row)
+        ? `Published ${formatDate(row.published_at)}; no unpublished changes.`
+        : 'This draft has changes that are not published yet.';
     ctx.type = 'html';
     ctx.body = page({
-      title: 'Paywall', user, csrf: ctx.state.csrf!, ...msg,
+      title: 'Paywall',
+      user,
+      csrf: ctx.state.csrf!,
+      ...msg,
       body: html`<p>${state} <code>GET /v1/paywall</code> serves the published version.</p>
 <form method="post" action="/paywall">${csrfField(ctx.state.csrf!)}
 <label for="pw-title">Title</label><input id="pw-title" name="title" type="text" required maxlength="120" value="${String(config?.title ?? '')}">
@@ -80,7 +94,12 @@ ${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/pu
   r.post('/paywall/publish', async (ctx) => {
     await readForm(ctx);
     const published = await runOperation(services, ctx, publishPaywall, {});
-    await render(ctx, 'error' in published ? { error: formMessage(published) } : { notice: 'Published. GET /v1/paywall now serves this version.' });
+    await render(
+      ctx,
+      'error' in published
+        ? { error: formMessage(published) }
+        : { notice: 'Published. GET /v1/paywall now serves this version.' },
+    );
   });
 
   return r;

@@ -18,7 +18,13 @@ import { updateProductOp } from '../../operations/products/update';
 type Detail = Awaited<ReturnType<typeof loadProductDetail>>;
 type Msg = { notice?: string; error?: string };
 
-const PLATFORM_LABEL: Record<(typeof PLATFORMS)[number], string> = { web: 'Web', desktop: 'Desktop', ios: 'iOS', macos: 'macOS', android: 'Android' };
+const PLATFORM_LABEL: Record<(typeof PLATFORMS)[number], string> = {
+  web: 'Web',
+  desktop: 'Desktop',
+  ios: 'iOS',
+  macos: 'macOS',
+  android: 'Android',
+};
 
 /**
  * The form's fields as the operation input the tool server takes, so one zod schema (the
@@ -48,10 +54,12 @@ function productFields(p: Partial<Detail> | Record<string, unknown>, opts: { sku
     return x === null || x === undefined ? '' : String(x);
   };
   const trial = ((p as Record<string, unknown>).trial_per_platform ?? {}) as Record<string, unknown>;
-  return html`${opts.sku
-    ? html`<label for="p-sku">SKU</label><input id="p-sku" name="sku" type="text" required maxlength="100" autocapitalize="none" aria-describedby="p-sku-hint" value="${v('sku')}">
+  return html`${
+    opts.sku
+      ? html`<label for="p-sku">SKU</label><input id="p-sku" name="sku" type="text" required maxlength="100" autocapitalize="none" aria-describedby="p-sku-hint" value="${v('sku')}">
 <p id="p-sku-hint">Lower-case letters, digits, dots, underscores and hyphens, e.g. <code>premium_monthly</code>. It cannot change later.</p>`
-    : ''}
+      : ''
+  }
 <label for="p-name">Name</label><input id="p-name" name="name" type="text" maxlength="200" value="${v('name')}">
 <label for="p-type">Type</label><select id="p-type" name="type">${PRODUCT_TYPES.map((t) => html`<option value="${t}"${v('type') === t ? html` selected` : ''}>${t}</option>`)}</select>
 <label for="p-tier">Tier</label><select id="p-tier" name="tier"><option value="">No tier</option>${TIERS.map((t) => html`<option value="${t}"${v('tier') === t ? html` selected` : ''}>${t}</option>`)}</select>
@@ -65,31 +73,41 @@ ${PLATFORMS.map((pl) => html`<label for="p-trial-${pl}">${PLATFORM_LABEL[pl]}</l
 export function productsPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
-  const run = <T>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) => runOperation<T>(services, ctx, op as Operation, input);
+  const run = <T>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
+    runOperation<T>(services, ctx, op as Operation, input);
   /** An operation's refusal, worded for the form (the trial rule names its fieldset). */
-  const formError = (r: { error: string; param?: string }) => (r.param === 'trial_per_platform' ? `Trial: ${r.error}` : r.error);
+  const formError = (r: { error: string; param?: string }) =>
+    r.param === 'trial_per_platform' ? `Trial: ${r.error}` : r.error;
 
   const renderList = async (ctx: Koa.Context, msg: Msg = {}) => {
     const user = ctx.state.user!;
     const rows = await withTenant(db, user.tenant_id, (trx) => listProductsWithPriceCounts(trx));
     ctx.type = 'html';
     ctx.body = page({
-      title: 'Products', user, csrf: ctx.state.csrf!, ...msg,
+      title: 'Products',
+      user,
+      csrf: ctx.state.csrf!,
+      ...msg,
       body: html`<p><a href="/products/new">New product</a></p>
 <p>A product is on sale only after a sync writes it to the providers (<code>POST /v1/sync</code>, or <code>POST /v1/products/{id}/sync</code> for one product); past runs are under <a href="/sync-runs">Sync runs</a>.</p>
-${rows.length === 0
+${
+  rows.length === 0
     ? html`<p>No product yet.</p>`
     : html`<div class="scroll" role="region" tabindex="0" aria-label="Products"><table><caption class="skip">Products</caption>
 <thead><tr><th scope="col">SKU</th><th scope="col">Name</th><th scope="col">Tier</th><th scope="col">Prices</th><th scope="col">Active</th><th scope="col">Changed</th></tr></thead><tbody>
 ${rows.map((p) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>${p.name}</td><td>${p.tier ?? '—'}</td><td>${p.prices}</td><td>${p.active ? 'Yes' : 'Retired'}</td><td>${formatDate(p.updated_at)}</td></tr>`)}
-</tbody></table></div>`}`,
+</tbody></table></div>`
+}`,
     });
   };
 
   const renderNew = (ctx: Koa.Context, msg: Msg = {}, values: Record<string, unknown> = {}) => {
     ctx.type = 'html';
     ctx.body = page({
-      title: 'New product', user: ctx.state.user, csrf: ctx.state.csrf!, ...msg,
+      title: 'New product',
+      user: ctx.state.user,
+      csrf: ctx.state.csrf!,
+      ...msg,
       body: html`<form method="post" action="/products">${csrfField(ctx.state.csrf!)}${productFields(values, { sku: true })}
 <button type="submit">Create product</button></form>`,
     });
@@ -100,18 +118,23 @@ ${rows.map((p) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>
     const p = await withTenant(db, user.tenant_id, (trx) => loadProductDetail(trx, id));
     ctx.type = 'html';
     ctx.body = page({
-      title: `Product ${p.sku}`, user, csrf: ctx.state.csrf!, ...msg,
+      title: `Product ${p.sku}`,
+      user,
+      csrf: ctx.state.csrf!,
+      ...msg,
       body: html`<p>${p.synced ? 'Synced to every provider it is on.' : 'Not synced: changes reach the providers with the next sync.'} <a href="/products">All products</a></p>
 <h2>Details</h2>
 <form method="post" action="/products/${p.id}">${csrfField(ctx.state.csrf!)}${productFields(values ?? p, { sku: false })}
 <button type="submit">Save product</button></form>
 <h2>Prices</h2>
-${p.pricing.length === 0
+${
+  p.pricing.length === 0
     ? html`<p>No price yet.</p>`
     : html`<div class="scroll" role="region" tabindex="0" aria-label="Prices"><table><caption class="skip">Prices</caption>
 <thead><tr><th scope="col">Country</th><th scope="col">Currency</th><th scope="col">Price</th><th scope="col">Changed</th></tr></thead><tbody>
 ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><td>${formatMinorAmount(pr.amount_minor, pr.currency)}</td><td>${formatDate(pr.updated_at)}</td></tr>`)}
-</tbody></table></div>`}
+</tbody></table></div>`
+}
 <form method="post" action="/products/${p.id}/prices">${csrfField(ctx.state.csrf!)}
 <label for="pr-country">Country</label><input id="pr-country" name="country" type="text" required maxlength="2" autocapitalize="characters" aria-describedby="pr-country-hint">
 <p id="pr-country-hint">Two letters (ISO 3166-1), e.g. <code>US</code>, <code>DE</code>.</p>
@@ -126,15 +149,25 @@ ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><t
   /** The product id from the path, or a 404 page: another tenant's id and a malformed one look the same. */
   const productId = async (ctx: Koa.Context): Promise<string | null> => {
     const id = ctx.params.id as string;
-    const found = isUuid(id) ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => findProductId(trx, id)) : undefined;
+    const found = isUuid(id)
+      ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => findProductId(trx, id))
+      : undefined;
     if (found) return found;
     ctx.status = 404;
     ctx.type = 'html';
-    ctx.body = page({ title: 'Product not found', user: ctx.state.user, csrf: ctx.state.csrf!, error: 'There is no such product in your catalogue.', body: html`<p><a href="/products">All products</a></p>` });
+    ctx.body = page({
+      title: 'Product not found',
+      user: ctx.state.user,
+      csrf: ctx.state.csrf!,
+      error: 'There is no such product in your catalogue.',
+      body: html`<p><a href="/products">All products</a></p>`,
+    });
     return null;
   };
 
-  r.get('/products', (ctx) => renderList(ctx, ctx.query.created ? { notice: `Created ${String(ctx.query.created)}.` } : {}));
+  r.get('/products', (ctx) =>
+    renderList(ctx, ctx.query.created ? { notice: `Created ${String(ctx.query.created)}.` } : {}),
+  );
   r.get('/products/new', (ctx) => renderNew(ctx));
 
   r.post('/products', async (ctx) => {
@@ -142,7 +175,12 @@ ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><t
     const input = { sku: (form.get('sku') ?? '').trim(), ...productFromForm(form) };
     const made = await run<{ id: string }>(ctx, createProductOp as Operation, input);
     if ('ok' in made) return ctx.redirect(`/products/${made.ok.id}?created=1`);
-    if (made.code === 'duplicate_sku') return renderNew(ctx, { error: `A product with SKU ${input.sku} already exists; open it from the product list to change it.` }, input);
+    if (made.code === 'duplicate_sku')
+      return renderNew(
+        ctx,
+        { error: `A product with SKU ${input.sku} already exists; open it from the product list to change it.` },
+        input,
+      );
     renderNew(ctx, { error: formError(made) }, input);
   });
 
@@ -173,11 +211,20 @@ ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><t
     const amount = parseMajorAmount(amountText, currency);
     if (amount === null) {
       ctx.status = 400;
-      return renderProduct(ctx, id, { error: `"${amountText.slice(0, 40)}" is not a price in ${currency}: use digits with at most the currency's decimals, e.g. 9.99` });
+      return renderProduct(ctx, id, {
+        error: `"${amountText.slice(0, 40)}" is not a price in ${currency}: use digits with at most the currency's decimals, e.g. 9.99`,
+      });
     }
-    const set = await run<{ changed: number }>(ctx, setPricingOp as Operation, { product_id: id, prices: [{ country, currency, amount }] });
+    const set = await run<{ changed: number }>(ctx, setPricingOp as Operation, {
+      product_id: id,
+      prices: [{ country, currency, amount }],
+    });
     if ('error' in set) return renderProduct(ctx, id, { error: set.error });
-    await renderProduct(ctx, id, { notice: set.ok.changed ? `Price for ${country} set to ${formatMinorAmount(amount, currency)}.` : `${country} already costs ${formatMinorAmount(amount, currency)}; nothing changed.` });
+    await renderProduct(ctx, id, {
+      notice: set.ok.changed
+        ? `Price for ${country} set to ${formatMinorAmount(amount, currency)}.`
+        : `${country} already costs ${formatMinorAmount(amount, currency)}; nothing changed.`,
+    });
   });
 
   return r;

@@ -13,7 +13,10 @@ export interface CredentialField {
 export const CREDENTIAL_FIELDS: Record<ProviderId, CredentialField[]> = {
   psp_a: [{ name: 'secret_key', label: 'Secret key' }],
   psp_b: [{ name: 'api_key', label: 'API key' }],
-  psp_c: [{ name: 'key_id', label: 'Key ID' }, { name: 'key_secret', label: 'Key secret' }],
+  psp_c: [
+    { name: 'key_id', label: 'Key ID' },
+    { name: 'key_secret', label: 'Key secret' },
+  ],
   store_android: [{ name: 'service_account_json', label: 'Service-account JSON', multiline: true }],
   store_ios: [
     { name: 'issuer_id', label: 'Issuer ID' },

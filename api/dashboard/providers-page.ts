@@ -29,7 +29,12 @@ function webhookUrl(services: Services, provider: ProviderId): string {
   return `${services.config.publicDashboardUrl.replace(/\/$/, '')}/api/webhooks/${provider}`;
 }
 
-const PROOF_LABEL = { oauth: 'OAuth', control_api: 'emulator', provider_call: 'provider call', pasted_key: 'pasted key, until the account is connected with OAuth' } as const;
+const PROOF_LABEL = {
+  oauth: 'OAuth',
+  control_api: 'emulator',
+  provider_call: 'provider call',
+  pasted_key: 'pasted key, until the account is connected with OAuth',
+} as const;
 
 /** Whether the connection has proven its account (only then do its events arrive), and why not. */
 function proofState(c: SafeConnection): string {
@@ -57,8 +62,12 @@ function connectionRows(list: SafeConnection[]) {
   if (list.length === 0) return html`<p>No provider is connected yet.</p>`;
   return html`<div class="scroll" role="region" tabindex="0" aria-label="Connections"><table><caption class="skip">Connections</caption><thead><tr><th scope="col">Provider</th><th scope="col">Account</th><th scope="col">Default</th>
 <th scope="col">Test credential</th><th scope="col">Live credential</th><th scope="col">Webhook secret</th><th scope="col">Verified</th><th scope="col">Connected</th></tr></thead><tbody>
-${list.map((c) => html`<tr><td>${c.provider}</td><td><a href="/providers/${c.id}">${c.label || c.account_ref}</a></td><td>${c.is_default ? 'Default' : 'No'}</td>
-<td>${setOrNot(c.has_test_credential)}</td><td>${setOrNot(c.has_live_credential)}</td><td>${setOrNot(c.has_webhook_secret)}</td><td>${proofState(c)}</td><td>${formatDate(c.created_at)}</td></tr>`)}
+${list.map(
+  (
+    c,
+  ) => html`<tr><td>${c.provider}</td><td><a href="/providers/${c.id}">${c.label || c.account_ref}</a></td><td>${c.is_default ? 'Default' : 'No'}</td>
+<td>${setOrNot(c.has_test_credential)}</td><td>${setOrNot(c.has_live_credential)}</td><td>${setOrNot(c.has_webhook_secret)}</td><td>${proofState(c)}</td><td>${formatDate(c.created_at)}</td></tr>`,
+)}
 </tbody></table></div>`;
 }
 
@@ -79,22 +88,30 @@ function secretsFromForm(provider: ProviderId, form: URLSearchParams): EnteredSe
     if (Object.keys(cred).length > 0) credentials[mode] = cred;
   }
   const webhook = (form.get('webhook_secret') ?? '').trim();
-  return { ...(Object.keys(credentials).length ? { credentials } : {}), ...(webhook ? { webhook_secret: webhook } : {}) };
+  return {
+    ...(Object.keys(credentials).length ? { credentials } : {}),
+    ...(webhook ? { webhook_secret: webhook } : {}),
+  };
 }
 
 /** Names of what was entered (for the notice): never the values. */
 function enteredNames(s: EnteredSecrets): string[] {
-  return [...Object.keys(s.credentials ?? {}).map((m) => `${m}_credential`), ...(s.webhook_secret ? ['webhook_secret'] : [])];
+  return [
+    ...Object.keys(s.credentials ?? {}).map((m) => `${m}_credential`),
+    ...(s.webhook_secret ? ['webhook_secret'] : []),
+  ];
 }
 
 function secretInputs(provider: ProviderId) {
   const webhookLabel = WEBHOOK_SECRET_LABEL[provider];
-  return html`${MODES.map((mode) => html`<fieldset><legend>${mode === 'test' ? 'Test' : 'Live'} credentials</legend>
+  return html`${MODES.map(
+    (mode) => html`<fieldset><legend>${mode === 'test' ? 'Test' : 'Live'} credentials</legend>
 ${CREDENTIAL_FIELDS[provider].map((f) => {
-    const id = `${mode}-${f.name}`;
-    return html`<label for="${id}">${mode === 'test' ? 'Test' : 'Live'} ${f.label}</label>
+  const id = `${mode}-${f.name}`;
+  return html`<label for="${id}">${mode === 'test' ? 'Test' : 'Live'} ${f.label}</label>
 ${f.multiline ? html`<textarea id="${id}" name="${mode}.${f.name}" autocomplete="off" spellcheck="false"></textarea>` : html`<input id="${id}" name="${mode}.${f.name}" type="password" autocomplete="off">`}`;
-  })}</fieldset>`)}
+})}</fieldset>`,
+  )}
 ${webhookLabel ? html`<label for="webhook-secret">${webhookLabel}</label><input id="webhook-secret" name="webhook_secret" type="password" autocomplete="off">` : ''}`;
 }
 
@@ -102,15 +119,21 @@ export function providersPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
   // Every write here is an account operation (providers.*), audited as the person's.
-  const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) => runOperation<T>(services, ctx, op, input);
+  const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
+    runOperation<T>(services, ctx, op, input);
 
   const renderList = async (ctx: Koa.Context, msg: { notice?: string; error?: string } = {}) => {
     const user = ctx.state.user!;
     const list = await withTenant(db, user.tenant_id, (trx) => listConnectionsSafe(trx));
-    const oauth = WEB_PROVIDERS.filter((p) => services.config.oauthClients[p] && services.adapters[p].exchangeOAuthCode);
+    const oauth = WEB_PROVIDERS.filter(
+      (p) => services.config.oauthClients[p] && services.adapters[p].exchangeOAuthCode,
+    );
     ctx.type = 'html';
     ctx.body = page({
-      title: 'Providers', user, csrf: ctx.state.csrf!, ...msg,
+      title: 'Providers',
+      user,
+      csrf: ctx.state.csrf!,
+      ...msg,
       body: html`<h2>Connections</h2>${connectionRows(list)}
 ${oauth.length ? html`<h2>Connect with OAuth</h2><ul>${oauth.map((p) => html`<li><a href="/providers/${p}/oauth/start">Connect ${p}</a></li>`)}</ul>` : ''}
 <h2>Add a connection with keys</h2>
@@ -129,7 +152,10 @@ ${oauth.length ? html`<h2>Connect with OAuth</h2><ul>${oauth.map((p) => html`<li
   const renderOne = async (ctx: Koa.Context, c: SafeConnection, msg: { notice?: string; error?: string } = {}) => {
     ctx.type = 'html';
     ctx.body = page({
-      title: `${c.provider} · ${c.label || c.account_ref}`, user: ctx.state.user, csrf: ctx.state.csrf!, ...msg,
+      title: `${c.provider} · ${c.label || c.account_ref}`,
+      user: ctx.state.user,
+      csrf: ctx.state.csrf!,
+      ...msg,
       body: html`<dl><dt>Account</dt><dd>${c.account_ref}</dd><dt>Default</dt><dd>${c.is_default ? 'Yes' : 'No'}</dd>
 <dt>Verified</dt><dd>${proofState(c)}${c.verified_at ? html` <span>since ${formatDate(c.verified_at)}</span>` : ''}</dd>
 <dt>Test credential</dt><dd>${setOrNot(c.has_test_credential)}</dd><dt>Live credential</dt><dd>${setOrNot(c.has_live_credential)}</dd>
@@ -147,17 +173,24 @@ ${secretInputs(c.provider)}
     });
   };
 
-  const loadOne = (ctx: Koa.Context) => withTenant(db, ctx.state.user!.tenant_id, (trx) => getConnectionSafe(trx, ctx.params.id));
+  const loadOne = (ctx: Koa.Context) =>
+    withTenant(db, ctx.state.user!.tenant_id, (trx) => getConnectionSafe(trx, ctx.params.id));
   const notFound = (ctx: Koa.Context) => {
     ctx.status = 404;
     return renderList(ctx, { error: 'No such connection.' });
   };
 
-  r.get('/providers', (ctx) => renderList(ctx, ctx.query.connected ? { notice: 'Connected. The new connection is listed below.' } : {}));
+  r.get('/providers', (ctx) =>
+    renderList(ctx, ctx.query.connected ? { notice: 'Connected. The new connection is listed below.' } : {}),
+  );
 
   r.post('/providers', async (ctx) => {
     const form = await readForm(ctx);
-    const made = await run<SafeConnection>(ctx, connectProvider, { provider: form.get('provider') ?? '', account_ref: (form.get('account_ref') ?? '').trim(), label: (form.get('label') ?? '').trim() });
+    const made = await run<SafeConnection>(ctx, connectProvider, {
+      provider: form.get('provider') ?? '',
+      account_ref: (form.get('account_ref') ?? '').trim(),
+      label: (form.get('label') ?? '').trim(),
+    });
     if ('error' in made) return renderList(ctx, { error: made.error });
     ctx.redirect(`/providers/${made.ok.id}`);
   });
@@ -177,9 +210,14 @@ ${secretInputs(c.provider)}
       ctx.status = 400;
       return renderOne(ctx, c, { error: 'Nothing was entered.' });
     }
-    const saved = await run<SafeConnection & { proving: boolean }>(ctx, updateProviderCredentials, { id: c.id, ...secrets });
+    const saved = await run<SafeConnection & { proving: boolean }>(ctx, updateProviderCredentials, {
+      id: c.id,
+      ...secrets,
+    });
     if ('error' in saved) return renderOne(ctx, c, { error: saved.error });
-    await renderOne(ctx, saved.ok, { notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.${saved.ok.proving ? ' Verifying the credentials with the provider.' : ''}` });
+    await renderOne(ctx, saved.ok, {
+      notice: `Saved: ${entered.join(', ').replace(/_/g, ' ')}.${saved.ok.proving ? ' Verifying the credentials with the provider.' : ''}`,
+    });
   });
 
   // Verify: run the proof now and wait for it, so the page shows its outcome.
@@ -187,18 +225,29 @@ ${secretInputs(c.provider)}
     await readForm(ctx);
     const c = await loadOne(ctx);
     if (!c) return notFound(ctx);
-    const checked = await run<{ outcome: 'verified' | 'not_verified' | 'running' | 'unavailable'; connection: SafeConnection }>(ctx, verifyProvider, { id: c.id });
+    const checked = await run<{
+      outcome: 'verified' | 'not_verified' | 'running' | 'unavailable';
+      connection: SafeConnection;
+    }>(ctx, verifyProvider, { id: c.id });
     if ('error' in checked) return renderOne(ctx, c, { error: checked.error });
     const { outcome, connection: after } = checked.ok;
     if (outcome === 'unavailable') {
       ctx.status = 503;
-      return renderOne(ctx, after, { error: 'Verification is unavailable right now (the worker cannot be reached). Try again later.' });
+      return renderOne(ctx, after, {
+        error: 'Verification is unavailable right now (the worker cannot be reached). Try again later.',
+      });
     }
     if (outcome === 'running') {
       ctx.status = 202;
       return renderOne(ctx, after, { notice: 'Verification is still running; reload this page in a moment.' });
     }
-    await renderOne(ctx, after, outcome === 'verified' ? { notice: 'Verified: this connection receives its account\'s events.' } : { error: `Not verified: ${after.proof_error ?? 'the provider did not confirm this account'}` });
+    await renderOne(
+      ctx,
+      after,
+      outcome === 'verified'
+        ? { notice: "Verified: this connection receives its account's events." }
+        : { error: `Not verified: ${after.proof_error ?? 'the provider did not confirm this account'}` },
+    );
   });
 
   r.post('/providers/:id/default', async (ctx) => {
@@ -215,12 +264,20 @@ ${secretInputs(c.provider)}
   r.get('/providers/:provider/oauth/start', (ctx) => {
     const provider = ctx.params.provider as ProviderId;
     const client = services.config.oauthClients[provider];
-    if (!(WEB_PROVIDERS as readonly string[]).includes(provider) || !client) return renderList(ctx, { error: `OAuth is not configured for ${ctx.params.provider}.` });
+    if (!(WEB_PROVIDERS as readonly string[]).includes(provider) || !client)
+      return renderList(ctx, { error: `OAuth is not configured for ${ctx.params.provider}.` });
     const state = crypto.randomBytes(24).toString('base64url');
-    ctx.cookies.set(OAUTH_STATE_COOKIE, `${provider}.${state}`, cookieOptions(ctx, new Date(Date.now() + 10 * 60 * 1000)));
+    ctx.cookies.set(
+      OAUTH_STATE_COOKIE,
+      `${provider}.${state}`,
+      cookieOptions(ctx, new Date(Date.now() + 10 * 60 * 1000)),
+    );
     const url = new URL('/oauth/authorize', services.config.providerBaseUrls[provider]);
     url.search = new URLSearchParams({
-      response_type: 'code', client_id: client.client_id, scope: 'read_write', state,
+      response_type: 'code',
+      client_id: client.client_id,
+      scope: 'read_write',
+      state,
       // From configuration, never from Host / X-Forwarded-Host: a forged header must not send
       // the provider's authorisation code to another site. PUBLIC_DASHBOARD_URL is also where
       // people open the dashboard, so the state cookie comes back with them.
@@ -236,11 +293,19 @@ ${secretInputs(c.provider)}
     const client = services.config.oauthClients[provider];
     const adapter = services.adapters[provider];
     const given = `${provider}.${String(ctx.query.state ?? '')}`;
-    if (!expected || !client || !adapter?.exchangeOAuthCode || expected.length !== given.length || !crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(given))) {
+    if (
+      !expected ||
+      !client ||
+      !adapter?.exchangeOAuthCode ||
+      expected.length !== given.length ||
+      !crypto.timingSafeEqual(Buffer.from(expected), Buffer.from(given))
+    ) {
       // Nothing was written: the request log keeps it, not the audit trail.
       ctx.state.log.warn({ provider, code: 'invalid_state' }, 'oauth connect refused');
       ctx.status = 400;
-      return renderList(ctx, { error: 'The connection could not be verified (state mismatch or expired). Start again.' });
+      return renderList(ctx, {
+        error: 'The connection could not be verified (state mismatch or expired). Start again.',
+      });
     }
     if (ctx.query.error || typeof ctx.query.code !== 'string') {
       ctx.state.log.warn({ provider, code: 'denied' }, 'oauth connect refused');

@@ -23,8 +23,8 @@ export function publishableKeys(apps: AppKeys[], apiUrl: string) {
 <p>Client apps use a publishable key with the SDK. <code>pk_test_…</code> sees test and sandbox
 records, <code>pk_live_…</code> live ones. They are safe to ship in an app; secret keys are not.</p>
 ${apps.map((a) => {
-    const id = `app-${a.id}`;
-    return html`<section aria-labelledby="${id}"><h3 id="${id}">${a.name}</h3>
+  const id = `app-${a.id}`;
+  return html`<section aria-labelledby="${id}"><h3 id="${id}">${a.name}</h3>
 <label for="${id}-test">Test publishable key</label>
 <input id="${id}-test" type="text" readonly value="${a.publishable_key_test}" class="secret">
 <button type="button" class="secondary" data-copy="${id}-test" aria-label="Copy test publishable key of ${a.name}">Copy</button>
@@ -34,5 +34,5 @@ ${apps.map((a) => {
 <p id="${id}-snippet-label"><strong>Initialise the SDK</strong> (<code>npm install @billing-service/sdk</code>, see the SDK README; switch to the live key for production):</p>
 <pre aria-labelledby="${id}-snippet-label" tabindex="0"><code>${snippet(a, apiUrl)}</code></pre>
 </section>`;
-  })}`;
+})}`;
 }

@@ -12,26 +12,42 @@ import { dashboardActor } from './principal';
 export function readinessPage(services: Services): Router {
   const r = new Router();
   r.get('/readiness', async (ctx) => {
-    const report = (await executeOperation(getReadiness as Operation, dashboardActor(ctx), {}, {
-      requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'rest',
-    })) as z.infer<typeof readinessBody>;
+    const report = (await executeOperation(
+      getReadiness as Operation,
+      dashboardActor(ctx),
+      {},
+      {
+        requestId: ctx.state.requestId,
+        services,
+        log: ctx.state.log,
+        surface: 'rest',
+      },
+    )) as z.infer<typeof readinessBody>;
     const yesNo = (b: boolean) => (b ? 'Ready' : 'Not ready');
     ctx.type = 'html';
     ctx.body = page({
-      title: 'Readiness', user: ctx.state.user, csrf: ctx.state.csrf!,
+      title: 'Readiness',
+      user: ctx.state.user,
+      csrf: ctx.state.csrf!,
       body: html`<p>${report.summary.live_ready} of ${report.summary.total} providers live-ready, ${report.summary.test_ready} test-ready;
 ${report.summary.needs_manual_action} need a person. Same rows as <code>GET /v1/readiness</code>.</p>
 <div class="scroll" role="region" tabindex="0" aria-label="Readiness per provider"><table><caption class="skip">Readiness per provider</caption>
 <thead><tr><th scope="col">Provider</th><th scope="col">Test</th><th scope="col">Live</th><th scope="col">Next step</th></tr></thead><tbody>
-${report.providers.map((p) => html`<tr><td>${p.provider}</td><td>${yesNo(p.test_ready)}<br><small>${p.test_detail}</small></td>
-<td>${yesNo(p.live_ready)}<br><small>${p.live_detail}</small></td><td>${p.human_action ?? 'Nothing: ready.'}</td></tr>`)}
+${report.providers.map(
+  (p) => html`<tr><td>${p.provider}</td><td>${yesNo(p.test_ready)}<br><small>${p.test_detail}</small></td>
+<td>${yesNo(p.live_ready)}<br><small>${p.live_detail}</small></td><td>${p.human_action ?? 'Nothing: ready.'}</td></tr>`,
+)}
 </tbody></table></div>
-${report.providers.filter((p) => p.manual_steps?.length).map((p) => html`<section aria-labelledby="steps-${p.provider}">
+${report.providers
+  .filter((p) => p.manual_steps?.length)
+  .map(
+    (p) => html`<section aria-labelledby="steps-${p.provider}">
 <h2 id="steps-${p.provider}">Manual steps for ${p.provider}</h2>
 ${p.console_url ? html`<p>Where: <a href="${p.console_url}">${p.console_url}</a></p>` : ''}
 <ol>${p.manual_steps!.map((step, i) => html`<li><label><input type="checkbox" name="step-${p.provider}-${i}"> ${step}</label></li>`)}</ol>
 <p><small>The checklist is for you to tick as you go; a step turns green here only when the service sees its evidence.</small></p>
-</section>`)}`,
+</section>`,
+  )}`,
     });
   });
   return r;

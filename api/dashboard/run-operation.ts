@@ -11,9 +11,21 @@ import { dashboardActor } from './principal';
  * tools. Its refusal (a 4xx) becomes the page's form error, with its status; anything else is a
  * fault and propagates.
  */
-export async function runOperation<T = unknown>(services: Services, ctx: Koa.Context, op: Operation, input: Record<string, unknown>): Promise<{ ok: T } | { error: string; code: string; param?: string }> {
+export async function runOperation<T = unknown>(
+  services: Services,
+  ctx: Koa.Context,
+  op: Operation,
+  input: Record<string, unknown>,
+): Promise<{ ok: T } | { error: string; code: string; param?: string }> {
   try {
-    return { ok: (await executeOperation(op, dashboardActor(ctx), input, { requestId: ctx.state.requestId, services, log: ctx.state.log, surface: 'dashboard' })) as T };
+    return {
+      ok: (await executeOperation(op, dashboardActor(ctx), input, {
+        requestId: ctx.state.requestId,
+        services,
+        log: ctx.state.log,
+        surface: 'dashboard',
+      })) as T,
+    };
   } catch (e) {
     if (!(e instanceof ApiError) || e.status >= 500) throw e;
     ctx.status = e.status;

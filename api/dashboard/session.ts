@@ -14,9 +14,19 @@ declare module 'koa' {
   }
 }
 
-/** HttpOnly, SameSite=Lax, Secure when the request came over TLS (X-Forwarded-Proto counts only from TRUSTED_PROXIES: api/client-address.ts). */
+/**
+ * HttpOnly, SameSite=Lax, Secure when the request came over TLS (X-Forwarded-Proto counts only from TRUSTED_PROXIES:
+ * api/client-address.ts).
+ */
 export function cookieOptions(ctx: Koa.Context, expires?: Date) {
-  return { httpOnly: true, sameSite: 'lax' as const, secure: ctx.secure, path: '/', overwrite: true, ...(expires ? { expires } : {}) };
+  return {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: ctx.secure,
+    path: '/',
+    overwrite: true,
+    ...(expires ? { expires } : {}),
+  };
 }
 
 /**

@@ -6,7 +6,8 @@ import { formatDate, html } from './html';
 import { page } from './layout';
 
 /**
- * Sync runs, newest first, each with the workflow id it recorded (`sync_runs.workflow_id`) as text: what the operator looks up in Temporal (docs/operations.md). No link
+ * Sync runs, newest first, each with the workflow id it recorded (`sync_runs.workflow_id`) as text: what the operator
+ * looks up in Temporal (docs/operations.md). No link
  * to the Temporal UI: it is the operator's, and shows every tenant's workflows.
  */
 export function syncRunsPage(services: Services): Router {
@@ -16,12 +17,17 @@ export function syncRunsPage(services: Services): Router {
     const runs = await withTenant(services.db, user.tenant_id, (trx) => recentRuns(trx));
     ctx.type = 'html';
     ctx.body = page({
-      title: 'Sync runs', user, csrf: ctx.state.csrf!,
-      body: runs.length === 0
-        ? html`<p>No sync has run yet.</p>`
-        : html`<div class="scroll" role="region" tabindex="0" aria-label="Sync runs"><table><caption class="skip">Sync runs</caption><thead><tr><th scope="col">Run</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Requested by</th><th scope="col">Started</th><th scope="col">Finished</th></tr></thead><tbody>
-${runs.map((run) => html`<tr><td><code>${run.workflow_id ?? '—'}</code></td>
-<td>${run.kind}</td><td>${run.status}</td><td>${run.requested_by ?? '—'}</td><td>${formatDate(run.created_at)}</td><td>${formatDate(run.finished_at)}</td></tr>`)}
+      title: 'Sync runs',
+      user,
+      csrf: ctx.state.csrf!,
+      body:
+        runs.length === 0
+          ? html`<p>No sync has run yet.</p>`
+          : html`<div class="scroll" role="region" tabindex="0" aria-label="Sync runs"><table><caption class="skip">Sync runs</caption><thead><tr><th scope="col">Run</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Requested by</th><th scope="col">Started</th><th scope="col">Finished</th></tr></thead><tbody>
+${runs.map(
+  (run) => html`<tr><td><code>${run.workflow_id ?? '—'}</code></td>
+<td>${run.kind}</td><td>${run.status}</td><td>${run.requested_by ?? '—'}</td><td>${formatDate(run.created_at)}</td><td>${formatDate(run.finished_at)}</td></tr>`,
+)}
 </tbody></table></div>`,
     });
   });

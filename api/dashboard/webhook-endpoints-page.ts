@@ -62,33 +62,58 @@ const status = (e: Row) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reas
 export function webhookEndpointsPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
-  const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) => runOperation<T>(services, ctx, op, input);
+  const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
+    runOperation<T>(services, ctx, op, input);
 
-  const renderList = async (ctx: Koa.Context, extra: { error?: string; notice?: string; values?: Parameters<typeof createForm>[1] } = {}) => {
+  const renderList = async (
+    ctx: Koa.Context,
+    extra: { error?: string; notice?: string; values?: Parameters<typeof createForm>[1] } = {},
+  ) => {
     const user = ctx.state.user!;
     const endpoints = await withTenant(db, user.tenant_id, (trx) => endpointPage(trx, { limit: 200, offset: 0 }));
     ctx.type = 'html';
     ctx.body = page({
-      title: 'Webhook endpoints', user, csrf: ctx.state.csrf!, error: extra.error, notice: extra.notice,
+      title: 'Webhook endpoints',
+      user,
+      csrf: ctx.state.csrf!,
+      error: extra.error,
+      notice: extra.notice,
       body: html`<p>Your backend hears here when a user becomes premium, enters grace, expires or is refunded, when a sync run ends, when readiness changes and when a provider webhook fails.</p>
 <h2>Your endpoints</h2>
-${endpoints.data.length === 0 ? html`<p>No endpoints yet.</p>` : html`<div class="scroll" role="region" tabindex="0" aria-label="Webhook endpoints"><table><caption class="skip">Webhook endpoints</caption>
+${
+  endpoints.data.length === 0
+    ? html`<p>No endpoints yet.</p>`
+    : html`<div class="scroll" role="region" tabindex="0" aria-label="Webhook endpoints"><table><caption class="skip">Webhook endpoints</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead><tbody>
 ${endpoints.data.map((e) => html`<tr><td><a href="/webhook-endpoints/${e.id}">${e.url}</a></td><td>${e.event_types.length ? e.event_types.join(', ') : 'all'}</td><td>${status(e)}</td><td>${formatDate(e.created_at)}</td></tr>`)}
-</tbody></table></div>`}
+</tbody></table></div>`
+}
 <h2>Add an endpoint</h2>
 ${createForm(ctx.state.csrf!, extra.values)}`,
     });
   };
 
-  const renderOne = async (ctx: Koa.Context, id: string, extra: { error?: string; notice?: string; secret?: string } = {}) => {
+  const renderOne = async (
+    ctx: Koa.Context,
+    id: string,
+    extra: { error?: string; notice?: string; secret?: string } = {},
+  ) => {
     const user = ctx.state.user!;
-    const found = isId(id) ? await withTenant(db, user.tenant_id, async (trx) => {
-      const e = await endpointById(trx, id);
-      if (!e) return undefined;
-      const deliveries = await outboundDeliveryPage(trx, { endpoint_id: id }, { limit: 50, offset: 0 });
-      return { e, deliveries: deliveries.data, attempts: await attemptsOf(trx, deliveries.data.map((d) => d.id)) };
-    }) : undefined;
+    const found = isId(id)
+      ? await withTenant(db, user.tenant_id, async (trx) => {
+          const e = await endpointById(trx, id);
+          if (!e) return undefined;
+          const deliveries = await outboundDeliveryPage(trx, { endpoint_id: id }, { limit: 50, offset: 0 });
+          return {
+            e,
+            deliveries: deliveries.data,
+            attempts: await attemptsOf(
+              trx,
+              deliveries.data.map((d) => d.id),
+            ),
+          };
+        })
+      : undefined;
     if (!found) {
       ctx.status = 404;
       return renderList(ctx, { error: 'No such endpoint.' });
@@ -98,7 +123,11 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
     ctx.type = 'html';
     ctx.set('Cache-Control', 'no-store');
     ctx.body = page({
-      title: 'Webhook endpoint', user, csrf, error: extra.error, notice: extra.notice,
+      title: 'Webhook endpoint',
+      user,
+      csrf,
+      error: extra.error,
+      notice: extra.notice,
       body: html`${extra.secret ? secretOnce(extra.secret) : ''}
 <p><a href="/webhook-endpoints">All endpoints</a></p>
 <dl><dt>URL</dt><dd><code>${e.url}</code></dd><dt>Events</dt><dd>${e.event_types.length ? e.event_types.join(', ') : 'all'}</dd>
@@ -116,16 +145,22 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
 <label for="since">Replay every failed delivery since (UTC)</label>
 <input id="since" name="since" type="datetime-local" required>
 <button type="submit" class="secondary">Replay failed</button></form>
-${deliveries.length === 0 ? html`<p>No deliveries yet.</p>` : html`<div class="scroll" role="region" tabindex="0" aria-label="Deliveries"><table><caption class="skip">Deliveries</caption>
+${
+  deliveries.length === 0
+    ? html`<p>No deliveries yet.</p>`
+    : html`<div class="scroll" role="region" tabindex="0" aria-label="Deliveries"><table><caption class="skip">Deliveries</caption>
 <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Replay</th></tr></thead><tbody>
-${deliveries.map((d) => html`<tr><td>${d.type}<br><code>${d.event_id}</code></td>
+${deliveries.map(
+  (d) => html`<tr><td>${d.type}<br><code>${d.event_id}</code></td>
 <td>${d.status}${d.reason ? html`<br>${d.reason}` : ''}${d.status === 'pending' && d.attempts > 0 ? html`<br>next attempt ${formatDate(d.next_attempt_at)}` : ''}</td>
 <td><details><summary>${d.attempts} attempt${d.attempts === 1 ? '' : 's'}${d.last_status_code ? html`, last HTTP ${d.last_status_code}` : ''}</summary><ul>
 ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attempt} ${formatDate(a.created_at)}: ${a.status_code ? html`HTTP ${a.status_code}` : a.error} in ${a.latency_ms} ms${a.response_excerpt ? html`<pre>${a.response_excerpt}</pre>` : ''}</li>`)}
 </ul></details></td>
 <td>${formatDate(d.created_at)}</td>
-<td><form class="inline" method="post" action="/webhook-endpoints/${e.id}/replay/${d.event_id}">${csrfField(csrf)}<button type="submit" class="flush secondary" aria-label="Replay event ${d.event_id}">Replay</button></form></td></tr>`)}
-</tbody></table></div>`}`,
+<td><form class="inline" method="post" action="/webhook-endpoints/${e.id}/replay/${d.event_id}">${csrfField(csrf)}<button type="submit" class="flush secondary" aria-label="Replay event ${d.event_id}">Replay</button></form></td></tr>`,
+)}
+</tbody></table></div>`
+}`,
     });
   };
 
@@ -133,8 +168,16 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
 
   r.post('/webhook-endpoints', async (ctx) => {
     const form = await readForm(ctx);
-    const values = { url: (form.get('url') ?? '').trim(), description: (form.get('description') ?? '').trim(), types: form.getAll('event_types') };
-    const made = await run<{ id: string; secret: string }>(ctx, createEndpoint, { url: values.url, event_types: values.types, description: values.description || null });
+    const values = {
+      url: (form.get('url') ?? '').trim(),
+      description: (form.get('description') ?? '').trim(),
+      types: form.getAll('event_types'),
+    };
+    const made = await run<{ id: string; secret: string }>(ctx, createEndpoint, {
+      url: values.url,
+      event_types: values.types,
+      description: values.description || null,
+    });
     if ('error' in made) return renderList(ctx, { error: made.error, values });
     // Post/redirect/get: the secret waits sealed on the session and is shown once by the GET.
     await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: made.ok.id, secret: made.ok.secret });
@@ -145,7 +188,11 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
   r.get('/webhook-endpoints/:id', async (ctx) => {
     const token = ctx.cookies.get(SESSION_COOKIE);
     const pending = token ? await takeSecret(db, token) : undefined;
-    await renderOne(ctx, ctx.params.id, pending && pending.name === ctx.params.id ? { secret: pending.secret, notice: 'Endpoint saved.' } : {});
+    await renderOne(
+      ctx,
+      ctx.params.id,
+      pending && pending.name === ctx.params.id ? { secret: pending.secret, notice: 'Endpoint saved.' } : {},
+    );
   });
 
   for (const action of ['enable', 'disable'] as const) {
@@ -153,7 +200,18 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
       await readForm(ctx);
       const id = ctx.params.id;
       const done = await run(ctx, updateEndpointOp, { id, enabled: action === 'enable' });
-      await renderOne(ctx, id, 'error' in done ? done : { notice: action === 'enable' ? 'Enabled: new events are delivered again. Replay the failed ones below.' : 'Disabled: it receives nothing until enabled.' });
+      await renderOne(
+        ctx,
+        id,
+        'error' in done
+          ? done
+          : {
+              notice:
+                action === 'enable'
+                  ? 'Enabled: new events are delivered again. Replay the failed ones below.'
+                  : 'Disabled: it receives nothing until enabled.',
+            },
+      );
     });
   }
 
@@ -161,7 +219,10 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
     const form = await readForm(ctx);
     const id = ctx.params.id;
     // The form asks in hours, the operation in seconds; the operation judges the range.
-    const rotated = await run<{ secret: string }>(ctx, rotateEndpointSecretOp, { id, overlap_seconds: Number(form.get('overlap_hours') ?? '') * 3600 });
+    const rotated = await run<{ secret: string }>(ctx, rotateEndpointSecretOp, {
+      id,
+      overlap_seconds: Number(form.get('overlap_hours') ?? '') * 3600,
+    });
     if ('error' in rotated) return renderOne(ctx, id, rotated);
     await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: id, secret: rotated.ok.secret });
     ctx.status = 303;
@@ -190,8 +251,19 @@ ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attemp
       ctx.status = 400;
       return renderOne(ctx, id, { error: 'Give a date and time.' });
     }
-    const r2 = await run<{ queued: number; has_more: boolean }>(ctx, replayFailedDeliveries, { since: since.toISOString(), endpoint_id: id });
-    await renderOne(ctx, id, 'error' in r2 ? r2 : { notice: `${r2.ok.queued} failed deliver${r2.ok.queued === 1 ? 'y' : 'ies'} queued again${r2.ok.has_more ? '; more remain, replay again' : ''}.` });
+    const r2 = await run<{ queued: number; has_more: boolean }>(ctx, replayFailedDeliveries, {
+      since: since.toISOString(),
+      endpoint_id: id,
+    });
+    await renderOne(
+      ctx,
+      id,
+      'error' in r2
+        ? r2
+        : {
+            notice: `${r2.ok.queued} failed deliver${r2.ok.queued === 1 ? 'y' : 'ies'} queued again${r2.ok.has_more ? '; more remain, replay again' : ''}.`,
+          },
+    );
   });
 
   return r;

@@ -4,7 +4,15 @@ import { looksLikeSecretKey, publishableKeyMode } from '../../domain/keys';
 import { authorizationHeaders, parseBearer } from '../auth';
 import { readsOverTenantLimit } from '../../runtime/metrics';
 import { ApiError } from '../../operations/errors';
-import { addressBucket, clientRateHeaders, clientRateLimited, takeClientTokens, tenantBucket, userBucket, type BucketSpec } from './limits';
+import {
+  addressBucket,
+  clientRateHeaders,
+  clientRateLimited,
+  takeClientTokens,
+  tenantBucket,
+  userBucket,
+  type BucketSpec,
+} from './limits';
 
 export interface AppPrincipal {
   tenantId: string;
@@ -55,7 +63,12 @@ export async function admitPublishable(db: Knex, rawHeaders: readonly string[], 
   if (caller.appUserId !== undefined) buckets.push(userBucket(caller.appUserId));
   let decision = await takeClientTokens(db, principal.tenantId, buckets);
   let overTenantLimit = false;
-  if (!decision.allowed && caller.readOnly && decision.empty.length === 1 && decision.empty[0] === tenantBucket().name) {
+  if (
+    !decision.allowed &&
+    caller.readOnly &&
+    decision.empty.length === 1 &&
+    decision.empty[0] === tenantBucket().name
+  ) {
     const own = buckets.filter((b) => b.name !== tenantBucket().name);
     decision = await takeClientTokens(db, principal.tenantId, own);
     overTenantLimit = decision.allowed;
@@ -72,7 +85,10 @@ export async function identifyPublishable(db: Knex, rawHeaders: readonly string[
   if (authorizations.length > 1) throw invalidKey('Send exactly one Authorization header.');
   const token = parseBearer(authorizations[0]);
   if (!token) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
-  if (looksLikeSecretKey(token)) throw invalidKey('Secret keys are refused on client endpoints: never ship one in an app. Use the app’s publishable key (pk_test_… or pk_live_…).');
+  if (looksLikeSecretKey(token))
+    throw invalidKey(
+      'Secret keys are refused on client endpoints: never ship one in an app. Use the app’s publishable key (pk_test_… or pk_live_…).',
+    );
   const mode = publishableKeyMode(token);
   if (!mode) throw invalidKey('Provide the app’s publishable key as "Authorization: Bearer pk_…".');
   const app = await findAppByPublishableKey(db, mode, token);

@@ -19,14 +19,35 @@ export async function checkoutLink(db: Knex, who: SdkPrincipal, query: Record<st
   if (!planId) throw new ApiError(400, 'invalid_request', 'plan_id is required.', { param: 'plan_id' });
   if (planId.length > 200) throw new ApiError(400, 'invalid_request', 'plan_id is too long.', { param: 'plan_id' });
   const provider = query.provider;
-  if (provider !== undefined && (typeof provider !== 'string' || !isProvider(provider) || !(WEB_PROVIDERS as readonly string[]).includes(provider)))
-    throw new ApiError(400, 'invalid_request', `provider must be one of ${WEB_PROVIDERS.join(', ')}.`, { param: 'provider' });
+  if (
+    provider !== undefined &&
+    (typeof provider !== 'string' || !isProvider(provider) || !(WEB_PROVIDERS as readonly string[]).includes(provider))
+  )
+    throw new ApiError(400, 'invalid_request', `provider must be one of ${WEB_PROVIDERS.join(', ')}.`, {
+      param: 'provider',
+    });
 
   const link = await withTenant(db, who.tenantId, async (trx) => {
-    const rows = await findCheckoutLinks(trx, { appId: who.appId, mode: who.mode, providers: provider ? [provider] : WEB_PROVIDERS, planId });
+    const rows = await findCheckoutLinks(trx, {
+      appId: who.appId,
+      mode: who.mode,
+      providers: provider ? [provider] : WEB_PROVIDERS,
+      planId,
+    });
     rows.sort((a, b) => WEB_PROVIDERS.indexOf(a.provider) - WEB_PROVIDERS.indexOf(b.provider));
     return rows[0];
   });
-  if (!link) throw new ApiError(404, 'not_found', `No ${who.mode} payment link for plan "${planId}" in this app.`, { param: 'plan_id' });
-  return { object: 'checkout_link' as const, plan_id: planId, product_id: link.product_id, sku: link.sku, provider: link.provider, mode: link.mode, url: link.url };
+  if (!link)
+    throw new ApiError(404, 'not_found', `No ${who.mode} payment link for plan "${planId}" in this app.`, {
+      param: 'plan_id',
+    });
+  return {
+    object: 'checkout_link' as const,
+    plan_id: planId,
+    product_id: link.product_id,
+    sku: link.sku,
+    provider: link.provider,
+    mode: link.mode,
+    url: link.url,
+  };
 }

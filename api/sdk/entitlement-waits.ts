@@ -70,12 +70,35 @@ export class EntitlementWaits {
     const key = `${tenantId}:${subscriberHash(tenantId, appUserId)}`;
     const addressKey = `${tenantId}:${clientAddressKey(address)}`;
     const same = this.byKey.get(key);
-    if ((same?.size ?? 0) >= this.limits.perUser) throw tooMany(429, 'rate_limited', `At most ${this.limits.perUser} concurrent waits per app user; retry after 1 s.`, 'wait_user');
+    if ((same?.size ?? 0) >= this.limits.perUser)
+      throw tooMany(
+        429,
+        'rate_limited',
+        `At most ${this.limits.perUser} concurrent waits per app user; retry after 1 s.`,
+        'wait_user',
+      );
     if ((this.perAddress.get(addressKey) ?? 0) >= this.limits.perAddress) {
-      throw tooMany(429, 'rate_limited', `At most ${this.limits.perAddress} concurrent waits per client address; retry after 1 s (or read without wait_for).`, 'wait_address');
+      throw tooMany(
+        429,
+        'rate_limited',
+        `At most ${this.limits.perAddress} concurrent waits per client address; retry after 1 s (or read without wait_for).`,
+        'wait_address',
+      );
     }
-    if ((this.perTenant.get(tenantId) ?? 0) >= this.limits.perTenant) throw tooMany(429, 'rate_limited', 'Too many concurrent waits for this app’s tenant; retry after 1 s.', 'wait_tenant');
-    if (this.total >= this.limits.perProcess) throw tooMany(503, 'temporarily_unavailable', 'This server holds as many waits as it takes; retry after 1 s (or read without wait_for).', 'wait_process');
+    if ((this.perTenant.get(tenantId) ?? 0) >= this.limits.perTenant)
+      throw tooMany(
+        429,
+        'rate_limited',
+        'Too many concurrent waits for this app’s tenant; retry after 1 s.',
+        'wait_tenant',
+      );
+    if (this.total >= this.limits.perProcess)
+      throw tooMany(
+        503,
+        'temporarily_unavailable',
+        'This server holds as many waits as it takes; retry after 1 s (or read without wait_for).',
+        'wait_process',
+      );
     const w: Waiter = { tenantId, userKey: key, pending: false, wake: null };
     if (same) same.add(w);
     else this.byKey.set(key, new Set([w]));
@@ -181,12 +204,19 @@ const BOOT_WAIT_MS = 5_000;
  * after BOOT_WAIT_MS when Postgres does not answer: the process still comes up (its /readyz says
  * why), the listener keeps reconnecting, and waits re-read when it does and at their timeout.
  */
-export async function startEntitlementWaits(services: Services, limits?: Partial<WaitLimits>): Promise<EntitlementWaits> {
+export async function startEntitlementWaits(
+  services: Services,
+  limits?: Partial<WaitLimits>,
+): Promise<EntitlementWaits> {
   let r = running.get(services);
   if (!r) {
     // Half the listener's connection cap, when it was lowered below the default's double.
     const cap = Math.floor((services.config.httpLimits?.maxConnections ?? 2 * WAIT_LIMITS.perProcess) / 2);
-    const waits = new EntitlementWaits({ ...WAIT_LIMITS, perProcess: Math.max(1, Math.min(WAIT_LIMITS.perProcess, cap)), ...limits });
+    const waits = new EntitlementWaits({
+      ...WAIT_LIMITS,
+      perProcess: Math.max(1, Math.min(WAIT_LIMITS.perProcess, cap)),
+      ...limits,
+    });
     const listener = listenForEntitlementChanges(services.db, {
       onChange: (tenantId, hash) => waits.changed(tenantId, hash),
       onResync: () => waits.resync(),
@@ -198,7 +228,8 @@ export async function startEntitlementWaits(services: Services, limits?: Partial
   }
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), BOOT_WAIT_MS)));
-  if (await Promise.race([r.listener.ready.then(() => false), late])) logger.warn({ waited_ms: BOOT_WAIT_MS }, 'entitlement listener not connected yet; starting without it');
+  if (await Promise.race([r.listener.ready.then(() => false), late]))
+    logger.warn({ waited_ms: BOOT_WAIT_MS }, 'entitlement listener not connected yet; starting without it');
   clearTimeout(timer);
   return r.waits;
 }

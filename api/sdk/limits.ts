@@ -56,8 +56,13 @@ const PRUNE_AFTER_S = 600;
 export const tenantBucket = (): BucketSpec => ({ name: 'sdk', ...CLIENT_LIMITS.tenant });
 export const userBucket = (appUserId: string): BucketSpec => ({ name: `user:${appUserId}`, ...CLIENT_LIMITS.user });
 /** `address` is the client's address as `ctx.ip` has it; the bucket is named by its key (IPv6: the /64). */
-export const addressBucket = (address: string): BucketSpec => ({ name: `addr:${clientAddressKey(address)}`, ...CLIENT_LIMITS.address });
-/** The registration lanes one store purchase registration spends: the app user's, the client address's and the tenant's. */
+export const addressBucket = (address: string): BucketSpec => ({
+  name: `addr:${clientAddressKey(address)}`,
+  ...CLIENT_LIMITS.address,
+});
+/**
+ * The registration lanes one store purchase registration spends: the app user's, the client address's and the tenant's.
+ */
 export const registrationBuckets = (appUserId: string, address: string): BucketSpec[] => [
   { name: `reg:${appUserId}`, ...CLIENT_LIMITS.registration },
   { name: `regaddr:${clientAddressKey(address)}`, ...CLIENT_LIMITS.registrationAddress },
@@ -80,12 +85,22 @@ export interface ClientDecision {
  */
 export async function takeClientTokens(db: Knex, tenantId: string, specs: BucketSpec[]): Promise<ClientDecision> {
   // A fixed lock order (by name) keeps concurrent requests that share buckets from deadlocking.
-  const buckets = [...new Map(specs.map((s) => [s.name, s])).values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const buckets = [...new Map(specs.map((s) => [s.name, s])).values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   const { ok, levels } = await takeClientBucketTokens(db, tenantId, buckets);
   maybePrune(db);
   let tightest = 0;
-  for (let i = 1; i < buckets.length; i++) if (levels[i] / buckets[i].capacity < levels[tightest] / buckets[tightest].capacity) tightest = i;
-  if (ok) return { allowed: true, tightest: buckets[tightest], remaining: Math.floor(levels[tightest]), retryAfterSeconds: 0, empty: [] };
+  for (let i = 1; i < buckets.length; i++)
+    if (levels[i] / buckets[i].capacity < levels[tightest] / buckets[tightest].capacity) tightest = i;
+  if (ok)
+    return {
+      allowed: true,
+      tightest: buckets[tightest],
+      remaining: Math.floor(levels[tightest]),
+      retryAfterSeconds: 0,
+      empty: [],
+    };
   // Refused: wait for the slowest of the empty buckets.
   let wait = 1;
   let worst = buckets[tightest];
@@ -94,7 +109,13 @@ export async function takeClientTokens(db: Knex, tenantId: string, specs: Bucket
     const s = Math.ceil((1 - levels[i]) / b.refillPerSecond);
     if (s >= wait) [wait, worst] = [s, b];
   });
-  return { allowed: false, tightest: worst, remaining: 0, retryAfterSeconds: wait, empty: buckets.filter((_, i) => levels[i] < 1).map((b) => b.name) };
+  return {
+    allowed: false,
+    tightest: worst,
+    remaining: 0,
+    retryAfterSeconds: wait,
+    empty: buckets.filter((_, i) => levels[i] < 1).map((b) => b.name),
+  };
 }
 
 /**
@@ -121,7 +142,8 @@ export function clientRateHeaders(d: ClientDecision): Record<string, string> {
 }
 
 /** The kind of a bucket, from its name: a bounded label for metrics and the words of a refusal. */
-export type BucketKind = 'tenant' | 'address' | 'user' | 'registration_user' | 'registration_address' | 'registration_tenant';
+export type BucketKind =
+  'tenant' | 'address' | 'user' | 'registration_user' | 'registration_address' | 'registration_tenant';
 export function bucketKind(name: string): BucketKind {
   if (name === 'sdk') return 'tenant';
   if (name === 'regs') return 'registration_tenant';
@@ -143,8 +165,14 @@ const WHOSE: Record<BucketKind, string> = {
 export const clientRateLimited = (d: ClientDecision) => {
   const kind = bucketKind(d.tightest.name);
   clientRateRefusals.inc({ limit: kind });
-  return new ApiError(429, 'rate_limited', `Rate limit for ${WHOSE[kind]} exhausted; retry after ${d.retryAfterSeconds} s.`, {}, {
-    'Retry-After': String(d.retryAfterSeconds),
-    ...clientRateHeaders(d),
-  });
+  return new ApiError(
+    429,
+    'rate_limited',
+    `Rate limit for ${WHOSE[kind]} exhausted; retry after ${d.retryAfterSeconds} s.`,
+    {},
+    {
+      'Retry-After': String(d.retryAfterSeconds),
+      ...clientRateHeaders(d),
+    },
+  );
 };

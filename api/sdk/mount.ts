@@ -22,10 +22,17 @@ export function mountSdk(app: Koa, services: Services): void {
     if (ctx.path !== '/v1/sdk' && !ctx.path.startsWith('/v1/sdk/')) return;
     await identifyPublishable(services.db, ctx.req.rawHeaders);
     const allowed = new Set<string>();
-    for (const r of routers) for (const layer of r.match(ctx.path, ctx.method).path) for (const m of layer.methods) allowed.add(m);
+    for (const r of routers)
+      for (const layer of r.match(ctx.path, ctx.method).path) for (const m of layer.methods) allowed.add(m);
     if (allowed.size === 0) throw new ApiError(404, 'not_found', `No client endpoint ${ctx.path}.`);
     const allow = [...allowed].sort().join(', ');
-    throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}.`, {}, { Allow: allow });
+    throw new ApiError(
+      405,
+      'method_not_allowed',
+      `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}.`,
+      {},
+      { Allow: allow },
+    );
   });
   for (const r of routers) app.use(r.routes());
 }

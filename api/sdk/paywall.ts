@@ -8,5 +8,9 @@ import type { AppPrincipal as SdkPrincipal } from './auth';
 export async function publishedPaywall(db: Knex, who: SdkPrincipal) {
   const row = await withTenant(db, who.tenantId, (trx) => findPublishedPaywall(trx));
   if (!row) throw notFound('published paywall');
-  return { object: 'paywall' as const, config: row.published_config ?? row.config, published_at: new Date(row.published_at).toISOString() };
+  return {
+    object: 'paywall' as const,
+    config: row.published_config ?? row.config,
+    published_at: new Date(row.published_at).toISOString(),
+  };
 }

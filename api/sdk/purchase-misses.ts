@@ -17,4 +17,7 @@ export const missKey = (
   connectionId: string,
   mode: 'test' | 'live',
   body: { provider: 'store_android'; purchase_token: string } | { provider: 'store_ios'; signed_transaction: string },
-) => sha256Hex(`${connectionId}:${mode}:${body.provider === 'store_android' ? body.purchase_token : body.signed_transaction}`);
+) =>
+  sha256Hex(
+    `${connectionId}:${mode}:${body.provider === 'store_android' ? body.purchase_token : body.signed_transaction}`,
+  );

@@ -16,7 +16,9 @@ export function sdkRouter(services: Services): Router {
     // The key and the limits come first (401, 429); an invalid id spends no per-user bucket.
     // A read of stored state: an empty tenant bucket alone does not refuse it (api/sdk/auth.ts).
     const { principal, rateHeaders, overTenantLimit } = await admitPublishable(services.db, ctx.req.rawHeaders, {
-      address: ctx.ip, appUserId: valid ? appUserId : undefined, readOnly: true,
+      address: ctx.ip,
+      appUserId: valid ? appUserId : undefined,
+      readOnly: true,
     });
     ctx.state.tenantId = principal.tenantId;
     ctx.set(rateHeaders);

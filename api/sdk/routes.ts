@@ -8,13 +8,17 @@ import { admitPublishable } from './auth';
 export function sdkCheckoutRouter(services: Services): Router {
   const r = new Router({ prefix: '/v1/sdk' });
   r.get('/checkout', async (ctx) => {
-    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, { address: ctx.ip });
+    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
+      address: ctx.ip,
+    });
     ctx.state.tenantId = who.tenantId;
     ctx.set(rateHeaders);
     ctx.body = await checkoutLink(services.db, who, ctx.query);
   });
   r.get('/paywall', async (ctx) => {
-    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, { address: ctx.ip });
+    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
+      address: ctx.ip,
+    });
     ctx.state.tenantId = who.tenantId;
     ctx.set(rateHeaders);
     ctx.body = await publishedPaywall(services.db, who);

@@ -36,11 +36,19 @@ export const storePurchaseBody = z.discriminatedUnion('provider', [
   z.object({
     app_user_id: appUserId,
     provider: z.literal('store_ios'),
-    signed_transaction: z.string().max(65_536, 'is too long').regex(/^[\w-]+\.[\w-]+\.[\w-]+$/, 'must be the compact JWS StoreKit gives the app (jwsRepresentation)'),
+    signed_transaction: z
+      .string()
+      .max(65_536, 'is too long')
+      .regex(/^[\w-]+\.[\w-]+\.[\w-]+$/, 'must be the compact JWS StoreKit gives the app (jwsRepresentation)'),
   }),
 ]);
 
-const purchaseNotFound = () => new ApiError(404, 'purchase_not_found', 'The store does not know this purchase (answered a moment ago); check the token, or retry in a few minutes if the purchase was just made.');
+const purchaseNotFound = () =>
+  new ApiError(
+    404,
+    'purchase_not_found',
+    'The store does not know this purchase (answered a moment ago); check the token, or retry in a few minutes if the purchase was just made.',
+  );
 
 /** How long the client is kept waiting; the workflow carries on, and a retry joins it. */
 const WAIT_MS = 25_000;
@@ -48,14 +56,26 @@ const WAIT_MS = 25_000;
 function firstIssue(error: z.ZodError): ApiError {
   const issue = error.issues[0];
   const param = issue.path.length ? issue.path.join('.') : undefined;
-  const what = issue.code === 'invalid_union' && param === 'provider'
-    ? 'provider must be one of store_android, store_ios'
-    : `${param ?? 'body'} ${issue.code === 'invalid_type' && /undefined/.test(issue.message) ? 'is required' : issue.message}`;
+  const what =
+    issue.code === 'invalid_union' && param === 'provider'
+      ? 'provider must be one of store_android, store_ios'
+      : `${param ?? 'body'} ${issue.code === 'invalid_type' && /undefined/.test(issue.message) ? 'is required' : issue.message}`;
   return invalidRequest(what, param);
 }
 
-async function storeConnection(services: Services, tenantId: string, appId: string, provider: 'store_android' | 'store_ios'): Promise<SafeConnection | undefined> {
-  return withTenant(services.db, tenantId, async (trx) => (await connectionForApp(trx, appId, provider)) ?? speakingConnection(await listConnectionsSafe(trx, { provider })));
+async function storeConnection(
+  services: Services,
+  tenantId: string,
+  appId: string,
+  provider: 'store_android' | 'store_ios',
+): Promise<SafeConnection | undefined> {
+  return withTenant(
+    services.db,
+    tenantId,
+    async (trx) =>
+      (await connectionForApp(trx, appId, provider)) ??
+      speakingConnection(await listConnectionsSafe(trx, { provider })),
+  );
 }
 
 /**
@@ -82,13 +102,32 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     const body = parsed.data;
 
     const conn = await storeConnection(services, principal.tenantId, principal.appId, body.provider);
-    if (!conn || !conn.is_active) throw invalidRequest(`This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`, 'provider');
+    if (!conn || !conn.is_active)
+      throw invalidRequest(
+        `This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`,
+        'provider',
+      );
     if (!(principal.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
-      throw invalidRequest(`The ${body.provider} connection has no ${principal.mode} credential to read purchases with; enter it in the dashboard (Providers).`, 'provider');
+      throw invalidRequest(
+        `The ${body.provider} connection has no ${principal.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
+        'provider',
+      );
     }
-    if (!services.temporal) throw new ApiError(503, 'temporarily_unavailable', 'Purchase registration is unavailable; retry.', {}, { 'Retry-After': '5' });
+    if (!services.temporal)
+      throw new ApiError(
+        503,
+        'temporarily_unavailable',
+        'Purchase registration is unavailable; retry.',
+        {},
+        { 'Retry-After': '5' },
+      );
     const vault = services.vault;
-    if (!vault) throw new ApiError(500, 'server_misconfigured', 'Purchase registration is not configured on this process (MASTER_KEY).');
+    if (!vault)
+      throw new ApiError(
+        500,
+        'server_misconfigured',
+        'Purchase registration is not configured on this process (MASTER_KEY).',
+      );
 
     const missHash = missKey(conn.id, principal.mode, body);
     if (await isKnownMiss(services.db, principal.tenantId, body.provider, missHash)) throw purchaseNotFound();
@@ -107,18 +146,36 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
           appUserId: body.app_user_id,
           // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
           ...(body.provider === 'store_android'
-            ? { purchase: sealPurchase(vault, principal.tenantId, 'store_android', body.purchase_token), storeProductId: body.product_id }
+            ? {
+                purchase: sealPurchase(vault, principal.tenantId, 'store_android', body.purchase_token),
+                storeProductId: body.product_id,
+              }
             : { signedTransaction: body.signed_transaction }),
         }),
       );
     } catch {
       // Still running or not started: the same request again joins or starts the same workflow.
-      throw new ApiError(503, 'temporarily_unavailable', 'The purchase is being registered; retry shortly.', {}, { 'Retry-After': '2' });
+      throw new ApiError(
+        503,
+        'temporarily_unavailable',
+        'The purchase is being registered; retry shortly.',
+        {},
+        { 'Retry-After': '2' },
+      );
     }
-    if (!result.ok && result.error === 'purchase_not_found') await rememberMiss(services.db, principal.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
-    if (!result.ok) throw new ApiError(result.status, result.error, result.detail, {}, result.status === 503 ? { 'Retry-After': '5' } : {});
+    if (!result.ok && result.error === 'purchase_not_found')
+      await rememberMiss(services.db, principal.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
+    if (!result.ok)
+      throw new ApiError(
+        result.status,
+        result.error,
+        result.detail,
+        {},
+        result.status === 503 ? { 'Retry-After': '5' } : {},
+      );
     // Joined a run another app user started for the same token: theirs.
-    if (result.app_user_id !== body.app_user_id) throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
+    if (result.app_user_id !== body.app_user_id)
+      throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
     ctx.body = await subscriberView(services.db, principal, body.app_user_id);
   });
 }

@@ -20,7 +20,11 @@ export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
   }
   if (waitFor !== 'premium') throw invalidRequest('wait_for must be "premium"', 'wait_for');
   if (timeout === undefined) return { timeoutMs: MAX_WAIT_MS };
-  if (!/^\d{1,9}$/.test(timeout)) throw invalidRequest(`timeout_ms must be an integer number of milliseconds, 0–${MAX_WAIT_MS} (larger values are clamped)`, 'timeout_ms');
+  if (!/^\d{1,9}$/.test(timeout))
+    throw invalidRequest(
+      `timeout_ms must be an integer number of milliseconds, 0–${MAX_WAIT_MS} (larger values are clamped)`,
+      'timeout_ms',
+    );
   // Clamped like `limit` on lists: a longer ask is served the longest wait there is.
   return { timeoutMs: Math.min(Number(timeout), MAX_WAIT_MS) };
 }
@@ -32,7 +36,14 @@ export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
  * caller's own tenant transaction; the timeout re-reads once more (the fallback when a
  * notification never came). Null when the client went away.
  */
-export async function waitForPremium(services: Services, principal: AppPrincipal, appUserId: string, address: string, timeoutMs: number, signal: AbortSignal) {
+export async function waitForPremium(
+  services: Services,
+  principal: AppPrincipal,
+  appUserId: string,
+  address: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+) {
   const waits = entitlementWaits(services);
   // A process that started no listener (work starts with the process, never on first use) answers at once.
   if (!waits) return subscriberView(services.db, principal, appUserId);

@@ -11,7 +11,9 @@ import type { AppPrincipal } from './auth';
  * purchase registration share it. A pk_test_ key sees sandbox entitlements only, pk_live_ live ones.
  */
 export async function subscriberView(db: Knex, principal: AppPrincipal, appUserId: string) {
-  const { ents, subs } = await readAsTenant(db, principal.tenantId, (reader) => readSubscriberRows(reader, appUserId, principal.mode));
+  const { ents, subs } = await readAsTenant(db, principal.tenantId, (reader) =>
+    readSubscriberRows(reader, appUserId, principal.mode),
+  );
   const entitlements = ents.map((e: Row) => ({
     provider: e.provider,
     state: e.state,

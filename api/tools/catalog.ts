@@ -27,7 +27,12 @@ const json = (s: z.ZodType, io: 'input' | 'output') => {
 export function toolCatalog(tools: readonly ToolEntry[]): Map<string, ToolDescriptor> {
   const out = new Map<string, ToolDescriptor>();
   for (const entry of tools) {
-    const input = json(entry.operation.input, 'input') as { type: string; properties?: Record<string, unknown>; required?: string[]; additionalProperties?: boolean };
+    const input = json(entry.operation.input, 'input') as {
+      type: string;
+      properties?: Record<string, unknown>;
+      required?: string[];
+      additionalProperties?: boolean;
+    };
     if (entry.namesProduct) {
       const { id: _id, ...rest } = input.properties ?? {};
       input.properties = {

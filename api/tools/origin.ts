@@ -17,6 +17,15 @@ export function checkOrigin(origin: string | undefined, allowed: readonly string
   } catch {
     url = undefined;
   }
-  if (url && (url.protocol === 'http:' || url.protocol === 'https:') && (LOOPBACK.has(url.hostname) || allowed.includes(url.origin))) return;
-  throw new ApiError(403, 'forbidden_origin', `Requests from the browser origin ${JSON.stringify(origin).slice(0, 200)} are not accepted by the tool server; add it to TOOLS_ALLOWED_ORIGINS if it is yours.`);
+  if (
+    url &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    (LOOPBACK.has(url.hostname) || allowed.includes(url.origin))
+  )
+    return;
+  throw new ApiError(
+    403,
+    'forbidden_origin',
+    `Requests from the browser origin ${JSON.stringify(origin).slice(0, 200)} are not accepted by the tool server; add it to TOOLS_ALLOWED_ORIGINS if it is yours.`,
+  );
 }

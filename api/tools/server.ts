@@ -39,9 +39,19 @@ function refusal(err: unknown) {
   return { isError: true, content: [{ type: 'text' as const, text }], ...(e.status >= 500 ? {} : {}) };
 }
 
-function buildServer(services: Services, principal: KeyActor, catalog: Map<string, ToolDescriptor>, meta: { requestId: string; log: Koa.DefaultState['log'] }): Server {
-  const server = new Server({ name: 'billing', version: '1.0.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...catalog.values()].map((t) => t.definition) }));
+function buildServer(
+  services: Services,
+  principal: KeyActor,
+  catalog: Map<string, ToolDescriptor>,
+  meta: { requestId: string; log: Koa.DefaultState['log'] },
+): Server {
+  const server = new Server(
+    { name: 'billing', version: '1.0.0' },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...catalog.values()].map((t) => t.definition),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const tool = catalog.get(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
@@ -50,7 +60,13 @@ function buildServer(services: Services, principal: KeyActor, catalog: Map<strin
       // A product named by product_id or sku is resolved inside executeOperation, after the
       // scope check and the body rules: a key without the scope learns nothing of the catalogue.
       const resolveInput = tool.entry.namesProduct ? productRefAsId : undefined;
-      const result = (await executeOperation(tool.entry.operation, principal, args, { requestId: meta.requestId, services, log: meta.log, surface: 'tool', resolveInput })) as Record<string, unknown>;
+      const result = (await executeOperation(tool.entry.operation, principal, args, {
+        requestId: meta.requestId,
+        services,
+        log: meta.log,
+        surface: 'tool',
+        resolveInput,
+      })) as Record<string, unknown>;
       return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       if (err instanceof McpError) throw err;
@@ -73,7 +89,13 @@ export function toolServer(services: Services): Koa.Middleware {
     if (ctx.path !== '/') return next();
     if (ctx.method !== 'POST') {
       // The server never initiates messages, so there is no SSE stream to open.
-      throw new ApiError(405, 'method_not_allowed', 'The tool server takes JSON-RPC 2.0 requests by POST only.', {}, { Allow: 'POST' });
+      throw new ApiError(
+        405,
+        'method_not_allowed',
+        'The tool server takes JSON-RPC 2.0 requests by POST only.',
+        {},
+        { Allow: 'POST' },
+      );
     }
     checkOrigin(ctx.get('origin') || undefined, services.config.toolsAllowedOrigins ?? []);
     precheckKey(ctx.headers, ctx.req.rawHeaders);
@@ -90,7 +112,15 @@ export function toolServer(services: Services): Koa.Middleware {
       // batching since MCP 2025-06-18: refused whole, after a key check that spends nothing.
       await verifyKey(services.db, ctx.headers, ctx.req.rawHeaders);
       ctx.status = 400;
-      ctx.body = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: JSON-RPC batches are not supported (MCP Streamable HTTP since 2025-06-18); send one request per POST.' } };
+      ctx.body = {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: ErrorCode.InvalidRequest,
+          message:
+            'Invalid Request: JSON-RPC batches are not supported (MCP Streamable HTTP since 2025-06-18); send one request per POST.',
+        },
+      };
       return;
     }
     const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
@@ -99,7 +129,11 @@ export function toolServer(services: Services): Koa.Middleware {
     ctx.set(rateHeaders);
     if (!parsed) {
       ctx.status = 400;
-      ctx.body = { jsonrpc: '2.0', id: null, error: { code: ErrorCode.ParseError, message: 'Parse error: the body is not JSON' } };
+      ctx.body = {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: ErrorCode.ParseError, message: 'Parse error: the body is not JSON' },
+      };
       return;
     }
     const server = buildServer(services, principal, catalog, { requestId: ctx.state.requestId, log: ctx.state.log });

@@ -1,7 +1,7 @@
 import type { Operation } from '../../operations/types';
 import { getTenant } from '../../operations/tenant/get';
 import { getReadiness } from '../../operations/readiness/get';
-import { runSync, } from '../../operations/sync-runs/run';
+import { runSync } from '../../operations/sync-runs/run';
 import { listProviders } from '../../operations/providers/list';
 import { listSyncEvents } from '../../operations/sync-runs/events';
 import { retireProduct } from '../../operations/products/retire';
@@ -71,7 +71,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_readiness',
     operation: getReadiness,
     title: 'Readiness',
-    description: 'Readiness per provider and mode. Relay manual_steps to the person verbatim; they need a device and are never done by you.',
+    description:
+      'Readiness per provider and mode. Relay manual_steps to the person verbatim; they need a device and are never done by you.',
     // Built from stored facts (connections, recorded store evidence); no provider is asked.
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
@@ -94,7 +95,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_sync_product',
     operation: syncProduct,
     title: 'Sync Product',
-    description: 'Sync one product to its providers (the only onboarding step that writes to a live provider). Read every verdict: a 200 can hold failures.',
+    description:
+      'Sync one product to its providers (the only onboarding step that writes to a live provider). Read every verdict: a 200 can hold failures.',
     namesProduct: true,
     // Creates and updates the product's objects at every connected provider.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -128,7 +130,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_sync_events',
     operation: listSyncEvents,
     title: 'Sync Events',
-    description: 'Per-provider events of a sync run: pass run_id from billing_sync_run (filters: run_id, provider, status; paged).',
+    description:
+      'Per-provider events of a sync run: pass run_id from billing_sync_run (filters: run_id, provider, status; paged).',
     // What a run recorded here; no provider is asked.
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
@@ -136,7 +139,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_subscribers',
     operation: listSubscribers,
     title: 'Subscribers',
-    description: 'Subscription records (filters: email, status, provider, mode; paged). Pass mode=live for live questions.',
+    description:
+      'Subscription records (filters: email, status, provider, mode; paged). Pass mode=live for live questions.',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {
@@ -187,14 +191,16 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_create_app',
     operation: createApp,
     title: 'Create App',
-    description: 'Create an app (by name) and get its publishable key. Re-running with the same name returns the same app with created: false.',
+    description:
+      'Create an app (by name) and get its publishable key. Re-running with the same name returns the same app with created: false.',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {
     name: 'billing_attach_provider',
     operation: attachProvider,
     title: 'Attach Provider',
-    description: 'Attach a provider the account already connected (once per provider). Takes account_id, never a secret; omitted, the default connection is used; several and no default → refused with the candidates.',
+    description:
+      'Attach a provider the account already connected (once per provider). Takes account_id, never a secret; omitted, the default connection is used; several and no default → refused with the candidates.',
     // Links a stored connection to an app; the provider is not contacted.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
@@ -202,7 +208,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_create_product',
     operation: createProductOp,
     title: 'Create Product',
-    description: 'Add a product (once per tier). Not on sale until billing_sync_product; answers synced: false. A duplicate SKU is refused unless upsert: true.',
+    description:
+      'Add a product (once per tier). Not on sale until billing_sync_product; answers synced: false. A duplicate SKU is refused unless upsert: true.',
     // Catalogue only: nothing reaches a provider until billing_sync_product.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   },
@@ -210,7 +217,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_update_product',
     operation: updateProductOp,
     title: 'Update Product',
-    description: 'Change only the fields you name; trial_per_platform: null clears it. The product needs a sync afterwards (synced: false).',
+    description:
+      'Change only the fields you name; trial_per_platform: null clears it. The product needs a sync afterwards (synced: false).',
     // Catalogue only, as above.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
@@ -218,7 +226,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_set_product_pricing',
     operation: setPricingOp,
     title: 'Set Product Pricing',
-    description: 'Upsert prices per country and currency (amount in minor units). Does not reach any provider: run billing_sync_product next.',
+    description:
+      'Upsert prices per country and currency (amount in minor units). Does not reach any provider: run billing_sync_product next.',
     // Catalogue only, as above.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
@@ -226,7 +235,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_retire_product',
     operation: retireProduct,
     title: 'Retire Product',
-    description: 'Retire a product: stops sales at the live stores first, then deactivates it. If a store refuses, the product stays active and the result says why.',
+    description:
+      'Retire a product: stops sales at the live stores first, then deactivates it. If a store refuses, the product stays active and the result says why.',
     // Stops sales at each live store (a workflow calls the stores) before deactivating here.
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   },
@@ -235,14 +245,16 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_webhook_endpoints',
     operation: listEndpoints,
     title: 'Webhook Endpoints',
-    description: 'Where this tenant’s events are pushed: URL, event types, enabled and why not. Secrets are never listed.',
+    description:
+      'Where this tenant’s events are pushed: URL, event types, enabled and why not. Secrets are never listed.',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {
     name: 'billing_create_webhook_endpoint',
     operation: createEndpoint,
     title: 'Create Webhook Endpoint',
-    description: 'Add an endpoint (url, optional event_types; empty: all). The answer holds its signing secret once: hand it to the person to store, do not repeat it elsewhere.',
+    description:
+      'Add an endpoint (url, optional event_types; empty: all). The answer holds its signing secret once: hand it to the person to store, do not repeat it elsewhere.',
     // Saved here; deliveries to it start with the next event, from the worker.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   },
@@ -250,7 +262,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_update_webhook_endpoint',
     operation: updateEndpointOp,
     title: 'Update Webhook Endpoint',
-    description: 'Change an endpoint’s url, event_types, description or enabled. Disabling stops its deliveries; enabling clears the reason.',
+    description:
+      'Change an endpoint’s url, event_types, description or enabled. Disabling stops its deliveries; enabling clears the reason.',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {
@@ -264,7 +277,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_rotate_webhook_secret',
     operation: rotateEndpointSecretOp,
     title: 'Rotate Webhook Secret',
-    description: 'New signing secret (shown once); the old one keeps signing for overlap_seconds (default one day) so the receiver can switch.',
+    description:
+      'New signing secret (shown once); the old one keeps signing for overlap_seconds (default one day) so the receiver can switch.',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   },
   {
@@ -286,7 +300,8 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     name: 'billing_replay_failed_webhooks',
     operation: replayFailedDeliveries,
     title: 'Replay Failed Webhooks',
-    description: 'Deliver again every delivery that failed since a time (ISO 8601), optionally of one endpoint_id; has_more: call again.',
+    description:
+      'Deliver again every delivery that failed since a time (ISO 8601), optionally of one endpoint_id; has_more: call again.',
     // As above: queued for the worker, which POSTs to the tenant's own endpoints.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   },

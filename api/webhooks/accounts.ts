@@ -37,5 +37,8 @@ export function peekAccount(provider: ProviderId, raw: Buffer): string | null {
 /** Providers whose webhooks the receiver takes: all five (the stores' notifications are re-read at the store). */
 export const RECEIVING: readonly ProviderId[] = ['psp_a', 'psp_b', 'psp_c', 'store_android', 'store_ios'];
 
-/** Stores verify without a shared secret (App Store: signed JWS against trusted roots); Play's "secret" is the OIDC audience. */
+/**
+ * Stores verify without a shared secret (App Store: signed JWS against trusted roots); Play's "secret" is the OIDC
+ * audience.
+ */
 export const needsWebhookSecret = (provider: ProviderId) => provider !== 'store_ios';

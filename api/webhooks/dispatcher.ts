@@ -1,5 +1,11 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
-import { deleteOutboxRows, failOutboxRows, rescheduleOutboxRows, takeDueOutboxRows, type OutboxRow } from '../../db/webhook-deliveries';
+import {
+  deleteOutboxRows,
+  failOutboxRows,
+  rescheduleOutboxRows,
+  takeDueOutboxRows,
+  type OutboxRow,
+} from '../../db/webhook-deliveries';
 import { logger } from '../../runtime/logger';
 import { handoverLatency, handovers } from '../../runtime/metrics';
 import { contextFrom, inSpan } from '../../runtime/tracing';
@@ -60,7 +66,9 @@ export async function stopDispatcher(services: Services): Promise<void> {
  * gRPC codes that say the request itself is wrong (it would fail the same way again); anything
  * else (unavailable, deadline, overload) says Temporal is away and costs the row no attempt.
  */
-const REFUSED_CODES = new Set([3 /* INVALID_ARGUMENT */, 6 /* ALREADY_EXISTS */, 9 /* FAILED_PRECONDITION */, 11 /* OUT_OF_RANGE */]);
+const REFUSED_CODES = new Set([
+  3 /* INVALID_ARGUMENT */, 6 /* ALREADY_EXISTS */, 9 /* FAILED_PRECONDITION */, 11 /* OUT_OF_RANGE */,
+]);
 function isRefusal(err: unknown): boolean {
   const cause = err instanceof ServiceError ? err.cause : err;
   if (isGrpcServiceError(cause)) return REFUSED_CODES.has(cause.code);
@@ -101,8 +109,17 @@ function createDispatcher(services: Services): Dispatcher {
             const g = group;
             try {
               // The hand-over continues the trace of the group's first receipt (when tracing is on).
-              await inSpan('webhook.handover', { 'billing.kind': g[0].handover.kind, 'billing.rows': g.length }, () =>
-                callWithin(client, HANDOVER_TIMEOUT_MS, () => handOver(client, services.config.taskQueue, g.map((r) => r.handover))),
+              await inSpan(
+                'webhook.handover',
+                { 'billing.kind': g[0].handover.kind, 'billing.rows': g.length },
+                () =>
+                  callWithin(client, HANDOVER_TIMEOUT_MS, () =>
+                    handOver(
+                      client,
+                      services.config.taskQueue,
+                      g.map((r) => r.handover),
+                    ),
+                  ),
                 contextFrom(g[0].handover.trace),
               );
               done.push(...g.map((r) => r.id));
@@ -177,7 +194,11 @@ async function settleFailure(trx: Parameters<typeof deleteOutboxRows>[0], group:
   const message = reasonOf(err);
   if (!isRefusal(err)) {
     handovers.inc({ outcome: 'unavailable' });
-    await rescheduleOutboxRows(trx, group.map((r) => r.id), { counted: false, delayMs: UNAVAILABLE_RETRY_MS, error: message });
+    await rescheduleOutboxRows(
+      trx,
+      group.map((r) => r.id),
+      { counted: false, delayMs: UNAVAILABLE_RETRY_MS, error: message },
+    );
     return;
   }
   const attempts = Math.max(...group.map((r) => r.attempts)) + 1;
@@ -186,6 +207,10 @@ async function settleFailure(trx: Parameters<typeof deleteOutboxRows>[0], group:
     logger.warn({ rows: group.length, attempts }, 'webhook hand-over refused repeatedly; deliveries failed');
     await failOutboxRows(trx, group, `processing could not be started after ${attempts} attempts: ${message}`);
   } else {
-    await rescheduleOutboxRows(trx, group.map((r) => r.id), { counted: true, delayMs: backoffMs(attempts), error: message });
+    await rescheduleOutboxRows(
+      trx,
+      group.map((r) => r.id),
+      { counted: true, delayMs: backoffMs(attempts), error: message },
+    );
   }
 }

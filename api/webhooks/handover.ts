@@ -13,7 +13,9 @@ export type Handover = (
   | { kind: 'lifecycle'; tenantId: string; provider: string; customerKey: string; event: LifecycleEvent }
   | { kind: 'store'; notification: StoreNotificationInput }
 ) & {
-  /** The receipt's W3C traceparent when tracing is on: the hand-over continues that trace (never sent to the workflow). */
+  /**
+   * The receipt's W3C traceparent when tracing is on: the hand-over continues that trace (never sent to the workflow).
+   */
   trace?: string;
 };
 
@@ -32,7 +34,12 @@ export async function handOver(client: Client, taskQueue: string, group: Handove
   const first = group[0];
   if (first.kind === 'lifecycle') {
     const events = group.map((h) => (h as Extract<Handover, { kind: 'lifecycle' }>).event);
-    await signalLifecycleBatch(client, taskQueue, { tenantId: first.tenantId, provider: first.provider, customerKey: first.customerKey }, events);
+    await signalLifecycleBatch(
+      client,
+      taskQueue,
+      { tenantId: first.tenantId, provider: first.provider, customerKey: first.customerKey },
+      events,
+    );
   } else {
     await startStoreNotification(client, taskQueue, first.notification);
   }

@@ -25,8 +25,12 @@ const MAX_ACCOUNT_REF = 255;
 /** Why a receipt was refused, as `billing_webhook_refusals_total` counts it. */
 type RefusalKind = 'too_deep' | 'no_account' | 'unclaimed_account' | 'signature' | 'invalid_event';
 
-/** One answer for every request we cannot attribute to a connected account: a stranger learns nothing about which accounts exist. */
-const unverified = () => new ApiError(400, 'webhook_refused', 'The request could not be verified as an event from a connected account.');
+/**
+ * One answer for every request we cannot attribute to a connected account: a stranger learns nothing about which
+ * accounts exist.
+ */
+const unverified = () =>
+  new ApiError(400, 'webhook_refused', 'The request could not be verified as an event from a connected account.');
 
 /**
  * `POST /api/webhooks/<provider>`, on the dashboard host, the one path for all five providers:
@@ -47,8 +51,10 @@ export function webhookReceiver(services: Services): Koa.Middleware {
     const m = /^\/api\/webhooks\/([^/]+)$/.exec(ctx.path);
     if (!m) return next();
     const provider = m[1];
-    if (!isProvider(provider) || !RECEIVING.includes(provider)) throw new ApiError(404, 'not_found', `No webhook receiver for "${provider}".`);
-    if (ctx.method !== 'POST') throw new ApiError(405, 'method_not_allowed', 'Webhooks are delivered by POST.', {}, { Allow: 'POST' });
+    if (!isProvider(provider) || !RECEIVING.includes(provider))
+      throw new ApiError(404, 'not_found', `No webhook receiver for "${provider}".`);
+    if (ctx.method !== 'POST')
+      throw new ApiError(405, 'method_not_allowed', 'Webhooks are delivered by POST.', {}, { Allow: 'POST' });
     // The trace starts here (when tracing is on) and continues through the outbox row's traceparent.
     await inSpan('webhook.receive', { 'billing.provider': provider }, async (span) => {
       try {
@@ -64,22 +70,48 @@ export function webhookReceiver(services: Services): Koa.Middleware {
 }
 
 /** Verify and store one delivery; says what became of it. */
-async function receive(services: Services, ctx: Koa.Context, provider: ProviderId): Promise<'queued' | 'duplicate' | 'no_effect'> {
+async function receive(
+  services: Services,
+  ctx: Koa.Context,
+  provider: ProviderId,
+): Promise<'queued' | 'duplicate' | 'no_effect'> {
   const raw = await readRawBody(ctx);
 
   // `kind` is the metric's reason; `verified`: the tenant's provider signed it (docs/operations.md).
-  const refuse = async (tenantId: string | null, reason: string, kind: RefusalKind, error: ApiError = unverified()): Promise<never> => {
-    const kept = await recordRefusal(services.db, { tenantId, provider, reason, bytes: raw.length, verified: kind === 'invalid_event' });
+  const refuse = async (
+    tenantId: string | null,
+    reason: string,
+    kind: RefusalKind,
+    error: ApiError = unverified(),
+  ): Promise<never> => {
+    const kept = await recordRefusal(services.db, {
+      tenantId,
+      provider,
+      reason,
+      bytes: raw.length,
+      verified: kind === 'invalid_event',
+    });
     webhookRefusals.inc({ provider, reason: kind, kept: kept ? 'yes' : 'no' });
     throw error;
   };
 
   if (jsonNestingDepth(raw) > MAX_WEBHOOK_DEPTH) {
-    return refuse(null, `payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels`, 'too_deep', new ApiError(400, 'webhook_refused', `The payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels.`));
+    return refuse(
+      null,
+      `payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels`,
+      'too_deep',
+      new ApiError(400, 'webhook_refused', `The payload nests deeper than ${MAX_WEBHOOK_DEPTH} levels.`),
+    );
   }
   const account = peekAccount(provider, raw);
-  if (!account || account.length > MAX_ACCOUNT_REF) return refuse(null, 'the body names no connected account', 'no_account');
-  if (!services.vault || !services.adapters) throw new ApiError(500, 'server_misconfigured', 'Webhook verification is not configured on this process (MASTER_KEY).');
+  if (!account || account.length > MAX_ACCOUNT_REF)
+    return refuse(null, 'the body names no connected account', 'no_account');
+  if (!services.vault || !services.adapters)
+    throw new ApiError(
+      500,
+      'server_misconfigured',
+      'Webhook verification is not configured on this process (MASTER_KEY).',
+    );
   const routes = routeCacheFor(services);
   const adapter = services.adapters[provider];
   const verify = async (fresh: boolean) => {
@@ -87,10 +119,22 @@ async function receive(services: Services, ctx: Koa.Context, provider: ProviderI
     if (!route) return { route, event: null, problem: 'the account is not connected' };
     if (route.secret === null) return { route, event: null, problem: `signature not verified: ${route.secretProblem}` };
     try {
-      return { route, event: await adapter.verifyWebhook({ headers: ctx.headers, rawBody: raw, secret: route.secret }), problem: null };
+      return {
+        route,
+        event: await adapter.verifyWebhook({ headers: ctx.headers, rawBody: raw, secret: route.secret }),
+        problem: null,
+      };
     } catch (err) {
-      // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a refusal.
-      if (err instanceof ProviderUnreachableError) throw new ApiError(503, 'temporarily_unavailable', 'The signature cannot be checked right now; retry.', {}, { 'Retry-After': '5' });
+      // The verifier could not reach its keys (Google's OIDC key set): not the sender's fault, so a retry, not a
+      // refusal.
+      if (err instanceof ProviderUnreachableError)
+        throw new ApiError(
+          503,
+          'temporarily_unavailable',
+          'The signature cannot be checked right now; retry.',
+          {},
+          { 'Retry-After': '5' },
+        );
       return { route, event: null, problem: `signature not verified: ${(err as Error).message}` };
     }
   };
@@ -103,8 +147,17 @@ async function receive(services: Services, ctx: Koa.Context, provider: ProviderI
 
   // Verified: the sender is the tenant's provider, so a refusal may now say what is wrong.
   const store = isStoreProvider(provider);
-  const problem = eventIdProblem({ id: event.id, customer_id: event.customer_external_id, subscription_id: event.subscription_external_id }, store);
-  if (problem) return refuse(conn.tenant_id, problem.detail, 'invalid_event', new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }));
+  const problem = eventIdProblem(
+    { id: event.id, customer_id: event.customer_external_id, subscription_id: event.subscription_external_id },
+    store,
+  );
+  if (problem)
+    return refuse(
+      conn.tenant_id,
+      problem.detail,
+      'invalid_event',
+      new ApiError(400, 'invalid_event', problem.detail, { param: problem.param }),
+    );
 
   const handover = handoverFor(services.vault, provider, conn, event, currentTraceparent());
   const stored = await storeDelivery(services.db, {
@@ -114,7 +167,7 @@ async function receive(services: Services, ctx: Koa.Context, provider: ProviderI
     eventType: event.type,
     mode: event.mode,
     payload: redactPayload(event.payload),
-    buyerEmail: handover ? event.email ?? null : null,
+    buyerEmail: handover ? (event.email ?? null) : null,
     handover,
     taskQueue: services.config.taskQueue,
     noEffectReason: handover ? null : store ? 'no purchase to re-read' : 'no effect on subscriptions',
@@ -126,7 +179,13 @@ async function receive(services: Services, ctx: Koa.Context, provider: ProviderI
 }
 
 /** What processing the event needs, or null when it changes nothing (test pings, types we do not act on). */
-function handoverFor(vault: Vault, provider: ProviderId, conn: { tenant_id: string; connection_id: string }, e: NormalisedEvent, trace: string | undefined): Handover | null {
+function handoverFor(
+  vault: Vault,
+  provider: ProviderId,
+  conn: { tenant_id: string; connection_id: string },
+  e: NormalisedEvent,
+  trace: string | undefined,
+): Handover | null {
   if (e.kind === 'other' || e.kind === 'test') return null;
   if (provider === 'store_android' || provider === 'store_ios') {
     // A verified store notification is a hint that a purchase changed: its workflow re-reads the purchase.
@@ -148,7 +207,14 @@ function handoverFor(vault: Vault, provider: ProviderId, conn: { tenant_id: stri
   }
   const customerKey = e.customer_external_id ?? e.subscription_external_id;
   if (!customerKey) return null;
-  return { kind: 'lifecycle', tenantId: conn.tenant_id, provider, customerKey, event: lifecycleEvent(e), ...(trace ? { trace } : {}) };
+  return {
+    kind: 'lifecycle',
+    tenantId: conn.tenant_id,
+    provider,
+    customerKey,
+    event: lifecycleEvent(e),
+    ...(trace ? { trace } : {}),
+  };
 }
 
 /** The event as the lifecycle rules need it: ids, kinds and times, never the buyer's email. */

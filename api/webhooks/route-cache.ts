@@ -14,7 +14,9 @@ export interface Route {
   secretProblem?: string;
 }
 
-/** Long enough to spare a lookup and a decryption per event under load, short enough that a change is felt within it. */
+/**
+ * Long enough to spare a lookup and a decryption per event under load, short enough that a change is felt within it.
+ */
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 10_000;
 
@@ -54,7 +56,9 @@ function createRouteCache(services: Services): RouteCache {
       let route: Route = { ...conn, secret: '' };
       if (needsWebhookSecret(provider)) {
         try {
-          route.secret = await withTenant(services.db, conn.tenant_id, (trx) => loadWebhookSecret(trx, services.vault!, conn.connection_id));
+          route.secret = await withTenant(services.db, conn.tenant_id, (trx) =>
+            loadWebhookSecret(trx, services.vault!, conn.connection_id),
+          );
         } catch (err) {
           if (!(err instanceof ConnectionError)) throw err;
           route = { ...route, secret: null, secretProblem: err.message };

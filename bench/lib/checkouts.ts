@@ -11,7 +11,11 @@ export async function checkouts(stack: WebhookStack, rate: number, tag: string, 
     while (watching) {
       const pending = [...dueOf.keys()].filter((u) => !premium.has(u));
       if (pending.length) {
-        const rows: { app_user_id: string }[] = await stack.db('entitlements').whereIn('app_user_id', pending).where({ state: 'active' }).select('app_user_id');
+        const rows: { app_user_id: string }[] = await stack
+          .db('entitlements')
+          .whereIn('app_user_id', pending)
+          .where({ state: 'active' })
+          .select('app_user_id');
         const now = Date.now();
         for (const r of rows) premium.set(r.app_user_id, now);
       }
@@ -23,14 +27,24 @@ export async function checkouts(stack: WebhookStack, rate: number, tag: string, 
     const user = `${tag}_${i}`;
     const due = t0 + (i * 1000) / rate;
     dueOf.set(user, due);
-    runs.push((async () => {
-      const wait = due - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ sku: 'pro', email: `${user}@example.com`, target: stack.webhookUrl, account: stack.account, mode: 'test', app_user_id: user }),
-      }).then((r) => r.text());
-    })());
+    runs.push(
+      (async () => {
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            sku: 'pro',
+            email: `${user}@example.com`,
+            target: stack.webhookUrl,
+            account: stack.account,
+            mode: 'test',
+            app_user_id: user,
+          }),
+        }).then((r) => r.text());
+      })(),
+    );
   }
   await Promise.all(runs);
   const deadline = Date.now() + 120_000;

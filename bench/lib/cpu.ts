@@ -59,7 +59,11 @@ export interface CpuWindow {
  * called at the start and at the end, so backends opened during the window count from zero).
  * Call the returned function to close it.
  */
-export async function cpuWindow(serverPid: number, pgPids: () => Promise<number[]>, cores: number): Promise<() => Promise<CpuWindow>> {
+export async function cpuWindow(
+  serverPid: number,
+  pgPids: () => Promise<number[]>,
+  cores: number,
+): Promise<() => Promise<CpuWindow>> {
   const b0 = pidsCpu(await pgPids());
   const t0 = performance.now();
   const s0 = processCpuMs(serverPid) ?? 0;
@@ -75,6 +79,13 @@ export async function cpuWindow(serverPid: number, pgPids: () => Promise<number[
     for (const [pid, ms] of b1) postgresMs += ms - (b0.get(pid) ?? 0);
     const loadgenMs = (l.user + l.system) / 1000;
     const busy = m1.busyMs - m0.busyMs;
-    return { serverMs, postgresMs, loadgenMs, otherMs: Math.max(0, busy - serverMs - postgresMs - loadgenMs), wallMs, cores };
+    return {
+      serverMs,
+      postgresMs,
+      loadgenMs,
+      otherMs: Math.max(0, busy - serverMs - postgresMs - loadgenMs),
+      wallMs,
+      cores,
+    };
   };
 }

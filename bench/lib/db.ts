@@ -33,7 +33,6 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-
 /**
  * A throwaway database `billing_bench_<ts>` on DATABASE_URL (or a throwaway embedded Postgres),
  * migrated and seeded as the owner: `tenants` tenants, each with 3 products and 50–100
@@ -48,7 +47,10 @@ export async function createBenchDatabase(opts: { tenants: number; log: (m: stri
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-bench-pg-'));
     fs.chmodSync(tmpDir, 0o777);
     opts.log(`no DATABASE_URL: starting an embedded Postgres in ${tmpDir}`);
-    pg = await ensurePostgres({ dataDir: tmpDir }, { dir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false });
+    pg = await ensurePostgres(
+      { dataDir: tmpDir },
+      { dir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false },
+    );
   }
   const name = `billing_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${crypto.randomBytes(2).toString('hex')}`;
   const admin = createKnex(pg.url, { max: 1 });
@@ -58,7 +60,9 @@ export async function createBenchDatabase(opts: { tenants: number; log: (m: stri
 
   const drop = async () => {
     await db.destroy().catch(() => {});
-    await admin.raw(`drop database if exists "${name}" with (force)`).catch((e) => opts.log(`drop failed: ${e.message}`));
+    await admin
+      .raw(`drop database if exists "${name}" with (force)`)
+      .catch((e) => opts.log(`drop failed: ${e.message}`));
     await admin.destroy().catch(() => {});
     await pg.stop().catch(() => {});
     if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
@@ -71,7 +75,9 @@ export async function createBenchDatabase(opts: { tenants: number; log: (m: stri
 
     // Bulk seed in a handful of statements (the owner is the system actor; RLS lets it through).
     const tenantRows: { id: string }[] = (
-      await db.raw(`insert into tenants (name) select 'bench tenant ' || g from generate_series(1, ?) g returning id`, [opts.tenants])
+      await db.raw(`insert into tenants (name) select 'bench tenant ' || g from generate_series(1, ?) g returning id`, [
+        opts.tenants,
+      ])
     ).rows;
     await db.raw(`
       insert into products (tenant_id, sku, name, tier)
@@ -103,7 +109,9 @@ export async function createBenchDatabase(opts: { tenants: number; log: (m: stri
       );
     }
     await db.raw('analyze');
-    opts.log(`database ${name}: ${tenants.length} tenants, ${ent.rowCount} entitlements, ${tenants.length} keys, seeded in ${Date.now() - t0} ms`);
+    opts.log(
+      `database ${name}: ${tenants.length} tenants, ${ent.rowCount} entitlements, ${tenants.length} keys, seeded in ${Date.now() - t0} ms`,
+    );
     return {
       url,
       name,
@@ -116,9 +124,12 @@ export async function createBenchDatabase(opts: { tenants: number; log: (m: stri
         await db.raw(`update rate_limit_buckets set tokens = 120, refreshed_at = clock_timestamp()`);
       },
       backendPids: async (applicationName) =>
-        (await db.raw('select pid from pg_stat_activity where datname = ? and application_name = ?', [name, applicationName])).rows.map(
-          (r: { pid: number }) => r.pid,
-        ),
+        (
+          await db.raw('select pid from pg_stat_activity where datname = ? and application_name = ?', [
+            name,
+            applicationName,
+          ])
+        ).rows.map((r: { pid: number }) => r.pid),
       drop,
     };
   } catch (e) {

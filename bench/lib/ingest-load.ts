@@ -23,7 +23,14 @@ export async function captureCheckout(stack: Pick<WebhookStack, 'emulators' | 'a
   await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ sku: 'pro', email: 'template@example.com', target: `http://127.0.0.1:${port}/`, account: stack.account, mode: 'test', app_user_id: 'template_user' }),
+    body: JSON.stringify({
+      sku: 'pro',
+      email: 'template@example.com',
+      target: `http://127.0.0.1:${port}/`,
+      account: stack.account,
+      mode: 'test',
+      app_user_id: 'template_user',
+    }),
   });
   await new Promise<void>((r) => server.close(() => r()));
   return bodies;
@@ -32,7 +39,8 @@ export async function captureCheckout(stack: Pick<WebhookStack, 'emulators' | 'a
 /** Every id-like string of the template (evt_, cus_, sub_, in_, pi_, ch_…) and the user's email/id, to replace per purchase. */
 function idsIn(bodies: string[]): string[] {
   const ids = new Set<string>(['template_user', 'template@example.com']);
-  for (const b of bodies) for (const m of b.matchAll(/"((?:evt|cus|sub|in|pi|ch|ii|si|il|txn|re)_[A-Za-z0-9]+)"/g)) ids.add(m[1]);
+  for (const b of bodies)
+    for (const m of b.matchAll(/"((?:evt|cus|sub|in|pi|ch|ii|si|il|txn|re)_[A-Za-z0-9]+)"/g)) ids.add(m[1]);
   return [...ids];
 }
 
@@ -57,7 +65,18 @@ export function makeSender(url: string, bodies: string[], secret: string, tag: s
     new Promise<number>((resolve) => {
       const body = bodyOf(i);
       const req = http.request(
-        { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signatureHeader(secret, body), 'content-length': Buffer.byteLength(body) } },
+        {
+          agent,
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname,
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json; charset=utf-8',
+            'stripe-signature': signatureHeader(secret, body),
+            'content-length': Buffer.byteLength(body),
+          },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
@@ -80,7 +99,12 @@ export interface LoadOutcome {
 }
 
 /** Closed loop: `connections` senders, each sending its next event as soon as the last is answered. */
-export async function closedLoop(sender: Sender, seconds: number, firstIndex = 0, connections = 32): Promise<LoadOutcome> {
+export async function closedLoop(
+  sender: Sender,
+  seconds: number,
+  firstIndex = 0,
+  connections = 32,
+): Promise<LoadOutcome> {
   let next = firstIndex;
   const ok: number[] = [];
   const notOk: number[] = [];
@@ -101,5 +125,13 @@ export async function closedLoop(sender: Sender, seconds: number, firstIndex = 0
     }),
   );
   lat.sort((a, b) => a - b);
-  return { sent: next - firstIndex, statuses, ok, notOk, seconds: (performance.now() - t0) / 1000, p50: quantile(lat, 0.5), p99: quantile(lat, 0.99) };
+  return {
+    sent: next - firstIndex,
+    statuses,
+    ok,
+    notOk,
+    seconds: (performance.now() - t0) / 1000,
+    p50: quantile(lat, 0.5),
+    p99: quantile(lat, 0.99),
+  };
 }

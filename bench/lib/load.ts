@@ -194,16 +194,19 @@ export async function runPaced(opts: {
     const fire = (k: number, due: number) => {
       const r = opts.make(k);
       const t = performance.now();
-      const req = http.request({ agent, host: u.hostname, port: u.port, method: 'GET', path: r.path, headers: r.headers }, (res) => {
-        res.on('data', () => {});
-        res.on('end', () => {
-          if (closed) return;
-          const end = performance.now();
-          rec.record(end - due, res.statusCode ?? 0);
-          svc.record(end - t, res.statusCode ?? 0);
-          finish(k);
-        });
-      });
+      const req = http.request(
+        { agent, host: u.hostname, port: u.port, method: 'GET', path: r.path, headers: r.headers },
+        (res) => {
+          res.on('data', () => {});
+          res.on('end', () => {
+            if (closed) return;
+            const end = performance.now();
+            rec.record(end - due, res.statusCode ?? 0);
+            svc.record(end - t, res.statusCode ?? 0);
+            finish(k);
+          });
+        },
+      );
       req.on('error', () => {
         if (closed) return;
         rec.errors++;

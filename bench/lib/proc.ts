@@ -101,7 +101,9 @@ export async function startServer(opts: {
     if (exited !== null) throw new Error(`${opts.script} exited with ${exited} before listening:\n${stderr}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${opts.script} did not answer on :${opts.port} within ${opts.timeoutMs ?? 30_000} ms:\n${stderr}`);
+      throw new Error(
+        `${opts.script} did not answer on :${opts.port} within ${opts.timeoutMs ?? 30_000} ms:\n${stderr}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -41,7 +41,12 @@ function category(url: string, fn: string, root: string): string {
     return `npm: ${rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
   }
   if (url.startsWith('node:')) {
-    const m = url.slice(5).replace(/^internal\//, '').split('/')[0].replace(/\.js$/, '').replace(/_.*$/, '');
+    const m = url
+      .slice(5)
+      .replace(/^internal\//, '')
+      .split('/')[0]
+      .replace(/\.js$/, '')
+      .replace(/_.*$/, '');
     return `node: ${m}`;
   }
   const file = url.replace(/^file:\/\//, '');

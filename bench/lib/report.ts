@@ -26,7 +26,10 @@ export function machine(postgres: string): Machine {
     memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
     postgres,
-    loadavg: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    loadavg: os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
   };
 }
 

@@ -10,7 +10,8 @@ export function writeGeneratedBlock(file: string, script: string, heading: strin
   const end = `<!-- ${script}: generated up to here -->`;
   const block = `${begin}\n${body.trim()}\n${end}`;
   let text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmark results\n';
-  if (text.includes(begin) && text.includes(end)) text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
+  if (text.includes(begin) && text.includes(end))
+    text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
   else text = `${text.replace(/\s*$/, '')}\n\n${heading}\n\n${block}\n`;
   fs.writeFileSync(file, text);
 }

@@ -45,7 +45,13 @@ export interface SyncStack {
   emulators: Record<ProviderId, RunningEmulator>;
   pgVersion: string;
   /** A tenant connected to `providers` (in `modes`) with `products` priced products; returns its secret key. */
-  tenant(opts: { name: string; providers: readonly ProviderId[]; modes: readonly Mode[]; products: number; locales?: [string, string][] }): Promise<BenchTenant>;
+  tenant(opts: {
+    name: string;
+    providers: readonly ProviderId[];
+    modes: readonly Mode[];
+    products: number;
+    locales?: [string, string][];
+  }): Promise<BenchTenant>;
   control(p: ProviderId, method: string, route: string, body?: unknown): Promise<any>;
   close(): Promise<void>;
 }
@@ -62,24 +68,54 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
   log(`database ${name} (Postgres ${pgVersion})`);
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-sync-'));
-  const temporal = await startDevServer({ port: await freePort(), uiPort: null, dbFile: path.join(dir, 'temporal.db'), sqlitePragmas: DEFAULT_SQLITE_PRAGMAS });
+  const temporal = await startDevServer({
+    port: await freePort(),
+    uiPort: null,
+    dbFile: path.join(dir, 'temporal.db'),
+    sqlitePragmas: DEFAULT_SQLITE_PRAGMAS,
+  });
   log(`temporal dev server ${temporal.address}`);
 
-  const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-  const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+  const emulators = await startAllEmulators(
+    { emulatorPorts: {} as never, dataDir: '' },
+    { persistent: false, anyPort: true },
+  );
+  const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
+    ProviderId,
+    string
+  >;
 
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const taskQueue = `bench-sync-${crypto.randomBytes(3).toString('hex')}`;
   const masterKey = generateMasterKey();
   // Production settings, with what production requires (runtime/config.ts) filled in.
-  const prodEnv = { NODE_ENV: 'production', METRICS_PORT: '0', MASTER_KEY: masterKey, STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com' };
+  const prodEnv = {
+    NODE_ENV: 'production',
+    METRICS_PORT: '0',
+    MASTER_KEY: masterKey,
+    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com',
+  };
   const config: Config = { ...loadConfig(prodEnv), temporalAddress: temporal.address, taskQueue, providerBaseUrls };
   const vault = createVault(masterKey);
   const adapters = createAdapters(config);
-  const { worker, connection: native } = await createWorker({ address: temporal.address, namespace: 'default', taskQueue, deps: { db, config, vault, adapters } });
+  const { worker, connection: native } = await createWorker({
+    address: temporal.address,
+    namespace: 'default',
+    taskQueue,
+    deps: { db, config, vault, adapters },
+  });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporal.address });
-  const services: Services = { db, config, vault, adapters, temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }) } };
+  const services: Services = {
+    db,
+    config,
+    vault,
+    adapters,
+    temporal: {
+      connection,
+      client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }),
+    },
+  };
   const server = createHttpServer(createApiApp(services, createLogger('silent')).callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const apiUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
@@ -97,7 +133,12 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
           const acct = await createEmulatorAccount(emulators[provider].url);
           accounts[provider] = acct;
           const credentials = Object.fromEntries(opts.modes.map((m) => [m, acct.credentials[m]]));
-          await createConnection(trx, vault, { provider, account_ref: acct.account, credentials, webhook_secret: acct.webhook_secret || null });
+          await createConnection(trx, vault, {
+            provider,
+            account_ref: acct.account,
+            credentials,
+            webhook_secret: acct.webhook_secret || null,
+          });
         }
         const locales = opts.locales ?? [['US', 'USD']];
         const rows = Array.from({ length: opts.products }, (_, i) => ({
@@ -109,16 +150,30 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
           ios_store_product_id: `com.example.bench.p${i}`,
         }));
         for (let i = 0; i < rows.length; i += 500) {
-          const ids = await trx('products').insert(rows.slice(i, i + 500)).returning('id');
+          const ids = await trx('products')
+            .insert(rows.slice(i, i + 500))
+            .returning('id');
           await trx('prices').insert(
-            ids.flatMap(({ id }: { id: string }, k: number) => locales.map(([country, currency]) => ({ tenant_id: t.tenant_id, product_id: id, country, currency, amount_minor: 499 + i + k }))),
+            ids.flatMap(({ id }: { id: string }, k: number) =>
+              locales.map(([country, currency]) => ({
+                tenant_id: t.tenant_id,
+                product_id: id,
+                country,
+                currency,
+                amount_minor: 499 + i + k,
+              })),
+            ),
           );
         }
       });
       return { tenantId: t.tenant_id, key: t.secret_key, accounts };
     },
     async control(p, method, route, body) {
-      const res = await fetch(`${emulators[p].url}/__control${route}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${emulators[p].url}/__control${route}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = await res.json();
       if (!res.ok) throw new Error(`${p} ${method} ${route} → ${res.status} ${JSON.stringify(json)}`);
       return json;
@@ -141,8 +196,20 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
 }
 
 /** GET/POST the management API with a tenant key. */
-export async function api(apiUrl: string, route: string, key: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${apiUrl}${route}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) } });
+export async function api(
+  apiUrl: string,
+  route: string,
+  key: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${apiUrl}${route}`, {
+    ...init,
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      ...(init.headers as Record<string, string>),
+    },
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }

@@ -25,7 +25,10 @@ export async function startVerifyingReceiver(secret: () => string) {
     req.on('end', () => {
       const arrivedAt = Date.now();
       try {
-        const body = new Webhook(secret()).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as { id: string; type: string; timestamp: string };
+        const body = new Webhook(secret()).verify(
+          Buffer.concat(chunks).toString('utf8'),
+          req.headers as Record<string, string>,
+        ) as { id: string; type: string; timestamp: string };
         arrivals.push({ id: body.id, type: body.type, recordedAt: Date.parse(body.timestamp), arrivedAt });
         res.writeHead(204).end();
       } catch {
@@ -35,5 +38,10 @@ export async function startVerifyingReceiver(secret: () => string) {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`, arrivals, refused: () => refused, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`,
+    arrivals,
+    refused: () => refused,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }

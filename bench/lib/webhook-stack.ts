@@ -78,7 +78,12 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     await migrateLatest(db);
     const pgVersion = String((await db.raw('show server_version')).rows[0].server_version);
 
-    const temporal = await startDevServer({ port: await freePort(), uiPort: null, dbFile: path.join(tmp, 'temporal.db'), logFile: path.join(tmp, 'temporal.log') });
+    const temporal = await startDevServer({
+      port: await freePort(),
+      uiPort: null,
+      dbFile: path.join(tmp, 'temporal.db'),
+      logFile: path.join(tmp, 'temporal.log'),
+    });
     stops.push(() => temporal.stop());
     await ensureSearchAttributes(temporal.address, 'default', 20_000);
     // The api and worker processes get MASTER_KEY below; this client encrypts and decrypts as they do.
@@ -88,13 +93,21 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     stops.push(() => connection.close());
     const client = new Client({ connection, dataConverter: dataConverterFor(masterKey) });
 
-    const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    const emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
     stops.push(() => Promise.all(Object.values(emulators).map((e) => e.close())));
 
     const tenant = await createTenant(db, { name: 'webhook bench' });
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     await withTenant(db, tenant.tenant_id, async (trx) => {
-      const conn = await createConnection(trx, vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      const conn = await createConnection(trx, vault, {
+        provider: 'psp_a',
+        account_ref: acct.account,
+        credentials: acct.credentials,
+        webhook_secret: acct.webhook_secret,
+      });
       // The emulator's control API handed us this account: it routes events without the probe (docs/providers.md).
       await markConnectionProven(trx, conn.id, 'control_api');
       await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' });
@@ -118,14 +131,24 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       TOOLS_PORT: String(toolsPort),
       PSP_A_API_BASE: emulators.psp_a.url,
     };
-    const api = await startServer({ cwd: ROOT, script: 'api/main.ts', env, port: dashboardPort, logFile: path.join(tmp, 'api.log') });
+    const api = await startServer({
+      cwd: ROOT,
+      script: 'api/main.ts',
+      env,
+      port: dashboardPort,
+      logFile: path.join(tmp, 'api.log'),
+    });
     stops.push(() => api.stop());
     // The workers have no HTTP port: started the same way, ready once they have polled (their logs say so).
     const { spawn } = await import('node:child_process');
     const startWorker = async (name: string, script: string) => {
       const logFile = path.join(tmp, `${name}.log`);
       const out = fs.openSync(logFile, 'w');
-      const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', out, out] });
+      const child = spawn(process.execPath, ['--import', 'tsx', script], {
+        cwd: ROOT,
+        env: { ...env, LOG_LEVEL: 'info' },
+        stdio: ['ignore', out, out],
+      });
       fs.closeSync(out);
       track(child);
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -137,15 +160,21 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       });
       const deadline = Date.now() + 60_000;
       while (!fs.readFileSync(logFile, 'utf8').includes('worker started')) {
-        if (child.exitCode !== null) throw new Error(`${name} exited: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
+        if (child.exitCode !== null)
+          throw new Error(`${name} exited: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
         if (Date.now() > deadline) throw new Error(`${name} did not start within 60 s`);
         await new Promise((r) => setTimeout(r, 200));
       }
       return child;
     };
     // As `npm start`: outbound deliveries in a process of their own, beside the inbound worker.
-    const [child, outbound] = await Promise.all([startWorker('worker', 'temporal/worker-main.ts'), startWorker('outbound-worker', 'temporal/outbound-worker-main.ts')]);
-    log(`stack up: database ${dbName}, temporal ${temporal.address}, api pid ${api.pid}, worker pid ${child.pid}, outbound worker pid ${outbound.pid}`);
+    const [child, outbound] = await Promise.all([
+      startWorker('worker', 'temporal/worker-main.ts'),
+      startWorker('outbound-worker', 'temporal/outbound-worker-main.ts'),
+    ]);
+    log(
+      `stack up: database ${dbName}, temporal ${temporal.address}, api pid ${api.pid}, worker pid ${child.pid}, outbound worker pid ${outbound.pid}`,
+    );
     return {
       db,
       dbName,
@@ -173,7 +202,8 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
   }
 }
 
-export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] : NaN);
+export const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] : NaN;
 
 /** Replace (or append) a generated block `<!-- bench/<name>: generated … -->` under `title` in bench/RESULTS.md. */
 export function writeResults(name: string, title: string, body: string): void {
@@ -182,7 +212,8 @@ export function writeResults(name: string, title: string, body: string): void {
   const end = `<!-- bench/${name}: generated up to here -->`;
   const block = `${begin}\n${body.trim()}\n${end}`;
   let text = fs.readFileSync(file, 'utf8');
-  if (text.includes(begin)) text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
+  if (text.includes(begin))
+    text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
   else text = `${text.replace(/\s*$/, '')}\n\n## ${title}\n\n${block}\n`;
   fs.writeFileSync(file, text);
 }
@@ -194,9 +225,15 @@ import { pidsCpu, systemCpu } from './cpu';
  * emulator), the api, both workers, the Temporal dev server, the database's Postgres backends, and
  * the whole machine (everyone's work). Call once at the start; the returned function ends the phase.
  */
-export async function cpuPhase(stack: WebhookStack): Promise<() => Promise<{ parts: Record<string, number>; machineBusyMs: number; wallMs: number }>> {
+export async function cpuPhase(
+  stack: WebhookStack,
+): Promise<() => Promise<{ parts: Record<string, number>; machineBusyMs: number; wallMs: number }>> {
   const backends = async () =>
-    (await stack.db.raw('select pid from pg_stat_activity where datname = ? and pid <> pg_backend_pid()', [stack.dbName])).rows.map((r: { pid: number }) => r.pid) as number[];
+    (
+      await stack.db.raw('select pid from pg_stat_activity where datname = ? and pid <> pg_backend_pid()', [
+        stack.dbName,
+      ])
+    ).rows.map((r: { pid: number }) => r.pid) as number[];
   const named = (pgPids: number[]) => ({
     'load generator + emulator': [process.pid],
     api: [stack.api.pid],
@@ -217,7 +254,13 @@ export async function cpuPhase(stack: WebhookStack): Promise<() => Promise<{ par
     const sys1 = systemCpu();
     const parts: Record<string, number> = {};
     // A backend that appeared during the phase counts from 0 (it was started within it).
-    for (const [name, pids] of Object.entries(groups)) parts[name] = sum(pids, all1) - sum(pids.filter((p) => all0.has(p)), all0);
+    for (const [name, pids] of Object.entries(groups))
+      parts[name] =
+        sum(pids, all1) -
+        sum(
+          pids.filter((p) => all0.has(p)),
+          all0,
+        );
     return { parts, machineBusyMs: sys1.busyMs - sys0.busyMs, wallMs: Date.now() - t0 };
   };
 }

@@ -38,7 +38,10 @@ export async function authenticateCached(db: Knex, token: string): Promise<KeyAc
 
 const LEVEL = `least(${BUCKET_CAPACITY}::float8, b.tokens + extract(epoch from (clock_timestamp() - b.refreshed_at)) * ${REFILL_PER_SECOND})`;
 /** authenticate() + takeToken() as one statement: the bucket upsert runs only for a live key. */
-export async function gateOneStatement(db: Knex, token: string): Promise<{ principal: KeyActor; decision: RateDecision }> {
+export async function gateOneStatement(
+  db: Knex,
+  token: string,
+): Promise<{ principal: KeyActor; decision: RateDecision }> {
   const hash = hashSecretKey(token);
   const { rows } = await db.raw(
     `with k as (
@@ -55,25 +58,40 @@ export async function gateOneStatement(db: Knex, token: string): Promise<{ princ
   );
   const row = rows[0];
   if (!row || row.key_hash !== hash) throw invalidApiKey();
-  const principal: KeyActor = { kind: 'api_key', tenantId: row.tenant_id, keyId: row.id, scopes: row.scopes, keyName: row.name, expiresAt: row.expires_at };
+  const principal: KeyActor = {
+    kind: 'api_key',
+    tenantId: row.tenant_id,
+    keyId: row.id,
+    scopes: row.scopes,
+    keyName: row.name,
+    expiresAt: row.expires_at,
+  };
   if (row.tokens === null) return { principal, decision: await takeToken(db, principal.tenantId) }; // empty: the slow path explains
   return { principal, decision: { allowed: true, remaining: Math.floor(row.tokens), retryAfterSeconds: 0 } };
 }
 
 /** withTenant() with BEGIN + set_config sent as one simple-protocol round trip (the uuid is validated, so inlining is safe). */
-export async function withTenantOneTrip<T>(db: Knex, tenantId: string, work: (q: (table: string) => Knex.QueryBuilder) => Promise<T>): Promise<T> {
+export async function withTenantOneTrip<T>(
+  db: Knex,
+  tenantId: string,
+  work: (q: (table: string) => Knex.QueryBuilder) => Promise<T>,
+): Promise<T> {
   if (!isUuid(tenantId)) throw new Error('tenant id must be a uuid');
   const conn = await db.client.acquireConnection();
   try {
-    await db.raw(`begin; select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId}', true)`).connection(conn);
+    await db
+      .raw(`begin; select set_config('role', '${APP_ROLE}', true), set_config('app.tenant_id', '${tenantId}', true)`)
+      .connection(conn);
     const out = await work((t) => db(t).connection(conn));
     await db.raw('commit').connection(conn);
     return out;
   } catch (e) {
-    await db.raw('rollback').connection(conn).catch(() => {});
+    await db
+      .raw('rollback')
+      .connection(conn)
+      .catch(() => {});
     throw e;
   } finally {
     await db.client.releaseConnection(conn);
   }
 }
-

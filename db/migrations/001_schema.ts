@@ -7,10 +7,28 @@ import { APP_ROLE } from '../tenant-tx';
  * tenant table: RLS forced, policy on `app.tenant_id` (see TENANT_TABLES).
  */
 export const TENANT_TABLES = [
-  'dashboard_users', 'dashboard_sessions', 'api_keys', 'apps', 'provider_connections', 'app_providers',
-  'products', 'product_provider_refs', 'prices', 'payment_links', 'provider_plans', 'coupons',
-  'coupon_counterparts', 'paywalls', 'subscriptions', 'entitlements', 'webhook_deliveries', 'audit_entries',
-  'sync_runs', 'sync_events', 'store_purchase_tokens', 'rate_limit_buckets',
+  'dashboard_users',
+  'dashboard_sessions',
+  'api_keys',
+  'apps',
+  'provider_connections',
+  'app_providers',
+  'products',
+  'product_provider_refs',
+  'prices',
+  'payment_links',
+  'provider_plans',
+  'coupons',
+  'coupon_counterparts',
+  'paywalls',
+  'subscriptions',
+  'entitlements',
+  'webhook_deliveries',
+  'audit_entries',
+  'sync_runs',
+  'sync_events',
+  'store_purchase_tokens',
+  'rate_limit_buckets',
 ] as const;
 
 const PROVIDER_CHECK = `provider in ('psp_a','psp_b','psp_c','store_android','store_ios')`;
@@ -339,14 +357,26 @@ export async function up(knex: Knex): Promise<void> {
   });
 
   // Check constraints the schema builder cannot say briefly.
-  for (const table of ['app_providers', 'product_provider_refs', 'payment_links', 'provider_plans', 'coupon_counterparts',
-    'subscriptions', 'entitlements', 'webhook_deliveries', 'sync_events', 'store_purchase_tokens']) {
+  for (const table of [
+    'app_providers',
+    'product_provider_refs',
+    'payment_links',
+    'provider_plans',
+    'coupon_counterparts',
+    'subscriptions',
+    'entitlements',
+    'webhook_deliveries',
+    'sync_events',
+    'store_purchase_tokens',
+  ]) {
     await knex.raw(`alter table ${table} add constraint ${table}_provider_check check (${PROVIDER_CHECK})`);
   }
   for (const table of ['product_provider_refs', 'payment_links', 'provider_plans', 'subscriptions']) {
     await knex.raw(`alter table ${table} add constraint ${table}_mode_check check (${MODE_CHECK})`);
   }
-  await knex.raw(`alter table webhook_deliveries add constraint webhook_deliveries_mode_check check (mode is null or ${MODE_CHECK})`);
+  await knex.raw(
+    `alter table webhook_deliveries add constraint webhook_deliveries_mode_check check (mode is null or ${MODE_CHECK})`,
+  );
   await knex.raw(`alter table subscriptions add constraint subscriptions_status_check
     check (status in ('trialing','active','past_due','canceled','refunded','expired'))`);
   await knex.raw(`alter table entitlements add constraint entitlements_state_check
@@ -361,7 +391,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('alter table tenants force row level security');
   await knex.raw(`create policy tenants_self on tenants to ${APP_ROLE}
     using (id = nullif(current_setting('app.tenant_id', true), '')::uuid)`);
-  await knex.raw(`do $$ begin execute format('create policy tenants_system on tenants to %I using (true) with check (true)', current_user); end $$`);
+  await knex.raw(
+    `do $$ begin execute format('create policy tenants_system on tenants to %I using (true) with check (true)', current_user); end $$`,
+  );
   await knex.raw(`grant update (plan, subscriber_limit, name, updated_at) on tenants to ${APP_ROLE}`);
 }
 

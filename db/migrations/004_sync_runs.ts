@@ -7,7 +7,9 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`create unique index sync_runs_one_running on sync_runs (tenant_id) where status = 'running'`);
-  await knex.raw(`alter table sync_runs add constraint sync_runs_status_check check (status in ('running','succeeded','failed'))`);
+  await knex.raw(
+    `alter table sync_runs add constraint sync_runs_status_check check (status in ('running','succeeded','failed'))`,
+  );
   await knex.raw(`alter table sync_runs add constraint sync_runs_kind_check check (kind in ('sync','product-sync'))`);
 }
 

@@ -33,7 +33,9 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['task_queue', 'next_attempt_at', 'id']);
   });
   // Refusals are rate-limited per provider and minute (db/webhook-deliveries.ts): that count reads this.
-  await knex.raw(`create index webhook_deliveries_refusals on webhook_deliveries (provider, created_at) where event_type = 'unverified'`);
+  await knex.raw(
+    `create index webhook_deliveries_refusals on webhook_deliveries (provider, created_at) where event_type = 'unverified'`,
+  );
   await knex.raw(`
     update webhook_deliveries d set buyer_email = o.handover->'event'->>'email'
       from webhook_outbox o

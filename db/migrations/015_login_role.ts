@@ -56,7 +56,8 @@ export async function up(knex: Knex): Promise<void> {
     `grant select, insert, update on rate_limit_buckets to ${LOGIN_ROLE}`,
     policy('rate_limit_buckets', 'take', 'all', 'using (true) with check (true)'),
 
-    // Client rate limits and purchase misses, taken before any tenant transaction (api/sdk/limits.ts, purchase-misses.ts).
+    // Client rate limits and purchase misses, taken before any tenant transaction (api/sdk/limits.ts,
+    // purchase-misses.ts).
     `grant select, insert, update, delete on client_rate_limit_buckets, store_purchase_misses to ${LOGIN_ROLE}`,
     policy('client_rate_limit_buckets', 'take', 'all', 'using (true) with check (true)'),
     policy('store_purchase_misses', 'remember', 'all', 'using (true) with check (true)'),
@@ -86,8 +87,12 @@ export async function up(knex: Knex): Promise<void> {
     `grant insert (tenant_id, user_id, token_hash, expires_at), update (pending_secret), delete on dashboard_sessions to ${LOGIN_ROLE}`,
     policy('dashboard_sessions', 'session', 'select', 'using (true)'),
     // A session names a user of its own tenant.
-    policy('dashboard_sessions', 'login', 'insert',
-      'with check (exists (select 1 from dashboard_users u where u.id = user_id and u.tenant_id = dashboard_sessions.tenant_id))'),
+    policy(
+      'dashboard_sessions',
+      'login',
+      'insert',
+      'with check (exists (select 1 from dashboard_users u where u.id = user_id and u.tenant_id = dashboard_sessions.tenant_id))',
+    ),
     policy('dashboard_sessions', 'park_secret', 'update', 'using (true) with check (true)'),
     policy('dashboard_sessions', 'logout', 'delete', 'using (true)'),
   ];
@@ -104,10 +109,26 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  const { rows } = await knex.raw(`select tablename, policyname from pg_policies where schemaname = current_schema() and policyname like '%\\_login\\_%' and ? = any(roles)`, [LOGIN_ROLE]);
-  for (const r of rows as { tablename: string; policyname: string }[]) await knex.raw(`drop policy ${r.policyname} on ${r.tablename}`);
-  for (const table of ['tenants', 'apps', 'api_keys', 'rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses',
-    'provider_connections', 'webhook_deliveries', 'webhook_outbox', 'dashboard_login_attempts', 'dashboard_users', 'dashboard_sessions']) {
+  const { rows } = await knex.raw(
+    `select tablename, policyname from pg_policies where schemaname = current_schema() and policyname like '%\\_login\\_%' and ? = any(roles)`,
+    [LOGIN_ROLE],
+  );
+  for (const r of rows as { tablename: string; policyname: string }[])
+    await knex.raw(`drop policy ${r.policyname} on ${r.tablename}`);
+  for (const table of [
+    'tenants',
+    'apps',
+    'api_keys',
+    'rate_limit_buckets',
+    'client_rate_limit_buckets',
+    'store_purchase_misses',
+    'provider_connections',
+    'webhook_deliveries',
+    'webhook_outbox',
+    'dashboard_login_attempts',
+    'dashboard_users',
+    'dashboard_sessions',
+  ]) {
     await knex.raw(`revoke all on ${table} from ${LOGIN_ROLE}`);
   }
   await knex.raw(`revoke all on sequence webhook_outbox_id_seq from ${LOGIN_ROLE}`);

@@ -25,8 +25,12 @@ export async function up(knex: Knex): Promise<void> {
       add column if not exists proof_error text,
       add constraint provider_connections_verified_by_set check ((verified_at is null) = (verified_by is null))`);
   // Connections made before proofs existed already route events; they keep doing so.
-  await knex.raw(`update provider_connections set verified_at = created_at, verified_by = 'provider_call' where verified_at is null`);
-  await knex.raw('alter table provider_connections drop constraint if exists provider_connections_provider_account_ref_unique');
+  await knex.raw(
+    `update provider_connections set verified_at = created_at, verified_by = 'provider_call' where verified_at is null`,
+  );
+  await knex.raw(
+    'alter table provider_connections drop constraint if exists provider_connections_provider_account_ref_unique',
+  );
   await knex.raw(`create unique index provider_connections_one_proven_owner
       on provider_connections (provider, account_ref) where verified_at is not null`);
   await knex.raw(`create unique index provider_connections_account_per_tenant
@@ -39,7 +43,9 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop index if exists provider_connections_account_per_tenant');
   await knex.raw('drop index if exists provider_connections_one_proven_owner');
   await knex.raw('delete from provider_connections where verified_at is null');
-  await knex.raw('alter table provider_connections add constraint provider_connections_provider_account_ref_unique unique (provider, account_ref)');
+  await knex.raw(
+    'alter table provider_connections add constraint provider_connections_provider_account_ref_unique unique (provider, account_ref)',
+  );
   await knex.raw(`alter table provider_connections drop constraint if exists provider_connections_verified_by_set,
       drop column if exists proof_error, drop column if exists proof_checked_at,
       drop column if exists verified_by, drop column if exists verified_at`);

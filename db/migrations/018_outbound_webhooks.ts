@@ -24,7 +24,12 @@ import { LOGIN_ROLE } from '../login-role';
  * transaction, as the login role, which holds no right on these tables. Inside a tenant
  * transaction it refuses to write for any other tenant.
  */
-export const OUTBOUND_TENANT_TABLES = ['webhook_endpoints', 'outbound_events', 'outbound_deliveries', 'outbound_attempts'] as const;
+export const OUTBOUND_TENANT_TABLES = [
+  'webhook_endpoints',
+  'outbound_events',
+  'outbound_deliveries',
+  'outbound_attempts',
+] as const;
 
 export async function up(knex: Knex): Promise<void> {
   const schema = (await knex.raw('select current_schema() as s')).rows[0].s as string;
@@ -67,7 +72,9 @@ export async function up(knex: Knex): Promise<void> {
       updated_at timestamptz not null default now(),
       unique (event_id, endpoint_id))`);
   await knex.raw('create index outbound_deliveries_list on outbound_deliveries (tenant_id, created_at desc, id desc)');
-  await knex.raw('create index outbound_deliveries_failed on outbound_deliveries (tenant_id, updated_at) where status = \'failed\'');
+  await knex.raw(
+    "create index outbound_deliveries_failed on outbound_deliveries (tenant_id, updated_at) where status = 'failed'",
+  );
   await knex.raw(`create table outbound_attempts (
       id uuid primary key default gen_random_uuid(),
       tenant_id uuid not null references tenants(id) on delete cascade,
@@ -91,7 +98,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('create index outbound_outbox_due on outbound_outbox (task_queue, next_attempt_at)');
 
   for (const table of OUTBOUND_TENANT_TABLES) await tenantTablePolicies(knex, table);
-  // The dispatcher (temporal/outbound-dispatcher.ts) runs before any tenant is known; replays queue rows from a tenant transaction.
+  // The dispatcher (temporal/outbound-dispatcher.ts) runs before any tenant is known; replays queue rows from a tenant
+  // transaction.
   await knex.raw(`grant select, insert, update, delete on outbound_outbox to ${LOGIN_ROLE}`);
   await knex.raw(`grant insert, select (delivery_id) on outbound_outbox to ${APP_ROLE}`);
   await knex.raw(`grant usage on sequence outbound_outbox_id_seq to ${LOGIN_ROLE}, ${APP_ROLE}`);
@@ -219,8 +227,15 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop trigger if exists outbound_subscription_insert on subscriptions');
   await knex.raw('drop trigger if exists outbound_entitlement_update on entitlements');
   await knex.raw('drop trigger if exists outbound_entitlement_insert on entitlements');
-  for (const f of ['outbound_on_inbound_failure()', 'outbound_on_sync_run()', 'outbound_on_subscription()', 'outbound_on_entitlement()',
-    'record_outbound_event(uuid, text, text, jsonb)', 'outbound_wanted(uuid, text)']) await knex.raw(`drop function if exists ${f}`);
+  for (const f of [
+    'outbound_on_inbound_failure()',
+    'outbound_on_sync_run()',
+    'outbound_on_subscription()',
+    'outbound_on_entitlement()',
+    'record_outbound_event(uuid, text, text, jsonb)',
+    'outbound_wanted(uuid, text)',
+  ])
+    await knex.raw(`drop function if exists ${f}`);
   await knex.raw('drop table if exists outbound_outbox');
   for (const t of [...OUTBOUND_TENANT_TABLES].reverse()) await knex.raw(`drop table if exists ${t}`);
   await knex.raw('alter table tenants drop column if exists outbound_readiness');

@@ -37,13 +37,20 @@ export async function up(knex: Knex): Promise<void> {
     t.text('to_status').notNullable();
     t.timestamp('changed_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });
-  // The vocabularies of subscriptions' own columns, spelled out (a migration is frozen history; test/db/vocabulary.test.ts compares them).
+  // The vocabularies of subscriptions' own columns, spelled out (a migration is frozen history;
+  // test/db/vocabulary.test.ts compares them).
   await knex.raw(`alter table subscription_changes add constraint subscription_changes_provider_check
     check (provider in ('psp_a','psp_b','psp_c','store_android','store_ios'))`);
-  await knex.raw(`alter table subscription_changes add constraint subscription_changes_mode_check check (mode in ('live','test'))`);
-  await knex.raw('create index subscription_changes_window on subscription_changes (tenant_id, mode, changed_at) include (provider, from_status, to_status)');
+  await knex.raw(
+    `alter table subscription_changes add constraint subscription_changes_mode_check check (mode in ('live','test'))`,
+  );
+  await knex.raw(
+    'create index subscription_changes_window on subscription_changes (tenant_id, mode, changed_at) include (provider, from_status, to_status)',
+  );
   await knex.raw('create index subscription_changes_subscription on subscription_changes (subscription_id)');
-  await knex.raw('create index subscriptions_overview on subscriptions (tenant_id, mode, status, provider) include (product_id)');
+  await knex.raw(
+    'create index subscriptions_overview on subscriptions (tenant_id, mode, status, provider) include (product_id)',
+  );
   await knex.raw('create index entitlements_overview on entitlements (tenant_id, is_sandbox, provider, state)');
 
   await knex.raw(`create or replace function record_subscription_change() returns trigger language plpgsql as $$

@@ -28,13 +28,20 @@ import { tenantTablePolicies } from './tenant-policies';
  * Existing rows are backfilled here, folded, after the triggers exist: creating a trigger locks
  * its table against writes until this migration commits, so no write falls between the two.
  */
-export const ROLLUP_TENANT_TABLES = ['overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days'] as const;
+export const ROLLUP_TENANT_TABLES = [
+  'overview_subscription_counts',
+  'overview_entitlement_counts',
+  'overview_change_days',
+] as const;
 
 // The vocabularies spelled out (a migration is frozen history; test/db/vocabulary.test.ts compares them).
 const PROVIDER_CHECK = `provider in ('psp_a','psp_b','psp_c','store_android','store_ios')`;
 const MODE_CHECK = `mode in ('live','test')`;
 
-/** A change row's contribution to its day, times `s` (1 or −1); the same figures db/overview.ts once counted from the rows. */
+/**
+ * A change row's contribution to its day, times `s` (1 or −1); the same figures db/overview.ts once counted from the
+ * rows.
+ */
 const dayDelta = (r: string, s: string) => `
   ${r}.tenant_id, ${r}.mode, ${r}.provider, (${r}.changed_at at time zone 'UTC')::date, ${s},
   ${s} * (${r}.to_status = 'trialing' and ${r}.from_status is distinct from 'trialing')::int,
@@ -42,7 +49,8 @@ const dayDelta = (r: string, s: string) => `
   ${s} * (${r}.to_status = 'canceled')::int,
   ${s} * (${r}.to_status = 'refunded')::int,
   ${s} * ((${r}.to_status = 'active')::int - coalesce(${r}.from_status = 'active', false)::int)`;
-const DAY_COLUMNS = 'tenant_id, mode, provider, day, changes, new_trials, conversions, cancellations, refunds, active_delta';
+const DAY_COLUMNS =
+  'tenant_id, mode, provider, day, changes, new_trials, conversions, cancellations, refunds, active_delta';
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`create table overview_subscription_counts (
@@ -52,14 +60,18 @@ export async function up(knex: Knex): Promise<void> {
     status text not null,
     product_id uuid,
     n bigint not null)`);
-  await knex.raw('create index overview_subscription_counts_key on overview_subscription_counts (tenant_id, mode, provider, status, product_id)');
+  await knex.raw(
+    'create index overview_subscription_counts_key on overview_subscription_counts (tenant_id, mode, provider, status, product_id)',
+  );
   await knex.raw(`create table overview_entitlement_counts (
     tenant_id uuid not null references tenants (id) on delete cascade,
     is_sandbox boolean not null,
     provider text not null constraint overview_entitlement_counts_provider_check check (${PROVIDER_CHECK}),
     state text not null,
     n bigint not null)`);
-  await knex.raw('create index overview_entitlement_counts_key on overview_entitlement_counts (tenant_id, is_sandbox, provider, state)');
+  await knex.raw(
+    'create index overview_entitlement_counts_key on overview_entitlement_counts (tenant_id, is_sandbox, provider, state)',
+  );
   await knex.raw(`create table overview_change_days (
     tenant_id uuid not null references tenants (id) on delete cascade,
     mode text not null constraint overview_change_days_mode_check check (${MODE_CHECK}),
@@ -75,7 +87,8 @@ export async function up(knex: Knex): Promise<void> {
 
   for (const table of ROLLUP_TENANT_TABLES) await tenantTablePolicies(knex, table);
 
-  // A delete that is part of its tenant's deletion adds nothing (the rollup goes by the cascade; a delta would fail its foreign key).
+  // A delete that is part of its tenant's deletion adds nothing (the rollup goes by the cascade; a delta would fail its
+  // foreign key).
   const tenantGoing = `tg_op = 'DELETE' and not exists (select 1 from tenants where id = old.tenant_id)`;
   await knex.raw(`create function overview_count_subscription() returns trigger language plpgsql as $$
     begin
@@ -142,6 +155,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop trigger if exists overview_count_entitlement_update on entitlements');
   await knex.raw('drop trigger if exists overview_change_day on subscription_changes');
   await knex.raw('drop trigger if exists overview_change_day_update on subscription_changes');
-  for (const f of ['overview_count_subscription()', 'overview_count_entitlement()', 'overview_change_day()']) await knex.raw(`drop function if exists ${f}`);
+  for (const f of ['overview_count_subscription()', 'overview_count_entitlement()', 'overview_change_day()'])
+    await knex.raw(`drop function if exists ${f}`);
   for (const t of ROLLUP_TENANT_TABLES) await knex.raw(`drop table if exists ${t}`);
 }

@@ -29,8 +29,12 @@ export async function up(knex: Knex): Promise<void> {
   const schema = (await knex.raw('select current_schema() as s')).rows[0].s as string;
   const path = `set search_path = "${schema.replace(/"/g, '""')}", pg_temp`;
 
-  await knex.raw(`alter table outbound_drains add column posting boolean not null default true, add column waiting_since timestamptz`);
-  await knex.raw(`alter table webhook_endpoints add column drain_width smallint not null default 8 check (drain_width between 1 and 8)`);
+  await knex.raw(
+    `alter table outbound_drains add column posting boolean not null default true, add column waiting_since timestamptz`,
+  );
+  await knex.raw(
+    `alter table webhook_endpoints add column drain_width smallint not null default 8 check (drain_width between 1 and 8)`,
+  );
 
   await knex.raw(`create or replace function outbound_on_entitlement() returns trigger
     language plpgsql security definer ${path} as $fn$
@@ -64,9 +68,12 @@ export async function up(knex: Knex): Promise<void> {
     end $fn$`);
 
   // Composite keys: the parent's (tenant_id, id), then each child's key replaced by one naming the tenant.
-  await knex.raw('alter table webhook_endpoints add constraint webhook_endpoints_tenant_id_id_key unique (tenant_id, id)');
+  await knex.raw(
+    'alter table webhook_endpoints add constraint webhook_endpoints_tenant_id_id_key unique (tenant_id, id)',
+  );
   await knex.raw('alter table products add constraint products_tenant_id_id_key unique (tenant_id, id)');
-  // A link into another tenant would stop the new key; none should exist, and one that did is the flaw itself: unlinked.
+  // A link into another tenant would stop the new key; none should exist, and one that did is the flaw itself:
+  // unlinked.
   for (const table of ['entitlements', 'subscriptions']) {
     await knex.raw(`update ${table} c set product_id = null where c.product_id is not null
       and not exists (select 1 from products p where p.id = c.product_id and p.tenant_id = c.tenant_id)`);
@@ -78,11 +85,15 @@ export async function up(knex: Knex): Promise<void> {
     ['subscriptions', 'product_id', 'products', 'on delete set null (product_id)'],
   ] as const) {
     await dropForeignKeyOn(knex, table, column);
-    await knex.raw(`alter table ${table} add constraint ${table}_tenant_${column}_fkey foreign key (tenant_id, ${column}) references ${parent} (tenant_id, id) ${action}`);
+    await knex.raw(
+      `alter table ${table} add constraint ${table}_tenant_${column}_fkey foreign key (tenant_id, ${column}) references ${parent} (tenant_id, id) ${action}`,
+    );
   }
 }
 
-/** The single-column foreign key on `table(column)`, whatever it was named (knex and Postgres name them differently). */
+/**
+ * The single-column foreign key on `table(column)`, whatever it was named (knex and Postgres name them differently).
+ */
 async function dropForeignKeyOn(knex: Knex, table: string, column: string): Promise<void> {
   const { rows } = await knex.raw(
     `select c.conname from pg_constraint c

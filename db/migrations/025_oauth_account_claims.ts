@@ -26,7 +26,7 @@ import { APP_ROLE } from '../tenant-tx';
  * The refusal index covers both kinds (each has its own per-minute cap, db/webhook-deliveries.ts).
  */
 export const RELEASED_BY_OAUTH =
-  'no longer receives this account\'s events: the account was connected with OAuth by its owner. A pasted key no longer proves a psp_b or psp_c account; this connection still works for API calls. If the account is yours, connect it with OAuth (Providers, Connect) or contact support.';
+  "no longer receives this account's events: the account was connected with OAuth by its owner. A pasted key no longer proves a psp_b or psp_c account; this connection still works for API calls. If the account is yours, connect it with OAuth (Providers, Connect) or contact support.";
 
 export async function up(knex: Knex): Promise<void> {
   const schema = (await knex.raw('select current_schema() as s')).rows[0].s as string;
@@ -37,7 +37,8 @@ export async function up(knex: Knex): Promise<void> {
       where provider in ('psp_b', 'psp_c') and verified_by = 'provider_call'`);
   await knex.raw(`alter table provider_connections
       add constraint provider_connections_verified_by_check check (verified_by in ('oauth', 'provider_call', 'control_api', 'pasted_key'))`);
-  // A trigger rather than a check constraint: a check constraint on `provider` spells its whole vocabulary (test/db/vocabulary.test.ts).
+  // A trigger rather than a check constraint: a check constraint on `provider` spells its whole vocabulary
+  // (test/db/vocabulary.test.ts).
   await knex.raw(`create function provider_connections_key_claims() returns trigger language plpgsql as $fn$
     begin
       if new.provider in ('psp_b', 'psp_c') and new.verified_by = 'provider_call' then
@@ -74,7 +75,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`grant execute on function release_pasted_key_claims(uuid) to ${APP_ROLE}`);
 
   await knex.raw('drop index if exists webhook_deliveries_refusals');
-  await knex.raw(`create index webhook_deliveries_refusals on webhook_deliveries (provider, created_at) where event_type in ('unverified', 'invalid')`);
+  await knex.raw(
+    `create index webhook_deliveries_refusals on webhook_deliveries (provider, created_at) where event_type in ('unverified', 'invalid')`,
+  );
   await knex.raw('drop trigger if exists outbound_inbound_failed_insert on webhook_deliveries');
   await knex.raw(`create trigger outbound_inbound_failed_insert after insert on webhook_deliveries
     for each row when (new.status = 'failed' and new.tenant_id is not null and new.event_type <> 'unverified')
@@ -86,11 +89,15 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw(`create trigger outbound_inbound_failed_insert after insert on webhook_deliveries
     for each row when (new.status = 'failed' and new.tenant_id is not null) execute function outbound_on_inbound_failure()`);
   await knex.raw('drop index if exists webhook_deliveries_refusals');
-  await knex.raw(`create index webhook_deliveries_refusals on webhook_deliveries (provider, created_at) where event_type = 'unverified'`);
+  await knex.raw(
+    `create index webhook_deliveries_refusals on webhook_deliveries (provider, created_at) where event_type = 'unverified'`,
+  );
   await knex.raw('drop function if exists release_pasted_key_claims(uuid)');
   await knex.raw('drop trigger if exists provider_connections_key_claims on provider_connections');
   await knex.raw('drop function if exists provider_connections_key_claims()');
   await knex.raw('alter table provider_connections drop constraint if exists provider_connections_verified_by_check');
   await knex.raw(`update provider_connections set verified_by = 'provider_call' where verified_by = 'pasted_key'`);
-  await knex.raw(`alter table provider_connections add constraint provider_connections_verified_by_check check (verified_by in ('oauth', 'provider_call', 'control_api'))`);
+  await knex.raw(
+    `alter table provider_connections add constraint provider_connections_verified_by_check check (verified_by in ('oauth', 'provider_call', 'control_api'))`,
+  );
 }

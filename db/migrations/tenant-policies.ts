@@ -14,5 +14,7 @@ export async function tenantTablePolicies(knex: Knex, table: string): Promise<vo
       using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
       with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`);
   await knex.raw(`grant select, insert, update, delete on ${table} to ${APP_ROLE}`);
-  await knex.raw(`do $$ begin execute format('create policy ${table}_system on ${table} to %I using (true) with check (true)', current_user); end $$`);
+  await knex.raw(
+    `do $$ begin execute format('create policy ${table}_system on ${table} to %I using (true) with check (true)', current_user); end $$`,
+  );
 }

@@ -14,7 +14,11 @@ export class Product extends BaseModel {
 
   static override get relationMappings() {
     return {
-      prices: { relation: BaseModel.HasManyRelation, modelClass: Price, join: { from: 'products.id', to: 'prices.product_id' } },
+      prices: {
+        relation: BaseModel.HasManyRelation,
+        modelClass: Price,
+        join: { from: 'products.id', to: 'prices.product_id' },
+      },
       providerRefs: {
         relation: BaseModel.HasManyRelation,
         modelClass: ProductProviderRef,
@@ -29,7 +33,13 @@ export class Price extends BaseModel {
   declare id: string;
   declare product_id: string;
   static override get relationMappings() {
-    return { product: { relation: BaseModel.BelongsToOneRelation, modelClass: Product, join: { from: 'prices.product_id', to: 'products.id' } } };
+    return {
+      product: {
+        relation: BaseModel.BelongsToOneRelation,
+        modelClass: Product,
+        join: { from: 'prices.product_id', to: 'products.id' },
+      },
+    };
   }
 }
 
@@ -43,7 +53,11 @@ export class ProductProviderRef extends BaseModel {
   declare synced_version: number;
   static override get relationMappings() {
     return {
-      product: { relation: BaseModel.BelongsToOneRelation, modelClass: Product, join: { from: 'product_provider_refs.product_id', to: 'products.id' } },
+      product: {
+        relation: BaseModel.BelongsToOneRelation,
+        modelClass: Product,
+        join: { from: 'product_provider_refs.product_id', to: 'products.id' },
+      },
     };
   }
 }
@@ -69,7 +83,13 @@ export class CouponCounterpart extends BaseModel {
   declare coupon_id: string;
   declare provider: string;
   static override get relationMappings() {
-    return { coupon: { relation: BaseModel.BelongsToOneRelation, modelClass: Coupon, join: { from: 'coupon_counterparts.coupon_id', to: 'coupons.id' } } };
+    return {
+      coupon: {
+        relation: BaseModel.BelongsToOneRelation,
+        modelClass: Coupon,
+        join: { from: 'coupon_counterparts.coupon_id', to: 'coupons.id' },
+      },
+    };
   }
 }
 
@@ -79,8 +99,16 @@ export class Subscription extends BaseModel {
   declare entitlements?: Entitlement[];
   static override get relationMappings() {
     return {
-      product: { relation: BaseModel.BelongsToOneRelation, modelClass: Product, join: { from: 'subscriptions.product_id', to: 'products.id' } },
-      entitlements: { relation: BaseModel.HasManyRelation, modelClass: Entitlement, join: { from: 'subscriptions.id', to: 'entitlements.subscription_id' } },
+      product: {
+        relation: BaseModel.BelongsToOneRelation,
+        modelClass: Product,
+        join: { from: 'subscriptions.product_id', to: 'products.id' },
+      },
+      entitlements: {
+        relation: BaseModel.HasManyRelation,
+        modelClass: Entitlement,
+        join: { from: 'subscriptions.id', to: 'entitlements.subscription_id' },
+      },
     };
   }
 }
@@ -93,7 +121,11 @@ export class Entitlement extends BaseModel {
   declare subscription?: Subscription | null;
   static override get relationMappings() {
     return {
-      product: { relation: BaseModel.BelongsToOneRelation, modelClass: Product, join: { from: 'entitlements.product_id', to: 'products.id' } },
+      product: {
+        relation: BaseModel.BelongsToOneRelation,
+        modelClass: Product,
+        join: { from: 'entitlements.product_id', to: 'products.id' },
+      },
       subscription: {
         relation: BaseModel.BelongsToOneRelation,
         modelClass: Subscription,

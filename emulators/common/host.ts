@@ -81,8 +81,19 @@ export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOpti
       if (method === 'POST') {
         const limit = body.limit;
         const windowMs = body.window_ms;
-        const override = limit === undefined && windowMs === undefined ? undefined : { limit: Number(limit), window_ms: Number(windowMs ?? 1000) };
-        if (override && !(Number.isInteger(override.limit) && override.limit >= 1 && Number.isInteger(override.window_ms) && override.window_ms >= 1)) {
+        const override =
+          limit === undefined && windowMs === undefined
+            ? undefined
+            : { limit: Number(limit), window_ms: Number(windowMs ?? 1000) };
+        if (
+          override &&
+          !(
+            Number.isInteger(override.limit) &&
+            override.limit >= 1 &&
+            Number.isInteger(override.window_ms) &&
+            override.window_ms >= 1
+          )
+        ) {
           ctx.status = 400;
           ctx.body = { error: 'limit and window_ms must be positive integers' };
           return;
@@ -198,7 +209,11 @@ export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOpti
 /** POST a JSON or raw body to a webhook target, returning the HTTP status (0 when unreachable). */
 export async function deliver(target: string, body: string, headers: Record<string, string>): Promise<number> {
   try {
-    const res = await fetch(target, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    const res = await fetch(target, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
     await res.arrayBuffer();
     return res.status;
   } catch {

@@ -77,7 +77,8 @@ function answer429(provider: ProviderId, ctx: Koa.Context, retryAfterS: number, 
         error: {
           code: 'rate_limit',
           doc_url: 'https://stripe.com/docs/error-codes/rate-limit',
-          message: 'Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.',
+          message:
+            'Request rate limit exceeded. Learn more about rate limits here https://stripe.com/docs/rate-limits.',
           type: 'invalid_request_error',
         },
       };
@@ -88,7 +89,8 @@ function answer429(provider: ProviderId, ctx: Koa.Context, retryAfterS: number, 
         error: {
           type: 'api_error',
           code: 'too_many_requests',
-          detail: 'IP address exceeded the allowed rate limit. Retry after the number of seconds in the Retry-After header.',
+          detail:
+            'IP address exceeded the allowed rate limit. Retry after the number of seconds in the Retry-After header.',
           documentation_url: 'https://developer.paddle.com/errors/shared/too_many_requests',
         },
         meta: { request_id: crypto.randomUUID() },
@@ -96,12 +98,29 @@ function answer429(provider: ProviderId, ctx: Koa.Context, retryAfterS: number, 
       return;
     case 'psp_c':
       ctx.set('Retry-After', String(retryAfterS));
-      ctx.body = { error: { code: 'BAD_REQUEST_ERROR', description: 'Too many requests', source: 'NA', step: 'NA', reason: 'NA', metadata: {} } };
+      ctx.body = {
+        error: {
+          code: 'BAD_REQUEST_ERROR',
+          description: 'Too many requests',
+          source: 'NA',
+          step: 'NA',
+          reason: 'NA',
+          metadata: {},
+        },
+      };
       return;
     case 'store_android': {
       ctx.set('Retry-After', String(retryAfterS));
-      const message = "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'androidpublisher.googleapis.com'.";
-      ctx.body = { error: { code: 429, message, errors: [{ message, domain: 'global', reason: 'rateLimitExceeded' }], status: 'RESOURCE_EXHAUSTED' } };
+      const message =
+        "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service 'androidpublisher.googleapis.com'.";
+      ctx.body = {
+        error: {
+          code: 429,
+          message,
+          errors: [{ message, domain: 'global', reason: 'rateLimitExceeded' }],
+          status: 'RESOURCE_EXHAUSTED',
+        },
+      };
       return;
     }
     case 'store_ios':
@@ -113,7 +132,8 @@ function answer429(provider: ProviderId, ctx: Koa.Context, retryAfterS: number, 
             status: '429',
             code: 'RATE_LIMIT_EXCEEDED',
             title: 'The request rate limit has been reached.',
-            detail: "We've received too many requests for this API. Please wait and try again or slow down your request rate.",
+            detail:
+              "We've received too many requests for this API. Please wait and try again or slow down your request rate.",
           },
         ],
       };
@@ -124,7 +144,8 @@ export function createRateLimiter(provider: ProviderId, initial: RateLimitSettin
   let settings = initial;
   let scopes = new Map<string, Scope>();
 
-  const limitFor = (mode: Mode) => settings.override ?? { limit: RATE_LIMITS[provider][mode].limit, window_ms: RATE_LIMITS[provider][mode].windowMs };
+  const limitFor = (mode: Mode) =>
+    settings.override ?? { limit: RATE_LIMITS[provider][mode].limit, window_ms: RATE_LIMITS[provider][mode].windowMs };
 
   return {
     configure(next: RateLimitSettings): void {
@@ -162,12 +183,25 @@ export function createRateLimiter(provider: ProviderId, initial: RateLimitSettin
       let s = scopes.get(who.key);
       if (!s) {
         const l = limitFor(who.mode);
-        s = { key: who.key, mode: who.mode, window: new SlidingWindow(l.limit, l.window_ms), accepted: 0, limited: 0, peak: 0, first_at: null, last_at: null };
+        s = {
+          key: who.key,
+          mode: who.mode,
+          window: new SlidingWindow(l.limit, l.window_ms),
+          accepted: 0,
+          limited: 0,
+          peak: 0,
+          first_at: null,
+          last_at: null,
+        };
         scopes.set(who.key, s);
       }
       const now = Date.now();
       const wait = s.window.take(now);
-      if (provider === 'store_ios') ctx.set('X-Rate-Limit', `user-hour-lim:${s.window.limit};user-hour-rem:${Math.max(0, s.window.limit - s.window.inWindow(now))};`);
+      if (provider === 'store_ios')
+        ctx.set(
+          'X-Rate-Limit',
+          `user-hour-lim:${s.window.limit};user-hour-rem:${Math.max(0, s.window.limit - s.window.inWindow(now))};`,
+        );
       if (wait > 0) {
         s.limited++;
         answer429(provider, ctx, Math.max(1, Math.ceil(wait / 1000)), s.window.limit);

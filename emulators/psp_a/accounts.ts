@@ -116,7 +116,14 @@ export class Accounts {
    * A platform known only by client id takes the first secret key its token exchange uses.
    */
   ensurePlatform(clientId?: string, secretKey?: string): AccountRecord {
-    if (clientId !== undefined && !/^ca_[A-Za-z0-9]+$/.test(clientId)) throw new StripeApiError(400, 'invalid_request_error', 'client_id must look like ca_…', 'parameter_invalid_string', 'client_id');
+    if (clientId !== undefined && !/^ca_[A-Za-z0-9]+$/.test(clientId))
+      throw new StripeApiError(
+        400,
+        'invalid_request_error',
+        'client_id must look like ca_…',
+        'parameter_invalid_string',
+        'client_id',
+      );
     let platform = clientId ? this.byClientId(clientId) : undefined;
     if (!platform) {
       platform = this.ensure(undefined, { business_name: 'Connect platform' });
@@ -132,9 +139,22 @@ export class Accounts {
   /** Give a platform awaiting its key the dashboard's configured secret key. */
   pin(platform: AccountRecord, secretKey: string): void {
     const mode = /^sk_(test|live)_[A-Za-z0-9]{8,}$/.exec(secretKey)?.[1] as ModeName | undefined;
-    if (!mode) throw new StripeApiError(400, 'invalid_request_error', 'client_secret must be a secret key (sk_test_… or sk_live_…)', 'parameter_invalid_string', 'client_secret');
+    if (!mode)
+      throw new StripeApiError(
+        400,
+        'invalid_request_error',
+        'client_secret must be a secret key (sk_test_… or sk_live_…)',
+        'parameter_invalid_string',
+        'client_secret',
+      );
     if (platform._pinned !== false || this.lookupKey(secretKey)) {
-      throw new StripeApiError(400, 'invalid_request_error', `client_secret does not belong to the platform ${platform._client_id}`, 'parameter_invalid_string', 'client_secret');
+      throw new StripeApiError(
+        400,
+        'invalid_request_error',
+        `client_secret does not belong to the platform ${platform._client_id}`,
+        'parameter_invalid_string',
+        'client_secret',
+      );
     }
     this.byKey?.delete(platform._credentials[mode].secret_key);
     platform._credentials[mode].secret_key = secretKey;
@@ -161,11 +181,21 @@ export class Accounts {
       );
     }
     if (key.startsWith('pk_')) {
-      throw new StripeApiError(401, 'invalid_request_error', 'This API call cannot be made with a publishable API key. Please use a secret API key. You can find a list of your API keys at https://dashboard.stripe.com/account/apikeys.', 'secret_key_required');
+      throw new StripeApiError(
+        401,
+        'invalid_request_error',
+        'This API call cannot be made with a publishable API key. Please use a secret API key. You can find a list of your API keys at https://dashboard.stripe.com/account/apikeys.',
+        'secret_key_required',
+      );
     }
     const found = this.lookupKey(key);
     if (!found) {
-      throw new StripeApiError(401, 'invalid_request_error', `Invalid API Key provided: ${maskKey(key)}`, 'api_key_invalid');
+      throw new StripeApiError(
+        401,
+        'invalid_request_error',
+        `Invalid API Key provided: ${maskKey(key)}`,
+        'api_key_invalid',
+      );
     }
     if (!stripeAccount || stripeAccount === found.account) return found;
     const target = this.get(stripeAccount);

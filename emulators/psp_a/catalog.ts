@@ -19,7 +19,11 @@ function info(price: StripeObject, renderers: Renderers): PriceInfo {
 /** The newest active payment link sold for this SKU (our adapter tags links with metadata.sku). */
 export function linkForSku(repo: Repo, scope: Scope, sku: string | null): StripeObject | undefined {
   if (!sku) return undefined;
-  return repo.listScoped('payment_links', scope, (l) => l.active === true && (l.metadata as Record<string, string>).sku === sku)[0];
+  return repo.listScoped(
+    'payment_links',
+    scope,
+    (l) => l.active === true && (l.metadata as Record<string, string>).sku === sku,
+  )[0];
 }
 
 /**
@@ -32,10 +36,20 @@ export function priceForSku(repo: Repo, renderers: Renderers, scope: Scope, sku:
   let price = linkPrice ? repo.getScoped('prices', linkPrice, scope) : undefined;
   if (!price && sku) {
     price =
-      repo.listScoped('prices', scope, (p) => p.active === true && (p.metadata as Record<string, string>).sku === sku)[0] ??
+      repo.listScoped(
+        'prices',
+        scope,
+        (p) => p.active === true && (p.metadata as Record<string, string>).sku === sku,
+      )[0] ??
       (() => {
-        const product = repo.listScoped('products', scope, (p) => (p.metadata as Record<string, string>).sku === sku)[0];
-        return product ? repo.listScoped('prices', scope, (p) => p.active === true && p.product === product.id)[0] : undefined;
+        const product = repo.listScoped(
+          'products',
+          scope,
+          (p) => (p.metadata as Record<string, string>).sku === sku,
+        )[0];
+        return product
+          ? repo.listScoped('prices', scope, (p) => p.active === true && p.product === product.id)[0]
+          : undefined;
       })();
   }
   if (price) return info(price, renderers);
@@ -43,11 +57,31 @@ export function priceForSku(repo: Repo, renderers: Renderers, scope: Scope, sku:
   const product = newId('prod', 14);
   return {
     price: {
-      id, object: 'price', active: true, billing_scheme: 'per_unit', created: nowSeconds(), currency: 'usd', custom_unit_amount: null,
-      livemode: scope.livemode, lookup_key: null, metadata: sku ? { sku } : {}, nickname: null, product,
+      id,
+      object: 'price',
+      active: true,
+      billing_scheme: 'per_unit',
+      created: nowSeconds(),
+      currency: 'usd',
+      custom_unit_amount: null,
+      livemode: scope.livemode,
+      lookup_key: null,
+      metadata: sku ? { sku } : {},
+      nickname: null,
+      product,
       recurring: { interval: 'month', interval_count: 1, meter: null, trial_period_days: null, usage_type: 'licensed' },
-      tax_behavior: 'unspecified', tiers_mode: null, transform_quantity: null, type: 'recurring', unit_amount: 999, unit_amount_decimal: '999',
+      tax_behavior: 'unspecified',
+      tiers_mode: null,
+      transform_quantity: null,
+      type: 'recurring',
+      unit_amount: 999,
+      unit_amount_decimal: '999',
     },
-    id, product, currency: 'usd', unit_amount: 999, interval: 'month', interval_count: 1,
+    id,
+    product,
+    currency: 'usd',
+    unit_amount: 999,
+    interval: 'month',
+    interval_count: 1,
   };
 }

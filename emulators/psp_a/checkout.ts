@@ -21,15 +21,27 @@ export function createCheckout(deps: { repo: Repo; renderers: Renderers; events:
     const account = events.resolveAccount(params.account);
     const scope: Scope = { account: account.id, livemode: params.mode === 'live' };
     const link = linkForSku(repo, scope, params.sku);
-    const linkTrial = (link?.subscription_data as { trial_period_days?: number | null } | null)?.trial_period_days ?? undefined;
-    const trialDays = typeof params.trial_days === 'number' && params.trial_days > 0 ? params.trial_days : params.trial_days === 0 ? undefined : linkTrial;
+    const linkTrial =
+      (link?.subscription_data as { trial_period_days?: number | null } | null)?.trial_period_days ?? undefined;
+    const trialDays =
+      typeof params.trial_days === 'number' && params.trial_days > 0
+        ? params.trial_days
+        : params.trial_days === 0
+          ? undefined
+          : linkTrial;
     const metadata: Record<string, string> = {
       ...((link?.subscription_data as { metadata?: Record<string, string> } | null)?.metadata ?? {}),
       sku: params.sku,
       email: params.email,
       ...(params.app_user_id ? { app_user_id: params.app_user_id } : {}),
     };
-    const purchase = buildPurchase({ scope, email: params.email, price: priceForSku(repo, renderers, scope, params.sku), trialDays, metadata });
+    const purchase = buildPurchase({
+      scope,
+      email: params.email,
+      price: priceForSku(repo, renderers, scope, params.sku),
+      trialDays,
+      metadata,
+    });
     for (const [kind, obj] of [
       ['customers', purchase.customer],
       ['subscriptions', purchase.subscription],

@@ -21,7 +21,8 @@ import { readonlyRoutes } from './resources/readonly';
 /** Run middlewares in order, each deciding whether to call the next (koa-compose without the dependency). */
 function chain(middlewares: Koa.Middleware[]): Koa.Middleware {
   return (ctx, next) => {
-    const run = (i: number): Promise<void> => (i === middlewares.length ? next() : Promise.resolve(middlewares[i](ctx, () => run(i + 1))));
+    const run = (i: number): Promise<void> =>
+      i === middlewares.length ? next() : Promise.resolve(middlewares[i](ctx, () => run(i + 1)));
     return run(0);
   };
 }
@@ -49,7 +50,13 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
       async (ctx) => {
         ctx.status = 404;
         ctx.type = 'application/json';
-        ctx.body = JSON.stringify({ error: { type: 'invalid_request_error', message: `Unrecognized request URL (${ctx.method}: ${ctx.path}).` } }, null, 2);
+        ctx.body = JSON.stringify(
+          {
+            error: { type: 'invalid_request_error', message: `Unrecognized request URL (${ctx.method}: ${ctx.path}).` },
+          },
+          null,
+          2,
+        );
       },
     ]),
     sendEvent: (params) => events.sendEvent(params),
@@ -57,16 +64,25 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     control: {
       // Where hosted-page purchases deliver their webhooks (Stripe: the dashboard's webhook endpoint).
       'POST /webhook_endpoints': (body) => {
-        if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw Object.assign(new Error('url (http or https) is required'), { status: 400 });
-        const endpoint = { id: `we_${Date.now().toString(36)}`, url: body.url, ...(typeof body.account === 'string' && body.account ? { account: body.account } : {}) };
+        if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url))
+          throw Object.assign(new Error('url (http or https) is required'), { status: 400 });
+        const endpoint = {
+          id: `we_${Date.now().toString(36)}`,
+          url: body.url,
+          ...(typeof body.account === 'string' && body.account ? { account: body.account } : {}),
+        };
         repo.store.insert(WEBHOOK_ENDPOINTS, endpoint);
         return endpoint;
       },
-      'POST /accounts': (body) => describeAccount(accounts.ensure(typeof body.account === 'string' && body.account ? body.account : undefined)),
+      'POST /accounts': (body) =>
+        describeAccount(accounts.ensure(typeof body.account === 'string' && body.account ? body.account : undefined)),
       // A Connect platform (OAuth client): `client_id` ca_… and `client_secret` sk_test_/sk_live_…, both optional.
       'POST /oauth_clients': (body) => {
         const secret = typeof body.client_secret === 'string' && body.client_secret ? body.client_secret : undefined;
-        const platform = accounts.ensurePlatform(typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined, secret);
+        const platform = accounts.ensurePlatform(
+          typeof body.client_id === 'string' && body.client_id ? body.client_id : undefined,
+          secret,
+        );
         return { ...describeAccount(platform), client_secret: secret ?? platform._credentials.test.secret_key };
       },
     },

@@ -54,11 +54,24 @@ function transition(type: string, o: StripeObject, repo: Repo, scope: Scope): vo
   const now = nowSeconds();
   switch (type) {
     case 'customer.subscription.deleted':
-      Object.assign(o, { status: 'canceled', canceled_at: now, ended_at: now, cancellation_details: { comment: null, feedback: null, reason: 'cancellation_requested' } });
+      Object.assign(o, {
+        status: 'canceled',
+        canceled_at: now,
+        ended_at: now,
+        cancellation_details: { comment: null, feedback: null, reason: 'cancellation_requested' },
+      });
       break;
     case 'invoice.payment_failed': {
-      Object.assign(o, { status: 'open', amount_paid: 0, amount_remaining: o.amount_due, attempted: true, attempt_count: Number(o.attempt_count ?? 0) + 1, next_payment_attempt: now + 3 * 86400 });
-      const subId = (o.parent as { subscription_details?: { subscription?: string } } | null)?.subscription_details?.subscription;
+      Object.assign(o, {
+        status: 'open',
+        amount_paid: 0,
+        amount_remaining: o.amount_due,
+        attempted: true,
+        attempt_count: Number(o.attempt_count ?? 0) + 1,
+        next_payment_attempt: now + 3 * 86400,
+      });
+      const subId = (o.parent as { subscription_details?: { subscription?: string } } | null)?.subscription_details
+        ?.subscription;
       const sub = subId ? repo.getScoped('subscriptions', subId, scope) : undefined;
       if (sub && sub.status !== 'canceled') sub.status = 'past_due';
       break;
@@ -71,7 +84,12 @@ function transition(type: string, o: StripeObject, repo: Repo, scope: Scope): vo
       Object.assign(o, {
         status: 'requires_payment_method',
         amount_received: 0,
-        last_payment_error: { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.', type: 'card_error' },
+        last_payment_error: {
+          code: 'card_declined',
+          decline_code: 'generic_decline',
+          message: 'Your card was declined.',
+          type: 'card_error',
+        },
       });
       break;
     case 'payment_intent.succeeded':
@@ -80,13 +98,29 @@ function transition(type: string, o: StripeObject, repo: Repo, scope: Scope): vo
     case 'charge.refunded': {
       const amount = Number(o.amount ?? 0);
       const refund = {
-        id: newId('re', 24), object: 'refund', amount, balance_transaction: newId('txn', 24), charge: o.id, created: now, currency: o.currency,
-        metadata: {}, payment_intent: o.payment_intent ?? null, reason: 'requested_by_customer', receipt_number: null, status: 'succeeded',
+        id: newId('re', 24),
+        object: 'refund',
+        amount,
+        balance_transaction: newId('txn', 24),
+        charge: o.id,
+        created: now,
+        currency: o.currency,
+        metadata: {},
+        payment_intent: o.payment_intent ?? null,
+        reason: 'requested_by_customer',
+        receipt_number: null,
+        status: 'succeeded',
       };
       Object.assign(o, {
         refunded: true,
         amount_refunded: amount,
-        refunds: { object: 'list', data: [refund], has_more: false, total_count: 1, url: `/v1/charges/${o.id}/refunds` },
+        refunds: {
+          object: 'list',
+          data: [refund],
+          has_more: false,
+          total_count: 1,
+          url: `/v1/charges/${o.id}/refunds`,
+        },
       });
       break;
     }
@@ -102,7 +136,10 @@ export interface EventDeps {
 export function createEvents({ repo, accounts, renderers }: EventDeps) {
   const resolveAccount = (id?: string): AccountRecord => {
     const account = id ? accounts.get(id) : accounts.first();
-    if (!account) throw Object.assign(new Error(id ? `unknown account ${id}` : 'no account yet: POST /__control/accounts first'), { status: 400 });
+    if (!account)
+      throw Object.assign(new Error(id ? `unknown account ${id}` : 'no account yet: POST /__control/accounts first'), {
+        status: 400,
+      });
     return account;
   };
 
@@ -144,16 +181,39 @@ export function createEvents({ repo, accounts, renderers }: EventDeps) {
     let stored = kind ? (hintId ? repo.getScoped(kind, hintId, scope) : repo.listScoped(kind, scope)[0]) : undefined;
     if (!stored && kind && ['subscriptions', 'invoices', 'payment_intents', 'charges', 'customers'].includes(kind)) {
       // Nothing to base it on: describe a plausible purchase without storing it.
-      const purchase = buildPurchase({ scope, email: 'customer@example.com', price: priceForSku(repo, renderers, scope, null), metadata: {} });
-      stored = { subscriptions: purchase.subscription, invoices: purchase.invoice, payment_intents: purchase.paymentIntent, charges: purchase.charge, customers: purchase.customer }[kind];
+      const purchase = buildPurchase({
+        scope,
+        email: 'customer@example.com',
+        price: priceForSku(repo, renderers, scope, null),
+        metadata: {},
+      });
+      stored = {
+        subscriptions: purchase.subscription,
+        invoices: purchase.invoice,
+        payment_intents: purchase.paymentIntent,
+        charges: purchase.charge,
+        customers: purchase.customer,
+      }[kind];
     }
-    if (!stored) return { object: { id: hintId ?? newId('obj', 14), object: kind?.replace(/s$/, '') ?? 'unknown', livemode: scope.livemode } };
+    if (!stored)
+      return {
+        object: {
+          id: hintId ?? newId('obj', 14),
+          object: kind?.replace(/s$/, '') ?? 'unknown',
+          livemode: scope.livemode,
+        },
+      };
     transition(type, stored, repo, scope);
     repo.touch();
-    return { object: kind && renderers[kind] ? renderers[kind](stored, []) : render(stored), previous: type.endsWith('.updated') ? {} : undefined };
+    return {
+      object: kind && renderers[kind] ? renderers[kind](stored, []) : render(stored),
+      previous: type.endsWith('.updated') ? {} : undefined,
+    };
   };
 
-  async function sendEvent(params: SendEventParams & { mode?: 'live' | 'test' }): Promise<{ id: string; status: number }> {
+  async function sendEvent(
+    params: SendEventParams & { mode?: 'live' | 'test' },
+  ): Promise<{ id: string; status: number }> {
     const bad = params.signature === 'bad';
     // A redelivery: the same event id, unchanged, as Stripe retries it.
     if (params.id && !params.data) {
@@ -169,7 +229,13 @@ export function createEvents({ repo, accounts, renderers }: EventDeps) {
     const merged: Json = wrapsObject
       ? deepMerge(previous ? { object, previous_attributes: previous } : { object }, data)
       : { object: deepMerge(object, data), ...(previous ? { previous_attributes: previous } : {}) };
-    const event = record(scope, params.type, merged.object as Json, params.id, merged.previous_attributes as Json | undefined);
+    const event = record(
+      scope,
+      params.type,
+      merged.object as Json,
+      params.id,
+      merged.previous_attributes as Json | undefined,
+    );
     return { id: event.id, status: await send(event, params.target, bad) };
   }
 

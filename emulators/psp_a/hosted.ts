@@ -6,7 +6,9 @@ function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-/** Where hosted-page purchases send their webhooks: the account's registered endpoint (like Stripe's dashboard setting). */
+/**
+ * Where hosted-page purchases send their webhooks: the account's registered endpoint (like Stripe's dashboard setting).
+ */
 export const WEBHOOK_ENDPOINTS = 'webhook_endpoints';
 
 async function readForm(req: NodeJS.ReadableStream): Promise<URLSearchParams> {
@@ -25,7 +27,13 @@ async function readForm(req: NodeJS.ReadableStream): Promise<URLSearchParams> {
  * POST /__control/checkout, its webhooks sent to the account's registered endpoint
  * (POST /__control/webhook_endpoints); the page then closes its tab.
  */
-export function createHostedPages({ repo, checkout }: { repo: Repo; checkout?: (p: CheckoutParams) => Promise<unknown> }): Koa.Middleware {
+export function createHostedPages({
+  repo,
+  checkout,
+}: {
+  repo: Repo;
+  checkout?: (p: CheckoutParams) => Promise<unknown>;
+}): Koa.Middleware {
   return async (ctx, next) => {
     const m = /^\/b\/(?:test_)?([A-Za-z0-9]+)$/.exec(ctx.path);
     if (!m || (ctx.method !== 'GET' && ctx.method !== 'POST')) return next();
@@ -47,7 +55,9 @@ export function createHostedPages({ repo, checkout }: { repo: Repo; checkout?: (
       const price = repo.getScoped('prices', i.price, scope);
       const product = price ? repo.getScoped('products', String(price.product), scope) : undefined;
       const rec = price?.recurring as { interval?: string } | null;
-      const amount = price ? `${(Number(price.unit_amount) / 100).toFixed(2)} ${String(price.currency).toUpperCase()}${rec ? ` / ${rec.interval}` : ''}` : '';
+      const amount = price
+        ? `${(Number(price.unit_amount) / 100).toFixed(2)} ${String(price.currency).toUpperCase()}${rec ? ` / ${rec.interval}` : ''}`
+        : '';
       return `<li>${esc(String(product?.name ?? i.price))} — ${esc(amount)}</li>`;
     });
     ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Checkout</title></head><body>
@@ -64,7 +74,11 @@ export function createHostedPages({ repo, checkout }: { repo: Repo; checkout?: (
     const link = repo.all('payment_links').find((l) => l._code === code && l.active === true);
     const form = await readForm(ctx.req);
     const sku = (link?.metadata as Record<string, string> | undefined)?.sku;
-    const endpoint = link ? (repo.store.list(WEBHOOK_ENDPOINTS) as { account?: string; url: string }[]).filter((e) => !e.account || e.account === link._account).at(-1) : undefined;
+    const endpoint = link
+      ? (repo.store.list(WEBHOOK_ENDPOINTS) as { account?: string; url: string }[])
+          .filter((e) => !e.account || e.account === link._account)
+          .at(-1)
+      : undefined;
     const email = form.get('email') ?? '';
     if (!link || !sku || !endpoint || !checkout || !email) {
       ctx.status = !link ? 404 : 400;
@@ -72,7 +86,14 @@ export function createHostedPages({ repo, checkout }: { repo: Repo; checkout?: (
       return;
     }
     const appUserId = form.get('client_reference_id') || undefined;
-    await checkout({ sku, email, target: endpoint.url, mode: link.livemode === true ? 'live' : 'test', account: String(link._account), ...(appUserId ? { app_user_id: appUserId } : {}) });
+    await checkout({
+      sku,
+      email,
+      target: endpoint.url,
+      mode: link.livemode === true ? 'live' : 'test',
+      account: String(link._account),
+      ...(appUserId ? { app_user_id: appUserId } : {}),
+    });
     ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment succeeded</title></head><body>
 <h1 id="paid">Payment succeeded</h1><p>You can close this tab.</p>
 <script>setTimeout(() => window.close(), 500)</script></body></html>`;

@@ -58,13 +58,28 @@ export class IdempotencyCache {
     return hit;
   }
 
-  save(scope: Scope, key: string, method: string, path: string, body: FormObject, status: number, response: unknown): void {
+  save(
+    scope: Scope,
+    key: string,
+    method: string,
+    path: string,
+    body: FormObject,
+    status: number,
+    response: unknown,
+  ): void {
     if (this.saved.size >= MAX_KEYS) {
       // Oldest first: Map iteration follows insertion order.
       const oldest = this.saved.keys().next().value;
       if (oldest !== undefined) this.saved.delete(oldest);
     }
-    this.saved.set(this.keyOf(scope, key), { method, path, fingerprint: this.fingerprint(body), status, body: response, at: Date.now() });
+    this.saved.set(this.keyOf(scope, key), {
+      method,
+      path,
+      fingerprint: this.fingerprint(body),
+      status,
+      body: response,
+      at: Date.now(),
+    });
   }
 
   private fingerprint(body: FormObject): string {

@@ -76,7 +76,11 @@ export function listEnvelope(
   const startingAfter = typeof query.starting_after === 'string' ? query.starting_after : undefined;
   const endingBefore = typeof query.ending_before === 'string' ? query.ending_before : undefined;
   if (startingAfter && endingBefore) {
-    throw invalidParam('ending_before', 'You may only specify one of these parameters: ending_before, starting_after.', 'parameter_invalid_empty');
+    throw invalidParam(
+      'ending_before',
+      'You may only specify one of these parameters: ending_before, starting_after.',
+      'parameter_invalid_empty',
+    );
   }
   let page: StripeObject[];
   let hasMore: boolean;

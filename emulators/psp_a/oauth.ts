@@ -55,7 +55,10 @@ export function createOAuthMiddleware({ repo, accounts }: { repo: Repo; accounts
     const get = (k: string) => (typeof q[k] === 'string' ? (q[k] as string) : '');
     const clientId = get('client_id');
     // An unknown but well-formed client id registers its platform (its key pins at the token exchange).
-    const platform = clientId ? (accounts.byClientId(clientId) ?? (/^ca_[A-Za-z0-9]+$/.test(clientId) ? accounts.ensurePlatform(clientId) : undefined)) : undefined;
+    const platform = clientId
+      ? (accounts.byClientId(clientId) ??
+        (/^ca_[A-Za-z0-9]+$/.test(clientId) ? accounts.ensurePlatform(clientId) : undefined))
+      : undefined;
     const redirectUri = get('redirect_uri');
     const problems: string[] = [];
     if (get('response_type') !== 'code') problems.push('response_type must be "code".');
@@ -66,16 +69,27 @@ export function createOAuthMiddleware({ repo, accounts }: { repo: Repo; accounts
     ctx.type = 'text/html';
     if (problems.length) {
       ctx.status = 400;
-      ctx.body = page('Stripe Connect error', `<h1>Invalid request</h1><ul>${problems.map((p) => `<li>${esc(p)}</li>`).join('')}</ul>`);
+      ctx.body = page(
+        'Stripe Connect error',
+        `<h1>Invalid request</h1><ul>${problems.map((p) => `<li>${esc(p)}</li>`).join('')}</ul>`,
+      );
       return;
     }
-    const hidden = { client_id: clientId, redirect_uri: redirectUri, response_type: 'code', scope, state: get('state') };
+    const hidden = {
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope,
+      state: get('state'),
+    };
     ctx.body = page(
       'Connect with Stripe',
       `<h1>Connect your Stripe account</h1>
 <p><strong>${esc(String((platform!.settings as { dashboard?: { display_name?: string } })?.dashboard?.display_name ?? platform!.id))}</strong> would like to connect to your account (${esc(scope)}).</p>
 <form method="post" action="/oauth/authorize">
-${Object.entries(hidden).map(([k, v]) => `<input type="hidden" name="${k}" value="${esc(v)}">`).join('\n')}
+${Object.entries(hidden)
+  .map(([k, v]) => `<input type="hidden" name="${k}" value="${esc(v)}">`)
+  .join('\n')}
 <label>Email <input type="email" name="email" autocomplete="email"></label>
 <label>Business name <input type="text" name="business_name"></label>
 <button type="submit" name="decision" value="connect">Connect</button>
@@ -91,7 +105,13 @@ ${Object.entries(hidden).map(([k, v]) => `<input type="hidden" name="${k}" value
     if (!platform || !/^https?:\/\//.test(redirectUri)) return authorizePage(ctx, f);
     const state = get('state');
     if (get('decision') === 'deny') {
-      ctx.redirect(withParams(redirectUri, { error: 'access_denied', error_description: 'The user denied your request', ...(state ? { state } : {}) }));
+      ctx.redirect(
+        withParams(redirectUri, {
+          error: 'access_denied',
+          error_description: 'The user denied your request',
+          ...(state ? { state } : {}),
+        }),
+      );
       return;
     }
     const code: StripeObject = {
@@ -113,8 +133,17 @@ ${Object.entries(hidden).map(([k, v]) => `<input type="hidden" name="${k}" value
     const auth = ctx.get('authorization');
     const bearer = /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim();
     const basic = /^Basic\s+(.+)$/i.exec(auth)?.[1];
-    const secret = bearer ?? (basic ? Buffer.from(basic, 'base64').toString('utf8').split(':')[0] : undefined) ?? (typeof f.client_secret === 'string' ? f.client_secret : undefined);
-    if (!secret) return oauthError(ctx, 401, 'invalid_client', 'No authentication was provided. Send your secret API key using the Authorization header, or as a client_secret POST parameter.');
+    const secret =
+      bearer ??
+      (basic ? Buffer.from(basic, 'base64').toString('utf8').split(':')[0] : undefined) ??
+      (typeof f.client_secret === 'string' ? f.client_secret : undefined);
+    if (!secret)
+      return oauthError(
+        ctx,
+        401,
+        'invalid_client',
+        'No authentication was provided. Send your secret API key using the Authorization header, or as a client_secret POST parameter.',
+      );
     let platformKey = accounts.lookupKey(secret);
     if (!platformKey) {
       // A platform registered by client id alone takes the secret of its first exchange.
@@ -135,14 +164,17 @@ ${Object.entries(hidden).map(([k, v]) => `<input type="hidden" name="${k}" value
       if (!account) return oauthError(ctx, 400, 'invalid_grant', `Invalid refresh token: ${rt.slice(0, 8)}…`);
       return sendJson(ctx, 200, tokenResponse(account, platformKey.livemode, 'read_write'));
     }
-    if (grant !== 'authorization_code') return oauthError(ctx, 400, 'unsupported_grant_type', `Unsupported grant type: ${grant || '(none)'}`);
+    if (grant !== 'authorization_code')
+      return oauthError(ctx, 400, 'unsupported_grant_type', `Unsupported grant type: ${grant || '(none)'}`);
     const codeId = typeof f.code === 'string' ? f.code : '';
     if (!codeId) return oauthError(ctx, 400, 'invalid_request', 'No authorization code provided');
     const code = repo.get('oauth_codes', codeId);
     if (!code) return oauthError(ctx, 400, 'invalid_grant', `Authorization code does not exist: ${codeId}`);
     if (code.used) return oauthError(ctx, 400, 'invalid_grant', `Authorization code already used: ${codeId}`);
-    if (nowSeconds() - Number(code.created) > CODE_TTL_S) return oauthError(ctx, 400, 'invalid_grant', `Authorization code expired: ${codeId}`);
-    if (code.client_id !== platform._client_id) return oauthError(ctx, 400, 'invalid_grant', 'Authorization code provided does not belong to you');
+    if (nowSeconds() - Number(code.created) > CODE_TTL_S)
+      return oauthError(ctx, 400, 'invalid_grant', `Authorization code expired: ${codeId}`);
+    if (code.client_id !== platform._client_id)
+      return oauthError(ctx, 400, 'invalid_grant', 'Authorization code provided does not belong to you');
     const account = accounts.ensure(newId('acct', 16), {
       platform: platform.id,
       email: (code.email as string | null) ?? undefined,
@@ -155,11 +187,19 @@ ${Object.entries(hidden).map(([k, v]) => `<input type="hidden" name="${k}" value
   };
 
   const deauthorize = (ctx: Koa.Context, f: FormObject) => {
-    const secret = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1]?.trim() ?? (typeof f.client_secret === 'string' ? f.client_secret : '');
+    const secret =
+      /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1]?.trim() ??
+      (typeof f.client_secret === 'string' ? f.client_secret : '');
     const platformKey = secret ? accounts.lookupKey(secret) : undefined;
     if (!platformKey) return oauthError(ctx, 401, 'invalid_client', 'No valid API key provided.');
     const account = typeof f.stripe_user_id === 'string' ? accounts.get(f.stripe_user_id) : undefined;
-    if (!account || account._platform !== platformKey.account) return oauthError(ctx, 400, 'invalid_client', 'This application is not connected to stripe account ' + String(f.stripe_user_id ?? ''));
+    if (!account || account._platform !== platformKey.account)
+      return oauthError(
+        ctx,
+        400,
+        'invalid_client',
+        'This application is not connected to stripe account ' + String(f.stripe_user_id ?? ''),
+      );
     delete account._platform;
     repo.touch();
     return sendJson(ctx, 200, { stripe_user_id: account.id });

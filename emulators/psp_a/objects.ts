@@ -37,7 +37,13 @@ export function periodEnd(start: number, interval: string, count: number): numbe
 }
 
 function base(prefix: string, object: string, scope: Scope, length = 24): StripeObject {
-  return { id: newId(prefix, length), object, created: nowSeconds(), livemode: scope.livemode, _account: scope.account };
+  return {
+    id: newId(prefix, length),
+    object,
+    created: nowSeconds(),
+    livemode: scope.livemode,
+    _account: scope.account,
+  };
 }
 
 export function buildCustomer(p: Purchase): StripeObject {
@@ -132,8 +138,15 @@ export function buildSubscription(p: Purchase, customer: string, invoice: string
   };
 }
 
-export function buildInvoice(p: Purchase, id: string, customer: string, sub: StripeObject, amount: number): StripeObject {
-  const item = (sub.items as { data: { id: string; current_period_start: number; current_period_end: number }[] }).data[0];
+export function buildInvoice(
+  p: Purchase,
+  id: string,
+  customer: string,
+  sub: StripeObject,
+  amount: number,
+): StripeObject {
+  const item = (sub.items as { data: { id: string; current_period_start: number; current_period_end: number }[] })
+    .data[0];
   const now = nowSeconds();
   return {
     ...base('in', 'invoice', p.scope),
@@ -180,11 +193,21 @@ export function buildInvoice(p: Purchase, id: string, customer: string, sub: Str
           metadata: { ...p.metadata },
           parent: {
             invoice_item_details: null,
-            subscription_item_details: { invoice_item: null, proration: false, proration_details: { credited_items: null }, subscription: sub.id, subscription_item: item.id },
+            subscription_item_details: {
+              invoice_item: null,
+              proration: false,
+              proration_details: { credited_items: null },
+              subscription: sub.id,
+              subscription_item: item.id,
+            },
             type: 'subscription_item_details',
           },
           period: { end: item.current_period_end, start: item.current_period_start },
-          pricing: { price_details: { price: p.price.id, product: p.price.product }, type: 'price_details', unit_amount_decimal: String(p.price.unit_amount) },
+          pricing: {
+            price_details: { price: p.price.id, product: p.price.product },
+            type: 'price_details',
+            unit_amount_decimal: String(p.price.unit_amount),
+          },
           quantity: 1,
           taxes: [],
         },
@@ -197,7 +220,11 @@ export function buildInvoice(p: Purchase, id: string, customer: string, sub: Str
     next_payment_attempt: null,
     number: `${randomBase62(8).toUpperCase()}-0001`,
     on_behalf_of: null,
-    parent: { quote_details: null, subscription_details: { metadata: { ...p.metadata }, subscription: sub.id }, type: 'subscription_details' },
+    parent: {
+      quote_details: null,
+      subscription_details: { metadata: { ...p.metadata }, subscription: sub.id },
+      type: 'subscription_details',
+    },
     period_end: now,
     period_start: now,
     post_payment_credit_notes_amount: 0,
@@ -248,7 +275,13 @@ export function buildPaymentIntent(p: Purchase, customer: string, amount: number
   };
 }
 
-export function buildCharge(p: Purchase, id: string, customer: string, amount: number, paymentIntent: string): StripeObject {
+export function buildCharge(
+  p: Purchase,
+  id: string,
+  customer: string,
+  amount: number,
+  paymentIntent: string,
+): StripeObject {
   return {
     ...base('ch', 'charge', p.scope),
     id,
@@ -270,11 +303,28 @@ export function buildCharge(p: Purchase, id: string, customer: string, amount: n
     failure_message: null,
     fraud_details: {},
     metadata: { ...p.metadata },
-    outcome: { network_status: 'approved_by_network', reason: null, risk_level: 'normal', seller_message: 'Payment complete.', type: 'authorized' },
+    outcome: {
+      network_status: 'approved_by_network',
+      reason: null,
+      risk_level: 'normal',
+      seller_message: 'Payment complete.',
+      type: 'authorized',
+    },
     paid: true,
     payment_intent: paymentIntent,
     payment_method: newId('pm', 24),
-    payment_method_details: { card: { brand: 'visa', country: 'US', exp_month: 12, exp_year: 2034, funding: 'credit', last4: '4242', network: 'visa' }, type: 'card' },
+    payment_method_details: {
+      card: {
+        brand: 'visa',
+        country: 'US',
+        exp_month: 12,
+        exp_year: 2034,
+        funding: 'credit',
+        last4: '4242',
+        network: 'visa',
+      },
+      type: 'card',
+    },
     receipt_email: p.email,
     receipt_url: `https://pay.stripe.com/receipts/${id}`,
     refunded: false,

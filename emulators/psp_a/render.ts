@@ -7,7 +7,12 @@ export function scopeOf(o: StripeObject): Scope {
   return { account: String(o._account), livemode: o.livemode === true };
 }
 
-function lineItem(repo: Repo, scope: Scope, item: { id: string; price: string; quantity: number }, renderers: Renderers) {
+function lineItem(
+  repo: Repo,
+  scope: Scope,
+  item: { id: string; price: string; quantity: number },
+  renderers: Renderers,
+) {
   const price = repo.getScoped('prices', item.price, scope);
   const product = price ? repo.getScoped('products', String(price.product), scope) : undefined;
   const unit = Number(price?.unit_amount ?? 0);
@@ -42,18 +47,39 @@ export function lineItemList(repo: Repo, link: StripeObject, renderers: Renderer
 export function makeRenderers(repo: Repo): Renderers {
   const renderers: Renderers = {};
   const plain: Renderer = (o, expand) => applyExpand(render(o), expand, repo, scopeOf(o), renderers);
-  for (const kind of ['products', 'customers', 'subscriptions', 'invoices', 'payment_intents', 'charges', 'events', 'promotion_codes']) {
+  for (const kind of [
+    'products',
+    'customers',
+    'subscriptions',
+    'invoices',
+    'payment_intents',
+    'charges',
+    'events',
+    'promotion_codes',
+  ]) {
     renderers[kind] = plain;
   }
   renderers.prices = (o, expand) => {
     const out = render(o);
     if (expand.includes('currency_options')) out.currency_options = structuredClone(o._currency_options ?? {});
-    return applyExpand(out, expand.filter((p) => p !== 'currency_options'), repo, scopeOf(o), renderers);
+    return applyExpand(
+      out,
+      expand.filter((p) => p !== 'currency_options'),
+      repo,
+      scopeOf(o),
+      renderers,
+    );
   };
   renderers.payment_links = (o, expand) => {
     const out = render(o);
     if (expand.includes('line_items')) out.line_items = lineItemList(repo, o, renderers);
-    return applyExpand(out, expand.filter((p) => p !== 'line_items'), repo, scopeOf(o), renderers);
+    return applyExpand(
+      out,
+      expand.filter((p) => p !== 'line_items'),
+      repo,
+      scopeOf(o),
+      renderers,
+    );
   };
   renderers.coupons = (o, expand) => {
     const out = render(o);

@@ -37,7 +37,11 @@ export function route(method: string, path: string, handler: Handler): Route {
   return { method, pattern: new RegExp(`^${source}/?$`), keys, handler };
 }
 
-export function match(routes: Route[], method: string, path: string): { route: Route; params: Record<string, string> } | 'method' | undefined {
+export function match(
+  routes: Route[],
+  method: string,
+  path: string,
+): { route: Route; params: Record<string, string> } | 'method' | undefined {
   let pathMatched = false;
   for (const r of routes) {
     const m = r.pattern.exec(path);

@@ -70,7 +70,12 @@ function sameSecret(a: string, b: string): boolean {
 export function authenticate(store: EmulatorStore, header: string | undefined): Caller {
   if (!header) throw new PaddleError(403, 'authentication_missing', 'Authentication header missing.');
   const m = /^bearer\s+(\S+)$/i.exec(header.trim());
-  if (!m) throw new PaddleError(403, 'authentication_malformed', 'Authentication header included, but incorrectly formatted.');
+  if (!m)
+    throw new PaddleError(
+      403,
+      'authentication_malformed',
+      'Authentication header included, but incorrectly formatted.',
+    );
   const key = m[1];
   for (const raw of store.list('accounts')) {
     const a = raw as PaddleAccount;

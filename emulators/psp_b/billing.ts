@@ -135,7 +135,12 @@ export const billingRoutes: Route[] = [
     path: /^\/event-types$/,
     handler: (_api, { ctx }) => {
       ctx.body = {
-        data: EVENT_TYPES.map(([name, description]) => ({ name, description, group: name.split('.')[0], available_versions: [1] })),
+        data: EVENT_TYPES.map(([name, description]) => ({
+          name,
+          description,
+          group: name.split('.')[0],
+          available_versions: [1],
+        })),
         meta: { request_id: crypto.randomUUID() },
       };
     },

@@ -20,7 +20,10 @@ function checkQuantity(c: Checker): void {
   const q = c.body.quantity;
   if (q === undefined) return;
   const ok =
-    !!q && typeof q === 'object' && Number.isInteger((q as { minimum?: unknown }).minimum) && Number.isInteger((q as { maximum?: unknown }).maximum);
+    !!q &&
+    typeof q === 'object' &&
+    Number.isInteger((q as { minimum?: unknown }).minimum) &&
+    Number.isInteger((q as { maximum?: unknown }).maximum);
   if (!ok) c.fail('quantity', 'must be an object with integer minimum and maximum');
 }
 
@@ -123,8 +126,17 @@ export const catalogRoutes: Route[] = [
     handler: ({ store }, { ctx, caller, body }) => {
       const c = new Checker(body)
         .only([
-          'description', 'name', 'type', 'product_id', 'unit_price', 'billing_cycle', 'trial_period', 'tax_mode',
-          'unit_price_overrides', 'quantity', 'custom_data',
+          'description',
+          'name',
+          'type',
+          'product_id',
+          'unit_price',
+          'billing_cycle',
+          'trial_period',
+          'tax_mode',
+          'unit_price_overrides',
+          'quantity',
+          'custom_data',
         ])
         .string('description', { required: true, max: 500 })
         .string('name', { nullable: true, max: 150 })
@@ -138,7 +150,10 @@ export const catalogRoutes: Route[] = [
       c.money('unit_price', body.unit_price);
       checkQuantity(c);
       checkTrialNeedsCycle(c);
-      if (typeof body.product_id === 'string' && !owned(store, 'products', caller).some((p) => p.id === body.product_id)) {
+      if (
+        typeof body.product_id === 'string' &&
+        !owned(store, 'products', caller).some((p) => p.id === body.product_id)
+      ) {
         c.fail('product_id', `product ${body.product_id} not found`);
       }
       c.done();
@@ -177,8 +192,17 @@ export const catalogRoutes: Route[] = [
       const price = getOwned(store, 'prices', caller, params[0]);
       const c = new Checker(body)
         .only([
-          'description', 'name', 'type', 'billing_cycle', 'trial_period', 'tax_mode', 'unit_price', 'unit_price_overrides',
-          'quantity', 'status', 'custom_data',
+          'description',
+          'name',
+          'type',
+          'billing_cycle',
+          'trial_period',
+          'tax_mode',
+          'unit_price',
+          'unit_price_overrides',
+          'quantity',
+          'status',
+          'custom_data',
         ])
         .string('description', { max: 500 })
         .string('name', { nullable: true, max: 150 })
@@ -204,7 +228,10 @@ export const catalogRoutes: Route[] = [
     handler: ({ store, publicUrl }, { ctx, caller }) => {
       let items = byStatus(owned(store, 'discounts', caller), listParam(ctx, 'status'), null);
       const codes = listParam(ctx, 'code');
-      if (codes) items = items.filter((o) => typeof o.code === 'string' && codes.some((c) => c.toUpperCase() === String(o.code).toUpperCase()));
+      if (codes)
+        items = items.filter(
+          (o) => typeof o.code === 'string' && codes.some((c) => c.toUpperCase() === String(o.code).toUpperCase()),
+        );
       const ids = listParam(ctx, 'id');
       if (ids) items = items.filter((o) => ids.includes(o.id));
       sendList(ctx, publicUrl(), items);
@@ -216,8 +243,20 @@ export const catalogRoutes: Route[] = [
     handler: ({ store }, { ctx, caller, body }) => {
       const c = new Checker(body)
         .only([
-          'amount', 'description', 'type', 'enabled_for_checkout', 'code', 'mode', 'currency_code', 'recur',
-          'maximum_recurring_intervals', 'usage_limit', 'restrict_to', 'expires_at', 'custom_data', 'discount_group_id',
+          'amount',
+          'description',
+          'type',
+          'enabled_for_checkout',
+          'code',
+          'mode',
+          'currency_code',
+          'recur',
+          'maximum_recurring_intervals',
+          'usage_limit',
+          'restrict_to',
+          'expires_at',
+          'custom_data',
+          'discount_group_id',
         ])
         .string('amount', { required: true })
         .string('description', { required: true, max: 500 })
@@ -230,8 +269,11 @@ export const catalogRoutes: Route[] = [
       c.done();
       const code = typeof body.code === 'string' ? body.code : null;
       if (code) {
-        const clash = owned(store, 'discounts', caller).find((d) => typeof d.code === 'string' && d.code.toUpperCase() === code.toUpperCase());
-        if (clash) throw new PaddleError(409, 'discount_code_conflict', `Discount code conflicts with Discount ID ${clash.id}`);
+        const clash = owned(store, 'discounts', caller).find(
+          (d) => typeof d.code === 'string' && d.code.toUpperCase() === code.toUpperCase(),
+        );
+        if (clash)
+          throw new PaddleError(409, 'discount_code_conflict', `Discount code conflicts with Discount ID ${clash.id}`);
       }
       const discount = store.insert('discounts', {
         id: paddleId('dsc'),
@@ -272,8 +314,20 @@ export const catalogRoutes: Route[] = [
       const discount = getOwned(store, 'discounts', caller, params[0]);
       const c = new Checker(body)
         .only([
-          'amount', 'description', 'type', 'enabled_for_checkout', 'code', 'currency_code', 'recur', 'maximum_recurring_intervals',
-          'usage_limit', 'restrict_to', 'expires_at', 'status', 'custom_data', 'discount_group_id',
+          'amount',
+          'description',
+          'type',
+          'enabled_for_checkout',
+          'code',
+          'currency_code',
+          'recur',
+          'maximum_recurring_intervals',
+          'usage_limit',
+          'restrict_to',
+          'expires_at',
+          'status',
+          'custom_data',
+          'discount_group_id',
         ])
         .string('amount')
         .string('description', { max: 500 })
@@ -297,9 +351,11 @@ function checkDiscountAmount(c: Checker, existing?: Stored): void {
   if (typeof amount !== 'string') return;
   if (type === 'percentage') {
     const n = Number(amount);
-    if (!/^\d+(\.\d{1,2})?$/.test(amount) || n <= 0 || n > 100) c.fail('amount', 'percentage must be between 0.01 and 100');
+    if (!/^\d+(\.\d{1,2})?$/.test(amount) || n <= 0 || n > 100)
+      c.fail('amount', 'percentage must be between 0.01 and 100');
   } else if (type === 'flat' || type === 'flat_per_seat') {
-    if (!/^\d+$/.test(amount) || Number(amount) <= 0) c.fail('amount', 'must be a positive amount in the lowest denomination');
+    if (!/^\d+$/.test(amount) || Number(amount) <= 0)
+      c.fail('amount', 'must be a positive amount in the lowest denomination');
     if (!currency) c.fail('currency_code', 'is required for flat discounts');
   }
 }

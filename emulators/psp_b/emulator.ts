@@ -33,7 +33,8 @@ function parseJsonObject(raw: string): Record<string, unknown> {
   } catch {
     throw badRequest('Invalid request: body is not valid JSON.');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest('Invalid request: body must be a JSON object.');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw badRequest('Invalid request: body must be a JSON object.');
   return parsed as Record<string, unknown>;
 }
 
@@ -70,7 +71,8 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     sendEvent: (params) => sendEvent(store, params as SendOptions),
     checkout: (params) => checkout(store, publicUrl(), params),
     control: {
-      'POST /accounts': (body) => accountView(ensureAccount(store, typeof body.account === 'string' && body.account ? body.account : undefined)),
+      'POST /accounts': (body) =>
+        accountView(ensureAccount(store, typeof body.account === 'string' && body.account ? body.account : undefined)),
       'GET /accounts': () => ({ accounts: store.list('accounts').map((a) => accountView(a as PaddleAccount)) }),
     },
   };

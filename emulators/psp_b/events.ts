@@ -75,7 +75,12 @@ function defaultData(store: EmulatorStore, type: string, account: string, mode: 
   if (family === 'subscription') {
     const sub = wire(latest(store, 'subscriptions', account, mode)) ?? syntheticSubscription();
     const status = SUBSCRIPTION_STATUS[type] ?? sub.status;
-    return { ...sub, status, updated_at: at, ...(status === 'canceled' ? { canceled_at: at, next_billed_at: null } : {}) };
+    return {
+      ...sub,
+      status,
+      updated_at: at,
+      ...(status === 'canceled' ? { canceled_at: at, next_billed_at: null } : {}),
+    };
   }
   if (family === 'transaction') {
     const txn = wire(latest(store, 'transactions', account, mode)) ?? syntheticTransaction();
@@ -83,14 +88,29 @@ function defaultData(store: EmulatorStore, type: string, account: string, mode: 
     const out: Obj = { ...txn, status, updated_at: at };
     if (type === 'transaction.payment_failed' || type === 'transaction.past_due') {
       out.origin = 'subscription_recurring';
-      out.payments = [{ ...(((txn.payments as Obj[]) ?? [])[0] ?? {}), status: 'error', error_code: 'declined', captured_at: null, created_at: at }];
+      out.payments = [
+        {
+          ...(((txn.payments as Obj[]) ?? [])[0] ?? {}),
+          status: 'error',
+          error_code: 'declined',
+          captured_at: null,
+          created_at: at,
+        },
+      ];
     }
     return out;
   }
   if (family === 'adjustment') {
-    return refundAdjustment(wire(latest(store, 'transactions', account, mode)), wire(latest(store, 'subscriptions', account, mode)));
+    return refundAdjustment(
+      wire(latest(store, 'transactions', account, mode)),
+      wire(latest(store, 'subscriptions', account, mode)),
+    );
   }
-  if (family === 'customer') return wire(latest(store, 'customers', account, mode)) ?? publicView(customerEntity('customer@example.com', account, mode));
+  if (family === 'customer')
+    return (
+      wire(latest(store, 'customers', account, mode)) ??
+      publicView(customerEntity('customer@example.com', account, mode))
+    );
   const kinds: Record<string, string> = { product: 'products', price: 'prices', discount: 'discounts' };
   if (kinds[family]) return wire(latest(store, kinds[family], account, mode)) ?? { id: paddleId(family.slice(0, 3)) };
   return {};
@@ -152,7 +172,11 @@ function syntheticTransaction(): Obj {
 
 /** Keep the emulator's own copy in step with what its notifications claim happened. */
 function applyToState(store: EmulatorStore, type: string, data: Obj): void {
-  const kind = type.startsWith('subscription.') ? 'subscriptions' : type.startsWith('transaction.') ? 'transactions' : null;
+  const kind = type.startsWith('subscription.')
+    ? 'subscriptions'
+    : type.startsWith('transaction.')
+      ? 'transactions'
+      : null;
   if (!kind || typeof data.id !== 'string') return;
   const obj = store.find(kind, (o) => o.id === data.id);
   if (!obj || typeof data.status !== 'string') return;
@@ -169,7 +193,10 @@ export interface SendOptions extends SendEventParams {
 export function resolveAccount(store: EmulatorStore, id?: string): PaddleAccount {
   const account = id ? findAccount(store, id) : defaultAccount(store);
   if (!account) {
-    throw Object.assign(new Error(id ? `no account ${id}` : 'no connected account yet: POST /__control/accounts first'), { status: 400 });
+    throw Object.assign(
+      new Error(id ? `no account ${id}` : 'no connected account yet: POST /__control/accounts first'),
+      { status: 400 },
+    );
   }
   return account;
 }
@@ -182,7 +209,9 @@ export function resolveAccount(store: EmulatorStore, id?: string): PaddleAccount
 export async function sendEvent(store: EmulatorStore, params: SendOptions): Promise<{ id: string; status: number }> {
   const account = resolveAccount(store, params.account);
   const mode: Mode = params.mode === 'live' ? 'live' : 'test';
-  const previous = params.id ? (store.find('events', (e) => e.event_id === params.id) as (Notification & Obj) | undefined) : undefined;
+  const previous = params.id
+    ? (store.find('events', (e) => e.event_id === params.id) as (Notification & Obj) | undefined)
+    : undefined;
   let note: Notification;
   if (previous) {
     note = {
@@ -195,7 +224,10 @@ export async function sendEvent(store: EmulatorStore, params: SendOptions): Prom
       environment: previous.environment,
     };
   } else {
-    const data = deepMerge(defaultData(store, params.type, account.account, mode), isObj(params.data) ? params.data : {});
+    const data = deepMerge(
+      defaultData(store, params.type, account.account, mode),
+      isObj(params.data) ? params.data : {},
+    );
     note = {
       event_id: params.id ?? paddleId('evt'),
       event_type: params.type,

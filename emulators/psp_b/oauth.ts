@@ -76,7 +76,11 @@ function tokenError(ctx: Koa.Context, status: number, error: string, description
 }
 
 /** Serves /oauth/* ; returns false when the path is not an OAuth route. */
-export async function handleOAuth(store: EmulatorStore, ctx: Koa.Context, rawBody: () => Promise<string>): Promise<boolean> {
+export async function handleOAuth(
+  store: EmulatorStore,
+  ctx: Koa.Context,
+  rawBody: () => Promise<string>,
+): Promise<boolean> {
   if (ctx.path === '/oauth/authorize' && ctx.method === 'GET') {
     const q = ctx.URL.searchParams;
     if (!q.get('client_id') || !validRedirect(q.get('redirect_uri'))) {
@@ -98,7 +102,11 @@ export async function handleOAuth(store: EmulatorStore, ctx: Koa.Context, rawBod
       return true;
     }
     if (form.decision === 'deny') {
-      redirectWith(ctx, form.redirect_uri, { error: 'access_denied', error_description: 'The user denied your request', state: form.state ?? '' });
+      redirectWith(ctx, form.redirect_uri, {
+        error: 'access_denied',
+        error_description: 'The user denied your request',
+        state: form.state ?? '',
+      });
       return true;
     }
     const account = ensureAccount(store, form.account?.trim() || undefined);

@@ -107,7 +107,9 @@ export function transactionEntity(opts: {
     collection_mode: 'automatic',
     discount_id: null,
     billing_details: null,
-    billing_period: opts.periodEnd ? { starts_at: opts.periodStart.toISOString(), ends_at: opts.periodEnd.toISOString() } : null,
+    billing_period: opts.periodEnd
+      ? { starts_at: opts.periodStart.toISOString(), ends_at: opts.periodEnd.toISOString() }
+      : null,
     items: [{ price_id: opts.price.id, price: opts.price, quantity: 1, proration: null }],
     details: {
       totals,
@@ -134,7 +136,13 @@ export function transactionEntity(opts: {
         error_code: null,
         method_details: {
           type: 'card',
-          card: { type: 'visa', last4: '4242', expiry_month: 12, expiry_year: new Date().getUTCFullYear() + 3, cardholder_name: 'Emulated Customer' },
+          card: {
+            type: 'visa',
+            last4: '4242',
+            expiry_month: 12,
+            expiry_year: new Date().getUTCFullYear() + 3,
+            cardholder_name: 'Emulated Customer',
+          },
         },
         created_at: at,
         captured_at: at,

@@ -69,7 +69,8 @@ export function sendList(
   let perPage = limits.perPage;
   if (requested !== null) {
     const n = Number(requested);
-    if (!Number.isInteger(n) || n < 1) throw invalidField([{ field: 'per_page', message: 'must be a positive integer' }]);
+    if (!Number.isInteger(n) || n < 1)
+      throw invalidField([{ field: 'per_page', message: 'must be a positive integer' }]);
     perPage = Math.min(n, limits.max);
   }
   const order = q.get('order_by') ?? 'id[ASC]';

@@ -1,12 +1,50 @@
 import { invalidField, type FieldError } from './respond';
 
 export const CURRENCIES = new Set([
-  'USD', 'EUR', 'GBP', 'JPY', 'AUD', 'CAD', 'CHF', 'CLP', 'HKD', 'SGD', 'SEK', 'ARS', 'BRL', 'CNY', 'COP', 'CZK', 'DKK',
-  'HUF', 'ILS', 'INR', 'KRW', 'MXN', 'NOK', 'NZD', 'PEN', 'PLN', 'RUB', 'THB', 'TRY', 'TWD', 'UAH', 'VND', 'ZAR',
+  'USD',
+  'EUR',
+  'GBP',
+  'JPY',
+  'AUD',
+  'CAD',
+  'CHF',
+  'CLP',
+  'HKD',
+  'SGD',
+  'SEK',
+  'ARS',
+  'BRL',
+  'CNY',
+  'COP',
+  'CZK',
+  'DKK',
+  'HUF',
+  'ILS',
+  'INR',
+  'KRW',
+  'MXN',
+  'NOK',
+  'NZD',
+  'PEN',
+  'PLN',
+  'RUB',
+  'THB',
+  'TRY',
+  'TWD',
+  'UAH',
+  'VND',
+  'ZAR',
 ]);
 export const TAX_CATEGORIES = new Set([
-  'digital-goods', 'ebooks', 'implementation-services', 'professional-services', 'saas',
-  'software-programming-services', 'standard', 'training-services', 'website-hosting',
+  'digital-goods',
+  'ebooks',
+  'implementation-services',
+  'professional-services',
+  'saas',
+  'software-programming-services',
+  'standard',
+  'training-services',
+  'website-hosting',
 ]);
 export const INTERVALS = new Set(['day', 'week', 'month', 'year']);
 
@@ -38,8 +76,10 @@ export class Checker {
       return this;
     }
     if (typeof v !== 'string') return (this.fail(field, 'must be a string'), this);
-    if (v.length < (opts.min ?? (opts.required ? 1 : 0))) this.fail(field, `minimum length of ${opts.min ?? 1} not met`);
-    if (opts.max && v.length > opts.max) this.fail(field, `maximum length of ${opts.max} exceeded. provided value length ${v.length}`);
+    if (v.length < (opts.min ?? (opts.required ? 1 : 0)))
+      this.fail(field, `minimum length of ${opts.min ?? 1} not met`);
+    if (opts.max && v.length > opts.max)
+      this.fail(field, `maximum length of ${opts.max} exceeded. provided value length ${v.length}`);
     return this;
   }
 
@@ -70,8 +110,10 @@ export class Checker {
   money(field: string, v: unknown, required = true): void {
     if (v === undefined && !required) return;
     if (!isObject(v)) return this.fail(field, 'must be an object with amount and currency_code');
-    if (typeof v.amount !== 'string' || !/^\d+$/.test(v.amount)) this.fail(`${field}.amount`, 'must be a string of digits, in the lowest denomination');
-    if (typeof v.currency_code !== 'string' || !CURRENCIES.has(v.currency_code)) this.fail(`${field}.currency_code`, 'unsupported currency code');
+    if (typeof v.amount !== 'string' || !/^\d+$/.test(v.amount))
+      this.fail(`${field}.amount`, 'must be a string of digits, in the lowest denomination');
+    if (typeof v.currency_code !== 'string' || !CURRENCIES.has(v.currency_code))
+      this.fail(`${field}.currency_code`, 'unsupported currency code');
   }
 
   period(field: string, opts: { required?: boolean } = {}): this {
@@ -81,8 +123,10 @@ export class Checker {
       return this;
     }
     if (!isObject(v)) return (this.fail(field, 'must be an object with interval and frequency'), this);
-    if (typeof v.interval !== 'string' || !INTERVALS.has(v.interval)) this.fail(`${field}.interval`, 'must be one of day, week, month, year');
-    if (!Number.isInteger(v.frequency) || (v.frequency as number) < 1) this.fail(`${field}.frequency`, 'must be an integer greater than or equal to 1');
+    if (typeof v.interval !== 'string' || !INTERVALS.has(v.interval))
+      this.fail(`${field}.interval`, 'must be one of day, week, month, year');
+    if (!Number.isInteger(v.frequency) || (v.frequency as number) < 1)
+      this.fail(`${field}.frequency`, 'must be an integer greater than or equal to 1');
     return this;
   }
 
@@ -94,9 +138,11 @@ export class Checker {
     v.forEach((o, i) => {
       const f = `${field}[${i}]`;
       if (!isObject(o)) return this.fail(f, 'must be an object');
-      if (!Array.isArray(o.country_codes) || o.country_codes.length === 0) return this.fail(`${f}.country_codes`, 'must be a non-empty array');
+      if (!Array.isArray(o.country_codes) || o.country_codes.length === 0)
+        return this.fail(`${f}.country_codes`, 'must be a non-empty array');
       for (const c of o.country_codes) {
-        if (typeof c !== 'string' || !/^[A-Z]{2}$/.test(c)) this.fail(`${f}.country_codes`, `invalid country code ${String(c)}`);
+        if (typeof c !== 'string' || !/^[A-Z]{2}$/.test(c))
+          this.fail(`${f}.country_codes`, `invalid country code ${String(c)}`);
         else if (seen.has(c)) this.fail(`${f}.country_codes`, `country code ${c} is used in more than one override`);
         else seen.add(c);
       }

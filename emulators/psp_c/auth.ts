@@ -28,7 +28,10 @@ export function authenticate(store: EmulatorStore, ctx: Koa.Context): Caller {
   }
   const bearer = /^Bearer\s+(.+)$/i.exec(header);
   if (bearer) {
-    const token = store.find('oauth_tokens', (t) => typeof t.access_token === 'string' && safeEqual(t.access_token, bearer[1]));
+    const token = store.find(
+      'oauth_tokens',
+      (t) => typeof t.access_token === 'string' && safeEqual(t.access_token, bearer[1]),
+    );
     if (token && !token.revoked && Number(token.expires_at) > nowSec()) {
       return { account: String(token.account), mode: token.mode as Mode };
     }

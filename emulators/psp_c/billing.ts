@@ -11,13 +11,22 @@ import { findOwned, insertOwned, owned, type Caller } from './state';
  * into being through /__control/checkout (a customer paying on Razorpay's page).
  */
 
-const PERIOD_SECONDS: Record<string, number> = { daily: 86_400, weekly: 7 * 86_400, monthly: 30 * 86_400, yearly: 365 * 86_400 };
+const PERIOD_SECONDS: Record<string, number> = {
+  daily: 86_400,
+  weekly: 7 * 86_400,
+  monthly: 30 * 86_400,
+  yearly: 365 * 86_400,
+};
 
 export function periodEnd(plan: Record<string, unknown>, from: number): number {
   return from + (PERIOD_SECONDS[String(plan.period)] ?? PERIOD_SECONDS.monthly) * Number(plan.interval ?? 1);
 }
 
-export function createCustomer(store: EmulatorStore, caller: Caller, fields: { name?: unknown; email?: unknown; contact?: unknown; notes?: Record<string, unknown> }): Stored {
+export function createCustomer(
+  store: EmulatorStore,
+  caller: Caller,
+  fields: { name?: unknown; email?: unknown; contact?: unknown; notes?: Record<string, unknown> },
+): Stored {
   return insertOwned(store, 'customers', caller, {
     id: rzpId('cust'),
     entity: 'customer',
@@ -34,7 +43,13 @@ export function createSubscription(
   store: EmulatorStore,
   caller: Caller,
   plan: Record<string, unknown>,
-  opts: { total_count: number; start_at?: number; notes?: Record<string, unknown>; offer_id?: string | null; quantity?: number },
+  opts: {
+    total_count: number;
+    start_at?: number;
+    notes?: Record<string, unknown>;
+    offer_id?: string | null;
+    quantity?: number;
+  },
   publicUrl: () => string,
 ): Stored {
   const now = nowSec();
@@ -100,7 +115,11 @@ export function createPayment(store: EmulatorStore, caller: Caller, fields: Reco
   });
 }
 
-export function billingRoutes(store: EmulatorStore, who: (ctx: Parameters<Route['handler']>[0]) => Caller, publicUrl: () => string): Route[] {
+export function billingRoutes(
+  store: EmulatorStore,
+  who: (ctx: Parameters<Route['handler']>[0]) => Caller,
+  publicUrl: () => string,
+): Route[] {
   return [
     route('POST', '/v1/customers', async (ctx) => {
       const body = await readBody(ctx);
@@ -109,23 +128,43 @@ export function billingRoutes(store: EmulatorStore, who: (ctx: Parameters<Route[
       return view(createCustomer(store, who(ctx), { ...body, notes: notesOf(body) }));
     }),
     route('GET', '/v1/customers', (ctx) => collection(ctx, owned(store, 'customers', who(ctx)))),
-    route('GET', '/v1/customers/:id', (ctx, p) => view(findOwned(store, 'customers', who(ctx), p.id) ?? throwNoSuchId())),
+    route('GET', '/v1/customers/:id', (ctx, p) =>
+      view(findOwned(store, 'customers', who(ctx), p.id) ?? throwNoSuchId()),
+    ),
     route('POST', '/v1/subscriptions', async (ctx) => {
       const caller = who(ctx);
       const body = await readBody(ctx);
-      onlyFields(body, ['plan_id', 'total_count', 'quantity', 'start_at', 'expire_by', 'customer_notify', 'addons', 'offer_id', 'notes', 'notify_info']);
+      onlyFields(body, [
+        'plan_id',
+        'total_count',
+        'quantity',
+        'start_at',
+        'expire_by',
+        'customer_notify',
+        'addons',
+        'offer_id',
+        'notes',
+        'notify_info',
+      ]);
       const planId = requireString(body, 'plan_id');
       const plan = findOwned(store, 'plans', caller, planId);
       if (!plan) throw badRequest('The id provided does not exist', 'plan_id');
       const total = Number(body.total_count);
       if (!Number.isInteger(total) || total < 1) throw badRequest('The total count field is required.', 'total_count');
       const offerId = typeof body.offer_id === 'string' ? body.offer_id : null;
-      if (offerId && !findOwned(store, 'offers', caller, offerId)) throw badRequest('The id provided does not exist', 'offer_id');
+      if (offerId && !findOwned(store, 'offers', caller, offerId))
+        throw badRequest('The id provided does not exist', 'offer_id');
       const sub = createSubscription(
         store,
         caller,
         plan,
-        { total_count: total, start_at: typeof body.start_at === 'number' ? body.start_at : undefined, notes: notesOf(body), offer_id: offerId, quantity: typeof body.quantity === 'number' ? body.quantity : 1 },
+        {
+          total_count: total,
+          start_at: typeof body.start_at === 'number' ? body.start_at : undefined,
+          notes: notesOf(body),
+          offer_id: offerId,
+          quantity: typeof body.quantity === 'number' ? body.quantity : 1,
+        },
         publicUrl,
       );
       if (typeof body.expire_by === 'number') sub.expire_by = body.expire_by;
@@ -137,7 +176,9 @@ export function billingRoutes(store: EmulatorStore, who: (ctx: Parameters<Route[
       if (typeof ctx.query.plan_id === 'string') rows = rows.filter((s) => s.plan_id === ctx.query.plan_id);
       return collection(ctx, rows);
     }),
-    route('GET', '/v1/subscriptions/:id', (ctx, p) => view(findOwned(store, 'subscriptions', who(ctx), p.id) ?? throwNoSuchId())),
+    route('GET', '/v1/subscriptions/:id', (ctx, p) =>
+      view(findOwned(store, 'subscriptions', who(ctx), p.id) ?? throwNoSuchId()),
+    ),
     route('POST', '/v1/subscriptions/:id/cancel', (ctx, p) => {
       const sub = findOwned(store, 'subscriptions', who(ctx), p.id) ?? throwNoSuchId();
       if (['cancelled', 'completed', 'expired'].includes(String(sub.status))) {

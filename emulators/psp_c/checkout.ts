@@ -35,16 +35,27 @@ export async function checkout(store: EmulatorStore, params: CheckoutParams, pub
 
   const customer =
     owned(store, 'customers', caller).find((c) => c.email === params.email) ??
-    createCustomer(store, caller, { name: params.email.split('@')[0], email: params.email, notes: params.app_user_id ? { app_user_id: params.app_user_id } : {} });
+    createCustomer(store, caller, {
+      name: params.email.split('@')[0],
+      email: params.email,
+      notes: params.app_user_id ? { app_user_id: params.app_user_id } : {},
+    });
   const now = nowSec();
   const trialDays = Number(params.trial_days ?? 0);
   const trial = Number.isFinite(trialDays) && trialDays > 0;
-  const sub = createSubscription(store, caller, plan, { total_count: 120, start_at: trial ? now + Math.round(trialDays * 86_400) : now, notes }, publicUrl);
+  const sub = createSubscription(
+    store,
+    caller,
+    plan,
+    { total_count: 120, start_at: trial ? now + Math.round(trialDays * 86_400) : now, notes },
+    publicUrl,
+  );
   sub.customer_id = customer.id;
   sub.auth_attempts = 0;
 
   const events: Emitted[] = [];
-  const send = async (type: string, payload: Record<string, unknown>) => events.push(await emit(store, account, mode, type, payload, params.target));
+  const send = async (type: string, payload: Record<string, unknown>) =>
+    events.push(await emit(store, account, mode, type, payload, params.target));
   if (trial) {
     sub.status = 'authenticated';
     store.save();
@@ -87,7 +98,18 @@ function planFor(store: EmulatorStore, caller: Caller, sku: string): Stored {
     entity: 'plan',
     interval: 1,
     period: 'monthly',
-    item: { id: rzpId('item'), active: true, name: sku, description: null, amount: 49_900, unit_amount: 49_900, currency: 'INR', type: 'plan', created_at: now, updated_at: now },
+    item: {
+      id: rzpId('item'),
+      active: true,
+      name: sku,
+      description: null,
+      amount: 49_900,
+      unit_amount: 49_900,
+      currency: 'INR',
+      type: 'plan',
+      created_at: now,
+      updated_at: now,
+    },
     notes: { sku },
     created_at: now,
   });

@@ -71,7 +71,8 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     sendEvent: (params) => sendEvent(store, params),
     checkout: (params) => checkout(store, params, publicUrl),
     control: {
-      'POST /accounts': (body) => publicAccount(ensureAccount(store, typeof body.account === 'string' ? body.account : undefined)),
+      'POST /accounts': (body) =>
+        publicAccount(ensureAccount(store, typeof body.account === 'string' ? body.account : undefined)),
       'POST /oauth_clients': (body) => ensureOAuthClient(store, body),
     },
   };

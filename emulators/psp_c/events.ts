@@ -45,14 +45,29 @@ interface SentEvent extends Record<string, unknown> {
   created_at: number;
 }
 
-async function deliverEvent(store: EmulatorStore, account: AccountRecord, sent: SentEvent, target: string, signature?: 'bad'): Promise<Emitted> {
+async function deliverEvent(
+  store: EmulatorStore,
+  account: AccountRecord,
+  sent: SentEvent,
+  target: string,
+  signature?: 'bad',
+): Promise<Emitted> {
   const secret = signature === 'bad' ? `not-${account.webhook_secret}` : account.webhook_secret;
   const status = await deliver(target, sent.body, {
     'X-Razorpay-Signature': signBody(sent.body, secret),
     'X-Razorpay-Event-Id': sent.delivery_id,
     'User-Agent': 'Razorpay-Webhook/v1',
   });
-  store.insert('webhook_deliveries', { id: sent.delivery_id, event_id: sent.id, event: sent.event, account: sent.account, mode: sent.mode, target, status, created_at: nowSec() });
+  store.insert('webhook_deliveries', {
+    id: sent.delivery_id,
+    event_id: sent.id,
+    event: sent.event,
+    account: sent.account,
+    mode: sent.mode,
+    target,
+    status,
+    created_at: nowSec(),
+  });
   return { id: sent.id, type: sent.event, status };
 }
 
@@ -105,7 +120,13 @@ const SUBSCRIPTION_STATUS: Record<string, string> = {
   completed: 'completed',
   paused: 'paused',
 };
-const PAYMENT_STATUS: Record<string, string> = { captured: 'captured', authorized: 'authorized', failed: 'failed', refunded: 'refunded', pending: 'pending' };
+const PAYMENT_STATUS: Record<string, string> = {
+  captured: 'captured',
+  authorized: 'authorized',
+  failed: 'failed',
+  refunded: 'refunded',
+  pending: 'pending',
+};
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === 'object' && !Array.isArray(v);
@@ -113,7 +134,8 @@ function isObj(v: unknown): v is Record<string, unknown> {
 
 export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isObj(v) && isObj(out[k]) ? deepMerge(out[k] as Record<string, unknown>, v) : v;
+  for (const [k, v] of Object.entries(over))
+    out[k] = isObj(v) && isObj(out[k]) ? deepMerge(out[k] as Record<string, unknown>, v) : v;
   return out;
 }
 
@@ -122,11 +144,19 @@ export function deepMerge(base: Record<string, unknown>, over: Record<string, un
  * payment_id) are used, and moved to the event's state, so an event about a checkout's
  * subscription matches what the API then returns.
  */
-export function defaultPayload(store: EmulatorStore, caller: Caller, type: string, data: Record<string, unknown>): Record<string, unknown> {
+export function defaultPayload(
+  store: EmulatorStore,
+  caller: Caller,
+  type: string,
+  data: Record<string, unknown>,
+): Record<string, unknown> {
   const [family, action = ''] = type.split('.');
   const now = nowSec();
   const mine = (kind: string, id: unknown) =>
-    typeof id === 'string' ? (store.find(kind, (o) => o.id === id && o._account === caller.account && o._mode === caller.mode) as Stored | undefined) : undefined;
+    typeof id === 'string'
+      ? (store.find(kind, (o) => o.id === id && o._account === caller.account && o._mode === caller.mode) as
+          Stored | undefined)
+      : undefined;
   const notes: Record<string, unknown> = {};
   for (const k of ['sku', 'app_user_id', 'email'] as const) if (typeof data[k] === 'string') notes[k] = data[k];
 
@@ -172,7 +202,8 @@ export function defaultPayload(store: EmulatorStore, caller: Caller, type: strin
 
   const storedPay = mine('payments', data.payment_id);
   const payment = (subId?: unknown): Record<string, unknown> => {
-    const status = family === 'payment' ? (PAYMENT_STATUS[action] ?? 'captured') : family === 'refund' ? 'refunded' : 'captured';
+    const status =
+      family === 'payment' ? (PAYMENT_STATUS[action] ?? 'captured') : family === 'refund' ? 'refunded' : 'captured';
     if (storedPay && (family === 'refund' || type === 'payment.refunded')) {
       storedPay.status = 'refunded';
       storedPay.amount_refunded = storedPay.amount;
@@ -217,7 +248,8 @@ export function defaultPayload(store: EmulatorStore, caller: Caller, type: strin
   if (family === 'subscription') {
     const sub = subscription();
     payload = { subscription: { entity: sub } };
-    if (action === 'charged' || action === 'pending' || action === 'halted') payload.payment = { entity: payment(sub.id) };
+    if (action === 'charged' || action === 'pending' || action === 'halted')
+      payload.payment = { entity: payment(sub.id) };
   } else if (family === 'refund') {
     const pay = payment(storedPay?.notes && (storedPay.notes as Record<string, unknown>).subscription_id);
     payload = {
@@ -243,15 +275,40 @@ export function defaultPayload(store: EmulatorStore, caller: Caller, type: strin
   } else if (family === 'payment_link') {
     const link = mine('payment_links', data.payment_link_id);
     const pay = payment();
-    const base = link ? view(link) : { id: rzpId('plink'), amount: pay.amount, currency: pay.currency, reference_id: '', notes: {}, short_url: `https://rzp.io/i/${randomToken(8)}` };
-    const status = action === 'paid' ? 'paid' : action === 'partially_paid' ? 'partially_paid' : action === 'cancelled' ? 'cancelled' : action === 'expired' ? 'expired' : 'created';
+    const base = link
+      ? view(link)
+      : {
+          id: rzpId('plink'),
+          amount: pay.amount,
+          currency: pay.currency,
+          reference_id: '',
+          notes: {},
+          short_url: `https://rzp.io/i/${randomToken(8)}`,
+        };
+    const status =
+      action === 'paid'
+        ? 'paid'
+        : action === 'partially_paid'
+          ? 'partially_paid'
+          : action === 'cancelled'
+            ? 'cancelled'
+            : action === 'expired'
+              ? 'expired'
+              : 'created';
     if (link) {
       link.status = status;
       if (status === 'paid') link.amount_paid = link.amount;
       store.save();
     }
     payload = {
-      payment_link: { entity: { ...base, status, amount_paid: status === 'paid' ? base.amount : 0, notes: { ...(base.notes as object), ...notes } } },
+      payment_link: {
+        entity: {
+          ...base,
+          status,
+          amount_paid: status === 'paid' ? base.amount : 0,
+          notes: { ...(base.notes as object), ...notes },
+        },
+      },
       payment: { entity: pay },
     };
   } else {
@@ -259,7 +316,19 @@ export function defaultPayload(store: EmulatorStore, caller: Caller, type: strin
   }
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(data)) {
-    if (!['mode', 'sku', 'app_user_id', 'email', 'subscription_id', 'customer_id', 'payment_id', 'payment_link_id'].includes(k)) rest[k] = v;
+    if (
+      ![
+        'mode',
+        'sku',
+        'app_user_id',
+        'email',
+        'subscription_id',
+        'customer_id',
+        'payment_id',
+        'payment_link_id',
+      ].includes(k)
+    )
+      rest[k] = v;
   }
   return deepMerge(payload, rest);
 }
@@ -275,10 +344,14 @@ export function defaultPayload(store: EmulatorStore, caller: Caller, type: strin
 export async function sendEvent(store: EmulatorStore, params: SendEventParams): Promise<Emitted> {
   // A redelivery: the stored bytes again, not a rebuilt event (and no second state change).
   const previous = params.id ? sentBefore(store, params.id) : undefined;
-  if (previous) return deliverEvent(store, defaultAccount(store, previous.account), previous, params.target, params.signature);
+  if (previous)
+    return deliverEvent(store, defaultAccount(store, previous.account), previous, params.target, params.signature);
   const account = defaultAccount(store, params.account);
   const data = (params.data ?? {}) as Record<string, unknown>;
   const mode: Mode = data.mode === 'live' ? 'live' : 'test';
   const payload = defaultPayload(store, { account: account.account, mode }, params.type, data);
-  return emit(store, account, mode, params.type, payload, params.target, { id: params.id, signature: params.signature });
+  return emit(store, account, mode, params.type, payload, params.target, {
+    id: params.id,
+    signature: params.signature,
+  });
 }

@@ -42,7 +42,8 @@ export async function readBody(ctx: Koa.Context): Promise<Record<string, unknown
   } catch {
     throw badRequest('The request body is not valid JSON');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest('The request body must be a JSON object');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw badRequest('The request body must be a JSON object');
   return parsed as Record<string, unknown>;
 }
 
@@ -94,13 +95,18 @@ export function requireAmount(body: Record<string, unknown>, field = 'amount'): 
   const v = typeof body[field] === 'string' ? Number(body[field]) : body[field];
   if (v === undefined || v === null || v === '') throw badRequest(`The ${field} field is required.`, field);
   if (typeof v !== 'number' || !Number.isInteger(v)) throw badRequest(`The ${field} must be an integer.`, field);
-  if (v < 100) throw badRequest(`The amount must be atleast ${typeof body.currency === 'string' ? body.currency : 'INR'} 1.00`, field);
+  if (v < 100)
+    throw badRequest(
+      `The amount must be atleast ${typeof body.currency === 'string' ? body.currency : 'INR'} 1.00`,
+      field,
+    );
   return v;
 }
 
 export function currencyOf(body: Record<string, unknown>, fallback?: string): string {
   const v = body.currency ?? fallback;
-  if (typeof v !== 'string' || !/^[A-Z]{3}$/.test(v)) throw badRequest('The currency must be a valid ISO 4217 code.', 'currency');
+  if (typeof v !== 'string' || !/^[A-Z]{3}$/.test(v))
+    throw badRequest('The currency must be a valid ISO 4217 code.', 'currency');
   return v;
 }
 
@@ -113,7 +119,8 @@ export function notesOf(body: Record<string, unknown>): Record<string, string | 
   if (entries.length > 15) throw badRequest('Number of fields in notes should be less than or equal to 15', 'notes');
   const out: Record<string, string | number> = {};
   for (const [k, v] of entries) {
-    if (typeof v !== 'string' && typeof v !== 'number') throw badRequest(`notes.${k} must be a string or number`, 'notes');
+    if (typeof v !== 'string' && typeof v !== 'number')
+      throw badRequest(`notes.${k} must be a string or number`, 'notes');
     if (String(v).length > 256) throw badRequest('The notes value may not be greater than 256 characters.', 'notes');
     out[k] = v;
   }
@@ -140,7 +147,11 @@ export function route(method: string, pattern: string, handler: Handler): Route 
   return { method, re, keys, handler };
 }
 
-export function match(routes: Route[], method: string, path: string): { route: Route; params: Record<string, string> } | null {
+export function match(
+  routes: Route[],
+  method: string,
+  path: string,
+): { route: Route; params: Record<string, string> } | null {
   for (const r of routes) {
     if (r.method !== method) continue;
     const m = r.re.exec(path);

@@ -10,7 +10,9 @@ export function randomToken(length: number): string {
   return out;
 }
 
-/** Razorpay entity ids are `<prefix>_` + 14 base62 characters (item_, plan_, plink_, sub_, pay_, rfnd_, cust_, acc_…). */
+/**
+ * Razorpay entity ids are `<prefix>_` + 14 base62 characters (item_, plan_, plink_, sub_, pay_, rfnd_, cust_, acc_…).
+ */
 export const rzpId = (prefix: string): string => `${prefix}_${randomToken(14)}`;
 
 /** Razorpay timestamps are Unix seconds. */

@@ -1,6 +1,17 @@
 import type { EmulatorStore } from '../common/types';
 import { badRequest, noSuchId } from './errors';
-import { collection, currencyOf, notesOf, onlyFields, readBody, requireAmount, requireString, route, view, type Route } from './http';
+import {
+  collection,
+  currencyOf,
+  notesOf,
+  onlyFields,
+  readBody,
+  requireAmount,
+  requireString,
+  route,
+  view,
+  type Route,
+} from './http';
 import { nowSec, rzpId } from './ids';
 import { findOwned, insertOwned, owned, type Caller } from './state';
 
@@ -9,7 +20,20 @@ import { findOwned, insertOwned, owned, type Caller } from './state';
  * GET/PATCH/DELETE /v1/items/:id. Razorpay documents no `notes` on items; the emulator
  * keeps the ones our adapter sends so drift can match items to products (see the adapter).
  */
-const CREATE_FIELDS = ['name', 'description', 'amount', 'currency', 'notes', 'hsn_code', 'sac_code', 'tax_rate', 'tax_inclusive', 'tax_id', 'tax_group_id', 'unit'];
+const CREATE_FIELDS = [
+  'name',
+  'description',
+  'amount',
+  'currency',
+  'notes',
+  'hsn_code',
+  'sac_code',
+  'tax_rate',
+  'tax_inclusive',
+  'tax_id',
+  'tax_group_id',
+  'unit',
+];
 const UPDATE_FIELDS = [...CREATE_FIELDS, 'active'];
 
 export function itemRoutes(store: EmulatorStore, who: (ctx: Parameters<Route['handler']>[0]) => Caller): Route[] {
@@ -57,13 +81,15 @@ export function itemRoutes(store: EmulatorStore, who: (ctx: Parameters<Route['ha
       const body = await readBody(ctx);
       onlyFields(body, UPDATE_FIELDS);
       if (body.name !== undefined) item.name = requireString(body, 'name');
-      if (body.description !== undefined) item.description = body.description === null ? null : String(body.description);
+      if (body.description !== undefined)
+        item.description = body.description === null ? null : String(body.description);
       if (body.amount !== undefined) item.amount = item.unit_amount = requireAmount(body);
       if (body.currency !== undefined) item.currency = currencyOf(body);
       if (body.notes !== undefined) item.notes = notesOf(body);
       if (body.active !== undefined) {
         const a = body.active;
-        if (![true, false, 1, 0, '1', '0', 'true', 'false'].includes(a as never)) throw badRequest('The active field must be true or false.', 'active');
+        if (![true, false, 1, 0, '1', '0', 'true', 'false'].includes(a as never))
+          throw badRequest('The active field must be true or false.', 'active');
         item.active = a === true || a === 1 || a === '1' || a === 'true';
       }
       item.updated_at = nowSec();

@@ -25,7 +25,11 @@ export function ensureOAuthClient(store: EmulatorStore, body: { client_id?: unkn
   if (!/^[A-Za-z0-9]{1,14}$/.test(id)) throw badRequest('client_id is not a valid ID', 'client_id');
   const existing = store.find('oauth_clients', (c) => c.client_id === id);
   if (existing) return { client_id: existing.client_id, client_secret: existing.client_secret };
-  const rec = { client_id: id, client_secret: typeof body.client_secret === 'string' && body.client_secret ? body.client_secret : randomToken(32), created_at: nowSec() };
+  const rec = {
+    client_id: id,
+    client_secret: typeof body.client_secret === 'string' && body.client_secret ? body.client_secret : randomToken(32),
+    created_at: nowSec(),
+  };
   store.insert('oauth_clients', rec);
   return { client_id: rec.client_id, client_secret: rec.client_secret };
 }
@@ -34,8 +38,12 @@ const esc = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.ch
 
 function consentPage(store: EmulatorStore, q: Record<string, string>): string {
   const accounts = store.list('accounts') as AccountRecord[];
-  const options = accounts.map((a, i) => `<option value="${esc(a.account)}"${i === 0 ? ' selected' : ''}>${esc(a.account)}</option>`).join('');
-  const hidden = ['client_id', 'redirect_uri', 'state', 'scope'].map((k) => `<input type="hidden" name="${k}" value="${esc(q[k])}">`).join('');
+  const options = accounts
+    .map((a, i) => `<option value="${esc(a.account)}"${i === 0 ? ' selected' : ''}>${esc(a.account)}</option>`)
+    .join('');
+  const hidden = ['client_id', 'redirect_uri', 'state', 'scope']
+    .map((k) => `<input type="hidden" name="${k}" value="${esc(q[k])}">`)
+    .join('');
   return `<!doctype html><html><head><meta charset="utf-8"><title>Connect to Razorpay (emulator)</title></head>
 <body><main>
 <h1>Connect your Razorpay account</h1>
@@ -95,12 +103,18 @@ function issueTokens(store: EmulatorStore, account: string, mode: Mode, clientId
 
 export function oauthRoutes(store: EmulatorStore): Route[] {
   const checkClient = (body: Record<string, unknown>) => {
-    if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string' || !body.client_id || !body.client_secret) {
+    if (
+      typeof body.client_id !== 'string' ||
+      typeof body.client_secret !== 'string' ||
+      !body.client_id ||
+      !body.client_secret
+    ) {
       throw new RzpError(400, 'client_id and client_secret are required', { field: 'client_id' });
     }
     const known = store.find('oauth_clients', (c) => c.client_id === body.client_id);
     if (!known) return ensureOAuthClient(store, body);
-    if (!safeEqual(String(known.client_secret), body.client_secret)) throw new RzpError(401, 'Invalid client credentials', { field: 'client_secret' });
+    if (!safeEqual(String(known.client_secret), body.client_secret))
+      throw new RzpError(401, 'Invalid client credentials', { field: 'client_secret' });
     return known;
   };
   return [
@@ -119,7 +133,13 @@ export function oauthRoutes(store: EmulatorStore): Route[] {
       if (!validRedirect(redirect)) throw badRequest('redirect_uri is not a valid URL', 'redirect_uri');
       const state = typeof body.state === 'string' ? body.state : '';
       if (body.decision === 'deny') {
-        ctx.redirect(redirectWith(redirect, { error: 'access_denied', error_description: 'The merchant denied the request', state }));
+        ctx.redirect(
+          redirectWith(redirect, {
+            error: 'access_denied',
+            error_description: 'The merchant denied the request',
+            state,
+          }),
+        );
         return undefined;
       }
       if (typeof body.client_id !== 'string' || !body.client_id) throw badRequest('client_id is required', 'client_id');
@@ -147,18 +167,27 @@ export function oauthRoutes(store: EmulatorStore): Route[] {
         if (!code || code.used || Number(code.expires_at) < nowSec() || code.client_id !== client.client_id) {
           throw badRequest('The authorization code is invalid or has expired', 'code');
         }
-        if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirect_uri) throw badRequest('redirect_uri does not match the authorization request', 'redirect_uri');
+        if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirect_uri)
+          throw badRequest('redirect_uri does not match the authorization request', 'redirect_uri');
         code.used = true;
         store.save();
         const mode: Mode = body.mode === 'live' ? 'live' : body.mode === 'test' ? 'test' : (code.mode as Mode);
         return issueTokens(store, String(code.account), mode, String(client.client_id));
       }
       if (body.grant_type === 'refresh_token') {
-        const old = store.find('oauth_tokens', (t) => t.refresh_token === body.refresh_token && !t.revoked && t.client_id === client.client_id);
+        const old = store.find(
+          'oauth_tokens',
+          (t) => t.refresh_token === body.refresh_token && !t.revoked && t.client_id === client.client_id,
+        );
         if (!old) throw badRequest('The refresh token is invalid', 'refresh_token');
         old.revoked = true;
         store.save();
-        const { razorpay_account_id: _ignored, ...rest } = issueTokens(store, String(old.account), old.mode as Mode, String(client.client_id));
+        const { razorpay_account_id: _ignored, ...rest } = issueTokens(
+          store,
+          String(old.account),
+          old.mode as Mode,
+          String(client.client_id),
+        );
         return rest;
       }
       throw badRequest('grant_type is not valid', 'grant_type');

@@ -17,23 +17,39 @@ export function offerRoutes(store: EmulatorStore, who: (ctx: Parameters<Route['h
     route('POST', '/v1/offers', async (ctx) => {
       const caller = who(ctx);
       const body = await readBody(ctx);
-      onlyFields(body, ['name', 'code', 'display_text', 'percent_rate', 'flat_discount', 'currency', 'duration', 'max_cycles', 'notes']);
+      onlyFields(body, [
+        'name',
+        'code',
+        'display_text',
+        'percent_rate',
+        'flat_discount',
+        'currency',
+        'duration',
+        'max_cycles',
+        'notes',
+      ]);
       const code = requireString(body, 'code', 40);
       if (owned(store, 'offers', caller).some((o) => String(o.code).toLowerCase() === code.toLowerCase())) {
         throw badRequest(`Offer with code ${code} already exists`, 'code');
       }
       const percent = body.percent_rate;
       const flat = body.flat_discount;
-      if ((percent === undefined) === (flat === undefined)) throw badRequest('Exactly one of percent_rate and flat_discount is required.', 'percent_rate');
-      if (percent !== undefined && (!Number.isInteger(percent) || (percent as number) < 1 || (percent as number) > 10000)) {
+      if ((percent === undefined) === (flat === undefined))
+        throw badRequest('Exactly one of percent_rate and flat_discount is required.', 'percent_rate');
+      if (
+        percent !== undefined &&
+        (!Number.isInteger(percent) || (percent as number) < 1 || (percent as number) > 10000)
+      ) {
         throw badRequest('The percent_rate must be an integer between 1 and 10000.', 'percent_rate');
       }
-      if (flat !== undefined && (!Number.isInteger(flat) || (flat as number) < 1)) throw badRequest('The flat_discount must be a positive integer.', 'flat_discount');
+      if (flat !== undefined && (!Number.isInteger(flat) || (flat as number) < 1))
+        throw badRequest('The flat_discount must be a positive integer.', 'flat_discount');
       if (flat !== undefined && (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency))) {
         throw badRequest('The currency field is required with flat_discount.', 'currency');
       }
       const duration = body.duration ?? 'once';
-      if (!['once', 'repeating', 'forever'].includes(duration as string)) throw badRequest('The duration must be once, repeating or forever.', 'duration');
+      if (!['once', 'repeating', 'forever'].includes(duration as string))
+        throw badRequest('The duration must be once, repeating or forever.', 'duration');
       const offer = insertOwned(store, 'offers', caller, {
         id: rzpId('offer'),
         entity: 'offer',

@@ -12,14 +12,32 @@ import { findOwned, insertOwned, owned, type Caller } from './state';
  * refused, which is what makes a retried create safe.
  */
 const CREATE_FIELDS = [
-  'amount', 'currency', 'accept_partial', 'first_min_partial_amount', 'expire_by', 'reference_id', 'description',
-  'customer', 'notify', 'reminder_enable', 'notes', 'callback_url', 'callback_method', 'upi_link', 'options',
+  'amount',
+  'currency',
+  'accept_partial',
+  'first_min_partial_amount',
+  'expire_by',
+  'reference_id',
+  'description',
+  'customer',
+  'notify',
+  'reminder_enable',
+  'notes',
+  'callback_url',
+  'callback_method',
+  'upi_link',
+  'options',
 ];
 
-export function paymentLinkRoutes(store: EmulatorStore, who: (ctx: Parameters<Route['handler']>[0]) => Caller, publicUrl: () => string): Route[] {
+export function paymentLinkRoutes(
+  store: EmulatorStore,
+  who: (ctx: Parameters<Route['handler']>[0]) => Caller,
+  publicUrl: () => string,
+): Route[] {
   const checkReference = (caller: Caller, ref: unknown, self?: string) => {
     if (ref === undefined || ref === null || ref === '') return;
-    if (typeof ref !== 'string' || ref.length > 40) throw badRequest('The reference id may not be greater than 40 characters.', 'reference_id');
+    if (typeof ref !== 'string' || ref.length > 40)
+      throw badRequest('The reference id may not be greater than 40 characters.', 'reference_id');
     const clash = owned(store, 'payment_links', caller).find((l) => l.reference_id === ref && l.id !== self);
     if (clash) throw badRequest(`Payment Link with reference id ${ref} already exists`, 'reference_id');
   };
@@ -33,7 +51,10 @@ export function paymentLinkRoutes(store: EmulatorStore, who: (ctx: Parameters<Ro
       checkReference(caller, body.reference_id);
       const now = nowSec();
       const code = randomToken(8);
-      const customer = (body.customer && typeof body.customer === 'object' ? body.customer : {}) as Record<string, unknown>;
+      const customer = (body.customer && typeof body.customer === 'object' ? body.customer : {}) as Record<
+        string,
+        unknown
+      >;
       const notify = (body.notify && typeof body.notify === 'object' ? body.notify : {}) as Record<string, unknown>;
       const link = insertOwned(store, 'payment_links', caller, {
         accept_partial: body.accept_partial === true,
@@ -68,21 +89,27 @@ export function paymentLinkRoutes(store: EmulatorStore, who: (ctx: Parameters<Ro
     }),
     route('GET', '/v1/payment_links', (ctx) => {
       let rows = owned(store, 'payment_links', who(ctx));
-      if (typeof ctx.query.reference_id === 'string') rows = rows.filter((l) => l.reference_id === ctx.query.reference_id);
+      if (typeof ctx.query.reference_id === 'string')
+        rows = rows.filter((l) => l.reference_id === ctx.query.reference_id);
       if (typeof ctx.query.payment_id === 'string') {
         const pid = ctx.query.payment_id;
-        rows = rows.filter((l) => Array.isArray(l.payments) && l.payments.some((p) => (p as Record<string, unknown>).payment_id === pid));
+        rows = rows.filter(
+          (l) => Array.isArray(l.payments) && l.payments.some((p) => (p as Record<string, unknown>).payment_id === pid),
+        );
       }
       // Razorpay answers this list as {payment_links: [...]}, not as a collection.
       return { payment_links: page(ctx, rows).map(view) };
     }),
-    route('GET', '/v1/payment_links/:id', (ctx, p) => view(findOwned(store, 'payment_links', who(ctx), p.id) ?? throwNoSuchId())),
+    route('GET', '/v1/payment_links/:id', (ctx, p) =>
+      view(findOwned(store, 'payment_links', who(ctx), p.id) ?? throwNoSuchId()),
+    ),
     route('PATCH', '/v1/payment_links/:id', async (ctx, p) => {
       const caller = who(ctx);
       const link = findOwned(store, 'payment_links', caller, p.id) ?? throwNoSuchId();
       const body = await readBody(ctx);
       onlyFields(body, ['accept_partial', 'reference_id', 'expire_by', 'notes', 'reminder_enable']);
-      if (link.status !== 'created') throw badRequest(`Update is not allowed for a payment link in ${link.status} state`);
+      if (link.status !== 'created')
+        throw badRequest(`Update is not allowed for a payment link in ${link.status} state`);
       if (body.reference_id !== undefined) {
         checkReference(caller, body.reference_id, link.id as string);
         link.reference_id = body.reference_id;

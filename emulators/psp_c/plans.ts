@@ -1,6 +1,17 @@
 import type { EmulatorStore } from '../common/types';
 import { badRequest } from './errors';
-import { collection, currencyOf, notesOf, onlyFields, readBody, requireAmount, requireString, route, view, type Route } from './http';
+import {
+  collection,
+  currencyOf,
+  notesOf,
+  onlyFields,
+  readBody,
+  requireAmount,
+  requireString,
+  route,
+  view,
+  type Route,
+} from './http';
 import { nowSec, rzpId } from './ids';
 import { throwNoSuchId } from './items';
 import { findOwned, insertOwned, owned, type Caller } from './state';
@@ -19,12 +30,16 @@ export function planRoutes(store: EmulatorStore, who: (ctx: Parameters<Route['ha
       const body = await readBody(ctx);
       onlyFields(body, ['period', 'interval', 'item', 'notes']);
       const period = body.period;
-      if (typeof period !== 'string' || !PERIODS.includes(period)) throw badRequest('The period must be one of daily, weekly, monthly, yearly.', 'period');
+      if (typeof period !== 'string' || !PERIODS.includes(period))
+        throw badRequest('The period must be one of daily, weekly, monthly, yearly.', 'period');
       const interval = typeof body.interval === 'string' ? Number(body.interval) : body.interval;
-      if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 1) throw badRequest('The interval must be an integer of at least 1.', 'interval');
-      if (period === 'daily' && interval < 7) throw badRequest('The interval must be at least 7 for a daily plan.', 'interval');
+      if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 1)
+        throw badRequest('The interval must be an integer of at least 1.', 'interval');
+      if (period === 'daily' && interval < 7)
+        throw badRequest('The interval must be at least 7 for a daily plan.', 'interval');
       const item = body.item;
-      if (!item || typeof item !== 'object' || Array.isArray(item)) throw badRequest('The item field is required.', 'item');
+      if (!item || typeof item !== 'object' || Array.isArray(item))
+        throw badRequest('The item field is required.', 'item');
       const it = item as Record<string, unknown>;
       onlyFields(it, ['name', 'amount', 'currency', 'description']);
       const now = nowSec();

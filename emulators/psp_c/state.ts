@@ -67,7 +67,12 @@ export function findOwned(store: EmulatorStore, kind: string, caller: Caller, id
 }
 
 /** Insert with owner and a sequence number (so newest-first ordering is stable within one second). */
-export function insertOwned<T extends Record<string, unknown>>(store: EmulatorStore, kind: string, caller: Caller, obj: T): T & Stored {
+export function insertOwned<T extends Record<string, unknown>>(
+  store: EmulatorStore,
+  kind: string,
+  caller: Caller,
+  obj: T,
+): T & Stored {
   const list = store.list(kind);
   const seq = list.reduce((m, o) => Math.max(m, Number(o._seq ?? 0)), 0) + 1;
   return store.insert(kind, { ...obj, _account: caller.account, _mode: caller.mode, _seq: seq });

@@ -45,7 +45,13 @@ async function serviceAccount(projectId: string, mode: Mode, tokenUri: string) {
     client_x509_cert_url: `https://www.googleapis.com/robot/v1/metadata/x509/${encodeURIComponent(clientEmail)}`,
     universe_domain: 'googleapis.com',
   };
-  const record: ServiceAccountRecord = { mode, client_email: clientEmail, private_key_id: privateKeyId, public_key_pem: publicPem, token_uri: tokenUri };
+  const record: ServiceAccountRecord = {
+    mode,
+    client_email: clientEmail,
+    private_key_id: privateKeyId,
+    public_key_pem: publicPem,
+    token_uri: tokenUri,
+  };
   return { json: JSON.stringify(json), record };
 }
 
@@ -56,8 +62,15 @@ export function accounts(store: EmulatorStore, publicUrl: () => string) {
     find: (packageName: string) => all().find((a) => a.account === packageName),
     /** `account` of control calls, defaulting to the first app connected (the demo tenant's). */
     resolve(packageName?: unknown): AccountRecord {
-      const a = typeof packageName === 'string' && packageName ? all().find((x) => x.account === packageName) : all()[0];
-      if (!a) throw Object.assign(new Error(packageName ? `no account ${String(packageName)}` : 'no account yet: POST /__control/accounts first'), { status: 404 });
+      const a =
+        typeof packageName === 'string' && packageName ? all().find((x) => x.account === packageName) : all()[0];
+      if (!a)
+        throw Object.assign(
+          new Error(
+            packageName ? `no account ${String(packageName)}` : 'no account yet: POST /__control/accounts first',
+          ),
+          { status: 404 },
+        );
       return a;
     },
     findServiceAccount(clientEmail: string): { account: AccountRecord; sa: ServiceAccountRecord } | undefined {
@@ -75,20 +88,25 @@ export function accounts(store: EmulatorStore, publicUrl: () => string) {
         const packageName = wanted ?? `com.example.app${crypto.randomBytes(4).toString('hex')}`;
         const projectId = `play-${crypto.createHash('sha256').update(packageName).digest('hex').slice(0, 10)}`;
         const tokenUri = `${publicUrl()}/token`;
-        const [test, live] = await Promise.all([serviceAccount(projectId, 'test', tokenUri), serviceAccount(projectId, 'live', tokenUri)]);
+        const [test, live] = await Promise.all([
+          serviceAccount(projectId, 'test', tokenUri),
+          serviceAccount(projectId, 'live', tokenUri),
+        ]);
         // Two concurrent creates of one id: the first to finish wins, the other returns it.
-        a = (wanted ? all().find((x) => x.account === wanted) : undefined) ?? store.insert('accounts', {
-          account: packageName,
-          project_id: projectId,
-          // The push subscription's OIDC audience: what the tenant enters as the "signing secret".
-          webhook_secret: `https://rtdn.billing.invalid/${encodeURIComponent(packageName)}/${crypto.randomBytes(12).toString('hex')}`,
-          push_service_account_email: `rtdn-push@${projectId}.iam.gserviceaccount.com`,
-          push_service_account_id: digits(21),
-          default_language: 'en-US',
-          credentials: { test: { service_account_json: test.json }, live: { service_account_json: live.json } },
-          service_accounts: [test.record, live.record],
-          created: new Date().toISOString(),
-        } satisfies AccountRecord);
+        a =
+          (wanted ? all().find((x) => x.account === wanted) : undefined) ??
+          store.insert('accounts', {
+            account: packageName,
+            project_id: projectId,
+            // The push subscription's OIDC audience: what the tenant enters as the "signing secret".
+            webhook_secret: `https://rtdn.billing.invalid/${encodeURIComponent(packageName)}/${crypto.randomBytes(12).toString('hex')}`,
+            push_service_account_email: `rtdn-push@${projectId}.iam.gserviceaccount.com`,
+            push_service_account_id: digits(21),
+            default_language: 'en-US',
+            credentials: { test: { service_account_json: test.json }, live: { service_account_json: live.json } },
+            service_accounts: [test.record, live.record],
+            created: new Date().toISOString(),
+          } satisfies AccountRecord);
       }
       return {
         account: a.account,

@@ -39,17 +39,23 @@ function page<T>(rows: T[], query: Query, max: number): { items: T[]; next?: str
   let offset = 0;
   const token = q(query, 'pageToken');
   if (token) {
-    const m = Buffer.from(token, 'base64url').toString('utf8').match(/^offset:(\d+)$/);
+    const m = Buffer.from(token, 'base64url')
+      .toString('utf8')
+      .match(/^offset:(\d+)$/);
     if (!m) throw invalid('Page token is not valid.');
     offset = Number(m[1]);
   }
   const items = rows.slice(offset, offset + size);
-  return { items, next: offset + size < rows.length ? Buffer.from(`offset:${offset + size}`).toString('base64url') : undefined };
+  return {
+    items,
+    next: offset + size < rows.length ? Buffer.from(`offset:${offset + size}`).toString('base64url') : undefined,
+  };
 }
 
 /** monetization.subscriptions, .basePlans and .basePlans.offers, scoped to the caller's app and credential mode. */
 export function catalog(store: EmulatorStore) {
-  const subs = (c: Caller) => (store.list('subscriptions') as SubRow[]).filter((r) => r.account === c.account.account && r.mode === c.mode);
+  const subs = (c: Caller) =>
+    (store.list('subscriptions') as SubRow[]).filter((r) => r.account === c.account.account && r.mode === c.mode);
   const sub = (c: Caller, productId: string) => subs(c).find((r) => r.productId === productId);
   const mustSub = (c: Caller, productId: string) => {
     const row = sub(c, productId);
@@ -62,7 +68,13 @@ export function catalog(store: EmulatorStore) {
     return bp;
   };
   const offers = (c: Caller, productId: string, basePlanId: string) =>
-    (store.list('offers') as OfferRow[]).filter((o) => o.account === c.account.account && o.mode === c.mode && o.productId === productId && o.basePlanId === basePlanId);
+    (store.list('offers') as OfferRow[]).filter(
+      (o) =>
+        o.account === c.account.account &&
+        o.mode === c.mode &&
+        o.productId === productId &&
+        o.basePlanId === basePlanId,
+    );
   const mustOffer = (c: Caller, productId: string, basePlanId: string, offerId: string) => {
     const o = offers(c, productId, basePlanId).find((x) => x.offerId === offerId);
     if (!o) throw notFound(`Offer not found: ${productId}/${basePlanId}/${offerId}.`);
@@ -73,11 +85,15 @@ export function catalog(store: EmulatorStore) {
     const productId = q(query, 'productId');
     if (!productId) throw invalid('productId is required.');
     if (!PRODUCT_ID.test(productId)) {
-      throw invalid('Product ID must start with a number or lower-case letter, and can contain only lower-case letters, numbers, underscores and periods (at most 40 characters).');
+      throw invalid(
+        'Product ID must start with a number or lower-case letter, and can contain only lower-case letters, numbers, underscores and periods (at most 40 characters).',
+      );
     }
     requireRegionsVersion(q(query, 'regionsVersion.version'));
-    if (body.productId && body.productId !== productId) throw invalid('productId in the body must match the productId parameter.');
-    if (body.packageName && body.packageName !== c.account.account) throw invalid('packageName in the body must match the request.');
+    if (body.productId && body.productId !== productId)
+      throw invalid('productId in the body must match the productId parameter.');
+    if (body.packageName && body.packageName !== c.account.account)
+      throw invalid('packageName in the body must match the request.');
     if (sub(c, productId)) throw new GoogleError(409, `Subscription ${productId} already exists.`);
     const resource: Subscription = {
       packageName: c.account.account,
@@ -86,10 +102,18 @@ export function catalog(store: EmulatorStore) {
       // State is output only: every new base plan starts as a draft.
       basePlans: (body.basePlans ?? []).map((bp) => ({ ...clone(bp), state: 'DRAFT' })),
       ...(body.taxAndComplianceSettings ? { taxAndComplianceSettings: clone(body.taxAndComplianceSettings) } : {}),
-      ...(body.restrictedPaymentCountries ? { restrictedPaymentCountries: clone(body.restrictedPaymentCountries) } : {}),
+      ...(body.restrictedPaymentCountries
+        ? { restrictedPaymentCountries: clone(body.restrictedPaymentCountries) }
+        : {}),
     };
     validateSubscription(resource, c.account.default_language);
-    store.insert('subscriptions', { account: c.account.account, mode: c.mode, productId, resource, created: new Date().toISOString() } satisfies SubRow);
+    store.insert('subscriptions', {
+      account: c.account.account,
+      mode: c.mode,
+      productId,
+      resource,
+      created: new Date().toISOString(),
+    } satisfies SubRow);
     return resource;
   }
 
@@ -143,7 +167,10 @@ export function catalog(store: EmulatorStore) {
     if (to === 'ACTIVE') {
       if (bp.state === 'ACTIVE') throw precondition(`Base plan ${basePlanId} is already active.`);
       const sellable = (bp.regionalConfigs ?? []).some((r) => r.newSubscriberAvailability && r.price);
-      if (!sellable) throw precondition(`Base plan ${basePlanId} must be priced and available in at least one region before it can be activated.`);
+      if (!sellable)
+        throw precondition(
+          `Base plan ${basePlanId} must be priced and available in at least one region before it can be activated.`,
+        );
     } else if (bp.state !== 'ACTIVE') {
       throw precondition(`Base plan ${basePlanId} is not active.`);
     }
@@ -155,18 +182,42 @@ export function catalog(store: EmulatorStore) {
   function createOffer(c: Caller, productId: string, basePlanId: string, query: Query, body: Offer): Offer {
     const offerId = q(query, 'offerId');
     if (!offerId) throw invalid('offerId is required.');
-    if (!PLAN_ID.test(offerId)) throw invalid('Offer ID must be at most 63 characters of lower-case letters, numbers and hyphens, starting with a letter or number.');
+    if (!PLAN_ID.test(offerId))
+      throw invalid(
+        'Offer ID must be at most 63 characters of lower-case letters, numbers and hyphens, starting with a letter or number.',
+      );
     requireRegionsVersion(q(query, 'regionsVersion.version'));
     const row = mustSub(c, productId);
     const plan = mustPlan(row, basePlanId);
-    if (offers(c, productId, basePlanId).some((o) => o.offerId === offerId)) throw new GoogleError(409, `Offer ${offerId} already exists.`);
-    const resource: Offer = { ...clone(body), packageName: c.account.account, productId, basePlanId, offerId, state: 'DRAFT' };
+    if (offers(c, productId, basePlanId).some((o) => o.offerId === offerId))
+      throw new GoogleError(409, `Offer ${offerId} already exists.`);
+    const resource: Offer = {
+      ...clone(body),
+      packageName: c.account.account,
+      productId,
+      basePlanId,
+      offerId,
+      state: 'DRAFT',
+    };
     validateOffer(resource, plan);
-    store.insert('offers', { account: c.account.account, mode: c.mode, productId, basePlanId, offerId, resource } satisfies OfferRow);
+    store.insert('offers', {
+      account: c.account.account,
+      mode: c.mode,
+      productId,
+      basePlanId,
+      offerId,
+      resource,
+    } satisfies OfferRow);
     return resource;
   }
 
-  function setOfferState(c: Caller, productId: string, basePlanId: string, offerId: string, to: 'ACTIVE' | 'INACTIVE'): Offer {
+  function setOfferState(
+    c: Caller,
+    productId: string,
+    basePlanId: string,
+    offerId: string,
+    to: 'ACTIVE' | 'INACTIVE',
+  ): Offer {
     mustPlan(mustSub(c, productId), basePlanId);
     const o = mustOffer(c, productId, basePlanId, offerId);
     if (to === 'ACTIVE' && o.resource.state === 'ACTIVE') throw precondition(`Offer ${offerId} is already active.`);
@@ -186,21 +237,25 @@ export function catalog(store: EmulatorStore) {
     patch: patchSub,
     remove(c: Caller, productId: string) {
       const row = mustSub(c, productId);
-      if ((row.resource.basePlans ?? []).some((b) => b.state !== 'DRAFT')) throw precondition('Only subscriptions whose base plans were never activated can be deleted.');
+      if ((row.resource.basePlans ?? []).some((b) => b.state !== 'DRAFT'))
+        throw precondition('Only subscriptions whose base plans were never activated can be deleted.');
       const all = store.list('subscriptions');
       all.splice(all.indexOf(row), 1);
       store.save();
       return {};
     },
-    activatePlan: (c: Caller, productId: string, basePlanId: string) => setPlanState(c, productId, basePlanId, 'ACTIVE'),
-    deactivatePlan: (c: Caller, productId: string, basePlanId: string) => setPlanState(c, productId, basePlanId, 'INACTIVE'),
+    activatePlan: (c: Caller, productId: string, basePlanId: string) =>
+      setPlanState(c, productId, basePlanId, 'ACTIVE'),
+    deactivatePlan: (c: Caller, productId: string, basePlanId: string) =>
+      setPlanState(c, productId, basePlanId, 'INACTIVE'),
     listOffers(c: Caller, productId: string, basePlanId: string, query: Query) {
       mustPlan(mustSub(c, productId), basePlanId);
       const { items, next } = page(offers(c, productId, basePlanId), query, 1000);
       return { subscriptionOffers: items.map((o) => o.resource), ...(next ? { nextPageToken: next } : {}) };
     },
     createOffer,
-    getOffer: (c: Caller, productId: string, basePlanId: string, offerId: string) => mustOffer(c, productId, basePlanId, offerId).resource,
+    getOffer: (c: Caller, productId: string, basePlanId: string, offerId: string) =>
+      mustOffer(c, productId, basePlanId, offerId).resource,
     activateOffer: (c: Caller, p: string, b: string, o: string) => setOfferState(c, p, b, o, 'ACTIVE'),
     deactivateOffer: (c: Caller, p: string, b: string, o: string) => setOfferState(c, p, b, o, 'INACTIVE'),
     /** For the sandbox purchase: the app's product in any mode, by product id or base plan id. */

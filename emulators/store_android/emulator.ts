@@ -30,17 +30,53 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     ['GET', new RegExp(`${APP}/subscriptions$`), (ctx, c) => cat.list(c, ctx.query)],
     ['POST', new RegExp(`${APP}/subscriptions$`), async (ctx, c) => cat.create(c, ctx.query, await body(ctx))],
     ['GET', new RegExp(`${APP}/subscriptions/${SEG}$`), (_ctx, c, [, p]) => cat.get(c, p)],
-    ['PATCH', new RegExp(`${APP}/subscriptions/${SEG}$`), async (ctx, c, [, p]) => cat.patch(c, p, ctx.query, await body(ctx))],
+    [
+      'PATCH',
+      new RegExp(`${APP}/subscriptions/${SEG}$`),
+      async (ctx, c, [, p]) => cat.patch(c, p, ctx.query, await body(ctx)),
+    ],
     ['DELETE', new RegExp(`${APP}/subscriptions/${SEG}$`), (_ctx, c, [, p]) => cat.remove(c, p)],
-    ['POST', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}:activate$`), (_ctx, c, [, p, b]) => cat.activatePlan(c, p, b)],
-    ['POST', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}:deactivate$`), (_ctx, c, [, p, b]) => cat.deactivatePlan(c, p, b)],
-    ['GET', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers$`), (ctx, c, [, p, b]) => cat.listOffers(c, p, b, ctx.query)],
-    ['POST', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers$`), async (ctx, c, [, p, b]) => cat.createOffer(c, p, b, ctx.query, await body(ctx))],
-    ['GET', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers/${SEG}$`), (_ctx, c, [, p, b, o]) => cat.getOffer(c, p, b, o)],
-    ['POST', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers/${SEG}:activate$`), (_ctx, c, [, p, b, o]) => cat.activateOffer(c, p, b, o)],
-    ['POST', new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers/${SEG}:deactivate$`), (_ctx, c, [, p, b, o]) => cat.deactivateOffer(c, p, b, o)],
+    [
+      'POST',
+      new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}:activate$`),
+      (_ctx, c, [, p, b]) => cat.activatePlan(c, p, b),
+    ],
+    [
+      'POST',
+      new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}:deactivate$`),
+      (_ctx, c, [, p, b]) => cat.deactivatePlan(c, p, b),
+    ],
+    [
+      'GET',
+      new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers$`),
+      (ctx, c, [, p, b]) => cat.listOffers(c, p, b, ctx.query),
+    ],
+    [
+      'POST',
+      new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers$`),
+      async (ctx, c, [, p, b]) => cat.createOffer(c, p, b, ctx.query, await body(ctx)),
+    ],
+    [
+      'GET',
+      new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers/${SEG}$`),
+      (_ctx, c, [, p, b, o]) => cat.getOffer(c, p, b, o),
+    ],
+    [
+      'POST',
+      new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers/${SEG}:activate$`),
+      (_ctx, c, [, p, b, o]) => cat.activateOffer(c, p, b, o),
+    ],
+    [
+      'POST',
+      new RegExp(`${APP}/subscriptions/${SEG}/basePlans/${SEG}/offers/${SEG}:deactivate$`),
+      (_ctx, c, [, p, b, o]) => cat.deactivateOffer(c, p, b, o),
+    ],
     ['GET', new RegExp(`${APP}/purchases/subscriptionsv2/tokens/${SEG}$`), (_ctx, c, [, t]) => buys.get(c, t)],
-    ['POST', new RegExp(`${APP}/purchases/subscriptions/${SEG}/tokens/${SEG}:acknowledge$`), (_ctx, c, [, s, t]) => buys.acknowledge(c, s, t)],
+    [
+      'POST',
+      new RegExp(`${APP}/purchases/subscriptions/${SEG}/tokens/${SEG}:acknowledge$`),
+      (_ctx, c, [, s, t]) => buys.acknowledge(c, s, t),
+    ],
     ['GET', new RegExp(`${APP}/purchases/voidedpurchases$`), (ctx, c) => buys.listVoided(c, ctx.query)],
   ];
 
@@ -58,14 +94,17 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
         const caller = auth.authenticate(ctx);
         if (params[0] !== caller.account.account) {
           // A service account reaches only the app it was granted.
-          if (accts.find(params[0])) throw new GoogleError(403, 'The caller does not have permission', 'PERMISSION_DENIED');
+          if (accts.find(params[0]))
+            throw new GoogleError(403, 'The caller does not have permission', 'PERMISSION_DENIED');
           throw notFound(`Package not found: ${params[0]}.`);
         }
         ctx.status = 200;
         ctx.body = (await handler(ctx, caller, params)) ?? {};
         return;
       }
-      throw pathMatched ? new GoogleError(405, 'Method not allowed.', 'INVALID_ARGUMENT', 'methodNotAllowed') : notFound(`The requested URL ${ctx.path} was not found on this server.`);
+      throw pathMatched
+        ? new GoogleError(405, 'Method not allowed.', 'INVALID_ARGUMENT', 'methodNotAllowed')
+        : notFound(`The requested URL ${ctx.path} was not found on this server.`);
     } catch (err) {
       if (err instanceof GoogleError) return sendGoogleError(ctx, err);
       sendGoogleError(ctx, new GoogleError(500, 'Internal error encountered.'));
@@ -79,11 +118,19 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
     /** A license tester's purchase: testPurchase set, ACTIVE, obfuscatedExternalAccountId = app_user_id. */
     async sandboxPurchase(params) {
       const row = buys.create({ ...params, test: true });
-      return { purchase_token: row.token, product_id: row.productId, base_plan_id: row.basePlanId, account: row.account };
+      return {
+        purchase_token: row.token,
+        product_id: row.productId,
+        base_plan_id: row.basePlanId,
+        account: row.account,
+      };
     },
     control: {
       'POST /accounts': (b) => accts.create(b),
-      /** `{purchase_token, account?}`: Play voids the purchase and no RTDN is sent (the Voided Purchases API still lists it). */
+      /**
+       * `{purchase_token, account?}`: Play voids the purchase and no RTDN is sent (the Voided Purchases API still lists
+       * it).
+       */
       'POST /void': (b) => {
         const row = buys.voidWithoutNotification(accts.resolve(b.account).account, String(b.purchase_token ?? ''));
         return { purchase_token: row.token, voided_time_millis: row.voidedTimeMillis };
@@ -91,7 +138,13 @@ export const createEmulator: EmulatorFactory = (store, { publicUrl }) => {
       /** Any purchase (live unless test: true), optionally in a given subscriptionState, for lifecycle tests. */
       'POST /purchases': (b) => {
         const row = buys.create({ ...b, test: b.test === true });
-        return { purchase_token: row.token, product_id: row.productId, base_plan_id: row.basePlanId, account: row.account, state: row.state };
+        return {
+          purchase_token: row.token,
+          product_id: row.productId,
+          base_plan_id: row.basePlanId,
+          account: row.account,
+          state: row.state,
+        };
       },
     },
   };

@@ -41,7 +41,8 @@ export const notFound = (message: string) => new GoogleError(404, message);
 
 export function sendGoogleError(ctx: Koa.Context, err: GoogleError): void {
   ctx.status = err.code;
-  if (err.code === 401) ctx.set('WWW-Authenticate', 'Bearer realm="https://accounts.google.com/", error="invalid_token"');
+  if (err.code === 401)
+    ctx.set('WWW-Authenticate', 'Bearer realm="https://accounts.google.com/", error="invalid_token"');
   ctx.body = {
     error: {
       code: err.code,

@@ -7,7 +7,11 @@ export interface SigningKey {
   jwk: crypto.JsonWebKey;
 }
 
-const RSA = { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } } as const;
+const RSA = {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+} as const;
 
 /** RSA-2048, as Google's service-account and OIDC keys are. */
 export function newRsaKey(): { privatePem: string; publicPem: string } {
@@ -18,7 +22,9 @@ export function newRsaKey(): { privatePem: string; publicPem: string } {
 /** Same, off the event loop (key generation takes tens of milliseconds). */
 export function newRsaKeyAsync(): Promise<{ privatePem: string; publicPem: string }> {
   return new Promise((resolve, reject) =>
-    crypto.generateKeyPair('rsa', RSA, (err, publicKey, privateKey) => (err ? reject(err) : resolve({ privatePem: privateKey, publicPem: publicKey }))),
+    crypto.generateKeyPair('rsa', RSA, (err, publicKey, privateKey) =>
+      err ? reject(err) : resolve({ privatePem: privateKey, publicPem: publicKey }),
+    ),
   );
 }
 
@@ -50,7 +56,10 @@ export function emulatorKeys(store: EmulatorStore) {
     /** The key Pub/Sub push OIDC tokens are signed with; published at /oauth2/v3/certs. */
     oidcKey(): SigningKey {
       if (!oidc) {
-        const r = record('oidc_signing_key', () => ({ kid: crypto.randomBytes(20).toString('hex'), private_pem: newRsaKey().privatePem }));
+        const r = record('oidc_signing_key', () => ({
+          kid: crypto.randomBytes(20).toString('hex'),
+          private_pem: newRsaKey().privatePem,
+        }));
         oidc = load(r.private_pem as string, r.kid as string);
       }
       return oidc;

@@ -28,7 +28,9 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
 
   /** Opaque to clients (like Google's ya29.… tokens), self-checking here, so it survives a restart. */
   function mintAccessToken(account: string, mode: Mode, scope: string): string {
-    const payload = b64(JSON.stringify({ a: account, m: mode, s: scope, e: Math.floor(Date.now() / 1000) + ACCESS_TOKEN_TTL_S }));
+    const payload = b64(
+      JSON.stringify({ a: account, m: mode, s: scope, e: Math.floor(Date.now() / 1000) + ACCESS_TOKEN_TTL_S }),
+    );
     return `ya29.${payload}.${b64(mac(payload))}`;
   }
 
@@ -50,7 +52,8 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
     async token(ctx: Koa.Context): Promise<void> {
       const form = new URLSearchParams(await readRawBody(ctx));
       const grant = form.get('grant_type');
-      if (grant !== JWT_BEARER) return oauthError(ctx, 400, 'unsupported_grant_type', `Invalid grant_type: ${grant ?? ''}`);
+      if (grant !== JWT_BEARER)
+        return oauthError(ctx, 400, 'unsupported_grant_type', `Invalid grant_type: ${grant ?? ''}`);
       const assertion = form.get('assertion') ?? '';
       let claims: { iss?: unknown };
       let kid: string | undefined;
@@ -62,7 +65,8 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
       }
       const found = typeof claims.iss === 'string' ? accts.findServiceAccount(claims.iss) : undefined;
       if (!found) return oauthError(ctx, 400, 'invalid_grant', 'Invalid grant: account not found');
-      if (kid && kid !== found.sa.private_key_id) return oauthError(ctx, 400, 'invalid_grant', 'Invalid JWT Signature.');
+      if (kid && kid !== found.sa.private_key_id)
+        return oauthError(ctx, 400, 'invalid_grant', 'Invalid JWT Signature.');
       let scope: string;
       try {
         const { payload } = await jwtVerify(assertion, crypto.createPublicKey(found.sa.public_key_pem), {
@@ -70,15 +74,23 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
           issuer: found.sa.client_email,
           // Google checks aud against the endpoint the assertion was sent to; behind a proxy that is
           // the URL the client addressed (its Host), which is also what its token_uri names.
-          audience: [found.sa.token_uri, `${publicUrl()}/token`, `${ctx.protocol}://${ctx.host}/token`, ...REAL_TOKEN_URIS],
+          audience: [
+            found.sa.token_uri,
+            `${publicUrl()}/token`,
+            `${ctx.protocol}://${ctx.host}/token`,
+            ...REAL_TOKEN_URIS,
+          ],
           requiredClaims: ['iat', 'exp'],
           clockTolerance: 60,
         });
-        if ((payload.exp as number) - (payload.iat as number) > 3600) throw new joseErrors.JWTClaimValidationFailed('too long-lived', payload, 'exp');
+        if ((payload.exp as number) - (payload.iat as number) > 3600)
+          throw new joseErrors.JWTClaimValidationFailed('too long-lived', payload, 'exp');
         scope = typeof payload.scope === 'string' ? payload.scope : '';
       } catch (err) {
-        if (err instanceof joseErrors.JWSSignatureVerificationFailed) return oauthError(ctx, 400, 'invalid_grant', 'Invalid JWT Signature.');
-        if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud') return oauthError(ctx, 400, 'invalid_grant', 'Invalid JWT: Failed audience check.');
+        if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+          return oauthError(ctx, 400, 'invalid_grant', 'Invalid JWT Signature.');
+        if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud')
+          return oauthError(ctx, 400, 'invalid_grant', 'Invalid JWT: Failed audience check.');
         return oauthError(
           ctx,
           400,
@@ -88,7 +100,11 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
       }
       if (!scope) return oauthError(ctx, 400, 'invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
       ctx.set('Cache-Control', 'no-cache, no-store, max-age=0, must-revalidate');
-      ctx.body = { access_token: mintAccessToken(found.account.account, found.sa.mode, scope), expires_in: ACCESS_TOKEN_TTL_S, token_type: 'Bearer' };
+      ctx.body = {
+        access_token: mintAccessToken(found.account.account, found.sa.mode, scope),
+        expires_in: ACCESS_TOKEN_TTL_S,
+        token_type: 'Bearer',
+      };
     },
 
     /** GET /oauth2/v3/certs — the key set that verifies the emulator's Pub/Sub push tokens. */
@@ -117,10 +133,14 @@ export function oauth(accts: Accounts, keys: EmulatorKeys, publicUrl: () => stri
         );
       }
       if (!t.s.split(/\s+/).includes(PLAY_SCOPE)) {
-        throw new GoogleError(403, 'Request had insufficient authentication scopes.', 'PERMISSION_DENIED', 'insufficientPermissions');
+        throw new GoogleError(
+          403,
+          'Request had insufficient authentication scopes.',
+          'PERMISSION_DENIED',
+          'insufficientPermissions',
+        );
       }
       return { account, mode: t.m };
     },
   };
 }
-

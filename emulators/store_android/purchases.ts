@@ -52,7 +52,17 @@ export interface PurchaseRow extends Record<string, unknown> {
  * Renewal periods as license testers see them: Play shortens them (a month renews every five
  * minutes) so a tester can watch renewals happen.
  */
-const TEST_PERIOD_MS: Record<string, number> = { P1W: 5, P4W: 5, P1M: 5, P2M: 10, P3M: 10, P4M: 10, P6M: 15, P8M: 15, P1Y: 30 };
+const TEST_PERIOD_MS: Record<string, number> = {
+  P1W: 5,
+  P4W: 5,
+  P1M: 5,
+  P2M: 10,
+  P3M: 10,
+  P4M: 10,
+  P6M: 15,
+  P8M: 15,
+  P1Y: 30,
+};
 
 function addPeriod(from: Date, period: string, test: boolean): Date {
   if (test) return new Date(from.getTime() + (TEST_PERIOD_MS[period] ?? 5) * 60_000);
@@ -88,9 +98,17 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
    */
   function advance(p: PurchaseRow, now = new Date()): void {
     let changed = false;
-    const live = p.state === 'SUBSCRIPTION_STATE_ACTIVE' || p.state === 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' || p.state === 'SUBSCRIPTION_STATE_CANCELED';
+    const live =
+      p.state === 'SUBSCRIPTION_STATE_ACTIVE' ||
+      p.state === 'SUBSCRIPTION_STATE_IN_GRACE_PERIOD' ||
+      p.state === 'SUBSCRIPTION_STATE_CANCELED';
     if (!p.acknowledged && live && now.getTime() - Date.parse(p.startTime) >= ACK_WINDOW_MS) {
-      Object.assign(p, { state: 'SUBSCRIPTION_STATE_EXPIRED', canceled: 'system', autoRenew: false, expiryTime: new Date(Date.parse(p.startTime) + ACK_WINDOW_MS).toISOString() });
+      Object.assign(p, {
+        state: 'SUBSCRIPTION_STATE_EXPIRED',
+        canceled: 'system',
+        autoRenew: false,
+        expiryTime: new Date(Date.parse(p.startTime) + ACK_WINDOW_MS).toISOString(),
+      });
       store.save();
       return;
     }
@@ -99,7 +117,8 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
       p.renewals += 1;
       changed = true;
     }
-    const lapses = p.state === 'SUBSCRIPTION_STATE_CANCELED' || (p.state === 'SUBSCRIPTION_STATE_ACTIVE' && !p.autoRenew);
+    const lapses =
+      p.state === 'SUBSCRIPTION_STATE_CANCELED' || (p.state === 'SUBSCRIPTION_STATE_ACTIVE' && !p.autoRenew);
     if (lapses && Date.parse(p.expiryTime) <= now.getTime()) {
       p.state = 'SUBSCRIPTION_STATE_EXPIRED';
       changed = true;
@@ -125,7 +144,10 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
         {
           productId: p.productId,
           expiryTime: p.expiryTime,
-          autoRenewingPlan: { autoRenewEnabled: p.autoRenew && p.state !== 'SUBSCRIPTION_STATE_CANCELED', ...(p.price ? { recurringPrice: p.price } : {}) },
+          autoRenewingPlan: {
+            autoRenewEnabled: p.autoRenew && p.state !== 'SUBSCRIPTION_STATE_CANCELED',
+            ...(p.price ? { recurringPrice: p.price } : {}),
+          },
           offerDetails: { basePlanId: p.basePlanId, offerTags: [] },
           latestSuccessfulOrderId: latestOrder,
         },
@@ -142,7 +164,9 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
 
   /** A token this caller may read: its app's, and for a test credential only license-tester purchases. */
   function visible(c: Caller, token: string): PurchaseRow {
-    const p = rows().find((r) => r.token === token && r.account === c.account.account && (c.mode === 'live' || r.mode === 'test'));
+    const p = rows().find(
+      (r) => r.token === token && r.account === c.account.account && (c.mode === 'live' || r.mode === 'test'),
+    );
     if (!p) throw new GoogleError(400, 'The purchase token is invalid.', 'INVALID_ARGUMENT', 'invalid');
     return p;
   }
@@ -151,7 +175,10 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
     rows,
     advance,
     find: (account: string, token: string) => rows().find((r) => r.account === account && r.token === token),
-    latest: (account: string) => rows().filter((r) => r.account === account).at(-1),
+    latest: (account: string) =>
+      rows()
+        .filter((r) => r.account === account)
+        .at(-1),
     get(c: Caller, token: string): PurchaseV2 {
       const p = visible(c, token);
       advance(p);
@@ -177,7 +204,14 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
       const max = Math.min(1000, Math.max(1, Number(query.maxResults ?? 1000) || 1000));
       const offset = Number(query.token ?? 0) || 0;
       const voided = rows()
-        .filter((r) => r.account === c.account.account && (c.mode === 'live' || r.mode === 'test') && r.voidedTimeMillis !== undefined && r.voidedTimeMillis >= start && r.voidedTimeMillis <= end)
+        .filter(
+          (r) =>
+            r.account === c.account.account &&
+            (c.mode === 'live' || r.mode === 'test') &&
+            r.voidedTimeMillis !== undefined &&
+            r.voidedTimeMillis >= start &&
+            r.voidedTimeMillis <= end,
+        )
         .sort((a, b) => a.voidedTimeMillis! - b.voidedTimeMillis!);
       const page = voided.slice(offset, offset + max);
       return {
@@ -199,7 +233,13 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
       const p = rows().find((r) => r.account === account && r.token === token);
       if (!p) throw Object.assign(new Error('no such purchase token'), { status: 404 });
       const now = new Date();
-      Object.assign(p, { state: 'SUBSCRIPTION_STATE_EXPIRED', canceled: 'developer', expiryTime: now.toISOString(), voidedTimeMillis: now.getTime(), autoRenew: false });
+      Object.assign(p, {
+        state: 'SUBSCRIPTION_STATE_EXPIRED',
+        canceled: 'developer',
+        expiryTime: now.toISOString(),
+        voidedTimeMillis: now.getTime(),
+        autoRenew: false,
+      });
       store.save();
       return p;
     },
@@ -209,17 +249,30 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
       const productRef = typeof params.product_id === 'string' ? params.product_id.trim() : '';
       if (!productRef) throw Object.assign(new Error('product_id is required'), { status: 400 });
       const found = cat.findForPurchase(account.account, productRef);
-      const plan = typeof params.base_plan_id === 'string' ? found?.sub.basePlans?.find((b) => b.basePlanId === params.base_plan_id) : found?.plan;
+      const plan =
+        typeof params.base_plan_id === 'string'
+          ? found?.sub.basePlans?.find((b) => b.basePlanId === params.base_plan_id)
+          : found?.plan;
       const regionCode = typeof params.region_code === 'string' ? params.region_code.toUpperCase() : 'US';
       const price =
-        plan?.regionalConfigs?.find((r) => r.regionCode === regionCode)?.price ?? plan?.regionalConfigs?.find((r) => r.price)?.price ?? undefined;
+        plan?.regionalConfigs?.find((r) => r.regionCode === regionCode)?.price ??
+        plan?.regionalConfigs?.find((r) => r.price)?.price ??
+        undefined;
       const test = params.test !== false;
       const period = plan?.autoRenewingBasePlanType?.billingPeriodDuration ?? 'P1M';
       // `start_time` back-dates a purchase (lifecycle tests near the acknowledgement window).
-      const now = typeof params.start_time === 'string' && Number.isFinite(Date.parse(params.start_time)) ? new Date(params.start_time) : new Date();
-      // An upgrade, a downgrade (immediate replacement) or a resubscribe: a new token naming the old one, which Play ends.
-      const linked = typeof params.linked_purchase_token === 'string' ? rows().find((r) => r.account === account.account && r.token === params.linked_purchase_token) : undefined;
-      if (typeof params.linked_purchase_token === 'string' && !linked) throw Object.assign(new Error('linked_purchase_token names no purchase of this app'), { status: 400 });
+      const now =
+        typeof params.start_time === 'string' && Number.isFinite(Date.parse(params.start_time))
+          ? new Date(params.start_time)
+          : new Date();
+      // An upgrade, a downgrade (immediate replacement) or a resubscribe: a new token naming the old one, which Play
+      // ends.
+      const linked =
+        typeof params.linked_purchase_token === 'string'
+          ? rows().find((r) => r.account === account.account && r.token === params.linked_purchase_token)
+          : undefined;
+      if (typeof params.linked_purchase_token === 'string' && !linked)
+        throw Object.assign(new Error('linked_purchase_token names no purchase of this app'), { status: 400 });
       const row: PurchaseRow = {
         account: account.account,
         mode: test ? 'test' : 'live',
@@ -229,7 +282,9 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
         basePlanId: plan?.basePlanId ?? (typeof params.base_plan_id === 'string' ? params.base_plan_id : productRef),
         period,
         test,
-        state: (typeof params.state === 'string' && params.state.startsWith('SUBSCRIPTION_STATE_') ? params.state : 'SUBSCRIPTION_STATE_ACTIVE') as SubscriptionState,
+        state: (typeof params.state === 'string' && params.state.startsWith('SUBSCRIPTION_STATE_')
+          ? params.state
+          : 'SUBSCRIPTION_STATE_ACTIVE') as SubscriptionState,
         startTime: now.toISOString(),
         expiryTime: addPeriod(now, period, test).toISOString(),
         orderId: orderId(),
@@ -265,7 +320,11 @@ export function purchases(store: EmulatorStore, accts: Accounts, cat: Catalog) {
         case 'SUBSCRIPTION_RECOVERED':
           p.state = 'SUBSCRIPTION_STATE_ACTIVE';
           p.autoRenew = true;
-          p.expiryTime = addPeriod(new Date(Math.max(Date.parse(p.expiryTime), now.getTime())), p.period, p.test).toISOString();
+          p.expiryTime = addPeriod(
+            new Date(Math.max(Date.parse(p.expiryTime), now.getTime())),
+            p.period,
+            p.test,
+          ).toISOString();
           p.renewals += 1;
           break;
         case 'SUBSCRIPTION_CANCELED':

@@ -36,7 +36,11 @@ type Resolved = { kind: 'subscription'; name: string; code: number } | { kind: '
 
 /** Accepts Play's names (SUBSCRIPTION_RENEWED), dotted aliases (subscription.renewed), short names and numbers. */
 export function resolveType(type: string): Resolved {
-  const up = type.trim().toUpperCase().replace(/[.\-\s]+/g, '_').replace('CANCELLED', 'CANCELED');
+  const up = type
+    .trim()
+    .toUpperCase()
+    .replace(/[.\-\s]+/g, '_')
+    .replace('CANCELLED', 'CANCELED');
   if (up === 'TEST' || up === 'TEST_NOTIFICATION') return { kind: 'test' };
   if (['VOIDED', 'VOIDED_PURCHASE', 'REFUND', 'REFUNDED'].includes(up)) return { kind: 'voided' };
   if (/^\d+$/.test(up)) {
@@ -45,7 +49,13 @@ export function resolveType(type: string): Resolved {
   }
   const name = up.startsWith('SUBSCRIPTION_') ? up : `SUBSCRIPTION_${up}`;
   const code = SUBSCRIPTION_TYPES[name];
-  if (!code) throw Object.assign(new Error(`unknown RTDN type ${type}; use one of ${Object.keys(SUBSCRIPTION_TYPES).join(', ')}, TEST_NOTIFICATION, VOIDED_PURCHASE`), { status: 400 });
+  if (!code)
+    throw Object.assign(
+      new Error(
+        `unknown RTDN type ${type}; use one of ${Object.keys(SUBSCRIPTION_TYPES).join(', ')}, TEST_NOTIFICATION, VOIDED_PURCHASE`,
+      ),
+      { status: 400 },
+    );
   return { kind: 'subscription', name, code };
 }
 
@@ -61,17 +71,35 @@ interface MessageRow extends Record<string, unknown> {
 }
 
 export function rtdn(store: EmulatorStore, accts: Accounts, keys: EmulatorKeys, buys: Purchases) {
-  function notification(account: AccountRecord, type: Resolved, data: Record<string, unknown>): { name: string; body: Record<string, unknown> } {
-    const top: Record<string, unknown> = { version: '1.0', packageName: account.account, eventTimeMillis: String(Date.now()) };
+  function notification(
+    account: AccountRecord,
+    type: Resolved,
+    data: Record<string, unknown>,
+  ): { name: string; body: Record<string, unknown> } {
+    const top: Record<string, unknown> = {
+      version: '1.0',
+      packageName: account.account,
+      eventTimeMillis: String(Date.now()),
+    };
     const inner: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(data)) (TOP_LEVEL.includes(k) ? top : inner)[k] = v;
-    if (type.kind === 'test') return { name: 'TEST_NOTIFICATION', body: { ...top, testNotification: { version: '1.0', ...inner } } };
+    if (type.kind === 'test')
+      return { name: 'TEST_NOTIFICATION', body: { ...top, testNotification: { version: '1.0', ...inner } } };
     const latest = buys.latest(account.account);
-    const token = typeof inner.purchaseToken === 'string' ? inner.purchaseToken : (latest?.token ?? `emulated-${crypto.randomBytes(16).toString('hex')}`);
+    const token =
+      typeof inner.purchaseToken === 'string'
+        ? inner.purchaseToken
+        : (latest?.token ?? `emulated-${crypto.randomBytes(16).toString('hex')}`);
     const purchase = buys.find(account.account, token);
     if (type.kind === 'voided') {
       if (purchase) buys.applyNotification(purchase, 'VOIDED_PURCHASE');
-      const voided = { purchaseToken: token, orderId: purchase?.orderId ?? 'GPA.0000-0000-0000-00000', productType: 1, refundType: 1, ...inner };
+      const voided = {
+        purchaseToken: token,
+        orderId: purchase?.orderId ?? 'GPA.0000-0000-0000-00000',
+        productType: 1,
+        refundType: 1,
+        ...inner,
+      };
       return { name: 'VOIDED_PURCHASE', body: { ...top, voidedPurchaseNotification: voided } };
     }
     if (purchase) buys.applyNotification(purchase, type.name);
@@ -89,7 +117,11 @@ export function rtdn(store: EmulatorStore, accts: Accounts, keys: EmulatorKeys, 
   async function oidcToken(account: AccountRecord, bad: boolean): Promise<string> {
     const key = bad ? keys.wrongKey() : keys.oidcKey();
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ azp: account.push_service_account_id, email: account.push_service_account_email, email_verified: true })
+    return new SignJWT({
+      azp: account.push_service_account_id,
+      email: account.push_service_account_email,
+      email_verified: true,
+    })
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
       .setIssuer('https://accounts.google.com')
       .setAudience(account.webhook_secret)
@@ -103,7 +135,9 @@ export function rtdn(store: EmulatorStore, accts: Accounts, keys: EmulatorKeys, 
     /** POST /__control/events: one RTDN as a Pub/Sub push; a reused id redelivers the same message. */
     async sendEvent(params: SendEventParams): Promise<{ id: string; status: number }> {
       const account = accts.resolve(params.account);
-      let msg = params.id ? (store.find('messages', (m) => m.id === params.id && m.account === account.account) as MessageRow | undefined) : undefined;
+      let msg = params.id
+        ? (store.find('messages', (m) => m.id === params.id && m.account === account.account) as MessageRow | undefined)
+        : undefined;
       if (!msg) {
         const { name, body } = notification(account, resolveType(params.type), params.data ?? {});
         msg = store.insert('messages', {
@@ -115,7 +149,13 @@ export function rtdn(store: EmulatorStore, accts: Accounts, keys: EmulatorKeys, 
         } satisfies MessageRow);
       }
       const push = {
-        message: { data: msg.data, messageId: msg.id, message_id: msg.id, publishTime: msg.publishTime, publish_time: msg.publishTime },
+        message: {
+          data: msg.data,
+          messageId: msg.id,
+          message_id: msg.id,
+          publishTime: msg.publishTime,
+          publish_time: msg.publishTime,
+        },
         subscription: `projects/${account.project_id}/subscriptions/play-rtdn-push`,
       };
       const token = await oidcToken(account, params.signature === 'bad');

@@ -83,7 +83,10 @@ export function pickAccount(store: EmulatorStore, id?: unknown): IosAccount {
   return first;
 }
 
-export function keyOwner(store: EmulatorStore, kid: string): { account: IosAccount; mode: Mode; cred: IosCredential } | undefined {
+export function keyOwner(
+  store: EmulatorStore,
+  kid: string,
+): { account: IosAccount; mode: Mode; cred: IosCredential } | undefined {
   for (const account of accounts(store)) {
     for (const mode of ['test', 'live'] as const) {
       if (account.credentials[mode].key_id === kid) return { account, mode, cred: account.credentials[mode] };

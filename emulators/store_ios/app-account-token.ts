@@ -17,8 +17,17 @@ const NAMESPACE = '6f1c2b0e-4a57-4d8e-9b1f-3c2d7e5a9b10';
 export function deviceAppAccountToken(appUserId: string): string {
   if (isUuid(appUserId)) return appUserId.toLowerCase();
   const name = new TextEncoder().encode(appUserId);
-  const namespaceBytes = Uint8Array.from(NAMESPACE.replaceAll('-', '').match(/../g)!.map((h) => parseInt(h, 16)));
-  const digest = new Uint8Array(crypto.createHash('sha1').update(new Uint8Array([...namespaceBytes, ...name])).digest());
+  const namespaceBytes = Uint8Array.from(
+    NAMESPACE.replaceAll('-', '')
+      .match(/../g)!
+      .map((h) => parseInt(h, 16)),
+  );
+  const digest = new Uint8Array(
+    crypto
+      .createHash('sha1')
+      .update(new Uint8Array([...namespaceBytes, ...name]))
+      .digest(),
+  );
   const bytes = Array.from(digest.slice(0, 16));
   bytes[6] = 0x50 | (bytes[6] & 0x0f);
   bytes[8] = 0x80 | (bytes[8] & 0x3f);

@@ -21,7 +21,11 @@ const SKEW_S = 60;
  * appstoreconnect-v1, exp is within Apple's limit; the Server API also needs bid = the
  * app's bundle id.
  */
-export async function authenticate(store: EmulatorStore, authorization: string | undefined, api: 'connect' | 'server'): Promise<Caller> {
+export async function authenticate(
+  store: EmulatorStore,
+  authorization: string | undefined,
+  api: 'connect' | 'server',
+): Promise<Caller> {
   const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
   if (!token) throw new AuthError('missing bearer token');
   let kid: string | undefined;
@@ -49,11 +53,12 @@ export async function authenticate(store: EmulatorStore, authorization: string |
   }
   const now = Math.floor(Date.now() / 1000);
   const exp = payload.exp as number;
-  if (api === 'connect' && exp - now > CONNECT_MAX_TTL_S + SKEW_S) throw new AuthError('token lifetime over 20 minutes');
+  if (api === 'connect' && exp - now > CONNECT_MAX_TTL_S + SKEW_S)
+    throw new AuthError('token lifetime over 20 minutes');
   if (api === 'server') {
     const iat = payload.iat;
     if (typeof iat !== 'number' || exp - iat > SERVER_MAX_TTL_S) throw new AuthError('token lifetime over 60 minutes');
-    if (payload.bid !== owner.account.bundle_id) throw new AuthError('bid does not name this key\'s app');
+    if (payload.bid !== owner.account.bundle_id) throw new AuthError("bid does not name this key's app");
   }
   return { account: owner.account, mode: owner.mode };
 }

@@ -58,7 +58,16 @@ export const createEmulator: EmulatorFactory = (store) => {
       if (err instanceof ServerApiError) return sendServerApiError(ctx, err);
       ctx.app.emit('error', err, ctx);
       if (server) sendServerApiError(ctx, new ServerApiError(500, 5000000, 'An unknown error occurred.'));
-      else sendConnectError(ctx, new ConnectError(500, 'UNEXPECTED_ERROR', 'An unexpected error occurred.', 'An unexpected error occurred on the server side.'));
+      else
+        sendConnectError(
+          ctx,
+          new ConnectError(
+            500,
+            'UNEXPECTED_ERROR',
+            'An unexpected error occurred.',
+            'An unexpected error occurred on the server side.',
+          ),
+        );
     }
   };
 
@@ -68,7 +77,8 @@ export const createEmulator: EmulatorFactory = (store) => {
     sendEvent: (params) => sendEvent(store, pki, params as IosEventParams),
     sandboxPurchase: (params) => sandboxPurchase(store, pki, params as Record<string, unknown>),
     control: {
-      'POST /accounts': (body) => accountView(ensureAccount(store, typeof body.account === 'string' && body.account ? body.account : undefined)),
+      'POST /accounts': (body) =>
+        accountView(ensureAccount(store, typeof body.account === 'string' && body.account ? body.account : undefined)),
       'GET /accounts': () => ({ accounts: accounts(store).map(accountView) }),
       'GET /root-ca': () => rootCaView(pki.trusted),
       'POST /family-share': (body) => familyShare(store, pki, body),

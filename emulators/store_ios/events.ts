@@ -19,9 +19,23 @@ import {
 
 /** App Store Server Notifications V2 types the emulator can send. */
 const TYPES = new Set([
-  'SUBSCRIBED', 'DID_CHANGE_RENEWAL_PREF', 'DID_CHANGE_RENEWAL_STATUS', 'OFFER_REDEEMED', 'DID_RENEW', 'EXPIRED',
-  'DID_FAIL_TO_RENEW', 'GRACE_PERIOD_EXPIRED', 'PRICE_INCREASE', 'REFUND', 'REFUND_DECLINED', 'CONSUMPTION_REQUEST',
-  'RENEWAL_EXTENDED', 'REVOKE', 'TEST', 'REFUND_REVERSED', 'ONE_TIME_CHARGE',
+  'SUBSCRIBED',
+  'DID_CHANGE_RENEWAL_PREF',
+  'DID_CHANGE_RENEWAL_STATUS',
+  'OFFER_REDEEMED',
+  'DID_RENEW',
+  'EXPIRED',
+  'DID_FAIL_TO_RENEW',
+  'GRACE_PERIOD_EXPIRED',
+  'PRICE_INCREASE',
+  'REFUND',
+  'REFUND_DECLINED',
+  'CONSUMPTION_REQUEST',
+  'RENEWAL_EXTENDED',
+  'REVOKE',
+  'TEST',
+  'REFUND_REVERSED',
+  'ONE_TIME_CHARGE',
 ]);
 
 const DEFAULT_SUBTYPE: Record<string, string> = {
@@ -47,10 +61,25 @@ const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
  *  - transaction / renewal: fields merged over the signed transaction / renewal info;
  *  - anything else is merged over the notification's `data` object.
  */
-function resolveChain(store: EmulatorStore, account: IosAccount, env: Environment, data: Record<string, unknown>, type: string) {
-  const id = str(data.originalTransactionId) ?? str(data.original_transaction_id) ?? str(data.transactionId) ?? str(data.transaction_id);
+function resolveChain(
+  store: EmulatorStore,
+  account: IosAccount,
+  env: Environment,
+  data: Record<string, unknown>,
+  type: string,
+) {
+  const id =
+    str(data.originalTransactionId) ??
+    str(data.original_transaction_id) ??
+    str(data.transactionId) ??
+    str(data.transaction_id);
   if (id) {
-    const tx = transactions(store).find((t) => t.account === account.account && t.environment === env && (t.transactionId === id || t.originalTransactionId === id));
+    const tx = transactions(store).find(
+      (t) =>
+        t.account === account.account &&
+        t.environment === env &&
+        (t.transactionId === id || t.originalTransactionId === id),
+    );
     if (!tx) throw Object.assign(new Error(`no ${env} transaction ${id} for ${account.account}`), { status: 404 });
     return { chain: chainOf(store, tx), fresh: false };
   }
@@ -60,11 +89,25 @@ function resolveChain(store: EmulatorStore, account: IosAccount, env: Environmen
 }
 
 const SELECTORS = new Set([
-  'originalTransactionId', 'original_transaction_id', 'transactionId', 'transaction_id', 'productId', 'product_id',
-  'appAccountToken', 'app_user_id', 'transaction', 'renewal', 'subtype', 'environment',
+  'originalTransactionId',
+  'original_transaction_id',
+  'transactionId',
+  'transaction_id',
+  'productId',
+  'product_id',
+  'appAccountToken',
+  'app_user_id',
+  'transaction',
+  'renewal',
+  'subtype',
+  'environment',
 ]);
 
-export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEventParams): Promise<{ id: string; status: number; family?: { id: string; status: number }[] }> {
+export async function sendEvent(
+  store: EmulatorStore,
+  pki: Pki,
+  params: IosEventParams,
+): Promise<{ id: string; status: number; family?: { id: string; status: number }[] }> {
   const account = pickAccount(store, params.account);
   const chainKeys = params.signature === 'bad' ? pki.untrusted : pki.trusted;
   if (params.id) {
@@ -82,7 +125,10 @@ export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEvent
   if (!TYPES.has(type)) throw Object.assign(new Error(`unknown notificationType ${type}`), { status: 400 });
   const data = params.data ?? {};
   const subtype = str(params.subtype) ?? str(data.subtype) ?? DEFAULT_SUBTYPE[type];
-  const env: Environment = data.environment === 'Production' || (data.environment === undefined && params.mode === 'live') ? 'Production' : 'Sandbox';
+  const env: Environment =
+    data.environment === 'Production' || (data.environment === undefined && params.mode === 'live')
+      ? 'Production'
+      : 'Sandbox';
 
   let resolved: ReturnType<typeof resolveChain>['chain'] | undefined;
   const body: Record<string, unknown> = {
@@ -96,8 +142,14 @@ export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEvent
     resolved = chain;
     if (!fresh) applyNotification(store, account, chain, type, subtype, str(data.productId) ?? str(data.product_id));
     const state = chain.state as RenewalState;
-    const latest = transactions(store).find((t) => t.account === account.account && t.transactionId === state.latestTransactionId) as Transaction;
-    body.signedTransactionInfo = signedTransaction(chainKeys, latest, (data.transaction as Record<string, unknown>) ?? {});
+    const latest = transactions(store).find(
+      (t) => t.account === account.account && t.transactionId === state.latestTransactionId,
+    ) as Transaction;
+    body.signedTransactionInfo = signedTransaction(
+      chainKeys,
+      latest,
+      (data.transaction as Record<string, unknown>) ?? {},
+    );
     body.signedRenewalInfo = signedRenewal(chainKeys, state, latest, (data.renewal as Record<string, unknown>) ?? {});
     body.status = state.status;
   }
@@ -115,14 +167,33 @@ export async function sendEvent(store: EmulatorStore, pki: Pki, params: IosEvent
   const signedPayload = signJws(chainKeys, payload);
   const status = await deliver(params.target, JSON.stringify({ signedPayload }), {});
   if (params.signature !== 'bad') {
-    store.insert('notifications', { id: notificationUUID, account: account.account, type, subtype: subtype ?? null, target: params.target, signedPayload, deliveries: 1, last_status: status });
+    store.insert('notifications', {
+      id: notificationUUID,
+      account: account.account,
+      type,
+      subtype: subtype ?? null,
+      target: params.target,
+      signedPayload,
+      deliveries: 1,
+      last_status: status,
+    });
   }
   // Family Sharing follows the purchaser: a refund or revocation of theirs revokes every family
   // member's access, and the App Store tells each member's app with REVOKE.
-  const family = resolved && !resolved.state.familyOf && (type === 'REFUND' || type === 'REVOKE') && params.signature !== 'bad' ? familyChains(store, resolved.state) : [];
+  const family =
+    resolved && !resolved.state.familyOf && (type === 'REFUND' || type === 'REVOKE') && params.signature !== 'bad'
+      ? familyChains(store, resolved.state)
+      : [];
   const sent: { id: string; status: number }[] = [];
   for (const member of family) {
-    sent.push(await sendEvent(store, pki, { type: 'REVOKE', target: params.target, account: account.account, data: { originalTransactionId: member.state.originalTransactionId, environment: env } }));
+    sent.push(
+      await sendEvent(store, pki, {
+        type: 'REVOKE',
+        target: params.target,
+        account: account.account,
+        data: { originalTransactionId: member.state.originalTransactionId, environment: env },
+      }),
+    );
   }
   return { id: notificationUUID, status, ...(sent.length ? { family: sent } : {}) };
 }
@@ -136,10 +207,15 @@ export function familyShare(store: EmulatorStore, pki: Pki, params: Record<strin
   const account = pickAccount(store, params.account);
   const id = str(params.original_transaction_id);
   if (!id) throw Object.assign(new Error('original_transaction_id is required'), { status: 400 });
-  const tx = transactions(store).find((t) => t.account === account.account && (t.transactionId === id || t.originalTransactionId === id));
+  const tx = transactions(store).find(
+    (t) => t.account === account.account && (t.transactionId === id || t.originalTransactionId === id),
+  );
   if (!tx) throw Object.assign(new Error(`no transaction ${id} for ${account.account}`), { status: 404 });
   const member = shareWithFamily(store, chainOf(store, tx));
-  return { transaction_id: member.latest.transactionId, signed_transaction: signedTransaction(pki.trusted, member.latest) };
+  return {
+    transaction_id: member.latest.transactionId,
+    signed_transaction: signedTransaction(pki.trusted, member.latest),
+  };
 }
 
 /**
@@ -156,10 +232,19 @@ export async function sandboxPurchase(
   if (!productId) throw Object.assign(new Error('product_id is required'), { status: 400 });
   const account = pickAccount(store, params.account);
   const { latest } = purchase(store, account, 'Sandbox', productId, str(params.app_user_id));
-  const out: Record<string, unknown> = { transaction_id: latest.transactionId, signed_transaction: signedTransaction(pki.trusted, latest) };
+  const out: Record<string, unknown> = {
+    transaction_id: latest.transactionId,
+    signed_transaction: signedTransaction(pki.trusted, latest),
+  };
   const target = str(params.target);
   if (target) {
-    out.notification = await sendEvent(store, pki, { type: 'SUBSCRIBED', subtype: 'INITIAL_BUY', target, account: account.account, data: { originalTransactionId: latest.transactionId } });
+    out.notification = await sendEvent(store, pki, {
+      type: 'SUBSCRIBED',
+      subtype: 'INITIAL_BUY',
+      target,
+      account: account.account,
+      data: { originalTransactionId: latest.transactionId },
+    });
   }
   return out;
 }

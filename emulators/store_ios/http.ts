@@ -27,7 +27,12 @@ export class ServerApiError extends Error {
 }
 
 export const notFound = (type: string, id: string) =>
-  new ConnectError(404, 'NOT_FOUND', 'The specified resource does not exist', `There is no resource of type '${type}' with id '${id}'`);
+  new ConnectError(
+    404,
+    'NOT_FOUND',
+    'The specified resource does not exist',
+    `There is no resource of type '${type}' with id '${id}'`,
+  );
 
 export const paramError = (parameter: string, detail: string) =>
   new ConnectError(400, 'PARAMETER_ERROR.INVALID', 'A parameter has an invalid value', detail, { parameter });
@@ -39,7 +44,16 @@ export function sendConnectError(ctx: Koa.Context, err: ConnectError): void {
   ctx.status = err.status;
   ctx.type = 'application/json';
   ctx.body = {
-    errors: [{ id: crypto.randomUUID(), status: String(err.status), code: err.code, title: err.title, detail: err.detail, ...(err.source ? { source: err.source } : {}) }],
+    errors: [
+      {
+        id: crypto.randomUUID(),
+        status: String(err.status),
+        code: err.code,
+        title: err.title,
+        detail: err.detail,
+        ...(err.source ? { source: err.source } : {}),
+      },
+    ],
   };
 }
 
@@ -54,7 +68,12 @@ export async function readJson(req: http.IncomingMessage): Promise<Record<string
     for await (const c of req) chunks.push(c as Buffer);
   } catch {
     // the client went away mid-request (e.g. it timed out); nobody will read the answer
-    throw new ConnectError(400, 'ENTITY_UNPROCESSABLE', 'The request entity could not be read', 'The request body was not received completely');
+    throw new ConnectError(
+      400,
+      'ENTITY_UNPROCESSABLE',
+      'The request entity could not be read',
+      'The request body was not received completely',
+    );
   }
   const raw = Buffer.concat(chunks).toString('utf8');
   if (!raw) throw entityError('', 'The request entity is missing', '');
@@ -64,7 +83,12 @@ export async function readJson(req: http.IncomingMessage): Promise<Record<string
   } catch {
     // fall through
   }
-  throw new ConnectError(400, 'ENTITY_UNPROCESSABLE', 'The request entity is not valid JSON', 'The request body must be a JSON object');
+  throw new ConnectError(
+    400,
+    'ENTITY_UNPROCESSABLE',
+    'The request entity is not valid JSON',
+    'The request body must be a JSON object',
+  );
 }
 
 // ---------------------------------------------------------------- JSON:API
@@ -87,7 +111,8 @@ export function sparse(r: Resource, query: URLSearchParams): Resource {
   const fields = query.get(`fields[${r.type}]`);
   if (!fields) return r;
   const keep = new Set(fields.split(','));
-  const pick = (o?: Record<string, unknown>) => (o ? Object.fromEntries(Object.entries(o).filter(([k]) => keep.has(k))) : undefined);
+  const pick = (o?: Record<string, unknown>) =>
+    o ? Object.fromEntries(Object.entries(o).filter(([k]) => keep.has(k))) : undefined;
   const out: Resource = { type: r.type, id: r.id };
   const attributes = pick(r.attributes);
   const relationships = pick(r.relationships);
@@ -101,7 +126,11 @@ export function limitParam(query: URLSearchParams, max: number, dflt = 50): numb
   const raw = query.get('limit');
   if (raw === null) return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw paramError('limit', `The value '${raw}' is not valid for 'limit'; it must be an integer between 1 and ${max}`);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw paramError(
+      'limit',
+      `The value '${raw}' is not valid for 'limit'; it must be an integer between 1 and ${max}`,
+    );
   return n;
 }
 
@@ -135,7 +164,11 @@ export function page<T>(
     next.set('cursor', Buffer.from(JSON.stringify({ o: offset + limit })).toString('base64url'));
     links.next = `${originOf(ctx)}${ctx.path}?${next}`;
   }
-  const doc: Record<string, unknown> = { data: slice.map((i) => sparse(toResource(i), query)), links, meta: { paging: { total: items.length, limit } } };
+  const doc: Record<string, unknown> = {
+    data: slice.map((i) => sparse(toResource(i), query)),
+    links,
+    meta: { paging: { total: items.length, limit } },
+  };
   if (opts.included) {
     const seen = new Set<string>();
     const inc = opts.included(slice).filter((r) => !seen.has(`${r.type}/${r.id}`) && seen.add(`${r.type}/${r.id}`));
@@ -161,10 +194,18 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 
 /** The `data` of a create/update request, checked for the expected type. */
-export function requestData(body: Obj, type: string): { attributes: Obj; relationships: Obj; id?: string; included: Obj[] } {
+export function requestData(
+  body: Obj,
+  type: string,
+): { attributes: Obj; relationships: Obj; id?: string; included: Obj[] } {
   const data = body.data;
   if (!isObj(data)) throw entityError('', "The request entity needs a 'data' object", '/data');
-  if (data.type !== type) throw entityError('INCLUDED.INVALID', `The resource type '${String(data.type)}' is not valid here; expected '${type}'`, '/data/type');
+  if (data.type !== type)
+    throw entityError(
+      'INCLUDED.INVALID',
+      `The resource type '${String(data.type)}' is not valid here; expected '${type}'`,
+      '/data/type',
+    );
   return {
     attributes: isObj(data.attributes) ? data.attributes : {},
     relationships: isObj(data.relationships) ? data.relationships : {},
@@ -175,18 +216,32 @@ export function requestData(body: Obj, type: string): { attributes: Obj; relatio
 
 export function requiredString(attrs: Obj, name: string): string {
   const v = attrs[name];
-  if (typeof v !== 'string' || !v.trim()) throw entityError('ATTRIBUTE.REQUIRED', `You must provide a value for the attribute '${name}' with this request`, `/data/attributes/${name}`);
+  if (typeof v !== 'string' || !v.trim())
+    throw entityError(
+      'ATTRIBUTE.REQUIRED',
+      `You must provide a value for the attribute '${name}' with this request`,
+      `/data/attributes/${name}`,
+    );
   return v;
 }
 
 export function enumAttr(attrs: Obj, name: string, allowed: readonly string[], required = false): string | undefined {
   const v = attrs[name];
   if (v === undefined || v === null) {
-    if (required) throw entityError('ATTRIBUTE.REQUIRED', `You must provide a value for the attribute '${name}' with this request`, `/data/attributes/${name}`);
+    if (required)
+      throw entityError(
+        'ATTRIBUTE.REQUIRED',
+        `You must provide a value for the attribute '${name}' with this request`,
+        `/data/attributes/${name}`,
+      );
     return undefined;
   }
   if (typeof v !== 'string' || !allowed.includes(v)) {
-    throw entityError('ATTRIBUTE.INVALID', `'${String(v)}' is not a valid value for the attribute '${name}'; allowed: ${allowed.join(', ')}`, `/data/attributes/${name}`);
+    throw entityError(
+      'ATTRIBUTE.INVALID',
+      `'${String(v)}' is not a valid value for the attribute '${name}'; allowed: ${allowed.join(', ')}`,
+      `/data/attributes/${name}`,
+    );
   }
   return v;
 }
@@ -197,10 +252,18 @@ export function toOne(rels: Obj, name: string, type: string, required = true): s
   const data = isObj(rel) ? rel.data : undefined;
   if (!isObj(data)) {
     if (!required) return undefined;
-    throw entityError('RELATIONSHIP.REQUIRED', `You must provide a value for the relationship '${name}' with this request`, `/data/relationships/${name}`);
+    throw entityError(
+      'RELATIONSHIP.REQUIRED',
+      `You must provide a value for the relationship '${name}' with this request`,
+      `/data/relationships/${name}`,
+    );
   }
   if (data.type !== type || typeof data.id !== 'string') {
-    throw entityError('RELATIONSHIP.INVALID', `The relationship '${name}' expects a resource of type '${type}'`, `/data/relationships/${name}`);
+    throw entityError(
+      'RELATIONSHIP.INVALID',
+      `The relationship '${name}' expects a resource of type '${type}'`,
+      `/data/relationships/${name}`,
+    );
   }
   return data.id;
 }
@@ -209,10 +272,19 @@ export function toOne(rels: Obj, name: string, type: string, required = true): s
 export function toMany(rels: Obj, name: string, type: string): string[] {
   const rel = rels[name];
   const data = isObj(rel) ? rel.data : undefined;
-  if (!Array.isArray(data)) throw entityError('RELATIONSHIP.REQUIRED', `You must provide a value for the relationship '${name}' with this request`, `/data/relationships/${name}`);
+  if (!Array.isArray(data))
+    throw entityError(
+      'RELATIONSHIP.REQUIRED',
+      `You must provide a value for the relationship '${name}' with this request`,
+      `/data/relationships/${name}`,
+    );
   return data.map((d, i) => {
     if (!isObj(d) || d.type !== type || typeof d.id !== 'string') {
-      throw entityError('RELATIONSHIP.INVALID', `The relationship '${name}' expects resources of type '${type}'`, `/data/relationships/${name}/data/${i}`);
+      throw entityError(
+        'RELATIONSHIP.INVALID',
+        `The relationship '${name}' expects resources of type '${type}'`,
+        `/data/relationships/${name}/data/${i}`,
+      );
     }
     return d.id;
   });

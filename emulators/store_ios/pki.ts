@@ -35,13 +35,24 @@ const LEAF_OID = '1.2.840.113635.100.6.11.1';
 
 function keyPair(): { priv: string; pub: string } {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  return { priv: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, pub: publicKey.export({ type: 'spki', format: 'pem' }) as string };
+  return {
+    priv: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    pub: publicKey.export({ type: 'spki', format: 'pem' }) as string,
+  };
 }
 
 // X.509 UTCTime, YYMMDDHHMMSSZ
 const utcTime = (d: Date) => `${d.toISOString().replace(/[-:T]/g, '').slice(2, 14)}Z`;
 
-function issue(p: { serial: string; subject: string; issuer: string; pub: string; caKey: string; ca: boolean; markerOid?: string }): string {
+function issue(p: {
+  serial: string;
+  subject: string;
+  issuer: string;
+  pub: string;
+  caKey: string;
+  ca: boolean;
+  markerOid?: string;
+}): string {
   const now = Date.now();
   const params = {
     version: 3,
@@ -80,8 +91,23 @@ function makeChain(label: string): Chain {
   const rootName = `/CN=${label} Root CA/OU=App Store Emulator/O=Billing Service Test`;
   const interName = `/CN=${label} WWDR Intermediate/OU=App Store Emulator/O=Billing Service Test`;
   return {
-    root_pem: issue({ serial: serial(), subject: rootName, issuer: rootName, pub: root.pub, caKey: root.priv, ca: true }),
-    intermediate_pem: issue({ serial: serial(), subject: interName, issuer: rootName, pub: inter.pub, caKey: root.priv, ca: true, markerOid: INTERMEDIATE_OID }),
+    root_pem: issue({
+      serial: serial(),
+      subject: rootName,
+      issuer: rootName,
+      pub: root.pub,
+      caKey: root.priv,
+      ca: true,
+    }),
+    intermediate_pem: issue({
+      serial: serial(),
+      subject: interName,
+      issuer: rootName,
+      pub: inter.pub,
+      caKey: root.priv,
+      ca: true,
+      markerOid: INTERMEDIATE_OID,
+    }),
     leaf_pem: issue({
       serial: serial(),
       subject: `/CN=${label} StoreKit Signing/OU=App Store Emulator/O=Billing Service Test`,
@@ -120,7 +146,10 @@ export function rootCaView(chain: Chain): { der_base64: string; pem: string; sha
 
 /** A compact JWS as the App Store signs it: ES256, x5c = [leaf, intermediate, root]. */
 export function signJws(chain: Chain, payload: unknown): string {
-  const header = { alg: 'ES256', x5c: [chain.leaf_pem, chain.intermediate_pem, chain.root_pem].map((p) => der(p).toString('base64')) };
+  const header = {
+    alg: 'ES256',
+    x5c: [chain.leaf_pem, chain.intermediate_pem, chain.root_pem].map((p) => der(p).toString('base64')),
+  };
   const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
   const sig = crypto.sign('sha256', Buffer.from(input), { key: chain.leaf_key_pem, dsaEncoding: 'ieee-p1363' });
   return `${input}.${sig.toString('base64url')}`;

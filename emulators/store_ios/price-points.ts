@@ -41,7 +41,9 @@ export interface PricePoint {
 
 // Apple's price point ids are base64url JSON naming subscription, territory and point: {"s","t","p"}.
 export function pricePointId(subscriptionId: string, territory: string, index: number): string {
-  return Buffer.from(JSON.stringify({ s: subscriptionId, t: territory, p: String(10_001 + index) })).toString('base64url');
+  return Buffer.from(JSON.stringify({ s: subscriptionId, t: territory, p: String(10_001 + index) })).toString(
+    'base64url',
+  );
 }
 
 function point(subscriptionId: string, territory: string, currency: string, index: number): PricePoint {
@@ -71,7 +73,8 @@ export function decodePricePoint(id: string): PricePoint | undefined {
     if (typeof o.s !== 'string' || typeof o.t !== 'string' || typeof o.p !== 'string') return undefined;
     const currency = currencyOf(o.t);
     const index = Number(o.p) - 10_001;
-    if (!currency || !Number.isInteger(index) || index < 0 || index >= ladder(exponentOf(currency)).length) return undefined;
+    if (!currency || !Number.isInteger(index) || index < 0 || index >= ladder(exponentOf(currency)).length)
+      return undefined;
     return point(o.s, o.t, currency, index);
   } catch {
     return undefined;

@@ -3,7 +3,15 @@ import type { EmulatorStore } from '../common/types';
 import type { Caller } from './auth';
 import { ServerApiError } from './http';
 import type { Chain } from './pki';
-import { chainOf, findTransaction, renewalStates, signedRenewal, signedTransaction, transactions, type Environment } from './transactions';
+import {
+  chainOf,
+  findTransaction,
+  renewalStates,
+  signedRenewal,
+  signedTransaction,
+  transactions,
+  type Environment,
+} from './transactions';
 
 /**
  * The App Store Server API subset: Get Transaction Info and Get All Subscription Statuses,
@@ -23,7 +31,12 @@ function lookup(store: EmulatorStore, caller: Caller, id: string) {
   return tx;
 }
 
-export async function handleServerApi(store: EmulatorStore, pki: () => Chain, ctx: Koa.Context, caller: Caller): Promise<boolean> {
+export async function handleServerApi(
+  store: EmulatorStore,
+  pki: () => Chain,
+  ctx: Koa.Context,
+  caller: Caller,
+): Promise<boolean> {
   if (ctx.method !== 'GET') return false;
   let m = /^\/inApps\/v1\/transactions\/([^/]+)$/.exec(ctx.path);
   if (m) {
@@ -38,13 +51,19 @@ export async function handleServerApi(store: EmulatorStore, pki: () => Chain, ct
     const { state } = chainOf(store, tx);
     // "All of a customer's subscriptions in your app": chains of the same customer (appAccountToken), else this one.
     const chains = renewalStates(store).filter(
-      (s) => s.account === tx.account && s.environment === env && (s.originalTransactionId === state.originalTransactionId || (state.appAccountToken && s.appAccountToken === state.appAccountToken)),
+      (s) =>
+        s.account === tx.account &&
+        s.environment === env &&
+        (s.originalTransactionId === state.originalTransactionId ||
+          (state.appAccountToken && s.appAccountToken === state.appAccountToken)),
     );
     const wanted = new URLSearchParams(ctx.querystring).getAll('status').map(Number);
     const groups = new Map<string, Record<string, unknown>[]>();
     for (const s of chains) {
       if (wanted.length && !wanted.includes(s.status)) continue;
-      const latest = transactions(store).find((t) => t.account === s.account && t.transactionId === s.latestTransactionId)!;
+      const latest = transactions(store).find(
+        (t) => t.account === s.account && t.transactionId === s.latestTransactionId,
+      )!;
       const list = groups.get(latest.subscriptionGroupIdentifier) ?? [];
       list.push({
         originalTransactionId: s.originalTransactionId,
@@ -59,7 +78,10 @@ export async function handleServerApi(store: EmulatorStore, pki: () => Chain, ct
       bundleId: caller.account.bundle_id,
       // Apple names the app's Apple ID only in Production.
       ...(env === 'Production' ? { appAppleId: Number(caller.account.app_id) } : {}),
-      data: [...groups].map(([subscriptionGroupIdentifier, lastTransactions]) => ({ subscriptionGroupIdentifier, lastTransactions })),
+      data: [...groups].map(([subscriptionGroupIdentifier, lastTransactions]) => ({
+        subscriptionGroupIdentifier,
+        lastTransactions,
+      })),
     };
     return true;
   }

@@ -88,7 +88,9 @@ function catalogue(store: EmulatorStore, account: IosAccount, env: Environment, 
   const usd = sub ? subscriptionPriceIn(store, sub, 'USA') : undefined;
   return {
     period: sub?.subscriptionPeriod ?? 'ONE_MONTH',
-    groupId: sub?.group_id ?? `2${crypto.createHash('sha1').update(`${account.account}/${productId}`).digest('hex').replace(/\D/g, '').slice(0, 7).padEnd(7, '0')}`,
+    groupId:
+      sub?.group_id ??
+      `2${crypto.createHash('sha1').update(`${account.account}/${productId}`).digest('hex').replace(/\D/g, '').slice(0, 7).padEnd(7, '0')}`,
     priceMilli: usd ? usd.minor * 10 : 9990,
   };
 }
@@ -101,18 +103,33 @@ export function renewalStates(store: EmulatorStore): RenewalState[] {
   return store.list('subscription_states') as RenewalState[];
 }
 
-export function findTransaction(store: EmulatorStore, account: string, env: Environment, id: string): Transaction | undefined {
+export function findTransaction(
+  store: EmulatorStore,
+  account: string,
+  env: Environment,
+  id: string,
+): Transaction | undefined {
   return transactions(store).find((t) => t.account === account && t.environment === env && t.transactionId === id);
 }
 
 export function chainOf(store: EmulatorStore, tx: Transaction): { state: RenewalState; latest: Transaction } {
-  const state = renewalStates(store).find((s) => s.account === tx.account && s.originalTransactionId === tx.originalTransactionId)!;
-  const latest = transactions(store).find((t) => t.account === tx.account && t.transactionId === state.latestTransactionId)!;
+  const state = renewalStates(store).find(
+    (s) => s.account === tx.account && s.originalTransactionId === tx.originalTransactionId,
+  )!;
+  const latest = transactions(store).find(
+    (t) => t.account === tx.account && t.transactionId === state.latestTransactionId,
+  )!;
   return { state, latest };
 }
 
 /** A customer buys a subscription (a device's StoreKit purchase, or SUBSCRIBED/INITIAL_BUY). */
-export function purchase(store: EmulatorStore, account: IosAccount, env: Environment, productId: string, appUserId?: string): { state: RenewalState; latest: Transaction } {
+export function purchase(
+  store: EmulatorStore,
+  account: IosAccount,
+  env: Environment,
+  productId: string,
+  appUserId?: string,
+): { state: RenewalState; latest: Transaction } {
   const now = Date.now();
   const info = catalogue(store, account, env, productId);
   const id = newTransactionId(store, env);
@@ -157,7 +174,12 @@ export function purchase(store: EmulatorStore, account: IosAccount, env: Environ
 }
 
 /** The next period's transaction in the same chain (renewal, billing recovery or resubscribe). */
-function renewal(store: EmulatorStore, account: IosAccount, chain: { state: RenewalState; latest: Transaction }, reason: 'RENEWAL' | 'PURCHASE'): Transaction {
+function renewal(
+  store: EmulatorStore,
+  account: IosAccount,
+  chain: { state: RenewalState; latest: Transaction },
+  reason: 'RENEWAL' | 'PURCHASE',
+): Transaction {
   const { state, latest } = chain;
   const now = Date.now();
   const start = reason === 'PURCHASE' || state.status !== STATUS.ACTIVE ? now : Math.max(now, latest.expiresDate);
@@ -178,14 +200,25 @@ function renewal(store: EmulatorStore, account: IosAccount, chain: { state: Rene
     offerDiscountType: undefined,
   });
   for (const k of ['revocationDate', 'revocationReason', 'offerType', 'offerDiscountType'] as const) delete tx[k];
-  Object.assign(state, { latestTransactionId: tx.transactionId, productId, status: STATUS.ACTIVE, isInBillingRetryPeriod: false, autoRenewStatus: 1 });
+  Object.assign(state, {
+    latestTransactionId: tx.transactionId,
+    productId,
+    status: STATUS.ACTIVE,
+    isInBillingRetryPeriod: false,
+    autoRenewStatus: 1,
+  });
   delete state.gracePeriodExpiresDate;
   delete state.expirationIntent;
   if (reason === 'PURCHASE') state.recentSubscriptionStartDate = start;
   return tx;
 }
 
-const EXPIRATION_INTENT: Record<string, number> = { VOLUNTARY: 1, BILLING_RETRY: 2, PRICE_INCREASE: 3, PRODUCT_NOT_FOR_SALE: 4 };
+const EXPIRATION_INTENT: Record<string, number> = {
+  VOLUNTARY: 1,
+  BILLING_RETRY: 2,
+  PRICE_INCREASE: 3,
+  PRODUCT_NOT_FOR_SALE: 4,
+};
 
 /**
  * Move a chain the way the App Store would have before sending `type`/`subtype`, so the
@@ -201,7 +234,8 @@ export function applyNotification(
 ): void {
   const { state } = chain;
   const now = Date.now();
-  const latest = () => transactions(store).find((t) => t.account === state.account && t.transactionId === state.latestTransactionId)!;
+  const latest = () =>
+    transactions(store).find((t) => t.account === state.account && t.transactionId === state.latestTransactionId)!;
   switch (type) {
     case 'SUBSCRIBED':
       if (subtype === 'RESUBSCRIBE') renewal(store, account, chain, 'PURCHASE');
@@ -264,7 +298,12 @@ export function signedTransaction(pki: Chain, tx: Transaction, overrides: Record
   return signJws(pki, { ...strip(tx, 'account'), ...overrides, signedDate: Date.now() });
 }
 
-export function signedRenewal(pki: Chain, state: RenewalState, latest: Transaction, overrides: Record<string, unknown> = {}): string {
+export function signedRenewal(
+  pki: Chain,
+  state: RenewalState,
+  latest: Transaction,
+  overrides: Record<string, unknown> = {},
+): string {
   return signJws(pki, {
     ...strip(state, 'account', 'latestTransactionId', 'status', 'isInBillingRetryPeriod', 'familyOf'),
     isInBillingRetryPeriod: state.isInBillingRetryPeriod,
@@ -281,7 +320,10 @@ export function signedRenewal(pki: Chain, state: RenewalState, latest: Transacti
  * own original transaction id, `inAppOwnershipType` FAMILY_SHARED, no appAccountToken: that is
  * the purchaser's), following the purchaser's.
  */
-export function shareWithFamily(store: EmulatorStore, purchaser: { state: RenewalState; latest: Transaction }): { state: RenewalState; latest: Transaction } {
+export function shareWithFamily(
+  store: EmulatorStore,
+  purchaser: { state: RenewalState; latest: Transaction },
+): { state: RenewalState; latest: Transaction } {
   const env = purchaser.latest.environment;
   const id = newTransactionId(store, env);
   const { appAccountToken: _a, ...shared } = purchaser.latest;
@@ -305,8 +347,16 @@ export function shareWithFamily(store: EmulatorStore, purchaser: { state: Renewa
 }
 
 /** The family members' chains sharing a purchaser's subscription. */
-export function familyChains(store: EmulatorStore, purchaser: RenewalState): { state: RenewalState; latest: Transaction }[] {
+export function familyChains(
+  store: EmulatorStore,
+  purchaser: RenewalState,
+): { state: RenewalState; latest: Transaction }[] {
   return renewalStates(store)
     .filter((s) => s.account === purchaser.account && s.familyOf === purchaser.originalTransactionId)
-    .map((state) => ({ state, latest: transactions(store).find((t) => t.account === state.account && t.transactionId === state.latestTransactionId)! }));
+    .map((state) => ({
+      state,
+      latest: transactions(store).find(
+        (t) => t.account === state.account && t.transactionId === state.latestTransactionId,
+      )!,
+    }));
 }

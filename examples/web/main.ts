@@ -11,13 +11,27 @@ const apiPort = process.env.API_PORT ?? '4000';
 const backend = process.env.BILLING_API_URL ?? `http://127.0.0.1:${apiPort}`;
 const publishableKey =
   process.env.BILLING_PUBLISHABLE_KEY ??
-  (JSON.parse(execFileSync('npm', ['run', '-s', 'admin', '--', 'demo:publishable-key', '--json'], { encoding: 'utf8' })) as { publishable_key: string }).publishable_key;
+  (
+    JSON.parse(
+      execFileSync('npm', ['run', '-s', 'admin', '--', 'demo:publishable-key', '--json'], { encoding: 'utf8' }),
+    ) as { publishable_key: string }
+  ).publishable_key;
 const planId = process.env.PLAN_ID ?? 'premium_monthly';
 // Bounded: npm start's first sync takes seconds to a minute; longer means it failed (its terminal says why).
-const sellable = await waitUntilSellable({ backend, publishableKey, planId, timeoutMs: Number(process.env.EXAMPLE_WAIT_MS ?? 180_000) }, console.log);
+const sellable = await waitUntilSellable(
+  { backend, publishableKey, planId, timeoutMs: Number(process.env.EXAMPLE_WAIT_MS ?? 180_000) },
+  console.log,
+);
 if (!sellable.ok) {
-  console.error(`The demo cannot sell ${planId} yet: ${sellable.reason}. See the "Demo catalogue" line of \`npm start\`.`);
+  console.error(
+    `The demo cannot sell ${planId} yet: ${sellable.reason}. See the "Demo catalogue" line of \`npm start\`.`,
+  );
   process.exit(1);
 }
-const server = await startExampleServer({ backend, publishableKey, appUserId: process.env.APP_USER_ID ?? 'web-example-user', planId }, Number(process.env.EXAMPLE_PORT ?? 4300));
-console.log(`Example web app: ${server.url}  (API ${backend}): open it, Subscribe, Pay on the test checkout, and the page says premium.`);
+const server = await startExampleServer(
+  { backend, publishableKey, appUserId: process.env.APP_USER_ID ?? 'web-example-user', planId },
+  Number(process.env.EXAMPLE_PORT ?? 4300),
+);
+console.log(
+  `Example web app: ${server.url}  (API ${backend}): open it, Subscribe, Pay on the test checkout, and the page says premium.`,
+);

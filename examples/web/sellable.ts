@@ -14,7 +14,10 @@ export async function waitUntilSellable(
   for (;;) {
     let reason: string;
     try {
-      const res = await fetch(url, { headers: { authorization: `Bearer ${opts.publishableKey}` }, signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(url, {
+        headers: { authorization: `Bearer ${opts.publishableKey}` },
+        signal: AbortSignal.timeout(10_000),
+      });
       if (res.ok) return { ok: true };
       const body = (await res.json().catch(() => ({}))) as { detail?: string };
       // Only "no payment link yet" passes with time; anything else (a bad key…) will not.
@@ -25,7 +28,9 @@ export async function waitUntilSellable(
     }
     if (Date.now() > deadline) return { ok: false, reason };
     if (!told) {
-      say(`Waiting for the demo catalogue to reach the emulators (${reason}); \`npm start\` prints a "Demo catalogue" line when it is there…`);
+      say(
+        `Waiting for the demo catalogue to reach the emulators (${reason}); \`npm start\` prints a "Demo catalogue" line when it is there…`,
+      );
       told = true;
     }
     await new Promise((r) => setTimeout(r, 2000));

@@ -17,7 +17,11 @@ export interface ExampleConfig {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const sdkDist = path.resolve(here, '../../sdk/dist');
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.json': 'application/json' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+};
 
 export async function startExampleServer(config: ExampleConfig, port = 0, host = '127.0.0.1') {
   await fs.access(path.join(sdkDist, 'index.js')).catch(() => {
@@ -39,7 +43,10 @@ export async function startExampleServer(config: ExampleConfig, port = 0, host =
     }
     try {
       const body = await fs.readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+      res.writeHead(200, {
+        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'no-store',
+      });
       res.end(body);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' });

@@ -17,20 +17,40 @@ export const createApiKey = defineOperation({
   summary: 'Mint a secret key with the chosen scopes and an optional expiry; its value is in the answer, this once',
   scope: ACCOUNT,
   write: true,
-  input: z.object({
-    name: z.string().trim().min(1, 'Give the key a name, so you can tell it apart later.').max(100, 'Names are at most 100 characters.'),
-    scopes: z
-      .array(z.string())
-      .min(1, 'Choose at least one scope.')
-      .refine((s) => s.every(isScope), 'Unknown scope.')
-      .transform((s) => [...new Set(s)] as Scope[]),
-    expires_in_days: z.number({ error: EXPIRY_RULE }).int(EXPIRY_RULE).min(1, EXPIRY_RULE).max(MAX_KEY_EXPIRY_DAYS, EXPIRY_RULE).optional(),
-  }).strict(),
+  input: z
+    .object({
+      name: z
+        .string()
+        .trim()
+        .min(1, 'Give the key a name, so you can tell it apart later.')
+        .max(100, 'Names are at most 100 characters.'),
+      scopes: z
+        .array(z.string())
+        .min(1, 'Choose at least one scope.')
+        .refine((s) => s.every(isScope), 'Unknown scope.')
+        .transform((s) => [...new Set(s)] as Scope[]),
+      expires_in_days: z
+        .number({ error: EXPIRY_RULE })
+        .int(EXPIRY_RULE)
+        .min(1, EXPIRY_RULE)
+        .max(MAX_KEY_EXPIRY_DAYS, EXPIRY_RULE)
+        .optional(),
+    })
+    .strict(),
   output: apiKeyRow.extend({ secret: z.string().describe('the key (`sk_…`): shown this once, store it now') }),
   async handler(ctx, input) {
     const key = await ctx.tx((trx) =>
-      insertApiKey(trx, ctx.tenantId, input.scopes, { name: input.name, expiresInSeconds: input.expires_in_days && input.expires_in_days * 86400 }),
+      insertApiKey(trx, ctx.tenantId, input.scopes, {
+        name: input.name,
+        expiresInSeconds: input.expires_in_days && input.expires_in_days * 86400,
+      }),
     );
-    return { id: key.key_id, object: 'api_key' as const, name: input.name, scopes: input.scopes, secret: key.secret_key };
+    return {
+      id: key.key_id,
+      object: 'api_key' as const,
+      name: input.name,
+      scopes: input.scopes,
+      secret: key.secret_key,
+    };
   },
 });

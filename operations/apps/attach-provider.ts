@@ -9,15 +9,31 @@ import { defineOperation } from '../types';
 
 export const attachProvider = defineOperation({
   name: 'providers.attach',
-  summary: "Attach a provider connection the account already holds to an app (never takes a secret)",
+  summary: 'Attach a provider connection the account already holds to an app (never takes a secret)',
   scope: 'providers:write',
   write: true,
-  input: z.object({
+  input: z
+    .object({
+      provider,
+      account_id: z
+        .string()
+        .min(1)
+        .max(255)
+        .optional()
+        .describe("the connection's id or the provider's account id; omitted: the account's default connection"),
+      app_id: z.string().optional().describe("the app (default: the account's first app)"),
+    })
+    .strict(),
+  output: z.object({
+    id: z.string(),
+    app_id: z.string(),
     provider,
-    account_id: z.string().min(1).max(255).optional().describe("the connection's id or the provider's account id; omitted: the account's default connection"),
-    app_id: z.string().optional().describe("the app (default: the account's first app)"),
-  }).strict(),
-  output: z.object({ id: z.string(), app_id: z.string(), provider, connection_id: z.string(), account_ref: z.string(), label: z.string(), created: z.boolean(), replaced: z.boolean() }),
+    connection_id: z.string(),
+    account_ref: z.string(),
+    label: z.string(),
+    created: z.boolean(),
+    replaced: z.boolean(),
+  }),
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       let appId = input.app_id;

@@ -15,7 +15,12 @@ export const createApp = defineOperation({
     return ctx.tx(async (trx) => {
       const existing = await appByName(trx, input.name);
       if (existing) return { ...app(existing), created: false };
-      const row = await insertAppUnlessNamed(trx, { tenant_id: ctx.tenantId, name: input.name, publishable_key_test: generatePublishableKey('test'), publishable_key_live: generatePublishableKey('live') });
+      const row = await insertAppUnlessNamed(trx, {
+        tenant_id: ctx.tenantId,
+        name: input.name,
+        publishable_key_test: generatePublishableKey('test'),
+        publishable_key_live: generatePublishableKey('live'),
+      });
       // A concurrent create of the same name won: theirs stands, as a re-run would see it.
       if (!row) return { ...app((await appByName(trx, input.name))!), created: false };
       return { ...app(row), created: true };

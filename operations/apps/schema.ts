@@ -10,4 +10,11 @@ export const appRow = z.object({
   publishable_key_live: z.string(),
   created_at: z.string().nullable(),
 });
-export const app = (r: Row) => ({ id: r.id, object: 'app' as const, name: r.name, publishable_key_test: r.publishable_key_test, publishable_key_live: r.publishable_key_live, created_at: iso(r.created_at) });
+export const app = (r: Row) => ({
+  id: r.id,
+  object: 'app' as const,
+  name: r.name,
+  publishable_key_test: r.publishable_key_test,
+  publishable_key_live: r.publishable_key_live,
+  created_at: iso(r.created_at),
+});

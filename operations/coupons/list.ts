@@ -26,7 +26,8 @@ export function serializeCoupon(r: Row, counterparts: Row[]) {
     object: 'coupon' as const,
     code: r.code,
     percent_off: r.percent_off ?? null,
-    amount_off_minor: r.amount_off_minor === null || r.amount_off_minor === undefined ? null : Number(r.amount_off_minor),
+    amount_off_minor:
+      r.amount_off_minor === null || r.amount_off_minor === undefined ? null : Number(r.amount_off_minor),
     currency: r.currency ?? null,
     duration: r.duration,
     active: r.active,
@@ -46,8 +47,19 @@ export const listCoupons = defineOperation({
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await couponPage(reader, { code: input.code }, input);
-      const cps = await counterpartsOf(reader, page.data.map((c) => c.id));
-      return { ...page, data: page.data.map((c) => serializeCoupon(c, cps.filter((x) => x.coupon_id === c.id))) };
+      const cps = await counterpartsOf(
+        reader,
+        page.data.map((c) => c.id),
+      );
+      return {
+        ...page,
+        data: page.data.map((c) =>
+          serializeCoupon(
+            c,
+            cps.filter((x) => x.coupon_id === c.id),
+          ),
+        ),
+      };
     });
   },
 });

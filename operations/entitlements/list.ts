@@ -11,12 +11,23 @@ export const listEntitlements = defineOperation({
   summary: 'Canonical entitlement state (what the service grants; client apps trust this)',
   scope: 'subscribers:read',
   write: false,
-  input: z.object({ ...paging, app_user_id: filter.optional(), provider: provider.optional(), state: z.enum(ENTITLEMENT_STATES).optional() }).strict(),
+  input: z
+    .object({
+      ...paging,
+      app_user_id: filter.optional(),
+      provider: provider.optional(),
+      state: z.enum(ENTITLEMENT_STATES).optional(),
+    })
+    .strict(),
   output: pageOf(entitlementRow),
   rest: { method: 'GET', path: '/entitlements' },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
-      const page = await entitlementPage(reader, { app_user_id: input.app_user_id, provider: input.provider, state: input.state }, input);
+      const page = await entitlementPage(
+        reader,
+        { app_user_id: input.app_user_id, provider: input.provider, state: input.state },
+        input,
+      );
       return { ...page, data: page.data.map(serializeEntitlement) };
     });
   },

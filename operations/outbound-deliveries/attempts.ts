@@ -24,8 +24,15 @@ export const listOutboundAttempts = defineOperation({
       return {
         ...page,
         data: page.data.map((r) => ({
-          id: r.id, object: 'outbound_attempt' as const, delivery_id: r.delivery_id, attempt: r.attempt, status_code: r.status_code ?? null,
-          latency_ms: r.latency_ms, response_excerpt: r.response_excerpt ?? null, error: r.error ?? null, created_at: isoReq(r.created_at),
+          id: r.id,
+          object: 'outbound_attempt' as const,
+          delivery_id: r.delivery_id,
+          attempt: r.attempt,
+          status_code: r.status_code ?? null,
+          latency_ms: r.latency_ms,
+          response_excerpt: r.response_excerpt ?? null,
+          error: r.error ?? null,
+          created_at: isoReq(r.created_at),
         })),
       };
     });

@@ -10,11 +10,24 @@ export const listOutboundDeliveries = defineOperation({
   summary: 'The delivery log: one row per event and endpoint, its status, attempts and last answer',
   scope: 'webhooks:read',
   write: false,
-  input: z.object({ ...paging, event_id: uuidFilter('event_id').optional(), endpoint_id: uuidFilter('endpoint_id').optional(), status: z.enum(OUTBOUND_DELIVERY_STATUSES).optional() }).strict(),
+  input: z
+    .object({
+      ...paging,
+      event_id: uuidFilter('event_id').optional(),
+      endpoint_id: uuidFilter('endpoint_id').optional(),
+      status: z.enum(OUTBOUND_DELIVERY_STATUSES).optional(),
+    })
+    .strict(),
   output: pageOf(deliveryRow),
   rest: { method: 'GET', path: '/outbound-deliveries' },
   async handler(ctx, input) {
-    const page = await ctx.read((reader) => outboundDeliveryPage(reader, { event_id: input.event_id, endpoint_id: input.endpoint_id, status: input.status }, input));
+    const page = await ctx.read((reader) =>
+      outboundDeliveryPage(
+        reader,
+        { event_id: input.event_id, endpoint_id: input.endpoint_id, status: input.status },
+        input,
+      ),
+    );
     return { ...page, data: page.data.map(delivery) };
   },
 });

@@ -9,14 +9,18 @@ export const replayFailedDeliveries = defineOperation({
   summary: `Deliver again every delivery that failed since a time (optionally of one endpoint), ${REPLAY_BATCH} per call and no more than brings the tenant's waiting deliveries to ${REPLAY_PENDING_CAP} (at it: 429 replay_quota_exceeded); has_more says to call again`,
   scope: 'webhooks:write',
   write: true,
-  input: z.object({
-    since: z.iso.datetime({ offset: true }).describe('ISO 8601 time: deliveries that failed at or after it'),
-    endpoint_id: uuidFilter('endpoint_id').optional(),
-  }).strict(),
+  input: z
+    .object({
+      since: z.iso.datetime({ offset: true }).describe('ISO 8601 time: deliveries that failed at or after it'),
+      endpoint_id: uuidFilter('endpoint_id').optional(),
+    })
+    .strict(),
   output: z.object({ object: z.literal('replay'), queued: z.number().int(), has_more: z.boolean() }),
   rest: { method: 'POST', path: '/outbound-deliveries/replay' },
   async handler(ctx, input) {
-    const r = await withinReplayQuota(() => ctx.tx((trx) => replayFailedSince(trx, ctx.tenantId, input.since, input.endpoint_id)));
+    const r = await withinReplayQuota(() =>
+      ctx.tx((trx) => replayFailedSince(trx, ctx.tenantId, input.since, input.endpoint_id)),
+    );
     return { object: 'replay' as const, ...r };
   },
 });

@@ -13,10 +13,19 @@ const when = z.string().nullable().describe('ISO 8601');
 const provider = z.enum(PROVIDERS);
 
 const entitlementData = z.object({
-  app_user_id: z.string().describe('the app user the entitlement belongs to (a purchase made without one: the buyer’s email or customer id)'),
+  app_user_id: z
+    .string()
+    .describe(
+      'the app user the entitlement belongs to (a purchase made without one: the buyer’s email or customer id)',
+    ),
   state: z.enum(ENTITLEMENT_STATES),
   previous_state: z.enum(ENTITLEMENT_STATES).nullable().describe('null: the entitlement is new'),
-  reason: z.enum(SUBSCRIPTION_STATUSES).nullable().describe('the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period'),
+  reason: z
+    .enum(SUBSCRIPTION_STATUSES)
+    .nullable()
+    .describe(
+      'the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period',
+    ),
   provider,
   product_id: z.string().nullable(),
   sku: z.string().nullable(),
@@ -28,20 +37,37 @@ const entitlementData = z.object({
 
 const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
   'entitlement.active': { summary: 'A user became (or is again) premium', data: entitlementData },
-  'entitlement.grace_period': { summary: 'A renewal failed; access continues while the provider retries', data: entitlementData },
+  'entitlement.grace_period': {
+    summary: 'A renewal failed; access continues while the provider retries',
+    data: entitlementData,
+  },
   'entitlement.expired': { summary: 'Access ended (canceled or ran out)', data: entitlementData },
   'entitlement.revoked': { summary: 'Access was taken back (refund)', data: entitlementData },
   'subscription.status_changed': {
     summary: 'A subscription record was created or changed status',
     data: z.object({
-      subscription_id: z.string(), provider, external_id: z.string(), status: z.enum(SUBSCRIPTION_STATUSES),
-      previous_status: z.enum(SUBSCRIPTION_STATUSES).nullable(), app_user_id: z.string().nullable(), product_id: z.string().nullable(),
-      sku: z.string().nullable(), mode: z.enum(['live', 'test']), current_period_end: when, canceled_at: when,
+      subscription_id: z.string(),
+      provider,
+      external_id: z.string(),
+      status: z.enum(SUBSCRIPTION_STATUSES),
+      previous_status: z.enum(SUBSCRIPTION_STATUSES).nullable(),
+      app_user_id: z.string().nullable(),
+      product_id: z.string().nullable(),
+      sku: z.string().nullable(),
+      mode: z.enum(['live', 'test']),
+      current_period_end: when,
+      canceled_at: when,
     }),
   },
   'sync_run.finished': {
     summary: 'A catalogue sync run ended',
-    data: z.object({ run_id: z.string(), kind: z.enum(['sync', 'product-sync']), status: z.enum(['succeeded', 'failed']), finished_at: when, result: z.unknown() }),
+    data: z.object({
+      run_id: z.string(),
+      kind: z.enum(['sync', 'product-sync']),
+      status: z.enum(['succeeded', 'failed']),
+      finished_at: when,
+      result: z.unknown(),
+    }),
   },
   'readiness.changed': {
     summary: 'What GET /v1/readiness answers changed (judged when a sync run ends)',
@@ -52,7 +78,14 @@ const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
   },
   'inbound_delivery.failed': {
     summary: 'A provider webhook was refused or could not be processed',
-    data: z.object({ delivery_id: z.string(), provider, event_id: z.string(), event_type: z.string(), mode: z.enum(['live', 'test']).nullable(), reason: z.string().nullable() }),
+    data: z.object({
+      delivery_id: z.string(),
+      provider,
+      event_id: z.string(),
+      event_type: z.string(),
+      mode: z.enum(['live', 'test']).nullable(),
+      reason: z.string().nullable(),
+    }),
   },
 };
 
@@ -62,7 +95,9 @@ export function outboundEventBodies(): { type: OutboundEventType; summary: strin
     type,
     summary: DATA[type].summary,
     body: z.object({
-      id: z.string().describe('the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it'),
+      id: z
+        .string()
+        .describe('the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it'),
       type: z.literal(type),
       version: z.literal(OUTBOUND_EVENT_VERSION),
       timestamp: z.string().describe('when the event was recorded (ISO 8601)'),
@@ -71,29 +106,46 @@ export function outboundEventBodies(): { type: OutboundEventType; summary: strin
   }));
 }
 
-const SIGNING = 'Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.';
+const SIGNING =
+  'Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.';
 
 /** How a receiver authenticates our deliveries, as an OpenAPI security scheme (the signature header). */
 export const OUTBOUND_SIGNATURE_SCHEME = {
-  webhookSignature: { type: 'apiKey', in: 'header', name: 'webhook-signature', description: 'Standard Webhooks signature under the endpoint secret (see each webhook)' },
+  webhookSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'webhook-signature',
+    description: 'Standard Webhooks signature under the endpoint secret (see each webhook)',
+  },
 };
 
 /** OpenAPI 3.1 `webhooks`: one entry per event type, with the signing headers. */
 export function outboundWebhooksDoc(schemaOf: (s: z.ZodType) => Record<string, unknown>): Record<string, unknown> {
-  const header = (name: string, description: string) => ({ name, in: 'header', required: true, schema: { type: 'string' }, description });
-  return Object.fromEntries(outboundEventBodies().map(({ type, summary, body }) => [type, {
-    post: {
-      operationId: `outbound.${type}`,
-      summary,
-      description: SIGNING,
-      security: [{ webhookSignature: [] }],
-      parameters: [
-        header('webhook-id', 'the event id (stable across retries and replays)'),
-        header('webhook-timestamp', 'Unix seconds of this attempt'),
-        header('webhook-signature', 'v1,<base64 signature>, space-separated when two secrets sign'),
-      ],
-      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(body) } } },
-      responses: { 200: { description: 'Any 2xx: delivered' } },
-    },
-  }]));
+  const header = (name: string, description: string) => ({
+    name,
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description,
+  });
+  return Object.fromEntries(
+    outboundEventBodies().map(({ type, summary, body }) => [
+      type,
+      {
+        post: {
+          operationId: `outbound.${type}`,
+          summary,
+          description: SIGNING,
+          security: [{ webhookSignature: [] }],
+          parameters: [
+            header('webhook-id', 'the event id (stable across retries and replays)'),
+            header('webhook-timestamp', 'Unix seconds of this attempt'),
+            header('webhook-signature', 'v1,<base64 signature>, space-separated when two secrets sign'),
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: schemaOf(body) } } },
+          responses: { 200: { description: 'Any 2xx: delivered' } },
+        },
+      },
+    ]),
+  );
 }

@@ -16,6 +16,15 @@ export const listOutboundEvents = defineOperation({
   rest: { method: 'GET', path: '/outbound-events' },
   async handler(ctx, input) {
     const page = await ctx.read((reader) => eventPage(reader, { type: input.type }, input));
-    return { ...page, data: page.data.map((r) => ({ id: r.id, object: 'outbound_event' as const, type: r.type, body: r.body, created_at: isoReq(r.created_at) })) };
+    return {
+      ...page,
+      data: page.data.map((r) => ({
+        id: r.id,
+        object: 'outbound_event' as const,
+        type: r.type,
+        body: r.body,
+        created_at: isoReq(r.created_at),
+      })),
+    };
   },
 });

@@ -18,7 +18,9 @@ export const replayOutboundEvent = defineOperation({
   errors: [404],
   async handler(ctx, input) {
     if (!isUuid(input.id)) throw notFound('event');
-    const queued = await withinReplayQuota(() => ctx.tx((trx) => replayEvent(trx, ctx.tenantId, input.id, input.endpoint_id)));
+    const queued = await withinReplayQuota(() =>
+      ctx.tx((trx) => replayEvent(trx, ctx.tenantId, input.id, input.endpoint_id)),
+    );
     if (queued === undefined) throw notFound(input.endpoint_id ? 'event or endpoint' : 'event');
     return { id: input.id, object: 'replay' as const, queued };
   },

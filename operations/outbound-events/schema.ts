@@ -9,7 +9,8 @@ import { iso, isoReq } from '../paging';
 import { id } from '../schemas';
 import { eventType } from '../webhook-endpoints/schema';
 
-export const uuidFilter = (what: string) => z.string().regex(UUID_RE, `${what} must be a uuid`).meta({ format: 'uuid' });
+export const uuidFilter = (what: string) =>
+  z.string().regex(UUID_RE, `${what} must be a uuid`).meta({ format: 'uuid' });
 
 export const eventRow = z.object({
   id: id('the event id: the `webhook-id` of every delivery of it, retries and replays included'),
@@ -53,13 +54,28 @@ export async function withinReplayQuota<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (e) {
     if (!(e instanceof ReplayQuotaExceeded)) throw e;
-    throw new ApiError(429, 'replay_quota_exceeded', `${e.message}: replay again once the queued deliveries are through.`, { waiting: e.waiting, limit: REPLAY_PENDING_CAP }, { 'Retry-After': '30' });
+    throw new ApiError(
+      429,
+      'replay_quota_exceeded',
+      `${e.message}: replay again once the queued deliveries are through.`,
+      { waiting: e.waiting, limit: REPLAY_PENDING_CAP },
+      { 'Retry-After': '30' },
+    );
   }
 }
 
 export const delivery = (r: Row) => ({
-  id: r.id, object: 'outbound_delivery' as const, event_id: r.event_id, endpoint_id: r.endpoint_id, type: r.type, status: r.status,
-  attempts: r.attempts, last_status_code: r.last_status_code ?? null, reason: r.reason ?? null,
+  id: r.id,
+  object: 'outbound_delivery' as const,
+  event_id: r.event_id,
+  endpoint_id: r.endpoint_id,
+  type: r.type,
+  status: r.status,
+  attempts: r.attempts,
+  last_status_code: r.last_status_code ?? null,
+  reason: r.reason ?? null,
   next_attempt_at: r.status === 'pending' && r.attempts > 0 ? iso(r.next_attempt_at) : null,
-  delivered_at: iso(r.delivered_at), created_at: isoReq(r.created_at), updated_at: isoReq(r.updated_at),
+  delivered_at: iso(r.delivered_at),
+  created_at: isoReq(r.created_at),
+  updated_at: isoReq(r.updated_at),
 });

@@ -34,7 +34,15 @@ export const getPaywall = defineOperation({
       // published_config existed (migration 007) serve config; a never-published draft is not served.
       const served = p.published_config ?? (p.published_at ? p.config : null);
       if (!served) throw notFound('paywall (a draft exists but none is published)');
-      return { id: p.id, object: 'paywall' as const, config: served, published: p.published_at !== null, has_unpublished_changes: !isPaywallPublished(p), published_at: iso(p.published_at), updated_at: isoReq(p.updated_at) };
+      return {
+        id: p.id,
+        object: 'paywall' as const,
+        config: served,
+        published: p.published_at !== null,
+        has_unpublished_changes: !isPaywallPublished(p),
+        published_at: iso(p.published_at),
+        updated_at: isoReq(p.updated_at),
+      };
     });
   },
 });

@@ -11,7 +11,8 @@ import { draftState, paywallDraft } from './draft';
  */
 export const savePaywallDraft = defineOperation({
   name: 'paywall.save_draft',
-  summary: 'Save the paywall draft: title, products in order with their labels, the default product; the SDK keeps the published version',
+  summary:
+    'Save the paywall draft: title, products in order with their labels, the default product; the SDK keeps the published version',
   scope: ACCOUNT,
   write: true,
   input: paywallEditSchema,
@@ -21,12 +22,22 @@ export const savePaywallDraft = defineOperation({
     return ctx.tx(async (trx) => {
       const known = await knownSkus(trx, input.skus);
       const missing = input.skus.filter((s) => !known.has(s));
-      if (missing.length) throw new ApiError(400, 'unknown_product', `No product with SKU ${missing.join(', ')} in your catalogue.`, { param: 'skus' });
+      if (missing.length)
+        throw new ApiError(400, 'unknown_product', `No product with SKU ${missing.join(', ')} in your catalogue.`, {
+          param: 'skus',
+        });
       const previous = await getPaywallRow(trx);
       // The edited fields are replaced as a whole (one left out is cleared); keys no form edits
       // (an older config's theme and features) stay as they were.
       const { title, subtitle, skus, labels, default_sku } = input;
-      await saveDraft(trx, ctx.tenantId, { ...((previous?.config as Record<string, unknown>) ?? {}), title, subtitle, skus, labels, default_sku });
+      await saveDraft(trx, ctx.tenantId, {
+        ...((previous?.config as Record<string, unknown>) ?? {}),
+        title,
+        subtitle,
+        skus,
+        labels,
+        default_sku,
+      });
       return draftState((await getPaywallRow(trx))!);
     });
   },

@@ -11,7 +11,13 @@ export const createProductOp = defineOperation({
   summary: 'Add a product (not on sale until synced); a duplicate SKU is refused unless upsert',
   scope: 'products:write',
   write: true,
-  input: z.object({ sku: z.string().regex(SKU_RE, 'lower-case letters, digits, dots, underscores, hyphens (1–100)'), ...fields, upsert: z.boolean().optional() }).strict(),
+  input: z
+    .object({
+      sku: z.string().regex(SKU_RE, 'lower-case letters, digits, dots, underscores, hyphens (1–100)'),
+      ...fields,
+      upsert: z.boolean().optional(),
+    })
+    .strict(),
   output: writeResult,
   async handler(ctx, input) {
     checkTrial(input.trial_per_platform);

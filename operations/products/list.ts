@@ -15,7 +15,10 @@ export const listProducts = defineOperation({
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await productPage(reader, { sku: input.sku, type: input.type }, input);
-      const refs = await providerRefsByProduct(reader, page.data.map((p) => p.id));
+      const refs = await providerRefsByProduct(
+        reader,
+        page.data.map((p) => p.id),
+      );
       return { ...page, data: page.data.map((p) => serializeProduct(p, refs.get(p.id) ?? [])) };
     });
   },

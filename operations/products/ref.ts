@@ -31,7 +31,10 @@ export async function resolveProductRef(trx: Tx, ref: { product_id?: unknown; sk
  * that takes its id (GET /products/{id}, POST /products/{id}/sync). Passed to executeOperation
  * as `resolveInput`, so it runs after the scope check.
  */
-export async function productRefAsId(ctx: OperationContext, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function productRefAsId(
+  ctx: OperationContext,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const { product_id, sku, ...rest } = args;
   return { ...rest, id: await ctx.tx((trx) => resolveProductRef(trx, { product_id, sku })) };
 }

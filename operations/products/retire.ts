@@ -27,13 +27,18 @@ export const retireProduct = defineOperation({
       stores: targetsOf(await providerSetups(trx)).filter((t) => isStoreProvider(t.provider) && t.mode === 'live'),
     }));
     try {
-      const r = await runRetirement(ctx.services.temporal.client, ctx.services.config.taskQueue, { tenantId: ctx.tenantId, productId, stores });
+      const r = await runRetirement(ctx.services.temporal.client, ctx.services.config.taskQueue, {
+        tenantId: ctx.tenantId,
+        productId,
+        stores,
+      });
       const detail = r.retired
         ? `Sales stopped at ${r.stopped_at.join(', ') || 'no store (it was on none)'}; the product is deactivated.`
         : `Still active: ${r.refused.map((x) => `${x.provider} refused (${x.reason})`).join('; ')}. Fix that at the store and retire again.`;
       return { product_id: productId, ...r, detail };
     } catch (e) {
-      if (e instanceof WorkflowExecutionAlreadyStartedError) throw new ApiError(409, 'retire_in_progress', 'This product is being retired already.');
+      if (e instanceof WorkflowExecutionAlreadyStartedError)
+        throw new ApiError(409, 'retire_in_progress', 'This product is being retired already.');
       throw e;
     }
   },

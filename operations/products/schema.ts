@@ -20,7 +20,9 @@ export const productRow = z.object({
   active: z.boolean(),
   version: z.number().int(),
   provider_ids: z.record(z.string(), z.string()).describe('provider → id of the product there (one per provider)'),
-  provider_refs: z.array(z.object({ provider, mode, external_id: z.string(), synced_version: z.number().int(), synced_at: timestamp })),
+  provider_refs: z.array(
+    z.object({ provider, mode, external_id: z.string(), synced_version: z.number().int(), synced_at: timestamp }),
+  ),
   synced: z.boolean().describe('true when every reference carries the current version'),
   created_at: timestamp,
   updated_at: timestamp,
@@ -40,15 +42,21 @@ export const productDetail = productRow.extend({ pricing: z.array(priceRow) });
 
 /** Row → public shape. Columns not named here (ciphertexts above all) never leave the service. */
 
-
 export function serializeProductRef(r: Row) {
-  return { provider: r.provider, mode: r.mode, external_id: r.external_id, synced_version: r.synced_version, synced_at: isoReq(r.synced_at) };
+  return {
+    provider: r.provider,
+    mode: r.mode,
+    external_id: r.external_id,
+    synced_version: r.synced_version,
+    synced_at: isoReq(r.synced_at),
+  };
 }
 
 export function serializeProduct(r: Row, refs: Row[]) {
   const provider_ids: Record<string, string> = {};
   // One id per provider: the live object when there is one, else the test object.
-  for (const ref of [...refs].sort((a, b) => (a.mode === 'live' ? 1 : 0) - (b.mode === 'live' ? 1 : 0))) provider_ids[ref.provider] = ref.external_id;
+  for (const ref of [...refs].sort((a, b) => (a.mode === 'live' ? 1 : 0) - (b.mode === 'live' ? 1 : 0)))
+    provider_ids[ref.provider] = ref.external_id;
   return {
     id: r.id,
     object: 'product' as const,
@@ -91,9 +99,18 @@ export const fields = {
   type: z.enum(PRODUCT_TYPES).optional().describe('subscription'),
   tier: z.enum(TIERS).nullable().optional().describe('billing tier: weekly, monthly, quarterly or annual'),
   kind: z.enum(['digital', 'physical']).optional(),
-  android_store_product_id: z.string().regex(ANDROID_ID_RE, 'lower-case letters, digits, dots, underscores, hyphens').nullable().optional().describe("equals the Android store's subscription base-plan id"),
+  android_store_product_id: z
+    .string()
+    .regex(ANDROID_ID_RE, 'lower-case letters, digits, dots, underscores, hyphens')
+    .nullable()
+    .optional()
+    .describe("equals the Android store's subscription base-plan id"),
   ios_store_product_id: z.string().min(1).max(200).nullable().optional(),
-  trial_per_platform: z.record(z.string(), z.number()).nullable().optional().describe('days of trial per platform (web, desktop, ios, macos, android); null clears it'),
+  trial_per_platform: z
+    .record(z.string(), z.number())
+    .nullable()
+    .optional()
+    .describe('days of trial per platform (web, desktop, ios, macos, android); null clears it'),
 };
 export const writeResult = productDetail.extend({ created: z.boolean().optional() });
 

@@ -12,12 +12,19 @@ export const setPricingOp = defineOperation({
   summary: 'Upsert per-country prices of a product (never reaches a store until synced)',
   scope: 'products:write',
   write: true,
-  input: z.object({
-    ...productRef,
-    prices: z.array(z.object({ country: z.string(), currency: z.string(), amount: z.number() }).strict()).min(1).max(250)
-      .describe('[{country: ISO 3166-1 alpha-2, currency: ISO 4217, amount: minor units}]'),
-  }).strict(),
-  output: writeResult.extend({ changed: z.number().int().describe('how many prices changed (0: each was already so)') }),
+  input: z
+    .object({
+      ...productRef,
+      prices: z
+        .array(z.object({ country: z.string(), currency: z.string(), amount: z.number() }).strict())
+        .min(1)
+        .max(250)
+        .describe('[{country: ISO 3166-1 alpha-2, currency: ISO 4217, amount: minor units}]'),
+    })
+    .strict(),
+  output: writeResult.extend({
+    changed: z.number().int().describe('how many prices changed (0: each was already so)'),
+  }),
   async handler(ctx, input) {
     const problem = priceProblem(input.prices);
     if (problem) throw invalidRequest(problem[1], problem[0]);

@@ -19,13 +19,16 @@ const productSyncBody = z.object({
 
 export const syncProduct = defineOperation({
   name: 'products.sync',
-  summary: 'Sync one product to its providers (optionally one provider); 200 with per-provider verdicts even when one failed',
+  summary:
+    'Sync one product to its providers (optionally one provider); 200 with per-provider verdicts even when one failed',
   scope: 'products:sync',
   write: true,
-  input: z.object({
-    id: id('product id (uuid)'),
-    provider: provider.optional().describe('only this provider'),
-  }).strict(),
+  input: z
+    .object({
+      id: id('product id (uuid)'),
+      provider: provider.optional().describe('only this provider'),
+    })
+    .strict(),
   output: productSyncBody,
   rest: { method: 'POST', path: '/products/{id}/sync', query: ['provider'], noBody: true },
   errors: [404, 409],
@@ -42,6 +45,13 @@ export const syncProduct = defineOperation({
       only: input.provider,
     });
     const r = await outcomeOf(handle);
-    return { product_id: product.productId, sku: product.sku, run_id: runId, ok: r.ok && r.skipped.length === 0, synced: r.synced, verdicts: r.verdicts };
+    return {
+      product_id: product.productId,
+      sku: product.sku,
+      run_id: runId,
+      ok: r.ok && r.skipped.length === 0,
+      synced: r.synced,
+      verdicts: r.verdicts,
+    };
   },
 });

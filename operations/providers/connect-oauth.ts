@@ -7,7 +7,8 @@ import { connectionView, writeConnection } from './connection';
 
 export const connectProviderOAuth = defineOperation({
   name: 'providers.connect_oauth',
-  summary: "Connect a provider account with the code its OAuth consent returned: the connection is stored verified, as the consent named the account",
+  summary:
+    'Connect a provider account with the code its OAuth consent returned: the connection is stored verified, as the consent named the account',
   scope: ACCOUNT,
   write: true,
   // The page has checked the OAuth state against the person's cookie before it calls this.
@@ -17,7 +18,8 @@ export const connectProviderOAuth = defineOperation({
     const { config, adapters } = ctx.services;
     const client = config.oauthClients[input.provider];
     const adapter = adapters[input.provider];
-    if (!client || !adapter?.exchangeOAuthCode) throw invalidRequest(`OAuth is not configured for ${input.provider}.`, 'provider');
+    if (!client || !adapter?.exchangeOAuthCode)
+      throw invalidRequest(`OAuth is not configured for ${input.provider}.`, 'provider');
     let result: Awaited<ReturnType<NonNullable<typeof adapter.exchangeOAuthCode>>>;
     try {
       result = await adapter.exchangeOAuthCode(config.providerBaseUrls[input.provider], client, input.code);
@@ -28,7 +30,12 @@ export const connectProviderOAuth = defineOperation({
     }
     // The consent screen named the account: the connection is proven as it is stored.
     const c = await writeConnection(ctx, (trx) =>
-      connectProvenByOAuth(trx, ctx.services.vault, { provider: input.provider, account_ref: result.account_ref, label: result.account_ref, credentials: { [result.mode]: result.credential } }),
+      connectProvenByOAuth(trx, ctx.services.vault, {
+        provider: input.provider,
+        account_ref: result.account_ref,
+        label: result.account_ref,
+        credentials: { [result.mode]: result.credential },
+      }),
     );
     return { ...c, mode: result.mode };
   },

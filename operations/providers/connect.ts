@@ -14,7 +14,11 @@ export const connectProvider = defineOperation({
   output: connectionView,
   async handler(ctx, input) {
     const c = await writeConnection(ctx, (trx) =>
-      createConnection(trx, ctx.services.vault, { provider: input.provider as ProviderId, account_ref: input.account_ref, label: input.label }),
+      createConnection(trx, ctx.services.vault, {
+        provider: input.provider as ProviderId,
+        account_ref: input.account_ref,
+        label: input.label,
+      }),
     );
     await startProof(ctx, c);
     return c;

@@ -49,7 +49,13 @@ export async function startProof(ctx: OperationContext, connection: SafeConnecti
   const { temporal, config } = ctx.services;
   if (!temporal) return null;
   try {
-    return await startConnectionProof(temporal.client, config.taskQueue, ctx.tenantId, connection.id, crypto.randomUUID());
+    return await startConnectionProof(
+      temporal.client,
+      config.taskQueue,
+      ctx.tenantId,
+      connection.id,
+      crypto.randomUUID(),
+    );
   } catch (err) {
     ctx.log.warn({ connection_id: connection.id, err: (err as Error).message }, 'connection proof not started');
     return null;

@@ -15,7 +15,12 @@ export const connectionRow = z.object({
   has_test_credential: z.boolean(),
   has_live_credential: z.boolean(),
   has_webhook_secret: z.boolean(),
-  payment_links: z.record(z.string(), z.record(z.string(), z.object({ external_id: z.string(), url: z.string().nullable(), kind: z.string(), mode }))).describe('app id → sku → link'),
+  payment_links: z
+    .record(
+      z.string(),
+      z.record(z.string(), z.object({ external_id: z.string(), url: z.string().nullable(), kind: z.string(), mode })),
+    )
+    .describe('app id → sku → link'),
   created_at: timestamp,
 });
 
@@ -30,13 +35,24 @@ export const listProviders = defineOperation({
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await connectionPage(reader, { provider: input.provider }, input);
-      const links = await sellingObjectsOf(reader, page.data.map((c) => c.id));
+      const links = await sellingObjectsOf(
+        reader,
+        page.data.map((c) => c.id),
+      );
       return {
         ...page,
         data: page.data.map((c) => {
-          const payment_links: Record<string, Record<string, { external_id: string; url: string | null; kind: string; mode: 'live' | 'test' }>> = {};
+          const payment_links: Record<
+            string,
+            Record<string, { external_id: string; url: string | null; kind: string; mode: 'live' | 'test' }>
+          > = {};
           for (const l of links.filter((x) => x.connection_id === c.id)) {
-            (payment_links[l.app_id] ??= {})[l.mode === 'live' ? l.sku : `${l.sku}:test`] = { external_id: l.external_id, url: l.url, kind: l.kind, mode: l.mode };
+            (payment_links[l.app_id] ??= {})[l.mode === 'live' ? l.sku : `${l.sku}:test`] = {
+              external_id: l.external_id,
+              url: l.url,
+              kind: l.kind,
+              mode: l.mode,
+            };
           }
           return {
             id: c.id,
@@ -57,4 +73,3 @@ export const listProviders = defineOperation({
     });
   },
 });
-

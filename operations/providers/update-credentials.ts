@@ -10,14 +10,17 @@ const credential = z.record(z.string(), z.string());
 
 export const updateProviderCredentials = defineOperation({
   name: 'providers.update_credentials',
-  summary: "Replace a connection's test or live credentials and its webhook secret (never shown back); new credentials start its proof",
+  summary:
+    "Replace a connection's test or live credentials and its webhook secret (never shown back); new credentials start its proof",
   scope: ACCOUNT,
   write: true,
-  input: z.object({
-    id: z.string(),
-    credentials: z.object({ test: credential.optional(), live: credential.optional() }).strict().optional(),
-    webhook_secret: z.string().optional(),
-  }).strict(),
+  input: z
+    .object({
+      id: z.string(),
+      credentials: z.object({ test: credential.optional(), live: credential.optional() }).strict().optional(),
+      webhook_secret: z.string().optional(),
+    })
+    .strict(),
   output: connectionView.extend({ proving: z.boolean() }),
   async handler(ctx, input) {
     const secrets = { credentials: input.credentials, webhook_secret: input.webhook_secret };
@@ -25,7 +28,9 @@ export const updateProviderCredentials = defineOperation({
       const c = await getConnectionSafe(trx, input.id);
       if (!c) throw notFound('provider connection');
       // A credential for another base URL (a live key against the emulator...) is refused before it is stored.
-      const refusal = Object.values(input.credentials ?? {}).map((cred) => cred && credentialRefusal(c.provider, cred, ctx.services.config.providerBaseUrls[c.provider])).find(Boolean);
+      const refusal = Object.values(input.credentials ?? {})
+        .map((cred) => cred && credentialRefusal(c.provider, cred, ctx.services.config.providerBaseUrls[c.provider]))
+        .find(Boolean);
       if (refusal) throw invalidRequest(refusal, 'credentials');
       return updateConnectionSecrets(trx, ctx.services.vault, c.id, secrets);
     });

@@ -16,7 +16,9 @@ export const verifyProvider = defineOperation({
   output: z.object({
     id: z.string(),
     provider: connectionView.shape.provider,
-    outcome: z.enum(['verified', 'not_verified', 'running', 'unavailable']).describe('running: still going after the wait; unavailable: the worker cannot be reached'),
+    outcome: z
+      .enum(['verified', 'not_verified', 'running', 'unavailable'])
+      .describe('running: still going after the wait; unavailable: the worker cannot be reached'),
     connection: connectionView,
   }),
   async handler(ctx, input) {
@@ -28,11 +30,21 @@ export const verifyProvider = defineOperation({
     // Bounded: with no worker polling, the result would never come; the proof still runs once one does.
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([
-      proving.result().then(() => true, () => true),
-      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), VERIFY_WAIT_MS); }),
+      proving.result().then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), VERIFY_WAIT_MS);
+      }),
     ]).finally(() => clearTimeout(timer));
     if (!finished) return { id: c.id, provider: c.provider, outcome: 'running' as const, connection: c };
     const after = (await load()) ?? c;
-    return { id: c.id, provider: c.provider, outcome: after.verified_at ? 'verified' as const : 'not_verified' as const, connection: after };
+    return {
+      id: c.id,
+      provider: c.provider,
+      outcome: after.verified_at ? ('verified' as const) : ('not_verified' as const),
+      connection: after,
+    };
   },
 });

@@ -14,7 +14,10 @@ const readinessRow = z.object({
   test_detail: z.string().describe('why test_ready is what it is'),
   test_mechanism: z.enum(['test_api_key', 'license_tester', 'sandbox_apple_id']),
   human_action: z.string().nullable().describe('one-line outstanding work; null when green'),
-  manual_steps: z.array(z.string()).nullable().describe('ordered steps for a person with a device; present only where a person must act'),
+  manual_steps: z
+    .array(z.string())
+    .nullable()
+    .describe('ordered steps for a person with a device; present only where a person must act'),
   console_url: z.string().nullable().describe('where that work happens'),
 });
 
@@ -39,6 +42,9 @@ export const getReadiness = defineOperation({
   rest: { method: 'GET', path: '/readiness' },
   async handler(ctx) {
     const facts = await ctx.tx((trx) => readReadinessFacts(trx));
-    return { tenant_id: ctx.tenantId, ...readinessReport(facts, { dashboardUrl: ctx.services.config.publicDashboardUrl }) };
+    return {
+      tenant_id: ctx.tenantId,
+      ...readinessReport(facts, { dashboardUrl: ctx.services.config.publicDashboardUrl }),
+    };
   },
 });

@@ -52,12 +52,24 @@ export const listSubscribers = defineOperation({
   summary: 'Subscription records (what providers bill); filter by mode so a live question never gets a test row',
   scope: 'subscribers:read',
   write: false,
-  input: z.object({ ...paging, email: filter.optional(), status: z.enum(SUBSCRIPTION_STATUSES).optional(), provider: provider.optional(), mode: mode.optional() }).strict(),
+  input: z
+    .object({
+      ...paging,
+      email: filter.optional(),
+      status: z.enum(SUBSCRIPTION_STATUSES).optional(),
+      provider: provider.optional(),
+      mode: mode.optional(),
+    })
+    .strict(),
   output: pageOf(subscriptionRow),
   rest: { method: 'GET', path: '/subscribers' },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
-      const page = await subscriptionPage(reader, { email: input.email, status: input.status, provider: input.provider, mode: input.mode }, input);
+      const page = await subscriptionPage(
+        reader,
+        { email: input.email, status: input.status, provider: input.provider, mode: input.mode },
+        input,
+      );
       return { ...page, data: page.data.map(serializeSubscription) };
     });
   },

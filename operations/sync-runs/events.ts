@@ -12,7 +12,12 @@ export const syncEventRow = z.object({
   provider,
   status: z.string().describe('succeeded, failed or skipped'),
   reason: z.string().nullable().describe('why it failed or was skipped'),
-  detail: z.unknown().nullable().describe('outcome (synced, nothing_to_do, failed or skipped), synced, failed and modes: every run records one event per provider it checked, also when it had nothing to do'),
+  detail: z
+    .unknown()
+    .nullable()
+    .describe(
+      'outcome (synced, nothing_to_do, failed or skipped), synced, failed and modes: every run records one event per provider it checked, also when it had nothing to do',
+    ),
   created_at: z.string(),
 });
 
@@ -21,16 +26,20 @@ export const listSyncEvents = defineOperation({
   summary: 'Per-provider events of sync runs; rows explain why a provider failed',
   scope: 'products:read',
   write: false,
-  input: z.object({
-    ...paging,
-    run_id: z.string().regex(UUID_RE, 'run_id must be a uuid').meta({ format: 'uuid' }).optional(),
-    provider: provider.optional(),
-    status: filter.optional(),
-  }).strict(),
+  input: z
+    .object({
+      ...paging,
+      run_id: z.string().regex(UUID_RE, 'run_id must be a uuid').meta({ format: 'uuid' }).optional(),
+      provider: provider.optional(),
+      status: filter.optional(),
+    })
+    .strict(),
   output: pageOf(syncEventRow),
   rest: { method: 'GET', path: '/sync/events' },
   async handler(ctx, input) {
-    const page = await ctx.read((reader) => syncEventPage(reader, { run_id: input.run_id, provider: input.provider, status: input.status }, input));
+    const page = await ctx.read((reader) =>
+      syncEventPage(reader, { run_id: input.run_id, provider: input.provider, status: input.status }, input),
+    );
     return {
       ...page,
       data: page.data.map((r) => ({

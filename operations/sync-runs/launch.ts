@@ -13,12 +13,22 @@ export function temporalOf(ctx: OperationContext) {
   if (!ctx.services.temporal) throw serverMisconfigured('TEMPORAL_ADDRESS');
   return ctx.services.temporal.client;
 }
-export const renderOutcome = (o: SyncOutcome) => ({ subject: subjectOf(o), ok: o.ok, skipped: o.skipped, detail: o.detail });
+export const renderOutcome = (o: SyncOutcome) => ({
+  subject: subjectOf(o),
+  ok: o.ok,
+  skipped: o.skipped,
+  detail: o.detail,
+});
 
 /** A run's refusal, answered with the status its code has always had. */
 export function refusalError(r: SyncRefusal): ApiError {
   if (r.refused === 'drift_incomplete') return new ApiError(503, 'drift_incomplete', r.detail);
-  if (r.refused === 'count_mismatch') return new ApiError(409, 'count_mismatch', r.detail, { expected: r.expected, received: r.received, requiresConfirmation: true });
+  if (r.refused === 'count_mismatch')
+    return new ApiError(409, 'count_mismatch', r.detail, {
+      expected: r.expected,
+      received: r.received,
+      requiresConfirmation: true,
+    });
   return new ApiError(409, 'sync_in_progress', r.detail);
 }
 
@@ -29,7 +39,8 @@ export async function launch(ctx: OperationContext, input: SyncRunInput) {
   try {
     return await startSyncRun(temporalOf(ctx), ctx.services.config.taskQueue, input);
   } catch (e) {
-    if (e instanceof WorkflowExecutionAlreadyStartedError) throw new ApiError(409, 'sync_in_progress', 'That run is already running.');
+    if (e instanceof WorkflowExecutionAlreadyStartedError)
+      throw new ApiError(409, 'sync_in_progress', 'That run is already running.');
     throw e;
   }
 }

@@ -23,13 +23,28 @@ export const driftBody = z.object({
 });
 
 // ── Rendering: structured findings and outcomes become the API's rows (subject strings) here only.
-export const renderFinding = (f: DriftFinding) => ({ kind: f.kind, subject: subjectOf(f), provider: f.provider, mode: f.mode, automatable: f.automatable, detail: f.detail });
+export const renderFinding = (f: DriftFinding) => ({
+  kind: f.kind,
+  subject: subjectOf(f),
+  provider: f.provider,
+  mode: f.mode,
+  automatable: f.automatable,
+  detail: f.detail,
+});
 
 /** The drift report as of now (GET /v1/sync): every provider read, or 503 naming those that could not be. */
 export async function currentDrift(ctx: OperationContext): Promise<DriftFinding[]> {
   const setups = await ctx.tx((trx) => providerSetupFacts(trx));
   const targets = syncTargets(setups);
-  const outcomes = targets.length ? await readDriftSnapshots(temporalOf(ctx), ctx.services.config.taskQueue, ctx.tenantId, crypto.randomUUID(), targets) : [];
+  const outcomes = targets.length
+    ? await readDriftSnapshots(
+        temporalOf(ctx),
+        ctx.services.config.taskQueue,
+        ctx.tenantId,
+        crypto.randomUUID(),
+        targets,
+      )
+    : [];
   const incomplete = driftIncomplete(unreadTargets(outcomes));
   if (incomplete) throw refusalError(incomplete);
   const snapshots = new Map(outcomes.map((o) => [`${o.target.provider}:${o.target.mode}`, o.snapshot!]));

@@ -26,21 +26,45 @@ const countMismatch = z.object({
 
 export const runSync = defineOperation({
   name: 'sync.run',
-  summary: 'Drain the drift report: create and update products, prices, payment links and plans at every provider, in every configured mode',
+  summary:
+    'Drain the drift report: create and update products, prices, payment links and plans at every provider, in every configured mode',
   scope: 'products:sync',
   write: true,
-  input: z.object({ confirm_count: z.number().int().min(0).nullable().optional().describe('the confirm_count of the drift report you read') }).strict(),
+  input: z
+    .object({
+      confirm_count: z
+        .number()
+        .int()
+        .min(0)
+        .nullable()
+        .optional()
+        .describe('the confirm_count of the drift report you read'),
+    })
+    .strict(),
   output: syncBody,
   rest: { method: 'POST', path: '/sync' },
   errors: [409, 503],
   responses: {
-    202: { description: 'Accepted (Prefer: respond-async): the run passed the gate and goes on; follow it with GET /sync/events?run_id=', schema: accepted },
-    409: { description: 'count_mismatch (with the CountMismatch fields) or sync_in_progress', schema: z.union([countMismatch, z.object({ error: z.string(), detail: z.string() })]) },
+    202: {
+      description:
+        'Accepted (Prefer: respond-async): the run passed the gate and goes on; follow it with GET /sync/events?run_id=',
+      schema: accepted,
+    },
+    409: {
+      description: 'count_mismatch (with the CountMismatch fields) or sync_in_progress',
+      schema: z.union([countMismatch, z.object({ error: z.string(), detail: z.string() })]),
+    },
   },
   async handler(ctx, input) {
     // One workflow does it all: reads the providers, judges drift, checks the count, takes the lock, drains.
     const runId = crypto.randomUUID();
-    const handle = await launch(ctx, { tenantId: ctx.tenantId, runId, kind: 'sync', requestedBy: actorRef(ctx.actor), confirmCount: input.confirm_count ?? null });
+    const handle = await launch(ctx, {
+      tenantId: ctx.tenantId,
+      runId,
+      kind: 'sync',
+      requestedBy: actorRef(ctx.actor),
+      confirmCount: input.confirm_count ?? null,
+    });
     if (ctx.preferAsync) {
       // 202 only once the gate passed: a refusal keeps its own code. A run that ended before the
       // update reached it (refused at once) answers through its result instead.
@@ -51,6 +75,11 @@ export const runSync = defineOperation({
       return { run_id: runId, status: 'running' as const };
     }
     const { verdicts: _verdicts, ...result } = await outcomeOf(handle);
-    return { ...result, skipped: result.skipped.map(renderOutcome), failed: result.failed.map(renderOutcome), needs_human: result.needs_human.map(renderFinding) };
+    return {
+      ...result,
+      skipped: result.skipped.map(renderOutcome),
+      failed: result.failed.map(renderOutcome),
+      needs_human: result.needs_human.map(renderFinding),
+    };
   },
 });

@@ -52,7 +52,7 @@ export const getTenant = defineOperation({
 
 /** The calling key; a person in the dashboard is shown as the dashboard, with their role's scopes. */
 function keyOf(actor: Actor) {
-  if (actor.kind === 'api_key') return { id: actor.keyId, name: actor.keyName, scopes: actor.scopes, expires_at: iso(actor.expiresAt) };
+  if (actor.kind === 'api_key')
+    return { id: actor.keyId, name: actor.keyName, scopes: actor.scopes, expires_at: iso(actor.expiresAt) };
   return { id: `user:${actor.userId}`, name: 'dashboard', scopes: scopesOf(actor), expires_at: null };
 }
-

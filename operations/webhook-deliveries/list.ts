@@ -41,21 +41,28 @@ export function serializeWebhookDelivery(r: Row) {
 
 export const listWebhooks = defineOperation({
   name: 'webhooks.list',
-  summary: 'Inbound provider webhook deliveries (payloads stored redacted); status=failed lists dropped ones with the reason',
+  summary:
+    'Inbound provider webhook deliveries (payloads stored redacted); status=failed lists dropped ones with the reason',
   scope: 'webhooks:read',
   write: false,
-  input: z.object({
-    ...paging,
-    provider: provider.optional(),
-    status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional(),
-    event_type: filter.optional(),
-    mode: mode.optional(),
-  }).strict(),
+  input: z
+    .object({
+      ...paging,
+      provider: provider.optional(),
+      status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional(),
+      event_type: filter.optional(),
+      mode: mode.optional(),
+    })
+    .strict(),
   output: pageOf(webhookRow),
   rest: { method: 'GET', path: '/webhooks' },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
-      const page = await deliveryPage(reader, { provider: input.provider, status: input.status, event_type: input.event_type, mode: input.mode }, input);
+      const page = await deliveryPage(
+        reader,
+        { provider: input.provider, status: input.status, event_type: input.event_type, mode: input.mode },
+        input,
+      );
       return { ...page, data: page.data.map(serializeWebhookDelivery) };
     });
   },

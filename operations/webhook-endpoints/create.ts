@@ -20,10 +20,19 @@ export const createEndpoint = defineOperation({
     const { vault } = ctx.services;
     const { row, secret } = await ctx.tx(async (trx) => {
       if ((await lockedEndpointCount(trx, ctx.tenantId)) >= MAX_ENDPOINTS_PER_TENANT) {
-        throw new ApiError(409, 'endpoint_limit_reached', `A tenant may have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one it no longer uses (an endpoint receives every event type unless event_types narrows it).`, { param: 'url', limit: MAX_ENDPOINTS_PER_TENANT });
+        throw new ApiError(
+          409,
+          'endpoint_limit_reached',
+          `A tenant may have at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one it no longer uses (an endpoint receives every event type unless event_types narrows it).`,
+          { param: 'url', limit: MAX_ENDPOINTS_PER_TENANT },
+        );
       }
       const made = await insertEndpoint(trx, vault, {
-        tenantId: ctx.tenantId, url: input.url, description: input.description ?? null, eventTypes: input.event_types ?? [], taskQueue: ctx.services.config.taskQueue,
+        tenantId: ctx.tenantId,
+        url: input.url,
+        description: input.description ?? null,
+        eventTypes: input.event_types ?? [],
+        taskQueue: ctx.services.config.taskQueue,
       });
       // readiness.changed is told against what readiness is now.
       await baseReadiness(trx, ctx.tenantId);

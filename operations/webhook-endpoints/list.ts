@@ -6,7 +6,8 @@ import { endpoint, endpointRow } from './schema';
 
 export const listEndpoints = defineOperation({
   name: 'webhook_endpoints.list',
-  summary: 'Outbound webhook endpoints: where entitlement, subscription, sync and readiness events are pushed (signing secrets are never listed)',
+  summary:
+    'Outbound webhook endpoints: where entitlement, subscription, sync and readiness events are pushed (signing secrets are never listed)',
   scope: 'webhooks:read',
   write: false,
   input: z.object({ ...paging }).strict(),

@@ -18,13 +18,21 @@ export const endpointRow = z.object({
   description: z.string().nullable(),
   event_types: z.array(eventType).describe('the events it receives; empty: every type'),
   enabled: z.boolean(),
-  disabled_reason: z.string().nullable().describe('why it receives nothing (a person disabled it, or deliveries failed for the whole retry window)'),
+  disabled_reason: z
+    .string()
+    .nullable()
+    .describe('why it receives nothing (a person disabled it, or deliveries failed for the whole retry window)'),
   secret_rotated_at: z.string().nullable(),
-  previous_secret_expires_at: z.string().nullable().describe('until then the previous secret signs too (rotation overlap)'),
+  previous_secret_expires_at: z
+    .string()
+    .nullable()
+    .describe('until then the previous secret signs too (rotation overlap)'),
   created_at: z.string(),
   updated_at: z.string(),
 });
-export const withSecret = endpointRow.extend({ secret: z.string().describe('the signing secret (Standard Webhooks `whsec_…`): shown this once, store it now') });
+export const withSecret = endpointRow.extend({
+  secret: z.string().describe('the signing secret (Standard Webhooks `whsec_…`): shown this once, store it now'),
+});
 
 export const endpoint = (r: Row) => ({
   id: r.id as string,
@@ -41,7 +49,10 @@ export const endpoint = (r: Row) => ({
 });
 
 export const url = z.string().trim().min(1).max(2048).describe('where deliveries are POSTed (http or https)');
-export const eventTypes = z.array(eventType).max(OUTBOUND_EVENT_TYPES.length).transform((a) => [...new Set(a)]);
+export const eventTypes = z
+  .array(eventType)
+  .max(OUTBOUND_EVENT_TYPES.length)
+  .transform((a) => [...new Set(a)]);
 export const description = z.string().trim().max(500).nullable();
 
 /** A URL we would never fetch is refused when it is saved, not at its first delivery. */

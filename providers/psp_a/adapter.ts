@@ -1,11 +1,5 @@
 import type Stripe from 'stripe';
-import type {
-  PaymentLinkResult,
-  ProductSpec,
-  ProviderAdapter,
-  RemoteProduct,
-  WebhookInput,
-} from '../types';
+import type { PaymentLinkResult, ProductSpec, ProviderAdapter, RemoteProduct, WebhookInput } from '../types';
 import { createClientCache, type PspAOptions } from './client';
 import { call, isAlreadyExists, isMissing, rejected, toProviderError } from './errors';
 import { exchangeCode } from './oauth';
@@ -42,7 +36,9 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
     all(stripe.prices.list({ product, active: true, limit: 100, expand: ['data.currency_options'] }));
 
   const ourActiveLinks = async (stripe: Stripe, match: (md: Stripe.Metadata) => boolean) =>
-    (await all(stripe.paymentLinks.list({ active: true, limit: 100 }))).filter((l) => l.active && match(l.metadata ?? {}));
+    (await all(stripe.paymentLinks.list({ active: true, limit: 100 }))).filter(
+      (l) => l.active && match(l.metadata ?? {}),
+    );
 
   const adapter: ProviderAdapter = {
     provider: 'psp_a',
@@ -52,7 +48,8 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
       const stripe = client(ctx);
       const account = await call(() => stripe.accounts.retrieveCurrent());
       // The proof of a connection (docs/providers.md): the key must belong to the account it claims.
-      if (ctx.accountRef && account.id !== ctx.accountRef) throw rejected('this key belongs to a different account than the one connected', 'account_mismatch');
+      if (ctx.accountRef && account.id !== ctx.accountRef)
+        throw rejected('this key belongs to a different account than the one connected', 'account_mismatch');
     },
 
     async listRemoteProducts(ctx): Promise<RemoteProduct[]> {
@@ -72,7 +69,8 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
       const id = productExternalId(spec.product_id);
       const update = async (existing: Stripe.Product) => {
         const params = productUpdateParams(existing, spec);
-        if (params) await call(() => stripe.products.update(id, params, { idempotencyKey: `${idempotencyKey}:product:update` }));
+        if (params)
+          await call(() => stripe.products.update(id, params, { idempotencyKey: `${idempotencyKey}:product:update` }));
         return { external_id: id };
       };
       let existing: Stripe.Product | undefined;
@@ -99,12 +97,20 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
       let keep = plan ? current.find((p) => priceMatchesPlan(p, plan)) : undefined;
       if (plan && !keep) {
         keep = await call(() =>
-          stripe.prices.create(priceCreateParams(externalProductId, spec, plan), { idempotencyKey: `${idempotencyKey}:price:${plan.fingerprint}` }),
+          stripe.prices.create(priceCreateParams(externalProductId, spec, plan), {
+            idempotencyKey: `${idempotencyKey}:price:${plan.fingerprint}`,
+          }),
         );
       }
       // Prices are immutable: whatever no longer matches the spec is archived, not edited.
       for (const stale of current.filter((p) => p.id !== keep?.id)) {
-        await call(() => stripe.prices.update(stale.id, { active: false }, { idempotencyKey: `${idempotencyKey}:price-archive:${stale.id}` }));
+        await call(() =>
+          stripe.prices.update(
+            stale.id,
+            { active: false },
+            { idempotencyKey: `${idempotencyKey}:price-archive:${stale.id}` },
+          ),
+        );
       }
       return { priced_locales: plan?.covered ?? 0, price_ids: keep ? [keep.id] : [] };
     },
@@ -113,18 +119,34 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
       const stripe = client(ctx);
       const prices = await call(() => activePrices(stripe, externalProductId));
       const price = prices.find((p) => p.metadata?.product_id === spec.product_id) ?? prices[0];
-      if (!price) throw rejected(`product ${externalProductId} has no active price; price it before creating a payment link`, 'no_active_price');
+      if (!price)
+        throw rejected(
+          `product ${externalProductId} has no active price; price it before creating a payment link`,
+          'no_active_price',
+        );
       const wanted = paymentLinkMetadata(spec, appId, price.id);
-      const mine = await call(() => ourActiveLinks(stripe, (md) => md.app_id === appId && md.product_id === spec.product_id));
-      let link = mine.find((l) => l.metadata.price_id === wanted.price_id && (l.metadata.trial_days ?? '') === wanted.trial_days);
+      const mine = await call(() =>
+        ourActiveLinks(stripe, (md) => md.app_id === appId && md.product_id === spec.product_id),
+      );
+      let link = mine.find(
+        (l) => l.metadata.price_id === wanted.price_id && (l.metadata.trial_days ?? '') === wanted.trial_days,
+      );
       if (!link) {
         const params = paymentLinkCreateParams(price, spec, appId);
         link = await call(() =>
-          stripe.paymentLinks.create(params, { idempotencyKey: `${idempotencyKey}:plink:${appId}:${price.id}:${wanted.trial_days}` }),
+          stripe.paymentLinks.create(params, {
+            idempotencyKey: `${idempotencyKey}:plink:${appId}:${price.id}:${wanted.trial_days}`,
+          }),
         );
       }
       for (const stale of mine.filter((l) => l.id !== link!.id)) {
-        await call(() => stripe.paymentLinks.update(stale.id, { active: false }, { idempotencyKey: `${idempotencyKey}:plink-archive:${stale.id}` }));
+        await call(() =>
+          stripe.paymentLinks.update(
+            stale.id,
+            { active: false },
+            { idempotencyKey: `${idempotencyKey}:plink-archive:${stale.id}` },
+          ),
+        );
       }
       return { kind: 'payment_link', external_id: link.id, url: link.url };
     },
@@ -134,13 +156,16 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
       const key = `psp_a:stop:${spec.tenant_id}:${spec.product_id}:${spec.version}`;
       try {
         const product = await stripe.products.retrieve(externalProductId);
-        if (product.active) await stripe.products.update(externalProductId, { active: false }, { idempotencyKey: `${key}:product` });
+        if (product.active)
+          await stripe.products.update(externalProductId, { active: false }, { idempotencyKey: `${key}:product` });
       } catch (err) {
         if (!isMissing(err)) throw toProviderError(err); // never created there: nothing on sale
       }
       const links = await call(() => ourActiveLinks(stripe, (md) => md.product_id === spec.product_id));
       for (const link of links) {
-        await call(() => stripe.paymentLinks.update(link.id, { active: false }, { idempotencyKey: `${key}:plink:${link.id}` }));
+        await call(() =>
+          stripe.paymentLinks.update(link.id, { active: false }, { idempotencyKey: `${key}:plink:${link.id}` }),
+        );
       }
     },
 
@@ -154,4 +179,3 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
   };
   return adapter;
 }
-

@@ -8,7 +8,13 @@ export interface PspAOptions {
   /** Default per-call timeout when the context gives none (ms). */
   timeoutMs?: number;
   /** Observe every HTTP exchange the adapter makes (contract tests, metrics). Never sees bodies. */
-  onResponse?: (event: { method: string; path: string; status: number; idempotency_key?: string; elapsed: number }) => void;
+  onResponse?: (event: {
+    method: string;
+    path: string;
+    status: number;
+    idempotency_key?: string;
+    elapsed: number;
+  }) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -30,7 +36,11 @@ export function createClientCache(opts: PspAOptions) {
     const secret = ctx.credential?.secret_key;
     if (!secret) throw rejected('credential has no secret_key', 'credential_missing');
     const mode = keyMode(secret);
-    if (mode && mode !== ctx.mode) throw rejected(`credential is a ${mode}-mode key but the call is for ${ctx.mode} mode`, 'credential_mode_mismatch');
+    if (mode && mode !== ctx.mode)
+      throw rejected(
+        `credential is a ${mode}-mode key but the call is for ${ctx.mode} mode`,
+        'credential_mode_mismatch',
+      );
     const timeout = ctx.timeoutMs ?? opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const fingerprint = crypto.createHash('sha256').update(secret).digest('hex');
     // A paced client waits for the sync's pacer before each request; the same key, mode and
@@ -57,7 +67,15 @@ export function createClientCache(opts: PspAOptions) {
     });
     if (opts.onResponse) {
       const observe = opts.onResponse;
-      stripe.on('response', (e: Stripe.ResponseEvent) => observe({ method: e.method, path: e.path, status: e.status, idempotency_key: e.idempotency_key, elapsed: e.elapsed }));
+      stripe.on('response', (e: Stripe.ResponseEvent) =>
+        observe({
+          method: e.method,
+          path: e.path,
+          status: e.status,
+          idempotency_key: e.idempotency_key,
+          elapsed: e.elapsed,
+        }),
+      );
     }
     clients.set(cacheKey, stripe);
     if (clients.size > MAX_CLIENTS) clients.delete(clients.keys().next().value!);

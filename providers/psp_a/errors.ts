@@ -5,7 +5,9 @@ const PROVIDER = 'psp_a';
 
 /** Stripe masks keys in its messages, but never let a key-shaped string through into a reason. */
 export function redact(text: string): string {
-  return text.replace(/\b(sk|rk|pk)_(test|live)_[A-Za-z0-9*]+/g, '$1_$2_[redacted]').replace(/\bwhsec_[A-Za-z0-9]+/g, 'whsec_[redacted]');
+  return text
+    .replace(/\b(sk|rk|pk)_(test|live)_[A-Za-z0-9*]+/g, '$1_$2_[redacted]')
+    .replace(/\bwhsec_[A-Za-z0-9]+/g, 'whsec_[redacted]');
 }
 
 function header(headers: unknown, name: string): string | undefined {
@@ -29,7 +31,9 @@ export function toProviderError(err: unknown): unknown {
   }
   if (status === 429 || err instanceof Stripe.errors.StripeRateLimitError) {
     const secs = Number(header(err.headers, 'retry-after'));
-    return new ProviderRateLimitedError(PROVIDER, reason, { retryAfterMs: Number.isFinite(secs) ? secs * 1000 : undefined });
+    return new ProviderRateLimitedError(PROVIDER, reason, {
+      retryAfterMs: Number.isFinite(secs) ? secs * 1000 : undefined,
+    });
   }
   return new ProviderRejectedError(PROVIDER, reason, { status, code: err.code });
 }

@@ -8,7 +8,12 @@ import { rejected, toProviderError } from './errors';
  * emulator (or connect.stripe.com, when baseUrl is left at Stripe) answers.
  * The answer's stripe_user_id is the connected account; its access_token the credential.
  */
-export async function exchangeCode(baseUrl: string, client: { client_id: string; client_secret: string }, code: string, timeoutMs: number): Promise<OAuthConnectResult> {
+export async function exchangeCode(
+  baseUrl: string,
+  client: { client_id: string; client_secret: string },
+  code: string,
+  timeoutMs: number,
+): Promise<OAuthConnectResult> {
   if (!client.client_secret) throw rejected('client_secret missing', 'credential_missing');
   const url = new URL(baseUrl);
   const protocol = url.protocol === 'http:' ? 'http' : 'https';
@@ -25,7 +30,8 @@ export async function exchangeCode(baseUrl: string, client: { client_id: string;
   } catch (err) {
     throw toProviderError(err);
   }
-  if (!token.stripe_user_id || !token.access_token) throw rejected('token response lacks stripe_user_id or access_token', 'oauth_incomplete');
+  if (!token.stripe_user_id || !token.access_token)
+    throw rejected('token response lacks stripe_user_id or access_token', 'oauth_incomplete');
   return {
     account_ref: token.stripe_user_id,
     credential: { secret_key: token.access_token },

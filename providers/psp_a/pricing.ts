@@ -48,9 +48,12 @@ export function planPrices(spec: ProductSpec): PricePlan | null {
   for (const p of spec.prices) {
     const country = p.country.toUpperCase();
     const currency = p.currency.toLowerCase();
-    if (!/^[a-z]{3}$/.test(currency)) throw rejected(`invalid currency "${p.currency}" for ${country}`, 'invalid_currency');
-    if (!Number.isInteger(p.amount_minor) || p.amount_minor < 0) throw rejected(`invalid amount ${p.amount_minor} for ${country}/${currency}`, 'invalid_amount');
-    rows.set(`${country}|${currency}`, { country, currency, amount: p.amount_minor }); // a repeated pair: the last row wins
+    if (!/^[a-z]{3}$/.test(currency))
+      throw rejected(`invalid currency "${p.currency}" for ${country}`, 'invalid_currency');
+    if (!Number.isInteger(p.amount_minor) || p.amount_minor < 0)
+      throw rejected(`invalid amount ${p.amount_minor} for ${country}/${currency}`, 'invalid_amount');
+    // a repeated pair: the last row wins
+    rows.set(`${country}|${currency}`, { country, currency, amount: p.amount_minor });
   }
   if (rows.size === 0) return null;
   const byCurrency = new Map<string, { country: string; amount: number }[]>();
@@ -85,12 +88,22 @@ export function planPrices(spec: ProductSpec): PricePlan | null {
 
 /** Does an existing price (with `currency_options` expanded) already charge exactly this plan? */
 export function priceMatchesPlan(
-  price: { currency: string; unit_amount: number | null; recurring: { interval: string; interval_count: number } | null; currency_options?: Record<string, { unit_amount: number | null }> | null },
+  price: {
+    currency: string;
+    unit_amount: number | null;
+    recurring: { interval: string; interval_count: number } | null;
+    currency_options?: Record<string, { unit_amount: number | null }> | null;
+  },
   plan: PricePlan,
 ): boolean {
   if (price.currency !== plan.currency || price.unit_amount !== plan.unit_amount) return false;
   const r = price.recurring;
-  if (plan.recurring ? !r || r.interval !== plan.recurring.interval || r.interval_count !== plan.recurring.interval_count : r) return false;
+  if (
+    plan.recurring
+      ? !r || r.interval !== plan.recurring.interval || r.interval_count !== plan.recurring.interval_count
+      : r
+  )
+    return false;
   const others = Object.entries(price.currency_options ?? {}).filter(([c]) => c !== price.currency);
   if (others.length !== Object.keys(plan.currency_options).length) return false;
   return others.every(([c, o]) => plan.currency_options[c] === o.unit_amount);

@@ -18,11 +18,13 @@ const KINDS: Record<string, CanonicalEventKind> = {
 
 type Obj = Record<string, unknown>;
 
-const asObj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
+const asObj = (v: unknown): Obj | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined;
 const asStr = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 /** An id field that may also arrive expanded (`customer: {id: …}`). */
 const idOf = (v: unknown): string | null => asStr(v) ?? asStr(asObj(v)?.id);
-const iso = (v: unknown): string | null => (typeof v === 'number' && Number.isFinite(v) ? new Date(v * 1000).toISOString() : null);
+const iso = (v: unknown): string | null =>
+  typeof v === 'number' && Number.isFinite(v) ? new Date(v * 1000).toISOString() : null;
 
 function firstItem(list: unknown): Obj | undefined {
   const data = asObj(list)?.data;
@@ -50,14 +52,25 @@ function extract(o: Obj): Partial<NormalisedEvent> {
   const lineMetadata = asObj(line?.metadata) ?? {};
   const item = firstItem(o.items);
   const priceMetadata = asObj(asObj(item?.price)?.metadata) ?? {};
-  const pick = (key: string) => asStr(metadata[key]) ?? asStr(subMetadata[key]) ?? asStr(lineMetadata[key]) ?? asStr(priceMetadata[key]);
+  const pick = (key: string) =>
+    asStr(metadata[key]) ?? asStr(subMetadata[key]) ?? asStr(lineMetadata[key]) ?? asStr(priceMetadata[key]);
   const subscription =
-    type === 'subscription' ? asStr(o.id) : idOf(o.subscription) ?? idOf(subDetails?.subscription) ?? idOf(asObj(asObj(line?.parent)?.subscription_item_details)?.subscription);
+    type === 'subscription'
+      ? asStr(o.id)
+      : (idOf(o.subscription) ??
+        idOf(subDetails?.subscription) ??
+        idOf(asObj(asObj(line?.parent)?.subscription_item_details)?.subscription));
   const customer = type === 'customer' ? asStr(o.id) : idOf(o.customer);
   const email =
-    asStr(o.customer_email) ?? asStr(o.receipt_email) ?? asStr(asObj(o.billing_details)?.email) ?? asStr(asObj(o.customer_details)?.email) ??
-    (type === 'customer' ? asStr(o.email) : null) ?? asStr(asObj(o.customer)?.email) ?? pick('email');
-  const periodEnd = o.current_period_end ?? item?.current_period_end ?? (type === 'invoice' ? asObj(line?.period)?.end : undefined);
+    asStr(o.customer_email) ??
+    asStr(o.receipt_email) ??
+    asStr(asObj(o.billing_details)?.email) ??
+    asStr(asObj(o.customer_details)?.email) ??
+    (type === 'customer' ? asStr(o.email) : null) ??
+    asStr(asObj(o.customer)?.email) ??
+    pick('email');
+  const periodEnd =
+    o.current_period_end ?? item?.current_period_end ?? (type === 'invoice' ? asObj(line?.period)?.end : undefined);
   return {
     subscription_external_id: subscription,
     customer_external_id: customer,
@@ -70,7 +83,10 @@ function extract(o: Obj): Partial<NormalisedEvent> {
     // A subscription object says when a cancellation took effect (ended_at: at once for an
     // immediate one) and whether one is scheduled (cancel_at_period_end, or a cancel_at date).
     ...(type === 'subscription'
-      ? { ended_at: iso(o.ended_at), cancel_at: o.cancel_at_period_end === true ? iso(o.cancel_at) ?? iso(periodEnd) : iso(o.cancel_at) }
+      ? {
+          ended_at: iso(o.ended_at),
+          cancel_at: o.cancel_at_period_end === true ? (iso(o.cancel_at) ?? iso(periodEnd)) : iso(o.cancel_at),
+        }
       : {}),
   };
 }
@@ -94,7 +110,8 @@ function reasonOf(err: unknown): string {
   const message = err instanceof Error ? err.message : '';
   if (/tolerance/i.test(message)) return 'timestamp outside tolerance';
   if (/No signatures found matching/i.test(message)) return 'signature mismatch';
-  if (/Unable to extract timestamp|No signatures found with expected scheme/i.test(message)) return 'malformed Stripe-Signature header';
+  if (/Unable to extract timestamp|No signatures found with expected scheme/i.test(message))
+    return 'malformed Stripe-Signature header';
   if (/No webhook payload/i.test(message)) return 'empty body';
   return 'invalid signature';
 }
@@ -120,7 +137,8 @@ export function verifyStripeWebhook(input: WebhookInput): NormalisedEvent {
     throw new WebhookVerificationError('psp_a', 'timestamp outside tolerance');
   }
   const raw = event as unknown as Obj;
-  if (typeof raw.id !== 'string' || typeof raw.type !== 'string') throw new WebhookVerificationError('psp_a', 'payload is not a Stripe event');
+  if (typeof raw.id !== 'string' || typeof raw.type !== 'string')
+    throw new WebhookVerificationError('psp_a', 'payload is not a Stripe event');
   const object = asObj(asObj(raw.data)?.object) ?? {};
   return {
     provider: 'psp_a',

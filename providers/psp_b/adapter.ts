@@ -29,13 +29,17 @@ export interface PspBAdapterOptions extends HttpOptions {
  */
 export function createPspBAdapter(opts: PspBAdapterOptions = {}): ProviderAdapter {
   const http: HttpOptions = { fetch: opts.fetch, timeoutMs: opts.timeoutMs };
-  const list = <T>(ctx: ProviderContext, path: string, query: Record<string, string>) => paddleListAll<T>(ctx, path, { per_page: '200', ...query }, http);
+  const list = <T>(ctx: ProviderContext, path: string, query: Record<string, string>) =>
+    paddleListAll<T>(ctx, path, { per_page: '200', ...query }, http);
   const call = <T>(ctx: ProviderContext, method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown) =>
     paddleRequest<T>(ctx, method, path, { ...http, body }).then((r) => r.data);
 
   const ourProduct = (p: PaddleProduct, spec: ProductSpec) => {
     const cd = p.custom_data ?? {};
-    return cd.product_id === spec.product_id || (cd.product_id == null && cd.sku === spec.sku && cd.tenant_id === spec.tenant_id);
+    return (
+      cd.product_id === spec.product_id ||
+      (cd.product_id == null && cd.sku === spec.sku && cd.tenant_id === spec.tenant_id)
+    );
   };
 
   const productPrices = (ctx: ProviderContext, productId: string, spec: ProductSpec) =>
@@ -67,13 +71,16 @@ export function createPspBAdapter(opts: PspBAdapterOptions = {}): ProviderAdapte
     },
 
     async upsertProduct(ctx, spec) {
-      const existing = (await list<PaddleProduct>(ctx, '/products', { status: 'active,archived' })).find((p) => ourProduct(p, spec));
+      const existing = (await list<PaddleProduct>(ctx, '/products', { status: 'active,archived' })).find((p) =>
+        ourProduct(p, spec),
+      );
       if (!existing) {
         const created = await call<PaddleProduct>(ctx, 'POST', '/products', productBody(spec));
         return { external_id: created.id };
       }
       // Status is left alone: an archived product was retired on purpose (stopSales).
-      if (productNeedsUpdate(existing, spec)) await call(ctx, 'PATCH', `/products/${encodeURIComponent(existing.id)}`, productBody(spec));
+      if (productNeedsUpdate(existing, spec))
+        await call(ctx, 'PATCH', `/products/${encodeURIComponent(existing.id)}`, productBody(spec));
       return { external_id: existing.id };
     },
 
@@ -107,7 +114,11 @@ export function createPspBAdapter(opts: PspBAdapterOptions = {}): ProviderAdapte
     async ensurePaymentLink(ctx, externalProductId, spec): Promise<PaymentLinkResult> {
       const [price] = await productPrices(ctx, externalProductId, spec);
       if (!price) {
-        throw new ProviderRejectedError(PROVIDER, `product ${externalProductId} has no active price yet; sync prices first`, { code: 'price_missing' });
+        throw new ProviderRejectedError(
+          PROVIDER,
+          `product ${externalProductId} has no active price yet; sync prices first`,
+          { code: 'price_missing' },
+        );
       }
       return { kind: 'plan', external_id: price.id };
     },

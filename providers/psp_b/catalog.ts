@@ -78,7 +78,9 @@ export function splitPrices(prices: PriceSpec[]): { base: Money; overrides: Padd
 export function priceFields(spec: ProductSpec) {
   for (const p of spec.prices) {
     if (!Number.isInteger(p.amount_minor) || p.amount_minor < 0) {
-      throw new ProviderRejectedError(PROVIDER, `price for ${p.country} must be a whole number of minor units ≥ 0`, { code: 'invalid_price' });
+      throw new ProviderRejectedError(PROVIDER, `price for ${p.country} must be a whole number of minor units ≥ 0`, {
+        code: 'invalid_price',
+      });
     }
   }
   const { base, overrides } = splitPrices(spec.prices);

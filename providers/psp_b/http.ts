@@ -9,11 +9,20 @@ const MAX_PAGES = 10_000;
 
 export interface PaddleEnvelope<T> {
   data: T;
-  meta?: { request_id?: string; pagination?: { per_page: number; next: string; has_more: boolean; estimated_total?: number } };
+  meta?: {
+    request_id?: string;
+    pagination?: { per_page: number; next: string; has_more: boolean; estimated_total?: number };
+  };
 }
 
 interface PaddleErrorBody {
-  error?: { type?: string; code?: string; detail?: string; message?: string; errors?: { field: string; message: string }[] };
+  error?: {
+    type?: string;
+    code?: string;
+    detail?: string;
+    message?: string;
+    errors?: { field: string; message: string }[];
+  };
 }
 
 export interface HttpOptions {
@@ -31,9 +40,13 @@ function checkCredential(ctx: ProviderContext): string {
   if (!key) throw new ProviderRejectedError(PROVIDER, 'credential has no api_key', { code: 'missing_credential' });
   const keyMode = providerKeyMode('psp_b', key);
   if (keyMode && keyMode !== ctx.mode) {
-    throw new ProviderRejectedError(PROVIDER, `API key is for the ${keyMode === 'test' ? 'sandbox' : 'live'} environment, connection mode is ${ctx.mode}`, {
-      code: 'credential_mode_mismatch',
-    });
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `API key is for the ${keyMode === 'test' ? 'sandbox' : 'live'} environment, connection mode is ${ctx.mode}`,
+      {
+        code: 'credential_mode_mismatch',
+      },
+    );
   }
   return key;
 }
@@ -74,14 +87,19 @@ export async function paddleRequest<T>(
     });
   } catch (err) {
     const name = (err as Error).name;
-    const reason = name === 'TimeoutError' || name === 'AbortError' ? `${method} ${path} timed out after ${timeoutMs} ms` : `${method} ${path} failed: ${networkCause(err)}`;
+    const reason =
+      name === 'TimeoutError' || name === 'AbortError'
+        ? `${method} ${path} timed out after ${timeoutMs} ms`
+        : `${method} ${path} failed: ${networkCause(err)}`;
     throw new ProviderUnreachableError(PROVIDER, reason);
   }
   let text: string;
   try {
     text = await res.text();
   } catch (err) {
-    throw new ProviderUnreachableError(PROVIDER, `${method} ${path} response broke off: ${networkCause(err)}`, { status: res.status });
+    throw new ProviderUnreachableError(PROVIDER, `${method} ${path} response broke off: ${networkCause(err)}`, {
+      status: res.status,
+    });
   }
   let parsed: unknown;
   try {
@@ -97,7 +115,9 @@ export async function paddleRequest<T>(
     throw classifyHttpFailure(PROVIDER, res.status, reason, res.headers.get('retry-after'));
   }
   if (!parsed || typeof parsed !== 'object' || !('data' in parsed)) {
-    throw new ProviderUnreachableError(PROVIDER, `${method} ${path} answered ${res.status} without a Paddle envelope`, { status: res.status });
+    throw new ProviderUnreachableError(PROVIDER, `${method} ${path} answered ${res.status} without a Paddle envelope`, {
+      status: res.status,
+    });
   }
   return parsed as PaddleEnvelope<T>;
 }
@@ -112,7 +132,12 @@ function networkCause(err: unknown): string {
  * Paddle's host; only its query (the original filters plus `after`) is reused, so the
  * calls stay on ctx.baseUrl whatever host the provider writes into `next`.
  */
-export async function paddleListAll<T>(ctx: ProviderContext, path: string, query: Record<string, string>, opts: HttpOptions = {}): Promise<T[]> {
+export async function paddleListAll<T>(
+  ctx: ProviderContext,
+  path: string,
+  query: Record<string, string>,
+  opts: HttpOptions = {},
+): Promise<T[]> {
   const out: T[] = [];
   let params = new URLSearchParams(query);
   for (let page = 0; page < MAX_PAGES; page++) {

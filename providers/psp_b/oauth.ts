@@ -14,7 +14,12 @@ export async function exchangePaddleOAuthCode(
   code: string,
   opts: { fetch?: EgressFetch; timeoutMs?: number } = {},
 ): Promise<OAuthConnectResult> {
-  const body = new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.client_id, client_secret: client.client_secret });
+  const body = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    client_id: client.client_id,
+    client_secret: client.client_secret,
+  });
   let res: Response;
   try {
     res = await (opts.fetch ?? operatorHostFetch)(`${baseUrl.replace(/\/+$/, '')}/oauth/token`, {
@@ -30,12 +35,21 @@ export async function exchangePaddleOAuthCode(
   if (!res.ok) {
     const reason = `${String(json.error ?? `HTTP ${res.status}`)}${json.error_description ? `: ${String(json.error_description)}` : ''}`;
     if (res.status >= 400 && res.status < 500 && res.status !== 429) {
-      throw new ProviderRejectedError(PROVIDER, reason, { status: res.status, code: typeof json.error === 'string' ? json.error : undefined });
+      throw new ProviderRejectedError(PROVIDER, reason, {
+        status: res.status,
+        code: typeof json.error === 'string' ? json.error : undefined,
+      });
     }
     throw classifyHttpFailure(PROVIDER, res.status, reason, res.headers.get('retry-after'));
   }
   if (typeof json.access_token !== 'string' || typeof json.account_id !== 'string') {
-    throw new ProviderRejectedError(PROVIDER, 'token response lacks access_token or account_id', { status: res.status });
+    throw new ProviderRejectedError(PROVIDER, 'token response lacks access_token or account_id', {
+      status: res.status,
+    });
   }
-  return { account_ref: json.account_id, credential: { api_key: json.access_token }, mode: json.livemode === true ? 'live' : 'test' };
+  return {
+    account_ref: json.account_id,
+    credential: { api_key: json.access_token },
+    mode: json.livemode === true ? 'live' : 'test',
+  };
 }

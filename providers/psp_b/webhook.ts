@@ -32,7 +32,8 @@ function parseSignature(value: string): { ts: number; h1: string[] } {
     if (k === 'ts' && /^\d+$/.test(v)) ts = Number(v);
     else if (k === 'h1' && v) h1.push(v);
   }
-  if (!Number.isFinite(ts) || h1.length === 0) throw new WebhookVerificationError(PROVIDER, 'Paddle-Signature header is malformed');
+  if (!Number.isFinite(ts) || h1.length === 0)
+    throw new WebhookVerificationError(PROVIDER, 'Paddle-Signature header is malformed');
   return { ts, h1 };
 }
 
@@ -49,16 +50,14 @@ export function verifyPaddleSignature(input: WebhookInput, toleranceSec = PADDLE
   if (!input.secret) throw new WebhookVerificationError(PROVIDER, 'no endpoint secret key configured');
   const { ts, h1 } = parseSignature(value);
   const nowSec = Math.floor((input.now ?? new Date()).getTime() / 1000);
-  if (nowSec - ts > toleranceSec) throw new WebhookVerificationError(PROVIDER, `signature timestamp is older than ${toleranceSec} s`);
+  if (nowSec - ts > toleranceSec)
+    throw new WebhookVerificationError(PROVIDER, `signature timestamp is older than ${toleranceSec} s`);
   // The window is symmetric: a ts ahead of our clock is refused too, or one leaked signature
   // with a far-future ts would stay replayable until that time (clock skew is the only
   // legitimate lead, and the same tolerance covers it).
-  if (ts - nowSec > toleranceSec) throw new WebhookVerificationError(PROVIDER, `signature timestamp is more than ${toleranceSec} s in the future`);
-  const expected = crypto
-    .createHmac('sha256', input.secret)
-    .update(`${ts}:`)
-    .update(input.rawBody)
-    .digest();
+  if (ts - nowSec > toleranceSec)
+    throw new WebhookVerificationError(PROVIDER, `signature timestamp is more than ${toleranceSec} s in the future`);
+  const expected = crypto.createHmac('sha256', input.secret).update(`${ts}:`).update(input.rawBody).digest();
   if (!h1.some((c) => matches(expected, c))) throw new WebhookVerificationError(PROVIDER, 'signature does not match');
 }
 
@@ -89,7 +88,9 @@ function kindOf(type: string, data: Obj): CanonicalEventKind {
     case 'adjustment.updated':
       // Refunds start pending_approval and only move money once Paddle approves them;
       // a chargeback takes the money back too.
-      return (data.action === 'refund' || data.action === 'chargeback') && data.status === 'approved' ? 'refunded' : 'other';
+      return (data.action === 'refund' || data.action === 'chargeback') && data.status === 'approved'
+        ? 'refunded'
+        : 'other';
     default:
       return 'other';
   }
@@ -145,8 +146,9 @@ export function normalisePaddleEvent(payload: Obj): NormalisedEvent {
     // scheduled for the period end shows first as a scheduled_change with action cancel.
     ...(family === 'subscription'
       ? {
-          ended_at: type === 'subscription.canceled' ? str(data.canceled_at) ?? str(payload.occurred_at) : null,
-          cancel_at: obj(data.scheduled_change).action === 'cancel' ? str(obj(data.scheduled_change).effective_at) : null,
+          ended_at: type === 'subscription.canceled' ? (str(data.canceled_at) ?? str(payload.occurred_at)) : null,
+          cancel_at:
+            obj(data.scheduled_change).action === 'cancel' ? str(obj(data.scheduled_change).effective_at) : null,
         }
       : {}),
     payload,
@@ -161,6 +163,7 @@ export function verifyAndParse(input: WebhookInput, toleranceSec?: number): Norm
   } catch {
     throw new WebhookVerificationError(PROVIDER, 'body is not JSON');
   }
-  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new WebhookVerificationError(PROVIDER, 'body is not a JSON object');
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload))
+    throw new WebhookVerificationError(PROVIDER, 'body is not a JSON object');
   return normalisePaddleEvent(payload as Obj);
 }

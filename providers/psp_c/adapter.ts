@@ -49,8 +49,15 @@ export function createPspCAdapter(opts: PspCOptions = {}): ProviderAdapter {
 
     verifyWebhook: async (input) => verifyRazorpayWebhook(input),
 
-    /** `extra` (beyond the interface) passes the redirect_uri and mode Razorpay's /token takes when the caller knows them. */
-    exchangeOAuthCode: (baseUrl: string, oauthClient: { client_id: string; client_secret: string }, code: string, extra: { redirect_uri?: string; mode?: 'test' | 'live' } = {}) =>
-      exchangeCode(baseUrl, oauthClient, code, { ...opts, ...extra }),
+    /**
+     * `extra` (beyond the interface) passes the redirect_uri and mode Razorpay's /token takes when the caller knows
+     * them.
+     */
+    exchangeOAuthCode: (
+      baseUrl: string,
+      oauthClient: { client_id: string; client_secret: string },
+      code: string,
+      extra: { redirect_uri?: string; mode?: 'test' | 'live' } = {},
+    ) => exchangeCode(baseUrl, oauthClient, code, { ...opts, ...extra }),
   };
 }

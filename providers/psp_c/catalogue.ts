@@ -37,10 +37,18 @@ export function notesOf(o: { notes?: Record<string, unknown> | unknown[] }): Rec
 
 /** The price a single-amount object (item, payment link) carries: India first, then INR, then the first row. */
 export function primaryPrice(spec: ProductSpec): PriceSpec | null {
-  return spec.prices.find((p) => p.country === 'IN') ?? spec.prices.find((p) => p.currency === 'INR') ?? spec.prices[0] ?? null;
+  return (
+    spec.prices.find((p) => p.country === 'IN') ??
+    spec.prices.find((p) => p.currency === 'INR') ??
+    spec.prices[0] ??
+    null
+  );
 }
 
-/** Billing cadence as Razorpay's period × interval; quarterly is monthly × 3, and a product without a tier bills monthly. */
+/**
+ * Billing cadence as Razorpay's period × interval; quarterly is monthly × 3, and a product without a tier bills
+ * monthly.
+ */
 export function cadence(tier: Tier | null): { period: 'weekly' | 'monthly' | 'yearly'; interval: number } {
   switch (tier) {
     case 'weekly':
@@ -56,7 +64,10 @@ export function cadence(tier: Tier | null): { period: 'weekly' | 'monthly' | 'ye
 
 export async function findItem(client: RazorpayClient, spec: ProductSpec): Promise<RzpItem | undefined> {
   const items = await client.listAll<RzpItem>('/v1/items');
-  return items.find((i) => notesOf(i).product_id === spec.product_id) ?? items.find((i) => !notesOf(i).product_id && i.description === spec.sku);
+  return (
+    items.find((i) => notesOf(i).product_id === spec.product_id) ??
+    items.find((i) => !notesOf(i).product_id && i.description === spec.sku)
+  );
 }
 
 export async function upsertItem(client: RazorpayClient, spec: ProductSpec): Promise<{ external_id: string }> {
@@ -79,12 +90,16 @@ export async function upsertItem(client: RazorpayClient, spec: ProductSpec): Pro
   if (!existing.active) patch.active = true;
   const have = notesOf(existing);
   if (Object.entries(notes).some(([k, v]) => have[k] !== v)) patch.notes = { ...have, ...notes };
-  if (Object.keys(patch).length) await client.call('PATCH', `/v1/items/${encodeURIComponent(existing.id)}`, { body: patch });
+  if (Object.keys(patch).length)
+    await client.call('PATCH', `/v1/items/${encodeURIComponent(existing.id)}`, { body: patch });
   return { external_id: existing.id };
 }
 
 export async function listCatalogue(client: RazorpayClient): Promise<RemoteProduct[]> {
-  const [items, plans] = await Promise.all([client.listAll<RzpItem>('/v1/items'), client.listAll<RzpPlan>('/v1/plans')]);
+  const [items, plans] = await Promise.all([
+    client.listAll<RzpItem>('/v1/items'),
+    client.listAll<RzpPlan>('/v1/plans'),
+  ]);
   const out: RemoteProduct[] = items.map((i) => {
     const n = notesOf(i);
     return {
@@ -101,7 +116,13 @@ export async function listCatalogue(client: RazorpayClient): Promise<RemoteProdu
     const n = notesOf(plan);
     if (typeof n.product_id !== 'string' || seen.has(n.product_id)) continue;
     seen.add(n.product_id);
-    out.push({ external_id: plan.id, sku: typeof n.sku === 'string' ? n.sku : null, name: plan.item.name, active: plan.item.active !== false, product_id: n.product_id });
+    out.push({
+      external_id: plan.id,
+      sku: typeof n.sku === 'string' ? n.sku : null,
+      name: plan.item.name,
+      active: plan.item.active !== false,
+      product_id: n.product_id,
+    });
   }
   return out;
 }
@@ -111,7 +132,10 @@ export async function listCatalogue(client: RazorpayClient): Promise<RemoteProdu
  * same notes, amount and cadence is reused; a changed price gets a new plan (Razorpay
  * plans cannot be edited), and the old one stays for the subscriptions already on it.
  */
-export async function upsertPlans(client: RazorpayClient, spec: ProductSpec): Promise<{ priced_locales: number; price_ids: string[] }> {
+export async function upsertPlans(
+  client: RazorpayClient,
+  spec: ProductSpec,
+): Promise<{ priced_locales: number; price_ids: string[] }> {
   const { period, interval } = cadence(spec.tier);
   const mine = (await client.listAll<RzpPlan>('/v1/plans')).filter((p) => notesOf(p).product_id === spec.product_id);
   const price_ids: string[] = [];
@@ -119,7 +143,13 @@ export async function upsertPlans(client: RazorpayClient, spec: ProductSpec): Pr
     const match = mine
       .filter((p) => {
         const n = notesOf(p);
-        return n.country === row.country && p.item.currency === row.currency && p.item.amount === row.amount_minor && p.period === period && p.interval === interval;
+        return (
+          n.country === row.country &&
+          p.item.currency === row.currency &&
+          p.item.amount === row.amount_minor &&
+          p.period === period &&
+          p.interval === interval
+        );
       })
       .sort((a, b) => b.created_at - a.created_at)[0];
     if (match) {
@@ -130,7 +160,12 @@ export async function upsertPlans(client: RazorpayClient, spec: ProductSpec): Pr
       body: {
         period,
         interval,
-        item: { name: spec.name, amount: row.amount_minor, currency: row.currency, description: `${spec.sku} ${row.country}` },
+        item: {
+          name: spec.name,
+          amount: row.amount_minor,
+          currency: row.currency,
+          description: `${spec.sku} ${row.country}`,
+        },
         notes: { product_id: spec.product_id, sku: spec.sku, country: row.country, tenant_id: spec.tenant_id },
       },
     });

@@ -13,7 +13,10 @@ export interface PspCOptions {
   fetch?: EgressFetch;
   /** Default per-call timeout when the context names none. */
   timeoutMs?: number;
-  /** Where the partner OAuth endpoints live: https://auth.razorpay.com at Razorpay; `<baseUrl>/oauth` by default (the emulator). */
+  /**
+   * Where the partner OAuth endpoints live: https://auth.razorpay.com at Razorpay; `<baseUrl>/oauth` by default (the
+   * emulator).
+   */
   oauthBaseUrl?: string;
 }
 
@@ -25,18 +28,27 @@ export function credentialMode(cred: ProviderCredential): Mode | null {
 /** Basic key_id:key_secret for a merchant's own keys; Bearer for a partner's OAuth access token. */
 function authorization(cred: ProviderCredential): string {
   if (cred.access_token) return `Bearer ${cred.access_token}`;
-  if (!cred.key_id || !cred.key_secret) throw new ProviderRejectedError(PROVIDER, 'credential lacks key_id and key_secret', { code: 'credential_incomplete' });
+  if (!cred.key_id || !cred.key_secret)
+    throw new ProviderRejectedError(PROVIDER, 'credential lacks key_id and key_secret', {
+      code: 'credential_incomplete',
+    });
   return `Basic ${Buffer.from(`${cred.key_id}:${cred.key_secret}`).toString('base64')}`;
 }
 
 /** Razorpay's `{error: {code, description, field}}`, or whatever a proxy answered, as a reason without secrets. */
 function failureReason(status: number, text: string): { reason: string; code?: string; field?: string } {
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; description?: string; message?: string; field?: string } };
+    const body = JSON.parse(text) as {
+      error?: { code?: string; description?: string; message?: string; field?: string };
+    };
     const e = body.error;
     if (e && typeof e === 'object') {
       const what = e.description || e.message || e.code || 'error';
-      return { reason: `${what}${e.field ? ` (field ${e.field})` : ''} [HTTP ${status}]`, code: e.code, field: e.field };
+      return {
+        reason: `${what}${e.field ? ` (field ${e.field})` : ''} [HTTP ${status}]`,
+        code: e.code,
+        field: e.field,
+      };
     }
   } catch {
     // not JSON: fall through
@@ -63,7 +75,11 @@ export async function httpJson<T>(
   try {
     res = await fetchImpl(url, {
       method: init.method,
-      headers: { accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+      headers: {
+        accept: 'application/json',
+        ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...init.headers,
+      },
       body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
       signal: AbortSignal.timeout(init.timeoutMs),
     });
@@ -73,7 +89,8 @@ export async function httpJson<T>(
   }
   if (!res.ok) {
     const { reason, code, field } = failureReason(res.status, text);
-    if (res.status >= 500 || res.status === 429) throw classifyHttpFailure(PROVIDER, res.status, reason, res.headers.get('retry-after'));
+    if (res.status >= 500 || res.status === 429)
+      throw classifyHttpFailure(PROVIDER, res.status, reason, res.headers.get('retry-after'));
     const err: ProviderError = new ProviderRejectedError(PROVIDER, reason, { status: res.status, code });
     (err as ProviderError & { field?: string }).field = field;
     throw err;
@@ -100,7 +117,11 @@ export class RazorpayClient {
     const keyMode = credentialMode(ctx.credential);
     // A test key would silently write test objects for a live sync (and the reverse): refuse.
     if (keyMode && keyMode !== ctx.mode) {
-      throw new ProviderRejectedError(PROVIDER, `credential is a ${keyMode}-mode key but the call is for ${ctx.mode} mode`, { code: 'credential_mode_mismatch' });
+      throw new ProviderRejectedError(
+        PROVIDER,
+        `credential is a ${keyMode}-mode key but the call is for ${ctx.mode} mode`,
+        { code: 'credential_mode_mismatch' },
+      );
     }
   }
 
@@ -117,7 +138,11 @@ export class RazorpayClient {
   }
 
   /** Every row of a count/skip list. `pick` reads the rows (collections use `items`; payment links `payment_links`). */
-  async listAll<T>(path: string, query: Query = {}, pick: (page: Record<string, unknown>) => unknown = (p) => p.items): Promise<T[]> {
+  async listAll<T>(
+    path: string,
+    query: Query = {},
+    pick: (page: Record<string, unknown>) => unknown = (p) => p.items,
+  ): Promise<T[]> {
     const out: T[] = [];
     for (let skip = 0; skip < 100_000; skip += PAGE) {
       const page = await this.call<Record<string, unknown>>('GET', path, { query: { ...query, count: PAGE, skip } });

@@ -30,13 +30,23 @@ export function referenceFor(appId: string, productId: string, mode: Mode, curre
 }
 
 async function byReference(client: RazorpayClient, ref: string): Promise<RzpLink | undefined> {
-  const res = await client.call<{ payment_links?: RzpLink[] }>('GET', '/v1/payment_links', { query: { reference_id: ref } });
+  const res = await client.call<{ payment_links?: RzpLink[] }>('GET', '/v1/payment_links', {
+    query: { reference_id: ref },
+  });
   return (res.payment_links ?? []).find((l) => l.reference_id === ref);
 }
 
-export async function ensureLink(client: RazorpayClient, mode: Mode, spec: ProductSpec, appId: string): Promise<PaymentLinkResult> {
+export async function ensureLink(
+  client: RazorpayClient,
+  mode: Mode,
+  spec: ProductSpec,
+  appId: string,
+): Promise<PaymentLinkResult> {
   const price = primaryPrice(spec);
-  if (!price) throw new ProviderRejectedError(PROVIDER, `product ${spec.sku} has no price to put on a payment link`, { code: 'no_price' });
+  if (!price)
+    throw new ProviderRejectedError(PROVIDER, `product ${spec.sku} has no price to put on a payment link`, {
+      code: 'no_price',
+    });
   const base = referenceFor(appId, spec.product_id, mode, price.currency, price.amount_minor);
   for (let gen = 0; gen < MAX_GENERATIONS; gen++) {
     const ref = gen === 0 ? base : `${base}-${gen}`;
@@ -63,7 +73,9 @@ export async function ensureLink(client: RazorpayClient, mode: Mode, spec: Produ
     }
     if (link.status === 'created') return { kind: 'payment_link', external_id: link.id, url: link.short_url };
   }
-  throw new ProviderRejectedError(PROVIDER, `every payment link generation for ${spec.sku} is used up`, { code: 'links_exhausted' });
+  throw new ProviderRejectedError(PROVIDER, `every payment link generation for ${spec.sku} is used up`, {
+    code: 'links_exhausted',
+  });
 }
 
 /** Cancel the product's open links (stop sales); paid or cancelled ones are left as they are. */

@@ -26,7 +26,14 @@ export async function exchangeCode(
   const answer = await httpJson<TokenAnswer>(opts.fetch ?? operatorHostFetch, `${authBase}/token`, {
     method: 'POST',
     headers: {},
-    body: { client_id: client.client_id, client_secret: client.client_secret, grant_type: 'authorization_code', code, redirect_uri: opts.redirect_uri, mode: opts.mode },
+    body: {
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: opts.redirect_uri,
+      mode: opts.mode,
+    },
     timeoutMs: opts.timeoutMs ?? 10_000,
   });
   const credential = {
@@ -34,5 +41,9 @@ export async function exchangeCode(
     refresh_token: answer.refresh_token,
     public_token: answer.public_token,
   };
-  return { account_ref: answer.razorpay_account_id, credential, mode: credentialMode(credential) ?? opts.mode ?? 'live' };
+  return {
+    account_ref: answer.razorpay_account_id,
+    credential,
+    mode: credentialMode(credential) ?? opts.mode ?? 'live',
+  };
 }

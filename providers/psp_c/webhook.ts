@@ -13,7 +13,10 @@ import { razorpayEventId } from './event-id';
  */
 
 function header(headers: WebhookInput['headers'], name: string): string | undefined {
-  const v = headers[name] ?? headers[name.toLowerCase()] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+  const v =
+    headers[name] ??
+    headers[name.toLowerCase()] ??
+    Object.entries(headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
   return Array.isArray(v) ? v[0] : v;
 }
 
@@ -51,9 +54,11 @@ function entity(payload: Record<string, unknown>, name: string): Entity | undefi
   return wrap && typeof wrap === 'object' && wrap.entity && typeof wrap.entity === 'object' ? wrap.entity : undefined;
 }
 
-const notes = (e: Entity | undefined): Record<string, unknown> => (e?.notes && typeof e.notes === 'object' && !Array.isArray(e.notes) ? (e.notes as Record<string, unknown>) : {});
+const notes = (e: Entity | undefined): Record<string, unknown> =>
+  e?.notes && typeof e.notes === 'object' && !Array.isArray(e.notes) ? (e.notes as Record<string, unknown>) : {};
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
-const iso = (secs: unknown): string | null => (typeof secs === 'number' && secs > 0 ? new Date(secs * 1000).toISOString() : null);
+const iso = (secs: unknown): string | null =>
+  typeof secs === 'number' && secs > 0 ? new Date(secs * 1000).toISOString() : null;
 
 /**
  * Razorpay event → normalised kind. subscription.charged is the first payment on the
@@ -73,7 +78,8 @@ export function parseEvent(eventId: string, body: Record<string, unknown>): Norm
   const link = entity(payload, 'payment_link');
   const merged = { ...notes(pay), ...notes(link), ...notes(sub) };
   // A subscription that starts later than it was authorised has a trial up to start_at.
-  const trial = sub && typeof sub.start_at === 'number' && typeof sub.created_at === 'number' && sub.start_at - sub.created_at > 60;
+  const trial =
+    sub && typeof sub.start_at === 'number' && typeof sub.created_at === 'number' && sub.start_at - sub.created_at > 60;
   const customer = link?.customer as Entity | undefined;
   return {
     provider: PROVIDER,

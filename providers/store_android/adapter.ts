@@ -28,15 +28,28 @@ export function createStoreAndroidAdapter(opts: StoreAndroidAdapterOptions = {})
     ensurePaymentLink: (ctx, externalProductId, spec) => ensurePlan(ctx, externalProductId, spec),
     stopSales: (ctx, externalProductId) => stopSales(ctx, externalProductId),
     verifyWebhook: (input) => verifyPush(input, opts),
-    async fetchStorePurchase(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase> {
+    async fetchStorePurchase(
+      ctx: ProviderContext,
+      purchaseId: string,
+      storeProductId?: string,
+    ): Promise<StorePurchase> {
       const play = playClient(ctx);
-      const p = await call(ctx, () => play.purchases.subscriptionsv2.get({ packageName: ctx.accountRef, token: purchaseId }));
+      const p = await call(ctx, () =>
+        play.purchases.subscriptionsv2.get({ packageName: ctx.accountRef, token: purchaseId }),
+      );
       return toStorePurchase(purchaseId, p, storeProductId);
     },
     async acknowledgeStorePurchase(ctx: ProviderContext, purchaseId: string, storeProductId: string): Promise<void> {
       const play = playClient(ctx);
       // purchases.subscriptions.acknowledge takes the Play productId (the subscription), not the base plan.
-      await call(ctx, () => play.purchases.subscriptions.acknowledge({ packageName: ctx.accountRef, subscriptionId: storeProductId, token: purchaseId, requestBody: {} }));
+      await call(ctx, () =>
+        play.purchases.subscriptions.acknowledge({
+          packageName: ctx.accountRef,
+          subscriptionId: storeProductId,
+          token: purchaseId,
+          requestBody: {},
+        }),
+      );
     },
     /**
      * purchases.voidedpurchases.list (type 1: subscriptions too), following page tokens up to
@@ -48,9 +61,18 @@ export function createStoreAndroidAdapter(opts: StoreAndroidAdapterOptions = {})
       const out: { purchase_id: string; voided_at_ms: number }[] = [];
       let token: string | undefined;
       do {
-        const page = await call(ctx, () => play.purchases.voidedpurchases.list({ packageName: ctx.accountRef, startTime: String(sinceMs), type: 1, maxResults: Math.min(1000, max), token }));
+        const page = await call(ctx, () =>
+          play.purchases.voidedpurchases.list({
+            packageName: ctx.accountRef,
+            startTime: String(sinceMs),
+            type: 1,
+            maxResults: Math.min(1000, max),
+            token,
+          }),
+        );
         for (const v of page.voidedPurchases ?? []) {
-          if (v.purchaseToken) out.push({ purchase_id: v.purchaseToken, voided_at_ms: Number(v.voidedTimeMillis ?? 0) });
+          if (v.purchaseToken)
+            out.push({ purchase_id: v.purchaseToken, voided_at_ms: Number(v.voidedTimeMillis ?? 0) });
         }
         token = page.tokenPagination?.nextPageToken ?? undefined;
       } while (token && out.length < max);

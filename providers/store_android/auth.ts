@@ -18,7 +18,14 @@ export interface ServiceAccount {
 }
 
 /** The error codes of RFC 6749 §5.2: the only words of a token endpoint's answer we repeat. */
-const OAUTH_ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope']);
+const OAUTH_ERRORS = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+]);
 
 /**
  * Reads the service-account JSON; errors never quote it (it holds a private key). `playBaseUrl`
@@ -60,7 +67,11 @@ export function parseServiceAccount(json: string | undefined, playBaseUrl: strin
  * JWT client always posts to oauth2.googleapis.com (gtoken ignores token_uri), so the grant
  * is done here and handed to the library's OAuth2Client as its refresh handler.
  */
-export async function fetchAccessToken(sa: ServiceAccount, timeoutMs: number, playBaseUrl: string): Promise<{ access_token: string; expiry_date: number }> {
+export async function fetchAccessToken(
+  sa: ServiceAccount,
+  timeoutMs: number,
+  playBaseUrl: string,
+): Promise<{ access_token: string; expiry_date: number }> {
   const endpoint = tokenEndpoint(sa.token_uri, playBaseUrl, timeoutMs);
   if (!endpoint.ok) throw new ProviderRejectedError(PROVIDER, `service_account_json ${endpoint.reason}`);
   let key: CryptoKey;
@@ -81,14 +92,28 @@ export async function fetchAccessToken(sa: ServiceAccount, timeoutMs: number, pl
   try {
     res = await egressRequest(
       sa.token_uri,
-      { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }).toString() },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: JWT_BEARER, assertion }).toString(),
+      },
       endpoint.policy,
     );
   } catch (err) {
     const kind = err instanceof EgressError ? err.kind : 'connect_failed';
-    if (kind === 'refused_address') throw new ProviderRejectedError(PROVIDER, 'token endpoint refused: its address is private, loopback or reserved', { code: 'token_endpoint_refused' });
-    if (kind === 'too_large') throw classifyHttpFailure(PROVIDER, 502, 'token endpoint answered with more than a token');
-    throw classifyHttpFailure(PROVIDER, undefined, `token endpoint unreachable (${kind === 'timeout' ? 'timeout' : 'connection failed'})`);
+    if (kind === 'refused_address')
+      throw new ProviderRejectedError(
+        PROVIDER,
+        'token endpoint refused: its address is private, loopback or reserved',
+        { code: 'token_endpoint_refused' },
+      );
+    if (kind === 'too_large')
+      throw classifyHttpFailure(PROVIDER, 502, 'token endpoint answered with more than a token');
+    throw classifyHttpFailure(
+      PROVIDER,
+      undefined,
+      `token endpoint unreachable (${kind === 'timeout' ? 'timeout' : 'connection failed'})`,
+    );
   }
   // What the endpoint said is never repeated (it may be anyone's server): only its status and,
   // for a standard OAuth refusal, the standard code.
@@ -98,17 +123,24 @@ export async function fetchAccessToken(sa: ServiceAccount, timeoutMs: number, pl
   } catch {
     body = undefined;
   }
-  if (res.status >= 300 && res.status < 400) throw new ProviderRejectedError(PROVIDER, `token endpoint answered HTTP ${res.status} (redirects are not followed)`, { status: res.status });
+  if (res.status >= 300 && res.status < 400)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `token endpoint answered HTTP ${res.status} (redirects are not followed)`,
+      { status: res.status },
+    );
   if (res.status < 200 || res.status >= 300) {
     const error = (body as { error?: unknown } | undefined)?.error;
     const code = typeof error === 'string' && OAUTH_ERRORS.has(error) ? error : undefined;
     const why = `token endpoint refused the service account (HTTP ${res.status}${code ? `, ${code}` : ''})`;
-    if (res.status < 500 && res.status !== 429) throw new ProviderRejectedError(PROVIDER, why, { status: res.status, code });
+    if (res.status < 500 && res.status !== 429)
+      throw new ProviderRejectedError(PROVIDER, why, { status: res.status, code });
     const retryAfter = res.headers['retry-after'];
     throw classifyHttpFailure(PROVIDER, res.status, why, typeof retryAfter === 'string' ? retryAfter : null);
   }
   const tok = (body ?? {}) as { access_token?: unknown; expires_in?: unknown };
-  if (typeof tok.access_token !== 'string') throw classifyHttpFailure(PROVIDER, 502, 'token endpoint answered without an access_token');
+  if (typeof tok.access_token !== 'string')
+    throw classifyHttpFailure(PROVIDER, 502, 'token endpoint answered without an access_token');
   const ttl = typeof tok.expires_in === 'number' ? tok.expires_in : 3600;
   return { access_token: tok.access_token, expiry_date: Date.now() + ttl * 1000 };
 }

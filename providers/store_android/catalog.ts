@@ -25,8 +25,16 @@ const BASE_PLAN_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export function playProductId(spec: Pick<ProductSpec, 'sku' | 'android_store_product_id'>): string {
   const raw = spec.android_store_product_id?.trim() || spec.sku;
   if (PRODUCT_ID.test(raw)) return raw;
-  const id = raw.toLowerCase().replace(/[^a-z0-9_.]+/g, '_').replace(/^[^a-z0-9]+/, '').slice(0, 40);
-  if (!id) throw new ProviderRejectedError(PROVIDER, 'no usable Play product id: sku and android_store_product_id are empty after normalisation');
+  const id = raw
+    .toLowerCase()
+    .replace(/[^a-z0-9_.]+/g, '_')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 40);
+  if (!id)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      'no usable Play product id: sku and android_store_product_id are empty after normalisation',
+    );
   return id;
 }
 
@@ -34,8 +42,17 @@ export function playProductId(spec: Pick<ProductSpec, 'sku' | 'android_store_pro
 export function playBasePlanId(spec: Pick<ProductSpec, 'sku' | 'android_store_product_id'>): string {
   const raw = spec.android_store_product_id?.trim() || spec.sku;
   if (BASE_PLAN_ID.test(raw)) return raw;
-  const id = raw.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 63).replace(/-+$/, '');
-  if (!id) throw new ProviderRejectedError(PROVIDER, 'no usable Play base plan id: sku and android_store_product_id are empty after normalisation');
+  const id = raw
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
+  if (!id)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      'no usable Play base plan id: sku and android_store_product_id are empty after normalisation',
+    );
   return id;
 }
 
@@ -46,7 +63,11 @@ export function splitExternalId(externalId: string): { productId: string; basePl
 }
 
 export function billingPeriod(spec: ProductSpec): string {
-  if (!spec.tier) throw new ProviderRejectedError(PROVIDER, `product ${spec.sku} has no billing tier; a Play base plan needs a billing period`);
+  if (!spec.tier)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `product ${spec.sku} has no billing tier; a Play base plan needs a billing period`,
+    );
   return PERIOD_BY_TIER[spec.tier];
 }
 
@@ -60,7 +81,11 @@ function minorDigits(currency: string): number {
 
 /** Minor units (cents) → Google's Money {units, nanos}, honouring the currency's exponent. */
 export function toMoney(currency: string, amountMinor: number): Money {
-  if (!Number.isInteger(amountMinor) || amountMinor < 0) throw new ProviderRejectedError(PROVIDER, `amount must be a non-negative integer of minor units, got ${amountMinor}`);
+  if (!Number.isInteger(amountMinor) || amountMinor < 0)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `amount must be a non-negative integer of minor units, got ${amountMinor}`,
+    );
   const digits = minorDigits(currency);
   const scale = 10 ** digits;
   return {
@@ -82,7 +107,10 @@ export function uniqueByCountry(prices: PriceSpec[]): PriceSpec[] {
  * closed to new subscribers: Play keeps existing subscribers on a region's price, so a
  * region is withdrawn by availability rather than by deleting its price.
  */
-export function regionalConfigs(prices: PriceSpec[], existing: RegionalBasePlanConfig[] = []): RegionalBasePlanConfig[] {
+export function regionalConfigs(
+  prices: PriceSpec[],
+  existing: RegionalBasePlanConfig[] = [],
+): RegionalBasePlanConfig[] {
   const wanted = uniqueByCountry(prices).map((p) => ({
     regionCode: p.country.toUpperCase(),
     newSubscriberAvailability: true,
@@ -122,7 +150,11 @@ export function newSubscription(packageName: string, spec: ProductSpec, language
 }
 
 /** Wanted listings: ours in `language` replaced, other languages kept as the console left them. */
-export function mergeListings(existing: Subscription['listings'], spec: ProductSpec, language: string): NonNullable<Subscription['listings']> {
+export function mergeListings(
+  existing: Subscription['listings'],
+  spec: ProductSpec,
+  language: string,
+): NonNullable<Subscription['listings']> {
   const list = existing ?? [];
   const ours = { languageCode: language, title: listingTitle(spec) };
   if (!list.some((l) => l.languageCode === language)) return [...list, ours];
@@ -138,6 +170,8 @@ export function writableBasePlan(bp: BasePlan): BasePlan {
 /** Stable JSON for change detection: key order from the server may differ from ours. */
 export function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
   );
 }

@@ -17,7 +17,10 @@ const clients = new Map<string, Play>();
 export function playClient(ctx: ProviderContext): Play {
   const timeout = ctx.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const json = ctx.credential.service_account_json;
-  const key = crypto.createHash('sha256').update(`${ctx.baseUrl}\n${timeout}\n${json ?? ''}`).digest('hex');
+  const key = crypto
+    .createHash('sha256')
+    .update(`${ctx.baseUrl}\n${timeout}\n${json ?? ''}`)
+    .digest('hex');
   const hit = clients.get(key);
   if (hit) return hit;
   const sa = parseServiceAccount(json, ctx.baseUrl);

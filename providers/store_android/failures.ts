@@ -14,13 +14,19 @@ function header(headers: Headers | Record<string, string> | undefined, name: str
   return rec[name] ?? rec[name.toLowerCase()] ?? null;
 }
 
-/** The reason Google puts in its error body ({error:{code,message,status}}), or the OAuth form ({error, error_description}). */
+/**
+ * The reason Google puts in its error body ({error:{code,message,status}}), or the OAuth form ({error,
+ * error_description}).
+ */
 export function googleReason(data: unknown, status: number): { reason: string; code?: string } {
   if (data && typeof data === 'object') {
     const err = (data as { error?: unknown; error_description?: unknown }).error;
     if (err && typeof err === 'object') {
       const e = err as { message?: unknown; status?: unknown };
-      return { reason: typeof e.message === 'string' ? e.message : `HTTP ${status}`, code: typeof e.status === 'string' ? e.status : undefined };
+      return {
+        reason: typeof e.message === 'string' ? e.message : `HTTP ${status}`,
+        code: typeof e.status === 'string' ? e.status : undefined,
+      };
     }
     if (typeof err === 'string') {
       const desc = (data as { error_description?: unknown }).error_description;
@@ -41,10 +47,16 @@ export function toProviderError(err: unknown): ProviderError {
   const res = e.response;
   if (res && typeof res.status === 'number') {
     const { reason, code } = googleReason(res.data, res.status);
-    if (res.status < 500 && res.status !== 429) return new ProviderRejectedError(PROVIDER, reason, { status: res.status, code });
+    if (res.status < 500 && res.status !== 429)
+      return new ProviderRejectedError(PROVIDER, reason, { status: res.status, code });
     return classifyHttpFailure(PROVIDER, res.status, reason, header(res.headers, 'retry-after'));
   }
-  const code = typeof e.code === 'string' ? e.code : e.name === 'AbortError' || e.name === 'TimeoutError' ? 'timeout' : 'network error';
+  const code =
+    typeof e.code === 'string'
+      ? e.code
+      : e.name === 'AbortError' || e.name === 'TimeoutError'
+        ? 'timeout'
+        : 'network error';
   return classifyHttpFailure(PROVIDER, undefined, `Google Play API unreachable (${code})`);
 }
 

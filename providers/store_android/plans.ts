@@ -9,12 +9,21 @@ import { getSubscription } from './products';
  * and it sells only once ACTIVE. Activation happens only from DRAFT/INACTIVE, so the state is
  * read first and a retry finds it active and does nothing.
  */
-export async function ensurePlan(ctx: ProviderContext, externalProductId: string, spec: ProductSpec): Promise<PaymentLinkResult> {
+export async function ensurePlan(
+  ctx: ProviderContext,
+  externalProductId: string,
+  spec: ProductSpec,
+): Promise<PaymentLinkResult> {
   const { productId } = splitExternalId(externalProductId);
   const basePlanId = playBasePlanId(spec);
   const sub = await getSubscription(ctx, productId);
   const plan = sub?.basePlans?.find((bp) => bp.basePlanId === basePlanId);
-  if (!plan) throw new ProviderRejectedError(PROVIDER, `subscription ${productId} has no base plan ${basePlanId}; sync the product first`, { status: 404 });
+  if (!plan)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `subscription ${productId} has no base plan ${basePlanId}; sync the product first`,
+      { status: 404 },
+    );
   if (plan.state !== 'ACTIVE') {
     const play = playClient(ctx);
     await call(ctx, () =>

@@ -49,7 +49,9 @@ export async function checkReachable(ctx: ProviderContext): Promise<void> {
 }
 
 function titleOf(sub: Subscription, language: string): string {
-  return sub.listings?.find((l) => l.languageCode === language)?.title ?? sub.listings?.[0]?.title ?? sub.productId ?? '';
+  return (
+    sub.listings?.find((l) => l.languageCode === language)?.title ?? sub.listings?.[0]?.title ?? sub.productId ?? ''
+  );
 }
 
 export async function listRemoteProducts(ctx: ProviderContext, language: string): Promise<RemoteProduct[]> {
@@ -57,7 +59,9 @@ export async function listRemoteProducts(ctx: ProviderContext, language: string)
   const out: RemoteProduct[] = [];
   let pageToken: string | undefined;
   do {
-    const page = await call(ctx, () => play.monetization.subscriptions.list({ packageName: ctx.accountRef, pageSize: 100, pageToken }));
+    const page = await call(ctx, () =>
+      play.monetization.subscriptions.list({ packageName: ctx.accountRef, pageSize: 100, pageToken }),
+    );
     for (const sub of page.subscriptions ?? []) {
       out.push({
         external_id: sub.productId ?? '',
@@ -78,7 +82,11 @@ export async function listRemoteProducts(ctx: ProviderContext, language: string)
  * first; a create that races another (409 ALREADY_EXISTS) falls back to the update path.
  * Prices of an existing base plan are left to upsertPrices.
  */
-export async function upsertProduct(ctx: ProviderContext, spec: ProductSpec, language: string): Promise<{ external_id: string }> {
+export async function upsertProduct(
+  ctx: ProviderContext,
+  spec: ProductSpec,
+  language: string,
+): Promise<{ external_id: string }> {
   const productId = playProductId(spec);
   let existing = await getSubscription(ctx, productId);
   if (!existing) {
@@ -122,16 +130,31 @@ export async function upsertProduct(ctx: ProviderContext, spec: ProductSpec, lan
   return { external_id: productId };
 }
 
-export async function upsertPrices(ctx: ProviderContext, externalProductId: string, spec: ProductSpec): Promise<{ priced_locales: number; price_ids: string[] }> {
+export async function upsertPrices(
+  ctx: ProviderContext,
+  externalProductId: string,
+  spec: ProductSpec,
+): Promise<{ priced_locales: number; price_ids: string[] }> {
   const { productId } = splitExternalId(externalProductId);
   const basePlanId = playBasePlanId(spec);
   const sub = await getSubscription(ctx, productId);
   const plan = sub?.basePlans?.find((bp) => bp.basePlanId === basePlanId);
-  if (!sub || !plan) throw new ProviderRejectedError(PROVIDER, `subscription ${productId} has no base plan ${basePlanId}; sync the product first`, { status: 404 });
+  if (!sub || !plan)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `subscription ${productId} has no base plan ${basePlanId}; sync the product first`,
+      { status: 404 },
+    );
   const configs = regionalConfigs(spec.prices, plan.regionalConfigs ?? []);
   if (canonical(configs) !== canonical(plan.regionalConfigs ?? [])) {
-    const basePlans = sub.basePlans!.map((bp) => writableBasePlan(bp.basePlanId === basePlanId ? { ...bp, regionalConfigs: configs } : bp));
-    await patchSubscription(ctx, { packageName: ctx.accountRef, productId, listings: sub.listings, basePlans }, 'basePlans');
+    const basePlans = sub.basePlans!.map((bp) =>
+      writableBasePlan(bp.basePlanId === basePlanId ? { ...bp, regionalConfigs: configs } : bp),
+    );
+    await patchSubscription(
+      ctx,
+      { packageName: ctx.accountRef, productId, listings: sub.listings, basePlans },
+      'basePlans',
+    );
   }
   const priced = configs.filter((c) => c.newSubscriberAvailability);
   return { priced_locales: priced.length, price_ids: priced.map((c) => `${productId}/${basePlanId}/${c.regionCode}`) };

@@ -34,14 +34,23 @@ function pickLineItem(p: PurchaseV2, storeProductId?: string): LineItem | undefi
   const items = p.lineItems ?? [];
   if (!storeProductId) return items[0];
   const norm = storeProductId.toLowerCase().replace(/-/g, '_');
-  return items.find((i) => i.productId === storeProductId || i.offerDetails?.basePlanId === storeProductId || i.productId === norm);
+  return items.find(
+    (i) => i.productId === storeProductId || i.offerDetails?.basePlanId === storeProductId || i.productId === norm,
+  );
 }
 
-export function toStorePurchase(token: string, p: PurchaseV2, storeProductId: string | undefined, now = new Date()): StorePurchase {
+export function toStorePurchase(
+  token: string,
+  p: PurchaseV2,
+  storeProductId: string | undefined,
+  now = new Date(),
+): StorePurchase {
   const item = pickLineItem(p, storeProductId);
   if (!item) {
     // A token for another product must not unlock this one (purchase-token reuse).
-    throw new ProviderRejectedError(PROVIDER, `purchase token is not for product ${storeProductId}`, { code: 'product_mismatch' });
+    throw new ProviderRejectedError(PROVIDER, `purchase token is not for product ${storeProductId}`, {
+      code: 'product_mismatch',
+    });
   }
   return {
     provider: 'store_android',

@@ -40,7 +40,12 @@ interface DeveloperNotification {
   version?: string;
   packageName?: string;
   eventTimeMillis?: string | number;
-  subscriptionNotification?: { version?: string; notificationType?: number; purchaseToken?: string; subscriptionId?: string };
+  subscriptionNotification?: {
+    version?: string;
+    notificationType?: number;
+    purchaseToken?: string;
+    subscriptionId?: string;
+  };
   oneTimeProductNotification?: { version?: string; notificationType?: number; purchaseToken?: string; sku?: string };
   voidedPurchaseNotification?: { purchaseToken?: string; orderId?: string; productType?: number; refundType?: number };
   testNotification?: { version?: string };
@@ -72,7 +77,10 @@ export function parsePush(rawBody: Buffer): NormalisedEvent {
   }
   if (!n || typeof n !== 'object') throw new MalformedPush('message.data is not a DeveloperNotification');
   const millis = Number(n.eventTimeMillis);
-  const occurred = Number.isFinite(millis) && millis > 0 ? new Date(millis) : new Date(msg.publishTime ?? msg.publish_time ?? Date.now());
+  const occurred =
+    Number.isFinite(millis) && millis > 0
+      ? new Date(millis)
+      : new Date(msg.publishTime ?? msg.publish_time ?? Date.now());
   const base = {
     provider: 'store_android' as const,
     id,
@@ -100,7 +108,12 @@ export function parsePush(rawBody: Buffer): NormalisedEvent {
   }
   if (n.oneTimeProductNotification) {
     const o = n.oneTimeProductNotification;
-    return { ...base, type: ONE_TIME_TYPES[Number(o.notificationType)] ?? 'ONE_TIME_PRODUCT_NOTIFICATION', kind: 'other', sku: o.sku ?? null };
+    return {
+      ...base,
+      type: ONE_TIME_TYPES[Number(o.notificationType)] ?? 'ONE_TIME_PRODUCT_NOTIFICATION',
+      kind: 'other',
+      sku: o.sku ?? null,
+    };
   }
   if (n.testNotification) return { ...base, type: 'TEST_NOTIFICATION', kind: 'test', mode: 'test' };
   return { ...base, type: 'UNKNOWN_NOTIFICATION', kind: 'other' };

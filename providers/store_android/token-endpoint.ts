@@ -26,14 +26,16 @@ export function tokenEndpoint(tokenUri: string, playBaseUrl: string, timeoutMs: 
     return { ok: false, reason: 'has a token_uri that is not a URL' };
   }
   const base = { timeoutMs, maxResponseBytes: TOKEN_ANSWER_MAX_BYTES };
-  if (GOOGLE_TOKEN_URIS.includes(`${url.origin}${url.pathname}`) && !url.search && !url.username) return { ok: true, policy: { ...base, allowPrivate: false } };
+  if (GOOGLE_TOKEN_URIS.includes(`${url.origin}${url.pathname}`) && !url.search && !url.username)
+    return { ok: true, policy: { ...base, allowPrivate: false } };
   let configured: URL | undefined;
   try {
     configured = new URL(playBaseUrl);
   } catch {
     configured = undefined;
   }
-  if (configured && url.origin === configured.origin && !url.username) return { ok: true, policy: { ...base, allowPrivate: true } };
+  if (configured && url.origin === configured.origin && !url.username)
+    return { ok: true, policy: { ...base, allowPrivate: true } };
   return {
     ok: false,
     reason: `has a token_uri that is not Google's token endpoint (${GOOGLE_TOKEN_URIS[0]}); download the key file again from the Google Cloud console`,

@@ -26,15 +26,21 @@ function keySet(url: string) {
 }
 
 function headerValue(headers: WebhookInput['headers'], name: string): string | undefined {
-  const direct = headers[name] ?? headers[name.toLowerCase()] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+  const direct =
+    headers[name] ??
+    headers[name.toLowerCase()] ??
+    Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
   return Array.isArray(direct) ? direct[0] : direct;
 }
 
 function rejection(err: unknown): Error {
   if (err instanceof joseErrors.JWTExpired) return new WebhookVerificationError(PROVIDER, 'OIDC token expired');
-  if (err instanceof joseErrors.JWTClaimValidationFailed) return new WebhookVerificationError(PROVIDER, `OIDC token claim "${err.claim}" is not acceptable`);
-  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return new WebhookVerificationError(PROVIDER, 'OIDC token signature does not verify');
-  if (err instanceof joseErrors.JWKSNoMatchingKey) return new WebhookVerificationError(PROVIDER, 'OIDC token signed by an unknown key');
+  if (err instanceof joseErrors.JWTClaimValidationFailed)
+    return new WebhookVerificationError(PROVIDER, `OIDC token claim "${err.claim}" is not acceptable`);
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed)
+    return new WebhookVerificationError(PROVIDER, 'OIDC token signature does not verify');
+  if (err instanceof joseErrors.JWKSNoMatchingKey)
+    return new WebhookVerificationError(PROVIDER, 'OIDC token signed by an unknown key');
   const jwksUnreadable =
     err instanceof joseErrors.JWKSTimeout ||
     err instanceof joseErrors.JWKSInvalid ||
@@ -45,7 +51,8 @@ function rejection(err: unknown): Error {
     // Google's key set could not be read: not the sender's fault, so the push must be retried.
     return new ProviderUnreachableError(PROVIDER, 'could not fetch the OIDC signing keys');
   }
-  if (err instanceof joseErrors.JOSEError) return new WebhookVerificationError(PROVIDER, `OIDC token rejected (${err.code})`);
+  if (err instanceof joseErrors.JOSEError)
+    return new WebhookVerificationError(PROVIDER, `OIDC token rejected (${err.code})`);
   return new WebhookVerificationError(PROVIDER, 'OIDC token rejected');
 }
 
@@ -72,13 +79,17 @@ export async function verifyPush(input: WebhookInput, opts: PushVerifyOptions): 
   } catch (err) {
     throw rejection(err);
   }
-  if (opts.pushServiceAccountEmail && (payload.email !== opts.pushServiceAccountEmail || payload.email_verified !== true)) {
+  if (
+    opts.pushServiceAccountEmail &&
+    (payload.email !== opts.pushServiceAccountEmail || payload.email_verified !== true)
+  ) {
     throw new WebhookVerificationError(PROVIDER, 'OIDC token is not from the configured push service account');
   }
   try {
     return parsePush(input.rawBody);
   } catch (err) {
-    if (err instanceof MalformedPush) throw new WebhookVerificationError(PROVIDER, `unprocessable push: ${err.message}`);
+    if (err instanceof MalformedPush)
+      throw new WebhookVerificationError(PROVIDER, `unprocessable push: ${err.message}`);
     throw err;
   }
 }

@@ -1,5 +1,12 @@
 import type { Mode, ProviderAdapter, ProviderContext } from '../types';
-import { findAppId, listRemoteProducts, planFor, setAvailability, subscriptionById, upsertSubscription } from './catalogue';
+import {
+  findAppId,
+  listRemoteProducts,
+  planFor,
+  setAvailability,
+  subscriptionById,
+  upsertSubscription,
+} from './catalogue';
 import { connectClient } from './connect';
 import { verifyNotification } from './notifications';
 import { upsertSubscriptionPrices } from './pricing';

@@ -14,7 +14,11 @@ const PERIOD: Record<Tier, string> = {
 const OFF_SALE = new Set(['DEVELOPER_REMOVED_FROM_SALE', 'REMOVED_FROM_SALE', 'REJECTED']);
 
 export function subscriptionPeriod(spec: ProductSpec): string {
-  if (!spec.tier) throw new ProviderRejectedError(PROVIDER, `product ${spec.sku} has no billing tier; App Store subscriptions need a period`);
+  if (!spec.tier)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `product ${spec.sku} has no billing tier; App Store subscriptions need a period`,
+    );
   return PERIOD[spec.tier];
 }
 
@@ -36,7 +40,12 @@ export async function findAppId(c: ConnectClient, bundleId: string): Promise<str
   const doc = await c.get('/v1/apps', { 'filter[bundleId]': bundleId, limit: 200 });
   const apps = Array.isArray(doc.data) ? doc.data : [];
   const app = apps.find((a) => attr(a, 'bundleId') === bundleId);
-  if (!app) throw new ProviderRejectedError(PROVIDER, `no app with bundle id ${bundleId} is visible to this App Store Connect key`, { code: 'APP_NOT_FOUND' });
+  if (!app)
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `no app with bundle id ${bundleId} is visible to this App Store Connect key`,
+      { code: 'APP_NOT_FOUND' },
+    );
   return app.id;
 }
 
@@ -44,7 +53,11 @@ export async function listGroups(c: ConnectClient, appId: string, pageSize: numb
   return (await c.list(`/v1/apps/${appId}/subscriptionGroups`, { limit: pageSize })).data;
 }
 
-export async function listRemoteProducts(c: ConnectClient, bundleId: string, pageSize: number): Promise<RemoteProduct[]> {
+export async function listRemoteProducts(
+  c: ConnectClient,
+  bundleId: string,
+  pageSize: number,
+): Promise<RemoteProduct[]> {
   const appId = await findAppId(c, bundleId);
   const out: RemoteProduct[] = [];
   for (const group of await listGroups(c, appId, pageSize)) {
@@ -63,21 +76,39 @@ export async function listRemoteProducts(c: ConnectClient, bundleId: string, pag
   return out;
 }
 
-async function findSubscription(c: ConnectClient, groups: JsonApiResource[], productId: string, pageSize: number): Promise<JsonApiResource | undefined> {
+async function findSubscription(
+  c: ConnectClient,
+  groups: JsonApiResource[],
+  productId: string,
+  pageSize: number,
+): Promise<JsonApiResource | undefined> {
   for (const g of groups) {
-    const r = await c.list(`/v1/subscriptionGroups/${g.id}/subscriptions`, { 'filter[productId]': productId, limit: pageSize });
+    const r = await c.list(`/v1/subscriptionGroups/${g.id}/subscriptions`, {
+      'filter[productId]': productId,
+      limit: pageSize,
+    });
     const hit = r.data.find((s) => attr(s, 'productId') === productId);
     if (hit) return hit;
   }
   return undefined;
 }
 
-async function ensureGroup(c: ConnectClient, appId: string, groups: JsonApiResource[], referenceName: string, pageSize: number): Promise<string> {
+async function ensureGroup(
+  c: ConnectClient,
+  appId: string,
+  groups: JsonApiResource[],
+  referenceName: string,
+  pageSize: number,
+): Promise<string> {
   const existing = groups.find((g) => attr(g, 'referenceName') === referenceName);
   if (existing) return existing.id;
   try {
     const doc = await c.post('/v1/subscriptionGroups', {
-      data: { type: 'subscriptionGroups', attributes: { referenceName }, relationships: { app: { data: { type: 'apps', id: appId } } } },
+      data: {
+        type: 'subscriptionGroups',
+        attributes: { referenceName },
+        relationships: { app: { data: { type: 'apps', id: appId } } },
+      },
     });
     return one(doc).id;
   } catch (err) {
@@ -109,7 +140,10 @@ export async function upsertSubscription(
   const existing = await findSubscription(c, groups, productId, opts.pageSize);
   if (existing) {
     const changed = Object.entries(wanted).some(([k, v]) => attr(existing, k) !== v);
-    if (changed) await c.patch(`/v1/subscriptions/${existing.id}`, { data: { type: 'subscriptions', id: existing.id, attributes: wanted } });
+    if (changed)
+      await c.patch(`/v1/subscriptions/${existing.id}`, {
+        data: { type: 'subscriptions', id: existing.id, attributes: wanted },
+      });
     return { external_id: existing.id };
   }
 

@@ -41,7 +41,8 @@ const TOKEN_TTL_S = 15 * 60;
 
 function credentialKey(ctx: ProviderContext): { issuer: string; keyId: string; key: crypto.KeyObject } {
   const { issuer_id: issuer, key_id: keyId, private_key: pem } = ctx.credential;
-  if (!issuer || !keyId || !pem) throw new ProviderRejectedError(PROVIDER, 'credential needs issuer_id, key_id and private_key');
+  if (!issuer || !keyId || !pem)
+    throw new ProviderRejectedError(PROVIDER, 'credential needs issuer_id, key_id and private_key');
   try {
     return { issuer, keyId, key: crypto.createPrivateKey(pem) };
   } catch {
@@ -74,7 +75,8 @@ function connectFailure(status: number, body: string, retryAfter: string | null)
   } catch {
     // not JSON: keep the status line
   }
-  if (status >= 400 && status < 500 && status !== 429) return new ProviderRejectedError(PROVIDER, reason, { status, code });
+  if (status >= 400 && status < 500 && status !== 429)
+    return new ProviderRejectedError(PROVIDER, reason, { status, code });
   return classifyHttpFailure(PROVIDER, status, reason, retryAfter);
 }
 
@@ -114,7 +116,9 @@ export function connectClient(ctx: ProviderContext): ConnectClient {
     try {
       return JSON.parse(text) as JsonApiDocument;
     } catch {
-      throw new ProviderUnreachableError(PROVIDER, 'App Store Connect answered with a body that is not JSON', { status: res.status });
+      throw new ProviderUnreachableError(PROVIDER, 'App Store Connect answered with a body that is not JSON', {
+        status: res.status,
+      });
     }
   }
 
@@ -145,7 +149,8 @@ function relativePath(link: string): string {
 }
 
 export function one(doc: JsonApiDocument): JsonApiResource {
-  if (!doc.data || Array.isArray(doc.data)) throw new ProviderUnreachableError(PROVIDER, 'App Store Connect answered without a resource');
+  if (!doc.data || Array.isArray(doc.data))
+    throw new ProviderUnreachableError(PROVIDER, 'App Store Connect answered without a resource');
   return doc.data;
 }
 

@@ -74,9 +74,13 @@ export async function verifyNotification(input: WebhookInput, cfg: VerifierConfi
   };
   const environment = app.environment ?? (peek.externalPurchaseToken ? Environment.PRODUCTION : undefined);
   if (environment !== Environment.SANDBOX && environment !== Environment.PRODUCTION) {
-    throw new WebhookVerificationError(PROVIDER, `environment must be Sandbox or Production, got ${String(environment)}`);
+    throw new WebhookVerificationError(
+      PROVIDER,
+      `environment must be Sandbox or Production, got ${String(environment)}`,
+    );
   }
-  if (typeof app.bundleId !== 'string' || !app.bundleId) throw new WebhookVerificationError(PROVIDER, 'notification names no bundleId');
+  if (typeof app.bundleId !== 'string' || !app.bundleId)
+    throw new WebhookVerificationError(PROVIDER, 'notification names no bundleId');
   // Production verification also pins the app's Apple ID; routing by bundle id happens at the caller.
   const appAppleId = typeof app.appAppleId === 'number' ? app.appAppleId : undefined;
   if (environment === Environment.PRODUCTION && appAppleId === undefined) {
@@ -89,16 +93,20 @@ export async function verifyNotification(input: WebhookInput, cfg: VerifierConfi
   let renewal: JWSRenewalInfoDecodedPayload | undefined;
   try {
     decoded = await verifier.verifyAndDecodeNotification(signedPayload);
-    if (decoded.data?.signedTransactionInfo) transaction = await verifier.verifyAndDecodeTransaction(decoded.data.signedTransactionInfo);
-    if (decoded.data?.signedRenewalInfo) renewal = await verifier.verifyAndDecodeRenewalInfo(decoded.data.signedRenewalInfo);
+    if (decoded.data?.signedTransactionInfo)
+      transaction = await verifier.verifyAndDecodeTransaction(decoded.data.signedTransactionInfo);
+    if (decoded.data?.signedRenewalInfo)
+      renewal = await verifier.verifyAndDecodeRenewalInfo(decoded.data.signedRenewalInfo);
   } catch (err) {
     throw new WebhookVerificationError(PROVIDER, verificationReason(err));
   }
-  if (!decoded.notificationUUID || !decoded.notificationType) throw new WebhookVerificationError(PROVIDER, 'notification has no notificationUUID or notificationType');
+  if (!decoded.notificationUUID || !decoded.notificationType)
+    throw new WebhookVerificationError(PROVIDER, 'notification has no notificationUUID or notificationType');
 
   const type = String(decoded.notificationType);
   const subtype = decoded.subtype ? String(decoded.subtype) : null;
-  const freeTrial = transaction?.offerDiscountType === 'FREE_TRIAL' || (transaction?.offerType === 1 && transaction?.price === 0);
+  const freeTrial =
+    transaction?.offerDiscountType === 'FREE_TRIAL' || (transaction?.offerType === 1 && transaction?.price === 0);
   const { signedTransactionInfo: _t, signedRenewalInfo: _r, ...dataRest } = decoded.data ?? {};
   return {
     provider: PROVIDER,

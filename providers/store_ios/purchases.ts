@@ -13,7 +13,11 @@ import { peekJws, verificationReason, verifierFor, type VerifierConfig } from '.
 
 const iso = (ms?: number) => (typeof ms === 'number' ? new Date(ms).toISOString() : null);
 
-function stateOf(status: Status | number | undefined, latest: JWSTransactionDecodedPayload, now: number): StorePurchase['state'] {
+function stateOf(
+  status: Status | number | undefined,
+  latest: JWSTransactionDecodedPayload,
+  now: number,
+): StorePurchase['state'] {
   if (latest.revocationDate !== undefined) return 'revoked';
   switch (status) {
     case Status.ACTIVE:
@@ -45,29 +49,44 @@ export async function fetchPurchase(
 ): Promise<StorePurchase> {
   const client = serverApiClient(ctx, serverBase);
   const info = await callServerApi(client, (c) => c.getTransactionInfo(transactionId));
-  if (!info.signedTransactionInfo) throw new ProviderRejectedError(PROVIDER, `transaction ${transactionId} came back unsigned`);
+  if (!info.signedTransactionInfo)
+    throw new ProviderRejectedError(PROVIDER, `transaction ${transactionId} came back unsigned`);
 
   let statuses: StatusResponse | undefined;
   const environment = environmentFor(ctx.mode);
   const bundleId = bundleIdOf(ctx);
   try {
-    // Production verification pins the app's Apple ID; the status response (from Apple, over the authenticated API) names it.
+    // Production verification pins the app's Apple ID; the status response (from Apple, over the authenticated API)
+    // names it.
     statuses = await callServerApi(client, (c) => c.getAllSubscriptionStatuses(transactionId)).catch((err) => {
       if ((err as { status?: number }).status === 404) return undefined; // not a subscription
       throw err;
     });
-    const verifier = verifierFor(cfg, environment, bundleId, environment === Environment.PRODUCTION ? statuses?.appAppleId : undefined);
+    const verifier = verifierFor(
+      cfg,
+      environment,
+      bundleId,
+      environment === Environment.PRODUCTION ? statuses?.appAppleId : undefined,
+    );
     const transaction = await verifier.verifyAndDecodeTransaction(info.signedTransactionInfo);
     const original = transaction.originalTransactionId ?? transaction.transactionId;
     const entry = statuses?.data
       ?.flatMap((g) => g.lastTransactions ?? [])
       .find((t) => t.originalTransactionId === original);
-    const latest = entry?.signedTransactionInfo ? await verifier.verifyAndDecodeTransaction(entry.signedTransactionInfo) : transaction;
-    const renewal: JWSRenewalInfoDecodedPayload | undefined = entry?.signedRenewalInfo ? await verifier.verifyAndDecodeRenewalInfo(entry.signedRenewalInfo) : undefined;
+    const latest = entry?.signedTransactionInfo
+      ? await verifier.verifyAndDecodeTransaction(entry.signedTransactionInfo)
+      : transaction;
+    const renewal: JWSRenewalInfoDecodedPayload | undefined = entry?.signedRenewalInfo
+      ? await verifier.verifyAndDecodeRenewalInfo(entry.signedRenewalInfo)
+      : undefined;
     // Upgrades and crossgrades change the product within a group, so any of these may be the one asked about.
     const products = new Set([transaction.productId, latest.productId, renewal?.autoRenewProductId].filter(Boolean));
     if (storeProductId && !products.has(storeProductId)) {
-      throw new ProviderRejectedError(PROVIDER, `transaction ${transactionId} is for ${latest.productId}, not ${storeProductId}`, { code: 'PRODUCT_MISMATCH' });
+      throw new ProviderRejectedError(
+        PROVIDER,
+        `transaction ${transactionId} is for ${latest.productId}, not ${storeProductId}`,
+        { code: 'PRODUCT_MISMATCH' },
+      );
     }
     const state = stateOf(entry?.status, latest, Date.now());
     return {
@@ -77,13 +96,21 @@ export async function fetchPurchase(
       app_user_id: latest.appAccountToken ?? transaction.appAccountToken ?? null,
       is_sandbox: latest.environment === Environment.SANDBOX,
       state,
-      expires_at: state === 'grace_period' && renewal?.gracePeriodExpiresDate ? iso(renewal.gracePeriodExpiresDate) : iso(latest.expiresDate),
-      ownership: String(latest.inAppOwnershipType ?? transaction.inAppOwnershipType) === 'FAMILY_SHARED' ? 'family_shared' : 'purchased',
+      expires_at:
+        state === 'grace_period' && renewal?.gracePeriodExpiresDate
+          ? iso(renewal.gracePeriodExpiresDate)
+          : iso(latest.expiresDate),
+      ownership:
+        String(latest.inAppOwnershipType ?? transaction.inAppOwnershipType) === 'FAMILY_SHARED'
+          ? 'family_shared'
+          : 'purchased',
       raw: { transaction, latest, renewal: renewal ?? null, status: entry?.status ?? null },
     };
   } catch (err) {
     if (err instanceof ProviderError) throw err;
-    throw new ProviderRejectedError(PROVIDER, `App Store signed data did not verify: ${verificationReason(err)}`, { code: 'VERIFICATION_FAILED' });
+    throw new ProviderRejectedError(PROVIDER, `App Store signed data did not verify: ${verificationReason(err)}`, {
+      code: 'VERIFICATION_FAILED',
+    });
   }
 }
 
@@ -103,11 +130,17 @@ export async function verifyClientTransaction(
   try {
     peek = peekJws(signedTransaction);
   } catch {
-    throw new ProviderRejectedError(PROVIDER, 'signed_transaction is not a compact JWS', { code: 'VERIFICATION_FAILED' });
+    throw new ProviderRejectedError(PROVIDER, 'signed_transaction is not a compact JWS', {
+      code: 'VERIFICATION_FAILED',
+    });
   }
   const environment = environmentFor(ctx.mode);
   if (peek.environment !== environment) {
-    throw new ProviderRejectedError(PROVIDER, `the signed transaction is from the ${String(peek.environment)} environment, not ${environment}`, { code: 'ENVIRONMENT_MISMATCH' });
+    throw new ProviderRejectedError(
+      PROVIDER,
+      `the signed transaction is from the ${String(peek.environment)} environment, not ${environment}`,
+      { code: 'ENVIRONMENT_MISMATCH' },
+    );
   }
   let appAppleId: number | undefined;
   if (environment === Environment.PRODUCTION) {
@@ -116,10 +149,18 @@ export async function verifyClientTransaction(
     appAppleId = statuses.appAppleId;
   }
   try {
-    const tx = await verifierFor(cfg, environment, bundleIdOf(ctx), appAppleId).verifyAndDecodeTransaction(signedTransaction);
+    const tx = await verifierFor(cfg, environment, bundleIdOf(ctx), appAppleId).verifyAndDecodeTransaction(
+      signedTransaction,
+    );
     if (!tx.transactionId || !tx.productId) throw new Error('transaction names no id or product');
-    return { transaction_id: tx.transactionId, original_transaction_id: tx.originalTransactionId ?? tx.transactionId, product_id: tx.productId };
+    return {
+      transaction_id: tx.transactionId,
+      original_transaction_id: tx.originalTransactionId ?? tx.transactionId,
+      product_id: tx.productId,
+    };
   } catch (err) {
-    throw new ProviderRejectedError(PROVIDER, `the signed transaction did not verify: ${verificationReason(err)}`, { code: 'VERIFICATION_FAILED' });
+    throw new ProviderRejectedError(PROVIDER, `the signed transaction did not verify: ${verificationReason(err)}`, {
+      code: 'VERIFICATION_FAILED',
+    });
   }
 }

@@ -40,8 +40,14 @@ export class ConfigurableServerAPIClient extends AppStoreServerAPIClient {
   }
 
   // The base declares node-fetch's Response; the WHATWG Response has every member it reads (ok, status, json()).
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  protected override async makeFetchRequest(path: string, query: URLSearchParams, method: string, body: string | Buffer | undefined, headers: Record<string, string>): Promise<any> {
+  protected override async makeFetchRequest(
+    path: string,
+    query: URLSearchParams,
+    method: string,
+    body: string | Buffer | undefined,
+    headers: Record<string, string>,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  ): Promise<any> {
     const res = await operatorHostFetch(`${this.hostBase}${path}?${query}`, {
       method,
       body: body as BodyInit | undefined,
@@ -71,19 +77,35 @@ export function bundleIdOf(ctx: ProviderContext): string {
   return bundleId;
 }
 
-export function serverApiClient(ctx: ProviderContext, override?: string | ((mode: Mode) => string)): ConfigurableServerAPIClient {
+export function serverApiClient(
+  ctx: ProviderContext,
+  override?: string | ((mode: Mode) => string),
+): ConfigurableServerAPIClient {
   const { issuer_id, key_id, private_key } = ctx.credential;
-  if (!issuer_id || !key_id || !private_key) throw new ProviderRejectedError(PROVIDER, 'credential needs issuer_id, key_id and private_key');
+  if (!issuer_id || !key_id || !private_key)
+    throw new ProviderRejectedError(PROVIDER, 'credential needs issuer_id, key_id and private_key');
   try {
-    crypto.createPrivateKey(private_key); // the library would fail later, inside its request, looking like a network error
+    // the library would fail later, inside its request, looking like a network error
+    crypto.createPrivateKey(private_key);
   } catch {
     throw new ProviderRejectedError(PROVIDER, 'private_key is not a PKCS#8 PEM P-256 key');
   }
-  return new ConfigurableServerAPIClient(private_key, key_id, issuer_id, bundleIdOf(ctx), environmentFor(ctx.mode), serverApiBase(ctx, override), ctx.timeoutMs ?? 10_000);
+  return new ConfigurableServerAPIClient(
+    private_key,
+    key_id,
+    issuer_id,
+    bundleIdOf(ctx),
+    environmentFor(ctx.mode),
+    serverApiBase(ctx, override),
+    ctx.timeoutMs ?? 10_000,
+  );
 }
 
 /** Run one library call, mapping whatever it throws into our error classes. */
-export async function callServerApi<T>(client: ConfigurableServerAPIClient, fn: (c: ConfigurableServerAPIClient) => Promise<T>): Promise<T> {
+export async function callServerApi<T>(
+  client: ConfigurableServerAPIClient,
+  fn: (c: ConfigurableServerAPIClient) => Promise<T>,
+): Promise<T> {
   try {
     return await fn(client);
   } catch (err) {

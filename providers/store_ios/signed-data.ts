@@ -1,5 +1,10 @@
 import crypto from 'node:crypto';
-import { Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
+import {
+  Environment,
+  SignedDataVerifier,
+  VerificationException,
+  VerificationStatus,
+} from '@apple/app-store-server-library';
 import { WebhookVerificationError } from '../errors';
 import { PROVIDER } from './errors';
 import { operatorHostFetch } from '../../egress/fetch';
@@ -55,12 +60,18 @@ export interface VerifierConfig {
   onlineChecks: boolean;
 }
 
-export function verifierFor(cfg: VerifierConfig, environment: Environment, bundleId: string, appAppleId?: number): SignedDataVerifier {
+export function verifierFor(
+  cfg: VerifierConfig,
+  environment: Environment,
+  bundleId: string,
+  appAppleId?: number,
+): SignedDataVerifier {
   return new SignedDataVerifier(cfg.roots, cfg.onlineChecks, environment, bundleId, appAppleId);
 }
 
 export function verificationReason(err: unknown): string {
-  if (err instanceof VerificationException) return `JWS verification failed (${VerificationStatus[err.status] ?? err.status})`;
+  if (err instanceof VerificationException)
+    return `JWS verification failed (${VerificationStatus[err.status] ?? err.status})`;
   return 'JWS verification failed';
 }
 

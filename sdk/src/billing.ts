@@ -148,7 +148,11 @@ export class Billing {
       try {
         const path = `/subscribers/${encodeURIComponent(this.options.appUserId)}?wait_for=premium&timeout_ms=${timeoutMs}`;
         const body = await this.http.request<JsonObject>('GET', path, undefined, abort?.signal);
-        const fresh: CacheEntry<SubscriberValue> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: parseSubscriber(body) };
+        const fresh: CacheEntry<SubscriberValue> = {
+          fetchedAt: this.clock.now(),
+          ttlSeconds: ttlFrom(body),
+          value: parseSubscriber(body),
+        };
         await this.cache.write(this.subscriberKey, fresh);
         return answer(this.options.appUserId, fresh, false);
       } catch (e) {
@@ -169,12 +173,17 @@ export class Billing {
   async getPaywall(): Promise<PaywallAnswer> {
     const entry = await this.cache.read<Record<string, unknown>>(this.paywallKey);
     const now = this.clock.now();
-    if (entry && isFresh(entry, now)) return { paywall: entry.value, fetchedAt: entry.fetchedAt, expiresAt: expiresAt(entry), stale: false };
+    if (entry && isFresh(entry, now))
+      return { paywall: entry.value, fetchedAt: entry.fetchedAt, expiresAt: expiresAt(entry), stale: false };
     if (this.paywallInflight) return this.paywallInflight;
     this.paywallInflight = (async () => {
       try {
         const body = await this.http.request<JsonObject>('GET', '/paywall');
-        const fresh: CacheEntry<Record<string, unknown>> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: body };
+        const fresh: CacheEntry<Record<string, unknown>> = {
+          fetchedAt: this.clock.now(),
+          ttlSeconds: ttlFrom(body),
+          value: body,
+        };
         await this.cache.write(this.paywallKey, fresh);
         return { paywall: body, fetchedAt: fresh.fetchedAt, expiresAt: expiresAt(fresh), stale: false };
       } catch (e) {
@@ -192,7 +201,11 @@ export class Billing {
    * Routes per the spec's table. Routing failures do not throw: they come back as the
    * Error state with its reason, so a UI can render it; the browser is never opened then.
    */
-  async checkout(args: { planId: string; product: CheckoutProduct; waitForPremium?: boolean | WaitOptions }): Promise<CheckoutResult> {
+  async checkout(args: {
+    planId: string;
+    product: CheckoutProduct;
+    waitForPremium?: boolean | WaitOptions;
+  }): Promise<CheckoutResult> {
     const route = routeCheckout(this.options.platform, args.product, this.options.storeBilling);
     if (route.lane === 'blocked') return errorState('blocked', new BillingError(route.code, route.reason));
     if (route.lane === 'store') return this.storeCheckout(args.planId, route.store, route.productId);
@@ -201,18 +214,29 @@ export class Billing {
   }
 
   private async webCheckout(planId: string, wait: WaitOptions | undefined): Promise<CheckoutResult> {
-    if (typeof planId !== 'string' || planId.trim() === '') return errorState('web', new BillingError('invalid_config', 'checkout() needs a planId.'));
+    if (typeof planId !== 'string' || planId.trim() === '')
+      return errorState('web', new BillingError('invalid_config', 'checkout() needs a planId.'));
     const open = this.options.openCheckout ?? browserTab(this.options.platform, wait !== undefined);
     if (!open)
-      return errorState('web', new BillingError('checkout_unavailable', 'No way to open the checkout: pass openCheckout (an in-app browser tab) to Billing.configure.'));
+      return errorState(
+        'web',
+        new BillingError(
+          'checkout_unavailable',
+          'No way to open the checkout: pass openCheckout (an in-app browser tab) to Billing.configure.',
+        ),
+      );
     let url: string;
     try {
       const body = await this.http.request<{ url?: unknown }>('GET', `/checkout?plan_id=${encodeURIComponent(planId)}`);
-      if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new BillingError('invalid_response', 'The checkout answer carries no http(s) url.');
+      if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url))
+        throw new BillingError('invalid_response', 'The checkout answer carries no http(s) url.');
       url = withAppUser(body.url, this.options.appUserId);
     } catch (e) {
       const err = asBillingError(e);
-      return errorState('web', err.status === 404 ? new BillingError('checkout_unavailable', err.message, err.details) : err);
+      return errorState(
+        'web',
+        err.status === 404 ? new BillingError('checkout_unavailable', err.message, err.details) : err,
+      );
     }
     try {
       await open(url);
@@ -230,29 +254,51 @@ export class Billing {
     } catch (e) {
       return errorState('web', asBillingError(e));
     }
-    return entitlements.isPremium ? { state: 'purchased', lane: 'web', url, entitlements } : { state: 'opened', lane: 'web', url, entitlements };
+    return entitlements.isPremium
+      ? { state: 'purchased', lane: 'web', url, entitlements }
+      : { state: 'opened', lane: 'web', url, entitlements };
   }
 
-  private async storeCheckout(planId: string, provider: 'store_android' | 'store_ios', productId: string): Promise<CheckoutResult> {
+  private async storeCheckout(
+    planId: string,
+    provider: 'store_android' | 'store_ios',
+    productId: string,
+  ): Promise<CheckoutResult> {
     const store = this.options.storeBilling!;
     let purchase: StorePurchase | null;
     try {
       purchase =
         provider === 'store_ios'
-          ? await store.purchase({ productId, activity: store.activity, appAccountToken: appAccountTokenFor(this.options.appUserId) })
+          ? await store.purchase({
+              productId,
+              activity: store.activity,
+              appAccountToken: appAccountTokenFor(this.options.appUserId),
+            })
           : await store.purchase({ productId, activity: store.activity });
     } catch (cause) {
-      return errorState('store', new BillingError('store_purchase_failed', 'The store billing flow failed.', { cause }));
+      return errorState(
+        'store',
+        new BillingError('store_purchase_failed', 'The store billing flow failed.', { cause }),
+      );
     }
     if (!purchase) return { state: 'cancelled', lane: 'store' };
     let registration: Record<string, unknown>;
     if (provider === 'store_ios') {
       if (!('signedTransaction' in purchase) || typeof purchase.signedTransaction !== 'string')
-        return errorState('store', new BillingError('store_purchase_failed', 'StoreKit returned no signedTransaction (the transaction’s jwsRepresentation).'));
+        return errorState(
+          'store',
+          new BillingError(
+            'store_purchase_failed',
+            'StoreKit returned no signedTransaction (the transaction’s jwsRepresentation).',
+          ),
+        );
       registration = { app_user_id: this.options.appUserId, provider, signed_transaction: purchase.signedTransaction };
     } else {
       if (!('purchaseToken' in purchase) || typeof purchase.purchaseToken !== 'string')
-        return errorState('store', new BillingError('store_purchase_failed', 'Play Billing returned no purchaseToken.'));
+        return errorState(
+          'store',
+          new BillingError('store_purchase_failed', 'Play Billing returned no purchaseToken.'),
+        );
       registration = {
         app_user_id: this.options.appUserId,
         provider,
@@ -280,19 +326,29 @@ export class Billing {
     const now = this.clock.now();
     // Coalescing: inside the window of the previous request, answer from what it brought.
     if (!mustAsk && entry && this.lastAttemptAt !== null && now - this.lastAttemptAt < this.refreshWindowMs)
-      return Promise.resolve(answer(this.options.appUserId, entry, !isFresh(entry, now) || entry.fetchedAt < this.lastAttemptAt));
+      return Promise.resolve(
+        answer(this.options.appUserId, entry, !isFresh(entry, now) || entry.fetchedAt < this.lastAttemptAt),
+      );
     this.purchaseMayHaveChanged = false;
     this.lastAttemptAt = now;
     const generation = ++this.fetchGeneration;
     this.inflight = (async () => {
       try {
-        const body = await this.http.request<JsonObject>('GET', `/subscribers/${encodeURIComponent(this.options.appUserId)}`);
-        const fresh: CacheEntry<SubscriberValue> = { fetchedAt: this.clock.now(), ttlSeconds: ttlFrom(body), value: parseSubscriber(body) };
+        const body = await this.http.request<JsonObject>(
+          'GET',
+          `/subscribers/${encodeURIComponent(this.options.appUserId)}`,
+        );
+        const fresh: CacheEntry<SubscriberValue> = {
+          fetchedAt: this.clock.now(),
+          ttlSeconds: ttlFrom(body),
+          value: parseSubscriber(body),
+        };
         await this.cache.write(this.subscriberKey, fresh);
         return answer(this.options.appUserId, fresh, false);
       } catch (e) {
         // Offline: the last known value, marked stale. Nothing known: the error itself.
-        if (entry && e instanceof BillingError && e.code === 'network_unavailable') return answer(this.options.appUserId, entry, true);
+        if (entry && e instanceof BillingError && e.code === 'network_unavailable')
+          return answer(this.options.appUserId, entry, true);
         throw e;
       } finally {
         // A newer request (after a checkout) may have replaced this one: leave that one be.
@@ -316,11 +372,16 @@ function answer(appUserId: string, entry: CacheEntry<SubscriberValue>, stale: bo
 }
 
 function parseSubscriber(body: JsonObject): SubscriberValue {
-  const list = Array.isArray(body.entitlements) ? body.entitlements : Array.isArray(body.entitlements?.data) ? body.entitlements.data : null;
+  const list = Array.isArray(body.entitlements)
+    ? body.entitlements
+    : Array.isArray(body.entitlements?.data)
+      ? body.entitlements.data
+      : null;
   if (!list) throw new BillingError('invalid_response', 'The subscriber answer carries no entitlements list.');
   const entitlements = list as Entitlement[];
   // The service's own answer when it gives one; else the same rule applied here (see premium.ts).
-  const isPremium = typeof body.is_premium === 'boolean' ? body.is_premium : entitlements.some((e) => isPremiumState(e.state));
+  const isPremium =
+    typeof body.is_premium === 'boolean' ? body.is_premium : entitlements.some((e) => isPremiumState(e.state));
   return { isPremium, entitlements };
 }
 
@@ -368,10 +429,17 @@ function browserTab(platform: string, untilClosed: boolean): ((url: string) => v
 }
 
 function validate(o: BillingOptions): void {
-  if (!o || typeof o !== 'object') throw new BillingError('invalid_config', 'Billing.configure needs an options object.');
+  if (!o || typeof o !== 'object')
+    throw new BillingError('invalid_config', 'Billing.configure needs an options object.');
   if (typeof o.publishableKey !== 'string' || !/^pk_(test|live)_\S+$/.test(o.publishableKey))
-    throw new BillingError('invalid_config', 'publishableKey must be a pk_test_… or pk_live_… key (never a secret key in an app).');
-  if (typeof o.backend !== 'string' || !/^https?:\/\/\S+$/.test(o.backend)) throw new BillingError('invalid_config', 'backend must be the http(s) URL of the API host.');
-  if (typeof o.appUserId !== 'string' || o.appUserId.trim() === '') throw new BillingError('invalid_config', 'appUserId must be a non-empty string.');
-  if (!(PLATFORMS as readonly string[]).includes(o.platform)) throw new BillingError('invalid_config', `platform must be one of ${PLATFORMS.join(', ')}.`);
+    throw new BillingError(
+      'invalid_config',
+      'publishableKey must be a pk_test_… or pk_live_… key (never a secret key in an app).',
+    );
+  if (typeof o.backend !== 'string' || !/^https?:\/\/\S+$/.test(o.backend))
+    throw new BillingError('invalid_config', 'backend must be the http(s) URL of the API host.');
+  if (typeof o.appUserId !== 'string' || o.appUserId.trim() === '')
+    throw new BillingError('invalid_config', 'appUserId must be a non-empty string.');
+  if (!(PLATFORMS as readonly string[]).includes(o.platform))
+    throw new BillingError('invalid_config', `platform must be one of ${PLATFORMS.join(', ')}.`);
 }

@@ -37,14 +37,19 @@ export class SdkHttp {
       parsed = undefined;
     }
     if (res.status >= 500)
-      throw new BillingError('network_unavailable', `The service answered ${res.status}.`, { status: res.status, serviceCode: typeof parsed?.error === 'string' ? parsed.error : undefined });
+      throw new BillingError('network_unavailable', `The service answered ${res.status}.`, {
+        status: res.status,
+        serviceCode: typeof parsed?.error === 'string' ? parsed.error : undefined,
+      });
     if (!res.ok) {
       const serviceCode = typeof parsed?.error === 'string' ? parsed.error : undefined;
       const detail = typeof parsed?.detail === 'string' ? parsed.detail : `HTTP ${res.status}`;
       throw new BillingError('service_error', detail, { status: res.status, serviceCode });
     }
     if (parsed === undefined || parsed === null || typeof parsed !== 'object')
-      throw new BillingError('invalid_response', `Expected a JSON object from ${method} ${path}.`, { status: res.status });
+      throw new BillingError('invalid_response', `Expected a JSON object from ${method} ${path}.`, {
+        status: res.status,
+      });
     return parsed as T;
   }
 }

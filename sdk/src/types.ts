@@ -120,7 +120,10 @@ export interface PaywallAnswer {
 export type CheckoutResult =
   /** The checkout tab closed and the purchase shows (only with `waitForPremium`). */
   | { state: 'purchased'; lane: 'web'; url: string; entitlements: EntitlementsAnswer }
-  /** The tab opened; with `waitForPremium`, it closed and no purchase showed within the wait (`entitlements` says what is true). */
+  /**
+   * The tab opened; with `waitForPremium`, it closed and no purchase showed within the wait (`entitlements` says what
+   * is true).
+   */
   | { state: 'opened'; lane: 'web'; url: string; entitlements?: EntitlementsAnswer }
   | { state: 'purchased'; lane: 'store'; purchase: StorePurchase; entitlements: EntitlementsAnswer }
   | { state: 'cancelled'; lane: 'store' }

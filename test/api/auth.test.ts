@@ -18,7 +18,9 @@ describe('authentication', () => {
     const revoked = await keyWith(t.tenant_id, [...SCOPES]);
     await revokeApiKey(testDb(), revoked.key_id);
     const expired = await keyWith(t.tenant_id, [...SCOPES], { expiresInSeconds: 1 });
-    await testDb()('api_keys').where({ id: expired.key_id }).update({ expires_at: new Date(Date.now() - 1000) });
+    await testDb()('api_keys')
+      .where({ id: expired.key_id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
     const attempts: Record<string, Record<string, string>> = {
       missing: {},
       'wrong scheme': { authorization: `Basic ${Buffer.from(`${t.secret_key}:`).toString('base64')}` },
@@ -38,7 +40,9 @@ describe('authentication', () => {
         assertMatchesOpenApi('GET', '/products', r);
       }
     }
-    const bodies = await Promise.all(Object.values(attempts).map((h) => call(api.apiUrl, '/tenant', undefined, { headers: h })));
+    const bodies = await Promise.all(
+      Object.values(attempts).map((h) => call(api.apiUrl, '/tenant', undefined, { headers: h })),
+    );
     expect(new Set(bodies.map((b) => JSON.stringify(b.body))).size).toBe(1);
   });
 
@@ -51,7 +55,8 @@ describe('authentication', () => {
 
   it('records last use without a write per request', async () => {
     const k = await keyWith(t.tenant_id, ['tenant:read']);
-    const lastUsed = async () => (await testDb()('api_keys').where({ id: k.key_id }).first(KEY_COLUMNS.split(', '))) as KeyRow;
+    const lastUsed = async () =>
+      (await testDb()('api_keys').where({ id: k.key_id }).first(KEY_COLUMNS.split(', '))) as KeyRow;
     expect((await lastUsed()).last_used_at).toBeNull();
     await call(api.apiUrl, '/tenant', k.secret_key);
     // The api writes it off the request path: observe it land, with a deadline.

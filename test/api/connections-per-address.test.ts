@@ -33,7 +33,8 @@ function hold(port: number, localAddress: string) {
   return { socket, outcome };
 }
 
-const dropped = async () => (await connectionsDropped.get()).values.find((v) => v.labels.reason === 'per_address')?.value ?? 0;
+const dropped = async () =>
+  (await connectionsDropped.get()).values.find((v) => v.labels.reason === 'per_address')?.value ?? 0;
 
 describe('one client address holds at most its share of a listener (HTTP_MAX_CONNECTIONS_PER_ADDRESS)', () => {
   let server: http.Server;
@@ -69,7 +70,11 @@ describe('one client address holds at most its share of a listener (HTTP_MAX_CON
     expect(await open(port, '127.0.0.2').outcome).toBe('dropped');
     // One of the first address's connections closes: its place is free again.
     first[0].socket.destroy();
-    await until('the server to see the close', () => new Promise<number>((r) => server.getConnections((_e, n) => r(n))), (n) => n === 5);
+    await until(
+      'the server to see the close',
+      () => new Promise<number>((r) => server.getConnections((_e, n) => r(n))),
+      (n) => n === 5,
+    );
     expect(await open(port, '127.0.0.1').outcome).toBe('accepted');
   });
 
@@ -88,6 +93,8 @@ describe('one client address holds at most its share of a listener (HTTP_MAX_CON
     expect(loadConfig({ HTTP_MAX_CONNECTIONS: '50' }).httpLimits.maxConnectionsPerAddress).toBe(5);
     expect(loadConfig({ HTTP_MAX_CONNECTIONS_PER_ADDRESS: '40' }).httpLimits.maxConnectionsPerAddress).toBe(40);
     expect(loadConfig({ HTTP_MAX_CONNECTIONS_PER_ADDRESS: '0' }).httpLimits.maxConnectionsPerAddress).toBe(0);
-    expect(() => loadConfig({ HTTP_MAX_CONNECTIONS_PER_ADDRESS: 'lots' })).toThrow(/HTTP_MAX_CONNECTIONS_PER_ADDRESS must be a whole number/);
+    expect(() => loadConfig({ HTTP_MAX_CONNECTIONS_PER_ADDRESS: 'lots' })).toThrow(
+      /HTTP_MAX_CONNECTIONS_PER_ADDRESS must be a whole number/,
+    );
   });
 });

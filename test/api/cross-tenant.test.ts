@@ -18,7 +18,9 @@ describe('cross-tenant isolation through the API', () => {
     await seedDemoTenant(testDb(), b.tenant_id);
     // Every id of every row tenant A owns, across all tenant tables.
     aIds = new Set<string>();
-    const tables = await testDb()('information_schema.columns').where({ column_name: 'tenant_id', table_schema: 'public' }).pluck('table_name');
+    const tables = await testDb()('information_schema.columns')
+      .where({ column_name: 'tenant_id', table_schema: 'public' })
+      .pluck('table_name');
     for (const table of tables) {
       const cols = await testDb()('information_schema.columns').where({ table_name: table, column_name: 'id' }).first();
       if (!cols) continue;

@@ -33,7 +33,10 @@ describe('dashboard-only operations', () => {
   let services: Services;
   let tenantId: string;
   const logged: string[] = [];
-  const log = createLogger('debug', new Writable({ write: (chunk, _enc, done) => (logged.push(String(chunk)), done()) }));
+  const log = createLogger(
+    'debug',
+    new Writable({ write: (chunk, _enc, done) => (logged.push(String(chunk)), done()) }),
+  );
   const meta = (surface: Surface) => ({ requestId: crypto.randomUUID(), services, log, surface });
   beforeAll(async () => {
     services = testServices();
@@ -41,7 +44,9 @@ describe('dashboard-only operations', () => {
   });
 
   it('include the secret keys and the paywall editor, all in the operation table', () => {
-    expect(ACCOUNT_OPS.map((o) => o.name)).toEqual(expect.arrayContaining(['api_keys.create', 'api_keys.revoke', 'paywall.save_draft', 'paywall.publish']));
+    expect(ACCOUNT_OPS.map((o) => o.name)).toEqual(
+      expect.arrayContaining(['api_keys.create', 'api_keys.revoke', 'paywall.save_draft', 'paywall.publish']),
+    );
     for (const op of ACCOUNT_OPS) expect(Object.keys(VALID_INPUT), op.name).toContain(op.name);
   });
 
@@ -57,21 +62,43 @@ describe('dashboard-only operations', () => {
   });
 
   it('refuse a key with every scope, on REST and on the tool server (403), writing nothing but the refusal’s audit row', async () => {
-    const key: KeyActor = { kind: 'api_key', tenantId, keyId: crypto.randomUUID(), keyName: 'all scopes', scopes: [...SCOPES], expiresAt: null };
-    const keysBefore = await testDb()('api_keys').where({ tenant_id: tenantId }).count<{ count: string }[]>('id as count');
+    const key: KeyActor = {
+      kind: 'api_key',
+      tenantId,
+      keyId: crypto.randomUUID(),
+      keyName: 'all scopes',
+      scopes: [...SCOPES],
+      expiresAt: null,
+    };
+    const keysBefore = await testDb()('api_keys')
+      .where({ tenant_id: tenantId })
+      .count<{ count: string }[]>('id as count');
     for (const op of ACCOUNT_OPS) {
       for (const surface of ['rest', 'tool'] as const) {
         const refusal = await executeOperation(op, key, VALID_INPUT[op.name], meta(surface)).catch((e: unknown) => e);
         expect(refusal, `${op.name} on ${surface}`).toBeInstanceOf(ApiError);
-        expect([op.name, surface, (refusal as ApiError).status, (refusal as ApiError).code]).toEqual([op.name, surface, 403, 'insufficient_scope']);
+        expect([op.name, surface, (refusal as ApiError).status, (refusal as ApiError).code]).toEqual([
+          op.name,
+          surface,
+          403,
+          'insufficient_scope',
+        ]);
       }
     }
     // Nor may a person outside the dashboard run them.
     const person: UserActor = { kind: 'user', tenantId, userId: crypto.randomUUID(), role: 'owner' };
-    await expect(executeOperation(ACCOUNT_OPS[0], person, VALID_INPUT[ACCOUNT_OPS[0].name], meta('rest'))).rejects.toMatchObject({ status: 403 });
-    expect(await testDb()('api_keys').where({ tenant_id: tenantId }).count<{ count: string }[]>('id as count')).toEqual(keysBefore);
+    await expect(
+      executeOperation(ACCOUNT_OPS[0], person, VALID_INPUT[ACCOUNT_OPS[0].name], meta('rest')),
+    ).rejects.toMatchObject({ status: 403 });
+    expect(await testDb()('api_keys').where({ tenant_id: tenantId }).count<{ count: string }[]>('id as count')).toEqual(
+      keysBefore,
+    );
     expect(await testDb()('paywalls').where({ tenant_id: tenantId })).toHaveLength(0);
-    const refused = await testDb()('audit_entries').where({ tenant_id: tenantId, actor_type: 'api_key', actor_id: key.keyId });
+    const refused = await testDb()('audit_entries').where({
+      tenant_id: tenantId,
+      actor_type: 'api_key',
+      actor_id: key.keyId,
+    });
     expect(refused).toHaveLength(ACCOUNT_OPS.length * 2);
     for (const a of refused) expect(a.outcome).toBe('insufficient_scope');
   });
@@ -79,12 +106,22 @@ describe('dashboard-only operations', () => {
   it('run for a person in the dashboard; a new key’s value is in the answer only, never in the audit row or the log', async () => {
     const person: UserActor = { kind: 'user', tenantId, userId: crypto.randomUUID(), role: 'owner' };
     const create = ACCOUNT_OPS.find((o) => o.name === 'api_keys.create')!;
-    const made = (await executeOperation(create, person, { name: 'ci', scopes: ['products:read', 'products:read'], expires_in_days: 30 }, meta('dashboard'))) as { id: string; secret: string; scopes: string[] };
+    const made = (await executeOperation(
+      create,
+      person,
+      { name: 'ci', scopes: ['products:read', 'products:read'], expires_in_days: 30 },
+      meta('dashboard'),
+    )) as { id: string; secret: string; scopes: string[] };
     expect(made.secret).toMatch(/^sk_/);
     expect(made.scopes).toEqual(['products:read']);
     const revoke = ACCOUNT_OPS.find((o) => o.name === 'api_keys.revoke')!;
-    expect(await executeOperation(revoke, person, { id: made.id }, meta('dashboard'))).toMatchObject({ id: made.id, name: 'ci' });
-    const audit = await testDb()('audit_entries').where({ tenant_id: tenantId, actor_type: 'user', actor_id: person.userId }).orderBy('created_at');
+    expect(await executeOperation(revoke, person, { id: made.id }, meta('dashboard'))).toMatchObject({
+      id: made.id,
+      name: 'ci',
+    });
+    const audit = await testDb()('audit_entries')
+      .where({ tenant_id: tenantId, actor_type: 'user', actor_id: person.userId })
+      .orderBy('created_at');
     expect(audit.map((a) => [a.action, a.outcome, a.detail])).toEqual([
       ['api_keys.create', 'ok', { surface: 'dashboard', id: made.id }],
       ['api_keys.revoke', 'ok', { surface: 'dashboard', id: made.id }],

@@ -24,7 +24,15 @@ describe('a person in the dashboard runs the operations under the same rules as 
   const log = createLogger('silent');
   const asPerson = async (op: Operation, input: Record<string, unknown>) => {
     try {
-      return { status: 200, body: await executeOperation(op, person, input, { requestId: 'req_dashboard_surface', services, log, surface: 'dashboard' }) };
+      return {
+        status: 200,
+        body: await executeOperation(op, person, input, {
+          requestId: 'req_dashboard_surface',
+          services,
+          log,
+          surface: 'dashboard',
+        }),
+      };
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return { status: e.status, body: e.toBody() };
@@ -35,13 +43,19 @@ describe('a person in the dashboard runs the operations under the same rules as 
     services = testServices();
     const a = await newTenant('A');
     await seedDemoTenant(testDb(), a.tenant_id);
-    const user = await signUpUser(testDb(), { email: `b-${Date.now()}@example.com`, passwordHash: 'unused: this person never signs in' });
+    const user = await signUpUser(testDb(), {
+      email: `b-${Date.now()}@example.com`,
+      passwordHash: 'unused: this person never signs in',
+    });
     await seedDemoTenant(testDb(), user.tenant_id);
     person = { kind: 'user', tenantId: user.tenant_id, userId: user.id, role: 'owner' };
     aIds = new Set([a.tenant_id]);
-    const tables = await testDb()('information_schema.columns').where({ column_name: 'tenant_id', table_schema: 'public' }).pluck('table_name');
+    const tables = await testDb()('information_schema.columns')
+      .where({ column_name: 'tenant_id', table_schema: 'public' })
+      .pluck('table_name');
     for (const table of tables) {
-      if (!(await testDb()('information_schema.columns').where({ table_name: table, column_name: 'id' }).first())) continue;
+      if (!(await testDb()('information_schema.columns').where({ table_name: table, column_name: 'id' }).first()))
+        continue;
       for (const r of await testDb()(table).where({ tenant_id: a.tenant_id }).select('id')) aIds.add(r.id);
     }
   });
@@ -52,12 +66,15 @@ describe('a person in the dashboard runs the operations under the same rules as 
     let lists = 0;
     for (const op of OPERATIONS.filter((o) => !o.write && o.rest?.method === 'GET')) {
       const byId = op.rest!.path.includes('{id}');
-      const inputs = byId ? [...aIds].slice(0, 20).map((id) => ({ id })) : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
+      const inputs = byId
+        ? [...aIds].slice(0, 20).map((id) => ({ id }))
+        : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
       for (const input of inputs) {
         const r = await asPerson(op, input);
         expect([op.name, r.status]).toEqual([op.name, byId ? 404 : 200]);
         const text = JSON.stringify(r.body);
-        for (const id of aIds) if (text.includes(id)) throw new Error(`${op.name} leaked tenant A's id ${id} to a person of tenant B`);
+        for (const id of aIds)
+          if (text.includes(id)) throw new Error(`${op.name} leaked tenant A's id ${id} to a person of tenant B`);
       }
       if (!byId) lists++;
     }
@@ -68,17 +85,33 @@ describe('a person in the dashboard runs the operations under the same rules as 
     const writes = OPERATIONS.filter((o) => o.write);
     expect(writes.length).toBeGreaterThanOrEqual(12);
     for (const op of OPERATIONS) {
-      const before = await testDb()('audit_entries').where({ tenant_id: person.tenantId, action: op.name }).count('* as n').first();
+      const before = await testDb()('audit_entries')
+        .where({ tenant_id: person.tenantId, action: op.name })
+        .count('* as n')
+        .first();
       const tenant = await asPerson(op, { tenant_id: person.tenantId });
-      expect([op.name, tenant.status, tenant.body]).toMatchObject([op.name, 400, { error: 'invalid_request', param: 'tenant_id' }]);
+      expect([op.name, tenant.status, tenant.body]).toMatchObject([
+        op.name,
+        400,
+        { error: 'invalid_request', param: 'tenant_id' },
+      ]);
       const unknown = await asPerson(op, { not_a_field: 1 });
       expect([op.name, unknown.status, unknown.body]).toMatchObject([op.name, 400, { error: 'invalid_request' }]);
       expect(String((unknown.body as { detail?: string }).detail)).toContain('not_a_field');
-      const rows = await testDb()('audit_entries').where({ tenant_id: person.tenantId, action: op.name }).orderBy('created_at').select('actor_type', 'actor_id', 'outcome', 'detail');
+      const rows = await testDb()('audit_entries')
+        .where({ tenant_id: person.tenantId, action: op.name })
+        .orderBy('created_at')
+        .select('actor_type', 'actor_id', 'outcome', 'detail');
       expect(rows.length - Number(before!.n)).toBe(op.write ? 2 : 0);
       for (const row of rows.slice(Number(before!.n))) {
         const detail = typeof row.detail === 'string' ? JSON.parse(row.detail) : row.detail;
-        expect([op.name, row.actor_type, row.actor_id, row.outcome, detail.surface]).toEqual([op.name, 'user', person.userId, 'invalid_request', 'dashboard']);
+        expect([op.name, row.actor_type, row.actor_id, row.outcome, detail.surface]).toEqual([
+          op.name,
+          'user',
+          person.userId,
+          'invalid_request',
+          'dashboard',
+        ]);
       }
     }
   });

@@ -9,7 +9,9 @@ import { call, keyWith, newTenant, refill, startApi } from '../helpers/api';
 async function raw(url: string, lines: string[]): Promise<{ status: number; headers: string; body: any }> {
   const { hostname, port } = new URL(url);
   const text = await new Promise<string>((resolve, reject) => {
-    const s = net.connect(Number(port), hostname, () => s.write(`${lines.join('\r\n')}\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`));
+    const s = net.connect(Number(port), hostname, () =>
+      s.write(`${lines.join('\r\n')}\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`),
+    );
     let out = '';
     s.on('data', (d) => (out += d.toString('latin1')));
     s.on('end', () => resolve(out));
@@ -68,7 +70,10 @@ describe('client input never produces a 5xx', () => {
 
   it('a body nested 100 000 levels deep is 400 naming the field, not a stack overflow', async () => {
     const depth = 100_000;
-    const r = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: `{"confirm_count":${'['.repeat(depth)}${']'.repeat(depth)}}` });
+    const r = await call(api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: `{"confirm_count":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+    });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ error: 'invalid_request', param: 'confirm_count' });
   });
@@ -136,7 +141,11 @@ describe('methods and routes', () => {
   });
 
   it('two Authorization headers are a malformed request: 401', async () => {
-    const r = await raw(api.apiUrl, ['GET /v1/products HTTP/1.1', `Authorization: Bearer ${t.secret_key}`, `Authorization: Bearer ${t.secret_key}`]);
+    const r = await raw(api.apiUrl, [
+      'GET /v1/products HTTP/1.1',
+      `Authorization: Bearer ${t.secret_key}`,
+      `Authorization: Bearer ${t.secret_key}`,
+    ]);
     expect(r.status).toBe(401);
     expect(r.body.error).toBe('invalid_api_key');
     expect(r.headers).toContain('www-authenticate: bearer');
@@ -160,7 +169,8 @@ describe('a refused request spends nothing', () => {
     const t = await newTenant('spend');
     const k = await keyWith(t.tenant_id, ['products:read']);
     const bucket = () => testDb()('rate_limit_buckets').where({ tenant_id: t.tenant_id }).first();
-    const lastUsed = async () => (await testDb()('api_keys').where({ id: k.key_id }).first('last_used_at')).last_used_at;
+    const lastUsed = async () =>
+      (await testDb()('api_keys').where({ id: k.key_id }).first('last_used_at')).last_used_at;
     for (const headers of [{ 'x-tenant-id': t.tenant_id }, { tenant: 'x' }] as Record<string, string>[]) {
       const r = await call(api.apiUrl, '/products', k.secret_key, { headers });
       expect(r.status).toBe(400);

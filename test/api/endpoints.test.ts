@@ -30,7 +30,12 @@ describe.each(['api host', 'dashboard host'] as const)('read endpoints on the %s
   it('GET /tenant: plan, subscriber limit, the key’s own scopes', async () => {
     const r = await get('/tenant', '/tenant');
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ id: t.tenant_id, plan: 'free', subscriber_limit: 1000, subscriber_count: demoSubscribers().length });
+    expect(r.body).toMatchObject({
+      id: t.tenant_id,
+      plan: 'free',
+      subscriber_limit: 1000,
+      subscriber_count: demoSubscribers().length,
+    });
     expect(r.body.scopes).toContain('tenant:read');
     expect(r.body.key.scopes).toEqual(r.body.scopes);
   });
@@ -87,7 +92,11 @@ describe.each(['api host', 'dashboard host'] as const)('read endpoints on the %s
     expect(r.body.sku).toBe('premium_monthly');
     expect(r.body.trial_per_platform).toEqual({ android: 7, ios: 7, web: 14 });
     expect(r.body.pricing).toHaveLength(DEMO_LOCALES.length);
-    expect(r.body.pricing.find((p: any) => p.country === 'IN')).toMatchObject({ currency: 'INR', amount_minor: 9900, locale: 'IN-INR' });
+    expect(r.body.pricing.find((p: any) => p.country === 'IN')).toMatchObject({
+      currency: 'INR',
+      amount_minor: 9900,
+      locale: 'IN-INR',
+    });
 
     const missing = await get('/products/{id}', `/products/${crypto.randomUUID()}`);
     const malformed = await get('/products/{id}', '/products/not-a-uuid');
@@ -166,7 +175,11 @@ describe.each(['api host', 'dashboard host'] as const)('read endpoints on the %s
   it('GET /webhooks: status=failed lists dropped deliveries with the reason; filters', async () => {
     const failed = await get('/webhooks', '/webhooks?status=failed');
     expect(failed.body.data).toHaveLength(1);
-    expect(failed.body.data[0]).toMatchObject({ status: 'failed', reason: 'signature verification failed', provider: 'psp_a' });
+    expect(failed.body.data[0]).toMatchObject({
+      status: 'failed',
+      reason: 'signature verification failed',
+      provider: 'psp_a',
+    });
     const byType = await get('/webhooks', '/webhooks?event_type=invoice.payment_succeeded&mode=live&provider=psp_a');
     expect(byType.body.data).toHaveLength(1);
     expect((await get('/webhooks', '/webhooks?status=lost')).status).toBe(400);

@@ -38,14 +38,37 @@ describe('entitlement page as written SQL', () => {
       });
     }
     await testDb()('entitlements').insert(seed);
-    await testDb()('entitlements').insert({ tenant_id: other.tenant_id, app_user_id: 'user_0', provider: 'psp_a', state: 'active' });
+    await testDb()('entitlements').insert({
+      tenant_id: other.tenant_id,
+      app_user_id: 'user_0',
+      provider: 'psp_a',
+      state: 'active',
+    });
 
     const viaBuilder = (filters: Record<string, string | undefined>, page: { limit: number; offset: number }) =>
       withTenant(app, t.tenant_id, (trx) =>
-        paginate(whereGiven(trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'), 'entitlements', filters), { ...page, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] }, rows),
+        paginate(
+          whereGiven(
+            trx('entitlements').leftJoin('products', 'products.id', 'entitlements.product_id'),
+            'entitlements',
+            filters,
+          ),
+          { ...page, table: 'entitlements', columns: ['entitlements.*', 'products.sku'] },
+          rows,
+        ),
       );
-    const strip = (p: Awaited<ReturnType<typeof viaBuilder>>) => ({ ...p, data: p.data.map((r) => serializeEntitlement(r)) });
-    const filterSets = [{}, { app_user_id: 'user_1' }, { provider: 'store_ios' }, { state: 'grace_period' }, { app_user_id: 'user_2', provider: 'psp_a', state: 'active' }, { app_user_id: 'nobody' }];
+    const strip = (p: Awaited<ReturnType<typeof viaBuilder>>) => ({
+      ...p,
+      data: p.data.map((r) => serializeEntitlement(r)),
+    });
+    const filterSets = [
+      {},
+      { app_user_id: 'user_1' },
+      { provider: 'store_ios' },
+      { state: 'grace_period' },
+      { app_user_id: 'user_2', provider: 'psp_a', state: 'active' },
+      { app_user_id: 'nobody' },
+    ];
     const pages = [
       { limit: 5, offset: 0 },
       { limit: 5, offset: 5 },
@@ -67,10 +90,14 @@ describe('entitlement page as written SQL', () => {
     const all = await readAsTenant(app, t.tenant_id, (reader) => entitlementPage(reader, {}, { limit: 50, offset: 0 }));
     expect(all.pagination).toEqual({ limit: 50, offset: 0, total: 23, has_more: false });
     expect(all.data.filter((r) => r.sku === 'gold').length).toBe(11);
-    const past = await readAsTenant(app, t.tenant_id, (reader) => entitlementPage(reader, {}, { limit: 10, offset: 40 }));
+    const past = await readAsTenant(app, t.tenant_id, (reader) =>
+      entitlementPage(reader, {}, { limit: 10, offset: 40 }),
+    );
     expect(past).toEqual({ data: [], pagination: { limit: 10, offset: 40, total: 23, has_more: false } });
     // The other tenant's transaction, on the same connections and prepared statements, sees its one row.
-    const theirs = await readAsTenant(app, other.tenant_id, (reader) => entitlementPage(reader, { app_user_id: 'user_0' }, { limit: 50, offset: 0 }));
+    const theirs = await readAsTenant(app, other.tenant_id, (reader) =>
+      entitlementPage(reader, { app_user_id: 'user_0' }, { limit: 50, offset: 0 }),
+    );
     expect(theirs.data.map((r) => r.tenant_id)).toEqual([other.tenant_id]);
   });
 });

@@ -39,7 +39,10 @@ describe('health', () => {
   });
 
   it('the emulators have no /healthz (as the README says): they answer it as their provider would, and /__control/state shows they are up', async () => {
-    const emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    const emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
     try {
       for (const e of Object.values(emulators)) {
         // Not a health answer: a refusal in the provider's own manner (a 4xx: 404, or 400/403 where the API wants credentials first).
@@ -90,7 +93,9 @@ describe('health', () => {
     try {
       const started = Date.now();
       const flood = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => fetch(`${[api.apiRoot, api.dashboardRoot, api.toolsUrl][i % 3]}/readyz`).then((r) => r.status)),
+        Array.from({ length: 60 }, (_, i) =>
+          fetch(`${[api.apiRoot, api.dashboardRoot, api.toolsUrl][i % 3]}/readyz`).then((r) => r.status),
+        ),
       );
       for (let i = 0; i < 20; i++) expect((await fetch(`${api.apiRoot}/readyz`)).status).toBe(200);
       expect((await detail.readyz()).status).toBe(200);
@@ -101,7 +106,12 @@ describe('health', () => {
       // Past the window the next call checks again.
       const before = checks;
       // Calls inside the window keep being answered from it; the first one past it checks once.
-      await until(`a check round after the ${READINESS_CACHE_MS} ms window`, async () => (await fetch(`${api.apiRoot}/readyz`), checks), (n) => n > before, READINESS_CACHE_MS * 5);
+      await until(
+        `a check round after the ${READINESS_CACHE_MS} ms window`,
+        async () => (await fetch(`${api.apiRoot}/readyz`), checks),
+        (n) => n > before,
+        READINESS_CACHE_MS * 5,
+      );
       expect(checks).toBe(before + 1);
     } finally {
       await detail.close();
@@ -184,8 +194,15 @@ describe('OpenAPI document', () => {
       for (const [path, ops] of Object.entries<any>(a.body.paths)) {
         for (const op of Object.values<any>(ops)) {
           const param = (n: string) => op.parameters.find((p: any) => p.name === n)?.schema;
-          if (param('limit')) expect(param('limit'), path).toMatchObject({ type: 'integer', minimum: 1, maximum: 200, default: 50 });
-          if (param('offset')) expect(param('offset'), path).toMatchObject({ type: 'integer', minimum: 0, maximum: MAX_OFFSET, default: 0 });
+          if (param('limit'))
+            expect(param('limit'), path).toMatchObject({ type: 'integer', minimum: 1, maximum: 200, default: 50 });
+          if (param('offset'))
+            expect(param('offset'), path).toMatchObject({
+              type: 'integer',
+              minimum: 0,
+              maximum: MAX_OFFSET,
+              default: 0,
+            });
         }
       }
       expect(a.body.paths['/sync/events'].get.parameters.find((p: any) => p.name === 'limit')).toBeDefined();
@@ -194,7 +211,9 @@ describe('OpenAPI document', () => {
         const op = a.body.paths[path].get ?? a.body.paths[path].post;
         expect(op.parameters.find((p: any) => p.name === 'id').schema.format).toBe('uuid');
       }
-      expect(a.body.paths['/sync/events'].get.parameters.find((p: any) => p.name === 'run_id').schema.format).toBe('uuid');
+      expect(a.body.paths['/sync/events'].get.parameters.find((p: any) => p.name === 'run_id').schema.format).toBe(
+        'uuid',
+      );
       const row = products.responses['200'].content['application/json'].schema.properties.data.items;
       expect(row.properties.id.format).toBe('uuid');
     } finally {

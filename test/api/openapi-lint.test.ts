@@ -18,12 +18,18 @@ describe('OpenAPI lint', () => {
     fs.writeFileSync(file, JSON.stringify(buildOpenApi(), null, 2));
     try {
       const cli = path.join(ROOT_DIR, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
-      const { stdout } = await promisify(execFile)(process.execPath, [cli, 'lint', file, '--config', path.join(ROOT_DIR, 'redocly.yaml'), '--format', 'json'], {
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
-        maxBuffer: 16 * 1024 * 1024,
-      }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [cli, 'lint', file, '--config', path.join(ROOT_DIR, 'redocly.yaml'), '--format', 'json'],
+        {
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      ).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
       const report = JSON.parse(stdout.slice(stdout.indexOf('{')));
-      const problems = (report.problems as { ruleId: string; message: string; location: { pointer: string }[] }[]).map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+      const problems = (report.problems as { ruleId: string; message: string; location: { pointer: string }[] }[]).map(
+        (p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`,
+      );
       expect(problems).toEqual([]);
       expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
     } finally {

@@ -20,7 +20,8 @@ describe('rate limit: 120-token bucket per tenant, refilling 1/s', () => {
     const started = Date.now();
     // Until the first 429: on a loaded machine the burst takes seconds, and what refills (1/s)
     // meanwhile is allowed too, so a fixed count of 125 could end before the bucket is empty.
-    for (let i = 0; i < 400 && replies.at(-1)?.status !== 429; i++) replies.push(await call(i % 2 ? api.altUrl : api.apiUrl, '/tenant', t.secret_key));
+    for (let i = 0; i < 400 && replies.at(-1)?.status !== 429; i++)
+      replies.push(await call(i % 2 ? api.altUrl : api.apiUrl, '/tenant', t.secret_key));
     const elapsedS = (Date.now() - started) / 1000;
     const statuses = replies.map((r) => r.status);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(120);
@@ -49,7 +50,9 @@ describe('rate limit cannot be spent by dead keys', () => {
       const dead = await keyWith(t.tenant_id, ['tenant:read']);
       await revokeApiKey(testDb(), dead.key_id);
       const expired = await keyWith(t.tenant_id, ['tenant:read'], { expiresInSeconds: 1 });
-      await testDb()('api_keys').where({ id: expired.key_id }).update({ expires_at: new Date(Date.now() - 1000) });
+      await testDb()('api_keys')
+        .where({ id: expired.key_id })
+        .update({ expires_at: new Date(Date.now() - 1000) });
       for (let i = 0; i < 65; i++) {
         expect((await call(api.apiUrl, '/tenant', dead.secret_key)).status).toBe(401);
         expect((await call(api.apiUrl, '/tenant', expired.secret_key)).status).toBe(401);
@@ -65,14 +68,17 @@ describe('rate limit cannot be spent by dead keys', () => {
 
 describe('the bucket table', () => {
   it('is UNLOGGED (no WAL per request; a crash refills the buckets) and keeps half of each page free for in-place updates', async () => {
-    const { rows } = await testDb().raw(`select relpersistence, reloptions from pg_class where relname = 'rate_limit_buckets' and relkind = 'r'`);
+    const { rows } = await testDb().raw(
+      `select relpersistence, reloptions from pg_class where relname = 'rate_limit_buckets' and relkind = 'r'`,
+    );
     expect(rows).toEqual([{ relpersistence: 'u', reloptions: ['fillfactor=50'] }]);
   });
 });
 
 describe('a request refused at the gate writes nothing', () => {
   // xmin changes with any write to a row: the bucket's and the key's must stay as they were.
-  const xmin = async (table: string, where: Record<string, string>) => (await testDb()(table).where(where).first(testDb().raw('xmin::text as x')))?.x as string | undefined;
+  const xmin = async (table: string, where: Record<string, string>) =>
+    (await testDb()(table).where(where).first(testDb().raw('xmin::text as x')))?.x as string | undefined;
 
   it('429 (empty bucket) and 401 (revoked key) leave the bucket and the key rows untouched', async () => {
     const api = await startApi();
@@ -82,14 +88,26 @@ describe('a request refused at the gate writes nothing', () => {
       expect((await call(api.apiUrl, '/tenant', t.secret_key)).status).toBe(200); // the bucket row exists
       await revokeApiKey(testDb(), revoked.key_id);
       // Empty, and refilling only an hour from now; last_used_at cleared so a touch would write.
-      await testDb()('rate_limit_buckets').where({ tenant_id: t.tenant_id }).update({ tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
+      await testDb()('rate_limit_buckets')
+        .where({ tenant_id: t.tenant_id })
+        .update({ tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
       await testDb()('api_keys').where({ tenant_id: t.tenant_id }).update({ last_used_at: null });
-      const before = { bucket: await xmin('rate_limit_buckets', { tenant_id: t.tenant_id }), key: await xmin('api_keys', { key_hash: hashSecretKey(t.secret_key) }), dead: await xmin('api_keys', { id: revoked.key_id }) };
+      const before = {
+        bucket: await xmin('rate_limit_buckets', { tenant_id: t.tenant_id }),
+        key: await xmin('api_keys', { key_hash: hashSecretKey(t.secret_key) }),
+        dead: await xmin('api_keys', { id: revoked.key_id }),
+      };
       const limited = await call(api.apiUrl, '/tenant', t.secret_key);
       expect(limited.status).toBe(429);
       expect((await call(api.apiUrl, '/tenant', revoked.secret_key)).status).toBe(401);
-      expect({ bucket: await xmin('rate_limit_buckets', { tenant_id: t.tenant_id }), key: await xmin('api_keys', { key_hash: hashSecretKey(t.secret_key) }), dead: await xmin('api_keys', { id: revoked.key_id }) }).toEqual(before);
-      expect((await testDb()('api_keys').where({ tenant_id: t.tenant_id }).whereNotNull('last_used_at')).length).toBe(0);
+      expect({
+        bucket: await xmin('rate_limit_buckets', { tenant_id: t.tenant_id }),
+        key: await xmin('api_keys', { key_hash: hashSecretKey(t.secret_key) }),
+        dead: await xmin('api_keys', { id: revoked.key_id }),
+      }).toEqual(before);
+      expect((await testDb()('api_keys').where({ tenant_id: t.tenant_id }).whereNotNull('last_used_at')).length).toBe(
+        0,
+      );
     } finally {
       await api.close();
     }
@@ -113,7 +131,8 @@ describe('rate limit is shared by replicas', () => {
     const started = Date.now();
     await Promise.all(
       ports.map(async (port) => {
-        for (let i = 0; i < 70; i++) statuses.push((await call(`http://127.0.0.1:${port}/v1`, '/tenant', t.secret_key)).status);
+        for (let i = 0; i < 70; i++)
+          statuses.push((await call(`http://127.0.0.1:${port}/v1`, '/tenant', t.secret_key)).status);
       }),
     );
     const ok = statuses.filter((s) => s === 200).length;

@@ -12,19 +12,52 @@ async function seededTenant(name: string) {
   const t = await newTenant(name);
   const db = testDb();
   await withTenant(db, t.tenant_id, async (trx) => {
-    await createConnection(trx, vault, { provider: 'psp_a', account_ref: `acct_${t.tenant_id.slice(0, 8)}`, credentials: { test: { secret_key: 'sk_test_x' } } });
     await createConnection(trx, vault, {
-      provider: 'psp_b', account_ref: `sel_${t.tenant_id.slice(0, 8)}`,
-      credentials: { test: { api_key: 'pdl_test' }, live: { api_key: 'pdl_live' } }, webhook_secret: 'whsec',
+      provider: 'psp_a',
+      account_ref: `acct_${t.tenant_id.slice(0, 8)}`,
+      credentials: { test: { secret_key: 'sk_test_x' } },
     });
-    await createConnection(trx, vault, { provider: 'store_android', account_ref: `com.example.${t.tenant_id.slice(0, 8)}`, credentials: { live: { service_account_json: '{}' } } });
-    const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', tier: 'monthly', version: 3 }).returning('id');
+    await createConnection(trx, vault, {
+      provider: 'psp_b',
+      account_ref: `sel_${t.tenant_id.slice(0, 8)}`,
+      credentials: { test: { api_key: 'pdl_test' }, live: { api_key: 'pdl_live' } },
+      webhook_secret: 'whsec',
+    });
+    await createConnection(trx, vault, {
+      provider: 'store_android',
+      account_ref: `com.example.${t.tenant_id.slice(0, 8)}`,
+      credentials: { live: { service_account_json: '{}' } },
+    });
+    const [p] = await trx('products')
+      .insert({ tenant_id: t.tenant_id, sku: 'pro_monthly', tier: 'monthly', version: 3 })
+      .returning('id');
     for (const mode of ['test', 'live']) {
-      await trx('product_provider_refs').insert({ tenant_id: t.tenant_id, product_id: p.id, provider: 'psp_b', mode, external_id: `pro_${mode}`, synced_version: 3 });
+      await trx('product_provider_refs').insert({
+        tenant_id: t.tenant_id,
+        product_id: p.id,
+        provider: 'psp_b',
+        mode,
+        external_id: `pro_${mode}`,
+        synced_version: 3,
+      });
     }
     // psp_a holds a stale object (an older version): not a sync of the current product.
-    await trx('product_provider_refs').insert({ tenant_id: t.tenant_id, product_id: p.id, provider: 'psp_a', mode: 'test', external_id: 'prod_old', synced_version: 2 });
-    await trx('product_provider_refs').insert({ tenant_id: t.tenant_id, product_id: p.id, provider: 'store_android', mode: 'live', external_id: 'pro_monthly', synced_version: 3 });
+    await trx('product_provider_refs').insert({
+      tenant_id: t.tenant_id,
+      product_id: p.id,
+      provider: 'psp_a',
+      mode: 'test',
+      external_id: 'prod_old',
+      synced_version: 2,
+    });
+    await trx('product_provider_refs').insert({
+      tenant_id: t.tenant_id,
+      product_id: p.id,
+      provider: 'store_android',
+      mode: 'live',
+      external_id: 'pro_monthly',
+      synced_version: 3,
+    });
   });
   return t;
 }
@@ -47,7 +80,13 @@ describe('GET /readiness', () => {
       expect(by.psp_a).toMatchObject({ test_ready: false, live_ready: false, manual_steps: null });
       expect(by.psp_a.human_action).toMatch(/Run a sync/); // test credential is there; the object is stale
       expect(by.psp_b).toMatchObject({ test_ready: true, live_ready: true, human_action: null });
-      expect(by.store_android).toMatchObject({ auth_kind: 'store', test_mechanism: 'license_tester', test_ready: false, live_ready: true, console_url: 'https://play.google.com/console' });
+      expect(by.store_android).toMatchObject({
+        auth_kind: 'store',
+        test_mechanism: 'license_tester',
+        test_ready: false,
+        live_ready: true,
+        console_url: 'https://play.google.com/console',
+      });
       expect(by.store_android.manual_steps.length).toBeGreaterThan(3);
       expect(r.body.summary).toEqual({ total: 3, needs_manual_action: 1, live_ready: 2, test_ready: 1 });
     }
@@ -56,7 +95,13 @@ describe('GET /readiness', () => {
   it('a store row turns green by itself when a sandbox purchase reaches the service', async () => {
     const t = await seededTenant('sandbox');
     await withTenant(testDb(), t.tenant_id, (trx) =>
-      trx('entitlements').insert({ tenant_id: t.tenant_id, app_user_id: 'tester', provider: 'store_android', state: 'active', is_sandbox: true }),
+      trx('entitlements').insert({
+        tenant_id: t.tenant_id,
+        app_user_id: 'tester',
+        provider: 'store_android',
+        state: 'active',
+        is_sandbox: true,
+      }),
     );
     const r = await call(api.apiUrl, '/readiness', t.secret_key);
     const android = r.body.providers.find((p: any) => p.provider === 'store_android');
@@ -67,7 +112,13 @@ describe('GET /readiness', () => {
   it('a live (non-sandbox) entitlement is not test evidence', async () => {
     const t = await seededTenant('live-ent');
     await withTenant(testDb(), t.tenant_id, (trx) =>
-      trx('entitlements').insert({ tenant_id: t.tenant_id, app_user_id: 'buyer', provider: 'store_android', state: 'active', is_sandbox: false }),
+      trx('entitlements').insert({
+        tenant_id: t.tenant_id,
+        app_user_id: 'buyer',
+        provider: 'store_android',
+        state: 'active',
+        is_sandbox: false,
+      }),
     );
     const r = await call(api.apiUrl, '/readiness', t.secret_key);
     expect(r.body.providers.find((p: any) => p.provider === 'store_android').test_ready).toBe(false);
@@ -76,12 +127,22 @@ describe('GET /readiness', () => {
   it("another tenant's evidence and connections never show", async () => {
     const a = await seededTenant('iso-a');
     await withTenant(testDb(), a.tenant_id, (trx) =>
-      trx('entitlements').insert({ tenant_id: a.tenant_id, app_user_id: 'tester', provider: 'store_android', state: 'active', is_sandbox: true }),
+      trx('entitlements').insert({
+        tenant_id: a.tenant_id,
+        app_user_id: 'tester',
+        provider: 'store_android',
+        state: 'active',
+        is_sandbox: true,
+      }),
     );
     const b = await newTenant('iso-b');
     const r = await call(api.apiUrl, '/readiness', b.secret_key);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ tenant_id: b.tenant_id, providers: [], summary: { total: 0, needs_manual_action: 0, live_ready: 0, test_ready: 0 } });
+    expect(r.body).toEqual({
+      tenant_id: b.tenant_id,
+      providers: [],
+      summary: { total: 0, needs_manual_action: 0, live_ready: 0, test_ready: 0 },
+    });
   });
 
   it('needs readiness:read; no credential or secret in the answer', async () => {

@@ -23,7 +23,13 @@ describe('request log', () => {
       await new Promise((r) => setTimeout(r, 50));
       const parsed = lines.map((l) => JSON.parse(l));
       const okLine = parsed.find((l) => l.request_id === ok.headers.get('request-id'));
-      expect(okLine).toMatchObject({ msg: 'request', method: 'GET', route: '/v1/products', status: 200, tenant_id: t.tenant_id });
+      expect(okLine).toMatchObject({
+        msg: 'request',
+        method: 'GET',
+        route: '/v1/products',
+        status: 200,
+        tenant_id: t.tenant_id,
+      });
       expect(okLine.key_id).toMatch(/^[0-9a-f-]{36}$/);
       const deniedLine = parsed.find((l) => l.request_id === denied.headers.get('request-id'));
       expect(deniedLine).toMatchObject({ status: 401 });
@@ -33,7 +39,7 @@ describe('request log', () => {
     }
   });
 
-  it('names the route template, never the path: an app user id (often an email) or an id in the path stays out of the api process\'s log', async () => {
+  it("names the route template, never the path: an app user id (often an email) or an id in the path stays out of the api process's log", async () => {
     const api = await startApiProcess({ LOG_LEVEL: 'info' });
     try {
       const t = await newTenant('log-routes');
@@ -43,18 +49,41 @@ describe('request log', () => {
       const productId = crypto.randomUUID();
       const asked = [
         // The premium check, with the id as apps send it (encoded) and raw.
-        [await call(root, `/v1/sdk/subscribers/${encodeURIComponent(email)}`, t.publishable_key), '/v1/sdk/subscribers/:appUserId', 200],
-        [await fetch(`${root}/v1/sdk/subscribers/${email}`, { headers: { authorization: `Bearer ${t.publishable_key}` } }), '/v1/sdk/subscribers/:appUserId', 200],
+        [
+          await call(root, `/v1/sdk/subscribers/${encodeURIComponent(email)}`, t.publishable_key),
+          '/v1/sdk/subscribers/:appUserId',
+          200,
+        ],
+        [
+          await fetch(`${root}/v1/sdk/subscribers/${email}`, {
+            headers: { authorization: `Bearer ${t.publishable_key}` },
+          }),
+          '/v1/sdk/subscribers/:appUserId',
+          200,
+        ],
         // Refused before the id is read: still the template.
         [await call(root, `/v1/sdk/subscribers/${encodeURIComponent(email)}`), '/v1/sdk/subscribers/:appUserId', 401],
         [await call(`${root}/v1`, `/products/${productId}`, t.secret_key), '/v1/products/:id', 404],
         // A path no route takes is whatever the client sent: not logged at all.
         [await call(root, `/v1/sdk/subscriber/${encodeURIComponent(email)}`, t.publishable_key), '(unmatched)', 404],
-        [await call(dashboard, `/api/webhooks/${encodeURIComponent(email)}`, undefined, { method: 'POST', body: '{}' }), '/api/webhooks/:provider', 404],
+        [
+          await call(dashboard, `/api/webhooks/${encodeURIComponent(email)}`, undefined, {
+            method: 'POST',
+            body: '{}',
+          }),
+          '/api/webhooks/:provider',
+          404,
+        ],
       ] as const;
       const lines = await until(
         'a request line for each',
-        async () => api.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request'),
+        async () =>
+          api
+            .stdout()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+            .filter((l) => l.msg === 'request'),
         (ls) => asked.every(([r]) => ls.some((l) => l.request_id === r.headers.get('request-id'))),
       );
       for (const [r, route, status] of asked) {

@@ -71,7 +71,10 @@ describe('scope matrix', () => {
   });
 
   it('a key without the scope gets the same 403 whether the product it names exists or not', async () => {
-    for (const [method, suffix, scope] of [['GET', '', 'products:read'], ['POST', '/sync', 'products:sync']] as const) {
+    for (const [method, suffix, scope] of [
+      ['GET', '', 'products:read'],
+      ['POST', '/sync', 'products:sync'],
+    ] as const) {
       const without = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== scope) as Scope[]);
       const answers = [];
       for (const named of [productId, crypto.randomUUID(), 'premium_monthly', 'no_such_sku']) {
@@ -93,7 +96,10 @@ describe('scope matrix', () => {
       const allBut = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== op.scope) as Scope[]);
       for (const base of [api.apiUrl, api.altUrl]) {
         // POST /sync confirms the count the report shows now (the gate itself is tested in sync.test.ts).
-        const body = op.name === 'sync.run' ? JSON.stringify({ confirm_count: (await call(base, '/sync', t.secret_key)).body.confirm_count }) : undefined;
+        const body =
+          op.name === 'sync.run'
+            ? JSON.stringify({ confirm_count: (await call(base, '/sync', t.secret_key)).body.confirm_count })
+            : undefined;
         const ok = await call(base, p, only.secret_key, { method: op.rest!.method, body });
         expect(ok.status).toBe(200);
         assertMatchesOpenApi(op.rest!.method, op.rest!.path, ok);

@@ -10,7 +10,13 @@ import { testServices } from '../helpers/api';
 import { until } from '../helpers/until';
 
 // Short bounds so the test takes seconds; the production values are checked separately below.
-const LIMITS: HttpLimits = { requestTimeoutMs: 1_500, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500, maxConnections: 3, maxConnectionsPerAddress: 0 };
+const LIMITS: HttpLimits = {
+  requestTimeoutMs: 1_500,
+  headersTimeoutMs: 1_000,
+  keepAliveTimeoutMs: 500,
+  maxConnections: 3,
+  maxConnectionsPerAddress: 0,
+};
 // Node looks for expired connections once a second (connectionsCheckingInterval).
 const SLACK_MS = 1_500;
 
@@ -53,7 +59,9 @@ describe('slow clients are cut off within the listener bounds (issue #18, item 6
 
   it('a body sent a byte at a time is answered 408 and closed by the request timeout', async () => {
     const c = client(port, (s) => {
-      s.write('POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000\r\n\r\n');
+      s.write(
+        'POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 10000\r\n\r\n',
+      );
       trickle(s, 'a', 200);
     });
     const { ms, received } = await c.closed;
@@ -79,9 +87,17 @@ describe('slow clients are cut off within the listener bounds (issue #18, item 6
   });
 
   it('connections past the cap are dropped at once', async () => {
-    const held = Array.from({ length: LIMITS.maxConnections }, () => client(port, (s) => s.write('GET / HTTP/1.1\r\n')));
-    await Promise.all(held.map((h) => new Promise((r) => (h.socket.readyState === 'open' ? r(null) : h.socket.once('connect', r)))));
-    await until('the server to hold the capped number of connections', () => new Promise<number>((r) => server.getConnections((_e, n) => r(n))), (n) => n >= LIMITS.maxConnections);
+    const held = Array.from({ length: LIMITS.maxConnections }, () =>
+      client(port, (s) => s.write('GET / HTTP/1.1\r\n')),
+    );
+    await Promise.all(
+      held.map((h) => new Promise((r) => (h.socket.readyState === 'open' ? r(null) : h.socket.once('connect', r)))),
+    );
+    await until(
+      'the server to hold the capped number of connections',
+      () => new Promise<number>((r) => server.getConnections((_e, n) => r(n))),
+      (n) => n >= LIMITS.maxConnections,
+    );
     const extra = client(port, () => {});
     const { ms, received } = await extra.closed;
     expect(received).toBe('');
@@ -94,8 +110,16 @@ describe('slow clients are cut off within the listener bounds (issue #18, item 6
     expect(DEFAULT_HTTP_LIMITS.requestTimeoutMs).toBeLessThanOrEqual(30_000);
     expect(loadConfig({ HTTP_MAX_CONNECTIONS: '50' }).httpLimits.maxConnections).toBe(50);
     const s = createHttpServer(() => {});
-    expect({ request: s.requestTimeout, headers: s.headersTimeout, keepAlive: s.keepAliveTimeout, max: s.maxConnections }).toEqual({
-      request: DEFAULT_HTTP_LIMITS.requestTimeoutMs, headers: DEFAULT_HTTP_LIMITS.headersTimeoutMs, keepAlive: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs, max: DEFAULT_HTTP_LIMITS.maxConnections,
+    expect({
+      request: s.requestTimeout,
+      headers: s.headersTimeout,
+      keepAlive: s.keepAliveTimeout,
+      max: s.maxConnections,
+    }).toEqual({
+      request: DEFAULT_HTTP_LIMITS.requestTimeoutMs,
+      headers: DEFAULT_HTTP_LIMITS.headersTimeoutMs,
+      keepAlive: DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs,
+      max: DEFAULT_HTTP_LIMITS.maxConnections,
     });
   });
 });

@@ -25,10 +25,23 @@ describe('sync under provider rate limits', () => {
     const t = await newTenant(`rl-${provider}`);
     await withTenant(testDb(), t.tenant_id, async (trx) => {
       const acct = await createEmulatorAccount(stack.emulators[provider].url);
-      await createConnection(trx, stack.worker.vault, { provider, account_ref: acct.account, credentials: { test: acct.credentials.test }, webhook_secret: acct.webhook_secret || null });
+      await createConnection(trx, stack.worker.vault, {
+        provider,
+        account_ref: acct.account,
+        credentials: { test: acct.credentials.test },
+        webhook_secret: acct.webhook_secret || null,
+      });
       for (let i = 0; i < n; i++) {
-        const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: `sku_${i}`, name: `Product ${i}`, tier: 'monthly' }).returning('id');
-        await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 499 + i });
+        const [p] = await trx('products')
+          .insert({ tenant_id: t.tenant_id, sku: `sku_${i}`, name: `Product ${i}`, tier: 'monthly' })
+          .returning('id');
+        await trx('prices').insert({
+          tenant_id: t.tenant_id,
+          product_id: p.id,
+          country: 'US',
+          currency: 'USD',
+          amount_minor: 499 + i,
+        });
       }
     });
     return t;
@@ -37,9 +50,11 @@ describe('sync under provider rate limits', () => {
   async function drain(secret: string) {
     const report = await call(stack.api.apiUrl, '/sync', secret);
     expect(report.status).toBe(200);
-    return call(stack.api.apiUrl, '/sync', secret, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    return call(stack.api.apiUrl, '/sync', secret, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: report.body.confirm_count }),
+    });
   }
-
 
   it('psp_a at its documented test-mode limit (25 a second): the sync completes with no failure, never more than the limit got through, and (almost) no call was refused', async () => {
     const t = await tenantWith('psp_a', 12);
@@ -86,13 +101,25 @@ describe('sync under provider rate limits', () => {
     }
     try {
       const acctB = await createEmulatorAccount(stack.emulators.psp_b.url);
-      const b = (await Promise.all([1, 2].map(() => fetch(`${stack.emulators.psp_b.url}/products`, { headers: { authorization: `Bearer ${acctB.credentials.test.api_key}` } })))).find((r) => r.status === 429)!;
+      const b = (
+        await Promise.all(
+          [1, 2].map(() =>
+            fetch(`${stack.emulators.psp_b.url}/products`, {
+              headers: { authorization: `Bearer ${acctB.credentials.test.api_key}` },
+            }),
+          ),
+        )
+      ).find((r) => r.status === 429)!;
       expect(Number(b.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await b.json()).toMatchObject({ error: { type: 'api_error', code: 'too_many_requests' } });
 
       const acctC = await createEmulatorAccount(stack.emulators.psp_c.url);
       const basic = `Basic ${Buffer.from(`${acctC.credentials.test.key_id}:${acctC.credentials.test.key_secret}`).toString('base64')}`;
-      const c = (await Promise.all([1, 2].map(() => fetch(`${stack.emulators.psp_c.url}/v1/items`, { headers: { authorization: basic } })))).find((r) => r.status === 429)!;
+      const c = (
+        await Promise.all(
+          [1, 2].map(() => fetch(`${stack.emulators.psp_c.url}/v1/items`, { headers: { authorization: basic } })),
+        )
+      ).find((r) => r.status === 429)!;
       expect(Number(c.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await c.json()).toMatchObject({ error: { code: 'BAD_REQUEST_ERROR', description: 'Too many requests' } });
     } finally {

@@ -20,9 +20,17 @@ describe('drift report and sync gate', () => {
   const stack = useEmulatorStack(masterKey);
 
   const state = async () =>
-    Object.fromEntries(await Promise.all(PROVIDERS.map(async (p) => [p, await (await fetch(`${stack.emulators[p].url}/__control/state`)).json()])));
+    Object.fromEntries(
+      await Promise.all(
+        PROVIDERS.map(async (p) => [p, await (await fetch(`${stack.emulators[p].url}/__control/state`)).json()]),
+      ),
+    );
   const fault = (p: ProviderId, body: unknown) =>
-    fetch(`${stack.emulators[p].url}/__control/faults`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    fetch(`${stack.emulators[p].url}/__control/faults`, {
+      method: body ? 'POST' : 'DELETE',
+      headers: { 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
   const runRows = async (tenantId: string) => ({
     runs: Number((await testDb()('sync_runs').where({ tenant_id: tenantId }).count({ n: '*' }).first())!.n),
     events: Number((await testDb()('sync_events').where({ tenant_id: tenantId }).count({ n: '*' }).first())!.n),
@@ -34,20 +42,51 @@ describe('drift report and sync gate', () => {
     await withTenant(testDb(), t.tenant_id, async (trx) => {
       for (const provider of PROVIDERS) {
         const acct = await createEmulatorAccount(stack.emulators[provider].url);
-        await createConnection(trx, stack.worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
+        await createConnection(trx, stack.worker.vault, {
+          provider,
+          account_ref: acct.account,
+          credentials: acct.credentials,
+          webhook_secret: acct.webhook_secret || null,
+        });
       }
-      for (const [sku, tier, monthly] of [['pro_monthly', 'monthly', 999], ['pro_annual', 'annual', 8999]] as const) {
+      for (const [sku, tier, monthly] of [
+        ['pro_monthly', 'monthly', 999],
+        ['pro_annual', 'annual', 8999],
+      ] as const) {
         const [p] = await trx('products')
-          .insert({ tenant_id: t.tenant_id, sku, name: sku, tier, android_store_product_id: sku.replace('_', '-'), ios_store_product_id: `com.example.${sku}` })
+          .insert({
+            tenant_id: t.tenant_id,
+            sku,
+            name: sku,
+            tier,
+            android_store_product_id: sku.replace('_', '-'),
+            ios_store_product_id: `com.example.${sku}`,
+          })
           .returning('id');
-        const locales = sku === 'pro_annual' ? [['US', 'USD']] : [['US', 'USD'], ['DE', 'EUR']];
-        for (const [country, currency] of locales) await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country, currency, amount_minor: monthly });
+        const locales =
+          sku === 'pro_annual'
+            ? [['US', 'USD']]
+            : [
+                ['US', 'USD'],
+                ['DE', 'EUR'],
+              ];
+        for (const [country, currency] of locales)
+          await trx('prices').insert({
+            tenant_id: t.tenant_id,
+            product_id: p.id,
+            country,
+            currency,
+            amount_minor: monthly,
+          });
       }
-      await trx('paywalls').insert({ tenant_id: t.tenant_id, config: JSON.stringify({ skus: ['pro_monthly'] }), published_at: null });
+      await trx('paywalls').insert({
+        tenant_id: t.tenant_id,
+        config: JSON.stringify({ skus: ['pro_monthly'] }),
+        published_at: null,
+      });
     });
     return t;
   }
-
 
   it('the report lists every divergence; a sync drains the automatable ones; a second run has nothing to do', async () => {
     const t = await connectedTenant('drain');
@@ -55,27 +94,48 @@ describe('drift report and sync gate', () => {
     expect(report.status).toBe(200);
     expect(report.body.confirm_count).toBe(report.body.findings.length);
     const kinds = new Set(report.body.findings.map((f: any) => f.kind));
-    for (const k of ['product-missing-at-provider', 'active-provider-zero-links', 'missing-currency-for-country', 'paywall-not-published']) expect(kinds).toContain(k);
+    for (const k of [
+      'product-missing-at-provider',
+      'active-provider-zero-links',
+      'missing-currency-for-country',
+      'paywall-not-published',
+    ])
+      expect(kinds).toContain(k);
     // 2 products × (3 web providers × 2 modes + 2 stores × 1 catalogue)
     expect(report.body.findings.filter((f: any) => f.kind === 'product-missing-at-provider')).toHaveLength(16);
-    expect(report.body.findings.find((f: any) => f.kind === 'missing-currency-for-country')).toMatchObject({ subject: 'product:pro_annual', automatable: false });
+    expect(report.body.findings.find((f: any) => f.kind === 'missing-currency-for-country')).toMatchObject({
+      subject: 'product:pro_annual',
+      automatable: false,
+    });
 
-    const run = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    const run = await call(stack.api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: report.body.confirm_count }),
+    });
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({ ok: true, synced: 16, failed: [], skipped: [] });
     expect(run.body.priced_locales).toBeGreaterThan(0);
-    expect(run.body.needs_human.map((f: any) => f.kind).sort()).toEqual(['missing-currency-for-country', 'paywall-not-published']);
+    expect(run.body.needs_human.map((f: any) => f.kind).sort()).toEqual([
+      'missing-currency-for-country',
+      'paywall-not-published',
+    ]);
     // No link to the Temporal UI: it is the operator's, and shows every tenant's workflows.
     expect(run.headers.get('link')).toBeNull();
     // The run row records the workflow id it ran under (the dashboard shows it; operators look it up).
-    expect((await testDb()('sync_runs').where({ id: run.body.run_id }).first()).workflow_id).toBe(`sync-${t.tenant_id}-${run.body.run_id}`);
+    expect((await testDb()('sync_runs').where({ id: run.body.run_id }).first()).workflow_id).toBe(
+      `sync-${t.tenant_id}-${run.body.run_id}`,
+    );
 
     const events = await call(stack.api.apiUrl, `/sync/events?run_id=${run.body.run_id}`, t.secret_key);
     expect(events.body.data.map((e: any) => e.provider).sort()).toEqual([...PROVIDERS].sort());
     expect(events.body.data.every((e: any) => e.status === 'succeeded')).toBe(true);
 
     const audit = await call(stack.api.apiUrl, '/audit?action=sync.run', t.secret_key);
-    expect(audit.body.data[0]).toMatchObject({ actor_type: 'api_key', outcome: 'ok', detail: { run_id: run.body.run_id } });
+    expect(audit.body.data[0]).toMatchObject({
+      actor_type: 'api_key',
+      outcome: 'ok',
+      detail: { run_id: run.body.run_id },
+    });
 
     const after = await call(stack.api.apiUrl, '/sync', t.secret_key);
     expect(after.body.findings.every((f: any) => !f.automatable)).toBe(true);
@@ -85,7 +145,10 @@ describe('drift report and sync gate', () => {
 
     const before = await state();
     await refill(t.tenant_id);
-    const again = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: 2 }) });
+    const again = await call(stack.api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: 2 }),
+    });
     expect(again.status).toBe(200);
     expect(again.body.synced).toBe(0);
     expect(await state()).toEqual(before);
@@ -95,7 +158,10 @@ describe('drift report and sync gate', () => {
     const t = await connectedTenant('noop');
     const drain = async () => {
       const n = (await call(stack.api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
-      return call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }) });
+      return call(stack.api.apiUrl, '/sync', t.secret_key, {
+        method: 'POST',
+        body: JSON.stringify({ confirm_count: n }),
+      });
     };
     expect((await drain()).body).toMatchObject({ ok: true, synced: 16 });
     await refill(t.tenant_id);
@@ -106,22 +172,41 @@ describe('drift report and sync gate', () => {
     expect(events.status).toBe(200);
     expect(events.body.data.map((e: any) => e.provider).sort()).toEqual([...PROVIDERS].sort());
     for (const e of events.body.data) {
-      expect(e).toMatchObject({ run_id: again.body.run_id, status: 'succeeded', reason: null, detail: { outcome: 'nothing_to_do', synced: 0, failed: 0 } });
+      expect(e).toMatchObject({
+        run_id: again.body.run_id,
+        status: 'succeeded',
+        reason: null,
+        detail: { outcome: 'nothing_to_do', synced: 0, failed: 0 },
+      });
     }
     const modes = Object.fromEntries(events.body.data.map((e: any) => [e.provider, [...e.detail.modes].sort()]));
-    expect(modes).toEqual({ psp_a: ['live', 'test'], psp_b: ['live', 'test'], psp_c: ['live', 'test'], store_android: ['live'], store_ios: ['live'] });
+    expect(modes).toEqual({
+      psp_a: ['live', 'test'],
+      psp_b: ['live', 'test'],
+      psp_c: ['live', 'test'],
+      store_android: ['live'],
+      store_ios: ['live'],
+    });
   });
 
   it('Prefer: respond-async keeps the refusals: a wrong count is 409 count_mismatch, and nothing is written', async () => {
     const t = await connectedTenant('async-gate');
     const n = (await call(stack.api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
     const before = { emulators: await state(), rows: await runRows(t.tenant_id) };
-    const r = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n + 1 }), headers: { prefer: 'respond-async' } });
+    const r = await call(stack.api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: n + 1 }),
+      headers: { prefer: 'respond-async' },
+    });
     expect(r.status).toBe(409);
     expect(r.body).toMatchObject({ error: 'count_mismatch', expected: n, received: n + 1, requiresConfirmation: true });
     const other = crypto.randomUUID();
     await testDb()('sync_runs').insert({ id: other, tenant_id: t.tenant_id, kind: 'sync', status: 'running' });
-    const busy = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }), headers: { prefer: 'respond-async' } });
+    const busy = await call(stack.api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: n }),
+      headers: { prefer: 'respond-async' },
+    });
     expect(busy.status).toBe(409);
     expect(busy.body.error).toBe('sync_in_progress');
     await testDb()('sync_runs').where({ id: other }).del();
@@ -132,17 +217,24 @@ describe('drift report and sync gate', () => {
   it('the demo tenant: findings of at least four kinds; a sync leaves only what needs a person', async () => {
     const t = await newTenant('demo-like');
     await seedDemoTenant(testDb(), t.tenant_id);
-    expect(await connectDemoProviders(testDb(), { ...stack.worker.config, masterKey }, t.tenant_id)).toEqual([...PROVIDERS]);
+    expect(await connectDemoProviders(testDb(), { ...stack.worker.config, masterKey }, t.tenant_id)).toEqual([
+      ...PROVIDERS,
+    ]);
     const report = await call(stack.api.apiUrl, '/sync', t.secret_key);
     const kinds = new Set(report.body.findings.map((f: any) => f.kind));
     expect(kinds.size).toBeGreaterThanOrEqual(4);
-    const run = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    const run = await call(stack.api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: report.body.confirm_count }),
+    });
     expect(run.status).toBe(200);
     expect(run.body.failed).toEqual([]);
     const after = await call(stack.api.apiUrl, '/sync', t.secret_key);
     expect(after.body.findings.length).toBeGreaterThan(0);
     expect(after.body.findings.every((f: any) => !f.automatable)).toBe(true);
-    expect(new Set(after.body.findings.map((f: any) => f.kind))).toEqual(new Set(['paywall-not-published', 'missing-currency-for-country']));
+    expect(new Set(after.body.findings.map((f: any) => f.kind))).toEqual(
+      new Set(['paywall-not-published', 'missing-currency-for-country']),
+    );
     expect(after.body.findings).toEqual(run.body.needs_human);
   });
 
@@ -155,14 +247,26 @@ describe('drift report and sync gate', () => {
 
     const wrong = await post(JSON.stringify({ confirm_count: n + 1 }));
     expect(wrong.status).toBe(409);
-    expect(wrong.body).toMatchObject({ error: 'count_mismatch', expected: n, received: n + 1, requiresConfirmation: true });
+    expect(wrong.body).toMatchObject({
+      error: 'count_mismatch',
+      expected: n,
+      received: n + 1,
+      requiresConfirmation: true,
+    });
     expect(wrong.body.detail).toContain(String(n));
     for (const body of ['{}', JSON.stringify({ confirm_count: null })]) {
       const r = await post(body);
       expect(r.status).toBe(409);
       expect(r.body).toMatchObject({ error: 'count_mismatch', received: null, expected: n });
     }
-    for (const body of ['[1]', '"x"', JSON.stringify({ confirm_count: '3' }), JSON.stringify({ confirm_count: -1 }), JSON.stringify({ confirm_count: 1.5 }), 'not json']) {
+    for (const body of [
+      '[1]',
+      '"x"',
+      JSON.stringify({ confirm_count: '3' }),
+      JSON.stringify({ confirm_count: -1 }),
+      JSON.stringify({ confirm_count: 1.5 }),
+      'not json',
+    ]) {
       const r = await post(body);
       expect(r.status, body).toBe(400);
       expect(r.body.error).toBe('invalid_request');
@@ -192,7 +296,10 @@ describe('drift report and sync gate', () => {
       expect(report.status).toBe(503);
       expect(report.body.error).toBe('drift_incomplete');
       expect(report.body.detail).toContain('psp_b');
-      const run = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }) });
+      const run = await call(stack.api.apiUrl, '/sync', t.secret_key, {
+        method: 'POST',
+        body: JSON.stringify({ confirm_count: n }),
+      });
       expect(run.status).toBe(503);
       expect(run.body.error).toBe('drift_incomplete');
       expect(await state()).toEqual(before.emulators);
@@ -205,7 +312,11 @@ describe('drift report and sync gate', () => {
   it('Prefer: respond-async answers 202 with the run id at once; the run completes on its own', async () => {
     const t = await connectedTenant('async');
     const n = (await call(stack.api.apiUrl, '/sync', t.secret_key)).body.confirm_count;
-    const r = await call(stack.api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: n }), headers: { prefer: 'respond-async' } });
+    const r = await call(stack.api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: n }),
+      headers: { prefer: 'respond-async' },
+    });
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ run_id: expect.any(String), status: 'running' });
     expect(r.headers.get('link')).toBeNull();
@@ -239,7 +350,9 @@ describe('drift report and sync gate', () => {
       await fault('psp_c', null);
     }
 
-    expect((await call(stack.api.apiUrl, `/products/${p.id}/sync`, other.secret_key, { method: 'POST' })).status).toBe(404);
+    expect((await call(stack.api.apiUrl, `/products/${p.id}/sync`, other.secret_key, { method: 'POST' })).status).toBe(
+      404,
+    );
     const bad = await call(stack.api.apiUrl, `/products/${p.id}/sync?provider=nope`, t.secret_key, { method: 'POST' });
     expect(bad.status).toBe(400);
     expect(bad.body.param).toBe('provider');

@@ -19,7 +19,14 @@ describe('a client generated from the OpenAPI document', () => {
   beforeAll(async () => {
     api = await startApi();
     const t = await newTenant('typed');
-    productId = (await makeProduct(t.tenant_id, { sku: 'typed_monthly', name: 'Typed', tier: 'monthly', prices: [{ country: 'US', currency: 'USD', amount: 499 }] })).id;
+    productId = (
+      await makeProduct(t.tenant_id, {
+        sku: 'typed_monthly',
+        name: 'Typed',
+        tier: 'monthly',
+        prices: [{ country: 'US', currency: 'USD', amount: 499 }],
+      })
+    ).id;
     client = createClient<paths>({ baseUrl: api.apiUrl, headers: { Authorization: `Bearer ${t.secret_key}` } });
   });
   afterAll(async () => api.close());
@@ -44,7 +51,9 @@ describe('a client generated from the OpenAPI document', () => {
   });
 
   it('errors come typed as the Error schema', async () => {
-    const missing = await client.GET('/products/{id}', { params: { path: { id: '00000000-0000-4000-8000-000000000000' } } });
+    const missing = await client.GET('/products/{id}', {
+      params: { path: { id: '00000000-0000-4000-8000-000000000000' } },
+    });
     expect(missing.response.status).toBe(404);
     const err: components['schemas']['Error'] | undefined = missing.error;
     expect(err?.error).toBe('not_found');

@@ -18,12 +18,21 @@ const noteOp = defineOperation({
   summary: 'a write used to exercise the write path',
   scope: 'products:write',
   write: true,
-  input: z.object({ text: z.string().min(1), nested: z.record(z.string(), z.unknown()).optional(), fail: z.boolean().optional(), misconfigured: z.boolean().optional() }).strict(),
+  input: z
+    .object({
+      text: z.string().min(1),
+      nested: z.record(z.string(), z.unknown()).optional(),
+      fail: z.boolean().optional(),
+      misconfigured: z.boolean().optional(),
+    })
+    .strict(),
   output: z.object({ id: z.string() }),
   rest: { method: 'POST', path: '/notes' },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
-      const [row] = await trx('coupons').insert({ tenant_id: ctx.tenantId, code: `NOTE-${input.text}` }).returning('id');
+      const [row] = await trx('coupons')
+        .insert({ tenant_id: ctx.tenantId, code: `NOTE-${input.text}` })
+        .returning('id');
       if (input.fail) throw new Error('handler exploded after writing');
       if (input.misconfigured) throw new ConfigError('PSP_A_API_BASE', 'PSP_A_API_BASE is not a URL');
       return { id: row.id };
@@ -89,12 +98,16 @@ describe('write path: audit, forbidden fields, malformed bodies, size limit', ()
   it('a server-side misconfiguration is 500 server_misconfigured naming the variable, nothing more', async () => {
     const r = await post(JSON.stringify({ text: 'cfg', misconfigured: true }));
     expect(r.status).toBe(500);
-    expect(r.body).toEqual({ error: 'server_misconfigured', detail: 'Server-side failure: PSP_A_API_BASE is misconfigured.' });
+    expect(r.body).toEqual({
+      error: 'server_misconfigured',
+      detail: 'Server-side failure: PSP_A_API_BASE is misconfigured.',
+    });
   });
 
   it('reads are not audited', async () => {
     const fresh = await newTenant('reads-only');
-    for (const p of ['/tenant', '/products', '/subscribers', '/audit']) expect((await call(api.apiUrl, p, fresh.secret_key)).status).toBe(200);
+    for (const p of ['/tenant', '/products', '/subscribers', '/audit'])
+      expect((await call(api.apiUrl, p, fresh.secret_key)).status).toBe(200);
     const audit = await call(api.apiUrl, '/audit?actor_type=api_key', fresh.secret_key);
     expect(audit.body.pagination.total).toBe(0);
   });
@@ -115,7 +128,13 @@ describe('write path: audit, forbidden fields, malformed bodies, size limit', ()
   });
 
   it('malformed JSON, a non-object body, unknown fields → 400 invalid_request; oversized → 413', async () => {
-    for (const body of ['{"text": ', '[1,2]', '"text"', JSON.stringify({ text: 'x', tenant_id: t.tenant_id }), JSON.stringify({ text: 'x', colour: 1 })]) {
+    for (const body of [
+      '{"text": ',
+      '[1,2]',
+      '"text"',
+      JSON.stringify({ text: 'x', tenant_id: t.tenant_id }),
+      JSON.stringify({ text: 'x', colour: 1 }),
+    ]) {
       const r = await post(body);
       expect([body, r.status, r.body.error]).toEqual([body, 400, 'invalid_request']);
     }

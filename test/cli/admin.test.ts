@@ -23,8 +23,16 @@ describe('admin CLI', () => {
   let env: NodeJS.ProcessEnv;
   let api: Awaited<ReturnType<typeof startApi>>;
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    env = { ...process.env, DATABASE_URL: inject('databaseUrl'), MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`, LOG_LEVEL: 'silent' };
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    env = {
+      ...process.env,
+      DATABASE_URL: inject('databaseUrl'),
+      MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`,
+      LOG_LEVEL: 'silent',
+    };
     for (const p of PROVIDERS) env[`${p.toUpperCase()}_API_BASE`] = emulators[p].url;
     api = await startApi();
   });
@@ -34,7 +42,10 @@ describe('admin CLI', () => {
   });
 
   const admin = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], { env, cwd: ROOT_DIR }).then(
+    run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], {
+      env,
+      cwd: ROOT_DIR,
+    }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
       (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
     );
@@ -58,7 +69,16 @@ describe('admin CLI', () => {
 
   it('key:create mints a scoped, expiring key; key:revoke makes it 401', async () => {
     const t = JSON.parse((await admin('tenant:create', '--name', 'Keys Co', '--json')).stdout);
-    const k = await admin('key:create', '--tenant', t.tenant_id, '--scopes', 'products:read,tenant:read', '--expires-in', '3600', '--json');
+    const k = await admin(
+      'key:create',
+      '--tenant',
+      t.tenant_id,
+      '--scopes',
+      'products:read,tenant:read',
+      '--expires-in',
+      '3600',
+      '--json',
+    );
     expect(k.code).toBe(0);
     const key = JSON.parse(k.stdout);
     expect(Object.keys(key).sort()).toEqual(['key_id', 'secret_key']);
@@ -103,7 +123,8 @@ describe('admin CLI', () => {
   it('--help lists every command', async () => {
     const r = await admin('--help');
     expect(r.code).toBe(0);
-    for (const c of ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt']) expect(r.stdout).toContain(c);
+    for (const c of ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt'])
+      expect(r.stdout).toContain(c);
   });
 
   it('demo --json: the demo tenant, created once and seeded with data and connected emulator providers, each call a fresh key', async () => {
@@ -114,19 +135,33 @@ describe('admin CLI', () => {
     expect(second.tenant_id).toBe(first.tenant_id);
     expect(second.secret_key).not.toBe(first.secret_key);
     expect(second.publishable_key).toBe(first.publishable_key);
-    for (const path of ['/products', '/subscribers', '/entitlements', '/coupons', '/webhooks', '/audit', '/providers']) {
+    for (const path of [
+      '/products',
+      '/subscribers',
+      '/entitlements',
+      '/coupons',
+      '/webhooks',
+      '/audit',
+      '/providers',
+    ]) {
       const r = await call(api.apiUrl, path, second.secret_key);
       expect([path, r.status, r.body.data.length > 0]).toEqual([path, 200, true]);
     }
     const providers = await call(api.apiUrl, '/providers', second.secret_key);
     expect(providers.body.data.map((c: any) => c.provider).sort()).toEqual([...PROVIDERS].sort());
-    expect(providers.body.data.every((c: any) => c.is_default && c.has_test_credential && c.has_live_credential)).toBe(true);
+    expect(providers.body.data.every((c: any) => c.is_default && c.has_test_credential && c.has_live_credential)).toBe(
+      true,
+    );
     expect((await call(api.apiUrl, '/paywall', second.secret_key)).status).toBe(200);
   });
 
-  it('demo:publishable-key --json: the demo tenant\'s publishable key, with no secret key minted', async () => {
+  it("demo:publishable-key --json: the demo tenant's publishable key, with no secret key minted", async () => {
     const demo = JSON.parse((await admin('demo', '--json')).stdout);
-    const keys = async () => Number((await testDb()('api_keys').where({ tenant_id: demo.tenant_id }).count<{ count: string }[]>('* as count'))[0].count);
+    const keys = async () =>
+      Number(
+        (await testDb()('api_keys').where({ tenant_id: demo.tenant_id }).count<{ count: string }[]>('* as count'))[0]
+          .count,
+      );
     const before = await keys();
     const r = await admin('demo:publishable-key', '--json');
     expect(r.code).toBe(0);
@@ -136,10 +171,16 @@ describe('admin CLI', () => {
 
   it('operator actions land in the tenant’s audit trail with actor_type operator, never a key value', async () => {
     const created = JSON.parse((await admin('tenant:create', '--name', 'Audited Co', '--json')).stdout);
-    const key = JSON.parse((await admin('key:create', '--tenant', created.tenant_id, '--scopes', 'audit:read', '--json')).stdout);
+    const key = JSON.parse(
+      (await admin('key:create', '--tenant', created.tenant_id, '--scopes', 'audit:read', '--json')).stdout,
+    );
     expect((await admin('key:revoke', '--key', key.key_id)).code).toBe(0);
     await withTenant(testDb(), created.tenant_id, (trx) =>
-      createConnection(trx, createVault(env.MASTER_KEY!), { provider: 'psp_a', account_ref: `acct_audit_${crypto.randomBytes(4).toString('hex')}`, credentials: { test: { secret_key: 'sk_test_audit' } } }),
+      createConnection(trx, createVault(env.MASTER_KEY!), {
+        provider: 'psp_a',
+        account_ref: `acct_audit_${crypto.randomBytes(4).toString('hex')}`,
+        credentials: { test: { secret_key: 'sk_test_audit' } },
+      }),
     );
     const re = await admin('vault:reencrypt', '--json');
     expect(re.stderr).not.toMatch(/TypeError|ReferenceError/);

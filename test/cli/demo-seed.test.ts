@@ -9,7 +9,8 @@ describe('demo seeding', () => {
     const t = await newTenant('seed');
     await Promise.all([seedDemoTenant(testDb(), t.tenant_id), seedDemoTenant(testDb(), t.tenant_id)]);
     await seedDemoTenant(testDb(), t.tenant_id);
-    const count = async (table: string) => Number((await testDb()(table).where({ tenant_id: t.tenant_id }).count({ n: '*' }).first())!.n);
+    const count = async (table: string) =>
+      Number((await testDb()(table).where({ tenant_id: t.tenant_id }).count({ n: '*' }).first())!.n);
     expect(await count('products')).toBe(DEMO_PRODUCTS.length);
     expect(await count('subscriptions')).toBe(demoSubscribers().length);
     expect(await count('paywalls')).toBe(1);

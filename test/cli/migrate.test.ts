@@ -13,10 +13,14 @@ describe('npm run migrate', () => {
     await testDb().raw(`create database "${name}"`);
     const url = withDatabase(inject('databaseUrl'), name);
     try {
-      const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'db/migrate-main.ts')], {
-        env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' },
-        cwd: ROOT_DIR,
-      });
+      const r = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT_DIR, 'db/migrate-main.ts')],
+        {
+          env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' },
+          cwd: ROOT_DIR,
+        },
+      );
       expect(r.stdout).toMatch(/^migrations applied: 001_schema, 002_list_indexes, 004_sync_runs/);
       const db = createKnex(url, { max: 1 });
       try {

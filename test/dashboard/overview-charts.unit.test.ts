@@ -22,8 +22,18 @@ describe('overview charts (server-side SVG)', () => {
   });
 
   it('draws one line per series inside the plot, and its table holds every value', () => {
-    const out = lineChart({ id: 'c', title: 'New trials', days, series: [{ label: 'psp_a', values: [0, 2, 1, 4] }, { label: 'store_ios', values: [1, 1, 0, 0] }] }).value;
-    const lines = [...out.matchAll(/<polyline [^>]*points="([^"]+)"/g)].map((m) => m[1].split(' ').map((p) => p.split(',').map(Number)));
+    const out = lineChart({
+      id: 'c',
+      title: 'New trials',
+      days,
+      series: [
+        { label: 'psp_a', values: [0, 2, 1, 4] },
+        { label: 'store_ios', values: [1, 1, 0, 0] },
+      ],
+    }).value;
+    const lines = [...out.matchAll(/<polyline [^>]*points="([^"]+)"/g)].map((m) =>
+      m[1].split(' ').map((p) => p.split(',').map(Number)),
+    );
     expect(lines).toHaveLength(2);
     for (const pts of lines) {
       expect(pts).toHaveLength(4);
@@ -33,21 +43,42 @@ describe('overview charts (server-side SVG)', () => {
     const a = lines[0];
     expect(Math.min(...a.map((p) => p[1]))).toBe(a[3][1]);
     expect(a[0][1]).toBeGreaterThan(a[1][1]);
-    const rows = [...out.matchAll(/<tr><th scope="row">([\d-]+)<\/th><td>(\d+)<\/td><td>(\d+)<\/td><\/tr>/g)].map((m) => [m[1], Number(m[2]), Number(m[3])]);
-    expect(rows).toEqual([['2026-02-27', 0, 1], ['2026-02-28', 2, 1], ['2026-03-01', 1, 0], ['2026-03-02', 4, 0]]);
+    const rows = [...out.matchAll(/<tr><th scope="row">([\d-]+)<\/th><td>(\d+)<\/td><td>(\d+)<\/td><\/tr>/g)].map(
+      (m) => [m[1], Number(m[2]), Number(m[3])],
+    );
+    expect(rows).toEqual([
+      ['2026-02-27', 0, 1],
+      ['2026-02-28', 2, 1],
+      ['2026-03-01', 1, 0],
+      ['2026-03-02', 4, 0],
+    ]);
     expect(out).toContain('role="img"');
-    expect(out).toContain(`<desc id="c-desc">${chartSummary({ id: 'c', title: 'New trials', days, series: [{ label: 'psp_a', values: [0, 2, 1, 4] }, { label: 'store_ios', values: [1, 1, 0, 0] }] })}</desc>`);
+    expect(out).toContain(
+      `<desc id="c-desc">${chartSummary({
+        id: 'c',
+        title: 'New trials',
+        days,
+        series: [
+          { label: 'psp_a', values: [0, 2, 1, 4] },
+          { label: 'store_ios', values: [1, 1, 0, 0] },
+        ],
+      })}</desc>`,
+    );
   });
 
   it('says in words what a screen reader cannot see', () => {
-    expect(chartSummary({ id: 'x', title: 'Refunds', days, series: [{ label: 'psp_a', values: [0, 2, 1, 4] }] }))
-      .toBe('Refunds, daily from 2026-02-27 to 2026-03-02: psp_a 4 on the last day (lowest 0, highest 4, 7 summed over the days).');
-    expect(chartSummary({ id: 'x', title: 'Refunds', days, series: [] })).toBe('Refunds: nothing recorded from 2026-02-27 to 2026-03-02.');
+    expect(chartSummary({ id: 'x', title: 'Refunds', days, series: [{ label: 'psp_a', values: [0, 2, 1, 4] }] })).toBe(
+      'Refunds, daily from 2026-02-27 to 2026-03-02: psp_a 4 on the last day (lowest 0, highest 4, 7 summed over the days).',
+    );
+    expect(chartSummary({ id: 'x', title: 'Refunds', days, series: [] })).toBe(
+      'Refunds: nothing recorded from 2026-02-27 to 2026-03-02.',
+    );
   });
 
   it('escapes whatever a label carries', () => {
-    const out = lineChart({ id: 'e', title: 'T', days, series: [{ label: '<script>x</script>', values: [1, 1, 1, 1] }] }).value
-      + barChart({ id: 'b', title: 'B', bars: [{ label: '"><img src=x>', value: 1, href: '/x?a=1&b=2' }] }).value;
+    const out =
+      lineChart({ id: 'e', title: 'T', days, series: [{ label: '<script>x</script>', values: [1, 1, 1, 1] }] }).value +
+      barChart({ id: 'b', title: 'B', bars: [{ label: '"><img src=x>', value: 1, href: '/x?a=1&b=2' }] }).value;
     expect(out).not.toContain('<script>');
     expect(out).not.toContain('<img');
     expect(out).toContain('&lt;script&gt;');
@@ -55,18 +86,27 @@ describe('overview charts (server-side SVG)', () => {
   });
 
   it('bars are as long as their share of the largest, each a link with its value in text', () => {
-    const out = barChart({ id: 'b', title: 'Active', bars: [{ label: 'psp_a', value: 5, href: '/s?provider=psp_a' }, { label: 'psp_b', value: 2, href: '/s?provider=psp_b' }] }).value;
+    const out = barChart({
+      id: 'b',
+      title: 'Active',
+      bars: [
+        { label: 'psp_a', value: 5, href: '/s?provider=psp_a' },
+        { label: 'psp_b', value: 2, href: '/s?provider=psp_b' },
+      ],
+    }).value;
     expect([...out.matchAll(/<rect [^>]*width="([\d.]+)"/g)].map((m) => Number(m[1]))).toEqual([100, 40]);
     expect(out).toContain('<span class="bar-value">5</span>');
   });
 
   it('MRR per currency: each tier brought to a month, never summed across currencies', () => {
-    expect(mrrByCurrency([
-      { currency: 'USD', tier: 'monthly', amount_minor: 999 * 3, subscriptions: 3 },
-      { currency: 'USD', tier: 'annual', amount_minor: 12_000, subscriptions: 1 },
-      { currency: 'USD', tier: 'weekly', amount_minor: 300, subscriptions: 1 },
-      { currency: 'EUR', tier: 'quarterly', amount_minor: 3_000, subscriptions: 1 },
-    ])).toEqual([
+    expect(
+      mrrByCurrency([
+        { currency: 'USD', tier: 'monthly', amount_minor: 999 * 3, subscriptions: 3 },
+        { currency: 'USD', tier: 'annual', amount_minor: 12_000, subscriptions: 1 },
+        { currency: 'USD', tier: 'weekly', amount_minor: 300, subscriptions: 1 },
+        { currency: 'EUR', tier: 'quarterly', amount_minor: 3_000, subscriptions: 1 },
+      ]),
+    ).toEqual([
       { currency: 'EUR', mrr_minor: 1_000, subscriptions: 1 },
       { currency: 'USD', mrr_minor: 2_997 + 1_000 + 1_300, subscriptions: 5 },
     ]);

@@ -34,7 +34,15 @@ function rng(seed: number) {
 /** Figures in a fixed order: the statements return groups in no particular one. */
 function sorted(f: OverviewFigures) {
   const order = <T>(xs: T[]) => [...xs].map((x) => JSON.stringify(x)).sort();
-  return { ...f, subscriptions: order(f.subscriptions), entitlements: order(f.entitlements), priced: order(f.priced), last30: order(f.last30), days: order(f.days), webhookFailures24h: order(f.webhookFailures24h) };
+  return {
+    ...f,
+    subscriptions: order(f.subscriptions),
+    entitlements: order(f.entitlements),
+    priced: order(f.priced),
+    last30: order(f.last30),
+    days: order(f.days),
+    webhookFailures24h: order(f.webhookFailures24h),
+  };
 }
 
 const app = () => appDb();
@@ -59,39 +67,90 @@ async function randomWrites(tenant: string, products: string[], next: () => numb
     const subs: { id: string }[] = await tx((trx) => trx('subscriptions').select('id').orderBy('id'));
     const ents: { id: string }[] = await tx((trx) => trx('entitlements').select('id').orderBy('id'));
     if (r < 0.25 || subs.length === 0) {
-      const [s] = await tx((trx) => trx('subscriptions').insert({
-        tenant_id: tenant, provider: pick(PROVIDERS), mode: pick(MODES), status: pick(STATUSES), product_id: pick([...products, null]),
-        external_id: `r-${i}-${Math.floor(next() * 1e9)}`,
-      }).returning('id'));
+      const [s] = await tx((trx) =>
+        trx('subscriptions')
+          .insert({
+            tenant_id: tenant,
+            provider: pick(PROVIDERS),
+            mode: pick(MODES),
+            status: pick(STATUSES),
+            product_id: pick([...products, null]),
+            external_id: `r-${i}-${Math.floor(next() * 1e9)}`,
+          })
+          .returning('id'),
+      );
       if (next() < 0.7) {
-        await tx((trx) => trx('entitlements').insert({
-          tenant_id: tenant, app_user_id: `u-${s.id}`, provider: pick(PROVIDERS), subscription_id: s.id, state: pick(STATES), is_sandbox: next() < 0.5,
-        }));
+        await tx((trx) =>
+          trx('entitlements').insert({
+            tenant_id: tenant,
+            app_user_id: `u-${s.id}`,
+            provider: pick(PROVIDERS),
+            subscription_id: s.id,
+            state: pick(STATES),
+            is_sandbox: next() < 0.5,
+          }),
+        );
       }
     } else if (r < 0.55) {
-      await tx((trx) => trx('subscriptions').where({ id: pick(subs).id }).update({ status: pick(STATUSES), updated_at: trx.fn.now() }));
+      await tx((trx) =>
+        trx('subscriptions')
+          .where({ id: pick(subs).id })
+          .update({ status: pick(STATUSES), updated_at: trx.fn.now() }),
+      );
     } else if (r < 0.62) {
       // The lifecycle upsert's shape: every column set again, most unchanged.
-      await tx((trx) => trx('subscriptions').where({ id: pick(subs).id }).update({ product_id: pick([...products, null]), mode: pick(MODES) }));
+      await tx((trx) =>
+        trx('subscriptions')
+          .where({ id: pick(subs).id })
+          .update({ product_id: pick([...products, null]), mode: pick(MODES) }),
+      );
     } else if (r < 0.7 && ents.length > 0) {
-      await tx((trx) => trx('entitlements').where({ id: pick(ents).id }).update({ state: pick(STATES), is_sandbox: next() < 0.5 }));
+      await tx((trx) =>
+        trx('entitlements')
+          .where({ id: pick(ents).id })
+          .update({ state: pick(STATES), is_sandbox: next() < 0.5 }),
+      );
     } else if (r < 0.76 && ents.length > 0) {
-      await tx((trx) => trx('entitlements').where({ id: pick(ents).id }).del());
+      await tx((trx) =>
+        trx('entitlements')
+          .where({ id: pick(ents).id })
+          .del(),
+      );
     } else if (r < 0.82) {
-      await tx((trx) => trx('subscriptions').where({ id: pick(subs).id }).del());
+      await tx((trx) =>
+        trx('subscriptions')
+          .where({ id: pick(subs).id })
+          .del(),
+      );
     } else if (r < 0.94) {
       // History written by hand, days back (as an import or the seeded tests write it).
-      const s = await tx((trx) => trx('subscriptions').where({ id: pick(subs).id }).first('id', 'provider', 'mode'));
-      await tx((trx) => trx('subscription_changes').insert({
-        tenant_id: tenant, subscription_id: s.id, provider: s.provider, mode: s.mode, from_status: pick([...STATUSES, null]), to_status: pick(STATUSES),
-        changed_at: new Date(Date.now() - Math.floor(next() * 120) * DAY - Math.floor(next() * DAY)),
-      }));
+      const s = await tx((trx) =>
+        trx('subscriptions')
+          .where({ id: pick(subs).id })
+          .first('id', 'provider', 'mode'),
+      );
+      await tx((trx) =>
+        trx('subscription_changes').insert({
+          tenant_id: tenant,
+          subscription_id: s.id,
+          provider: s.provider,
+          mode: s.mode,
+          from_status: pick([...STATUSES, null]),
+          to_status: pick(STATUSES),
+          changed_at: new Date(Date.now() - Math.floor(next() * 120) * DAY - Math.floor(next() * DAY)),
+        }),
+      );
     } else {
       const changes: { id: string }[] = await tx((trx) => trx('subscription_changes').select('id').orderBy('id'));
       if (changes.length > 0) {
         const c = pick(changes);
         if (next() < 0.5) await tx((trx) => trx('subscription_changes').where({ id: c.id }).del());
-        else await tx((trx) => trx('subscription_changes').where({ id: c.id }).update({ changed_at: new Date(Date.now() - Math.floor(next() * 100) * DAY) }));
+        else
+          await tx((trx) =>
+            trx('subscription_changes')
+              .where({ id: c.id })
+              .update({ changed_at: new Date(Date.now() - Math.floor(next() * 100) * DAY) }),
+          );
       }
     }
   }
@@ -106,10 +165,21 @@ describe('overview rollups (migration 023) equal the figures counted from the ba
   beforeAll(async () => {
     a = (await newTenant('rollup-a')).tenant_id;
     b = (await newTenant('rollup-b')).tenant_id;
-    for (const [t, tag] of [[a, 'a'], [b, 'b']]) {
-      const rows = await db('products').insert([1, 2, 3].map((k) => ({ tenant_id: t, sku: `rollup-${tag}-${k}`, tier: k === 3 ? null : 'monthly' }))).returning('id');
+    for (const [t, tag] of [
+      [a, 'a'],
+      [b, 'b'],
+    ]) {
+      const rows = await db('products')
+        .insert([1, 2, 3].map((k) => ({ tenant_id: t, sku: `rollup-${tag}-${k}`, tier: k === 3 ? null : 'monthly' })))
+        .returning('id');
       products[t] = rows.map((r) => r.id);
-      await db('prices').insert({ tenant_id: t, product_id: products[t][0], country: 'US', currency: 'USD', amount_minor: 500 });
+      await db('prices').insert({
+        tenant_id: t,
+        product_id: products[t][0],
+        country: 'US',
+        currency: 'USD',
+        amount_minor: 500,
+      });
     }
   });
   afterAll(async () => {
@@ -127,13 +197,19 @@ describe('overview rollups (migration 023) equal the figures counted from the ba
       // Not vacuous: both modes have records, entitlements and days with changes.
       for (const mode of MODES) {
         const f = await read(a, mode, 90, 'rows');
-        expect([f.subscriptions.length, f.entitlements.length, f.days.length].every((x) => x > 0), mode).toBe(true);
+        expect(
+          [f.subscriptions.length, f.entitlements.length, f.days.length].every((x) => x > 0),
+          mode,
+        ).toBe(true);
       }
       // Folded: one row per key, the same figures.
       expect(await withTenant(app(), a, (trx) => foldOverviewRollups(trx, 0))).not.toEqual([]);
       await expectRollupsEqualRows(a);
-      const keys = await withTenant(app(), a, (trx) => trx.raw(
-        `select count(*) - count(distinct (mode, provider, status, product_id)) as piled, count(*) filter (where n = 0) as zero from overview_subscription_counts`));
+      const keys = await withTenant(app(), a, (trx) =>
+        trx.raw(
+          `select count(*) - count(distinct (mode, provider, status, product_id)) as piled, count(*) filter (where n = 0) as zero from overview_subscription_counts`,
+        ),
+      );
       expect(keys.rows[0]).toEqual({ piled: 0, zero: 0 });
     }
     // A product deleted under its records: their product_id goes to null (ON DELETE SET NULL), and the rollup follows.
@@ -149,21 +225,37 @@ describe('overview rollups (migration 023) equal the figures counted from the ba
     expect(await read(a, 'test', 90, 'rollups')).toEqual(before);
     for (const table of ['overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days']) {
       const seen = await withTenant(app(), a, (trx) => trx(table).distinct('tenant_id'));
-      expect(seen.map((r) => r.tenant_id), table).toEqual([a]);
+      expect(
+        seen.map((r) => r.tenant_id),
+        table,
+      ).toEqual([a]);
       // A delta naming another tenant is refused by the policy.
-      await expect(withTenant(app(), a, (trx) => trx(table).where({ tenant_id: a }).limit(1).update({ tenant_id: b }))).rejects.toThrow(/row-level security/);
+      await expect(
+        withTenant(app(), a, (trx) => trx(table).where({ tenant_id: a }).limit(1).update({ tenant_id: b })),
+      ).rejects.toThrow(/row-level security/);
     }
   });
 
   it('a page view folds once deltas pile up, and concurrent page views read the same figures', async () => {
     await randomWrites(a, products[a], rng(99), 10);
     // Enough status moves for the days and counts to pass FOLD_AFTER.
-    const [s] = await withTenant(app(), a, (trx) => trx('subscriptions').insert({ tenant_id: a, provider: 'psp_a', mode: 'live', status: 'active', external_id: 'flip' }).returning('id'));
-    for (let i = 0; i < 300; i++) await withTenant(app(), a, (trx) => trx('subscriptions').where({ id: s.id }).update({ status: i % 2 ? 'active' : 'past_due' }));
+    const [s] = await withTenant(app(), a, (trx) =>
+      trx('subscriptions')
+        .insert({ tenant_id: a, provider: 'psp_a', mode: 'live', status: 'active', external_id: 'flip' })
+        .returning('id'),
+    );
+    for (let i = 0; i < 300; i++)
+      await withTenant(app(), a, (trx) =>
+        trx('subscriptions')
+          .where({ id: s.id })
+          .update({ status: i % 2 ? 'active' : 'past_due' }),
+      );
     const rows = await read(a, 'live', 30, 'rows');
     const views = await Promise.all([1, 2, 3].map(() => read(a, 'live', 30, 'rollups')));
     for (const v of views) expect(v).toEqual(rows);
-    const piled = await withTenant(app(), a, (trx) => trx.raw(`select count(*) - count(distinct (mode, provider, day)) as n from overview_change_days`));
+    const piled = await withTenant(app(), a, (trx) =>
+      trx.raw(`select count(*) - count(distinct (mode, provider, day)) as n from overview_change_days`),
+    );
     expect(Number(piled.rows[0].n)).toBeLessThan(10);
   });
 

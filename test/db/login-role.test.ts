@@ -28,7 +28,13 @@ const ROLE_FACTS = `select r.rolname as role, r.rolsuper, r.rolbypassrls, r.rolc
     (select count(*) from pg_tables t where t.schemaname = 'public' and t.tableowner = r.rolname)::int as owned_tables
   from pg_roles r where r.rolname = ?`;
 
-const UNPRIVILEGED: Omit<RoleFacts, 'role'> = { rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false, owned_tables: 0 };
+const UNPRIVILEGED: Omit<RoleFacts, 'role'> = {
+  rolsuper: false,
+  rolbypassrls: false,
+  rolcreaterole: false,
+  rolcreatedb: false,
+  owned_tables: 0,
+};
 
 /**
  * The tenant tables the login role may read outside a tenant transaction, because the work
@@ -37,8 +43,16 @@ const UNPRIVILEGED: Omit<RoleFacts, 'role'> = { rolsuper: false, rolbypassrls: f
  * (migration 022: ids and a time, nothing else). Every other tenant table is closed to it.
  */
 const SYSTEM_READABLE = [
-  'api_keys', 'apps', 'provider_connections', 'webhook_deliveries', 'dashboard_users', 'dashboard_sessions',
-  'rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses', 'outbound_drains',
+  'api_keys',
+  'apps',
+  'provider_connections',
+  'webhook_deliveries',
+  'dashboard_users',
+  'dashboard_sessions',
+  'rate_limit_buckets',
+  'client_rate_limit_buckets',
+  'store_purchase_misses',
+  'outbound_drains',
 ];
 
 describe('the login role the api and worker connect as', () => {
@@ -57,7 +71,10 @@ describe('the login role the api and worker connect as', () => {
     // Its sessions, named by the application name it was started with; the owner connection it migrated with closes.
     const sessions = await until(
       'the api process’s sessions to be the login role’s only',
-      async () => (await testDb().raw('select usename from pg_stat_activity where application_name = ?', [appName])).rows as { usename: string }[],
+      async () =>
+        (await testDb().raw('select usename from pg_stat_activity where application_name = ?', [appName])).rows as {
+          usename: string;
+        }[],
       (rows) => rows.length > 0 && rows.every((r) => r.usename === LOGIN_ROLE),
     );
     const { rows } = await testDb().raw(ROLE_FACTS, [sessions[0].usename]);
@@ -83,14 +100,16 @@ describe('the login role the api and worker connect as', () => {
 
   it('provisioning is idempotent and survives concurrent runs (roles are cluster-wide)', async () => {
     const url = loginRoleUrl(inject('databaseUrl'));
-    await Promise.all([0, 1, 2, 3].map(async () => {
-      const owner = createKnex(inject('databaseUrl'), { max: 1 });
-      try {
-        await provisionLoginRole(owner, url);
-      } finally {
-        await owner.destroy();
-      }
-    }));
+    await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        const owner = createKnex(inject('databaseUrl'), { max: 1 });
+        try {
+          await provisionLoginRole(owner, url);
+        } finally {
+          await owner.destroy();
+        }
+      }),
+    );
     expect((await testDb().raw(ROLE_FACTS, [LOGIN_ROLE])).rows[0]).toEqual({ role: LOGIN_ROLE, ...UNPRIVILEGED });
     expect((await appDb().raw('select 1 as one')).rows[0].one).toBe(1);
   });
@@ -117,8 +136,12 @@ describe('the login role outside a tenant transaction', () => {
 
   it('secrets and personal data stay unreadable even in the tables it may read', async () => {
     for (const [table, column] of [
-      ['provider_connections', 'credential_test_enc'], ['provider_connections', 'credential_live_enc'], ['provider_connections', 'webhook_secret_enc'],
-      ['webhook_deliveries', 'payload'], ['webhook_deliveries', 'buyer_email'], ['api_keys', 'key_hint'],
+      ['provider_connections', 'credential_test_enc'],
+      ['provider_connections', 'credential_live_enc'],
+      ['provider_connections', 'webhook_secret_enc'],
+      ['webhook_deliveries', 'payload'],
+      ['webhook_deliveries', 'buyer_email'],
+      ['api_keys', 'key_hint'],
     ] as const) {
       await expect(app(table).select(column).limit(1), `${table}.${column}`).rejects.toThrow(/permission denied/);
     }
@@ -132,10 +155,17 @@ describe('the login role outside a tenant transaction', () => {
   });
 
   it('cannot write into an existing tenant: sign-up rights reach only a tenant born in the same transaction', async () => {
-    await expect(app('api_keys').insert({ tenant_id: tenant, key_hash: crypto.randomBytes(32).toString('hex'), key_hint: 'sk_…', scopes: ['tenant:read'] }))
-      .rejects.toThrow(/row-level security/);
-    await expect(app('dashboard_users').insert({ tenant_id: tenant, email: `${crypto.randomUUID()}@x.test`, password_hash: 'x' }))
-      .rejects.toThrow(/row-level security/);
+    await expect(
+      app('api_keys').insert({
+        tenant_id: tenant,
+        key_hash: crypto.randomBytes(32).toString('hex'),
+        key_hint: 'sk_…',
+        scopes: ['tenant:read'],
+      }),
+    ).rejects.toThrow(/row-level security/);
+    await expect(
+      app('dashboard_users').insert({ tenant_id: tenant, email: `${crypto.randomUUID()}@x.test`, password_hash: 'x' }),
+    ).rejects.toThrow(/row-level security/);
     expect(await app('api_keys').where({ tenant_id: tenant }).del()).toBe(0);
     await expect(app('tenants').insert({ name: 'demo?', is_demo: true })).rejects.toThrow(/row-level security/);
   });
@@ -175,7 +205,9 @@ describe('docker-compose', () => {
 
   it('the api and worker connect as billing_api and never hold the superuser URL; only the one-shot migrate service does', () => {
     const worker = service('worker');
-    expect(worker).toMatch(/APP_DATABASE_URL: postgres:\/\/billing_api:\$\{APP_DB_PASSWORD:\?[^}]*\}@postgres:5432\/billing/);
+    expect(worker).toMatch(
+      /APP_DATABASE_URL: postgres:\/\/billing_api:\$\{APP_DB_PASSWORD:\?[^}]*\}@postgres:5432\/billing/,
+    );
     for (const name of ['worker', 'api']) {
       expect(service(name), name).not.toMatch(/\bDATABASE_URL: postgres:\/\/billing:/);
       expect(service(name), name).toMatch(/migrate: \{ condition: service_completed_successfully \}/);

@@ -20,7 +20,11 @@ describe('db/models', () => {
   });
 
   it("product ↔ prices ↔ provider refs: the graph equals the tables' rows", async () => {
-    const [p] = await withTenant(testDb(), a.tenant_id, async (trx) => await Product.query(trx).withGraphFetched('[prices, providerRefs]').limit(1));
+    const [p] = await withTenant(
+      testDb(),
+      a.tenant_id,
+      async (trx) => await Product.query(trx).withGraphFetched('[prices, providerRefs]').limit(1),
+    );
     expect(p).toBeDefined();
     const prices = await testDb()('prices').where({ product_id: p.id }).pluck('id');
     expect(prices.length).toBeGreaterThan(0);
@@ -30,14 +34,31 @@ describe('db/models', () => {
   });
 
   it('subscription ↔ entitlements and coupon ↔ counterparts fetch as graphs', async () => {
-    const subs = await withTenant(testDb(), a.tenant_id, async (trx) => await Subscription.query(trx).withGraphFetched('entitlements'));
+    const subs = await withTenant(
+      testDb(),
+      a.tenant_id,
+      async (trx) => await Subscription.query(trx).withGraphFetched('entitlements'),
+    );
     expect(subs.length).toBeGreaterThan(0);
-    const linked = await testDb()('entitlements').where({ tenant_id: a.tenant_id }).whereNotNull('subscription_id').count<{ n: number }[]>('* as n');
+    const linked = await testDb()('entitlements')
+      .where({ tenant_id: a.tenant_id })
+      .whereNotNull('subscription_id')
+      .count<{ n: number }[]>('* as n');
     expect(subs.flatMap((s) => s.entitlements ?? [])).toHaveLength(Number(linked[0].n));
-    const ents = await withTenant(testDb(), a.tenant_id, async (trx) => await Entitlement.query(trx).withGraphFetched('subscription'));
+    const ents = await withTenant(
+      testDb(),
+      a.tenant_id,
+      async (trx) => await Entitlement.query(trx).withGraphFetched('subscription'),
+    );
     for (const e of ents) expect(e.subscription?.id ?? null).toBe(e.subscription_id);
-    const coupons = await withTenant(testDb(), a.tenant_id, async (trx) => await Coupon.query(trx).withGraphFetched('counterparts'));
-    const cps = await testDb()('coupon_counterparts').where({ tenant_id: a.tenant_id }).count<{ n: number }[]>('* as n');
+    const coupons = await withTenant(
+      testDb(),
+      a.tenant_id,
+      async (trx) => await Coupon.query(trx).withGraphFetched('counterparts'),
+    );
+    const cps = await testDb()('coupon_counterparts')
+      .where({ tenant_id: a.tenant_id })
+      .count<{ n: number }[]>('* as n');
     expect(coupons.flatMap((c) => c.counterparts ?? [])).toHaveLength(Number(cps[0].n));
   });
 

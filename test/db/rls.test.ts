@@ -19,47 +19,112 @@ describe('row-level security', () => {
   async function seed(tenantId: string, tag: string): Promise<Record<string, string>> {
     const ids: Record<string, string> = {};
     const ins = async (table: string, row: Record<string, unknown>) => {
-      const [r] = await db(table).insert({ tenant_id: tenantId, ...row }).returning('*');
+      const [r] = await db(table)
+        .insert({ tenant_id: tenantId, ...row })
+        .returning('*');
       ids[table] = r.id ?? r.tenant_id;
       return r;
     };
     const user = await ins('dashboard_users', { email: `${tag}@example.test`, password_hash: 'x' });
-    await ins('dashboard_sessions', { user_id: user.id, token_hash: `sess-${tag}`, expires_at: new Date(Date.now() + 1e6) });
+    await ins('dashboard_sessions', {
+      user_id: user.id,
+      token_hash: `sess-${tag}`,
+      expires_at: new Date(Date.now() + 1e6),
+    });
     await ins('api_keys', { key_hash: `hash-${tag}`, key_hint: 'sk_…', scopes: ['tenant:read'] });
-    const app = await ins('apps', { name: 'app', publishable_key_test: `pk_test_${tag}`, publishable_key_live: `pk_live_${tag}` });
+    const app = await ins('apps', {
+      name: 'app',
+      publishable_key_test: `pk_test_${tag}`,
+      publishable_key_live: `pk_live_${tag}`,
+    });
     const conn = await ins('provider_connections', { provider: 'psp_a', account_ref: `acct_${tag}`, is_default: true });
     await ins('app_providers', { app_id: app.id, connection_id: conn.id, provider: 'psp_a' });
     const product = await ins('products', { sku: `sku-${tag}`, tier: 'monthly' });
-    await ins('product_provider_refs', { product_id: product.id, provider: 'psp_a', mode: 'test', external_id: 'prod_1', synced_version: 1 });
+    await ins('product_provider_refs', {
+      product_id: product.id,
+      provider: 'psp_a',
+      mode: 'test',
+      external_id: 'prod_1',
+      synced_version: 1,
+    });
     await ins('prices', { product_id: product.id, country: 'US', currency: 'USD', amount_minor: 999 });
-    await ins('payment_links', { app_id: app.id, product_id: product.id, provider: 'psp_a', mode: 'test', external_id: 'plink_1', url: 'http://x' });
-    await ins('provider_plans', { app_id: app.id, product_id: product.id, provider: 'psp_c', mode: 'test', external_id: 'plan_1' });
+    await ins('payment_links', {
+      app_id: app.id,
+      product_id: product.id,
+      provider: 'psp_a',
+      mode: 'test',
+      external_id: 'plink_1',
+      url: 'http://x',
+    });
+    await ins('provider_plans', {
+      app_id: app.id,
+      product_id: product.id,
+      provider: 'psp_c',
+      mode: 'test',
+      external_id: 'plan_1',
+    });
     const coupon = await ins('coupons', { code: `C-${tag}`, percent_off: 10 });
     await ins('coupon_counterparts', { coupon_id: coupon.id, provider: 'psp_a', kind: 'coupon', external_id: 'co_1' });
     await ins('paywalls', { config: { title: tag } });
-    const sub = await ins('subscriptions', { provider: 'psp_a', mode: 'test', status: 'active', external_id: `sub_${tag}`, email: `${tag}@x.test` });
+    const sub = await ins('subscriptions', {
+      provider: 'psp_a',
+      mode: 'test',
+      status: 'active',
+      external_id: `sub_${tag}`,
+      email: `${tag}@x.test`,
+    });
     // Written by the trigger of migration 019, not inserted by hand.
     ids.subscription_changes = (await db('subscription_changes').where({ subscription_id: sub.id }).first()).id;
-    const ent = await ins('entitlements', { app_user_id: `u-${tag}`, provider: 'psp_a', state: 'active', subscription_id: sub.id });
-    await ins('webhook_deliveries', { provider: 'psp_a', event_id: `evt_${tag}`, event_type: 'charge.refunded', status: 'processed', payload: {} });
+    const ent = await ins('entitlements', {
+      app_user_id: `u-${tag}`,
+      provider: 'psp_a',
+      state: 'active',
+      subscription_id: sub.id,
+    });
+    await ins('webhook_deliveries', {
+      provider: 'psp_a',
+      event_id: `evt_${tag}`,
+      event_type: 'charge.refunded',
+      status: 'processed',
+      payload: {},
+    });
     await ins('audit_entries', { action: 'sync.run', actor_type: 'api_key', outcome: 'ok' });
     const [run] = await db('sync_runs').insert({ id: crypto.randomUUID(), tenant_id: tenantId }).returning('*');
     ids.sync_runs = run.id;
     await ins('sync_events', { run_id: run.id, provider: 'psp_a', status: 'ok' });
-    await ins('store_purchase_tokens', { provider: 'store_android', token_hash: `tok-${tag}`, app_user_id: 'u', entitlement_id: ent.id });
+    await ins('store_purchase_tokens', {
+      provider: 'store_android',
+      token_hash: `tok-${tag}`,
+      app_user_id: 'u',
+      entitlement_id: ent.id,
+    });
     await db('rate_limit_buckets').insert({ tenant_id: tenantId, tokens: 120 });
     ids.rate_limit_buckets = tenantId;
     await db('client_rate_limit_buckets').insert({ tenant_id: tenantId, bucket: 'sdk', tokens: 10 });
     ids.client_rate_limit_buckets = tenantId;
-    await db('store_purchase_misses').insert({ tenant_id: tenantId, provider: 'store_android', token_hash: `miss-${tag}`, expires_at: new Date(Date.now() + 60_000) });
+    await db('store_purchase_misses').insert({
+      tenant_id: tenantId,
+      provider: 'store_android',
+      token_hash: `miss-${tag}`,
+      expires_at: new Date(Date.now() + 60_000),
+    });
     ids.store_purchase_misses = tenantId;
     // The overview's rollups (migration 023): written by the triggers above, keyed by the tenant.
-    for (const t of ['overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days']) ids[t] = tenantId;
-    const endpoint = await ins('webhook_endpoints', { url: 'https://example.test/hook', secret_enc: 'v1:x', task_queue: 'billing' });
+    for (const t of ['overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days'])
+      ids[t] = tenantId;
+    const endpoint = await ins('webhook_endpoints', {
+      url: 'https://example.test/hook',
+      secret_enc: 'v1:x',
+      task_queue: 'billing',
+    });
     const event = await ins('outbound_events', { type: 'sync_run.finished', order_key: 'evt-x', body: {} });
     const delivery = await ins('outbound_deliveries', { event_id: event.id, endpoint_id: endpoint.id });
     await ins('outbound_attempts', { delivery_id: delivery.id, attempt: 1, latency_ms: 1 });
-    await db('outbound_drains').insert({ tenant_id: tenantId, endpoint_id: endpoint.id, lease_until: new Date(Date.now() + 60_000) });
+    await db('outbound_drains').insert({
+      tenant_id: tenantId,
+      endpoint_id: endpoint.id,
+      lease_until: new Date(Date.now() + 60_000),
+    });
     ids.outbound_drains = endpoint.id;
     return ids;
   }
@@ -67,8 +132,12 @@ describe('row-level security', () => {
   let idsB: Record<string, string>;
   beforeAll(async () => {
     const tag = crypto.randomUUID().slice(0, 8);
-    [{ id: a }] = await db('tenants').insert({ name: `A-${tag}` }).returning('id');
-    [{ id: b }] = await db('tenants').insert({ name: `B-${tag}` }).returning('id');
+    [{ id: a }] = await db('tenants')
+      .insert({ name: `A-${tag}` })
+      .returning('id');
+    [{ id: b }] = await db('tenants')
+      .insert({ name: `B-${tag}` })
+      .returning('id');
     await seed(a, `a${tag}`);
     idsB = await seed(b, `b${tag}`);
   });
@@ -81,17 +150,28 @@ describe('row-level security', () => {
       .where({ column_name: 'tenant_id', table_schema: 'public' })
       .pluck('table_name');
     expect([...rows].sort()).toEqual([...TENANT_TABLES].sort());
-    const forced = await db('pg_class').whereIn('relname', [...TENANT_TABLES, 'tenants'])
+    const forced = await db('pg_class')
+      .whereIn('relname', [...TENANT_TABLES, 'tenants'])
       .select('relname', 'relrowsecurity', 'relforcerowsecurity');
-    for (const r of forced) expect([r.relname, r.relrowsecurity, r.relforcerowsecurity]).toEqual([r.relname, true, true]);
+    for (const r of forced)
+      expect([r.relname, r.relrowsecurity, r.relforcerowsecurity]).toEqual([r.relname, true, true]);
   });
 
   for (const table of TENANT_TABLES) {
     it(`${table}: tenant A sees only its own rows and cannot touch B's`, async () => {
       // Tables keyed by the tenant or by an endpoint (no id column of their own).
-      const key = ['rate_limit_buckets', 'client_rate_limit_buckets', 'store_purchase_misses', 'overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days'].includes(table)
+      const key = [
+        'rate_limit_buckets',
+        'client_rate_limit_buckets',
+        'store_purchase_misses',
+        'overview_subscription_counts',
+        'overview_entitlement_counts',
+        'overview_change_days',
+      ].includes(table)
         ? 'tenant_id'
-        : table === 'outbound_drains' ? 'endpoint_id' : 'id';
+        : table === 'outbound_drains'
+          ? 'endpoint_id'
+          : 'id';
       await withTenant(app, a, async (trx: Knex.Transaction) => {
         const rows = await trx(table).select('tenant_id');
         expect(rows.length).toBeGreaterThan(0);

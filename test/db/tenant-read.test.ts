@@ -20,9 +20,15 @@ describe('tenant read', () => {
       { tenant_id: b.tenant_id, app_user_id: 'u_b', provider: 'psp_a', state: 'active' },
     ]);
     const sql = 'select tenant_id, app_user_id from entitlements where provider = $1';
-    expect(await readAsTenant(app, a.tenant_id, (r) => r.rows(sql, ['psp_a']))).toEqual([{ tenant_id: a.tenant_id, app_user_id: 'u_a' }]);
-    expect(await readAsTenant(app, b.tenant_id, (r) => r.rows(sql, ['psp_a']))).toEqual([{ tenant_id: b.tenant_id, app_user_id: 'u_b' }]);
-    const after = (await app.raw("select coalesce(current_setting('app.tenant_id', true), '') as tenant, current_user as role")).rows[0];
+    expect(await readAsTenant(app, a.tenant_id, (r) => r.rows(sql, ['psp_a']))).toEqual([
+      { tenant_id: a.tenant_id, app_user_id: 'u_a' },
+    ]);
+    expect(await readAsTenant(app, b.tenant_id, (r) => r.rows(sql, ['psp_a']))).toEqual([
+      { tenant_id: b.tenant_id, app_user_id: 'u_b' },
+    ]);
+    const after = (
+      await app.raw("select coalesce(current_setting('app.tenant_id', true), '') as tenant, current_user as role")
+    ).rows[0];
     expect(after.tenant).toBe('');
     expect(after.role).not.toBe('billing_app');
     // Back as the login role, which reads no tenant table on its own.
@@ -32,7 +38,12 @@ describe('tenant read', () => {
   it('cannot write: the statement is refused and nothing is stored', async () => {
     const t = await newTenant('read-only');
     await expect(
-      readAsTenant(app, t.tenant_id, (r) => r.rows("insert into entitlements (tenant_id, app_user_id, provider, state) values ($1, 'u', 'psp_a', 'active')", [t.tenant_id])),
+      readAsTenant(app, t.tenant_id, (r) =>
+        r.rows(
+          "insert into entitlements (tenant_id, app_user_id, provider, state) values ($1, 'u', 'psp_a', 'active')",
+          [t.tenant_id],
+        ),
+      ),
     ).rejects.toThrow(/read-only transaction/);
     expect(await testDb()('entitlements').where({ tenant_id: t.tenant_id })).toEqual([]);
     // The failed read was rolled back: the one connection serves the next read.
@@ -59,7 +70,9 @@ describe('tenant read', () => {
         return r.rows('select 1', []);
       }),
     ).rejects.toThrow();
-    const [{ tenant }] = await readAsTenant(app, t.tenant_id, (r) => r.rows("select current_setting('app.tenant_id') as tenant", []));
+    const [{ tenant }] = await readAsTenant(app, t.tenant_id, (r) =>
+      r.rows("select current_setting('app.tenant_id') as tenant", []),
+    );
     expect(tenant).toBe(t.tenant_id);
   });
 

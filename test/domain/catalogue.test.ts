@@ -3,13 +3,28 @@ import { formatMinorAmount, minorDigits, parseMajorAmount } from '../../domain/c
 
 describe('prices typed by a person → minor units', () => {
   it.each([
-    ['9.99', 'USD', 999], ['0.29', 'USD', 29], ['10', 'USD', 1000], ['1,200', 'JPY', 1200], ['0', 'EUR', 0],
-    ['1.5', 'EUR', 150], ['12.345', 'BHD', 12345], [' 3.50 ', 'GBP', 350],
+    ['9.99', 'USD', 999],
+    ['0.29', 'USD', 29],
+    ['10', 'USD', 1000],
+    ['1,200', 'JPY', 1200],
+    ['0', 'EUR', 0],
+    ['1.5', 'EUR', 150],
+    ['12.345', 'BHD', 12345],
+    [' 3.50 ', 'GBP', 350],
   ])('%s %s is %i', (text, currency, minor) => {
     expect(parseMajorAmount(text, currency)).toBe(minor);
   });
 
-  it.each([['9.999', 'USD'], ['12.5', 'JPY'], ['-1', 'USD'], ['1e3', 'USD'], ['', 'USD'], ['abc', 'USD'], ['9.9.9', 'USD'], ['99999999999999', 'USD']])('%s %s is refused', (text, currency) => {
+  it.each([
+    ['9.999', 'USD'],
+    ['12.5', 'JPY'],
+    ['-1', 'USD'],
+    ['1e3', 'USD'],
+    ['', 'USD'],
+    ['abc', 'USD'],
+    ['9.9.9', 'USD'],
+    ['99999999999999', 'USD'],
+  ])('%s %s is refused', (text, currency) => {
     expect(parseMajorAmount(text, currency)).toBeNull();
   });
 

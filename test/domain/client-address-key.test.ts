@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { clientAddressKey } from '../../domain/client-address-key';
 
 /** Eight 16-bit groups → one text form, chosen by the flags (case, leading zeros, where `::` goes). */
-function spell(h: number[], opts: { upper: boolean; pad: boolean; compressAt: number | null; zone: string | null }): string {
+function spell(
+  h: number[],
+  opts: { upper: boolean; pad: boolean; compressAt: number | null; zone: string | null },
+): string {
   const g = h.map((x) => {
     const s = opts.pad ? x.toString(16).padStart(4, '0') : x.toString(16);
     return opts.upper ? s.toUpperCase() : s;
@@ -38,52 +41,63 @@ const isMapped = (h: number[]) => h.slice(0, 5).every((x) => x === 0) && h[5] ==
 
 describe('clientAddressKey: the one rule for address-keyed limits', () => {
   it('an IPv4 address is its own key', () => {
-    fc.assert(fc.property(octets, (o) => {
-      const a = o.join('.');
-      expect(clientAddressKey(a)).toBe(a);
-    }));
+    fc.assert(
+      fc.property(octets, (o) => {
+        const a = o.join('.');
+        expect(clientAddressKey(a)).toBe(a);
+      }),
+    );
   });
 
   it('IPv4-mapped IPv6, in any spelling, is the IPv4 inside', () => {
-    fc.assert(fc.property(octets, fc.boolean(), fc.boolean(), (o, dotted, expanded) => {
-      const v4 = o.join('.');
-      const tail = dotted ? v4 : `${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
-      const text = `${expanded ? '0:0:0:0:0:' : '::'}ffff:${tail}`;
-      expect(net.isIPv6(text)).toBe(true);
-      expect(clientAddressKey(text)).toBe(v4);
-    }));
+    fc.assert(
+      fc.property(octets, fc.boolean(), fc.boolean(), (o, dotted, expanded) => {
+        const v4 = o.join('.');
+        const tail = dotted ? v4 : `${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
+        const text = `${expanded ? '0:0:0:0:0:' : '::'}ffff:${tail}`;
+        expect(net.isIPv6(text)).toBe(true);
+        expect(clientAddressKey(text)).toBe(v4);
+      }),
+    );
   });
 
   it('every other IPv6 address is keyed by its /64: same first 64 bits, same key; different, different', () => {
-    fc.assert(fc.property(ipv6Groups, ipv6Groups, spelling, spelling, (a, b, sa, sb) => {
-      fc.pre(!isMapped(a) && !isMapped(b));
-      const ta = spell(a, sa);
-      const tb = spell(b, sb);
-      expect(net.isIPv6(ta.replace(/%.*$/, ''))).toBe(true);
-      const samePrefix = a.slice(0, 4).every((x, i) => x === b[i]);
-      expect(clientAddressKey(ta) === clientAddressKey(tb)).toBe(samePrefix);
-      // Every address of a's /64 (any interface id) shares its key.
-      const sibling = [...a.slice(0, 4), ...b.slice(4)];
-      if (!isMapped(sibling)) expect(clientAddressKey(spell(sibling, sb))).toBe(clientAddressKey(ta));
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(ipv6Groups, ipv6Groups, spelling, spelling, (a, b, sa, sb) => {
+        fc.pre(!isMapped(a) && !isMapped(b));
+        const ta = spell(a, sa);
+        const tb = spell(b, sb);
+        expect(net.isIPv6(ta.replace(/%.*$/, ''))).toBe(true);
+        const samePrefix = a.slice(0, 4).every((x, i) => x === b[i]);
+        expect(clientAddressKey(ta) === clientAddressKey(tb)).toBe(samePrefix);
+        // Every address of a's /64 (any interface id) shares its key.
+        const sibling = [...a.slice(0, 4), ...b.slice(4)];
+        if (!isMapped(sibling)) expect(clientAddressKey(spell(sibling, sb))).toBe(clientAddressKey(ta));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('one address, many spellings, one key (brackets and surrounding space too)', () => {
-    fc.assert(fc.property(ipv6Groups, spelling, spelling, (h, s1, s2) => {
-      const k = clientAddressKey(spell(h, s1));
-      expect(clientAddressKey(spell(h, s2))).toBe(k);
-      expect(clientAddressKey(` [${spell(h, { ...s2, zone: null })}] `)).toBe(k);
-    }));
+    fc.assert(
+      fc.property(ipv6Groups, spelling, spelling, (h, s1, s2) => {
+        const k = clientAddressKey(spell(h, s1));
+        expect(clientAddressKey(spell(h, s2))).toBe(k);
+        expect(clientAddressKey(` [${spell(h, { ...s2, zone: null })}] `)).toBe(k);
+      }),
+    );
   });
 
   it('an IPv4 key never equals an IPv6 /64 key, and keys are short', () => {
-    fc.assert(fc.property(octets, ipv6Groups, (o, h) => {
-      fc.pre(!isMapped(h));
-      const k6 = clientAddressKey(spell(h, { upper: false, pad: false, compressAt: 0, zone: null }));
-      expect(k6).toMatch(/::\/64$/);
-      expect(k6).not.toBe(clientAddressKey(o.join('.')));
-      expect(k6.length).toBeLessThanOrEqual(24); // four groups of at most 4 hex digits, 3 colons, "::/64"
-    }));
+    fc.assert(
+      fc.property(octets, ipv6Groups, (o, h) => {
+        fc.pre(!isMapped(h));
+        const k6 = clientAddressKey(spell(h, { upper: false, pad: false, compressAt: 0, zone: null }));
+        expect(k6).toMatch(/::\/64$/);
+        expect(k6).not.toBe(clientAddressKey(o.join('.')));
+        expect(k6.length).toBeLessThanOrEqual(24); // four groups of at most 4 hex digits, 3 colons, "::/64"
+      }),
+    );
   });
 
   it('examples', () => {
@@ -101,8 +115,10 @@ describe('clientAddressKey: the one rule for address-keyed limits', () => {
   });
 
   it('never throws, whatever the text', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 80 }), (s) => {
-      expect(typeof clientAddressKey(s)).toBe('string');
-    }));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), (s) => {
+        expect(typeof clientAddressKey(s)).toBe('string');
+      }),
+    );
   });
 });

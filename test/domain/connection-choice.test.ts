@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { chooseConnection, type ConnectionOption } from '../../domain/connection-choice';
 
 const conn = (id: string, over: Partial<ConnectionOption> = {}): ConnectionOption => ({
-  id, label: '', account_ref: `acct_${id}`, is_default: false, is_active: true, ...over,
+  id,
+  label: '',
+  account_ref: `acct_${id}`,
+  is_default: false,
+  is_active: true,
+  ...over,
 });
 
 describe('chooseConnection', () => {
@@ -27,6 +32,10 @@ describe('chooseConnection', () => {
     const list = [conn('a', { is_default: true }), conn('b'), conn('c', { is_active: false })];
     expect(chooseConnection(list, 'psp_a', 'b')).toMatchObject({ ok: true, connection: { id: 'b' } });
     expect(chooseConnection(list, 'psp_a', 'acct_b')).toMatchObject({ ok: true, connection: { id: 'b' } });
-    expect(chooseConnection(list, 'psp_a', 'c')).toMatchObject({ ok: false, code: 'not_found', candidates: [{ id: 'a' }, { id: 'b' }] });
+    expect(chooseConnection(list, 'psp_a', 'c')).toMatchObject({
+      ok: false,
+      code: 'not_found',
+      candidates: [{ id: 'a' }, { id: 'b' }],
+    });
   });
 });

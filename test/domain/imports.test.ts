@@ -10,7 +10,8 @@ import { ROOT_DIR } from '../../runtime/config';
  */
 
 function tsFiles(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT_DIR, dir), { recursive: true, withFileTypes: true })
+  return fs
+    .readdirSync(path.join(ROOT_DIR, dir), { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => path.relative(ROOT_DIR, path.join(e.parentPath, e.name)));
 }
@@ -28,20 +29,30 @@ describe('domain/ is pure', () => {
 
   it('finds the domain modules', () => {
     // The scan below proves nothing if it reads nothing.
-    expect(files).toEqual(expect.arrayContaining(['domain/providers.ts', 'domain/events.ts', 'domain/connection-choice.ts']));
+    expect(files).toEqual(
+      expect.arrayContaining(['domain/providers.ts', 'domain/events.ts', 'domain/connection-choice.ts']),
+    );
   });
 
   // Packages a pure rule may use: validation schemas, which do no I/O and run inside workflows.
   const PURE_PACKAGES = ['zod'];
 
   it('imports only other domain modules and pure validation (no node:*, no I/O package, no other layer)', () => {
-    const offending = files.flatMap((f) => importsOf(f).filter((m) => !m.startsWith('domain/') && !PURE_PACKAGES.includes(m)).map((m) => `${f} → ${m}`));
+    const offending = files.flatMap((f) =>
+      importsOf(f)
+        .filter((m) => !m.startsWith('domain/') && !PURE_PACKAGES.includes(m))
+        .map((m) => `${f} → ${m}`),
+    );
     expect(offending).toEqual([]);
   });
 
   it('the scan catches what it forbids', () => {
     // Guard against a parser that silently returns nothing.
-    const info = ts.preProcessFile(`import crypto from 'node:crypto';\nexport { x } from '../db/knex';\nimport type { Y } from 'zod';`, true, true);
+    const info = ts.preProcessFile(
+      `import crypto from 'node:crypto';\nexport { x } from '../db/knex';\nimport type { Y } from 'zod';`,
+      true,
+      true,
+    );
     expect(info.importedFiles.map((i) => i.fileName)).toEqual(['node:crypto', '../db/knex', 'zod']);
   });
 });
@@ -52,7 +63,11 @@ describe('workflows/ reach the world only through activities', () => {
   it('imports nothing from db/, api/, runtime/ or providers/ (except providers/types)', () => {
     const files = tsFiles('workflows');
     expect(files.length).toBeGreaterThan(0);
-    const offending = files.flatMap((f) => importsOf(f).filter((m) => FORBIDDEN.some((re) => re.test(m))).map((m) => `${f} → ${m}`));
+    const offending = files.flatMap((f) =>
+      importsOf(f)
+        .filter((m) => FORBIDDEN.some((re) => re.test(m)))
+        .map((m) => `${f} → ${m}`),
+    );
     expect(offending).toEqual([]);
   });
 });

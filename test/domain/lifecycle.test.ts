@@ -1,12 +1,26 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CANONICAL_EVENT_KINDS, type CanonicalEventKind } from '../../domain/events';
-import { applyEvent, deriveSubscriptions, statusMove, SUBSCRIPTION_STATUSES, type LifecycleEvent, type LifecycleState, type SubscriptionStatus } from '../../domain/subscription';
+import {
+  applyEvent,
+  deriveSubscriptions,
+  statusMove,
+  SUBSCRIPTION_STATUSES,
+  type LifecycleEvent,
+  type LifecycleState,
+  type SubscriptionStatus,
+} from '../../domain/subscription';
 import { cacheTtlSeconds, entitlementFor, GRACE_PERIOD_DAYS, isPremiumState } from '../../domain/entitlement';
 
 let n = 0;
 const ev = (kind: CanonicalEventKind, at: string, over: Partial<LifecycleEvent> = {}): LifecycleEvent => ({
-  id: `evt_${++n}`, kind, occurred_at: at, mode: 'test', subscription_id: 'sub_1', customer_id: 'cus_1', ...over,
+  id: `evt_${++n}`,
+  kind,
+  occurred_at: at,
+  mode: 'test',
+  subscription_id: 'sub_1',
+  customer_id: 'cus_1',
+  ...over,
 });
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-02T00:00:00.000Z';
@@ -27,7 +41,12 @@ const EXPECTED: Record<CanonicalEventKind, SubscriptionStatus | null> = {
   other: null,
 };
 const REACH: Record<SubscriptionStatus, CanonicalEventKind> = {
-  trialing: 'subscription_created', active: 'payment_succeeded', past_due: 'payment_failed', canceled: 'subscription_canceled', refunded: 'refunded', expired: 'expired',
+  trialing: 'subscription_created',
+  active: 'payment_succeeded',
+  past_due: 'payment_failed',
+  canceled: 'subscription_canceled',
+  refunded: 'refunded',
+  expired: 'expired',
 };
 
 describe('subscription status: every (state × event) pair', () => {
@@ -38,7 +57,7 @@ describe('subscription status: every (state × event) pair', () => {
         const s0: LifecycleState = { events: [start] };
         expect(view(s0.events).status).toBe(from);
         const { state, effects } = applyEvent(s0, ev(kind, T1));
-        const expected = EXPECTED[kind] === 'active' && from === 'trialing' ? 'trialing' : EXPECTED[kind] ?? from;
+        const expected = EXPECTED[kind] === 'active' && from === 'trialing' ? 'trialing' : (EXPECTED[kind] ?? from);
         expect(view(state.events).status).toBe(expected);
         expect(effects).toEqual([{ type: 'write', subscriptions: deriveSubscriptions(state.events) }]);
         expect(statusMove(kind)).toBe(EXPECTED[kind]);
@@ -53,16 +72,32 @@ describe('subscription status: every (state × event) pair', () => {
   });
 
   it('the checkout trio at one instant is active; a refund stamped the same second wins over a payment', () => {
-    const trio = [ev('payment_succeeded', T0, { subscription_id: null }), ev('subscription_created', T0), ev('payment_succeeded', T0)];
+    const trio = [
+      ev('payment_succeeded', T0, { subscription_id: null }),
+      ev('subscription_created', T0),
+      ev('payment_succeeded', T0),
+    ];
     expect(view(trio).status).toBe('active');
     expect(view([...trio, ev('refunded', T0, { subscription_id: null })]).status).toBe('refunded');
   });
 
   it('trial timestamps persist through conversion and renewal', () => {
     const trial = ev('subscription_created', T0, { trial_start: T0, trial_end: '2026-01-15T00:00:00.000Z' });
-    expect(view([trial])).toMatchObject({ status: 'trialing', trial_started_at: T0, trial_ended_at: '2026-01-15T00:00:00.000Z' });
-    const renewed = [trial, ev('payment_succeeded', '2026-01-15T00:00:01.000Z'), ev('renewed', '2026-02-15T00:00:00.000Z')];
-    expect(view(renewed)).toMatchObject({ status: 'active', trial_started_at: T0, trial_ended_at: '2026-01-15T00:00:00.000Z' });
+    expect(view([trial])).toMatchObject({
+      status: 'trialing',
+      trial_started_at: T0,
+      trial_ended_at: '2026-01-15T00:00:00.000Z',
+    });
+    const renewed = [
+      trial,
+      ev('payment_succeeded', '2026-01-15T00:00:01.000Z'),
+      ev('renewed', '2026-02-15T00:00:00.000Z'),
+    ];
+    expect(view(renewed)).toMatchObject({
+      status: 'active',
+      trial_started_at: T0,
+      trial_ended_at: '2026-01-15T00:00:00.000Z',
+    });
   });
 
   it('events naming only the customer join the customer’s latest subscription', () => {
@@ -71,7 +106,10 @@ describe('subscription status: every (state × event) pair', () => {
       ev('subscription_created', T1, { subscription_id: 'sub_new' }),
       ev('refunded', '2026-01-03T00:00:00.000Z', { subscription_id: null }),
     ]);
-    expect(Object.fromEntries(subs.map((s) => [s.external_id, s.status]))).toEqual({ sub_old: 'active', sub_new: 'refunded' });
+    expect(Object.fromEntries(subs.map((s) => [s.external_id, s.status]))).toEqual({
+      sub_old: 'active',
+      sub_new: 'refunded',
+    });
   });
 });
 
@@ -124,13 +162,22 @@ describe('order and duplicates do not matter', () => {
   it('any permutation, with any event repeated, converges to the same subscription', () => {
     fc.assert(
       fc.property(
-        fc.constantFrom<CanonicalEventKind>('refunded', 'subscription_canceled', 'expired', 'payment_failed', 'renewed'),
+        fc.constantFrom<CanonicalEventKind>(
+          'refunded',
+          'subscription_canceled',
+          'expired',
+          'payment_failed',
+          'renewed',
+        ),
         fc.array(fc.nat(), { minLength: 8, maxLength: 8 }),
         fc.array(fc.nat({ max: 7 }), { maxLength: 6 }),
         (end, keys, dupes) => {
           const events = story(end);
           const expected = deriveSubscriptions(events);
-          const shuffled = events.map((e, i) => ({ e, k: keys[i] })).sort((a, b) => a.k - b.k).map((x) => x.e);
+          const shuffled = events
+            .map((e, i) => ({ e, k: keys[i] }))
+            .sort((a, b) => a.k - b.k)
+            .map((x) => x.e);
           const delivered = [...shuffled, ...dupes.map((i) => events[i])];
           let state: LifecycleState = { events: [] };
           for (const e of delivered) state = applyEvent(state, e).state;

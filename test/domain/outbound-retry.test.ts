@@ -28,13 +28,19 @@ describe('outbound retry schedule', () => {
   });
 
   it('never schedules past the window, never waits longer than the cap, never shrinks the interval', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 60_000 }), fc.integer({ min: 1, max: 7 * DAY }), (firstRetryMs, retryWindowMs) => {
-      const policy = { attemptTimeoutMs: 1_000, firstRetryMs, retryWindowMs };
-      const { retries } = schedule(policy);
-      expect(retries.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(retryWindowMs);
-      for (let i = 1; i < retries.length; i++) expect(retries[i]).toBeGreaterThanOrEqual(retries[i - 1]);
-      for (const r of retries) expect(r).toBeLessThanOrEqual(Math.max(firstRetryMs, MAX_RETRY_INTERVAL_MS));
-    }));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60_000 }),
+        fc.integer({ min: 1, max: 7 * DAY }),
+        (firstRetryMs, retryWindowMs) => {
+          const policy = { attemptTimeoutMs: 1_000, firstRetryMs, retryWindowMs };
+          const { retries } = schedule(policy);
+          expect(retries.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(retryWindowMs);
+          for (let i = 1; i < retries.length; i++) expect(retries[i]).toBeGreaterThanOrEqual(retries[i - 1]);
+          for (const r of retries) expect(r).toBeLessThanOrEqual(Math.max(firstRetryMs, MAX_RETRY_INTERVAL_MS));
+        },
+      ),
+    );
   });
 
   it('a replay opens a new window: the same attempt count is retried again', () => {

@@ -17,6 +17,7 @@ describe('"is premium": one rule', () => {
 
   it("the SDK's offline fallback (a separate package) answers the same on every state", () => {
     expect([...sdk.PREMIUM_STATES]).toEqual([...PREMIUM_STATES]);
-    for (const state of [...ENTITLEMENT_STATES, 'unknown', '']) expect([state, sdk.isPremiumState(state)]).toEqual([state, isPremiumState(state)]);
+    for (const state of [...ENTITLEMENT_STATES, 'unknown', ''])
+      expect([state, sdk.isPremiumState(state)]).toEqual([state, isPremiumState(state)]);
   });
 });

@@ -29,7 +29,13 @@ const maxInAnyWindow = (times: number[], windowMs: number) => {
 
 describe('documented rate limits and the pacing rule', () => {
   it('every provider and mode has a limit with a source', () => {
-    for (const p of PROVIDERS) for (const m of MODES) expect(RATE_LIMITS[p][m]).toMatchObject({ limit: expect.any(Number), windowMs: expect.any(Number), source: expect.stringContaining('http') });
+    for (const p of PROVIDERS)
+      for (const m of MODES)
+        expect(RATE_LIMITS[p][m]).toMatchObject({
+          limit: expect.any(Number),
+          windowMs: expect.any(Number),
+          source: expect.stringContaining('http'),
+        });
     expect(perSecond(RATE_LIMITS.psp_a.live)).toBe(100);
     expect(perSecond(RATE_LIMITS.psp_a.test)).toBe(25);
     expect(perSecond(RATE_LIMITS.psp_b.test)).toBe(4);

@@ -19,12 +19,22 @@ const row = (f: ReadinessFacts) => readinessReport([f], ctx).providers[0];
 const summary = (fs: ReadinessFacts[]) => readinessReport(fs, ctx).summary;
 
 describe('web providers (key_pair, test_api_key)', () => {
-  it.each(['psp_a', 'psp_b', 'psp_c'] as const)('%s green in both modes: no human action, no steps, no console', (p) => {
-    expect(row(green(p))).toMatchObject({
-      provider: p, auth_kind: 'key_pair', test_mechanism: 'test_api_key', is_active: true,
-      live_ready: true, test_ready: true, human_action: null, manual_steps: null, console_url: null,
-    });
-  });
+  it.each(['psp_a', 'psp_b', 'psp_c'] as const)(
+    '%s green in both modes: no human action, no steps, no console',
+    (p) => {
+      expect(row(green(p))).toMatchObject({
+        provider: p,
+        auth_kind: 'key_pair',
+        test_mechanism: 'test_api_key',
+        is_active: true,
+        live_ready: true,
+        test_ready: true,
+        human_action: null,
+        manual_steps: null,
+        console_url: null,
+      });
+    },
+  );
 
   // Each row: the facts changed from green → expected booleans and the first missing thing.
   it.each<[string, Partial<ReadinessFacts>, boolean, boolean, RegExp]>([
@@ -35,7 +45,13 @@ describe('web providers (key_pair, test_api_key)', () => {
     ['no webhook signing secret', { has_webhook_secret: false }, true, false, /webhook signing secret/],
     ['no live sync', { synced_live: 0 }, true, false, /Run a sync/],
     ['inactive connection', { is_active: false }, false, false, /Reactivate/],
-    ['test missing first, then live: the test gap is named', { has_test_credential: false, has_live_credential: false }, false, false, /test credential/],
+    [
+      'test missing first, then live: the test gap is named',
+      { has_test_credential: false, has_live_credential: false },
+      false,
+      false,
+      /test credential/,
+    ],
   ])('%s', (_name, over, test, live, action) => {
     const r = row(green('psp_a', over));
     expect(r.test_ready).toBe(test);
@@ -56,15 +72,29 @@ describe('stores (store; license_tester / sandbox_apple_id)', () => {
   it.each<[ProviderId, string, string]>([
     ['store_android', 'license_tester', 'https://play.google.com/console'],
     ['store_ios', 'sandbox_apple_id', 'https://appstoreconnect.apple.com'],
-  ])('%s: never test-ready by configuration; ordered manual steps and a console until a sandbox purchase arrives', (p, mech, console) => {
-    const before = row(green(p, { sandbox_evidence: false }));
-    expect(before).toMatchObject({ auth_kind: 'store', test_mechanism: mech, test_ready: false, console_url: console });
-    expect(before.manual_steps!.length).toBeGreaterThanOrEqual(4);
-    expect(before.manual_steps!.join(' ')).toContain(`https://dash.example/api/webhooks/${p}`);
-    expect(before.human_action).toMatch(/sandbox purchase/);
-    const after = row(green(p, { sandbox_evidence: true }));
-    expect(after).toMatchObject({ test_ready: true, manual_steps: null, console_url: null, human_action: null, live_ready: true });
-  });
+  ])(
+    '%s: never test-ready by configuration; ordered manual steps and a console until a sandbox purchase arrives',
+    (p, mech, console) => {
+      const before = row(green(p, { sandbox_evidence: false }));
+      expect(before).toMatchObject({
+        auth_kind: 'store',
+        test_mechanism: mech,
+        test_ready: false,
+        console_url: console,
+      });
+      expect(before.manual_steps!.length).toBeGreaterThanOrEqual(4);
+      expect(before.manual_steps!.join(' ')).toContain(`https://dash.example/api/webhooks/${p}`);
+      expect(before.human_action).toMatch(/sandbox purchase/);
+      const after = row(green(p, { sandbox_evidence: true }));
+      expect(after).toMatchObject({
+        test_ready: true,
+        manual_steps: null,
+        console_url: null,
+        human_action: null,
+        live_ready: true,
+      });
+    },
+  );
 
   it('a store with evidence but no credential is test-ready and not live-ready', () => {
     const r = row(green('store_ios', { has_live_credential: false, has_test_credential: false }));
@@ -92,6 +122,9 @@ describe('summary', () => {
   });
 
   it('rows keep the order of the facts (the spec provider order from the repository)', () => {
-    expect(readinessReport([green('psp_c'), green('store_ios')], ctx).providers.map((p) => p.provider)).toEqual(['psp_c', 'store_ios']);
+    expect(readinessReport([green('psp_c'), green('store_ios')], ctx).providers.map((p) => p.provider)).toEqual([
+      'psp_c',
+      'store_ios',
+    ]);
   });
 });

@@ -3,12 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { MAX_PAYLOAD_DEPTH, redactPayload, TRUNCATED } from '../../domain/redact';
 
 // The recursive implementation this replaced, kept as the reference for ordinary payloads.
-const PERSONAL = /(e-?mail|(^|_)name$|^name$|address|phone|card|^last4$|^exp_(month|year)$|fingerprint|secret|password|token|billing_details|shipping|customer_details|receipt_email|^ip$|ip_address)/i;
+const PERSONAL =
+  /(e-?mail|(^|_)name$|^name$|address|phone|card|^last4$|^exp_(month|year)$|fingerprint|secret|password|token|billing_details|shipping|customer_details|receipt_email|^ip$|ip_address)/i;
 function recursiveRedact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(recursiveRedact);
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = PERSONAL.test(k) && v !== null ? '[redacted]' : recursiveRedact(v);
+    for (const [k, v] of Object.entries(value))
+      out[k] = PERSONAL.test(k) && v !== null ? '[redacted]' : recursiveRedact(v);
     return out;
   }
   if (typeof value === 'string' && /[^\s@]+@[^\s@]+\.[^\s@]+/.test(value)) return '[redacted]';
@@ -45,9 +47,20 @@ describe('redactPayload', () => {
         object: {
           customer_details: { email: 'b@example.com', name: 'B' },
           billing_details: { address: { line1: 'x' } },
-          items: [{ price: { nickname: 'Pro', metadata: { first_name: 'Ann', sku: 'pro' } } }, { card: { last4: '4242', brand: 'visa' } }],
-          payment_method: { exp_month: 12, exp_year: 2030, fingerprint: 'fp', ip: '10.0.0.1', client_secret: 'pi_secret' },
-          phone: '+1', receipt_email: 'c@example.com', username: 'ann42',
+          items: [
+            { price: { nickname: 'Pro', metadata: { first_name: 'Ann', sku: 'pro' } } },
+            { card: { last4: '4242', brand: 'visa' } },
+          ],
+          payment_method: {
+            exp_month: 12,
+            exp_year: 2030,
+            fingerprint: 'fp',
+            ip: '10.0.0.1',
+            client_secret: 'pi_secret',
+          },
+          phone: '+1',
+          receipt_email: 'c@example.com',
+          username: 'ann42',
         },
       },
     };
@@ -59,9 +72,20 @@ describe('redactPayload', () => {
         object: {
           customer_details: '[redacted]',
           billing_details: '[redacted]',
-          items: [{ price: { nickname: 'Pro', metadata: { first_name: '[redacted]', sku: 'pro' } } }, { card: '[redacted]' }],
-          payment_method: { exp_month: '[redacted]', exp_year: '[redacted]', fingerprint: '[redacted]', ip: '[redacted]', client_secret: '[redacted]' },
-          phone: '[redacted]', receipt_email: '[redacted]', username: 'ann42',
+          items: [
+            { price: { nickname: 'Pro', metadata: { first_name: '[redacted]', sku: 'pro' } } },
+            { card: '[redacted]' },
+          ],
+          payment_method: {
+            exp_month: '[redacted]',
+            exp_year: '[redacted]',
+            fingerprint: '[redacted]',
+            ip: '[redacted]',
+            client_secret: '[redacted]',
+          },
+          phone: '[redacted]',
+          receipt_email: '[redacted]',
+          username: 'ann42',
         },
       },
     });
@@ -70,7 +94,14 @@ describe('redactPayload', () => {
   });
 
   it('redacts emails in free text wherever they are, and only those strings', () => {
-    expect(redactPayload({ description: 'Refund for bob@example.com, ticket 7', notes: ['ok', 'mail me: x.y@host.io'], handle: '@bob', tag: 'a@b' })).toEqual({
+    expect(
+      redactPayload({
+        description: 'Refund for bob@example.com, ticket 7',
+        notes: ['ok', 'mail me: x.y@host.io'],
+        handle: '@bob',
+        tag: 'a@b',
+      }),
+    ).toEqual({
       description: '[redacted]',
       notes: ['ok', '[redacted]'],
       handle: '@bob',
@@ -80,8 +111,16 @@ describe('redactPayload', () => {
   });
 
   it('keeps nulls (a personal key that is null stays null) and scalars as they are', () => {
-    expect(redactPayload({ email: null, name: null, shipping: null, n: 0, f: false, s: '', list: [null, 1, 'x'] })).toEqual({
-      email: null, name: null, shipping: null, n: 0, f: false, s: '', list: [null, 1, 'x'],
+    expect(
+      redactPayload({ email: null, name: null, shipping: null, n: 0, f: false, s: '', list: [null, 1, 'x'] }),
+    ).toEqual({
+      email: null,
+      name: null,
+      shipping: null,
+      n: 0,
+      f: false,
+      s: '',
+      list: [null, 1, 'x'],
     });
     expect(redactPayload(null)).toBeNull();
     expect(redactPayload(42)).toBe(42);
@@ -89,10 +128,39 @@ describe('redactPayload', () => {
   });
 
   it('gives what the recursive version gave for ordinary payloads', () => {
-    const key = fc.constantFrom('id', 'email', 'e-mail', 'name', 'first_name', 'nickname', 'address', 'card', 'last4', 'exp_month', 'token', 'ip', 'metadata', 'data', 'amount', 'description');
-    const scalar = fc.oneof(fc.constant(null), fc.integer(), fc.boolean(), fc.string({ maxLength: 8 }), fc.emailAddress(), fc.constantFrom('see x@y.io', 'no email'));
+    const key = fc.constantFrom(
+      'id',
+      'email',
+      'e-mail',
+      'name',
+      'first_name',
+      'nickname',
+      'address',
+      'card',
+      'last4',
+      'exp_month',
+      'token',
+      'ip',
+      'metadata',
+      'data',
+      'amount',
+      'description',
+    );
+    const scalar = fc.oneof(
+      fc.constant(null),
+      fc.integer(),
+      fc.boolean(),
+      fc.string({ maxLength: 8 }),
+      fc.emailAddress(),
+      fc.constantFrom('see x@y.io', 'no email'),
+    );
     const { json } = fc.letrec((tie) => ({
-      json: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, fc.array(tie('json'), { maxLength: 4 }), fc.dictionary(key, tie('json'), { maxKeys: 5 })),
+      json: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        scalar,
+        fc.array(tie('json'), { maxLength: 4 }),
+        fc.dictionary(key, tie('json'), { maxKeys: 5 }),
+      ),
     }));
     fc.assert(
       fc.property(json, (v) => {

@@ -1,11 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { ENTITLEMENT_STATES, type EntitlementState } from '../../domain/entitlement';
 import { CANONICAL_EVENT_KINDS } from '../../domain/events';
-import { registrationRefusal, storeEntitlementOf, storeEntitlementState, storeSubscriptionStatus, type StorePurchaseRead } from '../../domain/store-purchase';
+import {
+  registrationRefusal,
+  storeEntitlementOf,
+  storeEntitlementState,
+  storeSubscriptionStatus,
+  type StorePurchaseRead,
+} from '../../domain/store-purchase';
 
 const read = (over: Partial<StorePurchaseRead> = {}): StorePurchaseRead => ({
-  provider: 'store_android', purchase_key: 'tok', store_product_id: 'premium_monthly', store_app_user: null, is_sandbox: true,
-  state: 'active', expires_at: null, acknowledged: false, read_at: '2026-01-01T00:00:00.000Z', ...over,
+  provider: 'store_android',
+  purchase_key: 'tok',
+  store_product_id: 'premium_monthly',
+  store_app_user: null,
+  is_sandbox: true,
+  state: 'active',
+  expires_at: null,
+  acknowledged: false,
+  read_at: '2026-01-01T00:00:00.000Z',
+  ...over,
 });
 
 describe('registrationRefusal', () => {
@@ -30,9 +44,11 @@ describe('storeEntitlementState over every (store state × current state × even
     for (const c of currents)
       for (const h of hints) {
         const expected: EntitlementState | null =
-          s === 'pending' ? null
-          : (s === 'expired' || s === 'revoked') && (h === 'refunded' || c === 'revoked') ? 'revoked'
-          : s;
+          s === 'pending'
+            ? null
+            : (s === 'expired' || s === 'revoked') && (h === 'refunded' || c === 'revoked')
+              ? 'revoked'
+              : s;
         it(`store ${s}, current ${c}, hint ${h} → ${expected}`, () => {
           expect(storeEntitlementState({ state: s }, c, h)).toBe(expected);
         });
@@ -46,6 +62,8 @@ describe('storeEntitlementState over every (store state × current state × even
 describe('storeSubscriptionStatus', () => {
   it('maps each entitlement state to the record status, and back', () => {
     expect(ENTITLEMENT_STATES.map(storeSubscriptionStatus)).toEqual(['active', 'past_due', 'expired', 'refunded']);
-    expect(ENTITLEMENT_STATES.map((e) => storeEntitlementOf(storeSubscriptionStatus(e)))).toEqual([...ENTITLEMENT_STATES]);
+    expect(ENTITLEMENT_STATES.map((e) => storeEntitlementOf(storeSubscriptionStatus(e)))).toEqual([
+      ...ENTITLEMENT_STATES,
+    ]);
   });
 });

@@ -18,7 +18,10 @@ import {
   type TargetLinkFacts,
 } from '../../domain/sync-plan';
 
-const setup = (provider: ProviderSetupFacts['provider'], over: Partial<ProviderSetupFacts> = {}): ProviderSetupFacts => ({
+const setup = (
+  provider: ProviderSetupFacts['provider'],
+  over: Partial<ProviderSetupFacts> = {},
+): ProviderSetupFacts => ({
   provider,
   connectionId: `conn-${provider}`,
   accountRef: `acct-${provider}`,
@@ -29,7 +32,13 @@ const setup = (provider: ProviderSetupFacts['provider'], over: Partial<ProviderS
   ...over,
 });
 
-const missing = (provider: SyncTarget['provider'], mode: SyncTarget['mode'], id: string, sku: string, automatable = true): DriftFinding => ({
+const missing = (
+  provider: SyncTarget['provider'],
+  mode: SyncTarget['mode'],
+  id: string,
+  sku: string,
+  automatable = true,
+): DriftFinding => ({
   kind: 'product-missing-at-provider',
   product: { id, sku },
   provider,
@@ -38,9 +47,20 @@ const missing = (provider: SyncTarget['provider'], mode: SyncTarget['mode'], id:
   detail: `${sku} does not exist at ${provider} (${mode}).`,
 });
 
-const unpublished: DriftFinding = { kind: 'paywall-not-published', product: { id: null, sku: '*' }, provider: null, mode: null, automatable: false, detail: 'publish it' };
+const unpublished: DriftFinding = {
+  kind: 'paywall-not-published',
+  product: { id: null, sku: '*' },
+  provider: null,
+  mode: null,
+  automatable: false,
+  detail: 'publish it',
+};
 
-const linkFacts = (target: SyncTarget, apps: string[], have: { appId: string; productId: string }[] = []): TargetLinkFacts => ({ target, apps, have });
+const linkFacts = (
+  target: SyncTarget,
+  apps: string[],
+  have: { appId: string; productId: string }[] = [],
+): TargetLinkFacts => ({ target, apps, have });
 
 describe('the gate', () => {
   it('the confirm count is every finding, automatable or not', () => {
@@ -58,17 +78,30 @@ describe('the gate', () => {
   });
 
   it('unread targets: those a drift read got no snapshot of, with the reason it gave', () => {
-    const target = (provider: SyncTarget['provider'], mode: SyncTarget['mode']): SyncTarget => ({ provider, mode, connectionId: 'c', accountRef: 'a' });
-    expect(unreadTargets([
-      { target: target('psp_a', 'test'), snapshot: { remote: [] }, reason: null },
-      { target: target('psp_b', 'live'), snapshot: null, reason: 'down' },
-      { target: target('psp_c', 'test'), snapshot: null, reason: null },
-    ])).toEqual([{ provider: 'psp_b', mode: 'live', reason: 'down' }, { provider: 'psp_c', mode: 'test', reason: 'unreadable' }]);
+    const target = (provider: SyncTarget['provider'], mode: SyncTarget['mode']): SyncTarget => ({
+      provider,
+      mode,
+      connectionId: 'c',
+      accountRef: 'a',
+    });
+    expect(
+      unreadTargets([
+        { target: target('psp_a', 'test'), snapshot: { remote: [] }, reason: null },
+        { target: target('psp_b', 'live'), snapshot: null, reason: 'down' },
+        { target: target('psp_c', 'test'), snapshot: null, reason: null },
+      ]),
+    ).toEqual([
+      { provider: 'psp_b', mode: 'live', reason: 'down' },
+      { provider: 'psp_c', mode: 'test', reason: 'unreadable' },
+    ]);
   });
 
   it('an unread target refuses the run, naming every one with its reason', () => {
     expect(driftIncomplete([])).toBeNull();
-    const r = driftIncomplete([{ provider: 'psp_b', mode: 'test', reason: 'down' }, { provider: 'psp_c', mode: 'live', reason: '503' }]);
+    const r = driftIncomplete([
+      { provider: 'psp_b', mode: 'test', reason: 'down' },
+      { provider: 'psp_c', mode: 'live', reason: '503' },
+    ]);
     expect(r).toMatchObject({ refused: 'drift_incomplete' });
     expect(r!.detail).toContain('psp_b (test): down');
     expect(r!.detail).toContain('psp_c (live): 503');
@@ -76,12 +109,24 @@ describe('the gate', () => {
 });
 
 describe('the plan', () => {
-  const setups = [setup('psp_a'), setup('store_android'), setup('psp_b', { is_active: false, modes: [] }), setup('psp_c', { has_test_credential: false, has_live_credential: false, modes: [] })];
+  const setups = [
+    setup('psp_a'),
+    setup('store_android'),
+    setup('psp_b', { is_active: false, modes: [] }),
+    setup('psp_c', { has_test_credential: false, has_live_credential: false, modes: [] }),
+  ];
   const targets = syncTargets(setups);
-  const products = [{ productId: 'p1', sku: 'a' }, { productId: 'p2', sku: 'b' }];
+  const products = [
+    { productId: 'p1', sku: 'a' },
+    { productId: 'p2', sku: 'b' },
+  ];
 
   it('targets: one per provider and mode it is synced in', () => {
-    expect(targets.map((t) => `${t.provider}:${t.mode}:${t.connectionId}`)).toEqual(['psp_a:test:conn-psp_a', 'psp_a:live:conn-psp_a', 'store_android:live:conn-store_android']);
+    expect(targets.map((t) => `${t.provider}:${t.mode}:${t.connectionId}`)).toEqual([
+      'psp_a:test:conn-psp_a',
+      'psp_a:live:conn-psp_a',
+      'store_android:live:conn-store_android',
+    ]);
   });
 
   it('skipped providers say why: inactive, or no credential; narrowed to one provider on request', () => {
@@ -90,7 +135,9 @@ describe('the plan', () => {
       ['psp_b', 'the psp_b connection is inactive'],
       ['psp_c', 'psp_c holds no credential to sync with; enter one in the dashboard'],
     ]);
-    expect(skipped.every((s) => s.skipped && !s.ok && s.product === null && subjectOf(s) === `provider:${s.provider}`)).toBe(true);
+    expect(
+      skipped.every((s) => s.skipped && !s.ok && s.product === null && subjectOf(s) === `provider:${s.provider}`),
+    ).toBe(true);
     expect(skippedProviders(setups, 'psp_c').map((s) => s.provider)).toEqual(['psp_c']);
     expect(skippedProviders(setups, 'psp_a')).toEqual([]);
   });
@@ -112,14 +159,28 @@ describe('the plan', () => {
       unpublished,
     ];
     const links = [
-      linkFacts(targets[0], ['app1'], [{ appId: 'app1', productId: 'p1' }, { appId: 'app1', productId: 'p2' }]), // psp_a test: links all there
+      linkFacts(
+        targets[0],
+        ['app1'],
+        [
+          { appId: 'app1', productId: 'p1' },
+          { appId: 'app1', productId: 'p2' },
+        ],
+      ), // psp_a test: links all there
       linkFacts(targets[1], ['app1']), // psp_a live: no links yet
       linkFacts(targets[2], ['app1']), // store_android: p2 blocked
     ];
     const plan = drainRunPlan({ setups, findings, products, links });
     expect(plan.work).toEqual([
       { target: targets[0], products: [{ productId: 'p1', sku: 'a' }], links: [] },
-      { target: targets[1], products: [{ productId: 'p2', sku: 'b' }], links: [{ appId: 'app1', productId: 'p1', sku: 'a' }, { appId: 'app1', productId: 'p2', sku: 'b' }] },
+      {
+        target: targets[1],
+        products: [{ productId: 'p2', sku: 'b' }],
+        links: [
+          { appId: 'app1', productId: 'p1', sku: 'a' },
+          { appId: 'app1', productId: 'p2', sku: 'b' },
+        ],
+      },
       { target: targets[2], products: [], links: [{ appId: 'app1', productId: 'p1', sku: 'a' }] },
     ]);
     expect(plan.needsHuman).toEqual([findings[2], unpublished]);
@@ -128,7 +189,13 @@ describe('the plan', () => {
   });
 
   it('a drain with nothing to do plans no work, and still names every configured provider', () => {
-    const links = targets.map((t) => linkFacts(t, ['app1'], products.map((p) => ({ appId: 'app1', productId: p.productId }))));
+    const links = targets.map((t) =>
+      linkFacts(
+        t,
+        ['app1'],
+        products.map((p) => ({ appId: 'app1', productId: p.productId })),
+      ),
+    );
     const plan = drainRunPlan({ setups, findings: [], products, links });
     expect(plan.work).toEqual([]);
     expect(plan.providers).toEqual([
@@ -152,28 +219,68 @@ describe('the plan', () => {
     const one = productRunPlan({ setups: [setup('psp_a')], product, links: [], only: 'store_ios' });
     expect(one.work).toEqual([]);
     expect(one.providers).toEqual([{ provider: 'store_ios', modes: [] }]);
-    expect(one.skipped).toEqual([{ provider: 'store_ios', mode: null, product: null, ok: false, skipped: true, detail: 'store_ios is not connected to this account' }]);
+    expect(one.skipped).toEqual([
+      {
+        provider: 'store_ios',
+        mode: null,
+        product: null,
+        ok: false,
+        skipped: true,
+        detail: 'store_ios is not connected to this account',
+      },
+    ]);
   });
 });
 
 describe('events: one per provider of a run', () => {
   const plan = {
-    providers: [{ provider: 'psp_a' as const, modes: ['test' as const, 'live' as const] }, { provider: 'psp_b' as const, modes: ['test' as const] }, { provider: 'psp_c' as const, modes: [] }],
+    providers: [
+      { provider: 'psp_a' as const, modes: ['test' as const, 'live' as const] },
+      { provider: 'psp_b' as const, modes: ['test' as const] },
+      { provider: 'psp_c' as const, modes: [] },
+    ],
     skipped: skippedProviders([setup('psp_c', { is_active: false, modes: [] })]),
   };
 
   it('a provider that worked records its count or its failures; the others are skipped (why) or nothing to do', () => {
-    const failure = { provider: 'psp_a' as const, mode: 'live' as const, product: { id: 'p1', sku: 'a' }, ok: false, skipped: false, detail: 'psp_a (live): refused' };
+    const failure = {
+      provider: 'psp_a' as const,
+      mode: 'live' as const,
+      product: { id: 'p1', sku: 'a' },
+      ok: false,
+      skipped: false,
+      detail: 'psp_a (live): refused',
+    };
     const worked = new Map([['psp_a' as const, workedEvent('psp_a', ['test', 'live'], 3, [failure])]]);
     expect(runEvents(plan, worked)).toEqual([
-      { provider: 'psp_a', status: 'failed', reason: 'psp_a (live): refused', detail: { outcome: 'failed', synced: 3, failed: 1, modes: ['test', 'live'] } },
-      { provider: 'psp_b', status: 'succeeded', reason: null, detail: { outcome: 'nothing_to_do', synced: 0, failed: 0, modes: ['test'] } },
-      { provider: 'psp_c', status: 'skipped', reason: 'the psp_c connection is inactive', detail: { outcome: 'skipped', synced: 0, failed: 0, modes: [] } },
+      {
+        provider: 'psp_a',
+        status: 'failed',
+        reason: 'psp_a (live): refused',
+        detail: { outcome: 'failed', synced: 3, failed: 1, modes: ['test', 'live'] },
+      },
+      {
+        provider: 'psp_b',
+        status: 'succeeded',
+        reason: null,
+        detail: { outcome: 'nothing_to_do', synced: 0, failed: 0, modes: ['test'] },
+      },
+      {
+        provider: 'psp_c',
+        status: 'skipped',
+        reason: 'the psp_c connection is inactive',
+        detail: { outcome: 'skipped', synced: 0, failed: 0, modes: [] },
+      },
     ]);
   });
 
   it('a clean write is succeeded with its synced count', () => {
-    expect(workedEvent('psp_b', ['test'], 2, [])).toEqual({ provider: 'psp_b', status: 'succeeded', reason: null, detail: { outcome: 'synced', synced: 2, failed: 0, modes: ['test'] } });
+    expect(workedEvent('psp_b', ['test'], 2, [])).toEqual({
+      provider: 'psp_b',
+      status: 'succeeded',
+      reason: null,
+      detail: { outcome: 'synced', synced: 2, failed: 0, modes: ['test'] },
+    });
   });
 
   it('a run with nothing to do still yields one event per provider', () => {

@@ -8,12 +8,17 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
 
   it('the check itself fails on a page with an unlabelled field and unreadable contrast', async () => {
     const p = await h.browser.newPage();
-    await p.setContent('<!doctype html><html lang="en"><title>bad</title><main><input type="text"><p style="color:#eee;background:#fff">faint</p></main></html>');
+    await p.setContent(
+      '<!doctype html><html lang="en"><title>bad</title><main><input type="text"><p style="color:#eee;background:#fff">faint</p></main></html>',
+    );
     await expect(expectAccessible(p, 'known-bad page')).rejects.toThrow(/label|color-contrast/);
     await p.close();
   });
 
-  for (const viewport of [{ name: 'desktop', width: 1280, height: 900 }, { name: 'phone', width: 375, height: 740 }]) {
+  for (const viewport of [
+    { name: 'desktop', width: 1280, height: 900 },
+    { name: 'phone', width: 375, height: 740 },
+  ]) {
     it(`has no serious or critical violations (${viewport.name} width)`, async () => {
       const ctx = await h.browser.newContext({ viewport });
       const p = await ctx.newPage();
@@ -38,7 +43,19 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
       await p.getByRole('button', { name: 'Add connection' }).click();
       await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
       await check('', 'provider-connection');
-      for (const path of ['/overview', '/overview?mode=test&days=90', '/products', '/products/new', '/paywall', '/readiness', '/sync-runs', '/subscribers', '/entitlements', '/webhook-deliveries', '/audit']) {
+      for (const path of [
+        '/overview',
+        '/overview?mode=test&days=90',
+        '/products',
+        '/products/new',
+        '/paywall',
+        '/readiness',
+        '/sync-runs',
+        '/subscribers',
+        '/entitlements',
+        '/webhook-deliveries',
+        '/audit',
+      ]) {
         await check(path, path.slice(1));
       }
       await keyboardReachesCreateKey(p, h.api.dashboardRoot);

@@ -30,9 +30,19 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await p.getByRole('button', { name: 'Log in' }).click();
     await p.waitForURL('**/providers');
     // Only local paths are followed after login.
-    for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example']) expect(safeNext(evil)).toBe('/overview');
-    const actions = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user', actor_id: user.id }).orderBy('created_at').pluck('action');
-    expect(actions).toEqual(['account.sign_up', 'account.log_in', 'account.log_out', 'account.log_in', 'account.log_in']);
+    for (const evil of ['//evil.example', 'https://evil.example', '/\\evil.example'])
+      expect(safeNext(evil)).toBe('/overview');
+    const actions = await testDb()('audit_entries')
+      .where({ tenant_id: user.tenant_id, actor_type: 'user', actor_id: user.id })
+      .orderBy('created_at')
+      .pluck('action');
+    expect(actions).toEqual([
+      'account.sign_up',
+      'account.log_in',
+      'account.log_out',
+      'account.log_in',
+      'account.log_in',
+    ]);
     await ctx.close();
   });
 
@@ -43,7 +53,10 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await p.getByLabel('Name').fill('no token');
     await p.getByLabel('tenant:read', { exact: true }).check();
     await p.evaluate(() => document.querySelectorAll('input[name=_csrf]').forEach((e) => e.remove()));
-    const [resp] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), p.getByRole('button', { name: 'Create key' }).click()]);
+    const [resp] = await Promise.all([
+      p.waitForResponse((r) => r.request().method() === 'POST'),
+      p.getByRole('button', { name: 'Create key' }).click(),
+    ]);
     expect(resp.status()).toBe(403);
     await expect(p.getByRole('alert').textContent()).resolves.toContain('security token');
     await screenshot(p, 'csrf-refused');
@@ -56,8 +69,14 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
     await p.goto(`${h.api.dashboardRoot}/settings/developer-api`);
     await p.getByLabel('Name').fill('foreign token');
     await p.getByLabel('tenant:read', { exact: true }).check();
-    await p.evaluate((t) => document.querySelectorAll<HTMLInputElement>('input[name=_csrf]').forEach((e) => (e.value = t)), foreign);
-    const [resp2] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), p.getByRole('button', { name: 'Create key' }).click()]);
+    await p.evaluate(
+      (t) => document.querySelectorAll<HTMLInputElement>('input[name=_csrf]').forEach((e) => (e.value = t)),
+      foreign,
+    );
+    const [resp2] = await Promise.all([
+      p.waitForResponse((r) => r.request().method() === 'POST'),
+      p.getByRole('button', { name: 'Create key' }).click(),
+    ]);
     expect(resp2.status()).toBe(403);
     expect(await testDb()('api_keys').whereIn('name', ['no token', 'foreign token'])).toHaveLength(0);
     await ctx.close();
@@ -74,13 +93,18 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
       await p.goto(`${h.api.dashboardRoot}/login`);
       await p.getByLabel('Email').fill(email);
       await p.getByLabel('Password').fill(password);
-      const [r] = await Promise.all([p.waitForResponse((x) => x.request().method() === 'POST'), p.getByRole('button', { name: 'Log in' }).click()]);
+      const [r] = await Promise.all([
+        p.waitForResponse((x) => x.request().method() === 'POST'),
+        p.getByRole('button', { name: 'Log in' }).click(),
+      ]);
       return r.status();
     };
     for (let i = 0; i < DEFAULT_LIMITS.pair.max; i++) expect(await tryLogin('wrong')).toBe(401);
     expect(await tryLogin('the right password!')).toBe(429);
     await expect(p.getByRole('alert').textContent()).resolves.toContain('Too many failed attempts');
-    const rows = await testDb()('dashboard_login_attempts').where('key', 'like', 'pair:%').where('failures', '>=', DEFAULT_LIMITS.pair.max);
+    const rows = await testDb()('dashboard_login_attempts')
+      .where('key', 'like', 'pair:%')
+      .where('failures', '>=', DEFAULT_LIMITS.pair.max);
     expect(rows.length).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(rows)).not.toContain(email);
     await ctx.close();
@@ -88,7 +112,10 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
 
   it('cookies are HttpOnly and SameSite=Lax; X-Forwarded-Proto from a peer that is not a trusted proxy does not make them Secure', async () => {
     // The Secure case behind a configured proxy: test/e2e/login-limits.test.ts.
-    const spoofed = (await fetch(`${h.api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } })).headers.get('set-cookie') ?? '';
+    const spoofed =
+      (await fetch(`${h.api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } })).headers.get(
+        'set-cookie',
+      ) ?? '';
     expect(spoofed).toMatch(/dash_anon=/);
     expect(spoofed.toLowerCase()).not.toContain('; secure');
     const plain = (await fetch(`${h.api.dashboardRoot}/signup`)).headers.get('set-cookie') ?? '';
@@ -106,9 +133,17 @@ describe('dashboard: sign-up, log in, log out, CSRF and login rate limit', () =>
       await p.goto(`${h.api.dashboardRoot}/signup`);
       await p.getByLabel('Email').fill(address);
       await p.getByLabel('Password').fill('another long password');
-      const [r] = await Promise.all([p.waitForResponse((x) => x.request().method() === 'POST'), p.getByRole('button', { name: 'Sign up' }).click()]);
+      const [r] = await Promise.all([
+        p.waitForResponse((x) => x.request().method() === 'POST'),
+        p.getByRole('button', { name: 'Sign up' }).click(),
+      ]);
       await p.waitForURL('**/login?signed_up=1');
-      return { status: r.status(), location: r.headers().location, notice: await p.getByRole('status').textContent(), signedIn: (await ctx.cookies()).some((c) => c.name === 'dash_session') };
+      return {
+        status: r.status(),
+        location: r.headers().location,
+        notice: await p.getByRole('status').textContent(),
+        signedIn: (await ctx.cookies()).some((c) => c.name === 'dash_session'),
+      };
     };
     const taken = await submit(email);
     const fresh = await submit(uniqueEmail('fresh'));

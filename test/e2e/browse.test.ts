@@ -21,7 +21,13 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
       { tenant_id: other.tenant_id, app_user_id: 'user_of_another_tenant', provider: 'psp_a', state: 'active' },
     ]);
     const newRunId = crypto.randomUUID();
-    await db('sync_runs').insert({ id: newRunId, tenant_id, status: 'succeeded', requested_by: 'test', workflow_id: `sync-${tenant_id}-${newRunId}` });
+    await db('sync_runs').insert({
+      id: newRunId,
+      tenant_id,
+      status: 'succeeded',
+      requested_by: 'test',
+      workflow_id: `sync-${tenant_id}-${newRunId}`,
+    });
 
     await p.getByRole('link', { name: 'Entitlements' }).click();
     const text = () => p.locator('main').textContent();
@@ -65,9 +71,16 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
     await signUp(p, h.api.dashboardRoot, email);
     const { tenant_id } = await testDb()('dashboard_users').where({ email }).first();
     // A connected store is what makes its manual steps appear.
-    await testDb()('provider_connections').insert({ tenant_id, provider: 'store_ios', account_ref: 'com.example.app', is_default: true });
+    await testDb()('provider_connections').insert({
+      tenant_id,
+      provider: 'store_ios',
+      account_ref: 'com.example.app',
+      is_default: true,
+    });
     const key = await keyWith(tenant_id, ['readiness:read']);
-    const viaApi = await (await fetch(`${h.api.apiUrl}/readiness`, { headers: { authorization: `Bearer ${key.secret_key}` } })).json();
+    const viaApi = await (
+      await fetch(`${h.api.apiUrl}/readiness`, { headers: { authorization: `Bearer ${key.secret_key}` } })
+    ).json();
     await p.getByRole('link', { name: 'Readiness' }).click();
     const rows = p.getByRole('row');
     expect(await rows.count()).toBe(viaApi.providers.length + 1);
@@ -79,7 +92,8 @@ describe('dashboard: browsing entitlements, deliveries and sync runs with the AP
     const withSteps = viaApi.providers.filter((r: { manual_steps: string[] | null }) => r.manual_steps?.length);
     expect(withSteps.length).toBeGreaterThan(0);
     for (const row of withSteps) {
-      for (const step of row.manual_steps) await expect(p.getByRole('checkbox', { name: step }).count()).resolves.toBe(1);
+      for (const step of row.manual_steps)
+        await expect(p.getByRole('checkbox', { name: step }).count()).resolves.toBe(1);
     }
     await expectAccessible(p, 'readiness');
     await screenshot(p, 'readiness');

@@ -51,11 +51,19 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     await p.getByText('revoked', { exact: false }).first().waitFor();
     expect((await call()).status).toBe(401);
 
-    const audit = await db('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user' }).orderBy('created_at');
+    const audit = await db('audit_entries')
+      .where({ tenant_id: user.tenant_id, actor_type: 'user' })
+      .orderBy('created_at');
     // The key writes are the operations' audit rows, the person's, from the dashboard.
-    expect(audit.map((a) => a.action)).toEqual(['account.sign_up', 'account.log_in', 'api_keys.create', 'api_keys.revoke']);
+    expect(audit.map((a) => a.action)).toEqual([
+      'account.sign_up',
+      'account.log_in',
+      'api_keys.create',
+      'api_keys.revoke',
+    ]);
     for (const a of audit) expect(a.actor_id).toBe(user.id);
-    for (const a of audit.slice(2)) expect([a.action, a.outcome, a.detail.surface]).toEqual([a.action, 'ok', 'dashboard']);
+    for (const a of audit.slice(2))
+      expect([a.action, a.outcome, a.detail.surface]).toEqual([a.action, 'ok', 'dashboard']);
     expect(JSON.stringify(audit)).not.toContain(secret);
     await ctx.close();
   });

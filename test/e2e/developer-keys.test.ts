@@ -14,8 +14,12 @@ describe('dashboard: publishable keys and a secret key shown once (issue #18, it
     const app = await testDb()('apps').where({ tenant_id: user.tenant_id }).first();
 
     await expect(p.getByRole('heading', { name: 'Apps and publishable keys' }).count()).resolves.toBe(1);
-    await expect(p.getByLabel('Test publishable key', { exact: true }).inputValue()).resolves.toBe(app.publishable_key_test);
-    await expect(p.getByLabel('Live publishable key', { exact: true }).inputValue()).resolves.toBe(app.publishable_key_live);
+    await expect(p.getByLabel('Test publishable key', { exact: true }).inputValue()).resolves.toBe(
+      app.publishable_key_test,
+    );
+    await expect(p.getByLabel('Live publishable key', { exact: true }).inputValue()).resolves.toBe(
+      app.publishable_key_live,
+    );
     expect(app.publishable_key_test).toMatch(/^pk_test_/);
     const code = await p.locator('pre code').first().textContent();
     expect(code).toContain('Billing.configure(');

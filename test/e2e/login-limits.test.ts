@@ -30,7 +30,14 @@ async function formSession(root: string, path = '/login', headers: Record<string
 }
 
 /** One request from a chosen local address (fetch cannot pick its source address). */
-function rawRequest(root: string, localAddress: string, method: string, path: string, headers: Record<string, string>, body?: string) {
+function rawRequest(
+  root: string,
+  localAddress: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+) {
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
     const req = http.request(root + path, { method, headers, localAddress }, (res) => {
       let text = '';
@@ -49,7 +56,9 @@ describe('login limits with no trusted proxy (issue #18, item 4)', () => {
   it(`20 concurrent wrong passwords for one account: at most ${DEFAULT_LIMITS.pair.max} are checked, the rest refused before verifying`, async () => {
     const email = await owner();
     const post = await formSession(h.api.dashboardRoot);
-    const statuses = await Promise.all(Array.from({ length: 20 }, () => post({ email, password: 'a wrong guess' }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, () => post({ email, password: 'a wrong guess' }).then((r) => r.status)),
+    );
     const checked = statuses.filter((s) => s === 401).length;
     expect(checked).toBe(DEFAULT_LIMITS.pair.max);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20 - checked);
@@ -63,9 +72,18 @@ describe('login limits with no trusted proxy (issue #18, item 4)', () => {
     const cookie = (get.headers['set-cookie'] ?? [])[0].split(';')[0];
     const csrf = /name="_csrf" value="([^"]+)"/.exec(get.body)![1];
     const guess = (i: number) =>
-      rawRequest(h.api.dashboardRoot, peer, 'POST', '/login', {
-        cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `203.0.113.${i % 250}, 198.51.100.${i % 250}`,
-      }, new URLSearchParams({ _csrf: csrf, email: uniqueEmail(`spray${i}`), password: 'wrong' }).toString());
+      rawRequest(
+        h.api.dashboardRoot,
+        peer,
+        'POST',
+        '/login',
+        {
+          cookie,
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-forwarded-for': `203.0.113.${i % 250}, 198.51.100.${i % 250}`,
+        },
+        new URLSearchParams({ _csrf: csrf, email: uniqueEmail(`spray${i}`), password: 'wrong' }).toString(),
+      );
     // Spraying many accounts: each guess a new account and a new claimed address.
     for (let i = 0; i < DEFAULT_LIMITS.ip.max; i++) expect((await guess(i)).status, `guess ${i}`).toBe(401);
     const refused = await guess(DEFAULT_LIMITS.ip.max);
@@ -86,19 +104,27 @@ describe('login limits with no trusted proxy (issue #18, item 4)', () => {
 describe('behind a trusted proxy: the attacker is throttled, the owner still gets in (issue #18, items 4–5)', () => {
   const base = testServices().config;
   const h = dashboardHarness({
-    config: { ...base, trustedProxies: ['127.0.0.1', '::1'], dashboardLimits: { ...base.dashboardLimits, signup: { max: 3, windowSeconds: 3600 } } },
+    config: {
+      ...base,
+      trustedProxies: ['127.0.0.1', '::1'],
+      dashboardLimits: { ...base.dashboardLimits, signup: { max: 3, windowSeconds: 3600 } },
+    },
   });
 
   it('after a 20-request burst from one address, the owner logs in from theirs in Chromium; the attacker’s address stays refused', async () => {
     const email = await owner();
     const attacker = { 'x-forwarded-for': '203.0.113.50' };
     const post = await formSession(h.api.dashboardRoot, '/login', attacker);
-    const statuses = await Promise.all(Array.from({ length: 20 }, () => post({ email, password: 'guess' }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, () => post({ email, password: 'guess' }).then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 401)).toHaveLength(DEFAULT_LIMITS.pair.max);
     // Even the right password from the attacker's address waits out the window.
     expect((await post({ email, password: PASSWORD })).status).toBe(429);
     // A client-written hop left of the proxy's does not make a new address either.
-    expect((await post({ email, password: 'guess' }, { 'x-forwarded-for': '192.0.2.1, 203.0.113.50' })).status).toBe(429);
+    expect((await post({ email, password: 'guess' }, { 'x-forwarded-for': '192.0.2.1, 203.0.113.50' })).status).toBe(
+      429,
+    );
 
     const ctx = await h.browser.newContext({ extraHTTPHeaders: { 'x-forwarded-for': '198.51.100.7' } });
     const p = await ctx.newPage();
@@ -111,7 +137,10 @@ describe('behind a trusted proxy: the attacker is throttled, the owner still get
   });
 
   it('Secure cookies when the trusted proxy says the request came over TLS', async () => {
-    const c = (await fetch(`${h.api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } })).headers.get('set-cookie') ?? '';
+    const c =
+      (await fetch(`${h.api.dashboardRoot}/signup`, { headers: { 'x-forwarded-proto': 'https' } })).headers.get(
+        'set-cookie',
+      ) ?? '';
     expect(c.toLowerCase()).toContain('; secure');
   });
 
@@ -123,6 +152,8 @@ describe('behind a trusted proxy: the attacker is throttled, the owner still get
     for (const email of emails) statuses.push((await post({ email, password: 'a long enough password' })).status);
     expect(statuses).toEqual([303, 303, 303, 429]);
     expect(await testDb()('dashboard_users').whereIn('email', emails)).toHaveLength(3);
-    expect((await (await from('198.51.100.77'))({ email: uniqueEmail('other'), password: 'a long enough password' })).status).toBe(303);
+    expect(
+      (await (await from('198.51.100.77'))({ email: uniqueEmail('other'), password: 'a long enough password' })).status,
+    ).toBe(303);
   });
 });

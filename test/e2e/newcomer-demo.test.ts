@@ -97,16 +97,28 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
     await browser?.close().catch(() => undefined);
     await stopGroup(example, 'SIGTERM');
     // Ctrl-C, as the newcomer would; start.ts stops its children, then anything left is killed.
-    const owned = fs.existsSync(path.join(dataDir, 'processes.json')) ? (JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>) : {};
+    const owned = fs.existsSync(path.join(dataDir, 'processes.json'))
+      ? (JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>)
+      : {};
     await stopGroup(start, 'SIGINT');
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned).some(alive); ) await new Promise((r) => setTimeout(r, 250));
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned).some(alive);)
+      await new Promise((r) => setTimeout(r, 250));
     for (const pid of Object.values(owned)) if (alive(pid)) process.kill(pid, 'SIGKILL');
     fs.rmSync(dataDir, { recursive: true, force: true });
   }, 120_000);
 
   it('sells from the first start, with nothing set up by hand', async () => {
     const ports: Record<string, string> = {};
-    for (const name of ['API_PORT', 'DASHBOARD_PORT', 'TOOLS_PORT', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_PG_PORT', 'EXAMPLE_PORT', ...PROVIDERS.map((p) => `${p.toUpperCase()}_EMULATOR_PORT`)]) {
+    for (const name of [
+      'API_PORT',
+      'DASHBOARD_PORT',
+      'TOOLS_PORT',
+      'TEMPORAL_PORT',
+      'TEMPORAL_UI_PORT',
+      'EMBEDDED_PG_PORT',
+      'EXAMPLE_PORT',
+      ...PROVIDERS.map((p) => `${p.toUpperCase()}_EMULATOR_PORT`),
+    ]) {
       ports[name] = String(await freePort());
     }
     // A newcomer's backend on this machine is a local address: the documented switch lets it in.
@@ -132,7 +144,12 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
 
     // Right away, as the README says: the example waits for the demo to be sellable by itself.
     example = run('npm', ['run', 'example:web'], withPorts);
-    const [, exampleUrl] = await waitForOutput(example, /Example web app: (http:\/\/\S+)/, 200_000, 'npm run example:web');
+    const [, exampleUrl] = await waitForOutput(
+      example,
+      /Example web app: (http:\/\/\S+)/,
+      200_000,
+      'npm run example:web',
+    );
 
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     browser = await launchBrowser();
@@ -142,7 +159,14 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
     page.on('pageerror', (e) => pageErrors.push(String(e)));
     await page.goto(exampleUrl);
     await expect
-      .poll(async () => ({ status: await page.textContent('#status'), error: await page.textContent('#error'), pageErrors }), { timeout: 15_000 })
+      .poll(
+        async () => ({
+          status: await page.textContent('#status'),
+          error: await page.textContent('#error'),
+          pageErrors,
+        }),
+        { timeout: 15_000 },
+      )
       .toEqual({ status: 'free', error: '', pageErrors: [] });
     await page.screenshot({ path: path.join(ARTIFACTS, '1-free.png') });
 
@@ -165,17 +189,34 @@ describe('the newcomer demo: npm start, example:web, Subscribe, Pay, premium', (
     await page.screenshot({ path: path.join(ARTIFACTS, '3-premium.png') });
     expect(await page.textContent('#error')).toBe('');
 
-    const res = await fetch(`http://127.0.0.1:${ports.API_PORT}/v1/sdk/subscribers/${APP_USER}`, { headers: { authorization: `Bearer ${publishableKey}` } });
+    const res = await fetch(`http://127.0.0.1:${ports.API_PORT}/v1/sdk/subscribers/${APP_USER}`, {
+      headers: { authorization: `Bearer ${publishableKey}` },
+    });
     expect(res.status).toBe(200);
-    const subscriber = (await res.json()) as { is_premium: boolean; mode: string; entitlements: { provider: string; sku: string | null; is_active: boolean }[] };
+    const subscriber = (await res.json()) as {
+      is_premium: boolean;
+      mode: string;
+      entitlements: { provider: string; sku: string | null; is_active: boolean }[];
+    };
     expect(subscriber.is_premium).toBe(true);
     expect(subscriber.mode).toBe('test');
-    expect(subscriber.entitlements).toContainEqual(expect.objectContaining({ provider: 'psp_a', sku: 'premium_monthly', is_active: true }));
+    expect(subscriber.entitlements).toContainEqual(
+      expect.objectContaining({ provider: 'psp_a', sku: 'premium_monthly', is_active: true }),
+    );
     // The tenant's backend heard it, signed with the endpoint's secret (the standardwebhooks library verifies).
-    const heard = () => receiver!.received.map((r) => receiver!.verify(r, signingSecret) as { type: string; data: { app_user_id?: string } });
-    await expect.poll(() => heard().some((e) => e.type === 'entitlement.active' && e.data.app_user_id === APP_USER), { timeout: 60_000 }).toBe(true);
+    const heard = () =>
+      receiver!.received.map(
+        (r) => receiver!.verify(r, signingSecret) as { type: string; data: { app_user_id?: string } },
+      );
+    await expect
+      .poll(() => heard().some((e) => e.type === 'entitlement.active' && e.data.app_user_id === APP_USER), {
+        timeout: 60_000,
+      })
+      .toBe(true);
     // npm start's own line about its background sync (the run may finish after psp_a's link exists).
-    await expect.poll(() => start!.out(), { timeout: 120_000 }).toMatch(/\[start\] Demo catalogue synced to the emulators: \d+ product\/provider pairs written/);
+    await expect
+      .poll(() => start!.out(), { timeout: 120_000 })
+      .toMatch(/\[start\] Demo catalogue synced to the emulators: \d+ product\/provider pairs written/);
     await context.close();
   }, 600_000);
 });

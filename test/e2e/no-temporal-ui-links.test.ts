@@ -15,7 +15,15 @@ describe('dashboard pages name workflows but never link to the Temporal UI', () 
 
   /** Every link on the page pointing off the dashboard, or at a Temporal UI path. */
   const outsideLinks = (p: Page) =>
-    p.locator('a[href]').evaluateAll((as, root) => (as as HTMLAnchorElement[]).map((a) => a.href).filter((href) => !href.startsWith(root as string) || href.includes('/namespaces/')), h.api.dashboardRoot);
+    p
+      .locator('a[href]')
+      .evaluateAll(
+        (as, root) =>
+          (as as HTMLAnchorElement[])
+            .map((a) => a.href)
+            .filter((href) => !href.startsWith(root as string) || href.includes('/namespaces/')),
+        h.api.dashboardRoot,
+      );
 
   it('overview, sync runs and a webhook endpoint show the workflow id as text and no Temporal UI link', async () => {
     const ctx = await h.browser.newContext();
@@ -26,7 +34,14 @@ describe('dashboard pages name workflows but never link to the Temporal UI', () 
     const { tenant_id } = await db('dashboard_users').where({ email }).first();
     const runId = crypto.randomUUID();
     const workflowId = `sync-${tenant_id}-${runId}`;
-    await db('sync_runs').insert({ id: runId, tenant_id, status: 'succeeded', requested_by: 'test', workflow_id: workflowId, finished_at: new Date() });
+    await db('sync_runs').insert({
+      id: runId,
+      tenant_id,
+      status: 'succeeded',
+      requested_by: 'test',
+      workflow_id: workflowId,
+      finished_at: new Date(),
+    });
     const [endpoint] = await db('webhook_endpoints')
       .insert({ tenant_id, url: 'https://receiver.example/hook', secret_enc: 'unused', task_queue: 'unused' })
       .returning('id');

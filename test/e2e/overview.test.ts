@@ -27,28 +27,41 @@ let emu: RunningEmulator;
 let browser: Browser;
 
 async function stripe(method: string, p: string, key: string, form: Record<string, string>) {
-  const res = await fetch(`${emu.url}${p}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+  const res = await fetch(`${emu.url}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
   const body = await res.json();
   if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${JSON.stringify(body)}`);
   return body as Record<string, string>;
 }
 
 async function control(p: string, body: unknown) {
-  const res = await fetch(`${emu.url}/__control/${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${emu.url}/__control/${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`/__control/${p} → ${res.status} ${await res.text()}`);
   return res.json() as Promise<Record<string, unknown>>;
 }
 
 /** The number a "now" tile shows, found by its label. */
 async function tile(p: Page, label: string): Promise<number> {
-  const text = await p.getByRole('link', { name: new RegExp(`^\\d+ ${label}$`) }).first().textContent();
+  const text = await p
+    .getByRole('link', { name: new RegExp(`^\\d+ ${label}$`) })
+    .first()
+    .textContent();
   return Number(/^\s*(\d+)/.exec(text ?? '')![1]);
 }
 
 describe('dashboard overview after purchases through the emulator’s webhooks', () => {
   beforeAll(async () => {
     emu = await startEmulator(createEmulator, { port: 0 });
-    worker = await startTestWorker({ config: { providerBaseUrls: { ...loadConfig({ NODE_ENV: 'test' }).providerBaseUrls, psp_a: emu.url } } });
+    worker = await startTestWorker({
+      config: { providerBaseUrls: { ...loadConfig({ NODE_ENV: 'test' }).providerBaseUrls, psp_a: emu.url } },
+    });
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     browser = await launchBrowser();
   }, 180_000);
@@ -69,25 +82,83 @@ describe('dashboard overview after purchases through the emulator’s webhooks',
     const { id: app_id } = await testDb()('apps').where({ tenant_id }).first();
 
     // The tenant's psp_a connection, its catalogue at the emulator and in the service, and its webhook endpoint.
-    const acct = (await control('accounts', {})) as { account: string; credentials: { test: { secret_key: string }; live: { secret_key: string } }; webhook_secret: string };
+    const acct = (await control('accounts', {})) as {
+      account: string;
+      credentials: { test: { secret_key: string }; live: { secret_key: string } };
+      webhook_secret: string;
+    };
     await withTenant(testDb(), tenant_id, async (trx) => {
-      await createProvenConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, label: 'overview', is_default: true, credentials: { test: acct.credentials.test, live: acct.credentials.live }, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker.vault, {
+        provider: 'psp_a',
+        account_ref: acct.account,
+        label: 'overview',
+        is_default: true,
+        credentials: { test: acct.credentials.test, live: acct.credentials.live },
+        webhook_secret: acct.webhook_secret,
+      });
       await attachToApp(trx, app_id, 'psp_a');
     });
     const key = acct.credentials.test.secret_key;
     const prod = await stripe('POST', '/v1/products', key, { name: 'Premium (monthly)', 'metadata[sku]': SKU });
-    const price = await stripe('POST', '/v1/prices', key, { product: prod.id, currency: 'usd', unit_amount: '999', 'recurring[interval]': 'month', 'metadata[sku]': SKU });
-    const link = await stripe('POST', '/v1/payment_links', key, { 'line_items[0][price]': price.id, 'line_items[0][quantity]': '1', 'metadata[sku]': SKU });
-    const [product] = await testDb()('products').insert({ tenant_id, app_id, sku: SKU, name: 'Premium (monthly)', tier: 'monthly' }).returning('id');
-    await testDb()('prices').insert({ tenant_id, product_id: product.id, country: 'US', currency: 'USD', amount_minor: 999 });
-    await testDb()('payment_links').insert({ tenant_id, app_id, product_id: product.id, provider: 'psp_a', mode: 'test', external_id: link.id, url: link.url });
+    const price = await stripe('POST', '/v1/prices', key, {
+      product: prod.id,
+      currency: 'usd',
+      unit_amount: '999',
+      'recurring[interval]': 'month',
+      'metadata[sku]': SKU,
+    });
+    const link = await stripe('POST', '/v1/payment_links', key, {
+      'line_items[0][price]': price.id,
+      'line_items[0][quantity]': '1',
+      'metadata[sku]': SKU,
+    });
+    const [product] = await testDb()('products')
+      .insert({ tenant_id, app_id, sku: SKU, name: 'Premium (monthly)', tier: 'monthly' })
+      .returning('id');
+    await testDb()('prices').insert({
+      tenant_id,
+      product_id: product.id,
+      country: 'US',
+      currency: 'USD',
+      amount_minor: 999,
+    });
+    await testDb()('payment_links').insert({
+      tenant_id,
+      app_id,
+      product_id: product.id,
+      provider: 'psp_a',
+      mode: 'test',
+      external_id: link.id,
+      url: link.url,
+    });
     const target = `${api.dashboardRoot}/api/webhooks/psp_a`;
     await control('webhook_endpoints', { url: target, account: acct.account });
 
     // Purchases: one with a trial, two paid, then the latest charge refunded.
-    await control('checkout', { sku: SKU, email: 'trial@example.test', app_user_id: 'ov-trial', trial_days: 7, target, account: acct.account });
-    await control('checkout', { sku: SKU, email: 'paid@example.test', app_user_id: 'ov-paid', trial_days: 0, target, account: acct.account });
-    await control('checkout', { sku: SKU, email: 'refund@example.test', app_user_id: 'ov-refund', trial_days: 0, target, account: acct.account });
+    await control('checkout', {
+      sku: SKU,
+      email: 'trial@example.test',
+      app_user_id: 'ov-trial',
+      trial_days: 7,
+      target,
+      account: acct.account,
+    });
+    await control('checkout', {
+      sku: SKU,
+      email: 'paid@example.test',
+      app_user_id: 'ov-paid',
+      trial_days: 0,
+      target,
+      account: acct.account,
+    });
+    await control('checkout', {
+      sku: SKU,
+      email: 'refund@example.test',
+      app_user_id: 'ov-refund',
+      trial_days: 0,
+      target,
+      account: acct.account,
+    });
     await control('events', { type: 'charge.refunded', target, account: acct.account });
 
     const secret = (await keyWith(tenant_id, ['subscribers:read', 'webhooks:read'])).secret_key;
@@ -96,11 +167,16 @@ describe('dashboard overview after purchases through the emulator’s webhooks',
       return ((await res.json()) as { pagination: { total: number } }).pagination.total;
     };
     // The webhooks are processed by workflows: wait until the API lists what the purchases made.
-    await expect.poll(async () => ({
-      trialing: await total('/subscribers?status=trialing&mode=test'),
-      active: await total('/subscribers?status=active&mode=test'),
-      refunded: await total('/subscribers?status=refunded&mode=test'),
-    }), { timeout: 60_000 }).toEqual({ trialing: 1, active: 1, refunded: 1 });
+    await expect
+      .poll(
+        async () => ({
+          trialing: await total('/subscribers?status=trialing&mode=test'),
+          active: await total('/subscribers?status=active&mode=test'),
+          refunded: await total('/subscribers?status=refunded&mode=test'),
+        }),
+        { timeout: 60_000 },
+      )
+      .toEqual({ trialing: 1, active: 1, refunded: 1 });
     const api_ = {
       active: await total('/subscribers?status=active&mode=test&provider=psp_a'),
       trialing: await total('/subscribers?status=trialing&mode=test&provider=psp_a'),
@@ -118,9 +194,24 @@ describe('dashboard overview after purchases through the emulator’s webhooks',
     await p.waitForURL(/mode=test/);
     expect(await p.getByRole('link', { name: 'Test', exact: true }).getAttribute('aria-current')).toBe('page');
     expect([
-      await tile(p, 'Active subscriptions'), await tile(p, 'In trial'), await tile(p, 'Past due'), await tile(p, 'Refunds, 30 days'),
-      await tile(p, 'Cancellations, 30 days'), await tile(p, 'Active entitlements'), await tile(p, 'In grace period'), await tile(p, 'Webhook failures, 24 h'),
-    ]).toEqual([api_.active, api_.trialing, api_.past_due, api_.refunded, api_.canceled, api_.entitlements, api_.grace, api_.failed]);
+      await tile(p, 'Active subscriptions'),
+      await tile(p, 'In trial'),
+      await tile(p, 'Past due'),
+      await tile(p, 'Refunds, 30 days'),
+      await tile(p, 'Cancellations, 30 days'),
+      await tile(p, 'Active entitlements'),
+      await tile(p, 'In grace period'),
+      await tile(p, 'Webhook failures, 24 h'),
+    ]).toEqual([
+      api_.active,
+      api_.trialing,
+      api_.past_due,
+      api_.refunded,
+      api_.canceled,
+      api_.entitlements,
+      api_.grace,
+      api_.failed,
+    ]);
     expect(api_).toMatchObject({ active: 1, trialing: 1, refunded: 1, entitlements: 2 });
     // One active monthly subscription at USD 9.99.
     await expect(p.getByRole('link', { name: /9\.99 USD MRR in USD, 1 subscription$/ }).count()).resolves.toBe(1);
@@ -128,15 +219,25 @@ describe('dashboard overview after purchases through the emulator’s webhooks',
     // Each chart's text alternative is its table, one click away.
     const todayRow = async (chart: string) => {
       await p.getByText(`${chart}: table`, { exact: true }).click();
-      return p.getByRole('region', { name: `${chart}, by day` }).getByRole('row').last().textContent();
+      return p
+        .getByRole('region', { name: `${chart}, by day` })
+        .getByRole('row')
+        .last()
+        .textContent();
     };
     expect(await todayRow('New trials')).toMatch(/\s*\d{4}-\d{2}-\d{2}\s*1\s*$/);
     expect(await todayRow('Refunds')).toMatch(/\s*\d{4}-\d{2}-\d{2}\s*1\s*$/);
     expect(await todayRow('Active subscriptions')).toMatch(/\s*\d{4}-\d{2}-\d{2}\s*1\s*$/);
     // Health: psp_a's readiness row, as GET /v1/readiness judges it.
-    const readiness = await (await fetch(`${api.apiUrl}/readiness`, { headers: { authorization: `Bearer ${(await keyWith(tenant_id, ['readiness:read'])).secret_key}` } })).json();
+    const readiness = await (
+      await fetch(`${api.apiUrl}/readiness`, {
+        headers: { authorization: `Bearer ${(await keyWith(tenant_id, ['readiness:read'])).secret_key}` },
+      })
+    ).json();
     const row = readiness.providers.find((r: { provider: string }) => r.provider === 'psp_a');
-    await expect(p.getByRole('row', { name: new RegExp(`^psp_a ${row.test_ready ? 'Ready' : 'Not ready'}`) }).textContent()).resolves.toContain(row.test_detail);
+    await expect(
+      p.getByRole('row', { name: new RegExp(`^psp_a ${row.test_ready ? 'Ready' : 'Not ready'}`) }).textContent(),
+    ).resolves.toContain(row.test_detail);
 
     await expectAccessible(p, 'overview (desktop)');
     await screenshot(p, 'overview-desktop');

@@ -12,7 +12,10 @@ describe('dashboard: paywall edit and publish', () => {
     const email = uniqueEmail('paywall');
     await signUp(p, h.api.dashboardRoot, email);
     const { tenant_id, id: userId } = await testDb()('dashboard_users').where({ email }).first();
-    await testDb()('products').insert([{ tenant_id, sku: 'premium_monthly', name: 'Monthly' }, { tenant_id, sku: 'premium_annual', name: 'Annual' }]);
+    await testDb()('products').insert([
+      { tenant_id, sku: 'premium_monthly', name: 'Monthly' },
+      { tenant_id, sku: 'premium_annual', name: 'Annual' },
+    ]);
     const key = await keyWith(tenant_id, ['paywall:read']);
     const getPaywall = async () => {
       const r = await fetch(`${h.api.apiUrl}/paywall`, { headers: { authorization: `Bearer ${key.secret_key}` } });
@@ -34,7 +37,12 @@ describe('dashboard: paywall edit and publish', () => {
     const served = await getPaywall();
     expect(served.status).toBe(200);
     expect(served.body).toMatchObject({ published: true, has_unpublished_changes: false });
-    expect(served.body.config).toMatchObject({ title: 'Go Premium', skus: ['premium_annual', 'premium_monthly'], labels: { premium_annual: 'Best value' }, default_sku: 'premium_annual' });
+    expect(served.body.config).toMatchObject({
+      title: 'Go Premium',
+      skus: ['premium_annual', 'premium_monthly'],
+      labels: { premium_annual: 'Best value' },
+      default_sku: 'premium_annual',
+    });
 
     // An edit after publishing is a draft again: the SDK keeps getting the published version.
     await p.getByLabel('Title', { exact: true }).fill('Go Premium today');
@@ -53,10 +61,15 @@ describe('dashboard: paywall edit and publish', () => {
     await p.getByLabel('Products, in order').fill('premium_annual');
     await p.getByLabel('Default product (optional)').fill('premium_monthly');
     await p.getByRole('button', { name: 'Save draft' }).click();
-    await expect(p.getByRole('alert').textContent()).resolves.toBe('The default product must be one of the listed products.');
+    await expect(p.getByRole('alert').textContent()).resolves.toBe(
+      'The default product must be one of the listed products.',
+    );
 
     // Each write is its operation's audit row, the person's, from the dashboard; the refusal too.
-    const audit = await testDb()('audit_entries').where({ tenant_id, actor_type: 'user', actor_id: userId }).where('action', 'like', 'paywall.%').orderBy('created_at');
+    const audit = await testDb()('audit_entries')
+      .where({ tenant_id, actor_type: 'user', actor_id: userId })
+      .where('action', 'like', 'paywall.%')
+      .orderBy('created_at');
     expect(audit.map((a) => [a.action, a.outcome, a.detail.surface])).toEqual([
       ['paywall.save_draft', 'ok', 'dashboard'],
       ['paywall.publish', 'ok', 'dashboard'],

@@ -35,7 +35,11 @@ describe('dashboard: products and pricing', () => {
     const id = new URL(p.url()).pathname.split('/').pop()!;
 
     // Prices in the currency's own units become minor units: 9.99 USD → 999, 1200 JPY → 1200.
-    for (const [country, currency, amount] of [['us', 'usd', '9.99'], ['DE', 'EUR', '8.49'], ['JP', 'JPY', '1,200']]) {
+    for (const [country, currency, amount] of [
+      ['us', 'usd', '9.99'],
+      ['DE', 'EUR', '8.49'],
+      ['JP', 'JPY', '1,200'],
+    ]) {
       await p.getByLabel('Country').fill(country);
       await p.getByLabel('Currency').fill(currency);
       await p.getByLabel('Price', { exact: true }).fill(amount);
@@ -49,12 +53,23 @@ describe('dashboard: products and pricing', () => {
     expect(listed.status).toBe(200);
     expect(listed.body.data).toHaveLength(1);
     expect(listed.body.data[0]).toMatchObject({
-      id, sku: 'premium_annual', name: 'Premium, yearly', type: 'subscription', tier: 'annual',
-      android_store_product_id: 'premium-annual', ios_store_product_id: 'com.example.premium.annual',
-      trial_per_platform: { web: 14, android: 7 }, active: true, synced: false,
+      id,
+      sku: 'premium_annual',
+      name: 'Premium, yearly',
+      type: 'subscription',
+      tier: 'annual',
+      android_store_product_id: 'premium-annual',
+      ios_store_product_id: 'com.example.premium.annual',
+      trial_per_platform: { web: 14, android: 7 },
+      active: true,
+      synced: false,
     });
     const detail = await get(`/products/${id}`);
-    expect(detail.body.pricing.map((x: any) => [x.country, x.currency, x.amount_minor])).toEqual([['DE', 'EUR', 849], ['JP', 'JPY', 1200], ['US', 'USD', 999]]);
+    expect(detail.body.pricing.map((x: any) => [x.country, x.currency, x.amount_minor])).toEqual([
+      ['DE', 'EUR', 849],
+      ['JP', 'JPY', 1200],
+      ['US', 'USD', 999],
+    ]);
 
     // Changing a price replaces it; clearing every trial field clears trial_per_platform.
     await p.getByLabel('Country').fill('US');
@@ -71,8 +86,18 @@ describe('dashboard: products and pricing', () => {
     expect(edited.body.pricing.find((x: any) => x.country === 'US').amount_minor).toBe(1199);
 
     // Refusals: each names what is wrong, answers 4xx and changes nothing.
-    const before = { products: await testDb()('products').where({ tenant_id }).count('* as n').first(), prices: await testDb()('prices').where({ tenant_id }).count('* as n').first(), version: edited.body.version };
-    for (const [country, currency, amount, says] of [['XX', 'USD', '1', 'ISO 3166'], ['US', 'DOL', '1', 'ISO 4217'], ['US', 'USD', '9.999', 'at most'], ['JP', 'JPY', '12.5', 'at most'], ['US', 'USD', '-1', 'not a price']]) {
+    const before = {
+      products: await testDb()('products').where({ tenant_id }).count('* as n').first(),
+      prices: await testDb()('prices').where({ tenant_id }).count('* as n').first(),
+      version: edited.body.version,
+    };
+    for (const [country, currency, amount, says] of [
+      ['XX', 'USD', '1', 'ISO 3166'],
+      ['US', 'DOL', '1', 'ISO 4217'],
+      ['US', 'USD', '9.999', 'at most'],
+      ['JP', 'JPY', '12.5', 'at most'],
+      ['US', 'USD', '-1', 'not a price'],
+    ]) {
       await p.getByLabel('Country').fill(country);
       await p.getByLabel('Currency').fill(currency);
       await p.getByLabel('Price', { exact: true }).fill(amount);
@@ -84,9 +109,13 @@ describe('dashboard: products and pricing', () => {
     // The browser's own min/max stops a 400-day trial; a form posted without a browser meets the server's rule.
     await p.getByLabel('Web', { exact: true }).fill('400');
     await p.getByRole('button', { name: 'Save product' }).click();
-    expect(await p.getByLabel('Web', { exact: true }).evaluate((e: HTMLInputElement) => e.validity.rangeOverflow)).toBe(true);
+    expect(await p.getByLabel('Web', { exact: true }).evaluate((e: HTMLInputElement) => e.validity.rangeOverflow)).toBe(
+      true,
+    );
     const csrf = await p.locator('input[name=_csrf]').first().inputValue();
-    const posted = await p.context().request.post(`${h.api.dashboardRoot}/products/${id}`, { form: { _csrf: csrf, name: 'Premium annual', type: 'subscription', tier: 'annual', trial_web: '400' } });
+    const posted = await p.context().request.post(`${h.api.dashboardRoot}/products/${id}`, {
+      form: { _csrf: csrf, name: 'Premium annual', type: 'subscription', tier: 'annual', trial_web: '400' },
+    });
     expect(posted.status()).toBe(400);
     expect(await posted.text()).toContain('0–365');
     await p.getByLabel('Web', { exact: true }).fill('');
@@ -109,13 +138,19 @@ describe('dashboard: products and pricing', () => {
 
     // Another tenant's product id is a 404 page, not a form.
     const other = await testDb()('tenants').insert({ name: 'other' }).returning('id');
-    const [foreign] = await testDb()('products').insert({ tenant_id: other[0].id, sku: 'theirs', name: 'Theirs' }).returning('id');
+    const [foreign] = await testDb()('products')
+      .insert({ tenant_id: other[0].id, sku: 'theirs', name: 'Theirs' })
+      .returning('id');
     const resp = await p.goto(`${h.api.dashboardRoot}/products/${foreign.id}`);
     expect(resp!.status()).toBe(404);
     expect(await p.getByText('Theirs').count()).toBe(0);
 
     // Every form write is the operation the API and the tools run, audited under its name as the person's.
-    const audit = await testDb()('audit_entries').where({ tenant_id, actor_type: 'user', actor_id: userId }).where('action', 'like', 'products.%').orderBy('created_at').select('action', 'outcome', 'detail');
+    const audit = await testDb()('audit_entries')
+      .where({ tenant_id, actor_type: 'user', actor_id: userId })
+      .where('action', 'like', 'products.%')
+      .orderBy('created_at')
+      .select('action', 'outcome', 'detail');
     expect(audit.map((a: any) => `${a.action}:${a.outcome}`)).toEqual([
       'products.create:ok',
       ...Array(3).fill('products.set_pricing:ok'),
@@ -127,8 +162,16 @@ describe('dashboard: products and pricing', () => {
       'products.create:duplicate_sku',
       'products.create:invalid_request',
     ]);
-    expect(audit.every((a: any) => (typeof a.detail === 'string' ? JSON.parse(a.detail) : a.detail)?.surface === 'dashboard')).toBe(true);
-    const dashboardNamed = await testDb()('audit_entries').where({ tenant_id }).where('action', 'like', 'dashboard.product%').count('* as n').first();
+    expect(
+      audit.every(
+        (a: any) => (typeof a.detail === 'string' ? JSON.parse(a.detail) : a.detail)?.surface === 'dashboard',
+      ),
+    ).toBe(true);
+    const dashboardNamed = await testDb()('audit_entries')
+      .where({ tenant_id })
+      .where('action', 'like', 'dashboard.product%')
+      .count('* as n')
+      .first();
     expect(Number(dashboardNamed!.n)).toBe(0);
     await ctx.close();
   }, 120_000);

@@ -19,9 +19,13 @@ describe('dashboard: providers in a real browser', () => {
   beforeAll(async () => {
     emu = await startEmulator(createEmulator, { port: 0 });
     control = getOrPostControlFor(() => emu.url);
-    const platform = await control<{ client_id: string; credentials: { test: { secret_key: string } } }>('/accounts', { account: 'acct_platform' });
+    const platform = await control<{ client_id: string; credentials: { test: { secret_key: string } } }>('/accounts', {
+      account: 'acct_platform',
+    });
     // A worker runs the connection proofs the dashboard starts (probe workflow).
-    worker = await startTestWorker({ config: { providerBaseUrls: { ...loadConfig({ NODE_ENV: 'test' }).providerBaseUrls, psp_a: emu.url } } });
+    worker = await startTestWorker({
+      config: { providerBaseUrls: { ...loadConfig({ NODE_ENV: 'test' }).providerBaseUrls, psp_a: emu.url } },
+    });
     const base = worker.config;
     api = await startApi({
       config: {
@@ -72,7 +76,9 @@ describe('dashboard: providers in a real browser', () => {
     const row = p.getByRole('row', { name: new RegExp(conns[0].account_ref) });
     await expect(row.textContent()).resolves.toContain('psp_a');
     await expect(row.textContent()).resolves.toContain('Verified (OAuth)');
-    const audit = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, action: 'providers.connect_oauth' }).first();
+    const audit = await testDb()('audit_entries')
+      .where({ tenant_id: user.tenant_id, action: 'providers.connect_oauth' })
+      .first();
     expect(audit).toMatchObject({ actor_type: 'user', actor_id: user.id, outcome: 'ok' });
     await ctx.close();
   });
@@ -83,16 +89,22 @@ describe('dashboard: providers in a real browser', () => {
     await signUp(p, api.dashboardRoot, uniqueEmail('oauth-host'));
     const cookie = (await ctx.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
     const location = await new Promise<string>((resolve, reject) => {
-      const req = http.request(`${api.dashboardRoot}/providers/psp_a/oauth/start`, {
-        headers: { cookie, host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
-      }, (res) => {
-        res.resume();
-        resolve(res.headers.location ?? '');
-      });
+      const req = http.request(
+        `${api.dashboardRoot}/providers/psp_a/oauth/start`,
+        {
+          headers: { cookie, host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.headers.location ?? '');
+        },
+      );
       req.on('error', reject);
       req.end();
     });
-    expect(new URL(location).searchParams.get('redirect_uri')).toBe('https://billing.example.test/providers/psp_a/oauth/callback');
+    expect(new URL(location).searchParams.get('redirect_uri')).toBe(
+      'https://billing.example.test/providers/psp_a/oauth/callback',
+    );
     await ctx.close();
   });
 
@@ -136,12 +148,18 @@ describe('dashboard: providers in a real browser', () => {
     await expect(body()).resolves.toMatch(/Webhook secret\s*set/);
     await expect(body()).resolves.toMatch(/Test credential\s*set/);
     await expect(body()).resolves.toMatch(/Live credential\s*not set/);
-    for (const html of [await p.content(), await (await p.reload())!.text(), await (await p.goto(`${api.dashboardRoot}/providers`))!.text()]) {
+    for (const html of [
+      await p.content(),
+      await (await p.reload())!.text(),
+      await (await p.goto(`${api.dashboardRoot}/providers`))!.text(),
+    ]) {
       expect(html).not.toContain(webhookSecret);
       expect(html).not.toContain(apiKey);
     }
     const user = await testDb()('dashboard_users').where({ email }).first();
-    const stored = await testDb()('provider_connections').where({ tenant_id: user.tenant_id, account_ref: 'acct_second' }).first();
+    const stored = await testDb()('provider_connections')
+      .where({ tenant_id: user.tenant_id, account_ref: 'acct_second' })
+      .first();
     expect(stored.webhook_secret_enc).toBeTruthy();
     expect(String(stored.webhook_secret_enc)).not.toContain(webhookSecret); // encrypted by the vault
     const audit = await testDb()('audit_entries').where({ tenant_id: user.tenant_id, actor_type: 'user' });
@@ -153,7 +171,9 @@ describe('dashboard: providers in a real browser', () => {
     await p.goto(`${api.dashboardRoot}/providers/${stored.id}`);
     await p.getByRole('button', { name: 'Make default' }).click();
     await expect(p.getByRole('status').textContent()).resolves.toContain('default');
-    const defaults = await testDb()('provider_connections').where({ tenant_id: user.tenant_id, is_default: true }).pluck('account_ref');
+    const defaults = await testDb()('provider_connections')
+      .where({ tenant_id: user.tenant_id, is_default: true })
+      .pluck('account_ref');
     expect(defaults).toEqual(['acct_second']);
     await ctx.close();
   });
@@ -163,10 +183,17 @@ describe('dashboard: providers in a real browser', () => {
     const p = await ctx.newPage();
     const email = uniqueEmail('stores');
     await signUp(p, api.dashboardRoot, email);
-    const playKey = { type: 'service_account', client_email: 'sa@proj.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\\nMIIEsecretPLAY\\n-----END PRIVATE KEY-----\\n' };
+    const playKey = {
+      type: 'service_account',
+      client_email: 'sa@proj.iam.gserviceaccount.com',
+      private_key: '-----BEGIN PRIVATE KEY-----\\nMIIEsecretPLAY\\n-----END PRIVATE KEY-----\\n',
+    };
     const serviceAccount = JSON.stringify({ ...playKey, token_uri: 'https://oauth2.googleapis.com/token' });
     const p8 = '-----BEGIN PRIVATE KEY-----\nMIGTsecretAPPLE\n-----END PRIVATE KEY-----';
-    for (const [provider, account] of [['store_android', 'com.example.android'], ['store_ios', 'com.example.ios']]) {
+    for (const [provider, account] of [
+      ['store_android', 'com.example.android'],
+      ['store_ios', 'com.example.ios'],
+    ]) {
       await p.goto(`${api.dashboardRoot}/providers`);
       await p.getByLabel('Provider').selectOption(provider);
       await p.getByLabel('Account ID').fill(account);
@@ -174,14 +201,23 @@ describe('dashboard: providers in a real browser', () => {
       await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
       if (provider === 'store_android') {
         // A token_uri that is not Google's is refused when saved: the service would otherwise POST the key's grant there.
-        await p.getByLabel('Live Service-account JSON').fill(JSON.stringify({ ...playKey, token_uri: 'http://169.254.169.254/token' }));
-        const [refused] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), p.getByRole('button', { name: 'Save secrets' }).click()]);
+        await p
+          .getByLabel('Live Service-account JSON')
+          .fill(JSON.stringify({ ...playKey, token_uri: 'http://169.254.169.254/token' }));
+        const [refused] = await Promise.all([
+          p.waitForResponse((r) => r.request().method() === 'POST'),
+          p.getByRole('button', { name: 'Save secrets' }).click(),
+        ]);
         expect(refused.status()).toBe(400);
-        await expect(p.getByRole('alert').textContent()).resolves.toMatch(/The service-account JSON has a token_uri that is not Google's token endpoint/);
+        await expect(p.getByRole('alert').textContent()).resolves.toMatch(
+          /The service-account JSON has a token_uri that is not Google's token endpoint/,
+        );
         await expect(p.locator('main').textContent()).resolves.not.toMatch(/Live credential\s*set/);
         expect(await p.content()).not.toContain('MIIEsecretPLAY');
         await p.getByLabel('Live Service-account JSON').fill(serviceAccount);
-        await p.getByLabel('Push subscription audience').fill('https://billing.example.test/api/webhooks/store_android');
+        await p
+          .getByLabel('Push subscription audience')
+          .fill('https://billing.example.test/api/webhooks/store_android');
       } else {
         await p.getByLabel('Live Issuer ID').fill('57246542-96fe-1a63-e053-0824d011072a');
         await p.getByLabel('Live Key ID').fill('2X9R4HXF34');
@@ -218,8 +254,12 @@ describe('dashboard: providers in a real browser', () => {
     await p.getByLabel('Test Secret key').fill(mine.credentials.test.secret_key);
     await p.getByRole('button', { name: 'Save secrets' }).click();
     await p.getByRole('button', { name: 'Verify' }).click();
-    await expect(p.getByRole('alert').textContent()).resolves.toMatch(/Not verified: test: .*does not have access to account/);
-    const claimed = await testDb()('provider_connections').where({ tenant_id: user.tenant_id, account_ref: someoneElses.account }).first();
+    await expect(p.getByRole('alert').textContent()).resolves.toMatch(
+      /Not verified: test: .*does not have access to account/,
+    );
+    const claimed = await testDb()('provider_connections')
+      .where({ tenant_id: user.tenant_id, account_ref: someoneElses.account })
+      .first();
     expect(claimed.verified_at).toBeNull();
 
     // My own account id with my key: verified.
@@ -233,11 +273,17 @@ describe('dashboard: providers in a real browser', () => {
     await p.getByRole('button', { name: 'Verify' }).click();
     await expect(p.getByRole('status').textContent()).resolves.toContain('Verified');
     await expect(body()).resolves.toMatch(/Verified\s*Verified \(provider call\)/);
-    const proven = await testDb()('provider_connections').where({ tenant_id: user.tenant_id, account_ref: mine.account }).first();
+    const proven = await testDb()('provider_connections')
+      .where({ tenant_id: user.tenant_id, account_ref: mine.account })
+      .first();
     expect(proven).toMatchObject({ verified_by: 'provider_call', proof_error: null });
     await p.goto(`${api.dashboardRoot}/providers`);
-    await expect(p.getByRole('row', { name: new RegExp(mine.account) }).textContent()).resolves.toContain('Verified (provider call)');
-    await expect(p.getByRole('row', { name: new RegExp(someoneElses.account) }).textContent()).resolves.toContain('Not verified');
+    await expect(p.getByRole('row', { name: new RegExp(mine.account) }).textContent()).resolves.toContain(
+      'Verified (provider call)',
+    );
+    await expect(p.getByRole('row', { name: new RegExp(someoneElses.account) }).textContent()).resolves.toContain(
+      'Not verified',
+    );
     await ctx.close();
   });
 

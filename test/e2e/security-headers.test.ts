@@ -16,21 +16,29 @@ describe('dashboard: anti-framing and sniffing headers (issue #18, item 3)', () 
   };
 
   it('/login, the front page and the key pages carry them, and the Copy button still works under the CSP', async () => {
-    for (const path of ['/', '/login', '/signup']) expectHeaders((await fetch(h.api.dashboardRoot + path)).headers, path);
+    for (const path of ['/', '/login', '/signup'])
+      expectHeaders((await fetch(h.api.dashboardRoot + path)).headers, path);
     const ctx = await h.browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
     const p = await ctx.newPage();
     const violations: string[] = [];
-    p.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
+    p.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
     await signUp(p, h.api.dashboardRoot, uniqueEmail('csp'));
     const page = await p.goto(`${h.api.dashboardRoot}/settings/developer-api`);
     expectHeaders(await page!.allHeaders(), '/settings/developer-api');
     await p.getByLabel('Name').fill('csp');
     await p.getByLabel('tenant:read', { exact: true }).check();
-    const [post] = await Promise.all([p.waitForResponse((r) => r.request().method() === 'POST'), p.getByRole('button', { name: 'Create key' }).click()]);
+    const [post] = await Promise.all([
+      p.waitForResponse((r) => r.request().method() === 'POST'),
+      p.getByRole('button', { name: 'Create key' }).click(),
+    ]);
     expectHeaders(await post.allHeaders(), 'POST /settings/developer-api/keys');
     const secret = await p.getByLabel('Secret key', { exact: true }).inputValue();
     // The stylesheet applied (served from 'self') and the script ran (no inline handler).
-    await expect(p.locator('header').evaluate((e) => getComputedStyle(e).backgroundColor)).resolves.toBe('rgb(21, 54, 94)');
+    await expect(p.locator('header').evaluate((e) => getComputedStyle(e).backgroundColor)).resolves.toBe(
+      'rgb(21, 54, 94)',
+    );
     await p.getByRole('button', { name: 'Copy', exact: true }).click();
     await p.getByRole('button', { name: 'Copied' }).waitFor();
     await expect(p.evaluate(() => navigator.clipboard.readText())).resolves.toBe(secret);

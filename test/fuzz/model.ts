@@ -74,16 +74,80 @@ export function bodyValueOk(schema: object, v: unknown): boolean {
 
 /** Percent-encode every byte of the UTF-8 form that is not unreserved (lone surrogates become U+FFFD). */
 export const enc = (s: string) =>
-  [...Buffer.from(s, 'utf8')].map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  [...Buffer.from(s, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9\-._~]/.test(String.fromCharCode(b))
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 
 const HOSTILE_TEXT = [
-  '', ' ', '\u0000', 'a\u0000b', '\u0000'.repeat(3), '1e3', '1E+308', '1.5', '-1', '-0', '+5', '0x10', '0b1', '1_000', 'NaN', 'Infinity', '-Infinity',
-  '9'.repeat(40), '9223372036854775808', '9007199254740993', '2147483648', '4294967296', '1e400', ' 7 ', '\u00a07',
-  'null', 'undefined', 'true', '[]', '{}', "' or 1=1 --", '%', '\\', '"', '<script>', '../../etc/passwd',
-  'x'.repeat(201), 'x'.repeat(4096), 'é', 'e\u0301', '👩‍👩‍👧', '\u202e', '\ufeff', '\ud800', '𝟙𝟚𝟛', '١٢٣', 'ＡＢＣ',
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\u0000'.repeat(3),
+  '1e3',
+  '1E+308',
+  '1.5',
+  '-1',
+  '-0',
+  '+5',
+  '0x10',
+  '0b1',
+  '1_000',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '9'.repeat(40),
+  '9223372036854775808',
+  '9007199254740993',
+  '2147483648',
+  '4294967296',
+  '1e400',
+  ' 7 ',
+  '\u00a07',
+  'null',
+  'undefined',
+  'true',
+  '[]',
+  '{}',
+  "' or 1=1 --",
+  '%',
+  '\\',
+  '"',
+  '<script>',
+  '../../etc/passwd',
+  'x'.repeat(201),
+  'x'.repeat(4096),
+  'é',
+  'e\u0301',
+  '👩‍👩‍👧',
+  '\u202e',
+  '\ufeff',
+  '\ud800',
+  '𝟙𝟚𝟛',
+  '١٢٣',
+  'ＡＢＣ',
 ];
 /** Already-encoded text the encoder would never produce: broken escapes, overlong NUL, stray bytes, `+`. */
-const HOSTILE_RAW = ['%', '%Z', '%ZZ', '%E0%A4%A', '%00', '%C0%80', '%FF%FE', '%ED%A0%80', '+', 'a+b', '%2B', '%26', '%3D', 'a%20'];
+const HOSTILE_RAW = [
+  '%',
+  '%Z',
+  '%ZZ',
+  '%E0%A4%A',
+  '%00',
+  '%C0%80',
+  '%FF%FE',
+  '%ED%A0%80',
+  '+',
+  'a+b',
+  '%2B',
+  '%26',
+  '%3D',
+  'a%20',
+];
 
 const textValue = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_TEXT).map(enc) },
@@ -101,7 +165,9 @@ function queryValue(p: DocParam): fc.Arbitrary<string> {
   if (s.type === 'integer') {
     const lo = s.minimum ?? 0;
     const hi = Math.min(s.maximum ?? 1000, 1000);
-    good = fc.oneof(fc.integer({ min: lo, max: hi }), fc.constantFrom(lo, s.maximum ?? hi, lo - 1, (s.maximum ?? hi) + 1)).map(String);
+    good = fc
+      .oneof(fc.integer({ min: lo, max: hi }), fc.constantFrom(lo, s.maximum ?? hi, lo - 1, (s.maximum ?? hi) + 1))
+      .map(String);
   } else if (Array.isArray(s.enum)) {
     good = fc.constantFrom(...(s.enum as string[])).map(enc);
   } else if (s.format === 'uuid') {
@@ -114,8 +180,26 @@ function queryValue(p: DocParam): fc.Arbitrary<string> {
 
 /** Names no operation documents: plain unknowns, names refused anywhere, prototype keys, encodings. */
 const strangeName = fc.constantFrom(
-  'foo', 'LIMIT', 'limit[]', 'a.b', '', 'tenant_id', 'tenant', 'Tenant-Id', 'api_key', 'client_secret', 'credentials',
-  '__proto__', 'constructor', 'prototype', 'toString', 'x%00', '%00', '%ZZ', enc('ключ'), enc('🔑'),
+  'foo',
+  'LIMIT',
+  'limit[]',
+  'a.b',
+  '',
+  'tenant_id',
+  'tenant',
+  'Tenant-Id',
+  'api_key',
+  'client_secret',
+  'credentials',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'x%00',
+  '%00',
+  '%ZZ',
+  enc('ключ'),
+  enc('🔑'),
 );
 
 export type QueryPart = [name: string, value: string];
@@ -127,7 +211,16 @@ export function queryParts(op: DocOp): fc.Arbitrary<QueryPart[]> {
     fc.oneof(
       { weight: 3, arbitrary: fc.constant([] as QueryPart[]) },
       { weight: 4, arbitrary: queryValue(p).map((v) => [[p.name, v]] as QueryPart[]) },
-      { weight: 1, arbitrary: fc.tuple(queryValue(p), queryValue(p)).map(([a, b]) => [[p.name, a], [p.name, b]] as QueryPart[]) },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(queryValue(p), queryValue(p)).map(
+          ([a, b]) =>
+            [
+              [p.name, a],
+              [p.name, b],
+            ] as QueryPart[],
+        ),
+      },
       { weight: 1, arbitrary: fc.constant([[p.name, '']] as QueryPart[]) },
     ),
   );
@@ -138,14 +231,25 @@ export function queryParts(op: DocOp): fc.Arbitrary<QueryPart[]> {
   return fc.tuple(fc.tuple(...pieces), extra).map(([ps, e]) => [...ps.flat(), ...e]);
 }
 
-export type PathId =
-  | { kind: 'own' | 'own-upper' | 'other-tenant' | 'random-uuid' }
-  | { kind: 'text'; raw: string };
+export type PathId = { kind: 'own' | 'own-upper' | 'other-tenant' | 'random-uuid' } | { kind: 'text'; raw: string };
 
 export const pathId: fc.Arbitrary<PathId> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom<PathId>({ kind: 'own' }, { kind: 'own-upper' }, { kind: 'other-tenant' }, { kind: 'random-uuid' }) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<PathId>(
+      { kind: 'own' },
+      { kind: 'own-upper' },
+      { kind: 'other-tenant' },
+      { kind: 'random-uuid' },
+    ),
+  },
   { weight: 2, arbitrary: textValue.filter((r) => r.length > 0).map((raw) => ({ kind: 'text' as const, raw })) },
-  { weight: 1, arbitrary: fc.constantFrom('%2F', 'a%2Fb', '..', '%2E%2E', '00000000-0000-0000-0000-000000000000', '1', '-1', 'null').map((raw) => ({ kind: 'text' as const, raw })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('%2F', 'a%2Fb', '..', '%2E%2E', '00000000-0000-0000-0000-000000000000', '1', '-1', 'null')
+      .map((raw) => ({ kind: 'text' as const, raw })),
+  },
 );
 
 export type Body =
@@ -168,22 +272,58 @@ const jsonScalar = fc.oneof(
 export function bodyFor(op: DocOp): fc.Arbitrary<Body> {
   const props = Object.keys(op.body?.properties ?? {});
   const field = props.length
-    ? fc.record(Object.fromEntries(props.map((n) => [n, fc.oneof(fc.integer({ min: 0, max: 5 }), jsonScalar)])), { requiredKeys: [] })
+    ? fc.record(Object.fromEntries(props.map((n) => [n, fc.oneof(fc.integer({ min: 0, max: 5 }), jsonScalar)])), {
+        requiredKeys: [],
+      })
     : fc.constant({});
-  const strange = fc.dictionary(fc.constantFrom('foo', 'tenant_id', 'api_key', 'webhook_secret', 'a\u0000', '__proto__', 'nested'), jsonScalar, { maxKeys: 2 });
+  const strange = fc.dictionary(
+    fc.constantFrom('foo', 'tenant_id', 'api_key', 'webhook_secret', 'a\u0000', '__proto__', 'nested'),
+    jsonScalar,
+    { maxKeys: 2 },
+  );
   return fc.oneof(
     { weight: 3, arbitrary: fc.constant<Body>({ kind: 'none' }) },
     { weight: 4, arbitrary: field.map((value) => ({ kind: 'json' as const, value })) },
-    { weight: 2, arbitrary: fc.tuple(field, strange).map(([a, b]) => ({ kind: 'json' as const, value: { ...a, ...b } })) },
-    { weight: 1, arbitrary: fc.constantFrom<unknown>([], [{}], 'x', 1, null, true).map((value) => ({ kind: 'json' as const, value })) },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(field, strange).map(([a, b]) => ({ kind: 'json' as const, value: { ...a, ...b } })),
+    },
     {
       weight: 1,
       arbitrary: fc
-        .constantFrom(['{', 'truncated'], ['{"a":1,}', 'trailing comma'], ["{'a':1}", 'single quotes'], ['\ufeff{}', 'BOM'], ['NaN', 'NaN'], ['{"a":1}{"b":2}', 'two documents'])
+        .constantFrom<unknown>([], [{}], 'x', 1, null, true)
+        .map((value) => ({ kind: 'json' as const, value })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(
+          ['{', 'truncated'],
+          ['{"a":1,}', 'trailing comma'],
+          ["{'a':1}", 'single quotes'],
+          ['\ufeff{}', 'BOM'],
+          ['NaN', 'NaN'],
+          ['{"a":1}{"b":2}', 'two documents'],
+        )
         .map(([text, note]): Body => ({ kind: 'raw', bytes: Buffer.from(text, 'utf8'), note })),
     },
-    { weight: 1, arbitrary: fc.constant<Body>({ kind: 'raw', bytes: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]), note: 'invalid UTF-8' }) },
-    { weight: 1, arbitrary: fc.record({ depth: fc.constantFrom(64, 1000, 10_000, 100_000), where: fc.constantFrom<'known' | 'unknown'>('known', 'unknown') }).map((d) => ({ kind: 'deep' as const, ...d })) },
+    {
+      weight: 1,
+      arbitrary: fc.constant<Body>({
+        kind: 'raw',
+        bytes: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]),
+        note: 'invalid UTF-8',
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .record({
+          depth: fc.constantFrom(64, 1000, 10_000, 100_000),
+          where: fc.constantFrom<'known' | 'unknown'>('known', 'unknown'),
+        })
+        .map((d) => ({ kind: 'deep' as const, ...d })),
+    },
     {
       weight: 1,
       arbitrary: fc.constantFrom<Body>(
@@ -209,10 +349,31 @@ export function deepBody(b: Extract<Body, { kind: 'deep' }>, knownField?: string
   return Buffer.from(`{"${key}":${'['.repeat(b.depth)}${']'.repeat(b.depth)}}`, 'utf8');
 }
 
-export type Auth = 'valid' | 'valid-lowercase' | 'none' | 'basic' | 'bearer-empty' | 'publishable' | 'unknown-sk' | 'duplicate' | 'trailing-junk';
+export type Auth =
+  | 'valid'
+  | 'valid-lowercase'
+  | 'none'
+  | 'basic'
+  | 'bearer-empty'
+  | 'publishable'
+  | 'unknown-sk'
+  | 'duplicate'
+  | 'trailing-junk';
 export const auth = fc.oneof(
   { weight: 12, arbitrary: fc.constant<Auth>('valid') },
-  { weight: 1, arbitrary: fc.constantFrom<Auth>('valid-lowercase', 'none', 'basic', 'bearer-empty', 'publishable', 'unknown-sk', 'duplicate', 'trailing-junk') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Auth>(
+      'valid-lowercase',
+      'none',
+      'basic',
+      'bearer-empty',
+      'publishable',
+      'unknown-sk',
+      'duplicate',
+      'trailing-junk',
+    ),
+  },
 );
 
 export interface Extras {
@@ -223,9 +384,27 @@ export interface Extras {
 }
 export const extras: fc.Arbitrary<Extras> = fc.oneof(
   { weight: 12, arbitrary: fc.constant({}) },
-  { weight: 1, arbitrary: fc.constantFrom('x-tenant-id', 'tenant', 'X-Tenant').map((tenantHeader) => ({ tenantHeader })) },
-  { weight: 2, arbitrary: fc.constantFrom('respond-async', 'respond-async, wait=1', 'handling=strict', '\u00ff').map((prefer) => ({ prefer })) },
-  { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data; boundary=x').map((contentType) => ({ contentType })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('x-tenant-id', 'tenant', 'X-Tenant').map((tenantHeader) => ({ tenantHeader })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom('respond-async', 'respond-async, wait=1', 'handling=strict', '\u00ff')
+      .map((prefer) => ({ prefer })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/json; charset=latin1',
+        'multipart/form-data; boundary=x',
+      )
+      .map((contentType) => ({ contentType })),
+  },
   { weight: 1, arbitrary: fc.constant({ bigHeader: true }) },
 );
 

@@ -5,7 +5,18 @@ import { withTenant } from '../../db/tenant-tx';
 import { testDb } from '../helpers/db';
 import { assertMatchesOpenApi, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
-import { auth, bodyFor, deepBody, extras, operationsOf, pathId, queryParts, sizedBody, type Auth, type DocOp } from './model';
+import {
+  auth,
+  bodyFor,
+  deepBody,
+  extras,
+  operationsOf,
+  pathId,
+  queryParts,
+  sizedBody,
+  type Auth,
+  type DocOp,
+} from './model';
 import { expected, idOf, type Case } from './oracle';
 import { send, type RawRequest } from './send';
 
@@ -26,7 +37,16 @@ import { send, type RawRequest } from './send';
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : crypto.randomInt(2 ** 31);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
 const FOREIGN_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'TRACE', 'PROPFIND', 'OPTIONS'];
-const UNKNOWN_PATHS = ['/v1/nope', '/v1/products/x/y', '/v1/', '/v1/openapi.json/x', '/v1/sync/events/1', '/v1/%00', '/v1/products/%ZZ/sync/x', '/v1/tenant/..%2F..'];
+const UNKNOWN_PATHS = [
+  '/v1/nope',
+  '/v1/products/x/y',
+  '/v1/',
+  '/v1/openapi.json/x',
+  '/v1/sync/events/1',
+  '/v1/%00',
+  '/v1/products/%ZZ/sync/x',
+  '/v1/tenant/..%2F..',
+];
 
 describe('fuzzing /v1 from its OpenAPI document', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -44,8 +64,16 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
     const other = await newTenant('fuzz-other');
     const product = (tenantId: string) =>
       withTenant(testDb(), tenantId, async (trx) => {
-        const [p] = await trx('products').insert({ tenant_id: tenantId, sku: 'fuzz_monthly', name: 'Fuzz', tier: 'monthly' }).returning('id');
-        await trx('prices').insert({ tenant_id: tenantId, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
+        const [p] = await trx('products')
+          .insert({ tenant_id: tenantId, sku: 'fuzz_monthly', name: 'Fuzz', tier: 'monthly' })
+          .returning('id');
+        await trx('prices').insert({
+          tenant_id: tenantId,
+          product_id: p.id,
+          country: 'US',
+          currency: 'USD',
+          amount_minor: 999,
+        });
         return p.id as string;
       });
     ids.own = await product(tenant.tenant_id);
@@ -59,10 +87,15 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
          from information_schema.columns c join information_schema.tables t using (table_schema, table_name)
         where c.table_schema = 'public' and t.table_type = 'BASE TABLE' group by c.table_name order by c.table_name`,
     );
-    const counted = (rows as { table_name: string; scoped: boolean }[]).filter((r) => r.scoped || r.table_name === 'tenants');
+    const counted = (rows as { table_name: string; scoped: boolean }[]).filter(
+      (r) => r.scoped || r.table_name === 'tenants',
+    );
     expect(counted.length).toBeGreaterThan(15);
     countSql = `select ${counted
-      .map((r) => `(select count(*)::int from "${r.table_name}" where ${r.scoped ? 'tenant_id' : 'id'} = ?) as "${r.table_name}"`)
+      .map(
+        (r) =>
+          `(select count(*)::int from "${r.table_name}" where ${r.scoped ? 'tenant_id' : 'id'} = ?) as "${r.table_name}"`,
+      )
       .join(', ')}`;
     countArgs = counted.map(() => tenant.tenant_id);
   });
@@ -81,20 +114,30 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
         [tenant.tenant_id],
       )
     ).rows[0];
-  const bucket = async () => testDb()('rate_limit_buckets').where({ tenant_id: tenant.tenant_id }).first('tokens', 'refreshed_at');
+  const bucket = async () =>
+    testDb()('rate_limit_buckets').where({ tenant_id: tenant.tenant_id }).first('tokens', 'refreshed_at');
 
   function authHeader(a: Auth): string | string[] | undefined {
     const key = tenant.secret_key;
     switch (a) {
-      case 'valid': return `Bearer ${key}`;
-      case 'valid-lowercase': return `bearer   ${key}`;
-      case 'none': return undefined;
-      case 'basic': return `Basic ${Buffer.from('a:b').toString('base64')}`;
-      case 'bearer-empty': return 'Bearer ';
-      case 'publishable': return `Bearer ${tenant.publishable_key}`;
-      case 'unknown-sk': return `Bearer sk_${crypto.randomBytes(24).toString('hex')}`;
-      case 'duplicate': return [`Bearer ${key}`, `Bearer ${key}`];
-      case 'trailing-junk': return `Bearer ${key} junk`;
+      case 'valid':
+        return `Bearer ${key}`;
+      case 'valid-lowercase':
+        return `bearer   ${key}`;
+      case 'none':
+        return undefined;
+      case 'basic':
+        return `Basic ${Buffer.from('a:b').toString('base64')}`;
+      case 'bearer-empty':
+        return 'Bearer ';
+      case 'publishable':
+        return `Bearer ${tenant.publishable_key}`;
+      case 'unknown-sk':
+        return `Bearer sk_${crypto.randomBytes(24).toString('hex')}`;
+      case 'duplicate':
+        return [`Bearer ${key}`, `Bearer ${key}`];
+      case 'trailing-junk':
+        return `Bearer ${key} junk`;
     }
   }
 
@@ -124,7 +167,13 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
   }
 
   const describeCase = (c: Case) =>
-    JSON.stringify(c, (k, v) => (k === 'op' ? `${v.method} ${v.path}` : v instanceof Buffer || (v && v.type === 'Buffer') ? `<${v.length ?? v.data?.length} bytes>` : v));
+    JSON.stringify(c, (k, v) =>
+      k === 'op'
+        ? `${v.method} ${v.path}`
+        : v instanceof Buffer || (v && v.type === 'Buffer')
+          ? `<${v.length ?? v.data?.length} bytes>`
+          : v,
+    );
 
   it(`never a 5xx, always the Error shape and the documented status, nothing written when refused (seed ${SEED})`, async () => {
     console.log(`fuzz seed ${SEED} (${RUNS} runs): replay with FUZZ_SEED=${SEED}`);
@@ -143,11 +192,31 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
     );
     const methodCase = fc.constantFrom(...ops).chain((op) => {
       const documented = ops.filter((o) => o.path === op.path).map((o) => o.method);
-      const foreign = FOREIGN_METHODS.filter((m) => !documented.includes(m) && !(m === 'HEAD' && documented.includes('GET')));
-      return fc.record({ kind: fc.constant('method' as const), host, op: fc.constant(op), method: fc.constantFrom(...foreign), auth, extras });
+      const foreign = FOREIGN_METHODS.filter(
+        (m) => !documented.includes(m) && !(m === 'HEAD' && documented.includes('GET')),
+      );
+      return fc.record({
+        kind: fc.constant('method' as const),
+        host,
+        op: fc.constant(op),
+        method: fc.constantFrom(...foreign),
+        auth,
+        extras,
+      });
     });
-    const unknownCase = fc.record({ kind: fc.constant('unknown' as const), host, path: fc.constantFrom(...UNKNOWN_PATHS), method: fc.constantFrom('GET', 'POST', 'DELETE', 'TRACE'), auth, extras });
-    const anyCase: fc.Arbitrary<Case> = fc.oneof({ weight: 12, arbitrary: opCase }, { weight: 1, arbitrary: methodCase }, { weight: 1, arbitrary: unknownCase });
+    const unknownCase = fc.record({
+      kind: fc.constant('unknown' as const),
+      host,
+      path: fc.constantFrom(...UNKNOWN_PATHS),
+      method: fc.constantFrom('GET', 'POST', 'DELETE', 'TRACE'),
+      auth,
+      extras,
+    });
+    const anyCase: fc.Arbitrary<Case> = fc.oneof(
+      { weight: 12, arbitrary: opCase },
+      { weight: 1, arbitrary: methodCase },
+      { weight: 1, arbitrary: unknownCase },
+    );
 
     const seen = new Map<string, number>();
     await fc.assert(
@@ -180,7 +249,8 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
         if (c.kind === 'op') {
           // A documented operation answers only what its document lists (431 is parse-level, before any route).
           if (r.status !== 431) expect(c.op.responses, what).toContain(r.status);
-          if (r.status !== 431) assertMatchesOpenApi(c.op.method, c.op.path, { status: r.status, headers: new Headers(), body: r.body });
+          if (r.status !== 431)
+            assertMatchesOpenApi(c.op.method, c.op.path, { status: r.status, headers: new Headers(), body: r.body });
         }
 
         if (r.status >= 400) {
@@ -190,7 +260,10 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
           expect(restAfter, `rows written by a refused request: ${what}`).toEqual(restBefore);
           expect(auditAfter - auditBefore, `audit rows: ${what}`).toBe(exp.audited ? 1 : 0);
           if (exp.audited) {
-            const last = await testDb()('audit_entries').where({ tenant_id: tenant.tenant_id }).orderBy('created_at', 'desc').first('outcome');
+            const last = await testDb()('audit_entries')
+              .where({ tenant_id: tenant.tenant_id })
+              .orderBy('created_at', 'desc')
+              .first('outcome');
             expect(last.outcome, what).toBe(r.body.error);
           }
           if (exp.gate) expect(await bucket(), `gate refusal touched the bucket: ${what}`).toEqual(filled);

@@ -1,4 +1,16 @@
-import { bodyValueOk, decodeQuery, hasNul, queryValueOk, UUID_RE, type Auth, type Body, type DocOp, type Extras, type PathId, type QueryPart } from './model';
+import {
+  bodyValueOk,
+  decodeQuery,
+  hasNul,
+  queryValueOk,
+  UUID_RE,
+  type Auth,
+  type Body,
+  type DocOp,
+  type Extras,
+  type PathId,
+  type QueryPart,
+} from './model';
 
 /**
  * The documented answer for a generated request, rule by rule in the order the API promises
@@ -7,7 +19,16 @@ import { bodyValueOk, decodeQuery, hasNul, queryValueOk, UUID_RE, type Auth, typ
  */
 
 export type Case =
-  | { kind: 'op'; host: 'api' | 'alt'; op: DocOp; auth: Auth; extras: Extras; query: QueryPart[]; id?: PathId; body: Body }
+  | {
+      kind: 'op';
+      host: 'api' | 'alt';
+      op: DocOp;
+      auth: Auth;
+      extras: Extras;
+      query: QueryPart[];
+      id?: PathId;
+      body: Body;
+    }
   | { kind: 'method'; host: 'api' | 'alt'; op: DocOp; method: string; auth: Auth; extras: Extras }
   | { kind: 'unknown'; host: 'api' | 'alt'; path: string; method: string; auth: Auth; extras: Extras };
 
@@ -43,7 +64,13 @@ function walk(v: unknown, visit: (key: string | null, value: unknown) => boolean
 }
 
 export function expected(c: Case, ids: { own: string; other: string; random: string }): Expected {
-  const refuse = (status: number, error: string, more: Partial<Expected> = {}): Expected => ({ status: [status], error: [error], gate: false, audited: false, ...more });
+  const refuse = (status: number, error: string, more: Partial<Expected> = {}): Expected => ({
+    status: [status],
+    error: [error],
+    gate: false,
+    audited: false,
+    ...more,
+  });
   if (c.extras.bigHeader) return refuse(431, 'request_header_fields_too_large', { gate: true });
   const malformed = MALFORMED_AUTH.includes(c.auth);
   if (c.kind !== 'op') {
@@ -101,11 +128,18 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
   // The same walk that looks for forbidden names refuses input nested past 32 levels, by field.
   if (deepKey) return refuse(400, 'invalid_request', { audited, param: { names: new Set([deepKey]), required: true } });
   if (walk(input, (k, v) => (k !== null && hasNul(k)) || (typeof v === 'string' && hasNul(v)))) {
-    const names = new Set(Object.entries(input).filter(([, v]) => typeof v === 'string' && hasNul(v)).map(([k]) => k));
+    const names = new Set(
+      Object.entries(input)
+        .filter(([, v]) => typeof v === 'string' && hasNul(v))
+        .map(([k]) => k),
+    );
     return refuse(400, 'invalid_request', { audited, param: { names, required: false } });
   }
-  const tenantKeys = Object.keys(input).filter((k) => k.toLowerCase().replace(/-/g, '_') === 'tenant_id' || k.toLowerCase() === 'tenant');
-  if (tenantKeys.length) return refuse(400, 'invalid_request', { audited, param: { names: new Set(tenantKeys), required: true } });
+  const tenantKeys = Object.keys(input).filter(
+    (k) => k.toLowerCase().replace(/-/g, '_') === 'tenant_id' || k.toLowerCase() === 'tenant',
+  );
+  if (tenantKeys.length)
+    return refuse(400, 'invalid_request', { audited, param: { names: new Set(tenantKeys), required: true } });
 
   const bad = new Set<string>();
   const docQuery = new Map(c.op.params.filter((p) => p.in === 'query').map((p) => [p.name, p]));
@@ -137,7 +171,13 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
   }
   // An endpoint URL the schema accepts may still be one that is never fetched (no credentials, no fragment, no private address literal).
   if (takesBody && c.op.path.startsWith('/webhook-endpoints') && Object.hasOwn(input, 'url')) {
-    return { status: [200, 400], error: ['invalid_request'], gate: false, audited, param: { names: new Set(['url']), required: true } };
+    return {
+      status: [200, 400],
+      error: ['invalid_request'],
+      gate: false,
+      audited,
+      param: { names: new Set(['url']), required: true },
+    };
   }
   if (takesBody) return { status: [200, 202, 409], gate: false, audited };
   if (c.op.path === '/paywall') return { status: [200, 404], gate: false, audited };
@@ -147,7 +187,9 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
 /** The id a generated path id stands for (`text` ones are sent as generated). */
 export function idOf(id: PathId, ids: { own: string; other: string; random: string }): string {
   if (id.kind === 'text') return id.raw;
-  return { own: ids.own, 'own-upper': ids.own.toUpperCase(), 'other-tenant': ids.other, 'random-uuid': ids.random }[id.kind];
+  return { own: ids.own, 'own-upper': ids.own.toUpperCase(), 'other-tenant': ids.other, 'random-uuid': ids.random }[
+    id.kind
+  ];
 }
 
 function safeDecode(raw: string): string {

@@ -19,23 +19,89 @@ const enc = (s: string) => encodeURIComponent(s);
 const hostile = fc.oneof(
   fc.string({ maxLength: 30 }),
   fc.string({ unit: 'grapheme', maxLength: 12 }),
-  fc.constantFrom('', '\u0000', 'a\u0000b', '9'.repeat(400), '-1', '1e999', '__proto__', 'store_android', 'store_ios', 'psp_a', 'premium_monthly', 'x'.repeat(300)),
+  fc.constantFrom(
+    '',
+    '\u0000',
+    'a\u0000b',
+    '9'.repeat(400),
+    '-1',
+    '1e999',
+    '__proto__',
+    'store_android',
+    'store_ios',
+    'psp_a',
+    'premium_monthly',
+    'x'.repeat(300),
+  ),
 );
 /** Raw (already encoded) fragments, including ones that are not valid percent-encoding. */
 const rawFragment = fc.oneof(hostile.map(enc), fc.constantFrom('%', '%ZZ', '%00', '%E0%A4%A', '..%2F..', '%2F'));
-const query = fc.array(fc.tuple(fc.constantFrom('sku', 'plan_id', 'provider', 'app_user_id', 'email', 'success_url', 'mode', 'limit', 'x', 'wait_for', 'timeout_ms'), rawFragment), { maxLength: 4 })
+const query = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom(
+        'sku',
+        'plan_id',
+        'provider',
+        'app_user_id',
+        'email',
+        'success_url',
+        'mode',
+        'limit',
+        'x',
+        'wait_for',
+        'timeout_ms',
+      ),
+      rawFragment,
+    ),
+    { maxLength: 4 },
+  )
   .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&'));
-const jsonValue = fc.oneof(hostile, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.array(hostile, { maxLength: 3 }));
+const jsonValue = fc.oneof(
+  hostile,
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(hostile, { maxLength: 3 }),
+);
 const purchaseBody = fc.oneof(
-  fc.record({
-    app_user_id: jsonValue,
-    provider: fc.oneof(fc.constantFrom('store_android', 'store_ios'), jsonValue),
-    product_id: jsonValue,
-    purchase_token: jsonValue,
-    signed_transaction: fc.oneof(jsonValue, fc.constantFrom('a.b.c', 'eyJ.eyJ.sig', 'a.b')),
-  }, { requiredKeys: [] }).map((o) => Buffer.from(JSON.stringify(o))),
-  fc.record({ app_user_id: fc.constantFrom('user_1'), provider: fc.constantFrom('store_android', 'store_ios'), product_id: fc.constant('premium'), purchase_token: fc.constant('tok'), signed_transaction: fc.constant('a.b.c') }, { requiredKeys: ['app_user_id', 'provider'] }).map((o) => Buffer.from(JSON.stringify(o))),
-  fc.constantFrom('', 'null', '[]', '"x"', '{', '{"a":', '\u0000', '{"app_user_id":"\\u0000","provider":"store_android"}').map((s) => Buffer.from(s)),
+  fc
+    .record(
+      {
+        app_user_id: jsonValue,
+        provider: fc.oneof(fc.constantFrom('store_android', 'store_ios'), jsonValue),
+        product_id: jsonValue,
+        purchase_token: jsonValue,
+        signed_transaction: fc.oneof(jsonValue, fc.constantFrom('a.b.c', 'eyJ.eyJ.sig', 'a.b')),
+      },
+      { requiredKeys: [] },
+    )
+    .map((o) => Buffer.from(JSON.stringify(o))),
+  fc
+    .record(
+      {
+        app_user_id: fc.constantFrom('user_1'),
+        provider: fc.constantFrom('store_android', 'store_ios'),
+        product_id: fc.constant('premium'),
+        purchase_token: fc.constant('tok'),
+        signed_transaction: fc.constant('a.b.c'),
+      },
+      { requiredKeys: ['app_user_id', 'provider'] },
+    )
+    .map((o) => Buffer.from(JSON.stringify(o))),
+  fc
+    .constantFrom(
+      '',
+      'null',
+      '[]',
+      '"x"',
+      '{',
+      '{"a":',
+      '\u0000',
+      '{"app_user_id":"\\u0000","provider":"store_android"}',
+    )
+    .map((s) => Buffer.from(s)),
   fc.integer({ min: 50, max: 3000 }).map((n) => Buffer.from('{"a":'.repeat(n) + '1' + '}'.repeat(n))),
   fc.constantFrom(1, 2).map((mb) => Buffer.alloc(mb * 1024 * 1024, 'a')),
 );
@@ -61,21 +127,64 @@ describe('fuzzing the client endpoints (/v1/sdk)', () => {
     await api?.close();
   });
 
-  const counts = async (): Promise<Record<string, number>> => (await testDb().raw(countSql, { t: tenant.tenant_id })).rows[0];
+  const counts = async (): Promise<Record<string, number>> =>
+    (await testDb().raw(countSql, { t: tenant.tenant_id })).rows[0];
   // Client buckets: no row is a full bucket.
   const fillBucket = () => testDb()('client_rate_limit_buckets').where({ tenant_id: tenant.tenant_id }).del();
   const authHeader = (a: Auth): string | string[] | undefined =>
-    ({ publishable: `Bearer ${tenant.publishable_key}`, secret: `Bearer ${tenant.secret_key}`, none: undefined, garbage: `Bearer pk_test_${'z'.repeat(30)}`, duplicate: [`Bearer ${tenant.publishable_key}`, `Bearer ${tenant.publishable_key}`] })[a];
+    ({
+      publishable: `Bearer ${tenant.publishable_key}`,
+      secret: `Bearer ${tenant.secret_key}`,
+      none: undefined,
+      garbage: `Bearer pk_test_${'z'.repeat(30)}`,
+      duplicate: [`Bearer ${tenant.publishable_key}`, `Bearer ${tenant.publishable_key}`],
+    })[a];
 
   it(`never a 5xx, the Error shape on every refusal, nothing written (seed ${SEED})`, async () => {
     console.log(`sdk fuzz seed ${SEED} (${RUNS} runs): replay with FUZZ_SEED=${SEED}`);
-    const auth = fc.constantFrom<Auth>('publishable', 'publishable', 'publishable', 'secret', 'none', 'garbage', 'duplicate');
+    const auth = fc.constantFrom<Auth>(
+      'publishable',
+      'publishable',
+      'publishable',
+      'secret',
+      'none',
+      'garbage',
+      'duplicate',
+    );
     const host = fc.constantFrom('api', 'alt');
     const cases = fc.oneof(
-      fc.record({ host, auth, method: fc.constant('GET'), path: rawFragment.map((id) => `/v1/sdk/subscribers/${id || 'u'}`), q: query, body: fc.constant(undefined) }),
-      fc.record({ host, auth, method: fc.constant('GET'), path: fc.constantFrom('/v1/sdk/checkout', '/v1/sdk/paywall'), q: query, body: fc.constant(undefined) }),
-      fc.record({ host, auth, method: fc.constant('POST'), path: fc.constant('/v1/sdk/store-purchases'), q: fc.constant(''), body: purchaseBody }),
-      fc.record({ host, auth, method: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'TRACE'), path: fc.constantFrom('/v1/sdk/store-purchases', '/v1/sdk/subscribers/u', '/v1/sdk/checkout'), q: fc.constant(''), body: fc.constant(undefined) }),
+      fc.record({
+        host,
+        auth,
+        method: fc.constant('GET'),
+        path: rawFragment.map((id) => `/v1/sdk/subscribers/${id || 'u'}`),
+        q: query,
+        body: fc.constant(undefined),
+      }),
+      fc.record({
+        host,
+        auth,
+        method: fc.constant('GET'),
+        path: fc.constantFrom('/v1/sdk/checkout', '/v1/sdk/paywall'),
+        q: query,
+        body: fc.constant(undefined),
+      }),
+      fc.record({
+        host,
+        auth,
+        method: fc.constant('POST'),
+        path: fc.constant('/v1/sdk/store-purchases'),
+        q: fc.constant(''),
+        body: purchaseBody,
+      }),
+      fc.record({
+        host,
+        auth,
+        method: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'TRACE'),
+        path: fc.constantFrom('/v1/sdk/store-purchases', '/v1/sdk/subscribers/u', '/v1/sdk/checkout'),
+        q: fc.constant(''),
+        body: fc.constant(undefined),
+      }),
     );
     const seen = new Map<number, number>();
     await fc.assert(

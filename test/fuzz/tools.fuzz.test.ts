@@ -30,7 +30,20 @@ const TOOLS = TOOL_LIST.map((t) => ({ name: t.name, write: t.operation.write }))
 const hostileString = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
-  fc.constantFrom('', '\u0000', 'a\u0000b', '%00', '../../etc', '😀'.repeat(50), 'x'.repeat(70_000), 'premium_monthly', 'PREMIUM', ' US ', 'null', '__proto__'),
+  fc.constantFrom(
+    '',
+    '\u0000',
+    'a\u0000b',
+    '%00',
+    '../../etc',
+    '😀'.repeat(50),
+    'x'.repeat(70_000),
+    'premium_monthly',
+    'PREMIUM',
+    ' US ',
+    'null',
+    '__proto__',
+  ),
   fc.uuid(),
 );
 const hostileNumber = fc.oneof(
@@ -39,7 +52,11 @@ const hostileNumber = fc.oneof(
   fc.constantFrom(0, -1, 2 ** 31, 2 ** 53, 2 ** 63, 1e308, -1e308, 0.5, 1e-9),
 );
 const leaf = fc.oneof(hostileString, hostileNumber, fc.boolean(), fc.constant(null));
-const value = fc.oneof({ weight: 6, arbitrary: leaf }, { weight: 1, arbitrary: fc.array(leaf, { maxLength: 4 }) }, { weight: 1, arbitrary: fc.dictionary(hostileString, leaf, { maxKeys: 3 }) });
+const value = fc.oneof(
+  { weight: 6, arbitrary: leaf },
+  { weight: 1, arbitrary: fc.array(leaf, { maxLength: 4 }) },
+  { weight: 1, arbitrary: fc.dictionary(hostileString, leaf, { maxKeys: 3 }) },
+);
 const deep = fc.integer({ min: 20, max: 400 }).map((n) => {
   let v: unknown = 'x';
   for (let i = 0; i < n; i++) v = { a: v };
@@ -60,11 +77,23 @@ describe('fuzzing the tool server (MCP) from its own tool list', () => {
     tenant = await newTenant('tools-fuzz');
     // A product with a price, and no provider connection: provider-bound tools meet no network.
     await withTenant(testDb(), tenant.tenant_id, async (trx) => {
-      const [p] = await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'premium_monthly', name: 'Premium', tier: 'monthly' }).returning('id');
-      await trx('prices').insert({ tenant_id: tenant.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
+      const [p] = await trx('products')
+        .insert({ tenant_id: tenant.tenant_id, sku: 'premium_monthly', name: 'Premium', tier: 'monthly' })
+        .returning('id');
+      await trx('prices').insert({
+        tenant_id: tenant.tenant_id,
+        product_id: p.id,
+        country: 'US',
+        currency: 'USD',
+        amount_minor: 999,
+      });
     });
     client = new Client({ name: 'fuzz', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.toolsUrl}/`), { requestInit: { headers: { authorization: `Bearer ${tenant.secret_key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${api.toolsUrl}/`), {
+        requestInit: { headers: { authorization: `Bearer ${tenant.secret_key}` } },
+      }),
+    );
     const { tools } = await client.listTools();
     properties = new Map(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties ?? {})]));
     const { rows } = await testDb().raw(
@@ -78,20 +107,29 @@ describe('fuzzing the tool server (MCP) from its own tool list', () => {
     await worker?.stop();
   });
 
-  const counts = async (): Promise<Record<string, number>> => (await testDb().raw(countSql, { t: tenant.tenant_id })).rows[0];
+  const counts = async (): Promise<Record<string, number>> =>
+    (await testDb().raw(countSql, { t: tenant.tenant_id })).rows[0];
   const fillBucket = () =>
-    testDb().raw(`insert into rate_limit_buckets (tenant_id, tokens, refreshed_at) values (?, 120, clock_timestamp()) on conflict (tenant_id) do update set tokens = 120, refreshed_at = clock_timestamp()`, [tenant.tenant_id]);
+    testDb().raw(
+      `insert into rate_limit_buckets (tenant_id, tokens, refreshed_at) values (?, 120, clock_timestamp()) on conflict (tenant_id) do update set tokens = 120, refreshed_at = clock_timestamp()`,
+      [tenant.tenant_id],
+    );
 
   it(`every call answers; refusals are client-fault codes and write nothing (seed ${SEED})`, async () => {
     console.log(`tool fuzz seed ${SEED} (${RUNS} runs): replay with FUZZ_SEED=${SEED}`);
     const call = fc.constantFrom(...TOOLS).chain((tool) => {
       const names = properties.get(tool.name) ?? [];
-      const plausible = names.length ? fc.dictionary(fc.constantFrom(...names), value, { maxKeys: names.length }) : fc.constant({});
+      const plausible = names.length
+        ? fc.dictionary(fc.constantFrom(...names), value, { maxKeys: names.length })
+        : fc.constant({});
       const hostile = fc.oneof(
         fc.dictionary(hostileString, value, { maxKeys: 4 }),
         fc.record({ k: fc.constantFrom(...(names.length ? names : ['x'])), v: deep }).map(({ k, v }) => ({ [k]: v })),
       );
-      return fc.record({ tool: fc.constant(tool), args: fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: hostile }) });
+      return fc.record({
+        tool: fc.constant(tool),
+        args: fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: hostile }),
+      });
     });
     const seen = new Map<string, number>();
     await fc.assert(
@@ -99,7 +137,11 @@ describe('fuzzing the tool server (MCP) from its own tool list', () => {
         await fillBucket();
         const before = await counts();
         const what = `${tool.name}(${JSON.stringify(args).slice(0, 400)})`;
-        const r = (await client.callTool({ name: tool.name, arguments: args as Record<string, unknown> })) as { isError?: boolean; content: { text?: string }[]; structuredContent?: unknown };
+        const r = (await client.callTool({ name: tool.name, arguments: args as Record<string, unknown> })) as {
+          isError?: boolean;
+          content: { text?: string }[];
+          structuredContent?: unknown;
+        };
         const text = r.content.map((c) => c.text ?? '').join('');
         if (!r.isError) {
           seen.set('ok', (seen.get('ok') ?? 0) + 1);

@@ -26,8 +26,14 @@ export async function startApiProcess(env: NodeJS.ProcessEnv = {}): Promise<ApiP
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'api/main.ts')], {
     cwd: ROOT_DIR,
     env: {
-      ...process.env, DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), LOG_LEVEL: 'silent',
-      API_PORT: String(apiPort), DASHBOARD_PORT: String(dashboardPort), TOOLS_PORT: String(toolsPort), ...env,
+      ...process.env,
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      LOG_LEVEL: 'silent',
+      API_PORT: String(apiPort),
+      DASHBOARD_PORT: String(dashboardPort),
+      TOOLS_PORT: String(toolsPort),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -49,7 +49,10 @@ export function testServices(overrides: Partial<Services> = {}): Services {
   const vault = overrides.vault ?? createVault(config.masterKey ?? generateMasterKey());
   return {
     db: appDb(),
-    temporal: { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }) },
+    temporal: {
+      connection,
+      client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }),
+    },
     adapters: overrides.adapters ?? createAdapters(config),
     ...overrides,
     config,
@@ -144,7 +147,10 @@ export function assertMatchesOpenApi(method: string, template: string, reply: Re
   const op = doc.paths[template]?.[method.toLowerCase()];
   if (!op) throw new Error(`OpenAPI has no ${method} ${template}`);
   const resp = op.responses[String(reply.status)];
-  if (!resp) throw new Error(`OpenAPI ${method} ${template} documents no ${reply.status} response (got ${JSON.stringify(reply.body)})`);
+  if (!resp)
+    throw new Error(
+      `OpenAPI ${method} ${template} documents no ${reply.status} response (got ${JSON.stringify(reply.body)})`,
+    );
   const key = `${method} ${template} ${reply.status}`;
   let validate = validators.get(key);
   if (!validate) {

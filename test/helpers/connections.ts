@@ -14,7 +14,11 @@ import { testDb } from './db';
  * the proof itself (probe workflow, OAuth) has its own tests (test/webhooks/account-proof.test.ts,
  * test/e2e/providers.test.ts).
  */
-export async function createProvenConnection(trx: Knex.Transaction, vault: Vault, input: NewConnection): Promise<SafeConnection> {
+export async function createProvenConnection(
+  trx: Knex.Transaction,
+  vault: Vault,
+  input: NewConnection,
+): Promise<SafeConnection> {
   const c = await createConnection(trx, vault, input);
   return markConnectionProven(trx, c.id, 'control_api');
 }
@@ -24,17 +28,40 @@ export async function createProvenConnection(trx: Knex.Transaction, vault: Vault
  * (proven), one monthly product with a US price (USD 9.99), synced through the API so the
  * provider's checkout sells it.
  */
-export async function sellOnWebProvider(o: { provider?: WebProviderId; emulatorUrl: string; vault: Vault; apiUrl: string; tenant: { tenant_id: string; secret_key: string }; sku?: string }): Promise<{ account: string; productId: string }> {
+export async function sellOnWebProvider(o: {
+  provider?: WebProviderId;
+  emulatorUrl: string;
+  vault: Vault;
+  apiUrl: string;
+  tenant: { tenant_id: string; secret_key: string };
+  sku?: string;
+}): Promise<{ account: string; productId: string }> {
   const provider = o.provider ?? 'psp_a';
   const acct = await createEmulatorAccount(o.emulatorUrl);
   const tenantId = o.tenant.tenant_id;
   const productId = await withTenant(testDb(), tenantId, async (trx) => {
-    await createProvenConnection(trx, o.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
-    const [p] = await trx('products').insert({ tenant_id: tenantId, sku: o.sku ?? 'pro_monthly', name: 'Pro', tier: 'monthly' }).returning('id');
-    await trx('prices').insert({ tenant_id: tenantId, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
+    await createProvenConnection(trx, o.vault, {
+      provider,
+      account_ref: acct.account,
+      credentials: acct.credentials,
+      webhook_secret: acct.webhook_secret,
+    });
+    const [p] = await trx('products')
+      .insert({ tenant_id: tenantId, sku: o.sku ?? 'pro_monthly', name: 'Pro', tier: 'monthly' })
+      .returning('id');
+    await trx('prices').insert({
+      tenant_id: tenantId,
+      product_id: p.id,
+      country: 'US',
+      currency: 'USD',
+      amount_minor: 999,
+    });
     return p.id as string;
   });
-  const synced = await call(o.apiUrl, `/products/${productId}/sync?provider=${provider}`, o.tenant.secret_key, { method: 'POST' });
-  if (synced.body?.ok !== true) throw new Error(`sync of ${productId} to ${provider} failed: ${JSON.stringify(synced.body)}`);
+  const synced = await call(o.apiUrl, `/products/${productId}/sync?provider=${provider}`, o.tenant.secret_key, {
+    method: 'POST',
+  });
+  if (synced.body?.ok !== true)
+    throw new Error(`sync of ${productId} to ${provider} failed: ${JSON.stringify(synced.body)}`);
   return { account: acct.account, productId };
 }

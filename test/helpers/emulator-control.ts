@@ -18,5 +18,6 @@ export function controlFor(baseUrl: () => string, opts: { strict?: boolean } = {
 /** The same, for tests that say `control(path, body)`: GET without a body, POST with one. */
 export function getOrPostControlFor(baseUrl: () => string, opts: { strict?: boolean } = {}) {
   const control = controlFor(baseUrl, opts);
-  return <T = any>(path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST') => control<T>(method, path, body);
+  return <T = any>(path: string, body?: unknown, method = body === undefined ? 'GET' : 'POST') =>
+    control<T>(method, path, body);
 }

@@ -18,8 +18,14 @@ export interface EmulatorStack {
 export function useEmulatorStack(masterKey: string): EmulatorStack {
   const s = {} as EmulatorStack;
   beforeAll(async () => {
-    s.emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, s.emulators[p].url])) as Record<ProviderId, string>;
+    s.emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, s.emulators[p].url])) as Record<
+      ProviderId,
+      string
+    >;
     s.worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
     s.api = await startApi({ config: { ...s.worker.config } });
   });

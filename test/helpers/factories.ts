@@ -29,17 +29,28 @@ export function makeApiKey(tenantId: string, scopes: Scope[], opts: { name?: str
   return insertApiKey(testDb(), tenantId, scopes, opts);
 }
 
-const inTenant = <T>(tenantId: string, trx: Knex.Transaction | undefined, work: (trx: Knex.Transaction) => Promise<T>) => (trx ? work(trx) : withTenant(testDb(), tenantId, work));
+const inTenant = <T>(
+  tenantId: string,
+  trx: Knex.Transaction | undefined,
+  work: (trx: Knex.Transaction) => Promise<T>,
+) => (trx ? work(trx) : withTenant(testDb(), tenantId, work));
 
 /**
  * A product (db/products.ts createProduct: name defaults to the SKU) and, with `prices`, its
  * prices (setPrices, which moves the product's version as an edit does). Answers the product row
  * as it stands after both.
  */
-export function makeProduct(tenantId: string, input: Partial<ProductInput> & { prices?: PriceInput[] } = {}, trx?: Knex.Transaction) {
+export function makeProduct(
+  tenantId: string,
+  input: Partial<ProductInput> & { prices?: PriceInput[] } = {},
+  trx?: Knex.Transaction,
+) {
   const { prices, ...product } = input;
   return inTenant(tenantId, trx, async (t) => {
-    const { product: row } = await createProduct(t, tenantId, { sku: `sku_${crypto.randomBytes(3).toString('hex')}`, ...product });
+    const { product: row } = await createProduct(t, tenantId, {
+      sku: `sku_${crypto.randomBytes(3).toString('hex')}`,
+      ...product,
+    });
     if (!prices?.length) return row;
     await setPrices(t, tenantId, row.id, prices);
     return t('products').where({ id: row.id }).first();
@@ -55,8 +66,16 @@ type SubscriptionFields = Partial<Omit<StoreSubscriptionWrite, 'tenantId'>>;
 export function makeSubscription(tenantId: string, fields: SubscriptionFields = {}, trx?: Knex.Transaction) {
   return inTenant(tenantId, trx, async (t) => {
     const id = await upsertStoreSubscription(t, {
-      tenantId, provider: 'store_android', externalId: `sub_${crypto.randomUUID()}`, status: 'active', mode: 'test',
-      appUserId: null, productId: null, currentPeriodEnd: null, storeReadAt: new Date().toISOString(), ...fields,
+      tenantId,
+      provider: 'store_android',
+      externalId: `sub_${crypto.randomUUID()}`,
+      status: 'active',
+      mode: 'test',
+      appUserId: null,
+      productId: null,
+      currentPeriodEnd: null,
+      storeReadAt: new Date().toISOString(),
+      ...fields,
     });
     return t('subscriptions').where({ id }).first();
   });
@@ -70,7 +89,16 @@ export function makeSubscription(tenantId: string, fields: SubscriptionFields = 
  */
 export function makeEntitlement(
   tenantId: string,
-  e: { appUserId: string; state?: EntitlementState; provider?: string; productId?: string | null; isSandbox?: boolean; expiresAt?: string | null; graceUntil?: string | null; subscription?: SubscriptionFields },
+  e: {
+    appUserId: string;
+    state?: EntitlementState;
+    provider?: string;
+    productId?: string | null;
+    isSandbox?: boolean;
+    expiresAt?: string | null;
+    graceUntil?: string | null;
+    subscription?: SubscriptionFields;
+  },
   trx?: Knex.Transaction,
 ) {
   return inTenant(tenantId, trx, async (t) => {
@@ -78,8 +106,15 @@ export function makeEntitlement(
     const productId = e.productId ?? null;
     const sub = await makeSubscription(tenantId, { provider, appUserId: e.appUserId, productId, ...e.subscription }, t);
     const id = await upsertEntitlement(t, {
-      tenantId, appUserId: e.appUserId, provider, productId, subscriptionId: sub.id, state: e.state ?? 'active',
-      isSandbox: e.isSandbox ?? true, expiresAt: e.expiresAt ?? null, graceUntil: e.graceUntil ?? null,
+      tenantId,
+      appUserId: e.appUserId,
+      provider,
+      productId,
+      subscriptionId: sub.id,
+      state: e.state ?? 'active',
+      isSandbox: e.isSandbox ?? true,
+      expiresAt: e.expiresAt ?? null,
+      graceUntil: e.graceUntil ?? null,
     });
     return id ? t('entitlements').where({ id }).first() : undefined;
   });

@@ -8,8 +8,13 @@ import { decodeHistory } from '../../temporal/history-payloads';
  * stored (no codec: what anyone with access to Temporal sees). JSON.stringify would render
  * payload bytes as numbers and so hide what they say.
  */
-export async function historyText(history: History, decodeWith?: { codec: PayloadCodec; workflowId: string }): Promise<string> {
-  const decoded = decodeWith ? await decodeHistory(history, decodeWith.codec, { namespace: 'default', workflowId: decodeWith.workflowId }) : history;
+export async function historyText(
+  history: History,
+  decodeWith?: { codec: PayloadCodec; workflowId: string },
+): Promise<string> {
+  const decoded = decodeWith
+    ? await decodeHistory(history, decodeWith.codec, { namespace: 'default', workflowId: decodeWith.workflowId })
+    : history;
   const out: string[] = [];
   const stack: unknown[] = [decoded];
   while (stack.length) {

@@ -8,7 +8,8 @@ import path from 'node:path';
  * against Stripe's OpenAPI and answers with fixtures. CI builds it into the tools cache;
  * STRIPE_MOCK_BIN points elsewhere.
  */
-export const STRIPE_MOCK_BIN = process.env.STRIPE_MOCK_BIN || path.join(os.homedir(), '.cache', 'billing-tools', 'bin', 'stripe-mock');
+export const STRIPE_MOCK_BIN =
+  process.env.STRIPE_MOCK_BIN || path.join(os.homedir(), '.cache', 'billing-tools', 'bin', 'stripe-mock');
 
 export function stripeMockAvailable(): boolean {
   try {

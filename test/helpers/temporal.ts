@@ -19,10 +19,14 @@ import { appDb } from './db';
  */
 let runtimeInstalled = false;
 
-export async function startTestWorker(opts: { config?: Partial<Config>; masterKey?: string; logger?: DefaultLogger; db?: Knex; outbound?: boolean } = {}) {
+export async function startTestWorker(
+  opts: { config?: Partial<Config>; masterKey?: string; logger?: DefaultLogger; db?: Knex; outbound?: boolean } = {},
+) {
   if (!runtimeInstalled) {
     // Keep worker chatter out of test output; warnings and errors still show.
-    Runtime.install({ logger: opts.logger ?? new DefaultLogger(process.env.TEMPORAL_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN') });
+    Runtime.install({
+      logger: opts.logger ?? new DefaultLogger(process.env.TEMPORAL_LOG_LEVEL === 'INFO' ? 'INFO' : 'WARN'),
+    });
     runtimeInstalled = true;
   }
   // A queue of its own unless the caller names one (a restarted worker picking up where one stopped).
@@ -31,9 +35,21 @@ export async function startTestWorker(opts: { config?: Partial<Config>; masterKe
   const masterKey = opts.masterKey ?? opts.config?.masterKey ?? generateMasterKey();
   // The config carries the worker's key, so an API started with it (startApi({ config })) gets
   // the same payload codec and can read what this worker writes.
-  const config: Config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, taskQueue, ...opts.config, masterKey };
+  const config: Config = {
+    ...loadConfig({ NODE_ENV: 'test' }),
+    temporalAddress: address,
+    taskQueue,
+    ...opts.config,
+    masterKey,
+  };
   const vault = createVault(masterKey);
-  const options = { address, namespace: 'default', taskQueue, workflowBundlePath: inject('workflowBundlePath'), deps: { db: opts.db ?? appDb(), config, vault, adapters: createAdapters(config) } };
+  const options = {
+    address,
+    namespace: 'default',
+    taskQueue,
+    workflowBundlePath: inject('workflowBundlePath'),
+    deps: { db: opts.db ?? appDb(), config, vault, adapters: createAdapters(config) },
+  };
   const stops: (() => Promise<void>)[] = [];
   const run = async (create: typeof createWorker) => {
     const { worker, connection: nativeConnection } = await create(options);

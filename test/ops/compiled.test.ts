@@ -18,7 +18,11 @@ describe('the compiled build', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/build.ts')], { cwd: ROOT_DIR, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+    const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/build.ts')], {
+      cwd: ROOT_DIR,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
     if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
     stack = await startStack('compiled');
   }, 600_000);
@@ -27,13 +31,22 @@ describe('the compiled build', () => {
   });
 
   it('dist/ holds the four entry points and the workflow bundles (tracing off and on), no emulator, and nothing needs tsx', () => {
-    for (const f of ['api/main.js', 'temporal/worker-main.js', 'temporal/outbound-worker-main.js', 'db/migrate-main.js', 'workflow-bundle.js', 'workflow-bundle-traced.js']) {
+    for (const f of [
+      'api/main.js',
+      'temporal/worker-main.js',
+      'temporal/outbound-worker-main.js',
+      'db/migrate-main.js',
+      'workflow-bundle.js',
+      'workflow-bundle-traced.js',
+    ]) {
       expect(fs.existsSync(path.join(ROOT_DIR, 'dist', f)), f).toBe(true);
     }
     // The emulators are their own package, run from source: nothing production runs pulls them in.
     expect(fs.existsSync(path.join(ROOT_DIR, 'dist/emulators'))).toBe(false);
     // Every relative import of the compiled code names a file that exists, as Node's ES-module loader requires.
-    const files = fs.readdirSync(path.join(ROOT_DIR, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js') && !f.startsWith('workflow-bundle'));
+    const files = fs
+      .readdirSync(path.join(ROOT_DIR, 'dist'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.js') && !f.startsWith('workflow-bundle'));
     let checked = 0;
     for (const f of files) {
       const code = fs.readFileSync(path.join(ROOT_DIR, 'dist', f), 'utf8');
@@ -44,8 +57,12 @@ describe('the compiled build', () => {
     }
     expect(checked).toBeGreaterThan(100);
     // The tracing interceptors are in the traced bundle only: tracing off runs the workflows as before.
-    expect(fs.readFileSync(path.join(ROOT_DIR, 'dist/workflow-bundle-traced.js'), 'utf8')).toContain('OpenTelemetryInboundInterceptor');
-    expect(fs.readFileSync(path.join(ROOT_DIR, 'dist/workflow-bundle.js'), 'utf8')).not.toContain('OpenTelemetryInboundInterceptor');
+    expect(fs.readFileSync(path.join(ROOT_DIR, 'dist/workflow-bundle-traced.js'), 'utf8')).toContain(
+      'OpenTelemetryInboundInterceptor',
+    );
+    expect(fs.readFileSync(path.join(ROOT_DIR, 'dist/workflow-bundle.js'), 'utf8')).not.toContain(
+      'OpenTelemetryInboundInterceptor',
+    );
   });
 
   it('the image builds dist/ and runs node dist/, docker-compose runs every production process compiled, and the emulators from their own image', () => {
@@ -55,7 +72,12 @@ describe('the compiled build', () => {
     expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/api\/main\.js"\]/);
     const compose = fs.readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
     expect(compose).not.toMatch(/tsx/);
-    for (const entry of ['dist/api/main.js', 'dist/temporal/worker-main.js', 'dist/temporal/outbound-worker-main.js', 'dist/db/migrate-main.js']) {
+    for (const entry of [
+      'dist/api/main.js',
+      'dist/temporal/worker-main.js',
+      'dist/temporal/outbound-worker-main.js',
+      'dist/db/migrate-main.js',
+    ]) {
       expect(compose).toContain(`command: ["node", "--enable-source-maps", "${entry}"]`);
     }
     // Every service but the emulators builds the production image; the emulators build theirs,
@@ -64,7 +86,13 @@ describe('the compiled build', () => {
     expect(emulators).toContain('build: { context: ., dockerfile: emulators/Dockerfile }');
     expect(emulators).not.toContain('command:');
     const emulatorImage = fs.readFileSync(path.join(ROOT_DIR, 'emulators/Dockerfile'), 'utf8');
-    expect(emulatorImage.match(/^COPY \S+/gm)).toEqual(['COPY package.json', 'COPY tsconfig.json', 'COPY domain', 'COPY runtime', 'COPY emulators']);
+    expect(emulatorImage.match(/^COPY \S+/gm)).toEqual([
+      'COPY package.json',
+      'COPY tsconfig.json',
+      'COPY domain',
+      'COPY runtime',
+      'COPY emulators',
+    ]);
     expect(emulatorImage).toMatch(/CMD \["node", "--import", "tsx", "emulators\/main\.ts"\]/);
   });
 
@@ -74,12 +102,24 @@ describe('the compiled build', () => {
       expect(ready.body).toEqual({ status: 'ready' });
     }
     // What each check found is on the loopback metrics listener.
-    expect((await call(`http://127.0.0.1:${stack.apiMetricsPort}`, '/readyz')).body).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' } });
+    expect((await call(`http://127.0.0.1:${stack.apiMetricsPort}`, '/readyz')).body).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', temporal: 'ok', outbox: 'ok' },
+    });
     const checkout = await stack.checkout('compiled_user');
     expect(checkout.events.map((e) => e.status)).toEqual([200, 200, 200]);
-    const premium = await until('premium', () => call(stack.apiUrl, '/v1/sdk/subscribers/compiled_user', stack.publishableKey), (r) => r.body.is_premium === true, 60_000);
+    const premium = await until(
+      'premium',
+      () => call(stack.apiUrl, '/v1/sdk/subscribers/compiled_user', stack.publishableKey),
+      (r) => r.body.is_premium === true,
+      60_000,
+    );
     expect(premium.body.entitlements).toEqual([expect.objectContaining({ state: 'active' })]);
-    const worker = await until('the worker counted it', () => scrape(stack.workerMetricsPort), (s) => (sample(s, 'billing_entitlement_writes_total', { state: 'active' }) ?? 0) >= 1);
+    const worker = await until(
+      'the worker counted it',
+      () => scrape(stack.workerMetricsPort),
+      (s) => (sample(s, 'billing_entitlement_writes_total', { state: 'active' }) ?? 0) >= 1,
+    );
     expect(worker).toMatch(/^temporal_\w+/m);
     // The compiled outbound worker is up beside it: its worker polls (the SDK's metrics are served).
     expect(await scrape(stack.outboundWorkerMetricsPort)).toMatch(/^temporal_\w+/m);

@@ -25,37 +25,81 @@ describe('metrics on METRICS_PORT', () => {
     const checkout = await stack.checkout('metrics_user');
     expect(checkout.events.map((e) => e.status)).toEqual([200, 200, 200]);
     webhookIds = checkout.events.map((e) => e.id);
-    await until('premium', () => call(stack.apiUrl, '/v1/sdk/subscribers/metrics_user', stack.publishableKey), (r) => r.body.is_premium === true, 60_000);
+    await until(
+      'premium',
+      () => call(stack.apiUrl, '/v1/sdk/subscribers/metrics_user', stack.publishableKey),
+      (r) => r.body.is_premium === true,
+      60_000,
+    );
     // A refused webhook (no connected account) and management calls: one ok, one refused by validation.
-    const refused = await fetch(`${stack.dashboardUrl}/api/webhooks/psp_a`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"type":"x"}' });
+    const refused = await fetch(`${stack.dashboardUrl}/api/webhooks/psp_a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"type":"x"}',
+    });
     expect(refused.status).toBe(400);
     expect((await call(stack.apiUrl, '/v1/tenant', t.secret_key)).status).toBe(200);
     expect((await call(stack.apiUrl, '/v1/tenant?bogus=1', t.secret_key)).status).toBe(400);
     // An empty bucket: the gate refuses with 429.
-    await testDb().raw(`insert into rate_limit_buckets (tenant_id, tokens, refreshed_at) values (?, 0, now())
-                        on conflict (tenant_id) do update set tokens = 0, refreshed_at = now()`, [t.tenant_id]);
-    await until('a 429', () => call(stack.apiUrl, '/v1/tenant', t.secret_key), (r) => r.status === 429);
+    await testDb().raw(
+      `insert into rate_limit_buckets (tenant_id, tokens, refreshed_at) values (?, 0, now())
+                        on conflict (tenant_id) do update set tokens = 0, refreshed_at = now()`,
+      [t.tenant_id],
+    );
+    await until(
+      'a 429',
+      () => call(stack.apiUrl, '/v1/tenant', t.secret_key),
+      (r) => r.status === 429,
+    );
     // Entitlement writes are counted once the worker's transaction committed: wait for the count, not a time.
-    workerText = await until('the worker counted the entitlement', () => scrape(stack.workerMetricsPort), (s) => (sample(s, 'billing_entitlement_writes_total', { provider: 'psp_a' }) ?? 0) >= 1, 30_000);
-    apiText = await until('the hand-over counted', () => scrape(stack.apiMetricsPort), (s) => (sample(s, 'billing_webhook_handovers_total', { outcome: 'ok' }) ?? 0) >= 1, 30_000);
+    workerText = await until(
+      'the worker counted the entitlement',
+      () => scrape(stack.workerMetricsPort),
+      (s) => (sample(s, 'billing_entitlement_writes_total', { provider: 'psp_a' }) ?? 0) >= 1,
+      30_000,
+    );
+    apiText = await until(
+      'the hand-over counted',
+      () => scrape(stack.apiMetricsPort),
+      (s) => (sample(s, 'billing_webhook_handovers_total', { outcome: 'ok' }) ?? 0) >= 1,
+      30_000,
+    );
   }, 240_000);
   afterAll(async () => {
     await stack?.stop();
   });
 
   it('the api counts operations by name, surface and answer code, with their latency', () => {
-    expect(sample(apiText, 'billing_operation_requests_total', { operation: 'tenant.get', surface: 'rest', code: 'ok' })).toBeGreaterThanOrEqual(1);
-    expect(sample(apiText, 'billing_operation_requests_total', { operation: 'tenant.get', surface: 'rest', code: 'invalid_request' })).toBeGreaterThanOrEqual(1);
-    expect(sample(apiText, 'billing_operation_duration_seconds_count', { operation: 'tenant.get', surface: 'rest' })).toBeGreaterThanOrEqual(2);
-    expect(sample(apiText, 'billing_http_requests_total', { listener: 'api', route: 'v1', status: '429' })).toBeGreaterThanOrEqual(1);
-    expect(sample(apiText, 'billing_http_requests_total', { listener: 'api', route: 'sdk', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(apiText, 'billing_operation_requests_total', { operation: 'tenant.get', surface: 'rest', code: 'ok' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(apiText, 'billing_operation_requests_total', {
+        operation: 'tenant.get',
+        surface: 'rest',
+        code: 'invalid_request',
+      }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(apiText, 'billing_operation_duration_seconds_count', { operation: 'tenant.get', surface: 'rest' }),
+    ).toBeGreaterThanOrEqual(2);
+    expect(
+      sample(apiText, 'billing_http_requests_total', { listener: 'api', route: 'v1', status: '429' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(apiText, 'billing_http_requests_total', { listener: 'api', route: 'sdk', status: '200' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(apiText, 'billing_rate_limit_refusals_total')).toBeGreaterThanOrEqual(1);
   });
 
   it('the api counts webhook receipts by provider and outcome, hand-overs and their latency, and the outbox', () => {
-    expect(sample(apiText, 'billing_webhook_receipts_total', { provider: 'psp_a', outcome: 'queued' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(apiText, 'billing_webhook_receipts_total', { provider: 'psp_a', outcome: 'queued' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(apiText, 'billing_webhook_receipts_total', { provider: 'psp_a', outcome: 'refused' })).toBe(1);
-    expect(sample(apiText, 'billing_http_requests_total', { listener: 'dashboard', route: 'webhook', status: '400' })).toBe(1);
+    expect(
+      sample(apiText, 'billing_http_requests_total', { listener: 'dashboard', route: 'webhook', status: '400' }),
+    ).toBe(1);
     expect(sample(apiText, 'billing_webhook_handover_seconds_count')).toBeGreaterThanOrEqual(1);
     // Read at scrape time from the shared table; drained by now.
     expect(sample(apiText, 'billing_webhook_outbox_depth')).toBeDefined();
@@ -63,7 +107,9 @@ describe('metrics on METRICS_PORT', () => {
   });
 
   it("the worker counts entitlement writes and serves the Temporal SDK's worker metrics too", () => {
-    expect(sample(workerText, 'billing_entitlement_writes_total', { provider: 'psp_a', state: 'active' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(workerText, 'billing_entitlement_writes_total', { provider: 'psp_a', state: 'active' }),
+    ).toBeGreaterThanOrEqual(1);
     // From the SDK's core (its Prometheus exporter on a private loopback port, appended here).
     expect(workerText).toMatch(/^temporal_\w+/m);
     expect(workerText).toMatch(new RegExp(`task_queue="${stack.taskQueue}"`));
@@ -75,7 +121,14 @@ describe('metrics on METRICS_PORT', () => {
   it('no label names a tenant, key, person or provider account', () => {
     const t = stack.tenant;
     for (const text of [apiText, workerText]) {
-      for (const secret of [t.tenant_id, t.secret_key, stack.publishableKey, 'metrics_user', 'example.com', ...webhookIds]) {
+      for (const secret of [
+        t.tenant_id,
+        t.secret_key,
+        stack.publishableKey,
+        'metrics_user',
+        'example.com',
+        ...webhookIds,
+      ]) {
         expect(text.includes(secret), `metrics contain ${secret}`).toBe(false);
       }
       const labelNames = new Set([...text.matchAll(/[{,](\w+)="/g)].map((m) => m[1]));
@@ -86,7 +139,9 @@ describe('metrics on METRICS_PORT', () => {
   it('/metrics is served only on the loopback metrics listener, never on the public ones', async () => {
     expect((await fetch(`${stack.apiUrl}/metrics`)).status).toBe(404);
     expect((await fetch(`${stack.dashboardUrl}/metrics`)).status).not.toBe(200);
-    const external = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal);
+    const external = Object.values(os.networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal);
     if (external) {
       const reachable = await new Promise<boolean>((resolve) => {
         const s = net.connect({ host: external.address, port: stack.apiMetricsPort }, () => {

@@ -32,25 +32,54 @@ describe('workflows recorded without the tracing interceptors', () => {
     const probeId = crypto.randomUUID();
     await runProviderProbe(w.client, w.taskQueue, t.tenant_id, probeId);
     const customer = `cus_traced_${crypto.randomBytes(4).toString('hex')}`;
-    const base = { mode: 'test' as const, subscription_id: `sub_${customer}`, customer_id: customer, app_user_id: `${customer}_user` };
+    const base = {
+      mode: 'test' as const,
+      subscription_id: `sub_${customer}`,
+      customer_id: customer,
+      app_user_id: `${customer}_user`,
+    };
     const events: LifecycleEvent[] = [
-      { ...base, id: `evt_c_${customer}`, kind: 'subscription_created', occurred_at: new Date().toISOString(), current_period_end: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+      {
+        ...base,
+        id: `evt_c_${customer}`,
+        kind: 'subscription_created',
+        occurred_at: new Date().toISOString(),
+        current_period_end: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      },
     ];
-    await signalLifecycleBatch(w.client, w.taskQueue, { tenantId: t.tenant_id, provider: 'psp_a', customerKey: customer }, events);
-    await until('the entitlement written', () => testDb()('entitlements').where({ tenant_id: t.tenant_id, app_user_id: base.app_user_id }).first(), (e) => e?.state === 'active');
+    await signalLifecycleBatch(
+      w.client,
+      w.taskQueue,
+      { tenantId: t.tenant_id, provider: 'psp_a', customerKey: customer },
+      events,
+    );
+    await until(
+      'the entitlement written',
+      () => testDb()('entitlements').where({ tenant_id: t.tenant_id, app_user_id: base.app_user_id }).first(),
+      (e) => e?.state === 'active',
+    );
 
     const histories = await Promise.all(
-      [`probe-providers-${t.tenant_id}-${probeId}`, lifecycleWorkflowId(t.tenant_id, 'psp_a', customer)].map(async (workflowId) => ({ workflowId, history: await w.client.workflow.getHandle(workflowId).fetchHistory() })),
+      [`probe-providers-${t.tenant_id}-${probeId}`, lifecycleWorkflowId(t.tenant_id, 'psp_a', customer)].map(
+        async (workflowId) => ({ workflowId, history: await w.client.workflow.getHandle(workflowId).fetchHistory() }),
+      ),
     );
     const scheduled = histories[0].history.events?.filter((e) => e.activityTaskScheduledEventAttributes) ?? [];
     expect(scheduled.length).toBeGreaterThan(0);
     expect(histories[1].history.events?.some((e) => e.markerRecordedEventAttributes)).toBe(true);
 
     const require = createRequire(import.meta.url);
-    const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)),
+    });
     expect(code).toContain('OpenTelemetryInboundInterceptor');
     const tracing = startTracing(null, 'billing-worker');
-    const options = { workflowBundle: { code }, dataConverter: dataConverterFor(w.vault), sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } };
+    const options = {
+      workflowBundle: { code },
+      dataConverter: dataConverterFor(w.vault),
+      sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    };
     const replayed: string[] = [];
     for await (const r of Worker.runReplayHistories(options, histories)) {
       expect([r.workflowId, r.error]).toEqual([r.workflowId, undefined]);

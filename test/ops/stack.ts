@@ -27,7 +27,11 @@ export interface Proc {
 }
 
 function spawnProcess(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const proc = spawn(process.execPath, args, { cwd: ROOT_DIR, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, args, {
+    cwd: ROOT_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   return {
@@ -43,7 +47,9 @@ function spawnProcess(args: string[], env: NodeJS.ProcessEnv): Proc {
 
 /** `node --import tsx <file>.ts` (as npm run api / worker) or `node dist/<file>.js` (as the image). */
 export function entry(mode: 'tsx' | 'compiled', file: string): string[] {
-  return mode === 'tsx' ? ['--import', 'tsx', path.join(ROOT_DIR, `${file}.ts`)] : ['--enable-source-maps', path.join(ROOT_DIR, 'dist', `${file}.js`)];
+  return mode === 'tsx'
+    ? ['--import', 'tsx', path.join(ROOT_DIR, `${file}.ts`)]
+    : ['--enable-source-maps', path.join(ROOT_DIR, 'dist', `${file}.js`)];
 }
 
 export interface Stack {
@@ -65,20 +71,34 @@ export interface Stack {
 }
 
 export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEnv = {}): Promise<Stack> {
-  const emulators: Record<ProviderId, RunningEmulator> = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+  const emulators: Record<ProviderId, RunningEmulator> = await startAllEmulators(
+    { emulatorPorts: {} as never, dataDir: '' },
+    { persistent: false, anyPort: true },
+  );
   const masterKey = `k1:${crypto.randomBytes(32).toString('base64')}`;
   const taskQueue = `${inject('taskQueuePrefix')}-ops-${crypto.randomBytes(3).toString('hex')}`;
   const tenant = await newTenant(`ops-${mode}`);
   const acct = await createEmulatorAccount(emulators.psp_a.url);
   await withTenant(testDb(), tenant.tenant_id, async (trx) => {
-    await createProvenConnection(trx, createVault(masterKey), { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+    await createProvenConnection(trx, createVault(masterKey), {
+      provider: 'psp_a',
+      account_ref: acct.account,
+      credentials: acct.credentials,
+      webhook_secret: acct.webhook_secret,
+    });
     await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro_monthly', name: 'Pro', tier: 'monthly' });
   });
-  const publishableKey = (await testDb()('apps').where({ tenant_id: tenant.tenant_id }).first('publishable_key_test')).publishable_key_test;
-  const [apiPort, dashboardPort, toolsPort, apiMetricsPort, workerMetricsPort, outboundWorkerMetricsPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const publishableKey = (await testDb()('apps').where({ tenant_id: tenant.tenant_id }).first('publishable_key_test'))
+    .publishable_key_test;
+  const [apiPort, dashboardPort, toolsPort, apiMetricsPort, workerMetricsPort, outboundWorkerMetricsPort] =
+    await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   const common: NodeJS.ProcessEnv = {
-    NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: taskQueue, MASTER_KEY: masterKey,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    MASTER_KEY: masterKey,
     ...Object.fromEntries(PROVIDERS.map((p) => [`${p.toUpperCase()}_API_BASE`, emulators[p].url])),
     ...env,
   };
@@ -89,11 +109,30 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
   };
   const stderr = () => procs.map((p) => p.stderr()).join('\n');
   try {
-    procs.push(spawnProcess(entry(mode, 'temporal/worker-main'), { ...common, METRICS_PORT: String(workerMetricsPort) }));
-    procs.push(spawnProcess(entry(mode, 'api/main'), { ...common, METRICS_PORT: String(apiMetricsPort), API_PORT: String(apiPort), DASHBOARD_PORT: String(dashboardPort), TOOLS_PORT: String(toolsPort) }));
-    procs.push(spawnProcess(entry(mode, 'temporal/outbound-worker-main'), { ...common, METRICS_PORT: String(outboundWorkerMetricsPort) }));
+    procs.push(
+      spawnProcess(entry(mode, 'temporal/worker-main'), { ...common, METRICS_PORT: String(workerMetricsPort) }),
+    );
+    procs.push(
+      spawnProcess(entry(mode, 'api/main'), {
+        ...common,
+        METRICS_PORT: String(apiMetricsPort),
+        API_PORT: String(apiPort),
+        DASHBOARD_PORT: String(dashboardPort),
+        TOOLS_PORT: String(toolsPort),
+      }),
+    );
+    procs.push(
+      spawnProcess(entry(mode, 'temporal/outbound-worker-main'), {
+        ...common,
+        METRICS_PORT: String(outboundWorkerMetricsPort),
+      }),
+    );
     // A worker's metrics listener opens once Worker.create has succeeded (bundle loaded, connected).
-    await Promise.all([waitForPort('127.0.0.1', apiPort, 90_000), waitForPort('127.0.0.1', workerMetricsPort, 180_000), waitForPort('127.0.0.1', outboundWorkerMetricsPort, 180_000)]);
+    await Promise.all([
+      waitForPort('127.0.0.1', apiPort, 90_000),
+      waitForPort('127.0.0.1', workerMetricsPort, 180_000),
+      waitForPort('127.0.0.1', outboundWorkerMetricsPort, 180_000),
+    ]);
   } catch (e) {
     const out = stderr();
     await stop();
@@ -113,7 +152,14 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
       const res = await fetch(`${emulators.psp_a.url}/__control/checkout`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ sku: 'pro_monthly', email: `${appUserId}@example.com`, target: `${dashboardUrl}/api/webhooks/psp_a`, account: acct.account, mode: 'test', app_user_id: appUserId }),
+        body: JSON.stringify({
+          sku: 'pro_monthly',
+          email: `${appUserId}@example.com`,
+          target: `${dashboardUrl}/api/webhooks/psp_a`,
+          account: acct.account,
+          mode: 'test',
+          app_user_id: appUserId,
+        }),
       });
       return res.json();
     },

@@ -28,8 +28,17 @@ async function startCollector() {
           const service = rs.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue ?? '';
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
-              const attributes = Object.fromEntries((s.attributes ?? []).map((a: any) => [a.key, Object.values(a.value ?? {})[0]]));
-              spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, attributes });
+              const attributes = Object.fromEntries(
+                (s.attributes ?? []).map((a: any) => [a.key, Object.values(a.value ?? {})[0]]),
+              );
+              spans.push({
+                service,
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId ?? '',
+                name: s.name,
+                attributes,
+              });
             }
           }
         }
@@ -58,7 +67,10 @@ describe('one trace from the webhook to the entitlement write', () => {
 
   beforeAll(async () => {
     collector = await startCollector();
-    stack = await startStack('tsx', { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    stack = await startStack('tsx', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    });
   }, 240_000);
   afterAll(async () => {
     await stack?.stop();
@@ -68,9 +80,19 @@ describe('one trace from the webhook to the entitlement write', () => {
   it('webhook.receive → webhook.handover → signal-with-start → workflow → activity → entitlement.write share one trace id', async () => {
     const checkout = await stack.checkout('traced_user');
     expect(checkout.events.map((e) => e.status)).toEqual([200, 200, 200]);
-    await until('premium', () => call(stack.apiUrl, '/v1/sdk/subscribers/traced_user', stack.publishableKey), (r) => r.body.is_premium === true, 60_000);
+    await until(
+      'premium',
+      () => call(stack.apiUrl, '/v1/sdk/subscribers/traced_user', stack.publishableKey),
+      (r) => r.body.is_premium === true,
+      60_000,
+    );
 
-    const write = await until('the entitlement write exported', async () => collector.spans.find((s) => s.name === 'entitlement.write'), (s) => !!s, 30_000);
+    const write = await until(
+      'the entitlement write exported',
+      async () => collector.spans.find((s) => s.name === 'entitlement.write'),
+      (s) => !!s,
+      30_000,
+    );
     const expected = [
       ['billing-api', 'webhook.receive'],
       ['billing-api', 'webhook.handover'],
@@ -81,8 +103,12 @@ describe('one trace from the webhook to the entitlement write', () => {
       ['billing-worker', 'entitlement.write'],
     ];
     // Every span of the chain arrives (batched exports): wait for them, then check the parents.
-    const trace = await until('the whole trace exported', async () => collector.spans.filter((s) => s.traceId === write!.traceId),
-      (spans) => expected.every(([svc, name]) => spans.some((s) => s.service === svc && s.name === name)), 30_000);
+    const trace = await until(
+      'the whole trace exported',
+      async () => collector.spans.filter((s) => s.traceId === write!.traceId),
+      (spans) => expected.every(([svc, name]) => spans.some((s) => s.service === svc && s.name === name)),
+      30_000,
+    );
     const named = (name: string) => trace.find((s) => s.name === name)!;
     const parentOf = (s: ReceivedSpan) => trace.find((p) => p.spanId === s.parentSpanId)?.name;
     // In the api process: the request, then (from the outbox row's traceparent) the hand-over and its signal-with-start.
@@ -96,21 +122,43 @@ describe('one trace from the webhook to the entitlement write', () => {
     expect(parentOf(trace.find((s) => s.spanId === write!.parentSpanId)!)).toBe('StartActivity:writeLifecycle');
     // The activity's parent is the run's RunWorkflow span, which is exported when the run ends (this
     // entity workflow lives on); it carries the same trace id, which is what ties them together.
-    expect(trace.filter((s) => s.name === 'StartActivity:writeLifecycle').every((s) => s.traceId === named('webhook.receive').traceId)).toBe(true);
+    expect(
+      trace
+        .filter((s) => s.name === 'StartActivity:writeLifecycle')
+        .every((s) => s.traceId === named('webhook.receive').traceId),
+    ).toBe(true);
 
     // Spans carry ids and names, never the buyer or the tenant's keys.
     const text = JSON.stringify(collector.spans);
-    for (const secret of ['traced_user@example.com', stack.tenant.secret_key, stack.publishableKey]) expect(text).not.toContain(secret);
+    for (const secret of ['traced_user@example.com', stack.tenant.secret_key, stack.publishableKey])
+      expect(text).not.toContain(secret);
   });
 
   it('off by default; on with an OTLP endpoint or OTEL_TRACES_EXPORTER=otlp; other protocols refused by name', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).tracing).toBeNull();
-    expect(loadConfig({ NODE_ENV: 'test', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({ url: 'http://collector:4318/v1/traces' });
-    expect(loadConfig({ NODE_ENV: 'test', OTEL_TRACES_EXPORTER: 'otlp', OTEL_SERVICE_NAME: 'billing-eu' }).tracing).toEqual({ url: 'http://localhost:4318/v1/traces', serviceName: 'billing-eu' });
-    expect(loadConfig({ NODE_ENV: 'test', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://x/traces' }).tracing?.url).toBe('https://x/traces');
-    expect(loadConfig({ NODE_ENV: 'test', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeNull();
-    expect(loadConfig({ NODE_ENV: 'test', OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).tracing).toBeNull();
-    expect(() => loadConfig({ NODE_ENV: 'test', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL=http\/json/);
+    expect(loadConfig({ NODE_ENV: 'test', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      url: 'http://collector:4318/v1/traces',
+    });
+    expect(
+      loadConfig({ NODE_ENV: 'test', OTEL_TRACES_EXPORTER: 'otlp', OTEL_SERVICE_NAME: 'billing-eu' }).tracing,
+    ).toEqual({ url: 'http://localhost:4318/v1/traces', serviceName: 'billing-eu' });
+    expect(loadConfig({ NODE_ENV: 'test', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://x/traces' }).tracing?.url).toBe(
+      'https://x/traces',
+    );
+    expect(
+      loadConfig({ NODE_ENV: 'test', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing,
+    ).toBeNull();
+    expect(
+      loadConfig({ NODE_ENV: 'test', OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })
+        .tracing,
+    ).toBeNull();
+    expect(() =>
+      loadConfig({
+        NODE_ENV: 'test',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      }),
+    ).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL=http\/json/);
     expect(() => loadConfig({ NODE_ENV: 'test', OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
   });
 });

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_OUTBOUND_PORTS, effectivePort, outboundPortProblem, parsePortRanges, type PortRange } from '../../domain/outbound-ports';
-import { fairPace, MAX_ACTIVE_DRAINS_PER_TENANT, runFairly, steadyPace, storableText } from '../../domain/outbound-limits';
+import {
+  DEFAULT_OUTBOUND_PORTS,
+  effectivePort,
+  outboundPortProblem,
+  parsePortRanges,
+  type PortRange,
+} from '../../domain/outbound-ports';
+import {
+  fairPace,
+  MAX_ACTIVE_DRAINS_PER_TENANT,
+  runFairly,
+  steadyPace,
+  storableText,
+} from '../../domain/outbound-limits';
 import { DRAIN_CONCURRENCY, nextDrainWidth, parkMsFor, slowPauseMs } from '../../activities/outbound-delivery';
 import { ConfigError, loadConfig } from '../../runtime/config';
 
@@ -10,23 +22,36 @@ describe('outbound limits: the rules', () => {
 
   it('ports: 80, 443 and 1024–65535 by default; a URL without a port is its scheme’s', () => {
     for (const [url, ok] of [
-      ['http://example.com/', true], ['https://example.com/', true], ['http://example.com:443/', true], ['https://example.com:8443/h', true],
-      ['http://example.com:1024/', true], ['http://example.com:65535/', true],
-      ['http://example.com:25/', false], ['http://example.com:22/', false], ['https://example.com:1023/', false], ['http://example.com:81/', false], ['http://example.com:1/', false],
+      ['http://example.com/', true],
+      ['https://example.com/', true],
+      ['http://example.com:443/', true],
+      ['https://example.com:8443/h', true],
+      ['http://example.com:1024/', true],
+      ['http://example.com:65535/', true],
+      ['http://example.com:25/', false],
+      ['http://example.com:22/', false],
+      ['https://example.com:1023/', false],
+      ['http://example.com:81/', false],
+      ['http://example.com:1/', false],
     ] as const) {
       expect([url, outboundPortProblem(new URL(url), defaults) === null]).toEqual([url, ok]);
     }
     expect(effectivePort(new URL('https://example.com'))).toBe(443);
-    expect(outboundPortProblem(new URL('http://example.com:25/'), defaults)).toBe('port 25 is not allowed for webhooks (allowed: 80, 443, 1024–65535)');
+    expect(outboundPortProblem(new URL('http://example.com:25/'), defaults)).toBe(
+      'port 25 is not allowed for webhooks (allowed: 80, 443, 1024–65535)',
+    );
   });
 
   it('the operator’s list (OUTBOUND_WEBHOOK_ALLOWED_PORTS) widens or narrows it; a bad list stops the start, naming the variable', () => {
-    const wide = loadConfig({ NODE_ENV: 'test', OUTBOUND_WEBHOOK_ALLOWED_PORTS: '25, 80,443, 1024-65535' }).outboundWebhooks.allowedPorts;
+    const wide = loadConfig({ NODE_ENV: 'test', OUTBOUND_WEBHOOK_ALLOWED_PORTS: '25, 80,443, 1024-65535' })
+      .outboundWebhooks.allowedPorts;
     expect(outboundPortProblem(new URL('http://mail.example.com:25/'), wide)).toBeNull();
     expect(loadConfig({ NODE_ENV: 'test' }).outboundWebhooks.allowedPorts).toEqual(defaults);
     for (const bad of ['80,abc', '0-10', '70000', '443-80', ' , ']) {
       expect(() => loadConfig({ NODE_ENV: 'test', OUTBOUND_WEBHOOK_ALLOWED_PORTS: bad })).toThrow(ConfigError);
-      expect(() => loadConfig({ NODE_ENV: 'test', OUTBOUND_WEBHOOK_ALLOWED_PORTS: bad })).toThrow(/OUTBOUND_WEBHOOK_ALLOWED_PORTS/);
+      expect(() => loadConfig({ NODE_ENV: 'test', OUTBOUND_WEBHOOK_ALLOWED_PORTS: bad })).toThrow(
+        /OUTBOUND_WEBHOOK_ALLOWED_PORTS/,
+      );
     }
   });
 
@@ -55,7 +80,9 @@ describe('outbound limits: the rules', () => {
     const clock = { now: () => now, after: (ms: number, fn: () => void) => void timers.push({ at: now + ms, fn }) };
     const pace = fairPace(10, clock);
     const order: string[] = [];
-    const asks = [...Array.from({ length: 20 }, () => 'a'), 'b', 'c'].map((k) => pace.turn(k).then(() => order.push(k)));
+    const asks = [...Array.from({ length: 20 }, () => 'a'), 'b', 'c'].map((k) =>
+      pace.turn(k).then(() => order.push(k)),
+    );
     // Run the clock until every start has gone.
     for (let i = 0; i < 100 && order.length < 22; i++) {
       await new Promise((r) => setImmediate(r));
@@ -80,21 +107,31 @@ describe('outbound limits: the rules', () => {
     let most = 0;
     const perKey = new Map<string, number>();
     let mostPerKey = 0;
-    await runFairly(items, (x) => x.k, { total: 6, perKey: 2 }, async (x) => {
-      started.push(x.k);
-      running++;
-      perKey.set(x.k, (perKey.get(x.k) ?? 0) + 1);
-      most = Math.max(most, running);
-      mostPerKey = Math.max(mostPerKey, perKey.get(x.k)!);
-      await new Promise((r) => setTimeout(r, 5));
-      running--;
-      perKey.set(x.k, perKey.get(x.k)! - 1);
-    });
+    await runFairly(
+      items,
+      (x) => x.k,
+      { total: 6, perKey: 2 },
+      async (x) => {
+        started.push(x.k);
+        running++;
+        perKey.set(x.k, (perKey.get(x.k) ?? 0) + 1);
+        most = Math.max(most, running);
+        mostPerKey = Math.max(mostPerKey, perKey.get(x.k)!);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        perKey.set(x.k, perKey.get(x.k)! - 1);
+      },
+    );
     expect(started).toHaveLength(22);
     expect(started.slice(0, 3).sort()).toEqual(['a', 'b', 'c']);
     expect(most).toBeLessThanOrEqual(6);
     expect(mostPerKey).toBe(2);
-    await runFairly([], () => 'x', { total: 2, perKey: 1 }, async () => undefined);
+    await runFairly(
+      [],
+      () => 'x',
+      { total: 2, perKey: 1 },
+      async () => undefined,
+    );
   });
 
   it('slow receivers: the width halves after a slow round down to 1 and grows back one at a time; the pause grows as it narrows', () => {

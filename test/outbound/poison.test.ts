@@ -24,7 +24,10 @@ describe('outbound webhooks: a poison receiver', () => {
     return r;
   };
   const get = async (path: string) => (await refill(t.tenant_id), call(api.apiUrl, path, t.secret_key));
-  const attemptsOf = async (deliveryId: string) => (await get(`/outbound-deliveries/${deliveryId}/attempts?limit=100`)).body.data.sort((a: any, b: any) => a.attempt - b.attempt);
+  const attemptsOf = async (deliveryId: string) =>
+    (await get(`/outbound-deliveries/${deliveryId}/attempts?limit=100`)).body.data.sort(
+      (a: any, b: any) => a.attempt - b.attempt,
+    );
 
   beforeAll(async () => {
     // A failing drain's tries 100 ms, 200 ms, 400 ms, 800 ms apart (1 s, 2 s, 4 s, 8 s by default): the same five tries.
@@ -44,16 +47,32 @@ describe('outbound webhooks: a poison receiver', () => {
     ok.script.push({ status: 200, body: 'fine\u0000thanks' });
     const epOk = await createEndpoint(api.apiUrl, t.secret_key, { url: ok.url, event_types: ['entitlement.active'] });
     await changeEntitlement(t.tenant_id, 'user-nul-ok', 'active', 'active');
-    const delivered = await until('delivered', () => get(`/outbound-deliveries?endpoint_id=${epOk.id}`), (r) => r.body.data[0]?.status === 'succeeded');
-    expect((await attemptsOf(delivered.body.data[0].id)).map((a: any) => [a.attempt, a.status_code, a.response_excerpt])).toEqual([[1, 200, 'fine\\u0000thanks']]);
+    const delivered = await until(
+      'delivered',
+      () => get(`/outbound-deliveries?endpoint_id=${epOk.id}`),
+      (r) => r.body.data[0]?.status === 'succeeded',
+    );
+    expect(
+      (await attemptsOf(delivered.body.data[0].id)).map((a: any) => [a.attempt, a.status_code, a.response_excerpt]),
+    ).toEqual([[1, 200, 'fine\\u0000thanks']]);
     expect(ok.received).toHaveLength(1);
 
     const poison = await receiver();
     for (let i = 0; i < 200; i++) poison.script.push({ status: 500, body: `no\u0000${i}` });
-    const ep = await createEndpoint(api.apiUrl, t.secret_key, { url: poison.url, event_types: ['entitlement.revoked'] });
+    const ep = await createEndpoint(api.apiUrl, t.secret_key, {
+      url: poison.url,
+      event_types: ['entitlement.revoked'],
+    });
     await changeEntitlement(t.tenant_id, 'user-nul', 'refunded', 'revoked');
-    const disabled = await until('endpoint disabled', () => get(`/webhook-endpoints/${ep.id}`), (r) => r.body.enabled === false, 40_000);
-    expect(disabled.body.disabled_reason).toMatch(/^disabled automatically: no 2xx within the retry window \(8 s\); last: HTTP 500/);
+    const disabled = await until(
+      'endpoint disabled',
+      () => get(`/webhook-endpoints/${ep.id}`),
+      (r) => r.body.enabled === false,
+      40_000,
+    );
+    expect(disabled.body.disabled_reason).toMatch(
+      /^disabled automatically: no 2xx within the retry window \(8 s\); last: HTTP 500/,
+    );
     const failed = (await get(`/outbound-deliveries?endpoint_id=${ep.id}`)).body.data;
     expect(failed).toHaveLength(1);
     expect(failed[0]).toMatchObject({ status: 'failed', last_status_code: 500 });
@@ -63,7 +82,9 @@ describe('outbound webhooks: a poison receiver', () => {
     expect(attempts.length).toBeGreaterThan(2);
     expect(attempts.length).toBe(poison.received.length);
     expect(failed[0].attempts).toBe(attempts.length);
-    attempts.forEach((a: any, i: number) => expect([a.attempt, a.status_code, a.response_excerpt]).toEqual([i + 1, 500, `no\\u0000${i}`]));
+    attempts.forEach((a: any, i: number) =>
+      expect([a.attempt, a.status_code, a.response_excerpt]).toEqual([i + 1, 500, `no\\u0000${i}`]),
+    );
     // And nothing more is sent once it has failed.
     const seen = poison.received.length;
     await new Promise((r) => setTimeout(r, 3000));
@@ -72,7 +93,10 @@ describe('outbound webhooks: a poison receiver', () => {
 
   it(`an attempt that cannot be recorded at all is posted ${DRAIN_TRIES} times (the drain's tries), then its delivery fails with the reason in the log, and the POSTs stop`, async () => {
     const rx = await receiver();
-    const ep = await createEndpoint(api.apiUrl, t.secret_key, { url: rx.url, event_types: ['entitlement.grace_period'] });
+    const ep = await createEndpoint(api.apiUrl, t.secret_key, {
+      url: rx.url,
+      event_types: ['entitlement.grace_period'],
+    });
     // Whatever this endpoint's attempts are, the database refuses to store them (standing in for
     // a row no sanitising can save): neither the attempt as it was nor without the answer.
     const fn = `refuse_attempts_${ep.id.replace(/-/g, '')}`;
@@ -86,8 +110,15 @@ describe('outbound webhooks: a poison receiver', () => {
     await testDb().raw(`create trigger ${fn} before insert on outbound_attempts for each row execute function ${fn}()`);
     try {
       await changeEntitlement(t.tenant_id, 'user-unrecordable', 'past_due', 'grace_period');
-      const failed = await until('failed', () => get(`/outbound-deliveries?endpoint_id=${ep.id}`), (r) => r.body.data[0]?.status === 'failed', 45_000);
-      expect(failed.body.data[0].reason).toBe(`the drain failed ${DRAIN_TRIES} times in a row: the attempt of 1 delivery could not be recorded`);
+      const failed = await until(
+        'failed',
+        () => get(`/outbound-deliveries?endpoint_id=${ep.id}`),
+        (r) => r.body.data[0]?.status === 'failed',
+        45_000,
+      );
+      expect(failed.body.data[0].reason).toBe(
+        `the drain failed ${DRAIN_TRIES} times in a row: the attempt of 1 delivery could not be recorded`,
+      );
       expect(rx.received).toHaveLength(DRAIN_TRIES);
       expect(new Set(rx.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
       await new Promise((r) => setTimeout(r, 3000));

@@ -32,12 +32,26 @@ describe('outbound webhooks: readiness.changed from the write that changes readi
     await s?.close();
   });
 
-  const recorded = (tenantId: string) => testDb()('outbound_events').where({ tenant_id: tenantId, type: 'readiness.changed' }).orderBy('created_at').pluck('id');
+  const recorded = (tenantId: string) =>
+    testDb()('outbound_events')
+      .where({ tenant_id: tenantId, type: 'readiness.changed' })
+      .orderBy('created_at')
+      .pluck('id');
   /** The tenant's readiness.changed deliveries that reached the receiver, verified, in the order recorded. */
   const delivered = async (tenantId: string, secret: string, n: number) => {
     const ids: string[] = await recorded(tenantId);
-    const got = await until(`${n} readiness.changed delivered`, async () => ids.filter((id) => s.rx.received.some((r) => r.headers['webhook-id'] === id)), (d) => d.length >= n, 30_000);
-    return got.map((id) => s.rx.verify(s.rx.received.find((r) => r.headers['webhook-id'] === id)!, secret));
+    const got = await until(
+      `${n} readiness.changed delivered`,
+      async () => ids.filter((id) => s.rx.received.some((r) => r.headers['webhook-id'] === id)),
+      (d) => d.length >= n,
+      30_000,
+    );
+    return got.map((id) =>
+      s.rx.verify(
+        s.rx.received.find((r) => r.headers['webhook-id'] === id)!,
+        secret,
+      ),
+    );
   };
   const verdicts = (side: any, provider: string) => side.providers.find((p: any) => p.provider === provider) ?? null;
 
@@ -50,7 +64,12 @@ describe('outbound webhooks: readiness.changed from the write that changes readi
     const key = (await keyWith(tenantId, [...SCOPES])).secret_key;
     const ep = await createEndpoint(s.api.apiUrl, key, { url: s.rx.url, event_types: ['readiness.changed'] });
     // psp_a test-ready through a real sync run (told at its end: the first event).
-    const { productId } = await sellOnWebProvider({ emulatorUrl: s.emulators.psp_a.url, vault: s.worker.vault, apiUrl: s.api.apiUrl, tenant: { tenant_id: tenantId, secret_key: key } });
+    const { productId } = await sellOnWebProvider({
+      emulatorUrl: s.emulators.psp_a.url,
+      vault: s.worker.vault,
+      apiUrl: s.api.apiUrl,
+      tenant: { tenant_id: tenantId, secret_key: key },
+    });
     const [fromSync] = await delivered(tenantId, ep.secret, 1);
     expect(verdicts(fromSync.data.current, 'psp_a')).toMatchObject({ test_ready: true });
 
@@ -92,20 +111,44 @@ describe('outbound webhooks: readiness.changed from the write that changes readi
     await ctx.close();
   });
 
-  it('a store\'s first sandbox purchase makes it test-ready and is told; a second sandbox purchase is not', async () => {
+  it("a store's first sandbox purchase makes it test-ready and is told; a second sandbox purchase is not", async () => {
     const t = await newTenant('readiness-sandbox');
     const android = await createEmulatorAccount(s.emulators.store_android.url);
     await withTenant(testDb(), t.tenant_id, async (trx) => {
-      await createProvenConnection(trx, s.worker.vault, { provider: 'store_android', account_ref: android.account, credentials: android.credentials, webhook_secret: android.webhook_secret });
+      await createProvenConnection(trx, s.worker.vault, {
+        provider: 'store_android',
+        account_ref: android.account,
+        credentials: android.credentials,
+        webhook_secret: android.webhook_secret,
+      });
       await attachToApp(trx, t.app_id, 'store_android');
-      await trx('products').insert({ tenant_id: t.tenant_id, sku: 'premium_monthly', name: 'Premium', tier: 'monthly', android_store_product_id: 'premium_monthly' });
+      await trx('products').insert({
+        tenant_id: t.tenant_id,
+        sku: 'premium_monthly',
+        name: 'Premium',
+        tier: 'monthly',
+        android_store_product_id: 'premium_monthly',
+      });
     });
     const ep = await createEndpoint(s.api.apiUrl, t.secret_key, { url: s.rx.url, event_types: ['readiness.changed'] });
-    const pk: string = (await testDb()('apps').where({ id: t.app_id }).first('publishable_key_test')).publishable_key_test;
+    const pk: string = (await testDb()('apps').where({ id: t.app_id }).first('publishable_key_test'))
+      .publishable_key_test;
     const control = controlFor(() => s.emulators.store_android.url, { strict: true });
     const buy = async (user: string) => {
-      const { purchase_token } = await control<{ purchase_token: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: android.account, app_user_id: user });
-      const r = await call(s.api.apiRoot, '/v1/sdk/store-purchases', pk, { method: 'POST', body: JSON.stringify({ app_user_id: user, provider: 'store_android', product_id: 'premium_monthly', purchase_token }) });
+      const { purchase_token } = await control<{ purchase_token: string }>('POST', '/sandbox-purchase', {
+        product_id: 'premium_monthly',
+        account: android.account,
+        app_user_id: user,
+      });
+      const r = await call(s.api.apiRoot, '/v1/sdk/store-purchases', pk, {
+        method: 'POST',
+        body: JSON.stringify({
+          app_user_id: user,
+          provider: 'store_android',
+          product_id: 'premium_monthly',
+          purchase_token,
+        }),
+      });
       expect(r.body).toMatchObject({ is_premium: true });
     };
 

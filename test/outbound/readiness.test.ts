@@ -18,9 +18,22 @@ describe('outbound webhooks: readiness.changed when a sync run makes a provider 
 
   it('connect, create a product, sync: the endpoint hears the run finished and psp_a turned test-ready', async () => {
     const t = await newTenant('outbound-readiness');
-    const ep = await createEndpoint(s.api.apiUrl, t.secret_key, { url: s.rx.url, event_types: ['readiness.changed', 'sync_run.finished'] });
-    await sellOnWebProvider({ emulatorUrl: s.emulators.psp_a.url, vault: s.worker.vault, apiUrl: s.api.apiUrl, tenant: t });
-    await until('both events delivered', async () => s.rx.received.length, (n) => n >= 2, 30_000);
+    const ep = await createEndpoint(s.api.apiUrl, t.secret_key, {
+      url: s.rx.url,
+      event_types: ['readiness.changed', 'sync_run.finished'],
+    });
+    await sellOnWebProvider({
+      emulatorUrl: s.emulators.psp_a.url,
+      vault: s.worker.vault,
+      apiUrl: s.api.apiUrl,
+      tenant: t,
+    });
+    await until(
+      'both events delivered',
+      async () => s.rx.received.length,
+      (n) => n >= 2,
+      30_000,
+    );
     const bodies = s.rx.received.map((r) => s.rx.verify(r, ep.secret));
     expect(bodies.map((b: any) => b.type).sort()).toEqual(['readiness.changed', 'sync_run.finished']);
     const readiness = bodies.find((b: any) => b.type === 'readiness.changed');

@@ -33,7 +33,9 @@ export async function startReceiver() {
       const reply = script.shift() ?? {};
       const answer = () => {
         if (res.destroyed) return;
-        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers }).end(reply.body ?? '{"ok":true}');
+        res
+          .writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers })
+          .end(reply.body ?? '{"ok":true}');
       };
       if (reply.delayMs) setTimeout(answer, reply.delayMs);
       else answer();
@@ -50,10 +52,11 @@ export async function startReceiver() {
     verify(r: Received, secret: string): any {
       return new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
     },
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 export type TestReceiver = Awaited<ReturnType<typeof startReceiver>>;

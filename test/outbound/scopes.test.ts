@@ -11,7 +11,9 @@ import { assertMatchesOpenApi, call, keyWith, newTenant, refill, startApi } from
  * a call is answered (and matches the OpenAPI document), with every other scope it is 403.
  */
 // The delete last: the other calls name the endpoint it removes.
-const OUTBOUND = OPERATIONS.filter((o) => o.rest && /^\/(webhook-endpoints|outbound-)/.test(o.rest.path)).sort((a, b) => Number(a.rest!.method === 'DELETE') - Number(b.rest!.method === 'DELETE'));
+const OUTBOUND = OPERATIONS.filter((o) => o.rest && /^\/(webhook-endpoints|outbound-)/.test(o.rest.path)).sort(
+  (a, b) => Number(a.rest!.method === 'DELETE') - Number(b.rest!.method === 'DELETE'),
+);
 
 describe('outbound webhooks: scopes', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -22,10 +24,21 @@ describe('outbound webhooks: scopes', () => {
   beforeAll(async () => {
     api = await startApi({ vault: createVault(generateMasterKey()) });
     t = await newTenant('outbound-scopes');
-    endpointId = (await call(api.apiUrl, '/webhook-endpoints', t.secret_key, { method: 'POST', body: JSON.stringify({ url: 'https://example.com/hook' }) })).body.id;
+    endpointId = (
+      await call(api.apiUrl, '/webhook-endpoints', t.secret_key, {
+        method: 'POST',
+        body: JSON.stringify({ url: 'https://example.com/hook' }),
+      })
+    ).body.id;
     // An event as the database records one (no worker here: it stays queued).
     await withTenant(appDb(), t.tenant_id, async (trx) => {
-      eventId = (await trx.raw('select record_outbound_event(?, ?, null, ?::jsonb) as id', [t.tenant_id, 'sync_run.finished', '{}'])).rows[0].id;
+      eventId = (
+        await trx.raw('select record_outbound_event(?, ?, null, ?::jsonb) as id', [
+          t.tenant_id,
+          'sync_run.finished',
+          '{}',
+        ])
+      ).rows[0].id;
       deliveryId = (await trx('outbound_deliveries').where({ event_id: eventId }).first('id')).id;
     });
   });
@@ -35,7 +48,8 @@ describe('outbound webhooks: scopes', () => {
 
   it('every outbound operation is webhooks:read (reads) or webhooks:write (writes)', () => {
     expect(OUTBOUND.length).toBe(11);
-    for (const op of OUTBOUND) expect([op.name, op.scope]).toEqual([op.name, op.write ? 'webhooks:write' : 'webhooks:read']);
+    for (const op of OUTBOUND)
+      expect([op.name, op.scope]).toEqual([op.name, op.write ? 'webhooks:write' : 'webhooks:read']);
   });
 
   for (const op of OUTBOUND) {
@@ -43,7 +57,11 @@ describe('outbound webhooks: scopes', () => {
       await refill(t.tenant_id);
       const only = await keyWith(t.tenant_id, [op.scope as Scope]);
       const allBut = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== op.scope) as Scope[]);
-      const id = op.rest!.path.startsWith('/webhook-endpoints') ? endpointId : op.rest!.path.startsWith('/outbound-events') ? eventId : deliveryId;
+      const id = op.rest!.path.startsWith('/webhook-endpoints')
+        ? endpointId
+        : op.rest!.path.startsWith('/outbound-events')
+          ? eventId
+          : deliveryId;
       const path = op.rest!.path.replace('{id}', id);
       const bodies: Record<string, unknown> = {
         'webhook_endpoints.create': { url: 'https://example.com/other' },

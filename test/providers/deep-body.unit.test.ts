@@ -21,7 +21,11 @@ const cases: [string, () => Promise<unknown>][] = [
     'psp_a',
     () => {
       const body = `{"id":"evt_deep","object":"event","type":"customer.subscription.updated","account":"acct_1","livemode":false,"created":${nowSec},"data":{"object":{"object":"subscription","id":"sub_1","customer":"cus_1","metadata":${deep}}}}`;
-      const input: WebhookInput = { headers: { 'stripe-signature': `t=${nowSec},v1=${hmac(`${nowSec}.${body}`)}` }, rawBody: Buffer.from(body), secret };
+      const input: WebhookInput = {
+        headers: { 'stripe-signature': `t=${nowSec},v1=${hmac(`${nowSec}.${body}`)}` },
+        rawBody: Buffer.from(body),
+        secret,
+      };
       return createPspAAdapter().verifyWebhook(input);
     },
   ],
@@ -29,7 +33,11 @@ const cases: [string, () => Promise<unknown>][] = [
     'psp_b',
     () => {
       const body = `{"event_id":"evt_deep","event_type":"subscription.updated","occurred_at":"2024-01-01T00:00:00Z","seller_id":"sel_1","data":{"id":"sub_1","customer_id":"ctm_1","custom_data":${deep}}}`;
-      const input: WebhookInput = { headers: { 'paddle-signature': `ts=${nowSec};h1=${hmac(`${nowSec}:${body}`)}` }, rawBody: Buffer.from(body), secret };
+      const input: WebhookInput = {
+        headers: { 'paddle-signature': `ts=${nowSec};h1=${hmac(`${nowSec}:${body}`)}` },
+        rawBody: Buffer.from(body),
+        secret,
+      };
       return createPspBAdapter().verifyWebhook(input);
     },
   ],
@@ -37,7 +45,11 @@ const cases: [string, () => Promise<unknown>][] = [
     'psp_c',
     () => {
       const body = `{"entity":"event","account_id":"acc_1","event":"subscription.updated","contains":["subscription"],"payload":{"subscription":{"entity":{"id":"sub_1","notes":${deep}}}},"created_at":${nowSec}}`;
-      const input: WebhookInput = { headers: { 'x-razorpay-signature': hmac(body) }, rawBody: Buffer.from(body), secret };
+      const input: WebhookInput = {
+        headers: { 'x-razorpay-signature': hmac(body) },
+        rawBody: Buffer.from(body),
+        secret,
+      };
       return createPspCAdapter().verifyWebhook(input);
     },
   ],

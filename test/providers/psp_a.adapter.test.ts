@@ -41,7 +41,12 @@ const spec = (over: Partial<ProductSpec> = {}) =>
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
   account = await control('/accounts', {});
-  ctx = { baseUrl: emu.url, mode: 'test', credential: { secret_key: account.credentials.test.secret_key }, accountRef: account.account };
+  ctx = {
+    baseUrl: emu.url,
+    mode: 'test',
+    credential: { secret_key: account.credentials.test.secret_key },
+    accountRef: account.account,
+  };
 });
 
 afterAll(async () => {
@@ -66,11 +71,21 @@ describe('psp_a adapter against its emulator', () => {
     const first = await adapter.upsertProduct(ctx, s, `t1:product:${s.product_id}:v1`);
     const retry = await adapter.upsertProduct(ctx, s, `t1:product:${s.product_id}:v1`);
     expect(retry.external_id).toBe(first.external_id);
-    const renamed = await adapter.upsertProduct(ctx, { ...s, name: 'Pro (monthly)', version: 2 }, `t1:product:${s.product_id}:v2`);
+    const renamed = await adapter.upsertProduct(
+      ctx,
+      { ...s, name: 'Pro (monthly)', version: 2 },
+      `t1:product:${s.product_id}:v2`,
+    );
     expect(renamed.external_id).toBe(first.external_id);
-    const mine = (await state('products')).filter((p) => (p.metadata as Record<string, string>).product_id === s.product_id);
+    const mine = (await state('products')).filter(
+      (p) => (p.metadata as Record<string, string>).product_id === s.product_id,
+    );
     expect(mine).toHaveLength(1);
-    expect(mine[0]).toMatchObject({ name: 'Pro (monthly)', active: true, metadata: { sku: s.sku, product_id: s.product_id } });
+    expect(mine[0]).toMatchObject({
+      name: 'Pro (monthly)',
+      active: true,
+      metadata: { sku: s.sku, product_id: s.product_id },
+    });
   });
 
   it('lists every remote product across pages (starting_after)', async () => {
@@ -83,7 +98,9 @@ describe('psp_a adapter against its emulator', () => {
     const remote = await observed.listRemoteProducts(ctx);
     expect(remote.length).toBeGreaterThanOrEqual(105);
     for (const s of specs) {
-      expect(remote).toContainEqual(expect.objectContaining({ sku: s.sku, product_id: s.product_id, active: true, name: s.name }));
+      expect(remote).toContainEqual(
+        expect.objectContaining({ sku: s.sku, product_id: s.product_id, active: true, name: s.name }),
+      );
     }
     const pages = requests.filter((r) => r.startsWith('GET /v1/products'));
     expect(pages.length).toBeGreaterThanOrEqual(2);
@@ -111,24 +128,42 @@ describe('psp_a adapter against its emulator', () => {
 
     let prices = (await state('prices')).filter((p) => p.product === external_id);
     expect(prices).toHaveLength(1);
-    expect(prices[0]).toMatchObject({ currency: 'usd', unit_amount: 999, active: true, recurring: { interval: 'month', interval_count: 1 } });
+    expect(prices[0]).toMatchObject({
+      currency: 'usd',
+      unit_amount: 999,
+      active: true,
+      recurring: { interval: 'month', interval_count: 1 },
+    });
     expect(prices[0]._currency_options).toMatchObject({ eur: { unit_amount: 899 }, gbp: { unit_amount: 799 } });
 
-    const raised = { ...s, version: 3, prices: s.prices.map((p) => (p.currency === 'USD' ? { ...p, amount_minor: 1099 } : p)) };
+    const raised = {
+      ...s,
+      version: 3,
+      prices: s.prices.map((p) => (p.currency === 'USD' ? { ...p, amount_minor: 1099 } : p)),
+    };
     const second = await adapter.upsertPrices(ctx, external_id, raised, `pr:${s.product_id}:v3`);
     expect(second.price_ids[0]).not.toBe(first.price_ids[0]);
     prices = (await state('prices')).filter((p) => p.product === external_id);
     expect(prices.filter((p) => p.active)).toHaveLength(1);
     expect(prices.find((p) => p.id === first.price_ids[0])?.active).toBe(false);
 
-    const cleared = await adapter.upsertPrices(ctx, external_id, { ...s, version: 4, prices: [] }, `pr:${s.product_id}:v4`);
+    const cleared = await adapter.upsertPrices(
+      ctx,
+      external_id,
+      { ...s, version: 4, prices: [] },
+      `pr:${s.product_id}:v4`,
+    );
     expect(cleared).toEqual({ priced_locales: 0, price_ids: [] });
     prices = (await state('prices')).filter((p) => p.product === external_id);
     expect(prices.every((p) => p.active === false)).toBe(true);
   });
 
   it('bills tiers on the right interval and non-subscriptions once', async () => {
-    for (const [tier, interval, count] of [['weekly', 'week', 1], ['quarterly', 'month', 3], ['annual', 'year', 1]] as const) {
+    for (const [tier, interval, count] of [
+      ['weekly', 'week', 1],
+      ['quarterly', 'month', 3],
+      ['annual', 'year', 1],
+    ] as const) {
       const s = spec({ tier });
       const { external_id } = await adapter.upsertProduct(ctx, s, `p:${s.product_id}`);
       const { price_ids } = await adapter.upsertPrices(ctx, external_id, s, `pr:${s.product_id}`);
@@ -138,7 +173,10 @@ describe('psp_a adapter against its emulator', () => {
     const oneTime = spec({ type: 'consumable', tier: null });
     const { external_id } = await adapter.upsertProduct(ctx, oneTime, `p:${oneTime.product_id}`);
     const { price_ids } = await adapter.upsertPrices(ctx, external_id, oneTime, `pr:${oneTime.product_id}`);
-    expect((await state('prices')).find((p) => p.id === price_ids[0])).toMatchObject({ type: 'one_time', recurring: null });
+    expect((await state('prices')).find((p) => p.id === price_ids[0])).toMatchObject({
+      type: 'one_time',
+      recurring: null,
+    });
   });
 
   it('keeps one active payment link per app and product, tagged with the app id', async () => {
@@ -149,12 +187,18 @@ describe('psp_a adapter against its emulator', () => {
     expect(link.kind).toBe('payment_link');
     expect(link.external_id).toMatch(/^plink_/);
     expect(link.url).toContain('/b/test_');
-    expect((await adapter.ensurePaymentLink(ctx, external_id, s, 'app-1', `pl:${s.product_id}:app-1:v1`)).external_id).toBe(link.external_id);
-    expect((await adapter.ensurePaymentLink(ctx, external_id, s, 'app-1', `pl:${s.product_id}:app-1:v2`)).external_id).toBe(link.external_id);
+    expect(
+      (await adapter.ensurePaymentLink(ctx, external_id, s, 'app-1', `pl:${s.product_id}:app-1:v1`)).external_id,
+    ).toBe(link.external_id);
+    expect(
+      (await adapter.ensurePaymentLink(ctx, external_id, s, 'app-1', `pl:${s.product_id}:app-1:v2`)).external_id,
+    ).toBe(link.external_id);
     const other = await adapter.ensurePaymentLink(ctx, external_id, s, 'app-2', `pl:${s.product_id}:app-2:v1`);
     expect(other.external_id).not.toBe(link.external_id);
 
-    const links = (await state('payment_links')).filter((l) => (l.metadata as Record<string, string>).product_id === s.product_id);
+    const links = (await state('payment_links')).filter(
+      (l) => (l.metadata as Record<string, string>).product_id === s.product_id,
+    );
     expect(links).toHaveLength(2);
     const stored = links.find((l) => l.id === link.external_id)!;
     expect(stored.metadata).toMatchObject({ app_id: 'app-1', sku: s.sku, trial_days: '7' });
@@ -166,7 +210,11 @@ describe('psp_a adapter against its emulator', () => {
     await adapter.upsertPrices(ctx, external_id, raised, `pr:${s.product_id}:v2`);
     const moved = await adapter.ensurePaymentLink(ctx, external_id, raised, 'app-1', `pl:${s.product_id}:app-1:v3`);
     expect(moved.external_id).not.toBe(link.external_id);
-    const after = (await state('payment_links')).filter((l) => (l.metadata as Record<string, string>).app_id === 'app-1' && (l.metadata as Record<string, string>).product_id === s.product_id);
+    const after = (await state('payment_links')).filter(
+      (l) =>
+        (l.metadata as Record<string, string>).app_id === 'app-1' &&
+        (l.metadata as Record<string, string>).product_id === s.product_id,
+    );
     expect(after.filter((l) => l.active).map((l) => l.id)).toEqual([moved.external_id]);
   });
 
@@ -186,7 +234,9 @@ describe('psp_a adapter against its emulator', () => {
     await adapter.stopSales(ctx, external_id, s);
     await adapter.stopSales(ctx, external_id, s); // again: nothing left to stop
     expect((await state('products')).find((p) => p.id === external_id)?.active).toBe(false);
-    const links = (await state('payment_links')).filter((l) => (l.metadata as Record<string, string>).product_id === s.product_id);
+    const links = (await state('payment_links')).filter(
+      (l) => (l.metadata as Record<string, string>).product_id === s.product_id,
+    );
     expect(links).toHaveLength(2);
     expect(links.every((l) => l.active === false)).toBe(true);
     const remote = await adapter.listRemoteProducts(ctx);
@@ -197,10 +247,19 @@ describe('psp_a adapter against its emulator', () => {
   it('keeps test and live objects apart, and accounts apart', async () => {
     const s = spec();
     await adapter.upsertProduct(ctx, s, `p:${s.product_id}`);
-    const live: ProviderContext = { ...ctx, mode: 'live', credential: { secret_key: account.credentials.live.secret_key } };
+    const live: ProviderContext = {
+      ...ctx,
+      mode: 'live',
+      credential: { secret_key: account.credentials.live.secret_key },
+    };
     expect((await adapter.listRemoteProducts(live)).find((p) => p.product_id === s.product_id)).toBeUndefined();
     const { external_id } = await adapter.upsertProduct(live, s, `p:${s.product_id}:live`);
-    expect((await state('products')).filter((p) => p.id === external_id).map((p) => p.livemode).sort()).toEqual([false, true]);
+    expect(
+      (await state('products'))
+        .filter((p) => p.id === external_id)
+        .map((p) => p.livemode)
+        .sort(),
+    ).toEqual([false, true]);
 
     const other = await control<typeof account>('/accounts', {});
     const intruder: ProviderContext = { ...ctx, credential: { secret_key: other.credentials.test.secret_key } };
@@ -225,7 +284,11 @@ async function lossyProxy(upstream: string, drop: (method: string, path: string)
       const body = Buffer.concat(chunks);
       const upstreamRes = await fetch(`${upstream}${req.url}`, {
         method: req.method,
-        headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)).map(([k, v]) => [k, String(v)])),
+        headers: Object.fromEntries(
+          Object.entries(req.headers)
+            .filter(([k]) => !['host', 'connection', 'content-length'].includes(k))
+            .map(([k, v]) => [k, String(v)]),
+        ),
         body: req.method === 'GET' ? undefined : body,
       });
       const text = await upstreamRes.text();
@@ -244,10 +307,11 @@ async function lossyProxy(upstream: string, drop: (method: string, path: string)
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    close: () => new Promise<void>((r) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -258,18 +322,25 @@ describe('psp_a idempotent retries', () => {
     await adapter.upsertPrices(ctx, external_id, s, `pr:${s.product_id}`);
     let dropped = 0;
     // stripe-node re-sends once on a reset connection; drop both answers so the activity sees the failure.
-    const proxy = await lossyProxy(emu.url, (method, path) => method === 'POST' && path === '/v1/payment_links' && dropped++ < 2);
+    const proxy = await lossyProxy(
+      emu.url,
+      (method, path) => method === 'POST' && path === '/v1/payment_links' && dropped++ < 2,
+    );
     try {
       const viaProxy = { ...ctx, baseUrl: proxy.url };
       const key = `pl:${s.product_id}:app-x:v1`;
       const err = await adapter.ensurePaymentLink(viaProxy, external_id, s, 'app-x', key).catch((e) => e);
       expect(err).toBeInstanceOf(ProviderUnreachableError);
       expect(dropped).toBe(2);
-      const before = (await state('payment_links')).filter((l) => (l.metadata as Record<string, string>).product_id === s.product_id);
+      const before = (await state('payment_links')).filter(
+        (l) => (l.metadata as Record<string, string>).product_id === s.product_id,
+      );
       expect(before).toHaveLength(1); // the provider did create it
 
       const retried = await adapter.ensurePaymentLink(viaProxy, external_id, s, 'app-x', key);
-      const after = (await state('payment_links')).filter((l) => (l.metadata as Record<string, string>).product_id === s.product_id);
+      const after = (await state('payment_links')).filter(
+        (l) => (l.metadata as Record<string, string>).product_id === s.product_id,
+      );
       expect(after).toHaveLength(1);
       expect(retried.external_id).toBe(after[0].id);
     } finally {
@@ -289,10 +360,13 @@ describe('psp_a idempotent retries', () => {
     });
     try {
       const viaProxy = { ...ctx, baseUrl: proxy.url };
-      await expect(adapter.upsertPrices(viaProxy, external_id, s, `pr:${s.product_id}:v1`)).rejects.toBeInstanceOf(ProviderUnreachableError);
+      await expect(adapter.upsertPrices(viaProxy, external_id, s, `pr:${s.product_id}:v1`)).rejects.toBeInstanceOf(
+        ProviderUnreachableError,
+      );
       const priced = await adapter.upsertPrices(viaProxy, external_id, s, `pr:${s.product_id}:v1`);
-      expect((await state('prices')).filter((p) => p.product === external_id).map((p) => p.id)).toEqual(priced.price_ids);
-
+      expect((await state('prices')).filter((p) => p.product === external_id).map((p) => p.id)).toEqual(
+        priced.price_ids,
+      );
     } finally {
       await proxy.close();
     }

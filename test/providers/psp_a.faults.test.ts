@@ -16,12 +16,26 @@ const control = controlFor(() => emu.url, { strict: true });
 const fault = (body: Record<string, unknown>) => control('POST', '/faults', body);
 
 const spec = (over: Partial<ProductSpec> = {}) =>
-  productSpec({ tenant_id: 't', sku: 'sku', name: 'Pro', prices: [{ country: 'US', currency: 'USD', amount_minor: 999 }], ...over });
+  productSpec({
+    tenant_id: 't',
+    sku: 'sku',
+    name: 'Pro',
+    prices: [{ country: 'US', currency: 'USD', amount_minor: 999 }],
+    ...over,
+  });
 
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
-  const acct = (await control('POST', '/accounts', {})) as { account: string; credentials: { test: { secret_key: string } } };
-  ctx = { baseUrl: emu.url, mode: 'test', credential: { secret_key: acct.credentials.test.secret_key }, accountRef: acct.account };
+  const acct = (await control('POST', '/accounts', {})) as {
+    account: string;
+    credentials: { test: { secret_key: string } };
+  };
+  ctx = {
+    baseUrl: emu.url,
+    mode: 'test',
+    credential: { secret_key: acct.credentials.test.secret_key },
+    accountRef: acct.account,
+  };
 });
 afterEach(async () => {
   await control('DELETE', '/faults');
@@ -83,7 +97,9 @@ describe('psp_a fault classes', () => {
     await fault({ mode: 'error', status: 503, route: '/v1/prices' });
     const s = spec();
     const { external_id } = await adapter.upsertProduct(ctx, s, `p:${s.product_id}`);
-    await expect(adapter.upsertPrices(ctx, external_id, s, `pr:${s.product_id}`)).rejects.toBeInstanceOf(ProviderUnreachableError);
+    await expect(adapter.upsertPrices(ctx, external_id, s, `pr:${s.product_id}`)).rejects.toBeInstanceOf(
+      ProviderUnreachableError,
+    );
   });
 
   it('a slow provider past the timeout is unreachable', async () => {

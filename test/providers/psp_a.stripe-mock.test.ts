@@ -20,7 +20,9 @@ import { productSpec } from '../helpers/product-spec';
  */
 const available = stripeMockAvailable();
 if (!available) {
-  console.warn(`psp_a stripe-mock contract suite skipped: no stripe-mock binary at ${STRIPE_MOCK_BIN} (go install github.com/stripe/stripe-mock@v0.197.0, or set STRIPE_MOCK_BIN)`);
+  console.warn(
+    `psp_a stripe-mock contract suite skipped: no stripe-mock binary at ${STRIPE_MOCK_BIN} (go install github.com/stripe/stripe-mock@v0.197.0, or set STRIPE_MOCK_BIN)`,
+  );
 }
 
 interface Seen {
@@ -35,32 +37,48 @@ let seen: Seen[] = [];
 let ctx: ProviderContext;
 const adapter = createPspAAdapter({ onResponse: (e) => seen.push(e) });
 
-const spec = (over: Partial<ProductSpec> = {}) => productSpec({ sku: 'pro_monthly', name: 'Pro monthly', version: 3, trial_days: 14, ...over });
+const spec = (over: Partial<ProductSpec> = {}) =>
+  productSpec({ sku: 'pro_monthly', name: 'Pro monthly', version: 3, trial_days: 14, ...over });
 
 /** Strip query strings: stripe-mock routes by path. */
-const endpoint = (s: Seen) => `${s.method} ${s.path.split('?')[0].replace(/\/(prod|price|plink|promo|cpn)_[A-Za-z0-9_]+/, '/:id')}`;
+const endpoint = (s: Seen) =>
+  `${s.method} ${s.path.split('?')[0].replace(/\/(prod|price|plink|promo|cpn)_[A-Za-z0-9_]+/, '/:id')}`;
 
 beforeAll(async () => {
   if (!available) return;
   mock = await startStripeMock();
-  ctx = { baseUrl: mock.url, mode: 'test', credential: { secret_key: 'sk_test_123' }, accountRef: 'acct_1Contract000000' };
+  ctx = {
+    baseUrl: mock.url,
+    mode: 'test',
+    credential: { secret_key: 'sk_test_123' },
+    accountRef: 'acct_1Contract000000',
+  };
 });
 afterAll(async () => {
   await mock?.close();
 });
 
 describe.skipIf(!available)('psp_a adapter against stripe-mock (Stripe OpenAPI)', () => {
-
   const expectAllAccepted = () => {
     const refused = seen.filter((s) => s.status >= 400);
-    expect(refused, `stripe-mock refused:\n${mock.log().split('\n').filter((l) => /validation|error/i.test(l)).join('\n')}`).toEqual([]);
+    expect(
+      refused,
+      `stripe-mock refused:\n${mock
+        .log()
+        .split('\n')
+        .filter((l) => /validation|error/i.test(l))
+        .join('\n')}`,
+    ).toEqual([]);
   };
 
   it('checkReachable, listRemoteProducts', async () => {
     seen = [];
     // stripe-mock makes up a new account id on every GET /v1/account, never the connected one:
     // the proof that the key belongs to the connected account refuses it, as it must.
-    await expect(adapter.checkReachable(ctx)).rejects.toMatchObject({ name: 'ProviderRejectedError', opts: { code: 'account_mismatch' } });
+    await expect(adapter.checkReachable(ctx)).rejects.toMatchObject({
+      name: 'ProviderRejectedError',
+      opts: { code: 'account_mismatch' },
+    });
     const products = await adapter.listRemoteProducts(ctx);
     expect(Array.isArray(products)).toBe(true);
     for (const p of products) expect(p.external_id).toMatch(/^prod_/);
@@ -75,19 +93,33 @@ describe.skipIf(!available)('psp_a adapter against stripe-mock (Stripe OpenAPI)'
     const priced = await adapter.upsertPrices(ctx, external_id, s, `t:${s.tenant_id}:prices:${s.product_id}:v3`);
     expect(priced.priced_locales).toBe(3);
     expect(priced.price_ids[0]).toMatch(/^price_/);
-    const link = await adapter.ensurePaymentLink(ctx, external_id, s, 'app-1', `t:${s.tenant_id}:link:${s.product_id}:app-1:v3`);
+    const link = await adapter.ensurePaymentLink(
+      ctx,
+      external_id,
+      s,
+      'app-1',
+      `t:${s.tenant_id}:link:${s.product_id}:app-1:v3`,
+    );
     expect(link.external_id).toMatch(/^plink_/);
     expect(link.url).toMatch(/^https?:\/\//);
     await adapter.stopSales(ctx, external_id, s);
     expectAllAccepted();
     const endpoints = new Set(seen.map(endpoint));
-    for (const e of ['GET /v1/products/:id', 'POST /v1/products/:id', 'GET /v1/prices', 'POST /v1/prices', 'POST /v1/prices/:id', 'GET /v1/payment_links', 'POST /v1/payment_links']) {
+    for (const e of [
+      'GET /v1/products/:id',
+      'POST /v1/products/:id',
+      'GET /v1/prices',
+      'POST /v1/prices',
+      'POST /v1/prices/:id',
+      'GET /v1/payment_links',
+      'POST /v1/payment_links',
+    ]) {
       expect(endpoints, e).toContain(e);
     }
     // Every write carried an idempotency key derived from the caller's.
-    for (const w of seen.filter((x) => x.method === 'POST')) expect(w.idempotency_key ?? '').toMatch(/^(t:|psp_a:stop:)/);
+    for (const w of seen.filter((x) => x.method === 'POST'))
+      expect(w.idempotency_key ?? '').toMatch(/^(t:|psp_a:stop:)/);
   });
-
 });
 
 /**
@@ -98,7 +130,14 @@ describe.skipIf(!available)('psp_a request bodies against stripe-mock', () => {
   let stripe: Stripe;
   beforeAll(() => {
     const url = new URL(mock.url);
-    stripe = new Stripe('sk_test_123', { host: url.hostname, port: url.port, protocol: 'http', maxNetworkRetries: 0, timeout: 5000, stripeAccount: 'acct_1Contract000000' });
+    stripe = new Stripe('sk_test_123', {
+      host: url.hostname,
+      port: url.port,
+      protocol: 'http',
+      maxNetworkRetries: 0,
+      timeout: 5000,
+      stripeAccount: 'acct_1Contract000000',
+    });
   });
 
   it('product create and update', async () => {
@@ -113,19 +152,45 @@ describe.skipIf(!available)('psp_a request bodies against stripe-mock', () => {
   it('price create (recurring multi-currency, every tier, one-time) and archive', async () => {
     for (const tier of ['weekly', 'monthly', 'quarterly', 'annual'] as const) {
       const s = spec({ tier });
-      const price = await stripe.prices.create(priceCreateParams('prod_x', s, planPrices(s)!), { idempotencyKey: `k-price-${tier}` });
+      const price = await stripe.prices.create(priceCreateParams('prod_x', s, planPrices(s)!), {
+        idempotencyKey: `k-price-${tier}`,
+      });
       expect(price.object).toBe('price');
     }
-    const oneTime = spec({ type: 'consumable', tier: null, prices: [{ country: 'US', currency: 'USD', amount_minor: 500 }] });
-    expect((await stripe.prices.create(priceCreateParams('prod_x', oneTime, planPrices(oneTime)!))).object).toBe('price');
+    const oneTime = spec({
+      type: 'consumable',
+      tier: null,
+      prices: [{ country: 'US', currency: 'USD', amount_minor: 500 }],
+    });
+    expect((await stripe.prices.create(priceCreateParams('prod_x', oneTime, planPrices(oneTime)!))).object).toBe(
+      'price',
+    );
     expect((await stripe.prices.update('price_x', { active: false })).object).toBe('price');
   });
 
   it('payment link create (subscription with trial, subscription without, one-time) and deactivate', async () => {
-    expect((await stripe.paymentLinks.create(paymentLinkCreateParams({ id: 'price_x', type: 'recurring' }, spec(), 'app-1'))).object).toBe('payment_link');
-    expect((await stripe.paymentLinks.create(paymentLinkCreateParams({ id: 'price_x', type: 'recurring' }, spec({ trial_days: null }), 'app-1'))).object).toBe('payment_link');
-    expect((await stripe.paymentLinks.create(paymentLinkCreateParams({ id: 'price_x', type: 'one_time' }, spec({ type: 'consumable', tier: null }), 'app-1'))).object).toBe('payment_link');
+    expect(
+      (await stripe.paymentLinks.create(paymentLinkCreateParams({ id: 'price_x', type: 'recurring' }, spec(), 'app-1')))
+        .object,
+    ).toBe('payment_link');
+    expect(
+      (
+        await stripe.paymentLinks.create(
+          paymentLinkCreateParams({ id: 'price_x', type: 'recurring' }, spec({ trial_days: null }), 'app-1'),
+        )
+      ).object,
+    ).toBe('payment_link');
+    expect(
+      (
+        await stripe.paymentLinks.create(
+          paymentLinkCreateParams(
+            { id: 'price_x', type: 'one_time' },
+            spec({ type: 'consumable', tier: null }),
+            'app-1',
+          ),
+        )
+      ).object,
+    ).toBe('payment_link');
     expect((await stripe.paymentLinks.update('plink_x', { active: false })).object).toBe('payment_link');
   });
-
 });

@@ -30,7 +30,8 @@ const control = controlFor(() => emu.url, { strict: true });
 
 type Obj = Record<string, unknown> & { id: string };
 const state = async () => control<Record<string, Obj[]>>('GET', '/state');
-const mine = (objs: Obj[] | undefined, pred: (o: Obj) => boolean = () => true) => (objs ?? []).filter((o) => o._account === acct.account && pred(o));
+const mine = (objs: Obj[] | undefined, pred: (o: Obj) => boolean = () => true) =>
+  (objs ?? []).filter((o) => o._account === acct.account && pred(o));
 
 const spec = (over: Partial<ProductSpec> = {}) =>
   productSpec({
@@ -51,7 +52,11 @@ const spec = (over: Partial<ProductSpec> = {}) =>
 async function paddle(ctx: ProviderContext, path: string, init: RequestInit = {}) {
   const res = await fetch(`${emu.url}${path}`, {
     ...init,
-    headers: { Authorization: `Bearer ${ctx.credential.api_key}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+    headers: {
+      Authorization: `Bearer ${ctx.credential.api_key}`,
+      'Content-Type': 'application/json',
+      ...(init.headers ?? {}),
+    },
   });
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
@@ -68,8 +73,18 @@ async function rejection(p: Promise<unknown>): Promise<Error> {
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
   acct = await control<Account>('POST', '/accounts', {});
-  test = { baseUrl: emu.url, mode: 'test', credential: { api_key: acct.credentials.test.api_key }, accountRef: acct.account };
-  live = { baseUrl: emu.url, mode: 'live', credential: { api_key: acct.credentials.live.api_key }, accountRef: acct.account };
+  test = {
+    baseUrl: emu.url,
+    mode: 'test',
+    credential: { api_key: acct.credentials.test.api_key },
+    accountRef: acct.account,
+  };
+  live = {
+    baseUrl: emu.url,
+    mode: 'live',
+    credential: { api_key: acct.credentials.live.api_key },
+    accountRef: acct.account,
+  };
 });
 afterAll(async () => {
   await emu?.close();
@@ -106,7 +121,9 @@ describe('psp_b emulator: accounts and Paddle wire protocol', () => {
   it('lists event types for a valid key', async () => {
     const res = await paddle(test, '/event-types');
     expect(res.status).toBe(200);
-    expect(res.body.data.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['transaction.completed', 'subscription.created']));
+    expect(res.body.data.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['transaction.completed', 'subscription.created']),
+    );
   });
 
   it('pages lists with Paddle cursor pagination', async () => {
@@ -114,7 +131,10 @@ describe('psp_b emulator: accounts and Paddle wire protocol', () => {
     const a = await control<Account>('POST', '/accounts', { account: 'seller_paging' });
     ctx.credential = { api_key: a.credentials.test.api_key };
     for (let i = 0; i < 3; i++) {
-      await paddle(ctx, '/products', { method: 'POST', body: JSON.stringify({ name: `P${i}`, tax_category: 'standard' }) });
+      await paddle(ctx, '/products', {
+        method: 'POST',
+        body: JSON.stringify({ name: `P${i}`, tax_category: 'standard' }),
+      });
     }
     const first = await paddle(ctx, '/products?per_page=2');
     expect(first.body.data).toHaveLength(2);
@@ -138,7 +158,10 @@ describe('psp_b emulator: accounts and Paddle wire protocol', () => {
     expect(notJson.body.error.code).toBe('bad_request');
     const missing = await paddle(test, '/products/pro_01h0000000000000000000000');
     expect(missing.status).toBe(404);
-    expect(missing.body.error).toMatchObject({ code: 'not_found', detail: 'Entity pro_01h0000000000000000000000 not found' });
+    expect(missing.body.error).toMatchObject({
+      code: 'not_found',
+      detail: 'Entity pro_01h0000000000000000000000 not found',
+    });
   });
 });
 
@@ -146,7 +169,9 @@ describe('psp_b adapter: catalogue', () => {
   it('checkReachable passes with each key and rejects a bad or mismatched one', async () => {
     await adapter.checkReachable(test);
     await adapter.checkReachable(live);
-    const bad = await rejection(adapter.checkReachable({ ...test, credential: { api_key: 'pdl_sdbx_apikey_revoked' } }));
+    const bad = await rejection(
+      adapter.checkReachable({ ...test, credential: { api_key: 'pdl_sdbx_apikey_revoked' } }),
+    );
     expect(bad).toBeInstanceOf(ProviderRejectedError);
     expect((bad as ProviderRejectedError).status).toBe(403);
     expect((bad as ProviderRejectedError).opts.code).toBe('invalid_token');
@@ -162,9 +187,16 @@ describe('psp_b adapter: catalogue', () => {
     expect(first.external_id).toMatch(/^pro_[0-9a-z]{26}$/);
     const retried = await adapter.upsertProduct(test, s, `k-${s.product_id}-1`);
     expect(retried.external_id).toBe(first.external_id);
-    const renamed = await adapter.upsertProduct(test, { ...s, name: 'Pro (renamed)', version: 2 }, `k-${s.product_id}-2`);
+    const renamed = await adapter.upsertProduct(
+      test,
+      { ...s, name: 'Pro (renamed)', version: 2 },
+      `k-${s.product_id}-2`,
+    );
     expect(renamed.external_id).toBe(first.external_id);
-    const products = mine((await state()).products, (p) => (p.custom_data as { product_id?: string })?.product_id === s.product_id);
+    const products = mine(
+      (await state()).products,
+      (p) => (p.custom_data as { product_id?: string })?.product_id === s.product_id,
+    );
     expect(products).toHaveLength(1);
     expect(products[0]).toMatchObject({
       name: 'Pro (renamed)',
@@ -191,7 +223,10 @@ describe('psp_b adapter: catalogue', () => {
     const lost = await rejection(lossy.upsertProduct(test, s, 'k'));
     expect(lost).toBeInstanceOf(ProviderUnreachableError);
     const retried = await adapter.upsertProduct(test, s, 'k');
-    const products = mine((await state()).products, (p) => (p.custom_data as { product_id?: string })?.product_id === s.product_id);
+    const products = mine(
+      (await state()).products,
+      (p) => (p.custom_data as { product_id?: string })?.product_id === s.product_id,
+    );
     expect(products.map((p) => p.id)).toEqual([retried.external_id]);
   });
 
@@ -219,7 +254,11 @@ describe('psp_b adapter: catalogue', () => {
     // A retry and a changed spec both reuse the same price (PATCH), never a second one.
     const again = await adapter.upsertPrices(test, external_id, s, 'k');
     expect(again.price_ids).toEqual(res.price_ids);
-    const changed = { ...s, trial_days: null, prices: [...s.prices.slice(0, 4), { country: 'JP', currency: 'JPY', amount_minor: 1500 }] };
+    const changed = {
+      ...s,
+      trial_days: null,
+      prices: [...s.prices.slice(0, 4), { country: 'JP', currency: 'JPY', amount_minor: 1500 }],
+    };
     const patched = await adapter.upsertPrices(test, external_id, changed, 'k2');
     expect(patched).toEqual({ priced_locales: 5, price_ids: res.price_ids });
     const prices = mine((await state()).prices, (p) => p.product_id === external_id);
@@ -269,15 +308,27 @@ describe('psp_b adapter: catalogue', () => {
 
   it('listRemoteProducts walks every page, and test and live catalogues stay apart', async () => {
     const a = await control<Account>('POST', '/accounts', { account: 'seller_many' });
-    const ctx: ProviderContext = { ...test, credential: { api_key: a.credentials.test.api_key }, accountRef: a.account };
-    const liveCtx: ProviderContext = { ...live, credential: { api_key: a.credentials.live.api_key }, accountRef: a.account };
+    const ctx: ProviderContext = {
+      ...test,
+      credential: { api_key: a.credentials.test.api_key },
+      accountRef: a.account,
+    };
+    const liveCtx: ProviderContext = {
+      ...live,
+      credential: { api_key: a.credentials.live.api_key },
+      accountRef: a.account,
+    };
     const total = 205; // more than Paddle's 200-per-page maximum
     for (let i = 0; i < total; i += 25) {
       await Promise.all(
         Array.from({ length: Math.min(25, total - i) }, (_, j) =>
           paddle(ctx, '/products', {
             method: 'POST',
-            body: JSON.stringify({ name: `Bulk ${i + j}`, tax_category: 'standard', custom_data: { sku: `bulk_${i + j}` } }),
+            body: JSON.stringify({
+              name: `Bulk ${i + j}`,
+              tax_category: 'standard',
+              custom_data: { sku: `bulk_${i + j}` },
+            }),
           }),
         ),
       );
@@ -305,8 +356,15 @@ describe('psp_b emulator: durable state', () => {
     let first: RunningEmulator | undefined = await startEmulator(createEmulator, { port: 0, stateFile });
     let second: RunningEmulator | undefined;
     try {
-      const a = (await (await fetch(`${first.url}/__control/accounts`, { method: 'POST', body: '{}' })).json()) as Account;
-      const ctx: ProviderContext = { baseUrl: first.url, mode: 'test', credential: { api_key: a.credentials.test.api_key }, accountRef: a.account };
+      const a = (await (
+        await fetch(`${first.url}/__control/accounts`, { method: 'POST', body: '{}' })
+      ).json()) as Account;
+      const ctx: ProviderContext = {
+        baseUrl: first.url,
+        mode: 'test',
+        credential: { api_key: a.credentials.test.api_key },
+        accountRef: a.account,
+      };
       const s = spec();
       const { external_id } = await adapter.upsertProduct(ctx, s, 'k');
       await first.close();

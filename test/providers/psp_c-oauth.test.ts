@@ -19,13 +19,23 @@ const control = controlFor(() => emu.url);
 
 /** Walks the consent page: GET /oauth/authorize, then submits its form the way a browser would. */
 async function connect(fields: Record<string, string>): Promise<URL> {
-  const q = new URLSearchParams({ client_id: client.client_id, response_type: 'code', redirect_uri: redirectUri, scope: 'read_write', state: 'st-123' });
+  const q = new URLSearchParams({
+    client_id: client.client_id,
+    response_type: 'code',
+    redirect_uri: redirectUri,
+    scope: 'read_write',
+    state: 'st-123',
+  });
   const page = await fetch(`${emu.url}/oauth/authorize?${q}`);
   expect(page.status).toBe(200);
   const html = await page.text();
   expect(html).toContain('<form method="post" action="/oauth/authorize">');
   const form = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) form.set(m[1], m[2].replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c))));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    form.set(
+      m[1],
+      m[2].replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c))),
+    );
   for (const [k, v] of Object.entries(fields)) form.set(k, v);
   const res = await fetch(`${emu.url}/oauth/authorize`, { method: 'POST', body: form, redirect: 'manual' });
   expect(res.status).toBe(302);
@@ -53,7 +63,12 @@ describe('psp_c OAuth connect', () => {
     expect(Object.keys(result.credential).sort()).toEqual(['access_token', 'public_token', 'refresh_token']);
     expect(result.credential.public_token).toMatch(/^rzp_test_oauth_/);
 
-    const ctx = { baseUrl: emu.url, mode: 'test' as const, credential: result.credential, accountRef: result.account_ref };
+    const ctx = {
+      baseUrl: emu.url,
+      mode: 'test' as const,
+      credential: result.credential,
+      accountRef: result.account_ref,
+    };
     await adapter.checkReachable(ctx);
     const spec: ProductSpec = {
       product_id: '33333333-3333-4333-8333-333333333333',
@@ -67,7 +82,10 @@ describe('psp_c OAuth connect', () => {
     };
     const { external_id } = await adapter.upsertProduct(ctx, spec, 'k');
     const s = await control('GET', '/state');
-    expect(s.items.find((i: { id: string }) => i.id === external_id)).toMatchObject({ _account: account.account, _mode: 'test' });
+    expect(s.items.find((i: { id: string }) => i.id === external_id)).toMatchObject({
+      _account: account.account,
+      _mode: 'test',
+    });
 
     // The code is single-use.
     const reuse = await adapter.exchangeOAuthCode!(emu.url, client, code).catch((e) => e);
@@ -80,8 +98,15 @@ describe('psp_c OAuth connect', () => {
     expect(result.mode).toBe('live');
     expect(result.account_ref).toMatch(/^acc_/);
     expect(result.account_ref).not.toBe(account.account);
-    await adapter.checkReachable({ baseUrl: emu.url, mode: 'live', credential: result.credential, accountRef: result.account_ref });
-    const asTest = await adapter.checkReachable({ baseUrl: emu.url, mode: 'test', credential: result.credential, accountRef: result.account_ref }).catch((e) => e);
+    await adapter.checkReachable({
+      baseUrl: emu.url,
+      mode: 'live',
+      credential: result.credential,
+      accountRef: result.account_ref,
+    });
+    const asTest = await adapter
+      .checkReachable({ baseUrl: emu.url, mode: 'test', credential: result.credential, accountRef: result.account_ref })
+      .catch((e) => e);
     expect(asTest).toBeInstanceOf(ProviderRejectedError);
   });
 
@@ -94,7 +119,11 @@ describe('psp_c OAuth connect', () => {
 
   it('a wrong client secret is refused without echoing it', async () => {
     const back = await connect({ account: account.account, mode: 'test', decision: 'allow' });
-    const err = await adapter.exchangeOAuthCode!(emu.url, { ...client, client_secret: 'wrong-secret' }, back.searchParams.get('code')!).catch((e) => e);
+    const err = await adapter.exchangeOAuthCode!(
+      emu.url,
+      { ...client, client_secret: 'wrong-secret' },
+      back.searchParams.get('code')!,
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(ProviderRejectedError);
     expect(err.status).toBe(401);
     expect(err.message).not.toContain('wrong-secret');
@@ -102,7 +131,12 @@ describe('psp_c OAuth connect', () => {
 
   it('a revoked or unknown bearer token gets Razorpay’s 401', async () => {
     const err = await adapter
-      .checkReachable({ baseUrl: emu.url, mode: 'test', credential: { access_token: 'nope' }, accountRef: account.account })
+      .checkReachable({
+        baseUrl: emu.url,
+        mode: 'test',
+        credential: { access_token: 'nope' },
+        accountRef: account.account,
+      })
       .catch((e) => e);
     expect(err).toBeInstanceOf(ProviderRejectedError);
     expect(err.status).toBe(401);

@@ -10,7 +10,11 @@ import { controlFor } from '../helpers/emulator-control';
 // classes, and retries that never leave a second remote object.
 
 let emu: RunningEmulator;
-let account: { account: string; credentials: { test: Record<string, string>; live: Record<string, string> }; webhook_secret: string };
+let account: {
+  account: string;
+  credentials: { test: Record<string, string>; live: Record<string, string> };
+  webhook_secret: string;
+};
 const adapter = createPspCAdapter();
 
 const control = controlFor(() => emu.url);
@@ -83,7 +87,9 @@ describe('psp_c adapter: reach and auth', () => {
   });
 
   it('a wrong key secret is rejected with Razorpay’s reason', async () => {
-    const err = await adapter.checkReachable(ctxFor('test', { credential: { ...account.credentials.test, key_secret: 'nope' } })).catch((e) => e);
+    const err = await adapter
+      .checkReachable(ctxFor('test', { credential: { ...account.credentials.test, key_secret: 'nope' } }))
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ProviderRejectedError);
     expect(err.status).toBe(401);
     expect(err.reason).toContain('Authentication failed');
@@ -109,7 +115,14 @@ describe('psp_c adapter: catalogue', () => {
 
     const items = mineIn((await state()).items, spec.product_id);
     expect(items).toHaveLength(1);
-    expect(items[0]).toMatchObject({ name: 'Pro Renamed', amount: 49_900, currency: 'INR', active: true, _mode: 'test', _account: account.account });
+    expect(items[0]).toMatchObject({
+      name: 'Pro Renamed',
+      amount: 49_900,
+      currency: 'INR',
+      active: true,
+      _mode: 'test',
+      _account: account.account,
+    });
     expect(items[0].notes).toEqual({ product_id: spec.product_id, sku: spec.sku, tenant_id: spec.tenant_id });
   });
 
@@ -134,7 +147,9 @@ describe('psp_c adapter: catalogue', () => {
     }
     const planOnly = product();
     await adapter.upsertPrices(ctxFor(), 'none', planOnly, 'k');
-    const page = await (await fetch(`${emu.url}/v1/items?count=100&skip=0`, { headers: { authorization: auth } })).json();
+    const page = await (
+      await fetch(`${emu.url}/v1/items?count=100&skip=0`, { headers: { authorization: auth } })
+    ).json();
     expect(page).toMatchObject({ entity: 'collection', count: 100 });
 
     const remote = await adapter.listRemoteProducts(ctxFor());
@@ -145,11 +160,14 @@ describe('psp_c adapter: catalogue', () => {
   });
 
   it('upsertPrices makes one plan per (country, currency) at the tier cadence and a new plan for a new price', async () => {
-    const spec = product({ tier: 'quarterly', prices: [
-      { country: 'IN', currency: 'INR', amount_minor: 129_900 },
-      { country: 'US', currency: 'USD', amount_minor: 2_999 },
-      { country: 'DE', currency: 'EUR', amount_minor: 2_799 },
-    ] });
+    const spec = product({
+      tier: 'quarterly',
+      prices: [
+        { country: 'IN', currency: 'INR', amount_minor: 129_900 },
+        { country: 'US', currency: 'USD', amount_minor: 2_999 },
+        { country: 'DE', currency: 'EUR', amount_minor: 2_799 },
+      ],
+    });
     const { external_id } = await adapter.upsertProduct(ctxFor(), spec, 'k');
     const first = await adapter.upsertPrices(ctxFor(), external_id, spec, 'k');
     expect(first.priced_locales).toBe(3);
@@ -162,7 +180,11 @@ describe('psp_c adapter: catalogue', () => {
     expect(plans.every((p) => p.period === 'monthly' && p.interval === 3)).toBe(true);
     expect(plans.map((p) => (p.notes as Record<string, string>).country).sort()).toEqual(['DE', 'IN', 'US']);
 
-    const repriced = { ...spec, version: 2, prices: spec.prices.map((p) => (p.country === 'US' ? { ...p, amount_minor: 3_499 } : p)) };
+    const repriced = {
+      ...spec,
+      version: 2,
+      prices: spec.prices.map((p) => (p.country === 'US' ? { ...p, amount_minor: 3_499 } : p)),
+    };
     const second = await adapter.upsertPrices(ctxFor(), external_id, repriced, 'k2');
     expect(second.priced_locales).toBe(3);
     plans = mineIn((await state()).plans, spec.product_id);
@@ -171,7 +193,11 @@ describe('psp_c adapter: catalogue', () => {
   });
 
   it('tiers map to Razorpay period × interval', async () => {
-    const cases = [['weekly', 'weekly', 1], ['monthly', 'monthly', 1], ['annual', 'yearly', 1]] as const;
+    const cases = [
+      ['weekly', 'weekly', 1],
+      ['monthly', 'monthly', 1],
+      ['annual', 'yearly', 1],
+    ] as const;
     for (const [tier, period, interval] of cases) {
       const spec = product({ tier, prices: [{ country: 'IN', currency: 'INR', amount_minor: 9_900 }] });
       await adapter.upsertPrices(ctxFor(), 'x', spec, 'k');
@@ -196,7 +222,12 @@ describe('psp_c adapter: payment links, offers, stop sales', () => {
 
     const links = mineIn((await state()).payment_links, spec.product_id);
     expect(links).toHaveLength(2);
-    expect(links.find((l) => l.id === link.external_id)).toMatchObject({ amount: 49_900, currency: 'INR', status: 'created', notes: { app_id: 'app-1', product_id: spec.product_id, sku: spec.sku } });
+    expect(links.find((l) => l.id === link.external_id)).toMatchObject({
+      amount: 49_900,
+      currency: 'INR',
+      status: 'created',
+      notes: { app_id: 'app-1', product_id: spec.product_id, sku: spec.sku },
+    });
     const page = await fetch(link.url!);
     expect(page.status).toBe(200);
   });
@@ -220,7 +251,11 @@ describe('psp_c adapter: payment links, offers, stop sales', () => {
   it('a paid link is used up: the next ensure makes a fresh one', async () => {
     const spec = product();
     const first = await adapter.ensurePaymentLink(ctxFor(), 'x', spec, 'app-1', 'k');
-    const sent = await control('POST', '/events', { type: 'payment_link.paid', target: 'http://127.0.0.1:9/none', data: { payment_link_id: first.external_id } });
+    const sent = await control('POST', '/events', {
+      type: 'payment_link.paid',
+      target: 'http://127.0.0.1:9/none',
+      data: { payment_link_id: first.external_id },
+    });
     expect(sent.id).toBeTruthy();
     const next = await adapter.ensurePaymentLink(ctxFor(), 'x', spec, 'app-1', 'k');
     expect(next.external_id).not.toBe(first.external_id);
@@ -234,7 +269,9 @@ describe('psp_c adapter: payment links, offers, stop sales', () => {
     await adapter.stopSales(ctxFor(), external_id, spec);
     const s = await state();
     expect(mineIn(s.items, spec.product_id)[0]).toMatchObject({ active: false });
-    expect(mineIn(s.payment_links, spec.product_id).find((l) => l.id === link.external_id)).toMatchObject({ status: 'cancelled' });
+    expect(mineIn(s.payment_links, spec.product_id).find((l) => l.id === link.external_id)).toMatchObject({
+      status: 'cancelled',
+    });
     const remote = (await adapter.listRemoteProducts(ctxFor())).find((p) => p.product_id === spec.product_id);
     expect(remote?.active).toBe(false);
     await expect(adapter.stopSales(ctxFor(), external_id, spec)).resolves.toBeUndefined();
@@ -317,18 +354,22 @@ describe('psp_c adapter: retries after a lost answer leave exactly one remote ob
     const item = await flaky.upsertProduct(ctxFor(), spec, 'k');
 
     const flakyPlans = lostOnce();
-    await expect(flakyPlans.upsertPrices(ctxFor(), item.external_id, spec, 'k')).rejects.toBeInstanceOf(ProviderUnreachableError);
+    await expect(flakyPlans.upsertPrices(ctxFor(), item.external_id, spec, 'k')).rejects.toBeInstanceOf(
+      ProviderUnreachableError,
+    );
     await flakyPlans.upsertPrices(ctxFor(), item.external_id, spec, 'k');
 
     const flakyLink = lostOnce();
-    await expect(flakyLink.ensurePaymentLink(ctxFor(), item.external_id, spec, 'app-9', 'k')).rejects.toBeInstanceOf(ProviderUnreachableError);
+    await expect(flakyLink.ensurePaymentLink(ctxFor(), item.external_id, spec, 'app-9', 'k')).rejects.toBeInstanceOf(
+      ProviderUnreachableError,
+    );
     const link = await flakyLink.ensurePaymentLink(ctxFor(), item.external_id, spec, 'app-9', 'k');
 
     const s = await state();
     expect(mineIn(s.items, spec.product_id)).toHaveLength(1);
     expect(mineIn(s.plans, spec.product_id)).toHaveLength(spec.prices.length);
-    expect(mineIn(s.payment_links, spec.product_id).filter((l) => (l.notes as Record<string, string>).app_id === 'app-9')).toEqual([
-      expect.objectContaining({ id: link.external_id }),
-    ]);
+    expect(
+      mineIn(s.payment_links, spec.product_id).filter((l) => (l.notes as Record<string, string>).app_id === 'app-9'),
+    ).toEqual([expect.objectContaining({ id: link.external_id })]);
   });
 });

@@ -7,7 +7,12 @@ import { PADDLE_NODE_SDK, RAZORPAY_NODE_SDK } from './fixtures/signature-vectors
 /** Our Paddle (psp_b) and Razorpay (psp_c) signature checks against the vectors those providers' own SDK tests publish. */
 
 const paddle = (body: string, header: string, secret: string, now: string) => () =>
-  verifyPaddleSignature({ headers: { 'paddle-signature': header }, rawBody: Buffer.from(body), secret, now: new Date(now) });
+  verifyPaddleSignature({
+    headers: { 'paddle-signature': header },
+    rawBody: Buffer.from(body),
+    secret,
+    now: new Date(now),
+  });
 
 describe(`Paddle-Signature: ${PADDLE_NODE_SDK.source}`, () => {
   it.each(PADDLE_NODE_SDK.signatures)('%s', (_name, body, header, secret, valid) => {
@@ -17,7 +22,9 @@ describe(`Paddle-Signature: ${PADDLE_NODE_SDK.source}`, () => {
   });
 
   it.each(PADDLE_NODE_SDK.malformedHeaders)('validate header - %s: refused as malformed', (_name, header) => {
-    expect(paddle('{"data": ["1", "2"]}', header, 'VALID_SECRET', PADDLE_NODE_SDK.now)).toThrow(/Paddle-Signature header is malformed/);
+    expect(paddle('{"data": ["1", "2"]}', header, 'VALID_SECRET', PADDLE_NODE_SDK.now)).toThrow(
+      /Paddle-Signature header is malformed/,
+    );
   });
 
   it.each(PADDLE_NODE_SDK.clock.cases)('%s', (_name, now, valid) => {
@@ -36,7 +43,9 @@ describe(`X-Razorpay-Signature: ${RAZORPAY_NODE_SDK.source}`, () => {
     expect(() => verifySignature(Buffer.from(body), wrongSignature, secret)).toThrow(/signature does not match/);
   });
   it('the same body re-serialised with whitespace, or under another secret, is refused with the published signature', () => {
-    expect(() => verifySignature(Buffer.from(JSON.stringify(JSON.parse(body), null, 1)), correctSignature, secret)).toThrow(/signature does not match/);
+    expect(() =>
+      verifySignature(Buffer.from(JSON.stringify(JSON.parse(body), null, 1)), correctSignature, secret),
+    ).toThrow(/signature does not match/);
     expect(() => verifySignature(Buffer.from(body), correctSignature, '1234567')).toThrow(/signature does not match/);
   });
 });

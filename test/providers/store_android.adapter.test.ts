@@ -11,7 +11,11 @@ import type { ProductSpec, ProviderContext } from '../../providers/types';
 import { getOrPostControlFor } from '../helpers/emulator-control';
 import { productSpec } from '../helpers/product-spec';
 
-type Creds = { account: string; credentials: Record<'test' | 'live', { service_account_json: string }>; webhook_secret: string };
+type Creds = {
+  account: string;
+  credentials: Record<'test' | 'live', { service_account_json: string }>;
+  webhook_secret: string;
+};
 
 let emu: RunningEmulator;
 const adapter = createStoreAndroidAdapter();
@@ -29,7 +33,12 @@ async function newAccount(): Promise<Creds> {
 function ctxFor(acct: Creds, mode: 'test' | 'live' = 'test', baseUrl = emu.url): ProviderContext {
   const sa = JSON.parse(acct.credentials[mode].service_account_json);
   const tokenUri = new URL(new URL(sa.token_uri).pathname, baseUrl).toString();
-  return { baseUrl, mode, credential: { service_account_json: JSON.stringify({ ...sa, token_uri: tokenUri }) }, accountRef: acct.account };
+  return {
+    baseUrl,
+    mode,
+    credential: { service_account_json: JSON.stringify({ ...sa, token_uri: tokenUri }) },
+    accountRef: acct.account,
+  };
 }
 
 const spec = (over: Partial<ProductSpec> = {}) => productSpec({ android_store_product_id: 'monthly', ...over });
@@ -62,17 +71,43 @@ describe('store_android adapter: catalogue against the Play emulator', () => {
     expect(row.mode).toBe('test');
     expect(row.resource.listings).toEqual([{ languageCode: 'en-US', title: 'Premium Monthly' }]);
     const bp = row.resource.basePlans[0];
-    expect(bp).toMatchObject({ basePlanId: 'monthly', state: 'DRAFT', autoRenewingBasePlanType: { billingPeriodDuration: 'P1M' } });
-    expect(bp.regionalConfigs).toContainEqual({ regionCode: 'US', newSubscriberAvailability: true, price: { currencyCode: 'USD', units: '9', nanos: 990_000_000 } });
+    expect(bp).toMatchObject({
+      basePlanId: 'monthly',
+      state: 'DRAFT',
+      autoRenewingBasePlanType: { billingPeriodDuration: 'P1M' },
+    });
+    expect(bp.regionalConfigs).toContainEqual({
+      regionCode: 'US',
+      newSubscriberAvailability: true,
+      price: { currencyCode: 'USD', units: '9', nanos: 990_000_000 },
+    });
     // JPY has no minor unit: 1200 minor units are 1200 yen.
-    expect(bp.regionalConfigs).toContainEqual({ regionCode: 'JP', newSubscriberAvailability: true, price: { currencyCode: 'JPY', units: '1200', nanos: 0 } });
+    expect(bp.regionalConfigs).toContainEqual({
+      regionCode: 'JP',
+      newSubscriberAvailability: true,
+      price: { currencyCode: 'JPY', units: '1200', nanos: 0 },
+    });
 
-    const priced = await adapter.upsertPrices(ctx, external_id, spec({ prices: [{ country: 'US', currency: 'USD', amount_minor: 1299 }, { country: 'GB', currency: 'GBP', amount_minor: 999 }] }), 'k2');
+    const priced = await adapter.upsertPrices(
+      ctx,
+      external_id,
+      spec({
+        prices: [
+          { country: 'US', currency: 'USD', amount_minor: 1299 },
+          { country: 'GB', currency: 'GBP', amount_minor: 999 },
+        ],
+      }),
+      'k2',
+    );
     expect(priced.priced_locales).toBe(2);
     expect(priced.price_ids).toEqual(['monthly/monthly/US', 'monthly/monthly/GB']);
     const [after] = await subscriptionsOf(acct);
     const configs = after.resource.basePlans[0].regionalConfigs;
-    expect(configs.find((c: any) => c.regionCode === 'US').price).toEqual({ currencyCode: 'USD', units: '12', nanos: 990_000_000 });
+    expect(configs.find((c: any) => c.regionCode === 'US').price).toEqual({
+      currencyCode: 'USD',
+      units: '12',
+      nanos: 990_000_000,
+    });
     // A region no longer wanted is closed to new subscribers, not deleted (Play keeps existing subscribers on it).
     expect(configs.find((c: any) => c.regionCode === 'DE')).toMatchObject({ newSubscriberAvailability: false });
 
@@ -81,7 +116,9 @@ describe('store_android adapter: catalogue against the Play emulator', () => {
     expect((await subscriptionsOf(acct))[0].resource.basePlans[0].state).toBe('ACTIVE');
 
     const remote = await adapter.listRemoteProducts(ctx);
-    expect(remote).toEqual([{ external_id: 'monthly', sku: 'monthly', name: 'Premium Monthly', active: true, product_id: null }]);
+    expect(remote).toEqual([
+      { external_id: 'monthly', sku: 'monthly', name: 'Premium Monthly', active: true, product_id: null },
+    ]);
   });
 
   it('updates the listing of an existing subscription and adds nothing twice', async () => {
@@ -119,7 +156,11 @@ describe('store_android adapter: catalogue against the Play emulator', () => {
     const acct = await newAccount();
     const ctx = ctxFor(acct);
     const s = spec();
-    const results = await Promise.all([adapter.upsertProduct(ctx, s, 'same'), adapter.upsertProduct(ctx, s, 'same'), adapter.upsertProduct(ctx, s, 'same')]);
+    const results = await Promise.all([
+      adapter.upsertProduct(ctx, s, 'same'),
+      adapter.upsertProduct(ctx, s, 'same'),
+      adapter.upsertProduct(ctx, s, 'same'),
+    ]);
     expect(new Set(results.map((r) => r.external_id))).toEqual(new Set(['monthly']));
     await adapter.upsertProduct(ctx, s, 'same');
     await adapter.upsertPrices(ctx, 'monthly', s, 'p');
@@ -143,7 +184,8 @@ describe('store_android adapter: catalogue against the Play emulator', () => {
     const acct = await newAccount();
     const ctx = ctxFor(acct);
     const ids = Array.from({ length: 105 }, (_, i) => `p${String(i).padStart(3, '0')}`);
-    for (const id of ids) await adapter.upsertProduct(ctx, spec({ sku: id, android_store_product_id: id, name: id }), id);
+    for (const id of ids)
+      await adapter.upsertProduct(ctx, spec({ sku: id, android_store_product_id: id, name: id }), id);
     const remote = await adapter.listRemoteProducts(ctx);
     expect(remote.map((r) => r.external_id)).toEqual(ids);
   });
@@ -151,17 +193,26 @@ describe('store_android adapter: catalogue against the Play emulator', () => {
   it('derives valid Play ids from a SKU when no android_store_product_id is set', async () => {
     const acct = await newAccount();
     const ctx = ctxFor(acct);
-    const { external_id } = await adapter.upsertProduct(ctx, spec({ sku: 'Pro-Annual 2024', android_store_product_id: null, tier: 'annual' }), 'k');
+    const { external_id } = await adapter.upsertProduct(
+      ctx,
+      spec({ sku: 'Pro-Annual 2024', android_store_product_id: null, tier: 'annual' }),
+      'k',
+    );
     expect(external_id).toBe('pro_annual_2024');
     const [row] = await subscriptionsOf(acct);
-    expect(row.resource.basePlans[0]).toMatchObject({ basePlanId: 'pro-annual-2024', autoRenewingBasePlanType: { billingPeriodDuration: 'P1Y' } });
+    expect(row.resource.basePlans[0]).toMatchObject({
+      basePlanId: 'pro-annual-2024',
+      autoRenewingBasePlanType: { billingPeriodDuration: 'P1Y' },
+    });
   });
 });
 
 describe('store_android adapter: rejections carry Play’s reason', () => {
   it('a price in the wrong currency for its region is rejected by Play', async () => {
     const acct = await newAccount();
-    const err = await adapter.upsertProduct(ctxFor(acct), spec({ prices: [{ country: 'DE', currency: 'USD', amount_minor: 999 }] }), 'k').catch((e) => e);
+    const err = await adapter
+      .upsertProduct(ctxFor(acct), spec({ prices: [{ country: 'DE', currency: 'USD', amount_minor: 999 }] }), 'k')
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ProviderRejectedError);
     expect(err.status).toBe(400);
     expect(err.reason).toMatch(/region DE must be in EUR/);
@@ -187,7 +238,9 @@ describe('store_android adapter: rejections carry Play’s reason', () => {
 
   it('a product without a billing tier is rejected before any call', async () => {
     const acct = await newAccount();
-    await expect(adapter.upsertProduct(ctxFor(acct), spec({ tier: null }), 'k')).rejects.toBeInstanceOf(ProviderRejectedError);
+    await expect(adapter.upsertProduct(ctxFor(acct), spec({ tier: null }), 'k')).rejects.toBeInstanceOf(
+      ProviderRejectedError,
+    );
   });
 });
 
@@ -208,7 +261,9 @@ describe('store_android adapter: service-account auth', () => {
   it('a service-account key the emulator does not know is refused at the token endpoint', async () => {
     const acct = await newAccount();
     const sa = JSON.parse(acct.credentials.test.service_account_json);
-    sa.private_key = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' });
+    sa.private_key = crypto
+      .generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' });
     const ctx = { ...ctxFor(acct), credential: { service_account_json: JSON.stringify(sa) } };
     const err = await adapter.checkReachable(ctx).catch((e) => e);
     expect(err).toBeInstanceOf(ProviderRejectedError);
@@ -222,10 +277,25 @@ describe('store_android adapter: service-account auth', () => {
     const acct = await newAccount();
     const other = await newAccount();
     const sa = JSON.parse(acct.credentials.test.service_account_json);
-    const stranger = { ...ctxFor(acct), credential: { service_account_json: JSON.stringify({ ...sa, client_email: 'nobody@x.iam.gserviceaccount.com', private_key_id: undefined }) } };
-    await expect(adapter.checkReachable(stranger)).rejects.toThrow(/token endpoint refused the service account \(HTTP 4\d\d/);
-    await expect(adapter.checkReachable({ ...ctxFor(acct), credential: { service_account_json: '{not json' } })).rejects.toBeInstanceOf(ProviderRejectedError);
-    await expect(adapter.checkReachable({ ...ctxFor(acct), credential: {} })).rejects.toBeInstanceOf(ProviderRejectedError);
+    const stranger = {
+      ...ctxFor(acct),
+      credential: {
+        service_account_json: JSON.stringify({
+          ...sa,
+          client_email: 'nobody@x.iam.gserviceaccount.com',
+          private_key_id: undefined,
+        }),
+      },
+    };
+    await expect(adapter.checkReachable(stranger)).rejects.toThrow(
+      /token endpoint refused the service account \(HTTP 4\d\d/,
+    );
+    await expect(
+      adapter.checkReachable({ ...ctxFor(acct), credential: { service_account_json: '{not json' } }),
+    ).rejects.toBeInstanceOf(ProviderRejectedError);
+    await expect(adapter.checkReachable({ ...ctxFor(acct), credential: {} })).rejects.toBeInstanceOf(
+      ProviderRejectedError,
+    );
     const crossed = await adapter.checkReachable({ ...ctxFor(acct), accountRef: other.account }).catch((e) => e);
     expect(crossed).toBeInstanceOf(ProviderRejectedError);
     expect(crossed.status).toBe(403);
@@ -237,7 +307,10 @@ describe('store_android adapter: service-account auth', () => {
     await adapter.checkReachable(ctx);
     // Rotate the emulator's token-signing secret: every token it issued so far turns invalid (401).
     const keys = emu.store.list('keys');
-    keys.splice(keys.findIndex((k) => k.id === 'access_token_hmac'), 1);
+    keys.splice(
+      keys.findIndex((k) => k.id === 'access_token_hmac'),
+      1,
+    );
     await adapter.checkReachable(ctx);
   });
 
@@ -245,7 +318,9 @@ describe('store_android adapter: service-account auth', () => {
     const file = `/tmp/store_android_state_${crypto.randomBytes(4).toString('hex')}.json`;
     const first = await startEmulator(createEmulator, { port: 0, stateFile: file });
     const port = first.port;
-    const acct = (await (await fetch(`${first.url}/__control/accounts`, { method: 'POST', body: '{}' })).json()) as Creds;
+    const acct = (await (
+      await fetch(`${first.url}/__control/accounts`, { method: 'POST', body: '{}' })
+    ).json()) as Creds;
     const ctx = ctxFor(acct, 'test', first.url);
     await adapter.upsertProduct(ctx, spec(), 'k');
     await first.close();
@@ -368,6 +443,8 @@ describe('store_android adapter: fault classes', () => {
     const acct = await newAccount();
     await adapter.checkReachable({ ...ctxFor(acct), timeoutMs: 500 });
     await control('/faults', { mode: 'latency', ms: 800, route: '/androidpublisher' });
-    await expect(adapter.checkReachable({ ...ctxFor(acct), timeoutMs: 500 })).rejects.toBeInstanceOf(ProviderUnreachableError);
+    await expect(adapter.checkReachable({ ...ctxFor(acct), timeoutMs: 500 })).rejects.toBeInstanceOf(
+      ProviderUnreachableError,
+    );
   });
 });

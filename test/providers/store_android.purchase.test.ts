@@ -7,7 +7,11 @@ import { createStoreAndroidAdapter } from '../../providers/store_android/adapter
 import type { ProviderContext } from '../../providers/types';
 import { getOrPostControlFor } from '../helpers/emulator-control';
 
-type Creds = { account: string; credentials: Record<'test' | 'live', { service_account_json: string }>; webhook_secret: string };
+type Creds = {
+  account: string;
+  credentials: Record<'test' | 'live', { service_account_json: string }>;
+  webhook_secret: string;
+};
 
 let emu: RunningEmulator;
 let acct: Creds;
@@ -15,7 +19,12 @@ const adapter = createStoreAndroidAdapter();
 
 const control = getOrPostControlFor(() => emu.url);
 
-const ctx = (mode: 'test' | 'live' = 'test'): ProviderContext => ({ baseUrl: emu.url, mode, credential: acct.credentials[mode], accountRef: acct.account });
+const ctx = (mode: 'test' | 'live' = 'test'): ProviderContext => ({
+  baseUrl: emu.url,
+  mode,
+  credential: acct.credentials[mode],
+  accountRef: acct.account,
+});
 
 /** Event delivery target that accepts everything: these tests look at the purchase, not the push. */
 const sink = 'http://127.0.0.1:9/unused';
@@ -66,7 +75,13 @@ describe('store_android: purchases.subscriptionsv2 through the adapter', () => {
       kind: 'androidpublisher#subscriptionPurchaseV2',
       subscriptionState: 'SUBSCRIPTION_STATE_ACTIVE',
       testPurchase: {},
-      lineItems: [{ productId: 'annual', offerDetails: { basePlanId: 'annual' }, autoRenewingPlan: { recurringPrice: { currencyCode: 'USD', units: '49' } } }],
+      lineItems: [
+        {
+          productId: 'annual',
+          offerDetails: { basePlanId: 'annual' },
+          autoRenewingPlan: { recurringPrice: { currencyCode: 'USD', units: '49' } },
+        },
+      ],
     });
     // The production service account sees license-tester purchases too, as on Play.
     expect((await adapter.fetchStorePurchase!(ctx('live'), purchase_token)).is_sandbox).toBe(true);
@@ -91,7 +106,9 @@ describe('store_android: purchases.subscriptionsv2 through the adapter', () => {
   it('a token bought for one product does not unlock another', async () => {
     const { purchase_token } = await control('/sandbox-purchase', { product_id: 'annual' });
     expect((await adapter.fetchStorePurchase!(ctx('test'), purchase_token, 'annual')).store_product_id).toBe('annual');
-    await expect(adapter.fetchStorePurchase!(ctx('test'), purchase_token, 'monthly')).rejects.toThrow(/not for product monthly/);
+    await expect(adapter.fetchStorePurchase!(ctx('test'), purchase_token, 'monthly')).rejects.toThrow(
+      /not for product monthly/,
+    );
   });
 
   it('the lookup after each RTDN agrees with it: canceled keeps access to expiry, grace, hold, revoke', async () => {
@@ -126,10 +143,18 @@ describe('store_android: purchases.subscriptionsv2 through the adapter', () => {
     const { purchase_token } = await control('/sandbox-purchase', { product_id: 'annual' });
     // Use the adapter's own auth to reach the raw endpoint, as a later acknowledge step would.
     const { fetchAccessToken, parseServiceAccount } = await import('../../providers/store_android/auth');
-    const { access_token } = await fetchAccessToken(parseServiceAccount(acct.credentials.test.service_account_json, emu.url), 5000, emu.url);
+    const { access_token } = await fetchAccessToken(
+      parseServiceAccount(acct.credentials.test.service_account_json, emu.url),
+      5000,
+      emu.url,
+    );
     const res = await fetch(
       `${emu.url}/androidpublisher/v3/applications/${acct.account}/purchases/subscriptions/annual/tokens/${encodeURIComponent(purchase_token)}:acknowledge`,
-      { method: 'POST', headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' }, body: '{}' },
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+        body: '{}',
+      },
     );
     expect(res.status).toBe(200);
     expect((await adapter.fetchStorePurchase!(ctx('test'), purchase_token)).acknowledged).toBe(true);

@@ -27,7 +27,10 @@ async function push(body: Record<string, unknown>): Promise<Received & { id: str
   return { ...inbox[inbox.length - 1], ...sent };
 }
 
-const input = (r: Received, over: Partial<{ secret: string; now: Date; headers: Received['headers']; rawBody: Buffer }> = {}) => ({
+const input = (
+  r: Received,
+  over: Partial<{ secret: string; now: Date; headers: Received['headers']; rawBody: Buffer }> = {},
+) => ({
   headers: r.headers,
   rawBody: r.body,
   secret: acct.webhook_secret,
@@ -49,7 +52,11 @@ afterAll(async () => {
 
 describe('store_android: RTDN Pub/Sub push verification', () => {
   it('accepts the emulator’s push and parses the DeveloperNotification', async () => {
-    const { purchase_token } = await control('/sandbox-purchase', { product_id: 'monthly', app_user_id: 'u1', account: acct.account });
+    const { purchase_token } = await control('/sandbox-purchase', {
+      product_id: 'monthly',
+      app_user_id: 'u1',
+      account: acct.account,
+    });
     const r = await push({ type: 'SUBSCRIPTION_PURCHASED', data: { purchaseToken: purchase_token } });
     expect(r.status).toBe(204);
     expect(r.headers.authorization).toMatch(/^Bearer ey/);
@@ -111,14 +118,16 @@ describe('store_android: RTDN Pub/Sub push verification', () => {
     const [h, p, s] = String(r.headers.authorization).slice('Bearer '.length).split('.');
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
     const forged = Buffer.from(JSON.stringify({ ...claims, aud: 'https://attacker.example' })).toString('base64url');
-    await expect(adapter.verifyWebhook(input(r, { headers: { ...r.headers, authorization: `Bearer ${h}.${forged}.${s}` } }))).rejects.toBeInstanceOf(
-      WebhookVerificationError,
-    );
+    await expect(
+      adapter.verifyWebhook(input(r, { headers: { ...r.headers, authorization: `Bearer ${h}.${forged}.${s}` } })),
+    ).rejects.toBeInstanceOf(WebhookVerificationError);
   });
 
   it('rejects the wrong audience (another tenant’s push endpoint)', async () => {
     const r = await push({ type: 'SUBSCRIPTION_RENEWED' });
-    const err = await adapter.verifyWebhook(input(r, { secret: 'https://rtdn.billing.invalid/other-tenant' })).catch((e) => e);
+    const err = await adapter
+      .verifyWebhook(input(r, { secret: 'https://rtdn.billing.invalid/other-tenant' }))
+      .catch((e) => e);
     expect(err).toBeInstanceOf(WebhookVerificationError);
     expect(err.reason).toMatch(/aud/);
   });
@@ -143,14 +152,22 @@ describe('store_android: RTDN Pub/Sub push verification', () => {
     const r = await push({ type: 'SUBSCRIPTION_RENEWED' });
     const garbage = Buffer.from(JSON.stringify({ message: { data: 'not base64 json!', messageId: '1' } }));
     await expect(adapter.verifyWebhook(input(r, { rawBody: garbage }))).rejects.toThrow(/unprocessable push/);
-    await expect(adapter.verifyWebhook(input(r, { rawBody: Buffer.from('{}') }))).rejects.toBeInstanceOf(WebhookVerificationError);
+    await expect(adapter.verifyWebhook(input(r, { rawBody: Buffer.from('{}') }))).rejects.toBeInstanceOf(
+      WebhookVerificationError,
+    );
   });
 
   it('checks the push service account email when configured', async () => {
     const r = await push({ type: 'SUBSCRIPTION_RENEWED' });
-    const strict = createStoreAndroidAdapter({ jwksUrl: `${emu.url}/oauth2/v3/certs`, pushServiceAccountEmail: acct.push_service_account_email });
+    const strict = createStoreAndroidAdapter({
+      jwksUrl: `${emu.url}/oauth2/v3/certs`,
+      pushServiceAccountEmail: acct.push_service_account_email,
+    });
     expect((await strict.verifyWebhook(input(r))).kind).toBe('renewed');
-    const wrong = createStoreAndroidAdapter({ jwksUrl: `${emu.url}/oauth2/v3/certs`, pushServiceAccountEmail: 'someone@else.iam.gserviceaccount.com' });
+    const wrong = createStoreAndroidAdapter({
+      jwksUrl: `${emu.url}/oauth2/v3/certs`,
+      pushServiceAccountEmail: 'someone@else.iam.gserviceaccount.com',
+    });
     await expect(wrong.verifyWebhook(input(r))).rejects.toThrow(/push service account/);
   });
 

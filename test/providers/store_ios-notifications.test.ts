@@ -39,14 +39,21 @@ async function notify(body: Record<string, unknown>): Promise<{ id: string; raw:
   return { id: res.id, raw: received[received.length - 1].body };
 }
 
-const verify = (raw: Buffer) => adapter.verifyWebhook({ headers: { 'content-type': 'application/json' }, rawBody: raw, secret: '' });
+const verify = (raw: Buffer) =>
+  adapter.verifyWebhook({ headers: { 'content-type': 'application/json' }, rawBody: raw, secret: '' });
 
 beforeAll(async () => {
   emu = await startEmulator(createEmulator, { port: 0 });
   acct = await control<Account>('POST', '/accounts', { account: 'com.example.notify' });
   // The service wires the emulator's root the same way in demo mode.
   adapter = createStoreIosAdapter({ trustedRoots: async () => [await fetchEmulatorRootCa(emu.url)] });
-  ctx = { baseUrl: emu.url, mode: 'test', credential: acct.credentials.test, accountRef: acct.account, timeoutMs: 5000 };
+  ctx = {
+    baseUrl: emu.url,
+    mode: 'test',
+    credential: acct.credentials.test,
+    accountRef: acct.account,
+    timeoutMs: 5000,
+  };
   sink = await startWebhookReceiver('store_ios', { body: 'ok' });
   sinkUrl = sink.url;
   received = sink.received;
@@ -59,7 +66,10 @@ afterAll(async () => {
 
 describe('store_ios sandbox purchase → fetchStorePurchase', () => {
   it('a sandbox tester purchase is found through the Server API, verified, and reported as sandbox', async () => {
-    const bought = await control<{ transaction_id: string; signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', app_user_id: 'user-42' });
+    const bought = await control<{ transaction_id: string; signed_transaction: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      app_user_id: 'user-42',
+    });
     expect(Object.keys(bought).sort()).toEqual(['signed_transaction', 'transaction_id']);
     const purchase = await adapter.fetchStorePurchase!(ctx, bought.transaction_id, 'premium_monthly');
     expect(purchase).toMatchObject({
@@ -74,22 +84,40 @@ describe('store_ios sandbox purchase → fetchStorePurchase', () => {
   });
 
   it('the signed transaction a device receives verifies against the same root', async () => {
-    const bought = await control<{ signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly' });
+    const bought = await control<{ signed_transaction: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+    });
     const { SignedDataVerifier, Environment } = await import('@apple/app-store-server-library');
     const root = await fetchEmulatorRootCa(emu.url);
-    const tx = await new SignedDataVerifier([root], false, Environment.SANDBOX, acct.account).verifyAndDecodeTransaction(bought.signed_transaction);
-    expect(tx).toMatchObject({ productId: 'premium_monthly', environment: 'Sandbox', type: 'Auto-Renewable Subscription' });
+    const tx = await new SignedDataVerifier(
+      [root],
+      false,
+      Environment.SANDBOX,
+      acct.account,
+    ).verifyAndDecodeTransaction(bought.signed_transaction);
+    expect(tx).toMatchObject({
+      productId: 'premium_monthly',
+      environment: 'Sandbox',
+      type: 'Auto-Renewable Subscription',
+    });
   });
 
   it('a UUID app_user_id is the appAccountToken itself', async () => {
     const uuid = crypto.randomUUID();
-    const bought = await control<{ transaction_id: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', app_user_id: uuid });
+    const bought = await control<{ transaction_id: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      app_user_id: uuid,
+    });
     expect((await adapter.fetchStorePurchase!(ctx, bought.transaction_id)).app_user_id).toBe(uuid);
   });
 
   it('rejects a purchase of another product, and the live key cannot see sandbox transactions', async () => {
-    const bought = await control<{ transaction_id: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly' });
-    await expect(adapter.fetchStorePurchase!(ctx, bought.transaction_id, 'premium_annual')).rejects.toThrow(/not premium_annual/);
+    const bought = await control<{ transaction_id: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+    });
+    await expect(adapter.fetchStorePurchase!(ctx, bought.transaction_id, 'premium_annual')).rejects.toThrow(
+      /not premium_annual/,
+    );
     const live = { ...ctx, mode: 'live' as const, credential: acct.credentials.live };
     const err = await adapter.fetchStorePurchase!(live, bought.transaction_id).catch((e) => e);
     expect(err).toBeInstanceOf(ProviderRejectedError);
@@ -98,7 +126,11 @@ describe('store_ios sandbox purchase → fetchStorePurchase', () => {
 
   it('follows the subscription through refund and billing grace', async () => {
     const a = await control<{ transaction_id: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly' });
-    await notify({ type: 'DID_FAIL_TO_RENEW', subtype: 'GRACE_PERIOD', data: { originalTransactionId: a.transaction_id } });
+    await notify({
+      type: 'DID_FAIL_TO_RENEW',
+      subtype: 'GRACE_PERIOD',
+      data: { originalTransactionId: a.transaction_id },
+    });
     const grace = await adapter.fetchStorePurchase!(ctx, a.transaction_id);
     expect(grace.state).toBe('grace_period');
     expect(new Date(grace.expires_at!).getTime()).toBeGreaterThan(Date.now() + 15 * 86_400_000);
@@ -113,14 +145,25 @@ describe('store_ios sandbox purchase → fetchStorePurchase', () => {
   });
 
   it('a Production purchase is fetched with the live key and is not sandbox', async () => {
-    const { raw } = await notify({ type: 'SUBSCRIBED', mode: 'live', data: { productId: 'premium_annual', app_user_id: 'user-live' } });
+    const { raw } = await notify({
+      type: 'SUBSCRIBED',
+      mode: 'live',
+      data: { productId: 'premium_annual', app_user_id: 'user-live' },
+    });
     const ev = await verify(raw);
     expect(ev.mode).toBe('live');
     const live = { ...ctx, mode: 'live' as const, credential: acct.credentials.live };
     const purchase = await adapter.fetchStorePurchase!(live, ev.subscription_external_id!);
-    expect(purchase).toMatchObject({ is_sandbox: false, state: 'active', store_product_id: 'premium_annual', app_user_id: appAccountTokenFor('user-live') });
+    expect(purchase).toMatchObject({
+      is_sandbox: false,
+      state: 'active',
+      store_product_id: 'premium_annual',
+      app_user_id: appAccountTokenFor('user-live'),
+    });
     // …and the test key cannot see it.
-    await expect(adapter.fetchStorePurchase!(ctx, ev.subscription_external_id!)).rejects.toBeInstanceOf(ProviderRejectedError);
+    await expect(adapter.fetchStorePurchase!(ctx, ev.subscription_external_id!)).rejects.toBeInstanceOf(
+      ProviderRejectedError,
+    );
   });
 
   it('after a renewal, the original transaction id reports the latest period', async () => {
@@ -135,7 +178,10 @@ describe('store_ios sandbox purchase → fetchStorePurchase', () => {
 
 describe('store_ios Server Notifications V2 verification', () => {
   it('accepts the emulator signed DID_RENEW and normalises it', async () => {
-    const bought = await control<{ transaction_id: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', app_user_id: 'user-7' });
+    const bought = await control<{ transaction_id: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      app_user_id: 'user-7',
+    });
     const { id, raw } = await notify({ type: 'DID_RENEW', data: { originalTransactionId: bought.transaction_id } });
     const ev = await verify(raw);
     expect(ev).toMatchObject({
@@ -179,7 +225,13 @@ describe('store_ios Server Notifications V2 verification', () => {
     await expect(verify(raw)).rejects.toBeInstanceOf(WebhookVerificationError);
     // …and the emulator's own chain is refused by an adapter that trusts only Apple's root.
     const good = await notify({ type: 'DID_RENEW' });
-    await expect(createStoreIosAdapter({ enableOnlineChecks: false }).verifyWebhook({ headers: {}, rawBody: good.raw, secret: '' })).rejects.toBeInstanceOf(WebhookVerificationError);
+    await expect(
+      createStoreIosAdapter({ enableOnlineChecks: false }).verifyWebhook({
+        headers: {},
+        rawBody: good.raw,
+        secret: '',
+      }),
+    ).rejects.toBeInstanceOf(WebhookVerificationError);
   });
 
   it('rejects a tampered payload', async () => {
@@ -189,13 +241,23 @@ describe('store_ios Server Notifications V2 verification', () => {
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
     payload.notificationType = 'REFUND';
     const forged = `${h}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}.${s}`;
-    await expect(verify(Buffer.from(JSON.stringify({ signedPayload: forged })))).rejects.toThrow(WebhookVerificationError);
+    await expect(verify(Buffer.from(JSON.stringify({ signedPayload: forged })))).rejects.toThrow(
+      WebhookVerificationError,
+    );
   });
 
   it('rejects an unsigned payload claiming the Xcode environment (which the library would not check)', async () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url');
-    const payload = Buffer.from(JSON.stringify({ notificationType: 'DID_RENEW', notificationUUID: crypto.randomUUID(), data: { bundleId: acct.account, environment: 'Xcode' } })).toString('base64url');
-    await expect(verify(Buffer.from(JSON.stringify({ signedPayload: `${header}.${payload}.` })))).rejects.toThrow(/Sandbox or Production/);
+    const payload = Buffer.from(
+      JSON.stringify({
+        notificationType: 'DID_RENEW',
+        notificationUUID: crypto.randomUUID(),
+        data: { bundleId: acct.account, environment: 'Xcode' },
+      }),
+    ).toString('base64url');
+    await expect(verify(Buffer.from(JSON.stringify({ signedPayload: `${header}.${payload}.` })))).rejects.toThrow(
+      /Sandbox or Production/,
+    );
   });
 
   it('rejects a body that is not {signedPayload}', async () => {
@@ -218,11 +280,15 @@ describe('store_ios emulator persistence', () => {
     const file = path.join(dir, 'store_ios.json');
     const one = await startEmulator(createEmulator, { port: 0, stateFile: file });
     const root1 = await (await fetch(`${one.url}/__control/root-ca`)).json();
-    const a1 = await (await fetch(`${one.url}/__control/accounts`, { method: 'POST', body: '{"account":"com.example.persist"}' })).json();
+    const a1 = await (
+      await fetch(`${one.url}/__control/accounts`, { method: 'POST', body: '{"account":"com.example.persist"}' })
+    ).json();
     await one.close();
     const two = await startEmulator(createEmulator, { port: 0, stateFile: file });
     const root2 = await (await fetch(`${two.url}/__control/root-ca`)).json();
-    const a2 = await (await fetch(`${two.url}/__control/accounts`, { method: 'POST', body: '{"account":"com.example.persist"}' })).json();
+    const a2 = await (
+      await fetch(`${two.url}/__control/accounts`, { method: 'POST', body: '{"account":"com.example.persist"}' })
+    ).json();
     await two.close();
     expect(root2.der_base64).toBe(root1.der_base64);
     expect(root1.pem).toContain('BEGIN CERTIFICATE');

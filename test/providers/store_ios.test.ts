@@ -73,7 +73,9 @@ describe('store_ios accounts', () => {
 describe('store_ios catalogue (App Store Connect)', () => {
   it('checkReachable finds the app by bundle id, and rejects a bundle id the key cannot see', async () => {
     await expect(adapter.checkReachable(ctx)).resolves.toBeUndefined();
-    await expect(adapter.checkReachable({ ...ctx, accountRef: 'com.example.other' })).rejects.toBeInstanceOf(ProviderRejectedError);
+    await expect(adapter.checkReachable({ ...ctx, accountRef: 'com.example.other' })).rejects.toBeInstanceOf(
+      ProviderRejectedError,
+    );
   });
 
   it('upsertProduct creates one subscription in one group and a retry finds it instead of creating another', async () => {
@@ -114,11 +116,19 @@ describe('store_ios catalogue (App Store Connect)', () => {
 
   it('listRemoteProducts follows links.next across pages and reads our product id back', async () => {
     const paged = createStoreIosAdapter({ pageSize: 1 });
-    const specs = [spec({ sku: 'list_a' }), spec({ sku: 'list_b', tier: 'weekly' }), spec({ sku: 'list_c', tier: 'quarterly' })];
+    const specs = [
+      spec({ sku: 'list_a' }),
+      spec({ sku: 'list_b', tier: 'weekly' }),
+      spec({ sku: 'list_c', tier: 'quarterly' }),
+    ];
     for (const s of specs) await paged.upsertProduct(ctx, s, s.sku);
     const remote = await paged.listRemoteProducts(ctx);
     for (const s of specs) {
-      expect(remote.find((r) => r.sku === s.sku)).toMatchObject({ active: true, product_id: s.product_id, name: s.name });
+      expect(remote.find((r) => r.sku === s.sku)).toMatchObject({
+        active: true,
+        product_id: s.product_id,
+        name: s.name,
+      });
     }
     expect(new Set(remote.map((r) => r.external_id)).size).toBe(remote.length);
   });
@@ -133,11 +143,19 @@ describe('store_ios catalogue (App Store Connect)', () => {
     expect(retry.price_ids.sort()).toEqual([...first.price_ids].sort());
     let st = await state();
     expect(st.subscription_prices.filter((p) => p.subscription_id === external_id)).toHaveLength(3);
-    expect(st.subscription_availabilities.find((a) => a.subscription_id === external_id)!.territories.sort()).toEqual(['DEU', 'JPN', 'USA']);
+    expect(st.subscription_availabilities.find((a) => a.subscription_id === external_id)!.territories.sort()).toEqual([
+      'DEU',
+      'JPN',
+      'USA',
+    ]);
     expect(st.subscriptions.find((x) => x.id === external_id)!.state).toBe('READY_TO_SUBMIT');
 
     // A price change adds today's price for that territory only; existing subscribers keep theirs.
-    const changed = { ...s, version: 2, prices: [{ country: 'US', currency: 'USD', amount_minor: 1499 }, ...s.prices.slice(1)] };
+    const changed = {
+      ...s,
+      version: 2,
+      prices: [{ country: 'US', currency: 'USD', amount_minor: 1499 }, ...s.prices.slice(1)],
+    };
     await adapter.upsertPrices(ctx, external_id, changed, 'p2');
     st = await state();
     const usa = st.subscription_prices.filter((p) => p.subscription_id === external_id && p.territory === 'USA');
@@ -149,17 +167,24 @@ describe('store_ios catalogue (App Store Connect)', () => {
     const s = spec({ sku: 'badprice' });
     const { external_id } = await adapter.upsertProduct(ctx, s, 'b');
     const offLadder = { ...s, prices: [{ country: 'US', currency: 'USD', amount_minor: 1003 }] };
-    await expect(adapter.upsertPrices(ctx, external_id, offLadder, 'b1')).rejects.toThrow(/not an App Store price point.*nearest/);
+    await expect(adapter.upsertPrices(ctx, external_id, offLadder, 'b1')).rejects.toThrow(
+      /not an App Store price point.*nearest/,
+    );
     const wrongCurrency = { ...s, prices: [{ country: 'GB', currency: 'USD', amount_minor: 999 }] };
     await expect(adapter.upsertPrices(ctx, external_id, wrongCurrency, 'b2')).rejects.toThrow(/sells in GBP/);
     const noTerritory = { ...s, prices: [{ country: 'ZZ', currency: 'USD', amount_minor: 999 }] };
-    await expect(adapter.upsertPrices(ctx, external_id, noTerritory, 'b3')).rejects.toBeInstanceOf(ProviderRejectedError);
+    await expect(adapter.upsertPrices(ctx, external_id, noTerritory, 'b3')).rejects.toBeInstanceOf(
+      ProviderRejectedError,
+    );
   });
 
   it('ensurePaymentLink answers the plan: the productId the app buys', async () => {
     const s = spec({ sku: 'plan_sku', ios_store_product_id: 'com.example.plan.monthly' });
     const { external_id } = await adapter.upsertProduct(ctx, s, 'pl');
-    await expect(adapter.ensurePaymentLink(ctx, external_id, s, 'app_1', 'pl1')).resolves.toEqual({ kind: 'plan', external_id: 'com.example.plan.monthly' });
+    await expect(adapter.ensurePaymentLink(ctx, external_id, s, 'app_1', 'pl1')).resolves.toEqual({
+      kind: 'plan',
+      external_id: 'com.example.plan.monthly',
+    });
   });
 
   it('stopSales removes the subscription from sale in every territory', async () => {
@@ -230,7 +255,10 @@ describe('store_ios faults', () => {
 });
 
 describe('store_ios auth (ES256 JWT)', () => {
-  const wrongKey = () => crypto.generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const wrongKey = () =>
+    crypto
+      .generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
   it('rejects a token signed with a key other than the registered one, on both APIs', async () => {
     const bad = { ...ctx, credential: { ...ctx.credential, private_key: wrongKey() } };
@@ -248,8 +276,19 @@ describe('store_ios auth (ES256 JWT)', () => {
     const key = crypto.createPrivateKey(c.private_key);
     const now = Math.floor(Date.now() / 1000);
     const token = (iss: string, aud: string, ttl: number) =>
-      new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: c.key_id, typ: 'JWT' }).setIssuer(iss).setIssuedAt(now).setExpirationTime(now + ttl).setAudience(aud).sign(key);
-    const call = async (t: string) => (await fetch(`${emu.url}/v1/apps?filter[bundleId]=${acct.account}`, { headers: { authorization: `Bearer ${t}` } })).status;
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', kid: c.key_id, typ: 'JWT' })
+        .setIssuer(iss)
+        .setIssuedAt(now)
+        .setExpirationTime(now + ttl)
+        .setAudience(aud)
+        .sign(key);
+    const call = async (t: string) =>
+      (
+        await fetch(`${emu.url}/v1/apps?filter[bundleId]=${acct.account}`, {
+          headers: { authorization: `Bearer ${t}` },
+        })
+      ).status;
     expect(await call(await token(c.issuer_id, 'appstoreconnect-v1', 600))).toBe(200);
     expect(await call(await token(crypto.randomUUID(), 'appstoreconnect-v1', 600))).toBe(401);
     expect(await call(await token(c.issuer_id, 'someone-else', 600))).toBe(401);

@@ -70,7 +70,11 @@ describe('vault: AES-256-GCM envelopes', () => {
 
   it('binds the ciphertext to its row: another tenant, row or field fails', () => {
     const env = vault.encrypt('secret', 'tenant-a:conn-1:credential_test_enc');
-    for (const other of ['tenant-b:conn-1:credential_test_enc', 'tenant-a:conn-2:credential_test_enc', 'tenant-a:conn-1:credential_live_enc']) {
+    for (const other of [
+      'tenant-b:conn-1:credential_test_enc',
+      'tenant-a:conn-2:credential_test_enc',
+      'tenant-a:conn-1:credential_live_enc',
+    ]) {
       const e = expectDecryptFailure(() => vault.decrypt(env, other), 'auth_failed');
       expect(e.message).not.toContain(env);
       expect(e.message).not.toContain('secret');
@@ -109,7 +113,10 @@ describe('MASTER_KEY parsing', () => {
     const key = crypto.randomBytes(32);
     expect(createVault(key.toString('base64')).currentKeyId).toBe('k1');
     expect(createVault(key.toString('hex')).currentKeyId).toBe('k1');
-    expect(createVault(` main_2024:${key.toString('base64url')} , old-1:${b64()}\n`).keyIds).toEqual(['main_2024', 'old-1']);
+    expect(createVault(` main_2024:${key.toString('base64url')} , old-1:${b64()}\n`).keyIds).toEqual([
+      'main_2024',
+      'old-1',
+    ]);
     const bare = createVault(key.toString('base64'));
     const hex = createVault(key.toString('hex'));
     expect(hex.decrypt(bare.encrypt('same key', AAD), AAD)).toBe('same key');
@@ -154,7 +161,8 @@ describe('MASTER_KEY parsing', () => {
       expect((err as ConfigError).variable).toBe('MASTER_KEY');
       const msg = (err as Error).message + String((err as Error).stack);
       expect(msg).toContain('MASTER_KEY');
-      for (const fragment of (value ?? '').split(/[,:\s]/).filter((f) => f.length >= 6)) expect(msg).not.toContain(fragment);
+      for (const fragment of (value ?? '').split(/[,:\s]/).filter((f) => f.length >= 6))
+        expect(msg).not.toContain(fragment);
       expect(msg).not.toContain(good);
     });
   }
@@ -172,7 +180,8 @@ describe('rotation across the database: reencryptAll', () => {
   let endpointId: string;
   let endpointSecrets: string[];
 
-  const rawRow = (id: string) => db('provider_connections').where({ id }).first('credential_test_enc', 'credential_live_enc', 'webhook_secret_enc');
+  const rawRow = (id: string) =>
+    db('provider_connections').where({ id }).first('credential_test_enc', 'credential_live_enc', 'webhook_secret_enc');
   const loadAll = (v: Vault, id: string) =>
     withTenant(db, tenantId, async (trx) => ({
       test: (await loadCredential(trx, v, id, 'test')).secret_key,
@@ -181,20 +190,32 @@ describe('rotation across the database: reencryptAll', () => {
     }));
 
   beforeAll(async () => {
-    [{ id: tenantId }] = await db('tenants').insert({ name: `vault-rot-${tag}` }).returning('id');
+    [{ id: tenantId }] = await db('tenants')
+      .insert({ name: `vault-rot-${tag}` })
+      .returning('id');
     await withTenant(db, tenantId, async (trx) => {
       const c = await createConnection(trx, createVault(k1), {
-        provider: 'psp_a', account_ref: `acct_rot_${tag}`,
-        credentials: { test: { secret_key: plain.test }, live: { secret_key: plain.live } }, webhook_secret: plain.hook,
+        provider: 'psp_a',
+        account_ref: `acct_rot_${tag}`,
+        credentials: { test: { secret_key: plain.test }, live: { secret_key: plain.live } },
+        webhook_secret: plain.hook,
       });
       connectionId = c.id;
       // A row under a key the operator no longer has: must be reported, never rewritten.
       const s = await createConnection(trx, createVault(`k9:${b64()}`), {
-        provider: 'psp_b', account_ref: `acct_lost_${tag}`, credentials: { test: { api_key: `pdl_${tag}` } },
+        provider: 'psp_b',
+        account_ref: `acct_lost_${tag}`,
+        credentials: { test: { api_key: `pdl_${tag}` } },
       });
       strangerId = s.id;
       // An outbound webhook endpoint mid-rotation: its current and previous signing secrets are envelopes too.
-      const e = await insertEndpoint(trx, createVault(k1), { tenantId, url: 'https://hooks.example.com/in', description: null, eventTypes: [], taskQueue: 'none' });
+      const e = await insertEndpoint(trx, createVault(k1), {
+        tenantId,
+        url: 'https://hooks.example.com/in',
+        description: null,
+        eventTypes: [],
+        taskQueue: 'none',
+      });
       endpointId = e.row.id;
       const rotated = await rotateEndpointSecret(trx, createVault(k1), endpointId, 3600);
       endpointSecrets = [rotated!.secret, e.secret];
@@ -217,16 +238,31 @@ describe('rotation across the database: reencryptAll', () => {
     expect(await rawRow(connectionId)).toEqual(before);
 
     const first = await reencryptAll(db, rotated, { tenantId, batchSize: 1 });
-    expect(first).toMatchObject({ current_key_id: 'k2', rows: 3, values: 6, reencrypted: 5, already_current: 0, failed: 1 });
-    expect(first.failures).toEqual([{ table: 'provider_connections', id: strangerId, field: 'credential_test_enc', reason: 'unknown_key' }]);
+    expect(first).toMatchObject({
+      current_key_id: 'k2',
+      rows: 3,
+      values: 6,
+      reencrypted: 5,
+      already_current: 0,
+      failed: 1,
+    });
+    expect(first.failures).toEqual([
+      { table: 'provider_connections', id: strangerId, field: 'credential_test_enc', reason: 'unknown_key' },
+    ]);
     expect(JSON.stringify(first)).not.toContain(plain.test);
     for (const s of endpointSecrets) expect(JSON.stringify(first)).not.toContain(s);
-    const endpointRow = await db('webhook_endpoints').where({ id: endpointId }).first('secret_enc', 'previous_secret_enc');
+    const endpointRow = await db('webhook_endpoints')
+      .where({ id: endpointId })
+      .first('secret_enc', 'previous_secret_enc');
     for (const v of Object.values(endpointRow)) expect(String(v).startsWith('v1:k2:')).toBe(true);
 
     const after = await rawRow(connectionId);
     for (const v of Object.values(after)) expect(String(v).startsWith('v1:k2:')).toBe(true);
-    expect(String((await db('provider_connections').where({ id: strangerId }).first()).credential_test_enc).startsWith('v1:k9:')).toBe(true);
+    expect(
+      String((await db('provider_connections').where({ id: strangerId }).first()).credential_test_enc).startsWith(
+        'v1:k9:',
+      ),
+    ).toBe(true);
 
     const again = await reencryptAll(db, rotated, { tenantId });
     expect(again).toMatchObject({ reencrypted: 0, already_current: 5, failed: 1 });
@@ -236,8 +272,12 @@ describe('rotation across the database: reencryptAll', () => {
     expect(await loadAll(createVault(k2), connectionId)).toEqual(plain);
     await expect(loadAll(createVault(k1), connectionId)).rejects.toThrow(VaultDecryptError);
     // The endpoint still signs with both secrets of its overlap, under k2 alone.
-    expect(await withTenant(db, tenantId, (trx) => signingSecrets(trx, createVault(k2), endpointId))).toEqual(endpointSecrets);
-    await expect(withTenant(db, tenantId, (trx) => signingSecrets(trx, createVault(k1), endpointId))).rejects.toThrow(VaultDecryptError);
+    expect(await withTenant(db, tenantId, (trx) => signingSecrets(trx, createVault(k2), endpointId))).toEqual(
+      endpointSecrets,
+    );
+    await expect(withTenant(db, tenantId, (trx) => signingSecrets(trx, createVault(k1), endpointId))).rejects.toThrow(
+      VaultDecryptError,
+    );
     // Other suites may run the unscoped command in this database: do not leave them an undecryptable row.
     await db('provider_connections').where({ id: strangerId }).del();
   });

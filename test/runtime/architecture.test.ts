@@ -28,7 +28,10 @@ describe('the folder rules', () => {
     const documented = documentedRules();
     for (const [folder, allowed] of Object.entries(ALLOWED)) {
       if (folder === 'scripts') continue; // documented as a list too, checked below
-      expect([folder, documented.get(folder)]).toEqual([folder, { run: [...allowed].sort(), types: [...(TYPE_ONLY[folder] ?? [])].sort() }]);
+      expect([folder, documented.get(folder)]).toEqual([
+        folder,
+        { run: [...allowed].sort(), types: [...(TYPE_ONLY[folder] ?? [])].sort() },
+      ]);
     }
     expect(documented.get('scripts')?.run).toEqual([...ALLOWED.scripts].sort());
   });

@@ -22,7 +22,11 @@ describe('production configuration (issue #18, item 8)', () => {
   });
 
   it('starts with it, and the Play adapter is built requiring it', () => {
-    const config = loadConfig({ NODE_ENV: 'production', MASTER_KEY: generateMasterKey(), STORE_ANDROID_PUSH_SERVICE_ACCOUNT: PUSH });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      MASTER_KEY: generateMasterKey(),
+      STORE_ANDROID_PUSH_SERVICE_ACCOUNT: PUSH,
+    });
     expect(config.storeAndroidPushServiceAccount).toBe(PUSH);
     // The adapter reads the config's value, never the process env.
     expect(() => createAdapters(config)).not.toThrow();

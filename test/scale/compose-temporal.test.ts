@@ -36,48 +36,64 @@ describe('docker-compose runs Temporal as a production installation does (issue 
     expect(service('temporal')).toMatch(/temporal-schema: \{ condition: service_completed_successfully \}/);
     expect(service('temporal-schema')).toMatch(/image: temporalio\/admin-tools:1\.29\.1-/);
     expect(service('temporal-namespace')).toMatch(/temporal operator namespace create/);
-    for (const app of ['worker', 'api']) expect(service(app), app).toMatch(/temporal-namespace: \{ condition: service_completed_successfully \}/);
+    for (const app of ['worker', 'api'])
+      expect(service(app), app).toMatch(/temporal-namespace: \{ condition: service_completed_successfully \}/);
   });
 
   // The job's own shell lines, run against this run's Postgres with the same tool version.
-  it.skipIf(!binaries)('its schema job creates and upgrades both databases, and a second run changes nothing', async () => {
-    const lines = service('temporal-schema').split('\n');
-    const from = lines.findIndex((l) => l.trim() === '- |') + 1;
-    const script = lines.slice(from, lines.findIndex((l, i) => i > from && !l.startsWith('        '))).map((l) => l.slice(8)).join('\n');
-    expect(script).toMatch(/setup-schema -v 0\.0/);
-    expect(script).toMatch(/update-schema/);
-    const url = new URL(inject('databaseUrl'));
-    const db = `temporal_compose_${crypto.randomBytes(3).toString('hex')}`;
-    const local = script
-      .replace(/\$\$/g, '$')
-      .replace('temporal-sql-tool', binaries!.sqlTool)
-      .replace('--ep postgres --port 5432 --user billing --password billing', `--ep ${url.hostname} --port ${url.port || 5432} --user ${decodeURIComponent(url.username)} --password '${decodeURIComponent(url.password)}'`)
-      .replace('temporal:temporal temporal_visibility:visibility', `${db}:temporal ${db}_visibility:visibility`);
-    try {
-      const state = async () => {
-        const out: Record<string, { version: string; steps: number }> = {};
-        for (const name of [db, `${db}_visibility`]) {
-          const k = createKnex(withDatabase(inject('databaseUrl'), name), { max: 1 });
-          try {
-            const rows = await k('schema_version').select('curr_version');
-            out[name] = { version: rows.map((r) => r.curr_version).join(), steps: Number((await k('schema_update_history').count('* as n'))[0].n) };
-          } finally {
-            await k.destroy();
+  it.skipIf(!binaries)(
+    'its schema job creates and upgrades both databases, and a second run changes nothing',
+    async () => {
+      const lines = service('temporal-schema').split('\n');
+      const from = lines.findIndex((l) => l.trim() === '- |') + 1;
+      const script = lines
+        .slice(
+          from,
+          lines.findIndex((l, i) => i > from && !l.startsWith('        ')),
+        )
+        .map((l) => l.slice(8))
+        .join('\n');
+      expect(script).toMatch(/setup-schema -v 0\.0/);
+      expect(script).toMatch(/update-schema/);
+      const url = new URL(inject('databaseUrl'));
+      const db = `temporal_compose_${crypto.randomBytes(3).toString('hex')}`;
+      const local = script
+        .replace(/\$\$/g, '$')
+        .replace('temporal-sql-tool', binaries!.sqlTool)
+        .replace(
+          '--ep postgres --port 5432 --user billing --password billing',
+          `--ep ${url.hostname} --port ${url.port || 5432} --user ${decodeURIComponent(url.username)} --password '${decodeURIComponent(url.password)}'`,
+        )
+        .replace('temporal:temporal temporal_visibility:visibility', `${db}:temporal ${db}_visibility:visibility`);
+      try {
+        const state = async () => {
+          const out: Record<string, { version: string; steps: number }> = {};
+          for (const name of [db, `${db}_visibility`]) {
+            const k = createKnex(withDatabase(inject('databaseUrl'), name), { max: 1 });
+            try {
+              const rows = await k('schema_version').select('curr_version');
+              out[name] = {
+                version: rows.map((r) => r.curr_version).join(),
+                steps: Number((await k('schema_update_history').count('* as n'))[0].n),
+              };
+            } finally {
+              await k.destroy();
+            }
           }
+          return out;
+        };
+        execFileSync('sh', ['-ec', local], { stdio: ['ignore', 'ignore', 'pipe'] });
+        const first = await state();
+        for (const s of Object.values(first)) {
+          expect(s.version).toMatch(/^1\.\d+$/);
+          expect(s.steps).toBeGreaterThan(0);
         }
-        return out;
-      };
-      execFileSync('sh', ['-ec', local], { stdio: ['ignore', 'ignore', 'pipe'] });
-      const first = await state();
-      for (const s of Object.values(first)) {
-        expect(s.version).toMatch(/^1\.\d+$/);
-        expect(s.steps).toBeGreaterThan(0);
+        // A restart of the stack runs the job again: nothing fails, nothing is applied twice.
+        execFileSync('sh', ['-ec', local], { stdio: ['ignore', 'ignore', 'pipe'] });
+        expect(await state()).toEqual(first);
+      } finally {
+        dropDatabases(binaries!, inject('databaseUrl'), db);
       }
-      // A restart of the stack runs the job again: nothing fails, nothing is applied twice.
-      execFileSync('sh', ['-ec', local], { stdio: ['ignore', 'ignore', 'pipe'] });
-      expect(await state()).toEqual(first);
-    } finally {
-      dropDatabases(binaries!, inject('databaseUrl'), db);
-    }
-  });
+    },
+  );
 });

@@ -18,7 +18,13 @@ export interface WorkerProcess {
 export async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<WorkerProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'temporal/worker-main.ts')], {
     cwd: ROOT_DIR,
-    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -33,7 +39,10 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<Worker
     clearTimeout(t);
   };
   await new Promise<void>((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`the worker did not start within 60 s:\n${output.slice(-2000)}`)), 60_000);
+    const deadline = setTimeout(
+      () => reject(new Error(`the worker did not start within 60 s:\n${output.slice(-2000)}`)),
+      60_000,
+    );
     const check = () => {
       if (output.includes('worker started')) {
         clearTimeout(deadline);

@@ -54,21 +54,32 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
   let client: Client;
 
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
     const providerEnv = Object.fromEntries(PROVIDERS.map((p) => [`${p.toUpperCase()}_API_BASE`, emulators[p].url]));
     const env = { MASTER_KEY: masterKey, TEMPORAL_TASK_QUEUE: taskQueue, ...providerEnv };
     tenant = await createTenant(testDb(), { name: 'scale-out' });
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     account = acct.account;
     await withTenant(testDb(), tenant.tenant_id, async (trx) => {
-      await createProvenConnection(trx, vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, vault, {
+        provider: 'psp_a',
+        account_ref: acct.account,
+        credentials: acct.credentials,
+        webhook_secret: acct.webhook_secret,
+      });
       await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' });
     });
     const started = await Promise.all([startWorkerProcess(env), startWorkerProcess(env)]);
     workers.push(...started);
     for (let i = 0; i < 2; i++) {
       const dashboardPort = await freePort();
-      apis.push({ proc: await startApiProcess({ ...env, DASHBOARD_PORT: String(dashboardPort) }), webhookUrl: `http://127.0.0.1:${dashboardPort}/api/webhooks/psp_a` });
+      apis.push({
+        proc: await startApiProcess({ ...env, DASHBOARD_PORT: String(dashboardPort) }),
+        webhookUrl: `http://127.0.0.1:${dashboardPort}/api/webhooks/psp_a`,
+      });
     }
     connection = await Connection.connect({ address: inject('temporalAddress') });
     client = new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) });
@@ -81,12 +92,21 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
   });
 
   const control = async (p: string, body: unknown) =>
-    (await fetch(`${emulators.psp_a.url}/__control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    (
+      await fetch(`${emulators.psp_a.url}/__control${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json();
 
   /** Which worker processes ran a workflow task of this customer (identities Temporal recorded). */
   const workflowHistory = async (customer: string) => {
     const workflowId = lifecycleWorkflowId(tenant.tenant_id, 'psp_a', customer);
-    return decodeHistory(await client.workflow.getHandle(workflowId).fetchHistory(), payloadCodecFor(vault), { namespace: 'default', workflowId });
+    return decodeHistory(await client.workflow.getHandle(workflowId).fetchHistory(), payloadCodecFor(vault), {
+      namespace: 'default',
+      workflowId,
+    });
   };
 
   it('loses nothing and applies nothing twice', async () => {
@@ -100,8 +120,16 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
         // Round robin over the apis still up, as a load balancer whose health check dropped the dead one.
         const ids = [...alive];
         const api = ids[n % ids.length];
-        const c = await control('/checkout', { sku: 'pro', email: `${user}@example.com`, target: apis[api].webhookUrl, account, mode: 'test', app_user_id: user });
-        for (const e of c.events) sent.push({ id: e.id, type: e.type, user, customer: c.customer_id, statuses: [e.status], api });
+        const c = await control('/checkout', {
+          sku: 'pro',
+          email: `${user}@example.com`,
+          target: apis[api].webhookUrl,
+          account,
+          mode: 'test',
+          app_user_id: user,
+        });
+        for (const e of c.events)
+          sent.push({ id: e.id, type: e.type, user, customer: c.customer_id, statuses: [e.status], api });
       }
     };
     const streams = [stream(), stream(), stream(), stream()];
@@ -110,14 +138,24 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
     try {
       // Both victims have done real work before they die: the api accepted events, and the worker
       // ran workflow tasks (its identity is in histories).
-      await until('api 0 to accept events', async () => sent.filter((s) => s.api === 0 && s.statuses[0] === 200).length, (k) => k >= 15, 60_000);
+      await until(
+        'api 0 to accept events',
+        async () => sent.filter((s) => s.api === 0 && s.statuses[0] === 200).length,
+        (k) => k >= 15,
+        60_000,
+      );
       await until(
         'worker 0 to run workflow tasks',
         async () => {
           const customers = [...new Set(sent.filter((s) => s.statuses[0] === 200).map((s) => s.customer))].slice(-12);
           for (const c of customers) {
             const h = await workflowHistory(c).catch(() => null);
-            if (h?.events?.some((e) => e.workflowTaskStartedEventAttributes?.identity?.startsWith(victimWorker.identityPrefix))) return true;
+            if (
+              h?.events?.some((e) =>
+                e.workflowTaskStartedEventAttributes?.identity?.startsWith(victimWorker.identityPrefix),
+              )
+            )
+              return true;
           }
           return false;
         },
@@ -129,7 +167,12 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
       victimWorker.proc.kill('SIGKILL');
       victimApi.proc.proc.kill('SIGKILL');
       alive.delete(0);
-      await until('the survivors to accept more events', async () => sent.length - killedAt, (k) => k >= 45, 60_000);
+      await until(
+        'the survivors to accept more events',
+        async () => sent.length - killedAt,
+        (k) => k >= 45,
+        60_000,
+      );
     } finally {
       stop = true;
       await Promise.all(streams);
@@ -145,14 +188,17 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
     };
     // The provider's view before any retry: a 200 is a stored event.
     const stored = await rowsOf();
-    for (const s of sent) if (s.statuses[0] === 200) expect(stored.has(s.id), `${s.id} answered 200 but not stored`).toBe(true);
+    for (const s of sent)
+      if (s.statuses[0] === 200) expect(stored.has(s.id), `${s.id} answered 200 but not stored`).toBe(true);
 
     // The provider redelivers what got no 200 (the dead api's in-flight requests) to the api still up.
     await until(
       'every event accepted',
       async () => {
         for (const s of sent.filter((x) => x.statuses.at(-1) !== 200)) {
-          s.statuses.push((await control('/events', { id: s.id, type: s.type, target: apis[1].webhookUrl, account })).status);
+          s.statuses.push(
+            (await control('/events', { id: s.id, type: s.type, target: apis[1].webhookUrl, account })).status,
+          );
         }
         return sent.filter((x) => x.statuses.at(-1) !== 200).length;
       },
@@ -161,7 +207,12 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
     );
 
     // None lost: one row per event, each processed, the outbox of this task queue empty.
-    const final = await until('every event processed', rowsOf, (m) => m.size === sent.length && [...m.values()].every((r) => r.status === 'processed'), 120_000);
+    const final = await until(
+      'every event processed',
+      rowsOf,
+      (m) => m.size === sent.length && [...m.values()].every((r) => r.status === 'processed'),
+      120_000,
+    );
     expect(Number((await testDb()('webhook_outbox').where({ task_queue: taskQueue }).count('* as n'))[0].n)).toBe(0);
     for (const s of sent) {
       // Counted once per delivery that reached a stored row (a request the dead api had in flight may have committed).
@@ -187,14 +238,21 @@ describe('two workers and two api replicas, one of each killed mid-stream', () =
       const handle = client.workflow.getHandle(lifecycleWorkflowId(tenant.tenant_id, 'psp_a', customer));
       // A query routed to the killed worker's sticky queue may be refused until the server moves it
       // to the survivor's: asked again, with a deadline.
-      const answer = await until(`${customer} answers its query`, () => handle.query(lifecycleEventsQuery).catch((err: Error) => err), (r) => !(r instanceof Error), 60_000);
+      const answer = await until(
+        `${customer} answers its query`,
+        () => handle.query(lifecycleEventsQuery).catch((err: Error) => err),
+        (r) => !(r instanceof Error),
+        60_000,
+      );
       if (answer instanceof Error) throw answer;
       const held = answer.map((e) => e.id);
       expect(held.sort(), customer).toEqual([...ids].sort());
       const history = await workflowHistory(customer);
       const signalled = (history.events ?? []).flatMap((e) => {
         const input = e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0];
-        return input ? (defaultPayloadConverter.fromPayload(input) as { events: { id: string }[] }).events.map((x) => x.id) : [];
+        return input
+          ? (defaultPayloadConverter.fromPayload(input) as { events: { id: string }[] }).events.map((x) => x.id)
+          : [];
       });
       for (const id of ids) expect(signalled, `${id} handed to its workflow`).toContain(id);
       handedTwice += signalled.length - new Set(signalled).size;

@@ -9,7 +9,8 @@ describe("finding Temporal's server and SQL tool", () => {
 
   it('uses the per-user cache shared by every clone, under the names the server images use', () => {
     const dir = cache();
-    for (const n of ['temporal-server', 'temporal-sql-tool']) fs.writeFileSync(path.join(dir, n), '#!/bin/sh\n', { mode: 0o755 });
+    for (const n of ['temporal-server', 'temporal-sql-tool'])
+      fs.writeFileSync(path.join(dir, n), '#!/bin/sh\n', { mode: 0o755 });
     expect(findTemporalServerBinaries({ build: false, tools: { toolCacheDir: dir } })).toEqual({
       server: path.join(dir, 'temporal-server'),
       sqlTool: path.join(dir, 'temporal-sql-tool'),

@@ -17,7 +17,15 @@ afterEach(async () => {
 });
 
 const configure = (extra: Partial<Parameters<typeof Billing.configure>[0]> = {}) =>
-  Billing.configure({ publishableKey: 'pk_test_abc', backend: server.url, appUserId: 'u1', platform: 'web', clock, storage: new MemoryStorage(), ...extra });
+  Billing.configure({
+    publishableKey: 'pk_test_abc',
+    backend: server.url,
+    appUserId: 'u1',
+    platform: 'web',
+    clock,
+    storage: new MemoryStorage(),
+    ...extra,
+  });
 
 describe('cache-first premium check', () => {
   it('weekly TTL: no request before expiry, exactly one after', async () => {
@@ -55,12 +63,14 @@ describe('cache-first premium check', () => {
   });
 
   it('a missing TTL falls back to a week', async () => {
-    const billing = configure({ fetch: (async (u: any, i: any) => {
-      const res = await fetch(u, i);
-      const body = await res.json();
-      delete body.cache_ttl_seconds;
-      return new Response(JSON.stringify(body), { status: res.status });
-    }) as typeof fetch });
+    const billing = configure({
+      fetch: (async (u: any, i: any) => {
+        const res = await fetch(u, i);
+        const body = await res.json();
+        delete body.cache_ttl_seconds;
+        return new Response(JSON.stringify(body), { status: res.status });
+      }) as typeof fetch,
+    });
     expect((await billing.getEntitlements()).cacheTtlSeconds).toBe(604_800);
   });
 
@@ -85,7 +95,10 @@ describe('cache-first premium check', () => {
     Billing.reset();
     server.state.entitlements = [];
     expect(await configure({ storage, appUserId: 'u2' }).isPremium()).toBe(false);
-    expect(server.subscriberRequests().map((r) => r.path)).toEqual(['/v1/sdk/subscribers/u1', '/v1/sdk/subscribers/u2']);
+    expect(server.subscriberRequests().map((r) => r.path)).toEqual([
+      '/v1/sdk/subscribers/u1',
+      '/v1/sdk/subscribers/u2',
+    ]);
   });
 });
 
@@ -114,9 +127,14 @@ describe('offline', () => {
     Billing.reset();
     const unavailable = (async () => new Response('{"error":"server_misconfigured"}', { status: 503 })) as typeof fetch;
     clock.advance(WEEK);
-    expect(await configure({ storage, fetch: unavailable }).getEntitlements()).toMatchObject({ isPremium: true, stale: true });
+    expect(await configure({ storage, fetch: unavailable }).getEntitlements()).toMatchObject({
+      isPremium: true,
+      stale: true,
+    });
     Billing.reset();
-    const err = await configure({ fetch: unavailable }).isPremium().catch((e) => e);
+    const err = await configure({ fetch: unavailable })
+      .isPremium()
+      .catch((e) => e);
     expect(err).toMatchObject({ code: 'network_unavailable', status: 503 });
   });
 
@@ -181,7 +199,11 @@ describe('refresh discipline', () => {
       }) as typeof fetch,
     });
     const before = billing.getEntitlements();
-    await until('the first request reached the service', async () => calls, (n) => n >= 1);
+    await until(
+      'the first request reached the service',
+      async () => calls,
+      (n) => n >= 1,
+    );
     await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital' } });
     server.state.entitlements = [activeEntitlement];
     const after = billing.refresh();
@@ -245,7 +267,9 @@ describe('paywall', () => {
 
   it('none published: a typed error with the service code', async () => {
     server.state.paywall = null;
-    const err = await configure().getPaywall().catch((e) => e);
+    const err = await configure()
+      .getPaywall()
+      .catch((e) => e);
     expect(err).toMatchObject({ code: 'service_error', status: 404, serviceCode: 'not_found' });
   });
 });

@@ -12,11 +12,21 @@ describe('sdk checkout-link and paywall endpoints', () => {
   const sdk = () => api.apiRoot + '/v1/sdk';
 
   async function product(tenantId: string, appId: string, sku: string) {
-    const [p] = await testDb()('products').insert({ tenant_id: tenantId, app_id: appId, sku, name: sku }).returning('id');
+    const [p] = await testDb()('products')
+      .insert({ tenant_id: tenantId, app_id: appId, sku, name: sku })
+      .returning('id');
     return p.id as string;
   }
   async function link(tenantId: string, appId: string, productId: string, provider: string, mode: string, url: string) {
-    await testDb()('payment_links').insert({ tenant_id: tenantId, app_id: appId, product_id: productId, provider, mode, external_id: `plink_${Math.random().toString(36).slice(2)}`, url });
+    await testDb()('payment_links').insert({
+      tenant_id: tenantId,
+      app_id: appId,
+      product_id: productId,
+      provider,
+      mode,
+      external_id: `plink_${Math.random().toString(36).slice(2)}`,
+      url,
+    });
   }
 
   beforeAll(async () => {
@@ -33,15 +43,31 @@ describe('sdk checkout-link and paywall endpoints', () => {
     await link(b.tenant_id, b.app_id, bProduct, 'psp_a', 'test', 'https://a.example/test/b');
     const bOnly = await product(b.tenant_id, b.app_id, 'b_only');
     await link(b.tenant_id, b.app_id, bOnly, 'psp_a', 'test', 'https://a.example/test/b-only');
-    await testDb()('paywalls').insert({ tenant_id: a.tenant_id, config: JSON.stringify({ title: 'A paywall' }), published_at: new Date() });
-    await testDb()('paywalls').insert({ tenant_id: b.tenant_id, config: JSON.stringify({ title: 'B draft' }), published_at: null });
+    await testDb()('paywalls').insert({
+      tenant_id: a.tenant_id,
+      config: JSON.stringify({ title: 'A paywall' }),
+      published_at: new Date(),
+    });
+    await testDb()('paywalls').insert({
+      tenant_id: b.tenant_id,
+      config: JSON.stringify({ title: 'B draft' }),
+      published_at: null,
+    });
   });
   afterAll(async () => api.close());
 
   it('answers the app-scoped test link for pk_test, by sku or product id, psp_a first', async () => {
     const bySku = await call(sdk(), '/checkout?plan_id=premium_monthly', a.publishable_key);
     expect(bySku.status).toBe(200);
-    expect(bySku.body).toEqual({ object: 'checkout_link', plan_id: 'premium_monthly', product_id: aProduct, sku: 'premium_monthly', provider: 'psp_a', mode: 'test', url: 'https://a.example/test/a' });
+    expect(bySku.body).toEqual({
+      object: 'checkout_link',
+      plan_id: 'premium_monthly',
+      product_id: aProduct,
+      sku: 'premium_monthly',
+      provider: 'psp_a',
+      mode: 'test',
+      url: 'https://a.example/test/a',
+    });
     const byId = await call(sdk(), `/checkout?plan_id=${aProduct}`, a.publishable_key);
     expect(byId.body.url).toBe('https://a.example/test/a');
     const chosen = await call(sdk(), '/checkout?plan_id=premium_monthly&provider=psp_b', a.publishable_key);
@@ -78,7 +104,13 @@ describe('sdk checkout-link and paywall endpoints', () => {
   });
 
   it('only publishable keys: a secret key, junk, a missing header and an unknown pk are the same 401', async () => {
-    for (const key of [a.secret_key, 'junk', undefined, 'pk_test_' + 'Z'.repeat(32), a.publishable_key.replace('pk_test_', 'pk_live_')]) {
+    for (const key of [
+      a.secret_key,
+      'junk',
+      undefined,
+      'pk_test_' + 'Z'.repeat(32),
+      a.publishable_key.replace('pk_test_', 'pk_live_'),
+    ]) {
       for (const path of ['/checkout?plan_id=premium_monthly', '/paywall']) {
         const r = await call(sdk(), path, key);
         expect([path, r.status, r.body.error]).toEqual([path, 401, 'invalid_api_key']);
@@ -95,11 +127,20 @@ describe('sdk checkout-link and paywall endpoints', () => {
   });
 
   it('CORS: apps’ pages on other origins may call, preflight included', async () => {
-    const pre = await fetch(sdk() + '/checkout?plan_id=x', { method: 'OPTIONS', headers: { Origin: 'http://app.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' } });
+    const pre = await fetch(sdk() + '/checkout?plan_id=x', {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'http://app.example',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'authorization',
+      },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
     expect(pre.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
-    const r = await call(sdk(), '/checkout?plan_id=premium_monthly', a.publishable_key, { headers: { Origin: 'http://app.example' } });
+    const r = await call(sdk(), '/checkout?plan_id=premium_monthly', a.publishable_key, {
+      headers: { Origin: 'http://app.example' },
+    });
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
   });
 });

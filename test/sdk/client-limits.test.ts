@@ -16,11 +16,16 @@ describe('client endpoint limits', () => {
   });
   afterAll(async () => api.close());
 
-  const sdk = (t: { publishable_key: string }, user: string) => call(api.apiRoot, `/v1/sdk/subscribers/${encodeURIComponent(user)}`, t.publishable_key);
+  const sdk = (t: { publishable_key: string }, user: string) =>
+    call(api.apiRoot, `/v1/sdk/subscribers/${encodeURIComponent(user)}`, t.publishable_key);
   const toolsList = (secret: string) =>
     fetch(`${api.toolsUrl}/`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${secret}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
 
@@ -53,13 +58,20 @@ describe('client endpoint limits', () => {
     expect(limited!.headers.get('ratelimit-remaining')).toBe('0');
 
     // A refused request writes nothing: the user's bucket row is as it was.
-    const row = () => testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id, bucket: 'user:looping-user' }).first();
-    await testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id, bucket: 'user:looping-user' }).update({ tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
+    const row = () =>
+      testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id, bucket: 'user:looping-user' }).first();
+    await testDb()('client_rate_limit_buckets')
+      .where({ tenant_id: t.tenant_id, bucket: 'user:looping-user' })
+      .update({ tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
     const before = await row();
-    const tenantBefore = await testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id, bucket: 'sdk' }).first();
+    const tenantBefore = await testDb()('client_rate_limit_buckets')
+      .where({ tenant_id: t.tenant_id, bucket: 'sdk' })
+      .first();
     expect((await sdk(t, 'looping-user')).status).toBe(429);
     expect(await row()).toEqual(before);
-    expect(await testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id, bucket: 'sdk' }).first()).toEqual(tenantBefore);
+    expect(
+      await testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id, bucket: 'sdk' }).first(),
+    ).toEqual(tenantBefore);
 
     expect((await sdk(t, 'another-user')).status).toBe(200);
     expect((await call(api.apiUrl, '/tenant', t.secret_key)).headers.get('ratelimit-remaining')).toBe('119');
@@ -67,7 +79,12 @@ describe('client endpoint limits', () => {
 
   it('the tenant’s client bucket, once empty, refuses every app user but the premium check (issue #28: answered from stored state); the management API still answers', async () => {
     const t = await newTenant('pk-tenant');
-    await testDb()('client_rate_limit_buckets').insert({ tenant_id: t.tenant_id, bucket: 'sdk', tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
+    await testDb()('client_rate_limit_buckets').insert({
+      tenant_id: t.tenant_id,
+      bucket: 'sdk',
+      tokens: 0,
+      refreshed_at: testDb().raw("now() + interval '1 hour'"),
+    });
     // The premium check is a read of stored state: an empty tenant bucket alone does not refuse it (docs/limits.md).
     expect(await sdk(t, 'anyone')).toMatchObject({ status: 200, body: { is_premium: false } });
     const r = await call(api.apiRoot, '/v1/sdk/paywall', t.publishable_key);
@@ -83,7 +100,14 @@ describe('client endpoint limits', () => {
     const t = await newTenant('pk-addr');
     const other = await newTenant('pk-addr-other');
     // The loopback address of this test has spent its bucket (its row says so).
-    const [{ bucket }] = await testDb()('client_rate_limit_buckets').insert({ tenant_id: t.tenant_id, bucket: 'addr:127.0.0.1', tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") }).returning('bucket');
+    const [{ bucket }] = await testDb()('client_rate_limit_buckets')
+      .insert({
+        tenant_id: t.tenant_id,
+        bucket: 'addr:127.0.0.1',
+        tokens: 0,
+        refreshed_at: testDb().raw("now() + interval '1 hour'"),
+      })
+      .returning('bucket');
     expect(bucket).toBe('addr:127.0.0.1');
     const r = await sdk(t, 'fresh-user');
     expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited', detail: expect.stringMatching(/address/) } });
@@ -110,7 +134,10 @@ describe('client limits are shared by replicas', () => {
     const started = Date.now();
     await Promise.all(
       ports.map(async (port) => {
-        for (let i = 0; i < cap; i++) statuses.push((await call(`http://127.0.0.1:${port}`, '/v1/sdk/subscribers/shared-user', t.publishable_key)).status);
+        for (let i = 0; i < cap; i++)
+          statuses.push(
+            (await call(`http://127.0.0.1:${port}`, '/v1/sdk/subscribers/shared-user', t.publishable_key)).status,
+          );
       }),
     );
     const ok = statuses.filter((s) => s === 200).length;

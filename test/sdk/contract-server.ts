@@ -22,7 +22,14 @@ export interface Recorded {
 }
 
 export async function startContractServer(initial: Partial<ContractState> = {}) {
-  const state: ContractState = { entitlements: [], cacheTtlSeconds: 604_800, checkoutUrl: 'https://checkout.example/pay/1', paywall: { title: 'Go premium' }, storePurchaseStatus: 200, ...initial };
+  const state: ContractState = {
+    entitlements: [],
+    cacheTtlSeconds: 604_800,
+    checkoutUrl: 'https://checkout.example/pay/1',
+    paywall: { title: 'Go premium' },
+    storePurchaseStatus: 200,
+    ...initial,
+  };
   const requests: Recorded[] = [];
   let offline = false;
   const sockets = new Set<net.Socket>();
@@ -31,22 +38,45 @@ export async function startContractServer(initial: Partial<ContractState> = {}) 
     let raw = '';
     for await (const chunk of req) raw += chunk;
     const url = new URL(req.url ?? '/', 'http://x');
-    requests.push({ method: req.method ?? '', path: url.pathname + url.search, authorization: req.headers.authorization, body: raw ? JSON.parse(raw) : undefined });
+    requests.push({
+      method: req.method ?? '',
+      path: url.pathname + url.search,
+      authorization: req.headers.authorization,
+      body: raw ? JSON.parse(raw) : undefined,
+    });
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
     const sub = url.pathname.match(/^\/v1\/sdk\/subscribers\/([^/]+)$/);
     if (req.method === 'GET' && sub)
-      return send(200, { object: 'subscriber', app_user_id: decodeURIComponent(sub[1]), entitlements: state.entitlements, cache_ttl_seconds: state.cacheTtlSeconds });
+      return send(200, {
+        object: 'subscriber',
+        app_user_id: decodeURIComponent(sub[1]),
+        entitlements: state.entitlements,
+        cache_ttl_seconds: state.cacheTtlSeconds,
+      });
     if (req.method === 'GET' && url.pathname === '/v1/sdk/checkout')
-      return state.checkoutUrl ? send(200, { object: 'checkout_link', plan_id: url.searchParams.get('plan_id'), url: state.checkoutUrl }) : send(404, { error: 'not_found', detail: 'payment link not found' });
-    if (req.method === 'GET' && url.pathname === '/v1/sdk/paywall') return state.paywall ? send(200, state.paywall) : send(404, { error: 'not_found', detail: 'paywall not found' });
+      return state.checkoutUrl
+        ? send(200, { object: 'checkout_link', plan_id: url.searchParams.get('plan_id'), url: state.checkoutUrl })
+        : send(404, { error: 'not_found', detail: 'payment link not found' });
+    if (req.method === 'GET' && url.pathname === '/v1/sdk/paywall')
+      return state.paywall ? send(200, state.paywall) : send(404, { error: 'not_found', detail: 'paywall not found' });
     if (req.method === 'POST' && url.pathname === '/v1/sdk/store-purchases')
       // The service answers the app user's entitlements (the subscriber shape), as GET /subscribers does.
       return state.storePurchaseStatus === 200
-        ? send(200, { object: 'subscriber', app_user_id: 'u1', mode: 'test', is_premium: state.entitlements.some((e: any) => e.is_active), entitlements: state.entitlements, cache_ttl_seconds: state.cacheTtlSeconds })
-        : send(state.storePurchaseStatus, { error: 'purchase_token_reused', detail: 'token registered by another app user' });
+        ? send(200, {
+            object: 'subscriber',
+            app_user_id: 'u1',
+            mode: 'test',
+            is_premium: state.entitlements.some((e: any) => e.is_active),
+            entitlements: state.entitlements,
+            cache_ttl_seconds: state.cacheTtlSeconds,
+          })
+        : send(state.storePurchaseStatus, {
+            error: 'purchase_token_reused',
+            detail: 'token registered by another app user',
+          });
     send(404, { error: 'not_found', detail: 'no route' });
   });
   server.on('connection', (s) => {
@@ -83,6 +113,14 @@ export class FakeClock {
   }
 }
 
-export const activeEntitlement = { id: 'ent_1', object: 'entitlement', app_user_id: 'u1', provider: 'psp_a', state: 'active', is_active: true, is_sandbox: true };
+export const activeEntitlement = {
+  id: 'ent_1',
+  object: 'entitlement',
+  app_user_id: 'u1',
+  provider: 'psp_a',
+  state: 'active',
+  is_active: true,
+  is_sandbox: true,
+};
 export const HOUR = 3_600_000;
 export const WEEK = 7 * 24 * HOUR;

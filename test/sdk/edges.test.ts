@@ -20,7 +20,11 @@ describe('client endpoints: edges', () => {
   });
 
   it('two Authorization headers are refused, even when both carry the right key', async () => {
-    const r = await send(api.apiRoot, { method: 'GET', path: '/v1/sdk/subscribers/u1', headers: { authorization: [`Bearer ${t.publishable_key}`, `Bearer ${t.publishable_key}`] } });
+    const r = await send(api.apiRoot, {
+      method: 'GET',
+      path: '/v1/sdk/subscribers/u1',
+      headers: { authorization: [`Bearer ${t.publishable_key}`, `Bearer ${t.publishable_key}`] },
+    });
     expect(r.status).toBe(401);
     expect(r.body.error).toBe('invalid_api_key');
   });

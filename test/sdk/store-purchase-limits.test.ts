@@ -12,8 +12,14 @@ import { CLIENT_LIMITS } from '../../api/sdk/limits';
  */
 describe('store purchase registration limits', () => {
   let s: StoreStack;
-  const android = (token: string, user: string) => ({ app_user_id: user, provider: 'store_android', product_id: 'premium_monthly', purchase_token: token });
-  const bucket = (name: string) => testDb()('client_rate_limit_buckets').where({ tenant_id: s.tenant.tenant_id, bucket: name }).first();
+  const android = (token: string, user: string) => ({
+    app_user_id: user,
+    provider: 'store_android',
+    product_id: 'premium_monthly',
+    purchase_token: token,
+  });
+  const bucket = (name: string) =>
+    testDb()('client_rate_limit_buckets').where({ tenant_id: s.tenant.tenant_id, bucket: name }).first();
 
   beforeAll(async () => {
     s = await startStoreStack('store-limits');
@@ -40,23 +46,47 @@ describe('store purchase registration limits', () => {
   });
 
   it('an app user out of registrations gets 429 rate_limited with Retry-After, and no workflow starts; other users still register', async () => {
-    await testDb()('client_rate_limit_buckets').insert({ tenant_id: s.tenant.tenant_id, bucket: 'reg:loop_user', tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
+    await testDb()('client_rate_limit_buckets').insert({
+      tenant_id: s.tenant.tenant_id,
+      bucket: 'reg:loop_user',
+      tokens: 0,
+      refreshed_at: testDb().raw("now() + interval '1 hour'"),
+    });
     const before = await bucket('reg:loop_user');
     const r = await s.register(android('made-up-token-2', 'loop_user'));
-    expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited', detail: expect.stringMatching(/registrations/) } });
+    expect(r).toMatchObject({
+      status: 429,
+      body: { error: 'rate_limited', detail: expect.stringMatching(/registrations/) },
+    });
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(r.headers.get('ratelimit-limit')).toBe(String(CLIENT_LIMITS.registration.capacity));
     expect(await bucket('reg:loop_user')).toEqual(before);
-    const handle = s.worker.client.workflow.getHandle(storePurchaseWorkflowId(s.tenant.tenant_id, 'store_android', purchaseKey('store_android', 'made-up-token-2')));
+    const handle = s.worker.client.workflow.getHandle(
+      storePurchaseWorkflowId(s.tenant.tenant_id, 'store_android', purchaseKey('store_android', 'made-up-token-2')),
+    );
     await expect(handle.describe()).rejects.toThrow(/not found/i);
 
-    const { purchase_token } = await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'paying_user' });
-    expect(await s.register(android(purchase_token, 'paying_user'))).toMatchObject({ status: 200, body: { is_premium: true } });
+    const { purchase_token } = await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      account: s.accounts.store_android,
+      app_user_id: 'paying_user',
+    });
+    expect(await s.register(android(purchase_token, 'paying_user'))).toMatchObject({
+      status: 200,
+      body: { is_premium: true },
+    });
   });
 
   it('registrations draw from the client buckets, never from the management bucket', async () => {
-    await testDb()('client_rate_limit_buckets').insert({ tenant_id: s.tenant.tenant_id, bucket: 'sdk', tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") })
-      .onConflict(['tenant_id', 'bucket']).merge();
+    await testDb()('client_rate_limit_buckets')
+      .insert({
+        tenant_id: s.tenant.tenant_id,
+        bucket: 'sdk',
+        tokens: 0,
+        refreshed_at: testDb().raw("now() + interval '1 hour'"),
+      })
+      .onConflict(['tenant_id', 'bucket'])
+      .merge();
     const r = await s.register(android('made-up-token-3', 'x_user'));
     expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited' } });
     expect(await testDb()('rate_limit_buckets').where({ tenant_id: s.tenant.tenant_id }).first()).toBeUndefined();

@@ -28,12 +28,25 @@ function historyText(value: unknown): string {
 describe('store purchase registration', () => {
   let s: StoreStack;
   const android = (token: string, user: string, extra: Record<string, unknown> = {}) => ({
-    app_user_id: user, provider: 'store_android', plan_id: 'premium_monthly', product_id: 'premium_monthly', purchase_token: token, ...extra,
+    app_user_id: user,
+    provider: 'store_android',
+    plan_id: 'premium_monthly',
+    product_id: 'premium_monthly',
+    purchase_token: token,
+    ...extra,
   });
   const buyAndroid = (user?: string) =>
-    s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android, ...(user ? { app_user_id: user } : {}) });
+    s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      account: s.accounts.store_android,
+      ...(user ? { app_user_id: user } : {}),
+    });
   const buyIos = (user: string) =>
-    s.control.store_ios<{ transaction_id: string; signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: user });
+    s.control.store_ios<{ transaction_id: string; signed_transaction: string }>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      account: s.accounts.store_ios,
+      app_user_id: user,
+    });
   const row = (provider: string) => s.readiness().then((rows) => rows.find((r) => r.provider === provider));
 
   beforeAll(async () => {
@@ -50,8 +63,22 @@ describe('store purchase registration', () => {
     const { purchase_token } = await buyAndroid('a_user');
     const r = await s.register(android(purchase_token, 'a_user'));
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ object: 'subscriber', app_user_id: 'a_user', mode: 'test', is_premium: true, cache_ttl_seconds: 604800 });
-    expect(r.body.entitlements).toEqual([expect.objectContaining({ provider: 'store_android', state: 'active', is_active: true, is_sandbox: true, sku: 'premium_monthly' })]);
+    expect(r.body).toMatchObject({
+      object: 'subscriber',
+      app_user_id: 'a_user',
+      mode: 'test',
+      is_premium: true,
+      cache_ttl_seconds: 604800,
+    });
+    expect(r.body.entitlements).toEqual([
+      expect.objectContaining({
+        provider: 'store_android',
+        state: 'active',
+        is_active: true,
+        is_sandbox: true,
+        sku: 'premium_monthly',
+      }),
+    ]);
     // The SDK's read endpoint answers the same.
     expect((await s.subscriber('a_user')).body).toEqual(r.body);
 
@@ -59,9 +86,15 @@ describe('store purchase registration', () => {
     expect(state.purchases.find((p: any) => p.token === purchase_token)).toMatchObject({ acknowledged: true });
 
     // The run is findable in the Temporal UI by tenant, provider and kind; its history holds no credential.
-    const handle = s.worker.client.workflow.getHandle(storePurchaseWorkflowId(s.tenant.tenant_id, 'store_android', purchaseKey('store_android', purchase_token)));
+    const handle = s.worker.client.workflow.getHandle(
+      storePurchaseWorkflowId(s.tenant.tenant_id, 'store_android', purchaseKey('store_android', purchase_token)),
+    );
     const described = await handle.describe();
-    expect(described.searchAttributes).toMatchObject({ BillingTenantId: [s.tenant.tenant_id], BillingProvider: ['store_android'], BillingKind: ['store-purchase'] });
+    expect(described.searchAttributes).toMatchObject({
+      BillingTenantId: [s.tenant.tenant_id],
+      BillingProvider: ['store_android'],
+      BillingKind: ['store-purchase'],
+    });
     const history = historyText(await handle.fetchHistory());
     expect(history).toContain('readStorePurchase');
     expect(history).not.toMatch(/PRIVATE KEY|private_key|service_account_json/);
@@ -69,7 +102,9 @@ describe('store purchase registration', () => {
     const after = await row('store_android');
     expect(after).toMatchObject({ test_ready: true, manual_steps: null, console_url: null });
     // The token is kept hashed only; the subscription is a test-mode record.
-    const sub = await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_android' }).first();
+    const sub = await testDb()('subscriptions')
+      .where({ tenant_id: s.tenant.tenant_id, provider: 'store_android' })
+      .first();
     expect(sub).toMatchObject({ status: 'active', mode: 'test', app_user_id: 'a_user' });
     expect(JSON.stringify(sub)).not.toContain(purchase_token);
   });
@@ -79,8 +114,13 @@ describe('store purchase registration', () => {
     const first = await s.register(android(purchase_token, 'b_user'));
     const again = await s.register(android(purchase_token, 'b_user'));
     expect([first.status, again.status]).toEqual([200, 200]);
-    expect(again.body.entitlements).toEqual(first.body.entitlements.map((e: any) => ({ ...e, updated_at: expect.any(String) })));
-    const claims = await testDb()('store_purchase_tokens').where({ tenant_id: s.tenant.tenant_id, app_user_id: 'b_user' }).count({ n: '*' }).first();
+    expect(again.body.entitlements).toEqual(
+      first.body.entitlements.map((e: any) => ({ ...e, updated_at: expect.any(String) })),
+    );
+    const claims = await testDb()('store_purchase_tokens')
+      .where({ tenant_id: s.tenant.tenant_id, app_user_id: 'b_user' })
+      .count({ n: '*' })
+      .first();
     expect(Number(claims!.n)).toBe(1);
 
     // The store names the buyer (obfuscatedExternalAccountId): another app user is refused before any claim.
@@ -92,12 +132,18 @@ describe('store purchase registration', () => {
 
   it('Android: a purchase naming no buyer belongs to the first app user to register it (the unique claim decides)', async () => {
     const { purchase_token } = await buyAndroid();
-    const [x, y] = await Promise.all([s.register(android(purchase_token, 'first_u')), s.register(android(purchase_token, 'second_u'))]);
+    const [x, y] = await Promise.all([
+      s.register(android(purchase_token, 'first_u')),
+      s.register(android(purchase_token, 'second_u')),
+    ]);
     const statuses = [x.status, y.status].sort();
     expect(statuses).toEqual([200, 409]);
     const loser = x.status === 409 ? x : y;
     expect(loser.body.error).toBe('purchase_token_reused');
-    const owners = await testDb()('store_purchase_tokens').where({ tenant_id: s.tenant.tenant_id }).whereIn('app_user_id', ['first_u', 'second_u']).select('app_user_id');
+    const owners = await testDb()('store_purchase_tokens')
+      .where({ tenant_id: s.tenant.tenant_id })
+      .whereIn('app_user_id', ['first_u', 'second_u'])
+      .select('app_user_id');
     expect(owners).toHaveLength(1);
     const winner = owners[0].app_user_id;
     expect((await s.register(android(purchase_token, winner))).status).toBe(200);
@@ -114,8 +160,17 @@ describe('store purchase registration', () => {
     expect(other.body.error).toBe('invalid_purchase');
     expect((await s.subscriber('f_user')).body.is_premium).toBe(false);
     // Bought but not paid yet (Play PENDING): nothing to grant until it is.
-    const pending = await s.control.store_android<{ purchase_token: string }>('POST', '/purchases', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'f_user', test: true, state: 'SUBSCRIPTION_STATE_PENDING' });
-    expect(await s.register(android(pending.purchase_token, 'f_user'))).toMatchObject({ status: 409, body: { error: 'purchase_pending' } });
+    const pending = await s.control.store_android<{ purchase_token: string }>('POST', '/purchases', {
+      product_id: 'premium_monthly',
+      account: s.accounts.store_android,
+      app_user_id: 'f_user',
+      test: true,
+      state: 'SUBSCRIPTION_STATE_PENDING',
+    });
+    expect(await s.register(android(pending.purchase_token, 'f_user'))).toMatchObject({
+      status: 409,
+      body: { error: 'purchase_pending' },
+    });
     expect((await s.subscriber('f_user')).body.is_premium).toBe(false);
   });
 
@@ -124,12 +179,20 @@ describe('store purchase registration', () => {
     const live = await s.register(android(purchase_token, 'l_user'), s.pkLive);
     expect(live.status).toBe(400);
     expect(live.body).toMatchObject({ error: 'invalid_purchase', detail: expect.stringMatching(/sandbox purchase/) });
-    const real = await s.control.store_android<{ purchase_token: string }>('POST', '/purchases', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: 'l_user' });
+    const real = await s.control.store_android<{ purchase_token: string }>('POST', '/purchases', {
+      product_id: 'premium_monthly',
+      account: s.accounts.store_android,
+      app_user_id: 'l_user',
+    });
     // The test service account cannot see a real purchase at all.
     expect((await s.register(android(real.purchase_token, 'l_user'))).status).toBe(404);
     const ok = await s.register(android(real.purchase_token, 'l_user'), s.pkLive);
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ mode: 'live', is_premium: true, entitlements: [expect.objectContaining({ is_sandbox: false })] });
+    expect(ok.body).toMatchObject({
+      mode: 'live',
+      is_premium: true,
+      entitlements: [expect.objectContaining({ is_sandbox: false })],
+    });
     expect((await s.subscriber('l_user')).body.is_premium).toBe(false); // the test key sees no live record
   });
 
@@ -139,7 +202,10 @@ describe('store purchase registration', () => {
       [{ app_user_id: 'u', provider: 'store_android', product_id: 'premium_monthly' }, 'purchase_token'],
       [{ app_user_id: 'u', provider: 'stripe', purchase_token: 't' }, 'provider'],
       [{ provider: 'store_android', product_id: 'p', purchase_token: 't' }, 'app_user_id'],
-      [{ app_user_id: 'x'.repeat(201), provider: 'store_android', product_id: 'p', purchase_token: 't' }, 'app_user_id'],
+      [
+        { app_user_id: 'x'.repeat(201), provider: 'store_android', product_id: 'p', purchase_token: 't' },
+        'app_user_id',
+      ],
       [{ app_user_id: 'u', provider: 'store_android', product_id: 7, purchase_token: 't' }, 'product_id'],
       [{ app_user_id: 'u', provider: 'store_ios' }, 'signed_transaction'],
       [{ app_user_id: 'u', provider: 'store_ios', signed_transaction: 'not a jws' }, 'signed_transaction'],
@@ -151,12 +217,20 @@ describe('store purchase registration', () => {
     }
     const notJson = await call(s.api.apiRoot, '/v1/sdk/store-purchases', s.pkTest, { method: 'POST', body: '{nope' });
     expect(notJson).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
-    const nul = await s.register({ app_user_id: 'u\u0000', provider: 'store_android', product_id: 'p', purchase_token: 't' });
+    const nul = await s.register({
+      app_user_id: 'u\u0000',
+      provider: 'store_android',
+      product_id: 'p',
+      purchase_token: 't',
+    });
     expect(nul.status).toBe(400);
 
     const secret = await s.register(android('t', 'u'), s.tenant.secret_key);
     expect(secret.status).toBe(401);
-    expect(secret.body).toMatchObject({ error: 'invalid_api_key', detail: expect.stringMatching(/Secret keys are refused/) });
+    expect(secret.body).toMatchObject({
+      error: 'invalid_api_key',
+      detail: expect.stringMatching(/Secret keys are refused/),
+    });
     expect((await s.register(android('t', 'u'), 'pk_test_unknownunknownunknown')).status).toBe(401);
   });
 
@@ -173,13 +247,24 @@ describe('store purchase registration', () => {
           activity: { name: 'MainActivity' },
           // The device's Play Billing library, as a license tester's device would complete it.
           async purchase({ productId }) {
-            const bought = await s.control.store_android<{ purchase_token: string; product_id: string }>('POST', '/sandbox-purchase', { product_id: productId, account: s.accounts.store_android, app_user_id: 'sdk_user' });
+            const bought = await s.control.store_android<{ purchase_token: string; product_id: string }>(
+              'POST',
+              '/sandbox-purchase',
+              { product_id: productId, account: s.accounts.store_android, app_user_id: 'sdk_user' },
+            );
             return { purchaseToken: bought.purchase_token, productId: bought.product_id };
           },
         },
       });
-      const result = await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital', android_store_product_id: 'premium_monthly' } });
-      expect(result).toMatchObject({ state: 'purchased', lane: 'store', entitlements: { isPremium: true, stale: false } });
+      const result = await billing.checkout({
+        planId: 'premium_monthly',
+        product: { kind: 'digital', android_store_product_id: 'premium_monthly' },
+      });
+      expect(result).toMatchObject({
+        state: 'purchased',
+        lane: 'store',
+        entitlements: { isPremium: true, stale: false },
+      });
     } finally {
       Billing.reset();
     }
@@ -201,7 +286,15 @@ describe('store purchase registration', () => {
 
   it('registration is rate-limited like every client endpoint (429 rate_limited when the tenant’s client bucket is empty)', async () => {
     // Refreshed "in the future": the bucket refills 200/s, so a level of 0 as of now would not stay empty.
-    await testDb()('client_rate_limit_buckets').insert({ tenant_id: s.tenant.tenant_id, bucket: 'sdk', tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") }).onConflict(['tenant_id', 'bucket']).merge();
+    await testDb()('client_rate_limit_buckets')
+      .insert({
+        tenant_id: s.tenant.tenant_id,
+        bucket: 'sdk',
+        tokens: 0,
+        refreshed_at: testDb().raw("now() + interval '1 hour'"),
+      })
+      .onConflict(['tenant_id', 'bucket'])
+      .merge();
     const r = await s.register(android('t', 'u'));
     expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited' } });
     await refill(s.tenant.tenant_id);
@@ -212,7 +305,12 @@ describe('store purchase registration', () => {
     const { signed_transaction, transaction_id } = await buyIos('i_user');
     const r = await s.register({ app_user_id: 'i_user', provider: 'store_ios', signed_transaction });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ provider: 'store_ios', state: 'active', is_sandbox: true, sku: 'premium_monthly' })] });
+    expect(r.body).toMatchObject({
+      is_premium: true,
+      entitlements: [
+        expect.objectContaining({ provider: 'store_ios', state: 'active', is_sandbox: true, sku: 'premium_monthly' }),
+      ],
+    });
     expect(await row('store_ios')).toMatchObject({ test_ready: true, manual_steps: null });
     const sub = await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_ios' }).first();
     expect(sub).toMatchObject({ external_id: transaction_id, status: 'active', mode: 'test' });
@@ -227,7 +325,11 @@ describe('store purchase registration', () => {
     const { signed_transaction } = await buyIos('t_user');
     const [h, p, sig] = signed_transaction.split('.');
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8'));
-    const forged = [h, Buffer.from(JSON.stringify({ ...payload, productId: 'premium_annual' })).toString('base64url'), sig].join('.');
+    const forged = [
+      h,
+      Buffer.from(JSON.stringify({ ...payload, productId: 'premium_annual' })).toString('base64url'),
+      sig,
+    ].join('.');
     const r = await s.register({ app_user_id: 't_user', provider: 'store_ios', signed_transaction: forged });
     expect(r).toMatchObject({ status: 400, body: { error: 'invalid_purchase' } });
     const live = await s.register({ app_user_id: 't_user', provider: 'store_ios', signed_transaction }, s.pkLive);
@@ -250,25 +352,62 @@ describe('store purchase registration', () => {
           // StoreKit 2 in a sandbox account: buys with the appAccountToken the SDK hands over.
           async purchase({ productId, appAccountToken }) {
             handed.push({ productId, appAccountToken });
-            const bought = await s.control.store_ios<{ signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: productId, account: s.accounts.store_ios, app_user_id: appAccountToken });
+            const bought = await s.control.store_ios<{ signed_transaction: string }>('POST', '/sandbox-purchase', {
+              product_id: productId,
+              account: s.accounts.store_ios,
+              app_user_id: appAccountToken,
+            });
             return { signedTransaction: bought.signed_transaction, productId };
           },
         },
       });
       expect(await billing.isPremium()).toBe(false);
-      const result = await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital', ios_store_product_id: 'premium_monthly' } });
-      expect(result).toMatchObject({ state: 'purchased', lane: 'store', purchase: { productId: 'premium_monthly' }, entitlements: { isPremium: true, stale: false } });
+      const result = await billing.checkout({
+        planId: 'premium_monthly',
+        product: { kind: 'digital', ios_store_product_id: 'premium_monthly' },
+      });
+      expect(result).toMatchObject({
+        state: 'purchased',
+        lane: 'store',
+        purchase: { productId: 'premium_monthly' },
+        entitlements: { isPremium: true, stale: false },
+      });
       // The token StoreKit got is the one the service derives for this app user: its buyer check passed.
       expect(handed).toEqual([{ productId: 'premium_monthly', appAccountToken: appAccountTokenFor('sdk_ios_user') }]);
-      expect((await s.subscriber('sdk_ios_user')).body.entitlements).toEqual([expect.objectContaining({ provider: 'store_ios', state: 'active', is_sandbox: true })]);
+      expect((await s.subscriber('sdk_ios_user')).body.entitlements).toEqual([
+        expect.objectContaining({ provider: 'store_ios', state: 'active', is_sandbox: true }),
+      ]);
       // Another app user registering the same transaction is refused: the SDK returns the Error state, not a throw.
       Billing.reset();
       const thief = Billing.configure({
-        publishableKey: s.pkTest, backend: s.api.apiRoot, appUserId: 'sdk_ios_thief', platform: 'ios', storage: new MemoryStorage(),
-        storeBilling: { purchase: async ({ productId }) => ({ signedTransaction: (await s.control.store_ios<{ signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: productId, account: s.accounts.store_ios, app_user_id: appAccountTokenFor('someone_else') })).signed_transaction, productId }) },
+        publishableKey: s.pkTest,
+        backend: s.api.apiRoot,
+        appUserId: 'sdk_ios_thief',
+        platform: 'ios',
+        storage: new MemoryStorage(),
+        storeBilling: {
+          purchase: async ({ productId }) => ({
+            signedTransaction: (
+              await s.control.store_ios<{ signed_transaction: string }>('POST', '/sandbox-purchase', {
+                product_id: productId,
+                account: s.accounts.store_ios,
+                app_user_id: appAccountTokenFor('someone_else'),
+              })
+            ).signed_transaction,
+            productId,
+          }),
+        },
       });
-      const refused = await thief.checkout({ planId: 'premium_monthly', product: { kind: 'digital', ios_store_product_id: 'premium_monthly' } });
-      expect(refused).toMatchObject({ state: 'error', lane: 'store', reason: 'purchase_registration_failed', error: { status: 409, serviceCode: 'purchase_token_reused' } });
+      const refused = await thief.checkout({
+        planId: 'premium_monthly',
+        product: { kind: 'digital', ios_store_product_id: 'premium_monthly' },
+      });
+      expect(refused).toMatchObject({
+        state: 'error',
+        lane: 'store',
+        reason: 'purchase_registration_failed',
+        error: { status: 409, serviceCode: 'purchase_token_reused' },
+      });
     } finally {
       Billing.reset();
     }

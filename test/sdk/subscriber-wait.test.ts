@@ -2,7 +2,13 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertEntitlement } from '../../db/entitlements';
 import { withTenant } from '../../db/tenant-tx';
-import { entitlementListenerPid, entitlementWaits, startEntitlementWaits, stopEntitlementWaits, MAX_WAIT_MS } from '../../api/sdk/entitlement-waits';
+import {
+  entitlementListenerPid,
+  entitlementWaits,
+  startEntitlementWaits,
+  stopEntitlementWaits,
+  MAX_WAIT_MS,
+} from '../../api/sdk/entitlement-waits';
 import { call, newTenant, refill, startApi } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { until } from '../helpers/until';
@@ -33,12 +39,36 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
   /** What the web lifecycle's activity does when the provider's webhook lands: the one entitlement write, committed. */
   const grant = async (t: Tenant, user: string, state: 'active' | 'expired' = 'active') => {
     const db = testDb();
-    const [{ id }] = await db('subscriptions').insert({ tenant_id: t.tenant_id, provider: 'psp_a', mode: 'test', status: 'active', external_id: `sub_${crypto.randomUUID()}`, app_user_id: user }).returning('id');
+    const [{ id }] = await db('subscriptions')
+      .insert({
+        tenant_id: t.tenant_id,
+        provider: 'psp_a',
+        mode: 'test',
+        status: 'active',
+        external_id: `sub_${crypto.randomUUID()}`,
+        app_user_id: user,
+      })
+      .returning('id');
     await withTenant(db, t.tenant_id, (trx) =>
-      upsertEntitlement(trx, { tenantId: t.tenant_id, appUserId: user, provider: 'psp_a', productId: null, subscriptionId: id, state, isSandbox: true, expiresAt: null, graceUntil: null }),
+      upsertEntitlement(trx, {
+        tenantId: t.tenant_id,
+        appUserId: user,
+        provider: 'psp_a',
+        productId: null,
+        subscriptionId: id,
+        state,
+        isSandbox: true,
+        expiresAt: null,
+        graceUntil: null,
+      }),
     );
   };
-  const waitingFor = (t: Tenant, n: number, a = api) => until(`${n} waiter(s) of ${t.tenant_id}`, async () => waits(a).stats(t.tenant_id).waiting, (w) => w === n);
+  const waitingFor = (t: Tenant, n: number, a = api) =>
+    until(
+      `${n} waiter(s) of ${t.tenant_id}`,
+      async () => waits(a).stats(t.tenant_id).waiting,
+      (w) => w === n,
+    );
 
   it('a waiter is answered premium when the write commits, long before its timeout; on either replica', async () => {
     const t = await newTenant('wait-prompt');
@@ -49,7 +79,15 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
     await waitingFor(t, 1, other);
     await grant(t, 'buyer');
     const [r, r2] = await Promise.all([pending, onOther]);
-    expect(r).toMatchObject({ status: 200, body: { object: 'subscriber', app_user_id: 'buyer', is_premium: true, entitlements: [expect.objectContaining({ state: 'active', is_active: true })] } });
+    expect(r).toMatchObject({
+      status: 200,
+      body: {
+        object: 'subscriber',
+        app_user_id: 'buyer',
+        is_premium: true,
+        entitlements: [expect.objectContaining({ state: 'active', is_active: true })],
+      },
+    });
     expect(r2).toMatchObject({ status: 200, body: { is_premium: true } });
     // Woken by the commit, not by the 20 s timeout's fallback re-read.
     expect(Date.now() - started).toBeLessThan(MAX_WAIT_MS / 2);
@@ -67,7 +105,14 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
     await grant(t, 'window-shopper', 'expired');
     const r = await pending;
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
-    expect(r).toMatchObject({ status: 200, body: { app_user_id: 'window-shopper', is_premium: false, entitlements: [expect.objectContaining({ state: 'expired' })] } });
+    expect(r).toMatchObject({
+      status: 200,
+      body: {
+        app_user_id: 'window-shopper',
+        is_premium: false,
+        entitlements: [expect.objectContaining({ state: 'expired' })],
+      },
+    });
     // The expired write woke it once; it re-read, was still free, and waited on.
     expect(waits().stats(t.tenant_id)).toEqual({ waiting: 0, wakeups: 1 });
   });
@@ -97,10 +142,16 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
   it('bounds: 2 concurrent waits per app user, then 429 rate_limited; a full process is 503 temporarily_unavailable; a client that leaves frees its slot', async () => {
     const t = await newTenant('wait-bounds');
     const gone = new AbortController();
-    const held = [wait(t, 'looper', 'wait_for=premium&timeout_ms=3000', api.apiRoot, { signal: gone.signal }).catch(() => null), wait(t, 'looper', 'wait_for=premium&timeout_ms=3000')];
+    const held = [
+      wait(t, 'looper', 'wait_for=premium&timeout_ms=3000', api.apiRoot, { signal: gone.signal }).catch(() => null),
+      wait(t, 'looper', 'wait_for=premium&timeout_ms=3000'),
+    ];
     await waitingFor(t, 2);
     const third = await wait(t, 'looper');
-    expect(third).toMatchObject({ status: 429, body: { error: 'rate_limited', detail: expect.stringMatching(/per app user/) } });
+    expect(third).toMatchObject({
+      status: 429,
+      body: { error: 'rate_limited', detail: expect.stringMatching(/per app user/) },
+    });
     expect(third.headers.get('retry-after')).toBe('1');
     // Another app user of the tenant still gets a slot (and a plain read is never refused by the wait bounds).
     expect((await wait(t, 'looper', '')).status).toBe(200);
@@ -114,10 +165,20 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
     await startEntitlementWaits(small.services, { perProcess: 2, perTenant: 1, perUser: 1 });
     try {
       const t2 = await newTenant('wait-bounds-2');
-      const h = [wait(t, 'u1', 'wait_for=premium&timeout_ms=2000', small.apiRoot), wait(t2, 'u2', 'wait_for=premium&timeout_ms=2000', small.apiRoot)];
-      await until('two waiters', async () => entitlementWaits(small.services)!.stats().waiting, (n) => n === 2);
+      const h = [
+        wait(t, 'u1', 'wait_for=premium&timeout_ms=2000', small.apiRoot),
+        wait(t2, 'u2', 'wait_for=premium&timeout_ms=2000', small.apiRoot),
+      ];
+      await until(
+        'two waiters',
+        async () => entitlementWaits(small.services)!.stats().waiting,
+        (n) => n === 2,
+      );
       const perTenant = await wait(t, 'u3', 'wait_for=premium', small.apiRoot);
-      expect(perTenant).toMatchObject({ status: 429, body: { error: 'rate_limited', detail: expect.stringMatching(/tenant/) } });
+      expect(perTenant).toMatchObject({
+        status: 429,
+        body: { error: 'rate_limited', detail: expect.stringMatching(/tenant/) },
+      });
       const t3 = await newTenant('wait-bounds-3');
       const full = await wait(t3, 'u4', 'wait_for=premium', small.apiRoot);
       expect(full).toMatchObject({ status: 503, body: { error: 'temporarily_unavailable' } });
@@ -133,7 +194,9 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
     await wait(t, 'spender', 'wait_for=premium&timeout_ms=0');
     const rows = await testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id }).select('bucket');
     expect(rows.map((r: { bucket: string }) => r.bucket).sort()).toEqual(['addr:127.0.0.1', 'sdk', 'user:spender']);
-    await testDb()('client_rate_limit_buckets').where({ tenant_id: t.tenant_id, bucket: 'user:spender' }).update({ tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
+    await testDb()('client_rate_limit_buckets')
+      .where({ tenant_id: t.tenant_id, bucket: 'user:spender' })
+      .update({ tokens: 0, refreshed_at: testDb().raw("now() + interval '1 hour'") });
     const r = await wait(t, 'spender');
     expect(r).toMatchObject({ status: 429, body: { error: 'rate_limited' } });
     expect(waits().stats(t.tenant_id).waiting).toBe(0);
@@ -153,7 +216,11 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
       ['wait_for=premium&timeout_ms=99999999999', 'timeout_ms'],
     ]) {
       const r = await wait(t, 'u', q);
-      expect({ q, status: r.status, body: r.body }).toEqual({ q, status: 400, body: { error: 'invalid_request', detail: expect.any(String), param } });
+      expect({ q, status: r.status, body: r.body }).toEqual({
+        q,
+        status: 400,
+        body: { error: 'invalid_request', detail: expect.any(String), param },
+      });
     }
     await grant(t, 'rich');
     const clamped = await wait(t, 'rich', 'wait_for=premium&timeout_ms=600000');
@@ -170,7 +237,11 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
     const started = Date.now();
     // Only our own process's session (its pid, just read from it).
     await testDb().raw('select pg_terminate_backend(?)', [pid]);
-    await until('a new listening session', async () => entitlementListenerPid(api.services), (p) => p !== null && p !== pid);
+    await until(
+      'a new listening session',
+      async () => entitlementListenerPid(api.services),
+      (p) => p !== null && p !== pid,
+    );
     await grant(t, 'patient');
     expect((await pending).body.is_premium).toBe(true);
     expect(Date.now() - started).toBeLessThan(MAX_WAIT_MS / 2);

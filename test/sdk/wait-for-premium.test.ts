@@ -21,8 +21,24 @@ describe('SDK: checkout waits for the purchase to show', () => {
   beforeAll(async () => {
     api = await startApi();
     tenant = await newTenant('sdk-wait');
-    const [product] = await testDb()('products').insert({ tenant_id: tenant.tenant_id, app_id: tenant.app_id, sku: 'premium_monthly', name: 'Premium', tier: 'monthly' }).returning('id');
-    await testDb()('payment_links').insert({ tenant_id: tenant.tenant_id, app_id: tenant.app_id, product_id: product.id, provider: 'psp_a', mode: 'test', external_id: 'plink_1', url: 'https://checkout.example/pay/1' });
+    const [product] = await testDb()('products')
+      .insert({
+        tenant_id: tenant.tenant_id,
+        app_id: tenant.app_id,
+        sku: 'premium_monthly',
+        name: 'Premium',
+        tier: 'monthly',
+      })
+      .returning('id');
+    await testDb()('payment_links').insert({
+      tenant_id: tenant.tenant_id,
+      app_id: tenant.app_id,
+      product_id: product.id,
+      provider: 'psp_a',
+      mode: 'test',
+      external_id: 'plink_1',
+      url: 'https://checkout.example/pay/1',
+    });
   });
   afterEach(() => Billing.reset());
   afterAll(async () => api?.close());
@@ -31,7 +47,12 @@ describe('SDK: checkout waits for the purchase to show', () => {
   const grant = async (user: string) => {
     await makeEntitlement(tenant.tenant_id, { appUserId: user, provider: 'psp_a' });
   };
-  const waiting = (n: number) => until(`${n} waiter(s)`, async () => entitlementWaits(api.services)!.stats(tenant.tenant_id).waiting, (w) => w === n);
+  const waiting = (n: number) =>
+    until(
+      `${n} waiter(s)`,
+      async () => entitlementWaits(api.services)!.stats(tenant.tenant_id).waiting,
+      (w) => w === n,
+    );
   const configure = (appUserId: string, openCheckout: (url: string) => Promise<void>) => {
     const requests: string[] = [];
     const billing = Billing.configure({
@@ -61,8 +82,17 @@ describe('SDK: checkout waits for the purchase to show', () => {
     await waiting(1);
     await grant('buyer-1');
     const r = await result;
-    expect(r).toMatchObject({ state: 'purchased', lane: 'web', url: expect.stringContaining('client_reference_id=buyer-1'), entitlements: { isPremium: true, stale: false } });
-    expect(requests).toEqual(['GET /v1/sdk/subscribers/buyer-1', 'GET /v1/sdk/checkout?plan_id=premium_monthly', 'GET /v1/sdk/subscribers/buyer-1?wait_for=premium&timeout_ms=20000']);
+    expect(r).toMatchObject({
+      state: 'purchased',
+      lane: 'web',
+      url: expect.stringContaining('client_reference_id=buyer-1'),
+      entitlements: { isPremium: true, stale: false },
+    });
+    expect(requests).toEqual([
+      'GET /v1/sdk/subscribers/buyer-1',
+      'GET /v1/sdk/checkout?plan_id=premium_monthly',
+      'GET /v1/sdk/subscribers/buyer-1?wait_for=premium&timeout_ms=20000',
+    ]);
     // The answer is cached: the app's next check asks nobody.
     expect(await billing.isPremium()).toBe(true);
     expect(requests).toHaveLength(3);
@@ -70,18 +100,29 @@ describe('SDK: checkout waits for the purchase to show', () => {
 
   it('nothing bought within the bound → state opened with what is true (free); the wait was one request', async () => {
     const { billing, requests } = configure('window-shopper', async () => undefined);
-    const r = await billing.checkout({ planId: 'premium_monthly', product: { kind: 'digital' }, waitForPremium: { timeoutMs: 600 } });
+    const r = await billing.checkout({
+      planId: 'premium_monthly',
+      product: { kind: 'digital' },
+      waitForPremium: { timeoutMs: 600 },
+    });
     expect(r).toMatchObject({ state: 'opened', lane: 'web', entitlements: { isPremium: false } });
-    expect(requests.filter((q) => q.includes('wait_for'))).toEqual(['GET /v1/sdk/subscribers/window-shopper?wait_for=premium&timeout_ms=600']);
+    expect(requests.filter((q) => q.includes('wait_for'))).toEqual([
+      'GET /v1/sdk/subscribers/window-shopper?wait_for=premium&timeout_ms=600',
+    ]);
   });
 
   it('the service refuses to hold the wait (429: the app user already has 2) → one plain forced read instead', async () => {
-    const busy = [1, 2].map(() => call(api.apiRoot, '/v1/sdk/subscribers/busy-free?wait_for=premium&timeout_ms=3000', tenant.publishable_key));
+    const busy = [1, 2].map(() =>
+      call(api.apiRoot, '/v1/sdk/subscribers/busy-free?wait_for=premium&timeout_ms=3000', tenant.publishable_key),
+    );
     await waiting(2);
     const { billing, requests } = configure('busy-free', async () => undefined);
     const answer = await billing.waitForPremium({ timeoutMs: 3000 });
     expect(answer).toMatchObject({ isPremium: false, stale: false });
-    expect(requests).toEqual(['GET /v1/sdk/subscribers/busy-free?wait_for=premium&timeout_ms=3000', 'GET /v1/sdk/subscribers/busy-free']);
+    expect(requests).toEqual([
+      'GET /v1/sdk/subscribers/busy-free?wait_for=premium&timeout_ms=3000',
+      'GET /v1/sdk/subscribers/busy-free',
+    ]);
     // Granting ends the held waits at once (they are answered premium).
     await grant('busy-free');
     expect((await Promise.all(busy)).map((r) => r.body.is_premium)).toEqual([true, true]);
@@ -100,6 +141,17 @@ describe('SDK: checkout waits for the purchase to show', () => {
   });
 
   it("the SDK derives StoreKit's appAccountToken exactly as the service does", () => {
-    for (const id of ['', 'u', 'user-42', 'é日本語', 'x'.repeat(55), 'y'.repeat(56), 'z'.repeat(64), 'w'.repeat(200), crypto.randomUUID().toUpperCase()]) expect(sdkToken(id)).toBe(serviceToken(id));
+    for (const id of [
+      '',
+      'u',
+      'user-42',
+      'é日本語',
+      'x'.repeat(55),
+      'y'.repeat(56),
+      'z'.repeat(64),
+      'w'.repeat(200),
+      crypto.randomUUID().toUpperCase(),
+    ])
+      expect(sdkToken(id)).toBe(serviceToken(id));
   });
 });

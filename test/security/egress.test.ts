@@ -28,7 +28,10 @@ import { startStoreStack, type StoreStack } from '../helpers/stores';
  */
 const MARKER = `internal-secret-${crypto.randomBytes(6).toString('hex')}`;
 
-interface Hit { method: string; path: string }
+interface Hit {
+  method: string;
+  path: string;
+}
 
 async function hostileListener() {
   const hits: Hit[] = [];
@@ -36,12 +39,22 @@ async function hostileListener() {
     req.resume();
     req.on('end', () => {
       hits.push({ method: req.method ?? '', path: req.url ?? '' });
-      if (req.url === '/token') return res.writeHead(307, { location: '/redirected', 'content-type': 'text/plain' }).end(`moved ${MARKER}`);
-      if (req.url === '/refuse') return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant', error_description: MARKER }));
-      if (req.url === '/refuse-odd') return res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: MARKER }));
-      if (req.url === '/big') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'x', pad: MARKER.repeat(20_000) }));
+      if (req.url === '/token')
+        return res.writeHead(307, { location: '/redirected', 'content-type': 'text/plain' }).end(`moved ${MARKER}`);
+      if (req.url === '/refuse')
+        return res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'invalid_grant', error_description: MARKER }));
+      if (req.url === '/refuse-odd')
+        return res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: MARKER }));
+      if (req.url === '/big')
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: 'x', pad: MARKER.repeat(20_000) }));
       if (req.url === '/slow') return setTimeout(() => res.writeHead(200).end('{}'), 3_000);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: MARKER, expires_in: 3600 }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ access_token: MARKER, expires_in: 3600 }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -67,13 +80,24 @@ describe('egress: one guarded way out', () => {
     const before = l.hits.length;
     const refused = await egressRequest(`${l.origin}/token`, { method: 'POST', body: 'x' }, policy).catch((e) => e);
     expect(refused).toBeInstanceOf(EgressError);
-    expect([refused.kind, refused.message]).toEqual(['refused_address', 'the destination is a private, loopback, link-local or reserved address']);
+    expect([refused.kind, refused.message]).toEqual([
+      'refused_address',
+      'the destination is a private, loopback, link-local or reserved address',
+    ]);
     // `localhost` resolves to loopback: refused at connect time, by the lookup, too.
-    const byName = await egressRequest(`${l.origin.replace('127.0.0.1', 'localhost')}/token`, { method: 'POST' }, policy).catch((e) => e);
+    const byName = await egressRequest(
+      `${l.origin.replace('127.0.0.1', 'localhost')}/token`,
+      { method: 'POST' },
+      policy,
+    ).catch((e) => e);
     expect(byName.kind).toBe('refused_address');
     expect(l.hits.length).toBe(before);
 
-    const answer = await egressRequest(`${l.origin}/token`, { method: 'POST', body: 'x' }, { ...policy, allowPrivate: true });
+    const answer = await egressRequest(
+      `${l.origin}/token`,
+      { method: 'POST', body: 'x' },
+      { ...policy, allowPrivate: true },
+    );
     expect(answer.status).toBe(307);
     expect(l.hits.slice(before)).toEqual([{ method: 'POST', path: '/token' }]);
   });
@@ -91,28 +115,56 @@ describe('egress: one guarded way out', () => {
     expect(bad.kind).toBe('bad_url');
   });
 
-  it('a token_uri that is neither Google\'s nor on the operator\'s Play host is refused when saved, naming the field, and never called', async () => {
+  it("a token_uri that is neither Google's nor on the operator's Play host is refused when saved, naming the field, and never called", async () => {
     const app = await createEmulatorAccount(await playEmulatorUrl());
     const hostile = withTokenUri(app.credentials.test.service_account_json, `${l.origin}/token`);
     const before = l.hits.length;
-    const refusal = credentialRefusal('store_android', { service_account_json: hostile }, 'https://androidpublisher.googleapis.com');
+    const refusal = credentialRefusal(
+      'store_android',
+      { service_account_json: hostile },
+      'https://androidpublisher.googleapis.com',
+    );
     expect(refusal).toMatch(/^The service-account JSON has a token_uri that is not Google's token endpoint/);
     // Google's own and the operator's host pass.
-    for (const uri of GOOGLE_TOKEN_URIS) expect(credentialRefusal('store_android', { service_account_json: withTokenUri(hostile, uri) }, 'https://androidpublisher.googleapis.com')).toBeNull();
+    for (const uri of GOOGLE_TOKEN_URIS)
+      expect(
+        credentialRefusal(
+          'store_android',
+          { service_account_json: withTokenUri(hostile, uri) },
+          'https://androidpublisher.googleapis.com',
+        ),
+      ).toBeNull();
     expect(credentialRefusal('store_android', { service_account_json: hostile }, l.origin)).toBeNull();
     // Look-alikes do not.
-    for (const uri of ['https://oauth2.googleapis.com.evil.test/token', 'https://oauth2.googleapis.com/token?x=1', 'http://oauth2.googleapis.com/token', 'https://user@oauth2.googleapis.com/token']) {
-      expect([uri, credentialRefusal('store_android', { service_account_json: withTokenUri(hostile, uri) }, 'https://androidpublisher.googleapis.com')]).toEqual([uri, expect.stringContaining('not Google')]);
+    for (const uri of [
+      'https://oauth2.googleapis.com.evil.test/token',
+      'https://oauth2.googleapis.com/token?x=1',
+      'http://oauth2.googleapis.com/token',
+      'https://user@oauth2.googleapis.com/token',
+    ]) {
+      expect([
+        uri,
+        credentialRefusal(
+          'store_android',
+          { service_account_json: withTokenUri(hostile, uri) },
+          'https://androidpublisher.googleapis.com',
+        ),
+      ]).toEqual([uri, expect.stringContaining('not Google')]);
     }
     // A grant with such a credential stops before any request.
-    const err = await fetchAccessToken(parseServiceAccountLoose(hostile), 2_000, 'https://androidpublisher.googleapis.com').catch((e) => e);
+    const err = await fetchAccessToken(
+      parseServiceAccountLoose(hostile),
+      2_000,
+      'https://androidpublisher.googleapis.com',
+    ).catch((e) => e);
     expect(err.reason).toMatch(/not Google's token endpoint/);
     expect(l.hits.length).toBe(before);
   });
 
-  it('on the operator\'s own token host: the 307 is not followed, and neither a refusal\'s text nor an odd error code is repeated', async () => {
+  it("on the operator's own token host: the 307 is not followed, and neither a refusal's text nor an odd error code is repeated", async () => {
     const app = await createEmulatorAccount(await playEmulatorUrl());
-    const sa = (path: string) => parseServiceAccount(withTokenUri(app.credentials.test.service_account_json, `${l.origin}${path}`), l.origin);
+    const sa = (path: string) =>
+      parseServiceAccount(withTokenUri(app.credentials.test.service_account_json, `${l.origin}${path}`), l.origin);
     const before = l.hits.length;
     const moved = await fetchAccessToken(sa('/token'), 2_000, l.origin).catch((e) => e);
     expect(moved.reason).toBe('token endpoint answered HTTP 307 (redirects are not followed)');
@@ -123,7 +175,8 @@ describe('egress: one guarded way out', () => {
     expect(odd.reason).toBe('token endpoint refused the service account (HTTP 401)');
     const big = await fetchAccessToken(sa('/big'), 2_000, l.origin).catch((e) => e);
     expect(big.reason).toBe('token endpoint answered with more than a token');
-    for (const e of [moved, refused, odd, big]) expect(JSON.stringify({ m: e.message, r: e.reason, c: e.opts })).not.toContain(MARKER);
+    for (const e of [moved, refused, odd, big])
+      expect(JSON.stringify({ m: e.message, r: e.reason, c: e.opts })).not.toContain(MARKER);
   });
 
   describe('through the service: the proof and an SDK store registration', () => {
@@ -138,9 +191,17 @@ describe('egress: one guarded way out', () => {
       const app = await createEmulatorAccount(s.emulators.store_android.url);
       const hostile = withTokenUri(app.credentials.test.service_account_json, `${l.origin}/token`);
       // Written straight to the vault, as a credential saved before the save-time check would be.
-      const c = await withTenant(testDb(), T.tenant_id, (trx) => createConnection(trx, s.worker.vault, { provider: 'store_android', account_ref: app.account, credentials: { test: { service_account_json: hostile } } as never }));
+      const c = await withTenant(testDb(), T.tenant_id, (trx) =>
+        createConnection(trx, s.worker.vault, {
+          provider: 'store_android',
+          account_ref: app.account,
+          credentials: { test: { service_account_json: hostile } } as never,
+        }),
+      );
       const before = l.hits.length;
-      await (await startConnectionProof(s.worker.client, s.worker.taskQueue, T.tenant_id, c.id, crypto.randomUUID())).result();
+      await (
+        await startConnectionProof(s.worker.client, s.worker.taskQueue, T.tenant_id, c.id, crypto.randomUUID())
+      ).result();
       const proven = await withTenant(testDb(), T.tenant_id, (trx) => getConnectionSafe(trx, c.id));
       expect(proven!.verified_at).toBeNull();
       expect(proven!.proof_error).toMatch(/token_uri that is not Google's token endpoint/);
@@ -149,10 +210,22 @@ describe('egress: one guarded way out', () => {
       // The stack's own tenant: its Play connection swapped to the hostile JSON, then a registration.
       await withTenant(testDb(), s.tenant.tenant_id, async (trx) => {
         const conn = await trx('provider_connections').where({ provider: 'store_android' }).first('id');
-        await updateConnectionSecrets(trx, s.worker.vault, conn.id, { credentials: { test: { service_account_json: withTokenUri(hostile, `${l.origin}/token`) } } as never });
+        await updateConnectionSecrets(trx, s.worker.vault, conn.id, {
+          credentials: { test: { service_account_json: withTokenUri(hostile, `${l.origin}/token`) } } as never,
+        });
       });
-      const { purchase_token } = await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_android });
-      const r = await s.register({ app_user_id: 'egress_user', provider: 'store_android', plan_id: 'premium_monthly', product_id: 'premium_monthly', purchase_token });
+      const { purchase_token } = await s.control.store_android<{ purchase_token: string }>(
+        'POST',
+        '/sandbox-purchase',
+        { product_id: 'premium_monthly', account: s.accounts.store_android },
+      );
+      const r = await s.register({
+        app_user_id: 'egress_user',
+        provider: 'store_android',
+        plan_id: 'premium_monthly',
+        product_id: 'premium_monthly',
+        purchase_token,
+      });
       expect(r.status).toBeLessThan(500);
       expect(JSON.stringify(r.body)).not.toContain(MARKER);
       expect(l.hits.length).toBe(before);
@@ -163,14 +236,29 @@ describe('egress: one guarded way out', () => {
     // @ts-expect-error: the ESLint config is plain JavaScript, without declarations.
     const config = (await import('../../eslint.config.js')).default as Linter.Config[];
     const guard = config.find((c) => c.rules?.['no-restricted-globals'] && c.rules?.['no-restricted-imports']);
-    expect(guard?.files).toEqual(expect.arrayContaining(['providers/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'api/**/*.ts']));
+    expect(guard?.files).toEqual(
+      expect.arrayContaining(['providers/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'api/**/*.ts']),
+    );
     const linter = new Linter({ configType: 'flat' });
     const lint = (code: string, file: string) =>
-      linter.verify(code, [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: guard!.rules }], file).map((m) => m.ruleId);
-    expect(lint("export const f = () => fetch('http://x/');\n", 'providers/psp_b/probe.ts')).toContain('no-restricted-globals');
-    expect(lint("import https from 'node:https';\nexport const g = https;\n", 'activities/probe.ts')).toContain('no-restricted-imports');
-    expect(lint("import { request } from 'undici';\nexport const h = request;\n", 'activities/probe.ts')).toContain('no-restricted-imports');
-    expect(lint("import { operatorHostFetch } from '../../egress/fetch';\nexport const k = operatorHostFetch;\n", 'providers/psp_b/probe.ts')).toEqual([]);
+      linter
+        .verify(code, [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: guard!.rules }], file)
+        .map((m) => m.ruleId);
+    expect(lint("export const f = () => fetch('http://x/');\n", 'providers/psp_b/probe.ts')).toContain(
+      'no-restricted-globals',
+    );
+    expect(lint("import https from 'node:https';\nexport const g = https;\n", 'activities/probe.ts')).toContain(
+      'no-restricted-imports',
+    );
+    expect(lint("import { request } from 'undici';\nexport const h = request;\n", 'activities/probe.ts')).toContain(
+      'no-restricted-imports',
+    );
+    expect(
+      lint(
+        "import { operatorHostFetch } from '../../egress/fetch';\nexport const k = operatorHostFetch;\n",
+        'providers/psp_b/probe.ts',
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -181,5 +269,10 @@ function withTokenUri(json: string, tokenUri: string): string {
 /** The grant's own guard, without the parse step's (which would refuse first). */
 function parseServiceAccountLoose(json: string) {
   const sa = JSON.parse(json);
-  return { client_email: sa.client_email, private_key: sa.private_key, private_key_id: sa.private_key_id, token_uri: sa.token_uri };
+  return {
+    client_email: sa.client_email,
+    private_key: sa.private_key,
+    private_key_id: sa.private_key_id,
+    token_uri: sa.token_uri,
+  };
 }

@@ -45,14 +45,21 @@ class Browser {
   }
 
   async post(path: '/login' | '/signup', form: Record<string, string>): Promise<Response> {
-    const get = await fetch(this.root + path, { headers: { cookie: this.cookieHeader(), 'x-forwarded-for': this.address }, redirect: 'manual' });
+    const get = await fetch(this.root + path, {
+      headers: { cookie: this.cookieHeader(), 'x-forwarded-for': this.address },
+      redirect: 'manual',
+    });
     this.keep(get);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(await get.text())?.[1];
     if (!csrf) throw new Error(`no form at ${path} (status ${get.status})`);
     const res = await fetch(this.root + path, {
       method: 'POST',
       redirect: 'manual',
-      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': this.address },
+      headers: {
+        cookie: this.cookieHeader(),
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-forwarded-for': this.address,
+      },
       body: new URLSearchParams({ _csrf: csrf, ...form }),
     });
     this.keep(res);
@@ -77,7 +84,11 @@ describe('login and sign-up limits against many addresses (issue #28, item 5)', 
   beforeAll(async () => {
     metricsPort = await freePort();
     api = await startApiProcess({
-      TRUSTED_PROXIES: '127.0.0.1,::1', MASTER_KEY: generateMasterKey(), SIGNUPS_PER_ADDRESS_PER_HOUR: '3', METRICS_PORT: String(metricsPort), LOG_LEVEL: 'warn',
+      TRUSTED_PROXIES: '127.0.0.1,::1',
+      MASTER_KEY: generateMasterKey(),
+      SIGNUPS_PER_ADDRESS_PER_HOUR: '3',
+      METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: 'warn',
     });
     root = `http://127.0.0.1:${api.dashboardPort}`;
   });
@@ -112,11 +123,14 @@ describe('login and sign-up limits against many addresses (issue #28, item 5)', 
     // Ten addresses, five wrong passwords each: every one is checked (each pair allows five), and
     // together they reach the account's shared ceiling.
     const attackers = Array.from({ length: 10 }, () => new Browser(root, ipv4()));
-    const statuses = await Promise.all(attackers.map(async (b) => {
-      const out: number[] = [];
-      for (let i = 0; i < DEFAULT_LIMITS.pair.max; i++) out.push((await b.post('/login', { email: account, password: `guess ${i}` })).status);
-      return out;
-    }));
+    const statuses = await Promise.all(
+      attackers.map(async (b) => {
+        const out: number[] = [];
+        for (let i = 0; i < DEFAULT_LIMITS.pair.max; i++)
+          out.push((await b.post('/login', { email: account, password: `guess ${i}` })).status);
+        return out;
+      }),
+    );
     expect(statuses.flat().filter((s) => s === 401)).toHaveLength(DEFAULT_LIMITS.account.max);
     const eleventh = await new Browser(root, ipv4()).post('/login', { email: account, password: 'guess' });
     expect(eleventh.status).toBe(429);
@@ -132,17 +146,42 @@ describe('login and sign-up limits against many addresses (issue #28, item 5)', 
     expect(back.status).toBe(302);
     expect(back.headers.get('location')).toBe('/overview');
     expect(laptop.jar.get('dash_session')).toBeTruthy();
-    expect(await metric('billing_dashboard_auth_attempts_total', '{form="login",outcome="refused",limit="account",device="none"}')).toBeGreaterThanOrEqual(2);
-    expect(await metric('billing_dashboard_auth_attempts_total', '{form="login",outcome="ok",limit="none",device="known"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      await metric(
+        'billing_dashboard_auth_attempts_total',
+        '{form="login",outcome="refused",limit="account",device="none"}',
+      ),
+    ).toBeGreaterThanOrEqual(2);
+    expect(
+      await metric('billing_dashboard_auth_attempts_total', '{form="login",outcome="ok",limit="none",device="known"}'),
+    ).toBeGreaterThanOrEqual(1);
     // The operator's log line names the account by id and the allowance, never the email.
-    const refusal = await until('the refusal’s log line', async () => api.stdout().split('\n').find((l) => l.includes('"limit":"account"') && l.includes('dashboard log-in refused')), (l) => l !== undefined);
-    expect(JSON.parse(refusal!)).toMatchObject({ level: 40, limit: 'account', user_id: expect.any(String), tenant_id: expect.any(String), address_key: expect.any(String) });
+    const refusal = await until(
+      'the refusal’s log line',
+      async () =>
+        api
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes('"limit":"account"') && l.includes('dashboard log-in refused')),
+      (l) => l !== undefined,
+    );
+    expect(JSON.parse(refusal!)).toMatchObject({
+      level: 40,
+      limit: 'account',
+      user_id: expect.any(String),
+      tenant_id: expect.any(String),
+      address_key: expect.any(String),
+    });
     expect(api.stdout()).not.toContain(account);
 
     // Mallory's cookie does not lift the owner's ceiling for her guesses, nor does one she edits or makes up.
     expect((await hers.post('/login', { email: account, password: 'guess' })).status).toBe(429);
     const real = hers.jar.get(DEVICE_COOKIE)!;
-    for (const forged of [real.slice(0, -2) + (real.endsWith('AA') ? 'BB' : 'AA'), 'd1.k1.1700000000.bm9uY2U.bWFj', real.replace(/\.\d+\./, `.${Math.floor(Date.now() / 1000) - 60}.`)]) {
+    for (const forged of [
+      real.slice(0, -2) + (real.endsWith('AA') ? 'BB' : 'AA'),
+      'd1.k1.1700000000.bm9uY2U.bWFj',
+      real.replace(/\.\d+\./, `.${Math.floor(Date.now() / 1000) - 60}.`),
+    ]) {
       hers.jar.set(DEVICE_COOKIE, forged);
       expect((await hers.post('/login', { email: account, password: PASSWORD })).status).toBe(429);
     }
@@ -167,23 +206,56 @@ describe('login and sign-up limits against many addresses (issue #28, item 5)', 
     const statuses: number[] = [];
     for (let i = 0; i < 10; i++) {
       const b = new Browser(root, net.at(i));
-      for (let j = 0; j < DEFAULT_LIMITS.pair.max; j++) statuses.push((await b.post('/login', { email: account, password: 'guess' })).status);
+      for (let j = 0; j < DEFAULT_LIMITS.pair.max; j++)
+        statuses.push((await b.post('/login', { email: account, password: 'guess' })).status);
     }
     expect(statuses.filter((s) => s === 401)).toHaveLength(DEFAULT_LIMITS.pair.max);
     expect(statuses.filter((s) => s === 429)).toHaveLength(statuses.length - DEFAULT_LIMITS.pair.max);
     // The account's ceiling was barely touched: the owner, from another network, gets in without a device cookie.
-    expect((await new Browser(root, ipv6Subnet().at(0)).post('/login', { email: account, password: PASSWORD })).status).toBe(302);
+    expect(
+      (await new Browser(root, ipv6Subnet().at(0)).post('/login', { email: account, password: PASSWORD })).status,
+    ).toBe(302);
   });
 
   it('one IPv6 /64 is one address for sign-up (3 an hour here); another /64 and IPv4-mapped spellings count as expected', async () => {
     const net = ipv6Subnet();
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await new Browser(root, net.at(i)).post('/signup', { email: email('burst'), password: 'a long enough password' })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (
+          await new Browser(root, net.at(i)).post('/signup', {
+            email: email('burst'),
+            password: 'a long enough password',
+          })
+        ).status,
+      );
     expect(statuses).toEqual([303, 303, 303, 429]);
-    expect((await new Browser(root, ipv6Subnet().at(0)).post('/signup', { email: email('other'), password: 'a long enough password' })).status).toBe(303);
+    expect(
+      (
+        await new Browser(root, ipv6Subnet().at(0)).post('/signup', {
+          email: email('other'),
+          password: 'a long enough password',
+        })
+      ).status,
+    ).toBe(303);
     // An IPv4 client is the same client written as IPv4-mapped IPv6.
     const v4 = ipv4();
-    for (let i = 0; i < 3; i++) expect((await new Browser(root, i % 2 ? `::ffff:${v4}` : v4).post('/signup', { email: email('v4'), password: 'a long enough password' })).status).toBe(303);
-    expect((await new Browser(root, `::ffff:${v4}`).post('/signup', { email: email('v4'), password: 'a long enough password' })).status).toBe(429);
+    for (let i = 0; i < 3; i++)
+      expect(
+        (
+          await new Browser(root, i % 2 ? `::ffff:${v4}` : v4).post('/signup', {
+            email: email('v4'),
+            password: 'a long enough password',
+          })
+        ).status,
+      ).toBe(303);
+    expect(
+      (
+        await new Browser(root, `::ffff:${v4}`).post('/signup', {
+          email: email('v4'),
+          password: 'a long enough password',
+        })
+      ).status,
+    ).toBe(429);
   });
 });

@@ -77,8 +77,14 @@ describe('provider secrets never leak', () => {
       };
     }
 
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
+      ProviderId,
+      string
+    >;
     const sink = new Writable({
       write(chunk, _e, cb) {
         captured.push(String(chunk));
@@ -88,7 +94,9 @@ describe('provider secrets never leak', () => {
     worker = await startTestWorker({
       config: { providerBaseUrls },
       masterKey,
-      logger: new DefaultLogger('TRACE', (entry) => captured.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`)),
+      logger: new DefaultLogger('TRACE', (entry) =>
+        captured.push(`${entry.message} ${JSON.stringify(entry.meta ?? {})}`),
+      ),
     });
     // The API shares the worker's task queue, so the reads that run workflows (the drift report) run here too.
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) }, sink);
@@ -123,7 +131,12 @@ describe('provider secrets never leak', () => {
       remember(wrong);
       const other = await createEmulatorAccount(emulators.psp_a.url);
       rememberCredential(other.credentials.test);
-      await createConnection(trx, worker.vault, { provider: 'psp_a', account_ref: other.account, is_default: false, credentials: { test: { secret_key: wrong } } });
+      await createConnection(trx, worker.vault, {
+        provider: 'psp_a',
+        account_ref: other.account,
+        is_default: false,
+        credentials: { test: { secret_key: wrong } },
+      });
     });
     expect(secrets.size).toBeGreaterThan(10);
 
@@ -144,7 +157,10 @@ describe('provider secrets never leak', () => {
     // A sync decrypts every credential to write at every provider: its answer and history too.
     const report = await call(api.apiUrl, '/sync', t.secret_key);
     expect(report.status).toBe(200);
-    const drained = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }) });
+    const drained = await call(api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: report.body.confirm_count }),
+    });
     expect(drained.status).toBe(200);
     assertClean('sync run answer', JSON.stringify(drained.body));
 
@@ -157,9 +173,14 @@ describe('provider secrets never leak', () => {
       for await (const wf of worker.client.workflow.list({ query: `BillingTenantId = '${t.tenant_id}'` })) out.push(wf);
       return out;
     };
-    const kindsOf = (runs: { workflowId: string }[]) => [...new Set(runs.map((r) => r.workflowId.split('-')[0]))].sort();
+    const kindsOf = (runs: { workflowId: string }[]) =>
+      [...new Set(runs.map((r) => r.workflowId.split('-')[0]))].sort();
     let runs = await listed();
-    for (const deadline = Date.now() + 15_000; kindsOf(runs).length < 4 && Date.now() < deadline; runs = await listed()) {
+    for (
+      const deadline = Date.now() + 15_000;
+      kindsOf(runs).length < 4 && Date.now() < deadline;
+      runs = await listed()
+    ) {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(kindsOf(runs)).toEqual(['drift', 'probe', 'sync', 'voided']);
@@ -167,10 +188,17 @@ describe('provider secrets never leak', () => {
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       events += history.events?.length ?? 0;
-      assertClean(`history of ${wf.workflowId}`, await historyText(history, { codec: worker.codec, workflowId: wf.workflowId }));
+      assertClean(
+        `history of ${wf.workflowId}`,
+        await historyText(history, { codec: worker.codec, workflowId: wf.workflowId }),
+      );
     }
     // The sweep runs for as long as the connection: this test's ends here.
-    for (const wf of runs.filter((r) => r.workflowId.startsWith('voided-'))) await worker.client.workflow.getHandle(wf.workflowId).terminate('test over').catch(() => undefined);
+    for (const wf of runs.filter((r) => r.workflowId.startsWith('voided-')))
+      await worker.client.workflow
+        .getHandle(wf.workflowId)
+        .terminate('test over')
+        .catch(() => undefined);
     expect(events).toBeGreaterThan(PROVIDERS.length * 2);
 
     const run = promisify(execFile);
@@ -179,11 +207,21 @@ describe('provider secrets never leak', () => {
     const re: { stdout: string; stderr: string; code?: number } = await run(
       process.execPath,
       ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), 'vault:reencrypt', '--json'],
-      { env: { ...process.env, DATABASE_URL: inject('databaseUrl'), MASTER_KEY: `k2:${crypto.randomBytes(32).toString('base64')},${masterKey}` } },
+      {
+        env: {
+          ...process.env,
+          DATABASE_URL: inject('databaseUrl'),
+          MASTER_KEY: `k2:${crypto.randomBytes(32).toString('base64')},${masterKey}`,
+        },
+      },
     ).catch((e) => e);
     assertClean('admin CLI output', `${re.stdout}${re.stderr}`);
     expect([undefined, 0, 1], `admin CLI crashed: ${re.stderr}`).toContain(re.code);
-    const result = JSON.parse(re.stdout) as { current_key_id: string; reencrypted: number; failures: string | { id: string }[] };
+    const result = JSON.parse(re.stdout) as {
+      current_key_id: string;
+      reencrypted: number;
+      failures: string | { id: string }[];
+    };
     result.failures = typeof result.failures === 'string' ? JSON.parse(result.failures) : result.failures;
     const failures = result.failures as { id: string }[];
     const ours: string[] = await testDb()('provider_connections').where({ tenant_id: t.tenant_id }).pluck('id');
@@ -192,9 +230,13 @@ describe('provider secrets never leak', () => {
     expect(failures.filter((f) => ours.includes(f.id))).toEqual([]);
 
     // Every row of every table, ciphertext columns included (they must not contain plaintext either).
-    const tables = await testDb()('information_schema.tables').where({ table_schema: 'public', table_type: 'BASE TABLE' }).pluck('table_name');
+    const tables = await testDb()('information_schema.tables')
+      .where({ table_schema: 'public', table_type: 'BASE TABLE' })
+      .pluck('table_name');
     for (const table of tables) {
-      const rows = await testDb()(table).select(testDb().raw(`t::text as row`)).from(testDb().raw(`?? as t`, [table]));
+      const rows = await testDb()(table)
+        .select(testDb().raw(`t::text as row`))
+        .from(testDb().raw(`?? as t`, [table]));
       assertClean(`table ${table}`, rows.map((r: any) => r.row).join('\n'));
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -209,38 +251,118 @@ describe('provider secrets never leak', () => {
       for (const provider of ['psp_a', 'store_android', 'store_ios'] as const) {
         const acct = await createEmulatorAccount(emulators[provider].url);
         accounts[provider] = acct.account;
-        await createProvenConnection(trx, worker.vault, { provider, account_ref: acct.account, is_default: true, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
+        await createProvenConnection(trx, worker.vault, {
+          provider,
+          account_ref: acct.account,
+          is_default: true,
+          credentials: acct.credentials,
+          webhook_secret: acct.webhook_secret || null,
+        });
       }
       await attachToApp(trx, t.app_id, 'store_android');
       await attachToApp(trx, t.app_id, 'store_ios');
-      const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: 'premium_monthly', name: 'Premium', tier: 'monthly', android_store_product_id: 'premium_monthly', ios_store_product_id: 'premium_monthly' }).returning('id');
-      await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
+      const [p] = await trx('products')
+        .insert({
+          tenant_id: t.tenant_id,
+          sku: 'premium_monthly',
+          name: 'Premium',
+          tier: 'monthly',
+          android_store_product_id: 'premium_monthly',
+          ios_store_product_id: 'premium_monthly',
+        })
+        .returning('id');
+      await trx('prices').insert({
+        tenant_id: t.tenant_id,
+        product_id: p.id,
+        country: 'US',
+        currency: 'USD',
+        amount_minor: 999,
+      });
       return p.id as string;
     });
-    expect((await call(api.apiUrl, `/products/${productId}/sync?provider=psp_a`, t.secret_key, { method: 'POST' })).body.ok).toBe(true);
-    const pk = (await testDb()('apps').where({ id: t.app_id }).first('publishable_key_test')).publishable_key_test as string;
+    expect(
+      (await call(api.apiUrl, `/products/${productId}/sync?provider=psp_a`, t.secret_key, { method: 'POST' })).body.ok,
+    ).toBe(true);
+    const pk = (await testDb()('apps').where({ id: t.app_id }).first('publishable_key_test'))
+      .publishable_key_test as string;
     const control = async (provider: ProviderId, route: string, body: unknown) =>
-      (await fetch(`${emulators[provider].url}/__control${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+      (
+        await fetch(`${emulators[provider].url}/__control${route}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json();
     const hook = (provider: ProviderId) => `${api.dashboardRoot}/api/webhooks/${provider}`;
 
     // A web checkout whose events name the buyer's email.
-    const checkout = await control('psp_a', '/checkout', { sku: 'premium_monthly', email, target: hook('psp_a'), account: accounts.psp_a, mode: 'test', app_user_id: 'web_user' });
+    const checkout = await control('psp_a', '/checkout', {
+      sku: 'premium_monthly',
+      email,
+      target: hook('psp_a'),
+      account: accounts.psp_a,
+      mode: 'test',
+      app_user_id: 'web_user',
+    });
     expect(checkout.events.map((e: any) => e.status)).toEqual([200, 200, 200]);
     // A Play purchase registered by the SDK, then a notification naming its token.
-    const { purchase_token: token } = await control('store_android', '/sandbox-purchase', { product_id: 'premium_monthly', account: accounts.store_android, app_user_id: 'android_user' });
-    const registered = await call(api.apiRoot, '/v1/sdk/store-purchases', pk, { method: 'POST', body: JSON.stringify({ app_user_id: 'android_user', provider: 'store_android', product_id: 'premium_monthly', purchase_token: token }) });
+    const { purchase_token: token } = await control('store_android', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      account: accounts.store_android,
+      app_user_id: 'android_user',
+    });
+    const registered = await call(api.apiRoot, '/v1/sdk/store-purchases', pk, {
+      method: 'POST',
+      body: JSON.stringify({
+        app_user_id: 'android_user',
+        provider: 'store_android',
+        product_id: 'premium_monthly',
+        purchase_token: token,
+      }),
+    });
     expect(registered.status).toBe(200);
-    const renewed = await control('store_android', '/events', { type: 'SUBSCRIPTION_RENEWED', target: hook('store_android'), account: accounts.store_android, data: { purchaseToken: token } });
+    const renewed = await control('store_android', '/events', {
+      type: 'SUBSCRIPTION_RENEWED',
+      target: hook('store_android'),
+      account: accounts.store_android,
+      data: { purchaseToken: token },
+    });
     expect(renewed.status).toBe(200);
     // An App Store purchase registered by its signed transaction.
-    const ios = await control('store_ios', '/sandbox-purchase', { product_id: 'premium_monthly', account: accounts.store_ios, app_user_id: 'ios_user' });
-    expect((await call(api.apiRoot, '/v1/sdk/store-purchases', pk, { method: 'POST', body: JSON.stringify({ app_user_id: 'ios_user', provider: 'store_ios', signed_transaction: ios.signed_transaction }) })).status).toBe(200);
+    const ios = await control('store_ios', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      account: accounts.store_ios,
+      app_user_id: 'ios_user',
+    });
+    expect(
+      (
+        await call(api.apiRoot, '/v1/sdk/store-purchases', pk, {
+          method: 'POST',
+          body: JSON.stringify({
+            app_user_id: 'ios_user',
+            provider: 'store_ios',
+            signed_transaction: ios.signed_transaction,
+          }),
+        })
+      ).status,
+    ).toBe(200);
 
-    await until('web premium', () => call(api.apiRoot, '/v1/sdk/subscribers/web_user', pk), (r) => r.body.is_premium === true);
+    await until(
+      'web premium',
+      () => call(api.apiRoot, '/v1/sdk/subscribers/web_user', pk),
+      (r) => r.body.is_premium === true,
+    );
     const subs = await testDb()('subscriptions').where({ tenant_id: t.tenant_id, provider: 'psp_a' });
     // The email did reach the record (so the check below is about where it went, not whether it came).
     expect(subs.map((x: any) => x.email)).toContain(email);
-    const notified = await until('the notification processed', () => testDb()('webhook_deliveries').where({ tenant_id: t.tenant_id, provider: 'store_android', event_id: renewed.id }).first(), (d) => d?.status === 'processed');
+    const notified = await until(
+      'the notification processed',
+      () =>
+        testDb()('webhook_deliveries')
+          .where({ tenant_id: t.tenant_id, provider: 'store_android', event_id: renewed.id })
+          .first(),
+      (d) => d?.status === 'processed',
+    );
     expect(notified.status).toBe('processed');
 
     const listed = async () => {
@@ -248,8 +370,11 @@ describe('provider secrets never leak', () => {
       for await (const wf of worker.client.workflow.list({ query: `BillingTenantId = '${t.tenant_id}'` })) out.push(wf);
       return out;
     };
-    const kinds = (runs: { workflowId: string }[]) => new Set(runs.map((r) => r.workflowId.replace(/-[0-9a-f]{8}-.*$/, '')));
-    const runs = await until('every kind of run listed', listed, (r) => ['customer', 'store-purchase', 'store-notification'].every((k) => kinds(r).has(k)));
+    const kinds = (runs: { workflowId: string }[]) =>
+      new Set(runs.map((r) => r.workflowId.replace(/-[0-9a-f]{8}-.*$/, '')));
+    const runs = await until('every kind of run listed', listed, (r) =>
+      ['customer', 'store-purchase', 'store-notification'].every((k) => kinds(r).has(k)),
+    );
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       // What an operator with the key reads, decoded: ids and hashes only.

@@ -25,8 +25,15 @@ describe('npm start', () => {
     }
   });
 
-  function start(extra: NodeJS.ProcessEnv = {}): Promise<{ proc: ChildProcess; out: () => string; up: Promise<void>; exit: Promise<number | null> }> {
-    const proc = spawn('npm', ['start'], { cwd: ROOT_DIR, env: { ...env, ...extra }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  function start(
+    extra: NodeJS.ProcessEnv = {},
+  ): Promise<{ proc: ChildProcess; out: () => string; up: Promise<void>; exit: Promise<number | null> }> {
+    const proc = spawn('npm', ['start'], {
+      cwd: ROOT_DIR,
+      env: { ...env, ...extra },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     running = proc;
     let text = '';
     proc.stdout!.on('data', (d) => (text += d));
@@ -60,7 +67,15 @@ describe('npm start', () => {
 
   it('comes up on embedded defaults, stops every child on Ctrl-C, and comes back with the same data', async () => {
     const ports: Record<string, number> = {};
-    for (const name of ['API_PORT', 'DASHBOARD_PORT', 'TOOLS_PORT', 'TEMPORAL_PORT', 'TEMPORAL_UI_PORT', 'EMBEDDED_PG_PORT', ...PROVIDERS.map((p) => `${p.toUpperCase()}_EMULATOR_PORT`)]) {
+    for (const name of [
+      'API_PORT',
+      'DASHBOARD_PORT',
+      'TOOLS_PORT',
+      'TEMPORAL_PORT',
+      'TEMPORAL_UI_PORT',
+      'EMBEDDED_PG_PORT',
+      ...PROVIDERS.map((p) => `${p.toUpperCase()}_EMULATOR_PORT`),
+    ]) {
       ports[name] = await freePort();
     }
     const portEnv = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
@@ -84,24 +99,47 @@ describe('npm start', () => {
     expect(providers.body.data).toHaveLength(PROVIDERS.length);
 
     const owned = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
-    expect(Object.keys(owned).sort()).toEqual(['api', 'emulators', 'outbound-worker', 'postgres', 'temporal', 'worker']);
+    expect(Object.keys(owned).sort()).toEqual([
+      'api',
+      'emulators',
+      'outbound-worker',
+      'postgres',
+      'temporal',
+      'worker',
+    ]);
     for (const pid of Object.values(owned)) expect(alive(pid)).toBe(true);
     // Deliveries' own worker polls, yielding the CPU to the inbound path (nice 10).
-    await expect.poll(() => fs.readFileSync(path.join(dataDir, 'outbound-worker.log'), 'utf8'), { timeout: 120_000, interval: 500 }).toContain('outbound worker started');
+    await expect
+      .poll(() => fs.readFileSync(path.join(dataDir, 'outbound-worker.log'), 'utf8'), {
+        timeout: 120_000,
+        interval: 500,
+      })
+      .toContain('outbound worker started');
     expect(os.getPriority(owned['outbound-worker'])).toBe(Math.max(os.getPriority(), 10));
     expect(os.getPriority(owned.worker)).toBe(os.getPriority());
     // Ready to sell: the service's webhook URL registered at psp_a, the catalogue synced in the background.
     expect(out1).toMatch(/Webhook URLs\s+registered at psp_a/);
     expect(out1).toMatch(/Demo catalogue\s+syncing to the emulators in the background/);
-    await expect.poll(() => first.out(), { timeout: 180_000, interval: 500 }).toMatch(/\[start\] Demo catalogue (synced|sync failed)[^\n]*/);
-    expect(/\[start\] Demo catalogue (synced|sync failed)[^\n]*/.exec(first.out())![0]).toMatch(/synced to the emulators: \d+ product\/provider pairs written/);
-    const endpoints = async () => ((await (await fetch(`http://127.0.0.1:${ports.PSP_A_EMULATOR_PORT}/__control/state`)).json()) as { webhook_endpoints?: { url: string }[] }).webhook_endpoints;
-    expect(await endpoints()).toEqual([expect.objectContaining({ url: `http://127.0.0.1:${ports.DASHBOARD_PORT}/api/webhooks/psp_a` })]);
+    await expect
+      .poll(() => first.out(), { timeout: 180_000, interval: 500 })
+      .toMatch(/\[start\] Demo catalogue (synced|sync failed)[^\n]*/);
+    expect(/\[start\] Demo catalogue (synced|sync failed)[^\n]*/.exec(first.out())![0]).toMatch(
+      /synced to the emulators: \d+ product\/provider pairs written/,
+    );
+    const endpoints = async () =>
+      (
+        (await (await fetch(`http://127.0.0.1:${ports.PSP_A_EMULATOR_PORT}/__control/state`)).json()) as {
+          webhook_endpoints?: { url: string }[];
+        }
+      ).webhook_endpoints;
+    expect(await endpoints()).toEqual([
+      expect.objectContaining({ url: `http://127.0.0.1:${ports.DASHBOARD_PORT}/api/webhooks/psp_a` }),
+    ]);
 
     process.kill(-first.proc.pid!, 'SIGINT'); // what a terminal's Ctrl-C does: the whole process group
     await first.exit;
     // npm itself may return before its children finish their own graceful shutdown.
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned).some(alive); ) {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned).some(alive);) {
       await new Promise((r) => setTimeout(r, 250));
     }
     for (const [name, pid] of Object.entries(owned)) expect([name, alive(pid)]).toEqual([name, false]);
@@ -122,7 +160,7 @@ describe('npm start', () => {
     const owned2 = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
     process.kill(-second.proc.pid!, 'SIGINT');
     await second.exit;
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned2).some(alive); ) {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned2).some(alive);) {
       await new Promise((r) => setTimeout(r, 250));
     }
     for (const [name, pid] of Object.entries(owned2)) expect([name, alive(pid)]).toEqual([name, false]);

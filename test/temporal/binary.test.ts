@@ -5,7 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findTemporalBinary, toolCacheDir } from '../../temporal/binary';
 
 describe('finding the Temporal CLI', () => {
-  const saved = { PATH: process.env.PATH, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, TEMPORAL_CLI: process.env.TEMPORAL_CLI };
+  const saved = {
+    PATH: process.env.PATH,
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME,
+    TEMPORAL_CLI: process.env.TEMPORAL_CLI,
+  };
   afterEach(() => {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
@@ -26,6 +30,8 @@ describe('finding the Temporal CLI', () => {
     process.env.XDG_CACHE_HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'cache-'));
     process.env.PATH = '/usr/bin:/bin';
     delete process.env.TEMPORAL_CLI;
-    expect(() => findTemporalBinary({ build: false })).toThrow(/go install github\.com\/temporalio\/cli\/cmd\/temporal@v1\.5\.1.*TEMPORAL_ADDRESS/s);
+    expect(() => findTemporalBinary({ build: false })).toThrow(
+      /go install github\.com\/temporalio\/cli\/cmd\/temporal@v1\.5\.1.*TEMPORAL_ADDRESS/s,
+    );
   });
 });

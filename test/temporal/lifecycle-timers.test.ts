@@ -26,10 +26,21 @@ describe('lifecycle timers (real Temporal server, real worker)', () => {
     const customer = `cus_${name}_${crypto.randomBytes(4).toString('hex')}`;
     const sub = `sub_${name}_${crypto.randomBytes(4).toString('hex')}`;
     const base = { mode: 'test' as const, subscription_id: sub, customer_id: customer, app_user_id: `${name}_user` };
-    const send = (events: LifecycleEvent[]) => signalLifecycleBatch(w.client, w.taskQueue, { tenantId: t.tenant_id, provider: 'psp_a', customerKey: customer }, events);
-    const ent = () => testDb()('entitlements').where({ tenant_id: t.tenant_id, app_user_id: `${name}_user` }).first();
+    const send = (events: LifecycleEvent[]) =>
+      signalLifecycleBatch(
+        w.client,
+        w.taskQueue,
+        { tenantId: t.tenant_id, provider: 'psp_a', customerKey: customer },
+        events,
+      );
+    const ent = () =>
+      testDb()('entitlements')
+        .where({ tenant_id: t.tenant_id, app_user_id: `${name}_user` })
+        .first();
     const timersFired = async () => {
-      const { events } = await w.client.workflow.getHandle(lifecycleWorkflowId(t.tenant_id, 'psp_a', customer)).fetchHistory();
+      const { events } = await w.client.workflow
+        .getHandle(lifecycleWorkflowId(t.tenant_id, 'psp_a', customer))
+        .fetchHistory();
       return (events ?? []).filter((e) => e.timerFiredEventAttributes).length;
     };
     return { base, sub, send, ent, timersFired };
@@ -41,7 +52,13 @@ describe('lifecycle timers (real Temporal server, real worker)', () => {
     // Failed 7 days less 4 seconds ago: the grace period ends 4 seconds from now.
     const failedAt = at(-GRACE_PERIOD_DAYS * 86_400_000 + 4000);
     await send([
-      { ...base, id: `evt_c_${base.subscription_id}`, kind: 'subscription_created', occurred_at: at(-40 * 86_400_000), current_period_end: at(-GRACE_PERIOD_DAYS * 86_400_000) },
+      {
+        ...base,
+        id: `evt_c_${base.subscription_id}`,
+        kind: 'subscription_created',
+        occurred_at: at(-40 * 86_400_000),
+        current_period_end: at(-GRACE_PERIOD_DAYS * 86_400_000),
+      },
       { ...base, id: `evt_f_${base.subscription_id}`, kind: 'payment_failed', occurred_at: failedAt },
     ]);
     const inGrace = await until('grace written', ent, (e) => e?.state === 'grace_period');
@@ -55,8 +72,22 @@ describe('lifecycle timers (real Temporal server, real worker)', () => {
     const { base, send, ent, timersFired } = await setup('sched');
     const end = at(4000);
     await send([
-      { ...base, id: `evt_c_${base.subscription_id}`, kind: 'subscription_created', occurred_at: at(-86_400_000), current_period_end: end, cancel_at: null },
-      { ...base, id: `evt_u_${base.subscription_id}`, kind: 'subscription_updated', occurred_at: at(-1000), current_period_end: end, cancel_at: end },
+      {
+        ...base,
+        id: `evt_c_${base.subscription_id}`,
+        kind: 'subscription_created',
+        occurred_at: at(-86_400_000),
+        current_period_end: end,
+        cancel_at: null,
+      },
+      {
+        ...base,
+        id: `evt_u_${base.subscription_id}`,
+        kind: 'subscription_updated',
+        occurred_at: at(-1000),
+        current_period_end: end,
+        cancel_at: end,
+      },
     ]);
     const active = await until('active until the date', ent, (e) => e?.state === 'active' && !!e.expires_at);
     expect(new Date(active.expires_at).toISOString()).toBe(end);

@@ -27,20 +27,46 @@ describe('trial timestamps on the subscription record (real Temporal server, rea
     const trialStart = at(-10);
     const trialEnd = at(-2); // already over: the conversion below comes after it
     const base = { mode: 'test' as const, subscription_id: sub, customer_id: customer, app_user_id: 'trial_user' };
-    const send = (events: LifecycleEvent[]) => signalLifecycleBatch(w.client, w.taskQueue, { tenantId: t.tenant_id, provider: 'psp_a', customerKey: customer }, events);
-    const row = () => testDb()('subscriptions').where({ tenant_id: t.tenant_id, provider: 'psp_a', external_id: sub }).first();
+    const send = (events: LifecycleEvent[]) =>
+      signalLifecycleBatch(
+        w.client,
+        w.taskQueue,
+        { tenantId: t.tenant_id, provider: 'psp_a', customerKey: customer },
+        events,
+      );
+    const row = () =>
+      testDb()('subscriptions').where({ tenant_id: t.tenant_id, provider: 'psp_a', external_id: sub }).first();
 
-    await send([{ ...base, id: `evt_created_${sub}`, kind: 'subscription_created', occurred_at: trialStart, trial_start: trialStart, trial_end: trialEnd }]);
+    await send([
+      {
+        ...base,
+        id: `evt_created_${sub}`,
+        kind: 'subscription_created',
+        occurred_at: trialStart,
+        trial_start: trialStart,
+        trial_end: trialEnd,
+      },
+    ]);
     const trialing = await until('the trial written', row, (r) => !!r?.trial_ended_at);
     expect(new Date(trialing.trial_started_at).toISOString()).toBe(trialStart);
     expect(new Date(trialing.trial_ended_at).toISOString()).toBe(trialEnd);
 
     // Converted when the trial ended, then renewed: events that carry no trial fields.
     await send([
-      { ...base, id: `evt_paid_${sub}`, kind: 'payment_succeeded', occurred_at: at(-1), current_period_end: at(86_400) },
+      {
+        ...base,
+        id: `evt_paid_${sub}`,
+        kind: 'payment_succeeded',
+        occurred_at: at(-1),
+        current_period_end: at(86_400),
+      },
       { ...base, id: `evt_renewed_${sub}`, kind: 'renewed', occurred_at: at(0), current_period_end: at(2 * 86_400) },
     ]);
-    const converted = await until('the conversion written', row, (r) => r?.status === 'active' && new Date(r.current_period_end).getTime() > Date.now() + 86_400_000);
+    const converted = await until(
+      'the conversion written',
+      row,
+      (r) => r?.status === 'active' && new Date(r.current_period_end).getTime() > Date.now() + 86_400_000,
+    );
     expect(new Date(converted.trial_started_at).toISOString()).toBe(trialStart);
     expect(new Date(converted.trial_ended_at).toISOString()).toBe(trialEnd);
   });

@@ -1,12 +1,23 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload, type SerializationContext } from '@temporalio/common';
+import {
+  defaultPayloadConverter,
+  METADATA_ENCODING_KEY,
+  type Payload,
+  type SerializationContext,
+} from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { payloadRefusals } from '../../runtime/metrics';
 import { decodeHistory, readableEvents } from '../../temporal/history-payloads';
 import { createVault, generateMasterKey } from '../../vault/vault';
 import {
-  BINDING_NAMESPACE_WORKFLOW, ENCRYPTED_ENCODING, METADATA_ENCRYPTION_BINDING, METADATA_ENCRYPTION_KEY_ID, PAYLOAD_CODEC_INFO, PayloadDecryptError, payloadCodecFor,
+  BINDING_NAMESPACE_WORKFLOW,
+  ENCRYPTED_ENCODING,
+  METADATA_ENCRYPTION_BINDING,
+  METADATA_ENCRYPTION_KEY_ID,
+  PAYLOAD_CODEC_INFO,
+  PayloadDecryptError,
+  payloadCodecFor,
 } from '../../temporal/payload-codec';
 
 const encode = (s: string): Uint8Array => Buffer.from(s, 'utf8');
@@ -16,15 +27,22 @@ const plain = (): Payload => defaultPayloadConverter.toPayload({ note: MARKER, n
 const value = (p: Payload) => defaultPayloadConverter.fromPayload(p);
 const key = (id: string) => `${id}:${crypto.randomBytes(32).toString('base64')}`;
 /** The context the SDK hands the codec: the workflow a payload goes to or comes from (or that scheduled an activity). */
-const wf = (workflowId: string, namespace = 'default'): SerializationContext => ({ type: 'workflow', namespace, workflowId });
+const wf = (workflowId: string, namespace = 'default'): SerializationContext => ({
+  type: 'workflow',
+  namespace,
+  workflowId,
+});
 const WORKFLOW_ID = 'customer-t1-psp_a-cus_1';
 const ctx = wf(WORKFLOW_ID);
-const refusals = async (reason: string) => (await payloadRefusals.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+const refusals = async (reason: string) =>
+  (await payloadRefusals.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
 
 /** What releases before the binding wrote: the same layout, no additional data, no binding entry. */
 function unboundCiphertext(masterKey: string, p: Payload): Payload {
   const [id, material] = masterKey.split(':');
-  const k = Buffer.from(crypto.hkdfSync('sha256', Buffer.from(material, 'base64'), Buffer.alloc(0), PAYLOAD_CODEC_INFO, 32));
+  const k = Buffer.from(
+    crypto.hkdfSync('sha256', Buffer.from(material, 'base64'), Buffer.alloc(0), PAYLOAD_CODEC_INFO, 32),
+  );
   const iv = crypto.randomBytes(12);
   const cipher = crypto.createCipheriv('aes-256-gcm', k, iv, { authTagLength: 16 });
   const bytes = proto.temporal.api.common.v1.Payload.encode(p).finish();
@@ -35,7 +53,11 @@ function unboundCiphertext(masterKey: string, p: Payload): Payload {
 }
 
 /** `context` null: decoded with no context at all. */
-async function decodeError(codec: ReturnType<typeof payloadCodecFor>, p: Payload, context: SerializationContext | null = ctx): Promise<PayloadDecryptError> {
+async function decodeError(
+  codec: ReturnType<typeof payloadCodecFor>,
+  p: Payload,
+  context: SerializationContext | null = ctx,
+): Promise<PayloadDecryptError> {
   const e = await codec.decode([p], context ?? undefined).then(
     () => null,
     (err: Error) => err,
@@ -51,7 +73,9 @@ describe('Temporal payload codec (AES-256-GCM under MASTER_KEY, bound to namespa
     expect(decode(enc.metadata![METADATA_ENCODING_KEY])).toBe(ENCRYPTED_ENCODING);
     expect(decode(enc.metadata![METADATA_ENCRYPTION_KEY_ID])).toBe('k1');
     expect(decode(enc.metadata![METADATA_ENCRYPTION_BINDING])).toBe(BINDING_NAMESPACE_WORKFLOW);
-    expect(Object.keys(enc.metadata!).sort()).toEqual([METADATA_ENCRYPTION_KEY_ID, METADATA_ENCODING_KEY, METADATA_ENCRYPTION_BINDING].sort());
+    expect(Object.keys(enc.metadata!).sort()).toEqual(
+      [METADATA_ENCRYPTION_KEY_ID, METADATA_ENCODING_KEY, METADATA_ENCRYPTION_BINDING].sort(),
+    );
     expect(Buffer.from(enc.data!).toString('latin1')).not.toContain(MARKER);
     expect(Buffer.from(enc.data!).toString('latin1')).not.toContain('json/plain');
     const [dec] = await codec.decode([enc], ctx);
@@ -85,7 +109,10 @@ describe('Temporal payload codec (AES-256-GCM under MASTER_KEY, bound to namespa
     const [enc] = await payloadCodecFor(gone).encode([plain()], ctx);
     const current = key('k2');
     const logged: { fields: Record<string, unknown>; message: string }[] = [];
-    const log = { error: (fields: object, message: string) => void logged.push({ fields: fields as Record<string, unknown>, message }) };
+    const log = {
+      error: (fields: object, message: string) =>
+        void logged.push({ fields: fields as Record<string, unknown>, message }),
+    };
     const before = await refusals('unknown_key');
     const e = await decodeError(payloadCodecFor(current, { log }), enc);
     expect(e.message).toMatch(/key id "gone".*MASTER_KEY.*restart the workers/);
@@ -93,7 +120,17 @@ describe('Temporal payload codec (AES-256-GCM under MASTER_KEY, bound to namespa
     for (const k of [gone, current]) expect(e.message).not.toContain(k.split(':')[1]);
     expect(e.message).not.toContain(MARKER);
     expect(await refusals('unknown_key')).toBe(before + 1);
-    expect(logged).toEqual([{ fields: expect.objectContaining({ reason: 'unknown_key', key_id: 'gone', namespace: 'default', workflow_id: WORKFLOW_ID }), message: e.message }]);
+    expect(logged).toEqual([
+      {
+        fields: expect.objectContaining({
+          reason: 'unknown_key',
+          key_id: 'gone',
+          namespace: 'default',
+          workflow_id: WORKFLOW_ID,
+        }),
+        message: e.message,
+      },
+    ]);
     expect(JSON.stringify(logged)).not.toContain(MARKER);
     // A malformed id from the server is echoed nowhere.
     const odd = { ...enc, metadata: { ...enc.metadata, [METADATA_ENCRYPTION_KEY_ID]: encode('x:y\nz') } };
@@ -120,7 +157,13 @@ describe('Temporal payload codec (AES-256-GCM under MASTER_KEY, bound to namespa
     const codec = payloadCodecFor(key('k1'));
     const [enc] = await codec.encode([plain()], ctx);
     // An activity's payloads name the workflow that scheduled it: the same binding.
-    const activity: SerializationContext = { type: 'activity', namespace: 'default', workflowId: WORKFLOW_ID, activityId: '1', isLocal: true };
+    const activity: SerializationContext = {
+      type: 'activity',
+      namespace: 'default',
+      workflowId: WORKFLOW_ID,
+      activityId: '1',
+      isLocal: true,
+    };
     expect(value((await codec.decode([enc], activity))[0])).toEqual({ note: MARKER, n: 42 });
     const before = await refusals('authentication');
     for (const elsewhere of [wf('customer-t1-psp_a-cus_2'), wf(WORKFLOW_ID, 'other-namespace'), null]) {
@@ -135,14 +178,23 @@ describe('Temporal payload codec (AES-256-GCM under MASTER_KEY, bound to namespa
     expect((await decodeError(codec, stripped)).message).toMatch(/without binding/);
     const lenient = payloadCodecFor(key('k1'), { policy: { allowPlaintext: true, allowUnbound: true } });
     expect((await decodeError(lenient, stripped)).reason).toBe('authentication');
-    expect((await decodeError(codec, { ...enc, metadata: { ...enc.metadata, [METADATA_ENCRYPTION_BINDING]: encode('none') } })).message).toMatch(/binding this codec does not know/);
+    expect(
+      (
+        await decodeError(codec, {
+          ...enc,
+          metadata: { ...enc.metadata, [METADATA_ENCRYPTION_BINDING]: encode('none') },
+        })
+      ).message,
+    ).toMatch(/binding this codec does not know/);
   });
 
   it('ciphertext of releases before the binding decrypts only with TEMPORAL_ALLOW_UNBOUND_PAYLOADS (then in any workflow)', async () => {
     const mk = key('k1');
     const old = unboundCiphertext(mk, plain());
     const before = await refusals('unbound');
-    expect((await decodeError(payloadCodecFor(mk), old)).message).toMatch(/without binding to its workflow.*TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1/);
+    expect((await decodeError(payloadCodecFor(mk), old)).message).toMatch(
+      /without binding to its workflow.*TEMPORAL_ALLOW_UNBOUND_PAYLOADS=1/,
+    );
     expect(await refusals('unbound')).toBe(before + 1);
     const upgraded = payloadCodecFor(mk, { policy: { allowPlaintext: false, allowUnbound: true } });
     expect(value((await upgraded.decode([old], ctx))[0])).toEqual({ note: MARKER, n: 42 });
@@ -159,7 +211,9 @@ describe('Temporal payload codec (AES-256-GCM under MASTER_KEY, bound to namespa
     expect((await decodeError(codec, { ...enc, data: flipped })).message).toMatch(/authentication failed/);
     const swapped = { ...enc, metadata: { ...enc.metadata, [METADATA_ENCRYPTION_KEY_ID]: encode('b') } };
     expect((await decodeError(codec, swapped)).message).toMatch(/authentication failed/);
-    expect((await decodeError(codec, { ...enc, data: Buffer.from(enc.data!).subarray(0, 20) })).message).toMatch(/truncated/);
+    expect((await decodeError(codec, { ...enc, data: Buffer.from(enc.data!).subarray(0, 20) })).message).toMatch(
+      /truncated/,
+    );
     const noId = { ...enc, metadata: { [METADATA_ENCODING_KEY]: enc.metadata![METADATA_ENCODING_KEY] } };
     expect((await decodeError(codec, noId)).message).toMatch(/no encryption key id/);
   });
@@ -169,21 +223,48 @@ describe('decodeHistory: each payload under the workflow it is bound to', () => 
   it('reads the workflow’s own payloads, a child’s input and a signal to another workflow under theirs, and plaintext as it is', async () => {
     const codec = payloadCodecFor(key('k1'));
     const own = { namespace: 'default', workflowId: 'probe-providers-t1-p1' };
-    const enc = async (v: unknown, workflowId: string) => (await codec.encode([defaultPayloadConverter.toPayload(v)], wf(workflowId)))[0];
+    const enc = async (v: unknown, workflowId: string) =>
+      (await codec.encode([defaultPayloadConverter.toPayload(v)], wf(workflowId)))[0];
     const marker = defaultPayloadConverter.toPayload({ patch: 'core writes its markers in clear' });
     const events = [
-      { eventId: 1, workflowExecutionStartedEventAttributes: { input: { payloads: [await enc('input', own.workflowId)] } } },
-      { eventId: 2, startChildWorkflowExecutionInitiatedEventAttributes: { workflowId: 'voided-purchases-t1-c1', input: { payloads: [await enc('child input', 'voided-purchases-t1-c1')] } } },
-      { eventId: 3, signalExternalWorkflowExecutionInitiatedEventAttributes: { workflowExecution: { workflowId: 'other' }, input: { payloads: [await enc('signal out', 'other')] } } },
+      {
+        eventId: 1,
+        workflowExecutionStartedEventAttributes: { input: { payloads: [await enc('input', own.workflowId)] } },
+      },
+      {
+        eventId: 2,
+        startChildWorkflowExecutionInitiatedEventAttributes: {
+          workflowId: 'voided-purchases-t1-c1',
+          input: { payloads: [await enc('child input', 'voided-purchases-t1-c1')] },
+        },
+      },
+      {
+        eventId: 3,
+        signalExternalWorkflowExecutionInitiatedEventAttributes: {
+          workflowExecution: { workflowId: 'other' },
+          input: { payloads: [await enc('signal out', 'other')] },
+        },
+      },
       { eventId: 4, markerRecordedEventAttributes: { details: { patch: { payloads: [marker] } } } },
-      { eventId: 5, workflowExecutionCompletedEventAttributes: { result: { payloads: [await enc('result', own.workflowId)] } } },
+      {
+        eventId: 5,
+        workflowExecutionCompletedEventAttributes: { result: { payloads: [await enc('result', own.workflowId)] } },
+      },
     ];
     // As fetchHistory returns it (protobufjs messages).
     const history = () => proto.temporal.api.history.v1.History.fromObject({ events });
     const decoded = await decodeHistory(history(), codec, own);
     const values = (await readableEvents(decoded)).map((e) => e.payloads.map((p) => p.value));
-    expect(values).toEqual([['input'], ['child input'], ['signal out'], [{ patch: 'core writes its markers in clear' }], ['result']]);
+    expect(values).toEqual([
+      ['input'],
+      ['child input'],
+      ['signal out'],
+      [{ patch: 'core writes its markers in clear' }],
+      ['result'],
+    ]);
     // Read as another workflow's history, the same payloads fail: they are bound.
-    await expect(decodeHistory(history(), codec, { namespace: 'default', workflowId: 'elsewhere' })).rejects.toThrow(/authentication failed/);
+    await expect(decodeHistory(history(), codec, { namespace: 'default', workflowId: 'elsewhere' })).rejects.toThrow(
+      /authentication failed/,
+    );
   });
 });

@@ -11,7 +11,13 @@ import { ROOT_DIR } from '../../runtime/config';
 import { registerStorePurchaseWorkflow, type RegisterStorePurchaseInput } from '../../workflows/store-purchase';
 import { KIND_ATTR, TENANT_ATTR } from '../../temporal/search-attributes';
 import { decodeHistory, isPayload, readableEvents } from '../../temporal/history-payloads';
-import { BINDING_NAMESPACE_WORKFLOW, dataConverterFor, ENCRYPTED_ENCODING, METADATA_ENCRYPTION_BINDING, payloadCodecFor } from '../../temporal/payload-codec';
+import {
+  BINDING_NAMESPACE_WORKFLOW,
+  dataConverterFor,
+  ENCRYPTED_ENCODING,
+  METADATA_ENCRYPTION_BINDING,
+  payloadCodecFor,
+} from '../../temporal/payload-codec';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { startTestWorker } from '../helpers/temporal';
@@ -46,19 +52,36 @@ describe('Temporal payloads are encrypted at rest', () => {
   async function registration(client: Client, note: string, taskQueue = w.taskQueue) {
     const t = await newTenant('codec');
     // The marker rides in the input as an extra field the workflow ignores.
-    const input = { tenantId: t.tenant_id, provider: 'store_ios', connectionId: crypto.randomUUID(), mode: 'test', appUserId: 'codec_user', signedTransaction: 'x', note };
+    const input = {
+      tenantId: t.tenant_id,
+      provider: 'store_ios',
+      connectionId: crypto.randomUUID(),
+      mode: 'test',
+      appUserId: 'codec_user',
+      signedTransaction: 'x',
+      note,
+    };
     const handle = await client.workflow.start(registerStorePurchaseWorkflow, {
       taskQueue,
       workflowId: `codec-${crypto.randomUUID()}`,
       args: [input as RegisterStorePurchaseInput],
-      typedSearchAttributes: [{ key: TENANT_ATTR, value: t.tenant_id }, { key: KIND_ATTR, value: 'store-purchase' }],
+      typedSearchAttributes: [
+        { key: TENANT_ATTR, value: t.tenant_id },
+        { key: KIND_ATTR, value: 'store-purchase' },
+      ],
     });
     return { tenantId: t.tenant_id, handle };
   }
   const REFUSED = { ok: false, status: 400, error: 'invalid_request', detail: expect.any(String) };
   const rawHistory = async (h: WorkflowHandle) => {
-    const resp = await plain.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: h.workflowId } });
-    return { history: resp.history!, bytes: Buffer.from(temporal.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse.encode(resp).finish()) };
+    const resp = await plain.workflowService.getWorkflowExecutionHistory({
+      namespace: 'default',
+      execution: { workflowId: h.workflowId },
+    });
+    return {
+      history: resp.history!,
+      bytes: Buffer.from(temporal.api.workflowservice.v1.GetWorkflowExecutionHistoryResponse.encode(resp).finish()),
+    };
   };
 
   beforeAll(async () => {
@@ -93,15 +116,23 @@ describe('Temporal payloads are encrypted at rest', () => {
 
   it('decoded with the codec, the marker is back in the workflow input', async () => {
     const { history } = await rawHistory(handle);
-    const events = await readableEvents(await decodeHistory(history, payloadCodecFor(w.vault), { namespace: 'default', workflowId: handle.workflowId }));
+    const events = await readableEvents(
+      await decodeHistory(history, payloadCodecFor(w.vault), { namespace: 'default', workflowId: handle.workflowId }),
+    );
     expect(events[0].event_type).toBe('WORKFLOW_EXECUTION_STARTED');
-    expect(events[0].payloads).toContainEqual({ field: 'workflowExecutionStartedEventAttributes.input.payloads[0]', value: expect.objectContaining({ note: MARKER, tenantId }) });
+    expect(events[0].payloads).toContainEqual({
+      field: 'workflowExecutionStartedEventAttributes.input.payloads[0]',
+      value: expect.objectContaining({ note: MARKER, tenantId }),
+    });
     expect(events.at(-1)!.event_type).toBe('WORKFLOW_EXECUTION_COMPLETED');
   });
 
   it('with TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1, a run started before encryption (plaintext input) completes, and both kinds of history replay', async () => {
     // An upgraded install whose histories predate encryption runs its workers with the switch on.
-    const upgraded = await startTestWorker({ masterKey: w.config.masterKey, config: { temporalPayloads: { allowPlaintext: true, allowUnbound: false } } });
+    const upgraded = await startTestWorker({
+      masterKey: w.config.masterKey,
+      config: { temporalPayloads: { allowPlaintext: true, allowUnbound: false } },
+    });
     try {
       const before = `pre-codec-${crypto.randomBytes(6).toString('hex')}`;
       const old = await registration(plain, before, upgraded.taskQueue);
@@ -113,7 +144,13 @@ describe('Temporal payloads are encrypted at rest', () => {
         { workflowId: handle.workflowId, history: (await rawHistory(handle)).history },
         { workflowId: old.handle.workflowId, history: mixed },
       ];
-      const results = Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverterFor(w.vault, { policy: upgraded.config.temporalPayloads }) }, await histories());
+      const results = Worker.runReplayHistories(
+        {
+          workflowBundle: { codePath: inject('workflowBundlePath') },
+          dataConverter: dataConverterFor(w.vault, { policy: upgraded.config.temporalPayloads }),
+        },
+        await histories(),
+      );
       const replayed: string[] = [];
       for await (const r of results) {
         expect([r.workflowId, r.error]).toEqual([r.workflowId, undefined]);
@@ -122,7 +159,11 @@ describe('Temporal payloads are encrypted at rest', () => {
       expect(replayed.sort()).toEqual([handle.workflowId, old.handle.workflowId].sort());
       // Without the switch (a new install's default) the plaintext run does not replay; the encrypted one does.
       const strict = new Map<string, unknown>();
-      for await (const r of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverterFor(w.vault) }, await histories())) strict.set(r.workflowId, r.error);
+      for await (const r of Worker.runReplayHistories(
+        { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverterFor(w.vault) },
+        await histories(),
+      ))
+        strict.set(r.workflowId, r.error);
       expect(strict.get(handle.workflowId)).toBeUndefined();
       expect(String(strict.get(old.handle.workflowId))).toMatch(/unencrypted payload was refused/);
     } finally {
@@ -134,7 +175,14 @@ describe('Temporal payloads are encrypted at rest', () => {
     const admin = (masterKey: string, ...args: string[]) =>
       run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], {
         cwd: ROOT_DIR,
-        env: { ...process.env, DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: 'default', MASTER_KEY: masterKey, LOG_LEVEL: 'silent' },
+        env: {
+          ...process.env,
+          DATABASE_URL: inject('databaseUrl'),
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          TEMPORAL_NAMESPACE: 'default',
+          MASTER_KEY: masterKey,
+          LOG_LEVEL: 'silent',
+        },
       }).then(
         (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
         (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
@@ -148,7 +196,9 @@ describe('Temporal payloads are encrypted at rest', () => {
       expect(j.code).toBe(0);
       const out = JSON.parse(j.stdout);
       expect(out).toMatchObject({ workflow_id: handle.workflowId, tenant_id: tenantId, run_id: expect.any(String) });
-      expect(out.events[0].payloads).toContainEqual(expect.objectContaining({ value: expect.objectContaining({ note: MARKER }) }));
+      expect(out.events[0].payloads).toContainEqual(
+        expect.objectContaining({ value: expect.objectContaining({ note: MARKER }) }),
+      );
       const done = out.events.find((e: { event_type: string }) => e.event_type === 'WORKFLOW_EXECUTION_COMPLETED');
       expect(done.payloads[0].value).toEqual(REFUSED);
 
@@ -157,7 +207,11 @@ describe('Temporal payloads are encrypted at rest', () => {
       expect(text.stdout).toMatch(/^\s+1 {2}WORKFLOW_EXECUTION_STARTED/m);
       expect(text.stdout).toContain(MARKER);
 
-      const audit = await testDb()('audit_entries').where({ tenant_id: tenantId, action: 'workflow:history', actor_type: 'operator' });
+      const audit = await testDb()('audit_entries').where({
+        tenant_id: tenantId,
+        action: 'workflow:history',
+        actor_type: 'operator',
+      });
       expect(audit).toHaveLength(2);
       expect(JSON.stringify(audit)).not.toContain(MARKER);
     }, 120_000);
@@ -168,7 +222,8 @@ describe('Temporal payloads are encrypted at rest', () => {
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/^error: .*MASTER_KEY/);
-      for (const secret of [MARKER, other.split(':')[1], w.config.masterKey!.split(':')[1]]) expect(r.stderr).not.toContain(secret);
+      for (const secret of [MARKER, other.split(':')[1], w.config.masterKey!.split(':')[1]])
+        expect(r.stderr).not.toContain(secret);
 
       const missing = await admin(w.config.masterKey!, 'workflow:history', '--id', `no-such-${crypto.randomUUID()}`);
       expect(missing.code).toBe(2);

@@ -17,7 +17,8 @@ import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
 
 const { temporal } = proto;
-const refusals = async (reason: string) => (await payloadRefusals.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+const refusals = async (reason: string) =>
+  (await payloadRefusals.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
 const cli = (() => {
   try {
     return findTemporalBinary({ build: false });
@@ -49,11 +50,15 @@ describe('forged and copied Temporal payloads', () => {
     app_user_id: appUserId,
     current_period_end: new Date(at.getTime() + 30 * 86_400_000).toISOString(),
   });
-  const entitlement = (appUserId: string) => testDb()('entitlements').where({ tenant_id: tenantId, app_user_id: appUserId }).first();
+  const entitlement = (appUserId: string) =>
+    testDb()('entitlements').where({ tenant_id: tenantId, app_user_id: appUserId }).first();
   const rawEvents = async (workflowId: string) =>
-    (await plain.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId } })).history?.events ?? [];
+    (await plain.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId } }))
+      .history?.events ?? [];
   const failedTasks = async (workflowId: string) =>
-    (await rawEvents(workflowId)).filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? '');
+    (await rawEvents(workflowId))
+      .filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
+      .map((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? '');
   /**
    * Whichever comes first: the workflow task failing (its failure messages) or the forged event
    * applied (the user's entitlement active). Then nothing more may be applied: no write marker in
@@ -62,7 +67,10 @@ describe('forged and copied Temporal payloads', () => {
   async function outcomeOf(workflowId: string, appUserId: string) {
     const first = await until(
       `${workflowId}: a failed workflow task, or the forgery applied`,
-      async () => ({ failures: await failedTasks(workflowId), entitlement: (await entitlement(appUserId))?.state ?? null }),
+      async () => ({
+        failures: await failedTasks(workflowId),
+        entitlement: (await entitlement(appUserId))?.state ?? null,
+      }),
       (o) => o.failures.length > 0 || o.entitlement === 'active',
       30_000,
     );
@@ -76,7 +84,9 @@ describe('forged and copied Temporal payloads', () => {
   async function nothingRecorded(workflowId: string) {
     const events = await rawEvents(workflowId);
     expect(events.filter((e) => e.markerRecordedEventAttributes || e.activityTaskScheduledEventAttributes)).toEqual([]);
-    expect(events.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBe(false);
+    expect(events.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBe(
+      false,
+    );
   }
 
   beforeAll(async () => {
@@ -92,8 +102,14 @@ describe('forged and copied Temporal payloads', () => {
 
   it('the same hand-over through the service’s own client does make its user premium (what the forgeries below attempt)', async () => {
     const customer = `cus_ok_${crypto.randomBytes(4).toString('hex')}`;
-    await signalLifecycleBatch(w.client, w.taskQueue, { tenantId, provider: 'psp_a', customerKey: customer }, [created(customer, `${customer}_user`)]);
-    await until('the entitlement', () => entitlement(`${customer}_user`), (r) => r?.state === 'active');
+    await signalLifecycleBatch(w.client, w.taskQueue, { tenantId, provider: 'psp_a', customerKey: customer }, [
+      created(customer, `${customer}_user`),
+    ]);
+    await until(
+      'the entitlement',
+      () => entitlement(`${customer}_user`),
+      (r) => r?.state === 'active',
+    );
   });
 
   it('a plaintext signal-with-start of customer-<tenant>-… from a client without the codec fails its workflow task; nobody becomes premium', async () => {
@@ -107,7 +123,9 @@ describe('forged and copied Temporal payloads', () => {
       signal: 'handover',
       signalArgs: [{ tenantId, events: [created(customer, `${customer}_user`)] }],
     });
-    expect((await outcomeOf(workflowId, `${customer}_user`))[0]).toMatch(/unencrypted payload was refused.*TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1/);
+    expect((await outcomeOf(workflowId, `${customer}_user`))[0]).toMatch(
+      /unencrypted payload was refused.*TEMPORAL_ALLOW_PLAINTEXT_PAYLOADS=1/,
+    );
     expect(await entitlement(`${customer}_user`)).toBeUndefined();
     await nothingRecorded(workflowId);
     expect(await refusals('plaintext')).toBeGreaterThan(before);
@@ -116,24 +134,58 @@ describe('forged and copied Temporal payloads', () => {
   it('a plaintext signal into a running customer workflow fails its workflow task; the forged event is not applied', async () => {
     const customer = `cus_live_${crypto.randomBytes(4).toString('hex')}`;
     const workflowId = lifecycleWorkflowId(tenantId, 'psp_a', customer);
-    await signalLifecycleBatch(w.client, w.taskQueue, { tenantId, provider: 'psp_a', customerKey: customer }, [created(customer, `${customer}_real`)]);
-    await until('the real purchase applied', () => entitlement(`${customer}_real`), (r) => r?.state === 'active');
-    await plain.workflow.getHandle(workflowId).signal('handover', { tenantId, events: [{ ...created(customer, `${customer}_forged`), subscription_id: `sub_${customer}_2` }] });
+    await signalLifecycleBatch(w.client, w.taskQueue, { tenantId, provider: 'psp_a', customerKey: customer }, [
+      created(customer, `${customer}_real`),
+    ]);
+    await until(
+      'the real purchase applied',
+      () => entitlement(`${customer}_real`),
+      (r) => r?.state === 'active',
+    );
+    await plain.workflow.getHandle(workflowId).signal('handover', {
+      tenantId,
+      events: [{ ...created(customer, `${customer}_forged`), subscription_id: `sub_${customer}_2` }],
+    });
     expect((await outcomeOf(workflowId, `${customer}_forged`))[0]).toMatch(/unencrypted payload was refused/);
     expect(await entitlement(`${customer}_forged`)).toBeUndefined();
   });
 
-  it.runIf(cli)('the report’s probe, with the Temporal CLI: start, then signal a forged hand-over as JSON; nobody becomes premium', async () => {
-    const customer = `cus_cli_${crypto.randomBytes(4).toString('hex')}`;
-    const workflowId = lifecycleWorkflowId(tenantId, 'psp_a', customer);
-    const temporalCli = (...args: string[]) => promisify(execFile)(cli!, [...args, '--address', inject('temporalAddress'), '--namespace', 'default'], { timeout: 30_000 });
-    await temporalCli('workflow', 'start', '--type', 'customerLifecycleWorkflow', '--task-queue', w.taskQueue, '--workflow-id', workflowId,
-      '--input', JSON.stringify({ tenantId, provider: 'psp_a', customerKey: customer }));
-    await temporalCli('workflow', 'signal', '--workflow-id', workflowId, '--name', 'handover', '--input', JSON.stringify({ tenantId, events: [created(customer, `${customer}_user`)] }));
-    expect((await outcomeOf(workflowId, `${customer}_user`))[0]).toMatch(/unencrypted payload was refused/);
-    expect(await entitlement(`${customer}_user`)).toBeUndefined();
-    await nothingRecorded(workflowId);
-  });
+  it.runIf(cli)(
+    'the report’s probe, with the Temporal CLI: start, then signal a forged hand-over as JSON; nobody becomes premium',
+    async () => {
+      const customer = `cus_cli_${crypto.randomBytes(4).toString('hex')}`;
+      const workflowId = lifecycleWorkflowId(tenantId, 'psp_a', customer);
+      const temporalCli = (...args: string[]) =>
+        promisify(execFile)(cli!, [...args, '--address', inject('temporalAddress'), '--namespace', 'default'], {
+          timeout: 30_000,
+        });
+      await temporalCli(
+        'workflow',
+        'start',
+        '--type',
+        'customerLifecycleWorkflow',
+        '--task-queue',
+        w.taskQueue,
+        '--workflow-id',
+        workflowId,
+        '--input',
+        JSON.stringify({ tenantId, provider: 'psp_a', customerKey: customer }),
+      );
+      await temporalCli(
+        'workflow',
+        'signal',
+        '--workflow-id',
+        workflowId,
+        '--name',
+        'handover',
+        '--input',
+        JSON.stringify({ tenantId, events: [created(customer, `${customer}_user`)] }),
+      );
+      expect((await outcomeOf(workflowId, `${customer}_user`))[0]).toMatch(/unencrypted payload was refused/);
+      expect(await entitlement(`${customer}_user`)).toBeUndefined();
+      await nothingRecorded(workflowId);
+    },
+  );
 
   it('a ciphertext copied from one customer workflow into another fails authentication there: a refunded purchase is not granted again', async () => {
     const a = `cus_a_${crypto.randomBytes(4).toString('hex')}`;
@@ -141,19 +193,43 @@ describe('forged and copied Temporal payloads', () => {
     const input = { tenantId, provider: 'psp_a', customerKey: a };
     const purchase = created(a, user, new Date(Date.now() - 60_000));
     await signalLifecycleBatch(w.client, w.taskQueue, input, [purchase]);
-    await until('the purchase', () => entitlement(user), (r) => r?.state === 'active');
-    await signalLifecycleBatch(w.client, w.taskQueue, input, [{ id: `evt_refund_${a}`, kind: 'refunded', occurred_at: new Date().toISOString(), mode: 'test', subscription_id: purchase.subscription_id, customer_id: a }]);
-    await until('the refund', () => entitlement(user), (r) => r?.state === 'revoked');
+    await until(
+      'the purchase',
+      () => entitlement(user),
+      (r) => r?.state === 'active',
+    );
+    await signalLifecycleBatch(w.client, w.taskQueue, input, [
+      {
+        id: `evt_refund_${a}`,
+        kind: 'refunded',
+        occurred_at: new Date().toISOString(),
+        mode: 'test',
+        subscription_id: purchase.subscription_id,
+        customer_id: a,
+      },
+    ]);
+    await until(
+      'the refund',
+      () => entitlement(user),
+      (r) => r?.state === 'revoked',
+    );
 
     // What the frontend hands anyone: the purchase's hand-over, as stored (ciphertext).
-    const signals = (await rawEvents(lifecycleWorkflowId(tenantId, 'psp_a', a))).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'handover');
+    const signals = (await rawEvents(lifecycleWorkflowId(tenantId, 'psp_a', a))).filter(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'handover',
+    );
     const copied = signals[0].workflowExecutionSignaledEventAttributes!.input!.payloads!;
     const b = `cus_b_${crypto.randomBytes(4).toString('hex')}`;
     const target = lifecycleWorkflowId(tenantId, 'psp_a', b);
     await signalLifecycleBatch(w.client, w.taskQueue, { tenantId, provider: 'psp_a', customerKey: b }, []);
     const before = await refusals('authentication');
     await plain.workflowService.signalWorkflowExecution({
-      namespace: 'default', workflowExecution: { workflowId: target }, signalName: 'handover', input: { payloads: copied }, identity: 'forger', requestId: crypto.randomUUID(),
+      namespace: 'default',
+      workflowExecution: { workflowId: target },
+      signalName: 'handover',
+      input: { payloads: copied },
+      identity: 'forger',
+      requestId: crypto.randomUUID(),
     });
     expect((await outcomeOf(target, user))[0]).toMatch(/authentication failed.*copied from another workflow/);
     expect((await entitlement(user)).state).toBe('revoked');
@@ -165,12 +241,18 @@ describe('forged and copied Temporal payloads', () => {
     const own = generateMasterKey();
     const first = await startTestWorker({ masterKey: own });
     const errors = vi.spyOn(logger, 'error');
-    const other = new Client({ connection: plainConnection, namespace: 'default', dataConverter: dataConverterFor(gone) });
+    const other = new Client({
+      connection: plainConnection,
+      namespace: 'default',
+      dataConverter: dataConverterFor(gone),
+    });
     const customer = `cus_key_${crypto.randomBytes(4).toString('hex')}`;
     const workflowId = lifecycleWorkflowId(tenantId, 'psp_a', customer);
     const before = await refusals('unknown_key');
     try {
-      await signalLifecycleBatch(other, first.taskQueue, { tenantId, provider: 'psp_a', customerKey: customer }, [created(customer, `${customer}_user`)]);
+      await signalLifecycleBatch(other, first.taskQueue, { tenantId, provider: 'psp_a', customerKey: customer }, [
+        created(customer, `${customer}_user`),
+      ]);
       const failures = await outcomeOf(workflowId, `${customer}_user`);
       expect(failures[0]).toMatch(/key id "gone", which MASTER_KEY does not hold; put that entry back in MASTER_KEY/);
       expect(failures[0]).not.toContain(gone.split(':')[1]);
@@ -186,7 +268,12 @@ describe('forged and copied Temporal payloads', () => {
     // The operator puts the entry back (after the current one) and restarts the worker: the task goes through.
     const restarted = await startTestWorker({ masterKey: `${own},${gone}`, config: { taskQueue: first.taskQueue } });
     try {
-      await until('the entitlement after the key came back', () => entitlement(`${customer}_user`), (r) => r?.state === 'active', 60_000);
+      await until(
+        'the entitlement after the key came back',
+        () => entitlement(`${customer}_user`),
+        (r) => r?.state === 'active',
+        60_000,
+      );
     } finally {
       await restarted.stop();
     }

@@ -13,7 +13,11 @@ describe('search attributes on an external cluster', () => {
 
   it('are registered, and registering again is harmless', async () => {
     const port = await freePort();
-    const proc = spawn(findTemporalBinary(), ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'], { stdio: 'ignore' });
+    const proc = spawn(
+      findTemporalBinary(),
+      ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'],
+      { stdio: 'ignore' },
+    );
     kill = () => proc.kill('SIGKILL');
     await waitForPort('127.0.0.1', port, 60_000);
     const address = `127.0.0.1:${port}`;

@@ -43,19 +43,31 @@ describe('a sync run survives SIGKILL of its worker', () => {
       MASTER_KEY: masterKey,
     };
     for (const p of PROVIDERS) env[`${p.toUpperCase()}_API_BASE`] = emulators[p].url;
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'temporal/worker-main.ts')], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'temporal/worker-main.ts')], {
+      env,
+      stdio: 'ignore',
+    });
     children.add(child);
     child.once('exit', () => children.delete(child));
     return child;
   }
 
   const fault = (p: ProviderId, body: unknown) =>
-    fetch(`${emulators[p].url}/__control/faults`, { method: body ? 'POST' : 'DELETE', headers: { 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+    fetch(`${emulators[p].url}/__control/faults`, {
+      method: body ? 'POST' : 'DELETE',
+      headers: { 'content-type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
 
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
     // The API and this test's client share the worker child's MASTER_KEY, so they read its payloads.
-    api = await startApi({ config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: inject('temporalAddress'), taskQueue, masterKey } });
+    api = await startApi({
+      config: { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: inject('temporalAddress'), taskQueue, masterKey },
+    });
     connection = await Connection.connect({ address: inject('temporalAddress') });
     client = new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(masterKey) });
   });
@@ -72,11 +84,31 @@ describe('a sync run survives SIGKILL of its worker', () => {
     await withTenant(testDb(), t.tenant_id, async (trx) => {
       for (const provider of PROVIDERS) {
         const acct = await createEmulatorAccount(emulators[provider].url);
-        await createConnection(trx, vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
+        await createConnection(trx, vault, {
+          provider,
+          account_ref: acct.account,
+          credentials: acct.credentials,
+          webhook_secret: acct.webhook_secret || null,
+        });
       }
       for (let i = 0; i < PRODUCTS; i++) {
-        const [p] = await trx('products').insert({ tenant_id: t.tenant_id, sku: `plan_${i}`, name: `Plan ${i}`, tier: 'monthly', android_store_product_id: `plan-${i}`, ios_store_product_id: `com.example.plan${i}` }).returning('id');
-        await trx('prices').insert({ tenant_id: t.tenant_id, product_id: p.id, country: 'US', currency: 'USD', amount_minor: 999 });
+        const [p] = await trx('products')
+          .insert({
+            tenant_id: t.tenant_id,
+            sku: `plan_${i}`,
+            name: `Plan ${i}`,
+            tier: 'monthly',
+            android_store_product_id: `plan-${i}`,
+            ios_store_product_id: `com.example.plan${i}`,
+          })
+          .returning('id');
+        await trx('prices').insert({
+          tenant_id: t.tenant_id,
+          product_id: p.id,
+          country: 'US',
+          currency: 'USD',
+          amount_minor: 999,
+        });
       }
     });
     // Slow providers, so the run is still going when its worker dies.
@@ -85,7 +117,11 @@ describe('a sync run survives SIGKILL of its worker', () => {
     let worker = startWorker();
     const report = await call(api.apiUrl, '/sync', t.secret_key);
     expect(report.status).toBe(200);
-    const started = await call(api.apiUrl, '/sync', t.secret_key, { method: 'POST', body: JSON.stringify({ confirm_count: report.body.confirm_count }), headers: { prefer: 'respond-async' } });
+    const started = await call(api.apiUrl, '/sync', t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ confirm_count: report.body.confirm_count }),
+      headers: { prefer: 'respond-async' },
+    });
     expect(started.status).toBe(202);
     const handle = client.workflow.getHandle(`sync-${t.tenant_id}-${started.body.run_id}`);
 
@@ -114,7 +150,11 @@ describe('a sync run survives SIGKILL of its worker', () => {
     const state = async (p: ProviderId) => (await fetch(`${emulators[p].url}/__control/state`)).json();
     // Web providers: one product and one price per product and mode, one link (or plan) per product and mode.
     const a = await state('psp_a');
-    expect([a.products.length, a.prices.length, a.payment_links.length]).toEqual([PRODUCTS * 2, PRODUCTS * 2, PRODUCTS * 2]);
+    expect([a.products.length, a.prices.length, a.payment_links.length]).toEqual([
+      PRODUCTS * 2,
+      PRODUCTS * 2,
+      PRODUCTS * 2,
+    ]);
     const b = await state('psp_b');
     expect([b.products.length, b.prices.length]).toEqual([PRODUCTS * 2, PRODUCTS * 2]);
     const c = await state('psp_c');

@@ -17,16 +17,32 @@ describe('tool server: JSON-RPC batches', () => {
   const post = (key: string, body: unknown) =>
     fetch(`${api.toolsUrl}/`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify(body),
     });
-  const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'billing_apps', arguments: {} } });
+  const call = (id: number) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'billing_apps', arguments: {} },
+  });
 
   it('a batch of tools/call is refused with -32600 Invalid Request (HTTP 400) and spends no token', async () => {
     const t = await newTenant('batch');
-    const r = await post(t.secret_key, Array.from({ length: 50 }, (_, i) => call(i + 1)));
+    const r = await post(
+      t.secret_key,
+      Array.from({ length: 50 }, (_, i) => call(i + 1)),
+    );
     expect(r.status).toBe(400);
-    expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/batch/i) } });
+    expect(await r.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringMatching(/batch/i) },
+    });
     expect(await testDb()('rate_limit_buckets').where({ tenant_id: t.tenant_id }).first()).toBeUndefined();
     // One call by itself still works, and is the first token the tenant spends.
     const one = await post(t.secret_key, call(1));
@@ -39,7 +55,10 @@ describe('tool server: JSON-RPC batches', () => {
     const t = await newTenant('batch-drain');
     let answered = 0;
     for (let b = 0; b < 3; b++) {
-      const r = await post(t.secret_key, Array.from({ length: 50 }, (_, i) => call(b * 50 + i + 1)));
+      const r = await post(
+        t.secret_key,
+        Array.from({ length: 50 }, (_, i) => call(b * 50 + i + 1)),
+      );
       if (r.status === 200) answered += ((await r.json()) as unknown[]).length;
       else await r.body?.cancel();
     }

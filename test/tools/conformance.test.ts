@@ -25,7 +25,11 @@ function failedChecks(dir: string): string {
   for (const scenario of fs.readdirSync(dir)) {
     const file = path.join(dir, scenario, 'checks.json');
     if (!fs.existsSync(file)) continue;
-    for (const c of JSON.parse(fs.readFileSync(file, 'utf8')) as Array<{ id: string; status: string; errorMessage?: string }>) {
+    for (const c of JSON.parse(fs.readFileSync(file, 'utf8')) as Array<{
+      id: string;
+      status: string;
+      errorMessage?: string;
+    }>) {
       if (c.status === 'FAILURE') lines.push(`${scenario}: ${c.id}: ${c.errorMessage ?? ''}`);
     }
   }
@@ -44,7 +48,13 @@ describe('MCP conformance suite (server mode)', () => {
     const target = new URL(`${api.toolsUrl}/`);
     proxy = await listen((req, res) => {
       const upstream = http.request(
-        { host: target.hostname, port: target.port, path: target.pathname, method: req.method, headers: { ...req.headers, host: target.host, authorization: `Bearer ${t.secret_key}` } },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: req.method,
+          headers: { ...req.headers, host: target.host, authorization: `Bearer ${t.secret_key}` },
+        },
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
@@ -67,12 +77,14 @@ describe('MCP conformance suite (server mode)', () => {
         process.execPath,
         [CLI, 'server', '--url', `${proxy.url}/`, '--expected-failures', BASELINE, '--output-dir', outDir],
         { timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
-        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}\n${stderr}` }),
+        (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}\n${stderr}` }),
       );
     });
     if (result.code !== 0) console.error(result.out, failedChecks(outDir));
     expect(result.code).toBe(0);
     // The run really exercised our server: the core scenarios passed with no failed check (summary lines "✓ name: N passed, 0 failed").
-    for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) expect(result.out).toMatch(new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`));
+    for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'])
+      expect(result.out).toMatch(new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`));
   }, 180_000);
 });

@@ -19,7 +19,11 @@ describe('tool server (MCP)', () => {
 
   async function connect(key: string): Promise<Client> {
     const client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.toolsUrl}/`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${api.toolsUrl}/`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
     clients.push(client);
     return client;
   }
@@ -65,11 +69,26 @@ describe('tool server (MCP)', () => {
     }
     // Every tool that calls a provider or a store says so, retire included (it stops sales at
     // the live stores); the catalogue writes reach no provider until a sync.
-    const openWorld = tools.filter((x) => x.annotations?.openWorldHint).map((x) => x.name).sort();
-    expect(openWorld).toEqual(['billing_retire_product', 'billing_sync_product', 'billing_sync_report', 'billing_sync_run']);
+    const openWorld = tools
+      .filter((x) => x.annotations?.openWorldHint)
+      .map((x) => x.name)
+      .sort();
+    expect(openWorld).toEqual([
+      'billing_retire_product',
+      'billing_sync_product',
+      'billing_sync_report',
+      'billing_sync_run',
+    ]);
     expect(tools.find((x) => x.name === 'billing_retire_product')!.annotations?.openWorldHint).toBe(true);
-    expect(tools.filter((x) => x.annotations?.destructiveHint).map((x) => x.name).sort()).toEqual(['billing_delete_webhook_endpoint', 'billing_retire_product', 'billing_sync_run']);
-    expect(Object.keys(tools.find((x) => x.name === 'billing_product')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['product_id', 'sku']));
+    expect(
+      tools
+        .filter((x) => x.annotations?.destructiveHint)
+        .map((x) => x.name)
+        .sort(),
+    ).toEqual(['billing_delete_webhook_endpoint', 'billing_retire_product', 'billing_sync_run']);
+    expect(Object.keys(tools.find((x) => x.name === 'billing_product')!.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(['product_id', 'sku']),
+    );
   });
 
   it('calls answer as text plus structuredContent; products are named by sku or product_id', async () => {
@@ -108,8 +127,15 @@ describe('tool server (MCP)', () => {
   });
 
   it('a key without the scope gets the same 403 whether the product it names exists or not (the scope is checked before the SKU is looked up)', async () => {
-    const existingId = (await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'premium_monthly' }).first('id')).id;
-    const names = [{ sku: 'premium_monthly' }, { sku: 'no_such_sku' }, { product_id: existingId }, { product_id: crypto.randomUUID() }];
+    const existingId = (
+      await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'premium_monthly' }).first('id')
+    ).id;
+    const names = [
+      { sku: 'premium_monthly' },
+      { sku: 'no_such_sku' },
+      { product_id: existingId },
+      { product_id: crypto.randomUUID() },
+    ];
     const cases: [string, Scope][] = [
       ['billing_product', 'products:read'],
       ['billing_sync_product', 'products:sync'],
@@ -143,7 +169,15 @@ describe('tool server (MCP)', () => {
 
   it('HTTP level: a bad key is 401 with WWW-Authenticate before any JSON-RPC; GET is 405; protocol faults are JSON-RPC errors', async () => {
     const rpc = (body: string, key = t.secret_key) =>
-      fetch(`${api.toolsUrl}/`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
+      fetch(`${api.toolsUrl}/`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body,
+      });
     const bad = await rpc('{"jsonrpc":"2.0","id":1,"method":"ping"}', 'sk_' + 'x'.repeat(40));
     expect(bad.status).toBe(401);
     expect(bad.headers.get('www-authenticate')).toMatch(/^Bearer realm=/);
@@ -161,7 +195,16 @@ describe('tool server (MCP)', () => {
 
   it('DNS rebinding: a foreign browser Origin is refused before the key is read; loopback and absent Origins pass', async () => {
     const ping = (headers: Record<string, string>) =>
-      fetch(`${api.toolsUrl}/`, { method: 'POST', headers: { authorization: `Bearer ${t.secret_key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+      fetch(`${api.toolsUrl}/`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${t.secret_key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+        body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      });
     const evil = await ping({ origin: 'http://evil.example.com' });
     expect(evil.status).toBe(403);
     expect(await evil.json()).toMatchObject({ error: 'forbidden_origin' });

@@ -29,7 +29,10 @@ describe('onboarding over MCP', () => {
     return r.structuredContent as any;
   };
 
-  const TIERS = [['pro_monthly', 'monthly', 999], ['pro_annual', 'annual', 8999]] as const;
+  const TIERS = [
+    ['pro_monthly', 'monthly', 999],
+    ['pro_annual', 'annual', 8999],
+  ] as const;
   const steps: (() => Promise<unknown>)[] = [
     () => tool('billing_apps'),
     () => tool('billing_create_app', { name: 'Acme iOS' }),
@@ -40,11 +43,26 @@ describe('onboarding over MCP', () => {
     },
     async () => {
       for (const [sku, tier] of TIERS) {
-        await tool('billing_create_product', { sku, tier, type: 'subscription', android_store_product_id: sku.replace('_', '-'), ios_store_product_id: `com.acme.${sku}`, trial_per_platform: { web: 7 }, upsert: true });
+        await tool('billing_create_product', {
+          sku,
+          tier,
+          type: 'subscription',
+          android_store_product_id: sku.replace('_', '-'),
+          ios_store_product_id: `com.acme.${sku}`,
+          trial_per_platform: { web: 7 },
+          upsert: true,
+        });
       }
     },
     async () => {
-      for (const [sku, , amount] of TIERS) await tool('billing_set_product_pricing', { sku, prices: [{ country: 'US', currency: 'USD', amount }, { country: 'DE', currency: 'EUR', amount }] });
+      for (const [sku, , amount] of TIERS)
+        await tool('billing_set_product_pricing', {
+          sku,
+          prices: [
+            { country: 'US', currency: 'USD', amount },
+            { country: 'DE', currency: 'EUR', amount },
+          ],
+        });
     },
     async () => {
       for (const [sku] of TIERS) {
@@ -57,20 +75,42 @@ describe('onboarding over MCP', () => {
 
   async function snapshot() {
     const db = testDb();
-    const rows = async (table: string) => Number((await db(table).where({ tenant_id: t.tenant_id }).count({ n: '*' }).first())!.n);
-    const ours = Object.fromEntries(await Promise.all(['apps', 'app_providers', 'products', 'prices', 'product_provider_refs', 'payment_links', 'provider_plans'].map(async (x) => [x, await rows(x)])));
+    const rows = async (table: string) =>
+      Number((await db(table).where({ tenant_id: t.tenant_id }).count({ n: '*' }).first())!.n);
+    const ours = Object.fromEntries(
+      await Promise.all(
+        ['apps', 'app_providers', 'products', 'prices', 'product_provider_refs', 'payment_links', 'provider_plans'].map(
+          async (x) => [x, await rows(x)],
+        ),
+      ),
+    );
     const theirs = Object.fromEntries(
-      await Promise.all(PROVIDERS.map(async (p) => {
-        const s = await (await fetch(`${emulators[p].url}/__control/state`)).json();
-        return [p, Object.fromEntries(Object.entries(s).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, (v as unknown[]).length]))];
-      })),
+      await Promise.all(
+        PROVIDERS.map(async (p) => {
+          const s = await (await fetch(`${emulators[p].url}/__control/state`)).json();
+          return [
+            p,
+            Object.fromEntries(
+              Object.entries(s)
+                .filter(([, v]) => Array.isArray(v))
+                .map(([k, v]) => [k, (v as unknown[]).length]),
+            ),
+          ];
+        }),
+      ),
     );
     return { ours, theirs };
   }
 
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
+      ProviderId,
+      string
+    >;
     worker = await startTestWorker({ config: { providerBaseUrls } });
     api = await startApi({ config: worker.config });
     t = await newTenant('onboard');
@@ -78,11 +118,20 @@ describe('onboarding over MCP', () => {
     await withTenant(testDb(), t.tenant_id, async (trx) => {
       for (const provider of PROVIDERS) {
         const acct = await createEmulatorAccount(emulators[provider].url);
-        await createConnection(trx, worker.vault, { provider, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret || null });
+        await createConnection(trx, worker.vault, {
+          provider,
+          account_ref: acct.account,
+          credentials: acct.credentials,
+          webhook_secret: acct.webhook_secret || null,
+        });
       }
     });
     client = new Client({ name: 'onboarding', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.toolsUrl}/`), { requestInit: { headers: { authorization: `Bearer ${t.secret_key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${api.toolsUrl}/`), {
+        requestInit: { headers: { authorization: `Bearer ${t.secret_key}` } },
+      }),
+    );
   });
   afterAll(async () => {
     await client?.close();
@@ -120,16 +169,43 @@ describe('onboarding over MCP', () => {
   });
 
   it('refusals: duplicate SKU without upsert, bad ISO codes, secrets, ambiguous connection with candidates', async () => {
-    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }).then((r) => ({ isError: r.isError, text: (r.content as any[]).map((c) => c.text).join('') }));
-    expect(await call('billing_create_product', { sku: 'pro_monthly', tier: 'monthly' })).toMatchObject({ isError: true, text: expect.stringMatching(/^duplicate_sku: /) });
-    expect((await call('billing_set_product_pricing', { sku: 'pro_monthly', prices: [{ country: 'XX', currency: 'USD', amount: 1 }] })).text).toMatch(/^invalid_request: .*ISO 3166/);
-    expect((await call('billing_set_product_pricing', { sku: 'pro_monthly', prices: [{ country: 'US', currency: 'DOLLARS', amount: 1 }] })).text).toMatch(/^invalid_request: .*ISO 4217/);
-    expect((await call('billing_attach_provider', { provider: 'psp_a', api_key: 'sk_live_x' })).text).toMatch(/^forbidden_field: /);
+    const call = (name: string, args: Record<string, unknown>) =>
+      client
+        .callTool({ name, arguments: args })
+        .then((r) => ({ isError: r.isError, text: (r.content as any[]).map((c) => c.text).join('') }));
+    expect(await call('billing_create_product', { sku: 'pro_monthly', tier: 'monthly' })).toMatchObject({
+      isError: true,
+      text: expect.stringMatching(/^duplicate_sku: /),
+    });
+    expect(
+      (
+        await call('billing_set_product_pricing', {
+          sku: 'pro_monthly',
+          prices: [{ country: 'XX', currency: 'USD', amount: 1 }],
+        })
+      ).text,
+    ).toMatch(/^invalid_request: .*ISO 3166/);
+    expect(
+      (
+        await call('billing_set_product_pricing', {
+          sku: 'pro_monthly',
+          prices: [{ country: 'US', currency: 'DOLLARS', amount: 1 }],
+        })
+      ).text,
+    ).toMatch(/^invalid_request: .*ISO 4217/);
+    expect((await call('billing_attach_provider', { provider: 'psp_a', api_key: 'sk_live_x' })).text).toMatch(
+      /^forbidden_field: /,
+    );
     // A second psp_a connection, neither default: attaching without account_id is refused with the candidates.
     await withTenant(testDb(), t.tenant_id, async (trx) => {
       await trx('provider_connections').where({ provider: 'psp_a' }).update({ is_default: false });
       const acct = await createEmulatorAccount(emulators.psp_a.url);
-      await createConnection(trx, worker.vault, { provider: 'psp_a', account_ref: acct.account, is_default: false, credentials: acct.credentials });
+      await createConnection(trx, worker.vault, {
+        provider: 'psp_a',
+        account_ref: acct.account,
+        is_default: false,
+        credentials: acct.credentials,
+      });
     });
     const fresh = await call('billing_create_app', { name: 'Second app' });
     const appId = JSON.parse(fresh.text).id;
@@ -139,10 +215,17 @@ describe('onboarding over MCP', () => {
   });
 
   it('retire stops sales at the live stores first; a store refusal leaves the product active and says why', async () => {
-    await fetch(`${emulators.store_android.url}/__control/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'error', status: 400 }) });
+    await fetch(`${emulators.store_android.url}/__control/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'error', status: 400 }),
+    });
     try {
       const refused = await tool('billing_retire_product', { sku: 'pro_annual' });
-      expect(refused).toMatchObject({ retired: false, refused: [expect.objectContaining({ provider: 'store_android' })] });
+      expect(refused).toMatchObject({
+        retired: false,
+        refused: [expect.objectContaining({ provider: 'store_android' })],
+      });
       expect((await tool('billing_product', { sku: 'pro_annual' })).active).toBe(true);
     } finally {
       await fetch(`${emulators.store_android.url}/__control/faults`, { method: 'DELETE' });

@@ -21,24 +21,41 @@ import { startStoreStack, type StoreStack } from '../helpers/stores';
 describe('store accounts are proven before they receive events', () => {
   let s: StoreStack;
   const target = () => `${s.api.dashboardRoot}/api/webhooks/store_ios`;
-  const deliveries = (eventId: string) => testDb()('webhook_deliveries').where({ provider: 'store_ios', event_id: eventId });
-  const refusalsSince = (since: Date) => testDb()('webhook_deliveries').where({ provider: 'store_ios', event_type: 'unverified' }).where('created_at', '>=', since);
-  const notify = (account: string) => s.control.store_ios<{ id: string; status: number }>('POST', '/events', { type: 'TEST', account, target: target() });
+  const deliveries = (eventId: string) =>
+    testDb()('webhook_deliveries').where({ provider: 'store_ios', event_id: eventId });
+  const refusalsSince = (since: Date) =>
+    testDb()('webhook_deliveries')
+      .where({ provider: 'store_ios', event_type: 'unverified' })
+      .where('created_at', '>=', since);
+  const notify = (account: string) =>
+    s.control.store_ios<{ id: string; status: number }>('POST', '/events', { type: 'TEST', account, target: target() });
 
   async function prove(tenantId: string, connectionId: string): Promise<SafeConnection> {
-    const handle = await startConnectionProof(s.worker.client, s.worker.taskQueue, tenantId, connectionId, crypto.randomUUID());
+    const handle = await startConnectionProof(
+      s.worker.client,
+      s.worker.taskQueue,
+      tenantId,
+      connectionId,
+      crypto.randomUUID(),
+    );
     await handle.result();
     return (await withTenant(testDb(), tenantId, (trx) => getConnectionSafe(trx, connectionId)))!;
   }
   const connect = (tenantId: string, account: string, credentials?: Record<string, unknown>) =>
-    withTenant(testDb(), tenantId, (trx) => createConnection(trx, s.worker.vault, { provider: 'store_ios', account_ref: account, ...(credentials ? { credentials: credentials as never } : {}) }));
+    withTenant(testDb(), tenantId, (trx) =>
+      createConnection(trx, s.worker.vault, {
+        provider: 'store_ios',
+        account_ref: account,
+        ...(credentials ? { credentials: credentials as never } : {}),
+      }),
+    );
 
   beforeAll(async () => {
     s = await startStoreStack('account-proof');
   });
   afterAll(async () => s?.close());
 
-  it('B claims A\'s bundle id first: A still connects and proves it, A gets its notifications, B none and learns nothing', async () => {
+  it("B claims A's bundle id first: A still connects and proves it, A gets its notifications, B none and learns nothing", async () => {
     const A = await newTenant('proof-owner');
     const B = await newTenant('proof-squatter');
     const appA = await createEmulatorAccount(s.emulators.store_ios.url); // A's app at the App Store
@@ -57,7 +74,11 @@ describe('store accounts are proven before they receive events', () => {
     const early = await notify(appA.account);
     expect(early.status).toBe(400);
     expect(await deliveries(early.id)).toEqual([]);
-    const unknown = await fetch(target(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signedPayload: 'a.b.c' }) });
+    const unknown = await fetch(target(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ signedPayload: 'a.b.c' }),
+    });
     const refusals = await refusalsSince(since);
     expect(refusals.map((r) => [r.tenant_id, r.reason])).toContainEqual([null, 'the account is not connected']);
     expect(refusals.every((r) => r.tenant_id === null)).toBe(true);
@@ -72,7 +93,12 @@ describe('store accounts are proven before they receive events', () => {
     // A's notifications reach A; B receives none.
     const test = await notify(appA.account);
     expect(test.status).toBe(200);
-    const bought = await s.control.store_ios<any>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: appA.account, app_user_id: 'owner_user', target: target() });
+    const bought = await s.control.store_ios<any>('POST', '/sandbox-purchase', {
+      product_id: 'premium_monthly',
+      account: appA.account,
+      app_user_id: 'owner_user',
+      target: target(),
+    });
     expect(bought.notification.status).toBe(200);
     for (const id of [test.id, bought.notification.id]) {
       expect((await deliveries(id)).map((d) => d.tenant_id)).toEqual([A.tenant_id]);
@@ -111,7 +137,9 @@ describe('store accounts are proven before they receive events', () => {
     const c = await connect(T.tenant_id, app.account);
     const bare = await prove(T.tenant_id, c.id);
     expect(bare).toMatchObject({ verified_at: null, proof_error: expect.stringMatching(/no credential/) });
-    await withTenant(testDb(), T.tenant_id, (trx) => updateConnectionSecrets(trx, s.worker.vault, c.id, { credentials: { test: app.credentials.test } }));
+    await withTenant(testDb(), T.tenant_id, (trx) =>
+      updateConnectionSecrets(trx, s.worker.vault, c.id, { credentials: { test: app.credentials.test } }),
+    );
     expect(await prove(T.tenant_id, c.id)).toMatchObject({ verified_by: 'provider_call', proof_error: null });
     const sent = await notify(app.account);
     expect(sent.status).toBe(200);
@@ -122,18 +150,31 @@ describe('store accounts are proven before they receive events', () => {
     const T = await newTenant('proof-play');
     const app = await createEmulatorAccount(s.emulators.store_android.url);
     const playConnection = (credentials?: Record<string, unknown>) =>
-      withTenant(testDb(), T.tenant_id, (trx) => createConnection(trx, s.worker.vault, { provider: 'store_android', account_ref: app.account, ...(credentials ? { credentials: credentials as never } : {}) }));
-    const sweepOf = (connectionId: string) => s.worker.client.workflow.getHandle(voidedPurchasesWorkflowId(T.tenant_id, connectionId));
+      withTenant(testDb(), T.tenant_id, (trx) =>
+        createConnection(trx, s.worker.vault, {
+          provider: 'store_android',
+          account_ref: app.account,
+          ...(credentials ? { credentials: credentials as never } : {}),
+        }),
+      );
+    const sweepOf = (connectionId: string) =>
+      s.worker.client.workflow.getHandle(voidedPurchasesWorkflowId(T.tenant_id, connectionId));
 
     const bare = await playConnection();
     expect((await prove(T.tenant_id, bare.id)).verified_at).toBeNull();
     await expect(sweepOf(bare.id).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
-    await withTenant(testDb(), T.tenant_id, (trx) => updateConnectionSecrets(trx, s.worker.vault, bare.id, { credentials: app.credentials as never }));
+    await withTenant(testDb(), T.tenant_id, (trx) =>
+      updateConnectionSecrets(trx, s.worker.vault, bare.id, { credentials: app.credentials as never }),
+    );
     expect(await prove(T.tenant_id, bare.id)).toMatchObject({ verified_by: 'provider_call', proof_error: null });
     const sweep = await sweepOf(bare.id).describe();
     expect(sweep.status.name).toBe('RUNNING');
-    expect([sweep.typedSearchAttributes.get(TENANT_ATTR), sweep.typedSearchAttributes.get(KIND_ATTR), sweep.typedSearchAttributes.get(PROVIDER_ATTR)]).toEqual([T.tenant_id, 'voided-purchases', 'store_android']);
+    expect([
+      sweep.typedSearchAttributes.get(TENANT_ATTR),
+      sweep.typedSearchAttributes.get(KIND_ATTR),
+      sweep.typedSearchAttributes.get(PROVIDER_ATTR),
+    ]).toEqual([T.tenant_id, 'voided-purchases', 'store_android']);
     // Proving it again finds the sweep running: still one.
     await prove(T.tenant_id, bare.id);
     expect((await sweepOf(bare.id).describe()).runId).toBe(sweep.runId);

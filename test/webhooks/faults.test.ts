@@ -12,7 +12,6 @@ import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
 import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
 
-
 /** Faults of the processing path, acting only on this file's own worker and API processes. */
 describe('webhook processing under faults', () => {
   let emulators: Record<ProviderId, RunningEmulator>;
@@ -24,17 +23,32 @@ describe('webhook processing under faults', () => {
   let providerBaseUrls: Record<ProviderId, string>;
   const masterKey = generateMasterKey();
   const control = async (path: string, body: unknown) =>
-    (await fetch(`${emulators.psp_a.url}/__control${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    (
+      await fetch(`${emulators.psp_a.url}/__control${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json();
   const delivery = (id: string) => testDb()('webhook_deliveries').where({ provider: 'psp_a', event_id: id }).first();
 
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
     providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
     worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
     taskQueue = worker.taskQueue;
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant('faults');
-    ({ account } = await sellOnWebProvider({ emulatorUrl: emulators.psp_a.url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t, sku: 'pro' }));
+    ({ account } = await sellOnWebProvider({
+      emulatorUrl: emulators.psp_a.url,
+      vault: worker.vault,
+      apiUrl: api.apiUrl,
+      tenant: t,
+      sku: 'pro',
+    }));
   });
   afterAll(async () => {
     await api?.close();
@@ -48,7 +62,14 @@ describe('webhook processing under faults', () => {
     const target = `${api.dashboardRoot}/api/webhooks/psp_a`;
     const checkouts = [];
     for (const user of ['w1', 'w2', 'w3']) {
-      const c = await control('/checkout', { sku: 'pro', email: `${user}@example.com`, target, account, mode: 'test', app_user_id: user });
+      const c = await control('/checkout', {
+        sku: 'pro',
+        email: `${user}@example.com`,
+        target,
+        account,
+        mode: 'test',
+        app_user_id: user,
+      });
       expect(c.events.map((e: any) => e.status)).toEqual([200, 200, 200]);
       checkouts.push(c);
     }
@@ -57,7 +78,11 @@ describe('webhook processing under faults', () => {
 
     worker = await startTestWorker({ config: { providerBaseUrls, taskQueue }, masterKey });
     expect(worker.taskQueue).toBe(taskQueue);
-    await until('all processed', () => Promise.all(ids.map(delivery)), (rows) => rows.every((d) => d.status === 'processed'));
+    await until(
+      'all processed',
+      () => Promise.all(ids.map(delivery)),
+      (rows) => rows.every((d) => d.status === 'processed'),
+    );
     for (const user of ['w1', 'w2', 'w3']) {
       const r = await call(api.apiRoot, `/v1/sdk/subscribers/${user}`, t.publishable_key);
       expect(r.body.is_premium, user).toBe(true);
@@ -68,14 +93,33 @@ describe('webhook processing under faults', () => {
     // Only the broken process dispatches while Temporal is "down": the healthy one's dispatcher is stopped.
     await stopDispatcher(api.services);
     const dead = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 });
-    const broken = await startApi({ config: worker!.config, vault: worker!.vault, adapters: createAdapters(worker!.config), temporal: { connection: dead, client: new Client({ connection: dead }) } });
+    const broken = await startApi({
+      config: worker!.config,
+      vault: worker!.vault,
+      adapters: createAdapters(worker!.config),
+      temporal: { connection: dead, client: new Client({ connection: dead }) },
+    });
     let first: any;
     try {
-      first = await control('/checkout', { sku: 'pro', email: 'late@example.com', target: `${broken.dashboardRoot}/api/webhooks/psp_a`, account, mode: 'test', app_user_id: 'late' });
+      first = await control('/checkout', {
+        sku: 'pro',
+        email: 'late@example.com',
+        target: `${broken.dashboardRoot}/api/webhooks/psp_a`,
+        account,
+        mode: 'test',
+        app_user_id: 'late',
+      });
       // Stored with the guarantee that processing will start: the delivery and its outbox row, committed together.
       expect(first.events.map((e: any) => e.status)).toEqual([200, 200, 200]);
       for (const e of first.events) expect((await delivery(e.id)).status).toBe('received');
-      const queued = await testDb()('webhook_outbox as o').join('webhook_deliveries as d', 'd.id', 'o.delivery_id').whereIn('d.event_id', first.events.map((e: any) => e.id)).count('* as n').first();
+      const queued = await testDb()('webhook_outbox as o')
+        .join('webhook_deliveries as d', 'd.id', 'o.delivery_id')
+        .whereIn(
+          'd.event_id',
+          first.events.map((e: any) => e.id),
+        )
+        .count('* as n')
+        .first();
       expect(Number(queued!.n)).toBe(3);
       expect((await call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key)).body.is_premium).toBe(false);
     } finally {
@@ -83,8 +127,16 @@ describe('webhook processing under faults', () => {
     }
     // Temporal reachable again (a dispatcher that reaches it): the outbox drains, no provider retry needed.
     startDispatcher(api.services).kick();
-    await until('premium once handed over', () => call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key), (r) => r.body.is_premium === true);
-    await until('all processed', () => Promise.all(first.events.map((e: any) => delivery(e.id))), (rows: any[]) => rows.every((d) => d.status === 'processed'));
+    await until(
+      'premium once handed over',
+      () => call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key),
+      (r) => r.body.is_premium === true,
+    );
+    await until(
+      'all processed',
+      () => Promise.all(first.events.map((e: any) => delivery(e.id))),
+      (rows: any[]) => rows.every((d) => d.status === 'processed'),
+    );
     for (const e of first.events) expect((await delivery(e.id)).delivery_count).toBe(1);
   });
 });

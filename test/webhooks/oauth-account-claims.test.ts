@@ -42,17 +42,24 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
   /** An event from the account, signed by the emulator with the account's own webhook secret. */
   async function eventFrom(p: OAuthOnly, account: string): Promise<{ id: string; status: number }> {
     const res = await fetch(`${emulators[p].url}/__control/events`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: EVENT[p], target: target(p), account }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: EVENT[p], target: target(p), account }),
     });
     return res.json();
   }
-  const deliveriesOf = (tenantId: string, p: ProviderId) => testDb()('webhook_deliveries').where({ tenant_id: tenantId, provider: p });
+  const deliveriesOf = (tenantId: string, p: ProviderId) =>
+    testDb()('webhook_deliveries').where({ tenant_id: tenantId, provider: p });
   const connectionOf = async (tenantId: string, p: ProviderId, account: string): Promise<SafeConnection> => {
-    const row = await testDb()('provider_connections').where({ tenant_id: tenantId, provider: p, account_ref: account }).first('id');
+    const row = await testDb()('provider_connections')
+      .where({ tenant_id: tenantId, provider: p, account_ref: account })
+      .first('id');
     return (await withTenant(testDb(), tenantId, (trx) => getConnectionSafe(trx, row.id)))!;
   };
   const unclaimedCount = async (p: ProviderId) =>
-    (await webhookRefusals.get()).values.filter((v) => v.labels.provider === p && v.labels.reason === 'unclaimed_account').reduce((n, v) => n + v.value, 0);
+    (await webhookRefusals.get()).values
+      .filter((v) => v.labels.provider === p && v.labels.reason === 'unclaimed_account')
+      .reduce((n, v) => n + v.value, 0);
 
   async function person(tag: string): Promise<{ page: Page; tenantId: string }> {
     const ctx = await browser.newContext();
@@ -76,7 +83,12 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
     await expect(page.getByRole('status').textContent()).resolves.toContain('Connected');
   }
 
-  async function saveSecrets(page: Page, p: OAuthOnly, credentials: Record<string, string> | null, webhookSecret: string): Promise<void> {
+  async function saveSecrets(
+    page: Page,
+    p: OAuthOnly,
+    credentials: Record<string, string> | null,
+    webhookSecret: string,
+  ): Promise<void> {
     if (credentials && p === 'psp_b') await page.getByLabel('Test API key').fill(credentials.api_key);
     if (credentials && p === 'psp_c') {
       await page.getByLabel('Test Key ID').fill(credentials.key_id);
@@ -88,8 +100,14 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
   }
 
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
+      ProviderId,
+      string
+    >;
     // A worker runs the proofs the dashboard starts (probe workflow).
     worker = await startTestWorker({ config: { providerBaseUrls } });
     api = await startApi({
@@ -97,7 +115,10 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
         ...worker.config,
         // The platform's OAuth clients at the two emulators (psp_c pins a client at its first token
         // exchange; Razorpay client ids are at most 14 letters and digits).
-        oauthClients: { psp_b: { client_id: 'billing_platform', client_secret: 'platform-secret-b' }, psp_c: { client_id: 'billingapp', client_secret: 'platform-secret-c' } },
+        oauthClients: {
+          psp_b: { client_id: 'billing_platform', client_secret: 'platform-secret-b' },
+          psp_c: { client_id: 'billingapp', client_secret: 'platform-secret-c' },
+        },
       },
       vault: worker.vault,
       adapters: createAdapters(worker.config),
@@ -126,14 +147,31 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
       await squatter.page.getByLabel('Account ID').fill(owners.account);
       await squatter.page.getByRole('button', { name: 'Add connection' }).click();
       await squatter.page.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
-      await saveSecrets(squatter.page, p, squattersOwn.credentials.test, `whsec_squatter_${crypto.randomBytes(8).toString('hex')}`);
+      await saveSecrets(
+        squatter.page,
+        p,
+        squattersOwn.credentials.test,
+        `whsec_squatter_${crypto.randomBytes(8).toString('hex')}`,
+      );
       // Verify waits for the proof: the key works (the connection can sync), but it proves nothing about the account.
-      await Promise.all([squatter.page.waitForURL(/\/verify$/), squatter.page.getByRole('button', { name: 'Verify' }).click()]);
+      await Promise.all([
+        squatter.page.waitForURL(/\/verify$/),
+        squatter.page.getByRole('button', { name: 'Verify' }).click(),
+      ]);
       const claim = await connectionOf(squatter.tenantId, p, owners.account);
-      expect(claim).toMatchObject({ verified_at: null, verified_by: null, proof_error: keyOnlyProofNote(p), has_test_credential: true });
+      expect(claim).toMatchObject({
+        verified_at: null,
+        verified_by: null,
+        proof_error: keyOnlyProofNote(p),
+        has_test_credential: true,
+      });
       expect(await findConnectionByAccount(testDb(), p, owners.account)).toBeNull();
-      await expect(squatter.page.getByRole('alert').textContent()).resolves.toBe(`Not verified: ${keyOnlyProofNote(p)}`);
-      await expect(main(squatter.page)).resolves.toContain(`Events for a ${p} account are delivered only to a connection made with OAuth`);
+      await expect(squatter.page.getByRole('alert').textContent()).resolves.toBe(
+        `Not verified: ${keyOnlyProofNote(p)}`,
+      );
+      await expect(main(squatter.page)).resolves.toContain(
+        `Events for a ${p} account are delivered only to a connection made with OAuth`,
+      );
 
       // The owner's real events, before the owner connects: refused, stored under no tenant, counted.
       const unclaimedBefore = await unclaimedCount(p);
@@ -142,7 +180,10 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
       expect(early.status).toBe(400);
       expect(await deliveriesOf(squatter.tenantId, p)).toEqual([]);
       expect(await testDb()('outbound_events').where({ tenant_id: squatter.tenantId })).toEqual([]);
-      const orphans = await testDb()('webhook_deliveries').where({ provider: p, event_type: 'unverified' }).whereNull('tenant_id').where('created_at', '>=', since);
+      const orphans = await testDb()('webhook_deliveries')
+        .where({ provider: p, event_type: 'unverified' })
+        .whereNull('tenant_id')
+        .where('created_at', '>=', since);
       expect(orphans.map((r) => [r.status, r.reason])).toContainEqual(['failed', 'the account is not connected']);
       expect(await unclaimedCount(p)).toBe(unclaimedBefore + 1);
 
@@ -171,25 +212,48 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
     const holder = await person('legacy-holder');
     const holdersOwn = await createEmulatorAccount(emulators[p].url);
     // What migration 025 leaves of a psp_c connection proven by its pasted key before it.
-    const legacy = await withTenant(testDb(), holder.tenantId, (trx) => createConnection(trx, worker.vault, {
-      provider: p, account_ref: owners.account, credentials: { test: holdersOwn.credentials.test }, webhook_secret: `whsec_holder_${crypto.randomBytes(8).toString('hex')}`,
-    }));
-    await testDb()('provider_connections').where({ id: legacy.id }).update({ verified_at: testDb().fn.now(), verified_by: 'pasted_key' });
-    expect(await findConnectionByAccount(testDb(), p, owners.account)).toEqual({ tenant_id: holder.tenantId, connection_id: legacy.id });
+    const legacy = await withTenant(testDb(), holder.tenantId, (trx) =>
+      createConnection(trx, worker.vault, {
+        provider: p,
+        account_ref: owners.account,
+        credentials: { test: holdersOwn.credentials.test },
+        webhook_secret: `whsec_holder_${crypto.randomBytes(8).toString('hex')}`,
+      }),
+    );
+    await testDb()('provider_connections')
+      .where({ id: legacy.id })
+      .update({ verified_at: testDb().fn.now(), verified_by: 'pasted_key' });
+    expect(await findConnectionByAccount(testDb(), p, owners.account)).toEqual({
+      tenant_id: holder.tenantId,
+      connection_id: legacy.id,
+    });
     await holder.page.goto(`${api.dashboardRoot}/providers/${legacy.id}`);
-    await expect(main(holder.page)).resolves.toContain('Verified (pasted key, until the account is connected with OAuth)');
+    await expect(main(holder.page)).resolves.toContain(
+      'Verified (pasted key, until the account is connected with OAuth)',
+    );
 
     // The owner connects with OAuth: not refused; the pasted-key claim is released.
     const owner = await person('legacy-owner');
     await connectWithOAuth(owner.page, p, owners.account);
     const proven = await connectionOf(owner.tenantId, p, owners.account);
     expect(proven).toMatchObject({ verified_by: 'oauth' });
-    expect(await findConnectionByAccount(testDb(), p, owners.account)).toEqual({ tenant_id: owner.tenantId, connection_id: proven.id });
-    const audit = await testDb()('audit_entries').where({ tenant_id: owner.tenantId, action: 'providers.connect_oauth' }).first();
+    expect(await findConnectionByAccount(testDb(), p, owners.account)).toEqual({
+      tenant_id: owner.tenantId,
+      connection_id: proven.id,
+    });
+    const audit = await testDb()('audit_entries')
+      .where({ tenant_id: owner.tenantId, action: 'providers.connect_oauth' })
+      .first();
     expect(audit).toMatchObject({ outcome: 'ok', detail: expect.objectContaining({ replaced_claims: 1 }) });
 
     // The holder keeps its connection (credentials and all, for API calls) but no longer its events, and is told so.
-    expect(await connectionOf(holder.tenantId, p, owners.account)).toMatchObject({ id: legacy.id, verified_at: null, verified_by: null, has_test_credential: true, proof_error: RELEASED_BY_OAUTH });
+    expect(await connectionOf(holder.tenantId, p, owners.account)).toMatchObject({
+      id: legacy.id,
+      verified_at: null,
+      verified_by: null,
+      has_test_credential: true,
+      proof_error: RELEASED_BY_OAUTH,
+    });
     await holder.page.reload();
     await expect(main(holder.page)).resolves.toContain(`Not verified: ${RELEASED_BY_OAUTH}`);
     for (const leak of [owner.tenantId, proven.id]) expect(RELEASED_BY_OAUTH).not.toContain(leak);
@@ -204,21 +268,42 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
 
   it('the rules under the flows: no psp_b/psp_c proof by key, even with the real key; OAuth replaces only pasted-key claims', async () => {
     const proveByProbe = async (tenantId: string, connectionId: string) => {
-      await (await startConnectionProof(worker.client, worker.taskQueue, tenantId, connectionId, crypto.randomUUID())).result();
+      await (
+        await startConnectionProof(worker.client, worker.taskQueue, tenantId, connectionId, crypto.randomUUID())
+      ).result();
       return (await withTenant(testDb(), tenantId, (trx) => getConnectionSafe(trx, connectionId)))!;
     };
     for (const p of ['psp_b', 'psp_c'] as const) {
       // Even the account's own key, pasted by its owner: it works, and still claims nothing.
       const acct = await createEmulatorAccount(emulators[p].url);
       const t = await newTenant(`own-key-${p}`);
-      const c = await withTenant(testDb(), t.tenant_id, (trx) => createConnection(trx, worker.vault, { provider: p, account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret }));
-      expect(await proveByProbe(t.tenant_id, c.id)).toMatchObject({ verified_at: null, proof_error: keyOnlyProofNote(p) });
+      const c = await withTenant(testDb(), t.tenant_id, (trx) =>
+        createConnection(trx, worker.vault, {
+          provider: p,
+          account_ref: acct.account,
+          credentials: acct.credentials,
+          webhook_secret: acct.webhook_secret,
+        }),
+      );
+      expect(await proveByProbe(t.tenant_id, c.id)).toMatchObject({
+        verified_at: null,
+        proof_error: keyOnlyProofNote(p),
+      });
       expect((await eventFrom(p, acct.account)).status).toBe(400);
       // The database refuses a psp_b/psp_c row proven by a provider call, whatever code tries.
-      await expect(testDb()('provider_connections').where({ id: c.id }).update({ verified_at: testDb().fn.now(), verified_by: 'provider_call' }))
-        .rejects.toThrow(/provider_connections_key_claims/);
+      await expect(
+        testDb()('provider_connections')
+          .where({ id: c.id })
+          .update({ verified_at: testDb().fn.now(), verified_by: 'provider_call' }),
+      ).rejects.toThrow(/provider_connections_key_claims/);
       // Its own OAuth proves it (the same row, upgraded), after which a key re-check only refreshes the check.
-      const viaOAuth = await withTenant(testDb(), t.tenant_id, (trx) => connectProvenByOAuth(trx, worker.vault, { provider: p, account_ref: acct.account, credentials: { test: acct.credentials.test } }));
+      const viaOAuth = await withTenant(testDb(), t.tenant_id, (trx) =>
+        connectProvenByOAuth(trx, worker.vault, {
+          provider: p,
+          account_ref: acct.account,
+          credentials: { test: acct.credentials.test },
+        }),
+      );
       expect(viaOAuth).toMatchObject({ id: c.id, verified_by: 'oauth', proof_error: null, replaced_claims: 0 });
       expect(await proveByProbe(t.tenant_id, c.id)).toMatchObject({ verified_by: 'oauth', proof_error: null });
       expect((await eventFrom(p, acct.account)).status).toBe(200);
@@ -228,21 +313,45 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
     const account = `acc_rules_${crypto.randomBytes(6).toString('hex')}`;
     const a = await newTenant('rules-a');
     const b = await newTenant('rules-b');
-    const mine = await withTenant(testDb(), a.tenant_id, (trx) => createConnection(trx, worker.vault, { provider: 'psp_c', account_ref: account }));
-    await testDb()('provider_connections').where({ id: mine.id }).update({ verified_at: testDb().fn.now(), verified_by: 'pasted_key' });
-    const upgraded = await withTenant(testDb(), a.tenant_id, (trx) => connectProvenByOAuth(trx, worker.vault, { provider: 'psp_c', account_ref: account, credentials: { test: { access_token: 'rzp_emu_at_x' } } }));
+    const mine = await withTenant(testDb(), a.tenant_id, (trx) =>
+      createConnection(trx, worker.vault, { provider: 'psp_c', account_ref: account }),
+    );
+    await testDb()('provider_connections')
+      .where({ id: mine.id })
+      .update({ verified_at: testDb().fn.now(), verified_by: 'pasted_key' });
+    const upgraded = await withTenant(testDb(), a.tenant_id, (trx) =>
+      connectProvenByOAuth(trx, worker.vault, {
+        provider: 'psp_c',
+        account_ref: account,
+        credentials: { test: { access_token: 'rzp_emu_at_x' } },
+      }),
+    );
     expect(upgraded).toMatchObject({ id: mine.id, verified_by: 'oauth' });
-    await expect(withTenant(testDb(), b.tenant_id, (trx) => connectProvenByOAuth(trx, worker.vault, { provider: 'psp_c', account_ref: account, credentials: { test: { access_token: 'rzp_emu_at_y' } } })))
-      .rejects.toMatchObject({ code: 'account_already_connected' });
-    expect(await findConnectionByAccount(testDb(), 'psp_c', account)).toEqual({ tenant_id: a.tenant_id, connection_id: mine.id });
+    await expect(
+      withTenant(testDb(), b.tenant_id, (trx) =>
+        connectProvenByOAuth(trx, worker.vault, {
+          provider: 'psp_c',
+          account_ref: account,
+          credentials: { test: { access_token: 'rzp_emu_at_y' } },
+        }),
+      ),
+    ).rejects.toMatchObject({ code: 'account_already_connected' });
+    expect(await findConnectionByAccount(testDb(), 'psp_c', account)).toEqual({
+      tenant_id: a.tenant_id,
+      connection_id: mine.id,
+    });
     // The release runs only for the caller's own connection, inside its tenant transaction.
-    await expect(withTenant(appDb(), b.tenant_id, (trx) => trx.raw('select release_pasted_key_claims(?)', [mine.id]))).rejects.toThrow(/no such connection of this tenant/);
+    await expect(
+      withTenant(appDb(), b.tenant_id, (trx) => trx.raw('select release_pasted_key_claims(?)', [mine.id])),
+    ).rejects.toThrow(/no such connection of this tenant/);
     await expect(appDb().raw('select release_pasted_key_claims(?)', [mine.id])).rejects.toThrow(/permission denied/);
     // The refused attempt left nothing behind in B (its transaction rolled back), and a key proof is refused by name.
     expect(await testDb()('provider_connections').where({ tenant_id: b.tenant_id })).toEqual([]);
-    await expect(withTenant(testDb(), a.tenant_id, async (trx) => {
-      const other = await createConnection(trx, worker.vault, { provider: 'psp_b', account_ref: `pdl_${account}` });
-      return markConnectionProven(trx, other.id, 'provider_call');
-    })).rejects.toMatchObject({ code: 'oauth_required', message: keyOnlyProofNote('psp_b') });
+    await expect(
+      withTenant(testDb(), a.tenant_id, async (trx) => {
+        const other = await createConnection(trx, worker.vault, { provider: 'psp_b', account_ref: `pdl_${account}` });
+        return markConnectionProven(trx, other.id, 'provider_call');
+      }),
+    ).rejects.toMatchObject({ code: 'oauth_required', message: keyOnlyProofNote('psp_b') });
   });
 });

@@ -47,10 +47,15 @@ describe('webhooks while Postgres restarts', () => {
   let account: string;
   const masterKey = generateMasterKey();
 
-  const startPostgres = () =>
-    ensurePostgres({ dataDir: dir }, { dir: path.join(dir, 'pg'), port, persistent: true });
+  const startPostgres = () => ensurePostgres({ dataDir: dir }, { dir: path.join(dir, 'pg'), port, persistent: true });
   const control = async (p: string, body: unknown) =>
-    (await fetch(`${emulators.psp_a.url}/__control${p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    (
+      await fetch(`${emulators.psp_a.url}/__control${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json();
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-pg-restart-'));
@@ -61,8 +66,14 @@ describe('webhooks while Postgres restarts', () => {
     db = createKnex(pg.url, { max: 8 });
     await migrateLatest(db);
 
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
+      ProviderId,
+      string
+    >;
     worker = await startTestWorker({ config: { providerBaseUrls }, masterKey, db });
     api = await startApi({ db, config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
 
@@ -70,7 +81,12 @@ describe('webhooks while Postgres restarts', () => {
     const acct = await createEmulatorAccount(emulators.psp_a.url);
     account = acct.account;
     await withTenant(db, tenant.tenant_id, async (trx) => {
-      await createProvenConnection(trx, worker!.vault, { provider: 'psp_a', account_ref: acct.account, credentials: acct.credentials, webhook_secret: acct.webhook_secret });
+      await createProvenConnection(trx, worker!.vault, {
+        provider: 'psp_a',
+        account_ref: acct.account,
+        credentials: acct.credentials,
+        webhook_secret: acct.webhook_secret,
+      });
       await trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' });
     });
   });
@@ -97,24 +113,46 @@ describe('webhooks while Postgres restarts', () => {
     const stream = async () => {
       while (!stop) {
         const user = `u${n++}`;
-        const c = await control('/checkout', { sku: 'pro', email: `${user}@example.com`, target, account, mode: 'test', app_user_id: user });
+        const c = await control('/checkout', {
+          sku: 'pro',
+          email: `${user}@example.com`,
+          target,
+          account,
+          mode: 'test',
+          app_user_id: user,
+        });
         for (const e of c.events) sent.push({ id: e.id, type: e.type, user, statuses: [e.status] });
       }
     };
     const streams = [stream(), stream(), stream()];
 
     try {
-      await until('a few events stored before the restart', async () => answered((s) => s.statuses[0] === 200), (k) => k >= 9, 30_000);
+      await until(
+        'a few events stored before the restart',
+        async () => answered((s) => s.statuses[0] === 200),
+        (k) => k >= 9,
+        30_000,
+      );
       const beforeStop = sent.length;
       await pg.stop();
       // While it is down the receiver must refuse, not hang: the provider sees 5xx.
-      await until('5xx answers while Postgres is down', async () => answered((s) => s.statuses[0] >= 500), (k) => k >= 6, 30_000);
+      await until(
+        '5xx answers while Postgres is down',
+        async () => answered((s) => s.statuses[0] >= 500),
+        (k) => k >= 6,
+        30_000,
+      );
       expect(sent.length).toBeGreaterThan(beforeStop);
       pg = await startPostgres();
       phase.restarted = true;
       // Same processes, same pools: the API must recover by itself once Postgres is back.
       const okBefore = answered((s) => s.statuses[0] === 200);
-      await until('200s again after the restart', async () => answered((s) => s.statuses[0] === 200) - okBefore, (k) => k >= 9, 60_000);
+      await until(
+        '200s again after the restart',
+        async () => answered((s) => s.statuses[0] === 200) - okBefore,
+        (k) => k >= 9,
+        60_000,
+      );
     } finally {
       stop = true;
       await Promise.all(streams);
@@ -123,7 +161,10 @@ describe('webhooks while Postgres restarts', () => {
     const rowsOf = async () => {
       const rows: { event_id: string; delivery_count: number; status: string }[] = await db('webhook_deliveries')
         .where({ provider: 'psp_a' })
-        .whereIn('event_id', sent.map((s) => s.id))
+        .whereIn(
+          'event_id',
+          sent.map((s) => s.id),
+        )
         .select('event_id', 'delivery_count', 'status');
       return new Map(rows.map((r) => [r.event_id, r]));
     };
@@ -131,7 +172,10 @@ describe('webhooks while Postgres restarts', () => {
     // The provider's view before any retry: every 200 is a stored event; what is not stored got no 200.
     const stored = await rowsOf();
     const firstStatuses = sent.map((s) => s.statuses[0]);
-    expect(firstStatuses.every((st) => st === 200 || st === 503), `only 200 or 503 (retry later): ${JSON.stringify(firstStatuses)}`).toBe(true);
+    expect(
+      firstStatuses.every((st) => st === 200 || st === 503),
+      `only 200 or 503 (retry later): ${JSON.stringify(firstStatuses)}`,
+    ).toBe(true);
     for (const s of sent) {
       if (s.statuses[0] === 200) expect(stored.has(s.id), `${s.id} answered 200 but not stored`).toBe(true);
       if (!stored.has(s.id)) expect(s.statuses[0], `${s.id} not stored`).toBeGreaterThanOrEqual(500);
@@ -154,7 +198,12 @@ describe('webhooks while Postgres restarts', () => {
     );
 
     // Nothing lost, nothing doubled: one row per event, counting exactly the deliveries that reached it.
-    const final = await until('every event processed', rowsOf, (m) => m.size === sent.length && [...m.values()].every((r) => r.status === 'processed'), 60_000);
+    const final = await until(
+      'every event processed',
+      rowsOf,
+      (m) => m.size === sent.length && [...m.values()].every((r) => r.status === 'processed'),
+      60_000,
+    );
     for (const s of sent) {
       const r = final.get(s.id)!;
       // Stored by the first delivery, or not: a first delivery answered 5xx may still have committed
@@ -162,7 +211,9 @@ describe('webhooks while Postgres restarts', () => {
       const reached = s.statuses.length - (stored.has(s.id) ? 0 : 1);
       expect(r.delivery_count, `${s.id} ${JSON.stringify(s.statuses)}`).toBe(reached);
     }
-    expect(await db('webhook_deliveries').where({ tenant_id: tenant.tenant_id, status: 'failed' }).count('* as n').first()).toEqual({ n: 0 });
+    expect(
+      await db('webhook_deliveries').where({ tenant_id: tenant.tenant_id, status: 'failed' }).count('* as n').first(),
+    ).toEqual({ n: 0 });
 
     // Every effect applied once: one active subscription and one active entitlement per purchase.
     const users = [...new Set(sent.map((s) => s.user))];
@@ -174,7 +225,10 @@ describe('webhooks while Postgres restarts', () => {
 
     // And the API answers from the same pool after the outage: the SDK sees every buyer premium.
     for (const user of [users[0], users.at(-1)!]) {
-      expect((await call(api!.apiRoot, `/v1/sdk/subscribers/${user}`, tenant.publishable_key)).body.is_premium, user).toBe(true);
+      expect(
+        (await call(api!.apiRoot, `/v1/sdk/subscribers/${user}`, tenant.publishable_key)).body.is_premium,
+        user,
+      ).toBe(true);
     }
     expect(phase.restarted).toBe(true);
   });

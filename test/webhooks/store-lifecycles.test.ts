@@ -16,22 +16,49 @@ import { until } from '../helpers/until';
 describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
   let s: StoreStack;
   const target = (p: 'store_android' | 'store_ios') => `${s.api.dashboardRoot}/api/webhooks/${p}`;
-  const delivery = (provider: string, id: string) => testDb()('webhook_deliveries').where({ provider, event_id: id }).first();
-  const processed = (provider: string, id: string) => until(`${provider} ${id} processed`, () => delivery(provider, id), (d) => d?.status === 'processed' || d?.status === 'failed');
-  const premium = (r: { body: { entitlements: { is_active: boolean; sku: string }[] } }) => r.body.entitlements.filter((e) => e.is_active);
+  const delivery = (provider: string, id: string) =>
+    testDb()('webhook_deliveries').where({ provider, event_id: id }).first();
+  const processed = (provider: string, id: string) =>
+    until(
+      `${provider} ${id} processed`,
+      () => delivery(provider, id),
+      (d) => d?.status === 'processed' || d?.status === 'failed',
+    );
+  const premium = (r: { body: { entitlements: { is_active: boolean; sku: string }[] } }) =>
+    r.body.entitlements.filter((e) => e.is_active);
 
   beforeAll(async () => {
     s = await startStoreStack('store-lifecycles');
-    await testDb()('products').insert({ tenant_id: s.tenant.tenant_id, sku: 'premium_yearly', name: 'Premium yearly', tier: 'annual', android_store_product_id: 'premium_yearly', ios_store_product_id: 'premium_yearly' });
+    await testDb()('products').insert({
+      tenant_id: s.tenant.tenant_id,
+      sku: 'premium_yearly',
+      name: 'Premium yearly',
+      tier: 'annual',
+      android_store_product_id: 'premium_yearly',
+      ios_store_product_id: 'premium_yearly',
+    });
   });
   afterAll(async () => s?.close());
 
   describe('Google Play', () => {
     const rtdn = (type: string, data: Record<string, unknown>) =>
-      s.control.store_android<{ id: string; status: number }>('POST', '/events', { type, target: target('store_android'), account: s.accounts.store_android, data });
+      s.control.store_android<{ id: string; status: number }>('POST', '/events', {
+        type,
+        target: target('store_android'),
+        account: s.accounts.store_android,
+        data,
+      });
     const buy = async (user: string, product = 'premium_monthly', extra: Record<string, unknown> = {}) =>
-      (await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', { product_id: product, account: s.accounts.store_android, app_user_id: user, ...extra })).purchase_token;
-    const register = (user: string, token: string, product = 'premium_monthly') => s.register({ app_user_id: user, provider: 'store_android', product_id: product, purchase_token: token });
+      (
+        await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', {
+          product_id: product,
+          account: s.accounts.store_android,
+          app_user_id: user,
+          ...extra,
+        })
+      ).purchase_token;
+    const register = (user: string, token: string, product = 'premium_monthly') =>
+      s.register({ app_user_id: user, provider: 'store_android', product_id: product, purchase_token: token });
     const sent = async (type: string, token: string) => {
       const e = await rtdn(type, { purchaseToken: token });
       expect(e.status).toBe(200);
@@ -45,11 +72,20 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
       // Every answer seen while a switch is processed grants exactly one entitlement.
       const watch = async (label: string, done: (r: any) => boolean) => {
         const seen: number[] = [];
-        const r = await until(label, async () => { const x = await s.subscriber(user); seen.push(premium(x).length); return x; }, done);
+        const r = await until(
+          label,
+          async () => {
+            const x = await s.subscriber(user);
+            seen.push(premium(x).length);
+            return x;
+          },
+          done,
+        );
         expect(new Set(seen)).toEqual(new Set([1]));
         return r;
       };
-      const only = (sku: string) => (r: any) => premium(r).length === 1 && premium(r)[0].sku === sku && r.body.entitlements.length === 1;
+      const only = (sku: string) => (r: any) =>
+        premium(r).length === 1 && premium(r)[0].sku === sku && r.body.entitlements.length === 1;
 
       // Upgrade: Play issues a new token naming the old one; its notification arrives before the app registers it.
       const b = await buy(user, 'premium_yearly', { linked_purchase_token: a });
@@ -57,12 +93,16 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
       await watch('the upgrade', only('premium_yearly'));
       // The replaced purchase's own (late) notification changes nothing for the user.
       await sent('SUBSCRIPTION_EXPIRED', a);
-      expect((await register(user, b, 'premium_yearly')).body.entitlements).toEqual([expect.objectContaining({ sku: 'premium_yearly', state: 'active' })]);
+      expect((await register(user, b, 'premium_yearly')).body.entitlements).toEqual([
+        expect.objectContaining({ sku: 'premium_yearly', state: 'active' }),
+      ]);
       await watch('after the old one expired', only('premium_yearly'));
 
       // Downgrade: this time the app registers the new token first.
       const c = await buy(user, 'premium_monthly', { linked_purchase_token: b });
-      expect((await register(user, c)).body.entitlements).toEqual([expect.objectContaining({ sku: 'premium_monthly', state: 'active' })]);
+      expect((await register(user, c)).body.entitlements).toEqual([
+        expect.objectContaining({ sku: 'premium_monthly', state: 'active' }),
+      ]);
       await sent('SUBSCRIPTION_PURCHASED', c);
       await watch('the downgrade', only('premium_monthly'));
 
@@ -73,7 +113,10 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
       await sent('SUBSCRIPTION_EXPIRED', c);
       const final = await watch('the resubscribe', only('premium_monthly'));
       expect(final.body.is_premium).toBe(true);
-      const rows = await testDb()('subscriptions').where({ tenant_id: s.tenant.tenant_id, provider: 'store_android', app_user_id: user }).orderBy('created_at').select('status', 'superseded_by');
+      const rows = await testDb()('subscriptions')
+        .where({ tenant_id: s.tenant.tenant_id, provider: 'store_android', app_user_id: user })
+        .orderBy('created_at')
+        .select('status', 'superseded_by');
       expect(rows.map((r) => r.status)).toEqual(['expired', 'expired', 'expired', 'active']);
       expect(rows.slice(0, 3).every((r) => r.superseded_by)).toBe(true);
     });
@@ -83,9 +126,16 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
       await register('play_void', token);
       const e = await rtdn('VOIDED_PURCHASE', { purchaseToken: token });
       expect(e.status).toBe(200);
-      const r = await until('revoked', () => s.subscriber('play_void'), (x) => x.body.entitlements?.[0]?.state === 'revoked');
+      const r = await until(
+        'revoked',
+        () => s.subscriber('play_void'),
+        (x) => x.body.entitlements?.[0]?.state === 'revoked',
+      );
       expect(r.body.is_premium).toBe(false);
-      expect(await delivery('store_android', e.id)).toMatchObject({ event_type: 'VOIDED_PURCHASE', status: 'processed' });
+      expect(await delivery('store_android', e.id)).toMatchObject({
+        event_type: 'VOIDED_PURCHASE',
+        status: 'processed',
+      });
     });
 
     it('the Voided Purchases API revokes a void whose notification never came (the sweep started for every Play connection)', async () => {
@@ -99,23 +149,47 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
       expect(mine).toBeDefined();
       // Another tenant's sweep naming this connection reads nothing of it (the connection is looked up as that tenant).
       const other = await newTenant('void-other');
-      const foreign = await startVoidedPurchaseSweep(s.worker.client, s.worker.taskQueue, other.tenant_id, mine!.connectionId);
+      const foreign = await startVoidedPurchaseSweep(
+        s.worker.client,
+        s.worker.taskQueue,
+        other.tenant_id,
+        mine!.connectionId,
+      );
       try {
-        await until('the foreign round to finish', async () => (await foreign.fetchHistory()).events ?? [], (evs) => evs.some((e) => e.timerStartedEventAttributes));
+        await until(
+          'the foreign round to finish',
+          async () => (await foreign.fetchHistory()).events ?? [],
+          (evs) => evs.some((e) => e.timerStartedEventAttributes),
+        );
         expect((await s.subscriber('play_void_api')).body).toMatchObject({ is_premium: true });
         // Nothing was re-read or written under the other tenant either.
         expect(await testDb()('subscriptions').where({ tenant_id: other.tenant_id }).select('id')).toEqual([]);
-        const scheduled = ((await foreign.fetchHistory()).events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+        const scheduled = ((await foreign.fetchHistory()).events ?? [])
+          .filter((e) => e.activityTaskScheduledEventAttributes)
+          .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
         expect(scheduled).toEqual(['listVoidedStorePurchases']);
       } finally {
         await foreign.terminate('test over');
       }
-      const handle = await startVoidedPurchaseSweep(s.worker.client, s.worker.taskQueue, mine!.tenantId, mine!.connectionId);
+      const handle = await startVoidedPurchaseSweep(
+        s.worker.client,
+        s.worker.taskQueue,
+        mine!.tenantId,
+        mine!.connectionId,
+      );
       try {
-        const r = await until('revoked by the sweep', () => s.subscriber('play_void_api'), (x) => x.body.entitlements?.[0]?.state === 'revoked', 30_000);
+        const r = await until(
+          'revoked by the sweep',
+          () => s.subscriber('play_void_api'),
+          (x) => x.body.entitlements?.[0]?.state === 'revoked',
+          30_000,
+        );
         expect(r.body.is_premium).toBe(false);
         // Starting it again (the next api start) finds the same sweep running.
-        expect((await startVoidedPurchaseSweep(s.worker.client, s.worker.taskQueue, mine!.tenantId, mine!.connectionId)).firstExecutionRunId).toBe(handle.firstExecutionRunId);
+        expect(
+          (await startVoidedPurchaseSweep(s.worker.client, s.worker.taskQueue, mine!.tenantId, mine!.connectionId))
+            .firstExecutionRunId,
+        ).toBe(handle.firstExecutionRunId);
       } finally {
         await handle.terminate('test over');
       }
@@ -136,7 +210,10 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
         ['SUBSCRIPTION_EXPIRED', 'expired', false],
       ] as const) {
         await sent(type, token);
-        expect([type, await state()]).toEqual([type, expect.objectContaining({ is_premium: isPremium, entitlements: [expect.objectContaining({ state: want })] })]);
+        expect([type, await state()]).toEqual([
+          type,
+          expect.objectContaining({ is_premium: isPremium, entitlements: [expect.objectContaining({ state: want })] }),
+        ]);
       }
     });
 
@@ -145,26 +222,61 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
       const windowEnd = Date.now() + 15_000;
       const startTime = new Date(windowEnd - ACKNOWLEDGEMENT_WINDOW_DAYS * 86_400_000).toISOString();
       const made = (user: string) =>
-        s.control.store_android<{ purchase_token: string }>('POST', '/purchases', { product_id: 'premium_monthly', account: s.accounts.store_android, app_user_id: user, test: true, start_time: startTime });
+        s.control.store_android<{ purchase_token: string }>('POST', '/purchases', {
+          product_id: 'premium_monthly',
+          account: s.accounts.store_android,
+          app_user_id: user,
+          test: true,
+          start_time: startTime,
+        });
       const { purchase_token: notified } = await made('ack_notified');
       const { purchase_token: silent } = await made('ack_silent');
       await sent('SUBSCRIPTION_PURCHASED', notified);
-      const playRow = async (t: string) => (await s.control.store_android('GET', '/state')).purchases.find((p: any) => p.token === t);
-      expect(await until('acknowledged at Play', () => playRow(notified), (p) => p.acknowledged === true)).toMatchObject({ acknowledged: true });
+      const playRow = async (t: string) =>
+        (await s.control.store_android('GET', '/state')).purchases.find((p: any) => p.token === t);
+      expect(
+        await until(
+          'acknowledged at Play',
+          () => playRow(notified),
+          (p) => p.acknowledged === true,
+        ),
+      ).toMatchObject({ acknowledged: true });
       expect((await playRow(silent)).acknowledged).toBe(false);
       // Past the third day (the clock itself is the condition), Play has refunded only the unacknowledged one.
-      await until('the window to close', async () => Date.now(), (t) => t > windowEnd + 1000, 30_000);
-      expect((await register('ack_notified', notified)).body).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active' })] });
-      expect((await register('ack_silent', silent)).body).toMatchObject({ is_premium: false, entitlements: [expect.objectContaining({ state: 'expired' })] });
+      await until(
+        'the window to close',
+        async () => Date.now(),
+        (t) => t > windowEnd + 1000,
+        30_000,
+      );
+      expect((await register('ack_notified', notified)).body).toMatchObject({
+        is_premium: true,
+        entitlements: [expect.objectContaining({ state: 'active' })],
+      });
+      expect((await register('ack_silent', silent)).body).toMatchObject({
+        is_premium: false,
+        entitlements: [expect.objectContaining({ state: 'expired' })],
+      });
     });
   });
 
   describe('App Store', () => {
     const assn = (type: string, extra: Record<string, unknown> = {}) =>
-      s.control.store_ios<{ id: string; status: number; family?: { id: string; status: number }[] }>('POST', '/events', { type, target: target('store_ios'), account: s.accounts.store_ios, ...extra });
+      s.control.store_ios<{ id: string; status: number; family?: { id: string; status: number }[] }>(
+        'POST',
+        '/events',
+        { type, target: target('store_ios'), account: s.accounts.store_ios, ...extra },
+      );
     const buy = async (user: string) => {
-      const bought = await s.control.store_ios<{ transaction_id: string; signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: user });
-      expect((await s.register({ app_user_id: user, provider: 'store_ios', signed_transaction: bought.signed_transaction })).body).toMatchObject({ is_premium: true });
+      const bought = await s.control.store_ios<{ transaction_id: string; signed_transaction: string }>(
+        'POST',
+        '/sandbox-purchase',
+        { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: user },
+      );
+      expect(
+        (await s.register({ app_user_id: user, provider: 'store_ios', signed_transaction: bought.signed_transaction }))
+          .body,
+      ).toMatchObject({ is_premium: true });
       return bought.transaction_id;
     };
     const sent = async (type: string, extra: Record<string, unknown>) => {
@@ -179,29 +291,50 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
       const originalTransactionId = await buy(user);
       await sent('DID_FAIL_TO_RENEW', { subtype: 'GRACE_PERIOD', data: { originalTransactionId } });
       const grace = (await s.subscriber(user)).body;
-      expect(grace).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'grace_period' })] });
+      expect(grace).toMatchObject({
+        is_premium: true,
+        entitlements: [expect.objectContaining({ state: 'grace_period' })],
+      });
       expect(Date.parse(grace.entitlements[0].grace_until)).toBeGreaterThan(Date.now() + 15 * 86_400_000);
       await sent('GRACE_PERIOD_EXPIRED', { data: { originalTransactionId } });
-      expect((await s.subscriber(user)).body).toMatchObject({ is_premium: false, entitlements: [expect.objectContaining({ state: 'expired' })] });
+      expect((await s.subscriber(user)).body).toMatchObject({
+        is_premium: false,
+        entitlements: [expect.objectContaining({ state: 'expired' })],
+      });
       await sent('DID_RENEW', { data: { originalTransactionId } });
-      expect((await s.subscriber(user)).body).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active' })] });
+      expect((await s.subscriber(user)).body).toMatchObject({
+        is_premium: true,
+        entitlements: [expect.objectContaining({ state: 'active' })],
+      });
       await sent('EXPIRED', { subtype: 'VOLUNTARY', data: { originalTransactionId } });
-      expect((await s.subscriber(user)).body).toMatchObject({ is_premium: false, entitlements: [expect.objectContaining({ state: 'expired' })] });
+      expect((await s.subscriber(user)).body).toMatchObject({
+        is_premium: false,
+        entitlements: [expect.objectContaining({ state: 'expired' })],
+      });
     });
 
     it('REVOKE revokes at once', async () => {
       const originalTransactionId = await buy('ios_revoke');
       await sent('REVOKE', { data: { originalTransactionId } });
-      expect((await s.subscriber('ios_revoke')).body).toMatchObject({ is_premium: false, entitlements: [expect.objectContaining({ state: 'revoked' })] });
+      expect((await s.subscriber('ios_revoke')).body).toMatchObject({
+        is_premium: false,
+        entitlements: [expect.objectContaining({ state: 'revoked' })],
+      });
     });
 
     it('DID_CHANGE_RENEWAL_PREF: an upgrade switches the product at once; a downgrade at the next renewal — one entitlement each time', async () => {
       const user = 'ios_pref';
       const originalTransactionId = await buy(user);
       const skus = async () => (await s.subscriber(user)).body.entitlements.map((e: any) => [e.sku, e.state]);
-      await sent('DID_CHANGE_RENEWAL_PREF', { subtype: 'UPGRADE', data: { originalTransactionId, productId: 'premium_yearly' } });
+      await sent('DID_CHANGE_RENEWAL_PREF', {
+        subtype: 'UPGRADE',
+        data: { originalTransactionId, productId: 'premium_yearly' },
+      });
       expect(await skus()).toEqual([['premium_yearly', 'active']]);
-      await sent('DID_CHANGE_RENEWAL_PREF', { subtype: 'DOWNGRADE', data: { originalTransactionId, productId: 'premium_monthly' } });
+      await sent('DID_CHANGE_RENEWAL_PREF', {
+        subtype: 'DOWNGRADE',
+        data: { originalTransactionId, productId: 'premium_monthly' },
+      });
       expect(await skus()).toEqual([['premium_yearly', 'active']]);
       await sent('DID_RENEW', { data: { originalTransactionId } });
       expect(await skus()).toEqual([['premium_monthly', 'active']]);
@@ -209,20 +342,44 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
 
     it('Family Sharing: the shared transaction grants the family member’s app user, and the purchaser’s refund revokes both', async () => {
       const originalTransactionId = await buy('fam_parent');
-      const shared = await s.control.store_ios<{ transaction_id: string; signed_transaction: string }>('POST', '/family-share', { original_transaction_id: originalTransactionId, account: s.accounts.store_ios });
-      const member = await s.register({ app_user_id: 'fam_kid', provider: 'store_ios', signed_transaction: shared.signed_transaction });
-      expect(member.body).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active' })] });
+      const shared = await s.control.store_ios<{ transaction_id: string; signed_transaction: string }>(
+        'POST',
+        '/family-share',
+        { original_transaction_id: originalTransactionId, account: s.accounts.store_ios },
+      );
+      const member = await s.register({
+        app_user_id: 'fam_kid',
+        provider: 'store_ios',
+        signed_transaction: shared.signed_transaction,
+      });
+      expect(member.body).toMatchObject({
+        is_premium: true,
+        entitlements: [expect.objectContaining({ state: 'active' })],
+      });
       // Someone outside the family cannot register the purchaser's own transaction.
-      const parentTx = (await s.control.store_ios('GET', '/state')).transactions.find((t: any) => t.transactionId === originalTransactionId);
+      const parentTx = (await s.control.store_ios('GET', '/state')).transactions.find(
+        (t: any) => t.transactionId === originalTransactionId,
+      );
       expect(parentTx.inAppOwnershipType).toBe('PURCHASED');
 
       const refund = await assn('REFUND', { data: { originalTransactionId } });
       expect(refund.status).toBe(200);
       expect(refund.family).toEqual([expect.objectContaining({ status: 200 })]);
-      await until('the purchaser revoked', () => s.subscriber('fam_parent'), (r) => r.body.entitlements?.[0]?.state === 'revoked');
-      const kid = await until('the family member revoked', () => s.subscriber('fam_kid'), (r) => r.body.entitlements?.[0]?.state === 'revoked');
+      await until(
+        'the purchaser revoked',
+        () => s.subscriber('fam_parent'),
+        (r) => r.body.entitlements?.[0]?.state === 'revoked',
+      );
+      const kid = await until(
+        'the family member revoked',
+        () => s.subscriber('fam_kid'),
+        (r) => r.body.entitlements?.[0]?.state === 'revoked',
+      );
       expect(kid.body.is_premium).toBe(false);
-      expect(await delivery('store_ios', refund.family![0].id)).toMatchObject({ event_type: 'REVOKE', status: 'processed' });
+      expect(await delivery('store_ios', refund.family![0].id)).toMatchObject({
+        event_type: 'REVOKE',
+        status: 'processed',
+      });
     });
   });
   /**
@@ -233,20 +390,42 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
    */
   describe('App Store notification verification', () => {
     let originalTransactionId: string;
-    const post = (body: string) => fetch(target('store_ios'), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: string) =>
+      fetch(target('store_ios'), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const parts = (jws: string) => jws.split('.');
-    const reasons = async () => (await testDb()('webhook_deliveries').where({ provider: 'store_ios', status: 'failed' }).orderBy('created_at', 'desc').select('reason')).map((r) => r.reason as string);
+    const reasons = async () =>
+      (
+        await testDb()('webhook_deliveries')
+          .where({ provider: 'store_ios', status: 'failed' })
+          .orderBy('created_at', 'desc')
+          .select('reason')
+      ).map((r) => r.reason as string);
     const genuine = async () => {
-      const e = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', { type: 'DID_RENEW', target: target('store_ios'), account: s.accounts.store_ios, data: { originalTransactionId } });
-      const stored = s.emulators.store_ios.store.find('notifications', (n) => n.id === e.id) as { signedPayload: string };
+      const e = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', {
+        type: 'DID_RENEW',
+        target: target('store_ios'),
+        account: s.accounts.store_ios,
+        data: { originalTransactionId },
+      });
+      const stored = s.emulators.store_ios.store.find('notifications', (n) => n.id === e.id) as {
+        signedPayload: string;
+      };
       return { ...e, signedPayload: stored.signedPayload };
     };
 
     beforeAll(async () => {
-      const bought = await s.control.store_ios<{ transaction_id: string; signed_transaction: string }>('POST', '/sandbox-purchase', { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: 'ios_verify' });
+      const bought = await s.control.store_ios<{ transaction_id: string; signed_transaction: string }>(
+        'POST',
+        '/sandbox-purchase',
+        { product_id: 'premium_monthly', account: s.accounts.store_ios, app_user_id: 'ios_verify' },
+      );
       originalTransactionId = bought.transaction_id;
-      await s.register({ app_user_id: 'ios_verify', provider: 'store_ios', signed_transaction: bought.signed_transaction });
+      await s.register({
+        app_user_id: 'ios_verify',
+        provider: 'store_ios',
+        signed_transaction: bought.signed_transaction,
+      });
     });
 
     it('a genuine notification is accepted and processed', async () => {
@@ -256,20 +435,36 @@ describe('store lifecycles → GET /v1/sdk/subscribers/{id}', () => {
     });
 
     it('a chain that does not end at a configured root is refused', async () => {
-      const bad = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', { type: 'DID_RENEW', target: target('store_ios'), account: s.accounts.store_ios, data: { originalTransactionId }, signature: 'bad' });
+      const bad = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', {
+        type: 'DID_RENEW',
+        target: target('store_ios'),
+        account: s.accounts.store_ios,
+        data: { originalTransactionId },
+        signature: 'bad',
+      });
       expect(bad.status).toBe(400);
       expect((await reasons())[0]).toMatch(/JWS verification failed \(VERIFICATION_FAILURE\)/);
     });
 
     it('a notification whose signed transaction is for another bundle id is refused (INVALID_APP_IDENTIFIER)', async () => {
-      const other = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', { type: 'DID_RENEW', target: target('store_ios'), account: s.accounts.store_ios, data: { originalTransactionId, transaction: { bundleId: 'com.example.someone-else' } } });
+      const other = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', {
+        type: 'DID_RENEW',
+        target: target('store_ios'),
+        account: s.accounts.store_ios,
+        data: { originalTransactionId, transaction: { bundleId: 'com.example.someone-else' } },
+      });
       expect(other.status).toBe(400);
       expect((await reasons())[0]).toMatch(/INVALID_APP_IDENTIFIER/);
       expect(await delivery('store_ios', other.id)).toBeUndefined();
     });
 
     it('a notification naming a bundle id no one connected is refused', async () => {
-      const other = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', { type: 'DID_RENEW', target: target('store_ios'), account: s.accounts.store_ios, data: { originalTransactionId, bundleId: 'com.example.not-connected' } });
+      const other = await s.control.store_ios<{ id: string; status: number }>('POST', '/events', {
+        type: 'DID_RENEW',
+        target: target('store_ios'),
+        account: s.accounts.store_ios,
+        data: { originalTransactionId, bundleId: 'com.example.not-connected' },
+      });
       expect(other.status).toBe(400);
     });
 

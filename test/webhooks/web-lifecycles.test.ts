@@ -18,7 +18,10 @@ type Step = [type: string, data: (ids: Ids) => Record<string, unknown>];
  * provider sends them: a failed renewal, its recovery, a cancellation at once, one scheduled for
  * the period end, and a refund.
  */
-const EVENTS: Record<WebProviderId, { fail: Step; recover: Step; cancelNow: Step; schedule: Step | null; refund: Step }> = {
+const EVENTS: Record<
+  WebProviderId,
+  { fail: Step; recover: Step; cancelNow: Step; schedule: Step | null; refund: Step }
+> = {
   psp_a: {
     fail: ['invoice.payment_failed', () => ({})],
     recover: ['invoice.payment_succeeded', () => ({})],
@@ -30,7 +33,13 @@ const EVENTS: Record<WebProviderId, { fail: Step; recover: Step; cancelNow: Step
     fail: ['transaction.payment_failed', () => ({})],
     recover: ['transaction.completed', () => ({})],
     cancelNow: ['subscription.canceled', ({ sub }) => ({ id: sub })],
-    schedule: ['subscription.updated', ({ sub, periodEnd }) => ({ id: sub, scheduled_change: { action: 'cancel', effective_at: periodEnd, resume_at: null } })],
+    schedule: [
+      'subscription.updated',
+      ({ sub, periodEnd }) => ({
+        id: sub,
+        scheduled_change: { action: 'cancel', effective_at: periodEnd, resume_at: null },
+      }),
+    ],
     refund: ['adjustment.created', () => ({})],
   },
   psp_c: {
@@ -39,7 +48,10 @@ const EVENTS: Record<WebProviderId, { fail: Step; recover: Step; cancelNow: Step
     cancelNow: ['subscription.cancelled', ({ sub }) => ({ subscription_id: sub })],
     // Razorpay's webhook names no scheduled cancellation: cancel_at_cycle_end only delays subscription.cancelled.
     schedule: null,
-    refund: ['payment.refunded', ({ sub, cus }) => ({ customer_id: cus, payment: { entity: { notes: { subscription_id: sub } } } })],
+    refund: [
+      'payment.refunded',
+      ({ sub, cus }) => ({ customer_id: cus, payment: { entity: { notes: { subscription_id: sub } } } }),
+    ],
   },
 };
 
@@ -52,36 +64,85 @@ describe.each(WEB_PROVIDERS.map((p) => [p]))('%s lifecycle → GET /v1/sdk/subsc
   let n = 0;
   const target = () => `${api.dashboardRoot}/api/webhooks/${provider}`;
   const control = async (path: string, body: unknown) =>
-    (await fetch(`${emulators[provider].url}/__control${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    (
+      await fetch(`${emulators[provider].url}/__control${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json();
   const sdk = async (user: string) => (await call(api.apiRoot, `/v1/sdk/subscribers/${user}`, t.publishable_key)).body;
-  const subRow = (external_id: string) => testDb()('subscriptions').where({ tenant_id: t.tenant_id, provider, external_id }).first();
+  const subRow = (external_id: string) =>
+    testDb()('subscriptions').where({ tenant_id: t.tenant_id, provider, external_id }).first();
   /** Providers stamp events to the second: the next event must be later than the last for its order to show. */
   const nextSecond = async () => {
     const now = Math.floor(Date.now() / 1000);
-    await until('the next second', async () => Math.floor(Date.now() / 1000), (s) => s > now);
+    await until(
+      'the next second',
+      async () => Math.floor(Date.now() / 1000),
+      (s) => s > now,
+    );
   };
   const send = async ([type, data]: Step, ids: Ids) => {
     await nextSecond();
     const r = await control('/events', { type, target: target(), account, data: data(ids) });
     expect([type, r.status]).toEqual([type, 200]);
-    await until(`${type} processed`, () => testDb()('webhook_deliveries').where({ provider, event_id: r.id }).first(), (d) => d?.status === 'processed');
+    await until(
+      `${type} processed`,
+      () => testDb()('webhook_deliveries').where({ provider, event_id: r.id }).first(),
+      (d) => d?.status === 'processed',
+    );
   };
   const checkout = async (): Promise<{ user: string; ids: Ids }> => {
     const user = `${provider}_u${++n}`;
-    const c = await control('/checkout', { sku: 'pro_monthly', email: `${user}@example.com`, target: target(), account, mode: 'test', app_user_id: user });
+    const c = await control('/checkout', {
+      sku: 'pro_monthly',
+      email: `${user}@example.com`,
+      target: target(),
+      account,
+      mode: 'test',
+      app_user_id: user,
+    });
     expect(c.events.every((e: { status: number }) => e.status === 200)).toBe(true);
-    await until('premium', () => sdk(user), (b) => b.is_premium === true);
-    const row = await until('the subscription row', () => subRow(c.subscription_id), (r) => !!r);
-    return { user, ids: { sub: c.subscription_id, cus: c.customer_id, periodEnd: new Date(row.current_period_end ?? Date.now() + 30 * 86_400_000).toISOString() } };
+    await until(
+      'premium',
+      () => sdk(user),
+      (b) => b.is_premium === true,
+    );
+    const row = await until(
+      'the subscription row',
+      () => subRow(c.subscription_id),
+      (r) => !!r,
+    );
+    return {
+      user,
+      ids: {
+        sub: c.subscription_id,
+        cus: c.customer_id,
+        periodEnd: new Date(row.current_period_end ?? Date.now() + 30 * 86_400_000).toISOString(),
+      },
+    };
   };
 
   beforeAll(async () => {
-    emulators = await startAllEmulators({ emulatorPorts: {} as never, dataDir: '' }, { persistent: false, anyPort: true });
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<ProviderId, string>;
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
+      ProviderId,
+      string
+    >;
     worker = await startTestWorker({ config: { providerBaseUrls } });
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant(`${provider}-lifecycle`);
-    ({ account } = await sellOnWebProvider({ provider, emulatorUrl: emulators[provider].url, vault: worker.vault, apiUrl: api.apiUrl, tenant: t }));
+    ({ account } = await sellOnWebProvider({
+      provider,
+      emulatorUrl: emulators[provider].url,
+      vault: worker.vault,
+      apiUrl: api.apiUrl,
+      tenant: t,
+    }));
   });
   afterAll(async () => {
     await api?.close();
@@ -93,39 +154,57 @@ describe.each(WEB_PROVIDERS.map((p) => [p]))('%s lifecycle → GET /v1/sdk/subsc
     const { user, ids } = await checkout();
     await send(EVENTS[provider].fail, ids);
     const grace = await sdk(user);
-    expect(grace).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'grace_period' })] });
+    expect(grace).toMatchObject({
+      is_premium: true,
+      entitlements: [expect.objectContaining({ state: 'grace_period' })],
+    });
     const days = (Date.parse(grace.entitlements[0].grace_until) - Date.now()) / 86_400_000;
     expect(days).toBeGreaterThan(GRACE_PERIOD_DAYS - 0.01);
     expect(days).toBeLessThanOrEqual(GRACE_PERIOD_DAYS);
     expect((await subRow(ids.sub)).status).toBe('past_due');
     await send(EVENTS[provider].recover, ids);
-    expect(await sdk(user)).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active', grace_until: null })] });
+    expect(await sdk(user)).toMatchObject({
+      is_premium: true,
+      entitlements: [expect.objectContaining({ state: 'active', grace_until: null })],
+    });
     expect((await subRow(ids.sub)).status).toBe('active');
   });
 
   it('an immediate cancellation ends access at once, though the paid period runs on', async () => {
     const { user, ids } = await checkout();
     await send(EVENTS[provider].cancelNow, ids);
-    expect(await sdk(user)).toMatchObject({ is_premium: false, entitlements: [expect.objectContaining({ state: 'expired' })] });
+    expect(await sdk(user)).toMatchObject({
+      is_premium: false,
+      entitlements: [expect.objectContaining({ state: 'expired' })],
+    });
     const row = await subRow(ids.sub);
     expect(row.status).toBe('canceled');
     expect(new Date(row.current_period_end).getTime()).toBeGreaterThan(Date.now() + 86_400_000);
   });
 
-  it.runIf(EVENTS[provider].schedule)('a cancellation scheduled for the period end keeps access to that date; the provider’s final event ends it', async () => {
-    const { user, ids } = await checkout();
-    await send(EVENTS[provider].schedule!, ids);
-    const kept = await sdk(user);
-    expect(kept).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active' })] });
-    expect(Math.abs(Date.parse(kept.entitlements[0].expires_at) - Date.parse(ids.periodEnd))).toBeLessThan(2000);
-    await send(EVENTS[provider].cancelNow, ids);
-    expect(await sdk(user)).toMatchObject({ is_premium: false, entitlements: [expect.objectContaining({ state: 'expired' })] });
-  });
+  it.runIf(EVENTS[provider].schedule)(
+    'a cancellation scheduled for the period end keeps access to that date; the provider’s final event ends it',
+    async () => {
+      const { user, ids } = await checkout();
+      await send(EVENTS[provider].schedule!, ids);
+      const kept = await sdk(user);
+      expect(kept).toMatchObject({ is_premium: true, entitlements: [expect.objectContaining({ state: 'active' })] });
+      expect(Math.abs(Date.parse(kept.entitlements[0].expires_at) - Date.parse(ids.periodEnd))).toBeLessThan(2000);
+      await send(EVENTS[provider].cancelNow, ids);
+      expect(await sdk(user)).toMatchObject({
+        is_premium: false,
+        entitlements: [expect.objectContaining({ state: 'expired' })],
+      });
+    },
+  );
 
   it('a refund revokes at once', async () => {
     const { user, ids } = await checkout();
     await send(EVENTS[provider].refund, ids);
-    expect(await sdk(user)).toMatchObject({ is_premium: false, entitlements: [expect.objectContaining({ state: 'revoked' })] });
+    expect(await sdk(user)).toMatchObject({
+      is_premium: false,
+      entitlements: [expect.objectContaining({ state: 'revoked' })],
+    });
     expect((await subRow(ids.sub)).status).toBe('refunded');
   });
 });

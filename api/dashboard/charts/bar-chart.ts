@@ -16,8 +16,10 @@ export function barChart(c: BarChartInput): SafeHtml {
   const top = Math.max(1, ...c.bars.map((b) => b.value));
   return html`<figure class="chart" aria-labelledby="${c.id}-title">
 <figcaption id="${c.id}-title">${c.title}</figcaption>
-<ul class="bars">${c.bars.map((b) => html`<li><a href="${b.href}"><span class="bar-label">${b.label}</span>
+<ul class="bars">${c.bars.map(
+    (b) => html`<li><a href="${b.href}"><span class="bar-label">${b.label}</span>
 <svg viewBox="0 0 100 10" preserveAspectRatio="none" width="100%" height="14" aria-hidden="true" focusable="false"><rect x="0" y="0" height="10" width="${((b.value / top) * 100).toFixed(2)}" fill="#0072B2"/></svg>
-<span class="bar-value">${b.value}</span></a></li>`)}</ul>
+<span class="bar-value">${b.value}</span></a></li>`,
+  )}</ul>
 </figure>`;
 }

@@ -78,13 +78,15 @@ ${ticks.map((v) => html`<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${fmt(y
 ${xLabels.map(({ d, i }) => html`<text x="${fmt(x(i))}" y="${H - 10}" text-anchor="${i === n - 1 && n > 1 ? 'end' : 'middle'}">${short(d)}</text>`)}
 </g>
 ${c.series.map((s, k) => {
-    const points = s.values.map((v, i) => `${fmt(x(i))},${fmt(y(v))}`).join(' ');
-    return html`<polyline fill="none" stroke="${COLOURS[k % COLOURS.length]}" stroke-width="3" stroke-dasharray="${DASHES[k % DASHES.length] || 'none'}" stroke-linejoin="round" points="${points}"/>`;
-  })}
+  const points = s.values.map((v, i) => `${fmt(x(i))},${fmt(y(v))}`).join(' ');
+  return html`<polyline fill="none" stroke="${COLOURS[k % COLOURS.length]}" stroke-width="3" stroke-dasharray="${DASHES[k % DASHES.length] || 'none'}" stroke-linejoin="round" points="${points}"/>`;
+})}
 </svg>
-${c.series.length > 0
+${
+  c.series.length > 0
     ? html`<ul class="legend">${c.series.map((s, k) => html`<li><svg width="28" height="10" aria-hidden="true" focusable="false"><line x1="0" x2="28" y1="5" y2="5" stroke="${COLOURS[k % COLOURS.length]}" stroke-width="3" stroke-dasharray="${DASHES[k % DASHES.length] || 'none'}"/></svg> ${s.label}</li>`)}</ul>`
-    : html`<p>Nothing recorded in this window.</p>`}
+    : html`<p>Nothing recorded in this window.</p>`
+}
 <details><summary>${c.title}: table</summary>
 <div class="scroll" role="region" tabindex="0" aria-label="${c.title}, by day"><table><caption class="skip">${c.title}, by day</caption>
 <thead><tr><th scope="col">Day</th>${c.series.map((s) => html`<th scope="col">${s.label}</th>`)}</tr></thead>

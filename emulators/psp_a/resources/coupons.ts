@@ -6,14 +6,41 @@ import type { Renderers } from '../render';
 import type { Scope, StripeObject } from '../repo';
 import { route, type ApiDeps, type ApiRequest, type Route } from '../router';
 
-const COUPON_CREATE = ['id', 'amount_off', 'applies_to', 'currency', 'currency_options', 'duration', 'duration_in_months', 'expand', 'max_redemptions', 'metadata', 'name', 'percent_off', 'redeem_by'];
+const COUPON_CREATE = [
+  'id',
+  'amount_off',
+  'applies_to',
+  'currency',
+  'currency_options',
+  'duration',
+  'duration_in_months',
+  'expand',
+  'max_redemptions',
+  'metadata',
+  'name',
+  'percent_off',
+  'redeem_by',
+];
 const COUPON_UPDATE = ['currency_options', 'expand', 'metadata', 'name'];
-const PROMO_CREATE = ['promotion', 'active', 'code', 'customer', 'customer_account', 'expand', 'expires_at', 'max_redemptions', 'metadata', 'restrictions'];
+const PROMO_CREATE = [
+  'promotion',
+  'active',
+  'code',
+  'customer',
+  'customer_account',
+  'expand',
+  'expires_at',
+  'max_redemptions',
+  'metadata',
+  'restrictions',
+];
 const PROMO_UPDATE = ['active', 'expand', 'metadata', 'restrictions'];
 
 export function couponRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
-  const showCoupon = (o: StripeObject, req: ApiRequest) => renderers.coupons(o, expandList(req.method === 'GET' ? req.query : req.body));
-  const showPromo = (o: StripeObject, req: ApiRequest) => renderers.promotion_codes(o, expandList(req.method === 'GET' ? req.query : req.body));
+  const showCoupon = (o: StripeObject, req: ApiRequest) =>
+    renderers.coupons(o, expandList(req.method === 'GET' ? req.query : req.body));
+  const showPromo = (o: StripeObject, req: ApiRequest) =>
+    renderers.promotion_codes(o, expandList(req.method === 'GET' ? req.query : req.body));
   const loadCoupon = (req: ApiRequest) => {
     const c = repo.getScoped('coupons', req.params.id, req.scope);
     if (!c) throw noSuch('coupon', req.params.id);
@@ -35,20 +62,28 @@ export function couponRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
     const percentOff = num(b, 'percent_off');
     const amountOff = int(b, 'amount_off', { min: 1 });
     if (percentOff === undefined && amountOff === undefined) throw missingParam('percent_off');
-    if (percentOff !== undefined && amountOff !== undefined) throw invalidParam('percent_off', 'You may only specify one of these parameters: amount_off, percent_off.');
-    if (percentOff !== undefined && (percentOff <= 0 || percentOff > 100)) throw invalidParam('percent_off', 'percent_off must be greater than 0 and at most 100.', 'parameter_invalid_decimal');
+    if (percentOff !== undefined && amountOff !== undefined)
+      throw invalidParam('percent_off', 'You may only specify one of these parameters: amount_off, percent_off.');
+    if (percentOff !== undefined && (percentOff <= 0 || percentOff > 100))
+      throw invalidParam(
+        'percent_off',
+        'percent_off must be greater than 0 and at most 100.',
+        'parameter_invalid_decimal',
+      );
     const cur = currency(b, 'currency');
     if (amountOff !== undefined && !cur) throw missingParam('currency');
     const duration = oneOf(b, 'duration', ['once', 'repeating', 'forever'] as const) ?? 'once';
     const months = int(b, 'duration_in_months', { min: 1, max: 1200 });
     if (duration === 'repeating' && months === undefined) throw missingParam('duration_in_months');
-    if (duration !== 'repeating' && months !== undefined) throw invalidParam('duration_in_months', 'duration_in_months can only be set when duration is repeating.');
+    if (duration !== 'repeating' && months !== undefined)
+      throw invalidParam('duration_in_months', 'duration_in_months can only be set when duration is repeating.');
     const appliesTo = obj(b, 'applies_to');
     let products: string[] | undefined;
     if (appliesTo) {
       allowOnly(appliesTo, ['products']);
       products = (arr(appliesTo, 'products', 'applies_to[products]') ?? []).map(String);
-      for (const p of products) if (!repo.getScoped('products', p, req.scope)) throw noSuch('product', p, 'applies_to[products]');
+      for (const p of products)
+        if (!repo.getScoped('products', p, req.scope)) throw noSuch('product', p, 'applies_to[products]');
     }
     const coupon: StripeObject = {
       id: id || newCouponId(),
@@ -91,8 +126,17 @@ export function couponRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
 
   /** Stripe keeps active codes unique per account, regardless of case. */
   const assertCodeFree = (scope: Scope, code: string, self?: StripeObject) => {
-    const taken = repo.listScoped('promotion_codes', scope, (p) => p !== self && p.active === true && String(p.code).toLowerCase() === code.toLowerCase());
-    if (taken.length) throw invalidParam('code', `An active promotion code with \`code: ${code}\` already exists.`, 'resource_already_exists');
+    const taken = repo.listScoped(
+      'promotion_codes',
+      scope,
+      (p) => p !== self && p.active === true && String(p.code).toLowerCase() === code.toLowerCase(),
+    );
+    if (taken.length)
+      throw invalidParam(
+        'code',
+        `An active promotion code with \`code: ${code}\` already exists.`,
+        'resource_already_exists',
+      );
   };
 
   const createPromo = (req: ApiRequest) => {
@@ -107,7 +151,12 @@ export function couponRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
     const coupon = repo.getScoped('coupons', couponId, req.scope);
     if (!coupon) throw noSuch('coupon', couponId, 'promotion[coupon]');
     const code = str(b, 'code') || randomBase62(8).toUpperCase();
-    if (!/^[A-Za-z0-9-]{1,500}$/.test(code)) throw invalidParam('code', 'Promotion codes may only contain letters, digits and dashes.', 'parameter_invalid_string');
+    if (!/^[A-Za-z0-9-]{1,500}$/.test(code))
+      throw invalidParam(
+        'code',
+        'Promotion codes may only contain letters, digits and dashes.',
+        'parameter_invalid_string',
+      );
     const active = bool(b, 'active') ?? true;
     if (active) assertCodeFree(req.scope, code);
     const promo: StripeObject = {
@@ -123,7 +172,12 @@ export function couponRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
       max_redemptions: int(b, 'max_redemptions', { min: 1 }) ?? null,
       metadata: applyMetadata({}, b),
       promotion: { coupon: couponId, type: 'coupon' },
-      restrictions: { currency_options: {}, first_time_transaction: false, minimum_amount: null, minimum_amount_currency: null },
+      restrictions: {
+        currency_options: {},
+        first_time_transaction: false,
+        minimum_amount: null,
+        minimum_amount_currency: null,
+      },
       times_redeemed: 0,
       _account: req.scope.account,
     };
@@ -151,11 +205,14 @@ export function couponRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
     const code = str(q, 'code')?.toLowerCase();
     const coupon = str(q, 'coupon');
     const customer = str(q, 'customer');
-    const items = repo.listScoped('promotion_codes', req.scope, (p) =>
-      (active === undefined || p.active === active) &&
-      (!code || String(p.code).toLowerCase() === code) &&
-      (!coupon || (p.promotion as { coupon: string }).coupon === coupon) &&
-      (!customer || p.customer === customer),
+    const items = repo.listScoped(
+      'promotion_codes',
+      req.scope,
+      (p) =>
+        (active === undefined || p.active === active) &&
+        (!code || String(p.code).toLowerCase() === code) &&
+        (!coupon || (p.promotion as { coupon: string }).coupon === coupon) &&
+        (!customer || p.customer === customer),
     );
     return listEnvelope(q, '/v1/promotion_codes', items, renderers.promotion_codes, 'promotion code');
   };

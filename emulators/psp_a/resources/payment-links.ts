@@ -7,8 +7,64 @@ import { lineItemList, type Renderers } from '../render';
 import type { StripeObject } from '../repo';
 import { route, type ApiDeps, type ApiRequest, type Route } from '../router';
 
-const CREATE = ['line_items', 'after_completion', 'allow_promotion_codes', 'application_fee_amount', 'application_fee_percent', 'automatic_tax', 'billing_address_collection', 'consent_collection', 'currency', 'custom_fields', 'custom_text', 'customer_creation', 'expand', 'inactive_message', 'invoice_creation', 'metadata', 'name_collection', 'on_behalf_of', 'optional_items', 'payment_intent_data', 'payment_method_collection', 'payment_method_types', 'phone_number_collection', 'restrictions', 'shipping_address_collection', 'shipping_options', 'submit_type', 'subscription_data', 'tax_id_collection', 'transfer_data'];
-const UPDATE = ['active', 'after_completion', 'allow_promotion_codes', 'automatic_tax', 'billing_address_collection', 'custom_fields', 'custom_text', 'customer_creation', 'expand', 'inactive_message', 'invoice_creation', 'line_items', 'metadata', 'name_collection', 'optional_items', 'payment_intent_data', 'payment_method_collection', 'payment_method_types', 'phone_number_collection', 'restrictions', 'shipping_address_collection', 'submit_type', 'subscription_data', 'tax_id_collection'];
+const CREATE = [
+  'line_items',
+  'after_completion',
+  'allow_promotion_codes',
+  'application_fee_amount',
+  'application_fee_percent',
+  'automatic_tax',
+  'billing_address_collection',
+  'consent_collection',
+  'currency',
+  'custom_fields',
+  'custom_text',
+  'customer_creation',
+  'expand',
+  'inactive_message',
+  'invoice_creation',
+  'metadata',
+  'name_collection',
+  'on_behalf_of',
+  'optional_items',
+  'payment_intent_data',
+  'payment_method_collection',
+  'payment_method_types',
+  'phone_number_collection',
+  'restrictions',
+  'shipping_address_collection',
+  'shipping_options',
+  'submit_type',
+  'subscription_data',
+  'tax_id_collection',
+  'transfer_data',
+];
+const UPDATE = [
+  'active',
+  'after_completion',
+  'allow_promotion_codes',
+  'automatic_tax',
+  'billing_address_collection',
+  'custom_fields',
+  'custom_text',
+  'customer_creation',
+  'expand',
+  'inactive_message',
+  'invoice_creation',
+  'line_items',
+  'metadata',
+  'name_collection',
+  'optional_items',
+  'payment_intent_data',
+  'payment_method_collection',
+  'payment_method_types',
+  'phone_number_collection',
+  'restrictions',
+  'shipping_address_collection',
+  'submit_type',
+  'subscription_data',
+  'tax_id_collection',
+];
 
 interface LineItem {
   id: string;
@@ -18,8 +74,17 @@ interface LineItem {
 
 function subscriptionData(raw: FormObject, current: Record<string, unknown> | null): Record<string, unknown> {
   allowOnly(raw, ['description', 'invoice_settings', 'metadata', 'trial_period_days', 'trial_settings']);
-  const base = current ?? { description: null, invoice_settings: { issuer: { type: 'self' } }, metadata: {}, trial_period_days: null, trial_settings: null };
-  const trial = raw.trial_period_days === '' ? null : int(raw, 'trial_period_days', { min: 1, max: 730, param: 'subscription_data[trial_period_days]' });
+  const base = current ?? {
+    description: null,
+    invoice_settings: { issuer: { type: 'self' } },
+    metadata: {},
+    trial_period_days: null,
+    trial_settings: null,
+  };
+  const trial =
+    raw.trial_period_days === ''
+      ? null
+      : int(raw, 'trial_period_days', { min: 1, max: 730, param: 'subscription_data[trial_period_days]' });
   return {
     ...base,
     description: str(raw, 'description') ?? base.description,
@@ -29,7 +94,15 @@ function subscriptionData(raw: FormObject, current: Record<string, unknown> | nu
 }
 
 function paymentIntentData(raw: FormObject): Record<string, unknown> {
-  allowOnly(raw, ['capture_method', 'description', 'metadata', 'setup_future_usage', 'statement_descriptor', 'statement_descriptor_suffix', 'transfer_group']);
+  allowOnly(raw, [
+    'capture_method',
+    'description',
+    'metadata',
+    'setup_future_usage',
+    'statement_descriptor',
+    'statement_descriptor_suffix',
+    'transfer_group',
+  ]);
   return {
     capture_method: str(raw, 'capture_method') ?? null,
     description: str(raw, 'description') ?? null,
@@ -42,7 +115,8 @@ function paymentIntentData(raw: FormObject): Record<string, unknown> {
 }
 
 export function paymentLinkRoutes({ repo, publicUrl }: ApiDeps, renderers: Renderers): Route[] {
-  const show = (o: StripeObject, req: ApiRequest) => renderers.payment_links(o, expandList(req.method === 'GET' ? req.query : req.body));
+  const show = (o: StripeObject, req: ApiRequest) =>
+    renderers.payment_links(o, expandList(req.method === 'GET' ? req.query : req.body));
   const load = (req: ApiRequest) => {
     const link = repo.getScoped('payment_links', req.params.id, req.scope);
     if (!link) throw noSuch('payment link', req.params.id);
@@ -59,26 +133,44 @@ export function paymentLinkRoutes({ repo, publicUrl }: ApiDeps, renderers: Rende
     const prices: StripeObject[] = [];
     rawItems.forEach((raw, i) => {
       const param = `line_items[${i}]`;
-      if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParam(param, 'Invalid hash', 'parameter_invalid_hash');
+      if (typeof raw !== 'object' || Array.isArray(raw))
+        throw invalidParam(param, 'Invalid hash', 'parameter_invalid_hash');
       allowOnly(raw, ['price', 'quantity', 'adjustable_quantity']);
       const priceId = str(raw, 'price');
       if (!priceId) throw missingParam(`${param}[price]`);
       const quantity = int(raw, 'quantity', { required: true, min: 1, max: 999999, param: `${param}[quantity]` })!;
       const price = repo.getScoped('prices', priceId, req.scope);
       if (!price) throw noSuch('price', priceId, `${param}[price]`);
-      if (!price.active) throw invalidParam(`${param}[price]`, `The price \`${priceId}\` is not active. Please use an active price.`);
+      if (!price.active)
+        throw invalidParam(`${param}[price]`, `The price \`${priceId}\` is not active. Please use an active price.`);
       items.push({ id: newId('li', 24), price: priceId, quantity });
       prices.push(price);
     });
     const recurring = prices.filter((p) => p.type === 'recurring');
-    const intervals = new Set(recurring.map((p) => JSON.stringify([(p.recurring as Record<string, unknown>).interval, (p.recurring as Record<string, unknown>).interval_count])));
-    if (intervals.size > 1) throw invalidParam('line_items', 'All recurring prices must have the same billing interval.');
+    const intervals = new Set(
+      recurring.map((p) =>
+        JSON.stringify([
+          (p.recurring as Record<string, unknown>).interval,
+          (p.recurring as Record<string, unknown>).interval_count,
+        ]),
+      ),
+    );
+    if (intervals.size > 1)
+      throw invalidParam('line_items', 'All recurring prices must have the same billing interval.');
     const currencies = new Set(prices.map((p) => p.currency));
     if (currencies.size > 1) throw invalidParam('line_items', 'All prices must use the same currency.');
     const subData = obj(b, 'subscription_data');
-    if (subData && recurring.length === 0) throw invalidParam('subscription_data', 'You can only pass `subscription_data` when the payment link includes a recurring price.');
+    if (subData && recurring.length === 0)
+      throw invalidParam(
+        'subscription_data',
+        'You can only pass `subscription_data` when the payment link includes a recurring price.',
+      );
     const piData = obj(b, 'payment_intent_data');
-    if (piData && recurring.length > 0) throw invalidParam('payment_intent_data', 'You cannot pass `payment_intent_data` for payment links in subscription mode.');
+    if (piData && recurring.length > 0)
+      throw invalidParam(
+        'payment_intent_data',
+        'You cannot pass `payment_intent_data` for payment links in subscription mode.',
+      );
     const code = randomBase62(14);
     const link: StripeObject = {
       id: newId('plink', 24),
@@ -97,7 +189,20 @@ export function paymentLinkRoutes({ repo, publicUrl }: ApiDeps, renderers: Rende
       custom_text: { after_submit: null, shipping_address: null, submit: null, terms_of_service_acceptance: null },
       customer_creation: recurring.length ? 'always' : (str(b, 'customer_creation') ?? 'if_required'),
       inactive_message: str(b, 'inactive_message') ?? null,
-      invoice_creation: recurring.length ? null : { enabled: false, invoice_data: { account_tax_ids: null, custom_fields: null, description: null, footer: null, issuer: null, metadata: {}, rendering_options: null } },
+      invoice_creation: recurring.length
+        ? null
+        : {
+            enabled: false,
+            invoice_data: {
+              account_tax_ids: null,
+              custom_fields: null,
+              description: null,
+              footer: null,
+              issuer: null,
+              metadata: {},
+              rendering_options: null,
+            },
+          },
       livemode: req.scope.livemode,
       metadata: applyMetadata({}, b),
       on_behalf_of: null,
@@ -133,7 +238,8 @@ export function paymentLinkRoutes({ repo, publicUrl }: ApiDeps, renderers: Rende
     if (inactive !== undefined) link.inactive_message = inactive || null;
     const subData = obj(b, 'subscription_data');
     if (subData) {
-      if (!link.subscription_data) throw invalidParam('subscription_data', 'This payment link is not in subscription mode.');
+      if (!link.subscription_data)
+        throw invalidParam('subscription_data', 'This payment link is not in subscription mode.');
       link.subscription_data = subscriptionData(subData, link.subscription_data as Record<string, unknown>);
     }
     const rawItems = arr(b, 'line_items');
@@ -141,7 +247,8 @@ export function paymentLinkRoutes({ repo, publicUrl }: ApiDeps, renderers: Rende
       // Stripe lets an update change quantities of existing line items only.
       const items = link._line_items as LineItem[];
       rawItems.forEach((raw, i) => {
-        if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParam(`line_items[${i}]`, 'Invalid hash', 'parameter_invalid_hash');
+        if (typeof raw !== 'object' || Array.isArray(raw))
+          throw invalidParam(`line_items[${i}]`, 'Invalid hash', 'parameter_invalid_hash');
         allowOnly(raw, ['id', 'quantity', 'adjustable_quantity']);
         const item = items.find((x) => x.id === raw.id);
         if (!item) throw noSuch('line item', String(raw.id), `line_items[${i}][id]`);

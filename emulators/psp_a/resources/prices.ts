@@ -7,8 +7,37 @@ import type { Renderers } from '../render';
 import type { Repo, Scope, StripeObject } from '../repo';
 import { route, type ApiDeps, type ApiRequest, type Route } from '../router';
 
-const CREATE = ['active', 'billing_scheme', 'currency', 'currency_options', 'custom_unit_amount', 'expand', 'lookup_key', 'metadata', 'nickname', 'product', 'product_data', 'recurring', 'tax_behavior', 'tiers', 'tiers_mode', 'transfer_lookup_key', 'transform_quantity', 'unit_amount', 'unit_amount_decimal'];
-const UPDATE = ['active', 'currency_options', 'expand', 'lookup_key', 'metadata', 'nickname', 'tax_behavior', 'transfer_lookup_key'];
+const CREATE = [
+  'active',
+  'billing_scheme',
+  'currency',
+  'currency_options',
+  'custom_unit_amount',
+  'expand',
+  'lookup_key',
+  'metadata',
+  'nickname',
+  'product',
+  'product_data',
+  'recurring',
+  'tax_behavior',
+  'tiers',
+  'tiers_mode',
+  'transfer_lookup_key',
+  'transform_quantity',
+  'unit_amount',
+  'unit_amount_decimal',
+];
+const UPDATE = [
+  'active',
+  'currency_options',
+  'expand',
+  'lookup_key',
+  'metadata',
+  'nickname',
+  'tax_behavior',
+  'transfer_lookup_key',
+];
 const TAX_BEHAVIORS = ['exclusive', 'inclusive', 'unspecified'] as const;
 const INTERVALS = ['day', 'week', 'month', 'year'] as const;
 /** Stripe caps recurring intervals at three years. */
@@ -29,20 +58,31 @@ function amountOf(body: FormObject, p: ParamName): number {
   if (amount !== undefined) return amount;
   const dec = str(body, 'unit_amount_decimal');
   if (dec !== undefined) {
-    if (!/^\d+(\.\d{1,12})?$/.test(dec)) throw invalidParam(p('unit_amount_decimal'), `Invalid decimal: ${dec}`, 'parameter_invalid_decimal');
+    if (!/^\d+(\.\d{1,12})?$/.test(dec))
+      throw invalidParam(p('unit_amount_decimal'), `Invalid decimal: ${dec}`, 'parameter_invalid_decimal');
     return Math.round(Number(dec));
   }
   throw missingParam(p('unit_amount'));
 }
 
-function currencyOptions(raw: FormObject, defaultCurrency: string, taxBehavior: string): Record<string, CurrencyOption> {
+function currencyOptions(
+  raw: FormObject,
+  defaultCurrency: string,
+  taxBehavior: string,
+): Record<string, CurrencyOption> {
   const out: Record<string, CurrencyOption> = {};
   for (const [cur, value] of Object.entries(raw)) {
     const lower = cur.toLowerCase();
     const param = `currency_options[${cur}]`;
     if (!CURRENCIES.has(lower)) throw invalidParam(param, `Invalid currency: ${cur}.`, 'parameter_invalid_string');
-    if (lower === defaultCurrency) throw invalidParam(param, `currency_options cannot include the price's own currency (${defaultCurrency}).`, 'parameter_invalid_string');
-    if (typeof value !== 'object' || Array.isArray(value)) throw invalidParam(param, 'Invalid hash', 'parameter_invalid_hash');
+    if (lower === defaultCurrency)
+      throw invalidParam(
+        param,
+        `currency_options cannot include the price's own currency (${defaultCurrency}).`,
+        'parameter_invalid_string',
+      );
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw invalidParam(param, 'Invalid hash', 'parameter_invalid_hash');
     allowOnly(value, ['custom_unit_amount', 'tax_behavior', 'tiers', 'unit_amount', 'unit_amount_decimal']);
     const amount = amountOf(value, (n) => `${param}[${n}]`);
     out[lower] = {
@@ -60,32 +100,60 @@ function claimLookupKey(repo: Repo, scope: Scope, key: string, transfer: boolean
   const holder = repo.listScoped('prices', scope, (p) => p.lookup_key === key && p !== self)[0];
   if (!holder) return;
   if (!transfer) {
-    throw invalidParam('lookup_key', `A price (\`${holder.id}\`) already uses that lookup key.`, 'lookup_key_already_exists');
+    throw invalidParam(
+      'lookup_key',
+      `A price (\`${holder.id}\`) already uses that lookup key.`,
+      'lookup_key_already_exists',
+    );
   }
   holder.lookup_key = null;
 }
 
 /** Create a price; also used by `default_price_data` on product create (product not yet stored). */
-export function createPrice(repo: Repo, scope: Scope, b: FormObject, productHint?: StripeObject, paramPrefix = ''): StripeObject {
+export function createPrice(
+  repo: Repo,
+  scope: Scope,
+  b: FormObject,
+  productHint?: StripeObject,
+  paramPrefix = '',
+): StripeObject {
   const p = (name: string) => (paramPrefix ? `${paramPrefix}[${name}]` : name);
   const cur = currency(b, 'currency', true, p('currency'))!;
   let productId = str(b, 'product');
   const productData = obj(b, 'product_data');
   if (!productId && !productData) throw missingParam(p('product'));
-  if (productId && !productHint && !repo.getScoped('products', productId, scope)) throw noSuch('product', productId, p('product'));
+  if (productId && !productHint && !repo.getScoped('products', productId, scope))
+    throw noSuch('product', productId, p('product'));
   if (productData) {
     const now = nowSeconds();
     const prod: StripeObject = {
-      id: newId('prod', 14), object: 'product', active: bool(productData, 'active') ?? true, created: now, default_price: null, description: null,
-      images: [], livemode: scope.livemode, marketing_features: [], metadata: applyMetadata({}, productData),
-      name: str(productData, 'name', true)!, package_dimensions: null, shippable: null, statement_descriptor: null, tax_code: null,
-      type: 'service', unit_label: null, updated: now, url: null, _account: scope.account,
+      id: newId('prod', 14),
+      object: 'product',
+      active: bool(productData, 'active') ?? true,
+      created: now,
+      default_price: null,
+      description: null,
+      images: [],
+      livemode: scope.livemode,
+      marketing_features: [],
+      metadata: applyMetadata({}, productData),
+      name: str(productData, 'name', true)!,
+      package_dimensions: null,
+      shippable: null,
+      statement_descriptor: null,
+      tax_code: null,
+      type: 'service',
+      unit_label: null,
+      updated: now,
+      url: null,
+      _account: scope.account,
     };
     repo.insert('products', prod);
     productId = prod.id;
   }
   const billingScheme = oneOf(b, 'billing_scheme', ['per_unit', 'tiered'] as const) ?? 'per_unit';
-  if (billingScheme === 'tiered') throw invalidParam(p('billing_scheme'), 'Tiered prices are not supported by this emulator.');
+  if (billingScheme === 'tiered')
+    throw invalidParam(p('billing_scheme'), 'Tiered prices are not supported by this emulator.');
   const amount = amountOf(b, p);
   const taxBehavior = oneOf(b, 'tax_behavior', TAX_BEHAVIORS, false, p('tax_behavior')) ?? 'unspecified';
   let recurring: Record<string, unknown> | null = null;
@@ -93,14 +161,30 @@ export function createPrice(repo: Repo, scope: Scope, b: FormObject, productHint
   if (rec) {
     allowOnly(rec, ['interval', 'interval_count', 'meter', 'usage_type', 'trial_period_days']);
     const interval = oneOf(rec, 'interval', INTERVALS, true, `${p('recurring')}[interval]`)!;
-    const count = int(rec, 'interval_count', { min: 1, max: MAX_COUNT[interval], param: `${p('recurring')}[interval_count]` }) ?? 1;
+    const count =
+      int(rec, 'interval_count', { min: 1, max: MAX_COUNT[interval], param: `${p('recurring')}[interval_count]` }) ?? 1;
     const usage = oneOf(rec, 'usage_type', ['licensed', 'metered'] as const) ?? 'licensed';
-    if (usage === 'metered') throw invalidParam(`${p('recurring')}[usage_type]`, 'Metered prices require a meter; not supported by this emulator.');
-    recurring = { interval, interval_count: count, meter: null, trial_period_days: int(rec, 'trial_period_days', { min: 1, max: 730 }) ?? null, usage_type: usage };
+    if (usage === 'metered')
+      throw invalidParam(
+        `${p('recurring')}[usage_type]`,
+        'Metered prices require a meter; not supported by this emulator.',
+      );
+    recurring = {
+      interval,
+      interval_count: count,
+      meter: null,
+      trial_period_days: int(rec, 'trial_period_days', { min: 1, max: 730 }) ?? null,
+      usage_type: usage,
+    };
   }
   const opts = obj(b, 'currency_options', p('currency_options'));
   const options: Record<string, CurrencyOption> = {
-    [cur]: { custom_unit_amount: null, tax_behavior: taxBehavior, unit_amount: amount, unit_amount_decimal: String(amount) },
+    [cur]: {
+      custom_unit_amount: null,
+      tax_behavior: taxBehavior,
+      unit_amount: amount,
+      unit_amount_decimal: String(amount),
+    },
     ...(opts ? currencyOptions(opts, cur, taxBehavior) : {}),
   };
   const lookupKey = str(b, 'lookup_key');
@@ -132,7 +216,8 @@ export function createPrice(repo: Repo, scope: Scope, b: FormObject, productHint
 }
 
 export function priceRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
-  const show = (o: StripeObject, req: ApiRequest) => renderers.prices(o, expandList(req.method === 'GET' ? req.query : req.body));
+  const show = (o: StripeObject, req: ApiRequest) =>
+    renderers.prices(o, expandList(req.method === 'GET' ? req.query : req.body));
   const load = (req: ApiRequest) => {
     const p = repo.getScoped('prices', req.params.id, req.scope);
     if (!p) throw noSuch('price', req.params.id);
@@ -185,13 +270,16 @@ export function priceRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
     const lookupKeys = arr(q, 'lookup_keys')?.map(String);
     const rec = obj(q, 'recurring');
     const interval = rec ? str(rec, 'interval') : undefined;
-    const items = repo.listScoped('prices', req.scope, (p) =>
-      (active === undefined || p.active === active) &&
-      (!product || p.product === product) &&
-      (!cur || p.currency === cur) &&
-      (!type || p.type === type) &&
-      (!lookupKeys || lookupKeys.includes(String(p.lookup_key))) &&
-      (!interval || (p.recurring as { interval?: string } | null)?.interval === interval),
+    const items = repo.listScoped(
+      'prices',
+      req.scope,
+      (p) =>
+        (active === undefined || p.active === active) &&
+        (!product || p.product === product) &&
+        (!cur || p.currency === cur) &&
+        (!type || p.type === type) &&
+        (!lookupKeys || lookupKeys.includes(String(p.lookup_key))) &&
+        (!interval || (p.recurring as { interval?: string } | null)?.interval === interval),
     );
     return listEnvelope(q, '/v1/prices', items, renderers.prices, 'price');
   };
@@ -203,4 +291,3 @@ export function priceRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
     route('POST', '/v1/prices/:id', update),
   ];
 }
-

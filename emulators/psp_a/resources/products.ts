@@ -7,8 +7,42 @@ import type { StripeObject } from '../repo';
 import { route, type ApiDeps, type ApiRequest, type Route } from '../router';
 import { createPrice } from './prices';
 
-const CREATE = ['id', 'name', 'active', 'default_price_data', 'description', 'images', 'marketing_features', 'metadata', 'package_dimensions', 'shippable', 'statement_descriptor', 'tax_code', 'tax_details', 'unit_label', 'url', 'type', 'expand'];
-const UPDATE = ['active', 'default_price', 'description', 'images', 'marketing_features', 'metadata', 'name', 'package_dimensions', 'shippable', 'statement_descriptor', 'tax_code', 'tax_details', 'unit_label', 'url', 'expand'];
+const CREATE = [
+  'id',
+  'name',
+  'active',
+  'default_price_data',
+  'description',
+  'images',
+  'marketing_features',
+  'metadata',
+  'package_dimensions',
+  'shippable',
+  'statement_descriptor',
+  'tax_code',
+  'tax_details',
+  'unit_label',
+  'url',
+  'type',
+  'expand',
+];
+const UPDATE = [
+  'active',
+  'default_price',
+  'description',
+  'images',
+  'marketing_features',
+  'metadata',
+  'name',
+  'package_dimensions',
+  'shippable',
+  'statement_descriptor',
+  'tax_code',
+  'tax_details',
+  'unit_label',
+  'url',
+  'expand',
+];
 
 function nullableStr(body: ApiRequest['body'], key: string): string | null | undefined {
   const v = str(body, key);
@@ -16,7 +50,8 @@ function nullableStr(body: ApiRequest['body'], key: string): string | null | und
 }
 
 export function productRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] {
-  const show = (o: StripeObject, req: ApiRequest) => renderers.products(o, expandList(req.method === 'GET' ? req.query : req.body));
+  const show = (o: StripeObject, req: ApiRequest) =>
+    renderers.products(o, expandList(req.method === 'GET' ? req.query : req.body));
   const load = (req: ApiRequest) => {
     const p = repo.getScoped('products', req.params.id, req.scope);
     if (!p) throw noSuch('product', req.params.id);
@@ -31,7 +66,13 @@ export function productRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] 
     if (id !== undefined) {
       if (!id) throw invalidParam('id', 'Invalid id: must not be empty');
       if (repo.getScoped('products', id, req.scope)) {
-        throw new StripeApiError(400, 'invalid_request_error', 'Product already exists.', 'resource_already_exists', 'id');
+        throw new StripeApiError(
+          400,
+          'invalid_request_error',
+          'Product already exists.',
+          'resource_already_exists',
+          'id',
+        );
       }
     }
     const images = (arr(b, 'images') ?? []).map(String);
@@ -73,7 +114,11 @@ export function productRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] 
     allowOnly(b, UPDATE);
     const p = load(req);
     const name = str(b, 'name');
-    if (name === '') throw invalidParam('name', "You passed an empty string for 'name'. We assume empty values are an attempt to unset a parameter; however 'name' cannot be unset.");
+    if (name === '')
+      throw invalidParam(
+        'name',
+        "You passed an empty string for 'name'. We assume empty values are an attempt to unset a parameter; however 'name' cannot be unset.",
+      );
     if (name !== undefined) p.name = name;
     const active = bool(b, 'active');
     if (active !== undefined) p.active = active;
@@ -104,7 +149,11 @@ export function productRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] 
   const del = (req: ApiRequest) => {
     const p = load(req);
     if (repo.listScoped('prices', req.scope, (x) => x.product === p.id).length > 0) {
-      throw new StripeApiError(400, 'invalid_request_error', 'This product cannot be deleted because it has one or more user-created prices.');
+      throw new StripeApiError(
+        400,
+        'invalid_request_error',
+        'This product cannot be deleted because it has one or more user-created prices.',
+      );
     }
     repo.remove('products', p);
     return { id: p.id, object: 'product', deleted: true };
@@ -118,7 +167,10 @@ export function productRoutes({ repo }: ApiDeps, renderers: Renderers): Route[] 
     const items = repo.listScoped(
       'products',
       req.scope,
-      (p) => (active === undefined || p.active === active) && (!ids || ids.includes(p.id)) && (shippable === undefined || p.shippable === shippable),
+      (p) =>
+        (active === undefined || p.active === active) &&
+        (!ids || ids.includes(p.id)) &&
+        (shippable === undefined || p.shippable === shippable),
     );
     return listEnvelope(q, '/v1/products', items, renderers.products, 'product');
   };

@@ -29,14 +29,20 @@ export function readonlyRoutes({ repo, accounts }: ApiDeps, renderers: Renderers
     routes.push(
       route('GET', `/v1/${path}`, (req: ApiRequest) => {
         const q = req.query;
-        const wanted = filters.map((f) => [f, str(q, f)] as const).filter(([, v]) => v !== undefined) as [string, string][];
+        const wanted = filters.map((f) => [f, str(q, f)] as const).filter(([, v]) => v !== undefined) as [
+          string,
+          string,
+        ][];
         const types = kind === 'events' ? arr(q, 'types')?.map(String) : undefined;
         // Stripe hides canceled subscriptions unless asked for them.
         const status = kind === 'subscriptions' ? str(q, 'status') : undefined;
-        const items = repo.listScoped(kind, req.scope, (o) =>
-          wanted.every(([f, v]) => (f === 'status' && v === 'all') || matches(o, kind, f, v)) &&
-          (!types || types.includes(String(o.type))) &&
-          (kind !== 'subscriptions' || status !== undefined || o.status !== 'canceled'),
+        const items = repo.listScoped(
+          kind,
+          req.scope,
+          (o) =>
+            wanted.every(([f, v]) => (f === 'status' && v === 'all') || matches(o, kind, f, v)) &&
+            (!types || types.includes(String(o.type))) &&
+            (kind !== 'subscriptions' || status !== undefined || o.status !== 'canceled'),
         );
         return listEnvelope(q, `/v1/${path}`, items, renderers[kind], what);
       }),
@@ -57,10 +63,23 @@ export function readonlyRoutes({ repo, accounts }: ApiDeps, renderers: Renderers
     route('GET', '/v1/balance', (req) => {
       const paid = repo.listScoped('charges', req.scope, (c) => c.status === 'succeeded');
       const byCurrency = new Map<string, number>();
-      for (const c of paid) byCurrency.set(String(c.currency), (byCurrency.get(String(c.currency)) ?? 0) + Number(c.amount) - Number(c.amount_refunded ?? 0));
+      for (const c of paid)
+        byCurrency.set(
+          String(c.currency),
+          (byCurrency.get(String(c.currency)) ?? 0) + Number(c.amount) - Number(c.amount_refunded ?? 0),
+        );
       if (byCurrency.size === 0) byCurrency.set('usd', 0);
-      const entries = [...byCurrency].map(([currency, amount]) => ({ amount, currency, source_types: { card: amount } }));
-      return { object: 'balance', available: entries, livemode: req.scope.livemode, pending: entries.map((e) => ({ ...e, amount: 0, source_types: { card: 0 } })) };
+      const entries = [...byCurrency].map(([currency, amount]) => ({
+        amount,
+        currency,
+        source_types: { card: amount },
+      }));
+      return {
+        object: 'balance',
+        available: entries,
+        livemode: req.scope.livemode,
+        pending: entries.map((e) => ({ ...e, amount: 0, source_types: { card: 0 } })),
+      };
     }),
   );
   return routes;

@@ -9,7 +9,14 @@ import { startApi } from '../../helpers/api';
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -35,11 +42,15 @@ export async function expectAccessible(p: Page, label: string): Promise<void> {
   // Evaluated over the DevTools protocol, which the pages' CSP (script-src 'self') does not
   // govern; an injected <script> tag would be refused, as it should be.
   await p.evaluate(axeSource);
-  const violations = await p.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: unknown[] }> } }).axe;
-    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+  const violations = (await p.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: unknown[] }> } }
+    ).axe;
+    const r = await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
     return r.violations;
-  }) as AxeViolation[];
+  })) as AxeViolation[];
   const bad = violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
@@ -50,7 +61,12 @@ export async function expectAccessible(p: Page, label: string): Promise<void> {
  * Sign up through the real form, then log in: sign-up answers a new and a taken email alike
  * (the login page with its notice), so it never signs anyone in by itself. Ends on Developer API.
  */
-export async function signUp(p: Page, root: string, email: string, password = 'correct horse battery staple'): Promise<void> {
+export async function signUp(
+  p: Page,
+  root: string,
+  email: string,
+  password = 'correct horse battery staple',
+): Promise<void> {
   await p.goto(root + '/');
   await p.getByRole('link', { name: 'Sign up' }).first().click();
   await p.getByLabel('Email').fill(email);
@@ -70,7 +86,10 @@ export function uniqueEmail(tag: string): string {
 }
 
 /** One set of listeners and one browser for a describe block, both closed after it. */
-export function dashboardHarness(overrides?: Parameters<typeof startApi>[0]): { api: Awaited<ReturnType<typeof startApi>>; browser: Browser } {
+export function dashboardHarness(overrides?: Parameters<typeof startApi>[0]): {
+  api: Awaited<ReturnType<typeof startApi>>;
+  browser: Browser;
+} {
   const h = {} as { api: Awaited<ReturnType<typeof startApi>>; browser: Browser };
   beforeAll(async () => {
     h.api = await startApi(overrides);
