@@ -27,6 +27,11 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   'api_keys.revoke': { id: crypto.randomUUID() },
   'paywall.save_draft': { title: 'From a key', skus: ['premium_monthly'] },
   'paywall.publish': {},
+  'providers.connect': { provider: 'psp_a', account_ref: 'acct_from_a_key' },
+  'providers.connect_oauth': { provider: 'psp_b', code: 'code-from-a-key' },
+  'providers.update_credentials': { id: crypto.randomUUID(), webhook_secret: 'whsec_from_a_key' },
+  'providers.set_default': { id: crypto.randomUUID() },
+  'providers.verify': { id: crypto.randomUUID() },
 };
 
 describe('dashboard-only operations', () => {
@@ -43,9 +48,19 @@ describe('dashboard-only operations', () => {
     tenantId = (await newTenant('account-ops')).tenant_id;
   });
 
-  it('include the secret keys and the paywall editor, all in the operation table', () => {
+  it('include the secret keys, the paywall editor and provider credentials, all in the operation table', () => {
     expect(ACCOUNT_OPS.map((o) => o.name)).toEqual(
-      expect.arrayContaining(['api_keys.create', 'api_keys.revoke', 'paywall.save_draft', 'paywall.publish']),
+      expect.arrayContaining([
+        'api_keys.create',
+        'api_keys.revoke',
+        'paywall.save_draft',
+        'paywall.publish',
+        'providers.connect',
+        'providers.connect_oauth',
+        'providers.update_credentials',
+        'providers.set_default',
+        'providers.verify',
+      ]),
     );
     for (const op of ACCOUNT_OPS) expect(Object.keys(VALID_INPUT), op.name).toContain(op.name);
   });
