@@ -75,8 +75,20 @@ describe('forged and copied Temporal payloads', () => {
       30_000,
     );
     expect(first.entitlement, 'the forged event was applied').not.toBe('active');
-    // The task is failed before any write could run; look again a little later.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The task is failed before any write could run. Once the worker has taken the task again
+    // (a second attempt) and refused it again, the forgery has still written nothing.
+    await until(
+      `${workflowId}: the workflow task retried`,
+      async () => {
+        const d = await plain.workflowService.describeWorkflowExecution({
+          namespace: 'default',
+          execution: { workflowId },
+        });
+        return d.pendingWorkflowTask?.attempt ?? 0;
+      },
+      (attempt) => attempt >= 2,
+      30_000,
+    );
     expect((await entitlement(appUserId))?.state ?? null).not.toBe('active');
     return first.failures;
   }
