@@ -59,11 +59,20 @@ describe('workflows recorded without the tracing interceptors', () => {
       (e) => e?.state === 'active',
     );
 
-    const histories = await Promise.all(
-      [`probe-providers-${t.tenant_id}-${probeId}`, lifecycleWorkflowId(t.tenant_id, 'psp_a', customer)].map(
-        async (workflowId) => ({ workflowId, history: await w.client.workflow.getHandle(workflowId).fetchHistory() }),
+    // The local activity writes the entitlement before its workflow task completes: the marker
+    // reaches the history a moment after the row is visible, so wait for the marker itself.
+    const fetchHistory = async (workflowId: string) => ({
+      workflowId,
+      history: await w.client.workflow.getHandle(workflowId).fetchHistory(),
+    });
+    const histories = [
+      await fetchHistory(`probe-providers-${t.tenant_id}-${probeId}`),
+      await until(
+        'the local activity marker recorded',
+        () => fetchHistory(lifecycleWorkflowId(t.tenant_id, 'psp_a', customer)),
+        (h) => h.history.events?.some((e) => e.markerRecordedEventAttributes) === true,
       ),
-    );
+    ];
     const scheduled = histories[0].history.events?.filter((e) => e.activityTaskScheduledEventAttributes) ?? [];
     expect(scheduled.length).toBeGreaterThan(0);
     expect(histories[1].history.events?.some((e) => e.markerRecordedEventAttributes)).toBe(true);
