@@ -15,6 +15,13 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
+  /**
+   * The refusal as a form shows it, beside its fields: the first problem in its own words. The
+   * API's detail names the field before each problem and lists them all, since its caller has no
+   * form. Absent when the detail already reads as one sentence.
+   */
+  formText?: string;
+
   toBody(): Record<string, unknown> {
     return { error: this.code, ...(this.detail ? { detail: this.detail } : {}), ...this.extra };
   }
@@ -41,8 +48,8 @@ export const insufficientScope = (scope: string) =>
   );
 
 /** 400 `invalid_request`; `param` names the field at fault, as Stripe's errors do. */
-export const invalidRequest = (detail: string, param?: string) =>
-  new ApiError(400, 'invalid_request', detail, param ? { param } : {});
+export const invalidRequest = (detail: string, param?: string, formText?: string) =>
+  Object.assign(new ApiError(400, 'invalid_request', detail, param ? { param } : {}), formText ? { formText } : {});
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 

@@ -96,7 +96,8 @@ export async function executeOperation(
         : first?.code === 'unrecognized_keys'
           ? first.keys[0]
           : undefined;
-      throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '), param);
+      const formText = first && first.path.length && first.code !== 'invalid_value' ? first.message : undefined;
+      throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '), param, formText);
     }
     // Every disposition but `run` is yet to come (operations/disposition.ts); a new kind is handled here.
     switch (dispositionOf(actor, op, meta.surface).kind) {

@@ -9,7 +9,6 @@ import { createApiKey } from '../../operations/api-keys/create';
 import { revokeApiKeyOp } from '../../operations/api-keys/revoke';
 import { MAX_KEY_EXPIRY_DAYS } from '../../operations/api-keys/schema';
 import { readForm } from './form';
-import { formMessage } from './form-message';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
 import { runOperation } from './run-operation';
@@ -116,7 +115,7 @@ ${keyList(keys, ctx.state.csrf!)}`,
       scopes: values.scopes,
       ...(expires === '' ? {} : { expires_in_days: Number(expires) }),
     });
-    if ('error' in made) return render(ctx, { error: formMessage(made), values });
+    if ('error' in made) return render(ctx, { error: made.error, values });
     // Post/redirect/get: the value waits sealed on the session and is shown once by the GET.
     await parkSecret(db, ctx.cookies.get(SESSION_COOKIE)!, { name: made.ok.name, secret: made.ok.secret });
     ctx.status = 303;
@@ -126,7 +125,7 @@ ${keyList(keys, ctx.state.csrf!)}`,
   r.post('/settings/developer-api/keys/:id/revoke', async (ctx) => {
     await readForm(ctx);
     const revoked = await runOperation<{ name: string }>(services, ctx, revokeApiKeyOp, { id: ctx.params.id });
-    if ('error' in revoked) return render(ctx, { error: formMessage(revoked) });
+    if ('error' in revoked) return render(ctx, { error: revoked.error });
     await render(ctx, { notice: `Key "${revoked.ok.name}" revoked. Requests made with it are refused from now on.` });
   });
 

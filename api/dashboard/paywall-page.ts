@@ -7,7 +7,6 @@ import { isPaywallPublished } from '../../domain/paywall';
 import { publishPaywall } from '../../operations/paywall/publish';
 import { savePaywallDraft } from '../../operations/paywall/save-draft';
 import { readForm } from './form';
-import { formMessage } from './form-message';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
 import { runOperation } from './run-operation';
@@ -87,7 +86,7 @@ ${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/pu
     };
     const saved = await runOperation(services, ctx, savePaywallDraft, draft);
     // A refused draft is shown again as typed, with the reason.
-    if ('error' in saved) return render(ctx, { error: formMessage(saved) }, draft);
+    if ('error' in saved) return render(ctx, { error: saved.error }, draft);
     await render(ctx, { notice: 'Draft saved. Publish it to serve it to the SDK.' });
   });
 
@@ -97,7 +96,7 @@ ${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/pu
     await render(
       ctx,
       'error' in published
-        ? { error: formMessage(published) }
+        ? { error: published.error }
         : { notice: 'Published. GET /v1/paywall now serves this version.' },
     );
   });

@@ -8,8 +8,8 @@ import { dashboardActor } from './principal';
 /**
  * A dashboard write runs the operation as the signed-in person: the same policy, validation,
  * audit (the operation's name, the person, surface `dashboard`) and behaviour as REST and the
- * tools. Its refusal (a 4xx) becomes the page's form error, with its status; anything else is a
- * fault and propagates.
+ * tools. Its refusal (a 4xx) becomes the page's form error, in a form's words (`formText`), with
+ * its status; anything else is a fault and propagates.
  */
 export async function runOperation<T = unknown>(
   services: Services,
@@ -30,6 +30,6 @@ export async function runOperation<T = unknown>(
     if (!(e instanceof ApiError) || e.status >= 500) throw e;
     ctx.status = e.status;
     const param = typeof e.extra.param === 'string' ? e.extra.param : undefined;
-    return { error: e.detail ?? e.code, code: e.code, ...(param ? { param } : {}) };
+    return { error: e.formText ?? e.detail ?? e.code, code: e.code, ...(param ? { param } : {}) };
   }
 }

@@ -60,7 +60,7 @@ export function checkUrl(ctx: OperationContext, raw: string): void {
   const problem = endpointUrlProblem(raw);
   if (problem) throw invalidRequest(problem, 'url');
   const portProblem = outboundPortProblem(new URL(raw), ctx.services.config.outboundWebhooks.allowedPorts);
-  if (portProblem) throw invalidRequest(`url: ${portProblem}`, 'url');
+  if (portProblem) throw invalidRequest(`url: ${portProblem}`, 'url', portProblem);
   try {
     checkLiteralHost(new URL(raw), ctx.services.config.outboundWebhooks.allowPrivateAddresses);
   } catch (e) {
