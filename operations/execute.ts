@@ -121,8 +121,21 @@ export async function executeOperation(
 function summarize(result: unknown): Record<string, unknown> | undefined {
   if (!result || typeof result !== 'object') return undefined;
   const r = result as Record<string, unknown>;
-  const keep = ['id', 'run_id', 'sku', 'ok', 'synced', 'created', 'provider', 'outcome', 'replaced_claims'];
+  const keep = [
+    'id',
+    'run_id',
+    'sku',
+    'name',
+    'scopes',
+    'ok',
+    'synced',
+    'created',
+    'provider',
+    'outcome',
+    'replaced_claims',
+  ];
   const out: Record<string, unknown> = {};
-  for (const k of keep) if (k in r && (typeof r[k] !== 'object' || r[k] === null)) out[k] = r[k];
+  const isWordList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  for (const k of keep) if (k in r && (typeof r[k] !== 'object' || r[k] === null || isWordList(r[k]))) out[k] = r[k];
   return Object.keys(out).length ? out : undefined;
 }

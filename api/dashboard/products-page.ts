@@ -70,14 +70,30 @@ ${PLATFORMS.map((pl) => html`<label for="p-trial-${pl}">${PLATFORM_LABEL[pl]}</l
 </fieldset>`;
 }
 
+/** The form's label of each field an operation may name (the trial rule names its fieldset). */
+const FIELD_LABEL: Record<string, string> = {
+  sku: 'SKU',
+  name: 'Name',
+  type: 'Type',
+  tier: 'Tier',
+  android_store_product_id: 'Android store product id',
+  ios_store_product_id: 'iOS store product id',
+  trial_per_platform: 'Trial',
+  country: 'Country',
+  currency: 'Currency',
+  amount: 'Price',
+};
+
 export function productsPage(services: Services): Router {
   const { db } = services;
   const r = new Router();
   const run = <T>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
     runOperation<T>(services, ctx, op as Operation, input);
-  /** An operation's refusal, worded for the form (the trial rule names its fieldset). */
-  const formError = (r: { error: string; param?: string }) =>
-    r.param === 'trial_per_platform' ? `Trial: ${r.error}` : r.error;
+  /** An operation's refusal, worded for the form: the problem after the label of the field at fault. */
+  const formError = (r: { error: string; param?: string }) => {
+    const label = r.param ? FIELD_LABEL[r.param] : undefined;
+    return label && !r.error.startsWith(r.param!) ? `${label}: ${r.error}` : r.error;
+  };
 
   const renderList = async (ctx: Koa.Context, msg: Msg = {}) => {
     const user = ctx.state.user!;

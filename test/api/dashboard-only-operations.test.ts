@@ -138,8 +138,8 @@ describe('dashboard-only operations', () => {
       .where({ tenant_id: tenantId, actor_type: 'user', actor_id: person.userId })
       .orderBy('created_at');
     expect(audit.map((a) => [a.action, a.outcome, a.detail])).toEqual([
-      ['api_keys.create', 'ok', { surface: 'dashboard', id: made.id }],
-      ['api_keys.revoke', 'ok', { surface: 'dashboard', id: made.id }],
+      ['api_keys.create', 'ok', { surface: 'dashboard', id: made.id, name: 'ci', scopes: ['products:read'] }],
+      ['api_keys.revoke', 'ok', { surface: 'dashboard', id: made.id, name: 'ci' }],
     ]);
     expect(JSON.stringify(audit)).not.toContain(made.secret);
     expect(logged.join('')).not.toContain(made.secret);

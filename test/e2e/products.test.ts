@@ -130,7 +130,7 @@ describe('dashboard: products and pricing', () => {
     await screenshot(p, 'product-new');
     await p.getByLabel('SKU').fill('Premium Annual!');
     await p.getByRole('button', { name: 'Create product' }).click();
-    await expect(p.getByRole('alert').textContent()).resolves.toMatch(/^sku: /);
+    await expect(p.getByRole('alert').textContent()).resolves.toMatch(/^SKU: lower-case letters/);
 
     expect(await testDb()('products').where({ tenant_id }).count('* as n').first()).toEqual(before.products);
     expect(await testDb()('prices').where({ tenant_id }).count('* as n').first()).toEqual(before.prices);
