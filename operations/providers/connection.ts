@@ -4,23 +4,16 @@ import type { Knex } from 'knex';
 import type { SafeConnection } from '../../db/connections';
 import { noteReadinessChange } from '../../db/outbound-events';
 import { startConnectionProof } from '../../temporal/workflow-starts';
-import { provider } from '../schemas';
+import { connectionFacts } from './schema';
 import type { OperationContext } from '../types';
 
 /**
  * What the account operations on provider connections share (dashboard only: they take
  * credentials). A connection is shown with presence flags, never a secret.
  */
-export const connectionView = z.object({
+export const connectionView = connectionFacts.extend({
   id: z.string(),
-  provider,
   account_ref: z.string(),
-  label: z.string(),
-  is_default: z.boolean(),
-  is_active: z.boolean(),
-  has_test_credential: z.boolean(),
-  has_live_credential: z.boolean(),
-  has_webhook_secret: z.boolean(),
   created_at: z.date(),
   verified_at: z.date().nullable(),
   verified_by: z.enum(['oauth', 'provider_call', 'control_api', 'pasted_key']).nullable(),

@@ -3,18 +3,14 @@ import { connectionPage, sellingObjectsOf } from '../../db/provider-listing';
 import { isoReq } from '../paging';
 import { id, mode, pageOf, paging, provider, timestamp } from '../schemas';
 import { defineOperation } from '../types';
+import { connectionFacts } from './schema';
 
 export const connectionRow = z.object({
   id: id(),
   object: z.literal('provider_connection'),
   provider,
   account_id: z.string(),
-  label: z.string(),
-  is_default: z.boolean(),
-  is_active: z.boolean(),
-  has_test_credential: z.boolean(),
-  has_live_credential: z.boolean(),
-  has_webhook_secret: z.boolean(),
+  ...connectionFacts.omit({ provider: true }).shape,
   payment_links: z
     .record(
       z.string(),
