@@ -12,7 +12,7 @@ export async function runReencrypt(db: Knex, config: Config): Promise<Record<str
   for (const tenantId of await tenantsWithSecrets(db)) {
     await recordOperatorAudit(db, {
       tenantId,
-      action: 'vault:reencrypt',
+      action: 'vault.reencrypt',
       outcome: result.failed > 0 ? 'partial' : 'ok',
       detail: { current_key_id: result.current_key_id, failed_values_service_wide: result.failed },
     });

@@ -53,7 +53,7 @@ export async function runWorkflowHistory(
     if (tenantId)
       await recordOperatorAudit(db, {
         tenantId,
-        action: 'workflow:history',
+        action: 'workflow.read_history',
         detail: { workflow_id: workflowId, run_id: described.runId },
       });
     return {

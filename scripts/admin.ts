@@ -111,7 +111,7 @@ async function main(): Promise<void> {
       const t = await createTenant(db, { name: str(flags, 'name') });
       await recordOperatorAudit(db, {
         tenantId: t.tenant_id,
-        action: 'tenant:create',
+        action: 'tenant.create',
         detail: { name: str(flags, 'name') },
       });
       out = { tenant_id: t.tenant_id, secret_key: t.secret_key, publishable_key: t.publishable_key };
@@ -124,8 +124,13 @@ async function main(): Promise<void> {
       });
       await recordOperatorAudit(db, {
         tenantId,
-        action: 'key:create',
-        detail: { key_id: out.key_id, scopes, expires_in: expiresIn ?? null },
+        action: 'api_keys.create',
+        detail: {
+          id: out.key_id,
+          name: typeof flags.name === 'string' ? flags.name : '',
+          scopes,
+          expires_in: expiresIn ?? null,
+        },
       });
     } else if (command === 'key:revoke') {
       try {
@@ -133,8 +138,8 @@ async function main(): Promise<void> {
         const tenantId = await tenantOfApiKey(db, str(flags, 'key'));
         await recordOperatorAudit(db, {
           tenantId: tenantId!,
-          action: 'key:revoke',
-          detail: { key_id: str(flags, 'key'), already_revoked: !revoked },
+          action: 'api_keys.revoke',
+          detail: { id: str(flags, 'key'), already_revoked: !revoked },
         });
         out = { key_id: str(flags, 'key'), revoked: true, already_revoked: !revoked };
       } catch (e) {

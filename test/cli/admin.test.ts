@@ -188,9 +188,9 @@ describe('admin CLI', () => {
     const audit = await call(`${api.apiRoot}/v1`, '/audit?actor_type=operator', created.secret_key);
     expect(audit.status).toBe(200);
     const actions = audit.body.data.map((a: any) => a.action).sort();
-    expect(actions).toEqual(['key:create', 'key:revoke', 'tenant:create', 'vault:reencrypt']);
+    expect(actions).toEqual(['api_keys.create', 'api_keys.revoke', 'tenant.create', 'vault.reencrypt']);
     expect(audit.body.data.every((a: any) => a.actor_type === 'operator' && typeof a.actor_id === 'string')).toBe(true);
-    expect(audit.body.data.find((a: any) => a.action === 'key:revoke').detail.key_id).toBe(key.key_id);
+    expect(audit.body.data.find((a: any) => a.action === 'api_keys.revoke').detail.id).toBe(key.key_id);
     const text = JSON.stringify(audit.body);
     for (const secret of [created.secret_key, key.secret_key, 'sk_test_audit']) expect(text).not.toContain(secret);
   });

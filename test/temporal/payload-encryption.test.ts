@@ -209,7 +209,7 @@ describe('Temporal payloads are encrypted at rest', () => {
 
       const audit = await testDb()('audit_entries').where({
         tenant_id: tenantId,
-        action: 'workflow:history',
+        action: 'workflow.read_history',
         actor_type: 'operator',
       });
       expect(audit).toHaveLength(2);
