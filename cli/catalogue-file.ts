@@ -91,32 +91,42 @@ function schemaProblems(file: string, doc: Document, lines: LineCounter, data: u
   });
 }
 
-/** What the schema cannot say: real countries and currencies, one entry per SKU and per price. */
-function ruleProblems(file: string, doc: Document, lines: LineCounter, data: { products: CatalogueProduct[] }) {
+/**
+ * What the schema cannot say: real countries and currencies, one entry per SKU and per price. Runs
+ * on a file the schema refused too (so one run shows every problem), reading only what is well-formed.
+ */
+function ruleProblems(file: string, doc: Document, lines: LineCounter, data: unknown) {
   const problems: FileProblem[] = [];
   const at = (keys: PathKey[], message: string) => {
     const { line, col } = positionOf(doc, lines, keys);
     problems.push({ file, line, column: col, field: fieldName(keys, data), message });
   };
+  const str = (v: unknown): v is string => typeof v === 'string';
+  const products = (data as { products?: unknown })?.products;
+  if (!Array.isArray(products)) return problems;
   const skus = new Map<string, number>();
-  data.products.forEach((p, i) => {
-    if (skus.has(p.sku))
+  products.forEach((p: { sku?: unknown; prices?: unknown }, i) => {
+    if (!p || typeof p !== 'object') return;
+    if (str(p.sku) && skus.has(p.sku))
       at(['products', i, 'sku'], `SKU "${p.sku}" is listed twice (first at products[${skus.get(p.sku)}])`);
-    skus.set(p.sku, i);
+    if (str(p.sku)) skus.set(p.sku, i);
+    if (!Array.isArray(p.prices)) return;
     const seen = new Set<string>();
-    (p.prices ?? []).forEach((price, j) => {
-      if (!isCountry(price.country))
+    p.prices.forEach((price: { country?: unknown; currency?: unknown }, j) => {
+      if (!price || typeof price !== 'object') return;
+      if (str(price.country) && !isCountry(price.country))
         at(
           ['products', i, 'prices', j, 'country'],
           `"${price.country}" is not an ISO 3166-1 country code (e.g. US, DE)`,
         );
-      if (!isCurrency(price.currency))
+      if (str(price.currency) && !isCurrency(price.currency))
         at(
           ['products', i, 'prices', j, 'currency'],
           `"${price.currency}" is not a supported ISO 4217 currency (e.g. USD, EUR)`,
         );
-      const key = `${price.country} ${price.currency}`;
-      if (seen.has(key)) at(['products', i, 'prices', j], `${key} is listed twice for ${p.sku}`);
+      const key = `${String(price.country)} ${String(price.currency)}`;
+      if (str(price.country) && str(price.currency) && seen.has(key))
+        at(['products', i, 'prices', j], `${key} is listed twice for ${String(p.sku)}`);
       seen.add(key);
     });
   });
@@ -138,10 +148,12 @@ export function parseCatalogue(file: string, text: string): LoadedCatalogue {
   const data = doc.toJS() as unknown;
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
   const validate = ajv.compile(catalogueSchema());
-  if (!validate(data)) throw new InvalidCatalogue(schemaProblems(file, doc, lines, data, validate.errors ?? []));
-  const valid = data as { products: CatalogueProduct[]; paywall?: Catalogue['paywall'] };
-  const problems = ruleProblems(file, doc, lines, valid);
+  const shape = validate(data) ? [] : schemaProblems(file, doc, lines, data, validate.errors ?? []);
+  // A field the schema already refused is not reported twice.
+  const rules = ruleProblems(file, doc, lines, data).filter((r) => !shape.some((p) => p.field === r.field));
+  const problems = [...shape, ...rules].sort((a, b) => a.line - b.line || a.column - b.column);
   if (problems.length) throw new InvalidCatalogue(problems);
+  const valid = data as { products: CatalogueProduct[]; paywall?: Catalogue['paywall'] };
   const lineOf = new Map<string, number>();
   const products = doc.getIn(['products'], true);
   if (isSeq(products))
