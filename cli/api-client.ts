@@ -84,11 +84,11 @@ async function requestOnce<T>(
     throw new CliFailure('unreachable', `cannot reach ${cfg.baseUrl} (${cause})`);
   }
   const text = await res.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {
-    parsed = undefined;
+    // Not JSON (a proxy's error page): the status and the text say what happened.
   }
   if (res.status >= 200 && res.status < 300) return { status: res.status, body: parsed as T };
   const err = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
