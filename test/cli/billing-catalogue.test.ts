@@ -256,6 +256,47 @@ products:
     expect(await testDb()('sync_runs').where({ tenant_id: t.tenant_id }).count({ n: '*' }).first()).toEqual({ n: 0 });
   });
 
+  it('sync, events and readiness one at a time: exit codes, --json, and the API error code by name', async () => {
+    const t = await connectedTenant('cli-steps');
+    await makeProduct(t.tenant_id, {
+      sku: 'step_monthly',
+      tier: 'monthly',
+      prices: [{ country: 'US', currency: 'USD', amount: 500 }],
+    });
+
+    const stale = await t.run(['sync', '--confirm-count', '999']);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('error: count_mismatch:');
+
+    const sync = await t.run(['sync', '--json']);
+    expect(sync.code, sync.stderr).toBe(0);
+    const run = JSON.parse(sync.stdout);
+    expect(run).toMatchObject({ run_id: expect.any(String), ok: true });
+    expect(run.events.map((e: any) => e.provider).sort()).toEqual([...PROVIDERS].sort());
+    // Progress goes to stderr under --json, so stdout stays one JSON document.
+    expect(sync.stderr).toMatch(/^\[1\] /m);
+
+    const events = await t.run(['events', '--run-id', run.run_id]);
+    expect(events.code).toBe(0);
+    for (const p of PROVIDERS) expect(events.stdout).toMatch(new RegExp(`^${p}: succeeded`, 'm'));
+    const eventsJson = JSON.parse((await t.run(['events', '--run-id', run.run_id, '--json'])).stdout);
+    expect(eventsJson.events).toHaveLength(PROVIDERS.length);
+    const badId = await t.run(['events', '--run-id', 'not-a-run']);
+    expect(badId.code).toBe(1);
+    expect(badId.stderr).toMatch(/^error: invalid_request: .*\(param run_id\)/m);
+
+    const readiness = JSON.parse((await t.run(['readiness', '--json'])).stdout);
+    expect(readiness.providers.map((r: any) => r.provider).sort()).toEqual([...PROVIDERS].sort());
+    const pulled = JSON.parse((await t.run(['catalogue', 'pull', '--json'])).stdout);
+    expect(pulled.products.map((p: any) => p.sku)).toEqual(['step_monthly']);
+
+    const wrongKey = await billing(['readiness'], { url: t.env.url, key: 'sk_test_not_a_key' }, dir);
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr).toMatch(/^error: invalid_api_key: GET \/readiness answered 401/m);
+    const nowhere = await billing(['readiness'], { url: 'http://127.0.0.1:9/v1', key: t.env.key }, dir);
+    expect(nowhere.stderr).toContain('error: unreachable:');
+  });
+
   it('an invalid file is refused with its line and field before any request', async () => {
     const t = await connectedTenant('cli-invalid');
     const bad = write(
