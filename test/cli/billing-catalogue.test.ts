@@ -25,7 +25,8 @@ interface CliRun {
 function billing(args: string[], env: { url: string; key: string; github?: boolean }, cwd: string): Promise<CliRun> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, BILLING_API_URL: env.url, BILLING_SECRET_KEY: env.key };
   delete childEnv.GITHUB_ACTIONS;
-  if (env.github) childEnv.GITHUB_ACTIONS = 'true';
+  delete childEnv.GITHUB_WORKSPACE;
+  if (env.github) Object.assign(childEnv, { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd });
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(ROOT_DIR, 'cli/billing.mjs'), ...args], {
       cwd,

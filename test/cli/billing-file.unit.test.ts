@@ -5,7 +5,7 @@ import { diffCatalogue } from '../../cli/catalogue-diff';
 import { catalogueSchema, InvalidCatalogue, parseCatalogue, type FileProblem } from '../../cli/catalogue-file';
 import { catalogueYaml } from '../../cli/pull';
 import { normaliseProduct, type Catalogue } from '../../cli/catalogue';
-import { annotation } from '../../cli/github';
+import { annotation, workspacePath } from '../../cli/github';
 
 const problemsOf = (text: string): FileProblem[] => {
   try {
@@ -156,6 +156,12 @@ describe('the catalogue file', () => {
       'old FR EUR: priced in the service, not in the file (left as is)',
       'gone: in the service, not in the file (left as is; retire it by hand)',
     ]);
+  });
+
+  it('annotations name the file from the repository root, wherever the command ran', () => {
+    const env = { GITHUB_WORKSPACE: '/repo' };
+    expect(workspacePath('/repo/billing/../catalogue/prod.yaml', env)).toBe('catalogue/prod.yaml');
+    expect(workspacePath('/elsewhere/c.yaml', env)).toBe('/elsewhere/c.yaml');
   });
 
   it('annotations escape what GitHub would read as syntax', () => {
