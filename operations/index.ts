@@ -80,7 +80,7 @@ export const OPERATIONS: Operation[] = [
   attachProvider,
   updateProductOp,
   retireProduct,
-  // Catalogue writes: tools, and REST for the CI client (POST /products with upsert, POST /products/{product_id}/prices).
+  // Catalogue writes: tools, and REST routes for the CI client (docs/ci.md).
   createProductOp,
   setPricingOp,
   // Account operations: a signed-in person in the dashboard only (keys, paywall, credentials): no REST route, no tool.
