@@ -199,6 +199,22 @@ products:
     expect(one.stdout).toContain('~ price pro_monthly US: 9.99 USD → 10.99 USD');
     const line = pull.stdout.split('\n').findIndex((l) => l.includes('sku: pro_monthly')) + 1;
     expect(one.stdout).toContain(`::notice file=edited.yaml,line=${line},title=billing plan::~ price pro_monthly US`);
+
+    // Applied, with a renamed product too: only the changed fields and prices are written, then synced.
+    const renamed = write(
+      'renamed.yaml',
+      fs.readFileSync(path.join(dir, edited), 'utf8').replace('name: Pro annual', 'name: Pro yearly'),
+    );
+    const second = await t.run(['catalogue', 'apply', '-f', renamed]);
+    expect(second.code, second.stdout + second.stderr).toBe(0);
+    expect(second.stdout).toContain('done: ~ product pro_annual: name "Pro annual" → "Pro yearly"');
+    expect(second.stdout).toContain('done: ~ price pro_monthly US: 9.99 USD → 10.99 USD');
+    const product = (await call(stack.api.apiUrl, '/products?sku=pro_monthly', t.secret_key)).body.data[0];
+    const detail = await call(stack.api.apiUrl, `/products/${product.id}`, t.secret_key);
+    expect(detail.body.pricing.find((p: any) => p.country === 'US').amount_minor).toBe(1099);
+    expect(detail.body.synced).toBe(true);
+    const settled = await t.run(['catalogue', 'plan', '-f', renamed]);
+    expect([settled.code, settled.stdout]).toEqual([0, expect.stringContaining('Nothing to do.')]);
   });
 
   it('an unreachable provider: plan and apply exit 1 naming drift_incomplete, and apply writes nothing', async () => {
