@@ -78,10 +78,11 @@ export const OPERATIONS: Operation[] = [
   listApps,
   createApp,
   attachProvider,
-  createProductOp,
   updateProductOp,
-  setPricingOp,
   retireProduct,
+  // Catalogue writes: tools, and REST routes for the CI client (docs/ci.md).
+  createProductOp,
+  setPricingOp,
   // Account operations: a signed-in person in the dashboard only (keys, paywall, credentials): no REST route, no tool.
   createApiKey,
   revokeApiKeyOp,

@@ -29,6 +29,8 @@ export const ALLOWED: Record<string, string[]> = {
   emulators: ['domain', 'runtime'],
   seed: ['domain', 'db', 'runtime', 'providers', 'vault', 'egress'],
   sdk: [],
+  // The CI client (docs/ci.md) talks to the service over its public REST API only.
+  cli: ['domain'],
   examples: ['sdk'],
   scripts: [
     'domain',

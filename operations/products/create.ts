@@ -19,6 +19,9 @@ export const createProductOp = defineOperation({
     })
     .strict(),
   output: writeResult,
+  // The CI client writes the catalogue file through this route (docs/ci.md).
+  rest: { method: 'POST', path: '/products' },
+  errors: [409],
   async handler(ctx, input) {
     checkTrial(input.trial_per_platform);
     const { upsert, ...product } = input;

@@ -25,6 +25,9 @@ export const setPricingOp = defineOperation({
   output: writeResult.extend({
     changed: z.number().int().describe('how many prices changed (0: each was already so)'),
   }),
+  // The CI client writes the catalogue file's prices through this route (docs/ci.md).
+  rest: { method: 'POST', path: '/products/{product_id}/prices' },
+  errors: [404],
   async handler(ctx, input) {
     const problem = priceProblem(input.prices);
     if (problem) throw invalidRequest(problem[1], problem[0]);

@@ -19,6 +19,9 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /products': 'products:read',
   'GET /products/{id}': 'products:read',
   'POST /products/{id}/sync': 'products:sync',
+  // The catalogue writes the CI client makes (docs/ci.md).
+  'POST /products': 'products:write',
+  'POST /products/{product_id}/prices': 'products:write',
   'GET /providers': 'providers:read',
   'GET /sync': 'products:read',
   'POST /sync': 'products:sync',
@@ -41,6 +44,11 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /outbound-deliveries': 'webhooks:read',
   'GET /outbound-deliveries/{id}/attempts': 'webhooks:read',
   'POST /outbound-deliveries/replay': 'webhooks:write',
+};
+/** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
+const WRITE_BODIES: Record<string, string> = {
+  'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
+  'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
 const OUTBOUND = /^\/(webhook-endpoints|outbound-)/;
 
@@ -89,7 +97,7 @@ describe('scope matrix', () => {
   });
 
   for (const op of restOps.filter((o) => !OUTBOUND.test(o.rest!.path))) {
-    const path = op.rest!.path.replace('{id}', '__ID__');
+    const path = op.rest!.path.replace('{id}', '__ID__').replace('{product_id}', '__ID__');
     it(`${op.rest!.method} ${op.rest!.path}: only-its-scope → 200, every-other-scope → 403`, async () => {
       const p = path.replace('__ID__', productId);
       const only = await keyWith(t.tenant_id, [op.scope as Scope]);
@@ -99,7 +107,7 @@ describe('scope matrix', () => {
         const body =
           op.name === 'sync.run'
             ? JSON.stringify({ confirm_count: (await call(base, '/sync', t.secret_key)).body.confirm_count })
-            : undefined;
+            : (WRITE_BODIES[op.name] ?? undefined);
         const ok = await call(base, p, only.secret_key, { method: op.rest!.method, body });
         expect(ok.status).toBe(200);
         assertMatchesOpenApi(op.rest!.method, op.rest!.path, ok);

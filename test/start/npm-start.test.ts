@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../domain/providers';
 import { ROOT_DIR } from '../../runtime/config';
@@ -155,6 +155,26 @@ describe('npm start', () => {
     expect(await endpoints()).toHaveLength(1);
     const again = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/products', key);
     expect(again.body.data.map((p: any) => p.id)).toEqual(products.body.data.map((p: any) => p.id));
+    // The CI client against what npm start runs, as docs/ci.md shows it: pull, then plan that file.
+    const billing = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile(
+          'npx',
+          ['--no-install', 'billing', ...args],
+          {
+            cwd: ROOT_DIR,
+            env: { ...process.env, BILLING_API_URL: `http://127.0.0.1:${ports.API_PORT}/v1`, BILLING_SECRET_KEY: key },
+          },
+          (e, stdout, stderr) => resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        ),
+      );
+    const pulled = await billing(['catalogue', 'pull']);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    for (const p of again.body.data) expect(pulled.stdout).toContain(`sku: ${p.sku}`);
+    fs.writeFileSync(path.join(dataDir, 'catalogue.yaml'), pulled.stdout);
+    const plan = await billing(['catalogue', 'plan', '-f', path.join(dataDir, 'catalogue.yaml')]);
+    expect(plan.code, plan.stdout + plan.stderr).not.toBe(1);
+    expect(plan.stdout).toMatch(/^Plan: 0 catalogue changes|^Nothing to do\./m);
     const providers2 = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/providers', key);
     expect(providers2.body.data.map((c: any) => c.id).sort()).toEqual(providers.body.data.map((c: any) => c.id).sort());
     const owned2 = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;

@@ -44,7 +44,8 @@ export interface paths {
         /** List the catalogue; rows carry the provider ids each product synced to */
         get: operations["products.list"];
         put?: never;
-        post?: never;
+        /** Add a product (not on sale until synced); a duplicate SKU is refused unless upsert */
+        post: operations["products.create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -372,6 +373,23 @@ export interface paths {
         put?: never;
         /** Deliver again every delivery that failed since a time (optionally of one endpoint), 250 per call and no more than brings the tenant's waiting deliveries to 1000 (at it: 429 replay_quota_exceeded); has_more says to call again */
         post: operations["outbound_deliveries.replay_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/products/{product_id}/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upsert per-country prices of a product (never reaches a store until synced) */
+        post: operations["products.set_pricing"];
         delete?: never;
         options?: never;
         head?: never;
@@ -849,6 +867,170 @@ export interface operations {
             };
             /** @description insufficient_scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "products.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    sku: string;
+                    name?: string;
+                    /**
+                     * @description subscription
+                     * @enum {string}
+                     */
+                    type?: "subscription";
+                    /** @description billing tier: weekly, monthly, quarterly or annual */
+                    tier?: ("weekly" | "monthly" | "quarterly" | "annual") | null;
+                    /** @enum {string} */
+                    kind?: "digital" | "physical";
+                    /** @description equals the Android store's subscription base-plan id */
+                    android_store_product_id?: string | null;
+                    ios_store_product_id?: string | null;
+                    /** @description days of trial per platform (web, desktop, ios, macos, android); null clears it */
+                    trial_per_platform?: {
+                        [key: string]: number;
+                    } | null;
+                    upsert?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "product";
+                        sku: string;
+                        name: string;
+                        type: string;
+                        /** @enum {string} */
+                        kind: "digital" | "physical";
+                        tier: ("weekly" | "monthly" | "quarterly" | "annual") | null;
+                        android_store_product_id: string | null;
+                        ios_store_product_id: string | null;
+                        trial_per_platform: {
+                            [key: string]: unknown;
+                        } | null;
+                        active: boolean;
+                        version: number;
+                        /** @description provider → id of the product there (one per provider) */
+                        provider_ids: {
+                            [key: string]: string;
+                        };
+                        provider_refs: {
+                            /** @enum {string} */
+                            provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /** @enum {string} */
+                            mode: "live" | "test";
+                            external_id: string;
+                            synced_version: number;
+                            /** @description ISO 8601 timestamp */
+                            synced_at: string;
+                        }[];
+                        /** @description true when every reference carries the current version */
+                        synced: boolean;
+                        /** @description ISO 8601 timestamp */
+                        created_at: string;
+                        /** @description ISO 8601 timestamp */
+                        updated_at: string;
+                        pricing: {
+                            /**
+                             * Format: uuid
+                             * @description id (uuid)
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "price";
+                            country: string;
+                            currency: string;
+                            locale: string;
+                            amount_minor: number;
+                            /** @description ISO 8601 timestamp */
+                            updated_at: string;
+                        }[];
+                        created?: boolean;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description conflict (the operation names the code) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3314,6 +3496,164 @@ export interface operations {
             };
             /** @description insufficient_scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "products.set_pricing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the product id (uuid); or give sku */
+                product_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the product SKU; or give product_id */
+                    sku?: string;
+                    /** @description [{country: ISO 3166-1 alpha-2, currency: ISO 4217, amount: minor units}] */
+                    prices: {
+                        country: string;
+                        currency: string;
+                        amount: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "product";
+                        sku: string;
+                        name: string;
+                        type: string;
+                        /** @enum {string} */
+                        kind: "digital" | "physical";
+                        tier: ("weekly" | "monthly" | "quarterly" | "annual") | null;
+                        android_store_product_id: string | null;
+                        ios_store_product_id: string | null;
+                        trial_per_platform: {
+                            [key: string]: unknown;
+                        } | null;
+                        active: boolean;
+                        version: number;
+                        /** @description provider → id of the product there (one per provider) */
+                        provider_ids: {
+                            [key: string]: string;
+                        };
+                        provider_refs: {
+                            /** @enum {string} */
+                            provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /** @enum {string} */
+                            mode: "live" | "test";
+                            external_id: string;
+                            synced_version: number;
+                            /** @description ISO 8601 timestamp */
+                            synced_at: string;
+                        }[];
+                        /** @description true when every reference carries the current version */
+                        synced: boolean;
+                        /** @description ISO 8601 timestamp */
+                        created_at: string;
+                        /** @description ISO 8601 timestamp */
+                        updated_at: string;
+                        pricing: {
+                            /**
+                             * Format: uuid
+                             * @description id (uuid)
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "price";
+                            country: string;
+                            currency: string;
+                            locale: string;
+                            amount_minor: number;
+                            /** @description ISO 8601 timestamp */
+                            updated_at: string;
+                        }[];
+                        created?: boolean;
+                        /** @description how many prices changed (0: each was already so) */
+                        changed: number;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
