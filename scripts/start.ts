@@ -10,6 +10,7 @@ import { isPortOpen, waitForPort } from '../runtime/ports';
 import { ensureSearchAttributes } from '../temporal/client';
 import { ensureDemoTenant } from '../seed/demo';
 import { reuseOrMintDemoKey } from '../seed/demo-key';
+import { ensureDemoLogin } from '../seed/demo-login';
 import { registerDemoWebhooks } from '../seed/demo-webhooks';
 import { demoCanSell, syncDemoCatalogue } from '../seed/demo-sync';
 
@@ -167,6 +168,7 @@ fs.writeFileSync(path.join(config.dataDir, 'processes.json'), JSON.stringify(own
 
 const demo = await ensureDemoTenant(database.db, { ...config, masterKey }, { mintKey: false });
 const secretKey = await reuseOrMintDemoKey(database.db, config.dataDir, demo.tenant_id);
+const login = await ensureDemoLogin(database.db, config, demo.tenant_id);
 // Where the emulators' hosted checkouts deliver their events (a tenant sets this in Stripe's
 // dashboard). Each start: a start on other ports needs its own URL there.
 const webhooksAt = await registerDemoWebhooks(database.db, config, demo.tenant_id, say);
@@ -184,7 +186,14 @@ console.log(`\n${line}
  Demo tenant      ${demo.tenant_id}
  Secret key       ${secretKey}
  Publishable key  ${demo.publishable_key}
-
+${
+  login
+    ? ` Dashboard login  http://127.0.0.1:${config.dashboardPort}/login
+   Email          ${login.email}
+   Password       ${login.password}   (generated once, kept in ${path.join(config.dataDir, 'demo-login.json')})
+`
+    : ''
+}
  Webhook URLs     registered at ${webhooksAt.length ? webhooksAt.join(', ') : '(no emulator with a webhook-endpoint route answered)'}
  Demo catalogue   ${needsSync ? 'syncing to the emulators in the background (a line follows when it is done)' : 'synced: the example can sell'}
 
