@@ -78,7 +78,7 @@ let config: ReturnType<typeof loadConfig>;
 let masterKey: string;
 try {
   // Production requirements (MASTER_KEY, STORE_ANDROID_PUSH_SERVICE_ACCOUNT) are named here, before anything starts.
-  config = loadConfig();
+  config = loadConfig(process.env, { localStart: true });
   masterKey = resolveMasterKey(config, say);
 } catch (e) {
   if (e instanceof ConfigError) {
@@ -128,6 +128,8 @@ const env = {
   TEMPORAL_ADDRESS: temporalAddress,
   MASTER_KEY: masterKey,
   DATA_DIR: config.dataDir,
+  // Resolved here (unset means allowed under npm start outside production), so every child agrees.
+  OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES: config.outboundWebhooks.allowPrivateAddresses ? '1' : '0',
 };
 if (!(await isPortOpen('127.0.0.1', config.emulatorPorts.psp_a))) child('emulators', 'emulators/main.ts', env);
 // All serve metrics on loopback; on one machine the workers take the next ports (METRICS_PORT + 1, + 2).
@@ -196,6 +198,12 @@ ${
 }
  Webhook URLs     registered at ${webhooksAt.length ? webhooksAt.join(', ') : '(no emulator with a webhook-endpoint route answered)'}
  Demo catalogue   ${needsSync ? 'syncing to the emulators in the background (a line follows when it is done)' : 'synced: the example can sell'}
+
+ Outbound webhooks ${
+   config.outboundWebhooks.allowPrivateAddresses
+     ? 'may go to loopback and private addresses (a backend on this machine); OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES=0 refuses them'
+     : 'go to public addresses only (OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES)'
+ }
 
  Try: curl -H "Authorization: Bearer ${secretKey}" http://127.0.0.1:${config.apiPort}/v1/products
       npm run example:web   (the example web app on the demo tenant: Subscribe, Pay, premium)
