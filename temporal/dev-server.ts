@@ -53,6 +53,13 @@ export async function startDevServer(opts: {
   }
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: false });
+  // Whoever started it, it does not outlive that process: stop() is the graceful way, this the
+  // last resort when the process exits without it (an error, process.exit). The file-backed state
+  // survives a kill (WAL). A signal the process does not handle skips 'exit': its owner handles
+  // those (scripts/start.ts, bench/lib/proc.ts).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) =>
       reject(new Error(`temporal dev server exited early (code ${code}); see ${opts.logFile ?? 'its output'}`)),
