@@ -164,12 +164,13 @@ console.log(JSON.stringify(await billing.isPremium()));`,
 
     // Under npm start a developer points an endpoint at a backend on this machine.
     const secretKey = field(first.banner, 'Secret key')!;
+    const hookUrl = `http://127.0.0.1:${await freePort()}/hooks`;
     const created = await fetch(`${api}/v1/webhook-endpoints`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `http://127.0.0.1:${await freePort()}/hooks` }),
+      body: JSON.stringify({ url: hookUrl }),
     });
-    expect(created.status).toBe(201);
+    expect([created.status, ((await created.json()) as { url: string }).url]).toEqual([200, hookUrl]);
 
     await stopsEverything(first, 'SIGTERM');
 
