@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { findTemporalBinary } from './binary';
+import { obtainTemporalBinary } from './binary';
 import { waitForPort } from '../runtime/ports';
 import { devServerSearchAttributeFlags } from './search-attributes';
 
@@ -32,7 +32,7 @@ export async function startDevServer(opts: {
    */
   sqlitePragmas?: string[];
 }): Promise<DevServerHandle> {
-  const bin = findTemporalBinary({ log: opts.log });
+  const bin = await obtainTemporalBinary({ log: opts.log });
   const args = [
     'server',
     'start-dev',
