@@ -135,6 +135,8 @@ export async function obtainTemporalBinary(
     return await downloadTemporalCli(plan!);
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
-    throw new Error(cliMissingMessage(tools.toolCacheDir, e.cause?.code ?? e.cause?.message ?? e.message));
+    throw new Error(cliMissingMessage(tools.toolCacheDir, e.cause?.code ?? e.cause?.message ?? e.message), {
+      cause: err,
+    });
   }
 }
