@@ -221,7 +221,7 @@ ${
 `
     : ''
 }
- SDK              ${sdkInstallCommand(config.publicDashboardUrl)}
+ SDK              ${sdkInstallCommand(config.publicDashboardUrl) ?? '(not built: npm run sdk:build, then start again)'}
 
  Webhook URLs     registered at ${webhooksAt.length ? webhooksAt.join(', ') : '(no emulator with a webhook-endpoint route answered)'}
  Demo catalogue   ${needsSync ? 'syncing to the emulators in the background (a line follows when it is done)' : 'synced: the example can sell'}

@@ -35,7 +35,7 @@ ${apps.map((a) => {
 <input id="${id}-live" type="text" readonly value="${a.publishable_key_live}" class="secret">
 <button type="button" class="secondary" data-copy="${id}-live" aria-label="Copy live publishable key of ${a.name}">Copy</button>
 <p id="${id}-install-label"><strong>Install the SDK</strong> (served by this service; no other registry has it):</p>
-<pre aria-labelledby="${id}-install-label" tabindex="0"><code class="sdk-install">${install}</code></pre>
+${install ? html`<pre aria-labelledby="${id}-install-label" tabindex="0"><code class="sdk-install">${install}</code></pre>` : html`<p>This server has not built the SDK yet; its operator runs <code>npm run sdk:build</code>.</p>`}
 ${moduleUrl ? html`<p>In a page without a bundler: <code>&lt;script type="module"&gt;import { Billing } from '${moduleUrl}';&lt;/script&gt;</code></p>` : ''}
 <p id="${id}-snippet-label"><strong>Initialise the SDK</strong> (see the SDK README; switch to the live key for production):</p>
 <pre aria-labelledby="${id}-snippet-label" tabindex="0"><code>${snippet(a, apiUrl)}</code></pre>

@@ -47,10 +47,10 @@ export function sdkFiles(): SdkFiles | null {
   return loaded;
 }
 
-/** The line a newcomer types, for this deployment's dashboard host. */
-export function sdkInstallCommand(dashboardUrl: string): string {
+/** The line a newcomer types, for this deployment's dashboard host; undefined while the SDK is not built here. */
+export function sdkInstallCommand(dashboardUrl: string): string | undefined {
   const files = sdkFiles();
-  return files ? `npm install ${dashboardUrl}/sdk/${files.tarballName}` : 'npm run sdk:build';
+  return files ? `npm install ${dashboardUrl}/sdk/${files.tarballName}` : undefined;
 }
 
 export function sdkModuleUrl(dashboardUrl: string): string | undefined {
