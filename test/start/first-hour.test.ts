@@ -32,7 +32,8 @@ describe('npm start: the first hour', () => {
     await browser?.close();
     for (const proc of started) {
       try {
-        if (proc.pid && proc.exitCode === null) process.kill(-proc.pid, 'SIGKILL');
+        // The whole group, even when the orchestrator itself has exited: a failing run may leave a child behind.
+        if (proc.pid) process.kill(-proc.pid, 'SIGKILL');
       } catch {
         /* already gone */
       }
