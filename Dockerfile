@@ -8,12 +8,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build
+RUN npm run build && npm run sdk:build
 
 FROM node:20-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
+# The client SDK the dashboard host serves (npm install <url>, <script type="module">).
+COPY --from=build /app/sdk/package.json /app/sdk/README.md ./sdk/
+COPY --from=build /app/sdk/dist ./sdk/dist
 ENV NODE_ENV=production BIND_HOST=0.0.0.0
 CMD ["node", "--enable-source-maps", "dist/api/main.js"]

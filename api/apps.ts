@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
 import { dashboardAssets } from './dashboard/assets';
+import { sdkFileRoutes } from './dashboard/sdk-files';
 import { securityHeaders } from './dashboard/security-headers';
 import { dashboardPages } from './dashboard';
 import { v1Fallthrough } from './fallthrough';
@@ -63,6 +64,7 @@ export function createDashboardApp(services: Services, log: Logger, extra: Koa.M
   const app = base(services, log, 'dashboard');
   app.use(securityHeaders());
   app.use(dashboardAssets());
+  app.use(sdkFileRoutes());
   app.use(dashboardHome());
   app.use(webhookReceiver(services));
   app.use(dashboardPages(services));

@@ -17,6 +17,7 @@ import { freePort } from '../runtime/ports';
 import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as activities from './engine/activities';
 import { runBench } from './lib/run';
+import { track } from './lib/proc';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -84,6 +85,7 @@ async function withServer<T>(pragmas: string[], fn: (client: Client, taskQueue: 
     dbFile: path.join(dir, 'temporal.db'),
     sqlitePragmas: pragmas,
   });
+  track(server.process); // an interrupted bench leaves no dev server behind
   const connection = await Connection.connect({ address: server.address });
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `engine-${port}`;

@@ -86,6 +86,7 @@ runBench(async () => {
   log(`built in ${buildS.toFixed(1)} s`);
   const db = await createBenchDatabase({ tenants: 1, log });
   const temporal = await startDevServer({ port: await freePort(), uiPort: null });
+  track(temporal.process); // an interrupted bench leaves no dev server behind
   const cleanup = async () => {
     await temporal.stop();
     await db.drop();

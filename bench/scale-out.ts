@@ -116,6 +116,7 @@ async function main() {
       dbFile: path.join(tmp, 'temporal.db'),
       logFile: path.join(tmp, 'temporal-dev.log'),
     });
+    track(dev.process); // an interrupted bench leaves no dev server behind
     stops.push(() => dev.stop());
     await ensureSearchAttributes(dev.address, 'default', 20_000);
     stops.push(async () => dropDatabases(binaries, base, temporalDb));

@@ -37,15 +37,45 @@ export async function signUpUser(db: Knex, input: { email: string; passwordHash:
     return await db.transaction(async (trx) => {
       const tenant = await createTenant(trx, { name: input.email });
       await trx('api_keys').where({ tenant_id: tenant.tenant_id }).del();
-      const [user] = await trx('dashboard_users')
-        .insert({ tenant_id: tenant.tenant_id, email: input.email, password_hash: input.passwordHash })
-        .returning(['id', 'tenant_id', 'email']);
-      return user as DashboardUser;
+      return insertUser(trx, { tenantId: tenant.tenant_id, ...input });
     });
   } catch (err) {
     if ((err as { code?: string }).code === '23505') throw new EmailTaken();
     throw err;
   }
+}
+
+/** A person of an existing tenant (the demo tenant's login); the same row sign-up writes. */
+export async function addUserToTenant(
+  db: Knex,
+  input: { tenantId: string; email: string; passwordHash: string },
+): Promise<DashboardUser> {
+  try {
+    return await insertUser(db, input);
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new EmailTaken();
+    throw err;
+  }
+}
+
+/** A new password for a person, ending every session they had. */
+export async function replacePassword(db: Knex, user: DashboardUser, passwordHash: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('dashboard_users')
+      .where({ id: user.id, tenant_id: user.tenant_id })
+      .update({ password_hash: passwordHash });
+    await trx('dashboard_sessions').where({ user_id: user.id, tenant_id: user.tenant_id }).del();
+  });
+}
+
+async function insertUser(
+  db: Knex,
+  input: { tenantId: string; email: string; passwordHash: string },
+): Promise<DashboardUser> {
+  const [user] = await db('dashboard_users')
+    .insert({ tenant_id: input.tenantId, email: input.email, password_hash: input.passwordHash })
+    .returning(['id', 'tenant_id', 'email']);
+  return user as DashboardUser;
 }
 
 /** Login looks a user up by email before any tenant is known: the system role, one row. */

@@ -135,9 +135,10 @@ export interface Config {
 
 export interface OutboundWebhookConfig {
   /**
-   * `OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES=1`: deliver to private, loopback and link-local
-   * addresses too. Off by default: tenant-supplied URLs are fetched from the worker, inside the
-   * operator's network. For local development and the tests, never for a shared deployment.
+   * `OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES`: `1` delivers to private, loopback and link-local
+   * addresses too, `0` refuses them. Unset: allowed under `npm start` outside production (a developer
+   * points an endpoint at a backend on their own machine), refused otherwise: tenant-supplied URLs
+   * are fetched from the worker, inside the operator's network.
    */
   allowPrivateAddresses: boolean;
   /** `OUTBOUND_WEBHOOK_TIMEOUT_MS`: one attempt's limit (connect, send, answer), default 10 s. */
@@ -231,7 +232,11 @@ export function bootstrapLogLevel(env: NodeJS.ProcessEnv = process.env): string 
   return env.LOG_LEVEL || 'info';
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * The configuration from the environment. `localStart`: the caller is `npm start` (scripts/start.ts),
+ * a developer's own machine, where some defaults differ outside production (each names it).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localStart?: boolean } = {}): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
   const emulatorPorts = { ...DEFAULT_EMULATOR_PORTS };
   for (const p of PROVIDERS) {
@@ -301,7 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboxMaxAgeSeconds: secondsEnv(env, 'OUTBOX_MAX_AGE_SECONDS', 900),
     tracing: tracingConfig(env),
     outboundWebhooks: {
-      allowPrivateAddresses: env.OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES === '1',
+      allowPrivateAddresses: privateAddressesAllowed(env, nodeEnv, opts.localStart === true),
       attemptTimeoutMs: countEnv(env, 'OUTBOUND_WEBHOOK_TIMEOUT_MS', 10_000),
       firstRetryMs: countEnv(env, 'OUTBOUND_WEBHOOK_FIRST_RETRY_MS', 5_000),
       retryWindowMs: countEnv(env, 'OUTBOUND_WEBHOOK_RETRY_WINDOW_MS', 3 * 86_400_000),
@@ -342,6 +347,16 @@ function secondsEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   if (!Number.isInteger(n) || n < 0)
     throw new ConfigError(name, `${name} must be a whole number of seconds (0 = off), got "${raw}"`);
   return n;
+}
+
+function privateAddressesAllowed(env: NodeJS.ProcessEnv, nodeEnv: Config['env'], localStart: boolean): boolean {
+  const name = 'OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES';
+  const raw = env[name];
+  if (raw === '1') return true;
+  if (raw === '0') return false;
+  if (raw !== undefined && raw !== '')
+    throw new ConfigError(name, `${name} must be 1 (allow) or 0 (refuse), got "${raw}"`);
+  return localStart && nodeEnv !== 'production';
 }
 
 /** What production will not run without, all named at once so one restart fixes them all. */

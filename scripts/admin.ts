@@ -7,6 +7,7 @@ import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
 import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
 import { ensureDemoTenant } from '../seed/demo';
+import { ensureDemoLogin } from '../seed/demo-login';
 import { runReencrypt } from './admin-vault';
 import { formatHistory, NotFound, runWorkflowHistory } from './admin-workflow';
 
@@ -20,8 +21,9 @@ const HELP = `Billing service admin CLI
       → {"key_id", "secret_key"}
   npm run -s admin -- key:revoke --key ID [--json]
   npm run -s admin -- demo [--json]
-      The demo tenant (created and seeded if missing) with a freshly minted all-scope key.
-      → {"tenant_id", "secret_key", "publishable_key"}
+      The demo tenant (created and seeded if missing) with a freshly minted all-scope key, and
+      (not in production) its dashboard login, generated once into the data dir.
+      → {"tenant_id", "secret_key", "publishable_key", "dashboard_email", "dashboard_password"}
   npm run -s admin -- demo:publishable-key [--json]
       The demo tenant's test publishable key (created and seeded if missing); mints no secret key.
       → {"tenant_id", "publishable_key"}
@@ -146,7 +148,10 @@ async function main(): Promise<void> {
         throw new UsageError((e as Error).message);
       }
     } else if (command === 'demo') {
-      out = { ...(await ensureDemoTenant(db, config)) };
+      const demo = await ensureDemoTenant(db, config);
+      // The dashboard login (never in production, where none is made): generated once into the data dir.
+      const login = await ensureDemoLogin(db, config, demo.tenant_id);
+      out = login ? { ...demo, dashboard_email: login.email, dashboard_password: login.password } : { ...demo };
     } else if (command === 'demo:publishable-key') {
       // What a client app needs, and nothing more: no secret key is minted for it.
       const demo = await ensureDemoTenant(db, config, { mintKey: false });

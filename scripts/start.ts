@@ -10,19 +10,23 @@ import { isPortOpen, waitForPort } from '../runtime/ports';
 import { ensureSearchAttributes } from '../temporal/client';
 import { ensureDemoTenant } from '../seed/demo';
 import { reuseOrMintDemoKey } from '../seed/demo-key';
+import { ensureDemoLogin } from '../seed/demo-login';
 import { registerDemoWebhooks } from '../seed/demo-webhooks';
 import { demoCanSell, syncDemoCatalogue } from '../seed/demo-sync';
+import { sdkInstallCommand } from '../api/dashboard/sdk-files';
+import { ensureSdkBuilt } from './sdk-build';
 
 /**
  * `npm start`: everything on embedded defaults — Postgres, the Temporal dev server (with UI),
  * the five provider emulators, the two workers (inbound; outbound webhooks) and the three
  * listeners — then the demo tenant, ready to sell: its webhook URLs registered at the
- * emulators and, on the first start, its catalogue synced to them in the background. Ctrl-C
- * stops every child.
+ * emulators and, on the first start, its catalogue synced to them in the background, and its
+ * dashboard login. Ctrl-C, or SIGTERM to this process alone, stops every child.
  */
 const say = (m: string) => console.log(`[start] ${m}`);
 const children: { name: string; proc: ChildProcess }[] = [];
 let temporal: DevServerHandle | undefined;
+let temporalStarting: Promise<DevServerHandle> | undefined;
 let closeDb: (() => Promise<void>) | undefined;
 let stopping = false;
 // Ends the demo's background sync when we stop, so it reports nothing after "stopping…".
@@ -33,24 +37,30 @@ async function shutdown(code: number): Promise<never> {
     stopping = true;
     stopped.abort();
     say('stopping…');
-    await Promise.all(
-      children.map(
-        ({ proc }) =>
-          new Promise<void>((resolve) => {
-            if (proc.exitCode !== null || proc.signalCode) return resolve();
-            proc.once('exit', () => resolve());
-            proc.kill('SIGTERM');
-            setTimeout(() => proc.kill('SIGKILL'), 8000).unref();
-          }),
-      ),
-    );
-    await temporal?.stop();
+    await Promise.all(children.map(({ proc }) => stopChild(proc, 8000)));
+    // A signal during startup may come while the dev server is still starting: it is stopped too.
+    const server = temporal ?? (await temporalStarting?.catch(() => undefined));
+    await server?.stop();
     await closeDb?.();
   }
   process.exit(code);
 }
 
-function child(name: string, script: string, env: NodeJS.ProcessEnv): ChildProcess {
+/** SIGTERM, then SIGKILL if it has not exited within `graceMs`; resolves when it has exited. */
+function stopChild(proc: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode) return resolve();
+    const escalate = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+    proc.once('exit', () => {
+      clearTimeout(escalate);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+function child(name: string, script: string, env: NodeJS.ProcessEnv): void {
+  if (stopping) return; // a signal came while starting: start nothing more
   const logFile = fs.openSync(path.join(config.dataDir, `${name}.log`), 'a');
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, script)], {
     cwd: ROOT_DIR,
@@ -67,17 +77,27 @@ function child(name: string, script: string, env: NodeJS.ProcessEnv): ChildProce
     }, 300);
   });
   children.push({ name, proc });
-  return proc;
 }
 
-process.on('SIGINT', () => void shutdown(0));
-process.on('SIGTERM', () => void shutdown(0));
+/**
+ * Ctrl-C in a terminal reaches every process of the group; a process manager's stop (SIGTERM) or
+ * `kill <pid>` reaches this process alone. Either way this process stops every child it started,
+ * escalating to SIGKILL, before it exits.
+ */
+const onSignal = () => void shutdown(0);
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+for (const sig of SIGNALS) process.on(sig, onSignal);
+// The last resort when this process ends any other way (a crash): nothing it started outlives it.
+process.once('exit', () => {
+  for (const { proc } of children) if (proc.exitCode === null && !proc.signalCode) proc.kill('SIGKILL');
+  temporal?.process.kill('SIGKILL');
+});
 
 let config: ReturnType<typeof loadConfig>;
 let masterKey: string;
 try {
   // Production requirements (MASTER_KEY, STORE_ANDROID_PUSH_SERVICE_ACCOUNT) are named here, before anything starts.
-  config = loadConfig();
+  config = loadConfig(process.env, { localStart: true });
   masterKey = resolveMasterKey(config, say);
 } catch (e) {
   if (e instanceof ConfigError) {
@@ -97,6 +117,10 @@ say(
 // the login role's URL (APP_DATABASE_URL), never the owner's.
 const database = await openDatabase(config, { pool: { max: 3 }, as: 'owner' });
 closeDb = database.close;
+// The embedded Postgres package installs its own signal handlers, which stop the database and end
+// the process at once, before the children using it are stopped (and leave the Temporal dev
+// server running). The shutdown above stops the database last, so only its handlers stay.
+for (const sig of SIGNALS) for (const l of process.listeners(sig)) if (l !== onSignal) process.removeListener(sig, l);
 
 let temporalAddress = config.temporalAddress;
 let temporalUi: string | undefined;
@@ -110,13 +134,14 @@ if (temporalAddress) {
   say(`Temporal: reusing the server already on ${temporalAddress}`);
 } else {
   say(`Temporal: starting the dev server (state in ${path.join(config.dataDir, 'temporal.db')})`);
-  temporal = await startDevServer({
+  temporalStarting = startDevServer({
     port: config.temporalDevPort,
     uiPort: config.temporalUiPort,
     dbFile: path.join(config.dataDir, 'temporal.db'),
     logFile: path.join(config.dataDir, 'temporal.log'),
     log: say,
   });
+  temporal = await temporalStarting;
   temporalAddress = temporal.address;
   temporalUi = temporal.uiUrl;
 }
@@ -127,6 +152,8 @@ const env = {
   TEMPORAL_ADDRESS: temporalAddress,
   MASTER_KEY: masterKey,
   DATA_DIR: config.dataDir,
+  // Resolved here (unset means allowed under npm start outside production), so every child agrees.
+  OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES: config.outboundWebhooks.allowPrivateAddresses ? '1' : '0',
 };
 if (!(await isPortOpen('127.0.0.1', config.emulatorPorts.psp_a))) child('emulators', 'emulators/main.ts', env);
 // All serve metrics on loopback; on one machine the workers take the next ports (METRICS_PORT + 1, + 2).
@@ -151,6 +178,7 @@ for (const [provider, clientId] of [
   emulatorOAuth[`${provider.toUpperCase()}_OAUTH_CLIENT_ID`] = clientId;
   emulatorOAuth[`${provider.toUpperCase()}_OAUTH_CLIENT_SECRET`] = 'local-emulator-only';
 }
+ensureSdkBuilt(say); // before the api reads it: its dashboard host serves it
 child('api', 'api/main.ts', { ...env, ...emulatorOAuth });
 
 await Promise.all([
@@ -167,6 +195,7 @@ fs.writeFileSync(path.join(config.dataDir, 'processes.json'), JSON.stringify(own
 
 const demo = await ensureDemoTenant(database.db, { ...config, masterKey }, { mintKey: false });
 const secretKey = await reuseOrMintDemoKey(database.db, config.dataDir, demo.tenant_id);
+const login = await ensureDemoLogin(database.db, config, demo.tenant_id);
 // Where the emulators' hosted checkouts deliver their events (a tenant sets this in Stripe's
 // dashboard). Each start: a start on other ports needs its own URL there.
 const webhooksAt = await registerDemoWebhooks(database.db, config, demo.tenant_id, say);
@@ -184,9 +213,23 @@ console.log(`\n${line}
  Demo tenant      ${demo.tenant_id}
  Secret key       ${secretKey}
  Publishable key  ${demo.publishable_key}
+${
+  login
+    ? ` Dashboard login  http://127.0.0.1:${config.dashboardPort}/login
+   Email          ${login.email}
+   Password       ${login.password}   (generated once, kept in ${path.join(config.dataDir, 'demo-login.json')})
+`
+    : ''
+}
+ SDK              ${sdkInstallCommand(config.publicDashboardUrl) ?? '(not built: npm run sdk:build, then start again)'}
 
  Webhook URLs     registered at ${webhooksAt.length ? webhooksAt.join(', ') : '(no emulator with a webhook-endpoint route answered)'}
  Demo catalogue   ${needsSync ? 'syncing to the emulators in the background (a line follows when it is done)' : 'synced: the example can sell'}
+ Outbound webhooks ${
+   config.outboundWebhooks.allowPrivateAddresses
+     ? 'may go to loopback and private addresses (a backend on this machine); OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES=0 refuses them'
+     : 'go to public addresses only (OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES)'
+ }
 
  Try: curl -H "Authorization: Bearer ${secretKey}" http://127.0.0.1:${config.apiPort}/v1/products
       npm run example:web   (the example web app on the demo tenant: Subscribe, Pay, premium)

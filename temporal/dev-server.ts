@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { findTemporalBinary } from './binary';
+import { obtainTemporalBinary } from './binary';
 import { waitForPort } from '../runtime/ports';
 import { devServerSearchAttributeFlags } from './search-attributes';
 
@@ -32,7 +32,7 @@ export async function startDevServer(opts: {
    */
   sqlitePragmas?: string[];
 }): Promise<DevServerHandle> {
-  const bin = findTemporalBinary({ log: opts.log });
+  const bin = await obtainTemporalBinary({ log: opts.log });
   const args = [
     'server',
     'start-dev',
@@ -53,6 +53,13 @@ export async function startDevServer(opts: {
   }
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: false });
+  // Whoever started it, it does not outlive that process: stop() is the graceful way, this the
+  // last resort when the process exits without it (an error, process.exit). The file-backed state
+  // survives a kill (WAL). A signal the process does not handle skips 'exit': its owner handles
+  // those (scripts/start.ts, bench/lib/proc.ts).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) =>
       reject(new Error(`temporal dev server exited early (code ${code}); see ${opts.logFile ?? 'its output'}`)),

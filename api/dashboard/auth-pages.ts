@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import Router from '@koa/router';
-import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
@@ -9,18 +8,12 @@ import { recordUserAudit } from '../../db/audit';
 import { clientAddressKey } from '../../domain/client-address-key';
 import type { AttemptKind } from '../../domain/login-limits';
 import { dashboardAuthAttempts } from '../../runtime/metrics';
+import { hashPassword, MIN_PASSWORD_LENGTH, passwordMatches } from '../../runtime/passwords';
 import { DEVICE_COOKIE, deviceCookies, setDeviceCookie } from './device-cookie';
 import { readForm } from './form';
 import { html } from './html';
 import { csrfField, page } from './layout';
 import { cookieOptions, SESSION_COOKIE } from './session';
-
-export const MIN_PASSWORD_LENGTH = 12;
-
-/** argon2id with the library's defaults (OWASP's m=19 MiB, t=2, p=1). */
-export const hashPassword = (password: string) =>
-  // Algorithm is an ambient const enum (unusable under isolatedModules); 2 is its Argon2id.
-  hash(password, { algorithm: 2 as Algorithm.Argon2id });
 
 // Verifying against this when the email is unknown keeps the timing of "no such user" and "wrong password" alike.
 const DUMMY_HASH = hashPassword(crypto.randomBytes(16).toString('hex'));
@@ -230,7 +223,7 @@ export function authPages(services: Services): Router {
       return fail(429, `Too many failed attempts. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`);
     }
     const user = await findUserForLogin(db, parsed.data.email);
-    const ok = await verify(user?.password_hash ?? (await DUMMY_HASH), parsed.data.password);
+    const ok = await passwordMatches(user?.password_hash ?? (await DUMMY_HASH), parsed.data.password);
     if (!user || !ok) {
       // The reservation stays: it is the failure's count.
       dashboardAuthAttempts.inc({ form: 'login', outcome: 'invalid_credentials', limit: 'none', device: deviceLabel });

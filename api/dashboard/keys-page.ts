@@ -81,7 +81,7 @@ export function keysPage(services: Services): Router {
       notice: extra.notice,
       error: extra.error,
       body: html`${extra.created ? shownOnce(extra.created) : ''}
-${publishableKeys(appRows, services.config.publicApiUrl)}
+${publishableKeys(appRows, services.config.publicApiUrl, services.config.publicDashboardUrl)}
 <h2>Secret keys</h2>
 <p>Secret keys authenticate calls to <code>/v1</code> as <code>Authorization: Bearer sk_…</code>. Keep them on servers and in CI, never in an app.</p>
 <h3>Create a secret key</h3>

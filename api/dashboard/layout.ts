@@ -76,7 +76,7 @@ export function page(p: PageInput): string {
 <script src="/assets/copy.js" defer></script></head><body>
 <a class="skip" href="#main">Skip to content</a>
 <header><nav aria-label="Main"><ul>
-<li><a href="/">Billing service</a></li>
+<li><a href="${p.user ? '/overview' : '/'}">Billing service</a></li>
 ${
   p.user
     ? html`${NAV.map((n) => html`<li><a href="${n.href}">${n.label}</a></li>`)}

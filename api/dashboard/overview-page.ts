@@ -166,7 +166,7 @@ ${
 <div class="charts">
 ${SERIES.map((s) => lineChart({ id: `chart-${s.key.replace(/_/g, '-')}`, title: s.title, days: m.days, series: m.series[s.key] }))}
 </div>
-<p><small>Daily, UTC, from the moves each subscription record makes (recorded since migration 019; earlier records count from their creation).</small></p>
+<p><small>Daily, UTC, from the moves each subscription record makes (a subscription from before its changes were kept counts from the day it was created).</small></p>
 </section>
 
 <section aria-labelledby="health">
@@ -186,7 +186,7 @@ ${
 ${
   run
     ? html`<p><strong>${run.status}</strong>, ${run.kind} started ${formatDate(run.created_at)}, ${run.finished_at ? html`finished ${formatDate(run.finished_at)}` : 'not finished'}.
-Workflow <code>${run.workflow_id ?? '—'}</code> · <a href="/sync-runs">All sync runs</a></p>`
+Reference <code>${run.workflow_id ?? '—'}</code> (for support) · <a href="/sync-runs">All sync runs</a></p>`
     : html`<p>No sync has run yet. <a href="/sync-runs">Sync runs</a></p>`
 }
 </section>`,

@@ -1,5 +1,6 @@
 import type { AppKeys } from '../../db/apps';
 import { html } from './html';
+import { sdkInstallCommand, sdkModuleUrl } from './sdk-files';
 
 /** The init call of sdk/README.md, filled in with this app's test key and this deployment's API host. */
 function snippet(app: AppKeys, apiUrl: string): string {
@@ -18,7 +19,9 @@ const billing = Billing.configure({
  * /v1/sdk), so unlike secret keys they are shown in full, every time, beside the SDK call
  * that uses them.
  */
-export function publishableKeys(apps: AppKeys[], apiUrl: string) {
+export function publishableKeys(apps: AppKeys[], apiUrl: string, dashboardUrl: string) {
+  const install = sdkInstallCommand(dashboardUrl);
+  const moduleUrl = sdkModuleUrl(dashboardUrl);
   return html`<h2>Apps and publishable keys</h2>
 <p>Client apps use a publishable key with the SDK. <code>pk_test_…</code> sees test and sandbox
 records, <code>pk_live_…</code> live ones. They are safe to ship in an app; secret keys are not.</p>
@@ -31,7 +34,10 @@ ${apps.map((a) => {
 <label for="${id}-live">Live publishable key</label>
 <input id="${id}-live" type="text" readonly value="${a.publishable_key_live}" class="secret">
 <button type="button" class="secondary" data-copy="${id}-live" aria-label="Copy live publishable key of ${a.name}">Copy</button>
-<p id="${id}-snippet-label"><strong>Initialise the SDK</strong> (<code>npm install @billing-service/sdk</code>, see the SDK README; switch to the live key for production):</p>
+<p id="${id}-install-label"><strong>Install the SDK</strong> (served by this service; no other registry has it):</p>
+${install ? html`<pre aria-labelledby="${id}-install-label" tabindex="0"><code class="sdk-install">${install}</code></pre>` : html`<p>This server has not built the SDK yet; its operator runs <code>npm run sdk:build</code>.</p>`}
+${moduleUrl ? html`<p>In a page without a bundler: <code>&lt;script type="module"&gt;import { Billing } from '${moduleUrl}';&lt;/script&gt;</code></p>` : ''}
+<p id="${id}-snippet-label"><strong>Initialise the SDK</strong> (see the SDK README; switch to the live key for production):</p>
 <pre aria-labelledby="${id}-snippet-label" tabindex="0"><code>${snippet(a, apiUrl)}</code></pre>
 </section>`;
 })}`;

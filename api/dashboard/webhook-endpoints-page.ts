@@ -132,7 +132,7 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
 <p><a href="/webhook-endpoints">All endpoints</a></p>
 <dl><dt>URL</dt><dd><code>${e.url}</code></dd><dt>Events</dt><dd>${e.event_types.length ? e.event_types.join(', ') : 'all'}</dd>
 <dt>Status</dt><dd id="endpoint-status">${status(e)}</dd>
-<dt>Deliveries</dt><dd>workflow <code>${outboundWorkflowId(user.tenant_id, e.id)}</code></dd>
+<dt>Support reference</dt><dd><code>${outboundWorkflowId(user.tenant_id, e.id)}</code></dd>
 <dt>Secret</dt><dd>${e.secret_rotated_at ? html`rotated ${formatDate(e.secret_rotated_at)}` : 'as created'}${e.previous_secret_expires_at && new Date(e.previous_secret_expires_at) > new Date() ? html`; the previous secret signs too until ${formatDate(e.previous_secret_expires_at)}` : ''}</dd></dl>
 <form class="inline" method="post" action="/webhook-endpoints/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(csrf)}<button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button></form>
 <form method="post" action="/webhook-endpoints/${e.id}/rotate">${csrfField(csrf)}

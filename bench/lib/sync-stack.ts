@@ -26,6 +26,7 @@ import { createEmulatorAccount } from '../../seed/demo-providers';
 import { DEFAULT_SQLITE_PRAGMAS, startDevServer } from '../../temporal/dev-server';
 import { createWorker } from '../../temporal/worker';
 import { dataConverterFor } from '../../temporal/payload-codec';
+import { track } from './proc';
 
 /**
  * The whole sync path, real pieces only, for the sync benches: a throwaway Postgres database
@@ -74,6 +75,7 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
     dbFile: path.join(dir, 'temporal.db'),
     sqlitePragmas: DEFAULT_SQLITE_PRAGMAS,
   });
+  track(temporal.process); // an interrupted bench leaves no dev server behind
   log(`temporal dev server ${temporal.address}`);
 
   const emulators = await startAllEmulators(

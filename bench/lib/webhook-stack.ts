@@ -84,6 +84,7 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       dbFile: path.join(tmp, 'temporal.db'),
       logFile: path.join(tmp, 'temporal.log'),
     });
+    track(temporal.process); // an interrupted bench leaves no dev server behind
     stops.push(() => temporal.stop());
     await ensureSearchAttributes(temporal.address, 'default', 20_000);
     // The api and worker processes get MASTER_KEY below; this client encrypts and decrypts as they do.

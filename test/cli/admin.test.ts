@@ -1,11 +1,15 @@
 import { SCOPES } from '../../domain/scopes';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { PROVIDERS } from '../../domain/providers';
-import { ROOT_DIR } from '../../runtime/config';
+import { loadConfig, ROOT_DIR } from '../../runtime/config';
+import { passwordMatches } from '../../runtime/passwords';
+import { ensureDemoLogin } from '../../seed/demo-login';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { hashSecretKey } from '../../db/key-material';
@@ -32,6 +36,8 @@ describe('admin CLI', () => {
       DATABASE_URL: inject('databaseUrl'),
       MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`,
       LOG_LEVEL: 'silent',
+      // The demo login's file goes here, not into the checkout's .data.
+      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'billing-admin-')),
     };
     for (const p of PROVIDERS) env[`${p.toUpperCase()}_API_BASE`] = emulators[p].url;
     api = await startApi();
@@ -135,6 +141,22 @@ describe('admin CLI', () => {
     expect(second.tenant_id).toBe(first.tenant_id);
     expect(second.secret_key).not.toBe(first.secret_key);
     expect(second.publishable_key).toBe(first.publishable_key);
+    // The dashboard login: generated once into the data dir, the same on every call, and it is the person's password.
+    expect(first.dashboard_email).toMatch(/^demo-[0-9a-f]{8}@example\.com$/);
+    expect(first.dashboard_password).toMatch(/^[\w-]{24}$/);
+    expect([second.dashboard_email, second.dashboard_password]).toEqual([
+      first.dashboard_email,
+      first.dashboard_password,
+    ]);
+    expect(fs.readFileSync(path.join(env.DATA_DIR!, 'demo-login.json'), 'utf8')).toContain(first.dashboard_password);
+    const person = await testDb()('dashboard_users').where({ email: first.dashboard_email }).first();
+    expect(person.tenant_id).toBe(first.tenant_id);
+    expect(await passwordMatches(person.password_hash, first.dashboard_password)).toBe(true);
+    expect(JSON.stringify(await testDb()('audit_entries').where({ tenant_id: first.tenant_id }))).not.toContain(
+      first.dashboard_password,
+    );
+    // Never in production: no login is made there.
+    expect(await ensureDemoLogin(testDb(), { ...loadConfig(env), env: 'production' }, first.tenant_id)).toBeUndefined();
     for (const path of [
       '/products',
       '/subscribers',

@@ -4,7 +4,7 @@ import { testDb } from '../helpers/db';
 import { testServices } from '../helpers/api';
 import { signUpUser } from '../../db/dashboard-users';
 import { DEFAULT_LIMITS } from '../../domain/login-limits';
-import { hashPassword } from '../../api/dashboard/auth-pages';
+import { hashPassword } from '../../runtime/passwords';
 import { dashboardHarness, uniqueEmail } from './helpers/browser';
 
 const PASSWORD = 'the owner’s own password';

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUpUser } from '../../db/dashboard-users';
-import { hashPassword } from '../../api/dashboard/auth-pages';
+import { hashPassword } from '../../runtime/passwords';
 import { DEVICE_COOKIE } from '../../api/dashboard/device-cookie';
 import { DEFAULT_LIMITS } from '../../domain/login-limits';
 import { freePort } from '../../runtime/ports';
