@@ -6,9 +6,6 @@ import { insertApiKey, revokeApiKey } from '../db/api-keys';
 import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
 import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
-import { ensureDemoTenant } from '../seed/demo';
-import { runReencrypt } from './admin-vault';
-import { formatHistory, NotFound, runWorkflowHistory } from './admin-workflow';
 
 const HELP = `Billing service admin CLI
 
@@ -141,12 +138,16 @@ async function main(): Promise<void> {
         throw new UsageError((e as Error).message);
       }
     } else if (command === 'demo') {
+      const { ensureDemoTenant } = await import('../seed/demo');
       out = { ...(await ensureDemoTenant(db, config)) };
     } else if (command === 'demo:publishable-key') {
       // What a client app needs, and nothing more: no secret key is minted for it.
+      const { ensureDemoTenant } = await import('../seed/demo');
       const demo = await ensureDemoTenant(db, config, { mintKey: false });
       out = { tenant_id: demo.tenant_id, publishable_key: demo.publishable_key };
     } else if (command === 'workflow:history') {
+      // The Temporal client is the slowest import here: loaded only by the command that needs it.
+      const { formatHistory, NotFound, runWorkflowHistory } = await import('./admin-workflow');
       const history = await runWorkflowHistory(
         db,
         config,
@@ -162,6 +163,7 @@ async function main(): Promise<void> {
       }
       out = { ...history };
     } else {
+      const { runReencrypt } = await import('./admin-vault');
       out = await runReencrypt(db, config);
     }
     if (json) process.stdout.write(JSON.stringify(out) + '\n');
