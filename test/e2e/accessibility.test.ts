@@ -15,58 +15,52 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
     await p.close();
   });
 
-  // Desktop and phone scan the same pages in two contexts of the one browser, side by side:
-  // each waits on the api and on its own renderer, so together they take little more than one.
   for (const viewport of [
     { name: 'desktop', width: 1280, height: 900 },
     { name: 'phone', width: 375, height: 740 },
   ]) {
-    it.concurrent(
-      `has no serious or critical violations (${viewport.name} width)`,
-      async () => {
-        const ctx = await h.browser.newContext({ viewport });
-        const p = await ctx.newPage();
-        const check = async (path: string, name: string) => {
-          if (path) await p.goto(h.api.dashboardRoot + path);
-          await expectAccessible(p, `${name} (${viewport.name})`);
-          await screenshot(p, `${name}-${viewport.name}`);
-        };
-        await check('/', 'home');
-        await check('/signup', 'signup');
-        await check('/login', 'login');
-        await signUp(p, h.api.dashboardRoot, uniqueEmail(`a11y-${viewport.name}`));
-        await check('/settings/developer-api', 'developer-api');
-        // The page with a freshly created key shown once.
-        await p.getByLabel('Name').fill('a11y');
-        await p.getByLabel('readiness:read', { exact: true }).check();
-        await p.getByRole('button', { name: 'Create key' }).click();
-        await check('', 'developer-api-created');
-        await check('/providers', 'providers');
-        await p.getByLabel('Account ID').fill(`acct_a11y_${viewport.name}`);
-        await p.getByLabel('Provider').selectOption('store_ios');
-        await p.getByRole('button', { name: 'Add connection' }).click();
-        await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
-        await check('', 'provider-connection');
-        for (const path of [
-          '/overview',
-          '/overview?mode=test&days=90',
-          '/products',
-          '/products/new',
-          '/paywall',
-          '/readiness',
-          '/sync-runs',
-          '/subscribers',
-          '/entitlements',
-          '/webhook-deliveries',
-          '/audit',
-        ]) {
-          await check(path, path.slice(1));
-        }
-        await keyboardReachesCreateKey(p, h.api.dashboardRoot);
-        await ctx.close();
-      },
-      240_000,
-    ); // fifteen pages, each scanned by axe, on a shared 2-core machine
+    it(`has no serious or critical violations (${viewport.name} width)`, async () => {
+      const ctx = await h.browser.newContext({ viewport });
+      const p = await ctx.newPage();
+      const check = async (path: string, name: string) => {
+        if (path) await p.goto(h.api.dashboardRoot + path);
+        await expectAccessible(p, `${name} (${viewport.name})`);
+        await screenshot(p, `${name}-${viewport.name}`);
+      };
+      await check('/', 'home');
+      await check('/signup', 'signup');
+      await check('/login', 'login');
+      await signUp(p, h.api.dashboardRoot, uniqueEmail(`a11y-${viewport.name}`));
+      await check('/settings/developer-api', 'developer-api');
+      // The page with a freshly created key shown once.
+      await p.getByLabel('Name').fill('a11y');
+      await p.getByLabel('readiness:read', { exact: true }).check();
+      await p.getByRole('button', { name: 'Create key' }).click();
+      await check('', 'developer-api-created');
+      await check('/providers', 'providers');
+      await p.getByLabel('Account ID').fill(`acct_a11y_${viewport.name}`);
+      await p.getByLabel('Provider').selectOption('store_ios');
+      await p.getByRole('button', { name: 'Add connection' }).click();
+      await p.waitForURL(/\/providers\/[0-9a-f-]{36}$/);
+      await check('', 'provider-connection');
+      for (const path of [
+        '/overview',
+        '/overview?mode=test&days=90',
+        '/products',
+        '/products/new',
+        '/paywall',
+        '/readiness',
+        '/sync-runs',
+        '/subscribers',
+        '/entitlements',
+        '/webhook-deliveries',
+        '/audit',
+      ]) {
+        await check(path, path.slice(1));
+      }
+      await keyboardReachesCreateKey(p, h.api.dashboardRoot);
+      await ctx.close();
+    }, 240_000); // fifteen pages, each scanned by axe, on a shared 2-core machine
   }
 });
 
