@@ -6,10 +6,6 @@ import { insertApiKey, revokeApiKey } from '../db/api-keys';
 import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
 import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
-import { ensureDemoTenant } from '../seed/demo';
-import { ensureDemoLogin } from '../seed/demo-login';
-import { runReencrypt } from './admin-vault';
-import { formatHistory, NotFound, runWorkflowHistory } from './admin-workflow';
 
 const HELP = `Billing service admin CLI
 
@@ -148,15 +144,20 @@ async function main(): Promise<void> {
         throw new UsageError((e as Error).message);
       }
     } else if (command === 'demo') {
+      const { ensureDemoTenant } = await import('../seed/demo');
+      const { ensureDemoLogin } = await import('../seed/demo-login');
       const demo = await ensureDemoTenant(db, config);
       // The dashboard login (never in production, where none is made): generated once into the data dir.
       const login = await ensureDemoLogin(db, config, demo.tenant_id);
       out = login ? { ...demo, dashboard_email: login.email, dashboard_password: login.password } : { ...demo };
     } else if (command === 'demo:publishable-key') {
       // What a client app needs, and nothing more: no secret key is minted for it.
+      const { ensureDemoTenant } = await import('../seed/demo');
       const demo = await ensureDemoTenant(db, config, { mintKey: false });
       out = { tenant_id: demo.tenant_id, publishable_key: demo.publishable_key };
     } else if (command === 'workflow:history') {
+      // The Temporal client is the slowest import here: loaded only by the command that needs it.
+      const { formatHistory, NotFound, runWorkflowHistory } = await import('./admin-workflow');
       const history = await runWorkflowHistory(
         db,
         config,
@@ -172,6 +173,7 @@ async function main(): Promise<void> {
       }
       out = { ...history };
     } else {
+      const { runReencrypt } = await import('./admin-vault');
       out = await runReencrypt(db, config);
     }
     if (json) process.stdout.write(JSON.stringify(out) + '\n');

@@ -47,6 +47,8 @@ export function createStore(file?: string): EmulatorStore {
       write();
     },
   };
-  process.once('exit', () => store.flush());
+  // Only a store written to a file has anything to flush; in-memory ones (the tests', many per
+  // process) add no listener.
+  if (file) process.once('exit', () => store.flush());
   return store;
 }

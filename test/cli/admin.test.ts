@@ -114,8 +114,9 @@ describe('admin CLI', () => {
       ['tenant:create', '--json'],
       ['frobnicate'],
     ];
-    for (const c of cases) {
-      const r = await admin(...c);
+    // Independent processes: started together, each checked on its own.
+    const results = await Promise.all(cases.map(async (c) => ({ c, r: await admin(...c) })));
+    for (const { c, r } of results) {
       expect([c.join(' '), r.code === 0]).toEqual([c.join(' '), false]);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(/^error: /);
