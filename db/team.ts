@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Role } from '../domain/roles';
 import type { Tx } from './transaction';
 
-/** Team members and invitations (docs/team.md). Every function but `invitationTenant` runs in the tenant's transaction. */
+/** Team members and invitations (docs/team.md). All but `invitationTenant` run in the tenant's transaction. */
 
 export interface Member {
   id: string;
@@ -26,7 +26,10 @@ export function hashInvitationToken(token: string): string {
 }
 
 export async function listMembers(trx: Tx): Promise<Member[]> {
-  return trx('dashboard_users').whereNull('removed_at').orderBy('created_at').select('id', 'email', 'role', 'created_at');
+  return trx('dashboard_users')
+    .whereNull('removed_at')
+    .orderBy('created_at')
+    .select('id', 'email', 'role', 'created_at');
 }
 
 /**

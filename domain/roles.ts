@@ -8,10 +8,6 @@ import { SCOPES, type Scope } from './scopes';
 export const ROLES = ['owner', 'admin', 'developer', 'support', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
-export function isRole(s: unknown): s is Role {
-  return typeof s === 'string' && (ROLES as readonly string[]).includes(s);
-}
-
 /**
  * The dashboard-only operations (no key may run them), by what they touch:
  * - `credentials`: secret keys, provider credentials, webhook secrets, the paywall;

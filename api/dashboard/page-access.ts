@@ -18,7 +18,11 @@ const PAGES: { path: RegExp; open?: Need; act?: Need }[] = [
   { path: /^\/readiness(\/|$)/, open: { scope: 'readiness:read' } },
   { path: /^\/sync-runs(\/|$)/, open: { scope: 'products:read' } },
   { path: /^\/(subscribers|entitlements)(\/|$)/, open: { scope: 'subscribers:read' } },
-  { path: /^\/webhook-(deliveries|endpoints)(\/|$)/, open: { scope: 'webhooks:read' }, act: { scope: 'webhooks:write' } },
+  {
+    path: /^\/webhook-(deliveries|endpoints)(\/|$)/,
+    open: { scope: 'webhooks:read' },
+    act: { scope: 'webhooks:write' },
+  },
   { path: /^\/audit(\/|$)/, open: { scope: 'audit:read' } },
 ];
 

@@ -123,7 +123,10 @@ ${invitationRows(invitations, csrf)}
   r.post('/settings/team/invitations/:id/revoke', async (ctx) => {
     await readForm(ctx);
     const done = await runOperation(services, ctx, revokeTeamInvitation, { id: ctx.params.id });
-    await render(ctx, 'error' in done ? { error: done.error } : { notice: 'Invitation withdrawn: its link no longer works.' });
+    await render(
+      ctx,
+      'error' in done ? { error: done.error } : { notice: 'Invitation withdrawn: its link no longer works.' },
+    );
   });
 
   r.post('/settings/team/members/:id/role', async (ctx) => {
@@ -148,7 +151,10 @@ ${invitationRows(invitations, csrf)}
       ctx.status = 303;
       return ctx.redirect('/login');
     }
-    await render(ctx, 'error' in done ? { error: done.error } : { notice: 'Member removed. Their sessions have ended.' });
+    await render(
+      ctx,
+      'error' in done ? { error: done.error } : { notice: 'Member removed. Their sessions have ended.' },
+    );
   });
 
   return r;

@@ -46,8 +46,7 @@ describe('dashboard: team and roles', () => {
     return p.request.post(root() + path, { form: { _csrf: csrf, ...form }, maxRedirects: 0 });
   }
 
-  const navLinks = async (p: Page) =>
-    p.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+  const navLinks = async (p: Page) => p.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
   const audit = (tenantId: string, action: string) =>
     testDb()('audit_entries').where({ tenant_id: tenantId, action }).orderBy('created_at');
 
@@ -273,9 +272,7 @@ describe('dashboard: team and roles', () => {
         expires_at: new Date(Date.now() + 86_400_000),
       })
       .returning('id');
-    expect(
-      (await craftedPost(x, `/settings/team/invitations/${aInvitation[0].id}/revoke`, {})).status(),
-    ).toBe(404);
+    expect((await craftedPost(x, `/settings/team/invitations/${aInvitation[0].id}/revoke`, {})).status()).toBe(404);
     const aMembers = await testDb()('dashboard_users').where({ tenant_id: a }).whereNull('removed_at');
     expect(aMembers).toHaveLength(3);
     expect((await testDb()('team_invitations').where({ id: aInvitation[0].id }).first()).revoked_at).toBeNull();
