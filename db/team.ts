@@ -153,3 +153,10 @@ export async function acceptInvitation(
   await trx('team_invitations').where({ id: inv.id }).update({ accepted_by: user.id });
   return user;
 }
+
+/** The emails of these people, removed members included: the audit trail names who did what. */
+export async function memberEmails(trx: Tx, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows: { id: string; email: string }[] = await trx('dashboard_users').whereIn('id', ids).select('id', 'email');
+  return new Map(rows.map((r) => [r.id, r.email]));
+}

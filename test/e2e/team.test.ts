@@ -168,6 +168,10 @@ describe('dashboard: team and roles', () => {
     expect(crafted.status()).toBe(403);
     expect(await crafted.text()).toContain(FORBIDDEN);
     expect(await products()).toHaveLength(0);
+    await v.goto(`${root()}/webhook-endpoints`);
+    await expect(v.getByRole('heading', { name: 'Add an endpoint' }).count()).resolves.toBe(0);
+    await v.goto(`${root()}/paywall`);
+    await expect(v.getByRole('button', { name: 'Save draft' }).count()).resolves.toBe(0);
     const newPage = await v.goto(`${root()}/products/new`);
     expect(newPage!.status()).toBe(403);
     await expect(v.getByRole('alert').textContent()).resolves.toBe(FORBIDDEN);
@@ -217,6 +221,11 @@ describe('dashboard: team and roles', () => {
     await expect(v.getByRole('link', { name: 'New product' }).count()).resolves.toBe(1);
     const changed = await audit(tenantId, 'team.change_role');
     expect(changed.map((a) => [a.actor_type, a.actor_id, a.outcome])).toEqual([['user', owner.id, 'ok']]);
+    // The audit trail names the person who changed it.
+    await o.goto(`${root()}/audit?action=team.change_role`);
+    await expect(o.getByRole('region', { name: 'Audit trail' }).textContent()).resolves.toContain(
+      `${owner.email} (${owner.id})`,
+    );
 
     for (const x of [viewer, support, developer, owner]) await x.ctx.close();
   });
