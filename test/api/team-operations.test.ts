@@ -7,6 +7,7 @@ import type { UserActor } from '../../operations/actor';
 import { executeOperation } from '../../operations/execute';
 import type { Services } from '../../operations/services';
 import { changeMemberRole } from '../../operations/team/change-role';
+import { removeTeamMember } from '../../operations/team/remove';
 import { inviteMember } from '../../operations/team/invite';
 import type { Operation } from '../../operations/types';
 import { createLogger } from '../../runtime/logger';
@@ -71,5 +72,23 @@ describe('team operations under concurrency', () => {
     const email = (await testDb()('dashboard_users').where({ id: admin.userId }).first()).email;
     expect(await run(inviteMember as Operation, admin, { email, role: 'viewer' })).toBe('409 already_member');
     expect(await testDb()('team_invitations').where({ tenant_id })).toHaveLength(0);
+  });
+
+  it('a removed member invited again comes back on the same row (the audit trail keeps one id), with the new role', async () => {
+    const { tenant_id } = await newTenant('rejoin');
+    const owner = await member(tenant_id, 'owner');
+    const dev = await member(tenant_id, 'developer');
+    const email = (await testDb()('dashboard_users').where({ id: dev.userId }).first()).email;
+    expect(await run(removeTeamMember as Operation, owner, { user_id: dev.userId })).toBe('ok');
+    const made = (await executeOperation(
+      inviteMember as Operation,
+      owner,
+      { email, role: 'viewer' },
+      { requestId: crypto.randomUUID(), services, log, surface: 'dashboard' },
+    )) as { token: string };
+    const back = await withTenant(appDb(), tenant_id, (trx) => acceptInvitation(trx, tenant_id, made.token, 'new'));
+    expect(back).toMatchObject({ id: dev.userId, role: 'viewer' });
+    const row = await testDb()('dashboard_users').where({ id: dev.userId }).first();
+    expect([row.removed_at, row.password_hash]).toEqual([null, 'new']);
   });
 });
