@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Role } from '../domain/roles';
 import { createTenant } from './tenants';
 
 /** Sessions last a working day; logging out deletes the row at once. */
@@ -9,6 +10,8 @@ export interface DashboardUser {
   id: string;
   tenant_id: string;
   email: string;
+  /** Read afresh with every request's session: a role change holds from the member's next request. */
+  role: Role;
 }
 
 export interface SessionUser extends DashboardUser {
@@ -74,16 +77,19 @@ async function insertUser(
 ): Promise<DashboardUser> {
   const [user] = await db('dashboard_users')
     .insert({ tenant_id: input.tenantId, email: input.email, password_hash: input.passwordHash })
-    .returning(['id', 'tenant_id', 'email']);
+    .returning(['id', 'tenant_id', 'email', 'role']);
   return user as DashboardUser;
 }
 
-/** Login looks a user up by email before any tenant is known: the system role, one row. */
+/** Login looks a user up by email before any tenant is known: the system role, one row. A removed member has none. */
 export async function findUserForLogin(
   db: Knex,
   email: string,
 ): Promise<(DashboardUser & { password_hash: string }) | undefined> {
-  return db('dashboard_users').where({ email }).first('id', 'tenant_id', 'email', 'password_hash');
+  return db('dashboard_users')
+    .where({ email })
+    .whereNull('removed_at')
+    .first('id', 'tenant_id', 'email', 'role', 'password_hash');
 }
 
 export async function createSession(db: Knex, user: DashboardUser): Promise<{ token: string; expiresAt: Date }> {
@@ -103,7 +109,8 @@ export async function sessionUser(db: Knex, token: string): Promise<SessionUser 
     .join('dashboard_users as u', 'u.id', 's.user_id')
     .where('s.token_hash', hashSessionToken(token))
     .where('s.expires_at', '>', db.fn.now())
-    .first('u.id', 'u.tenant_id', 'u.email', 's.id as session_id');
+    .whereNull('u.removed_at')
+    .first('u.id', 'u.tenant_id', 'u.email', 'u.role', 's.id as session_id');
   return row as SessionUser | undefined;
 }
 

@@ -1,24 +1,81 @@
 import { SCOPES, type Scope } from './scopes';
 
 /**
- * What a person in the dashboard may do. Every member is an `owner` today: an owner may run every
- * operation, the dashboard-only ones (keys, provider credentials) included.
+ * What a person in the dashboard may do (docs/team.md). ONE table, `ROLE_TABLE`, answers it for
+ * every surface that asks: the operation policy (operations/policy.ts), the pages' gate and the
+ * navigation (api/dashboard/page-access.ts), and the team page's descriptions.
  */
-export const ROLES = ['owner'] as const;
+export const ROLES = ['owner', 'admin', 'developer', 'support', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
-const ROLE_SCOPES: Record<Role, readonly Scope[]> = { owner: SCOPES };
+/**
+ * The dashboard-only operations (no key may run them), by what they touch:
+ * - `credentials`: secret keys, provider credentials, webhook secrets, the paywall;
+ * - `team`: inviting people, changing roles, removing members.
+ */
+export const ACCOUNT_AREAS = ['credentials', 'team'] as const;
+export type AccountArea = (typeof ACCOUNT_AREAS)[number];
+
+/** Every read scope: a scope added later that ends in `:read` reaches every role that reads. */
+const READS: readonly Scope[] = SCOPES.filter((s) => s.endsWith(':read'));
+
+interface RoleGrant {
+  /** Shown on the team page next to the role. */
+  summary: string;
+  scopes: readonly Scope[];
+  account: readonly AccountArea[];
+}
+
+const ROLE_TABLE: Record<Role, RoleGrant> = {
+  owner: { summary: 'Everything, including the team and other owners.', scopes: SCOPES, account: ACCOUNT_AREAS },
+  admin: {
+    summary: 'Everything, including the team; cannot make, change or remove owners.',
+    scopes: SCOPES,
+    account: ACCOUNT_AREAS,
+  },
+  developer: {
+    summary: 'Keys, webhooks, providers and products; no access grants, no team.',
+    scopes: [...READS, 'products:write', 'products:sync', 'providers:write', 'apps:write', 'webhooks:write'],
+    account: ['credentials'],
+  },
+  support: {
+    summary: 'Reads everything but keys and credentials; answers customers (grants, refresh).',
+    scopes: [...READS],
+    account: [],
+  },
+  viewer: { summary: 'Reads everything but keys and credentials; changes nothing.', scopes: [...READS], account: [] },
+};
+
+export function roleSummary(role: Role): string {
+  return ROLE_TABLE[role].summary;
+}
 
 export function scopesOfRole(role: Role): Scope[] {
-  return [...ROLE_SCOPES[role]];
+  return [...ROLE_TABLE[role].scopes];
 }
 
 /** Whether a role carries a scope (an operation open to keys); dashboard-only operations ask `mayManageAccount`. */
 export function roleHasScope(role: Role, scope: Scope): boolean {
-  return ROLE_SCOPES[role].includes(scope);
+  return ROLE_TABLE[role].scopes.includes(scope);
 }
 
-/** Keys, provider credentials, webhook secrets: operations no key can run. */
-export function mayManageAccount(role: Role): boolean {
-  return role === 'owner';
+/** Whether a role may run the dashboard-only operations of an area. */
+export function mayManageAccount(role: Role, area: AccountArea): boolean {
+  return ROLE_TABLE[role].account.includes(area);
+}
+
+/** What a page, a form or an operation needs: a scope, or an account area. */
+export type Need = { scope: Scope } | { account: AccountArea };
+
+export function roleMay(role: Role, need: Need): boolean {
+  return 'scope' in need ? roleHasScope(role, need.scope) : mayManageAccount(role, need.account);
+}
+
+/**
+ * Whether `actor` may give `target` a role, or change or remove a member who holds `target`:
+ * only an owner touches the owner role; anyone who manages the team touches the others.
+ */
+export function mayAssignRole(actor: Role, target: Role): boolean {
+  if (!mayManageAccount(actor, 'team')) return false;
+  return target !== 'owner' || actor === 'owner';
 }

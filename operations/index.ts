@@ -41,6 +41,10 @@ import { connectProviderOAuth } from './providers/connect-oauth';
 import { setDefaultProvider } from './providers/set-default';
 import { updateProviderCredentials } from './providers/update-credentials';
 import { verifyProvider } from './providers/verify';
+import { changeMemberRole } from './team/change-role';
+import { inviteMember } from './team/invite';
+import { removeTeamMember } from './team/remove';
+import { revokeTeamInvitation } from './team/revoke-invitation';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -93,4 +97,9 @@ export const OPERATIONS: Operation[] = [
   updateProviderCredentials,
   setDefaultProvider,
   verifyProvider,
+  // The team (docs/team.md): owners and admins only.
+  inviteMember,
+  revokeTeamInvitation,
+  changeMemberRole,
+  removeTeamMember,
 ] as Operation[];

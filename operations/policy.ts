@@ -12,12 +12,12 @@ export function refusalFor(actor: Actor, op: Operation, surface: Surface): ApiEr
   if (dashboardOnly(op)) {
     if (actor.kind !== 'user' || surface !== 'dashboard')
       return new ApiError(403, 'insufficient_scope', 'This can be done only by a signed-in person in the dashboard.');
-    return mayManageAccount(actor.role) ? undefined : forbiddenForRole();
+    return mayManageAccount(actor.role, op.accountArea ?? 'credentials') ? undefined : forbiddenForRole();
   }
   const scope = op.scope as Exclude<Operation['scope'], 'account'>;
   if (actor.kind === 'api_key') return actor.scopes.includes(scope) ? undefined : insufficientScope(scope);
   return roleHasScope(actor.role, scope) ? undefined : forbiddenForRole();
 }
 
-const forbiddenForRole = () =>
-  new ApiError(403, 'insufficient_scope', 'Your role in this account does not allow this; ask an owner.');
+export const forbiddenForRole = () =>
+  new ApiError(403, 'insufficient_scope', 'Your role in this account does not allow this; ask an owner or an admin.');

@@ -2,6 +2,7 @@ import type { Tx } from '../db/transaction';
 import type { TenantReader } from '../db/tenant-read';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import type { AccountArea } from '../domain/roles';
 import type { Scope } from '../domain/scopes';
 import type { Actor } from './actor';
 import type { Services } from './services';
@@ -50,6 +51,8 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
    * credentials and webhook secrets). Those have no REST route, no tool and no OpenAPI entry.
    */
   scope: Scope | typeof ACCOUNT;
+  /** For an `'account'` operation: what it touches (domain/roles.ts); `credentials` unless said. */
+  accountArea?: AccountArea;
   /** Writes are audited (outcome included, refusals too); reads go to the request log only. */
   write: boolean;
   input: I;

@@ -242,6 +242,16 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
     'EmailTaken',
   ],
   'db/login-attempts.ts': ['clearAttempts', 'releaseAttempt', 'reserveAttempt'],
+  // The team page's reads; accepting an invitation is a session mechanic like signing up (docs/team.md).
+  'db/team.ts': [
+    'listMembers',
+    'listPendingInvitations',
+    'memberEmails',
+    'invitationTenant',
+    'findLiveInvitation',
+    'acceptInvitation',
+    'InvitationEmailTaken',
+  ],
   // Signing up, in and out runs before there is a person (or a tenant) to run an operation as; it
   // is audited under the operations' vocabulary (account.sign_up, account.log_in, account.log_out).
   'db/audit.ts': ['recordUserAudit'],

@@ -11,6 +11,9 @@ import { listAudit } from '../../operations/audit/list';
 import { listEntitlements } from '../../operations/entitlements/list';
 import { listSubscribers } from '../../operations/subscribers/list';
 import { listWebhooks } from '../../operations/webhook-deliveries/list';
+import { memberEmails } from '../../db/team';
+import { withTenant } from '../../db/tenant-tx';
+import { isUuid } from '../../domain/ids';
 
 /**
  * Browsing runs the API's own read operations (same filters, validation, tenant transaction
@@ -76,6 +79,17 @@ export function browsePages(services: Services): Router {
       }
       const rows = result?.data ?? [];
       const columns = rows.length ? Object.keys(rows[0]) : [];
+      // The audit trail names the person: a member's email beside their id (removed members too).
+      const userIds = rows
+        .filter((x) => x.actor_type === 'user' && isUuid(String(x.actor_id)))
+        .map((x) => String(x.actor_id));
+      const people = userIds.length
+        ? await withTenant(services.db, ctx.state.user!.tenant_id, (trx) => memberEmails(trx, [...new Set(userIds)]))
+        : new Map<string, string>();
+      const shown = (row: Record<string, unknown>, c: string) =>
+        c === 'actor_id' && row.actor_type === 'user' && people.has(String(row[c]))
+          ? `${people.get(String(row[c]))} (${cell(row[c])})`
+          : cell(row[c]);
       const next =
         result && result.pagination.total !== null && result.pagination.offset + rows.length < result.pagination.total
           ? new URLSearchParams({
@@ -104,7 +118,7 @@ ${
   rows.length === 0
     ? html`<p>Nothing matches.</p>`
     : html`<div class="scroll" role="region" tabindex="0" aria-label="${b.title}"><table><caption class="skip">${b.title}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
-<tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${cell(row[c])}</td>`)}</tr>`)}</tbody></table></div>`
+<tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${shown(row, c)}</td>`)}</tr>`)}</tbody></table></div>`
 }
 ${next ? html`<p><a href="${b.path}?${next}">Next page</a></p>` : ''}`,
       });

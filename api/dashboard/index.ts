@@ -15,6 +15,11 @@ import { overviewPage } from './overview-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
+import { mayRequest } from './page-access';
+import { teamPages } from './team-page';
+import { invitationPages } from './invitation-page';
+import { recordUserAudit } from '../../db/audit';
+import { forbiddenForRole } from '../../operations/policy';
 
 /** Paths that belong to the API or the webhook receivers on the same host: never dashboard pages. */
 const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
@@ -40,6 +45,8 @@ export function dashboardPages(services: Services): Koa.Middleware {
     paywallPage(services),
     overviewPage(services),
     webhookEndpointsPage(services),
+    teamPages(services),
+    invitationPages(services),
   ])
     pages.use(r.routes(), r.allowedMethods());
 
@@ -53,6 +60,29 @@ export function dashboardPages(services: Services): Koa.Middleware {
         csrf: ctx.state.csrf!,
         error: 'Your session has ended. Log in again.',
         body: html``,
+      });
+      return;
+    }
+    // The person's role, read with this request's session, against what the page needs
+    // (page-access.ts): refused before the page's code runs, and audited as theirs.
+    const user = ctx.state.user;
+    if (user && !mayRequest(user.role, ctx.method, ctx.path)) {
+      await recordUserAudit(services.db, {
+        tenantId: user.tenant_id,
+        userId: user.id,
+        action: 'dashboard.page',
+        requestId: ctx.state.requestId,
+        outcome: 'insufficient_scope',
+        detail: { method: ctx.method, path: ctx.path, role: user.role },
+      });
+      ctx.status = 403;
+      ctx.type = 'html';
+      ctx.body = page({
+        title: 'Not allowed',
+        user,
+        csrf: ctx.state.csrf!,
+        error: forbiddenForRole().detail,
+        body: html`<p><a href="/overview">Back to the overview</a></p>`,
       });
       return;
     }

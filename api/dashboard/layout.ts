@@ -1,5 +1,6 @@
 import { html, type SafeHtml } from './html';
 import type { SessionUser } from '../../db/dashboard-users';
+import { mayOpen } from './page-access';
 
 /** Served as /assets/dashboard.css (the CSP allows styles from 'self' only, no inline ones). */
 export const STYLE = `
@@ -65,6 +66,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/webhook-deliveries', label: 'Webhook deliveries' },
   { href: '/webhook-endpoints', label: 'Webhook endpoints' },
   { href: '/audit', label: 'Audit trail' },
+  { href: '/settings/team', label: 'Team' },
 ];
 
 /** Every page: skip link, one h1, navigation for signed-in people, messages announced to screen readers. */
@@ -79,7 +81,7 @@ export function page(p: PageInput): string {
 <li><a href="${p.user ? '/overview' : '/'}">Billing service</a></li>
 ${
   p.user
-    ? html`${NAV.map((n) => html`<li><a href="${n.href}">${n.label}</a></li>`)}
+    ? html`${NAV.filter((n) => mayOpen(p.user!.role, n.href)).map((n) => html`<li><a href="${n.href}">${n.label}</a></li>`)}
 <li><form class="inline" method="post" action="/logout"><input type="hidden" name="_csrf" value="${p.csrf}"><button class="secondary flush" type="submit">Log out</button></form></li>`
     : html`<li><a href="/signup">Sign up</a></li><li><a href="/login">Log in</a></li>`
 }

@@ -10,6 +10,7 @@ import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
 import { runOperation } from './run-operation';
+import { mayAct } from './page-access';
 
 /** "sku" or "sku | label", one product per line, in the order the SDK shows them. */
 function parseProductLines(text: string): { skus: string[]; labels: Record<string, string> } {
@@ -56,7 +57,11 @@ export function paywallPage(services: Services): Router {
       csrf: ctx.state.csrf!,
       ...msg,
       body: html`<p>${state} <code>GET /v1/paywall</code> serves the published version.</p>
-<form method="post" action="/paywall">${csrfField(ctx.state.csrf!)}
+${
+  !mayAct(user.role, '/paywall')
+    ? html`<dl><dt>Title</dt><dd>${String(config?.title ?? '—')}</dd><dt>Subtitle</dt><dd>${String(config?.subtitle ?? '—')}</dd>
+<dt>Products, in order</dt><dd><pre>${productLines(config)}</pre></dd><dt>Default product</dt><dd>${String(config?.default_sku ?? '—')}</dd></dl>`
+    : html`<form method="post" action="/paywall">${csrfField(ctx.state.csrf!)}
 <label for="pw-title">Title</label><input id="pw-title" name="title" type="text" required maxlength="120" value="${String(config?.title ?? '')}">
 <label for="pw-subtitle">Subtitle (optional)</label><input id="pw-subtitle" name="subtitle" type="text" maxlength="200" value="${String(config?.subtitle ?? '')}">
 <label for="pw-products">Products, in order</label>
@@ -64,7 +69,8 @@ export function paywallPage(services: Services): Router {
 <p id="pw-products-hint">One SKU per line, optionally followed by <code>| label</code>, e.g. <code>premium_annual | Best value</code>.</p>
 <label for="pw-default">Default product (optional)</label><input id="pw-default" name="default_sku" type="text" value="${String(config?.default_sku ?? '')}">
 <button type="submit">Save draft</button></form>
-${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/publish">${csrfField(ctx.state.csrf!)}<button type="submit">Publish</button></form>` : ''}`,
+${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/publish">${csrfField(ctx.state.csrf!)}<button type="submit">Publish</button></form>` : ''}`
+}`,
     });
   };
 

@@ -14,6 +14,7 @@ import type { Operation } from '../../operations/types';
 import { runOperation } from './run-operation';
 import { loadProductDetail } from '../../operations/products/get';
 import { updateProductOp } from '../../operations/products/update';
+import { mayAct } from './page-access';
 
 type Detail = Awaited<ReturnType<typeof loadProductDetail>>;
 type Msg = { notice?: string; error?: string };
@@ -104,7 +105,8 @@ export function productsPage(services: Services): Router {
       user,
       csrf: ctx.state.csrf!,
       ...msg,
-      body: html`<p><a href="/products/new">New product</a></p>
+      // A role that may not change the catalogue sees no form for it (the server refuses anyway).
+      body: html`${mayAct(user.role, '/products') ? html`<p><a href="/products/new">New product</a></p>` : ''}
 <p>A product is on sale only after a sync writes it to the providers (<code>POST /v1/sync</code>, or <code>POST /v1/products/{id}/sync</code> for one product); past runs are under <a href="/sync-runs">Sync runs</a>.</p>
 ${
   rows.length === 0
@@ -132,6 +134,7 @@ ${rows.map((p) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>
   const renderProduct = async (ctx: Koa.Context, id: string, msg: Msg = {}, values?: Record<string, unknown>) => {
     const user = ctx.state.user!;
     const p = await withTenant(db, user.tenant_id, (trx) => loadProductDetail(trx, id));
+    const writable = mayAct(user.role, `/products/${id}`);
     ctx.type = 'html';
     ctx.body = page({
       title: `Product ${p.sku}`,
@@ -140,8 +143,13 @@ ${rows.map((p) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>
       ...msg,
       body: html`<p>${p.synced ? 'Synced to every provider it is on.' : 'Not synced: changes reach the providers with the next sync.'} <a href="/products">All products</a></p>
 <h2>Details</h2>
-<form method="post" action="/products/${p.id}">${csrfField(ctx.state.csrf!)}${productFields(values ?? p, { sku: false })}
-<button type="submit">Save product</button></form>
+${
+  writable
+    ? html`<form method="post" action="/products/${p.id}">${csrfField(ctx.state.csrf!)}${productFields(values ?? p, { sku: false })}
+<button type="submit">Save product</button></form>`
+    : html`<dl><dt>Name</dt><dd>${p.name}</dd><dt>Type</dt><dd>${p.type}</dd><dt>Tier</dt><dd>${p.tier ?? '—'}</dd>
+<dt>Android store product id</dt><dd>${p.android_store_product_id ?? '—'}</dd><dt>iOS store product id</dt><dd>${p.ios_store_product_id ?? '—'}</dd></dl>`
+}
 <h2>Prices</h2>
 ${
   p.pricing.length === 0
@@ -151,14 +159,18 @@ ${
 ${p.pricing.map((pr) => html`<tr><td>${pr.country}</td><td>${pr.currency}</td><td>${formatMinorAmount(pr.amount_minor, pr.currency)}</td><td>${formatDate(pr.updated_at)}</td></tr>`)}
 </tbody></table></div>`
 }
-<form method="post" action="/products/${p.id}/prices">${csrfField(ctx.state.csrf!)}
+${
+  writable
+    ? html`<form method="post" action="/products/${p.id}/prices">${csrfField(ctx.state.csrf!)}
 <label for="pr-country">Country</label><input id="pr-country" name="country" type="text" required maxlength="2" autocapitalize="characters" aria-describedby="pr-country-hint">
 <p id="pr-country-hint">Two letters (ISO 3166-1), e.g. <code>US</code>, <code>DE</code>.</p>
 <label for="pr-currency">Currency</label><input id="pr-currency" name="currency" type="text" required maxlength="3" autocapitalize="characters" aria-describedby="pr-currency-hint">
 <p id="pr-currency-hint">Three letters (ISO 4217), e.g. <code>USD</code>, <code>EUR</code>.</p>
 <label for="pr-amount">Price</label><input id="pr-amount" name="amount" type="text" required inputmode="decimal" aria-describedby="pr-amount-hint">
 <p id="pr-amount-hint">In the currency's own units, e.g. <code>9.99</code>. Setting a country and currency again replaces its price.</p>
-<button type="submit">Set price</button></form>`,
+<button type="submit">Set price</button></form>`
+    : ''
+}`,
     });
   };
 

@@ -11,6 +11,7 @@ import { OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } from '../../domain/out
 import { outboundWorkflowId } from '../../temporal/workflow-starts';
 import type { Operation } from '../../operations/types';
 import { runOperation } from './run-operation';
+import { mayAct } from './page-access';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -88,8 +89,12 @@ ${
 ${endpoints.data.map((e) => html`<tr><td><a href="/webhook-endpoints/${e.id}">${e.url}</a></td><td>${e.event_types.length ? e.event_types.join(', ') : 'all'}</td><td>${status(e)}</td><td>${formatDate(e.created_at)}</td></tr>`)}
 </tbody></table></div>`
 }
-<h2>Add an endpoint</h2>
-${createForm(ctx.state.csrf!, extra.values)}`,
+${
+  mayAct(user.role, '/webhook-endpoints')
+    ? html`<h2>Add an endpoint</h2>
+${createForm(ctx.state.csrf!, extra.values)}`
+    : ''
+}`,
     });
   };
 
@@ -120,6 +125,8 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
     }
     const { e, deliveries, attempts } = found;
     const csrf = ctx.state.csrf!;
+    // A role that may not change endpoints sees no form for it (the server refuses anyway).
+    const writable = mayAct(user.role, `/webhook-endpoints/${e.id}`);
     ctx.type = 'html';
     ctx.set('Cache-Control', 'no-store');
     ctx.body = page({
@@ -134,17 +141,25 @@ ${createForm(ctx.state.csrf!, extra.values)}`,
 <dt>Status</dt><dd id="endpoint-status">${status(e)}</dd>
 <dt>Support reference</dt><dd><code>${outboundWorkflowId(user.tenant_id, e.id)}</code></dd>
 <dt>Secret</dt><dd>${e.secret_rotated_at ? html`rotated ${formatDate(e.secret_rotated_at)}` : 'as created'}${e.previous_secret_expires_at && new Date(e.previous_secret_expires_at) > new Date() ? html`; the previous secret signs too until ${formatDate(e.previous_secret_expires_at)}` : ''}</dd></dl>
-<form class="inline" method="post" action="/webhook-endpoints/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(csrf)}<button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button></form>
+${
+  writable
+    ? html`<form class="inline" method="post" action="/webhook-endpoints/${e.id}/${e.enabled ? 'disable' : 'enable'}">${csrfField(csrf)}<button type="submit">${e.enabled ? 'Disable' : 'Enable'}</button></form>
 <form method="post" action="/webhook-endpoints/${e.id}/rotate">${csrfField(csrf)}
 <label for="overlap">Keep the old secret signing for (hours)</label>
 <input id="overlap" name="overlap_hours" type="number" min="0" max="${ROTATION_OVERLAP_SECONDS.max / 3600}" value="${ROTATION_OVERLAP_SECONDS.default / 3600}" class="narrow" inputmode="numeric">
 <button type="submit" class="secondary">Rotate secret</button></form>
-<form method="post" action="/webhook-endpoints/${e.id}/delete">${csrfField(csrf)}<button type="submit" class="secondary">Delete endpoint</button></form>
+<form method="post" action="/webhook-endpoints/${e.id}/delete">${csrfField(csrf)}<button type="submit" class="secondary">Delete endpoint</button></form>`
+    : ''
+}
 <h2>Deliveries</h2>
-<form method="post" action="/webhook-endpoints/${e.id}/replay-failed">${csrfField(csrf)}
+${
+  writable
+    ? html`<form method="post" action="/webhook-endpoints/${e.id}/replay-failed">${csrfField(csrf)}
 <label for="since">Replay every failed delivery since (UTC)</label>
 <input id="since" name="since" type="datetime-local" required>
-<button type="submit" class="secondary">Replay failed</button></form>
+<button type="submit" class="secondary">Replay failed</button></form>`
+    : ''
+}
 ${
   deliveries.length === 0
     ? html`<p>No deliveries yet.</p>`
@@ -157,7 +172,7 @@ ${deliveries.map(
 ${attempts.filter((a) => a.delivery_id === d.id).map((a) => html`<li>#${a.attempt} ${formatDate(a.created_at)}: ${a.status_code ? html`HTTP ${a.status_code}` : a.error} in ${a.latency_ms} ms${a.response_excerpt ? html`<pre>${a.response_excerpt}</pre>` : ''}</li>`)}
 </ul></details></td>
 <td>${formatDate(d.created_at)}</td>
-<td><form class="inline" method="post" action="/webhook-endpoints/${e.id}/replay/${d.event_id}">${csrfField(csrf)}<button type="submit" class="flush secondary" aria-label="Replay event ${d.event_id}">Replay</button></form></td></tr>`,
+<td>${writable ? html`<form class="inline" method="post" action="/webhook-endpoints/${e.id}/replay/${d.event_id}">${csrfField(csrf)}<button type="submit" class="flush secondary" aria-label="Replay event ${d.event_id}">Replay</button></form>` : '—'}</td></tr>`,
 )}
 </tbody></table></div>`
 }`,

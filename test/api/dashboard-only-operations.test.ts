@@ -32,6 +32,10 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   'providers.update_credentials': { id: crypto.randomUUID(), webhook_secret: 'whsec_from_a_key' },
   'providers.set_default': { id: crypto.randomUUID() },
   'providers.verify': { id: crypto.randomUUID() },
+  'team.invite': { email: 'from-a-key@example.test', role: 'owner' },
+  'team.revoke_invitation': { id: crypto.randomUUID() },
+  'team.change_role': { user_id: crypto.randomUUID(), role: 'owner' },
+  'team.remove': { user_id: crypto.randomUUID() },
 };
 
 describe('dashboard-only operations', () => {
@@ -60,6 +64,9 @@ describe('dashboard-only operations', () => {
         'providers.update_credentials',
         'providers.set_default',
         'providers.verify',
+        'team.invite',
+        'team.change_role',
+        'team.remove',
       ]),
     );
     for (const op of ACCOUNT_OPS) expect(Object.keys(VALID_INPUT), op.name).toContain(op.name);

@@ -31,6 +31,13 @@ describe('row-level security', () => {
       token_hash: `sess-${tag}`,
       expires_at: new Date(Date.now() + 1e6),
     });
+    await ins('team_invitations', {
+      email: `invited-${tag}@example.test`,
+      role: 'viewer',
+      token_hash: `inv-${tag}`,
+      invited_by: user.id,
+      expires_at: new Date(Date.now() + 1e6),
+    });
     await ins('api_keys', { key_hash: `hash-${tag}`, key_hint: 'sk_…', scopes: ['tenant:read'] });
     const app = await ins('apps', {
       name: 'app',

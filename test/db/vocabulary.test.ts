@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ENTITLEMENT_STATES } from '../../domain/entitlement';
 import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
 import { MODES, PROVIDERS } from '../../domain/providers';
+import { ROLES } from '../../domain/roles';
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 import { testDb } from '../helpers/db';
 
@@ -33,6 +34,10 @@ describe('check constraints equal the domain vocabularies', () => {
   });
   it('webhook_deliveries.status = WEBHOOK_DELIVERY_STATUSES', async () => {
     expect(await allowedValues('webhook_deliveries', 'status')).toEqual([sorted(WEBHOOK_DELIVERY_STATUSES)]);
+  });
+  it('a member’s and an invitation’s role = ROLES', async () => {
+    expect(await allowedValues('dashboard_users', 'role')).toEqual([sorted(ROLES)]);
+    expect(await allowedValues('team_invitations', 'role')).toEqual([sorted(ROLES)]);
   });
   it('every provider column = PROVIDERS, every mode column = MODES', async () => {
     const { rows } = await testDb().raw(

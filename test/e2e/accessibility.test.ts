@@ -55,6 +55,7 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
         '/entitlements',
         '/webhook-deliveries',
         '/audit',
+        '/settings/team',
       ]) {
         await check(path, path.slice(1));
       }

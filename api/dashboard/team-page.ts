@@ -1,0 +1,161 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Services } from '../../operations/services';
+import { listMembers, listPendingInvitations, type Member, type PendingInvitation } from '../../db/team';
+import { withTenant } from '../../db/tenant-tx';
+import { mayAssignRole, roleSummary, ROLES, type Role } from '../../domain/roles';
+import { changeMemberRole } from '../../operations/team/change-role';
+import { inviteMember } from '../../operations/team/invite';
+import { removeTeamMember } from '../../operations/team/remove';
+import { revokeTeamInvitation } from '../../operations/team/revoke-invitation';
+import { readForm } from './form';
+import { formatDate, html } from './html';
+import { csrfField, page } from './layout';
+import { runOperation } from './run-operation';
+
+type Msg = { notice?: string; error?: string; link?: { email: string; url: string; expires: string } };
+
+function roleOptions(actor: Role, selected?: string) {
+  return ROLES.filter((r) => mayAssignRole(actor, r)).map(
+    (r) => html`<option value="${r}"${r === selected ? html` selected` : ''}>${r}</option>`,
+  );
+}
+
+function shownOnce(link: NonNullable<Msg['link']>) {
+  return html`<section aria-labelledby="new-invitation"><h2 id="new-invitation">Invitation link for ${link.email}</h2>
+<p>No email is sent: give this link to them yourself. It is shown this once, works once, and expires ${formatDate(link.expires)}.</p>
+<p><label for="invitation-link">Invitation link</label>
+<input id="invitation-link" type="text" readonly value="${link.url}" class="secret">
+<button type="button" class="secondary" data-copy="invitation-link">Copy</button></p>
+</section>`;
+}
+
+function memberRows(members: Member[], me: { id: string; role: Role }, csrf: string) {
+  return html`<div class="scroll" role="region" tabindex="0" aria-label="Members"><table><caption class="skip">Members</caption>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Member since</th><th scope="col">Change</th></tr></thead><tbody>
+${members.map((m) => {
+  const editable = mayAssignRole(me.role, m.role);
+  return html`<tr><td>${m.email}${m.id === me.id ? ' (you)' : ''}</td><td>${m.role}</td><td>${formatDate(m.created_at)}</td><td>${
+    editable
+      ? html`<form class="inline" method="post" action="/settings/team/members/${m.id}/role">${csrfField(csrf)}
+<label for="role-${m.id}">Role for ${m.email}</label><select id="role-${m.id}" name="role">${roleOptions(me.role, m.role)}</select>
+<button type="submit" class="flush">Change role</button></form>
+<form class="inline" method="post" action="/settings/team/members/${m.id}/remove">${csrfField(csrf)}
+<button type="submit" class="secondary flush" aria-label="Remove ${m.email}">Remove</button></form>`
+      : 'Only an owner changes an owner.'
+  }</td></tr>`;
+})}
+</tbody></table></div>`;
+}
+
+function invitationRows(invitations: PendingInvitation[], csrf: string) {
+  if (invitations.length === 0) return html`<p>No invitation is waiting.</p>`;
+  return html`<div class="scroll" role="region" tabindex="0" aria-label="Pending invitations"><table><caption class="skip">Pending invitations</caption>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Withdraw</th></tr></thead><tbody>
+${invitations.map(
+  (i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${formatDate(i.expires_at)}</td><td>
+<form class="inline" method="post" action="/settings/team/invitations/${i.id}/revoke">${csrfField(csrf)}
+<button type="submit" class="secondary flush" aria-label="Withdraw the invitation of ${i.email}">Withdraw</button></form></td></tr>`,
+)}
+</tbody></table></div>`;
+}
+
+/**
+ * The team: members and their roles, pending invitations, and the invitation form. Every write
+ * is a team operation run as the signed-in person; the page itself is for owners and admins only
+ * (page-access.ts).
+ */
+export function teamPages(services: Services): Router {
+  const { db } = services;
+  const r = new Router();
+
+  const render = async (ctx: Koa.Context, msg: Msg = {}, values: { email?: string; role?: string } = {}) => {
+    const user = ctx.state.user!;
+    const csrf = ctx.state.csrf!;
+    const [members, invitations] = await withTenant(db, user.tenant_id, (trx) =>
+      Promise.all([listMembers(trx), listPendingInvitations(trx)]),
+    );
+    ctx.type = 'html';
+    // The page that shows an invitation link must never be cached or replayed from history.
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = page({
+      title: 'Team',
+      user,
+      csrf,
+      notice: msg.notice,
+      error: msg.error,
+      body: html`${msg.link ? shownOnce(msg.link) : ''}
+<h2>Invite someone</h2>
+<form method="post" action="/settings/team/invitations">${csrfField(csrf)}
+<label for="invite-email">Email</label>
+<input id="invite-email" name="email" type="email" autocomplete="off" required maxlength="254" value="${values.email ?? ''}">
+<label for="invite-role">Role</label>
+<select id="invite-role" name="role" aria-describedby="roles-help">${roleOptions(user.role, values.role ?? 'viewer')}</select>
+<button type="submit">Create invitation link</button>
+</form>
+<h2>Members</h2>
+${memberRows(members, user, csrf)}
+<h2>Pending invitations</h2>
+${invitationRows(invitations, csrf)}
+<h2 id="roles-help">Roles</h2>
+<dl>${ROLES.map((role) => html`<dt>${role}</dt><dd>${roleSummary(role)}</dd>`)}</dl>`,
+    });
+  };
+
+  r.get('/settings/team', (ctx) => render(ctx));
+
+  r.post('/settings/team/invitations', async (ctx) => {
+    const form = await readForm(ctx);
+    const values = { email: (form.get('email') ?? '').trim(), role: form.get('role') ?? '' };
+    const made = await runOperation<{ token: string; expires_at: string }>(services, ctx, inviteMember, values);
+    if ('error' in made) return render(ctx, { error: made.error }, values);
+    // Shown in this answer and nowhere else: the stored hash cannot make the link again.
+    await render(ctx, {
+      notice: `Invitation for ${values.email} created.`,
+      link: {
+        email: values.email.toLowerCase(),
+        url: `${services.config.publicDashboardUrl}/invitations/${made.ok.token}`,
+        expires: made.ok.expires_at,
+      },
+    });
+  });
+
+  r.post('/settings/team/invitations/:id/revoke', async (ctx) => {
+    await readForm(ctx);
+    const done = await runOperation(services, ctx, revokeTeamInvitation, { id: ctx.params.id });
+    await render(
+      ctx,
+      'error' in done ? { error: done.error } : { notice: 'Invitation withdrawn: its link no longer works.' },
+    );
+  });
+
+  r.post('/settings/team/members/:id/role', async (ctx) => {
+    const form = await readForm(ctx);
+    const done = await runOperation<{ role: string }>(services, ctx, changeMemberRole, {
+      user_id: ctx.params.id,
+      role: form.get('role') ?? '',
+    });
+    if (!('error' in done) && ctx.params.id === ctx.state.user!.id) {
+      // Their own role changed: this page may no longer be theirs to see.
+      ctx.status = 303;
+      return ctx.redirect('/overview');
+    }
+    await render(ctx, 'error' in done ? { error: done.error } : { notice: `Role changed to ${done.ok.role}.` });
+  });
+
+  r.post('/settings/team/members/:id/remove', async (ctx) => {
+    await readForm(ctx);
+    const done = await runOperation(services, ctx, removeTeamMember, { user_id: ctx.params.id });
+    if (!('error' in done) && ctx.params.id === ctx.state.user!.id) {
+      // They removed themselves: their session is gone with their membership.
+      ctx.status = 303;
+      return ctx.redirect('/login');
+    }
+    await render(
+      ctx,
+      'error' in done ? { error: done.error } : { notice: 'Member removed. Their sessions have ended.' },
+    );
+  });
+
+  return r;
+}

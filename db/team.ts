@@ -1,0 +1,162 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Role } from '../domain/roles';
+import type { Tx } from './transaction';
+
+/** Team members and invitations (docs/team.md). All but `invitationTenant` run in the tenant's transaction. */
+
+export interface Member {
+  id: string;
+  email: string;
+  role: Role;
+  created_at: Date;
+}
+
+export interface PendingInvitation {
+  id: string;
+  email: string;
+  role: Role;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/** Only this hash of an invitation link's token is stored. */
+export function hashInvitationToken(token: string): string {
+  return crypto.createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export async function listMembers(trx: Tx): Promise<Member[]> {
+  return trx('dashboard_users')
+    .whereNull('removed_at')
+    .orderBy('created_at')
+    .select('id', 'email', 'role', 'created_at');
+}
+
+/**
+ * The members, locked for the change about to be made: two owners demoting each other at once
+ * must not both pass the "another owner remains" check.
+ */
+export async function lockMembers(trx: Tx): Promise<{ id: string; role: Role }[]> {
+  return trx('dashboard_users').whereNull('removed_at').forUpdate().select('id', 'role');
+}
+
+export async function setMemberRole(trx: Tx, userId: string, role: Role): Promise<void> {
+  await trx('dashboard_users').where({ id: userId }).update({ role, updated_at: trx.fn.now() });
+}
+
+/**
+ * The member's row stays (the audit trail keeps naming them); their sessions go in the same
+ * transaction, so their next request is already signed out.
+ */
+export async function removeMember(trx: Tx, userId: string): Promise<void> {
+  await trx('dashboard_users').where({ id: userId }).update({ removed_at: trx.fn.now(), updated_at: trx.fn.now() });
+  await trx('dashboard_sessions').where({ user_id: userId }).del();
+}
+
+export async function listPendingInvitations(trx: Tx): Promise<PendingInvitation[]> {
+  return trx('team_invitations')
+    .whereNull('accepted_at')
+    .whereNull('revoked_at')
+    .where('expires_at', '>', trx.fn.now())
+    .orderBy('created_at', 'desc')
+    .select('id', 'email', 'role', 'expires_at', 'created_at');
+}
+
+export async function insertInvitation(
+  trx: Tx,
+  tenantId: string,
+  i: { email: string; role: Role; tokenHash: string; invitedBy: string; expiresAt: Date },
+): Promise<{ id: string; expires_at: Date }> {
+  const [row] = await trx('team_invitations')
+    .insert({
+      tenant_id: tenantId,
+      email: i.email,
+      role: i.role,
+      token_hash: i.tokenHash,
+      invited_by: i.invitedBy,
+      expires_at: i.expiresAt,
+    })
+    .returning(['id', 'expires_at']);
+  return row;
+}
+
+export async function revokeInvitation(trx: Tx, id: string): Promise<{ id: string; email: string } | undefined> {
+  const [row] = await trx('team_invitations')
+    .where({ id })
+    .whereNull('accepted_at')
+    .whereNull('revoked_at')
+    .update({ revoked_at: trx.fn.now(), updated_at: trx.fn.now() })
+    .returning(['id', 'email']);
+  return row;
+}
+
+/** The tenant of a live invitation with this token (the login role may not read invitations: migration 033). */
+export async function invitationTenant(db: Knex, token: string): Promise<string | undefined> {
+  const { rows } = await db.raw('select team_invitation_tenant(?) as tenant_id', [hashInvitationToken(token)]);
+  return rows[0]?.tenant_id ?? undefined;
+}
+
+/** A live invitation, read without using it (the accept page shows whom it is for). */
+export async function findLiveInvitation(
+  trx: Tx,
+  token: string,
+): Promise<{ id: string; email: string; role: Role } | undefined> {
+  return trx('team_invitations')
+    .where({ token_hash: hashInvitationToken(token) })
+    .whereNull('accepted_at')
+    .whereNull('revoked_at')
+    .where('expires_at', '>', trx.fn.now())
+    .first('id', 'email', 'role');
+}
+
+export class InvitationEmailTaken extends Error {
+  constructor() {
+    super('this email already has an account');
+  }
+}
+
+/**
+ * Uses the invitation (once: the update that marks it accepted is the check) and makes its
+ * person a member with its role. A removed member of this tenant comes back with a new
+ * password; an email with an account of its own elsewhere cannot join (one login, one tenant).
+ */
+export async function acceptInvitation(
+  trx: Tx,
+  tenantId: string,
+  token: string,
+  passwordHash: string,
+): Promise<{ id: string; tenant_id: string; email: string; role: Role } | undefined> {
+  const [inv] = await trx('team_invitations')
+    .where({ token_hash: hashInvitationToken(token) })
+    .whereNull('accepted_at')
+    .whereNull('revoked_at')
+    .where('expires_at', '>', trx.fn.now())
+    .update({ accepted_at: trx.fn.now(), updated_at: trx.fn.now() })
+    .returning(['id', 'email', 'role']);
+  if (!inv) return undefined;
+  const [returning] = await trx('dashboard_users')
+    .where({ email: inv.email })
+    .whereNotNull('removed_at')
+    .update({ role: inv.role, removed_at: null, password_hash: passwordHash, updated_at: trx.fn.now() })
+    .returning(['id', 'tenant_id', 'email', 'role']);
+  let user = returning;
+  if (!user) {
+    try {
+      [user] = await trx('dashboard_users')
+        .insert({ tenant_id: tenantId, email: inv.email, role: inv.role, password_hash: passwordHash })
+        .returning(['id', 'tenant_id', 'email', 'role']);
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw new InvitationEmailTaken();
+      throw err;
+    }
+  }
+  await trx('team_invitations').where({ id: inv.id }).update({ accepted_by: user.id });
+  return user;
+}
+
+/** The emails of these people, removed members included: the audit trail names who did what. */
+export async function memberEmails(trx: Tx, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows: { id: string; email: string }[] = await trx('dashboard_users').whereIn('id', ids).select('id', 'email');
+  return new Map(rows.map((r) => [r.id, r.email]));
+}
