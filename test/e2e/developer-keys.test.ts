@@ -21,7 +21,7 @@ describe('dashboard: publishable keys and a secret key shown once (issue #18, it
       app.publishable_key_live,
     );
     expect(app.publishable_key_test).toMatch(/^pk_test_/);
-    const code = await p.locator('pre code').first().textContent();
+    const code = await p.locator('pre code', { hasText: 'Billing.configure(' }).textContent();
     expect(code).toContain('Billing.configure(');
     expect(code).toContain(`publishableKey: '${app.publishable_key_test}'`);
     expect(code).toContain(`backend: '${h.api.services.config.publicApiUrl}'`);
