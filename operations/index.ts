@@ -41,6 +41,8 @@ import { connectProviderOAuth } from './providers/connect-oauth';
 import { setDefaultProvider } from './providers/set-default';
 import { updateProviderCredentials } from './providers/update-credentials';
 import { verifyProvider } from './providers/verify';
+import { createImportOp } from './imports/create';
+import { getImport } from './imports/get';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -74,6 +76,9 @@ export const OPERATIONS: Operation[] = [
   listOutboundDeliveries,
   listOutboundAttempts,
   replayFailedDeliveries,
+  // Imports of existing subscribers (docs/reconciliation.md).
+  createImportOp,
+  getImport,
   // Tool-only operations (no REST route).
   listApps,
   createApp,

@@ -27,6 +27,12 @@ import {
   type SnapshotOutcome,
   type SyncRunInput,
 } from '../workflows/sync-run';
+import {
+  importProgressQuery,
+  importRunWorkflow,
+  type ImportProgress,
+  type ImportRunInput,
+} from '../workflows/import-run';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
 
@@ -218,4 +224,30 @@ export async function wakeOutboundEndpoint(client: Client, taskQueue: string, in
     signalArgs: [{ tenantId: input.tenantId }],
     typedSearchAttributes: runAttributes('outbound-webhook', input.tenantId),
   });
+}
+
+// ── Imports: one workflow per (tenant, import), paging through a provider or an uploaded file.
+export const importWorkflowId = (tenantId: string, importId: string) => `import-${tenantId}-${importId}`;
+
+export async function startImportRun(client: Client, taskQueue: string, input: ImportRunInput) {
+  return client.workflow.start(importRunWorkflow, {
+    taskQueue,
+    workflowId: importWorkflowId(input.tenantId, input.importId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: runAttributes('import', input.tenantId, input.provider),
+  });
+}
+
+/** The running import's own account of where it is (null once it is gone from the server or cannot answer). */
+export async function importProgress(
+  client: Client,
+  tenantId: string,
+  importId: string,
+): Promise<ImportProgress | null> {
+  try {
+    return await client.workflow.getHandle(importWorkflowId(tenantId, importId)).query(importProgressQuery);
+  } catch {
+    return null;
+  }
 }

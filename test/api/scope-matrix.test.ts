@@ -41,6 +41,9 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /outbound-deliveries': 'webhooks:read',
   'GET /outbound-deliveries/{id}/attempts': 'webhooks:read',
   'POST /outbound-deliveries/replay': 'webhooks:write',
+  // Imports (issue #29; test/imports/imports-api.test.ts).
+  'POST /imports': 'imports:write',
+  'GET /imports/{id}': 'imports:read',
 };
 const OUTBOUND = /^\/(webhook-endpoints|outbound-)/;
 
