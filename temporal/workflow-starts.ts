@@ -27,12 +27,7 @@ import {
   type SnapshotOutcome,
   type SyncRunInput,
 } from '../workflows/sync-run';
-import {
-  importProgressQuery,
-  importRunWorkflow,
-  type ImportProgress,
-  type ImportRunInput,
-} from '../workflows/import-run';
+import { importRunWorkflow, type ImportRunInput } from '../workflows/import-run';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
 
@@ -237,17 +232,4 @@ export async function startImportRun(client: Client, taskQueue: string, input: I
     args: [input],
     typedSearchAttributes: runAttributes('import', input.tenantId, input.provider),
   });
-}
-
-/** The running import's own account of where it is (null once it is gone from the server or cannot answer). */
-export async function importProgress(
-  client: Client,
-  tenantId: string,
-  importId: string,
-): Promise<ImportProgress | null> {
-  try {
-    return await client.workflow.getHandle(importWorkflowId(tenantId, importId)).query(importProgressQuery);
-  } catch {
-    return null;
-  }
 }

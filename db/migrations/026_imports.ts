@@ -5,8 +5,9 @@ import { tenantTablePolicies } from './tenant-policies';
  * Imports (docs/reconciliation.md): bringing a provider's existing subscribers in.
  *
  * - `imports`: one run, its status and progress (pages read, the provider's cursor of the next
- *   page). The connection is the provider's default one when the import starts (in the workflow's input). The workflow keeps the cursor in its own state too; the row is what `GET
- *   /v1/imports/{id}` and the dashboard read.
+ *   page). The connection is the provider's default one when the import starts (in the
+ *   workflow's input). The workflow keeps the cursor in its own state too; the row is what
+ *   `GET /v1/imports/{id}` and the dashboard read.
  * - `import_items`: one row per line of an uploaded file, or per subscription a provider listed.
  *   A file's lines are stored here when the import is created and read back by the activity a
  *   page at a time, so no row crosses a workflow history (a Play purchase token is sealed by the

@@ -18,7 +18,7 @@ export interface ParsedFile {
   refused: { line: number; reason: string }[];
 }
 
-/** One line's fields; null when the line is not valid CSV. Lines are parsed one at a time, so a bad one spoils only itself. */
+/** One line's fields; null when it is not valid CSV. Lines are parsed one by one: a bad one spoils only itself. */
 function fieldsOf(line: string): string[] | null {
   try {
     const [record] = parse(line, { relax_column_count: true }) as string[][];
