@@ -25,9 +25,8 @@ export async function up(knex: Knex): Promise<void> {
     id uuid primary key default gen_random_uuid(),
     tenant_id uuid not null references tenants (id) on delete cascade,
     provider text constraint imports_provider_check check (${PROVIDER_CHECK}),
+    -- A RevenueCat export names several stores: its items carry their provider, the import none.
     source text not null constraint imports_source_check check (source in ('provider_api', 'file', 'revenuecat')),
-    -- A RevenueCat export names several stores: its rows carry their provider, the import none.
-    constraint imports_provider_named check ((provider is null) = (source = 'revenuecat')),
     status text not null default 'running' constraint imports_status_check check (status in ('running', 'succeeded', 'failed')),
     pages integer not null default 0,
     next_cursor text,

@@ -45,7 +45,8 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'POST /imports': 'imports:write',
   'GET /imports/{id}': 'imports:read',
 };
-const OUTBOUND = /^\/(webhook-endpoints|outbound-)/;
+// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports.
+const OUTBOUND = /^\/(webhook-endpoints|outbound-|imports)/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
