@@ -134,7 +134,7 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     title: 'Import',
     description:
       "Bring a provider's existing subscribers in: provider psp_a|psp_b|psp_c reads its list API; store_android|store_ios take csv (purchase_token,app_user_id | original_transaction_id,app_user_id); format revenuecat takes a RevenueCat transactions export. Follow it with billing_import_status.",
-    // Reads the provider's or store's API; writes only subscriptions and entitlements here, and a re-run changes nothing.
+    // Reads the provider's or store's API; writes subscriptions and entitlements here only; a re-run changes nothing.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   },
   {

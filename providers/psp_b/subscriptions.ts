@@ -15,7 +15,7 @@ const STATUS: Record<string, SubscriptionSnapshot['status']> = {
   paused: 'expired',
 };
 
-/** One Paddle subscription entity as the lifecycle needs it: custom_data names the sku and app user (never the email). */
+/** One Paddle subscription as the lifecycle needs it: custom_data names the sku and app user (never the email). */
 export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionSnapshot | null {
   const status = STATUS[String(s.status)];
   const id = str(s.id);
