@@ -3,6 +3,13 @@ import type { Config } from '../runtime/config';
 import type { Adapters } from '../providers';
 import type { Vault } from '../vault/vault';
 import type { Pacer } from '../providers/pacing';
+import type { LifecycleEvent } from '../domain/subscription';
+
+/** Hands events to a customer's lifecycle workflow (signal-with-start); the worker supplies it (temporal/worker.ts). */
+export type LifecycleHandOver = (
+  customer: { tenantId: string; provider: string; customerKey: string },
+  events: LifecycleEvent[],
+) => Promise<void>;
 
 /**
  * What every activity factory is built from. Its own file, so the factories import it without
@@ -18,4 +25,6 @@ export interface ActivityDeps {
    * absent).
    */
   pacer?: Pacer;
+  /** Imports hand each subscription to its customer's workflow through this (absent: imports cannot run here). */
+  handOverLifecycle?: LifecycleHandOver;
 }

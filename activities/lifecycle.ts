@@ -2,6 +2,7 @@ import { markLifecycleDeliveriesProcessed } from '../db/webhook-deliveries';
 import { upsertEntitlement } from '../db/entitlements';
 import { upsertLifecycleSubscription } from '../db/subscriptions';
 import { withTenant } from '../db/tenant-tx';
+import { quietOutbound } from '../db/imports';
 import type { EntitlementView } from '../domain/entitlement';
 import type { SubscriptionView } from '../domain/subscription';
 import type { ActivityDeps } from './deps';
@@ -23,6 +24,8 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
       subscriptions: SubscriptionView[];
       entitlements: EntitlementView[];
       eventIds: string[];
+      /** Every event of the batch came from an import: no outbound entitlement event (docs/reconciliation.md). */
+      quiet?: boolean;
     }): Promise<void> {
       const { tenantId, provider } = input;
       // The span the webhook's trace ends with (when tracing is on); ids only.
@@ -31,6 +34,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
         { 'billing.provider': provider, 'billing.entitlements': input.entitlements.length },
         () =>
           withTenant(db, tenantId, async (trx) => {
+            if (input.quiet) await quietOutbound(trx);
             for (const [i, s] of input.subscriptions.entries()) {
               const row = await upsertLifecycleSubscription(trx, tenantId, provider, s);
               const ent = input.entitlements[i];

@@ -10,6 +10,7 @@ import {
 } from '../db/store-purchases';
 import { dropOtherProductEntitlements, supersede, supersededBy } from '../db/store-supersession';
 import { findStoreSubscription, upsertStoreSubscription } from '../db/subscriptions';
+import { quietOutbound } from '../db/imports';
 import { withTenant } from '../db/tenant-tx';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
@@ -221,12 +222,15 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       owner: string | null;
       hint: CanonicalEventKind | null;
       eventIds: string[];
+      /** An import's write: no outbound entitlement event (docs/reconciliation.md, "Outbound events"). */
+      quiet?: boolean;
     }): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
       const { tenantId, provider, read } = input;
       const externalId = read.purchase_key;
       const hash = tokenHashOfKey(provider, read.purchase_key);
       const written = await inSpan('entitlement.write', { 'billing.provider': provider }, () =>
         withTenant(db, tenantId, async (trx) => {
+          if (input.quiet) await quietOutbound(trx);
           await lockStorePurchase(trx, tenantId, provider, externalId);
           const mode: Mode = read.is_sandbox ? 'test' : 'live';
           const markProcessed = () => markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode);

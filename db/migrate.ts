@@ -20,6 +20,8 @@ import * as overviewRollups from './migrations/023_overview_rollups';
 import * as outboundFairness from './migrations/024_outbound_fairness';
 import * as oauthAccountClaims from './migrations/025_oauth_account_claims';
 import * as team from './migrations/033_team';
+import * as imports from './migrations/026_imports';
+import * as quietImports from './migrations/027_quiet_imports';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -48,6 +50,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '024_outbound_fairness': outboundFairness,
   '025_oauth_account_claims': oauthAccountClaims,
   '033_team': team,
+  '026_imports': imports,
+  '027_quiet_imports': quietImports,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -70,6 +74,7 @@ export const TENANT_TABLES = [
   ...outboundDrain.DRAIN_TENANT_TABLES,
   ...overviewRollups.ROLLUP_TENANT_TABLES,
   ...team.TEAM_TENANT_TABLES,
+  ...imports.IMPORT_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

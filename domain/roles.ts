@@ -34,8 +34,16 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
     account: ACCOUNT_AREAS,
   },
   developer: {
-    summary: 'Keys, webhooks, providers and products; no access grants, no team.',
-    scopes: [...READS, 'products:write', 'products:sync', 'providers:write', 'apps:write', 'webhooks:write'],
+    summary: 'Keys, webhooks, providers, products and imports; no access grants, no team.',
+    scopes: [
+      ...READS,
+      'products:write',
+      'products:sync',
+      'providers:write',
+      'apps:write',
+      'webhooks:write',
+      'imports:write',
+    ],
     account: ['credentials'],
   },
   support: {

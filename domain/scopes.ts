@@ -15,6 +15,8 @@ export const SCOPES = [
   'apps:write',
   'providers:write',
   'products:write',
+  'imports:read',
+  'imports:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -42,7 +42,15 @@ export interface LifecycleEvent {
    * events that speak about it; null there means "not scheduled" (the customer resumed).
    */
   cancel_at?: string | null;
+  /**
+   * Where the event came from when no provider notification sent it: a backfill (`import`) or a
+   * repair after comparing with the provider (`reconciliation`) — domain/provider-snapshot.ts.
+   * Absent: a provider notification.
+   */
+  source?: EventSource;
 }
+
+export type EventSource = 'import' | 'reconciliation';
 
 export interface SubscriptionView {
   external_id: string;

@@ -45,6 +45,8 @@ import { changeMemberRole } from './team/change-role';
 import { inviteMember } from './team/invite';
 import { removeTeamMember } from './team/remove';
 import { revokeTeamInvitation } from './team/revoke-invitation';
+import { createImportOp } from './imports/create';
+import { getImport } from './imports/get';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -78,6 +80,9 @@ export const OPERATIONS: Operation[] = [
   listOutboundDeliveries,
   listOutboundAttempts,
   replayFailedDeliveries,
+  // Imports of existing subscribers (docs/reconciliation.md).
+  createImportOp,
+  getImport,
   // Tool-only operations (no REST route).
   listApps,
   createApp,

@@ -1,6 +1,7 @@
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode, ProviderId } from '../domain/providers';
+import type { SubscriptionSnapshot } from '../domain/provider-snapshot';
 
 export type { Mode, ProviderId } from '../domain/providers';
 export type { CanonicalEventKind } from '../domain/events';
@@ -125,6 +126,16 @@ export interface SignedTransactionIds {
   product_id: string;
 }
 
+/** One page of a web provider's subscription list (docs/reconciliation.md). */
+export interface SubscriptionPage {
+  /** The subscriptions of the page the lifecycle can hold (a checkout whose first payment is pending is left out). */
+  snapshots: SubscriptionSnapshot[];
+  /** How many objects the page held, left out ones included (progress counts them). */
+  seen: number;
+  /** The cursor of the next page; null: this was the last. */
+  next: string | null;
+}
+
 export interface OAuthConnectResult {
   account_ref: string;
   credential: ProviderCredential; // the access token / key handed back by the token exchange
@@ -182,6 +193,11 @@ export interface ProviderAdapter {
    * roots, bundle id, the context's environment) and answer the ids it names.
    */
   verifySignedTransaction?(ctx: ProviderContext, signedTransaction: string): Promise<SignedTransactionIds>;
+  /**
+   * Web PSPs only: one page of every subscription of the account (the provider's list API, its
+   * own cursor), for import and reconciliation.
+   */
+  listSubscriptions?(ctx: ProviderContext, cursor: string | null, limit: number): Promise<SubscriptionPage>;
   /** Web PSPs only: exchange an OAuth code from the connect flow for a connected account. */
   exchangeOAuthCode?(
     baseUrl: string,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import type { Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -13,6 +13,7 @@ import type { Resource } from '@opentelemetry/resources';
 import { createActivities, type ActivityDeps } from '../activities';
 import { logger } from '../runtime/logger';
 import { dataConverterFor } from './payload-codec';
+import { signalLifecycleBatch } from './workflow-starts';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -88,7 +89,15 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
           sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
         }
       : {}),
-    activities: createActivities(opts.deps),
+    activities: createActivities({
+      ...opts.deps,
+      // An import hands each subscription to its customer's workflow with the worker's own client, on this queue.
+      handOverLifecycle:
+        opts.deps.handOverLifecycle ??
+        (async (customer, events) => {
+          await signalLifecycleBatch(Context.current().client, opts.taskQueue, customer, events);
+        }),
+    }),
     ...(opts.maxConcurrentActivityTaskExecutions
       ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions }
       : {}),

@@ -27,6 +27,7 @@ import {
   type SnapshotOutcome,
   type SyncRunInput,
 } from '../workflows/sync-run';
+import { importRunWorkflow, type ImportRunInput } from '../workflows/import-run';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
 
@@ -217,5 +218,18 @@ export async function wakeOutboundEndpoint(client: Client, taskQueue: string, in
     signal: outboundWakeSignal,
     signalArgs: [{ tenantId: input.tenantId }],
     typedSearchAttributes: runAttributes('outbound-webhook', input.tenantId),
+  });
+}
+
+// ── Imports: one workflow per (tenant, import), paging through a provider or an uploaded file.
+export const importWorkflowId = (tenantId: string, importId: string) => `import-${tenantId}-${importId}`;
+
+export async function startImportRun(client: Client, taskQueue: string, input: ImportRunInput) {
+  return client.workflow.start(importRunWorkflow, {
+    taskQueue,
+    workflowId: importWorkflowId(input.tenantId, input.importId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: runAttributes('import', input.tenantId, input.provider),
   });
 }

@@ -90,6 +90,8 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
         subscriptions,
         entitlements,
         eventIds: batch.map((e) => e.id),
+        // An import brings in what the tenant's backend already knows: its writes send no outbound events.
+        quiet: batch.length > 0 && batch.every((e) => e.source === 'import'),
       });
     }
     nextChange =

@@ -29,6 +29,8 @@ import { listEndpoints } from '../../operations/webhook-endpoints/list';
 import { rotateEndpointSecretOp } from '../../operations/webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
 import { createEndpoint } from '../../operations/webhook-endpoints/create';
+import { createImportOp } from '../../operations/imports/create';
+import { getImport } from '../../operations/imports/get';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {
@@ -125,6 +127,24 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     description: 'Run the sync drain. Needs confirm_count from billing_sync_report; writes to live providers.',
     // Writes products, prices, payment links and plans at every provider, in every mode.
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  },
+  {
+    name: 'billing_import',
+    operation: createImportOp,
+    title: 'Import',
+    description:
+      "Bring a provider's existing subscribers in: provider psp_a|psp_b|psp_c reads its list API; store_android|store_ios take csv (purchase_token,app_user_id | original_transaction_id,app_user_id); format revenuecat takes a RevenueCat transactions export. Follow it with billing_import_status.",
+    // Reads the provider's or store's API; writes subscriptions and entitlements here only; a re-run changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  },
+  {
+    name: 'billing_import_status',
+    operation: getImport,
+    title: 'Import Status',
+    description:
+      'One import: running, succeeded or failed; how many subscriptions it imported; refused lines with the reason.',
+    // What the import recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {
     name: 'billing_sync_events',

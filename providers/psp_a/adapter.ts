@@ -12,6 +12,7 @@ import {
   productUpdateParams,
 } from './params';
 import { planPrices, priceMatchesPlan } from './pricing';
+import { listSubscriptionPage } from './subscriptions';
 import { verifyStripeWebhook } from './webhook';
 
 export type { PspAOptions } from './client';
@@ -167,6 +168,10 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
           stripe.paymentLinks.update(link.id, { active: false }, { idempotencyKey: `${key}:plink:${link.id}` }),
         );
       }
+    },
+
+    async listSubscriptions(ctx, cursor, limit) {
+      return listSubscriptionPage(client(ctx), ctx, cursor, limit);
     },
 
     async verifyWebhook(input: WebhookInput) {

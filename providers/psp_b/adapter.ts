@@ -10,6 +10,7 @@ import {
   type PaddleProduct,
 } from './catalog';
 import { PROVIDER, paddleListAll, paddleRequest, type HttpOptions } from './http';
+import { listSubscriptionPage } from './subscriptions';
 import { exchangePaddleOAuthCode } from './oauth';
 import { verifyAndParse } from './webhook';
 
@@ -137,6 +138,8 @@ export function createPspBAdapter(opts: PspBAdapterOptions = {}): ProviderAdapte
       for (const p of prices) await call(ctx, 'PATCH', `/prices/${encodeURIComponent(p.id)}`, { status: 'archived' });
       if (product.status !== 'archived') await call(ctx, 'PATCH', `/products/${id}`, { status: 'archived' });
     },
+
+    listSubscriptions: (ctx, cursor, limit) => listSubscriptionPage(ctx, cursor, limit, http),
 
     async verifyWebhook(input) {
       return verifyAndParse(input, opts.webhookToleranceSec);

@@ -1,6 +1,7 @@
 import type { ProviderAdapter, ProviderContext } from '../types';
 import { cancelLinks, ensureLink } from './links';
 import { isNoSuchId, RazorpayClient, type PspCOptions } from './client';
+import { listSubscriptionPage } from './subscriptions';
 import { listCatalogue, upsertItem, upsertPlans } from './catalogue';
 import { exchangeCode } from './oauth';
 import { verifyRazorpayWebhook } from './webhook';
@@ -47,6 +48,7 @@ export function createPspCAdapter(opts: PspCOptions = {}): ProviderAdapter {
       await cancelLinks(c, spec.product_id);
     },
 
+    listSubscriptions: (ctx, cursor, limit) => listSubscriptionPage(client(ctx), ctx, cursor, limit),
     verifyWebhook: async (input) => verifyRazorpayWebhook(input),
 
     /**

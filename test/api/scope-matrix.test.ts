@@ -44,13 +44,17 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /outbound-deliveries': 'webhooks:read',
   'GET /outbound-deliveries/{id}/attempts': 'webhooks:read',
   'POST /outbound-deliveries/replay': 'webhooks:write',
+  // Imports (issue #29; test/imports/imports-api.test.ts).
+  'POST /imports': 'imports:write',
+  'GET /imports/{id}': 'imports:read',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
   'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
-const OUTBOUND = /^\/(webhook-endpoints|outbound-)/;
+// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports.
+const OUTBOUND = /^\/(webhook-endpoints|outbound-|imports)/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;

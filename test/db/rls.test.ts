@@ -133,6 +133,15 @@ describe('row-level security', () => {
       lease_until: new Date(Date.now() + 60_000),
     });
     ids.outbound_drains = endpoint.id;
+    const imp = await ins('imports', { provider: 'store_ios', source: 'file' });
+    await ins('import_items', {
+      import_id: imp.id,
+      line: 2,
+      provider: 'store_ios',
+      ref: `tx-${tag}`,
+      app_user_id: 'u',
+    });
+    ids.import_items = tenantId;
     return ids;
   }
 
@@ -174,6 +183,7 @@ describe('row-level security', () => {
         'overview_subscription_counts',
         'overview_entitlement_counts',
         'overview_change_days',
+        'import_items',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

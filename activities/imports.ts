@@ -1,0 +1,200 @@
+import { heartbeat } from '@temporalio/activity';
+import { getConnectionSafe } from '../db/connections';
+import { loadCredential } from '../db/connection-service';
+import {
+  finishImport,
+  importById,
+  pendingItems,
+  recordImportPage,
+  recordListedItems,
+  recordOutcome,
+  type ImportItem,
+} from '../db/imports';
+import { withTenant } from '../db/tenant-tx';
+import { snapshotEvents } from '../domain/provider-snapshot';
+import type { Mode, ProviderId, StoreProviderId, WebProviderId } from '../domain/providers';
+import { registrationRefusal, type PurchaseRef, type RegistrationRefusal } from '../domain/store-purchase';
+import type { LifecycleEvent } from '../domain/subscription';
+import { createPacer } from '../providers/pacing';
+import { ProviderError } from '../providers/errors';
+import type { ProviderContext } from '../providers/types';
+import type { ActivityDeps } from './deps';
+import { toActivityFailure } from './provider-failures';
+import { createStorePurchaseActivities, storeUserFor, type ReadOutcome } from './store-purchases';
+
+/** Subscriptions per provider page (Stripe and Razorpay allow 100; Paddle 200). */
+export const IMPORT_PAGE_SIZE = 100;
+/** File lines per activity: each is one store read, so a page stays well inside the heartbeat. */
+const FILE_PAGE_SIZE = 25;
+
+/** Our own words for a store's refusal of one line: the store's answer itself is not echoed. */
+function lineRefusal(r: RegistrationRefusal): string {
+  switch (r.error) {
+    case 'purchase_not_found':
+      return "The store does not know this purchase for this app (another app's or bundle's, or mistyped).";
+    case 'purchase_token_reused':
+      return r.detail ?? 'This purchase belongs to another app user.';
+    case 'purchase_pending':
+      return 'The store has not been paid for this purchase yet.';
+    case 'invalid_request':
+      return 'The connection cannot read purchases at this store.';
+    default:
+      return 'The store refused this purchase.';
+  }
+}
+
+export function createImportActivities(deps: ActivityDeps) {
+  const { db, config, vault, adapters, pacer = createPacer() } = deps;
+  const store = createStorePurchaseActivities(deps);
+
+  /** The import, if it is this tenant's and still running (a page of a finished or foreign import does nothing). */
+  const running = (tenantId: string, importId: string) =>
+    withTenant(db, tenantId, async (trx) => (await importById(trx, importId))?.status === 'running');
+
+  return {
+    /**
+     * One page of a web provider's subscriptions: each becomes the events of its customer's
+     * lifecycle workflow (the same rules and entitlement writer as a webhook), tagged imported.
+     * Paced under the provider's documented limit, on the same allowance as the sync's calls.
+     */
+    async importProviderPage(input: {
+      tenantId: string;
+      importId: string;
+      provider: WebProviderId;
+      connectionId: string;
+      mode: Mode;
+      cursor: string | null;
+      listed: number;
+    }): Promise<{ seen: number; next: string | null }> {
+      if (!deps.handOverLifecycle) throw new Error('imports need the worker’s lifecycle hand-over');
+      if (!(await running(input.tenantId, input.importId))) return { seen: 0, next: null };
+      const adapter = adapters[input.provider];
+      if (!adapter.listSubscriptions) throw new Error(`${input.provider} has no subscription list`);
+      const ctx: ProviderContext = await withTenant(db, input.tenantId, async (trx) => {
+        const conn = await getConnectionSafe(trx, input.connectionId);
+        if (!conn) throw new Error('the import’s connection is gone');
+        return {
+          baseUrl: config.providerBaseUrls[input.provider],
+          mode: input.mode,
+          credential: await loadCredential(trx, vault, input.connectionId, input.mode),
+          accountRef: conn.account_ref,
+          pace: pacer.pace(input.provider, input.mode, conn.account_ref),
+        };
+      });
+      let page;
+      try {
+        page = await adapter.listSubscriptions(ctx, input.cursor, IMPORT_PAGE_SIZE);
+      } catch (err) {
+        if (err instanceof ProviderError && err.errorClass === 'rate_limited')
+          pacer.holdOff(input.provider, input.mode, ctx.accountRef, err.retryAfterMs ?? 1000);
+        throw toActivityFailure(err);
+      }
+      const readAt = new Date().toISOString();
+      const byCustomer = new Map<string, LifecycleEvent[]>();
+      for (const snap of page.snapshots) {
+        const key = snap.customer_id ?? snap.subscription_id;
+        byCustomer.set(key, [...(byCustomer.get(key) ?? []), ...snapshotEvents(snap, readAt, 'import')]);
+      }
+      for (const [customerKey, events] of byCustomer) {
+        await deps.handOverLifecycle({ tenantId: input.tenantId, provider: input.provider, customerKey }, events);
+        heartbeat();
+      }
+      const items: ImportItem[] = page.snapshots.map((s, i) => ({
+        line: input.listed + i + 1,
+        provider: input.provider,
+        ref: s.subscription_id,
+        app_user_id: s.app_user_id,
+        outcome: 'imported',
+      }));
+      await withTenant(db, input.tenantId, async (trx) => {
+        await recordListedItems(trx, input.tenantId, input.importId, items);
+        await recordImportPage(trx, input.importId, page.next);
+      });
+      return { seen: page.seen, next: page.next };
+    },
+
+    /**
+     * The next lines of an uploaded file: each identifier is looked up with the store's server
+     * API (Play purchases.subscriptionsv2.get, App Store Get All Subscription Statuses), claimed
+     * for the file's app user and written like an SDK registration, quietly. A line the store
+     * does not confirm is refused with the reason; the rest go on.
+     */
+    async importFilePage(input: {
+      tenantId: string;
+      importId: string;
+      connections: Partial<Record<ProviderId, string>>;
+      afterLine: number;
+    }): Promise<{ lastLine: number | null }> {
+      if (!(await running(input.tenantId, input.importId))) return { lastLine: null };
+      const rows = await withTenant(db, input.tenantId, (trx) =>
+        pendingItems(trx, input.importId, input.afterLine, FILE_PAGE_SIZE),
+      );
+      if (rows.length === 0) return { lastLine: null };
+      for (const row of rows) {
+        const outcome = await importLine(input.tenantId, input.connections, row);
+        await withTenant(db, input.tenantId, (trx) =>
+          recordOutcome(
+            trx,
+            input.importId,
+            row.line,
+            outcome.ok ? 'imported' : 'refused',
+            outcome.ok ? null : outcome.reason,
+          ),
+        );
+        heartbeat();
+      }
+      await withTenant(db, input.tenantId, (trx) => recordImportPage(trx, input.importId, null));
+      return { lastLine: rows[rows.length - 1].line };
+    },
+
+    async finishImportRun(input: {
+      tenantId: string;
+      importId: string;
+      status: 'succeeded' | 'failed';
+      failure: string | null;
+    }): Promise<void> {
+      await withTenant(db, input.tenantId, (trx) => finishImport(trx, input.importId, input.status, input.failure));
+    },
+  };
+
+  async function importLine(
+    tenantId: string,
+    connections: Partial<Record<ProviderId, string>>,
+    row: ImportItem,
+  ): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const provider = row.provider as StoreProviderId;
+    const connectionId = connections[provider];
+    if (!connectionId) return { ok: false, reason: `No proven ${provider} connection to look this purchase up with.` };
+    const purchase: PurchaseRef = row.sealed ? { key: row.ref, sealed: row.sealed } : { key: row.ref };
+    const read = (mode: Mode | null): Promise<ReadOutcome> =>
+      store.readStorePurchase({ tenantId, provider, connectionId, mode, purchase });
+    let got = await read(null);
+    // The App Store answers per environment: a sandbox purchase is found with the test credential.
+    if (!got.ok && got.refusal.error === 'purchase_not_found' && provider === 'store_ios') got = await read('test');
+    if (!got.ok) return { ok: false, reason: lineRefusal(got.refusal) };
+    const appUserId = row.app_user_id!;
+    const refusal = registrationRefusal(
+      got.read,
+      got.read.is_sandbox ? 'test' : 'live',
+      storeUserFor(provider, appUserId),
+    );
+    if (refusal) return { ok: false, reason: lineRefusal(refusal) };
+    const { owner } = await store.claimStorePurchase({
+      tenantId,
+      provider,
+      purchaseKey: got.read.purchase_key,
+      appUserId,
+    });
+    if (owner !== appUserId) return { ok: false, reason: 'This purchase is already registered to another app user.' };
+    await store.reconcileStorePurchase({
+      tenantId,
+      provider,
+      read: got.read,
+      owner,
+      hint: null,
+      eventIds: [],
+      quiet: true,
+    });
+    return { ok: true };
+  }
+}

@@ -1,0 +1,67 @@
+import type { SubscriptionSnapshot } from '../../domain/provider-snapshot';
+import type { ProviderContext, SubscriptionPage } from '../types';
+import type { RazorpayClient } from './client';
+
+type Obj = Record<string, unknown>;
+const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
+const iso = (secs: unknown): string | null =>
+  typeof secs === 'number' && secs > 0 ? new Date(secs * 1000).toISOString() : null;
+
+/**
+ * Razorpay's statuses → the snapshot's word. `created`: not authorised yet (left out);
+ * `authenticated`: authorised, first charge at start_at (a trial); `pending`: a failed charge
+ * being retried; `halted`, `completed`, `expired`, `paused`: no access.
+ */
+const STATUS: Record<string, SubscriptionSnapshot['status']> = {
+  authenticated: 'trialing',
+  active: 'active',
+  pending: 'past_due',
+  cancelled: 'canceled',
+  halted: 'expired',
+  completed: 'expired',
+  expired: 'expired',
+  paused: 'expired',
+};
+
+/** One Razorpay subscription entity as the lifecycle needs it: notes name the sku and app user (never the email). */
+export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionSnapshot | null {
+  const status = STATUS[String(s.status)];
+  const id = str(s.id);
+  if (!status || !id) return null;
+  const notes = s.notes && typeof s.notes === 'object' && !Array.isArray(s.notes) ? (s.notes as Obj) : {};
+  const trial = status === 'trialing';
+  return {
+    provider: 'psp_c',
+    subscription_id: id,
+    customer_id: str(s.customer_id),
+    app_user_id: str(notes.app_user_id),
+    sku: str(notes.sku),
+    mode,
+    status,
+    started_at: iso(s.created_at) ?? new Date(0).toISOString(),
+    trial_start: trial ? iso(s.created_at) : null,
+    trial_end: trial ? iso(s.start_at) : null,
+    current_period_end: iso(s.current_end) ?? (trial ? iso(s.start_at) : null),
+    cancel_at: null,
+    ended_at: status === 'canceled' ? iso(s.ended_at) : null,
+    status_since: status === 'canceled' ? iso(s.ended_at) : null,
+  };
+}
+
+/** One page of Razorpay's `GET /v1/subscriptions` (`count` up to 100, `skip`), the cursor being the next skip. */
+export async function listSubscriptionPage(
+  client: RazorpayClient,
+  ctx: ProviderContext,
+  cursor: string | null,
+  limit: number,
+): Promise<SubscriptionPage> {
+  const count = Math.min(limit, 100);
+  const skip = cursor ? Number(cursor) : 0;
+  const page = await client.call<{ items?: Obj[] }>('GET', '/v1/subscriptions', { query: { count, skip } });
+  const rows = Array.isArray(page.items) ? page.items : [];
+  return {
+    snapshots: rows.map((s) => snapshotOf(s, ctx.mode)).filter((s): s is SubscriptionSnapshot => !!s),
+    seen: rows.length,
+    next: rows.length === count ? String(skip + count) : null,
+  };
+}
