@@ -31,8 +31,11 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
         { 'billing.provider': provider, 'billing.entitlements': input.entitlements.length },
         () =>
           withTenant(db, tenantId, async (trx) => {
+            const batch = new Set(input.eventIds);
+            const subscriptionOf = new Map<string, string>();
             for (const [i, s] of input.subscriptions.entries()) {
               const row = await upsertLifecycleSubscription(trx, tenantId, provider, s);
+              for (const e of s.event_ids) if (batch.has(e)) subscriptionOf.set(e, row.id);
               const ent = input.entitlements[i];
               await upsertEntitlement(trx, {
                 tenantId,
@@ -47,7 +50,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
                 appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
               });
             }
-            await markLifecycleDeliveriesProcessed(trx, provider, input.eventIds);
+            await markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);
           }),
       );
       // Counted once committed (a retried activity counts again: the metric is a rate, not a ledger).

@@ -15,6 +15,9 @@ export const SCOPES = [
   'apps:write',
   'providers:write',
   'products:write',
+  // The support desk (docs/support.md): one customer's page, and access granted by hand.
+  'customers:read',
+  'grants:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

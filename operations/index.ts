@@ -41,6 +41,9 @@ import { connectProviderOAuth } from './providers/connect-oauth';
 import { setDefaultProvider } from './providers/set-default';
 import { updateProviderCredentials } from './providers/update-credentials';
 import { verifyProvider } from './providers/verify';
+import { getCustomer } from './customers/get';
+import { grantEntitlement } from './customers/grant';
+import { revokeGrantOp } from './customers/revoke-grant';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -74,6 +77,10 @@ export const OPERATIONS: Operation[] = [
   listOutboundDeliveries,
   listOutboundAttempts,
   replayFailedDeliveries,
+  // The support desk (docs/support.md).
+  getCustomer,
+  grantEntitlement,
+  revokeGrantOp,
   // Tool-only operations (no REST route).
   listApps,
   createApp,

@@ -120,6 +120,13 @@ describe('row-level security', () => {
     const event = await ins('outbound_events', { type: 'sync_run.finished', order_key: 'evt-x', body: {} });
     const delivery = await ins('outbound_deliveries', { event_id: event.id, endpoint_id: endpoint.id });
     await ins('outbound_attempts', { delivery_id: delivery.id, attempt: 1, latency_ms: 1 });
+    await ins('entitlement_grants', {
+      app_user_id: `user-${tag}`,
+      product_id: product.id,
+      reason: 'support',
+      expires_at: new Date(Date.now() + 86_400_000),
+      granted_by: 'user:test',
+    });
     await db('outbound_drains').insert({
       tenant_id: tenantId,
       endpoint_id: endpoint.id,
