@@ -108,7 +108,10 @@ export function decideEntitlement(
             rule: 'grace_period',
             view: { state: 'grace_period', expires_at: until, grace_until: until, next_change_at: until },
           }
-        : { rule: 'grace_over', view: { state: 'expired', expires_at: until, grace_until: until, next_change_at: null } };
+        : {
+            rule: 'grace_over',
+            view: { state: 'expired', expires_at: until, grace_until: until, next_change_at: null },
+          };
     }
     case 'canceled': {
       const end = sub.ended_at ?? sub.current_period_end;

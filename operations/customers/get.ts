@@ -3,7 +3,14 @@ import { customerEntitlements, customerExists, customerGrants, customerTimeline 
 import { notFound } from '../errors';
 import { pageOf, paging } from '../schemas';
 import { defineOperation } from '../types';
-import { appUserId, customerEntitlement, grantAsEntitlement, paidEntitlement, timelineEntry, timelineRow } from './schema';
+import {
+  appUserId,
+  customerEntitlement,
+  grantAsEntitlement,
+  paidEntitlement,
+  timelineEntry,
+  timelineRow,
+} from './schema';
 
 /**
  * One customer's whole story for the support desk (docs/support.md): every entitlement, paid or

@@ -32,7 +32,8 @@ export const grantEntitlement = defineOperation({
     .strict(),
   output: grantRow,
   rest: { method: 'POST', path: '/customers/{app_user_id}/grants' },
-  errors: [404],
+  errors: [404, 503],
+  responses: { 201: { description: 'Created: the grant, with its timer running', schema: grantRow } },
   async handler(ctx, input) {
     if (input.expires_at !== undefined && input.duration_days !== undefined)
       throw invalidRequest('give expires_at or duration_days, not both', 'duration_days');
@@ -57,10 +58,19 @@ export const grantEntitlement = defineOperation({
           expiresAt: end.expires_at,
         });
       } catch (err) {
-        ctx.log.warn({ err: { message: (err as Error).message }, request_id: ctx.requestId }, 'grant timer not started');
-        throw new ApiError(503, 'temporarily_unavailable', 'The grant could not be scheduled; retry shortly.', {}, {
-          'Retry-After': '5',
-        });
+        ctx.log.warn(
+          { err: { message: (err as Error).message }, request_id: ctx.requestId },
+          'grant timer not started',
+        );
+        throw new ApiError(
+          503,
+          'temporarily_unavailable',
+          'The grant could not be scheduled; retry shortly.',
+          {},
+          {
+            'Retry-After': '5',
+          },
+        );
       }
       return serializeGrant(ctx.tenantId, row, await grantSku(trx, productId));
     });

@@ -31,7 +31,10 @@ export const revokeGrantOp = defineOperation({
     // The revocation stands once committed; the timer is only tidied up (it would find the grant ended anyway).
     if (ctx.services.temporal)
       await stopGrantExpiry(ctx.services.temporal.client, ctx.tenantId, found.row.id).catch((err) =>
-        ctx.log.warn({ err: { message: (err as Error).message }, request_id: ctx.requestId }, 'grant timer not stopped'),
+        ctx.log.warn(
+          { err: { message: (err as Error).message }, request_id: ctx.requestId },
+          'grant timer not stopped',
+        ),
       );
     return serializeGrant(ctx.tenantId, found.row, found.sku);
   },
