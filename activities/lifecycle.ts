@@ -35,7 +35,9 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
             const subscriptionOf = new Map<string, string>();
             for (const [i, s] of input.subscriptions.entries()) {
               const row = await upsertLifecycleSubscription(trx, tenantId, provider, s);
-              for (const e of s.event_ids) if (batch.has(e)) subscriptionOf.set(e, row.id);
+              // Every event of a subscription this batch speaks of: an event naming only the customer (a payment
+              // intent) belongs to no subscription until one is seen, maybe in a later batch. Linked rows are skipped.
+              if (s.event_ids.some((e) => batch.has(e))) for (const e of s.event_ids) subscriptionOf.set(e, row.id);
               const ent = input.entitlements[i];
               await upsertEntitlement(trx, {
                 tenantId,

@@ -227,7 +227,8 @@ export async function markLifecycleDeliveriesProcessed(
   eventIds: readonly string[],
   subscriptionOf: ReadonlyMap<string, string> = new Map(),
 ): Promise<void> {
-  if (!eventIds.length) return;
+  const ids = [...new Set([...eventIds, ...subscriptionOf.keys()])];
+  if (!ids.length) return;
   await trx.raw(
     `update webhook_deliveries d set
        status = case when d.status = 'received' then 'processed' else d.status end,
@@ -236,7 +237,7 @@ export async function markLifecycleDeliveriesProcessed(
      from unnest(?::text[], ?::uuid[]) as v (event_id, sub)
      where d.provider = ? and d.event_id = v.event_id
        and (d.status = 'received' or d.subscription_id is distinct from coalesce(v.sub, d.subscription_id))`,
-    [[...eventIds], eventIds.map((e) => subscriptionOf.get(e) ?? null), provider] as Knex.RawBinding[],
+    [ids, ids.map((e) => subscriptionOf.get(e) ?? null), provider] as Knex.RawBinding[],
   );
 }
 

@@ -3,6 +3,7 @@ import { sellOnWebProvider } from '../helpers/connections';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import { SCOPES, type Scope } from '../../domain/scopes';
 import { createAdapters } from '../../providers';
 import { lifecycleWorkflowId, grantWorkflowId } from '../../temporal/workflow-starts';
 import { testDb } from '../helpers/db';
@@ -185,6 +186,31 @@ describe('customers and grants over REST', () => {
     );
   });
 
+  it('each operation takes exactly its scope: every other scope is refused 403 naming it, on both hosts', async () => {
+    const g = await grant(user, { sku: 'pro_monthly', duration_days: 3, reason: 'scope matrix' });
+    expect(g.status).toBe(201);
+    const cases: [string, string, Scope, Record<string, unknown> | undefined, number][] = [
+      ['GET', `/customers/${user}`, 'customers:read', undefined, 200],
+      ['POST', `/customers/${user}/grants`, 'grants:write', { sku: 'pro_monthly', duration_days: 1, reason: 'm' }, 201],
+      ['DELETE', `/customers/${user}/grants/${g.body.id}`, 'grants:write', undefined, 200],
+    ];
+    for (const [method, path, scope, body, status] of cases) {
+      const allBut = await keyWith(t.tenant_id, SCOPES.filter((s) => s !== scope) as Scope[]);
+      const only = await keyWith(t.tenant_id, [scope]);
+      for (const base of [api.apiUrl, api.altUrl]) {
+        const init = { method, ...(body ? { body: JSON.stringify(body) } : {}) };
+        const no = await call(base, path, allBut.secret_key, init);
+        expect([path, no.status, no.body.error]).toEqual([path, 403, 'insufficient_scope']);
+        expect(no.body.detail).toContain(scope);
+        expect((await call(base, path, only.secret_key, init)).status).toBe(status);
+      }
+    }
+    // The extra grants of this check are revoked: the rest of the file counts the user's access.
+    for (const row of await testDb()('entitlement_grants').where({ tenant_id: t.tenant_id, state: 'active' }))
+      expect((await revoke(user, row.id)).status).toBe(200);
+    await refill(t.tenant_id);
+  });
+
   it('bad grants are refused naming the field, and nothing is written', async () => {
     const before = await testDb()('entitlement_grants').where({ tenant_id: t.tenant_id }).count({ n: '*' });
     const cases: [Record<string, unknown>, string][] = [
@@ -252,11 +278,18 @@ describe('customers and grants over REST', () => {
     expect((await sdk(user, pkLive)).body.is_premium).toBe(true);
     const list = await call(api.apiUrl, `/entitlements?app_user_id=${user}`, t.secret_key);
     assertMatchesOpenApi('GET', '/entitlements', list);
-    expect(list.body.data.map((e: any) => e.source).sort()).toEqual(['grant', 'paid']);
+    expect(list.body.data.find((e: any) => e.id === g.body.id)).toMatchObject({ source: 'grant', state: 'active' });
+    expect(list.body.data.find((e: any) => e.source === 'paid')).toMatchObject({ provider: 'psp_a', state: 'revoked' });
 
     // The outbound event says where the access came from.
     const events = await testDb()('outbound_events').where({ tenant_id: t.tenant_id, type: 'entitlement.active' });
-    expect(events.map((e) => e.body.data.source).sort()).toEqual(['grant', 'paid']);
+    expect(events.find((e) => e.body.data.grant_id === g.body.id)?.body.data).toMatchObject({
+      source: 'grant',
+      app_user_id: user,
+      provider: null,
+      sku: 'pro_monthly',
+    });
+    expect(events.find((e) => e.body.data.provider === 'psp_a')?.body.data.source).toBe('paid');
 
     // The audit names who.
     const audit = await testDb()('audit_entries').where({
@@ -264,8 +297,10 @@ describe('customers and grants over REST', () => {
       action: 'grants.create',
       outcome: 'ok',
     });
-    expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actor_type: 'api_key', actor_id: g.body.granted_by });
+    expect(audit.find((a) => a.detail?.id === g.body.id)).toMatchObject({
+      actor_type: 'api_key',
+      actor_id: g.body.granted_by,
+    });
 
     // Revocation: the user is no longer premium (the paid access was refunded); a repeat changes nothing.
     const other = await newTenant('support-revoke-other');
