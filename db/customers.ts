@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import type { Row } from './row';
-import type { TenantReader } from './tenant-read';
 import { isoTimestampTypes } from './timestamps';
 import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
@@ -133,8 +132,8 @@ export function customerTimeline(
 }
 
 /** App users whose subscription records carry this email (the support desk's search), at most `limit`. */
-export async function appUsersByEmail(reader: TenantReader, email: string, limit = 20): Promise<string[]> {
-  const found = await reader.rows(
+export async function appUsersByEmail(src: PageSource, email: string, limit = 20): Promise<string[]> {
+  const found = await readerOf(src).rows(
     `select distinct app_user_id from subscriptions where email = $1 and app_user_id is not null
       order by app_user_id limit $2`,
     [email, limit],

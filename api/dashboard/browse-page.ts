@@ -5,7 +5,8 @@ import { ApiError } from '../../operations/errors';
 import { executeOperation } from '../../operations/execute';
 import type { Operation } from '../../operations/types';
 import { dashboardActor } from './principal';
-import { html } from './html';
+import { html, type SafeHtml } from './html';
+import { customerHref } from './customers-page';
 import { page } from './layout';
 import { listAudit } from '../../operations/audit/list';
 import { listEntitlements } from '../../operations/entitlements/list';
@@ -42,7 +43,9 @@ function filtersOf(op: Operation): Filter[] {
     });
 }
 
-function cell(v: unknown): string {
+/** A cell; an app user id links to their customer page. */
+function cell(column: string, v: unknown): string | SafeHtml {
+  if (column === 'app_user_id' && typeof v === 'string' && v) return html`<a href="${customerHref(v)}">${v}</a>`;
   if (v === null || v === undefined) return '—';
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
@@ -104,7 +107,7 @@ ${
   rows.length === 0
     ? html`<p>Nothing matches.</p>`
     : html`<div class="scroll" role="region" tabindex="0" aria-label="${b.title}"><table><caption class="skip">${b.title}</caption><thead><tr>${columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
-<tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${cell(row[c])}</td>`)}</tr>`)}</tbody></table></div>`
+<tbody>${rows.map((row) => html`<tr>${columns.map((c) => html`<td>${cell(c, row[c])}</td>`)}</tr>`)}</tbody></table></div>`
 }
 ${next ? html`<p><a href="${b.path}?${next}">Next page</a></p>` : ''}`,
       });
