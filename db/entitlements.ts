@@ -136,7 +136,7 @@ export async function dropEntitlementsOfOthers(
  */
 export function entitlementPage(
   src: PageSource,
-  filters: { app_user_id?: string; provider?: string; state?: string },
+  filters: { app_user_id?: string; provider?: string; state?: string; source?: string },
   page: PageRequest,
 ): Promise<RowPage> {
   return pageFromSql(

@@ -76,6 +76,14 @@ describe('dashboard: the customer page, grants and revocations', () => {
     await expectAccessible(p, 'customer page with a grant');
     await screenshot(p, 'customer-granted');
 
+    // The overview counts it apart from paid access, and links to it.
+    await p.goto(`${api.dashboardRoot}/overview`);
+    expect(await p.locator('#granted-figure').textContent()).toBe('1');
+    await p.getByRole('link', { name: /Granted by hand/ }).click();
+    expect(await p.locator('main table').textContent()).toContain('grant');
+    await p.getByRole('link', { name: 'cust_42' }).first().click();
+    await p.waitForURL('**/customers/cust_42');
+
     // Revoke it.
     await p.getByRole('button', { name: 'Revoke grant of pro_annual' }).click();
     await p.getByText('Grant revoked.').waitFor();
