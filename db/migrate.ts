@@ -20,6 +20,7 @@ import * as overviewRollups from './migrations/023_overview_rollups';
 import * as outboundFairness from './migrations/024_outbound_fairness';
 import * as oauthAccountClaims from './migrations/025_oauth_account_claims';
 import * as supportDesk from './migrations/029_support_desk';
+import * as customerEventSequence from './migrations/030_customer_event_sequence';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '024_outbound_fairness': outboundFairness,
   '025_oauth_account_claims': oauthAccountClaims,
   '029_support_desk': supportDesk,
+  '030_customer_event_sequence': customerEventSequence,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -70,6 +72,7 @@ export const TENANT_TABLES = [
   ...outboundDrain.DRAIN_TENANT_TABLES,
   ...overviewRollups.ROLLUP_TENANT_TABLES,
   ...supportDesk.GRANT_TENANT_TABLES,
+  ...customerEventSequence.SEQUENCE_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

@@ -322,5 +322,22 @@ describe('customers and grants over REST', () => {
     const kinds = page.body.timeline.data.map((x: any) => x.kind);
     expect(kinds).toEqual(expect.arrayContaining(['grant', 'grant_revoked']));
     expect(page.body.timeline.data.find((x: any) => x.kind === 'grant').workflow_id).toBe(g.body.workflow_id);
+
+    // Every event about the customer carries the next number and the whole snapshot: a receiver that sees them
+    // shuffled and keeps the highest number holds what the customer page shows now.
+    const about = await testDb()('outbound_events')
+      .where({ tenant_id: t.tenant_id })
+      .whereRaw("body->'data'->>'sequence' is not null")
+      .whereRaw("body->'data'->>'app_user_id' = ?", [user]);
+    const seqs = about.map((e) => Number(e.body.data.sequence)).sort((a, b) => a - b);
+    expect(seqs.length).toBeGreaterThan(4);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    const shuffled = [...about].sort(() => Math.random() - 0.5);
+    let kept: any = null;
+    for (const e of shuffled) if (!kept || e.body.data.sequence > kept.sequence) kept = e.body.data;
+    const now = page.body.entitlements.filter((e: any) => e.source === 'paid' || e.state === 'active');
+    expect(kept.entitlements.map((e: any) => [e.source, e.state, e.sku]).sort()).toEqual(
+      now.map((e: any) => [e.source, e.state, e.sku]).sort(),
+    );
   });
 });

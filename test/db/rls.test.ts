@@ -120,6 +120,7 @@ describe('row-level security', () => {
     const event = await ins('outbound_events', { type: 'sync_run.finished', order_key: 'evt-x', body: {} });
     const delivery = await ins('outbound_deliveries', { event_id: event.id, endpoint_id: endpoint.id });
     await ins('outbound_attempts', { delivery_id: delivery.id, attempt: 1, latency_ms: 1 });
+    await ins('customer_event_sequences', { subject: `user-${tag}`, seq: 1 });
     await ins('entitlement_grants', {
       app_user_id: `user-${tag}`,
       product_id: product.id,
@@ -174,6 +175,7 @@ describe('row-level security', () => {
         'overview_subscription_counts',
         'overview_entitlement_counts',
         'overview_change_days',
+        'customer_event_sequences',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

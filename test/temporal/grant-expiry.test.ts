@@ -64,6 +64,12 @@ describe('grant expiry (real Temporal server, real worker)', () => {
       ['entitlement.active', 'grant', g.body.id],
       ['entitlement.expired', 'grant', g.body.id],
     ]);
+    // Each event about the customer carries the next number and the whole snapshot (docs/outbound-webhooks.md).
+    expect(outbound.map((e) => e.body.data.sequence)).toEqual([1, 2]);
+    expect(outbound[0].body.data.entitlements).toEqual([
+      expect.objectContaining({ source: 'grant', grant_id: g.body.id, sku: 'gift_monthly', state: 'active' }),
+    ]);
+    expect(outbound[1].body.data.entitlements).toEqual([]);
     const page = await call(api.apiUrl, '/customers/gifted', key);
     expect(page.body.entitlements[0]).toMatchObject({
       source: 'grant',
