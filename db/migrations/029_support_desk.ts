@@ -15,7 +15,8 @@ import { tenantTablePolicies } from './tenant-policies';
  * - `webhook_deliveries.subscription_id`: the subscription a provider event was applied to, set
  *   by the write that applied it, so a customer's timeline finds the events it received.
  * - `outbound_events (tenant_id, order_key, created_at)`: the events about one app user (the
- *   order key names the subject), for the same timeline.
+ *   order key names the subject), for the same timeline; `subscriptions (tenant_id, app_user_id)`
+ *   and `store_purchase_tokens (tenant_id, app_user_id)`: the customer's records.
  */
 export const GRANT_TENANT_TABLES = ['entitlement_grants'] as const;
 
@@ -92,11 +93,15 @@ export async function up(knex: Knex): Promise<void> {
   );
   await knex.raw('create index outbound_events_subject on outbound_events (tenant_id, order_key, created_at desc)');
   await knex.raw('create index store_purchase_tokens_customer on store_purchase_tokens (tenant_id, app_user_id)');
+  // The customer page finds a customer's subscriptions by app user (bench/customer-view.ts: a sequential scan of
+  // 100,000 rows per statement without it).
+  await knex.raw('create index subscriptions_customer on subscriptions (tenant_id, app_user_id)');
 }
 
 export async function down(knex: Knex): Promise<void> {
   const schema = (await knex.raw('select current_schema() as s')).rows[0].s as string;
   const path = `set search_path = "${schema.replace(/"/g, '""')}", pg_temp`;
+  await knex.raw('drop index if exists subscriptions_customer');
   await knex.raw('drop index if exists store_purchase_tokens_customer');
   await knex.raw('drop index if exists outbound_events_subject');
   await knex.raw('alter table webhook_deliveries drop column if exists subscription_id');
