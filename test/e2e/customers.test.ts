@@ -62,6 +62,16 @@ describe('dashboard: the customer page, grants and revocations', () => {
     await p.getByRole('button', { name: 'Find' }).click();
     await p.waitForURL('**/customers/cust_42');
 
+    // By email: a web provider's purchase carries the buyer's address; the store factory's record has none, so it is
+    // set here.
+    await testDb()('subscriptions')
+      .where({ tenant_id: tenantId, app_user_id: 'cust_42' })
+      .update({ email: 'cust42@example.test' });
+    await p.goto(`${api.dashboardRoot}/customers`);
+    await p.getByLabel('App user id or email').fill('cust42@example.test');
+    await p.getByRole('button', { name: 'Find' }).click();
+    await p.waitForURL('**/customers/cust_42');
+
     // Grant by hand.
     await p.getByLabel('Product').selectOption('pro_annual');
     await p.getByLabel('Days').fill('10');
