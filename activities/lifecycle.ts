@@ -35,8 +35,13 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
         () =>
           withTenant(db, tenantId, async (trx) => {
             if (input.quiet) await quietOutbound(trx);
+            const batch = new Set(input.eventIds);
+            const subscriptionOf = new Map<string, string>();
             for (const [i, s] of input.subscriptions.entries()) {
               const row = await upsertLifecycleSubscription(trx, tenantId, provider, s);
+              // Every event of a subscription this batch speaks of: an event naming only the customer (a payment
+              // intent) belongs to no subscription until one is seen, maybe in a later batch. Linked rows are skipped.
+              if (s.event_ids.some((e) => batch.has(e))) for (const e of s.event_ids) subscriptionOf.set(e, row.id);
               const ent = input.entitlements[i];
               await upsertEntitlement(trx, {
                 tenantId,
@@ -51,7 +56,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
                 appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
               });
             }
-            await markLifecycleDeliveriesProcessed(trx, provider, input.eventIds);
+            await markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);
           }),
       );
       // Counted once committed (a retried activity counts again: the metric is a rate, not a ledger).

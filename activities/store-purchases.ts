@@ -233,8 +233,9 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           if (input.quiet) await quietOutbound(trx);
           await lockStorePurchase(trx, tenantId, provider, externalId);
           const mode: Mode = read.is_sandbox ? 'test' : 'live';
-          const markProcessed = () => markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode);
           const existing = await findStoreSubscription(trx, provider, externalId);
+          const markProcessed = (subscriptionId = existing?.id ?? null) =>
+            markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode, subscriptionId);
           const predecessor = read.linked_purchase_key ?? null;
           // The buyer the store names is the purchaser; a family member's transaction is never held for them.
           const named = read.ownership === 'family_shared' ? null : read.store_app_user;
@@ -294,7 +295,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
             await supersede(trx, provider, predecessor, externalId);
           }
           await linkStorePurchaseToken(trx, provider, hash, { subscriptionId, entitlementId, productId });
-          await markProcessed();
+          await markProcessed(subscriptionId);
           return { state, app_user_id: owner, stale: false };
         }),
       );

@@ -128,14 +128,15 @@ export async function dropEntitlementsOfOthers(
 }
 
 /**
- * The entitlement state page, each row with its product's SKU: the premium check's hot path,
+ * The entitlement state page, each row with its product's SKU, paid rows and grants by hand
+ * (`source`, docs/support.md) together: the premium check's hot path,
  * read like every list (pageFromSql in a tenant read; docs/data-layer.md, "Reading a list").
  * Not the Entitlement model: its path cost over the 5 % bar in bench/models-vs-knex.ts
  * (bench/RESULTS.md).
  */
 export function entitlementPage(
   src: PageSource,
-  filters: { app_user_id?: string; provider?: string; state?: string },
+  filters: { app_user_id?: string; provider?: string; state?: string; source?: string },
   page: PageRequest,
 ): Promise<RowPage> {
   return pageFromSql(
@@ -143,7 +144,12 @@ export function entitlementPage(
     {
       table: 'entitlements',
       columns: 'entitlements.*, products.sku',
-      from: 'entitlements left join products on products.id = entitlements.product_id',
+      from: `(select id, tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at,
+                     grace_until, created_at, updated_at, 'paid'::text as source from entitlements
+              union all
+              select id, tenant_id, app_user_id, null, product_id, null, state, false, expires_at, null, created_at,
+                     updated_at, 'grant' from entitlement_grants) entitlements
+             left join products on products.id = entitlements.product_id`,
       filters,
     },
     page,

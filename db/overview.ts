@@ -53,6 +53,8 @@ export interface OverviewFigures {
   /** Per provider: inbound deliveries that failed in the last 24 hours. */
   webhookFailures24h: { provider: string; n: number }[];
   lastSyncRun: RunRow | undefined;
+  /** Access granted by hand and still running (docs/support.md): counted apart from paid access, in either mode. */
+  activeGrants: number;
 }
 
 const n = (v: unknown) => Number(v ?? 0);
@@ -218,6 +220,9 @@ export async function readOverview(
   const dayRows = await dailyChanges(trx, mode, days, from);
   const webhookFailures24h = await webhookFailures(trx, mode);
   const [lastSyncRun] = await recentRuns(trx, 1);
+  const [{ grants }] = (await trx('entitlement_grants').where({ state: 'active' }).count({ grants: '*' })) as {
+    grants: string | number;
+  }[];
   return {
     today: String(today),
     subscriptions,
@@ -228,5 +233,6 @@ export async function readOverview(
     days: dayRows,
     webhookFailures24h,
     lastSyncRun,
+    activeGrants: n(grants),
   };
 }

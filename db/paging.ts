@@ -21,6 +21,8 @@ export interface PageSql {
   columns: string;
   from: string;
   filters: Record<string, string | boolean | undefined>;
+  /** Values `from` itself refers to as $1, $2, …; the filters are numbered after them. */
+  fromValues?: string[];
 }
 
 /**
@@ -71,7 +73,7 @@ export async function pageFromSql<T>(
 ): Promise<Page<T>> {
   const reader = readerOf(src);
   const conds: string[] = [];
-  const values: (string | boolean | number)[] = [];
+  const values: (string | boolean | number)[] = [...(q.fromValues ?? [])];
   for (const [col, v] of Object.entries(q.filters)) {
     if (v === undefined) continue;
     if (!/^[a-z_]+$/.test(col)) throw new Error(`pageFromSql: bad column ${col}`);

@@ -134,17 +134,26 @@ export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
 
 /**
  * What GET /v1/sdk/subscribers/{id} reads of one app user: the entitlements of one side
- * (sandbox or real) with their product's sku, and the statuses of the user's subscriptions in
+ * (sandbox or real) with their product's sku, and the active grants, and the statuses of the user's subscriptions in
  * the key's mode (they set how long the SDK may cache the answer). Run in a tenant read.
  */
 export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
   // Plain statements in a tenant read (db/tenant-read.ts), times as the API's ISO strings: the
   // client apps' premium check is the busiest read there is, and the same path as the hot page.
   return {
+    // Paid access of the key's side, then access granted by hand while it lasts (docs/support.md): a grant is the
+    // tenant's own decision about a person, so both keys see it.
     ents: await reader.rows(
-      `select e.provider, e.state, e.is_sandbox, e.product_id, p.sku, e.expires_at, e.grace_until, e.updated_at
-         from entitlements e left join products p on p.id = e.product_id
-        where e.app_user_id = $1 and e.is_sandbox = $2 order by e.created_at`,
+      `select * from (
+         select e.provider, e.state, e.is_sandbox, e.product_id, p.sku, e.expires_at, e.grace_until, e.updated_at,
+                'paid' as source, e.created_at
+           from entitlements e left join products p on p.id = e.product_id
+          where e.app_user_id = $1 and e.is_sandbox = $2
+         union all
+         select null, g.state, $2, g.product_id, p.sku, g.expires_at, null, g.updated_at, 'grant', g.created_at
+           from entitlement_grants g left join products p on p.id = g.product_id
+          where g.app_user_id = $1 and g.state = 'active') ents
+        order by created_at`,
       [appUserId, mode === 'test'],
       { types: isoTimestampTypes },
     ),

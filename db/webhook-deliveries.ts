@@ -216,18 +216,29 @@ export function deliveryPage(
  * receipt and outbox writes run on the owner connection before any tenant is known.
  */
 
-/** A web lifecycle applied these events: deliveries still `received` are `processed`. */
+/**
+ * A web lifecycle applied these events: deliveries still `received` are `processed`, and each
+ * names the subscription it was applied to (`subscriptionOf`, by event id), which is how a
+ * customer's timeline finds the provider events it received (db/customers.ts). One statement.
+ */
 export async function markLifecycleDeliveriesProcessed(
   trx: Knex.Transaction,
   provider: string,
   eventIds: readonly string[],
+  subscriptionOf: ReadonlyMap<string, string> = new Map(),
 ): Promise<void> {
-  if (!eventIds.length) return;
-  await trx('webhook_deliveries')
-    .where({ provider })
-    .whereIn('event_id', eventIds)
-    .where({ status: 'received' })
-    .update({ status: 'processed', processed_at: trx.fn.now(), updated_at: trx.fn.now() });
+  const ids = [...new Set([...eventIds, ...subscriptionOf.keys()])];
+  if (!ids.length) return;
+  await trx.raw(
+    `update webhook_deliveries d set
+       status = case when d.status = 'received' then 'processed' else d.status end,
+       processed_at = case when d.status = 'received' then now() else d.processed_at end,
+       subscription_id = coalesce(v.sub, d.subscription_id), updated_at = now()
+     from unnest(?::text[], ?::uuid[]) as v (event_id, sub)
+     where d.provider = ? and d.event_id = v.event_id
+       and (d.status = 'received' or d.subscription_id is distinct from coalesce(v.sub, d.subscription_id))`,
+    [ids, ids.map((e) => subscriptionOf.get(e) ?? null), provider] as Knex.RawBinding[],
+  );
 }
 
 /**
@@ -238,13 +249,21 @@ export async function markStoreDeliveriesProcessed(
   provider: string,
   eventIds: readonly string[],
   mode: Mode,
+  subscriptionId: string | null = null,
 ): Promise<void> {
   if (!eventIds.length) return;
   await trx('webhook_deliveries')
     .where({ provider })
     .whereIn('event_id', eventIds)
     .whereNot({ status: 'failed' })
-    .update({ status: 'processed', mode, processed_at: trx.fn.now(), updated_at: trx.fn.now() });
+    .update({
+      status: 'processed',
+      mode,
+      processed_at: trx.fn.now(),
+      updated_at: trx.fn.now(),
+      // The purchase it was about: the customer's timeline lists it (db/customers.ts).
+      ...(subscriptionId ? { subscription_id: subscriptionId } : {}),
+    });
 }
 
 /** The store did not confirm the purchase a notification named: its delivery is `failed`, with the store's reason. */

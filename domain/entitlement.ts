@@ -59,29 +59,88 @@ const plusDays = (iso: string, days: number) => new Date(Date.parse(iso) + days 
  * | trialing, active | nothing scheduled | active | never |
  */
 export function entitlementFor(sub: SubscriptionView, now: string): EntitlementView {
+  return decideEntitlement(sub, now).view;
+}
+
+/**
+ * Which row of the table above decided (the customer page's "why", docs/support.md): named so a
+ * person can read it, and computed by the very function the workflow runs.
+ */
+export const ENTITLEMENT_RULES = [
+  'refund',
+  'ended',
+  'grace_period',
+  'grace_over',
+  'canceled_access_to_period_end',
+  'canceled_ended',
+  'scheduled_cancellation',
+  'scheduled_cancellation_passed',
+  'renewing',
+] as const;
+export type EntitlementRule = (typeof ENTITLEMENT_RULES)[number];
+
+/** The subscription facts the rule reads (what `entitlementFor` is given; the record keeps these). */
+export type EntitlementFacts = Pick<
+  SubscriptionView,
+  'status' | 'status_since' | 'current_period_end' | 'ended_at' | 'cancel_at'
+>;
+
+/** The rule table as one decision: the view the workflow writes and the rule that made it. */
+export function decideEntitlement(
+  sub: EntitlementFacts,
+  now: string,
+): { view: EntitlementView; rule: EntitlementRule } {
   switch (sub.status) {
     case 'refunded':
-      return { state: 'revoked', expires_at: sub.status_since, grace_until: null, next_change_at: null };
+      return {
+        rule: 'refund',
+        view: { state: 'revoked', expires_at: sub.status_since, grace_until: null, next_change_at: null },
+      };
     case 'expired':
-      return { state: 'expired', expires_at: sub.status_since, grace_until: null, next_change_at: null };
+      return {
+        rule: 'ended',
+        view: { state: 'expired', expires_at: sub.status_since, grace_until: null, next_change_at: null },
+      };
     case 'past_due': {
       const until = plusDays(sub.status_since, GRACE_PERIOD_DAYS);
       return until > now
-        ? { state: 'grace_period', expires_at: until, grace_until: until, next_change_at: until }
-        : { state: 'expired', expires_at: until, grace_until: until, next_change_at: null };
+        ? {
+            rule: 'grace_period',
+            view: { state: 'grace_period', expires_at: until, grace_until: until, next_change_at: until },
+          }
+        : {
+            rule: 'grace_over',
+            view: { state: 'expired', expires_at: until, grace_until: until, next_change_at: null },
+          };
     }
     case 'canceled': {
       const end = sub.ended_at ?? sub.current_period_end;
       return end && end > now
-        ? { state: 'active', expires_at: end, grace_until: null, next_change_at: end }
-        : { state: 'expired', expires_at: end ?? sub.status_since, grace_until: null, next_change_at: null };
+        ? {
+            rule: 'canceled_access_to_period_end',
+            view: { state: 'active', expires_at: end, grace_until: null, next_change_at: end },
+          }
+        : {
+            rule: 'canceled_ended',
+            view: { state: 'expired', expires_at: end ?? sub.status_since, grace_until: null, next_change_at: null },
+          };
     }
     default: {
       const end = sub.cancel_at;
-      if (!end) return { state: 'active', expires_at: sub.current_period_end, grace_until: null, next_change_at: null };
+      if (!end)
+        return {
+          rule: 'renewing',
+          view: { state: 'active', expires_at: sub.current_period_end, grace_until: null, next_change_at: null },
+        };
       return end > now
-        ? { state: 'active', expires_at: end, grace_until: null, next_change_at: end }
-        : { state: 'expired', expires_at: end, grace_until: null, next_change_at: null };
+        ? {
+            rule: 'scheduled_cancellation',
+            view: { state: 'active', expires_at: end, grace_until: null, next_change_at: end },
+          }
+        : {
+            rule: 'scheduled_cancellation_passed',
+            view: { state: 'expired', expires_at: end, grace_until: null, next_change_at: null },
+          };
     }
   }
 }

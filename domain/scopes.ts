@@ -17,6 +17,9 @@ export const SCOPES = [
   'products:write',
   'imports:read',
   'imports:write',
+  // The support desk (docs/support.md): one customer's page, and access granted by hand.
+  'customers:read',
+  'grants:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -47,6 +47,9 @@ import { removeTeamMember } from './team/remove';
 import { revokeTeamInvitation } from './team/revoke-invitation';
 import { createImportOp } from './imports/create';
 import { getImport } from './imports/get';
+import { getCustomer } from './customers/get';
+import { grantEntitlement } from './customers/grant';
+import { revokeGrantOp } from './customers/revoke-grant';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -83,6 +86,10 @@ export const OPERATIONS: Operation[] = [
   // Imports of existing subscribers (docs/reconciliation.md).
   createImportOp,
   getImport,
+  // The support desk (docs/support.md).
+  getCustomer,
+  grantEntitlement,
+  revokeGrantOp,
   // Tool-only operations (no REST route).
   listApps,
   createApp,

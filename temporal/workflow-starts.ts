@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { SyncTarget } from '../db/sync-facts';
 import { playConnectionsOfAllTenants } from '../db/voided-sweep-targets';
@@ -30,6 +30,7 @@ import {
 import { importRunWorkflow, type ImportRunInput } from '../workflows/import-run';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
+import { grantExpiryWorkflow, grantRevokedSignal, type GrantExpiryInput } from '../workflows/grant-expiry';
 
 /**
  * Every workflow the service starts, by function reference, with a readable id and the
@@ -232,4 +233,29 @@ export async function startImportRun(client: Client, taskQueue: string, input: I
     args: [input],
     typedSearchAttributes: runAttributes('import', input.tenantId, input.provider),
   });
+}
+// ── Grants by hand: one durable timer per grant (docs/support.md).
+export const grantWorkflowId = (tenantId: string, grantId: string) => `grant-${tenantId}-${grantId}`;
+
+/** Start a grant's timer; a repeat for the same grant joins the one running. */
+export async function startGrantExpiry(client: Client, taskQueue: string, input: GrantExpiryInput) {
+  return client.workflow.start(grantExpiryWorkflow, {
+    taskQueue,
+    workflowId: grantWorkflowId(input.tenantId, input.grantId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: runAttributes('grant', input.tenantId),
+  });
+}
+
+/**
+ * A revoked grant's timer is told to stop. Best effort: a timer already gone (finished, or never
+ * reached) has nothing to stop, and one that still fires finds the grant ended and leaves it.
+ */
+export async function stopGrantExpiry(client: Client, tenantId: string, grantId: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(grantWorkflowId(tenantId, grantId)).signal(grantRevokedSignal, { tenantId });
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
 }

@@ -5,7 +5,8 @@ import { ApiError } from '../../operations/errors';
 import { executeOperation } from '../../operations/execute';
 import type { Operation } from '../../operations/types';
 import { dashboardActor } from './principal';
-import { html } from './html';
+import { html, type SafeHtml } from './html';
+import { customerHref } from './customers-page';
 import { page } from './layout';
 import { listAudit } from '../../operations/audit/list';
 import { listEntitlements } from '../../operations/entitlements/list';
@@ -45,7 +46,9 @@ function filtersOf(op: Operation): Filter[] {
     });
 }
 
-function cell(v: unknown): string {
+/** A cell; an app user id links to their customer page. */
+function cell(column: string, v: unknown): string | SafeHtml {
+  if (column === 'app_user_id' && typeof v === 'string' && v) return html`<a href="${customerHref(v)}">${v}</a>`;
   if (v === null || v === undefined) return '—';
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
@@ -88,8 +91,8 @@ export function browsePages(services: Services): Router {
         : new Map<string, string>();
       const shown = (row: Record<string, unknown>, c: string) =>
         c === 'actor_id' && row.actor_type === 'user' && people.has(String(row[c]))
-          ? `${people.get(String(row[c]))} (${cell(row[c])})`
-          : cell(row[c]);
+          ? `${people.get(String(row[c]))} (${cell(c, row[c])})`
+          : cell(c, row[c]);
       const next =
         result && result.pagination.total !== null && result.pagination.offset + rows.length < result.pagination.total
           ? new URLSearchParams({

@@ -61,6 +61,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/paywall', label: 'Paywall' },
   { href: '/readiness', label: 'Readiness' },
   { href: '/sync-runs', label: 'Sync runs' },
+  { href: '/customers', label: 'Customers' },
   { href: '/subscribers', label: 'Subscribers' },
   { href: '/entitlements', label: 'Entitlements' },
   { href: '/webhook-deliveries', label: 'Webhook deliveries' },

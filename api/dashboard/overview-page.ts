@@ -142,6 +142,7 @@ ${switcher(
 <h2 id="now">Now</h2>
 <ul class="tiles">
 ${FIGURES.map((f) => html`<li><a href="${f.href(mode)}"><span class="figure">${m.total[f.key]}</span> <span>${f.label}</span></a></li>`)}
+<li><a href="${listHref('/entitlements', { state: 'active', source: 'grant' })}"><span class="figure" id="granted-figure">${figures.activeGrants}</span> <span>Granted by hand (not paid, either mode)</span></a></li>
 </ul>
 <h3>Monthly recurring revenue</h3>
 ${

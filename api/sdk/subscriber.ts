@@ -8,13 +8,15 @@ import type { AppPrincipal } from './auth';
 
 /**
  * What the SDK is answered about one app user: GET /v1/sdk/subscribers/{id} and a store
- * purchase registration share it. A pk_test_ key sees sandbox entitlements only, pk_live_ live ones.
+ * purchase registration share it. A pk_test_ key sees sandbox entitlements only, pk_live_ live ones;
+ * both see the app user's active grants (source `grant`, no provider).
  */
 export async function subscriberView(db: Knex, principal: AppPrincipal, appUserId: string) {
   const { ents, subs } = await readAsTenant(db, principal.tenantId, (reader) =>
     readSubscriberRows(reader, appUserId, principal.mode),
   );
   const entitlements = ents.map((e: Row) => ({
+    source: e.source as 'paid' | 'grant',
     provider: e.provider,
     state: e.state,
     is_active: isPremiumState(e.state),

@@ -31,6 +31,9 @@ import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
 import { createEndpoint } from '../../operations/webhook-endpoints/create';
 import { createImportOp } from '../../operations/imports/create';
 import { getImport } from '../../operations/imports/get';
+import { getCustomer } from '../../operations/customers/get';
+import { grantEntitlement } from '../../operations/customers/grant';
+import { revokeGrantOp } from '../../operations/customers/revoke-grant';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {
@@ -324,5 +327,30 @@ export const TOOL_LIST: readonly ToolEntry[] = [
       'Deliver again every delivery that failed since a time (ISO 8601), optionally of one endpoint_id; has_more: call again.',
     // As above: queued for the worker, which POSTs to the tenant's own endpoints.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  {
+    name: 'billing_customer',
+    operation: getCustomer,
+    title: 'Customer',
+    description:
+      'One app user: each entitlement (paid or granted) with why it is in its state, and the timeline newest first (paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_grant_entitlement',
+    operation: grantEntitlement,
+    title: 'Grant Entitlement',
+    description:
+      'Give an app user a product by hand (product_id or sku) until expires_at or for duration_days, with a reason; store events never undo it.',
+    // Each call makes another grant.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  {
+    name: 'billing_revoke_grant',
+    operation: revokeGrantOp,
+    title: 'Revoke Grant',
+    description: 'End a grant made by hand now (app_user_id and the grant id); paid access is untouched.',
+    // The app user loses that access at once; revoking again changes nothing more.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   },
 ];

@@ -17,6 +17,7 @@ export const listEntitlements = defineOperation({
       app_user_id: filter.optional(),
       provider: provider.optional(),
       state: z.enum(ENTITLEMENT_STATES).optional(),
+      source: z.enum(['paid', 'grant']).optional().describe('paid (a purchase) or grant (given by hand)'),
     })
     .strict(),
   output: pageOf(entitlementRow),
@@ -25,7 +26,7 @@ export const listEntitlements = defineOperation({
     return ctx.read(async (reader) => {
       const page = await entitlementPage(
         reader,
-        { app_user_id: input.app_user_id, provider: input.provider, state: input.state },
+        { app_user_id: input.app_user_id, provider: input.provider, state: input.state, source: input.source },
         input,
       );
       return { ...page, data: page.data.map(serializeEntitlement) };

@@ -7,10 +7,37 @@ import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 /**
  * The body of every outbound event type, once: the OpenAPI document's `webhooks` section is made
  * from these (api/openapi.ts), and the tests check deliveries against them. The database writes
- * the bodies (migration 018's triggers); a change there is a change here, with `version` raised.
+ * the bodies (migration 018's triggers, 029's grants, 030's sequence and snapshot); a change there is a change here,
+ * with `version` raised when a field changes meaning (added fields keep it).
  */
 const when = z.string().nullable().describe('ISO 8601');
 const provider = z.enum(PROVIDERS);
+
+/**
+ * What every event about a customer carries besides its own fields (migration 030): a receiver
+ * that keeps the snapshot of the highest `sequence` is right whatever order deliveries arrive in.
+ */
+const customerFields = {
+  sequence: z
+    .number()
+    .int()
+    .describe('one more than the previous event about this app user: keep the highest you have seen'),
+  entitlements: z
+    .array(
+      z.object({
+        source: z.enum(['paid', 'grant']),
+        grant_id: z.string().optional(),
+        provider: provider.nullable(),
+        product_id: z.string().nullable(),
+        sku: z.string().nullable(),
+        state: z.enum(ENTITLEMENT_STATES),
+        is_sandbox: z.boolean(),
+        expires_at: when,
+        grace_until: when,
+      }),
+    )
+    .describe('the app user’s whole entitlement snapshot as of this event: paid entitlements and running grants'),
+};
 
 const entitlementData = z.object({
   app_user_id: z
@@ -20,19 +47,22 @@ const entitlementData = z.object({
     ),
   state: z.enum(ENTITLEMENT_STATES),
   previous_state: z.enum(ENTITLEMENT_STATES).nullable().describe('null: the entitlement is new'),
+  source: z.enum(['paid', 'grant']).describe('paid: a purchase; grant: access given by hand'),
+  grant_id: z.string().optional().describe('the grant, when source is grant'),
   reason: z
-    .enum(SUBSCRIPTION_STATUSES)
+    .union([z.enum(SUBSCRIPTION_STATUSES), z.literal('grant')])
     .nullable()
     .describe(
-      'the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period',
+      'the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period; grant for a grant',
     ),
-  provider,
+  provider: provider.nullable().describe('null for a grant'),
   product_id: z.string().nullable(),
   sku: z.string().nullable(),
   subscription_id: z.string().nullable(),
   is_sandbox: z.boolean(),
   expires_at: when,
   grace_until: when,
+  ...customerFields,
 });
 
 const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
@@ -57,6 +87,7 @@ const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
       mode: z.enum(['live', 'test']),
       current_period_end: when,
       canceled_at: when,
+      ...customerFields,
     }),
   },
   'sync_run.finished': {

@@ -47,14 +47,18 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   // Imports (issue #29; test/imports/imports-api.test.ts).
   'POST /imports': 'imports:write',
   'GET /imports/{id}': 'imports:read',
+  // The support desk; its own matrix, with a real customer and grant: test/api/customers.test.ts.
+  'GET /customers/{app_user_id}': 'customers:read',
+  'POST /customers/{app_user_id}/grants': 'grants:write',
+  'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
   'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
-// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports.
-const OUTBOUND = /^\/(webhook-endpoints|outbound-|imports)/;
+// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, customers.
+const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/)/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -100,7 +104,7 @@ describe('scope matrix', () => {
     await refill(t.tenant_id);
   });
 
-  for (const op of restOps.filter((o) => !OUTBOUND.test(o.rest!.path))) {
+  for (const op of restOps.filter((o) => !OWN_MATRIX.test(o.rest!.path))) {
     const path = op.rest!.path.replace('{id}', '__ID__').replace('{product_id}', '__ID__');
     it(`${op.rest!.method} ${op.rest!.path}: only-its-scope → 200, every-other-scope → 403`, async () => {
       const p = path.replace('__ID__', productId);

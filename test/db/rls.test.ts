@@ -127,6 +127,14 @@ describe('row-level security', () => {
     const event = await ins('outbound_events', { type: 'sync_run.finished', order_key: 'evt-x', body: {} });
     const delivery = await ins('outbound_deliveries', { event_id: event.id, endpoint_id: endpoint.id });
     await ins('outbound_attempts', { delivery_id: delivery.id, attempt: 1, latency_ms: 1 });
+    await ins('customer_event_sequences', { subject: `user-${tag}`, seq: 1 });
+    await ins('entitlement_grants', {
+      app_user_id: `user-${tag}`,
+      product_id: product.id,
+      reason: 'support',
+      expires_at: new Date(Date.now() + 86_400_000),
+      granted_by: 'user:test',
+    });
     await db('outbound_drains').insert({
       tenant_id: tenantId,
       endpoint_id: endpoint.id,
@@ -184,6 +192,7 @@ describe('row-level security', () => {
         'overview_entitlement_counts',
         'overview_change_days',
         'import_items',
+        'customer_event_sequences',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

@@ -51,6 +51,7 @@ describe('dashboard: accessibility of every page (axe-core)', () => {
         '/paywall',
         '/readiness',
         '/sync-runs',
+        '/customers',
         '/subscribers',
         '/entitlements',
         '/webhook-deliveries',

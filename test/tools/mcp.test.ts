@@ -86,7 +86,12 @@ describe('tool server (MCP)', () => {
         .filter((x) => x.annotations?.destructiveHint)
         .map((x) => x.name)
         .sort(),
-    ).toEqual(['billing_delete_webhook_endpoint', 'billing_retire_product', 'billing_sync_run']);
+    ).toEqual([
+      'billing_delete_webhook_endpoint',
+      'billing_retire_product',
+      'billing_revoke_grant',
+      'billing_sync_run',
+    ]);
     expect(Object.keys(tools.find((x) => x.name === 'billing_product')!.inputSchema.properties ?? {})).toEqual(
       expect.arrayContaining(['product_id', 'sku']),
     );

@@ -1,0 +1,142 @@
+import crypto from 'node:crypto';
+import type { Row } from './row';
+import { isoTimestampTypes } from './timestamps';
+import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type RowPage } from './paging';
+
+/**
+ * One customer (an app user) as the support desk reads them (docs/support.md): every row of the
+ * tenant that names the app user, or whose subscription does. All in a tenant read (RLS): another
+ * tenant's app user is simply not there.
+ */
+
+/** Whether the tenant knows this app user at all: an entitlement, a subscription, a grant or a store registration. */
+export async function customerExists(src: PageSource, appUserId: string): Promise<boolean> {
+  const [r] = await readerOf(src).rows(
+    `select exists (select 1 from entitlements where app_user_id = $1)
+         or exists (select 1 from subscriptions where app_user_id = $1)
+         or exists (select 1 from entitlement_grants where app_user_id = $1)
+         or exists (select 1 from store_purchase_tokens where app_user_id = $1) as found`,
+    [appUserId],
+  );
+  return !!r?.found;
+}
+
+/**
+ * The app user's paid entitlements, each with the subscription it came from, the time its status
+ * took hold (its latest recorded change) and the provider event last applied to it.
+ */
+export function customerEntitlements(src: PageSource, appUserId: string): Promise<Row[]> {
+  return readerOf(src).rows(
+    `select e.id, e.provider, e.state, e.is_sandbox, e.product_id, p.sku, e.subscription_id, e.expires_at, e.grace_until,
+            e.created_at, e.updated_at,
+            s.status as sub_status, s.mode as sub_mode, s.external_id as sub_external_id,
+            s.customer_external_id as sub_customer_id, s.current_period_end as sub_current_period_end,
+            s.canceled_at as sub_canceled_at, s.superseded_by as sub_superseded_by, s.updated_at as sub_updated_at,
+            (select max(c.changed_at) from subscription_changes c where c.subscription_id = s.id) as sub_status_since,
+            d.event_id as last_event_id, d.event_type as last_event_type, d.created_at as last_event_at,
+            d.status as last_event_status
+       from entitlements e
+       left join products p on p.id = e.product_id
+       left join subscriptions s on s.id = e.subscription_id
+       left join lateral (select event_id, event_type, created_at, status from webhook_deliveries w
+                           where w.subscription_id = s.id order by w.created_at desc limit 1) d on true
+      where e.app_user_id = $1
+      order by e.created_at desc, e.id desc`,
+    [appUserId],
+    { types: isoTimestampTypes },
+  );
+}
+
+/** The app user's grants, newest first. */
+export function customerGrants(src: PageSource, appUserId: string): Promise<Row[]> {
+  return readerOf(src).rows(
+    `select g.*, p.sku from entitlement_grants g left join products p on p.id = g.product_id
+      where g.app_user_id = $1 order by g.created_at desc, g.id desc`,
+    [appUserId],
+    { types: isoTimestampTypes },
+  );
+}
+
+/**
+ * The order key of the outbound events about one app user, as `record_outbound_event` (migration
+ * 018) computes it: the timeline finds them by its index.
+ */
+export function outboundSubjectKey(tenantId: string, appUserId: string): string {
+  return `sub-${crypto.createHash('sha256').update(`${tenantId}:${appUserId}`, 'utf8').digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * Every kind of record in a customer's story as one row shape (`id`, `created_at`, `kind`,
+ * `detail`), newest first: the provider events applied to their subscriptions, each status the
+ * subscriptions took, their entitlements' present state, store purchase registrations, grants and
+ * their end, and the outbound deliveries about them. $1 is the app user, $2 their outbound order key.
+ */
+const TIMELINE = `(
+  with subs as (
+    select s.id, s.customer_external_id, s.external_id from subscriptions s where s.app_user_id = $1
+    union
+    -- A web purchase made without an app user is held under the buyer's email or customer id (activities/lifecycle.ts).
+    select s.id, s.customer_external_id, s.external_id
+      from entitlements e join subscriptions s on s.id = e.subscription_id where e.app_user_id = $1)
+  select d.id, d.created_at, 'provider_event'::text as kind, jsonb_build_object(
+      'provider', d.provider, 'event_type', d.event_type, 'event_id', d.event_id, 'outcome', d.status,
+      'reason', d.reason, 'subscription_id', s.id, 'customer_key', coalesce(s.customer_external_id, s.external_id)) as detail
+    from subs s join webhook_deliveries d on d.subscription_id = s.id
+  union all
+  select c.id, c.changed_at, 'subscription_change', jsonb_build_object(
+      'provider', c.provider, 'mode', c.mode, 'subscription_id', s.id, 'from_status', c.from_status, 'to_status', c.to_status,
+      'customer_key', coalesce(s.customer_external_id, s.external_id))
+    from subs s join subscription_changes c on c.subscription_id = s.id
+  union all
+  select e.id, e.updated_at, 'entitlement_state', jsonb_build_object(
+      'provider', e.provider, 'state', e.state, 'product_id', e.product_id, 'subscription_id', e.subscription_id)
+    from entitlements e where e.app_user_id = $1
+  union all
+  select t.id, t.created_at, 'store_purchase_registered', jsonb_build_object(
+      'provider', t.provider, 'token_hash', t.token_hash, 'product_id', t.product_id, 'entitlement_id', t.entitlement_id)
+    from store_purchase_tokens t where t.app_user_id = $1
+  union all
+  select g.id, g.created_at, 'grant', jsonb_build_object(
+      'grant_id', g.id, 'product_id', g.product_id, 'expires_at', g.expires_at, 'reason', g.reason, 'by', g.granted_by)
+    from entitlement_grants g where g.app_user_id = $1
+  union all
+  select g.id, g.ended_at, 'grant_' || g.state, jsonb_build_object(
+      'grant_id', g.id, 'product_id', g.product_id, 'by', g.revoked_by)
+    from entitlement_grants g where g.app_user_id = $1 and g.ended_at is not null
+  union all
+  select od.id, od.created_at, 'outbound_delivery', jsonb_build_object(
+      'event_id', ev.id, 'event_type', ev.type, 'endpoint_id', od.endpoint_id, 'status', od.status,
+      'attempts', od.attempts, 'last_status_code', od.last_status_code)
+    from outbound_events ev join outbound_deliveries od on od.event_id = ev.id where ev.order_key = $2
+) timeline`;
+
+/** One page of the customer's timeline, read like every list (pageFromSql). */
+export function customerTimeline(
+  src: PageSource,
+  tenantId: string,
+  appUserId: string,
+  page: PageRequest,
+): Promise<RowPage> {
+  return pageFromSql(
+    src,
+    {
+      table: 'timeline',
+      columns: 'timeline.*',
+      from: TIMELINE,
+      fromValues: [appUserId, outboundSubjectKey(tenantId, appUserId)],
+      filters: {},
+    },
+    page,
+    rows,
+  );
+}
+
+/** App users whose subscription records carry this email (the support desk's search), at most `limit`. */
+export async function appUsersByEmail(src: PageSource, email: string, limit = 20): Promise<string[]> {
+  const found = await readerOf(src).rows(
+    `select distinct app_user_id from subscriptions where email = $1 and app_user_id is not null
+      order by app_user_id limit $2`,
+    [email, limit],
+  );
+  return found.map((r) => r.app_user_id as string);
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { customerEntitlements, customerExists, customerGrants, customerTimeline } from '../../db/customers';
+import { notFound } from '../errors';
+import { pageOf, paging } from '../schemas';
+import { defineOperation } from '../types';
+import {
+  appUserId,
+  customerEntitlement,
+  grantAsEntitlement,
+  paidEntitlement,
+  timelineEntry,
+  timelineRow,
+} from './schema';
+
+/**
+ * One customer's whole story for the support desk (docs/support.md): every entitlement, paid or
+ * granted, with why it is in its state (the workflow's own rules: domain/entitlement-why.ts), and
+ * the timeline of what happened to them, newest first and paged like every list.
+ */
+export const getCustomer = defineOperation({
+  name: 'customers.get',
+  summary: 'One app user: entitlements with why they hold (or lack) access, and their timeline, newest first',
+  scope: 'customers:read',
+  write: false,
+  input: z.object({ app_user_id: appUserId, ...paging }).strict(),
+  output: z.object({
+    object: z.literal('customer'),
+    app_user_id: z.string(),
+    is_premium: z.boolean().describe('what the SDK is answered: paid or granted access'),
+    entitlements: z.array(customerEntitlement),
+    timeline: pageOf(timelineEntry),
+  }),
+  rest: { method: 'GET', path: '/customers/{app_user_id}' },
+  errors: [404],
+  async handler(ctx, input) {
+    const now = new Date().toISOString();
+    return ctx.read(async (reader) => {
+      if (!(await customerExists(reader, input.app_user_id))) throw notFound('customer');
+      const [paid, grants, timeline] = [
+        await customerEntitlements(reader, input.app_user_id),
+        await customerGrants(reader, input.app_user_id),
+        await customerTimeline(reader, ctx.tenantId, input.app_user_id, input),
+      ];
+      const entitlements = [
+        ...grants.map((g) => grantAsEntitlement(ctx.tenantId, g)),
+        ...paid.map((r) => paidEntitlement(ctx.tenantId, r, now)),
+      ];
+      return {
+        object: 'customer' as const,
+        app_user_id: input.app_user_id,
+        is_premium: entitlements.some((e) => e.is_active),
+        entitlements,
+        timeline: { ...timeline, data: timeline.data.map((r) => timelineRow(ctx.tenantId, r)) },
+      };
+    });
+  },
+});
