@@ -413,6 +413,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{app_user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One app user: entitlements with why they hold (or lack) access, and their timeline, newest first */
+        get: operations["customers.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{app_user_id}/grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Grant an app user a product by hand until a date (expires_at) or for duration_days, with a reason */
+        post: operations["grants.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/{app_user_id}/grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a grant made by hand: the app user loses that access now (paid access is untouched) */
+        delete: operations["grants.revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/products/{product_id}/prices": {
         parameters: {
             query?: never;
@@ -1932,6 +1983,8 @@ export interface operations {
                 app_user_id?: string;
                 provider?: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
                 state?: "active" | "grace_period" | "expired" | "revoked";
+                /** @description paid (a purchase) or grant (given by hand) */
+                source?: "paid" | "grant";
             };
             header?: never;
             path?: never;
@@ -1955,8 +2008,13 @@ export interface operations {
                             /** @constant */
                             object: "entitlement";
                             app_user_id: string;
-                            /** @enum {string} */
-                            provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /**
+                             * @description paid: a store or provider purchase; grant: access given by hand
+                             * @enum {string}
+                             */
+                            source: "paid" | "grant";
+                            /** @description null for a grant */
+                            provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
                             /** @enum {string} */
                             state: "active" | "grace_period" | "expired" | "revoked";
                             is_sandbox: boolean;
@@ -3804,6 +3862,499 @@ export interface operations {
             };
         };
     };
+    "customers.get": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description the app user id your app gave the SDK */
+                app_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "customer";
+                        app_user_id: string;
+                        /** @description what the SDK is answered: paid or granted access */
+                        is_premium: boolean;
+                        entitlements: {
+                            /**
+                             * Format: uuid
+                             * @description id (uuid)
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "entitlement";
+                            /** @enum {string} */
+                            source: "paid" | "grant";
+                            /** @enum {string} */
+                            state: "active" | "grace_period" | "expired" | "revoked";
+                            is_active: boolean;
+                            /** @description null for a grant */
+                            provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
+                            product_id: string | null;
+                            sku: string | null;
+                            is_sandbox: boolean;
+                            expires_at: string | null;
+                            grace_until: string | null;
+                            /** @description ISO 8601 timestamp */
+                            updated_at: string;
+                            why: {
+                                /** @description the rule that made the state: renewing, grace_period, refund, scheduled_cancellation… */
+                                rule: string;
+                                explanation: string;
+                                /** @description what the rule gives now */
+                                state_by_rule: ("active" | "grace_period" | "expired" | "revoked") | null;
+                                /** @description false: a write is still to come (a timer, an event); worth a look */
+                                matches_stored_state: boolean;
+                                /** @description when the state changes by itself (a period or a grace period ends) */
+                                next_change_at: string | null;
+                                subscription: {
+                                    /**
+                                     * Format: uuid
+                                     * @description id (uuid)
+                                     */
+                                    id: string;
+                                    /** @enum {string} */
+                                    provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                                    /** @enum {string} */
+                                    mode: "live" | "test";
+                                    status: string;
+                                    product_id: string | null;
+                                    sku: string | null;
+                                    current_period_end: string | null;
+                                    canceled_at: string | null;
+                                    /** @description when the present status took hold (its latest recorded change) */
+                                    status_since: string | null;
+                                    /** @description web providers: the provider’s customer id */
+                                    provider_customer_id: string | null;
+                                    /** @description stores only */
+                                    store_purchase: {
+                                        /** @description Play: SHA-256 of the purchase token */
+                                        token_hash: string | null;
+                                        /** @description App Store */
+                                        original_transaction_id: string | null;
+                                        is_sandbox: boolean;
+                                    } | null;
+                                } | null;
+                                grant: {
+                                    /**
+                                     * Format: uuid
+                                     * @description id (uuid)
+                                     */
+                                    id: string;
+                                    reason: string;
+                                    granted_by: string;
+                                    /** @description ISO 8601 timestamp */
+                                    expires_at: string;
+                                    revoked_by: string | null;
+                                    ended_at: string | null;
+                                } | null;
+                                /** @description the provider event last applied to the subscription */
+                                last_event: {
+                                    event_id: string;
+                                    event_type: string;
+                                    /** @description ISO 8601 timestamp */
+                                    at: string;
+                                    outcome: string;
+                                } | null;
+                                /** @description for operators: the workflow that keeps this entitlement */
+                                workflow_id: string | null;
+                            };
+                        }[];
+                        timeline: {
+                            data: {
+                                /**
+                                 * Format: uuid
+                                 * @description id (uuid)
+                                 */
+                                id: string;
+                                /** @constant */
+                                object: "timeline_entry";
+                                /** @enum {string} */
+                                kind: "provider_event" | "subscription_change" | "entitlement_state" | "store_purchase_registered" | "grant" | "grant_revoked" | "grant_expired" | "outbound_delivery";
+                                /** @description ISO 8601 timestamp */
+                                at: string;
+                                /** @description the record this entry is about */
+                                record: {
+                                    /** @enum {string} */
+                                    type: "webhook_delivery" | "subscription" | "entitlement" | "store_purchase" | "grant" | "outbound_delivery";
+                                    id: string;
+                                };
+                                /** @description for operators: the workflow that did it */
+                                workflow_id: string | null;
+                                detail: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            pagination: {
+                                limit: number;
+                                offset: number;
+                                total: number | null;
+                                has_more: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "grants.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the app user id your app gave the SDK */
+                app_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    product_id?: string;
+                    sku?: string;
+                    /** @description ISO 8601 time in the future */
+                    expires_at?: string;
+                    /** @description whole days from now, 1–3650 */
+                    duration_days?: number;
+                    /** @description why, for the people who read the customer page */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "grant";
+                        app_user_id: string;
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        product_id: string;
+                        sku: string | null;
+                        /** @enum {string} */
+                        state: "active" | "expired" | "revoked";
+                        reason: string;
+                        /** @description ISO 8601 timestamp */
+                        expires_at: string;
+                        /** @description the key id, or user:<id> for a person in the dashboard */
+                        granted_by: string;
+                        revoked_by: string | null;
+                        ended_at: string | null;
+                        /** @description for operators: the grant’s timer */
+                        workflow_id: string;
+                        /** @description ISO 8601 timestamp */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Created: the grant, with its timer running */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "grant";
+                        app_user_id: string;
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        product_id: string;
+                        sku: string | null;
+                        /** @enum {string} */
+                        state: "active" | "expired" | "revoked";
+                        reason: string;
+                        /** @description ISO 8601 timestamp */
+                        expires_at: string;
+                        /** @description the key id, or user:<id> for a person in the dashboard */
+                        granted_by: string;
+                        revoked_by: string | null;
+                        ended_at: string | null;
+                        /** @description for operators: the grant’s timer */
+                        workflow_id: string;
+                        /** @description ISO 8601 timestamp */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency did not answer (the operation names the code) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "grants.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the app user id your app gave the SDK */
+                app_user_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "grant";
+                        app_user_id: string;
+                        /**
+                         * Format: uuid
+                         * @description id (uuid)
+                         */
+                        product_id: string;
+                        sku: string | null;
+                        /** @enum {string} */
+                        state: "active" | "expired" | "revoked";
+                        reason: string;
+                        /** @description ISO 8601 timestamp */
+                        expires_at: string;
+                        /** @description the key id, or user:<id> for a person in the dashboard */
+                        granted_by: string;
+                        revoked_by: string | null;
+                        ended_at: string | null;
+                        /** @description for operators: the grant’s timer */
+                        workflow_id: string;
+                        /** @description ISO 8601 timestamp */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "products.set_pricing": {
         parameters: {
             query?: never;
@@ -3994,10 +4545,17 @@ export interface operations {
                         state: "active" | "grace_period" | "expired" | "revoked";
                         /** @description null: the entitlement is new */
                         previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
-                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
-                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
-                        /** @enum {string} */
-                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        /**
+                         * @description paid: a purchase; grant: access given by hand
+                         * @enum {string}
+                         */
+                        source: "paid" | "grant";
+                        /** @description the grant, when source is grant */
+                        grant_id?: string;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period; grant for a grant */
+                        reason: (("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | "grant") | null;
+                        /** @description null for a grant */
+                        provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
                         product_id: string | null;
                         sku: string | null;
                         subscription_id: string | null;
@@ -4006,6 +4564,24 @@ export interface operations {
                         expires_at: string | null;
                         /** @description ISO 8601 */
                         grace_until: string | null;
+                        /** @description one more than the previous event about this app user: keep the highest you have seen */
+                        sequence: number;
+                        /** @description the app user’s whole entitlement snapshot as of this event: paid entitlements and running grants */
+                        entitlements: {
+                            /** @enum {string} */
+                            source: "paid" | "grant";
+                            grant_id?: string;
+                            provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
+                            product_id: string | null;
+                            sku: string | null;
+                            /** @enum {string} */
+                            state: "active" | "grace_period" | "expired" | "revoked";
+                            is_sandbox: boolean;
+                            /** @description ISO 8601 */
+                            expires_at: string | null;
+                            /** @description ISO 8601 */
+                            grace_until: string | null;
+                        }[];
                     };
                 };
             };
@@ -4052,10 +4628,17 @@ export interface operations {
                         state: "active" | "grace_period" | "expired" | "revoked";
                         /** @description null: the entitlement is new */
                         previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
-                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
-                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
-                        /** @enum {string} */
-                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        /**
+                         * @description paid: a purchase; grant: access given by hand
+                         * @enum {string}
+                         */
+                        source: "paid" | "grant";
+                        /** @description the grant, when source is grant */
+                        grant_id?: string;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period; grant for a grant */
+                        reason: (("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | "grant") | null;
+                        /** @description null for a grant */
+                        provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
                         product_id: string | null;
                         sku: string | null;
                         subscription_id: string | null;
@@ -4064,6 +4647,24 @@ export interface operations {
                         expires_at: string | null;
                         /** @description ISO 8601 */
                         grace_until: string | null;
+                        /** @description one more than the previous event about this app user: keep the highest you have seen */
+                        sequence: number;
+                        /** @description the app user’s whole entitlement snapshot as of this event: paid entitlements and running grants */
+                        entitlements: {
+                            /** @enum {string} */
+                            source: "paid" | "grant";
+                            grant_id?: string;
+                            provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
+                            product_id: string | null;
+                            sku: string | null;
+                            /** @enum {string} */
+                            state: "active" | "grace_period" | "expired" | "revoked";
+                            is_sandbox: boolean;
+                            /** @description ISO 8601 */
+                            expires_at: string | null;
+                            /** @description ISO 8601 */
+                            grace_until: string | null;
+                        }[];
                     };
                 };
             };
@@ -4110,10 +4711,17 @@ export interface operations {
                         state: "active" | "grace_period" | "expired" | "revoked";
                         /** @description null: the entitlement is new */
                         previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
-                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
-                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
-                        /** @enum {string} */
-                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        /**
+                         * @description paid: a purchase; grant: access given by hand
+                         * @enum {string}
+                         */
+                        source: "paid" | "grant";
+                        /** @description the grant, when source is grant */
+                        grant_id?: string;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period; grant for a grant */
+                        reason: (("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | "grant") | null;
+                        /** @description null for a grant */
+                        provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
                         product_id: string | null;
                         sku: string | null;
                         subscription_id: string | null;
@@ -4122,6 +4730,24 @@ export interface operations {
                         expires_at: string | null;
                         /** @description ISO 8601 */
                         grace_until: string | null;
+                        /** @description one more than the previous event about this app user: keep the highest you have seen */
+                        sequence: number;
+                        /** @description the app user’s whole entitlement snapshot as of this event: paid entitlements and running grants */
+                        entitlements: {
+                            /** @enum {string} */
+                            source: "paid" | "grant";
+                            grant_id?: string;
+                            provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
+                            product_id: string | null;
+                            sku: string | null;
+                            /** @enum {string} */
+                            state: "active" | "grace_period" | "expired" | "revoked";
+                            is_sandbox: boolean;
+                            /** @description ISO 8601 */
+                            expires_at: string | null;
+                            /** @description ISO 8601 */
+                            grace_until: string | null;
+                        }[];
                     };
                 };
             };
@@ -4168,10 +4794,17 @@ export interface operations {
                         state: "active" | "grace_period" | "expired" | "revoked";
                         /** @description null: the entitlement is new */
                         previous_state: ("active" | "grace_period" | "expired" | "revoked") | null;
-                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period */
-                        reason: ("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | null;
-                        /** @enum {string} */
-                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        /**
+                         * @description paid: a purchase; grant: access given by hand
+                         * @enum {string}
+                         */
+                        source: "paid" | "grant";
+                        /** @description the grant, when source is grant */
+                        grant_id?: string;
+                        /** @description the status of the subscription that led here: refunded → revoked, canceled or expired → expired, past_due → grace_period; grant for a grant */
+                        reason: (("trialing" | "active" | "past_due" | "canceled" | "refunded" | "expired") | "grant") | null;
+                        /** @description null for a grant */
+                        provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
                         product_id: string | null;
                         sku: string | null;
                         subscription_id: string | null;
@@ -4180,6 +4813,24 @@ export interface operations {
                         expires_at: string | null;
                         /** @description ISO 8601 */
                         grace_until: string | null;
+                        /** @description one more than the previous event about this app user: keep the highest you have seen */
+                        sequence: number;
+                        /** @description the app user’s whole entitlement snapshot as of this event: paid entitlements and running grants */
+                        entitlements: {
+                            /** @enum {string} */
+                            source: "paid" | "grant";
+                            grant_id?: string;
+                            provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
+                            product_id: string | null;
+                            sku: string | null;
+                            /** @enum {string} */
+                            state: "active" | "grace_period" | "expired" | "revoked";
+                            is_sandbox: boolean;
+                            /** @description ISO 8601 */
+                            expires_at: string | null;
+                            /** @description ISO 8601 */
+                            grace_until: string | null;
+                        }[];
                     };
                 };
             };
@@ -4236,6 +4887,24 @@ export interface operations {
                         current_period_end: string | null;
                         /** @description ISO 8601 */
                         canceled_at: string | null;
+                        /** @description one more than the previous event about this app user: keep the highest you have seen */
+                        sequence: number;
+                        /** @description the app user’s whole entitlement snapshot as of this event: paid entitlements and running grants */
+                        entitlements: {
+                            /** @enum {string} */
+                            source: "paid" | "grant";
+                            grant_id?: string;
+                            provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
+                            product_id: string | null;
+                            sku: string | null;
+                            /** @enum {string} */
+                            state: "active" | "grace_period" | "expired" | "revoked";
+                            is_sandbox: boolean;
+                            /** @description ISO 8601 */
+                            expires_at: string | null;
+                            /** @description ISO 8601 */
+                            grace_until: string | null;
+                        }[];
                     };
                 };
             };
