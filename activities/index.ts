@@ -5,6 +5,7 @@ import { createRetireActivities, createSyncActivities } from './sync';
 import { createLifecycleActivities } from './lifecycle';
 import { createStorePurchaseActivities } from './store-purchases';
 import { createOutboundActivities } from './outbound-delivery';
+import { createHeldChangeActivities } from './held-changes';
 
 export type { ActivityDeps } from './deps';
 
@@ -18,6 +19,7 @@ export function createActivities(given: ActivityDeps) {
     ...createLifecycleActivities(deps),
     ...createStorePurchaseActivities(deps),
     ...createOutboundActivities(deps),
+    ...createHeldChangeActivities(deps),
   };
 }
 

@@ -41,6 +41,11 @@ import { connectProviderOAuth } from './providers/connect-oauth';
 import { setDefaultProvider } from './providers/set-default';
 import { updateProviderCredentials } from './providers/update-credentials';
 import { verifyProvider } from './providers/verify';
+import { getChange } from './changes/get';
+import { makeApproveChange, rejectChange } from './changes/approve';
+
+/** Approval runs the held write by its name through this table (docs/approvals.md). */
+export const approveChange = makeApproveChange((name) => OPERATIONS.find((op) => op.name === name && op.write));
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -74,6 +79,8 @@ export const OPERATIONS: Operation[] = [
   listOutboundDeliveries,
   listOutboundAttempts,
   replayFailedDeliveries,
+  // Writes held for a person's approval (docs/approvals.md): their status; approving and rejecting are a person's.
+  getChange,
   // Tool-only operations (no REST route).
   listApps,
   createApp,
@@ -93,4 +100,6 @@ export const OPERATIONS: Operation[] = [
   updateProviderCredentials,
   setDefaultProvider,
   verifyProvider,
+  approveChange,
+  rejectChange,
 ] as Operation[];

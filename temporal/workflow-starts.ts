@@ -29,6 +29,8 @@ import {
 } from '../workflows/sync-run';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
+import { changeApprovalWorkflow, changeDecidedSignal, type ChangeApprovalInput } from '../workflows/change-approval';
+import { changeWorkflowId } from '../domain/changes';
 
 /**
  * Every workflow the service starts, by function reference, with a readable id and the
@@ -218,4 +220,19 @@ export async function wakeOutboundEndpoint(client: Client, taskQueue: string, in
     signalArgs: [{ tenantId: input.tenantId }],
     typedSearchAttributes: runAttributes('outbound-webhook', input.tenantId),
   });
+}
+
+// ── Writes held for a person's approval (docs/approvals.md): ids only in the input.
+export async function startChangeApproval(client: Client, taskQueue: string, input: ChangeApprovalInput) {
+  return client.workflow.start(changeApprovalWorkflow, {
+    taskQueue,
+    workflowId: changeWorkflowId(input.tenantId, input.changeId),
+    args: [input],
+    typedSearchAttributes: runAttributes('change-approval', input.tenantId),
+  });
+}
+
+/** Tells a held change's workflow that a person decided (the outcome is already recorded). */
+export async function signalChangeDecided(client: Client, tenantId: string, changeId: string, status: string) {
+  await client.workflow.getHandle(changeWorkflowId(tenantId, changeId)).signal(changeDecidedSignal, { tenantId, status });
 }

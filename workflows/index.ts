@@ -6,3 +6,4 @@ export { retireProductWorkflow } from './retire-product';
 export { registerStorePurchaseWorkflow, storeNotificationWorkflow } from './store-purchase';
 export { voidedPurchasesWorkflow } from './voided-purchases';
 export { outboundDeliveryWorkflow } from './outbound-delivery';
+export { changeApprovalWorkflow } from './change-approval';
