@@ -23,7 +23,8 @@ export interface KeyRow {
   require_approval: boolean;
 }
 
-export const KEY_COLUMNS = 'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at, require_approval';
+export const KEY_COLUMNS =
+  'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at, require_approval';
 
 /**
  * The key with this hash and, when it is live (not revoked, not expired), one token from its
@@ -106,7 +107,17 @@ export interface ListedKey {
 export async function listApiKeys(trx: Knex.Transaction): Promise<ListedKey[]> {
   return trx('api_keys')
     .orderBy('created_at', 'desc')
-    .select<ListedKey[]>('id', 'name', 'key_hint', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'require_approval');
+    .select<ListedKey[]>(
+      'id',
+      'name',
+      'key_hint',
+      'scopes',
+      'created_at',
+      'last_used_at',
+      'expires_at',
+      'revoked_at',
+      'require_approval',
+    );
 }
 
 /** One of the tenant's keys by id (RLS: another tenant's key is not found). Run inside withTenant. */

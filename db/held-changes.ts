@@ -73,10 +73,7 @@ export async function listPendingChanges(trx: Knex.Transaction, limit = 100): Pr
 
 /** The latest decided changes, newest first. */
 export async function listDecidedChanges(trx: Knex.Transaction, limit = 20): Promise<HeldChangeRow[]> {
-  return trx('held_changes')
-    .whereNot({ status: 'pending_approval' })
-    .orderBy('updated_at', 'desc')
-    .limit(limit);
+  return trx('held_changes').whereNot({ status: 'pending_approval' }).orderBy('updated_at', 'desc').limit(limit);
 }
 
 /**

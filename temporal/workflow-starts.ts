@@ -234,5 +234,7 @@ export async function startChangeApproval(client: Client, taskQueue: string, inp
 
 /** Tells a held change's workflow that a person decided (the outcome is already recorded). */
 export async function signalChangeDecided(client: Client, tenantId: string, changeId: string, status: string) {
-  await client.workflow.getHandle(changeWorkflowId(tenantId, changeId)).signal(changeDecidedSignal, { tenantId, status });
+  await client.workflow
+    .getHandle(changeWorkflowId(tenantId, changeId))
+    .signal(changeDecidedSignal, { tenantId, status });
 }

@@ -29,6 +29,7 @@ import { listEndpoints } from '../../operations/webhook-endpoints/list';
 import { rotateEndpointSecretOp } from '../../operations/webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
 import { createEndpoint } from '../../operations/webhook-endpoints/create';
+import { getChange } from '../../operations/changes/get';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {
@@ -178,6 +179,14 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     operation: listAudit,
     title: 'Audit',
     description: 'Audit trail (filters: action, actor_type; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_change_status',
+    operation: getChange,
+    title: 'Change Status',
+    description:
+      'A write held for a person’s approval (pass the id a held write answered): pending_approval, applied, rejected, expired or stale, and its outcome.',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {

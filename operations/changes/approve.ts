@@ -64,7 +64,8 @@ export function makeApproveChange(heldOperation: (name: string) => Operation | u
           return (await findHeldChange(trx, change.id))!;
         };
         const op = heldOperation(change.operation);
-        if (!op) return settle('stale', { detail: 'This kind of change can no longer be applied; nothing was written.' });
+        if (!op)
+          return settle('stale', { detail: 'This kind of change can no longer be applied; nothing was written.' });
         const key = await findKeyForApproval(trx, change.requested_by_key);
         if (!key || key.revoked_at || (key.expires_at && new Date(key.expires_at) <= new Date()))
           return settle('stale', { detail: 'The key that asked for it no longer works; nothing was written.' });
