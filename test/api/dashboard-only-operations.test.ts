@@ -32,6 +32,9 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   'providers.update_credentials': { id: crypto.randomUUID(), webhook_secret: 'whsec_from_a_key' },
   'providers.set_default': { id: crypto.randomUUID() },
   'providers.verify': { id: crypto.randomUUID() },
+  // A key never approves or rejects a held write, least of all its own (docs/approvals.md).
+  'changes.approve': { id: crypto.randomUUID() },
+  'changes.reject': { id: crypto.randomUUID() },
 };
 
 describe('dashboard-only operations', () => {

@@ -44,13 +44,16 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /outbound-deliveries': 'webhooks:read',
   'GET /outbound-deliveries/{id}/attempts': 'webhooks:read',
   'POST /outbound-deliveries/replay': 'webhooks:write',
+  // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
+  'GET /changes/{id}': 'audit:read',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
   'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
-const OUTBOUND = /^\/(webhook-endpoints|outbound-)/;
+// Their own matrices: outbound webhooks in test/outbound/scopes.test.ts, changes in test/approvals.
+const OUTBOUND = /^\/(webhook-endpoints|outbound-|changes\/)/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
