@@ -69,11 +69,14 @@ export function makeApproveChange(heldOperation: (name: string) => Operation | u
         const key = await findKeyForApproval(trx, change.requested_by_key);
         if (!key || key.revoked_at || (key.expires_at && new Date(key.expires_at) <= new Date()))
           return settle('stale', { detail: 'The key that asked for it no longer works; nothing was written.' });
-        const plan = await planOf(trx, op, change.input);
-        if (plan.basis !== change.plan.basis)
+        const plan = await planOf(trx, op, change.input).catch((err: unknown) => {
+          if (err instanceof ApiError && err.status < 500) return undefined; // what it names is gone
+          throw err;
+        });
+        if (!plan || plan.basis !== change.plan.basis)
           return settle('stale', {
             detail: 'What it was planned against has changed since it was asked; nothing was written. Ask again.',
-            now: plan.before ?? null,
+            now: plan?.before ?? null,
           });
         const actor: KeyActor = {
           kind: 'api_key',
