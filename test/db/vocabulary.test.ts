@@ -3,6 +3,7 @@ import { ENTITLEMENT_STATES } from '../../domain/entitlement';
 import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
 import { MODES, PROVIDERS } from '../../domain/providers';
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
+import { CHANGE_STATUSES } from '../../domain/changes';
 import { testDb } from '../helpers/db';
 
 /**
@@ -33,6 +34,9 @@ describe('check constraints equal the domain vocabularies', () => {
   });
   it('webhook_deliveries.status = WEBHOOK_DELIVERY_STATUSES', async () => {
     expect(await allowedValues('webhook_deliveries', 'status')).toEqual([sorted(WEBHOOK_DELIVERY_STATUSES)]);
+  });
+  it('held_changes.status = CHANGE_STATUSES', async () => {
+    expect(await allowedValues('held_changes', 'status')).toEqual([sorted(CHANGE_STATUSES)]);
   });
   it('every provider column = PROVIDERS, every mode column = MODES', async () => {
     const { rows } = await testDb().raw(
