@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
 import type { Browser } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,6 +14,8 @@ import { changeWorkflowId } from '../../domain/changes';
 import { TENANT_ATTR } from '../../workflows/search-attributes';
 import { createLogger } from '../../runtime/logger';
 import { testDb } from '../helpers/db';
+import { historyText } from '../helpers/history';
+import { dataConverterFor } from '../../temporal/payload-codec';
 import { assertMatchesOpenApi, call, newTenant, refill, startApi } from '../helpers/api';
 import { makeApiKey, makeProduct } from '../helpers/factories';
 import { startTestWorker } from '../helpers/temporal';
@@ -138,6 +141,30 @@ describe('writes held for approval', () => {
     expect(audit[1].actor_id).toBe(keyRow.id);
     expect(audit[1].detail).toMatchObject({ change_id: changeId, approved_by: user.id, surface: 'tool' });
     expect(audit[2].actor_id).toBe(user.id);
+    // The workflow's history holds ids only (no product name, no SKU, no email) and replays on the current code.
+    const history = await workflowOf(tenantId, changeId).fetchHistory();
+    const said = await historyText(history, { codec: worker.codec, workflowId: changeWorkflowId(tenantId, changeId) });
+    expect(said).toContain(changeId);
+    for (const personal of ['Premium Plus', product.sku, email]) expect(said).not.toContain(personal);
+    const query = `WorkflowId = '${changeWorkflowId(tenantId, changeId)}'`;
+    const histories = await until(
+      'the change workflow visible',
+      async () => {
+        const found = [];
+        for await (const h of worker.client.workflow.list({ query }).intoHistories()) found.push(h);
+        return found;
+      },
+      (found) => found.length === 1,
+    );
+    let replayed = 0;
+    for await (const r of Worker.runReplayHistories(
+      { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: dataConverterFor(worker.vault) },
+      histories,
+    )) {
+      expect([r.workflowId, r.error]).toEqual([changeWorkflowId(tenantId, changeId), undefined]);
+      replayed++;
+    }
+    expect(replayed).toBe(1);
     // Approving twice does nothing more.
     const again = await run(approveChange, { kind: 'user', tenantId, userId: user.id, role: 'owner' }, { id: changeId })
       .then(() => 'ran')
