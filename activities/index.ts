@@ -7,6 +7,7 @@ import { createStorePurchaseActivities } from './store-purchases';
 import { createOutboundActivities } from './outbound-delivery';
 import { createImportActivities } from './imports';
 import { createGrantActivities } from './grants';
+import { createHeldChangeActivities } from './held-changes';
 
 export type { ActivityDeps } from './deps';
 
@@ -22,6 +23,7 @@ export function createActivities(given: ActivityDeps) {
     ...createOutboundActivities(deps),
     ...createImportActivities(deps),
     ...createGrantActivities(deps),
+    ...createHeldChangeActivities(deps),
   };
 }
 

@@ -53,6 +53,7 @@ export function principalFrom(row: KeyRow | undefined, hash: string, now = new D
     scopes: row.scopes,
     keyName: row.name,
     expiresAt: row.expires_at,
+    requireApproval: row.require_approval === true,
   };
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { OPERATIONS } from '../operations';
 import { documentedAs, errorBody } from '../operations/schemas';
 import type { Operation } from '../operations/types';
+import { changeBody } from '../operations/changes/schema';
 import { OUTBOUND_SIGNATURE_SCHEME, outboundWebhooksDoc } from '../operations/outbound-events/bodies';
 
 /** What each error status means (the `error` codes it carries). */
@@ -54,6 +55,7 @@ const PROMISES = [
   "- **Ids** are uuids; a malformed id, a missing one and another tenant's are the same 404.",
   '- **Rate limit**: 120 requests per tenant, refilled at 1 per second, shared by every management surface (the publishable-key client endpoints under /v1/sdk have buckets of their own); `RateLimit-*` headers on each answer, 429 `rate_limited` with `Retry-After`. A request refused before its key is looked up spends nothing.',
   '- **Writes** are audited (refusals too). `POST /sync` is guarded by the `confirm_count` of the drift report (409 `count_mismatch`); one sync runs per tenant at a time (409 `sync_in_progress`). `Prefer: respond-async` answers 202 with the run id.',
+  '- **Approvals**: a write made with a key that requires approval changes nothing yet: it answers 202 with the change (`status: pending_approval` and the dashboard `url` where a person approves or rejects it); `GET /changes/{id}` follows it to `applied`, `rejected`, `expired` or `stale`.',
   '- Every answer carries `Request-Id`.',
 ].join('\n');
 
@@ -94,6 +96,20 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
       responses[code] = {
         description: r.description,
         content: { 'application/json': { schema: schemaOf(r.schema, 'output') } },
+      };
+    }
+    // Any write made with a key that requires approval is held for a person instead (202 with the change).
+    if (op.write) {
+      const own = op.responses?.[202];
+      responses[202] = {
+        description: own
+          ? `${own.description}; or held for a person's approval (a key that requires approval)`
+          : "Held for a person's approval (a key that requires approval): follow it at GET /changes/{id}",
+        content: {
+          'application/json': {
+            schema: own ? schemaOf(z.union([own.schema, changeBody]), 'output') : schemaOf(changeBody, 'output'),
+          },
+        },
       };
     }
     const inBody = (n: string) => !pathParams.includes(n) && !(op.rest!.query ?? []).includes(n);

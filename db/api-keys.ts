@@ -19,9 +19,12 @@ export interface KeyRow {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  /** Writes made with the key wait for a person's approval (docs/approvals.md). */
+  require_approval: boolean;
 }
 
-export const KEY_COLUMNS = 'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at';
+export const KEY_COLUMNS =
+  'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at, require_approval';
 
 /**
  * The key with this hash and, when it is live (not revoked, not expired), one token from its
@@ -61,7 +64,7 @@ export async function insertApiKey(
   db: Knex,
   tenantId: string,
   scopes: Scope[],
-  opts: { name?: string; expiresInSeconds?: number } = {},
+  opts: { name?: string; expiresInSeconds?: number; requireApproval?: boolean } = {},
 ): Promise<{ key_id: string; secret_key: string }> {
   const secret = generateSecretKey();
   const [row] = await db('api_keys')
@@ -72,6 +75,8 @@ export async function insertApiKey(
       key_hint: keyHint(secret),
       scopes,
       expires_at: opts.expiresInSeconds !== undefined ? new Date(Date.now() + opts.expiresInSeconds * 1000) : null,
+      // Named only when set: sign-up's connection may insert the other columns only (015_login_role).
+      ...(opts.requireApproval ? { require_approval: true } : {}),
     })
     .returning('id');
   return { key_id: row.id, secret_key: secret };
@@ -95,13 +100,24 @@ export interface ListedKey {
   last_used_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  require_approval: boolean;
 }
 
 /** The tenant's keys, newest first. Run inside withTenant. */
 export async function listApiKeys(trx: Knex.Transaction): Promise<ListedKey[]> {
   return trx('api_keys')
     .orderBy('created_at', 'desc')
-    .select<ListedKey[]>('id', 'name', 'key_hint', 'scopes', 'created_at', 'last_used_at', 'expires_at', 'revoked_at');
+    .select<ListedKey[]>(
+      'id',
+      'name',
+      'key_hint',
+      'scopes',
+      'created_at',
+      'last_used_at',
+      'expires_at',
+      'revoked_at',
+      'require_approval',
+    );
 }
 
 /** One of the tenant's keys by id (RLS: another tenant's key is not found). Run inside withTenant. */
@@ -110,4 +126,12 @@ export async function findApiKey(
   keyId: string,
 ): Promise<{ id: string; name: string } | undefined> {
   return trx('api_keys').where({ id: keyId }).first('id', 'name');
+}
+
+/** One of the tenant's keys as an actor for a held write: its scopes now, and whether it still works. */
+export async function findKeyForApproval(
+  trx: Knex.Transaction,
+  keyId: string,
+): Promise<Pick<KeyRow, 'id' | 'tenant_id' | 'scopes' | 'name' | 'expires_at' | 'revoked_at'> | undefined> {
+  return trx('api_keys').where({ id: keyId }).first('id', 'tenant_id', 'scopes', 'name', 'expires_at', 'revoked_at');
 }

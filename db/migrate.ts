@@ -24,6 +24,7 @@ import * as imports from './migrations/026_imports';
 import * as quietImports from './migrations/027_quiet_imports';
 import * as supportDesk from './migrations/029_support_desk';
 import * as customerEventSequence from './migrations/030_customer_event_sequence';
+import * as heldChanges from './migrations/035_held_changes';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '027_quiet_imports': quietImports,
   '029_support_desk': supportDesk,
   '030_customer_event_sequence': customerEventSequence,
+  '035_held_changes': heldChanges,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -81,6 +83,7 @@ export const TENANT_TABLES = [
   ...imports.IMPORT_TENANT_TABLES,
   ...supportDesk.GRANT_TENANT_TABLES,
   ...customerEventSequence.SEQUENCE_TENANT_TABLES,
+  ...heldChanges.HELD_CHANGE_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

@@ -11,9 +11,10 @@ export type Role = (typeof ROLES)[number];
 /**
  * The dashboard-only operations (no key may run them), by what they touch:
  * - `credentials`: secret keys, provider credentials, webhook secrets, the paywall;
- * - `team`: inviting people, changing roles, removing members.
+ * - `team`: inviting people, changing roles, removing members;
+ * - `approvals`: approving or rejecting a write a key asked for (docs/approvals.md).
  */
-export const ACCOUNT_AREAS = ['credentials', 'team'] as const;
+export const ACCOUNT_AREAS = ['credentials', 'team', 'approvals'] as const;
 export type AccountArea = (typeof ACCOUNT_AREAS)[number];
 
 /** Every read scope: a scope added later that ends in `:read` reaches every role that reads. */
@@ -48,7 +49,7 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
   },
   support: {
     summary: 'Reads everything but keys and credentials; answers customers (grants, refresh).',
-    scopes: [...READS],
+    scopes: [...READS, 'grants:write'],
     account: [],
   },
   viewer: { summary: 'Reads everything but keys and credentials; changes nothing.', scopes: [...READS], account: [] },

@@ -10,6 +10,13 @@ export interface KeyActor {
   keyName: string;
   scopes: Scope[];
   expiresAt: Date | null;
+  /** Its writes wait for a person's approval (docs/approvals.md). */
+  requireApproval?: boolean;
+  /**
+   * Set only when a person approved this key's held write and it runs now: the change and the
+   * person, both named in the audit row. Such a write is never held again.
+   */
+  approvedChange?: { changeId: string; userId: string };
 }
 
 /** A signed-in person in the dashboard; what they may do is their role's (domain/roles.ts). */

@@ -2,12 +2,14 @@ import type { Actor } from './actor';
 import type { Operation, Surface } from './types';
 
 /**
- * What happens to an admitted write: it runs now. This is the one place that will decide
- * otherwise (hold an assistant's write for a person's approval, apply one provisionally), so
- * that no surface grows its own rule for it.
+ * What happens to an admitted write: it runs now, or it is held for a person's approval
+ * (docs/approvals.md) when the key that asked requires approval. This is the one place that
+ * decides, so that no surface grows its own rule for it. A write a person approved runs with the
+ * key as its actor again, marked approved: it is never held twice.
  */
-export type Disposition = { kind: 'run' };
+export type Disposition = { kind: 'run' } | { kind: 'hold' };
 
-export function dispositionOf(_actor: Actor, _op: Operation, _surface: Surface): Disposition {
+export function dispositionOf(actor: Actor, op: Operation, _surface: Surface): Disposition {
+  if (op.write && actor.kind === 'api_key' && actor.requireApproval && !actor.approvedChange) return { kind: 'hold' };
   return { kind: 'run' };
 }

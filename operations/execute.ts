@@ -8,6 +8,7 @@ import { assertNoForbiddenFields, assertNoNulBytes, assertNoTenantInInput } from
 import { invalidRequest, toApiError } from './errors';
 import { refusalFor } from './policy';
 import { dispositionOf } from './disposition';
+import { holdWrite } from './changes/hold';
 import type { Services } from './services';
 import { dashboardOnly, type Operation, type OperationContext, type Surface } from './types';
 import { recordAudit } from '../db/audit';
@@ -62,6 +63,11 @@ export async function executeOperation(
     preferAsync: /(^|[,;\s])respond-async($|[,;\s])/i.test(meta.prefer ?? ''),
     response: meta.response ?? { headers: {} },
   };
+  // A write a person approved names the change and that person beside the key that asked.
+  const approved =
+    actor.kind === 'api_key' && actor.approvedChange
+      ? { change_id: actor.approvedChange.changeId, approved_by: actor.approvedChange.userId }
+      : undefined;
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
     op.write
       ? recordAudit(meta.services.db, {
@@ -71,7 +77,7 @@ export async function executeOperation(
           requestId: meta.requestId,
           outcome,
           surface: meta.surface,
-          detail,
+          detail: approved ? { ...approved, ...(detail ?? {}) } : detail,
         })
       : Promise.resolve();
   const started = process.hrtime.bigint();
@@ -99,10 +105,12 @@ export async function executeOperation(
       const formText = first && first.path.length && first.code !== 'invalid_value' ? first.message : undefined;
       throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '), param, formText);
     }
-    // Every disposition but `run` is yet to come (operations/disposition.ts); a new kind is handled here.
-    switch (dispositionOf(actor, op, meta.surface).kind) {
-      case 'run':
-        break;
+    // operations/disposition.ts decides; a new kind is handled here.
+    if (dispositionOf(actor, op, meta.surface).kind === 'hold' && actor.kind === 'api_key') {
+      const held = await holdWrite(ctx, op, actor, parsed.data as Record<string, unknown>, meta.surface);
+      await audit('pending_approval', { id: held.id });
+      count('pending_approval');
+      return held;
     }
     const result = await op.handler(ctx, parsed.data);
     await audit('ok', summarize(result));
@@ -118,7 +126,7 @@ export async function executeOperation(
 }
 
 /** A few identifying fields of a write's result for the audit row (never whole payloads). */
-function summarize(result: unknown): Record<string, unknown> | undefined {
+export function summarize(result: unknown): Record<string, unknown> | undefined {
   if (!result || typeof result !== 'object') return undefined;
   const r = result as Record<string, unknown>;
   const keep = [

@@ -50,6 +50,11 @@ import { getImport } from './imports/get';
 import { getCustomer } from './customers/get';
 import { grantEntitlement } from './customers/grant';
 import { revokeGrantOp } from './customers/revoke-grant';
+import { getChange } from './changes/get';
+import { makeApproveChange, rejectChange } from './changes/approve';
+
+/** Approval runs the held write by its name through this table (docs/approvals.md). */
+export const approveChange = makeApproveChange((name) => OPERATIONS.find((op) => op.name === name && op.write));
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -90,6 +95,8 @@ export const OPERATIONS: Operation[] = [
   getCustomer,
   grantEntitlement,
   revokeGrantOp,
+  // Writes held for a person's approval (docs/approvals.md): their status; approving and rejecting are a person's.
+  getChange,
   // Tool-only operations (no REST route).
   listApps,
   createApp,
@@ -114,4 +121,6 @@ export const OPERATIONS: Operation[] = [
   revokeTeamInvitation,
   changeMemberRole,
   removeTeamMember,
+  approveChange,
+  rejectChange,
 ] as Operation[];

@@ -15,7 +15,8 @@ export function refusalFor(actor: Actor, op: Operation, surface: Surface): ApiEr
     return mayManageAccount(actor.role, op.accountArea ?? 'credentials') ? undefined : forbiddenForRole();
   }
   const scope = op.scope as Exclude<Operation['scope'], 'account'>;
-  if (actor.kind === 'api_key') return actor.scopes.includes(scope) ? undefined : insufficientScope(scope);
+  if (actor.kind === 'api_key')
+    return actor.scopes.includes(scope) || op.ownRecords ? undefined : insufficientScope(scope);
   return roleHasScope(actor.role, scope) ? undefined : forbiddenForRole();
 }
 

@@ -59,6 +59,11 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
   /** Response body schema (documentation and test validation). */
   output: z.ZodType;
   rest?: RestBinding;
+  /**
+   * A key without the scope may still run it on the records it made itself (a held write it
+   * asked for: docs/approvals.md); the handler narrows what it reads to those.
+   */
+  ownRecords?: true;
   /** Error responses this operation can give besides the common ones (for OpenAPI). */
   errors?: number[];
   /** Responses with a body of their own (a 202, a 409 with extra fields), for OpenAPI. */

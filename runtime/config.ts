@@ -34,6 +34,17 @@ function intEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number 
   return n;
 }
 
+/** A positive whole number of seconds, at most 30 days. */
+function expirySecondsEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 30 * 86400) {
+    throw new ConfigError(name, `${name} must be a whole number of seconds from 1 to ${30 * 86400}, got "${raw}"`);
+  }
+  return n;
+}
+
 export { ConfigError } from '../domain/config-error';
 
 export interface Config {
@@ -67,6 +78,11 @@ export interface Config {
   providerBaseUrls: Record<ProviderId, string>;
   /** Public base URL of the dashboard host, used to build webhook URLs and the OAuth redirect_uri. */
   publicDashboardUrl: string;
+  /**
+   * How long a write held for a person's approval waits before it expires
+   * (`APPROVAL_EXPIRY_SECONDS`, default a day; docs/approvals.md).
+   */
+  approvalExpirySeconds?: number;
   /** Public base URL of the API host (`PUBLIC_API_URL`): the SDK's `backend` in the dashboard's snippet. */
   publicApiUrl: string;
   /**
@@ -270,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
     emulatorPorts,
     providerBaseUrls,
     publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
+    approvalExpirySeconds: expirySecondsEnv(env, 'APPROVAL_EXPIRY_SECONDS', 24 * 3600),
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '')
       .split(',')

@@ -12,8 +12,9 @@ const HELP = `Billing service admin CLI
   npm run -s admin -- tenant:create --name NAME [--json]
       Create a tenant (free tier) with an app and an all-scope secret key.
       → {"tenant_id", "secret_key", "publishable_key"}
-  npm run -s admin -- key:create --tenant ID --scopes a,b [--expires-in SECONDS] [--name NAME] [--json]
+  npm run -s admin -- key:create --tenant ID --scopes a,b [--expires-in SECONDS] [--name NAME] [--require-approval] [--json]
       Mint a secret key; the value is printed once and only its SHA-256 is stored.
+      --require-approval: every write made with the key waits for a person's approval in the dashboard.
       → {"key_id", "secret_key"}
   npm run -s admin -- key:revoke --key ID [--json]
   npm run -s admin -- demo [--json]
@@ -80,7 +81,11 @@ async function main(): Promise<void> {
   // Validate everything before touching the database, so bad arguments write nothing.
   let scopes: ReturnType<typeof parseScopes> = [];
   let expiresIn: number | undefined;
+  let requireApproval = false;
   if (command === 'key:create') {
+    if (flags['require-approval'] !== undefined && flags['require-approval'] !== true)
+      throw new UsageError('--require-approval takes no value');
+    requireApproval = flags['require-approval'] === true;
     if (!isUuid(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
     try {
       scopes = parseScopes(str(flags, 'scopes'));
@@ -119,6 +124,7 @@ async function main(): Promise<void> {
       out = await insertApiKey(db, tenantId, scopes, {
         expiresInSeconds: expiresIn,
         name: typeof flags.name === 'string' ? flags.name : '',
+        requireApproval,
       });
       await recordOperatorAudit(db, {
         tenantId,
@@ -128,6 +134,7 @@ async function main(): Promise<void> {
           name: typeof flags.name === 'string' ? flags.name : '',
           scopes,
           expires_in: expiresIn ?? null,
+          require_approval: requireApproval,
         },
       });
     } else if (command === 'key:revoke') {

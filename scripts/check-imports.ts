@@ -232,6 +232,7 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
   'db/connections.ts': ['getConnectionSafe', 'listConnectionsSafe'],
   'db/paywalls.ts': ['getPaywallRow'],
   'db/customers.ts': ['appUsersByEmail'],
+  'db/held-changes.ts': ['findHeldChange', 'listPendingChanges', 'listDecidedChanges'],
   // Session mechanics: a secret parked for the one page after a redirect; signing in and out.
   'db/session-secret.ts': ['parkSecret', 'takeSecret'],
   'db/dashboard-users.ts': [

@@ -31,6 +31,8 @@ import { importRunWorkflow, type ImportRunInput } from '../workflows/import-run'
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
 import { grantExpiryWorkflow, grantRevokedSignal, type GrantExpiryInput } from '../workflows/grant-expiry';
+import { changeApprovalWorkflow, changeDecidedSignal, type ChangeApprovalInput } from '../workflows/change-approval';
+import { changeWorkflowId } from '../domain/changes';
 
 /**
  * Every workflow the service starts, by function reference, with a readable id and the
@@ -234,6 +236,7 @@ export async function startImportRun(client: Client, taskQueue: string, input: I
     typedSearchAttributes: runAttributes('import', input.tenantId, input.provider),
   });
 }
+
 // ── Grants by hand: one durable timer per grant (docs/support.md).
 export const grantWorkflowId = (tenantId: string, grantId: string) => `grant-${tenantId}-${grantId}`;
 
@@ -258,4 +261,21 @@ export async function stopGrantExpiry(client: Client, tenantId: string, grantId:
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
+}
+
+// ── Writes held for a person's approval (docs/approvals.md): ids only in the input.
+export async function startChangeApproval(client: Client, taskQueue: string, input: ChangeApprovalInput) {
+  return client.workflow.start(changeApprovalWorkflow, {
+    taskQueue,
+    workflowId: changeWorkflowId(input.tenantId, input.changeId),
+    args: [input],
+    typedSearchAttributes: runAttributes('change-approval', input.tenantId),
+  });
+}
+
+/** Tells a held change's workflow that a person decided (the outcome is already recorded). */
+export async function signalChangeDecided(client: Client, tenantId: string, changeId: string, status: string) {
+  await client.workflow
+    .getHandle(changeWorkflowId(tenantId, changeId))
+    .signal(changeDecidedSignal, { tenantId, status });
 }

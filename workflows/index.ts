@@ -8,3 +8,4 @@ export { voidedPurchasesWorkflow } from './voided-purchases';
 export { outboundDeliveryWorkflow } from './outbound-delivery';
 export { importRunWorkflow } from './import-run';
 export { grantExpiryWorkflow } from './grant-expiry';
+export { changeApprovalWorkflow } from './change-approval';

@@ -13,6 +13,7 @@ import { webhookEndpointsPage } from './webhook-endpoints-page';
 import { productsPage } from './products-page';
 import { overviewPage } from './overview-page';
 import { customersPage } from './customers-page';
+import { changesPage } from './changes-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -27,7 +28,7 @@ const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
 /** Pages a person reaches only when signed in. */
 const SIGNED_IN =
-  /^\/(overview|settings|providers|products|paywall|readiness|sync-runs|customers|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit)(\/|$)/;
+  /^\/(overview|settings|providers|products|paywall|readiness|sync-runs|customers|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit|changes)(\/|$)/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
@@ -49,6 +50,7 @@ export function dashboardPages(services: Services): Koa.Middleware {
     teamPages(services),
     invitationPages(services),
     customersPage(services),
+    changesPage(services),
   ])
     pages.use(r.routes(), r.allowedMethods());
 

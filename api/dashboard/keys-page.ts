@@ -22,7 +22,7 @@ function keyList(keys: ListedKey[], csrf: string) {
 <th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expiry</th><th scope="col">Status</th></tr></thead><tbody>
 ${keys.map(
   (k) => html`<tr>
-<td>${k.name}</td><td><code>${k.key_hint}</code></td><td>${k.scopes.join(', ')}</td>
+<td>${k.name}</td><td><code>${k.key_hint}</code></td><td>${k.scopes.join(', ')}${k.require_approval ? html`<br>Writes wait for approval` : ''}</td>
 <td>${formatDate(k.created_at)}</td><td>${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td><td>${k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
 <td>${
     k.revoked_at
@@ -34,7 +34,10 @@ ${keys.map(
 </tbody></table></div>`;
 }
 
-function createForm(csrf: string, values: { name?: string; scopes?: string[]; expires?: string } = {}) {
+function createForm(
+  csrf: string,
+  values: { name?: string; scopes?: string[]; expires?: string; requireApproval?: boolean } = {},
+) {
   return html`<form method="post" action="/settings/developer-api/keys">
 ${csrfField(csrf)}
 <label for="key-name">Name</label>
@@ -45,6 +48,8 @@ ${SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}
 <label for="expires">Expires after (days, optional)</label>
 <input id="expires" name="expires_in_days" type="number" min="1" max="${MAX_KEY_EXPIRY_DAYS}" inputmode="numeric" value="${values.expires ?? ''}" aria-describedby="expires-hint">
 <p id="expires-hint">Leave empty for a key that does not expire.</p>
+<label><input type="checkbox" name="require_approval" value="1" aria-describedby="approval-hint" ${values.requireApproval ? 'checked' : ''}>Writes wait for approval</label>
+<p id="approval-hint">Every write made with this key (an assistant's tool call, a REST request) changes nothing until an owner approves it on the Changes page.</p>
 <button type="submit">Create key</button>
 </form>`;
 }
@@ -107,6 +112,7 @@ ${keyList(keys, ctx.state.csrf!)}`,
       name: form.get('name') ?? '',
       scopes: form.getAll('scopes'),
       expires: form.get('expires_in_days') ?? '',
+      requireApproval: form.get('require_approval') === '1',
     };
     // The form's text as the operation's number: empty is no expiry; anything else the operation judges.
     const expires = values.expires.trim();
@@ -114,6 +120,7 @@ ${keyList(keys, ctx.state.csrf!)}`,
       name: values.name,
       scopes: values.scopes,
       ...(expires === '' ? {} : { expires_in_days: Number(expires) }),
+      ...(values.requireApproval ? { require_approval: true } : {}),
     });
     if ('error' in made) return render(ctx, { error: made.error, values });
     // Post/redirect/get: the value waits sealed on the session and is shown once by the GET.

@@ -66,6 +66,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/entitlements', label: 'Entitlements' },
   { href: '/webhook-deliveries', label: 'Webhook deliveries' },
   { href: '/webhook-endpoints', label: 'Webhook endpoints' },
+  { href: '/changes', label: 'Changes' },
   { href: '/audit', label: 'Audit trail' },
   { href: '/settings/team', label: 'Team' },
 ];

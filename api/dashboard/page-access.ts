@@ -24,6 +24,8 @@ const PAGES: { path: RegExp; open?: Need; act?: Need }[] = [
     act: { scope: 'webhooks:write' },
   },
   { path: /^\/audit(\/|$)/, open: { scope: 'audit:read' } },
+  { path: /^\/customers(\/|$)/, open: { scope: 'customers:read' }, act: { scope: 'grants:write' } },
+  { path: /^\/changes(\/|$)/, open: { scope: 'audit:read' }, act: { account: 'approvals' } },
 ];
 
 /** Whether a role may make this request: open the page (GET, HEAD) or send its forms. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { changeBody } from '../../operations/changes/schema';
 import type { ToolAnnotations, ToolEntry } from './tool-list';
 
 /**
@@ -23,6 +24,16 @@ const json = (s: z.ZodType, io: 'input' | 'output') => {
   delete out.$schema;
   return out;
 };
+
+/**
+ * A write's answer is its operation's, or a held change when the key requires a person's
+ * approval (docs/approvals.md): both are declared, so a client validating structured output
+ * accepts either.
+ */
+function outputOf(entry: ToolEntry): Record<string, unknown> {
+  if (!entry.operation.write) return json(entry.operation.output, 'output');
+  return { type: 'object', ...json(z.union([entry.operation.output, changeBody]), 'output') };
+}
 
 export function toolCatalog(tools: readonly ToolEntry[]): Map<string, ToolDescriptor> {
   const out = new Map<string, ToolDescriptor>();
@@ -49,7 +60,7 @@ export function toolCatalog(tools: readonly ToolEntry[]): Map<string, ToolDescri
         title: entry.title,
         description: entry.description,
         inputSchema: input,
-        outputSchema: json(entry.operation.output, 'output'),
+        outputSchema: outputOf(entry),
         annotations: { title: entry.title, ...entry.annotations },
       },
     });

@@ -19,7 +19,20 @@ export const INSTRUCTIONS = [
   'Store readiness (store_android, store_ios) needs a person with a device: relay every manual_steps entry to the person verbatim, and never claim a manual step is done — only a real sandbox purchase turns the row green.',
   'Before billing_sync_run, read billing_sync_report and pass its confirm_count. A 200 from a sync can still hold failed or skipped entries: read them.',
   'Creating or pricing a product does not put it on sale: billing_sync_product is the step that writes to live providers.',
+  'Your key may require a person’s approval for writes: then a write tool changes nothing yet and answers status pending_approval with a url. Tell the person to approve it there (you cannot approve it yourself), then follow it with billing_change_status; never report it as done before that says applied.',
 ].join('\n');
+
+/** The text a held write's tool result starts with: what happened, and what the assistant does next. */
+export function heldText(change: { id: string; url: string; plan: { summary: string } }): string {
+  return [
+    `Nothing has changed yet: this write waits for a person's approval (change ${change.id}: ${change.plan.summary}).`,
+    `Ask the person to approve or reject it in the dashboard: ${change.url}`,
+    `You cannot approve it. Follow it with billing_change_status id=${change.id}; it is done only when the status is applied.`,
+  ].join(' ');
+}
+
+const isHeld = (r: Record<string, unknown>): r is Record<string, unknown> & Parameters<typeof heldText>[0] =>
+  r.object === 'change' && r.status === 'pending_approval' && typeof r.url === 'string';
 
 /** What to do next after a refusal, by the REST error code the tool result starts with. */
 const NEXT: Record<string, string> = {
@@ -67,7 +80,9 @@ function buildServer(
         surface: 'tool',
         resolveInput,
       })) as Record<string, unknown>;
-      return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result };
+      // A held write (docs/approvals.md) says so in words first: an assistant reads the text.
+      const text = isHeld(result) ? `${heldText(result)}\n${JSON.stringify(result)}` : JSON.stringify(result);
+      return { content: [{ type: 'text' as const, text }], structuredContent: result };
     } catch (err) {
       if (err instanceof McpError) throw err;
       return refusal(err);

@@ -34,6 +34,7 @@ import { getImport } from '../../operations/imports/get';
 import { getCustomer } from '../../operations/customers/get';
 import { grantEntitlement } from '../../operations/customers/grant';
 import { revokeGrantOp } from '../../operations/customers/revoke-grant';
+import { getChange } from '../../operations/changes/get';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {
@@ -201,6 +202,14 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     operation: listAudit,
     title: 'Audit',
     description: 'Audit trail (filters: action, actor_type; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_change_status',
+    operation: getChange,
+    title: 'Change Status',
+    description:
+      'A write held for a person’s approval (pass the id a held write answered): pending_approval, applied, rejected, expired or stale, and its outcome.',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {

@@ -35,14 +35,22 @@ export const createApiKey = defineOperation({
         .min(1, EXPIRY_RULE)
         .max(MAX_KEY_EXPIRY_DAYS, EXPIRY_RULE)
         .optional(),
+      require_approval: z
+        .boolean()
+        .optional()
+        .describe('every write made with the key waits for a person’s approval (docs/approvals.md)'),
     })
     .strict(),
-  output: apiKeyRow.extend({ secret: z.string().describe('the key (`sk_…`): shown this once, store it now') }),
+  output: apiKeyRow.extend({
+    require_approval: z.boolean(),
+    secret: z.string().describe('the key (`sk_…`): shown this once, store it now'),
+  }),
   async handler(ctx, input) {
     const key = await ctx.tx((trx) =>
       insertApiKey(trx, ctx.tenantId, input.scopes, {
         name: input.name,
         expiresInSeconds: input.expires_in_days && input.expires_in_days * 86400,
+        requireApproval: input.require_approval,
       }),
     );
     return {
@@ -50,6 +58,7 @@ export const createApiKey = defineOperation({
       object: 'api_key' as const,
       name: input.name,
       scopes: input.scopes,
+      require_approval: input.require_approval === true,
       secret: key.secret_key,
     };
   },

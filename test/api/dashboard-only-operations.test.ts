@@ -36,6 +36,9 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   'team.revoke_invitation': { id: crypto.randomUUID() },
   'team.change_role': { user_id: crypto.randomUUID(), role: 'owner' },
   'team.remove': { user_id: crypto.randomUUID() },
+  // A key never approves or rejects a held write, least of all its own (docs/approvals.md).
+  'changes.approve': { id: crypto.randomUUID() },
+  'changes.reject': { id: crypto.randomUUID() },
 };
 
 describe('dashboard-only operations', () => {

@@ -51,14 +51,16 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /customers/{app_user_id}': 'customers:read',
   'POST /customers/{app_user_id}/grants': 'grants:write',
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
+  // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
+  'GET /changes/{id}': 'audit:read',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
   'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
-// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, customers.
-const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/)/;
+// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, customers, changes.
+const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/|changes\/)/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;

@@ -98,6 +98,40 @@ describe('admin CLI', () => {
     expect((await call(api.apiUrl, '/tenant', key.secret_key)).status).toBe(401);
   });
 
+  it('key:create --require-approval: the key’s writes wait for a person (202 pending_approval), nothing written', async () => {
+    const t = JSON.parse((await admin('tenant:create', '--name', 'Approval Co', '--json')).stdout);
+    const k = await admin(
+      'key:create',
+      '--tenant',
+      t.tenant_id,
+      '--scopes',
+      'products:write',
+      '--require-approval',
+      '--json',
+    );
+    expect(k.code).toBe(0);
+    const key = JSON.parse(k.stdout);
+    expect((await testDb()('api_keys').where({ id: key.key_id }).first()).require_approval).toBe(true);
+    const held = await call(api.apiUrl, '/products', key.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ sku: 'held_by_admin_key' }),
+    });
+    expect([held.status, held.body.status]).toEqual([202, 'pending_approval']);
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id })).toHaveLength(0);
+    const audit = await testDb()('audit_entries').where({ tenant_id: t.tenant_id, action: 'api_keys.create' }).first();
+    expect(audit.detail).toMatchObject({ require_approval: true });
+    const bad = await admin(
+      'key:create',
+      '--tenant',
+      t.tenant_id,
+      '--scopes',
+      'products:write',
+      '--require-approval',
+      'yes',
+    );
+    expect(bad.code).not.toBe(0);
+  });
+
   it('bad arguments exit non-zero with a one-line reason and write nothing', async () => {
     const t = JSON.parse((await admin('tenant:create', '--name', 'Bad Args', '--json')).stdout);
     // Scoped to the tenants these cases name: other suites mint keys in the same database meanwhile.

@@ -39,6 +39,7 @@ describe('row-level security', () => {
       expires_at: new Date(Date.now() + 1e6),
     });
     await ins('api_keys', { key_hash: `hash-${tag}`, key_hint: 'sk_…', scopes: ['tenant:read'] });
+    const key = await ins('api_keys', { key_hash: `hash-${tag}`, key_hint: 'sk_…', scopes: ['tenant:read'] });
     const app = await ins('apps', {
       name: 'app',
       publishable_key_test: `pk_test_${tag}`,
@@ -150,6 +151,15 @@ describe('row-level security', () => {
       app_user_id: 'u',
     });
     ids.import_items = tenantId;
+    // A write held for a person's approval (migration 035).
+    await ins('held_changes', {
+      operation: 'products.update',
+      input: { sku: `sku-${tag}` },
+      requested_by_key: key.id,
+      surface: 'tool',
+      plan: { summary: 's', targets: ['catalogue'], basis: null },
+      expires_at: new Date(Date.now() + 60_000),
+    });
     return ids;
   }
 

@@ -4,6 +4,7 @@ import { WEBHOOK_DELIVERY_STATUSES } from '../../domain/events';
 import { MODES, PROVIDERS } from '../../domain/providers';
 import { ROLES } from '../../domain/roles';
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
+import { CHANGE_STATUSES } from '../../domain/changes';
 import { testDb } from '../helpers/db';
 
 /**
@@ -38,6 +39,9 @@ describe('check constraints equal the domain vocabularies', () => {
   it('a member’s and an invitation’s role = ROLES', async () => {
     expect(await allowedValues('dashboard_users', 'role')).toEqual([sorted(ROLES)]);
     expect(await allowedValues('team_invitations', 'role')).toEqual([sorted(ROLES)]);
+  });
+  it('held_changes.status = CHANGE_STATUSES', async () => {
+    expect(await allowedValues('held_changes', 'status')).toEqual([sorted(CHANGE_STATUSES)]);
   });
   it('every provider column = PROVIDERS, every mode column = MODES', async () => {
     const { rows } = await testDb().raw(

@@ -25,7 +25,11 @@ export function makeTenant(name = 'tenant'): Promise<CreatedTenant> {
 }
 
 /** A secret key of the tenant with these scopes (db/api-keys.ts insertApiKey): `{ key_id, secret_key }`. */
-export function makeApiKey(tenantId: string, scopes: Scope[], opts: { name?: string; expiresInSeconds?: number } = {}) {
+export function makeApiKey(
+  tenantId: string,
+  scopes: Scope[],
+  opts: { name?: string; expiresInSeconds?: number; requireApproval?: boolean } = {},
+) {
   return insertApiKey(testDb(), tenantId, scopes, opts);
 }
 

@@ -464,6 +464,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/changes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A write waiting for a person’s approval, and its outcome once decided */
+        get: operations["changes.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/products/{product_id}/prices": {
         parameters: {
             query?: never;
@@ -1078,6 +1095,54 @@ export interface operations {
                     };
                 };
             };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
             /** @description invalid_request or forbidden_field */
             400: {
                 headers: {
@@ -1320,6 +1385,54 @@ export interface operations {
                             synced: number;
                             detail: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
                     };
                 };
             };
@@ -1660,7 +1773,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Accepted (Prefer: respond-async): the run passed the gate and goes on; follow it with GET /sync/events?run_id= */
+            /** @description Accepted (Prefer: respond-async): the run passed the gate and goes on; follow it with GET /sync/events?run_id=; or held for a person's approval (a key that requires approval) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -1674,6 +1787,45 @@ export interface operations {
                         run_id: string;
                         /** @constant */
                         status: "running";
+                    } | {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
                     };
                 };
             };
@@ -2626,6 +2778,54 @@ export interface operations {
                     };
                 };
             };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
             /** @description invalid_request or forbidden_field */
             400: {
                 headers: {
@@ -2819,6 +3019,54 @@ export interface operations {
                     };
                 };
             };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
             /** @description invalid_request or forbidden_field */
             400: {
                 headers: {
@@ -2935,6 +3183,54 @@ export interface operations {
                     };
                 };
             };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
             /** @description invalid_request or forbidden_field */
             400: {
                 headers: {
@@ -3047,6 +3343,54 @@ export interface operations {
                         updated_at: string;
                         /** @description the signing secret (Standard Webhooks `whsec_…`): shown this once, store it now */
                         secret: string;
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
                     };
                 };
             };
@@ -3241,6 +3585,54 @@ export interface operations {
                         /** @constant */
                         object: "replay";
                         queued: number;
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
                     };
                 };
             };
@@ -3568,6 +3960,54 @@ export interface operations {
                     };
                 };
             };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
             /** @description invalid_request or forbidden_field */
             400: {
                 headers: {
@@ -3667,7 +4107,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Accepted: the import runs; follow it with GET /imports/{id} */
+            /** @description Accepted: the import runs; follow it with GET /imports/{id}; or held for a person's approval (a key that requires approval) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -3681,6 +4121,45 @@ export interface operations {
                         id: string;
                         /** @enum {string} */
                         status: "running" | "succeeded" | "failed";
+                    } | {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
                     };
                 };
             };
@@ -4166,6 +4645,54 @@ export interface operations {
                     };
                 };
             };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
             /** @description invalid_request or forbidden_field */
             400: {
                 headers: {
@@ -4290,6 +4817,54 @@ export interface operations {
                     };
                 };
             };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
             /** @description invalid_request or forbidden_field */
             400: {
                 headers: {
@@ -4328,6 +4903,122 @@ export interface operations {
             };
             /** @description payload_too_large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "changes.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the change id (from the 202 answer of a held write) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4445,6 +5136,54 @@ export interface operations {
                         created?: boolean;
                         /** @description how many prices changed (0: each was already so) */
                         changed: number;
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
                     };
                 };
             };
