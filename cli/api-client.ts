@@ -90,6 +90,15 @@ async function requestOnce<T>(
   } catch {
     // Not JSON (a proxy's error page): the status and the text say what happened.
   }
+  const held = res.status === 202 && parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  // A key that requires approval: the write did nothing yet, so a run must not carry on as if it had.
+  if (held.object === 'change' && held.status === 'pending_approval')
+    throw new CliFailure(
+      'pending_approval',
+      `${method} ${path} waits for a person's approval: ${String(held.url)} (follow it with GET /v1/changes/${String(held.id)}; use a key without approval for unattended runs)`,
+      held,
+      res.status,
+    );
   if (res.status >= 200 && res.status < 300) return { status: res.status, body: parsed as T };
   const err = (parsed && typeof parsed === 'object' ? parsed : {}) as Record<string, unknown>;
   const code = typeof err.error === 'string' ? err.error : `http_${res.status}`;

@@ -11,6 +11,8 @@ const allowed = (role: Role) =>
   OPERATIONS.filter((op) => refusalFor(person(role), op, 'dashboard') === undefined).map((op) => op.name);
 const names = (pick: (op: (typeof OPERATIONS)[number]) => boolean) => OPERATIONS.filter(pick).map((op) => op.name);
 const team = (op: (typeof OPERATIONS)[number]) => op.scope === 'account' && op.accountArea === 'team';
+const approvals = (op: (typeof OPERATIONS)[number]) => op.scope === 'account' && op.accountArea === 'approvals';
+const reads = (op: (typeof OPERATIONS)[number]) => !op.write && op.scope !== 'account';
 
 describe('what each role may run (domain/roles.ts, read by operations/policy.ts)', () => {
   it('owners and admins run every operation', () => {
@@ -18,8 +20,8 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
     expect(allowed('admin')).toEqual(names(() => true));
   });
 
-  it('a developer runs everything but the team: keys, credentials, webhooks, providers, products', () => {
-    expect(allowed('developer')).toEqual(names((op) => !team(op)));
+  it('a developer runs everything but the team, approvals and grants: keys, credentials, webhooks, providers, products', () => {
+    expect(allowed('developer')).toEqual(names((op) => !team(op) && !approvals(op) && op.scope !== 'grants:write'));
     expect(allowed('developer')).toEqual(
       expect.arrayContaining(['api_keys.create', 'providers.connect', 'products.create', 'webhook_endpoints.create']),
     );
@@ -27,9 +29,11 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
     expect(scopesOfRole('developer').filter((s) => s.startsWith('grants:') && !s.endsWith(':read'))).toEqual([]);
   });
 
-  it('support and viewers read; neither touches keys, credentials, the team or the catalogue', () => {
+  it('support and viewers read, support grants access by hand; neither touches keys, credentials, the team or the catalogue', () => {
+    expect(allowed('viewer')).toEqual(names(reads));
+    expect(allowed('support')).toEqual(names((op) => reads(op) || op.scope === 'grants:write'));
+    expect(allowed('support')).toEqual(expect.arrayContaining(['grants.create', 'grants.revoke']));
     for (const role of ['support', 'viewer'] as const) {
-      expect(allowed(role)).toEqual(names((op) => !op.write && op.scope !== 'account'));
       expect(allowed(role)).not.toContain('api_keys.create');
       expect(allowed(role)).not.toContain('products.create');
     }

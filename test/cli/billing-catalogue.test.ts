@@ -13,7 +13,7 @@ import { generateMasterKey } from '../../vault/vault';
 import { call, listen, newTenant, refill } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { useEmulatorStack } from '../helpers/emulator-stack';
-import { makeProduct } from '../helpers/factories';
+import { makeApiKey, makeProduct } from '../helpers/factories';
 
 interface CliRun {
   code: number | null;
@@ -312,6 +312,25 @@ products:
     expect(wrongKey.stderr).toMatch(/^error: invalid_api_key: GET \/readiness answered 401/m);
     const nowhere = await billing(['readiness'], { url: 'http://127.0.0.1:9/v1', key: t.env.key }, dir);
     expect(nowhere.stderr).toContain('error: unreachable:');
+  });
+
+  it('a key whose writes wait for a person: apply stops at the first held write (pending_approval), having changed nothing', async () => {
+    const t = await connectedTenant('cli-held');
+    const held = await makeApiKey(t.tenant_id, ['products:read', 'products:write', 'products:sync', 'readiness:read'], {
+      requireApproval: true,
+    });
+    await refill(t.tenant_id);
+    const r = await billing(
+      ['catalogue', 'apply', '-f', write('held.yaml', CATALOGUE)],
+      { url: t.env.url, key: held.secret_key },
+      dir,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: pending_approval: POST \/products waits for a person's approval: http/m);
+    expect(r.stderr).toMatch(/GET \/v1\/changes\/[0-9a-f-]{36}/);
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id }).count('* as n').first()).toEqual({ n: '0' });
+    const changes = await testDb()('held_changes').where({ tenant_id: t.tenant_id });
+    expect(changes.map((c) => [c.operation, c.status])).toEqual([['products.create', 'pending_approval']]);
   });
 
   it('an invalid file is refused with its line and field before any request', async () => {

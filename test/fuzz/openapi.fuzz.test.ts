@@ -151,7 +151,9 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
     if (c.extras.bigHeader) headers['x-big'] = 'a'.repeat(20 * 1024);
     headers['content-type'] = c.extras.contentType ?? 'application/json';
     if (c.kind === 'unknown') return { base, req: { method: c.method, path: c.path, headers } };
-    const path = '/v1' + c.op.path.replace('{id}', c.kind === 'op' && c.id ? idOf(c.id, ids) : ids.own);
+    const path =
+      '/v1' +
+      c.op.path.replace('{id}', c.kind === 'op' && c.id ? idOf(c.id, ids) : ids.own).replace(/\{[^}]+\}/g, 'fuzz_user');
     if (c.kind === 'method') return { base, req: { method: c.method, path, headers } };
     const query = c.query.map(([n, v]) => `${n}=${v}`).join('&');
     const req: RawRequest = { method: c.op.method, path: query ? `${path}?${query}` : path, headers };
