@@ -19,6 +19,7 @@ import * as outboundDrain from './migrations/022_outbound_drain';
 import * as overviewRollups from './migrations/023_overview_rollups';
 import * as outboundFairness from './migrations/024_outbound_fairness';
 import * as oauthAccountClaims from './migrations/025_oauth_account_claims';
+import * as chartHistory from './migrations/037_chart_history';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '023_overview_rollups': overviewRollups,
   '024_outbound_fairness': outboundFairness,
   '025_oauth_account_claims': oauthAccountClaims,
+  '037_chart_history': chartHistory,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -67,6 +69,7 @@ export const TENANT_TABLES = [
   ...CHANGE_TENANT_TABLES,
   ...outboundDrain.DRAIN_TENANT_TABLES,
   ...overviewRollups.ROLLUP_TENANT_TABLES,
+  ...chartHistory.PRODUCT_CHANGE_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */
