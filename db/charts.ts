@@ -32,14 +32,14 @@ export async function readChartSource(reader: TenantReader, filter: ChartFilter)
   if (filter.country) where.push(`s.country = $${values.push(filter.country)}`);
   if (filter.product) {
     const i = values.push(filter.product);
-    where.push(`s.product_id in (select id from products where id::text = $${i} or sku = $${i})`);
+    where.push(`s.product_id in (select id from products where id::text = $${i}::text or sku = $${i}::text)`);
   }
   const rows = await reader.rows(
-    `with statuses as (
+    `with status_moves as (
        select subscription_id, array_agg(extract(epoch from changed_at)::float8 * 1000 order by changed_at, id) as at,
               array_agg(to_status order by changed_at, id) as status
          from subscription_changes where mode = $1 group by subscription_id
-     ), products as (
+     ), product_moves as (
        select subscription_id, array_agg(extract(epoch from changed_at)::float8 * 1000 order by changed_at, id) as at,
               array_agg(product_id::text order by changed_at, id) as product
          from subscription_product_changes group by subscription_id
@@ -47,8 +47,8 @@ export async function readChartSource(reader: TenantReader, filter: ChartFilter)
      select s.id, coalesce(s.app_user_id, s.id::text) as customer, s.provider, s.country, s.product_id::text as product_id,
             st.at as status_at, st.status, pr.at as product_at, pr.product
        from subscriptions s
-       join statuses st on st.subscription_id = s.id
-       left join products pr on pr.subscription_id = s.id
+       join status_moves st on st.subscription_id = s.id
+       left join product_moves pr on pr.subscription_id = s.id
       where ${where.join(' and ')}`,
     values,
   );

@@ -15,6 +15,7 @@ export const SCOPES = [
   'apps:write',
   'providers:write',
   'products:write',
+  'charts:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -41,6 +41,8 @@ import { connectProviderOAuth } from './providers/connect-oauth';
 import { setDefaultProvider } from './providers/set-default';
 import { updateProviderCredentials } from './providers/update-credentials';
 import { verifyProvider } from './providers/verify';
+import { getChart } from './charts/get';
+import { listCharts } from './charts/list';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -62,6 +64,9 @@ export const OPERATIONS: Operation[] = [
   getPaywall,
   listWebhooks,
   listAudit,
+  // Charts (docs/charts.md).
+  listCharts,
+  getChart,
   // Outbound webhooks to the tenant's backend (docs/outbound-webhooks.md).
   listEndpoints,
   getEndpoint,

@@ -29,6 +29,8 @@ import { listEndpoints } from '../../operations/webhook-endpoints/list';
 import { rotateEndpointSecretOp } from '../../operations/webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
 import { createEndpoint } from '../../operations/webhook-endpoints/create';
+import { getChart } from '../../operations/charts/get';
+import { CHARTS } from '../../domain/charts/definitions';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {
@@ -178,6 +180,13 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     operation: listAudit,
     title: 'Audit',
     description: 'Audit trail (filters: action, actor_type; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_chart',
+    operation: getChart,
+    title: 'Chart',
+    description: `One business chart over time, e.g. "what was MRR last quarter": name (${CHARTS.map((c) => c.name).join(', ')}), from/to (YYYY-MM-DD), resolution (day, week, month), mode, provider, product, country. Money is per currency in minor units; never add two currencies.`,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {

@@ -105,16 +105,6 @@ export function segments(h: SubscriptionHistory, catalogue: Catalogue): Segment[
   });
 }
 
-/** The segment in force at `t`, or undefined before the subscription existed. */
-export function segmentAt(segs: readonly Segment[], t: number): Segment | undefined {
-  let found: Segment | undefined;
-  for (const s of segs) {
-    if (s.from > t) break;
-    found = s;
-  }
-  return found;
-}
-
 export const MOVEMENT_KINDS = ['new', 'expansion', 'contraction', 'churned', 'reactivated'] as const;
 export type MovementKind = (typeof MOVEMENT_KINDS)[number];
 

@@ -51,11 +51,18 @@ export function nextPeriod(start: number, resolution: Resolution): number {
   return addMonths(start, 1);
 }
 
-/** The periods that hold the days `from` to `to` (both YYYY-MM-DD, inclusive), oldest first. */
-export function periodsBetween(from: string, to: string, resolution: Resolution): Period[] {
+/**
+ * The periods that hold the days `from` to `to` (both YYYY-MM-DD, inclusive), oldest first; at
+ * most `cap` of them (a caller refusing a longer range asks for one more than it allows).
+ */
+export function periodsBetween(from: string, to: string, resolution: Resolution, cap = Infinity): Period[] {
   const last = Date.parse(`${to}T00:00:00Z`);
   const out: Period[] = [];
-  for (let s = periodStart(Date.parse(`${from}T00:00:00Z`), resolution); s <= last; s = nextPeriod(s, resolution)) {
+  for (
+    let s = periodStart(Date.parse(`${from}T00:00:00Z`), resolution);
+    s <= last && out.length < cap;
+    s = nextPeriod(s, resolution)
+  ) {
     out.push({ label: dayOf(s), start: s, end: nextPeriod(s, resolution) });
   }
   return out;

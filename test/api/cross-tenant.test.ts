@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHARTS } from '../../domain/charts/definitions';
 import { OPERATIONS } from '../../operations';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
@@ -35,7 +36,9 @@ describe('cross-tenant isolation through the API', () => {
     for (const op of OPERATIONS.filter((o) => o.rest?.method === 'GET')) {
       const paths = op.rest!.path.includes('{id}')
         ? [...aIds].slice(0, 40).map((id) => op.rest!.path.replace('{id}', id))
-        : [`${op.rest!.path}${op.input.safeParse({ limit: 200 }).success ? '?limit=200' : ''}`];
+        : op.rest!.path.includes('{name}')
+          ? CHARTS.map((c) => op.rest!.path.replace('{name}', c.name))
+          : [`${op.rest!.path}${op.input.safeParse({ limit: 200 }).success ? '?limit=200' : ''}`];
       for (const base of [api.apiUrl, api.altUrl]) {
         for (const p of paths) {
           const r = await call(base, p, b.secret_key);
