@@ -12,6 +12,7 @@ import { paywallPage } from './paywall-page';
 import { webhookEndpointsPage } from './webhook-endpoints-page';
 import { productsPage } from './products-page';
 import { overviewPage } from './overview-page';
+import { chartsPage } from './charts-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -21,7 +22,7 @@ const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
 /** Pages a person reaches only when signed in. */
 const SIGNED_IN =
-  /^\/(overview|settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit)(\/|$)/;
+  /^\/(overview|charts|settings|providers|products|paywall|readiness|sync-runs|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit)(\/|$)/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
@@ -39,6 +40,7 @@ export function dashboardPages(services: Services): Koa.Middleware {
     productsPage(services),
     paywallPage(services),
     overviewPage(services),
+    chartsPage(services),
     webhookEndpointsPage(services),
   ])
     pages.use(r.routes(), r.allowedMethods());
