@@ -20,6 +20,7 @@ import * as overviewRollups from './migrations/023_overview_rollups';
 import * as outboundFairness from './migrations/024_outbound_fairness';
 import * as oauthAccountClaims from './migrations/025_oauth_account_claims';
 import * as chartHistory from './migrations/037_chart_history';
+import * as rollupFoldJob from './migrations/038_rollup_fold_job';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '024_outbound_fairness': outboundFairness,
   '025_oauth_account_claims': oauthAccountClaims,
   '037_chart_history': chartHistory,
+  '038_rollup_fold_job': rollupFoldJob,
 };
 
 const source: Knex.MigrationSource<string> = {
