@@ -13,8 +13,9 @@ const OVERVIEW_WINDOW_DAYS = 90;
  * (`foldDueRollups`, started with the worker process: temporal/rollup-folding.ts), never by a
  * read: a page view or a chart only reads. Unfolded deltas are still exact sums; folding only
  * keeps the rows a page reads few. Safe beside writers (they only insert, and a row inserted
- * after the fold's snapshot is left for the next fold) and beside another fold (each delta row is deleted by one statement, and
- * that statement inserts its sum); the advisory lock only spares a second folder the work.
+ * after the fold's snapshot is left for the next fold) and beside another fold (each delta row
+ * is deleted by one statement, and that statement inserts its sum); the advisory lock only
+ * spares a second folder the work.
  */
 
 /** Piled-up rows per table (rows beyond one per key) that make the fold job fold a tenant's table. */
