@@ -2,7 +2,7 @@
  * Benchmark: the dashboard's overview page (GET /overview) for a big tenant.
  *
  * One throwaway database: BENCH_TENANTS small tenants (bench/lib/db.ts's seed) beside one big
- * tenant with BENCH_SUBSCRIPTIONS (100,000) subscriptions and a year of their history (status
+ * tenant with BENCH_SUBSCRIPTIONS (100,000) subscriptions and two years of their history (status
  * moves in `subscription_changes`, one entitlement per subscription, three webhook deliveries
  * per subscription of which 2 % failed, a sync run a day), and one more tenant half its size,
  * so every statement has another tenant's rows to pass over. Then the real dashboard app
@@ -144,7 +144,7 @@ async function seedTenant(tenantId: string, count: number) {
     [tenantId],
   );
   await owner.raw('drop table seed_subs');
-  log(`tenant ${tenantId}: ${count} subscriptions with a year of history seeded in ${Date.now() - t0} ms`);
+  log(`tenant ${tenantId}: ${count} subscriptions with two years of history seeded in ${Date.now() - t0} ms`);
 }
 
 // The throwaway database goes whatever happens.
@@ -385,7 +385,7 @@ rows.push([
 const worstP95 = Math.max(...QUERIES.map((q) => pct(pages[q], 95)));
 const body = `Run: ${m.date} · ${m.nproc} cores (${m.cpuModel}), ${m.memoryGiB} GiB · Node ${m.node} · Postgres ${m.postgres} · load average before: ${loadBefore}, after: ${m.loadavg}. The machine is shared and noisy: read the times against the load average.
 
-One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and a year of history, beside one of half its size and ${TENANTS - 2} small ones. Rows in the database: ${sizes.map((s) => `${s.relname} ${Number(s.n_live_tup).toLocaleString('en')}`).join(', ')}. The real dashboard app on a local port, signed in, ${REQUESTS} requests in sequence per line after ${WARMUP} warm-ups.
+One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and two years of history, beside one of half its size and ${TENANTS - 2} small ones. Rows in the database: ${sizes.map((s) => `${s.relname} ${Number(s.n_live_tup).toLocaleString('en')}`).join(', ')}. The real dashboard app on a local port, signed in, ${REQUESTS} requests in sequence per line after ${WARMUP} warm-ups.
 
 ${table(['page', 'p50 ms', 'p95 ms', 'max ms', 'database work from the rollups, p50 / p95 ms', 'the same figures from the rows, p50 / p95 ms', 'ratio at p95'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r'])}
 
