@@ -38,7 +38,11 @@ export function restRouter(ops: Operation[], services: Services): Router {
       if (op.rest!.noBody && Object.keys(body).length > 0)
         throw invalidRequest(`${op.rest!.method} ${op.rest!.path} takes no body`);
       const input = { ...queryObject(ctx.query), ...body, ...ctx.params };
-      const response = { headers: {} as Record<string, string>, status: undefined as number | undefined };
+      const response = {
+        headers: {} as Record<string, string>,
+        status: undefined as number | undefined,
+        text: undefined as string | undefined,
+      };
       const result = await executeOperation(op, principal, input, {
         requestId: ctx.state.requestId,
         services,
@@ -48,7 +52,7 @@ export function restRouter(ops: Operation[], services: Services): Router {
         response,
       });
       ctx.set(response.headers);
-      ctx.body = result;
+      ctx.body = response.text ?? result;
       if (response.status) ctx.status = response.status;
     });
   }

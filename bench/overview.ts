@@ -2,7 +2,7 @@
  * Benchmark: the dashboard's overview page (GET /overview) for a big tenant.
  *
  * One throwaway database: BENCH_TENANTS small tenants (bench/lib/db.ts's seed) beside one big
- * tenant with BENCH_SUBSCRIPTIONS (100,000) subscriptions and a year of their history (status
+ * tenant with BENCH_SUBSCRIPTIONS (100,000) subscriptions and two years of their history (status
  * moves in `subscription_changes`, one entitlement per subscription, three webhook deliveries
  * per subscription of which 2 % failed, a sync run a day), and one more tenant half its size,
  * so every statement has another tenant's rows to pass over. Then the real dashboard app
@@ -30,6 +30,10 @@ import { readOverview, type OverviewSource } from '../db/overview';
 import { foldOverviewRollups } from '../db/overview-rollups';
 import { readReadinessFacts } from '../db/readiness-facts';
 import { withTenant } from '../db/tenant-tx';
+import { readAsTenant } from '../db/tenant-read';
+import { readChartSource } from '../db/charts';
+import { CHARTS, computeChart } from '../domain/charts/definitions';
+import { dayOf, periodsBetween, type Resolution } from '../domain/charts/periods';
 import { loadConfig } from '../runtime/config';
 import { createLogger } from '../runtime/logger';
 import { createBenchDatabase } from './lib/db';
@@ -79,7 +83,7 @@ async function seedTenant(tenantId: string, count: number) {
     select g, gen_random_uuid() as id,
            (array['psp_a','psp_b','psp_c','store_android','store_ios'])[1 + g % 5] as provider,
            case when g % 10 = 0 then 'test' else 'live' end as mode,
-           now() - (random() * 365) * interval '1 day' as born,
+           now() - (random() * 730) * interval '1 day' as born,
            g % 10 < 3 as trial, (g % 10 < 3 and g % 3 <> 0) as converted,
            case when g % 100 < 3 then 'refunded' when g % 100 < 23 then 'canceled' when g % 100 < 28 then 'past_due' else null end as fate,
            random() as r
@@ -140,7 +144,7 @@ async function seedTenant(tenantId: string, count: number) {
     [tenantId],
   );
   await owner.raw('drop table seed_subs');
-  log(`tenant ${tenantId}: ${count} subscriptions with a year of history seeded in ${Date.now() - t0} ms`);
+  log(`tenant ${tenantId}: ${count} subscriptions with two years of history seeded in ${Date.now() - t0} ms`);
 }
 
 // The throwaway database goes whatever happens.
@@ -251,6 +255,47 @@ for (const q of QUERIES) {
   if (pct(again, 95) > pct(pages[q], 95)) pages[q] = again;
 }
 
+// The charts (docs/charts.md): each as GET /v1/charts/{name} computes it (the read-only history read, then the
+// definitions), two years by month and 90 days by day, for the big tenant.
+const CHART_REQUESTS = num('BENCH_CHART_REQUESTS', 20);
+const CHART_WINDOWS: { label: string; resolution: Resolution; days: number }[] = [
+  { label: 'two years by month', resolution: 'month', days: 729 },
+  { label: '90 days by day', resolution: 'day', days: 89 },
+];
+const chartTimes: Record<string, number[]> = {};
+for (const w of CHART_WINDOWS) {
+  for (const c of CHARTS) {
+    const times: number[] = [];
+    for (let i = 0; i < 2 + CHART_REQUESTS; i++) {
+      const t = performance.now();
+      const source = await readAsTenant(db, big, (reader) => readChartSource(reader, { mode: 'live' }));
+      const to = dayOf(source.now);
+      const from = dayOf(source.now - w.days * 86_400_000);
+      computeChart(c.name, { ...source, periods: periodsBetween(from, to, w.resolution), resolution: w.resolution });
+      if (i >= 2) times.push(performance.now() - t);
+    }
+    chartTimes[`${c.name}, ${w.label}`] = times.sort((a, b) => a - b);
+  }
+}
+const chartPlan = (
+  (await withTenant(db, big, async (trx) => {
+    const sqls: { sql: string; bindings: unknown[] }[] = [];
+    const fake = {
+      rows: async (sql: string, values: unknown[]) => {
+        sqls.push({ sql, bindings: values });
+        if (sql.includes('extract(epoch from now())')) return [{ now: Date.now() }];
+        return [];
+      },
+    };
+    await readChartSource(fake, { mode: 'live' });
+    const history = sqls[0];
+    const sql = history.sql.replace(/\$(\d+)/g, (_, i) => `'${String(history.bindings[Number(i) - 1])}'`);
+    return trx.raw(`explain (analyze, buffers, costs off) ${sql}`);
+  })) as { rows: Record<string, string>[] }
+).rows
+  .map((r) => r['QUERY PLAN'])
+  .join('\n');
+
 // The plans: the page's own statements, captured as knex runs them, explained in the tenant transaction.
 const captured: { sql: string; bindings: unknown[] }[] = [];
 const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
@@ -340,7 +385,7 @@ rows.push([
 const worstP95 = Math.max(...QUERIES.map((q) => pct(pages[q], 95)));
 const body = `Run: ${m.date} · ${m.nproc} cores (${m.cpuModel}), ${m.memoryGiB} GiB · Node ${m.node} · Postgres ${m.postgres} · load average before: ${loadBefore}, after: ${m.loadavg}. The machine is shared and noisy: read the times against the load average.
 
-One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and a year of history, beside one of half its size and ${TENANTS - 2} small ones. Rows in the database: ${sizes.map((s) => `${s.relname} ${Number(s.n_live_tup).toLocaleString('en')}`).join(', ')}. The real dashboard app on a local port, signed in, ${REQUESTS} requests in sequence per line after ${WARMUP} warm-ups.
+One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and two years of history, beside one of half its size and ${TENANTS - 2} small ones. Rows in the database: ${sizes.map((s) => `${s.relname} ${Number(s.n_live_tup).toLocaleString('en')}`).join(', ')}. The real dashboard app on a local port, signed in, ${REQUESTS} requests in sequence per line after ${WARMUP} warm-ups.
 
 ${table(['page', 'p50 ms', 'p95 ms', 'max ms', 'database work from the rollups, p50 / p95 ms', 'the same figures from the rows, p50 / p95 ms', 'ratio at p95'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r'])}
 
@@ -349,6 +394,26 @@ The database work alone is \`readOverview\` in one tenant transaction, from the 
 What the rollup triggers cost a write (${WRITES} transactions each way, each one subscription status move and its entitlement's state move, as the webhook path writes them, as the tenant's app role; triggers on and off in alternating blocks): p50 ${f1(pct(writeOn, 50))} ms with them, ${f1(pct(writeOff, 50))} ms without; p95 ${f1(pct(writeOn, 95))} / ${f1(pct(writeOff, 95))} ms.
 
 **Overview page p95: ${f1(worstP95)} ms at worst (aim < 300 ms)** for ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions.
+
+### Charts (GET /v1/charts/{name}, docs/charts.md)
+
+Each chart as the operation computes it: the read-only read of every live history of the big tenant (one statement, \`db/charts.ts\`), then the definitions of \`domain/charts/\` in the process; ${CHART_REQUESTS} in sequence after 2 warm-ups. History: two years.
+
+${table(
+  ['chart, window', 'p50 ms', 'p95 ms', 'max ms'],
+  Object.entries(chartTimes).map(([k, t]) => [k, f1(pct(t, 50)), f1(pct(t, 95)), f1(t.at(-1)!)]),
+  ['l', 'r', 'r', 'r'],
+)}
+
+**Charts p95: ${f1(Math.max(...Object.values(chartTimes).map((t) => pct(t, 95))))} ms at worst (aim < 300 ms).**
+
+<details><summary>Plan of the chart's history statement (EXPLAIN ANALYZE, BUFFERS, in the tenant transaction)</summary>
+
+\`\`\`
+${chartPlan}
+\`\`\`
+
+</details>
 
 <details><summary>Plans of the page's statements (the overview's and readiness's, live, 90 days; EXPLAIN ANALYZE, BUFFERS, in the tenant transaction)</summary>
 

@@ -25,6 +25,8 @@ import * as quietImports from './migrations/027_quiet_imports';
 import * as supportDesk from './migrations/029_support_desk';
 import * as customerEventSequence from './migrations/030_customer_event_sequence';
 import * as heldChanges from './migrations/035_held_changes';
+import * as chartHistory from './migrations/037_chart_history';
+import * as rollupFoldJob from './migrations/038_rollup_fold_job';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -58,6 +60,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '029_support_desk': supportDesk,
   '030_customer_event_sequence': customerEventSequence,
   '035_held_changes': heldChanges,
+  '037_chart_history': chartHistory,
+  '038_rollup_fold_job': rollupFoldJob,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -84,6 +88,7 @@ export const TENANT_TABLES = [
   ...supportDesk.GRANT_TENANT_TABLES,
   ...customerEventSequence.SEQUENCE_TENANT_TABLES,
   ...heldChanges.HELD_CHANGE_TENANT_TABLES,
+  ...chartHistory.PRODUCT_CHANGE_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { withTenant } from './tenant-tx';
 
 /** The widest window the overview shows, in UTC days (api/dashboard/overview-page.ts). */
 const OVERVIEW_WINDOW_DAYS = 90;
@@ -8,13 +9,16 @@ const OVERVIEW_WINDOW_DAYS = 90;
  * key's rows pile up between page views; a fold replaces each piled-up key's rows by one row of
  * their sum (a key whose sum is zero goes). Sums are unchanged, so every figure is too.
  *
- * Run in the tenant's transaction (RLS scopes it to the tenant) before the overview reads.
- * Safe beside writers (they only insert, and a row inserted after the fold's snapshot is left
- * for the next fold) and beside another fold (each delta row is deleted by one statement, and
- * that statement inserts its sum); the advisory lock only spares a second page view the work.
+ * Run in the tenant's transaction (RLS scopes it to the tenant) by the worker's fold job
+ * (`foldDueRollups`, started with the worker process: temporal/rollup-folding.ts), never by a
+ * read: a page view or a chart only reads. Unfolded deltas are still exact sums; folding only
+ * keeps the rows a page reads few. Safe beside writers (they only insert, and a row inserted
+ * after the fold's snapshot is left for the next fold) and beside another fold (each delta row
+ * is deleted by one statement, and that statement inserts its sum); the advisory lock only
+ * spares a second folder the work.
  */
 
-/** Piled-up rows per table (rows beyond one per key) that make a page view fold first. */
+/** Piled-up rows per table (rows beyond one per key) that make the fold job fold a tenant's table. */
 export const FOLD_AFTER = 256;
 
 /**
@@ -86,4 +90,20 @@ export async function foldOverviewRollups(trx: Knex.Transaction, threshold = FOL
   if (!lock.got) return [];
   for (const t of due) await trx.raw(foldSql(t));
   return due;
+}
+
+/**
+ * The fold job's pass: every tenant's rollups that have piled up, one tenant transaction each
+ * (RLS as for any tenant write). Answers how many tenants were folded.
+ */
+export async function foldDueRollups(db: Knex, threshold = FOLD_AFTER): Promise<number> {
+  // Only the ids of tenants with piled-up deltas (migration 038): the login role reads no tenant's rows.
+  const { rows: tenants } = (await db.raw('select t as id from overview_rollups_due(?) t', [threshold])) as {
+    rows: { id: string }[];
+  };
+  let folded = 0;
+  for (const { id } of tenants) {
+    if ((await withTenant(db, id, (trx) => foldOverviewRollups(trx, threshold))).length > 0) folded++;
+  }
+  return folded;
 }

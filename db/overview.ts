@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type { Mode } from '../domain/providers';
 import type { PricedGroup } from '../domain/mrr';
-import { foldOverviewRollups } from './overview-rollups';
 import { recentRuns, type RunRow } from './sync-runs';
 
 /**
@@ -10,8 +9,8 @@ import { recentRuns, type RunRow } from './sync-runs';
  * every statement also names the mode, so a test figure never counts a live row.
  *
  * The "now" counts and the daily series come from the rollups of migration 023 (a few hundred
- * rows, whatever the tenant's size), folded first when deltas have piled up
- * (db/overview-rollups.ts); `from: 'rows'` counts the same figures from the base rows, as the
+ * rows, whatever the tenant's size; the worker folds piled-up deltas, a read never writes:
+ * db/overview-rollups.ts); `from: 'rows'` counts the same figures from the base rows, as the
  * page did before them: the reference the tests and bench/overview.ts compare the rollups with.
  * The 30-day and 24-hour figures are rolling windows (not whole days) and stay on the base rows,
  * by migration 019's index and webhook_deliveries' (tenant_id, created_at).
@@ -210,7 +209,6 @@ export async function readOverview(
   from: OverviewSource = 'rollups',
 ): Promise<OverviewFigures> {
   // One after another: a transaction is one connection.
-  if (from === 'rollups') await foldOverviewRollups(trx);
   const {
     rows: [{ today }],
   } = await trx.raw(`select to_char((now() at time zone 'UTC')::date, 'YYYY-MM-DD') as today`);

@@ -20,6 +20,7 @@ export const SCOPES = [
   // The support desk (docs/support.md): one customer's page, and access granted by hand.
   'customers:read',
   'grants:write',
+  'charts:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

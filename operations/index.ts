@@ -55,6 +55,8 @@ import { makeApproveChange, rejectChange } from './changes/approve';
 
 /** Approval runs the held write by its name through this table (docs/approvals.md). */
 export const approveChange = makeApproveChange((name) => OPERATIONS.find((op) => op.name === name && op.write));
+import { getChart } from './charts/get';
+import { listCharts } from './charts/list';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -76,6 +78,9 @@ export const OPERATIONS: Operation[] = [
   getPaywall,
   listWebhooks,
   listAudit,
+  // Charts (docs/charts.md).
+  listCharts,
+  getChart,
   // Outbound webhooks to the tenant's backend (docs/outbound-webhooks.md).
   listEndpoints,
   getEndpoint,

@@ -22,8 +22,12 @@ export interface OperationContext {
   read<T>(work: (reader: TenantReader) => Promise<T>): Promise<T>;
   /** The caller asked for an asynchronous answer (REST `Prefer: respond-async`). */
   preferAsync: boolean;
-  /** What the handler adds to the HTTP answer (a 202 status, a header); the tool surface ignores it. */
-  response: { status?: number; headers: Record<string, string> };
+  /**
+   * What the handler adds to the HTTP answer (a 202 status, a header, or `text`: a representation
+   * the REST answer carries instead of the JSON result, such as a chart's CSV); the tool surface
+   * ignores it and answers the result.
+   */
+  response: { status?: number; headers: Record<string, string>; text?: string };
 }
 
 export interface RestBinding {

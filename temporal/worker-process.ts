@@ -10,6 +10,7 @@ import { createVault } from '../vault/vault';
 import { createAdapters } from '../providers';
 import { ensureSearchAttributes } from './client';
 import type { createWorker, WorkerOptions } from './worker';
+import { startRollupFolding } from './rollup-folding';
 
 /**
  * A worker process from start to stop, as both worker-main.ts and outbound-worker-main.ts run
@@ -46,7 +47,10 @@ export async function runWorkerProcess(name: 'worker' | 'outbound worker', creat
   const metrics = config.metricsPort ? await startMetricsServer(config.metricsPort, coreMetrics) : null;
   if (metrics) logger.info({ port: metrics.port }, 'metrics listening on 127.0.0.1');
   logger.info({ task_queue: worker.options.taskQueue }, `${name} started`);
+  // The inbound worker also folds the overview's rollups, so no page view writes.
+  const folding = name === 'worker' ? startRollupFolding(db, logger) : null;
   await worker.run();
+  await folding?.stop();
   await metrics?.close();
   await tracing.shutdown();
   await connection.close();

@@ -14,6 +14,7 @@ import { productsPage } from './products-page';
 import { overviewPage } from './overview-page';
 import { customersPage } from './customers-page';
 import { changesPage } from './changes-page';
+import { chartsPage } from './charts-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -28,7 +29,7 @@ const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
 /** Pages a person reaches only when signed in. */
 const SIGNED_IN =
-  /^\/(overview|settings|providers|products|paywall|readiness|sync-runs|customers|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit|changes)(\/|$)/;
+  /^\/(overview|charts|settings|providers|products|paywall|readiness|sync-runs|customers|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit|changes)(\/|$)/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
@@ -46,6 +47,7 @@ export function dashboardPages(services: Services): Koa.Middleware {
     productsPage(services),
     paywallPage(services),
     overviewPage(services),
+    chartsPage(services),
     webhookEndpointsPage(services),
     teamPages(services),
     invitationPages(services),

@@ -55,6 +55,7 @@ export interface PageInput {
 
 const NAV: { href: string; label: string }[] = [
   { href: '/overview', label: 'Overview' },
+  { href: '/charts', label: 'Charts' },
   { href: '/settings/developer-api', label: 'Developer API' },
   { href: '/providers', label: 'Providers' },
   { href: '/products', label: 'Products' },

@@ -35,6 +35,8 @@ import { getCustomer } from '../../operations/customers/get';
 import { grantEntitlement } from '../../operations/customers/grant';
 import { revokeGrantOp } from '../../operations/customers/revoke-grant';
 import { getChange } from '../../operations/changes/get';
+import { getChart } from '../../operations/charts/get';
+import { CHARTS } from '../../domain/charts/definitions';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {
@@ -210,6 +212,13 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     title: 'Change Status',
     description:
       'A write held for a person’s approval (pass the id a held write answered): pending_approval, applied, rejected, expired or stale, and its outcome.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_chart',
+    operation: getChart,
+    title: 'Chart',
+    description: `One business chart over time, e.g. "what was MRR last quarter": name (${CHARTS.map((c) => c.name).join(', ')}), from/to (YYYY-MM-DD), resolution (day, week, month), mode, provider, product, country. Money is per currency in minor units; never add two currencies.`,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {

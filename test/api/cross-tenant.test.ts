@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHARTS } from '../../domain/charts/definitions';
 import { OPERATIONS } from '../../operations';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
@@ -41,7 +42,9 @@ describe('cross-tenant isolation through the API', () => {
         ? [...aIds].slice(0, 40).map((id) => op.rest!.path.replace('{id}', id))
         : op.rest!.path.includes('{app_user_id}')
           ? aOnlyUsers.map((u) => op.rest!.path.replace('{app_user_id}', u))
-          : [`${op.rest!.path}${op.input.safeParse({ limit: 200 }).success ? '?limit=200' : ''}`];
+          : op.rest!.path.includes('{name}')
+            ? CHARTS.map((c) => op.rest!.path.replace('{name}', c.name))
+            : [`${op.rest!.path}${op.input.safeParse({ limit: 200 }).success ? '?limit=200' : ''}`];
       for (const base of [api.apiUrl, api.altUrl]) {
         for (const p of paths) {
           const r = await call(base, p, b.secret_key);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHARTS } from '../../domain/charts/definitions';
 import { OPERATIONS } from '../../operations';
 import { executeOperation } from '../../operations/execute';
 import { ApiError } from '../../operations/errors';
@@ -66,9 +67,11 @@ describe('a person in the dashboard runs the operations under the same rules as 
     let lists = 0;
     for (const op of OPERATIONS.filter((o) => !o.write && o.rest?.method === 'GET')) {
       const byId = op.rest!.path.includes('{id}');
-      const inputs = byId
+      const inputs: Record<string, unknown>[] = byId
         ? [...aIds].slice(0, 20).map((id) => ({ id }))
-        : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
+        : op.rest!.path.includes('{name}')
+          ? CHARTS.map((c) => ({ name: c.name }))
+          : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
       for (const input of inputs) {
         const r = await asPerson(op, input);
         expect([op.name, r.status]).toEqual([op.name, byId ? 404 : 200]);

@@ -32,6 +32,8 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /paywall': 'paywall:read',
   'GET /webhooks': 'webhooks:read',
   'GET /audit': 'audit:read',
+  'GET /charts': 'charts:read',
+  'GET /charts/{name}': 'charts:read',
   // Outbound webhooks (issue #20); their own matrix, with real ids and bodies: test/outbound/scopes.test.ts.
   'GET /webhook-endpoints': 'webhooks:read',
   'GET /webhook-endpoints/{id}': 'webhooks:read',
@@ -107,7 +109,7 @@ describe('scope matrix', () => {
   });
 
   for (const op of restOps.filter((o) => !OWN_MATRIX.test(o.rest!.path))) {
-    const path = op.rest!.path.replace('{id}', '__ID__').replace('{product_id}', '__ID__');
+    const path = op.rest!.path.replace('{id}', '__ID__').replace('{product_id}', '__ID__').replace('{name}', 'mrr');
     it(`${op.rest!.method} ${op.rest!.path}: only-its-scope → 200, every-other-scope → 403`, async () => {
       const p = path.replace('__ID__', productId);
       const only = await keyWith(t.tenant_id, [op.scope as Scope]);

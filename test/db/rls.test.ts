@@ -83,6 +83,10 @@ describe('row-level security', () => {
     });
     // Written by the trigger of migration 019, not inserted by hand.
     ids.subscription_changes = (await db('subscription_changes').where({ subscription_id: sub.id }).first()).id;
+    // Likewise the product history's first row (migration 037).
+    ids.subscription_product_changes = (
+      await db('subscription_product_changes').where({ subscription_id: sub.id }).first()
+    ).id;
     const ent = await ins('entitlements', {
       app_user_id: `u-${tag}`,
       provider: 'psp_a',

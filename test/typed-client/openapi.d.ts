@@ -240,6 +240,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/charts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The charts this service draws (docs/charts.md): name, title and what each shows */
+        get: operations["charts.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/charts/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One chart over time (docs/charts.md): a value per period and series, money per currency in minor units; format=csv for CSV */
+        get: operations["charts.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -2604,6 +2638,199 @@ export interface operations {
             };
             /** @description insufficient_scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "charts.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            name: string;
+                            title: string;
+                            description: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "charts.get": {
+        parameters: {
+            query?: {
+                /** @description first day (UTC), YYYY-MM-DD; default: eleven months before `to`, at that resolution */
+                from?: string;
+                /** @description last day (UTC), YYYY-MM-DD; default today */
+                to?: string;
+                /** @description day, week or month (default) */
+                resolution?: "day" | "week" | "month";
+                /** @description live (default) or test */
+                mode?: "live" | "test";
+                provider?: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                /** @description a product id or SKU */
+                product?: string;
+                /** @description the buyer's country */
+                country?: string;
+                /** @description csv answers the same chart as text/csv */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path: {
+                /** @description the chart, as GET /v1/charts lists it */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        title: string;
+                        description: string;
+                        /** @enum {string} */
+                        resolution: "day" | "week" | "month";
+                        from: string;
+                        to: string;
+                        /** @enum {string} */
+                        mode: "live" | "test";
+                        filters: {
+                            provider: string | null;
+                            product: string | null;
+                            country: string | null;
+                        };
+                        periods: string[];
+                        series: {
+                            key: string;
+                            label: string;
+                            /** @enum {string} */
+                            unit: "count" | "money" | "ratio";
+                            currency: string | null;
+                            values: (number | null)[];
+                        }[];
+                        cohorts?: {
+                            cohort: string;
+                            size: number;
+                            values: (number | null)[];
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

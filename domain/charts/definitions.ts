@@ -1,0 +1,495 @@
+import {
+  MOVEMENT_KINDS,
+  firstPaid,
+  isPaying,
+  movements,
+  refunds,
+  revenue,
+  segments,
+  trial,
+  type Catalogue,
+  type Money,
+  type Segment,
+  type SubscriptionHistory,
+} from './history';
+import { addMonths, periodIndex, periodStart, type Period, type Resolution } from './periods';
+
+/**
+ * The charts (docs/charts.md has each definition in words): names, titles, and how each is
+ * computed from the subscriptions' histories over a list of periods. Pure: the caller reads the
+ * histories and the catalogue, and says what "now" is.
+ */
+export const CHARTS = [
+  { name: 'mrr', title: 'Monthly recurring revenue', description: 'MRR at the end of each period, per currency.' },
+  {
+    name: 'mrr_movement',
+    title: 'MRR movement',
+    description:
+      'What moved MRR in each period, per currency: new, expansion, contraction, churned, reactivated, and the net.',
+  },
+  { name: 'arr', title: 'Annual recurring revenue', description: 'MRR × 12 at the end of each period, per currency.' },
+  {
+    name: 'active_subscriptions',
+    title: 'Active subscriptions',
+    description: 'Paying subscriptions at the end of each period.',
+  },
+  { name: 'active_trials', title: 'Active trials', description: 'Subscriptions in a trial at the end of each period.' },
+  {
+    name: 'trial_conversion',
+    title: 'Trial → paid conversion',
+    description: 'Trials started in each period and how many of them have paid since (count and rate).',
+  },
+  {
+    name: 'churn_rate',
+    title: 'Churn rate',
+    description:
+      'Subscriptions that stopped paying in each period over those paying at its start; revenue churn (churned and contracted MRR over MRR at its start) per currency.',
+  },
+  {
+    name: 'refund_rate',
+    title: 'Refund rate',
+    description: 'Refunds in each period over the charges in it.',
+  },
+  {
+    name: 'ltv',
+    title: 'Realized LTV per customer cohort',
+    description:
+      'Customers by the period of their first payment, and the revenue per customer they have brought so far, net of refunds, per currency.',
+  },
+  {
+    name: 'retention',
+    title: 'Subscription retention by monthly cohort',
+    description:
+      'Subscriptions by the month they first paid; for each month after, the share of them that paid in that month.',
+  },
+  {
+    name: 'revenue_by_provider',
+    title: 'Revenue by provider',
+    description: 'Realized revenue (charges net of refunds) in each period, per provider and currency.',
+  },
+  {
+    name: 'revenue_by_product',
+    title: 'Revenue by product',
+    description: 'Realized revenue (charges net of refunds) in each period, per product and currency.',
+  },
+  {
+    name: 'revenue_by_country',
+    title: 'Revenue by country',
+    description: 'Realized revenue (charges net of refunds) in each period, per buyer country and currency.',
+  },
+] as const;
+export type ChartName = (typeof CHARTS)[number]['name'];
+
+export const isChartName = (s: string): s is ChartName => CHARTS.some((c) => c.name === s);
+
+export type Unit = 'count' | 'money' | 'ratio';
+
+export interface ChartSeries {
+  key: string;
+  label: string;
+  unit: Unit;
+  /** Set on money series (minor units of it); never two currencies in one series. */
+  currency: string | null;
+  /** One per period; null where the figure is not defined (a rate over nothing, a period still to come). */
+  values: (number | null)[];
+}
+
+export interface CohortRow {
+  cohort: string;
+  size: number;
+  /** Share of the cohort retained in each month since (0 = the cohort's own month); null for months still to come. */
+  values: (number | null)[];
+}
+
+export interface ChartData {
+  periods: string[];
+  series: ChartSeries[];
+  /** The retention chart's table. */
+  cohorts?: CohortRow[];
+}
+
+export interface ChartInput {
+  histories: readonly SubscriptionHistory[];
+  catalogue: Catalogue;
+  periods: readonly Period[];
+  resolution: Resolution;
+  /** Epoch ms: the end of what is known. */
+  now: number;
+}
+
+const ratio = (num: number, den: number) => (den > 0 ? Math.round((num / den) * 10_000) / 10_000 : null);
+const sortedEntries = <V>(m: Map<string, V>) => [...m.entries()].sort(([a], [b]) => a.localeCompare(b));
+
+/** The instant each period is read at: its last moment, or now for the period in progress; null for one to come. */
+function readTimes(periods: readonly Period[], now: number): (number | null)[] {
+  return periods.map((p) => (p.start > now ? null : Math.min(p.end - 1, now)));
+}
+
+/**
+ * Levels at each period's read time: for every segment, `value(seg)` (keyed) is added to the
+ * periods whose read time falls inside it. A difference array keeps it linear in segments.
+ */
+function levels(input: ChartInput, value: (s: Segment) => { key: string; v: number } | null): Map<string, number[]> {
+  const times = readTimes(input.periods, input.now);
+  const known = times.filter((t): t is number => t !== null);
+  const firstAtOrAfter = (x: number) => {
+    let lo = 0;
+    let hi = known.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (known[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const diffs = new Map<string, number[]>();
+  for (const h of input.histories) {
+    for (const s of segments(h, input.catalogue)) {
+      const kv = value(s);
+      if (!kv || kv.v === 0) continue;
+      const i0 = firstAtOrAfter(s.from);
+      const i1 = s.to === null ? known.length : firstAtOrAfter(s.to);
+      if (i0 >= i1) continue;
+      let d = diffs.get(kv.key);
+      if (!d) diffs.set(kv.key, (d = new Array(known.length + 1).fill(0)));
+      d[i0] += kv.v;
+      d[i1] -= kv.v;
+    }
+  }
+  const out = new Map<string, number[]>();
+  for (const [key, d] of diffs) {
+    const vals: number[] = [];
+    let run = 0;
+    for (let i = 0; i < known.length; i++) vals.push((run += d[i]));
+    out.set(key, vals);
+  }
+  return out;
+}
+
+/** Pad the known periods' values with nulls for the periods to come. */
+function withFuture(input: ChartInput, vals: readonly number[]): (number | null)[] {
+  return input.periods.map((p, i) => (p.start > input.now ? null : (vals[i] ?? 0)));
+}
+
+/** Sums into periods: `add(key, at, v)` adds v to the period holding `at`. */
+function bucketer(input: ChartInput) {
+  const sums = new Map<string, number[]>();
+  return {
+    add(key: string, at: number, v: number) {
+      const i = periodIndex(input.periods, at);
+      if (i < 0) return;
+      let a = sums.get(key);
+      if (!a) sums.set(key, (a = new Array(input.periods.length).fill(0)));
+      a[i] += v;
+    },
+    get: (key: string) => sums.get(key),
+    keys: () => [...sums.keys()].sort(),
+  };
+}
+
+function mrrChart(input: ChartInput, factor: number, name: string): ChartData {
+  const byCurrency = levels(input, (s) => (s.mrr > 0 && s.price ? { key: s.price.currency, v: s.mrr } : null));
+  return {
+    periods: input.periods.map((p) => p.label),
+    series: sortedEntries(byCurrency).map(([currency, vals]) => ({
+      key: currency,
+      label: `${name} (${currency})`,
+      unit: 'money' as const,
+      currency,
+      values: withFuture(
+        input,
+        vals.map((v) => Math.round(v * factor)),
+      ),
+    })),
+  };
+}
+
+function movementChart(input: ChartInput): ChartData {
+  const b = bucketer(input);
+  const currencies = new Set<string>();
+  for (const h of input.histories) {
+    for (const m of movements(segments(h, input.catalogue))) {
+      currencies.add(m.currency);
+      b.add(`${m.kind}\n${m.currency}`, m.at, m.delta);
+      b.add(`net\n${m.currency}`, m.at, m.delta);
+    }
+  }
+  const series: ChartSeries[] = [];
+  for (const currency of [...currencies].sort()) {
+    for (const kind of [...MOVEMENT_KINDS, 'net'] as const) {
+      const vals = b.get(`${kind}\n${currency}`) ?? [];
+      series.push({
+        key: `${kind}:${currency}`,
+        label: `${kind} (${currency})`,
+        unit: 'money',
+        currency,
+        values: withFuture(
+          input,
+          input.periods.map((_, i) => Math.round(vals[i] ?? 0)),
+        ),
+      });
+    }
+  }
+  return { periods: input.periods.map((p) => p.label), series };
+}
+
+function countChart(input: ChartInput, label: string, counts: (s: Segment) => boolean): ChartData {
+  const vals = levels(input, (s) => (counts(s) ? { key: 'n', v: 1 } : null)).get('n') ?? [];
+  return {
+    periods: input.periods.map((p) => p.label),
+    series: [{ key: 'count', label, unit: 'count', currency: null, values: withFuture(input, vals) }],
+  };
+}
+
+function trialConversion(input: ChartInput): ChartData {
+  const b = bucketer(input);
+  for (const h of input.histories) {
+    const t = trial(h);
+    if (!t) continue;
+    b.add('trials', t.started, 1);
+    if (t.converted !== null && t.converted <= input.now) b.add('converted', t.started, 1);
+  }
+  const trials = input.periods.map((_, i) => b.get('trials')?.[i] ?? 0);
+  const converted = input.periods.map((_, i) => b.get('converted')?.[i] ?? 0);
+  return {
+    periods: input.periods.map((p) => p.label),
+    series: [
+      { key: 'trials', label: 'Trials started', unit: 'count', currency: null, values: withFuture(input, trials) },
+      {
+        key: 'converted',
+        label: 'Converted to paid',
+        unit: 'count',
+        currency: null,
+        values: withFuture(input, converted),
+      },
+      {
+        key: 'rate',
+        label: 'Conversion rate',
+        unit: 'ratio',
+        currency: null,
+        values: input.periods.map((p, i) => (p.start > input.now ? null : ratio(converted[i], trials[i]))),
+      },
+    ],
+  };
+}
+
+/** Levels at each period's start (the read time of the period before it). */
+function atStarts(input: ChartInput, value: (s: Segment) => { key: string; v: number } | null) {
+  const before: Period[] = input.periods.map((p) => ({ label: p.label, start: p.start - 1, end: p.start }));
+  return levels({ ...input, periods: before }, value);
+}
+
+function churnRate(input: ChartInput): ChartData {
+  const b = bucketer(input);
+  const currencies = new Set<string>();
+  for (const h of input.histories) {
+    for (const m of movements(segments(h, input.catalogue))) {
+      if (m.kind === 'churned') b.add('churned', m.at, 1);
+      if (m.kind === 'churned' || m.kind === 'contraction') {
+        currencies.add(m.currency);
+        b.add(`lost\n${m.currency}`, m.at, -m.delta);
+      }
+    }
+  }
+  const payingAtStart = atStarts(input, (s) => (isPaying(s.status) && s.mrr > 0 ? { key: 'n', v: 1 } : null)).get('n');
+  const mrrAtStart = atStarts(input, (s) => (s.mrr > 0 && s.price ? { key: s.price.currency, v: s.mrr } : null));
+  for (const c of mrrAtStart.keys()) currencies.add(c);
+  const future = (i: number) => input.periods[i].start > input.now;
+  const series: ChartSeries[] = [
+    {
+      key: 'subscriptions',
+      label: 'Subscription churn rate',
+      unit: 'ratio',
+      currency: null,
+      values: input.periods.map((_, i) =>
+        future(i) ? null : ratio(b.get('churned')?.[i] ?? 0, payingAtStart?.[i] ?? 0),
+      ),
+    },
+  ];
+  for (const currency of [...currencies].sort()) {
+    series.push({
+      key: `revenue:${currency}`,
+      label: `Revenue churn rate (${currency})`,
+      unit: 'ratio',
+      currency,
+      values: input.periods.map((_, i) =>
+        future(i) ? null : ratio(b.get(`lost\n${currency}`)?.[i] ?? 0, mrrAtStart.get(currency)?.[i] ?? 0),
+      ),
+    });
+  }
+  return { periods: input.periods.map((p) => p.label), series };
+}
+
+function refundRate(input: ChartInput): ChartData {
+  const b = bucketer(input);
+  for (const h of input.histories) {
+    for (const at of refunds(h)) b.add('refunds', at, 1);
+    for (const m of revenue(segments(h, input.catalogue), input.now)) if (m.amount_minor > 0) b.add('charges', m.at, 1);
+  }
+  const refundsN = input.periods.map((_, i) => b.get('refunds')?.[i] ?? 0);
+  const charges = input.periods.map((_, i) => b.get('charges')?.[i] ?? 0);
+  return {
+    periods: input.periods.map((p) => p.label),
+    series: [
+      { key: 'refunds', label: 'Refunds', unit: 'count', currency: null, values: withFuture(input, refundsN) },
+      { key: 'charges', label: 'Charges', unit: 'count', currency: null, values: withFuture(input, charges) },
+      {
+        key: 'rate',
+        label: 'Refund rate',
+        unit: 'ratio',
+        currency: null,
+        values: input.periods.map((p, i) => (p.start > input.now ? null : ratio(refundsN[i], charges[i]))),
+      },
+    ],
+  };
+}
+
+function ltv(input: ChartInput): ChartData {
+  // A customer's cohort is the period of their first payment on any of their subscriptions.
+  const customers = new Map<string, { first: number; money: Money[] }>();
+  for (const h of input.histories) {
+    const first = firstPaid(h);
+    if (first === null || first > input.now) continue;
+    const c = customers.get(h.customer) ?? { first, money: [] };
+    c.first = Math.min(c.first, first);
+    c.money.push(...revenue(segments(h, input.catalogue), input.now));
+    customers.set(h.customer, c);
+  }
+  const b = bucketer(input);
+  const currencies = new Set<string>();
+  for (const c of customers.values()) {
+    b.add('customers', c.first, 1);
+    for (const m of c.money) {
+      currencies.add(m.currency);
+      b.add(`revenue\n${m.currency}`, c.first, m.amount_minor);
+    }
+  }
+  const size = input.periods.map((_, i) => b.get('customers')?.[i] ?? 0);
+  const series: ChartSeries[] = [
+    { key: 'customers', label: 'Customers', unit: 'count', currency: null, values: withFuture(input, size) },
+  ];
+  for (const currency of [...currencies].sort()) {
+    series.push({
+      key: `ltv:${currency}`,
+      label: `Revenue per customer (${currency})`,
+      unit: 'money',
+      currency,
+      values: input.periods.map((p, i) =>
+        p.start > input.now || size[i] === 0 ? null : Math.round((b.get(`revenue\n${currency}`)?.[i] ?? 0) / size[i]),
+      ),
+    });
+  }
+  return { periods: input.periods.map((p) => p.label), series };
+}
+
+/**
+ * Retention by monthly cohort, whatever the resolution asked: a subscription's cohort is the
+ * month it first paid; it is retained in month k after when it paid at any moment of that month.
+ */
+function retention(input: ChartInput): ChartData {
+  const months = input.periods.length === 0 ? [] : monthsOf(input);
+  const rows = months.map((m) => ({ cohort: m.label, size: 0, retained: new Array<number>(months.length).fill(0) }));
+  for (const h of input.histories) {
+    const first = firstPaid(h);
+    if (first === null) continue;
+    const c = periodIndex(months, first);
+    if (c < 0) continue;
+    rows[c].size += 1;
+    const paid = segments(h, input.catalogue).filter((s) => isPaying(s.status));
+    for (let k = c; k < months.length && months[k].start <= input.now; k++) {
+      const m = months[k];
+      if (paid.some((s) => s.from < m.end && (s.to === null || s.to > m.start))) rows[c].retained[k - c] += 1;
+    }
+  }
+  const cohorts: CohortRow[] = rows.map((r, c) => ({
+    cohort: r.cohort,
+    size: r.size,
+    values: months.slice(c).map((m, k) => (m.start > input.now ? null : ratio(r.retained[k], r.size))),
+  }));
+  return {
+    periods: months.map((m) => m.label),
+    series: [
+      {
+        key: 'size',
+        label: 'Cohort size',
+        unit: 'count',
+        currency: null,
+        values: rows.map((r, i) => (months[i].start > input.now ? null : r.size)),
+      },
+    ],
+    cohorts,
+  };
+}
+
+function monthsOf(input: ChartInput): Period[] {
+  const out: Period[] = [];
+  const last = input.periods[input.periods.length - 1].end;
+  for (let s = periodStart(input.periods[0].start, 'month'); s < last; s = addMonths(s, 1)) {
+    out.push({ label: new Date(s).toISOString().slice(0, 10), start: s, end: addMonths(s, 1) });
+  }
+  return out;
+}
+
+type Dimension = 'provider' | 'product' | 'country';
+
+function revenueBy(input: ChartInput, dim: Dimension): ChartData {
+  const b = bucketer(input);
+  const labels = new Map<string, { label: string; currency: string }>();
+  for (const h of input.histories) {
+    for (const m of revenue(segments(h, input.catalogue), input.now)) {
+      const value =
+        dim === 'provider'
+          ? h.provider
+          : dim === 'country'
+            ? (h.country ?? 'unknown')
+            : ((m.product_id && input.catalogue.get(m.product_id)?.sku) ?? 'unknown');
+      const key = `${value}:${m.currency}`;
+      labels.set(key, { label: `${value} (${m.currency})`, currency: m.currency });
+      b.add(key, m.at, m.amount_minor);
+    }
+  }
+  return {
+    periods: input.periods.map((p) => p.label),
+    series: b.keys().map((key) => ({
+      key,
+      label: labels.get(key)!.label,
+      unit: 'money' as const,
+      currency: labels.get(key)!.currency,
+      values: withFuture(
+        input,
+        input.periods.map((_, i) => b.get(key)?.[i] ?? 0),
+      ),
+    })),
+  };
+}
+
+export function computeChart(name: ChartName, input: ChartInput): ChartData {
+  switch (name) {
+    case 'mrr':
+      return mrrChart(input, 1, 'MRR');
+    case 'arr':
+      return mrrChart(input, 12, 'ARR');
+    case 'mrr_movement':
+      return movementChart(input);
+    case 'active_subscriptions':
+      return countChart(input, 'Active subscriptions', (s) => isPaying(s.status));
+    case 'active_trials':
+      return countChart(input, 'Active trials', (s) => s.status === 'trialing');
+    case 'trial_conversion':
+      return trialConversion(input);
+    case 'churn_rate':
+      return churnRate(input);
+    case 'refund_rate':
+      return refundRate(input);
+    case 'ltv':
+      return ltv(input);
+    case 'retention':
+      return retention(input);
+    case 'revenue_by_provider':
+      return revenueBy(input, 'provider');
+    case 'revenue_by_product':
+      return revenueBy(input, 'product');
+    case 'revenue_by_country':
+      return revenueBy(input, 'country');
+  }
+}
