@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHARTS } from '../../domain/charts/definitions';
 import { OPERATIONS } from '../../operations';
@@ -10,6 +11,7 @@ import { signUpUser } from '../../db/dashboard-users';
 import { createLogger } from '../../runtime/logger';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
+import { makeEntitlement } from '../helpers/factories';
 import { newTenant, testServices } from '../helpers/api';
 
 /**
@@ -22,6 +24,7 @@ describe('a person in the dashboard runs the operations under the same rules as 
   let services: Services;
   let person: UserActor;
   let aIds: Set<string>;
+  let aUsers: string[];
   const log = createLogger('silent');
   const asPerson = async (op: Operation, input: Record<string, unknown>) => {
     try {
@@ -51,6 +54,9 @@ describe('a person in the dashboard runs the operations under the same rules as 
     await seedDemoTenant(testDb(), user.tenant_id);
     person = { kind: 'user', tenantId: user.tenant_id, userId: user.id, role: 'owner' };
     aIds = new Set([a.tenant_id]);
+    // A customer only tenant A has (the demo seed gives both tenants the same app user ids).
+    aUsers = [`a_only_${crypto.randomUUID()}`];
+    await makeEntitlement(a.tenant_id, { appUserId: aUsers[0], subscription: {} });
     const tables = await testDb()('information_schema.columns')
       .where({ column_name: 'tenant_id', table_schema: 'public' })
       .pluck('table_name');
@@ -67,14 +73,17 @@ describe('a person in the dashboard runs the operations under the same rules as 
     let lists = 0;
     for (const op of OPERATIONS.filter((o) => !o.write && o.rest?.method === 'GET')) {
       const byId = op.rest!.path.includes('{id}');
+      const byUser = op.rest!.path.includes('{app_user_id}');
       const inputs: Record<string, unknown>[] = byId
         ? [...aIds].slice(0, 20).map((id) => ({ id }))
-        : op.rest!.path.includes('{name}')
-          ? CHARTS.map((c) => ({ name: c.name }))
-          : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
+        : byUser
+          ? aUsers.map((app_user_id) => ({ app_user_id }))
+          : op.rest!.path.includes('{name}')
+            ? CHARTS.map((c) => ({ name: c.name }))
+            : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
       for (const input of inputs) {
         const r = await asPerson(op, input);
-        expect([op.name, r.status]).toEqual([op.name, byId ? 404 : 200]);
+        expect([op.name, r.status]).toEqual([op.name, byId || byUser ? 404 : 200]);
         const text = JSON.stringify(r.body);
         for (const id of aIds)
           if (text.includes(id)) throw new Error(`${op.name} leaked tenant A's id ${id} to a person of tenant B`);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import { SCOPES } from '../../domain/scopes';
 import { ROOT_DIR } from '../../runtime/config';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { generateMasterKey } from '../../vault/vault';
@@ -316,7 +317,7 @@ products:
 
   it('a key whose writes wait for a person: apply stops at the first held write (pending_approval), having changed nothing', async () => {
     const t = await connectedTenant('cli-held');
-    const held = await makeApiKey(t.tenant_id, ['products:read', 'products:write', 'products:sync', 'readiness:read'], {
+    const held = await makeApiKey(t.tenant_id, [...SCOPES], {
       requireApproval: true,
     });
     await refill(t.tenant_id);
@@ -328,7 +329,7 @@ products:
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: pending_approval: POST \/products waits for a person's approval: http/m);
     expect(r.stderr).toMatch(/GET \/v1\/changes\/[0-9a-f-]{36}/);
-    expect(await testDb()('products').where({ tenant_id: t.tenant_id }).count('* as n').first()).toEqual({ n: '0' });
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id }).count('* as n').first()).toEqual({ n: 0 });
     const changes = await testDb()('held_changes').where({ tenant_id: t.tenant_id });
     expect(changes.map((c) => [c.operation, c.status])).toEqual([['products.create', 'pending_approval']]);
   });

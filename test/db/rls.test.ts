@@ -38,7 +38,6 @@ describe('row-level security', () => {
       invited_by: user.id,
       expires_at: new Date(Date.now() + 1e6),
     });
-    await ins('api_keys', { key_hash: `hash-${tag}`, key_hint: 'sk_…', scopes: ['tenant:read'] });
     const key = await ins('api_keys', { key_hash: `hash-${tag}`, key_hint: 'sk_…', scopes: ['tenant:read'] });
     const app = await ins('apps', {
       name: 'app',
