@@ -6,6 +6,7 @@ import { createLifecycleActivities } from './lifecycle';
 import { createStorePurchaseActivities } from './store-purchases';
 import { createOutboundActivities } from './outbound-delivery';
 import { createImportActivities } from './imports';
+import { createReconciliationActivities } from './reconciliation';
 
 export type { ActivityDeps } from './deps';
 
@@ -20,6 +21,7 @@ export function createActivities(given: ActivityDeps) {
     ...createStorePurchaseActivities(deps),
     ...createOutboundActivities(deps),
     ...createImportActivities(deps),
+    ...createReconciliationActivities(deps),
   };
 }
 

@@ -22,6 +22,7 @@ import * as oauthAccountClaims from './migrations/025_oauth_account_claims';
 import * as team from './migrations/033_team';
 import * as imports from './migrations/026_imports';
 import * as quietImports from './migrations/027_quiet_imports';
+import * as reconciliations from './migrations/039_reconciliations';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '033_team': team,
   '026_imports': imports,
   '027_quiet_imports': quietImports,
+  '039_reconciliations': reconciliations,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -75,6 +77,7 @@ export const TENANT_TABLES = [
   ...overviewRollups.ROLLUP_TENANT_TABLES,
   ...team.TEAM_TENANT_TABLES,
   ...imports.IMPORT_TENANT_TABLES,
+  ...reconciliations.RECONCILIATION_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

@@ -47,6 +47,8 @@ import { removeTeamMember } from './team/remove';
 import { revokeTeamInvitation } from './team/revoke-invitation';
 import { createImportOp } from './imports/create';
 import { getImport } from './imports/get';
+import { listReconciliations } from './reconciliations/list';
+import { refreshCustomer } from './reconciliations/refresh-customer';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -83,6 +85,9 @@ export const OPERATIONS: Operation[] = [
   // Imports of existing subscribers (docs/reconciliation.md).
   createImportOp,
   getImport,
+  // Reconciliation: repairs of what a lost notification got wrong (docs/reconciliation.md).
+  refreshCustomer,
+  listReconciliations,
   // Tool-only operations (no REST route).
   listApps,
   createApp,

@@ -7,3 +7,4 @@ export { registerStorePurchaseWorkflow, storeNotificationWorkflow } from './stor
 export { voidedPurchasesWorkflow } from './voided-purchases';
 export { outboundDeliveryWorkflow } from './outbound-delivery';
 export { importRunWorkflow } from './import-run';
+export { customerRefreshWorkflow } from './customer-refresh';

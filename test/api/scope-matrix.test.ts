@@ -47,14 +47,17 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   // Imports (issue #29; test/imports/imports-api.test.ts).
   'POST /imports': 'imports:write',
   'GET /imports/{id}': 'imports:read',
+  // Reconciliation (issue #29; its own matrix with a real customer: test/reconciliation/refresh-customer.test.ts).
+  'POST /customers/{app_user_id}/refresh': 'imports:write',
+  'GET /reconciliations': 'imports:read',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
   'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
-// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports.
-const OUTBOUND = /^\/(webhook-endpoints|outbound-|imports)/;
+// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, a customer's refresh.
+const OUTBOUND = /^\/(webhook-endpoints|outbound-|imports)|^\/customers\/\{app_user_id\}\/refresh$/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;

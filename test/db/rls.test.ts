@@ -142,6 +142,13 @@ describe('row-level security', () => {
       app_user_id: 'u',
     });
     ids.import_items = tenantId;
+    await ins('reconciliations', {
+      run_id: crypto.randomUUID(),
+      provider: 'psp_a',
+      subscription_external_id: `sub_${tag}`,
+      provider_state: JSON.stringify({ status: 'active', current_period_end: null }),
+      applied: JSON.stringify([]),
+    });
     return ids;
   }
 

@@ -413,6 +413,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{app_user_id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-read every provider for one customer and apply what differs from what the service holds (for support) */
+        post: operations["customers.refresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Repairs: subscriptions whose provider state differed from what the service held, and what was applied */
+        get: operations["reconciliations.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/products/{product_id}/prices": {
         parameters: {
             query?: never;
@@ -3777,6 +3811,255 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "customers.refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the customer, by the app user id the app gave */
+                app_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "customer_refresh";
+                        app_user_id: string;
+                        run_id: string;
+                        /** @description the providers re-read */
+                        providers: ("psp_a" | "psp_b" | "psp_c")[];
+                        /** @description subscriptions of the customer the service held or a provider named */
+                        compared: number;
+                        /** @description what differed and what was applied; empty: nothing differed */
+                        repairs: {
+                            id: string;
+                            /** @constant */
+                            object: "reconciliation";
+                            /** @description the run that found the difference (a refresh, or a scheduled run) */
+                            run_id: string;
+                            /** @enum {string} */
+                            provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /** @description the provider's subscription id */
+                            subscription_id: string;
+                            app_user_id: string | null;
+                            /** @description what the service held before the repair; null: it held nothing */
+                            held: {
+                                status: string;
+                                current_period_end: string | null;
+                            } | null;
+                            /** @description what the provider said */
+                            provider_state: {
+                                status: string;
+                                current_period_end: string | null;
+                                cancel_at: string | null;
+                            };
+                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation */
+                            applied: {
+                                id: string;
+                                kind: string;
+                            }[];
+                            /** @description ISO 8601 timestamp */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency did not answer (the operation names the code) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reconciliations.list": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+                /** @description only the repairs of this run */
+                run_id?: string;
+                provider?: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "reconciliation";
+                            /** @description the run that found the difference (a refresh, or a scheduled run) */
+                            run_id: string;
+                            /** @enum {string} */
+                            provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /** @description the provider's subscription id */
+                            subscription_id: string;
+                            app_user_id: string | null;
+                            /** @description what the service held before the repair; null: it held nothing */
+                            held: {
+                                status: string;
+                                current_period_end: string | null;
+                            } | null;
+                            /** @description what the provider said */
+                            provider_state: {
+                                status: string;
+                                current_period_end: string | null;
+                                cancel_at: string | null;
+                            };
+                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation */
+                            applied: {
+                                id: string;
+                                kind: string;
+                            }[];
+                            /** @description ISO 8601 timestamp */
+                            created_at: string;
+                        }[];
+                        pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
