@@ -6,6 +6,7 @@ import { withTenant } from '../db/tenant-tx';
 import { snapshotEvents, type SubscriptionSnapshot } from '../domain/provider-snapshot';
 import { WEB_PROVIDERS, type Mode, type WebProviderId } from '../domain/providers';
 import { createPacer } from '../providers/pacing';
+import { reconciliationRepairs } from '../runtime/metrics';
 import { ProviderError } from '../providers/errors';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
@@ -147,6 +148,7 @@ export function createReconciliationActivities(deps: ActivityDeps) {
                 applied,
               }),
             );
+            reconciliationRepairs.inc({ provider: p });
             repairs.push({
               id: row.id,
               provider: p,

@@ -23,6 +23,7 @@ import * as team from './migrations/033_team';
 import * as imports from './migrations/026_imports';
 import * as quietImports from './migrations/027_quiet_imports';
 import * as reconciliations from './migrations/039_reconciliations';
+import * as reconciledEvents from './migrations/040_reconciled_events';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '026_imports': imports,
   '027_quiet_imports': quietImports,
   '039_reconciliations': reconciliations,
+  '040_reconciled_events': reconciledEvents,
 };
 
 const source: Knex.MigrationSource<string> = {

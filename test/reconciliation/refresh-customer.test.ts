@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
@@ -5,6 +6,7 @@ import { SCOPES, type Scope } from '../../domain/scopes';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { startAllEmulators } from '../../emulators/registry';
 import { createAdapters } from '../../providers';
+import { reconciliationRepairs } from '../../runtime/metrics';
 import { call, keyWith, newTenant, startApi } from '../helpers/api';
 import { sellOnWebProvider } from '../helpers/connections';
 import { testDb } from '../helpers/db';
@@ -51,6 +53,13 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
       apiUrl: api.apiUrl,
       tenant: t,
     });
+    // An endpoint that wants every event: the repair is told to it as subscription.reconciled.
+    await testDb()('webhook_endpoints').insert({
+      tenant_id: t.tenant_id,
+      url: 'https://receiver.example.test/hook',
+      secret_enc: 'v1:unused',
+      task_queue: `nobody-${crypto.randomUUID()}`,
+    });
     const c = await (
       await fetch(`${emulators.psp_a.url}/__control/checkout`, {
         method: 'POST',
@@ -76,6 +85,9 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
 
   it('not premium → refresh → premium; the answer and GET /v1/reconciliations say what differed and what was applied', async () => {
     expect((await sdk(user)).is_premium).toBe(false);
+    const counted = async () =>
+      (await reconciliationRepairs.get()).values.find((v) => v.labels.provider === 'psp_a')?.value ?? 0;
+    const countedBefore = await counted();
     const r = await refresh(t.secret_key, user);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({
@@ -103,6 +115,21 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
     const listed = await repairs(t.secret_key, `?run_id=${r.body.run_id}&provider=psp_a`);
     expect(listed.status).toBe(200);
     expect(listed.body.data).toEqual(r.body.repairs);
+    // Told to the tenant's endpoints in the repair's own transaction, and counted.
+    const told = await testDb()('outbound_events').where({ tenant_id: t.tenant_id, type: 'subscription.reconciled' });
+    expect(told.map((e) => e.body.data)).toEqual([
+      {
+        reconciliation_id: r.body.repairs[0].id,
+        run_id: r.body.run_id,
+        provider: 'psp_a',
+        external_id: r.body.repairs[0].subscription_id,
+        app_user_id: user,
+        held: null,
+        provider_state: r.body.repairs[0].provider_state,
+        applied: r.body.repairs[0].applied,
+      },
+    ]);
+    expect(await counted()).toBe(countedBefore + 1);
     expect((await repairs(t.secret_key, '?provider=psp_b')).body.data).toEqual([]);
     // Nothing personal in what is recorded.
     expect(JSON.stringify(listed.body)).not.toContain('@example.com');
@@ -114,6 +141,9 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ compared: 1, repairs: [] });
     expect(await testDb()('reconciliations').where({ tenant_id: t.tenant_id }).count('* as n')).toEqual(before);
+    expect(
+      await testDb()('outbound_events').where({ tenant_id: t.tenant_id, type: 'subscription.reconciled' }),
+    ).toHaveLength(1);
     expect((await sdk(user)).is_premium).toBe(true);
   });
 

@@ -566,6 +566,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription.reconciled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription's provider state differed from what the service held, and was applied (a repair)
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.subscription.reconciled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "sync_run.finished": {
         parameters: {
             query?: never;
@@ -2487,7 +2507,7 @@ export interface operations {
                             url: string;
                             description: string | null;
                             /** @description the events it receives; empty: every type */
-                            event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                            event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                             enabled: boolean;
                             /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                             disabled_reason: string | null;
@@ -2565,7 +2585,7 @@ export interface operations {
                 "application/json": {
                     /** @description where deliveries are POSTed (http or https) */
                     url: string;
-                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                     description?: string | null;
                 };
             };
@@ -2588,7 +2608,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -2696,7 +2716,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -2875,7 +2895,7 @@ export interface operations {
                 "application/json": {
                     /** @description where deliveries are POSTed (http or https) */
                     url?: string;
-                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -2899,7 +2919,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -3012,7 +3032,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -3098,7 +3118,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
                 offset?: number;
-                type?: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                type?: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
             };
             header?: never;
             path?: never;
@@ -3122,7 +3142,7 @@ export interface operations {
                             /** @constant */
                             object: "outbound_event";
                             /** @enum {string} */
-                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
                             /** @description the JSON body exactly as delivered (OpenAPI `webhooks` documents each type) */
                             body: unknown;
                             created_at: string;
@@ -3328,7 +3348,7 @@ export interface operations {
                              */
                             endpoint_id: string;
                             /** @enum {string} */
-                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
                             /** @enum {string} */
                             status: "pending" | "succeeded" | "failed";
                             attempts: number;
@@ -4519,6 +4539,71 @@ export interface operations {
                         current_period_end: string | null;
                         /** @description ISO 8601 */
                         canceled_at: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.subscription.reconciled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.reconciled";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        /** @description the repair, as GET /v1/reconciliations lists it */
+                        reconciliation_id: string;
+                        run_id: string;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        /** @description the provider's subscription id */
+                        external_id: string;
+                        app_user_id: string | null;
+                        /** @description what the service held; null: nothing */
+                        held: {
+                            status: string;
+                            /** @description ISO 8601 */
+                            current_period_end: string | null;
+                        } | null;
+                        provider_state: {
+                            status: string;
+                            /** @description ISO 8601 */
+                            current_period_end: string | null;
+                            /** @description ISO 8601 */
+                            cancel_at: string | null;
+                        };
+                        applied: {
+                            id: string;
+                            kind: string;
+                        }[];
                     };
                 };
             };
