@@ -28,6 +28,8 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
   let api: Awaited<ReturnType<typeof startApi>>;
   let t: Awaited<ReturnType<typeof newTenant>>;
   const user = 'rec_u1';
+  let account: string;
+  let lost: string;
 
   const sdk = async (u: string) => (await call(api.apiRoot, `/v1/sdk/subscribers/${u}`, t.publishable_key)).body;
   const refresh = (key: string, u: string) =>
@@ -46,13 +48,13 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
     worker = await startTestWorker({ config: { providerBaseUrls } });
     api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
     t = await newTenant('reconcile-refresh');
-    const { account } = await sellOnWebProvider({
+    ({ account } = await sellOnWebProvider({
       provider: 'psp_a',
       emulatorUrl: emulators.psp_a.url,
       vault: worker.vault,
       apiUrl: api.apiUrl,
       tenant: t,
-    });
+    }));
     // An endpoint that wants every event: the repair is told to it as subscription.reconciled.
     await testDb()('webhook_endpoints').insert({
       tenant_id: t.tenant_id,
@@ -60,6 +62,7 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
       secret_enc: 'v1:unused',
       task_queue: `nobody-${crypto.randomUUID()}`,
     });
+    lost = `http://127.0.0.1:${await closedPort()}/api/webhooks/psp_a`;
     const c = await (
       await fetch(`${emulators.psp_a.url}/__control/checkout`, {
         method: 'POST',
@@ -67,7 +70,7 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
         body: JSON.stringify({
           sku: 'pro_monthly',
           email: `${user}@example.com`,
-          target: `http://127.0.0.1:${await closedPort()}/api/webhooks/psp_a`,
+          target: lost,
           account,
           mode: 'test',
           app_user_id: user,
@@ -170,5 +173,31 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
     expect((await repairs(writer)).body).toMatchObject({ error: 'insufficient_scope' });
     expect((await repairs(others)).body).toMatchObject({ error: 'insufficient_scope' });
     expect((await refresh(others, user)).body).toMatchObject({ error: 'insufficient_scope' });
+  });
+
+  it('a cancellation never notified is repaired: held active, the provider says canceled', async () => {
+    const sent = await fetch(`${emulators.psp_a.url}/__control/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'customer.subscription.deleted', target: lost, account }),
+    });
+    expect(sent.status).toBe(200);
+    const r = await refresh(t.secret_key, user);
+    expect(r.body).toMatchObject({
+      compared: 1,
+      repairs: [
+        {
+          held: { status: 'active' },
+          provider_state: { status: 'canceled' },
+          applied: [{ kind: 'subscription_created' }, { kind: 'subscription_canceled' }],
+        },
+      ],
+    });
+    await until(
+      'the subscription held as canceled',
+      () => testDb()('subscriptions').where({ tenant_id: t.tenant_id, app_user_id: user }).first('status'),
+      (row) => row?.status === 'canceled',
+    );
+    expect((await refresh(t.secret_key, user)).body).toMatchObject({ compared: 1, repairs: [] });
   });
 });
