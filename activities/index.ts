@@ -8,6 +8,7 @@ import { createOutboundActivities } from './outbound-delivery';
 import { createImportActivities } from './imports';
 import { createGrantActivities } from './grants';
 import { createHeldChangeActivities } from './held-changes';
+import { createReconciliationActivities } from './reconciliation';
 
 export type { ActivityDeps } from './deps';
 
@@ -24,6 +25,7 @@ export function createActivities(given: ActivityDeps) {
     ...createImportActivities(deps),
     ...createGrantActivities(deps),
     ...createHeldChangeActivities(deps),
+    ...createReconciliationActivities(deps),
   };
 }
 

@@ -27,6 +27,8 @@ import * as customerEventSequence from './migrations/030_customer_event_sequence
 import * as heldChanges from './migrations/035_held_changes';
 import * as chartHistory from './migrations/037_chart_history';
 import * as rollupFoldJob from './migrations/038_rollup_fold_job';
+import * as reconciliations from './migrations/039_reconciliations';
+import * as reconciledEvents from './migrations/040_reconciled_events';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -62,6 +64,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '035_held_changes': heldChanges,
   '037_chart_history': chartHistory,
   '038_rollup_fold_job': rollupFoldJob,
+  '039_reconciliations': reconciliations,
+  '040_reconciled_events': reconciledEvents,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -89,6 +93,7 @@ export const TENANT_TABLES = [
   ...customerEventSequence.SEQUENCE_TENANT_TABLES,
   ...heldChanges.HELD_CHANGE_TENANT_TABLES,
   ...chartHistory.PRODUCT_CHANGE_TENANT_TABLES,
+  ...reconciliations.RECONCILIATION_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

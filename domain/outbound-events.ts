@@ -9,6 +9,7 @@ export const OUTBOUND_EVENT_TYPES = [
   'entitlement.expired',
   'entitlement.revoked',
   'subscription.status_changed',
+  'subscription.reconciled',
   'sync_run.finished',
   'readiness.changed',
   'inbound_delivery.failed',

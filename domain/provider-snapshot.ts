@@ -80,8 +80,14 @@ export function snapshotEvents(snap: SubscriptionSnapshot, readAt: string, sourc
     current_period_end: snap.current_period_end ?? null,
   };
   const kind = KIND_OF[snap.status];
+  // A reconciliation applies a state found to differ from what is held: the provider says it
+  // holds at the read, so it is stamped with the read and outranks what it corrects, even when the
+  // provider's own time (whole seconds) is earlier than the held state's last read. An import
+  // keeps the provider's time, so it never outranks a webhook the service already applied.
   const at =
-    snap.status === 'trialing' || snap.status === 'active' ? readAt : earliest(snap.status_since ?? readAt, readAt);
+    snap.status === 'trialing' || snap.status === 'active' || source === 'reconciliation'
+      ? readAt
+      : earliest(snap.status_since ?? readAt, readAt);
   const state: LifecycleEvent = {
     ...common,
     id: [

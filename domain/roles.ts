@@ -49,7 +49,8 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
   },
   support: {
     summary: 'Reads everything but keys and credentials; answers customers (grants, refresh).',
-    scopes: [...READS, 'grants:write'],
+    // Refreshing a customer from the providers is an import's capability (docs/reconciliation.md).
+    scopes: [...READS, 'grants:write', 'imports:write'],
     account: [],
   },
   viewer: { summary: 'Reads everything but keys and credentials; changes nothing.', scopes: [...READS], account: [] },

@@ -57,6 +57,8 @@ import { makeApproveChange, rejectChange } from './changes/approve';
 export const approveChange = makeApproveChange((name) => OPERATIONS.find((op) => op.name === name && op.write));
 import { getChart } from './charts/get';
 import { listCharts } from './charts/list';
+import { listReconciliations } from './reconciliations/list';
+import { refreshCustomer } from './reconciliations/refresh-customer';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -102,6 +104,9 @@ export const OPERATIONS: Operation[] = [
   revokeGrantOp,
   // Writes held for a person's approval (docs/approvals.md): their status; approving and rejecting are a person's.
   getChange,
+  // Reconciliation: repairs of what a lost notification got wrong (docs/reconciliation.md).
+  refreshCustomer,
+  listReconciliations,
   // Tool-only operations (no REST route).
   listApps,
   createApp,

@@ -198,6 +198,11 @@ export interface ProviderAdapter {
    * own cursor), for import and reconciliation.
    */
   listSubscriptions?(ctx: ProviderContext, cursor: string | null, limit: number): Promise<SubscriptionPage>;
+  /**
+   * Web PSPs only: one subscription as the provider holds it now (its get-one read), for the
+   * reconciliation; null when the provider has none by that id (or none the lifecycle can hold).
+   */
+  getSubscription?(ctx: ProviderContext, subscriptionId: string): Promise<SubscriptionSnapshot | null>;
   /** Web PSPs only: exchange an OAuth code from the connect flow for a connected account. */
   exchangeOAuthCode?(
     baseUrl: string,

@@ -209,3 +209,11 @@ export async function startMetricsServer(
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
+
+/** Reconciliation repairs (docs/reconciliation.md): subscriptions whose provider state differed and was applied. */
+export const reconciliationRepairs = new Counter({
+  name: 'billing_reconciliation_repairs_total',
+  help: 'Subscriptions repaired by reconciliation (the provider state differed from what was held), by provider.',
+  labelNames: ['provider'] as const,
+  registers: [registry],
+});

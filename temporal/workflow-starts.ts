@@ -28,6 +28,7 @@ import {
   type SyncRunInput,
 } from '../workflows/sync-run';
 import { importRunWorkflow, type ImportRunInput } from '../workflows/import-run';
+import { customerRefreshWorkflow, type CustomerRefreshInput } from '../workflows/customer-refresh';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
 import { grantExpiryWorkflow, grantRevokedSignal, type GrantExpiryInput } from '../workflows/grant-expiry';
@@ -278,4 +279,17 @@ export async function signalChangeDecided(client: Client, tenantId: string, chan
   await client.workflow
     .getHandle(changeWorkflowId(tenantId, changeId))
     .signal(changeDecidedSignal, { tenantId, status });
+}
+
+// ── Reconciliation: one customer's on-demand refresh, answered when it ends.
+export const refreshWorkflowId = (tenantId: string, runId: string) => `refresh-${tenantId}-${runId}`;
+
+export async function runCustomerRefresh(client: Client, taskQueue: string, input: CustomerRefreshInput) {
+  return client.workflow.execute(customerRefreshWorkflow, {
+    taskQueue,
+    workflowId: refreshWorkflowId(input.tenantId, input.runId),
+    args: [input],
+    workflowExecutionTimeout: '5 minutes',
+    typedSearchAttributes: runAttributes('reconciliation', input.tenantId),
+  });
 }

@@ -9,3 +9,4 @@ export { outboundDeliveryWorkflow } from './outbound-delivery';
 export { importRunWorkflow } from './import-run';
 export { grantExpiryWorkflow } from './grant-expiry';
 export { changeApprovalWorkflow } from './change-approval';
+export { customerRefreshWorkflow } from './customer-refresh';

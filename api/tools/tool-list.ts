@@ -22,6 +22,8 @@ import { replayOutboundEvent } from '../../operations/outbound-events/replay';
 import { getPaywall } from '../../operations/paywall/get';
 import { syncProduct } from '../../operations/products/sync';
 import { listSubscribers } from '../../operations/subscribers/list';
+import { listReconciliations } from '../../operations/reconciliations/list';
+import { refreshCustomer } from '../../operations/reconciliations/refresh-customer';
 import { getSyncReport } from '../../operations/sync-runs/report';
 import { listWebhooks } from '../../operations/webhook-deliveries/list';
 import { deleteEndpointOp } from '../../operations/webhook-endpoints/delete';
@@ -150,6 +152,23 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     description:
       'One import: running, succeeded or failed; how many subscriptions it imported; refused lines with the reason.',
     // What the import recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_customer_refresh',
+    operation: refreshCustomer,
+    title: 'Customer Refresh',
+    description:
+      'Re-read every provider for one customer (app_user_id) and apply what differs from what is held: answers what differed and what was applied (empty repairs: nothing differed). For support, when a purchase did not unlock.',
+    // Reads the providers; writes subscriptions and entitlements here only; a second refresh changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  },
+  {
+    name: 'billing_reconciliations',
+    operation: listReconciliations,
+    title: 'Reconciliations',
+    description: 'Repairs: what differed from the provider and what was applied (filters: run_id, provider; paged).',
+    // What the repairs recorded here; no provider is asked.
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {

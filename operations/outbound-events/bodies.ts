@@ -90,6 +90,22 @@ const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
       ...customerFields,
     }),
   },
+  'subscription.reconciled': {
+    summary: "A subscription's provider state differed from what the service held, and was applied (a repair)",
+    data: z.object({
+      reconciliation_id: z.string().describe('the repair, as GET /v1/reconciliations lists it'),
+      run_id: z.string(),
+      provider,
+      external_id: z.string().describe("the provider's subscription id"),
+      app_user_id: z.string().nullable(),
+      held: z
+        .object({ status: z.string(), current_period_end: when })
+        .nullable()
+        .describe('what the service held; null: nothing'),
+      provider_state: z.object({ status: z.string(), current_period_end: when, cancel_at: when }),
+      applied: z.array(z.object({ id: z.string(), kind: z.string() })),
+    }),
+  },
   'sync_run.finished': {
     summary: 'A catalogue sync run ended',
     data: z.object({

@@ -12,7 +12,7 @@ import {
   productUpdateParams,
 } from './params';
 import { planPrices, priceMatchesPlan } from './pricing';
-import { listSubscriptionPage } from './subscriptions';
+import { getSubscriptionSnapshot, listSubscriptionPage } from './subscriptions';
 import { verifyStripeWebhook } from './webhook';
 
 export type { PspAOptions } from './client';
@@ -173,6 +173,8 @@ export function createPspAAdapter(opts: PspAOptions = {}): ProviderAdapter {
     async listSubscriptions(ctx, cursor, limit) {
       return listSubscriptionPage(client(ctx), ctx, cursor, limit);
     },
+
+    getSubscription: (ctx, id) => getSubscriptionSnapshot(client(ctx), ctx, id),
 
     async verifyWebhook(input: WebhookInput) {
       return verifyStripeWebhook(input);

@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import type { SubscriptionSnapshot } from '../../domain/provider-snapshot';
 import type { ProviderContext, SubscriptionPage } from '../types';
+import { ProviderRejectedError } from '../errors';
 import { call } from './errors';
 
 const iso = (secs: number | null | undefined): string | null =>
@@ -50,6 +51,20 @@ export function snapshotOf(s: Stripe.Subscription, mode: ProviderContext['mode']
     ended_at: iso(s.ended_at),
     status_since: status === 'canceled' ? iso(s.ended_at ?? s.canceled_at) : null,
   };
+}
+
+/** `GET /v1/subscriptions/{id}`: the subscription as Stripe holds it now; null when Stripe has none by that id. */
+export async function getSubscriptionSnapshot(
+  stripe: Stripe,
+  ctx: ProviderContext,
+  id: string,
+): Promise<SubscriptionSnapshot | null> {
+  try {
+    return snapshotOf(await call(() => stripe.subscriptions.retrieve(id)), ctx.mode);
+  } catch (err) {
+    if (err instanceof ProviderRejectedError && err.status === 404) return null;
+    throw err;
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   type PaddleProduct,
 } from './catalog';
 import { PROVIDER, paddleListAll, paddleRequest, type HttpOptions } from './http';
-import { listSubscriptionPage } from './subscriptions';
+import { getSubscriptionSnapshot, listSubscriptionPage } from './subscriptions';
 import { exchangePaddleOAuthCode } from './oauth';
 import { verifyAndParse } from './webhook';
 
@@ -140,6 +140,7 @@ export function createPspBAdapter(opts: PspBAdapterOptions = {}): ProviderAdapte
     },
 
     listSubscriptions: (ctx, cursor, limit) => listSubscriptionPage(ctx, cursor, limit, http),
+    getSubscription: (ctx, id) => getSubscriptionSnapshot(ctx, id, http),
 
     async verifyWebhook(input) {
       return verifyAndParse(input, opts.webhookToleranceSec);

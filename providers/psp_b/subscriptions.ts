@@ -1,5 +1,6 @@
 import type { SubscriptionSnapshot } from '../../domain/provider-snapshot';
 import type { ProviderContext, SubscriptionPage } from '../types';
+import { ProviderRejectedError } from '../errors';
 import { paddleRequest, type HttpOptions } from './http';
 
 type Obj = Record<string, unknown>;
@@ -40,6 +41,21 @@ export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionS
     ended_at: status === 'canceled' ? str(s.canceled_at) : null,
     status_since: status === 'canceled' ? str(s.canceled_at) : null,
   };
+}
+
+/** Paddle's `GET /subscriptions/{subscription_id}`; null when Paddle has none by that id. */
+export async function getSubscriptionSnapshot(
+  ctx: ProviderContext,
+  id: string,
+  opts: HttpOptions,
+): Promise<SubscriptionSnapshot | null> {
+  try {
+    const res = await paddleRequest<Obj>(ctx, 'GET', `/subscriptions/${encodeURIComponent(id)}`, opts);
+    return snapshotOf(obj(res.data), ctx.mode);
+  } catch (err) {
+    if (err instanceof ProviderRejectedError && err.status === 404) return null;
+    throw err;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ProviderAdapter, ProviderContext } from '../types';
 import { cancelLinks, ensureLink } from './links';
 import { isNoSuchId, RazorpayClient, type PspCOptions } from './client';
-import { listSubscriptionPage } from './subscriptions';
+import { getSubscriptionSnapshot, listSubscriptionPage } from './subscriptions';
 import { listCatalogue, upsertItem, upsertPlans } from './catalogue';
 import { exchangeCode } from './oauth';
 import { verifyRazorpayWebhook } from './webhook';
@@ -49,6 +49,7 @@ export function createPspCAdapter(opts: PspCOptions = {}): ProviderAdapter {
     },
 
     listSubscriptions: (ctx, cursor, limit) => listSubscriptionPage(client(ctx), ctx, cursor, limit),
+    getSubscription: (ctx, id) => getSubscriptionSnapshot(client(ctx), ctx, id),
     verifyWebhook: async (input) => verifyRazorpayWebhook(input),
 
     /**

@@ -1,6 +1,6 @@
 import type { SubscriptionSnapshot } from '../../domain/provider-snapshot';
 import type { ProviderContext, SubscriptionPage } from '../types';
-import type { RazorpayClient } from './client';
+import { isNoSuchId, type RazorpayClient } from './client';
 
 type Obj = Record<string, unknown>;
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
@@ -46,6 +46,20 @@ export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionS
     ended_at: status === 'canceled' ? iso(s.ended_at) : null,
     status_since: status === 'canceled' ? iso(s.ended_at) : null,
   };
+}
+
+/** Razorpay's `GET /v1/subscriptions/{id}`; null when Razorpay has none by that id. */
+export async function getSubscriptionSnapshot(
+  client: RazorpayClient,
+  ctx: ProviderContext,
+  id: string,
+): Promise<SubscriptionSnapshot | null> {
+  try {
+    return snapshotOf(await client.call<Obj>('GET', `/v1/subscriptions/${encodeURIComponent(id)}`), ctx.mode);
+  } catch (err) {
+    if (isNoSuchId(err)) return null;
+    throw err;
+  }
 }
 
 /** One page of Razorpay's `GET /v1/subscriptions` (`count` up to 100, `skip`), the cursor being the next skip. */

@@ -31,8 +31,10 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
 
   it('support and viewers read, support grants access by hand; neither touches keys, credentials, the team or the catalogue', () => {
     expect(allowed('viewer')).toEqual(names(reads));
-    expect(allowed('support')).toEqual(names((op) => reads(op) || op.scope === 'grants:write'));
-    expect(allowed('support')).toEqual(expect.arrayContaining(['grants.create', 'grants.revoke']));
+    expect(allowed('support')).toEqual(
+      names((op) => reads(op) || op.scope === 'grants:write' || op.scope === 'imports:write'),
+    );
+    expect(allowed('support')).toEqual(expect.arrayContaining(['grants.create', 'grants.revoke', 'customers.refresh']));
     for (const role of ['support', 'viewer'] as const) {
       expect(allowed(role)).not.toContain('api_keys.create');
       expect(allowed(role)).not.toContain('products.create');

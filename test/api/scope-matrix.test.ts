@@ -55,13 +55,17 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
   // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
   'GET /changes/{id}': 'audit:read',
+  // Reconciliation (issue #29; its own matrix with a real customer: test/reconciliation/refresh-customer.test.ts).
+  'POST /customers/{app_user_id}/refresh': 'imports:write',
+  'GET /reconciliations': 'imports:read',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
   'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
-// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, customers, changes.
+// Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, customers (their
+// page, grants and refresh), changes.
 const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/|changes\/)/;
 
 describe('scope matrix', () => {

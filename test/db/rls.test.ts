@@ -163,6 +163,13 @@ describe('row-level security', () => {
       plan: { summary: 's', targets: ['catalogue'], basis: null },
       expires_at: new Date(Date.now() + 60_000),
     });
+    await ins('reconciliations', {
+      run_id: crypto.randomUUID(),
+      provider: 'psp_a',
+      subscription_external_id: `sub_${tag}`,
+      provider_state: JSON.stringify({ status: 'active', current_period_end: null }),
+      applied: JSON.stringify([]),
+    });
     return ids;
   }
 

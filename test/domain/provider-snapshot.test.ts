@@ -104,4 +104,18 @@ describe('snapshotEvents: a provider snapshot → lifecycle events', () => {
     const events = [scheduled, ...snapshotEvents(snap(), READ, 'reconciliation')];
     expect(outcome(events, LATER).entitlement).toBe('active');
   });
+
+  it('a reconciliation outranks the earlier read it corrects, even when the provider stamps the change earlier', () => {
+    const firstRead = '2026-01-05T00:00:00.700Z';
+    const canceledAt = '2026-01-05T00:00:00.000Z'; // whole seconds: before the first read
+    const events = [
+      ...snapshotEvents(snap(), firstRead, 'reconciliation'),
+      ...snapshotEvents(
+        snap({ status: 'canceled', ended_at: canceledAt, status_since: canceledAt }),
+        '2026-01-05T00:00:01.500Z',
+        'reconciliation',
+      ),
+    ];
+    expect(outcome(events, LATER).status).toBe('canceled');
+  });
 });

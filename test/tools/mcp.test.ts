@@ -74,6 +74,7 @@ describe('tool server (MCP)', () => {
       .map((x) => x.name)
       .sort();
     expect(openWorld).toEqual([
+      'billing_customer_refresh',
       'billing_import',
       'billing_retire_product',
       'billing_sync_product',

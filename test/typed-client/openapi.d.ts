@@ -515,6 +515,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{app_user_id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-read every provider for one customer and apply what differs from what the service holds (for support) */
+        post: operations["customers.refresh"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Repairs: subscriptions whose provider state differed from what the service held, and what was applied */
+        get: operations["reconciliations.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/products/{product_id}/prices": {
         parameters: {
             query?: never;
@@ -628,6 +662,26 @@ export interface webhooks {
          * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
          */
         post: operations["outbound.subscription.status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.reconciled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription's provider state differed from what the service held, and was applied (a repair)
+         * @description Signed by the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>` under the endpoint secret; during a rotation overlap two, space-separated). Verify with any Standard Webhooks library. Answer 2xx within 10 s; anything else is retried with exponential back-off for about three days, in order per subscriber. Redirects are not followed.
+         */
+        post: operations["outbound.subscription.reconciled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2890,7 +2944,7 @@ export interface operations {
                             url: string;
                             description: string | null;
                             /** @description the events it receives; empty: every type */
-                            event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                            event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                             enabled: boolean;
                             /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                             disabled_reason: string | null;
@@ -2968,7 +3022,7 @@ export interface operations {
                 "application/json": {
                     /** @description where deliveries are POSTed (http or https) */
                     url: string;
-                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                     description?: string | null;
                 };
             };
@@ -2991,7 +3045,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -3147,7 +3201,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -3374,7 +3428,7 @@ export interface operations {
                 "application/json": {
                     /** @description where deliveries are POSTed (http or https) */
                     url?: string;
-                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                    event_types?: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                     description?: string | null;
                     enabled?: boolean;
                 };
@@ -3398,7 +3452,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -3559,7 +3613,7 @@ export interface operations {
                         url: string;
                         description: string | null;
                         /** @description the events it receives; empty: every type */
-                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
+                        event_types: ("entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed")[];
                         enabled: boolean;
                         /** @description why it receives nothing (a person disabled it, or deliveries failed for the whole retry window) */
                         disabled_reason: string | null;
@@ -3693,7 +3747,7 @@ export interface operations {
                 limit?: number;
                 /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
                 offset?: number;
-                type?: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                type?: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
             };
             header?: never;
             path?: never;
@@ -3717,7 +3771,7 @@ export interface operations {
                             /** @constant */
                             object: "outbound_event";
                             /** @enum {string} */
-                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
                             /** @description the JSON body exactly as delivered (OpenAPI `webhooks` documents each type) */
                             body: unknown;
                             created_at: string;
@@ -3971,7 +4025,7 @@ export interface operations {
                              */
                             endpoint_id: string;
                             /** @enum {string} */
-                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
+                            type: "entitlement.active" | "entitlement.grace_period" | "entitlement.expired" | "entitlement.revoked" | "subscription.status_changed" | "subscription.reconciled" | "sync_run.finished" | "readiness.changed" | "inbound_delivery.failed";
                             /** @enum {string} */
                             status: "pending" | "succeeded" | "failed";
                             attempts: number;
@@ -5273,6 +5327,303 @@ export interface operations {
             };
         };
     };
+    "customers.refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the customer, by the app user id the app gave */
+                app_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "customer_refresh";
+                        app_user_id: string;
+                        run_id: string;
+                        /** @description the providers re-read */
+                        providers: ("psp_a" | "psp_b" | "psp_c")[];
+                        /** @description subscriptions of the customer the service held or a provider named */
+                        compared: number;
+                        /** @description what differed and what was applied; empty: nothing differed */
+                        repairs: {
+                            id: string;
+                            /** @constant */
+                            object: "reconciliation";
+                            /** @description the run that found the difference (a refresh, or a scheduled run) */
+                            run_id: string;
+                            /** @enum {string} */
+                            provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /** @description the provider's subscription id */
+                            subscription_id: string;
+                            app_user_id: string | null;
+                            /** @description what the service held before the repair; null: it held nothing */
+                            held: {
+                                status: string;
+                                current_period_end: string | null;
+                            } | null;
+                            /** @description what the provider said */
+                            provider_state: {
+                                status: string;
+                                current_period_end: string | null;
+                                cancel_at: string | null;
+                            };
+                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation */
+                            applied: {
+                                id: string;
+                                kind: string;
+                            }[];
+                            /** @description ISO 8601 timestamp */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a dependency did not answer (the operation names the code) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reconciliations.list": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+                /** @description only the repairs of this run */
+                run_id?: string;
+                provider?: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @constant */
+                            object: "reconciliation";
+                            /** @description the run that found the difference (a refresh, or a scheduled run) */
+                            run_id: string;
+                            /** @enum {string} */
+                            provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                            /** @description the provider's subscription id */
+                            subscription_id: string;
+                            app_user_id: string | null;
+                            /** @description what the service held before the repair; null: it held nothing */
+                            held: {
+                                status: string;
+                                current_period_end: string | null;
+                            } | null;
+                            /** @description what the provider said */
+                            provider_state: {
+                                status: string;
+                                current_period_end: string | null;
+                                cancel_at: string | null;
+                            };
+                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation */
+                            applied: {
+                                id: string;
+                                kind: string;
+                            }[];
+                            /** @description ISO 8601 timestamp */
+                            created_at: string;
+                        }[];
+                        pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "products.set_pricing": {
         parameters: {
             query?: never;
@@ -5870,6 +6221,71 @@ export interface operations {
                             expires_at: string | null;
                             /** @description ISO 8601 */
                             grace_until: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx: delivered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "outbound.subscription.reconciled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event id (stable across retries and replays) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 signature>, space-separated when two secrets sign */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the event id; also the `webhook-id` header, the same on every retry and replay: dedupe on it */
+                    id: string;
+                    /** @constant */
+                    type: "subscription.reconciled";
+                    /** @constant */
+                    version: 1;
+                    /** @description when the event was recorded (ISO 8601) */
+                    timestamp: string;
+                    data: {
+                        /** @description the repair, as GET /v1/reconciliations lists it */
+                        reconciliation_id: string;
+                        run_id: string;
+                        /** @enum {string} */
+                        provider: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                        /** @description the provider's subscription id */
+                        external_id: string;
+                        app_user_id: string | null;
+                        /** @description what the service held; null: nothing */
+                        held: {
+                            status: string;
+                            /** @description ISO 8601 */
+                            current_period_end: string | null;
+                        } | null;
+                        provider_state: {
+                            status: string;
+                            /** @description ISO 8601 */
+                            current_period_end: string | null;
+                            /** @description ISO 8601 */
+                            cancel_at: string | null;
+                        };
+                        applied: {
+                            id: string;
+                            kind: string;
                         }[];
                     };
                 };

@@ -1,0 +1,203 @@
+import crypto from 'node:crypto';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import { SCOPES, type Scope } from '../../domain/scopes';
+import type { RunningEmulator } from '../../emulators/common/host';
+import { startAllEmulators } from '../../emulators/registry';
+import { createAdapters } from '../../providers';
+import { reconciliationRepairs } from '../../runtime/metrics';
+import { call, keyWith, newTenant, startApi } from '../helpers/api';
+import { sellOnWebProvider } from '../helpers/connections';
+import { testDb } from '../helpers/db';
+import { startTestWorker } from '../helpers/temporal';
+import { until } from '../helpers/until';
+
+/** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on demand, and listed', () => {
+  let emulators: Record<ProviderId, RunningEmulator>;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let t: Awaited<ReturnType<typeof newTenant>>;
+  const user = 'rec_u1';
+  let account: string;
+  let lost: string;
+
+  const sdk = async (u: string) => (await call(api.apiRoot, `/v1/sdk/subscribers/${u}`, t.publishable_key)).body;
+  const refresh = (key: string, u: string) =>
+    call(api.apiUrl, `/customers/${encodeURIComponent(u)}/refresh`, key, { method: 'POST', body: '{}' });
+  const repairs = (key: string, query = '') => call(api.apiUrl, `/reconciliations${query}`, key);
+
+  beforeAll(async () => {
+    emulators = await startAllEmulators(
+      { emulatorPorts: {} as never, dataDir: '' },
+      { persistent: false, anyPort: true },
+    );
+    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
+      ProviderId,
+      string
+    >;
+    worker = await startTestWorker({ config: { providerBaseUrls } });
+    api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
+    t = await newTenant('reconcile-refresh');
+    ({ account } = await sellOnWebProvider({
+      provider: 'psp_a',
+      emulatorUrl: emulators.psp_a.url,
+      vault: worker.vault,
+      apiUrl: api.apiUrl,
+      tenant: t,
+    }));
+    // An endpoint that wants every event: the repair is told to it as subscription.reconciled.
+    await testDb()('webhook_endpoints').insert({
+      tenant_id: t.tenant_id,
+      url: 'https://receiver.example.test/hook',
+      secret_enc: 'v1:unused',
+      task_queue: `nobody-${crypto.randomUUID()}`,
+    });
+    lost = `http://127.0.0.1:${await closedPort()}/api/webhooks/psp_a`;
+    const c = await (
+      await fetch(`${emulators.psp_a.url}/__control/checkout`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          sku: 'pro_monthly',
+          email: `${user}@example.com`,
+          target: lost,
+          account,
+          mode: 'test',
+          app_user_id: user,
+        }),
+      })
+    ).json();
+    // Every notification of the purchase went nowhere.
+    expect(c.events.every((e: { status: number }) => e.status !== 200)).toBe(true);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await worker?.stop();
+    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
+  });
+
+  it('not premium → refresh → premium; the answer and GET /v1/reconciliations say what differed and what was applied', async () => {
+    expect((await sdk(user)).is_premium).toBe(false);
+    const counted = async () =>
+      (await reconciliationRepairs.get()).values.find((v) => v.labels.provider === 'psp_a')?.value ?? 0;
+    const countedBefore = await counted();
+    const r = await refresh(t.secret_key, user);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      object: 'customer_refresh',
+      app_user_id: user,
+      providers: ['psp_a'],
+      compared: 1,
+      repairs: [
+        {
+          provider: 'psp_a',
+          held: null,
+          provider_state: { status: 'active', current_period_end: expect.any(String), cancel_at: null },
+          applied: [
+            { id: expect.stringMatching(/^rec_start_/), kind: 'subscription_created' },
+            { id: expect.stringMatching(/^rec_active_/), kind: 'renewed' },
+          ],
+        },
+      ],
+    });
+    await until(
+      `${user} premium`,
+      () => sdk(user),
+      (b) => b.is_premium === true,
+    );
+    const listed = await repairs(t.secret_key, `?run_id=${r.body.run_id}&provider=psp_a`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual(r.body.repairs);
+    // Told to the tenant's endpoints in the repair's own transaction, and counted.
+    const told = await testDb()('outbound_events').where({ tenant_id: t.tenant_id, type: 'subscription.reconciled' });
+    expect(told.map((e) => e.body.data)).toEqual([
+      {
+        reconciliation_id: r.body.repairs[0].id,
+        run_id: r.body.run_id,
+        provider: 'psp_a',
+        external_id: r.body.repairs[0].subscription_id,
+        app_user_id: user,
+        held: null,
+        provider_state: r.body.repairs[0].provider_state,
+        applied: r.body.repairs[0].applied,
+      },
+    ]);
+    expect(await counted()).toBe(countedBefore + 1);
+    expect((await repairs(t.secret_key, '?provider=psp_b')).body.data).toEqual([]);
+    // Nothing personal in what is recorded.
+    expect(JSON.stringify(listed.body)).not.toContain('@example.com');
+  });
+
+  it('a second refresh finds nothing to repair and writes nothing', async () => {
+    const before = await testDb()('reconciliations').where({ tenant_id: t.tenant_id }).count('* as n');
+    const r = await refresh(t.secret_key, user);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ compared: 1, repairs: [] });
+    expect(await testDb()('reconciliations').where({ tenant_id: t.tenant_id }).count('* as n')).toEqual(before);
+    expect(
+      await testDb()('outbound_events').where({ tenant_id: t.tenant_id, type: 'subscription.reconciled' }),
+    ).toHaveLength(1);
+    expect((await sdk(user)).is_premium).toBe(true);
+  });
+
+  it("another tenant's app user id is 404, as is one nobody knows; another tenant sees none of the repairs", async () => {
+    const other = await newTenant('reconcile-other');
+    expect((await refresh(other.secret_key, user)).body).toMatchObject({ error: 'not_found' });
+    expect((await refresh(t.secret_key, 'nobody_here')).status).toBe(404);
+    expect((await repairs(other.secret_key)).body.data).toEqual([]);
+    expect((await repairs(t.secret_key)).body.data).toHaveLength(1);
+  });
+
+  it('a malformed run_id is a 400 with the field', async () => {
+    const r = await repairs(t.secret_key, '?run_id=nope');
+    expect([r.status, r.body.param]).toEqual([400, 'run_id']);
+  });
+
+  it('scopes: imports:write refreshes, imports:read lists; neither does the other', async () => {
+    const reader = (await keyWith(t.tenant_id, ['imports:read'])).secret_key;
+    const writer = (await keyWith(t.tenant_id, ['imports:write'])).secret_key;
+    const others = (await keyWith(t.tenant_id, SCOPES.filter((s) => !s.startsWith('imports:')) as Scope[])).secret_key;
+    expect((await repairs(reader)).status).toBe(200);
+    expect((await refresh(reader, user)).body).toMatchObject({ error: 'insufficient_scope' });
+    expect((await refresh(writer, user)).status).toBe(200);
+    expect((await repairs(writer)).body).toMatchObject({ error: 'insufficient_scope' });
+    expect((await repairs(others)).body).toMatchObject({ error: 'insufficient_scope' });
+    expect((await refresh(others, user)).body).toMatchObject({ error: 'insufficient_scope' });
+  });
+
+  it('a cancellation never notified is repaired: held active, the provider says canceled', async () => {
+    const sent = await fetch(`${emulators.psp_a.url}/__control/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'customer.subscription.deleted', target: lost, account }),
+    });
+    expect(sent.status).toBe(200);
+    const r = await refresh(t.secret_key, user);
+    expect(r.body).toMatchObject({
+      compared: 1,
+      repairs: [
+        {
+          held: { status: 'active' },
+          provider_state: { status: 'canceled' },
+          applied: [{ kind: 'subscription_created' }, { kind: 'subscription_canceled' }],
+        },
+      ],
+    });
+    await until(
+      'the subscription held as canceled',
+      () => testDb()('subscriptions').where({ tenant_id: t.tenant_id, app_user_id: user }).first('status'),
+      (row) => row?.status === 'canceled',
+    );
+    expect((await refresh(t.secret_key, user)).body).toMatchObject({ compared: 1, repairs: [] });
+  });
+});
