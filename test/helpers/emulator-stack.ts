@@ -3,6 +3,7 @@ import type { RunningEmulator } from '../../emulators/common/host';
 import { startAllEmulators } from '../../emulators/registry';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import { startApi } from './api';
+import { generateMasterKey } from '../../vault/vault';
 import { startTestWorker } from './temporal';
 
 export interface EmulatorStack {
@@ -15,7 +16,7 @@ export interface EmulatorStack {
  * The five emulators on free ports, a worker whose adapters call them and the listeners on the
  * worker's config, for one describe block; all closed after it. Read the fields inside tests.
  */
-export function useEmulatorStack(masterKey: string): EmulatorStack {
+export function useEmulatorStack(masterKey = generateMasterKey()): EmulatorStack {
   const s = {} as EmulatorStack;
   beforeAll(async () => {
     s.emulators = await startAllEmulators(

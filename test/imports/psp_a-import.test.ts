@@ -1,18 +1,17 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
-import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import type { ProviderId } from '../../domain/providers';
 import { SCOPES, type Scope } from '../../domain/scopes';
 import type { RunningEmulator } from '../../emulators/common/host';
-import { startAllEmulators } from '../../emulators/registry';
-import { createAdapters } from '../../providers';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { call, keyWith, newTenant, startApi } from '../helpers/api';
 import { sellOnWebProvider } from '../helpers/connections';
 import { testDb } from '../helpers/db';
 import { startTestWorker } from '../helpers/temporal';
+import { useEmulatorStack } from '../helpers/emulator-stack';
 import { until } from '../helpers/until';
 
 /** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
@@ -28,6 +27,8 @@ describe('import from psp_a (Stripe GET /v1/subscriptions): subscribers the serv
   let emulators: Record<ProviderId, RunningEmulator>;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let api: Awaited<ReturnType<typeof startApi>>;
+  // The five emulators, a worker calling them and the listeners, closed after the file.
+  const stack = useEmulatorStack();
   let t: Awaited<ReturnType<typeof newTenant>>;
   let account: string;
   let lost: string;
@@ -66,16 +67,7 @@ describe('import from psp_a (Stripe GET /v1/subscriptions): subscribers the serv
   });
 
   beforeAll(async () => {
-    emulators = await startAllEmulators(
-      { emulatorPorts: {} as never, dataDir: '' },
-      { persistent: false, anyPort: true },
-    );
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
-      ProviderId,
-      string
-    >;
-    worker = await startTestWorker({ config: { providerBaseUrls } });
-    api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
+    ({ emulators, worker, api } = stack);
     t = await newTenant('imports-psp-a');
     ({ account } = await sellOnWebProvider({
       provider: 'psp_a',
@@ -104,11 +96,6 @@ describe('import from psp_a (Stripe GET /v1/subscriptions): subscribers the serv
       // Every notification of the purchase went nowhere.
       expect(c.events.every((e: { status: number }) => e.status !== 200)).toBe(true);
     }
-  });
-  afterAll(async () => {
-    await api?.close();
-    await worker?.stop();
-    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
   });
 
   it('the buyers become premium with no webhook; the import says how many it brought in; no outbound event is sent', async () => {

@@ -1,13 +1,12 @@
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDERS, type ProviderId } from '../../domain/providers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ProviderId } from '../../domain/providers';
 import type { RunningEmulator } from '../../emulators/common/host';
-import { startAllEmulators } from '../../emulators/registry';
-import { createAdapters } from '../../providers';
 import { call, newTenant, startApi } from '../helpers/api';
 import { sellOnWebProvider } from '../helpers/connections';
 import { testDb } from '../helpers/db';
 import { startTestWorker } from '../helpers/temporal';
+import { useEmulatorStack } from '../helpers/emulator-stack';
 import { until } from '../helpers/until';
 
 /**
@@ -19,20 +18,13 @@ describe.each([['psp_b'], ['psp_c']] as const)('import from %s', (provider) => {
   let emulators: Record<ProviderId, RunningEmulator>;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let api: Awaited<ReturnType<typeof startApi>>;
+  // The five emulators, a worker calling them and the listeners, closed after the file.
+  const stack = useEmulatorStack();
   let t: Awaited<ReturnType<typeof newTenant>>;
   const BUYERS = 105; // more than one page of 100
 
   beforeAll(async () => {
-    emulators = await startAllEmulators(
-      { emulatorPorts: {} as never, dataDir: '' },
-      { persistent: false, anyPort: true },
-    );
-    const providerBaseUrls = Object.fromEntries(PROVIDERS.map((p) => [p, emulators[p].url])) as Record<
-      ProviderId,
-      string
-    >;
-    worker = await startTestWorker({ config: { providerBaseUrls } });
-    api = await startApi({ config: worker.config, vault: worker.vault, adapters: createAdapters(worker.config) });
+    ({ emulators, worker, api } = stack);
     t = await newTenant(`imports-${provider}`);
     const { account } = await sellOnWebProvider({
       provider,
@@ -60,11 +52,6 @@ describe.each([['psp_b'], ['psp_c']] as const)('import from %s', (provider) => {
       });
       expect(res.status).toBe(200);
     }
-  });
-  afterAll(async () => {
-    await api?.close();
-    await worker?.stop();
-    await Promise.all(Object.values(emulators ?? {}).map((e) => e.close()));
   });
 
   it('every buyer becomes premium with no webhook, each subscription imported once', async () => {
