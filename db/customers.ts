@@ -69,7 +69,8 @@ export function outboundSubjectKey(tenantId: string, appUserId: string): string 
  * Every kind of record in a customer's story as one row shape (`id`, `created_at`, `kind`,
  * `detail`), newest first: the provider events applied to their subscriptions, each status the
  * subscriptions took, their entitlements' present state, store purchase registrations, grants and
- * their end, and the outbound deliveries about them. $1 is the app user, $2 their outbound order key.
+ * their end, the lines of imported files naming them, reconciliation repairs, and the outbound
+ * deliveries about them. $1 is the app user, $2 their outbound order key.
  */
 const TIMELINE = `(
   with subs as (
@@ -103,6 +104,15 @@ const TIMELINE = `(
   select g.id, g.ended_at, 'grant_' || g.state, jsonb_build_object(
       'grant_id', g.id, 'product_id', g.product_id, 'by', g.revoked_by)
     from entitlement_grants g where g.app_user_id = $1 and g.ended_at is not null
+  union all
+  select r.id, r.created_at, 'reconciliation_repair', jsonb_build_object(
+      'provider', r.provider, 'run_id', r.run_id, 'subscription_external_id', r.subscription_external_id,
+      'held', r.held, 'provider_state', r.provider_state, 'applied', r.applied)
+    from reconciliations r where r.app_user_id = $1
+  union all
+  select i.id, i.created_at, 'import_line', jsonb_build_object(
+      'import_id', i.id, 'line', it.line, 'provider', it.provider, 'outcome', it.outcome, 'reason', it.reason)
+    from import_items it join imports i on i.id = it.import_id where it.app_user_id = $1
   union all
   select od.id, od.created_at, 'outbound_delivery', jsonb_build_object(
       'event_id', ev.id, 'event_type', ev.type, 'endpoint_id', od.endpoint_id, 'status', od.status,

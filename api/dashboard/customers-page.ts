@@ -87,6 +87,10 @@ function summary(x: Customer['timeline']['data'][number]): string {
       return `grant revoked by ${d.by}`;
     case 'grant_expired':
       return 'grant reached its end';
+    case 'import_line':
+      return `imported from a ${d.provider} file, line ${d.line}: ${d.outcome ?? 'waiting'}${d.reason ? ` (${d.reason})` : ''}`;
+    case 'reconciliation_repair':
+      return `repaired from ${d.provider}: it said ${(d.provider_state as { status?: string } | null)?.status ?? 'unknown'}`;
     case 'outbound_delivery':
       return `${d.event_type} to your endpoint: ${d.status} after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`;
   }

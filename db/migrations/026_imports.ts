@@ -48,6 +48,8 @@ export async function up(knex: Knex): Promise<void> {
     reason text,
     primary key (import_id, line)
   )`);
+  // A customer's page reads the imported lines that name them (db/customers.ts).
+  await knex.raw('create index import_items_tenant_user on import_items (tenant_id, app_user_id)');
   for (const table of IMPORT_TENANT_TABLES) await tenantTablePolicies(knex, table);
 }
 

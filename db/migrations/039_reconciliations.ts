@@ -25,6 +25,8 @@ export async function up(knex: Knex): Promise<void> {
   )`);
   await knex.raw('create index reconciliations_tenant_created on reconciliations (tenant_id, created_at desc, id)');
   await knex.raw('create index reconciliations_tenant_run on reconciliations (tenant_id, run_id)');
+  // A customer's page reads their repairs (db/customers.ts).
+  await knex.raw('create index reconciliations_tenant_user on reconciliations (tenant_id, app_user_id)');
   for (const table of RECONCILIATION_TENANT_TABLES) await tenantTablePolicies(knex, table);
 }
 

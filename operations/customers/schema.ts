@@ -7,6 +7,8 @@ import {
   grantWorkflowId,
   lifecycleWorkflowId,
   outboundWorkflowId,
+  importWorkflowId,
+  refreshWorkflowId,
   storeNotificationWorkflowId,
   storePurchaseWorkflowId,
 } from '../../temporal/workflow-starts';
@@ -207,6 +209,8 @@ export const TIMELINE_KINDS = [
   'grant',
   'grant_revoked',
   'grant_expired',
+  'import_line',
+  'reconciliation_repair',
   'outbound_delivery',
 ] as const;
 
@@ -217,7 +221,16 @@ export const timelineEntry = z.object({
   at: timestamp,
   record: z
     .object({
-      type: z.enum(['webhook_delivery', 'subscription', 'entitlement', 'store_purchase', 'grant', 'outbound_delivery']),
+      type: z.enum([
+        'webhook_delivery',
+        'subscription',
+        'entitlement',
+        'store_purchase',
+        'grant',
+        'import',
+        'reconciliation',
+        'outbound_delivery',
+      ]),
       id: z.string(),
     })
     .describe('the record this entry is about'),
@@ -252,6 +265,14 @@ export function timelineRow(tenantId: string, r: Row) {
     case 'store_purchase_registered':
       record = { type: 'store_purchase', id: r.id };
       workflow = storePurchaseWorkflowId(tenantId, p!, d.token_hash as string);
+      break;
+    case 'import_line':
+      record = { type: 'import', id: r.id };
+      workflow = importWorkflowId(tenantId, r.id);
+      break;
+    case 'reconciliation_repair':
+      record = { type: 'reconciliation', id: r.id };
+      workflow = refreshWorkflowId(tenantId, d.run_id as string);
       break;
     case 'outbound_delivery':
       record = { type: 'outbound_delivery', id: r.id };

@@ -99,6 +99,15 @@ describe('import a file of store purchases (Play tokens, App Store transactions,
     const again = await finished((await post({ provider: 'store_ios', csv })).body.id);
     expect(again).toMatchObject({ status: 'succeeded', imported: 1 });
     expect(await rows()).toEqual(before);
+    // The buyer's page names each file line that brought them in, newest first, with the import's workflow.
+    const lines = (await call(s.api.apiUrl, '/customers/ios_imp_a', s.tenant.secret_key)).body.timeline.data.filter(
+      (e: { kind: string }) => e.kind === 'import_line',
+    );
+    expect(lines.map((e: { detail: unknown }) => e.detail)).toEqual([
+      expect.objectContaining({ import_id: again.id, line: 2, provider: 'store_ios', outcome: 'imported' }),
+      expect.objectContaining({ import_id: done.id, line: 2, provider: 'store_ios', outcome: 'imported' }),
+    ]);
+    expect(lines[0].workflow_id).toBe(`import-${s.tenant.tenant_id}-${again.id}`);
   });
 
   it('a RevenueCat transactions export: App Store rows looked up by original_store_transaction_id; others refused with the way in', async () => {

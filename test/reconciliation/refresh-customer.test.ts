@@ -127,6 +127,15 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
     expect((await repairs(t.secret_key, '?provider=psp_b')).body.data).toEqual([]);
     // Nothing personal in what is recorded.
     expect(JSON.stringify(listed.body)).not.toContain('@example.com');
+    // The customer's page tells the repair in its timeline, with the run that made it.
+    const story = (await call(api.apiUrl, `/customers/${encodeURIComponent(user)}`, t.secret_key)).body.timeline.data;
+    expect(story.filter((e: { kind: string }) => e.kind === 'reconciliation_repair')).toEqual([
+      expect.objectContaining({
+        record: { type: 'reconciliation', id: r.body.repairs[0].id },
+        workflow_id: `refresh-${t.tenant_id}-${r.body.run_id}`,
+        detail: expect.objectContaining({ provider: 'psp_a', run_id: r.body.run_id }),
+      }),
+    ]);
   });
 
   it('a second refresh finds nothing to repair and writes nothing', async () => {
