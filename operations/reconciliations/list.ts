@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { repairPage } from '../../db/reconciliations';
-import { isUuid } from '../../domain/ids';
-import { invalidRequest } from '../errors';
+import { UUID_RE } from '../../domain/ids';
 import { pageOf, paging, provider } from '../schemas';
 import { defineOperation } from '../types';
 import { renderRepair, repairRow } from './schema';
@@ -14,14 +13,18 @@ export const listReconciliations = defineOperation({
   input: z
     .object({
       ...paging,
-      run_id: z.string().optional().describe('only the repairs of this run'),
+      run_id: z
+        .string()
+        .regex(UUID_RE, 'run_id must be a uuid')
+        .meta({ format: 'uuid' })
+        .optional()
+        .describe('only the repairs of this run'),
       provider: provider.optional(),
     })
     .strict(),
   output: pageOf(repairRow),
   rest: { method: 'GET', path: '/reconciliations' },
   async handler(ctx, input) {
-    if (input.run_id !== undefined && !isUuid(input.run_id)) throw invalidRequest('run_id is not a run id.', 'run_id');
     const page = await ctx.read((reader) =>
       repairPage(reader, { run_id: input.run_id, provider: input.provider }, input),
     );

@@ -17,7 +17,7 @@ import {
   type Auth,
   type DocOp,
 } from './model';
-import { expected, idOf, type Case } from './oracle';
+import { expected, idOf, idParamOf, type Case } from './oracle';
 import { send, type RawRequest } from './send';
 
 /**
@@ -153,7 +153,9 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
     if (c.kind === 'unknown') return { base, req: { method: c.method, path: c.path, headers } };
     const path =
       '/v1' +
-      c.op.path.replace('{id}', c.kind === 'op' && c.id ? idOf(c.id, ids) : ids.own).replace(/\{[^}]+\}/g, 'fuzz_user');
+      c.op.path
+        .replace(`{${idParamOf(c.op.path)}}`, c.kind === 'op' && c.id ? idOf(c.id, ids) : ids.own)
+        .replace(/\{[^}]+\}/g, 'fuzz_user');
     if (c.kind === 'method') return { base, req: { method: c.method, path, headers } };
     const query = c.query.map(([n, v]) => `${n}=${v}`).join('&');
     const req: RawRequest = { method: c.op.method, path: query ? `${path}?${query}` : path, headers };

@@ -65,6 +65,8 @@ function walk(v: unknown, visit: (key: string | null, value: unknown) => boolean
 
 const UNMODELLED = /^\/(imports|customers|charts|changes)(\/|$)/;
 const pathNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+/** The path parameter the generated id goes in: `{id}` when the path has one, else its only parameter. */
+export const idParamOf = (path: string) => (path.includes('{id}') ? 'id' : (pathNames(path)[0] ?? 'id'));
 
 export function expected(c: Case, ids: { own: string; other: string; random: string }): Expected {
   const refuse = (status: number, error: string, more: Partial<Expected> = {}): Expected => ({
@@ -122,7 +124,7 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
   let idText: string | undefined;
   if (c.id) {
     idText = c.id.kind === 'text' ? safeDecode(c.id.raw) : idOf(c.id, ids);
-    pathParams.id = idText;
+    pathParams[idParamOf(c.op.path)] = idText;
   }
   const input: Record<string, unknown> = { ...query, ...body, ...pathParams };
   const audited = takesBody; // from here on a write is audited, whatever the outcome

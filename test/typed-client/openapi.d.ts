@@ -4746,13 +4746,13 @@ export interface operations {
                                 /** @constant */
                                 object: "timeline_entry";
                                 /** @enum {string} */
-                                kind: "provider_event" | "subscription_change" | "entitlement_state" | "store_purchase_registered" | "grant" | "grant_revoked" | "grant_expired" | "outbound_delivery";
+                                kind: "provider_event" | "subscription_change" | "entitlement_state" | "store_purchase_registered" | "grant" | "grant_revoked" | "grant_expired" | "import_line" | "reconciliation_repair" | "outbound_delivery";
                                 /** @description ISO 8601 timestamp */
                                 at: string;
                                 /** @description the record this entry is about */
                                 record: {
                                     /** @enum {string} */
-                                    type: "webhook_delivery" | "subscription" | "entitlement" | "store_purchase" | "grant" | "outbound_delivery";
+                                    type: "webhook_delivery" | "subscription" | "entitlement" | "store_purchase" | "grant" | "import" | "reconciliation" | "outbound_delivery";
                                     id: string;
                                 };
                                 /** @description for operators: the workflow that did it */
