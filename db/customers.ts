@@ -112,7 +112,7 @@ const TIMELINE = `(
   union all
   select i.id, i.created_at, 'import_line', jsonb_build_object(
       'import_id', i.id, 'line', it.line, 'provider', it.provider, 'outcome', it.outcome, 'reason', it.reason)
-    from import_items it join imports i on i.id = it.import_id where it.app_user_id = $1
+    from import_items it join imports i on i.tenant_id = it.tenant_id and i.id = it.import_id where it.app_user_id = $1
   union all
   select od.id, od.created_at, 'outbound_delivery', jsonb_build_object(
       'event_id', ev.id, 'event_type', ev.type, 'endpoint_id', od.endpoint_id, 'status', od.status,

@@ -89,7 +89,7 @@ export async function recordListedItems(
         reason: it.reason ?? null,
       })),
     )
-    .onConflict(['import_id', 'line'])
+    .onConflict(['tenant_id', 'import_id', 'line'])
     .merge(['ref', 'app_user_id', 'outcome', 'reason']);
 }
 
