@@ -15,7 +15,9 @@ import { fetchAccessToken, parseServiceAccount } from '../../providers/store_and
 import { GOOGLE_TOKEN_URIS } from '../../providers/store_android/token-endpoint';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { startConnectionProof } from '../../temporal/workflow-starts';
-import { testDb } from '../helpers/db';
+import { appDb, testDb } from '../helpers/db';
+import { createActivities } from '../../activities';
+import { createAdapters } from '../../providers';
 import { newTenant } from '../helpers/api';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 
@@ -179,14 +181,14 @@ describe('egress: one guarded way out', () => {
       expect(JSON.stringify({ m: e.message, r: e.reason, c: e.opts })).not.toContain(MARKER);
   });
 
-  describe('through the service: the proof and an SDK store registration', () => {
+  describe('through the service: the proof, an SDK store registration and the voided-purchase sweep', () => {
     let s: StoreStack;
     beforeAll(async () => {
       s = await startStoreStack('egress-play');
     });
     afterAll(async () => s?.close());
 
-    it('a stored credential pointing at an internal listener: the proof fails with a fixed reason, registration answers without the marker, the listener hears nothing', async () => {
+    it('a stored credential pointing at an internal listener: the proof and the sweep fail with a fixed reason, registration answers without the marker, the listener hears nothing', async () => {
       const T = await newTenant('egress-hostile');
       const app = await createEmulatorAccount(s.emulators.store_android.url);
       const hostile = withTokenUri(app.credentials.test.service_account_json, `${l.origin}/token`);
@@ -208,11 +210,13 @@ describe('egress: one guarded way out', () => {
       expect(proven!.proof_error).not.toContain(MARKER);
 
       // The stack's own tenant: its Play connection swapped to the hostile JSON, then a registration.
-      await withTenant(testDb(), s.tenant.tenant_id, async (trx) => {
+      const playConnection = await withTenant(testDb(), s.tenant.tenant_id, async (trx) => {
         const conn = await trx('provider_connections').where({ provider: 'store_android' }).first('id');
         await updateConnectionSecrets(trx, s.worker.vault, conn.id, {
-          credentials: { test: { service_account_json: withTokenUri(hostile, `${l.origin}/token`) } } as never,
+          // Both modes: the registration reads in test mode, the sweep in live when there is a live credential.
+          credentials: { test: { service_account_json: hostile }, live: { service_account_json: hostile } } as never,
         });
+        return conn.id as string;
       });
       const { purchase_token } = await s.control.store_android<{ purchase_token: string }>(
         'POST',
@@ -228,6 +232,30 @@ describe('egress: one guarded way out', () => {
       });
       expect(r.status).toBeLessThan(500);
       expect(JSON.stringify(r.body)).not.toContain(MARKER);
+      expect(l.hits.length).toBe(before);
+
+      // The voided-purchase sweep's round for that connection: the worker's own activity, as the
+      // sweep workflow runs it. It fails with the fixed reason, and the listener still hears nothing.
+      const activities = createActivities({
+        db: appDb(),
+        config: s.worker.config,
+        vault: s.worker.vault,
+        adapters: createAdapters(s.worker.config),
+      });
+      const sweep = await activities
+        .listVoidedStorePurchases({
+          tenantId: s.tenant.tenant_id,
+          provider: 'store_android',
+          connectionId: playConnection,
+          sinceMs: Date.now() - 86_400_000,
+          max: 100,
+        })
+        .then(
+          () => undefined,
+          (e) => e as Error,
+        );
+      expect(sweep?.message).toMatch(/token_uri that is not Google's token endpoint/);
+      expect(String(sweep?.message)).not.toContain(MARKER);
       expect(l.hits.length).toBe(before);
     });
   });
