@@ -25,6 +25,14 @@ export interface PurchaseRef {
   sealed?: string;
 }
 
+/**
+ * The associated data a Play token is sealed under: its tenant, store and key, so a sealed token
+ * copied to another tenant's or purchase's row does not open (providers/purchase-ref.ts seals it;
+ * db/reencrypt.ts moves the kept ones to a new key).
+ */
+export const purchaseTokenAad = (tenantId: string, provider: StoreProvider, key: string) =>
+  `${tenantId}:${provider}:${key}:purchase_token`;
+
 /** The store's answer, reduced to what the rules need (what an activity returns to a workflow). */
 export interface StorePurchaseRead {
   provider: 'store_android' | 'store_ios';
