@@ -388,5 +388,18 @@ describe('provider secrets never leak', () => {
       expect(text.includes(email), `buyer email in the history of ${wf.workflowId}`).toBe(false);
       expect(text.includes(token), `purchase token in the history of ${wf.workflowId}`).toBe(false);
     }
+    // Nor in any log line or output of the run (the refresh opened the kept token to call Play).
+    expect(captured.join('\n').includes(token), 'purchase token in the logs').toBe(false);
+    // Kept only sealed: no row of any table holds it in clear.
+    const kept = await testDb()('store_purchase_tokens').where({ tenant_id: t.tenant_id, provider: 'store_android' });
+    expect(kept.map((k) => String(k.purchase_token_enc).slice(0, 3))).toEqual(['v1:']);
+    for (const table of [
+      'store_purchase_tokens',
+      'subscriptions',
+      'reconciliations',
+      'audit_entries',
+      'outbound_events',
+    ])
+      expect(JSON.stringify(await testDb()(table).where({ tenant_id: t.tenant_id })), table).not.toContain(token);
   });
 });
