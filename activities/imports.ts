@@ -184,6 +184,7 @@ export function createImportActivities(deps: ActivityDeps) {
       provider,
       purchaseKey: got.read.purchase_key,
       appUserId,
+      sealed: row.sealed ?? null,
     });
     if (owner !== appUserId) return { ok: false, reason: 'This purchase is already registered to another app user.' };
     await store.reconcileStorePurchase({

@@ -4,13 +4,14 @@ import { loadCredential } from '../db/connection-service';
 import { heldSubscriptionsOf, recordRepair, type HeldState } from '../db/reconciliations';
 import { withTenant } from '../db/tenant-tx';
 import { snapshotEvents, type SubscriptionSnapshot } from '../domain/provider-snapshot';
-import { WEB_PROVIDERS, type Mode, type WebProviderId } from '../domain/providers';
+import { WEB_PROVIDERS, type Mode, type ProviderId, type WebProviderId } from '../domain/providers';
 import { createPacer } from '../providers/pacing';
 import { reconciliationRepairs } from '../runtime/metrics';
 import { ProviderError } from '../providers/errors';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { toActivityFailure } from './provider-failures';
+import { createStoreReconciliation, type StoreSkip } from './store-reconciliation';
 
 /**
  * A subscription the service does not hold at all (its every webhook lost) is found by paging the
@@ -21,7 +22,7 @@ export const DISCOVERY_PAGES = 10;
 
 export interface Repair {
   id: string;
-  provider: WebProviderId;
+  provider: ProviderId;
   subscription_id: string;
   held: HeldState | null;
   provider_state: HeldState & { cancel_at: string | null };
@@ -33,6 +34,8 @@ export interface RefreshOutcome {
   /** Subscriptions of the customer the service held or a provider named. */
   compared: number;
   repairs: Repair[];
+  /** Held store purchases that could not be re-read, and why (activities/store-reconciliation.ts). */
+  skipped: StoreSkip[];
 }
 
 const epoch = (iso: string | Date | null | undefined) => (iso ? Math.floor(new Date(iso).getTime() / 1000) : null);
@@ -45,6 +48,7 @@ export function differs(held: HeldState | null, snap: SubscriptionSnapshot): boo
 
 export function createReconciliationActivities(deps: ActivityDeps) {
   const { db, config, vault, adapters, pacer = createPacer() } = deps;
+  const { reconcileCustomerStores } = createStoreReconciliation(deps);
 
   async function contextFor(tenantId: string, conn: SafeConnection, mode: Mode): Promise<ProviderContext> {
     return withTenant(db, tenantId, async (trx) => ({
@@ -161,7 +165,13 @@ export function createReconciliationActivities(deps: ActivityDeps) {
           }
         }
       }
-      return { compared, repairs };
+      // The stores: each held purchase re-read with the store's server API (no list to search).
+      const stores = await reconcileCustomerStores(input);
+      return {
+        compared: compared + stores.compared,
+        repairs: [...repairs, ...stores.repairs],
+        skipped: stores.skipped,
+      };
     },
   };
 }

@@ -81,6 +81,17 @@ function refusalOf(err: ProviderRejectedError, provider: StoreProvider): Registr
 }
 
 export function createStorePurchaseActivities({ db, config, vault, adapters }: ActivityDeps) {
+  /** The sealed token, if it opens for this tenant and purchase (it is only ever kept sealed). */
+  function keepable(input: { tenantId: string; provider: StoreProvider; purchaseKey: string; sealed?: string | null }) {
+    const ref = { key: input.purchaseKey, sealed: input.sealed ?? undefined };
+    try {
+      openPurchase(vault, input.tenantId, input.provider, ref);
+      return input.sealed ?? null;
+    } catch {
+      return null;
+    }
+  }
+
   /**
    * The store's server API as this connection sees it, in `mode`; null picks the live credential
    * when the connection has one (Play shows it every purchase), else test. Not paced: purchase
@@ -168,21 +179,26 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
 
     /**
      * The purchase's owner: the first app user to register it. The unique key (tenant, provider,
-     * token hash) decides between concurrent claims; a loser reads the winner back.
+     * token hash) decides between concurrent claims; a loser reads the winner back. A Play
+     * purchase's sealed token is kept with the claim, for the reconciliation's re-read
+     * (activities/store-reconciliation.ts); one that does not open for this purchase is not kept.
      */
     async claimStorePurchase(input: {
       tenantId: string;
       provider: StoreProvider;
       purchaseKey: string;
       appUserId: string;
+      /** Play: the token as the registration or import carries it, sealed by the vault. */
+      sealed?: string | null;
     }): Promise<{ owner: string }> {
       const key = {
         tenantId: input.tenantId,
         provider: input.provider,
         tokenHash: tokenHashOfKey(input.provider, input.purchaseKey),
       };
+      const kept = input.provider === 'store_android' && input.sealed ? keepable(input) : null;
       return withTenant(db, input.tenantId, async (trx) => ({
-        owner: await claimStorePurchaseToken(trx, key, input.appUserId),
+        owner: await claimStorePurchaseToken(trx, key, input.appUserId, kept),
       }));
     },
 

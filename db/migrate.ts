@@ -30,6 +30,7 @@ import * as rollupFoldJob from './migrations/038_rollup_fold_job';
 import * as reconciliations from './migrations/039_reconciliations';
 import * as reconciledEvents from './migrations/040_reconciled_events';
 import * as tenantKeys from './migrations/041_tenant_keys';
+import * as keptPurchaseTokens from './migrations/043_kept_purchase_tokens';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -68,6 +69,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '039_reconciliations': reconciliations,
   '040_reconciled_events': reconciledEvents,
   '041_tenant_keys': tenantKeys,
+  '043_kept_purchase_tokens': keptPurchaseTokens,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { VaultDecryptError, type Vault } from '../vault/vault';
 import { ENCRYPTED_FIELDS, secretAad } from './connections';
 import { ENDPOINT_ENCRYPTED_FIELDS, endpointSecretAad } from './outbound-endpoints';
+import { purchaseTokenAad, type StoreProvider } from '../domain/store-purchase';
 
 export interface ReencryptFailure {
   table: string;
@@ -36,21 +37,31 @@ export interface ReencryptOptions {
 
 const MAX_LISTED_FAILURES = 100;
 
-/** Every table holding vault envelopes, with the AAD each value is bound to. */
+type EnvelopeRow = Record<string, string | null> & { id: string; tenant_id: string };
+
+/** Every table holding vault envelopes, with the AAD each value is bound to (from the columns `bound` names). */
 const ENCRYPTED_TABLES: {
   table: string;
   fields: readonly string[];
-  aad: (tenantId: string, id: string, field: string) => string;
+  bound?: readonly string[];
+  aad: (row: EnvelopeRow, field: string) => string;
 }[] = [
   {
     table: 'provider_connections',
     fields: ENCRYPTED_FIELDS,
-    aad: (t, id, f) => secretAad(t, id, f as (typeof ENCRYPTED_FIELDS)[number]),
+    aad: (r, f) => secretAad(r.tenant_id, r.id, f as (typeof ENCRYPTED_FIELDS)[number]),
   },
   {
     table: 'webhook_endpoints',
     fields: ENDPOINT_ENCRYPTED_FIELDS,
-    aad: (t, id, f) => endpointSecretAad(t, id, f as (typeof ENDPOINT_ENCRYPTED_FIELDS)[number]),
+    aad: (r, f) => endpointSecretAad(r.tenant_id, r.id, f as (typeof ENDPOINT_ENCRYPTED_FIELDS)[number]),
+  },
+  // Play tokens kept with their claims (migration 043), sealed to their tenant, store and hash.
+  {
+    table: 'store_purchase_tokens',
+    fields: ['purchase_token_enc'],
+    bound: ['provider', 'token_hash'],
+    aad: (r) => purchaseTokenAad(r.tenant_id, r.provider as StoreProvider, r.token_hash!),
   },
 ];
 
@@ -88,13 +99,13 @@ async function reencryptTable(
   for (;;) {
     const batch: number = await ownerDb.transaction(async (trx) => {
       const q = trx(table)
-        .select('id', 'tenant_id', ...fields)
+        .select('id', 'tenant_id', ...(spec.bound ?? []), ...fields)
         .orderBy('id')
         .limit(batchSize)
         .forUpdate();
       if (after) q.where('id', '>', after);
       if (opts.tenantId) q.where({ tenant_id: opts.tenantId });
-      const rows: Array<Record<string, string | null> & { id: string; tenant_id: string }> = await q;
+      const rows: EnvelopeRow[] = await q;
       for (const row of rows) {
         const update: Record<string, string> = {};
         for (const field of fields) {
@@ -105,7 +116,7 @@ async function reencryptTable(
             res.already_current++;
             continue;
           }
-          const aad = spec.aad(row.tenant_id, row.id, field);
+          const aad = spec.aad(row, field);
           try {
             update[field] = vault.encrypt(vault.decrypt(env, aad), aad);
           } catch (e) {
@@ -135,8 +146,9 @@ export async function tenantsWithSecrets(ownerDb: Knex): Promise<string[]> {
       q.whereNotNull('credential_test_enc').orWhereNotNull('credential_live_enc').orWhereNotNull('webhook_secret_enc'),
     )
     .select('tenant_id');
+  const tokens = ownerDb('store_purchase_tokens').whereNotNull('purchase_token_enc').select('tenant_id');
   return ownerDb
-    .from(ownerDb('webhook_endpoints').select('tenant_id').union(connections).as('t'))
+    .from(ownerDb('webhook_endpoints').select('tenant_id').union(connections).union(tokens).as('t'))
     .distinct('tenant_id')
     .pluck('tenant_id');
 }

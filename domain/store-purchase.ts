@@ -25,6 +25,14 @@ export interface PurchaseRef {
   sealed?: string;
 }
 
+/**
+ * The associated data a Play token is sealed under: its tenant, store and key, so a sealed token
+ * copied to another tenant's or purchase's row does not open (providers/purchase-ref.ts seals it;
+ * db/reencrypt.ts moves the kept ones to a new key).
+ */
+export const purchaseTokenAad = (tenantId: string, provider: StoreProvider, key: string) =>
+  `${tenantId}:${provider}:${key}:purchase_token`;
+
 /** The store's answer, reduced to what the rules need (what an activity returns to a workflow). */
 export interface StorePurchaseRead {
   provider: 'store_android' | 'store_ios';
@@ -127,7 +135,9 @@ export function storeEntitlementState(
 }
 
 /** The subscription record's status for an entitlement state read from a store. */
-export function storeSubscriptionStatus(state: EntitlementState): SubscriptionStatus {
+export function storeSubscriptionStatus(
+  state: EntitlementState,
+): Extract<SubscriptionStatus, 'active' | 'past_due' | 'refunded' | 'expired'> {
   switch (state) {
     case 'active':
       return 'active';
@@ -139,6 +149,40 @@ export function storeSubscriptionStatus(state: EntitlementState): SubscriptionSt
       return 'expired';
   }
 }
+
+/**
+ * What the store write (`reconcileStorePurchase`) would hold for this answer with no notification
+ * to hint it, given what the record granted: the facts a reconciliation compares with what is
+ * held (docs/reconciliation.md). null: the purchase is pending and nothing would be written.
+ */
+export function storeHeldFacts(
+  read: Pick<StorePurchaseRead, 'state' | 'expires_at'>,
+  current: EntitlementState | null,
+): {
+  state: EntitlementState;
+  status: ReturnType<typeof storeSubscriptionStatus>;
+  current_period_end: string | null;
+} | null {
+  const state = storeEntitlementState(read, current, null);
+  if (!state) return null;
+  return { state, status: storeSubscriptionStatus(state), current_period_end: read.expires_at };
+}
+
+/**
+ * Why a reconciliation could not re-read a held store purchase (activities/store-reconciliation.ts):
+ * - `token_not_kept`: a Play purchase claimed before its sealed token was kept, or never claimed
+ *   (held for the buyer a notification named): Play reads a purchase only by its token;
+ * - `token_unreadable`: the kept token does not open under the vault's keys (a key removed too soon);
+ * - `no_connection`: the tenant has no proven connection to the store;
+ * - `not_found_at_store`: no proven connection of the store knows the purchase (another app's).
+ */
+export const STORE_REREAD_SKIPS = [
+  'token_not_kept',
+  'token_unreadable',
+  'no_connection',
+  'not_found_at_store',
+] as const;
+export type StoreRereadSkip = (typeof STORE_REREAD_SKIPS)[number];
 
 /** The inverse, for a store subscription record: what it granted when it was written. */
 export function storeEntitlementOf(status: SubscriptionStatus | string): EntitlementState | null {

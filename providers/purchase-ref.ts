@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { PurchaseRef, StoreProvider } from '../domain/store-purchase';
+import { purchaseTokenAad, type PurchaseRef, type StoreProvider } from '../domain/store-purchase';
 import type { Vault } from '../vault/vault';
 
 export type { PurchaseRef, StoreProvider } from '../domain/store-purchase';
@@ -14,7 +14,7 @@ export const purchaseKey = (provider: StoreProvider, purchaseId: string) =>
 export const tokenHashOfKey = (provider: StoreProvider, key: string) =>
   provider === 'store_android' ? key : sha256Hex(key);
 
-const aad = (tenantId: string, provider: StoreProvider, key: string) => `${tenantId}:${provider}:${key}:purchase_token`;
+const aad = purchaseTokenAad;
 
 export function sealPurchase(vault: Vault, tenantId: string, provider: StoreProvider, purchaseId: string): PurchaseRef {
   const key = purchaseKey(provider, purchaseId);

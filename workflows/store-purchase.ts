@@ -95,6 +95,8 @@ export async function registerStorePurchaseWorkflow(
     provider: input.provider,
     purchaseKey: read.purchase_key,
     appUserId: input.appUserId,
+    // Kept sealed with the claim: a reconciliation re-reads the purchase with it (Play).
+    sealed: input.purchase?.sealed ?? null,
   });
   if (owner !== input.appUserId) {
     return {

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { z } from 'zod';
 import { listConnectionsSafe } from '../../db/connections';
 import { customerKnown } from '../../db/reconciliations';
-import { WEB_PROVIDERS, type WebProviderId } from '../../domain/providers';
+import { PROVIDERS } from '../../domain/providers';
 import { runCustomerRefresh } from '../../temporal/workflow-starts';
 import { notFound, serverMisconfigured } from '../errors';
 import { defineOperation } from '../types';
@@ -24,7 +24,7 @@ export const refreshCustomer = defineOperation({
     const { providers, known } = await ctx.tx(async (trx) => {
       const proven = (await listConnectionsSafe(trx)).filter((c) => c.is_active && c.verified_at);
       return {
-        providers: WEB_PROVIDERS.filter((p) => proven.some((c) => c.provider === p)) as WebProviderId[],
+        providers: PROVIDERS.filter((p) => proven.some((c) => c.provider === p)),
         known: await customerKnown(trx, input.app_user_id),
       };
     });
@@ -48,6 +48,7 @@ export const refreshCustomer = defineOperation({
         run_id: runId,
         app_user_id: input.app_user_id,
       })),
+      skipped: outcome.skipped,
     };
   },
 });

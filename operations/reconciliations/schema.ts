@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { WEB_PROVIDERS } from '../../domain/providers';
+import { PROVIDERS, STORE_PROVIDERS } from '../../domain/providers';
+import { STORE_REREAD_SKIPS } from '../../domain/store-purchase';
 import { iso, isoReq } from '../paging';
 import { provider, timestamp, timestampOrNull } from '../schemas';
 
@@ -17,7 +18,9 @@ export const repairRow = z.object({
   provider_state: state.extend({ cancel_at: timestampOrNull }).describe('what the provider said'),
   applied: z
     .array(z.object({ id: z.string(), kind: z.string() }))
-    .describe("the lifecycle events handed to the customer's workflow, tagged reconciliation"),
+    .describe(
+      "the lifecycle events handed to the customer's workflow, tagged reconciliation; for a store purchase, the state the store's answer was written as",
+    ),
   created_at: timestamp,
 });
 
@@ -25,9 +28,22 @@ export const refreshBody = z.object({
   object: z.literal('customer_refresh'),
   app_user_id: z.string(),
   run_id: z.string(),
-  providers: z.array(z.enum(WEB_PROVIDERS)).describe('the providers re-read'),
+  providers: z.array(z.enum(PROVIDERS)).describe('the providers re-read'),
   compared: z.number().int().describe('subscriptions of the customer the service held or a provider named'),
   repairs: z.array(repairRow).describe('what differed and what was applied; empty: nothing differed'),
+  skipped: z
+    .array(
+      z.object({
+        provider: z.enum(STORE_PROVIDERS),
+        subscription_id: z.string().describe("the purchase's id as the subscriptions list shows it"),
+        reason: z
+          .enum(STORE_REREAD_SKIPS)
+          .describe(
+            'token_not_kept: a Play purchase registered before its token was kept (register it again to keep it); token_unreadable: its kept token cannot be opened; no_connection: no proven connection to the store; not_found_at_store: the store does not know it',
+          ),
+      }),
+    )
+    .describe('store purchases held for the customer that could not be re-read'),
 });
 
 type Json = Record<string, unknown>;

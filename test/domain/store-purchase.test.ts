@@ -5,6 +5,7 @@ import {
   registrationRefusal,
   storeEntitlementOf,
   storeEntitlementState,
+  storeHeldFacts,
   storeSubscriptionStatus,
   type StorePurchaseRead,
 } from '../../domain/store-purchase';
@@ -65,5 +66,23 @@ describe('storeSubscriptionStatus', () => {
     expect(ENTITLEMENT_STATES.map((e) => storeEntitlementOf(storeSubscriptionStatus(e)))).toEqual([
       ...ENTITLEMENT_STATES,
     ]);
+  });
+});
+
+describe('storeHeldFacts: what a reconciliation compares with the record', () => {
+  const end = '2026-12-01T00:00:00.000Z';
+  it('is what the store write would hold: status from the same rules, the paid period from the store', () => {
+    expect(storeHeldFacts(read({ state: 'active', expires_at: end }), null)).toEqual({
+      state: 'active',
+      status: 'active',
+      current_period_end: end,
+    });
+    expect(storeHeldFacts(read({ state: 'grace_period', expires_at: end }), 'active')?.status).toBe('past_due');
+    expect(storeHeldFacts(read({ state: 'revoked', expires_at: end }), 'active')?.status).toBe('refunded');
+  });
+  it('a revoked record stays revoked when Play reads EXPIRED (no repair back to expired); pending holds nothing', () => {
+    expect(storeHeldFacts(read({ state: 'expired', expires_at: end }), 'revoked')?.status).toBe('refunded');
+    expect(storeHeldFacts(read({ state: 'expired', expires_at: end }), 'active')?.status).toBe('expired');
+    expect(storeHeldFacts(read({ state: 'pending' }), null)).toBeNull();
   });
 });

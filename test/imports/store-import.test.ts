@@ -76,6 +76,17 @@ describe('import a file of store purchases (Play tokens, App Store transactions,
     // The token itself is stored sealed, never in clear.
     const stored = await testDb()('import_items').where({ import_id: started.body.id });
     expect(JSON.stringify(stored)).not.toContain(a);
+    // The claim keeps it sealed too, for a reconciliation's re-read (docs/reconciliation.md): a refresh reads it.
+    const claims = await testDb()('store_purchase_tokens').where({
+      tenant_id: s.tenant.tenant_id,
+      app_user_id: 'play_imp_a',
+    });
+    expect(claims.map((c) => String(c.purchase_token_enc).slice(0, 3))).toEqual(['v1:']);
+    expect(JSON.stringify(claims)).not.toContain(a);
+    const refreshed = await call(s.api.apiUrl, '/customers/play_imp_a/refresh', s.tenant.secret_key, {
+      method: 'POST',
+    });
+    expect(refreshed.body).toMatchObject({ compared: 1, repairs: [], skipped: [] });
   });
 
   it('App Store original transaction ids: premium; one of another bundle refused; re-running changes nothing', async () => {

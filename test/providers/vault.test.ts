@@ -6,6 +6,7 @@ import { parseMasterKey } from '../../vault/keyring';
 import { ConfigError } from '../../runtime/config';
 import { createConnection, loadCredential, loadWebhookSecret } from '../../db/connection-service';
 import { reencryptAll } from '../../db/reencrypt';
+import { openPurchase, sealPurchase } from '../../providers/purchase-ref';
 import { insertEndpoint, rotateEndpointSecret, signingSecrets } from '../../db/outbound-endpoints';
 import { withTenant } from '../../db/tenant-tx';
 import { testDb } from '../helpers/db';
@@ -288,5 +289,36 @@ describe('rotation across the database: reencryptAll', () => {
     expect(res.failures.some((f) => f.id === connectionId)).toBe(false);
     const row = await rawRow(connectionId);
     for (const v of Object.values(row)) expect(String(v).startsWith('v1:k2:')).toBe(true);
+  });
+});
+
+describe('rotation: Play tokens kept with their claims', () => {
+  const db = testDb();
+  const k1 = `k1:${b64()}`;
+  const k2 = `k2:${b64()}`;
+
+  it('move to the new key bound to their tenant and purchase, and open under it alone', async () => {
+    const [{ id: tenantId }] = await db('tenants')
+      .insert({ name: `vault-tokens-${crypto.randomUUID().slice(0, 8)}` })
+      .returning('id');
+    const token = `token-${crypto.randomUUID()}`;
+    const ref = sealPurchase(createVault(k1), tenantId, 'store_android', token);
+    await db('store_purchase_tokens').insert({
+      tenant_id: tenantId,
+      provider: 'store_android',
+      token_hash: ref.key,
+      app_user_id: 'u1',
+      purchase_token_enc: ref.sealed,
+    });
+    const res = await reencryptAll(db, createVault(`${k2},${k1}`), { tenantId });
+    expect(res).toMatchObject({ reencrypted: 1, failed: 0 });
+    expect(JSON.stringify(res)).not.toContain(token);
+    const row = await db('store_purchase_tokens').where({ tenant_id: tenantId }).first('purchase_token_enc');
+    expect(row.purchase_token_enc).toMatch(/^v1:k2:/);
+    const moved = { key: ref.key, sealed: row.purchase_token_enc };
+    expect(openPurchase(createVault(k2), tenantId, 'store_android', moved)).toBe(token);
+    // Still bound to its tenant: another tenant's id does not open it.
+    expect(() => openPurchase(createVault(k2), crypto.randomUUID(), 'store_android', moved)).toThrow();
+    await db('tenants').where({ id: tenantId }).del();
   });
 });

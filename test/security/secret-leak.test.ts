@@ -243,7 +243,7 @@ describe('provider secrets never leak', () => {
     expect(captured.length).toBeGreaterThan(10);
     assertClean('captured logs and output', captured.join('\n'));
   });
-  it('no buyer email or purchase token is readable in any workflow history: web checkout, store registration, store notifications', async () => {
+  it('no buyer email or purchase token is readable in any workflow history: web checkout, store registration, store notifications, a refresh', async () => {
     const t = await newTenant('buyer-data');
     const email = `buyer-${crypto.randomBytes(6).toString('hex')}@example.com`;
     const accounts = {} as Record<ProviderId, string>;
@@ -365,6 +365,11 @@ describe('provider secrets never leak', () => {
     );
     expect(notified.status).toBe('processed');
 
+    // A refresh re-reads the Play purchase with the token kept sealed with its claim: not in its answer either.
+    const refreshed = await call(api.apiUrl, '/customers/android_user/refresh', t.secret_key, { method: 'POST' });
+    expect(refreshed.body).toMatchObject({ compared: 1, skipped: [] });
+    expect(JSON.stringify(refreshed.body)).not.toContain(token);
+
     const listed = async () => {
       const out: { workflowId: string; runId: string }[] = [];
       for await (const wf of worker.client.workflow.list({ query: `BillingTenantId = '${t.tenant_id}'` })) out.push(wf);
@@ -373,7 +378,7 @@ describe('provider secrets never leak', () => {
     const kinds = (runs: { workflowId: string }[]) =>
       new Set(runs.map((r) => r.workflowId.replace(/-[0-9a-f]{8}-.*$/, '')));
     const runs = await until('every kind of run listed', listed, (r) =>
-      ['customer', 'store-purchase', 'store-notification'].every((k) => kinds(r).has(k)),
+      ['customer', 'store-purchase', 'store-notification', 'refresh'].every((k) => kinds(r).has(k)),
     );
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
@@ -383,5 +388,18 @@ describe('provider secrets never leak', () => {
       expect(text.includes(email), `buyer email in the history of ${wf.workflowId}`).toBe(false);
       expect(text.includes(token), `purchase token in the history of ${wf.workflowId}`).toBe(false);
     }
+    // Nor in any log line or output of the run (the refresh opened the kept token to call Play).
+    expect(captured.join('\n').includes(token), 'purchase token in the logs').toBe(false);
+    // Kept only sealed: no row of any table holds it in clear.
+    const kept = await testDb()('store_purchase_tokens').where({ tenant_id: t.tenant_id, provider: 'store_android' });
+    expect(kept.map((k) => String(k.purchase_token_enc).slice(0, 3))).toEqual(['v1:']);
+    for (const table of [
+      'store_purchase_tokens',
+      'subscriptions',
+      'reconciliations',
+      'audit_entries',
+      'outbound_events',
+    ])
+      expect(JSON.stringify(await testDb()(table).where({ tenant_id: t.tenant_id })), table).not.toContain(token);
   });
 });

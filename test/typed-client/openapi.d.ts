@@ -5355,7 +5355,7 @@ export interface operations {
                         app_user_id: string;
                         run_id: string;
                         /** @description the providers re-read */
-                        providers: ("psp_a" | "psp_b" | "psp_c")[];
+                        providers: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios")[];
                         /** @description subscriptions of the customer the service held or a provider named */
                         compared: number;
                         /** @description what differed and what was applied; empty: nothing differed */
@@ -5381,13 +5381,25 @@ export interface operations {
                                 current_period_end: string | null;
                                 cancel_at: string | null;
                             };
-                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation */
+                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation; for a store purchase, the state the store's answer was written as */
                             applied: {
                                 id: string;
                                 kind: string;
                             }[];
                             /** @description ISO 8601 timestamp */
                             created_at: string;
+                        }[];
+                        /** @description store purchases held for the customer that could not be re-read */
+                        skipped: {
+                            /** @enum {string} */
+                            provider: "store_android" | "store_ios";
+                            /** @description the purchase's id as the subscriptions list shows it */
+                            subscription_id: string;
+                            /**
+                             * @description token_not_kept: a Play purchase registered before its token was kept (register it again to keep it); token_unreadable: its kept token cannot be opened; no_connection: no proven connection to the store; not_found_at_store: the store does not know it
+                             * @enum {string}
+                             */
+                            reason: "token_not_kept" | "token_unreadable" | "no_connection" | "not_found_at_store";
                         }[];
                     };
                 };
@@ -5560,7 +5572,7 @@ export interface operations {
                                 current_period_end: string | null;
                                 cancel_at: string | null;
                             };
-                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation */
+                            /** @description the lifecycle events handed to the customer's workflow, tagged reconciliation; for a store purchase, the state the store's answer was written as */
                             applied: {
                                 id: string;
                                 kind: string;
