@@ -9,8 +9,9 @@ import type { Knex } from 'knex';
  *   the deciding event's time (web lifecycle), or the time of the store's answer (store paths,
  *   which read a state, not an event); null: not said.
  * - Both history triggers date a new row at `status_since`, bounded: never later than now (a
- *   provider's clock ahead of ours), never earlier than the record's previous row (a late event
- *   never reorders what was recorded), and now() when the write said no time.
+ *   provider's clock ahead of ours), and always after the record's previous row, by a
+ *   microsecond at least (a late event never reorders what was recorded, and two moves never
+ *   tie: readers order a record's rows by time); now() when the write said no time.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('alter table subscriptions add column status_since timestamptz');
@@ -19,8 +20,8 @@ export async function up(knex: Knex): Promise<void> {
       if tg_op = 'INSERT' or new.status is distinct from old.status then
         insert into subscription_changes (tenant_id, subscription_id, provider, mode, from_status, to_status, changed_at)
         values (new.tenant_id, new.id, new.provider, new.mode, case when tg_op = 'UPDATE' then old.status end, new.status,
-          least(now(), greatest(coalesce(new.status_since, now()),
-            (select max(changed_at) from subscription_changes where subscription_id = new.id))));
+          greatest(least(coalesce(new.status_since, now()), now()),
+            (select max(changed_at) from subscription_changes where subscription_id = new.id) + interval '1 microsecond'));
       end if;
       return null;
     end $$`);
@@ -28,8 +29,9 @@ export async function up(knex: Knex): Promise<void> {
     begin
       insert into subscription_product_changes (tenant_id, subscription_id, product_id, changed_at)
       values (new.tenant_id, new.id, new.product_id,
-        least(now(), greatest(coalesce(new.status_since, now()),
-          (select max(changed_at) from subscription_product_changes where tenant_id = new.tenant_id and subscription_id = new.id))));
+        greatest(least(coalesce(new.status_since, now()), now()),
+          (select max(changed_at) from subscription_product_changes where tenant_id = new.tenant_id and subscription_id = new.id)
+            + interval '1 microsecond'));
       return null;
     end $$`);
 }
