@@ -165,6 +165,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
           read_at: readAt,
           ...(p.linked_purchase_id ? { linked_purchase_key: purchaseKey(input.provider, p.linked_purchase_id) } : {}),
           ...(p.ownership ? { ownership: p.ownership } : {}),
+          ...(p.country ? { country: p.country } : {}),
         };
         return {
           ok: true,
@@ -285,6 +286,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
             productId,
             currentPeriodEnd: read.expires_at,
             storeReadAt: read.read_at,
+            country: read.country ?? null,
           });
           let entitlementId: string | null = null;
           if (owner && plan.entitlement) {

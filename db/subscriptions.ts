@@ -27,16 +27,20 @@ export async function upsertLifecycleSubscription(
 ): Promise<WrittenSubscription> {
   const { rows } = await trx.raw(
     `insert into subscriptions (tenant_id, provider, external_id, customer_external_id, status, mode, email, app_user_id, product_id,
-       trial_started_at, trial_ended_at, current_period_end, canceled_at, updated_at)
+       trial_started_at, trial_ended_at, current_period_end, canceled_at, country, status_since, updated_at)
      values (?, ?, ?, ?, ?, ?,
        (select buyer_email from webhook_deliveries where provider = ? and event_id = ?),
-       ?, ${productIdSql(provider)}, ?, ?, ?, ?, now())
+       ?, ${productIdSql(provider)}, ?, ?, ?, ?, ?, ?, now())
      on conflict (tenant_id, provider, external_id) do update set
        customer_external_id = excluded.customer_external_id, status = excluded.status, mode = excluded.mode,
        -- An address once known stays until an event names another (a workflow may not hold the event that named it).
        email = coalesce(excluded.email, subscriptions.email),
        app_user_id = excluded.app_user_id, product_id = excluded.product_id, trial_started_at = excluded.trial_started_at,
        trial_ended_at = excluded.trial_ended_at, current_period_end = excluded.current_period_end, canceled_at = excluded.canceled_at,
+       -- A country once said stays, like the address: later events (a renewal) often say none.
+       country = coalesce(excluded.country, subscriptions.country),
+       -- The provider's time of the deciding event: the history rows of a move are dated at it (migration 048).
+       status_since = excluded.status_since,
        updated_at = now()
      returning id, product_id, email`,
     [
@@ -55,6 +59,8 @@ export async function upsertLifecycleSubscription(
       s.trial_ended_at,
       s.current_period_end,
       s.canceled_at,
+      s.country ?? null,
+      s.status_since,
     ],
   );
   return rows[0] as WrittenSubscription;
@@ -79,6 +85,8 @@ export interface StoreSubscriptionWrite {
   productId: string | null;
   currentPeriodEnd: string | null;
   storeReadAt: string;
+  /** The buyer's country when the store said it (kept when a later read says none). */
+  country?: string | null;
 }
 
 /** A store purchase's record from the store's answer; answers its id. */
@@ -94,10 +102,23 @@ export async function upsertStoreSubscription(trx: Knex.Transaction, w: StoreSub
       product_id: w.productId,
       current_period_end: w.currentPeriodEnd,
       store_read_at: w.storeReadAt,
+      country: w.country ?? null,
+      // A store read gives a state, not an event time: a move is dated at the store's answer (migration 048).
+      status_since: w.storeReadAt,
       updated_at: trx.fn.now(),
     })
     .onConflict(['tenant_id', 'provider', 'external_id'])
-    .merge(['status', 'mode', 'app_user_id', 'product_id', 'current_period_end', 'store_read_at', 'updated_at'])
+    .merge({
+      status: trx.raw('excluded.status'),
+      mode: trx.raw('excluded.mode'),
+      app_user_id: trx.raw('excluded.app_user_id'),
+      product_id: trx.raw('excluded.product_id'),
+      current_period_end: trx.raw('excluded.current_period_end'),
+      store_read_at: trx.raw('excluded.store_read_at'),
+      country: trx.raw('coalesce(excluded.country, subscriptions.country)'),
+      status_since: trx.raw('excluded.status_since'),
+      updated_at: trx.raw('excluded.updated_at'),
+    })
     .returning('id');
   return sub.id as string;
 }

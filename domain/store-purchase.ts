@@ -57,6 +57,8 @@ export interface StorePurchaseRead {
   linked_purchase_key?: string | null;
   /** App Store: `inAppOwnershipType`. A family member's purchase names the purchaser's appAccountToken, or none. */
   ownership?: 'purchased' | 'family_shared';
+  /** The buyer's country (ISO 3166-1 alpha-2) when the store says it (Play `regionCode`, App Store `storefront`). */
+  country?: string | null;
 }
 
 export type RegistrationRefusal = { status: number; error: string; detail: string };

@@ -42,6 +42,8 @@ export interface LifecycleEvent {
    * events that speak about it; null there means "not scheduled" (the customer resumed).
    */
   cancel_at?: string | null;
+  /** The buyer's country (ISO 3166-1 alpha-2) when the provider's event says it (domain/country.ts). */
+  country?: string | null;
   /**
    * Where the event came from when no provider notification sent it: a backfill (`import`) or a
    * repair after comparing with the provider (`reconciliation`) — domain/provider-snapshot.ts.
@@ -70,6 +72,8 @@ export interface SubscriptionView {
   ended_at?: string | null;
   /** A scheduled cancellation still standing (the latest event speaking about it set it). */
   cancel_at?: string | null;
+  /** The buyer's country, from the latest event that said one; absent when none did. */
+  country?: string;
   /** Since when the status holds (the deciding event's time). */
   status_since: string;
   event_ids: string[];
@@ -170,6 +174,7 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
     const pick = <K extends 'app_user_id' | 'sku' | 'customer_id'>(k: K): string | null =>
       (latestWith((e) => e[k])?.[k] as string | undefined) ?? null;
     const emailEvent = latestWith((e) => e.has_email);
+    const country = latestWith((e) => e.country)?.country;
     const cancel =
       evs
         .filter((e) => e.kind === 'subscription_canceled')
@@ -195,6 +200,7 @@ export function deriveSubscriptions(events: readonly LifecycleEvent[]): Subscrip
       canceled_at: cancel,
       ...(ended ? { ended_at: ended } : {}),
       ...(scheduled?.cancel_at ? { cancel_at: scheduled.cancel_at } : {}),
+      ...(country ? { country } : {}),
       status_since: decider.occurred_at,
       event_ids: evs.map((e) => e.id).sort(),
     });

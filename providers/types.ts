@@ -92,6 +92,8 @@ export interface NormalisedEvent {
   ended_at?: string | null;
   /** A scheduled cancellation's date, or null when the event says none is scheduled. */
   cancel_at?: string | null;
+  /** The buyer's country (ISO 3166-1 alpha-2, domain/country.ts) when the event says it. */
+  country?: string | null;
   /** The provider payload as received (the caller redacts before storing). */
   payload: unknown;
 }
@@ -117,6 +119,8 @@ export interface StorePurchase {
   linked_purchase_id?: string | null;
   /** App Store: `inAppOwnershipType` (a family member's shared access, or the purchaser's own). */
   ownership?: 'purchased' | 'family_shared';
+  /** The buyer's country (ISO 3166-1 alpha-2): Play's `regionCode`, the App Store's `storefront` brought to alpha-2. */
+  country?: string | null;
   raw: unknown;
 }
 

@@ -15,6 +15,9 @@ import { registerDemoWebhooks } from '../seed/demo-webhooks';
 import { demoCanSell, syncDemoCatalogue } from '../seed/demo-sync';
 import { sdkInstallCommand } from '../api/dashboard/sdk-files';
 import { ensureSdkBuilt } from './sdk-build';
+import { DEMO_HISTORY_ACTION, ensureDemoHistory } from './demo-history';
+import { demoHistoryDone } from '../db/demo-facts';
+import { withTenant } from '../db/tenant-tx';
 
 /**
  * `npm start`: everything on embedded defaults — Postgres, the Temporal dev server (with UI),
@@ -200,6 +203,9 @@ const login = await ensureDemoLogin(database.db, config, demo.tenant_id);
 // dashboard). Each start: a start on other ports needs its own URL there.
 const webhooksAt = await registerDemoWebhooks(database.db, config, demo.tenant_id, say);
 const needsSync = !(await demoCanSell(database.db, demo.tenant_id));
+const needsHistory =
+  config.env !== 'production' &&
+  !(await withTenant(database.db, demo.tenant_id, (trx) => demoHistoryDone(trx, DEMO_HISTORY_ACTION)));
 
 const line = '─'.repeat(64);
 console.log(`\n${line}
@@ -224,6 +230,7 @@ ${
  SDK              ${sdkInstallCommand(config.publicDashboardUrl) ?? '(not built: npm run sdk:build, then start again)'}
 
  Webhook URLs     registered at ${webhooksAt.length ? webhooksAt.join(', ') : '(no emulator with a webhook-endpoint route answered)'}
+ Demo history     ${needsHistory ? 'a year of generated buyers, being written in the background (a line follows when it is done)' : 'a year of buyers: every chart has figures'}
  Demo catalogue   ${needsSync ? 'syncing to the emulators in the background (a line follows when it is done)' : 'synced: the example can sell'}
  Outbound webhooks ${
    config.outboundWebhooks.allowPrivateAddresses
@@ -235,6 +242,18 @@ ${
       npm run example:web   (the example web app on the demo tenant: Subscribe, Pay, premium)
  Logs in ${config.dataDir}/*.log · Ctrl-C stops everything
 ${line}\n`);
+
+if (needsHistory) {
+  // In the background, after the banner: the service is usable meanwhile, and the charts fill as it goes.
+  const began = Date.now();
+  void ensureDemoHistory(database.db, config, demo.tenant_id, { say, signal: stopped.signal })
+    .then((r) => {
+      if (!stopping && r === 'made') say(`Demo history written (${((Date.now() - began) / 1000).toFixed(1)} s)`);
+    })
+    .catch((err: Error) => {
+      if (!stopping) say(`Demo history failed: ${err.message}; the next \`npm start\` finishes it`);
+    });
+}
 
 if (needsSync) {
   // In the background: the service is usable meanwhile, and example:web waits for it.

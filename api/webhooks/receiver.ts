@@ -235,5 +235,6 @@ function lifecycleEvent(e: NormalisedEvent): LifecycleEvent {
     // Only events that speak about a cancellation carry these (domain/subscription.ts).
     ...(e.ended_at !== undefined ? { ended_at: e.ended_at } : {}),
     ...(e.cancel_at !== undefined ? { cancel_at: e.cancel_at } : {}),
+    ...(e.country ? { country: e.country } : {}),
   };
 }

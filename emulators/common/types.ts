@@ -37,6 +37,8 @@ export interface CheckoutParams {
   trial_days?: number;
   account?: string;
   app_user_id?: string;
+  /** The buyer's country (ISO 3166-1 alpha-2) the checkout collected (psp_a: the customer's, invoice's address). */
+  country?: string;
 }
 
 export interface EmulatorModule {

@@ -41,6 +41,9 @@ export function createCheckout(deps: { repo: Repo; renderers: Renderers; events:
       price: priceForSku(repo, renderers, scope, params.sku),
       trialDays,
       metadata,
+      ...(typeof params.country === 'string' && /^[A-Za-z]{2}$/.test(params.country)
+        ? { country: params.country.toUpperCase() }
+        : {}),
     });
     for (const [kind, obj] of [
       ['customers', purchase.customer],

@@ -65,6 +65,7 @@ export function createHostedPages({
 <form method="post">
 <input type="hidden" name="client_reference_id" value="${esc(String(ctx.query.client_reference_id ?? ''))}">
 <label>Email <input name="email" type="email" required value="${esc(String(ctx.query.prefilled_email ?? 'customer@example.com'))}"></label>
+<label>Country <input name="country" maxlength="2" pattern="[A-Za-z]{2}" value="US"></label>
 <label>Card <input name="card" value="4242 4242 4242 4242" autocomplete="off"></label>
 <button type="submit" id="pay">Pay</button></form></body></html>`;
   };
@@ -86,6 +87,7 @@ export function createHostedPages({
       return;
     }
     const appUserId = form.get('client_reference_id') || undefined;
+    const country = form.get('country') || undefined;
     await checkout({
       sku,
       email,
@@ -93,6 +95,7 @@ export function createHostedPages({
       mode: link.livemode === true ? 'live' : 'test',
       account: String(link._account),
       ...(appUserId ? { app_user_id: appUserId } : {}),
+      ...(country ? { country } : {}),
     });
     ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment succeeded</title></head><body>
 <h1 id="paid">Payment succeeded</h1><p>You can close this tab.</p>

@@ -22,6 +22,15 @@ export interface Purchase {
   trialDays?: number;
   /** Copied onto subscription, invoice parent, payment intent and charge (sku, app_user_id, email). */
   metadata: Record<string, string>;
+  /** The buyer's country (ISO 3166-1 alpha-2) as the checkout collected it; absent: no address collected. */
+  country?: string;
+}
+
+/** Stripe's Address object with only the country known (what a checkout collecting the country stores). */
+function addressOf(p: Purchase): Record<string, string | null> | null {
+  return p.country
+    ? { city: null, country: p.country, line1: null, line2: null, postal_code: null, state: null }
+    : null;
 }
 
 const DAY = 86400;
@@ -49,7 +58,7 @@ function base(prefix: string, object: string, scope: Scope, length = 24): Stripe
 export function buildCustomer(p: Purchase): StripeObject {
   return {
     ...base('cus', 'customer', p.scope, 14),
-    address: null,
+    address: addressOf(p),
     balance: 0,
     currency: p.price.currency,
     default_source: null,
@@ -165,6 +174,8 @@ export function buildInvoice(
     collection_method: 'charge_automatically',
     currency: p.price.currency,
     customer,
+    // The customer's address as it was when the invoice was finalized.
+    customer_address: addressOf(p),
     customer_email: p.email,
     customer_name: null,
     description: null,
@@ -292,7 +303,7 @@ export function buildCharge(
     application_fee: null,
     application_fee_amount: null,
     balance_transaction: newId('txn', 24),
-    billing_details: { address: null, email: p.email, name: null, phone: null, tax_id: null },
+    billing_details: { address: addressOf(p), email: p.email, name: null, phone: null, tax_id: null },
     calculated_statement_descriptor: 'EMULATED*PSP_A',
     captured: true,
     currency: p.price.currency,

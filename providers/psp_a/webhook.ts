@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { WebhookVerificationError } from '../errors';
+import { countryFromAlpha2 } from '../../domain/country';
 import type { NormalisedEvent, CanonicalEventKind, WebhookInput } from '../types';
 
 /** Stripe's documented default: signatures older (or newer) than five minutes are refused. */
@@ -69,6 +70,14 @@ function extract(o: Obj): Partial<NormalisedEvent> {
     (type === 'customer' ? asStr(o.email) : null) ??
     asStr(asObj(o.customer)?.email) ??
     pick('email');
+  // The buyer's country where the object carries an address: an invoice's customer_address, a
+  // charge's billing_details.address, a Checkout Session's customer_details.address, a customer's address.
+  const country =
+    countryFromAlpha2(asObj(o.customer_address)?.country) ??
+    countryFromAlpha2(asObj(asObj(o.billing_details)?.address)?.country) ??
+    countryFromAlpha2(asObj(asObj(o.customer_details)?.address)?.country) ??
+    (type === 'customer' ? countryFromAlpha2(asObj(o.address)?.country) : null) ??
+    countryFromAlpha2(asObj(asObj(o.customer)?.address)?.country);
   const periodEnd =
     o.current_period_end ?? item?.current_period_end ?? (type === 'invoice' ? asObj(line?.period)?.end : undefined);
   return {
@@ -80,6 +89,7 @@ function extract(o: Obj): Partial<NormalisedEvent> {
     trial_start: iso(o.trial_start),
     trial_end: iso(o.trial_end),
     current_period_end: iso(periodEnd),
+    ...(country ? { country } : {}),
     // A subscription object says when a cancellation took effect (ended_at: at once for an
     // immediate one) and whether one is scheduled (cancel_at_period_end, or a cancel_at date).
     ...(type === 'subscription'

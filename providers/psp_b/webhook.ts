@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { countryFromAlpha2 } from '../../domain/country';
 import { WebhookVerificationError } from '../errors';
 import type { Mode, NormalisedEvent, CanonicalEventKind, WebhookInput } from '../types';
 import { PROVIDER } from './http';
@@ -124,6 +125,7 @@ export function normalisePaddleEvent(payload: Obj): NormalisedEvent {
   const price = obj(first.price);
   const trial = obj(first.trial_dates);
   const family = type.split('.')[0];
+  const country = countryFromAlpha2(family === 'address' ? data.country_code : obj(data.address).country_code);
   // Our environment marker (emulator); real Paddle sends none, and a destination is set up per environment.
   const mode: Mode = payload.environment === 'sandbox' ? 'test' : 'live';
   return {
@@ -142,6 +144,9 @@ export function normalisePaddleEvent(payload: Obj): NormalisedEvent {
     trial_start: str(trial.starts_at),
     trial_end: str(trial.ends_at),
     current_period_end: str(obj(data.current_billing_period).ends_at) ?? str(obj(data.billing_period).ends_at),
+    // The buyer's country: an address event's own country_code, or the address a transaction or a
+    // subscription carries when Paddle includes it (the entities name it by address_id otherwise).
+    ...(country ? { country } : {}),
     // subscription.canceled is sent when the cancellation takes effect (canceled_at); one
     // scheduled for the period end shows first as a scheduled_change with action cancel.
     ...(family === 'subscription'

@@ -1,4 +1,5 @@
 import type { androidpublisher_v3 } from '@googleapis/androidpublisher';
+import { countryFromAlpha2 } from '../../domain/country';
 import { ProviderRejectedError } from '../errors';
 import type { StorePurchase } from '../types';
 import { PROVIDER } from './catalog';
@@ -64,6 +65,8 @@ export function toStorePurchase(
     acknowledged: p.acknowledgementState === 'ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED',
     // Set on an upgrade, a downgrade and a resubscribe: the purchase this one replaces.
     linked_purchase_id: p.linkedPurchaseToken ?? null,
+    // The country (ISO 3166-1 alpha-2) of the buyer's account when the subscription was granted.
+    ...(countryFromAlpha2(p.regionCode) ? { country: countryFromAlpha2(p.regionCode) } : {}),
     raw: p,
   };
 }

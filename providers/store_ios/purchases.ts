@@ -5,6 +5,7 @@ import {
   type JWSTransactionDecodedPayload,
   type StatusResponse,
 } from '@apple/app-store-server-library';
+import { countryFromAlpha3 } from '../../domain/country';
 import { ProviderError, ProviderRejectedError } from '../errors';
 import type { ProviderContext, SignedTransactionIds, StorePurchase } from '../types';
 import { PROVIDER } from './errors';
@@ -104,6 +105,10 @@ export async function fetchPurchase(
         String(latest.inAppOwnershipType ?? transaction.inAppOwnershipType) === 'FAMILY_SHARED'
           ? 'family_shared'
           : 'purchased',
+      // The App Store country of the purchase (alpha-3 in the signed transaction).
+      ...(countryFromAlpha3(latest.storefront ?? transaction.storefront)
+        ? { country: countryFromAlpha3(latest.storefront ?? transaction.storefront) }
+        : {}),
       raw: { transaction, latest, renewal: renewal ?? null, status: entry?.status ?? null },
     };
   } catch (err) {

@@ -66,6 +66,8 @@ describe('store_android: purchases.subscriptionsv2 through the adapter', () => {
       is_sandbox: true,
       state: 'active',
       acknowledged: false,
+      // subscriptionsv2 regionCode: the buyer's country.
+      country: 'US',
     });
     // License testers renew on an accelerated clock: a year lasts 30 minutes.
     const left = Date.parse(p.expires_at!) - Date.now();

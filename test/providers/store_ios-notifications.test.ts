@@ -79,6 +79,8 @@ describe('store_ios sandbox purchase → fetchStorePurchase', () => {
       app_user_id: appAccountTokenFor('user-42'),
       is_sandbox: true,
       state: 'active',
+      // The transaction's storefront (alpha-3, USA) as the buyer's country (alpha-2).
+      country: 'US',
     });
     expect(new Date(purchase.expires_at!).getTime()).toBeGreaterThan(Date.now() + 27 * 86_400_000);
   });

@@ -62,7 +62,7 @@ describe('npm start: the first hour', () => {
     );
     if (!text.includes('Billing service is up')) throw new Error(`npm start ended early:\n${withChildLogs(text)}`);
     const owned = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
-    return { proc, banner: text, owned, exit };
+    return { proc, banner: text, output: () => text, owned, exit };
   }
 
   /** Signal the orchestrator alone, then every process it owned is gone within the bound. */
@@ -125,6 +125,41 @@ describe('npm start: the first hour', () => {
     await page.getByRole('link', { name: 'Billing service' }).click();
     await page.waitForURL('**/overview');
 
+    // The demo's year of history, written in the background after the banner: every chart has figures.
+    expect(first.banner).toMatch(/Demo history\s+a year of generated buyers, being written in the background/);
+    await until(
+      'the demo history written',
+      async () => first.output(),
+      (t) => /Demo history (written|failed)/.test(t),
+      240_000,
+    );
+    expect(first.output()).toMatch(/Demo history written/);
+    const charts = (await (
+      await fetch(`${api}/v1/charts`, { headers: { authorization: `Bearer ${field(first.banner, 'Secret key')}` } })
+    ).json()) as { data: { name: string }[] };
+    const figures: Record<string, unknown> = {};
+    for (const { name } of charts.data) {
+      const r = await fetch(`${api}/v1/charts/${name}`, {
+        headers: { authorization: `Bearer ${field(first.banner, 'Secret key')}` },
+      });
+      const body = (await r.json()) as { series: { values: (number | null)[] }[] };
+      expect([name, r.status]).toEqual([name, 200]);
+      expect(
+        body.series.some((s) => s.values.some((v) => v !== null && v !== 0)),
+        `${name} has figures`,
+      ).toBe(true);
+      figures[name] = body.series;
+    }
+    expect(Object.keys(figures)).toContain('revenue_by_country');
+    await page.goto(`${dashboard}/charts/revenue_by_country`);
+    const cells = await page.locator('figure.chart tbody td').allTextContents();
+    expect(
+      cells.some((c) => /[1-9]/.test(c)),
+      'revenue by country drawn with figures',
+    ).toBe(true);
+    expect(await page.locator('figure.chart svg[role="img"]').count()).toBeGreaterThan(0);
+    await page.goto(`${dashboard}/overview`);
+
     // The SDK line: the same on the Developer API page as in the banner.
     const installLine = /SDK\s+(npm install \S+)/.exec(first.banner)![1];
     expect(installLine).toBe(`npm install ${dashboard}/sdk/billing-service-sdk-2.0.0.tgz`);
@@ -177,6 +212,12 @@ console.log(JSON.stringify(await billing.isPremium()));`,
 
     const second = await start(portEnv);
     expect([field(second.banner, 'Email'), field(second.banner, 'Password')]).toEqual([email, password]);
+    // Made once: the second start writes no history again, and the figures are the same.
+    expect(second.banner).toMatch(/Demo history\s+a year of buyers: every chart has figures/);
+    const again = await fetch(`${api}/v1/charts/revenue_by_provider`, {
+      headers: { authorization: `Bearer ${secretKey}` },
+    });
+    expect(((await again.json()) as { series: unknown }).series).toEqual(figures.revenue_by_provider);
     await stopsEverything(second, 'SIGINT');
   }, 600_000);
 });
