@@ -95,6 +95,14 @@ export async function registerStorePurchaseWorkflow(
     provider: input.provider,
     purchaseKey: read.purchase_key,
     appUserId: input.appUserId,
+    // The store confirmed it: premium provisionally from the claim, before the write below
+    // (docs/provisional-access.md).
+    confirmed: {
+      storeProductId: read.store_product_id,
+      isSandbox: read.is_sandbox,
+      readAt: read.read_at,
+      grantsAccess: read.state === 'active' || read.state === 'grace_period',
+    },
   });
   if (owner !== input.appUserId) {
     return {

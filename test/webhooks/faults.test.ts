@@ -11,6 +11,7 @@ import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
 import { startDispatcher, stopDispatcher } from '../../api/webhooks/dispatcher';
+import { confirmedPremium } from '../helpers/premium';
 
 /** Faults of the processing path, acting only on this file's own worker and API processes. */
 describe('webhook processing under faults', () => {
@@ -130,7 +131,7 @@ describe('webhook processing under faults', () => {
     await until(
       'premium once handed over',
       () => call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
     );
     await until(
       'all processed',
