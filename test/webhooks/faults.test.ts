@@ -122,7 +122,10 @@ describe('webhook processing under faults', () => {
         .count('* as n')
         .first();
       expect(Number(queued!.n)).toBe(3);
-      expect((await call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key)).body.is_premium).toBe(false);
+      // Nothing applied yet, but the buyer is premium already: provisional access at receipt (docs/provisional-access.md).
+      const meanwhile = await call(api.apiRoot, '/v1/sdk/subscribers/late', t.publishable_key);
+      expect(meanwhile.body.is_premium).toBe(true);
+      expect(meanwhile.body.entitlements.every((e: any) => e.source === 'provisional')).toBe(true);
     } finally {
       await broken.close();
     }
