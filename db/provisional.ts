@@ -58,8 +58,9 @@ export const SUPERSEDE_PROVISIONAL_SQL = `superseded as (delete from provisional
 
 /**
  * A store purchase the store's server API has just confirmed for its owner: provisional access
- * until the workflow's write (the next activity) supersedes it. In the tenant transaction; notifies
- * the owner's premium waiters at its commit.
+ * until the workflow's write (the next activity) supersedes it, unless the purchase's record already
+ * holds a newer store read (which that write would keep, superseding nothing). In the tenant
+ * transaction; notifies the owner's premium waiters at its commit.
  */
 export async function grantProvisionalForStorePurchase(
   trx: Knex.Transaction,
@@ -75,9 +76,13 @@ export async function grantProvisionalForStorePurchase(
   },
 ): Promise<void> {
   await trx.raw(
+    // A newer store read already written for this purchase outranks this one: it grants nothing.
     `with g as (insert into provisional_access (tenant_id, provider, kind, customer_key, app_user_id, product_id,
                                                is_sandbox, event_at, expires_at)
-                values (?, ?, 'grant', ?, ?, ?, ?, ?, now() + make_interval(secs => ?)) returning 1)
+                select ?, ?, 'grant', ?, ?, ?, ?, ?::timestamptz, now() + make_interval(secs => ?)
+                 where not exists (select 1 from subscriptions s where s.provider = ? and s.external_id = ?
+                                     and s.store_read_at > ?::timestamptz)
+                returning 1)
      select pg_notify(?, ?) from g`,
     [
       g.tenantId,
@@ -88,6 +93,9 @@ export async function grantProvisionalForStorePurchase(
       g.isSandbox,
       g.readAt,
       Math.round(g.seconds),
+      g.provider,
+      g.purchaseKey,
+      g.readAt,
       ENTITLEMENT_CHANNEL,
       entitlementPayload(g.tenantId, g.appUserId),
     ],
