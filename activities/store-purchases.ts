@@ -11,6 +11,7 @@ import {
 import { dropOtherProductEntitlements, supersede, supersededBy } from '../db/store-supersession';
 import { findStoreSubscription, upsertStoreSubscription } from '../db/subscriptions';
 import { quietOutbound } from '../db/imports';
+import { grantProvisionalForStorePurchase } from '../db/provisional';
 import { withTenant } from '../db/tenant-tx';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
@@ -191,6 +192,8 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       appUserId: string;
       /** Play: the token as the registration or import carries it, sealed by the vault. */
       sealed?: string | null;
+      /** The store's answer that confirmed the purchase: provisional access for its owner until the write. */
+      confirmed?: { storeProductId: string; isSandbox: boolean; readAt: string; grantsAccess: boolean };
     }): Promise<{ owner: string }> {
       const key = {
         tenantId: input.tenantId,
@@ -198,9 +201,25 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
         tokenHash: tokenHashOfKey(input.provider, input.purchaseKey),
       };
       const kept = input.provider === 'store_android' && input.sealed ? keepable(input) : null;
-      return withTenant(db, input.tenantId, async (trx) => ({
-        owner: await claimStorePurchaseToken(trx, key, input.appUserId, kept),
-      }));
+      return withTenant(db, input.tenantId, async (trx) => {
+        const owner = await claimStorePurchaseToken(trx, key, input.appUserId, kept);
+        const c = input.confirmed;
+        if (c?.grantsAccess && owner === input.appUserId) {
+          const productId = await productIdForPurchase(trx, input.provider, c.storeProductId);
+          if (productId)
+            await grantProvisionalForStorePurchase(trx, {
+              tenantId: input.tenantId,
+              provider: input.provider,
+              purchaseKey: input.purchaseKey,
+              appUserId: owner,
+              productId,
+              isSandbox: c.isSandbox,
+              readAt: c.readAt,
+              seconds: config.provisionalAccessSeconds,
+            });
+        }
+        return { owner };
+      });
     },
 
     /** Play's acknowledgement (the App Store has none). A purchase already acknowledged is left alone by the caller. */

@@ -16,7 +16,7 @@ import type { Services } from '../operations/services';
 import { startDispatcher, stopDispatcher } from './webhooks/dispatcher';
 import { startEntitlementWaits, stopEntitlementWaits } from './sdk/entitlement-waits';
 import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
-import { registerOutboxGauges } from './metrics';
+import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { readinessDetail } from './health';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
@@ -66,6 +66,7 @@ const servers = await Promise.all(
 // Metrics on their own loopback listener (METRICS_PORT; 0 = none), with /readyz naming each
 // check: the public listeners' /readyz says only ready or not (api/health.ts).
 registerOutboxGauges(db, config.taskQueue);
+registerProvisionalExpiry(db);
 const metrics = config.metricsPort
   ? await startMetricsServer(config.metricsPort, undefined, { '/readyz': readinessDetail(services) })
   : null;

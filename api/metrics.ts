@@ -1,7 +1,8 @@
 import type Koa from 'koa';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { Knex } from 'knex';
 import { outboxStats } from '../db/outbox-stats';
+import { expireProvisional } from '../db/provisional';
 import { httpDuration, httpRequests, registry, secondsSince } from '../runtime/metrics';
 import { toApiError } from '../operations/errors';
 
@@ -73,4 +74,37 @@ export function registerOutboxGauges(db: Knex, taskQueue: string): void {
       else this.reset();
     },
   });
+}
+
+let provisionalDb: Knex | null = null;
+
+/**
+ * Provisional access that ran out before the workflow confirmed it (docs/provisional-access.md).
+ * Each scrape first marks the grants past their expiry `unconfirmed`, once each across every api
+ * process (the marking is one statement with SKIP LOCKED): aggregate with sum(). No tenant label;
+ * the tenant sees its own in the customer view.
+ */
+const provisionalUnconfirmed = new Counter({
+  name: 'billing_provisional_unconfirmed_total',
+  help: 'Provisional access grants that expired without the workflow confirming them, by provider.',
+  labelNames: ['provider'] as const,
+  registers: [registry],
+  async collect() {
+    if (provisionalDb) await countUnconfirmedProvisional(provisionalDb).catch(() => undefined);
+  },
+});
+
+/** Mark and count the provisional grants now past their expiry (what a scrape runs). */
+export async function countUnconfirmedProvisional(db: Knex): Promise<number> {
+  let total = 0;
+  for (const { provider, n } of await expireProvisional(db)) {
+    provisionalUnconfirmed.inc({ provider }, n);
+    total += n;
+  }
+  return total;
+}
+
+/** The api process's scrapes mark and count expired provisional access (api/main.ts). */
+export function registerProvisionalExpiry(db: Knex): void {
+  provisionalDb = db;
 }

@@ -9,13 +9,17 @@ import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type Ro
  * tenant's app user is simply not there.
  */
 
-/** Whether the tenant knows this app user at all: an entitlement, a subscription, a grant or a store registration. */
+/**
+ * Whether the tenant knows this app user at all: an entitlement, a subscription, a grant, a store registration or
+ * provisional access.
+ */
 export async function customerExists(src: PageSource, appUserId: string): Promise<boolean> {
   const [r] = await readerOf(src).rows(
     `select exists (select 1 from entitlements where app_user_id = $1)
          or exists (select 1 from subscriptions where app_user_id = $1)
          or exists (select 1 from entitlement_grants where app_user_id = $1)
-         or exists (select 1 from store_purchase_tokens where app_user_id = $1) as found`,
+         or exists (select 1 from store_purchase_tokens where app_user_id = $1)
+         or exists (select 1 from provisional_access where app_user_id = $1 and kind = 'grant') as found`,
     [appUserId],
   );
   return !!r?.found;
@@ -42,6 +46,24 @@ export function customerEntitlements(src: PageSource, appUserId: string): Promis
                            where w.subscription_id = s.id order by w.created_at desc limit 1) d on true
       where e.app_user_id = $1
       order by e.created_at desc, e.id desc`,
+    [appUserId],
+    { types: isoTimestampTypes },
+  );
+}
+
+/**
+ * The app user's provisional access not yet superseded by the workflow's write (docs/provisional-access.md), newest
+ * first, the latest 20: counting, unconfirmed or withdrawn.
+ */
+export function customerProvisional(src: PageSource, appUserId: string): Promise<Row[]> {
+  return readerOf(src).rows(
+    `select a.id, a.provider, a.product_id, p.sku, a.is_sandbox, a.state, a.delivery_id, a.event_at, a.expires_at,
+            a.created_at, a.updated_at, d.event_id, d.event_type
+       from provisional_access a
+       left join products p on p.id = a.product_id
+       left join webhook_deliveries d on d.id = a.delivery_id
+      where a.app_user_id = $1 and a.kind = 'grant'
+      order by a.created_at desc, a.id desc limit 20`,
     [appUserId],
     { types: isoTimestampTypes },
   );

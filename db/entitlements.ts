@@ -3,6 +3,7 @@ import { PREMIUM_STATES, type EntitlementState } from '../domain/entitlement';
 import { ENTITLEMENT_CHANNEL, entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
 import { noteReadinessChange } from './outbound-events';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
+import { SUPERSEDE_PROVISIONAL_SQL } from './provisional';
 
 const NO_PRODUCT = '00000000-0000-0000-0000-000000000000';
 
@@ -62,7 +63,10 @@ export interface EntitlementWrite {
  */
 export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWrite): Promise<string | null> {
   const { rows } = await trx.raw(
-    `insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at, grace_until)
+    // Provisional access (db/provisional.ts): this write is the authority, so it supersedes the app user's
+    // provisional grants of this entitlement in the same statement (no round trip more).
+    `with ${SUPERSEDE_PROVISIONAL_SQL}
+     insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at, grace_until)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (tenant_id, app_user_id, provider, coalesce(product_id, '${NO_PRODUCT}'::uuid))
      do update set subscription_id = excluded.subscription_id, state = excluded.state, is_sandbox = excluded.is_sandbox,
@@ -72,6 +76,7 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
        or excluded.state in ${PREMIUM_STATES_SQL}
      returning id, (xmax = 0) as inserted, pg_notify(?, ?)`,
     [
+      ...[e.tenantId, e.appUserId, e.provider, e.productId],
       e.tenantId,
       e.appUserId,
       e.provider,
@@ -128,8 +133,9 @@ export async function dropEntitlementsOfOthers(
 }
 
 /**
- * The entitlement state page, each row with its product's SKU, paid rows and grants by hand
- * (`source`, docs/support.md) together: the premium check's hot path,
+ * The entitlement state page, each row with its product's SKU, paid rows, grants by hand
+ * (`source`, docs/support.md) and provisional access while it counts (docs/provisional-access.md)
+ * together: the premium check's hot path,
  * read like every list (pageFromSql in a tenant read; docs/data-layer.md, "Reading a list").
  * Not the Entitlement model: its path cost over the 5 % bar in bench/models-vs-knex.ts
  * (bench/RESULTS.md).
@@ -148,7 +154,12 @@ export function entitlementPage(
                      grace_until, created_at, updated_at, 'paid'::text as source from entitlements
               union all
               select id, tenant_id, app_user_id, null, product_id, null, state, false, expires_at, null, created_at,
-                     updated_at, 'grant' from entitlement_grants) entitlements
+                     updated_at, 'grant' from entitlement_grants
+              union all
+              -- Provisional access while it counts (db/provisional.ts): active until confirmed or expired.
+              select id, tenant_id, app_user_id, provider, product_id, null, 'active', is_sandbox, expires_at, null,
+                     created_at, updated_at, 'provisional' from provisional_access
+               where kind = 'grant' and state = 'provisional' and expires_at > now()) entitlements
              left join products on products.id = entitlements.product_id`,
       filters,
     },

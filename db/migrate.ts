@@ -31,6 +31,7 @@ import * as reconciliations from './migrations/039_reconciliations';
 import * as reconciledEvents from './migrations/040_reconciled_events';
 import * as tenantKeys from './migrations/041_tenant_keys';
 import * as keptPurchaseTokens from './migrations/043_kept_purchase_tokens';
+import * as provisionalAccess from './migrations/045_provisional_access';
 import * as historyAtEventTime from './migrations/048_history_at_event_time';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
@@ -71,6 +72,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '040_reconciled_events': reconciledEvents,
   '041_tenant_keys': tenantKeys,
   '043_kept_purchase_tokens': keptPurchaseTokens,
+  '045_provisional_access': provisionalAccess,
   '048_history_at_event_time': historyAtEventTime,
 };
 
@@ -100,6 +102,7 @@ export const TENANT_TABLES = [
   ...heldChanges.HELD_CHANGE_TENANT_TABLES,
   ...chartHistory.PRODUCT_CHANGE_TENANT_TABLES,
   ...reconciliations.RECONCILIATION_TENANT_TABLES,
+  ...provisionalAccess.PROVISIONAL_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

@@ -155,7 +155,8 @@ export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
 
 /**
  * What GET /v1/sdk/subscribers/{id} reads of one app user: the entitlements of one side
- * (sandbox or real) with their product's sku, and the active grants, and the statuses of the user's subscriptions in
+ * (sandbox or real) with their product's sku, the active grants, the provisional access of that side while it counts,
+ * and the statuses of the user's subscriptions in
  * the key's mode (they set how long the SDK may cache the answer). Run in a tenant read.
  */
 export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
@@ -173,7 +174,14 @@ export async function readSubscriberRows(reader: TenantReader, appUserId: string
          union all
          select null, g.state, $2, g.product_id, p.sku, g.expires_at, null, g.updated_at, 'grant', g.created_at
            from entitlement_grants g left join products p on p.id = g.product_id
-          where g.app_user_id = $1 and g.state = 'active') ents
+          where g.app_user_id = $1 and g.state = 'active'
+         union all
+         -- Provisional access while it counts (docs/provisional-access.md): the workflow's write supersedes it.
+         select a.provider, 'active', a.is_sandbox, a.product_id, p.sku, a.expires_at, null, a.updated_at, 'provisional',
+                a.created_at
+           from provisional_access a left join products p on p.id = a.product_id
+          where a.app_user_id = $1 and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
+            and a.expires_at > now()) ents
         order by created_at`,
       [appUserId, mode === 'test'],
       { types: isoTimestampTypes },

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import type { Mode } from '../domain/providers';
+import { PROVISIONAL_AT_RECEIPT_SQL, provisionalBindings, type ProvisionalAtReceipt } from './provisional';
 
 /**
  * Inbound webhook deliveries and their outbox. Receipt and hand-over run outside a tenant
@@ -24,16 +25,21 @@ export interface DeliveryToStore {
   /** The task queue whose api processes dispatch the hand-over. */
   taskQueue: string;
   noEffectReason: string | null;
+  /** Provisional access this event grants or stops (db/provisional.ts); null for every other event. */
+  provisional?: ProvisionalAtReceipt | null;
 }
 
 /**
  * One statement: the delivery row (one per tenant, provider and event id; a redelivery bumps its
  * counter and changes nothing else) and, for a new event with an effect, its outbox row. A
  * redelivery of one not yet processed is queued again if its row already left the outbox: the
- * workflows ignore what they have seen, and nothing depends on the first hand-over.
+ * workflows ignore what they have seen, and nothing depends on the first hand-over. An event that
+ * grants or stops provisional access does so in the same statement, on its first delivery only
+ * (db/provisional.ts); any other event's statement is unchanged.
  */
 export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ inserted: boolean; queued: boolean }> {
   const effect = d.handover !== null;
+  const provisional = d.provisional ?? null;
   const { rows } = await db.raw(
     `with d as (
        insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload, buyer_email)
@@ -43,8 +49,13 @@ export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ ins
        -- without reading xmax, which would need SELECT on the whole table (payload, buyer_email) for the login role.
        returning id, status, (delivery_count = 1) as inserted),
      o as (insert into webhook_outbox (delivery_id, task_queue, handover) select id, ?, ?::jsonb from d where (inserted or status = 'received') and ?::boolean
-           on conflict (delivery_id) do nothing returning id)
-     select d.inserted, (select count(*) from o)::int as queued from d`,
+           on conflict (delivery_id) do nothing returning id)${
+             provisional
+               ? `,
+     ${PROVISIONAL_AT_RECEIPT_SQL}`
+               : ''
+           }
+     select d.inserted, (select count(*) from o)::int as queued${provisional ? ', (select count(*) from p) as p' : ''} from d`,
     [
       d.tenantId,
       d.provider,
@@ -58,6 +69,7 @@ export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ ins
       d.taskQueue,
       JSON.stringify(d.handover),
       effect,
+      ...(provisional ? provisionalBindings(d.tenantId, d.provider, provisional) : []),
     ],
   );
   return { inserted: rows[0].inserted, queued: rows[0].queued > 0 };

@@ -1,6 +1,7 @@
 import { decideEntitlement, type EntitlementFacts, type EntitlementRule, type EntitlementState } from './entitlement';
 import type { GrantState } from './grant';
 import { storeEntitlementOf } from './store-purchase';
+import { provisionalStateAt, type ProvisionalState } from './provisional';
 
 /**
  * Why an app user holds (or lacks) an entitlement, for the customer page (docs/support.md). Not a
@@ -17,6 +18,9 @@ export type WhyRule =
   | 'grant_active'
   | 'grant_expired'
   | 'grant_revoked'
+  | 'provisional'
+  | 'provisional_unconfirmed'
+  | 'provisional_withdrawn'
   | 'no_subscription';
 
 export interface Why {
@@ -101,5 +105,38 @@ export function explainGrant(g: { state: GrantState; expires_at: string }): Why 
     state_by_rule: g.state,
     matches_stored_state: true,
     next_change_at: g.state === 'active' ? g.expires_at : null,
+  };
+}
+
+/**
+ * Provisional access (docs/provisional-access.md): active while it counts; an expiry passed
+ * without the workflow's confirmation reads `unconfirmed` (worth a look: the payment was never
+ * applied), and a received refund or ending withdraws it.
+ */
+export function explainProvisional(
+  p: { state: ProvisionalState; expires_at: string },
+  now: string,
+): Why & { status: ProvisionalState } {
+  const status = provisionalStateAt(p, now);
+  const text: Record<ProvisionalState, [WhyRule, string]> = {
+    provisional: [
+      'provisional',
+      'A verified payment, not yet applied by the customer’s workflow: access until it confirms (or for a short while).',
+    ],
+    unconfirmed: [
+      'provisional_unconfirmed',
+      'A verified payment the customer’s workflow never confirmed before the provisional access ran out.',
+    ],
+    withdrawn: ['provisional_withdrawn', 'A refund or ending of the same customer arrived before confirmation.'],
+  };
+  const [rule, explanation] = text[status];
+  const counting = status === 'provisional';
+  return {
+    status,
+    rule,
+    explanation,
+    state_by_rule: counting ? 'active' : 'expired',
+    matches_stored_state: true,
+    next_change_at: counting ? p.expires_at : null,
   };
 }

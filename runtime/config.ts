@@ -6,6 +6,7 @@ import { PROVIDERS, type ProviderId } from '../domain/providers';
 import { DEFAULT_LIMITS, type Limits } from '../domain/login-limits';
 import { DEFAULT_HTTP_LIMITS, perAddressShare, type HttpLimits } from './http-limits';
 import { DEFAULT_OUTBOUND_PORTS, parsePortRanges, type PortRange } from '../domain/outbound-ports';
+import { PROVISIONAL_DEFAULT_SECONDS } from '../domain/provisional';
 
 /**
  * Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js).
@@ -83,6 +84,11 @@ export interface Config {
    * (`APPROVAL_EXPIRY_SECONDS`, default a day; docs/approvals.md).
    */
   approvalExpirySeconds?: number;
+  /**
+   * How long provisional access counts unless the workflow confirms it first (`PROVISIONAL_ACCESS_SECONDS`, default
+   * 15 minutes; docs/provisional-access.md).
+   */
+  provisionalAccessSeconds: number;
   /** Public base URL of the API host (`PUBLIC_API_URL`): the SDK's `backend` in the dashboard's snippet. */
   publicApiUrl: string;
   /**
@@ -287,6 +293,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
     providerBaseUrls,
     publicDashboardUrl: (env.PUBLIC_DASHBOARD_URL || `http://127.0.0.1:${dashboardPort}`).replace(/\/$/, ''),
     approvalExpirySeconds: expirySecondsEnv(env, 'APPROVAL_EXPIRY_SECONDS', 24 * 3600),
+    provisionalAccessSeconds: expirySecondsEnv(env, 'PROVISIONAL_ACCESS_SECONDS', PROVISIONAL_DEFAULT_SECONDS),
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '')
       .split(',')

@@ -97,6 +97,14 @@ export async function registerStorePurchaseWorkflow(
     appUserId: input.appUserId,
     // Kept sealed with the claim: a reconciliation re-reads the purchase with it (Play).
     sealed: input.purchase?.sealed ?? null,
+    // The store confirmed it: premium provisionally from the claim, before the write below
+    // (docs/provisional-access.md).
+    confirmed: {
+      storeProductId: read.store_product_id,
+      isSandbox: read.is_sandbox,
+      readAt: read.read_at,
+      grantsAccess: read.state === 'active' || read.state === 'grace_period',
+    },
   });
   if (owner !== input.appUserId) {
     return {

@@ -23,6 +23,14 @@ type Customer = {
 };
 
 /** The customer page of an app user (every list that shows one links here). */
+
+/** Where an entitlement comes from, as the page says it: provisional access names itself until confirmed. */
+function sourceLabel(e: { source: string; provider: string | null }): string {
+  if (e.source === 'grant') return 'granted';
+  if (e.source === 'provisional') return `provisional, ${e.provider}: payment received, not yet confirmed`;
+  return `paid, ${e.provider}`;
+}
+
 export const customerHref = (appUserId: string) => `/customers/${encodeURIComponent(appUserId)}`;
 
 function searchForm(q = ''): SafeHtml {
@@ -154,7 +162,7 @@ ${
     : html`<ul class="entitlements">${c.entitlements.map(
         (
           e,
-        ) => html`<li id="${e.source === 'grant' ? `grant-${e.id}` : `entitlement-${e.id}`}"><h3>${e.sku ?? 'no product'}: ${e.state} (${e.source === 'grant' ? 'granted' : `paid, ${e.provider}`})</h3>
+        ) => html`<li id="${e.source === 'grant' ? `grant-${e.id}` : `entitlement-${e.id}`}"><h3>${e.sku ?? 'no product'}: ${e.why.provisional && e.why.provisional.status !== 'provisional' ? e.why.provisional.status : e.state} (${sourceLabel(e)})</h3>
 ${e.expires_at ? html`<p>Ends ${formatDate(e.expires_at)}.</p>` : ''}
 ${why(e)}
 ${

@@ -9,14 +9,15 @@ import type { AppPrincipal } from './auth';
 /**
  * What the SDK is answered about one app user: GET /v1/sdk/subscribers/{id} and a store
  * purchase registration share it. A pk_test_ key sees sandbox entitlements only, pk_live_ live ones;
- * both see the app user's active grants (source `grant`, no provider).
+ * both see the app user's active grants (source `grant`, no provider), and provisional access of their side while
+ * it counts (source `provisional`: a verified payment the workflow has not confirmed yet; docs/provisional-access.md).
  */
 export async function subscriberView(db: Knex, principal: AppPrincipal, appUserId: string) {
   const { ents, subs } = await readAsTenant(db, principal.tenantId, (reader) =>
     readSubscriberRows(reader, appUserId, principal.mode),
   );
   const entitlements = ents.map((e: Row) => ({
-    source: e.source as 'paid' | 'grant',
+    source: e.source as 'paid' | 'grant' | 'provisional',
     provider: e.provider,
     state: e.state,
     is_active: isPremiumState(e.state),

@@ -1,6 +1,9 @@
 import type Koa from 'koa';
 import { recordRefusal, storeDelivery } from '../../db/webhook-deliveries';
 import { eventIdProblem } from '../../domain/events';
+import { grantsProvisional, stopsProvisional } from '../../domain/provisional';
+import type { ProvisionalAtReceipt } from '../../db/provisional';
+import type { Config } from '../../runtime/config';
 import { isProvider, isStoreProvider, type ProviderId } from '../../domain/providers';
 import { redactPayload } from '../../domain/redact';
 import type { LifecycleEvent } from '../../domain/subscription';
@@ -160,6 +163,9 @@ async function receive(
     );
 
   const handover = handoverFor(services.vault, provider, conn, event, currentTraceparent());
+  // A web event that grants or stops provisional access does so in the statement below (docs/provisional-access.md).
+  const provisional =
+    handover?.kind === 'lifecycle' ? provisionalFor(event, handover.customerKey, services.config) : null;
   const stored = await storeDelivery(services.db, {
     tenantId: conn.tenant_id,
     provider,
@@ -171,6 +177,7 @@ async function receive(
     handover,
     taskQueue: services.config.taskQueue,
     noEffectReason: handover ? null : store ? 'no purchase to re-read' : 'no effect on subscriptions',
+    provisional,
   });
   if (stored.queued) kickDispatcher(services);
   ctx.status = 200;
@@ -214,6 +221,30 @@ function handoverFor(
     customerKey,
     event: lifecycleEvent(e),
     ...(trace ? { trace } : {}),
+  };
+}
+
+/**
+ * Provisional access for a verified web event (domain/provisional.ts): a grant for an event that
+ * moves its subscription to active and names an app user and a SKU (the product and the held state
+ * are checked inside the statement), a stop for an ending; null for every other event.
+ */
+function provisionalFor(
+  e: NormalisedEvent,
+  customerKey: string,
+  config: Pick<Config, 'provisionalAccessSeconds'>,
+): ProvisionalAtReceipt | null {
+  const stop = stopsProvisional(e.kind);
+  if (!stop && !(grantsProvisional(e.kind) && e.app_user_id && e.sku)) return null;
+  return {
+    stop,
+    customerKey,
+    subscriptionId: e.subscription_external_id ?? null,
+    appUserId: stop ? null : (e.app_user_id ?? null),
+    sku: stop ? null : (e.sku ?? null),
+    eventAt: e.occurred_at,
+    isSandbox: e.mode === 'test',
+    seconds: config.provisionalAccessSeconds,
   };
 }
 

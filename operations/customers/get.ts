@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { customerEntitlements, customerExists, customerGrants, customerTimeline } from '../../db/customers';
+import {
+  customerEntitlements,
+  customerExists,
+  customerGrants,
+  customerProvisional,
+  customerTimeline,
+} from '../../db/customers';
 import { notFound } from '../errors';
 import { pageOf, paging } from '../schemas';
 import { defineOperation } from '../types';
@@ -8,6 +14,7 @@ import {
   customerEntitlement,
   grantAsEntitlement,
   paidEntitlement,
+  provisionalAsEntitlement,
   timelineEntry,
   timelineRow,
 } from './schema';
@@ -26,7 +33,7 @@ export const getCustomer = defineOperation({
   output: z.object({
     object: z.literal('customer'),
     app_user_id: z.string(),
-    is_premium: z.boolean().describe('what the SDK is answered: paid or granted access'),
+    is_premium: z.boolean().describe('what the SDK is answered: paid, granted or provisional access'),
     entitlements: z.array(customerEntitlement),
     timeline: pageOf(timelineEntry),
   }),
@@ -36,14 +43,17 @@ export const getCustomer = defineOperation({
     const now = new Date().toISOString();
     return ctx.read(async (reader) => {
       if (!(await customerExists(reader, input.app_user_id))) throw notFound('customer');
-      const [paid, grants, timeline] = [
+      const [paid, grants, provisional, timeline] = [
         await customerEntitlements(reader, input.app_user_id),
         await customerGrants(reader, input.app_user_id),
+        await customerProvisional(reader, input.app_user_id),
         await customerTimeline(reader, ctx.tenantId, input.app_user_id, input),
       ];
       const entitlements = [
         ...grants.map((g) => grantAsEntitlement(ctx.tenantId, g)),
         ...paid.map((r) => paidEntitlement(ctx.tenantId, r, now)),
+        // Not yet confirmed by the workflow (docs/provisional-access.md): counting, unconfirmed or withdrawn.
+        ...provisional.map((r) => provisionalAsEntitlement(r, now)),
       ];
       return {
         object: 'customer' as const,

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { Row } from '../../db/row';
 import { ENTITLEMENT_STATES, isPremiumState, type EntitlementState } from '../../domain/entitlement';
-import { explainGrant, explainPaid, type Why } from '../../domain/entitlement-why';
+import { explainGrant, explainPaid, explainProvisional, type Why } from '../../domain/entitlement-why';
+import { PROVISIONAL_STATES, type ProvisionalState } from '../../domain/provisional';
+import { ENTITLEMENT_SOURCES } from '../entitlements/schema';
 import { GRANT_STATES, type GrantState } from '../../domain/grant';
 import {
   grantWorkflowId,
@@ -63,12 +65,27 @@ export const whyShape = z.object({
     .nullable()
     .describe('the provider event last applied to the subscription'),
   workflow_id: z.string().nullable().describe('for operators: the workflow that keeps this entitlement'),
+  provisional: z
+    .object({
+      status: z
+        .enum(PROVISIONAL_STATES)
+        .describe(
+          'provisional: counting; unconfirmed: ran out before the workflow confirmed it; withdrawn: a refund or ending arrived',
+        ),
+      delivery_id: id().nullable().describe('the webhook delivery that granted it; null for a store purchase'),
+      event_id: z.string().nullable(),
+      event_type: z.string().nullable(),
+      event_at: timestamp.describe('the provider’s time of the event'),
+      expires_at: timestamp,
+    })
+    .nullable()
+    .describe('provisional access only (docs/provisional-access.md)'),
 });
 
 export const customerEntitlement = z.object({
   id: id(),
   object: z.literal('entitlement'),
-  source: z.enum(['paid', 'grant']),
+  source: z.enum(ENTITLEMENT_SOURCES),
   state: z.enum(ENTITLEMENT_STATES),
   is_active: z.boolean(),
   provider: provider.nullable().describe('null for a grant'),
@@ -163,6 +180,7 @@ export function paidEntitlement(tenantId: string, r: Row, now: string) {
         : store
           ? storePurchaseWorkflowId(tenantId, r.provider, r.sub_external_id)
           : lifecycleWorkflowId(tenantId, r.provider, r.sub_customer_id ?? r.sub_external_id),
+      provisional: null,
     },
   };
 }
@@ -197,6 +215,42 @@ export function grantAsEntitlement(tenantId: string, g: Row) {
       },
       last_event: null,
       workflow_id: grantWorkflowId(tenantId, g.id),
+      provisional: null,
+    },
+  };
+}
+
+/** Provisional access, as an entitlement of source `provisional`: active while it counts, else expired. */
+export function provisionalAsEntitlement(r: Row, now: string) {
+  const expiresAt = isoReq(r.expires_at);
+  const { status, ...why } = explainProvisional({ state: r.state as ProvisionalState, expires_at: expiresAt }, now);
+  return {
+    id: r.id,
+    object: 'entitlement' as const,
+    source: 'provisional' as const,
+    state: why.state_by_rule!,
+    is_active: status === 'provisional',
+    provider: r.provider,
+    product_id: r.product_id ?? null,
+    sku: r.sku ?? null,
+    is_sandbox: r.is_sandbox,
+    expires_at: expiresAt,
+    grace_until: null,
+    updated_at: isoReq(r.updated_at),
+    why: {
+      ...whyOf(why),
+      subscription: null,
+      grant: null,
+      last_event: null,
+      workflow_id: null,
+      provisional: {
+        status,
+        delivery_id: r.delivery_id ?? null,
+        event_id: r.event_id ?? null,
+        event_type: r.event_type ?? null,
+        event_at: isoReq(r.event_at),
+        expires_at: expiresAt,
+      },
     },
   };
 }

@@ -4,7 +4,7 @@ import { filter, pageOf, paging, provider } from '../schemas';
 import { defineOperation } from '../types';
 
 import { ENTITLEMENT_STATES } from '../../domain/entitlement';
-import { entitlementRow, serializeEntitlement } from './schema';
+import { ENTITLEMENT_SOURCES, entitlementRow, serializeEntitlement } from './schema';
 
 export const listEntitlements = defineOperation({
   name: 'entitlements.list',
@@ -17,7 +17,10 @@ export const listEntitlements = defineOperation({
       app_user_id: filter.optional(),
       provider: provider.optional(),
       state: z.enum(ENTITLEMENT_STATES).optional(),
-      source: z.enum(['paid', 'grant']).optional().describe('paid (a purchase) or grant (given by hand)'),
+      source: z
+        .enum(ENTITLEMENT_SOURCES)
+        .optional()
+        .describe('paid (a purchase), grant (given by hand) or provisional (a payment not yet confirmed)'),
     })
     .strict(),
   output: pageOf(entitlementRow),

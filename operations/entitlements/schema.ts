@@ -5,11 +5,18 @@ import { ENTITLEMENT_STATES, isPremiumState } from '../../domain/entitlement';
 import { isoReq } from '../paging';
 import { id, provider, timestamp, timestampOrNull } from '../schemas';
 
+/** Where an entitlement comes from: the premium answer is the union of the three. */
+export const ENTITLEMENT_SOURCES = ['paid', 'grant', 'provisional'] as const;
+
 export const entitlementRow = z.object({
   id: id(),
   object: z.literal('entitlement'),
   app_user_id: z.string(),
-  source: z.enum(['paid', 'grant']).describe('paid: a store or provider purchase; grant: access given by hand'),
+  source: z
+    .enum(ENTITLEMENT_SOURCES)
+    .describe(
+      'paid: a store or provider purchase; grant: access given by hand; provisional: a verified payment not yet confirmed (docs/provisional-access.md)',
+    ),
   provider: provider.nullable().describe('null for a grant'),
   state: z.enum(ENTITLEMENT_STATES),
   is_sandbox: z.boolean(),

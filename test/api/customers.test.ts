@@ -11,6 +11,7 @@ import { assertMatchesOpenApi, call, keyWith, newTenant, refill, startApi } from
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
 import { createEndpoint, outboundConfig } from '../outbound/fixtures';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * The support desk over REST (docs/support.md): a real psp_a checkout through the emulator, the
@@ -97,7 +98,7 @@ describe('customers and grants over REST', () => {
     await until(
       'premium',
       () => sdk(user),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
     );
     await until(
       'every event processed',

@@ -139,6 +139,16 @@ describe('row-level security', () => {
       expires_at: new Date(Date.now() + 86_400_000),
       granted_by: 'user:test',
     });
+    // Provisional access at receipt (migration 045): a grant of the same app user and product.
+    await ins('provisional_access', {
+      provider: 'psp_a',
+      kind: 'grant',
+      customer_key: `cus-${tag}`,
+      app_user_id: `user-${tag}`,
+      product_id: product.id,
+      event_at: new Date(),
+      expires_at: new Date(Date.now() + 60_000),
+    });
     await db('outbound_drains').insert({
       tenant_id: tenantId,
       endpoint_id: endpoint.id,

@@ -40,7 +40,7 @@ export async function listen(app: Koa | http.RequestListener): Promise<{ url: st
 }
 
 export function testServices(overrides: Partial<Services> = {}): Services {
-  const address = inject('temporalAddress');
+  const address = overrides.config?.temporalAddress ?? inject('temporalAddress');
   const connection = Connection.lazy({ address });
   const config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, ...overrides.config };
   // As api/main.ts does: one vault and one adapter set for the process. The vault is the

@@ -35,7 +35,7 @@ export async function sellOnWebProvider(o: {
   apiUrl: string;
   tenant: { tenant_id: string; secret_key: string };
   sku?: string;
-}): Promise<{ account: string; productId: string }> {
+}): Promise<{ account: string; productId: string; webhookSecret: string }> {
   const provider = o.provider ?? 'psp_a';
   const acct = await createEmulatorAccount(o.emulatorUrl);
   const tenantId = o.tenant.tenant_id;
@@ -63,5 +63,5 @@ export async function sellOnWebProvider(o: {
   });
   if (synced.body?.ok !== true)
     throw new Error(`sync of ${productId} to ${provider} failed: ${JSON.stringify(synced.body)}`);
-  return { account: acct.account, productId };
+  return { account: acct.account, productId, webhookSecret: acct.webhook_secret };
 }

@@ -31,7 +31,8 @@ export async function startTestWorker(
   }
   // A queue of its own unless the caller names one (a restarted worker picking up where one stopped).
   const taskQueue = opts.config?.taskQueue ?? `${inject('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
-  const address = inject('temporalAddress');
+  // A file that starts (and pauses) a Temporal server of its own names it; every other uses the run's.
+  const address = opts.config?.temporalAddress ?? inject('temporalAddress');
   const masterKey = opts.masterKey ?? opts.config?.masterKey ?? generateMasterKey();
   // The config carries the worker's key, so an API started with it (startApi({ config })) gets
   // the same payload codec and can read what this worker writes.

@@ -13,6 +13,7 @@ import { testDb } from '../helpers/db';
 import { startTestWorker } from '../helpers/temporal';
 import { useEmulatorStack } from '../helpers/emulator-stack';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 /** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
 async function closedPort(): Promise<number> {
@@ -115,7 +116,7 @@ describe('import from psp_a (Stripe GET /v1/subscriptions): subscribers the serv
       await until(
         `${user} premium`,
         () => sdk(user),
-        (b) => b.is_premium === true,
+        (b) => confirmedPremium(b),
       );
     const subs = await testDb()('subscriptions').where({ tenant_id: t.tenant_id, provider: 'psp_a' });
     expect(subs.map((s) => [s.app_user_id, s.status]).sort()).toEqual(users.map((u) => [u, 'active']));

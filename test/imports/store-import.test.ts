@@ -5,6 +5,7 @@ import { call } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * Store imports: a file of Play purchase tokens or App Store original transaction ids, each
@@ -42,7 +43,7 @@ describe('import a file of store purchases (Play tokens, App Store transactions,
     until(
       `${user} premium`,
       async () => (await s.subscriber(user)).body,
-      (b) => b.is_premium === true,
+      (b) => confirmedPremium(b),
     );
 
   beforeAll(async () => {

@@ -6,6 +6,7 @@ import { ROOT_DIR } from '../../runtime/config';
 import { call } from '../helpers/api';
 import { until } from '../helpers/until';
 import { sample, scrape, startStack, type Stack } from './stack';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * Production runs compiled code (issue #22): `npm run build` compiles to dist/ and bundles the
@@ -111,7 +112,7 @@ describe('the compiled build', () => {
     const premium = await until(
       'premium',
       () => call(stack.apiUrl, '/v1/sdk/subscribers/compiled_user', stack.publishableKey),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
       60_000,
     );
     expect(premium.body.entitlements).toEqual([expect.objectContaining({ state: 'active' })]);

@@ -5,6 +5,7 @@ import { call } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { until } from '../helpers/until';
 import { sample, scrape, startStack, type Stack } from './stack';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * Prometheus metrics from the real api and worker processes (issue #22): after real requests and
@@ -28,7 +29,7 @@ describe('metrics on METRICS_PORT', () => {
     await until(
       'premium',
       () => call(stack.apiUrl, '/v1/sdk/subscribers/metrics_user', stack.publishableKey),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
       60_000,
     );
     // A refused webhook (no connected account) and management calls: one ok, one refused by validation.

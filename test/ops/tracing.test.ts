@@ -5,6 +5,7 @@ import { loadConfig } from '../../runtime/config';
 import { call } from '../helpers/api';
 import { until } from '../helpers/until';
 import { startStack, type Stack } from './stack';
+import { confirmedPremium } from '../helpers/premium';
 
 interface ReceivedSpan {
   service: string;
@@ -83,7 +84,7 @@ describe('one trace from the webhook to the entitlement write', () => {
     await until(
       'premium',
       () => call(stack.apiUrl, '/v1/sdk/subscribers/traced_user', stack.publishableKey),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
       60_000,
     );
 

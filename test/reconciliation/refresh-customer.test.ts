@@ -11,6 +11,7 @@ import { testDb } from '../helpers/db';
 import { startTestWorker } from '../helpers/temporal';
 import { useEmulatorStack } from '../helpers/emulator-stack';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 /** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
 async function closedPort(): Promise<number> {
@@ -100,7 +101,7 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
     await until(
       `${user} premium`,
       () => sdk(user),
-      (b) => b.is_premium === true,
+      (b) => confirmedPremium(b),
     );
     const listed = await repairs(t.secret_key, `?run_id=${r.body.run_id}&provider=psp_a`);
     expect(listed.status).toBe(200);

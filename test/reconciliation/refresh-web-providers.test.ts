@@ -7,6 +7,7 @@ import { sellOnWebProvider } from '../helpers/connections';
 import { startTestWorker } from '../helpers/temporal';
 import { useEmulatorStack } from '../helpers/emulator-stack';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * psp_b (Paddle `GET /subscriptions/{id}`) and psp_c (Razorpay `GET /v1/subscriptions/{id}`): a
@@ -65,7 +66,7 @@ describe.each([['psp_b'], ['psp_c']] as const)('refresh at %s', (provider) => {
     await until(
       `${user} premium`,
       () => sdk(),
-      (b) => b.is_premium === true,
+      (b) => confirmedPremium(b),
     );
     const second = await refresh();
     expect(second.body).toMatchObject({ compared: 1, repairs: [] });

@@ -2223,8 +2223,8 @@ export interface operations {
                 app_user_id?: string;
                 provider?: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
                 state?: "active" | "grace_period" | "expired" | "revoked";
-                /** @description paid (a purchase) or grant (given by hand) */
-                source?: "paid" | "grant";
+                /** @description paid (a purchase), grant (given by hand) or provisional (a payment not yet confirmed) */
+                source?: "paid" | "grant" | "provisional";
             };
             header?: never;
             path?: never;
@@ -2249,10 +2249,10 @@ export interface operations {
                             object: "entitlement";
                             app_user_id: string;
                             /**
-                             * @description paid: a store or provider purchase; grant: access given by hand
+                             * @description paid: a store or provider purchase; grant: access given by hand; provisional: a verified payment not yet confirmed (docs/provisional-access.md)
                              * @enum {string}
                              */
-                            source: "paid" | "grant";
+                            source: "paid" | "grant" | "provisional";
                             /** @description null for a grant */
                             provider: ("psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios") | null;
                             /** @enum {string} */
@@ -4649,7 +4649,7 @@ export interface operations {
                         /** @constant */
                         object: "customer";
                         app_user_id: string;
-                        /** @description what the SDK is answered: paid or granted access */
+                        /** @description what the SDK is answered: paid, granted or provisional access */
                         is_premium: boolean;
                         entitlements: {
                             /**
@@ -4660,7 +4660,7 @@ export interface operations {
                             /** @constant */
                             object: "entitlement";
                             /** @enum {string} */
-                            source: "paid" | "grant";
+                            source: "paid" | "grant" | "provisional";
                             /** @enum {string} */
                             state: "active" | "grace_period" | "expired" | "revoked";
                             is_active: boolean;
@@ -4734,6 +4734,22 @@ export interface operations {
                                 } | null;
                                 /** @description for operators: the workflow that keeps this entitlement */
                                 workflow_id: string | null;
+                                /** @description provisional access only (docs/provisional-access.md) */
+                                provisional: {
+                                    /**
+                                     * @description provisional: counting; unconfirmed: ran out before the workflow confirmed it; withdrawn: a refund or ending arrived
+                                     * @enum {string}
+                                     */
+                                    status: "provisional" | "unconfirmed" | "withdrawn";
+                                    /** @description the webhook delivery that granted it; null for a store purchase */
+                                    delivery_id: string | null;
+                                    event_id: string | null;
+                                    event_type: string | null;
+                                    /** @description the provider’s time of the event */
+                                    event_at: string;
+                                    /** @description ISO 8601 timestamp */
+                                    expires_at: string;
+                                } | null;
                             };
                         }[];
                         timeline: {

@@ -12,6 +12,7 @@ import { testDb } from '../helpers/db';
 import { call, newTenant, refill, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * Two tenants, each with its own psp_a account and its own signing secret, as a hostile second
@@ -96,7 +97,7 @@ describe('the event pipeline keeps tenants apart', () => {
     await until(
       'A premium',
       () => sdk(A, 'a_user'),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
     );
 
     const ids = { id: checkout.subscription_id, customer: checkout.customer_id };
@@ -144,7 +145,7 @@ describe('the event pipeline keeps tenants apart', () => {
     await until(
       'A second premium',
       () => sdk(A, 'a_second'),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
     );
     const aSubs = await call(api.apiUrl, `/subscribers?email=${encodeURIComponent(email)}`, A.t.secret_key);
     expect(aSubs.body.data).toEqual([expect.objectContaining({ app_user_id: 'a_second', email })]);
@@ -186,7 +187,7 @@ describe('the event pipeline keeps tenants apart', () => {
     await until(
       'A premium by its own event',
       () => sdk(A, 'a_same_id'),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
     );
   });
 

@@ -15,6 +15,7 @@ import { call, newTenant, refill, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
 import { startApiProcess } from '../helpers/api-process';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * The webhook outbox as a queue people can trust: it drains at process start with no new
@@ -106,7 +107,7 @@ describe('webhook outbox', () => {
       const premium = await until(
         'premium',
         () => call(`http://127.0.0.1:${api.apiPort}`, '/v1/sdk/subscribers/boot_user', pk),
-        (r) => r.body.is_premium === true,
+        (r) => confirmedPremium(r.body),
       );
       expect(premium.body.entitlements).toEqual([expect.objectContaining({ state: 'active' })]);
       const ids = checkout.events.map((e: any) => e.id);
@@ -174,7 +175,7 @@ describe('webhook outbox', () => {
       await until(
         'premium behind the poison rows',
         () => call(api.apiRoot, '/v1/sdk/subscribers/next_user', pk),
-        (r) => r.body.is_premium === true,
+        (r) => confirmedPremium(r.body),
         30_000,
       );
 

@@ -8,6 +8,7 @@ import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 /**
  * psp_a's signed webhooks, end to end: the emulator's hosted checkout sends its three events
@@ -82,7 +83,7 @@ describe('psp_a webhooks → subscription and entitlement', () => {
     const premium = await until(
       'premium',
       () => sdk('user_1'),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
     );
     expect(premium.body.entitlements).toEqual([
       expect.objectContaining({ provider: 'psp_a', state: 'active', is_sandbox: true, sku: 'pro_monthly' }),

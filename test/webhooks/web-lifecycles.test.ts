@@ -9,6 +9,7 @@ import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 type Ids = { sub: string; cus: string; periodEnd: string };
 type Step = [type: string, data: (ids: Ids) => Record<string, unknown>];
@@ -107,7 +108,7 @@ describe.each(WEB_PROVIDERS.map((p) => [p]))('%s lifecycle → GET /v1/sdk/subsc
     await until(
       'premium',
       () => sdk(user),
-      (b) => b.is_premium === true,
+      (b) => confirmedPremium(b),
     );
     const row = await until(
       'the subscription row',

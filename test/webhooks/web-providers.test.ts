@@ -11,6 +11,7 @@ import { testDb } from '../helpers/db';
 import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
+import { confirmedPremium } from '../helpers/premium';
 
 /** The other two web providers' hosted checkouts, signed their own way, reach premium too. */
 describe.each(['psp_b', 'psp_c'] as const)('%s webhooks → premium', (provider) => {
@@ -81,7 +82,7 @@ describe.each(['psp_b', 'psp_c'] as const)('%s webhooks → premium', (provider)
     await until(
       'premium',
       () => call(api.apiRoot, `/v1/sdk/subscribers/u_${provider}`, t.publishable_key),
-      (r) => r.body.is_premium === true,
+      (r) => confirmedPremium(r.body),
     );
 
     // A redelivery by the id the emulator answered lands on the row stored under that id.
