@@ -15,6 +15,7 @@ import { overviewPage } from './overview-page';
 import { customersPage } from './customers-page';
 import { changesPage } from './changes-page';
 import { chartsPage } from './charts-page';
+import { importsPage } from './imports-page';
 import { html } from './html';
 import { page } from './layout';
 import { sessionMiddleware } from './session';
@@ -29,7 +30,7 @@ const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
 /** Pages a person reaches only when signed in. */
 const SIGNED_IN =
-  /^\/(overview|charts|settings|providers|products|paywall|readiness|sync-runs|customers|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit|changes)(\/|$)/;
+  /^\/(overview|charts|settings|providers|products|paywall|readiness|sync-runs|customers|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit|changes|imports)(\/|$)/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
@@ -53,6 +54,7 @@ export function dashboardPages(services: Services): Koa.Middleware {
     invitationPages(services),
     customersPage(services),
     changesPage(services),
+    importsPage(services),
   ])
     pages.use(r.routes(), r.allowedMethods());
 
