@@ -1,6 +1,7 @@
 import { withTenant } from '../db/tenant-tx';
 import { ConnectionError, listConnectionsSafe, recordProofFailure } from '../db/connections';
 import { loadCredential, markConnectionProven } from '../db/connection-service';
+import { claimProofImport, type ImportOnProof } from '../db/imports';
 import type { Mode, ProviderId } from '../domain/providers';
 import type { ActivityDeps } from './deps';
 import { toActivityFailure } from './provider-failures';
@@ -25,6 +26,8 @@ export interface ProofRecord {
   proven: boolean;
   /** Why it is not proven (the provider's reason, or that nothing could be tried). */
   error: string | null;
+  /** A web provider's account proven: the import of its existing subscribers to start (once per connection). */
+  importOnProof?: ImportOnProof;
 }
 
 /** Said when a connection has no credential the probe could try. */
@@ -96,7 +99,8 @@ export function createProviderActivities({ db, config, vault, adapters }: Activi
             }
           }
           if (error !== null) await recordProofFailure(trx, connectionId, error);
-          out.push({ connectionId, proven: error === null, error });
+          const importOnProof = error === null ? await claimProofImport(trx, input.tenantId, connectionId) : null;
+          out.push({ connectionId, proven: error === null, error, ...(importOnProof ? { importOnProof } : {}) });
         }
         return out;
       });

@@ -1,10 +1,14 @@
 import type { Knex } from 'knex';
-import type { ProviderId } from '../domain/providers';
+import { WEB_PROVIDERS, type Mode, type ProviderId, type WebProviderId } from '../domain/providers';
+import { getConnectionSafe } from './connections';
+import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
 /** Imports and their items (migration 026, docs/reconciliation.md). Every function runs in the tenant's transaction. */
 
 export type ImportSource = 'provider_api' | 'file' | 'revenuecat';
 export type ImportStatus = 'running' | 'succeeded' | 'failed';
+/** What started it (migration 044): a request (REST, tool, dashboard), or a connection proving its account. */
+export type ImportTrigger = 'request' | 'connection_proven';
 
 export interface ImportRow {
   id: string;
@@ -12,6 +16,8 @@ export interface ImportRow {
   provider: ProviderId | null;
   source: ImportSource;
   status: ImportStatus;
+  trigger: ImportTrigger;
+  connection_id: string | null;
   pages: number;
   failure: string | null;
   created_at: Date;
@@ -33,12 +39,92 @@ const CHUNK = 500;
 
 export async function createImport(
   trx: Knex.Transaction,
-  input: { tenantId: string; provider: ProviderId | null; source: ImportSource },
+  input: { tenantId: string; provider: ProviderId | null; source: ImportSource; connectionId?: string },
 ): Promise<ImportRow> {
   const [row] = await trx('imports')
-    .insert({ tenant_id: input.tenantId, provider: input.provider, source: input.source })
+    .insert({
+      tenant_id: input.tenantId,
+      provider: input.provider,
+      source: input.source,
+      connection_id: input.connectionId ?? null,
+    })
     .returning('*');
   return row;
+}
+
+/**
+ * The import a connection's proof starts, once per connection (migration 044's unique index):
+ * the row when this call made it, or when the one made earlier is still running (a retried
+ * proof starts its workflow again, which is then already running); null when the connection's
+ * account was imported on proof before.
+ */
+export async function claimImportOnProof(
+  trx: Knex.Transaction,
+  input: { tenantId: string; provider: ProviderId; connectionId: string },
+): Promise<ImportRow | null> {
+  const { rows: made } = await trx.raw(
+    `insert into imports (tenant_id, provider, source, trigger, connection_id)
+     values (?, ?, 'provider_api', 'connection_proven', ?)
+     on conflict (connection_id) where trigger = 'connection_proven' do nothing
+     returning *`,
+    [input.tenantId, input.provider, input.connectionId],
+  );
+  if (made[0]) return made[0] as ImportRow;
+  const earlier = await trx('imports')
+    .where({ connection_id: input.connectionId, trigger: 'connection_proven', status: 'running' })
+    .first();
+  return earlier ?? null;
+}
+
+export interface ImportOnProof {
+  importId: string;
+  provider: WebProviderId;
+  modes: Mode[];
+}
+
+const isWeb = (p: ProviderId): p is WebProviderId => (WEB_PROVIDERS as readonly string[]).includes(p);
+
+/**
+ * The import a web provider connection's proof brings (docs/reconciliation.md, "Import on
+ * proof"): its account's existing subscribers, read in each mode it has a credential for. Once
+ * per connection (`claimImportOnProof`); null for a store, an unproven connection, or when it ran before.
+ */
+export async function claimProofImport(
+  trx: Knex.Transaction,
+  tenantId: string,
+  connectionId: string,
+): Promise<ImportOnProof | null> {
+  const c = await getConnectionSafe(trx, connectionId);
+  if (!c || !c.verified_at || !c.is_active || !isWeb(c.provider)) return null;
+  const modes: Mode[] = [
+    ...(c.has_live_credential ? ['live' as const] : []),
+    ...(c.has_test_credential ? ['test' as const] : []),
+  ];
+  if (modes.length === 0) return null;
+  const row = await claimImportOnProof(trx, { tenantId, provider: c.provider, connectionId });
+  return row ? { importId: row.id, provider: c.provider, modes } : null;
+}
+
+/** Newest first, with each import's counts (its items' outcomes); filtered by provider, trigger. */
+export function importPage(
+  src: PageSource,
+  filters: { provider?: string; trigger?: string },
+  page: PageRequest,
+): Promise<RowPage> {
+  return pageFromSql(
+    src,
+    {
+      table: 'imports',
+      columns: `imports.id, imports.provider, imports.source, imports.status, imports.trigger, imports.pages,
+        imports.failure, imports.created_at, imports.finished_at,
+        (select count(*) from import_items i where i.import_id = imports.id and i.outcome = 'imported')::int as imported,
+        (select count(*) from import_items i where i.import_id = imports.id and i.outcome = 'refused')::int as refused_count`,
+      from: 'imports',
+      filters,
+    },
+    page,
+    rows,
+  );
 }
 
 /** A file's lines, stored with the import (refused ones with their reason, the rest for the activity to read). */

@@ -31,6 +31,7 @@ import * as reconciliations from './migrations/039_reconciliations';
 import * as reconciledEvents from './migrations/040_reconciled_events';
 import * as tenantKeys from './migrations/041_tenant_keys';
 import * as keptPurchaseTokens from './migrations/043_kept_purchase_tokens';
+import * as importTriggers from './migrations/044_import_triggers';
 import * as provisionalAccess from './migrations/045_provisional_access';
 import * as historyAtEventTime from './migrations/048_history_at_event_time';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '040_reconciled_events': reconciledEvents,
   '041_tenant_keys': tenantKeys,
   '043_kept_purchase_tokens': keptPurchaseTokens,
+  '044_import_triggers': importTriggers,
   '045_provisional_access': provisionalAccess,
   '048_history_at_event_time': historyAtEventTime,
 };

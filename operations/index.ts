@@ -47,6 +47,7 @@ import { removeTeamMember } from './team/remove';
 import { revokeTeamInvitation } from './team/revoke-invitation';
 import { createImportOp } from './imports/create';
 import { getImport } from './imports/get';
+import { listImports } from './imports/list';
 import { getCustomer } from './customers/get';
 import { grantEntitlement } from './customers/grant';
 import { revokeGrantOp } from './customers/revoke-grant';
@@ -98,6 +99,7 @@ export const OPERATIONS: Operation[] = [
   // Imports of existing subscribers (docs/reconciliation.md).
   createImportOp,
   getImport,
+  listImports,
   // The support desk (docs/support.md).
   getCustomer,
   grantEntitlement,

@@ -227,6 +227,7 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
   'db/api-keys.ts': ['findApiKey', 'listApiKeys'],
   'db/apps.ts': ['listAppKeys'],
   'db/overview.ts': ['readOverview'],
+  'db/overview-repairs.ts': ['repairCounts'],
   'db/readiness-facts.ts': ['readReadinessFacts'],
   'db/sync-runs.ts': ['recentRuns'],
   'db/connections.ts': ['getConnectionSafe', 'listConnectionsSafe'],

@@ -27,7 +27,7 @@ import {
   type SnapshotOutcome,
   type SyncRunInput,
 } from '../workflows/sync-run';
-import { importRunWorkflow, type ImportRunInput } from '../workflows/import-run';
+import { importRunWorkflow, importRunWorkflowId, type ImportRunInput } from '../workflows/import-run';
 import { customerRefreshWorkflow, type CustomerRefreshInput } from '../workflows/customer-refresh';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
@@ -226,7 +226,7 @@ export async function wakeOutboundEndpoint(client: Client, taskQueue: string, in
 }
 
 // ── Imports: one workflow per (tenant, import), paging through a provider or an uploaded file.
-export const importWorkflowId = (tenantId: string, importId: string) => `import-${tenantId}-${importId}`;
+export const importWorkflowId = importRunWorkflowId;
 
 export async function startImportRun(client: Client, taskQueue: string, input: ImportRunInput) {
   return client.workflow.start(importRunWorkflow, {

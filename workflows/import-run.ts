@@ -61,6 +61,9 @@ export interface ImportProgress {
   done: boolean;
 }
 
+/** `import-<tenant>-<import>`: started by a request (temporal/workflow-starts.ts) or by a connection's proof. */
+export const importRunWorkflowId = (tenantId: string, importId: string) => `import-${tenantId}-${importId}`;
+
 export const importProgressQuery = defineQuery<ImportProgress>('progress');
 
 /** Pages per run before continue-as-new: the history holds a few pages, never the account. */

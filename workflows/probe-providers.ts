@@ -1,10 +1,11 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ProbeTarget } from '../activities/providers';
+import type { ProbeTarget, ProofRecord } from '../activities/providers';
 import { providerFailureOf, type ProviderErrorClass } from './activity-failure';
 import { runAttributes } from './search-attributes';
 import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from './voided-purchases';
+import { importRunWorkflow, importRunWorkflowId } from './import-run';
 
 const { listProbeTargets, recordProofs } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
 const { probeProvider } = proxyActivities<Activities>({
@@ -56,7 +57,41 @@ export async function probeProvidersWorkflow(input: {
   const play = new Set(targets.filter((t) => t.provider === 'store_android').map((t) => t.connectionId));
   for (const p of proofs)
     if (p.proven && play.has(p.connectionId)) await startVoidedSweep(input.tenantId, p.connectionId);
+  // A web provider's account proven for the first time: its existing subscribers come in by themselves.
+  for (const p of proofs)
+    if (p.importOnProof) await startImportOnProof(input.tenantId, p.connectionId, p.importOnProof);
   return outcomes;
+}
+
+/**
+ * The import outlives this short workflow (ABANDON), as the sweep does; the import row is made
+ * once per connection by `recordProofs`, so a re-proof finds nothing to start, and a retried
+ * proof finds the import it started already running.
+ */
+async function startImportOnProof(
+  tenantId: string,
+  connectionId: string,
+  imp: NonNullable<ProofRecord['importOnProof']>,
+): Promise<void> {
+  try {
+    await startChild(importRunWorkflow, {
+      workflowId: importRunWorkflowId(tenantId, imp.importId),
+      args: [
+        {
+          tenantId,
+          importId: imp.importId,
+          source: 'provider_api',
+          provider: imp.provider,
+          connections: { [imp.provider]: connectionId },
+          modes: imp.modes,
+        },
+      ],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: runAttributes('import', tenantId, imp.provider),
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }
 
 /** The sweep outlives this short workflow (ABANDON); one already running is the one we want. */

@@ -10,9 +10,12 @@ export class CsrfRefused extends Error {
   }
 }
 
-/** An urlencoded form, refused unless it carries this session's CSRF token. */
-export async function readForm(ctx: Koa.Context): Promise<URLSearchParams> {
-  const raw = await readRawBody(ctx, MAX_FORM_BYTES);
+/**
+ * An urlencoded form, refused unless it carries this session's CSRF token. `maxBytes`: a form
+ * that carries a file's text (the import page) may be larger than the default.
+ */
+export async function readForm(ctx: Koa.Context, maxBytes = MAX_FORM_BYTES): Promise<URLSearchParams> {
+  const raw = await readRawBody(ctx, maxBytes);
   const form = new URLSearchParams(ctx.is('application/x-www-form-urlencoded') ? raw.toString('utf8') : '');
   const secret = csrfSecret(ctx);
   if (!secret || !csrfMatches(secret, form.get('_csrf'))) throw new CsrfRefused();

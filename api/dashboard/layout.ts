@@ -63,6 +63,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/readiness', label: 'Readiness' },
   { href: '/sync-runs', label: 'Sync runs' },
   { href: '/customers', label: 'Customers' },
+  { href: '/imports', label: 'Imports' },
   { href: '/subscribers', label: 'Subscribers' },
   { href: '/entitlements', label: 'Entitlements' },
   { href: '/webhook-deliveries', label: 'Webhook deliveries' },

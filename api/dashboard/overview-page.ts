@@ -3,11 +3,13 @@ import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { readOverview } from '../../db/overview';
+import { repairCounts } from '../../db/overview-repairs';
 import { readReadinessFacts } from '../../db/readiness-facts';
 import { readinessReport } from '../../domain/readiness';
 import { formatMinorAmount } from '../../domain/catalogue';
 import { MODES, type Mode } from '../../domain/providers';
 import { formatDate, html, type SafeHtml } from './html';
+import type { RepairCounts } from '../../db/overview-repairs';
 import { page } from './layout';
 import { lineChart } from './charts/line-chart';
 import { barChart } from './charts/bar-chart';
@@ -92,6 +94,23 @@ function switcher(label: string, options: { text: string; href: string; current:
   return html`<nav class="switch" aria-label="${label}"><span>${label}:</span><ul>${options.map((o) => html`<li><a href="${o.href}" ${o.current ? html`aria-current="page"` : ''}>${o.text}</a></li>`)}</ul></nav>`;
 }
 
+/**
+ * Reconciliation repairs (docs/reconciliation.md): what a lost or late notification got wrong
+ * and the service put right from the provider's own state, per provider, each linked to its list.
+ */
+function repairsHealth(repairs: RepairCounts[]): SafeHtml {
+  const sum = (k: 'last_24h' | 'last_7d') => repairs.reduce((a, r) => a + r[k], 0);
+  return html`<h3>Repairs from the providers</h3>
+<p id="repairs-summary"><a href="/reconciliations">${sum('last_24h')} in the last 24 hours, ${sum('last_7d')} in the last 7 days</a>: subscriptions whose state at the provider differed from ours (a notification lost or late) and were put right. Both modes.</p>
+${
+  repairs.length
+    ? html`<div class="scroll" role="region" tabindex="0" aria-label="Repairs by provider"><table><caption class="skip">Repairs by provider</caption>
+<thead><tr><th scope="col">Provider</th><th scope="col">Last 24 hours</th><th scope="col">Last 7 days</th></tr></thead>
+<tbody>${repairs.map((r) => html`<tr><th scope="row"><a href="/reconciliations?provider=${r.provider}">${r.provider}</a></th><td>${r.last_24h}</td><td>${r.last_7d}</td></tr>`)}</tbody></table></div>`
+    : ''
+}`;
+}
+
 export function overviewPage(services: Services): Router {
   const r = new Router();
   r.get('/overview', async (ctx) => {
@@ -114,9 +133,10 @@ export function overviewPage(services: Services): Router {
     }
     const { mode, days } = query;
     // One tenant transaction for every figure: one snapshot, one now(), RLS on each statement.
-    const { figures, facts } = await withTenant(services.db, user.tenant_id, async (trx) => ({
+    const { figures, facts, repairs } = await withTenant(services.db, user.tenant_id, async (trx) => ({
       figures: await readOverview(trx, mode, days),
       facts: await readReadinessFacts(trx),
+      repairs: await repairCounts(trx),
     }));
     // The rule of GET /v1/readiness, on the same facts.
     const readiness = readinessReport(facts, { dashboardUrl: services.config.publicDashboardUrl });
@@ -183,6 +203,7 @@ ${
 <p><a href="/readiness">Readiness in full</a> (the rows of <code>GET /v1/readiness</code>).</p>
 <h3>Inbound webhooks</h3>
 <p><a href="${listHref('/webhook-deliveries', { status: 'failed', mode })}">${m.total.webhook_failures_24h} failed in the last 24 hours</a>${m.total.webhook_failures_24h ? html` (${m.now.filter((p) => p.webhook_failures_24h).map((p, i) => html`${i ? ', ' : ''}<a href="${listHref('/webhook-deliveries', { status: 'failed', provider: p.provider, mode })}">${p.provider}: ${p.webhook_failures_24h}</a>`)})` : ''}.</p>
+${repairsHealth(repairs)}
 <h3>Last sync run</h3>
 ${
   run

@@ -26,6 +26,8 @@ const PAGES: { path: RegExp; open?: Need; act?: Need }[] = [
   { path: /^\/audit(\/|$)/, open: { scope: 'audit:read' } },
   { path: /^\/customers(\/|$)/, open: { scope: 'customers:read' }, act: { scope: 'grants:write' } },
   { path: /^\/changes(\/|$)/, open: { scope: 'audit:read' }, act: { account: 'approvals' } },
+  { path: /^\/imports(\/|$)/, open: { scope: 'imports:read' }, act: { scope: 'imports:write' } },
+  { path: /^\/reconciliations(\/|$)/, open: { scope: 'imports:read' } },
 ];
 
 /** Whether a role may make this request: open the page (GET, HEAD) or send its forms. */

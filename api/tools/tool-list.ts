@@ -33,6 +33,7 @@ import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
 import { createEndpoint } from '../../operations/webhook-endpoints/create';
 import { createImportOp } from '../../operations/imports/create';
 import { getImport } from '../../operations/imports/get';
+import { listImports } from '../../operations/imports/list';
 import { getCustomer } from '../../operations/customers/get';
 import { grantEntitlement } from '../../operations/customers/grant';
 import { revokeGrantOp } from '../../operations/customers/revoke-grant';
@@ -152,6 +153,15 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     description:
       'One import: running, succeeded or failed; how many subscriptions it imported; refused lines with the reason.',
     // What the import recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_imports',
+    operation: listImports,
+    title: 'Imports',
+    description:
+      'Imports, newest first: provider, status, trigger (request, or connection_proven: started when a connection proved its account), imported and refused counts (filters: provider, trigger; paged).',
+    // What the imports recorded here; no provider is asked.
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { connectProvenByOAuth } from '../../db/connection-service';
 import { ApiError, invalidRequest } from '../errors';
+import { importOnProof } from '../imports/on-proof';
 import { provider } from '../schemas';
 import { ACCOUNT, defineOperation } from '../types';
 import { connectionView, writeConnection } from './connection';
@@ -37,6 +38,8 @@ export const connectProviderOAuth = defineOperation({
         credentials: { [result.mode]: result.credential },
       }),
     );
+    // The account is proven: its existing subscribers come in by themselves (once per connection).
+    await importOnProof(ctx, c.id);
     return { ...c, mode: result.mode };
   },
 });

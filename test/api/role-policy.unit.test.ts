@@ -82,4 +82,11 @@ describe('what each role may open in the dashboard (api/dashboard/page-access.ts
     expect(ROLES.filter((r) => mayOpen(r, '/products/new'))).toEqual(['owner', 'admin', 'developer']);
     expect(ROLES.filter((r) => mayAct(r, '/products'))).toEqual(['owner', 'admin', 'developer']);
   });
+
+  it('imports: everyone sees them, owners, admins, developers and support start one (a viewer does not)', () => {
+    for (const path of ['/imports', '/imports/abc'])
+      expect([path, ROLES.filter((r) => mayOpen(r, path))]).toEqual([path, [...ROLES]]);
+    for (const path of ['/imports/provider', '/imports/file'])
+      expect([path, ROLES.filter((r) => mayAct(r, path))]).toEqual([path, ['owner', 'admin', 'developer', 'support']]);
+  });
 });

@@ -49,6 +49,7 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   // Imports (issue #29; test/imports/imports-api.test.ts).
   'POST /imports': 'imports:write',
   'GET /imports/{id}': 'imports:read',
+  'GET /imports': 'imports:read',
   // The support desk; its own matrix, with a real customer and grant: test/api/customers.test.ts.
   'GET /customers/{app_user_id}': 'customers:read',
   'POST /customers/{app_user_id}/grants': 'grants:write',

@@ -420,7 +420,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Imports, newest first: what started each, its status and how many subscriptions it brought in or refused */
+        get: operations["imports.list"];
         put?: never;
         /** Bring a provider's existing subscribers in: a web provider's list API, or a file of store purchases */
         post: operations["imports.create"];
@@ -4345,6 +4346,114 @@ export interface operations {
             };
         };
     };
+    "imports.list": {
+        parameters: {
+            query?: {
+                /** @description page size, 200 at most, default 50; a value outside 1–200 is clamped into it, not refused */
+                limit?: number;
+                /** @description rows to skip, 0–2147483647; anything else is 400 invalid_request naming offset */
+                offset?: number;
+                provider?: "psp_a" | "psp_b" | "psp_c" | "store_android" | "store_ios";
+                /** @description request: REST, a tool or the dashboard; connection_proven: a web provider connection proved its account */
+                trigger?: "request" | "connection_proven";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description the import
+                             */
+                            id: string;
+                            /** @constant */
+                            object: "import";
+                            /** @description the provider imported from, or revenuecat for a RevenueCat export */
+                            provider: string;
+                            /** @enum {string} */
+                            status: "running" | "succeeded" | "failed";
+                            /**
+                             * @description request: REST, a tool or the dashboard; connection_proven: a web provider connection proved its account
+                             * @enum {string}
+                             */
+                            trigger: "request" | "connection_proven";
+                            /** @description subscriptions brought in so far */
+                            imported: number;
+                            refused_count: number;
+                            /** @description pages read so far (provider pages, or batches of file lines) */
+                            pages: number;
+                            /** @description why a failed import stopped */
+                            failure: string | null;
+                            /** @description ISO 8601 timestamp */
+                            created_at: string;
+                            finished_at: string | null;
+                        }[];
+                        pagination: {
+                            limit: number;
+                            offset: number;
+                            total: number | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "imports.create": {
         parameters: {
             query?: never;
@@ -4548,6 +4657,11 @@ export interface operations {
                         provider: string;
                         /** @enum {string} */
                         status: "running" | "succeeded" | "failed";
+                        /**
+                         * @description request: REST, a tool or the dashboard; connection_proven: a web provider connection proved its account
+                         * @enum {string}
+                         */
+                        trigger: "request" | "connection_proven";
                         /** @description subscriptions brought in so far */
                         imported: number;
                         /** @description lines (or listed subscriptions) refused, with the reason; the first 1000 */
