@@ -6,7 +6,9 @@ import { providerFailureOf, type ProviderErrorClass } from './activity-failure';
 import { runAttributes } from './search-attributes';
 import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from './voided-purchases';
 
-const { listProbeTargets, recordProofs } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+const { listProbeTargets, recordProofs, ensureReconciliationSchedules } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+});
 const { probeProvider } = proxyActivities<Activities>({
   startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 3 },
@@ -56,6 +58,8 @@ export async function probeProvidersWorkflow(input: {
   const play = new Set(targets.filter((t) => t.provider === 'store_android').map((t) => t.connectionId));
   for (const p of proofs)
     if (p.proven && play.has(p.connectionId)) await startVoidedSweep(input.tenantId, p.connectionId);
+  // A proven connection gets the tenant its reconciliation schedules now (docs/reconciliation.md, "Scheduled").
+  if (proofs.some((p) => p.proven)) await ensureReconciliationSchedules({ tenantId: input.tenantId });
   return outcomes;
 }
 
