@@ -3,6 +3,7 @@ import {
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   type Client,
+  type ScheduleDescription,
   type ScheduleOptionsStartWorkflowAction,
   type ScheduleSpec,
 } from '@temporalio/client';
@@ -33,7 +34,7 @@ import { runAttributes } from '../workflows/search-attributes';
  * paused, with a note saying so.
  */
 
-export type EnsureOutcome = 'created' | 'updated' | 'deleted' | 'none';
+export type EnsureOutcome = 'created' | 'updated' | 'unchanged' | 'deleted' | 'none';
 
 // Durations in milliseconds.
 const minutes = (m: number) => m * 60_000;
@@ -74,6 +75,22 @@ const policiesOf = (interval: number) => ({
 const noteOf = (enabled: boolean) =>
   enabled ? 'reconciliation of provider state' : 'paused: the tenant turned scheduled reconciliation off';
 
+/** Whether a schedule already says what the settings say (every process start ensures; most find nothing to do). */
+function matches(d: ScheduleDescription, tenantId: string, taskQueue: string, interval: number, enabled: boolean) {
+  const every = d.spec.intervals?.[0];
+  return (
+    d.spec.intervals?.length === 1 &&
+    every?.every === minutes(interval) &&
+    (every.offset ?? 0) === minutes(offsetMinutes(tenantId, interval)) &&
+    d.action.type === 'startWorkflow' &&
+    d.action.workflowType === reconciliationRunWorkflow.name &&
+    d.action.taskQueue === taskQueue &&
+    d.policies.overlap === ScheduleOverlapPolicy.SKIP &&
+    d.policies.catchupWindow === minutes(interval) &&
+    d.state.paused === !enabled
+  );
+}
+
 /**
  * One group's schedule made to match `desired` (null: the group has no proven connection, so no
  * schedule). A new schedule's first run comes one interval after it is made (`startAt`), so a
@@ -88,7 +105,12 @@ export async function ensureReconciliationSchedule(
 ): Promise<EnsureOutcome> {
   const scheduleId = reconciliationScheduleId(tenantId, group);
   const handle = client.schedule.getHandle(scheduleId);
+  const current = await handle.describe().catch((err) => {
+    if (err instanceof ScheduleNotFoundError) return null;
+    throw err;
+  });
   if (!desired) {
+    if (!current) return 'none';
     try {
       await handle.delete();
       return 'deleted';
@@ -100,18 +122,22 @@ export async function ensureReconciliationSchedule(
   const interval = intervalOf(desired, group);
   const action = actionOf(tenantId, group, taskQueue);
   const state = { paused: !desired.enabled, note: noteOf(desired.enabled) };
-  try {
-    await client.schedule.create({
-      scheduleId,
-      spec: specOf(tenantId, interval, new Date(Date.now() + interval * 60_000)),
-      action,
-      policies: policiesOf(interval),
-      state,
-      typedSearchAttributes: runAttributes('reconciliation', tenantId),
-    });
-    return 'created';
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  if (current && matches(current, tenantId, taskQueue, interval, desired.enabled)) return 'unchanged';
+  if (!current) {
+    try {
+      await client.schedule.create({
+        scheduleId,
+        spec: specOf(tenantId, interval, new Date(Date.now() + interval * 60_000)),
+        action,
+        policies: policiesOf(interval),
+        state,
+        typedSearchAttributes: runAttributes('reconciliation', tenantId),
+      });
+      return 'created';
+    } catch (err) {
+      // Another process made it meanwhile: bring it to these settings like any other.
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    }
   }
   await handle.update((prev) => ({
     spec: specOf(tenantId, interval, prev.spec.startAt),

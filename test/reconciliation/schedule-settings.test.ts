@@ -111,11 +111,11 @@ describe('reconciliation schedules per tenant, and their settings', () => {
     expect(await missing(webOnly.tenant_id, 'stores')).toBe(true);
     expect(await missing(unproven.tenant_id, 'web')).toBe(true);
     expect(await missing(unproven.tenant_id, 'stores')).toBe(true);
-    // Ensuring again (the next process start) changes nothing it need not: same spec, same first run.
+    // Ensuring again (the next process start) finds them as the settings say and changes nothing.
     expect(await ensureTenantReconciliationSchedules(worker.client, worker.taskQueue, appDb(), both.tenant_id)).toEqual(
       {
-        web: 'updated',
-        stores: 'updated',
+        web: 'unchanged',
+        stores: 'unchanged',
       },
     );
     const again = await describeSchedule(both.tenant_id, 'web');
