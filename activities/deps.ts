@@ -27,4 +27,6 @@ export interface ActivityDeps {
   pacer?: Pacer;
   /** Imports hand each subscription to its customer's workflow through this (absent: imports cannot run here). */
   handOverLifecycle?: LifecycleHandOver;
+  /** Ensures a tenant's reconciliation schedules with the worker's client (temporal/worker.ts; absent: not here). */
+  ensureReconciliationSchedules?: (tenantId: string) => Promise<void>;
 }

@@ -9,6 +9,7 @@ import { createImportActivities } from './imports';
 import { createGrantActivities } from './grants';
 import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
+import { createReconciliationRunActivities } from './reconciliation-runs';
 
 export type { ActivityDeps } from './deps';
 
@@ -26,6 +27,7 @@ export function createActivities(given: ActivityDeps) {
     ...createGrantActivities(deps),
     ...createHeldChangeActivities(deps),
     ...createReconciliationActivities(deps),
+    ...createReconciliationRunActivities(deps),
   };
 }
 

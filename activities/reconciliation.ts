@@ -4,7 +4,7 @@ import { loadCredential } from '../db/connection-service';
 import { heldSubscriptionsOf, recordRepair, type HeldState } from '../db/reconciliations';
 import { withTenant } from '../db/tenant-tx';
 import { snapshotEvents, type SubscriptionSnapshot } from '../domain/provider-snapshot';
-import { WEB_PROVIDERS, type Mode, type ProviderId, type WebProviderId } from '../domain/providers';
+import { STORE_PROVIDERS, WEB_PROVIDERS, type Mode, type ProviderId, type WebProviderId } from '../domain/providers';
 import { createPacer } from '../providers/pacing';
 import { reconciliationRepairs } from '../runtime/metrics';
 import { ProviderError } from '../providers/errors';
@@ -46,18 +46,51 @@ export function differs(held: HeldState | null, snap: SubscriptionSnapshot): boo
   return held.status !== snap.status || epoch(held.current_period_end) !== epoch(snap.current_period_end);
 }
 
-export function createReconciliationActivities(deps: ActivityDeps) {
+/** Who a comparison is for and which run records it: ids only. */
+export interface CustomerRun {
+  tenantId: string;
+  runId: string;
+  appUserId: string;
+  /** The workflow of a scheduled run (its id carries the scheduled time); absent: the refresh's own. */
+  workflowId?: string;
+}
+
+export interface CompareOptions {
+  /**
+   * Search the provider's list (bounded) for subscriptions naming the app user that the service
+   * never heard of: the refresh does; a scheduled run, comparing many customers, does not.
+   */
+  discover: boolean;
+  /** Provider contexts already made in this activity (a scheduled page compares many customers). */
+  contexts?: Map<string, ProviderContext>;
+}
+
+/**
+ * The one per-customer comparison both paths call, the on-demand refresh and the scheduled runs
+ * (docs/reconciliation.md), for the provider kinds they name.
+ */
+export function createCustomerReconciler(deps: ActivityDeps) {
   const { db, config, vault, adapters, pacer = createPacer() } = deps;
   const { reconcileCustomerStores } = createStoreReconciliation(deps);
 
-  async function contextFor(tenantId: string, conn: SafeConnection, mode: Mode): Promise<ProviderContext> {
-    return withTenant(db, tenantId, async (trx) => ({
+  async function contextFor(
+    tenantId: string,
+    conn: SafeConnection,
+    mode: Mode,
+    cache?: Map<string, ProviderContext>,
+  ): Promise<ProviderContext> {
+    const key = `${conn.id}:${mode}`;
+    const known = cache?.get(key);
+    if (known) return known;
+    const made = await withTenant(db, tenantId, async (trx) => ({
       baseUrl: config.providerBaseUrls[conn.provider],
       mode,
       credential: await loadCredential(trx, vault, conn.id, mode),
       accountRef: conn.account_ref,
       pace: pacer.pace(conn.provider, mode, conn.account_ref),
     }));
+    cache?.set(key, made);
+    return made;
   }
 
   async function provider<T>(p: WebProviderId, ctx: ProviderContext, read: () => Promise<T>): Promise<T> {
@@ -72,21 +105,26 @@ export function createReconciliationActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Re-read every web provider for one customer and apply what differs: each subscription the
-     * service holds for the app user is read with the provider's get-one call, and the provider's
-     * list is searched (bounded) for ones it holds and we never heard of. A difference hands the
-     * snapshot's events, tagged `reconciliation`, to the customer's own lifecycle workflow and is
-     * recorded as a repair of this run. Nothing differs: nothing is written.
+     * Re-read one customer at each provider of `kinds` the tenant has a proven connection to and
+     * apply what differs: each subscription the service holds for the app user is read with the
+     * provider's get-one call, and (`discover`) the provider's list is searched (bounded) for ones
+     * it holds and we never heard of. A difference hands the snapshot's events, tagged
+     * `reconciliation`, to the customer's own lifecycle workflow and is recorded as a repair of
+     * the run. Nothing differs: nothing is written.
      */
-    async refreshCustomer(input: { tenantId: string; runId: string; appUserId: string }): Promise<RefreshOutcome> {
-      if (!deps.handOverLifecycle) throw new Error('a refresh needs the worker’s lifecycle hand-over');
+    async reconcileCustomer(
+      input: CustomerRun,
+      kinds: readonly ProviderId[],
+      opts: CompareOptions,
+    ): Promise<RefreshOutcome> {
+      if (!deps.handOverLifecycle) throw new Error('a reconciliation needs the worker’s lifecycle hand-over');
       const { held, connections } = await withTenant(db, input.tenantId, async (trx) => ({
         held: await heldSubscriptionsOf(trx, input.appUserId),
         connections: (await listConnectionsSafe(trx)).filter((c) => c.is_active && c.verified_at),
       }));
       const repairs: Repair[] = [];
       let compared = 0;
-      for (const p of WEB_PROVIDERS) {
+      for (const p of WEB_PROVIDERS.filter((k) => kinds.includes(k))) {
         const adapter = adapters[p];
         const mine = connections.filter((c) => c.provider === p);
         const conn = mine.find((c) => c.is_default) ?? mine[0];
@@ -96,7 +134,7 @@ export function createReconciliationActivities(deps: ActivityDeps) {
           ...(conn.has_test_credential ? ['test' as const] : []),
         ];
         for (const mode of modes) {
-          const ctx = await contextFor(input.tenantId, conn, mode);
+          const ctx = await contextFor(input.tenantId, conn, mode, opts.contexts);
           const heldHere = held.filter((h) => h.provider === p && h.mode === mode);
           const found = new Map<string, SubscriptionSnapshot>();
           for (const h of heldHere) {
@@ -105,7 +143,7 @@ export function createReconciliationActivities(deps: ActivityDeps) {
             heartbeat();
           }
           let cursor: string | null = null;
-          for (let page = 0; page < DISCOVERY_PAGES; page++) {
+          for (let page = 0; opts.discover && page < DISCOVERY_PAGES; page++) {
             const got = await provider(p, ctx, () => adapter.listSubscriptions!(ctx, cursor, 100));
             for (const s of got.snapshots) if (s.app_user_id === input.appUserId) found.set(s.subscription_id, s);
             heartbeat();
@@ -144,6 +182,7 @@ export function createReconciliationActivities(deps: ActivityDeps) {
               recordRepair(trx, {
                 tenantId: input.tenantId,
                 runId: input.runId,
+                workflowId: input.workflowId ?? null,
                 provider: p,
                 subscriptionId: snap.subscription_id,
                 appUserId: input.appUserId,
@@ -166,12 +205,22 @@ export function createReconciliationActivities(deps: ActivityDeps) {
         }
       }
       // The stores: each held purchase re-read with the store's server API (no list to search).
-      const stores = await reconcileCustomerStores(input);
+      const stores = await reconcileCustomerStores(input, kinds);
       return {
         compared: compared + stores.compared,
         repairs: [...repairs, ...stores.repairs],
         skipped: stores.skipped,
       };
+    },
+  };
+}
+
+export function createReconciliationActivities(deps: ActivityDeps) {
+  const { reconcileCustomer } = createCustomerReconciler(deps);
+  return {
+    /** The on-demand refresh of one customer (docs/reconciliation.md): every provider, with discovery. */
+    async refreshCustomer(input: { tenantId: string; runId: string; appUserId: string }): Promise<RefreshOutcome> {
+      return reconcileCustomer(input, [...WEB_PROVIDERS, ...STORE_PROVIDERS], { discover: true });
     },
   };
 }

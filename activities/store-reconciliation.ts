@@ -4,7 +4,7 @@ import { recordRepair, type HeldState } from '../db/reconciliations';
 import { heldStorePurchasesOf, type HeldStorePurchase } from '../db/store-reconciliation';
 import { withTenant } from '../db/tenant-tx';
 import { snapshotEvents } from '../domain/provider-snapshot';
-import { STORE_PROVIDERS, type Mode, type StoreProviderId } from '../domain/providers';
+import { STORE_PROVIDERS, type Mode, type ProviderId, type StoreProviderId } from '../domain/providers';
 import { storeEntitlementOf, storeHeldFacts, type PurchaseRef, type StoreRereadSkip } from '../domain/store-purchase';
 import { openPurchase } from '../providers/purchase-ref';
 import { reconciliationRepairs } from '../runtime/metrics';
@@ -86,7 +86,11 @@ export function createStoreReconciliation(deps: ActivityDeps) {
   }
 
   return {
-    async reconcileCustomerStores(input: { tenantId: string; runId: string; appUserId: string }): Promise<{
+    /** Re-read the customer's held purchases at each store of `kinds` (a scheduled web run names none). */
+    async reconcileCustomerStores(
+      input: { tenantId: string; runId: string; appUserId: string; workflowId?: string },
+      kinds: readonly ProviderId[],
+    ): Promise<{
       compared: number;
       repairs: StoreRepair[];
       skipped: StoreSkip[];
@@ -98,7 +102,7 @@ export function createStoreReconciliation(deps: ActivityDeps) {
       const repairs: StoreRepair[] = [];
       const skipped: StoreSkip[] = [];
       let compared = 0;
-      for (const provider of STORE_PROVIDERS) {
+      for (const provider of STORE_PROVIDERS.filter((k) => kinds.includes(k))) {
         const conns = connections
           .filter((c) => c.provider === provider)
           .sort((a, b) => Number(b.is_default) - Number(a.is_default));
@@ -169,6 +173,7 @@ export function createStoreReconciliation(deps: ActivityDeps) {
               held: heldState,
               providerState,
               applied,
+              workflowId: input.workflowId ?? null,
             }),
           );
           reconciliationRepairs.inc({ provider });

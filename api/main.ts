@@ -17,6 +17,7 @@ import { startDispatcher, stopDispatcher } from './webhooks/dispatcher';
 import { startEntitlementWaits, stopEntitlementWaits } from './sdk/entitlement-waits';
 import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
 import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
+import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { readinessDetail } from './health';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
@@ -82,6 +83,11 @@ if (temporal) {
   startVoidedPurchaseSweeps(temporal.client, config.taskQueue, db).then(
     (n) => logger.info({ connections: n }, 'voided purchase sweeps started'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'voided purchase sweeps not started'),
+  );
+  // Every tenant with a proven connection has its reconciliation schedules (docs/reconciliation.md, "Scheduled").
+  ensureAllReconciliationSchedules(temporal.client, config.taskQueue, db).then(
+    (n) => logger.info({ tenants: n }, 'reconciliation schedules ensured'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'reconciliation schedules not ensured'),
   );
 }
 const shutdown = async () => {

@@ -129,7 +129,7 @@ const TIMELINE = `(
   union all
   select r.id, r.created_at, 'reconciliation_repair', jsonb_build_object(
       'provider', r.provider, 'run_id', r.run_id, 'subscription_external_id', r.subscription_external_id,
-      'held', r.held, 'provider_state', r.provider_state, 'applied', r.applied)
+      'held', r.held, 'provider_state', r.provider_state, 'applied', r.applied, 'run_workflow_id', r.workflow_id)
     from reconciliations r where r.app_user_id = $1
   union all
   select i.id, i.created_at, 'import_line', jsonb_build_object(

@@ -30,6 +30,7 @@ import * as rollupFoldJob from './migrations/038_rollup_fold_job';
 import * as reconciliations from './migrations/039_reconciliations';
 import * as reconciledEvents from './migrations/040_reconciled_events';
 import * as tenantKeys from './migrations/041_tenant_keys';
+import * as reconciliationSchedule from './migrations/042_reconciliation_schedule';
 import * as keptPurchaseTokens from './migrations/043_kept_purchase_tokens';
 import * as importTriggers from './migrations/044_import_triggers';
 import * as provisionalAccess from './migrations/045_provisional_access';
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '039_reconciliations': reconciliations,
   '040_reconciled_events': reconciledEvents,
   '041_tenant_keys': tenantKeys,
+  '042_reconciliation_schedule': reconciliationSchedule,
   '043_kept_purchase_tokens': keptPurchaseTokens,
   '044_import_triggers': importTriggers,
   '045_provisional_access': provisionalAccess,
@@ -105,6 +107,7 @@ export const TENANT_TABLES = [
   ...chartHistory.PRODUCT_CHANGE_TENANT_TABLES,
   ...reconciliations.RECONCILIATION_TENANT_TABLES,
   ...provisionalAccess.PROVISIONAL_TENANT_TABLES,
+  ...reconciliationSchedule.RECONCILIATION_SCHEDULE_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

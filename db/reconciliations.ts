@@ -12,6 +12,8 @@ export interface HeldState {
 export interface NewRepair {
   tenantId: string;
   runId: string;
+  /** A scheduled run's workflow (null: the refresh's, `refresh-<tenant>-<run>`); the customer's timeline names it. */
+  workflowId?: string | null;
   provider: string;
   subscriptionId: string;
   appUserId: string | null;
@@ -26,6 +28,7 @@ export async function recordRepair(trx: Knex.Transaction, r: NewRepair): Promise
     .insert({
       tenant_id: r.tenantId,
       run_id: r.runId,
+      workflow_id: r.workflowId ?? null,
       provider: r.provider,
       subscription_external_id: r.subscriptionId,
       app_user_id: r.appUserId,

@@ -60,6 +60,8 @@ import { getChart } from './charts/get';
 import { listCharts } from './charts/list';
 import { listReconciliations } from './reconciliations/list';
 import { refreshCustomer } from './reconciliations/refresh-customer';
+import { getReconciliationSettings } from './reconciliations/get-settings';
+import { updateReconciliationSettings } from './reconciliations/update-settings';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes
@@ -109,6 +111,8 @@ export const OPERATIONS: Operation[] = [
   // Reconciliation: repairs of what a lost notification got wrong (docs/reconciliation.md).
   refreshCustomer,
   listReconciliations,
+  getReconciliationSettings,
+  updateReconciliationSettings,
   // Tool-only operations (no REST route).
   listApps,
   createApp,

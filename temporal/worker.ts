@@ -14,6 +14,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { logger } from '../runtime/logger';
 import { dataConverterFor } from './payload-codec';
 import { signalLifecycleBatch } from './workflow-starts';
+import { ensureTenantReconciliationSchedules } from './reconciliation-schedules';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -96,6 +97,17 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
         opts.deps.handOverLifecycle ??
         (async (customer, events) => {
           await signalLifecycleBatch(Context.current().client, opts.taskQueue, customer, events);
+        }),
+      // A proof ensures the tenant's reconciliation schedules, on the deployment's queue (not the outbound one).
+      ensureReconciliationSchedules:
+        opts.deps.ensureReconciliationSchedules ??
+        (async (tenantId) => {
+          await ensureTenantReconciliationSchedules(
+            Context.current().client,
+            opts.deps.config.taskQueue,
+            opts.deps.db,
+            tenantId,
+          );
         }),
     }),
     ...(opts.maxConcurrentActivityTaskExecutions

@@ -10,3 +10,4 @@ export { importRunWorkflow } from './import-run';
 export { grantExpiryWorkflow } from './grant-expiry';
 export { changeApprovalWorkflow } from './change-approval';
 export { customerRefreshWorkflow } from './customer-refresh';
+export { reconciliationRunWorkflow } from './reconciliation-run';

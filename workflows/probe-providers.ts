@@ -7,7 +7,9 @@ import { runAttributes } from './search-attributes';
 import { voidedPurchasesWorkflow, voidedPurchasesWorkflowId } from './voided-purchases';
 import { importRunWorkflow, importRunWorkflowId } from './import-run';
 
-const { listProbeTargets, recordProofs } = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds' });
+const { listProbeTargets, recordProofs, ensureReconciliationSchedules } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+});
 const { probeProvider } = proxyActivities<Activities>({
   startToCloseTimeout: '20 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 3 },
@@ -60,6 +62,8 @@ export async function probeProvidersWorkflow(input: {
   // A web provider's account proven for the first time: its existing subscribers come in by themselves.
   for (const p of proofs)
     if (p.importOnProof) await startImportOnProof(input.tenantId, p.connectionId, p.importOnProof);
+  // A proven connection gets the tenant its reconciliation schedules now (docs/reconciliation.md, "Scheduled").
+  if (proofs.some((p) => p.proven)) await ensureReconciliationSchedules({ tenantId: input.tenantId });
   return outcomes;
 }
 

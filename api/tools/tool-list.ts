@@ -24,6 +24,8 @@ import { syncProduct } from '../../operations/products/sync';
 import { listSubscribers } from '../../operations/subscribers/list';
 import { listReconciliations } from '../../operations/reconciliations/list';
 import { refreshCustomer } from '../../operations/reconciliations/refresh-customer';
+import { getReconciliationSettings } from '../../operations/reconciliations/get-settings';
+import { updateReconciliationSettings } from '../../operations/reconciliations/update-settings';
 import { getSyncReport } from '../../operations/sync-runs/report';
 import { listWebhooks } from '../../operations/webhook-deliveries/list';
 import { deleteEndpointOp } from '../../operations/webhook-endpoints/delete';
@@ -180,6 +182,23 @@ export const TOOL_LIST: readonly ToolEntry[] = [
     description: 'Repairs: what differed from the provider and what was applied (filters: run_id, provider; paged).',
     // What the repairs recorded here; no provider is asked.
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_reconciliation_settings',
+    operation: getReconciliationSettings,
+    title: 'Reconciliation Settings',
+    description:
+      'How often the scheduled reconciliation compares provider state with what is held: enabled, web_interval_minutes (psp_a, psp_b, psp_c; default 60), stores_interval_minutes (stores; default 1440).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  {
+    name: 'billing_reconciliation_settings_update',
+    operation: updateReconciliationSettings,
+    title: 'Reconciliation Settings Update',
+    description:
+      'Change the scheduled reconciliation: web_interval_minutes (15–1440), stores_interval_minutes (60–10080), enabled (false pauses the runs). The schedules follow at once.',
+    // Writes the setting and this service's own schedules; no provider is asked; the same body twice changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   {
     name: 'billing_sync_events',

@@ -326,7 +326,9 @@ export function timelineRow(tenantId: string, r: Row) {
       break;
     case 'reconciliation_repair':
       record = { type: 'reconciliation', id: r.id };
-      workflow = refreshWorkflowId(tenantId, d.run_id as string);
+      // A scheduled run's id carries its scheduled time, so the repair names it; a refresh's is made from the run.
+      workflow = (d.run_workflow_id as string | null) ?? refreshWorkflowId(tenantId, d.run_id as string);
+      delete d.run_workflow_id;
       break;
     case 'outbound_delivery':
       record = { type: 'outbound_delivery', id: r.id };

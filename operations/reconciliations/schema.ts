@@ -67,3 +67,27 @@ export function renderRepair(r: Record<string, unknown>): z.infer<typeof repairR
     created_at: isoReq(r.created_at as string),
   };
 }
+
+/** A tenant's scheduled reconciliation (docs/reconciliation.md, "Scheduled"). */
+export const settingsBody = z.object({
+  object: z.literal('reconciliation_settings'),
+  enabled: z.boolean().describe('false: the scheduled runs are paused (the on-demand refresh still works)'),
+  web_interval_minutes: z.number().int().describe('minutes between runs over psp_a, psp_b and psp_c'),
+  stores_interval_minutes: z.number().int().describe('minutes between runs over store_android and store_ios'),
+  updated_at: timestampOrNull.describe('null: the defaults, never changed'),
+});
+
+export function renderSettings(s: {
+  enabled: boolean;
+  web_interval_minutes: number;
+  stores_interval_minutes: number;
+  updated_at: Date | string | null;
+}): z.infer<typeof settingsBody> {
+  return {
+    object: 'reconciliation_settings',
+    enabled: s.enabled,
+    web_interval_minutes: s.web_interval_minutes,
+    stores_interval_minutes: s.stores_interval_minutes,
+    updated_at: iso(s.updated_at),
+  };
+}

@@ -59,6 +59,9 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   // Reconciliation (issue #29; its own matrix with a real customer: test/reconciliation/refresh-customer.test.ts).
   'POST /customers/{app_user_id}/refresh': 'imports:write',
   'GET /reconciliations': 'imports:read',
+  // The scheduled reconciliation's settings; its cross-tenant and schedule checks: test/reconciliation/schedule-settings.test.ts.
+  'GET /reconciliation/settings': 'imports:read',
+  'PATCH /reconciliation/settings': 'imports:write',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {

@@ -180,6 +180,8 @@ describe('row-level security', () => {
       provider_state: JSON.stringify({ status: 'active', current_period_end: null }),
       applied: JSON.stringify([]),
     });
+    // The scheduled reconciliation's settings (migration 042): keyed by the tenant.
+    await ins('reconciliation_settings', { web_interval_minutes: 30 });
     return ids;
   }
 
@@ -223,6 +225,7 @@ describe('row-level security', () => {
         'overview_change_days',
         'import_items',
         'customer_event_sequences',
+        'reconciliation_settings',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

@@ -550,6 +550,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reconciliation/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How often the provider state is compared with what the service holds, for web providers and stores */
+        get: operations["reconciliation_settings.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change how often the provider state is compared with what the service holds (minutes), or turn the scheduled runs off */
+        patch: operations["reconciliation_settings.update"];
+        trace?: never;
+    };
     "/products/{product_id}/prices": {
         parameters: {
             query?: never;
@@ -5739,6 +5757,226 @@ export interface operations {
             };
             /** @description insufficient_scope */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reconciliation_settings.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "reconciliation_settings";
+                        /** @description false: the scheduled runs are paused (the on-demand refresh still works) */
+                        enabled: boolean;
+                        /** @description minutes between runs over psp_a, psp_b and psp_c */
+                        web_interval_minutes: number;
+                        /** @description minutes between runs over store_android and store_ios */
+                        stores_interval_minutes: number;
+                        /** @description null: the defaults, never changed */
+                        updated_at: string | null;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "reconciliation_settings.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description false pauses the scheduled runs; true resumes them */
+                    enabled?: boolean;
+                    /** @description minutes between runs over psp_a, psp_b and psp_c: 15–1440, default 60 */
+                    web_interval_minutes?: number;
+                    /** @description minutes between runs over store_android and store_ios: 60–10080, default 1440 */
+                    stores_interval_minutes?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "reconciliation_settings";
+                        /** @description false: the scheduled runs are paused (the on-demand refresh still works) */
+                        enabled: boolean;
+                        /** @description minutes between runs over psp_a, psp_b and psp_c */
+                        web_interval_minutes: number;
+                        /** @description minutes between runs over store_android and store_ios */
+                        stores_interval_minutes: number;
+                        /** @description null: the defaults, never changed */
+                        updated_at: string | null;
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
