@@ -1,3 +1,4 @@
+import { confirmedPremium } from '../helpers/premium';
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -81,12 +82,7 @@ describe('scheduled reconciliation: a cancellation whose webhook was dropped is 
       app_user_id: user,
     });
     expect(bought.status).toBe(200);
-    await until(
-      `${user} premium`,
-      () => sdk(t, user),
-      (x) => x.is_premium === true,
-      30_000,
-    );
+    await until(`${user} premium`, () => sdk(t, user), confirmedPremium, 30_000);
     const sub = await testDb()('subscriptions').where({ tenant_id: t.tenant_id, app_user_id: user }).first();
     expect(sub.status).toBe('active');
     // The provider cancels it now; the notification goes to a closed port: the service never hears.
