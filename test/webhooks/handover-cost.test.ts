@@ -120,8 +120,8 @@ describe('the cost of one checkout', () => {
         timers: count('timerStartedEventAttributes'),
       }).toEqual({ signals: 1, workflowTasks: 1, localActivities: 1, activities: 0, timers: 0 });
 
-      // The write: one tenant transaction on the worker's connection, each statement one round trip. The
-      // readiness probes come with a tenant's first sandbox entitlement (its proof of test mode) only.
+      // The write: one tenant transaction on the worker's connection, each statement one round trip. A new
+      // test-mode user adds the sandbox probe (`select exists`), a tenant's first sandbox row the readiness note.
       const statement = (q: string) => q.split('(')[0].trim().split(/\s+/).slice(0, 3).join(' ');
       expect(workerQueries.map(statement)).toEqual([
         'BEGIN; select set_config',
