@@ -144,6 +144,8 @@ export interface OutboxRow<H> {
   handover: H;
   attempts: number;
   created_at: Date;
+  /** How long ago the row was stored, by the database's clock (the dispatcher lets a customer's events gather). */
+  age_ms: number;
 }
 
 /**
@@ -157,6 +159,7 @@ export async function takeDueOutboxRows<H>(
 ): Promise<OutboxRow<H>[]> {
   return trx('webhook_outbox')
     .select('id', 'delivery_id', 'handover', 'attempts', 'created_at')
+    .select(trx.raw('(extract(epoch from now() - created_at) * 1000)::float8 as age_ms'))
     .where({ task_queue: taskQueue })
     .where('next_attempt_at', '<=', trx.fn.now())
     .orderBy('id')

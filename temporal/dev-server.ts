@@ -7,6 +7,21 @@ import { devServerSearchAttributeFlags } from './search-attributes';
 
 export const DEFAULT_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 
+/**
+ * Dynamic configuration for every dev server we start (`--dynamic-config-value`), each measured
+ * in bench/payment-to-premium.ts (bench/RESULTS.md, "CPU per purchase"):
+ * - the CLI turns the search-attribute cache off so attributes added at run time are seen at
+ *   once; ours are all given at start (`--search-attribute`), so the cache stays on and a workflow
+ *   start no longer reads them from SQLite;
+ * - one task-queue partition instead of four: one server and a few pollers gain nothing from
+ *   spreading a queue, and each task no longer risks a hop between partitions.
+ */
+export const DEFAULT_DYNAMIC_CONFIG = [
+  'system.forceSearchAttributesCacheRefreshOnRead=false',
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+];
+
 export interface DevServerHandle {
   address: string;
   uiUrl?: string;
@@ -31,6 +46,8 @@ export async function startDevServer(opts: {
    * Pass [] for the CLI's own defaults.
    */
   sqlitePragmas?: string[];
+  /** `KEY=JSON` dynamic configuration values; default DEFAULT_DYNAMIC_CONFIG. */
+  dynamicConfig?: string[];
 }): Promise<DevServerHandle> {
   const bin = await obtainTemporalBinary({ log: opts.log });
   const args = [
@@ -43,6 +60,7 @@ export async function startDevServer(opts: {
     '--log-level',
     'warn',
     ...devServerSearchAttributeFlags(),
+    ...(opts.dynamicConfig ?? DEFAULT_DYNAMIC_CONFIG).flatMap((v) => ['--dynamic-config-value', v]),
   ];
   if (opts.uiPort === null) args.push('--headless');
   else if (opts.uiPort !== undefined) args.push('--ui-port', String(opts.uiPort));

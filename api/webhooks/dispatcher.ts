@@ -11,7 +11,7 @@ import { handoverLatency, handovers } from '../../runtime/metrics';
 import { contextFrom, inSpan } from '../../runtime/tracing';
 import { callWithin } from '../../temporal/client';
 import type { Services } from '../../operations/services';
-import { groupKey, handOver, type Handover } from './handover';
+import { groupKey, handOver, SETTLE_MS, settleWaitMs, type Handover } from './handover';
 
 const BATCH = 200;
 // No provider waits on the dispatcher: a slow Temporal is given time rather than timed out, since
@@ -20,7 +20,6 @@ const HANDOVER_TIMEOUT_MS = 10_000;
 // Signals in flight per pass: enough to keep Temporal busy, few enough not to queue behind each other.
 const IN_FLIGHT = 16;
 const SWEEP_MS = 1000;
-const GATHER_MS = 20;
 /** Refusals a row may meet before its delivery is `failed`; with the back-off below that is about half an hour. */
 export const MAX_HANDOVER_ATTEMPTS = 8;
 const backoffMs = (attempts: number) => Math.min(1000 * 2 ** attempts, 10 * 60_000);
@@ -80,18 +79,21 @@ function isRefusal(err: unknown): boolean {
  * Drains `webhook_outbox` into Temporal, for the process's task queue: due rows locked with
  * SKIP LOCKED (replicas share the work and never send a row twice at once), grouped by tenant
  * and customer (or store notification), one Temporal call per group (16 in flight), deleted in
- * the same transaction. A refused group is retried with back-off and, after
- * MAX_HANDOVER_ATTEMPTS, its deliveries are `failed` with the reason; rows waiting out a back-off
- * never hold back the others. Kicked after every receipt and swept every second.
+ * the same transaction. A customer's rows are handed over once they have settled (handover.ts,
+ * `settleWaitMs`: a checkout's events become one signal); a group still gathering stays in the
+ * outbox, unlocked, and the next pass is timed for it. A refused group is retried with back-off
+ * and, after MAX_HANDOVER_ATTEMPTS, its deliveries are `failed` with the reason; rows waiting
+ * out a back-off never hold back the others. Kicked after every receipt and swept every second.
  */
 function createDispatcher(services: Services): Dispatcher {
   let running: Promise<void> | null = null;
-  let again = false;
+  let kicked = false;
   let stopped = false;
 
-  const pass = async (): Promise<boolean> => {
+  /** One pass: whether a full batch went through (more may be waiting), and when the earliest held group settles. */
+  const pass = async (): Promise<{ more: boolean; settlesInMs: number | null }> => {
     const temporal = services.temporal;
-    if (!temporal) return false;
+    if (!temporal) return { more: false, settlesInMs: null };
     return services.db.transaction(async (trx) => {
       const rows = await takeDueOutboxRows<Handover>(trx, BATCH, services.config.taskQueue);
       const groups = new Map<string, OutboxRow<Handover>[]>();
@@ -99,8 +101,16 @@ function createDispatcher(services: Services): Dispatcher {
         const key = groupKey(r.handover);
         groups.set(key, [...(groups.get(key) ?? []), r]);
       }
+      // Groups still gathering are left as they are (their locks end with this transaction).
+      let settlesInMs: number | null = null;
+      const queue: OutboxRow<Handover>[][] = [];
+      for (const g of groups.values()) {
+        const wait = settleWaitMs(g);
+        if (wait > 0) settlesInMs = Math.min(settlesInMs ?? wait, wait);
+        else queue.push(g);
+      }
+      const ready = queue.reduce((k, g) => k + g.length, 0);
       const client = temporal.client;
-      const queue = [...groups.values()];
       const done: string[] = [];
       const failures: { group: OutboxRow<Handover>[]; err: unknown }[] = [];
       await Promise.all(
@@ -134,39 +144,57 @@ function createDispatcher(services: Services): Dispatcher {
       );
       await deleteOutboxRows(trx, done);
       for (const { group, err } of failures) await settleFailure(trx, group, err);
-      // A full batch that went through: more may be waiting.
-      return rows.length === BATCH && done.length === rows.length;
+      // A full batch whose ready rows all went through: more may be waiting behind it.
+      return { more: rows.length === BATCH && ready > 0 && done.length === ready, settlesInMs };
     });
   };
 
+  // One timer: the next pass, at the earliest moment anyone asked for.
+  let timer: NodeJS.Timeout | null = null;
+  let timerAt = Infinity;
+  const passIn = (ms: number) => {
+    const at = Date.now() + ms;
+    if (stopped || (timer && timerAt <= at)) return;
+    if (timer) clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(() => {
+      timer = null;
+      timerAt = Infinity;
+      if (stopped) return;
+      if (running) {
+        kicked = true;
+        return;
+      }
+      running = run().finally(() => {
+        running = null;
+      });
+    }, ms);
+  };
+
   const run = async () => {
-    do {
-      again = false;
+    for (;;) {
+      kicked = false;
+      let r: Awaited<ReturnType<typeof pass>> = { more: false, settlesInMs: null };
       try {
-        if (await pass()) again = true;
+        r = await pass();
       } catch (err) {
         // Postgres away: the rows are where they were, and the sweep tries again.
         logger.warn({ err: (err as Error).message }, 'webhook outbox pass failed');
       }
-    } while (again && !stopped);
-  };
-
-  let gathering: NodeJS.Timeout | null = null;
-  const kick = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
+      if (stopped) return;
+      if (r.more) continue;
+      if (r.settlesInMs !== null) passIn(r.settlesInMs);
+      // Rows stored during the pass: the earliest they can have settled.
+      if (kicked) passIn(SETTLE_MS);
       return;
     }
-    // A checkout's events arrive a few ms apart: gathering them for GATHER_MS lets them reach their
-    // workflow in one signal and one workflow task instead of one each.
-    gathering ??= setTimeout(() => {
-      gathering = null;
-      if (stopped || running) return;
-      running = run().finally(() => {
-        running = null;
-      });
-    }, GATHER_MS);
+  };
+
+  // A receipt's row cannot be handed over before it has settled: the pass is timed for then.
+  const kick = () => {
+    if (stopped) return;
+    if (running) kicked = true;
+    else passIn(SETTLE_MS);
   };
 
   const sweep = setInterval(kick, SWEEP_MS);
@@ -177,7 +205,7 @@ function createDispatcher(services: Services): Dispatcher {
     async stop() {
       stopped = true;
       clearInterval(sweep);
-      if (gathering) clearTimeout(gathering);
+      if (timer) clearTimeout(timer);
       await running;
     },
   };

@@ -44,3 +44,24 @@ export async function handOver(client: Client, taskQueue: string, group: Handove
     await startStoreNotification(client, taskQueue, first.notification);
   }
 }
+
+/**
+ * A checkout's events reach the receiver a few milliseconds apart (each after the answer to the
+ * one before). Handed over as they come, each would be a signal and, often, a workflow task and
+ * a write of its own; gathered, the checkout is one signal, one workflow task, one write
+ * (bench/RESULTS.md, "CPU per purchase"). So a customer's rows wait until SETTLE_MS passed with
+ * no newer row of theirs, and never longer than MAX_HOLD_MS after their oldest (a customer whose
+ * events keep coming is still handed over). A store notification is one event: never held.
+ */
+export const SETTLE_MS = 50;
+export const MAX_HOLD_MS = 500;
+
+/** How much longer a group's rows wait before their hand-over (0: now), from their ages in ms. */
+export function settleWaitMs(group: readonly { handover: Handover; age_ms: number }[]): number {
+  if (group[0].handover.kind !== 'lifecycle') return 0;
+  const ages = group.map((r) => r.age_ms);
+  const newest = Math.min(...ages);
+  const oldest = Math.max(...ages);
+  const wait = Math.min(SETTLE_MS - newest, MAX_HOLD_MS - oldest);
+  return wait > 0 ? Math.ceil(wait) : 0;
+}

@@ -89,3 +89,51 @@ export async function cpuWindow(
     };
   };
 }
+
+/** CPU ms of each live thread of a process, by thread id, with its name (comm). */
+export function threadsCpu(pid: number): Map<number, { name: string; ms: number }> {
+  const out = new Map<number, { name: string; ms: number }>();
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const s = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), { name, ms: (Number(f[11]) + Number(f[12])) * TICK_MS });
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/**
+ * Where one process's CPU went over a window, by thread name (threads of one name summed); the
+ * CPU of threads that started and ended inside the window is the process's total minus the
+ * live threads' (`(threads that ended)`). Call at the start; the returned function ends it.
+ */
+export function threadWindow(pid: number): () => Record<string, number> {
+  const t0 = threadsCpu(pid);
+  const p0 = processCpuMs(pid) ?? 0;
+  return () => {
+    const t1 = threadsCpu(pid);
+    const p1 = processCpuMs(pid) ?? p0;
+    const out: Record<string, number> = {};
+    let live = 0;
+    for (const [tid, { name, ms }] of t1) {
+      const d = ms - (t0.get(tid)?.ms ?? 0);
+      // Node names its worker threads like its main thread: those are told apart by id.
+      const label = tid === pid ? `${name} (main)` : name === 'node' ? `node thread ${tid}` : name;
+      out[label] = (out[label] ?? 0) + d;
+      live += d;
+    }
+    // The process's counters keep what its ended threads used, so the rest is theirs (within the window).
+    out['(threads that ended)'] = p1 - p0 - live;
+    return out;
+  };
+}

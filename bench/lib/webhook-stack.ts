@@ -83,6 +83,11 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       uiPort: null,
       dbFile: path.join(tmp, 'temporal.db'),
       logFile: path.join(tmp, 'temporal.log'),
+      // BENCH_TEMPORAL_DYNAMIC_CONFIG='KEY=JSON;KEY=JSON' ('' for none): compare against the defaults.
+      dynamicConfig:
+        process.env.BENCH_TEMPORAL_DYNAMIC_CONFIG === undefined
+          ? undefined
+          : process.env.BENCH_TEMPORAL_DYNAMIC_CONFIG.split(';').filter(Boolean),
     });
     track(temporal.process); // an interrupted bench leaves no dev server behind
     stops.push(() => temporal.stop());
@@ -132,9 +137,17 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       TOOLS_PORT: String(toolsPort),
       PSP_A_API_BASE: emulators.psp_a.url,
     };
+    // BENCH_CPU_PROF_DIR=<dir>: the api and both workers write V8 CPU profiles there when they stop (every thread).
+    const profDir = process.env.BENCH_CPU_PROF_DIR;
+    // BENCH_NODE_ARGS='--flag …': node flags for the api and both workers (a V8 setting measured against none).
+    const nodeArgs = [
+      ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
+      ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ];
     const api = await startServer({
       cwd: ROOT,
       script: 'api/main.ts',
+      nodeArgs,
       env,
       port: dashboardPort,
       logFile: path.join(tmp, 'api.log'),
@@ -145,7 +158,7 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     const startWorker = async (name: string, script: string) => {
       const logFile = path.join(tmp, `${name}.log`);
       const out = fs.openSync(logFile, 'w');
-      const child = spawn(process.execPath, ['--import', 'tsx', script], {
+      const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
         cwd: ROOT,
         env: { ...env, LOG_LEVEL: 'info' },
         stdio: ['ignore', out, out],
