@@ -28,6 +28,7 @@ import * as heldChanges from './migrations/035_held_changes';
 import * as chartHistory from './migrations/037_chart_history';
 import * as rollupFoldJob from './migrations/038_rollup_fold_job';
 import * as reconciliations from './migrations/039_reconciliations';
+import * as chartSums from './migrations/047_chart_sums';
 import * as reconciledEvents from './migrations/040_reconciled_events';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
@@ -66,6 +67,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '038_rollup_fold_job': rollupFoldJob,
   '039_reconciliations': reconciliations,
   '040_reconciled_events': reconciledEvents,
+  '047_chart_sums': chartSums,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -94,6 +96,7 @@ export const TENANT_TABLES = [
   ...heldChanges.HELD_CHANGE_TENANT_TABLES,
   ...chartHistory.PRODUCT_CHANGE_TENANT_TABLES,
   ...reconciliations.RECONCILIATION_TENANT_TABLES,
+  ...chartSums.CHART_SUM_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

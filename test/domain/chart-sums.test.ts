@@ -73,7 +73,9 @@ interface Generated {
   present: string | null;
 }
 
-function build(raw: fc.infer<typeof sub>[]): Generated[] {
+type Raw = typeof sub extends fc.Arbitrary<infer T> ? T : never;
+
+function build(raw: Raw[]): Generated[] {
   return raw.map((r, i) => {
     let at = r.born;
     const steps: HistoryStep[] = [];
