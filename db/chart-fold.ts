@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { customerFacts, subscriptionFacts, type CustomerSubscription, type DayFact } from '../domain/charts/facts';
+import { ANY, customerFacts, subscriptionFacts, type CustomerSubscription, type DayFact } from '../domain/charts/facts';
 import type { Catalogue, HistoryStep, SubscriptionHistory } from '../domain/charts/history';
 import type { SubscriptionStatus } from '../domain/subscription';
 import { readCatalogue, readFiledHistories, readHistoriesOf, type FiledHistory } from './charts';
@@ -95,8 +95,16 @@ class Delta {
 
 const DIMS = ['mode', 'provider', 'product', 'country'];
 const TABLES = {
-  chart_day_sums: { keys: [...DIMS, 'day', 'currency', 'charged'], sums: [...DAY_SUM_COLUMNS], dates: ['day'] },
-  chart_retention_sums: { keys: [...DIMS, 'cohort', 'month'], sums: ['size', 'retained'], dates: ['cohort', 'month'] },
+  chart_day_sums: {
+    keys: ['pattern', ...DIMS, 'day', 'currency', 'charged'],
+    sums: [...DAY_SUM_COLUMNS],
+    dates: ['day'],
+  },
+  chart_retention_sums: {
+    keys: ['pattern', ...DIMS, 'cohort', 'month'],
+    sums: ['size', 'retained'],
+    dates: ['cohort', 'month'],
+  },
   chart_ltv_sums: { keys: [...DIMS, 'day', 'currency'], sums: ['customers', 'revenue', 'items'], dates: ['day'] },
 } as const;
 type Table = keyof typeof TABLES;
@@ -115,8 +123,10 @@ class Deltas {
 
   subscription(dims: Dims, history: SubscriptionHistory, catalogue: Catalogue, now: number, sign: number) {
     const facts = subscriptionFacts(history, catalogue, now);
-    for (const f of facts.days) this.tables.chart_day_sums.add(dayRow(dims, f), sign);
-    for (const r of facts.retention) this.tables.chart_retention_sums.add({ ...dims, ...r }, sign);
+    for (const p of patterns(dims)) {
+      for (const f of facts.days) this.tables.chart_day_sums.add(dayRow(p, f), sign);
+      for (const r of facts.retention) this.tables.chart_retention_sums.add({ ...p, ...r }, sign);
+    }
     return facts.due;
   }
 
@@ -125,11 +135,25 @@ class Deltas {
   }
 }
 
+/** The subscription's dimensions as each of the eight ways to filter sees them (ANY where left out). */
+function patterns(d: Dims): (Dims & { pattern: number })[] {
+  return [0, 1, 2, 3, 4, 5, 6, 7].map((pattern) => ({
+    pattern,
+    mode: d.mode,
+    provider: pattern & 1 ? d.provider : ANY,
+    product: pattern & 2 ? d.product : ANY,
+    country: pattern & 4 ? d.country : ANY,
+  }));
+}
+
 const dayRow = (dims: Dims, f: DayFact) => ({ ...dims, day: f.day, currency: f.currency, charged: f.product, ...f.m });
 
 async function apply(trx: Knex.Transaction, table: Table, rows: Record<string, string | number>[]) {
   const { keys, sums, dates } = TABLES[table];
-  const columns = [...keys.map((k) => `${k} text`), ...sums.map((s) => `${s} bigint`)].join(', ');
+  const columns = [
+    ...keys.map((k) => `${k} ${k === 'pattern' ? 'smallint' : 'text'}`),
+    ...sums.map((s) => `${s} bigint`),
+  ].join(', ');
   const value = (k: string) => ((dates as readonly string[]).includes(k) ? `x.${k}::date` : `x.${k}`);
   for (let i = 0; i < rows.length; i += 5000) {
     await trx.raw(

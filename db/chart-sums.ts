@@ -74,11 +74,23 @@ export async function readChartSums(
     );
     return { days: [], retention: [], ltv: rows.map((r) => ({ ...(r as LtvSum) })) };
   }
-  const values: unknown[] = [filter.mode];
-  const where = ['mode = $1'];
-  if (filter.provider) where.push(`provider = $${values.push(filter.provider)}`);
-  if (filter.product) where.push(`product = $${values.push(filter.product)}`);
-  if (filter.country) where.push(`country = $${values.push(filter.country)}`);
+  // The rows of the filter's way to filter: its dimensions and the chart's split kept, the others '*'.
+  const kept = { provider: filter.provider, product: filter.product, country: filter.country };
+  const pattern =
+    (kept.provider !== undefined || split === 'provider' ? 1 : 0) |
+    (kept.product !== undefined ? 2 : 0) |
+    (kept.country !== undefined || split === 'country' ? 4 : 0);
+  const values: unknown[] = [filter.mode, pattern];
+  const where = ['mode = $1', 'pattern = $2'];
+  for (const [dim, bit] of [
+    ['provider', 1],
+    ['product', 2],
+    ['country', 4],
+  ] as const) {
+    const v = kept[dim];
+    if (v !== undefined) where.push(`${dim} = $${values.push(v)}`);
+    else if (!(pattern & bit)) where.push(`${dim} = '${ANY}'`);
+  }
   if (needed === 'retention') {
     const rows = await reader.rows(
       `select cohort::text as cohort, month::text as month, sum(size)::float8 as size, sum(retained)::float8 as retained

@@ -10,8 +10,11 @@ import { tenantTablePolicies } from './tenant-policies';
  * - `chart_day_sums`: per mode, provider, present product, country, UTC day, currency and
  *   product charged, the sum of the facts' figures (level changes, movements, counts, revenue);
  * - `chart_retention_sums`: per cohort month and month, cohort sizes and retained-run changes;
- * - `chart_ltv_sums`: per customer cohort day and currency, for each of the eight ways to filter
- *   (a dimension is '*' when the filter leaves it out);
+ * - `chart_ltv_sums`: per customer cohort day and currency;
+ *
+ * each for the eight ways to filter: a dimension a filter leaves out is '*' (and `pattern` says
+ * which are kept), so a chart reads only its filter's rows, days × currencies of them, however
+ * many providers, products and countries the tenant has;
  * - `chart_subscription_facts` / `chart_customer_facts`: the history each subscription's facts
  *   were computed from and when (epoch ms), and when a customer's were: the facts are a pure
  *   function of them and the catalogue (a catalogue change builds everything again), so a new
@@ -58,20 +61,22 @@ export const DAY_SUM_COLUMNS = [
 ] as const;
 
 const DIMS = `mode text not null, provider text not null, product text not null, country text not null`;
+// Which of provider (1), product (2) and country (4) a row keeps; the others are '*' (every value).
+const PATTERN = 'pattern smallint not null';
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`create table chart_day_sums (
-    tenant_id uuid not null references tenants (id) on delete cascade, ${DIMS},
+    tenant_id uuid not null references tenants (id) on delete cascade, ${PATTERN}, ${DIMS},
     day date not null, currency text not null, charged text not null,
     ${DAY_SUM_COLUMNS.map((c) => `${c} bigint not null default 0`).join(', ')})`);
   await knex.raw(`create unique index chart_day_sums_key on chart_day_sums
-    (tenant_id, mode, provider, product, country, day, currency, charged)`);
+    (tenant_id, mode, pattern, provider, product, country, day, currency, charged)`);
 
   await knex.raw(`create table chart_retention_sums (
-    tenant_id uuid not null references tenants (id) on delete cascade, ${DIMS},
+    tenant_id uuid not null references tenants (id) on delete cascade, ${PATTERN}, ${DIMS},
     cohort date not null, month date not null, size bigint not null default 0, retained bigint not null default 0)`);
   await knex.raw(`create unique index chart_retention_sums_key on chart_retention_sums
-    (tenant_id, mode, provider, product, country, cohort, month)`);
+    (tenant_id, mode, pattern, provider, product, country, cohort, month)`);
 
   await knex.raw(`create table chart_ltv_sums (
     tenant_id uuid not null references tenants (id) on delete cascade, ${DIMS},

@@ -8,6 +8,7 @@ import {
   segments,
   trial,
   type Catalogue,
+  type Segment,
   type SubscriptionHistory,
 } from './history';
 import { addMonths, dayOf, periodStart } from './periods';
@@ -120,7 +121,7 @@ export function subscriptionFacts(h: SubscriptionHistory, catalogue: Catalogue, 
     d.add(m.at, m.currency, product, 'revenue', m.amount_minor);
     d.add(m.at, m.currency, product, 'items', 1);
   }
-  return { days: d.list(), retention: retentionFacts(h, catalogue), due: nextCharge(segs, now) };
+  return { days: d.list(), retention: retentionFacts(h, segs), due: nextCharge(segs, now) };
 }
 
 /**
@@ -128,11 +129,11 @@ export function subscriptionFacts(h: SubscriptionHistory, catalogue: Catalogue, 
  * retained in a month when it paid at any moment of it. Kept as the runs of retained months
  * (+1 where a run starts, −1 after it ends; an open paid stretch's run never ends).
  */
-function retentionFacts(h: SubscriptionHistory, catalogue: Catalogue): RetentionFact[] {
+function retentionFacts(h: SubscriptionHistory, segs: readonly Segment[]): RetentionFact[] {
   const first = firstPaid(h);
   if (first === null) return [];
   const cohort = monthOf(first);
-  const paid = segments(h, catalogue).filter((s) => isPaying(s.status));
+  const paid = segs.filter((s) => isPaying(s.status));
   const open = paid.some((s) => s.to === null);
   const limit = Math.max(...paid.map((s) => s.to ?? s.from));
   const out: RetentionFact[] = [{ cohort: dayOf(cohort), month: dayOf(cohort), size: 1, retained: 0 }];
@@ -180,11 +181,24 @@ export interface LtvFact {
  * country each kept or left out, `ANY`), per mode: a chart reads the one row set its filter names.
  */
 export function customerFacts(subs: readonly CustomerSubscription[], catalogue: Catalogue, now: number): LtvFact[] {
-  const groups = new Map<
-    string,
-    { key: Omit<LtvFact, 'day' | 'currency' | 'customers' | 'revenue' | 'items'>; subs: SubscriptionHistory[] }
-  >();
-  for (const s of subs) {
+  // Each subscription's first payment and revenue once; the groups add them up.
+  const own = subs.map((s) => {
+    const first = firstPaid(s.history);
+    if (first === null || first > now) return null;
+    const money = new Map<string, { revenue: number; items: number }>();
+    for (const m of revenue(segments(s.history, catalogue), now)) {
+      const c = money.get(m.currency) ?? { revenue: 0, items: 0 };
+      c.revenue += m.amount_minor;
+      c.items += 1;
+      money.set(m.currency, c);
+    }
+    return { first, money };
+  });
+  type Key = Pick<LtvFact, 'mode' | 'provider' | 'product' | 'country'>;
+  const groups = new Map<string, { key: Key; first: number; money: Map<string, { revenue: number; items: number }> }>();
+  subs.forEach((s, i) => {
+    const o = own[i];
+    if (!o) return;
     for (let mask = 0; mask < 8; mask++) {
       const key = {
         mode: s.mode,
@@ -193,27 +207,19 @@ export function customerFacts(subs: readonly CustomerSubscription[], catalogue: 
         country: mask & 4 ? s.country : ANY,
       };
       const k = `${key.mode}\n${key.provider}\n${key.product}\n${key.country}`;
-      const g = groups.get(k) ?? { key, subs: [] };
-      g.subs.push(s.history);
-      groups.set(k, g);
-    }
-  }
-  const out: LtvFact[] = [];
-  for (const { key, subs: hs } of groups.values()) {
-    let first: number | null = null;
-    const money = new Map<string, { revenue: number; items: number }>();
-    for (const h of hs) {
-      const f = firstPaid(h);
-      if (f === null || f > now) continue;
-      first = first === null ? f : Math.min(first, f);
-      for (const m of revenue(segments(h, catalogue), now)) {
-        const c = money.get(m.currency) ?? { revenue: 0, items: 0 };
-        c.revenue += m.amount_minor;
-        c.items += 1;
-        money.set(m.currency, c);
+      let g = groups.get(k);
+      if (!g) groups.set(k, (g = { key, first: o.first, money: new Map() }));
+      g.first = Math.min(g.first, o.first);
+      for (const [currency, c] of o.money) {
+        const t = g.money.get(currency) ?? { revenue: 0, items: 0 };
+        t.revenue += c.revenue;
+        t.items += c.items;
+        g.money.set(currency, t);
       }
     }
-    if (first === null) continue;
+  });
+  const out: LtvFact[] = [];
+  for (const { key, first, money } of groups.values()) {
     const day = dayOf(first);
     out.push({ ...key, day, currency: '', customers: 1, revenue: 0, items: 0 });
     for (const [currency, c] of money) out.push({ ...key, day, currency, customers: 0, ...c });
