@@ -1,6 +1,6 @@
 import type { Mode } from '../domain/providers';
 import type { DaySum, LtvSum, RetentionSum } from '../domain/charts/from-sums';
-import { ANY, DAY_MEASURES, type Measures } from '../domain/charts/facts';
+import { ANY, DAY_MEASURES, type DayMeasure, type Measures } from '../domain/charts/facts';
 import type { Catalogue } from '../domain/charts/history';
 import type { Split } from '../domain/charts/sum-facts';
 import type { TenantReader } from './tenant-read';
@@ -63,6 +63,7 @@ export async function readChartSums(
   needed: SumsNeeded,
   split: Split,
   catalogue: Catalogue,
+  measures: readonly DayMeasure[] = DAY_MEASURES,
 ): Promise<{ days: DaySum[]; retention: RetentionSum[]; ltv: LtvSum[] }> {
   if (needed === 'ltv') {
     const rows = await reader.rows(
@@ -101,7 +102,7 @@ export async function readChartSums(
   }
   const group = split ? GROUP[split] : `''`;
   const rows = await reader.rows(
-    `select day::text as day, currency, ${group} as grp, ${DAY_MEASURES.map((m) => `sum(${m})::float8 as ${m}`).join(', ')}
+    `select day::text as day, currency, ${group} as grp, ${measures.map((m) => `sum(${m})::float8 as ${m}`).join(', ')}
        from chart_day_sums where ${where.join(' and ')} group by day, currency, grp`,
     values,
   );
@@ -111,7 +112,7 @@ export async function readChartSums(
     const g = split === 'product' ? (catalogue.get(String(r.grp))?.sku ?? 'unknown') : String(r.grp);
     const key = `${r.day}\n${r.currency}\n${g}`;
     const d = days.get(key) ?? { day: String(r.day), currency: String(r.currency), group: g, m: {} as Measures };
-    for (const m of DAY_MEASURES) if (Number(r[m]) !== 0) d.m[m] = (d.m[m] ?? 0) + Number(r[m]);
+    for (const m of measures) if (Number(r[m]) !== 0) d.m[m] = (d.m[m] ?? 0) + Number(r[m]);
     days.set(key, d);
   }
   return { days: [...days.values()], retention: [], ltv: [] };

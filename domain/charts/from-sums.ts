@@ -396,6 +396,21 @@ function revenueBy(input: SumsInput): SummedChart {
   return summary(input, series, conv.unconverted);
 }
 
+/** The day measures each chart reads (the others it never looks at). */
+export const CHART_MEASURES: Record<Exclude<ChartName, 'ltv' | 'retention'>, readonly DayMeasure[]> = {
+  mrr: ['mrr12'],
+  arr: ['mrr12'],
+  mrr_movement: ['new12', 'expansion12', 'contraction12', 'churned12', 'reactivated12'],
+  active_subscriptions: ['paying'],
+  active_trials: ['trialing'],
+  trial_conversion: ['trials', 'converted'],
+  churn_rate: ['churned', 'churned12', 'contraction12', 'priced', 'mrr12'],
+  refund_rate: ['refunds', 'charges'],
+  revenue_by_provider: ['revenue', 'items'],
+  revenue_by_product: ['revenue', 'items'],
+  revenue_by_country: ['revenue', 'items'],
+};
+
 export function chartFromSums(name: ChartName, input: SumsInput): SummedChart {
   switch (name) {
     case 'mrr':

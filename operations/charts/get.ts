@@ -4,7 +4,7 @@ import { readChartSums, readSumsState, resolveProduct, type SumsNeeded } from '.
 import { readRates } from '../../db/exchange-rates';
 import { CHARTS, isChartName, type ChartName } from '../../domain/charts/definitions';
 import { customerFacts, subscriptionFacts, type CustomerSubscription } from '../../domain/charts/facts';
-import { chartFromSums } from '../../domain/charts/from-sums';
+import { CHART_MEASURES, chartFromSums } from '../../domain/charts/from-sums';
 import { sumFacts, type Split } from '../../domain/charts/sum-facts';
 import { chartCsv } from '../../domain/charts/csv';
 import { addMonths, dayOf, MAX_PERIODS, periodsBetween, type Resolution } from '../../domain/charts/periods';
@@ -69,7 +69,14 @@ export const getChart = defineOperation({
       const rates = input.currency ? await readRates(reader, input.currency) : undefined;
       // The sums the worker's fold job keeps; a tenant it has not built yet is added up here from its histories.
       const read = state.built
-        ? await readChartSums(reader, filter, NEEDS[chart.name] ?? 'days', split, catalogue)
+        ? await readChartSums(
+            reader,
+            filter,
+            NEEDS[chart.name] ?? 'days',
+            split,
+            catalogue,
+            chart.name === 'ltv' || chart.name === 'retention' ? [] : CHART_MEASURES[chart.name],
+          )
         : sumsFromHistories(
             await readFiledHistories(reader, { ...filter, product: input.product }),
             filter,

@@ -4,7 +4,7 @@ import { readChartSums, readSumsState, resolveProduct } from '../../db/chart-sum
 import { readCatalogue, readChartSource } from '../../db/charts';
 import { readAsTenant } from '../../db/tenant-read';
 import { CHARTS, computeChart, type ChartName } from '../../domain/charts/definitions';
-import { chartFromSums } from '../../domain/charts/from-sums';
+import { CHART_MEASURES, chartFromSums } from '../../domain/charts/from-sums';
 import { periodsBetween, type Resolution } from '../../domain/charts/periods';
 import type { Mode } from '../../domain/providers';
 import { makeTenant } from '../helpers/factories';
@@ -110,7 +110,8 @@ describe('chart sums equal the full computation', () => {
                     ? 'product'
                     : null;
             const needed = name === 'ltv' ? 'ltv' : name === 'retention' ? 'retention' : 'days';
-            const sums = await readChartSums(reader, { ...filter, product }, needed, split, catalogue);
+            const measures = name === 'ltv' || name === 'retention' ? [] : CHART_MEASURES[name];
+            const sums = await readChartSums(reader, { ...filter, product }, needed, split, catalogue, measures);
             const got = chartFromSums(name, { ...sums, periods, resolution, now: state.asOf });
             const want = computeChart(name, { ...source, periods, resolution, now: state.asOf });
             expect(got, `${name} ${resolution} ${JSON.stringify(filter)}`).toEqual(want);
