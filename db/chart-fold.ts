@@ -193,7 +193,10 @@ const customerSub = (
   history: h,
 });
 
-/** Fold one tenant's chart sums; answers how many subscriptions were counted again, or null when another fold holds the tenant. */
+/**
+ * Fold one tenant's chart sums; answers how many subscriptions were counted again, or null when
+ * another fold holds the tenant.
+ */
 export async function foldChartSums(db: Knex, tenantId: string): Promise<number | null> {
   return db.transaction(
     async (trx) => {
@@ -214,7 +217,7 @@ export async function foldChartSums(db: Knex, tenantId: string): Promise<number 
       const deltas = new Deltas();
       let counted: number;
       const newStored: ReturnType<typeof stored>[] = [];
-      let customersNow = new Map<string, CustomerSubscription[]>();
+      const customersNow = new Map<string, CustomerSubscription[]>();
       let goneCustomers: string[] = [];
       let ids: string[] = [];
 

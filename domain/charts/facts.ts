@@ -57,7 +57,10 @@ export interface DayFact {
   m: Measures;
 }
 
-/** Retention: +1 in `size` of the cohort's own month; `retained` changes by ±1 when a run of paid months starts or ends. */
+/**
+ * Retention: +1 in `size` of the cohort's own month; `retained` changes by ±1 when a run of paid
+ * months starts or ends.
+ */
 export interface RetentionFact {
   cohort: string;
   month: string;

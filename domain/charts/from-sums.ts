@@ -10,7 +10,10 @@ import { currencyPlan, type RateBook } from './rates';
  * history (definitions.ts), from a number of rows bounded by days × currencies. Pure.
  */
 
-/** One day's sums, per currency ('' for counts) and group (the provider, country or product SKU a chart splits by; else ''). */
+/**
+ * One day's sums, per currency ('' for counts) and group (the provider, country or product SKU a
+ * chart splits by; else '').
+ */
 export interface DaySum {
   day: string;
   currency: string;

@@ -58,6 +58,10 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   // Reconciliation (issue #29; its own matrix with a real customer: test/reconciliation/refresh-customer.test.ts).
   'POST /customers/{app_user_id}/refresh': 'imports:write',
   'GET /reconciliations': 'imports:read',
+  // Exchange rates for charts (docs/charts.md; their own matrix with real rates: test/api/exchange-rates.test.ts).
+  'GET /exchange-rates': 'charts:read',
+  'POST /exchange-rates': 'exchange_rates:write',
+  'DELETE /exchange-rates/{from}/{to}/{valid_from}': 'exchange_rates:write',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
@@ -65,8 +69,8 @@ const WRITE_BODIES: Record<string, string> = {
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
 // Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, customers (their
-// page, grants and refresh), changes.
-const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/|changes\/)/;
+// page, grants and refresh), changes, exchange rates.
+const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/|changes\/|exchange-rates)/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
