@@ -93,7 +93,7 @@ class Delta {
   }
 }
 
-const DIMS = ['mode', 'provider', 'product', 'country'];
+const DIMS = ['mode', 'provider_key', 'product', 'country'];
 const TABLES = {
   chart_day_sums: {
     keys: ['pattern', ...DIMS, 'day', 'currency', 'charged'],
@@ -131,22 +131,29 @@ class Deltas {
   }
 
   customer(subs: CustomerSubscription[], catalogue: Catalogue, now: number, sign: number) {
-    for (const f of customerFacts(subs, catalogue, now)) this.tables.chart_ltv_sums.add({ ...f }, sign);
+    for (const { provider, ...f } of customerFacts(subs, catalogue, now))
+      this.tables.chart_ltv_sums.add({ ...f, provider_key: provider }, sign);
   }
 }
 
 /** The subscription's dimensions as each of the eight ways to filter sees them (ANY where left out). */
-function patterns(d: Dims): (Dims & { pattern: number })[] {
+function patterns(d: Dims) {
   return [0, 1, 2, 3, 4, 5, 6, 7].map((pattern) => ({
     pattern,
     mode: d.mode,
-    provider: pattern & 1 ? d.provider : ANY,
+    provider_key: pattern & 1 ? d.provider : ANY,
     product: pattern & 2 ? d.product : ANY,
     country: pattern & 4 ? d.country : ANY,
   }));
 }
 
-const dayRow = (dims: Dims, f: DayFact) => ({ ...dims, day: f.day, currency: f.currency, charged: f.product, ...f.m });
+const dayRow = (dims: ReturnType<typeof patterns>[number], f: DayFact) => ({
+  ...dims,
+  day: f.day,
+  currency: f.currency,
+  charged: f.product,
+  ...f.m,
+});
 
 async function apply(trx: Knex.Transaction, table: Table, rows: Record<string, string | number>[]) {
   const { keys, sums, dates } = TABLES[table];

@@ -47,7 +47,7 @@ export async function resolveProduct(reader: TenantReader, product: string): Pro
 }
 
 const GROUP: Record<Exclude<Split, null>, string> = {
-  provider: 'provider',
+  provider: 'provider_key',
   country: `case when country = '' then 'unknown' else country end`,
   product: 'charged',
 };
@@ -69,7 +69,7 @@ export async function readChartSums(
     const rows = await reader.rows(
       `select day::text as day, currency, sum(customers)::float8 as customers, sum(revenue)::float8 as revenue,
               sum(items)::float8 as items
-         from chart_ltv_sums where mode = $1 and provider = $2 and product = $3 and country = $4
+         from chart_ltv_sums where mode = $1 and provider_key = $2 and product = $3 and country = $4
         group by day, currency`,
       [filter.mode, filter.provider ?? ANY, filter.product ?? ANY, filter.country ?? ANY],
     );
@@ -89,8 +89,9 @@ export async function readChartSums(
     ['country', 4],
   ] as const) {
     const v = kept[dim];
-    if (v !== undefined) where.push(`${dim} = $${values.push(v)}`);
-    else if (!(pattern & bit)) where.push(`${dim} = '${ANY}'`);
+    const col = dim === 'provider' ? 'provider_key' : dim;
+    if (v !== undefined) where.push(`${col} = $${values.push(v)}`);
+    else if (!(pattern & bit)) where.push(`${col} = '${ANY}'`);
   }
   if (needed === 'retention') {
     const rows = await reader.rows(

@@ -60,7 +60,11 @@ export const DAY_SUM_COLUMNS = [
   'items',
 ] as const;
 
-const DIMS = `mode text not null, provider text not null, product text not null, country text not null`;
+// The vocabularies spelled out (a migration is frozen history; test/db/vocabulary.test.ts compares them).
+const MODE = `mode text not null check (mode in ('live','test'))`;
+const PROVIDER_CHECK = `provider in ('psp_a','psp_b','psp_c','store_android','store_ios')`;
+// In the sums a provider may be '*' (every provider), so that column is not the provider vocabulary.
+const DIMS = `${MODE}, provider_key text not null, product text not null, country text not null`;
 // Which of provider (1), product (2) and country (4) a row keeps; the others are '*' (every value).
 const PATTERN = 'pattern smallint not null';
 
@@ -70,24 +74,25 @@ export async function up(knex: Knex): Promise<void> {
     day date not null, currency text not null, charged text not null,
     ${DAY_SUM_COLUMNS.map((c) => `${c} bigint not null default 0`).join(', ')})`);
   await knex.raw(`create unique index chart_day_sums_key on chart_day_sums
-    (tenant_id, mode, pattern, provider, product, country, day, currency, charged)`);
+    (tenant_id, mode, pattern, provider_key, product, country, day, currency, charged)`);
 
   await knex.raw(`create table chart_retention_sums (
     tenant_id uuid not null references tenants (id) on delete cascade, ${PATTERN}, ${DIMS},
     cohort date not null, month date not null, size bigint not null default 0, retained bigint not null default 0)`);
   await knex.raw(`create unique index chart_retention_sums_key on chart_retention_sums
-    (tenant_id, mode, pattern, provider, product, country, cohort, month)`);
+    (tenant_id, mode, pattern, provider_key, product, country, cohort, month)`);
 
   await knex.raw(`create table chart_ltv_sums (
     tenant_id uuid not null references tenants (id) on delete cascade, ${DIMS},
     day date not null, currency text not null,
     customers bigint not null default 0, revenue bigint not null default 0, items bigint not null default 0)`);
   await knex.raw(`create unique index chart_ltv_sums_key on chart_ltv_sums
-    (tenant_id, mode, provider, product, country, day, currency)`);
+    (tenant_id, mode, provider_key, product, country, day, currency)`);
 
   await knex.raw(`create table chart_subscription_facts (
     tenant_id uuid not null references tenants (id) on delete cascade,
-    subscription_id uuid not null, ${DIMS}, customer text not null,
+    subscription_id uuid not null, ${MODE}, provider text not null check (${PROVIDER_CHECK}),
+    product text not null, country text not null, customer text not null,
     history jsonb not null, computed_at bigint not null, due timestamptz,
     primary key (tenant_id, subscription_id))`);
   await knex.raw('create index chart_subscription_facts_customer on chart_subscription_facts (tenant_id, customer)');

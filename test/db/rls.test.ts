@@ -164,13 +164,16 @@ describe('row-level security', () => {
       expires_at: new Date(Date.now() + 60_000),
     });
     // Chart sums and exchange rates (migration 047); chart_pending has the trigger's rows for the subscription.
-    const dims = { mode: 'live', provider: 'psp_a', product: '*', country: '*' };
+    const dims = { mode: 'live', provider_key: 'psp_a', product: '*', country: '*' };
     await ins('chart_day_sums', { pattern: 1, ...dims, day: '2026-01-01', currency: 'USD', charged: '', revenue: 1 });
     await ins('chart_retention_sums', { pattern: 1, ...dims, cohort: '2026-01-01', month: '2026-01-01', size: 1 });
     await ins('chart_ltv_sums', { ...dims, day: '2026-01-01', currency: '', customers: 1 });
     await ins('chart_subscription_facts', {
       subscription_id: crypto.randomUUID(),
-      ...dims,
+      mode: 'live',
+      provider: 'psp_a',
+      product: '',
+      country: '',
       customer: `u-${tag}`,
       history: JSON.stringify([]),
       computed_at: 0,
