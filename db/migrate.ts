@@ -34,6 +34,7 @@ import * as reconciliationSchedule from './migrations/042_reconciliation_schedul
 import * as keptPurchaseTokens from './migrations/043_kept_purchase_tokens';
 import * as importTriggers from './migrations/044_import_triggers';
 import * as provisionalAccess from './migrations/045_provisional_access';
+import * as chartSums from './migrations/047_chart_sums';
 import * as historyAtEventTime from './migrations/048_history_at_event_time';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
@@ -77,6 +78,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '043_kept_purchase_tokens': keptPurchaseTokens,
   '044_import_triggers': importTriggers,
   '045_provisional_access': provisionalAccess,
+  '047_chart_sums': chartSums,
   '048_history_at_event_time': historyAtEventTime,
 };
 
@@ -108,6 +110,7 @@ export const TENANT_TABLES = [
   ...reconciliations.RECONCILIATION_TENANT_TABLES,
   ...provisionalAccess.PROVISIONAL_TENANT_TABLES,
   ...reconciliationSchedule.RECONCILIATION_SCHEDULE_TENANT_TABLES,
+  ...chartSums.CHART_SUM_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

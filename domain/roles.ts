@@ -44,6 +44,7 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
       'apps:write',
       'webhooks:write',
       'imports:write',
+      'exchange_rates:write',
     ],
     account: ['credentials'],
   },

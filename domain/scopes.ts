@@ -21,6 +21,8 @@ export const SCOPES = [
   'customers:read',
   'grants:write',
   'charts:read',
+  // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
+  'exchange_rates:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

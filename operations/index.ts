@@ -58,6 +58,9 @@ import { makeApproveChange, rejectChange } from './changes/approve';
 export const approveChange = makeApproveChange((name) => OPERATIONS.find((op) => op.name === name && op.write));
 import { getChart } from './charts/get';
 import { listCharts } from './charts/list';
+import { listExchangeRates } from './exchange-rates/list';
+import { removeExchangeRate } from './exchange-rates/remove';
+import { setExchangeRates } from './exchange-rates/set';
 import { listReconciliations } from './reconciliations/list';
 import { refreshCustomer } from './reconciliations/refresh-customer';
 import { getReconciliationSettings } from './reconciliations/get-settings';
@@ -86,6 +89,9 @@ export const OPERATIONS: Operation[] = [
   // Charts (docs/charts.md).
   listCharts,
   getChart,
+  listExchangeRates,
+  setExchangeRates,
+  removeExchangeRate,
   // Outbound webhooks to the tenant's backend (docs/outbound-webhooks.md).
   listEndpoints,
   getEndpoint,

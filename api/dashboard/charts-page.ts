@@ -14,7 +14,7 @@ import { periodChart } from './charts/period-chart';
 import { runOperation } from './run-operation';
 
 /** The query a chart page takes: the parameters of GET /v1/charts/{name}, empty form fields left out. */
-const PARAMS = ['from', 'to', 'resolution', 'mode', 'provider', 'product', 'country'] as const;
+const PARAMS = ['from', 'to', 'resolution', 'mode', 'provider', 'product', 'country', 'currency'] as const;
 
 function chartInput(ctx: Koa.Context, name: string): Record<string, unknown> {
   const input: Record<string, unknown> = { name };
@@ -34,6 +34,9 @@ type Answer = ChartData & {
   to: string;
   mode: string;
   filters: { provider: string | null; product: string | null; country: string | null };
+  as_of: string;
+  currency: string | null;
+  unconverted?: string[];
 };
 
 /** How a series' values read: counts as they are, money in its currency, shares as percentages. */
@@ -85,6 +88,7 @@ function filterForm(name: string, q: Record<string, unknown>): SafeHtml {
 ${text('from', 'YYYY-MM-DD')} ${text('to', 'YYYY-MM-DD')}
 ${select('resolution', RESOLUTIONS, 'month (default)')} ${select('mode', MODES, 'live (default)')}
 ${select('provider', PROVIDERS, 'any')} ${text('product', 'SKU or id')} ${text('country', 'e.g. DE')}
+${text('currency', 'e.g. USD: convert with your rates')}
 <button type="submit">Show</button></form>`;
 }
 
@@ -96,7 +100,7 @@ export function chartsPage(services: Services): Router {
       title: 'Charts',
       user: ctx.state.user,
       csrf: ctx.state.csrf!,
-      body: html`<p>Each chart also answers at <code>GET /v1/charts/{name}</code> and as a CSV download. What each counts: live or test mode, never both; grants are not revenue; money per currency, never converted.</p>
+      body: html`<p>Each chart also answers at <code>GET /v1/charts/{name}</code> and as a CSV download. What each counts: live or test mode, never both; grants are not revenue; money per currency, or converted into one currency with the exchange rates you provide (never mixed without a rate).</p>
 <ul>${listedCharts().map((c) => html`<li><a href="/charts/${c.name}">${c.title}</a>: ${c.description}</li>`)}</ul>`,
     });
   });
@@ -141,6 +145,8 @@ export function chartsPage(services: Services): Router {
       csrf: ctx.state.csrf!,
       body: html`<p>${a.description} ${a.mode === 'test' ? 'Test mode: test purchases only.' : 'Live mode: real purchases only.'} From ${a.from} to ${a.to}, by ${a.resolution}.</p>
 ${filterForm(a.name, input)}
+${a.currency ? html`<p>Money in ${a.currency}, each period at your exchange rate for it.${a.unconverted?.length ? html` Shown apart, unconverted, for lack of a rate in some period: ${a.unconverted.join(', ')}.` : ''}</p>` : ''}
+<p><small>Figures as of ${a.as_of.slice(0, 16).replace('T', ' ')} UTC.</small></p>
 <p><a href="/charts/${a.name}/csv${query ? `?${query}` : ''}" download>Download CSV</a> · <a href="/charts">All charts</a></p>
 ${a.cohorts ? cohortTable(a) : ''}
 <div class="charts">${drawings(a)}</div>

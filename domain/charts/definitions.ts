@@ -188,7 +188,7 @@ function bucketer(input: ChartInput) {
 }
 
 function mrrChart(input: ChartInput, factor: number, name: string): ChartData {
-  const byCurrency = levels(input, (s) => (s.mrr > 0 && s.price ? { key: s.price.currency, v: s.mrr } : null));
+  const byCurrency = levels(input, (s) => (s.mrr12 > 0 && s.price ? { key: s.price.currency, v: s.mrr12 } : null));
   return {
     periods: input.periods.map((p) => p.label),
     series: sortedEntries(byCurrency).map(([currency, vals]) => ({
@@ -198,7 +198,7 @@ function mrrChart(input: ChartInput, factor: number, name: string): ChartData {
       currency,
       values: withFuture(
         input,
-        vals.map((v) => Math.round(v * factor)),
+        vals.map((v) => Math.round((v * factor) / 12)),
       ),
     })),
   };
@@ -210,8 +210,8 @@ function movementChart(input: ChartInput): ChartData {
   for (const h of input.histories) {
     for (const m of movements(segments(h, input.catalogue))) {
       currencies.add(m.currency);
-      b.add(`${m.kind}\n${m.currency}`, m.at, m.delta);
-      b.add(`net\n${m.currency}`, m.at, m.delta);
+      b.add(`${m.kind}\n${m.currency}`, m.at, m.delta12);
+      b.add(`net\n${m.currency}`, m.at, m.delta12);
     }
   }
   const series: ChartSeries[] = [];
@@ -225,7 +225,7 @@ function movementChart(input: ChartInput): ChartData {
         currency,
         values: withFuture(
           input,
-          input.periods.map((_, i) => Math.round(vals[i] ?? 0)),
+          input.periods.map((_, i) => Math.round((vals[i] ?? 0) / 12)),
         ),
       });
     }
@@ -287,12 +287,14 @@ function churnRate(input: ChartInput): ChartData {
       if (m.kind === 'churned') b.add('churned', m.at, 1);
       if (m.kind === 'churned' || m.kind === 'contraction') {
         currencies.add(m.currency);
-        b.add(`lost\n${m.currency}`, m.at, -m.delta);
+        b.add(`lost\n${m.currency}`, m.at, -m.delta12);
       }
     }
   }
-  const payingAtStart = atStarts(input, (s) => (isPaying(s.status) && s.mrr > 0 ? { key: 'n', v: 1 } : null)).get('n');
-  const mrrAtStart = atStarts(input, (s) => (s.mrr > 0 && s.price ? { key: s.price.currency, v: s.mrr } : null));
+  const payingAtStart = atStarts(input, (s) => (isPaying(s.status) && s.mrr12 > 0 ? { key: 'n', v: 1 } : null)).get(
+    'n',
+  );
+  const mrrAtStart = atStarts(input, (s) => (s.mrr12 > 0 && s.price ? { key: s.price.currency, v: s.mrr12 } : null));
   for (const c of mrrAtStart.keys()) currencies.add(c);
   const future = (i: number) => input.periods[i].start > input.now;
   const series: ChartSeries[] = [

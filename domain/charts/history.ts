@@ -71,6 +71,15 @@ export function monthlyValue(p: PeriodPrice): number {
 }
 
 /**
+ * The same monthly value in twelfths of a minor unit: an integer for every tier (each share's
+ * denominator divides 12), so sums of them are exact in any order, in the process or in SQL.
+ */
+export function monthlyTwelfths(p: PeriodPrice): number {
+  const share = MONTHLY_SHARE[p.tier];
+  return (p.amount_minor * share.num * 12) / share.den;
+}
+
+/**
  * The start of the k-th billing period of a stretch that began at `anchor`: counted from the
  * anchor each time, so a subscription started on the 31st bills on the last day of shorter
  * months and on the 31st again after them.
@@ -89,6 +98,8 @@ export interface Segment {
   price: PeriodPrice | null;
   /** The monthly value while paying and priced, else 0. */
   mrr: number;
+  /** `mrr` in twelfths of a minor unit (an integer): what the charts add up. */
+  mrr12: number;
 }
 
 export function segments(h: SubscriptionHistory, catalogue: Catalogue): Segment[] {
@@ -101,6 +112,7 @@ export function segments(h: SubscriptionHistory, catalogue: Catalogue): Segment[
       product_id: s.product_id,
       price,
       mrr: isPaying(s.status) && price ? monthlyValue(price) : 0,
+      mrr12: isPaying(s.status) && price ? monthlyTwelfths(price) : 0,
     };
   });
 }
@@ -114,6 +126,8 @@ export interface Movement {
   kind: MovementKind;
   currency: string;
   delta: number;
+  /** `delta` in twelfths of a minor unit (an integer). */
+  delta12: number;
 }
 
 /**
@@ -125,22 +139,30 @@ export interface Movement {
  */
 export function movements(segs: readonly Segment[]): Movement[] {
   const out: Movement[] = [];
-  let prev: { currency: string; mrr: number } | null = null;
+  let prev: { currency: string; mrr: number; mrr12: number } | null = null;
   let paidBefore = false;
   for (const s of segs) {
-    const next = s.mrr > 0 && s.price ? { currency: s.price.currency, mrr: s.mrr } : null;
+    const next = s.mrr12 > 0 && s.price ? { currency: s.price.currency, mrr: s.mrr, mrr12: s.mrr12 } : null;
     if (prev && next && prev.currency === next.currency) {
-      if (next.mrr !== prev.mrr)
+      if (next.mrr12 !== prev.mrr12)
         out.push({
           at: s.from,
-          kind: next.mrr > prev.mrr ? 'expansion' : 'contraction',
+          kind: next.mrr12 > prev.mrr12 ? 'expansion' : 'contraction',
           currency: next.currency,
           delta: next.mrr - prev.mrr,
+          delta12: next.mrr12 - prev.mrr12,
         });
     } else {
-      if (prev) out.push({ at: s.from, kind: 'churned', currency: prev.currency, delta: -prev.mrr });
+      if (prev)
+        out.push({ at: s.from, kind: 'churned', currency: prev.currency, delta: -prev.mrr, delta12: -prev.mrr12 });
       if (next)
-        out.push({ at: s.from, kind: paidBefore ? 'reactivated' : 'new', currency: next.currency, delta: next.mrr });
+        out.push({
+          at: s.from,
+          kind: paidBefore ? 'reactivated' : 'new',
+          currency: next.currency,
+          delta: next.mrr,
+          delta12: next.mrr12,
+        });
     }
     if (next) paidBefore = true;
     prev = next;
@@ -182,6 +204,20 @@ export function revenue(segs: readonly Segment[], until: number): Money[] {
     lastPaid = s;
   }
   return out;
+}
+
+/**
+ * When the realized revenue of these segments next grows with time alone: the next charge of
+ * the open paid stretch at or after `until` (the charges before it are in `revenue(segs, until)`);
+ * null when the last stretch is not an open, paid, priced one.
+ */
+export function nextCharge(segs: readonly Segment[], until: number): number | null {
+  const s = segs[segs.length - 1];
+  if (!s || s.to !== null || !isPaying(s.status) || !s.price) return null;
+  let k = 0;
+  let t = s.from;
+  while (t < until) t = chargeAt(s.from, ++k, s.price.tier);
+  return t;
 }
 
 /** A trial and what became of it: the first trial of the subscription, and its first payment after it. */

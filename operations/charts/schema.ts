@@ -31,6 +31,11 @@ export const chartQuery = {
     .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code, e.g. DE')
     .optional()
     .describe("the buyer's country"),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 currency code, e.g. EUR')
+    .optional()
+    .describe('show money converted into this currency with the exchange rates provided (GET /v1/exchange-rates)'),
   format: z.enum(['json', 'csv']).optional().describe('csv answers the same chart as text/csv'),
 };
 
@@ -55,6 +60,12 @@ export const chartAnswer = z.object({
     product: z.string().nullable(),
     country: z.string().nullable(),
   }),
+  as_of: z.string().describe('what the figures know is exact up to this instant (at most one fold pass behind)'),
+  currency: z.string().nullable().describe('the currency money was converted into, or null: each currency apart'),
+  unconverted: z
+    .array(z.string())
+    .optional()
+    .describe('with currency: the currencies left as they are, a period having no rate for them'),
   periods: z.array(z.string()),
   series: z.array(series),
   cohorts: z

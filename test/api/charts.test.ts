@@ -77,7 +77,17 @@ describe('charts over REST', () => {
       });
       expect(r.isError).toBeFalsy();
       const rest = await get('/charts/mrr?from=2026-04-01&to=2026-06-30');
-      expect(r.structuredContent).toEqual(rest.body);
+      // The same chart; `as_of` is each answer's own read time.
+      const withoutAsOf = (b: unknown) => ({ ...(b as object), as_of: undefined });
+      expect(withoutAsOf(r.structuredContent)).toEqual(withoutAsOf(rest.body));
+      expect(Date.parse((r.structuredContent as { as_of: string }).as_of)).toBeGreaterThan(0);
+      // In one currency: the tenant has no EUR rate, so EUR stays apart, named.
+      const inUsd = await client.callTool({
+        name: 'billing_chart',
+        arguments: { name: 'mrr', from: '2026-04-01', to: '2026-06-30', currency: 'USD' },
+      });
+      expect(inUsd.isError).toBeFalsy();
+      expect(inUsd.structuredContent).toMatchObject({ currency: 'USD', unconverted: ['EUR'] });
       const bad = await client.callTool({ name: 'billing_chart', arguments: { name: 'mrr', resolution: 'year' } });
       expect(bad.isError).toBe(true);
     } finally {

@@ -62,6 +62,10 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   // The scheduled reconciliation's settings; its cross-tenant and schedule checks: test/reconciliation/schedule-settings.test.ts.
   'GET /reconciliation/settings': 'imports:read',
   'PATCH /reconciliation/settings': 'imports:write',
+  // Exchange rates for charts (docs/charts.md; their own matrix with real rates: test/api/exchange-rates.test.ts).
+  'GET /exchange-rates': 'charts:read',
+  'POST /exchange-rates': 'exchange_rates:write',
+  'DELETE /exchange-rates/{from}/{to}/{valid_from}': 'exchange_rates:write',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {
@@ -69,8 +73,8 @@ const WRITE_BODIES: Record<string, string> = {
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
 };
 // Families with a scope matrix of their own (real ids and bodies): outbound webhooks, imports, customers (their
-// page, grants and refresh), changes.
-const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/|changes\/)/;
+// page, grants and refresh), changes, exchange rates.
+const OWN_MATRIX = /^\/(webhook-endpoints|outbound-|imports|customers\/|changes\/|exchange-rates)/;
 
 describe('scope matrix', () => {
   let api: Awaited<ReturnType<typeof startApi>>;

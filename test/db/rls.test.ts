@@ -173,6 +173,25 @@ describe('row-level security', () => {
       plan: { summary: 's', targets: ['catalogue'], basis: null },
       expires_at: new Date(Date.now() + 60_000),
     });
+    // Chart sums and exchange rates (migration 047); chart_pending has the trigger's rows for the subscription.
+    const dims = { mode: 'live', provider_key: 'psp_a', product: '*', country: '*' };
+    await ins('chart_day_sums', { pattern: 1, ...dims, day: '2026-01-01', currency: 'USD', charged: '', revenue: 1 });
+    await ins('chart_retention_sums', { pattern: 1, ...dims, cohort: '2026-01-01', month: '2026-01-01', size: 1 });
+    await ins('chart_ltv_sums', { ...dims, day: '2026-01-01', currency: '', customers: 1 });
+    await ins('chart_subscription_facts', {
+      subscription_id: crypto.randomUUID(),
+      mode: 'live',
+      provider: 'psp_a',
+      product: '',
+      country: '',
+      customer: `u-${tag}`,
+      history: JSON.stringify([]),
+      computed_at: 0,
+    });
+    await ins('chart_customer_facts', { customer: `u-${tag}`, computed_at: 0 });
+    await ins('chart_pending', { subscription_id: null });
+    await ins('chart_fold_state', { folded_at: new Date() });
+    await ins('exchange_rates', { from_currency: 'EUR', to_currency: 'USD', valid_from: '2026-01-01', rate: 1.08 });
     await ins('reconciliations', {
       run_id: crypto.randomUUID(),
       provider: 'psp_a',
@@ -226,6 +245,14 @@ describe('row-level security', () => {
         'import_items',
         'customer_event_sequences',
         'reconciliation_settings',
+        'chart_day_sums',
+        'chart_retention_sums',
+        'chart_ltv_sums',
+        'chart_subscription_facts',
+        'chart_customer_facts',
+        'chart_pending',
+        'chart_fold_state',
+        'exchange_rates',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

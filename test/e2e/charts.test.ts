@@ -68,6 +68,31 @@ describe('dashboard charts', () => {
       'period,MRR (EUR)\r\n2026-01-01,0\r\n2026-02-01,990\r\n2026-03-01,990\r\n2026-04-01,1980\r\n2026-05-01,990\r\n2026-06-01,990\r\n',
     );
 
+    // In one currency with the tenant's rate (EUR→USD 1.1): the currency field, the figures converted, axe clean.
+    await testDb()('exchange_rates').insert({
+      tenant_id,
+      from_currency: 'EUR',
+      to_currency: 'USD',
+      valid_from: '2026-01-01',
+      rate: 1.1,
+    });
+    await p.goto(`${h.api.dashboardRoot}/charts/mrr?${query}`);
+    await p.getByLabel('currency').fill('USD');
+    await p.getByRole('button', { name: 'Show' }).click();
+    await p.waitForURL(/currency=USD/);
+    expect(await p.locator('figure.chart tbody td').allTextContents()).toEqual([
+      '0.00 USD',
+      '10.89 USD',
+      '10.89 USD',
+      '21.78 USD',
+      '10.89 USD',
+      '10.89 USD',
+    ]);
+    await expectAccessible(p, 'chart mrr in USD');
+    const noRate = await p.goto(`${h.api.dashboardRoot}/charts/mrr?${query}&currency=GBP`);
+    expect(noRate!.status()).toBe(200);
+    expect(await p.locator('main').textContent()).toContain('unconverted, for lack of a rate in some period: EUR');
+
     // Bad input says which setting is wrong, and an unknown chart is a 404.
     const bad = await p.goto(`${h.api.dashboardRoot}/charts/mrr?resolution=year`);
     expect(bad!.status()).toBe(400);

@@ -274,6 +274,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/exchange-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The exchange rates charts convert money with (docs/charts.md, "Currencies"), by pair and first day */
+        get: operations["exchange_rates.list"];
+        put?: never;
+        /** Set exchange rates for charts: from, to, rate (one `from` in `to`), valid_from; a pair and day set again is replaced */
+        post: operations["exchange_rates.set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/exchange-rates/{from}/{to}/{valid_from}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one exchange rate (a pair from a day): the rate before it applies again */
+        delete: operations["exchange_rates.remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -2825,6 +2860,8 @@ export interface operations {
                 product?: string;
                 /** @description the buyer's country */
                 country?: string;
+                /** @description show money converted into this currency with the exchange rates provided (GET /v1/exchange-rates) */
+                currency?: string;
                 /** @description csv answers the same chart as text/csv */
                 format?: "json" | "csv";
             };
@@ -2858,6 +2895,12 @@ export interface operations {
                             product: string | null;
                             country: string | null;
                         };
+                        /** @description what the figures know is exact up to this instant (at most one fold pass behind) */
+                        as_of: string;
+                        /** @description the currency money was converted into, or null: each currency apart */
+                        currency: string | null;
+                        /** @description with currency: the currencies left as they are, a period having no rate for them */
+                        unconverted?: string[];
                         periods: string[];
                         series: {
                             key: string;
@@ -2904,6 +2947,365 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "exchange_rates.list": {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            from: string;
+                            to: string;
+                            rate: number;
+                            valid_from: string;
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "exchange_rates.set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    rates: {
+                        /** @description the currency converted */
+                        from: string;
+                        /** @description the currency it is converted into */
+                        to: string;
+                        /** @description one major unit of `from` in major units of `to` (EUR→USD 1.08) */
+                        rate: number;
+                        /** @description the first day (UTC) the rate applies; it holds until the next rate of the pair */
+                        valid_from: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            from: string;
+                            to: string;
+                            rate: number;
+                            valid_from: string;
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description server_misconfigured */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "exchange_rates.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                from: string;
+                to: string;
+                valid_from: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        removed: true;
+                    };
+                };
+            };
+            /** @description Held for a person's approval (a key that requires approval): follow it at GET /changes/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description the change
+                         */
+                        id: string;
+                        /** @constant */
+                        object: "change";
+                        /** @enum {string} */
+                        status: "pending_approval" | "applied" | "rejected" | "expired" | "stale";
+                        /** @description the write that waits, by its operation name (e.g. products.update) */
+                        operation: string;
+                        /** @description where a person approves or rejects it, in the dashboard */
+                        url: string;
+                        /** @description the validated input the write will run with */
+                        input: {
+                            [key: string]: unknown;
+                        };
+                        plan: {
+                            summary: string;
+                            /** @description `catalogue` (this service) and/or the providers the write calls */
+                            targets: string[];
+                            /** @description the current values it changes, when there are some */
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description the key that asked
+                         */
+                        requested_by_key: string;
+                        created_at: string;
+                        expires_at: string;
+                        decided_at: string | null;
+                        /** @description how it ended: the write’s identifying fields, or why nothing was written */
+                        outcome: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+            /** @description invalid_request or forbidden_field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description invalid_api_key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
