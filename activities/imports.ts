@@ -11,6 +11,7 @@ import {
   type ImportItem,
 } from '../db/imports';
 import { withTenant } from '../db/tenant-tx';
+import { IMPORT_ITEMS_IN_FLIGHT, orderingGroups, runGrouped } from '../domain/import-concurrency';
 import { snapshotEvents } from '../domain/provider-snapshot';
 import type { Mode, ProviderId, StoreProviderId, WebProviderId } from '../domain/providers';
 import { registrationRefusal, type PurchaseRef, type RegistrationRefusal } from '../domain/store-purchase';
@@ -66,7 +67,8 @@ export function createImportActivities(deps: ActivityDeps) {
       cursor: string | null;
       listed: number;
     }): Promise<{ seen: number; next: string | null }> {
-      if (!deps.handOverLifecycle) throw new Error('imports need the worker’s lifecycle hand-over');
+      const handOver = deps.handOverLifecycle;
+      if (!handOver) throw new Error('imports need the worker’s lifecycle hand-over');
       if (!(await running(input.tenantId, input.importId))) return { seen: 0, next: null };
       const adapter = adapters[input.provider];
       if (!adapter.listSubscriptions) throw new Error(`${input.provider} has no subscription list`);
@@ -95,10 +97,17 @@ export function createImportActivities(deps: ActivityDeps) {
         const key = snap.customer_id ?? snap.subscription_id;
         byCustomer.set(key, [...(byCustomer.get(key) ?? []), ...snapshotEvents(snap, readAt, 'import')]);
       }
-      for (const [customerKey, events] of byCustomer) {
-        await deps.handOverLifecycle({ tenantId: input.tenantId, provider: input.provider, customerKey }, events);
-        heartbeat();
-      }
+      // One hand-over per customer (its events in the page's order), a few customers at a time.
+      const customers = [...byCustomer];
+      await runGrouped(
+        customers,
+        customers.map(([customerKey]) => customerKey),
+        IMPORT_ITEMS_IN_FLIGHT,
+        async ([customerKey, events]) => {
+          await handOver({ tenantId: input.tenantId, provider: input.provider, customerKey }, events);
+          heartbeat();
+        },
+      );
       const items: ImportItem[] = page.snapshots.map((s, i) => ({
         line: input.listed + i + 1,
         provider: input.provider,
@@ -130,7 +139,14 @@ export function createImportActivities(deps: ActivityDeps) {
         pendingItems(trx, input.importId, input.afterLine, FILE_PAGE_SIZE),
       );
       if (rows.length === 0) return { lastLine: null };
-      for (const row of rows) {
+      // A few lines at a time, each store's lookups under its pacer; the lines of one app user or
+      // one purchase in file order. Each outcome is written by (import, line) as it comes, so a
+      // page run again after a crash skips the lines already done.
+      const groups = orderingGroups(rows, (row) => [
+        row.app_user_id ? `user:${row.app_user_id}` : `line:${row.line}`,
+        `purchase:${row.provider}:${row.ref}`,
+      ]);
+      await runGrouped(rows, groups, IMPORT_ITEMS_IN_FLIGHT, async (row) => {
         const outcome = await importLine(input.tenantId, input.connections, row);
         await withTenant(db, input.tenantId, (trx) =>
           recordOutcome(
@@ -142,7 +158,7 @@ export function createImportActivities(deps: ActivityDeps) {
           ),
         );
         heartbeat();
-      }
+      });
       await withTenant(db, input.tenantId, (trx) => recordImportPage(trx, input.importId, null));
       return { lastLine: rows[rows.length - 1].line };
     },

@@ -12,7 +12,8 @@ import type { Mode, ProviderId, WebProviderId } from '../domain/providers';
 
 /**
  * A page reads one page of the provider (paced under its documented limit) or one page of an
- * uploaded file's lines, and hands each subscription to its customer. It heartbeats per item,
+ * uploaded file's lines, and hands each subscription to its customer, a few customers at a time
+ * (domain/import-concurrency.ts; one customer's items in order). It heartbeats per item,
  * so a worker that dies mid-page is noticed in seconds and the page is run again on another
  * (idempotent: the same subscription handed over twice changes nothing). A provider that keeps
  * failing fails the import after the attempts, with the reason on the import.

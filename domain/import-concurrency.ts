@@ -1,0 +1,65 @@
+import { runFairly } from './outbound-limits';
+
+/**
+ * Items of one import page handed over at once. One at a time, a page waited on the sum of its
+ * round trips (a lifecycle hand-over and its write, or a store lookup and its write), far below
+ * the provider's allowance (bench/RESULTS.md, import section). Eight keep the provider's pacer the
+ * limit on a store lookup page while staying a small share of the worker's database pool and of
+ * the lifecycle workflows' task slots, so the sync and webhooks running beside an import keep theirs.
+ */
+export const IMPORT_ITEMS_IN_FLIGHT = 8;
+
+/**
+ * For each item, the key of its ordering group: items sharing any key (the same customer, the
+ * same purchase) land in one group, so they run one after another in page order while other
+ * groups run beside them. Whichever of two lines naming the same purchase comes first in the
+ * file claims it, as when every line ran in turn.
+ */
+export function orderingGroups<T>(items: readonly T[], keysOf: (item: T) => string[]): string[] {
+  const parent = items.map((_, i) => i);
+  const root = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  const owner = new Map<string, number>();
+  items.forEach((item, i) => {
+    for (const k of keysOf(item)) {
+      const o = owner.get(k);
+      if (o === undefined) owner.set(k, i);
+      else {
+        const [a, b] = [root(o), root(i)];
+        if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+      }
+    }
+  });
+  return items.map((_, i) => String(root(i)));
+}
+
+/**
+ * Runs `work` on every item, `width` at a time, the items of one group strictly in order. On the
+ * first failure nothing new starts and the failure is thrown once the items in flight have
+ * settled, so an activity retried after it never runs beside its own leftovers.
+ */
+export async function runGrouped<T>(
+  items: readonly T[],
+  groupOf: readonly string[],
+  width: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  const state: { failed?: { err: unknown } } = {};
+  const indexed = items.map((item, i) => ({ item, group: groupOf[i] }));
+  await runFairly(
+    indexed,
+    (x) => x.group,
+    { total: width, perKey: 1 },
+    async (x) => {
+      if (state.failed) return;
+      try {
+        await work(x.item);
+      } catch (err) {
+        state.failed ??= { err };
+      }
+    },
+  );
+  if (state.failed) throw state.failed.err;
+}
