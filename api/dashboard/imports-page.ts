@@ -10,16 +10,28 @@ import { listImports } from '../../operations/imports/list';
 import type { importBody, importListRow } from '../../operations/imports/schema';
 import type { Services } from '../../operations/services';
 import { readForm } from './form';
+import { readMultipartForm, type FileRefusal } from './multipart';
 import { formatDate, html, type SafeHtml } from './html';
 import { csrfField, page } from './layout';
 import { mayAct } from './page-access';
 import { runOperation } from './run-operation';
 
 /**
- * The import form carries a file's text: the API's bound is 1,000,000 characters (413 past it,
- * docs/reconciliation.md), which urlencoding may triple; the operation refuses past its own bound.
+ * The import form carries a file (or its pasted text): the API's bound is 1,000,000 characters
+ * (413 past it, docs/reconciliation.md), which urlencoding may triple; the operation refuses past
+ * its own bound, the form past this one.
  */
 const MAX_IMPORT_FORM_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+
+/** A chosen file the form could not take, in the form's words (its status: what a refusal of the body would be). */
+const FILE_REFUSALS: Record<FileRefusal, { status: number; text: string }> = {
+  too_large: { status: 413, text: 'The file is larger than 3 MiB. Split it into smaller files and import each.' },
+  not_text: {
+    status: 400,
+    text: 'The file is not a text file in UTF-8. Export it as CSV (UTF-8) and choose it again.',
+  },
+  unreadable: { status: 400, text: 'The form could not be read. Choose the file again and import it.' },
+};
 
 const STATUS_WORDS: Record<string, string> = { running: 'Running', succeeded: 'Finished', failed: 'Stopped' };
 const TRIGGER_WORDS: Record<string, string> = {
@@ -47,15 +59,17 @@ function webButtons(proven: Set<string>, csrf: string): SafeHtml {
 
 function fileForm(csrf: string, format = 'store_android', csv = ''): SafeHtml {
   return html`<h2>From a file</h2>
-<p>The stores have no list of subscriptions: paste the purchases to import, one per line after the header, and each is looked up with the store. A line that cannot be imported is refused with its line number and the reason; the rest are imported.</p>
-<form method="post" action="/imports/file">${csrfField(csrf)}
+<p>The stores have no list of subscriptions: choose a CSV file of the purchases to import (or paste its lines), one per line after the header, and each is looked up with the store. A line that cannot be imported is refused with its line number and the reason; the rest are imported.</p>
+<form method="post" action="/imports/file" enctype="multipart/form-data">${csrfField(csrf)}
 <label for="import-format">What the file holds</label>
 <select id="import-format" name="format">${FILE_FORMATS.map(
     (f) =>
       html`<option value="${f.value}"${f.value === format ? html` selected` : ''}>${f.label} (header: ${f.header})</option>`,
   )}</select>
-<label for="import-csv">Lines (CSV, header first)</label>
-<textarea id="import-csv" name="csv" rows="8" required spellcheck="false">${csv}</textarea>
+<label for="import-file">CSV file (UTF-8, at most 3 MiB)</label>
+<input type="file" id="import-file" name="file" accept=".csv,.txt,text/csv,text/plain">
+<label for="import-csv">Or its lines (CSV, header first), when no file is chosen</label>
+<textarea id="import-csv" name="csv" rows="8" spellcheck="false">${csv}</textarea>
 <button type="submit">Import the file</button></form>`;
 }
 
@@ -162,13 +176,23 @@ ${pastImports(listed.ok.data, listed.ok.pagination.total)}`,
   });
 
   r.post('/imports/file', async (ctx) => {
-    const form = await readForm(ctx, MAX_IMPORT_FORM_BYTES);
+    // The page posts multipart (a chosen file); an urlencoded post (pasted lines only) is taken too.
+    const multipart = ctx.is('multipart/form-data')
+      ? await readMultipartForm(ctx, MAX_IMPORT_FORM_BYTES)
+      : { fields: await readForm(ctx, MAX_IMPORT_FORM_BYTES), file: null, refused: null };
+    const form = multipart.fields;
     const format = form.get('format') ?? '';
-    // Pasted text keeps the browser's line ends; the import reads lines whatever they end with.
-    const csv = (form.get('csv') ?? '').replace(/\r\n/g, '\n');
+    if (multipart.refused) {
+      ctx.status = FILE_REFUSALS[multipart.refused].status;
+      return renderList(ctx, { error: FILE_REFUSALS[multipart.refused].text, format, csv: form.get('csv') ?? '' });
+    }
+    // A chosen file is imported, else the pasted lines; either keeps its line ends, which the import
+    // reads whatever they are.
+    const csv = (multipart.file ?? form.get('csv') ?? '').replace(/\r\n/g, '\n');
     const input = format === 'revenuecat' ? { format, csv } : { provider: format, csv };
     const done = await runOperation<{ id: string }>(services, ctx, createImportOp, input);
-    if ('error' in done) return renderList(ctx, { error: done.error, format, csv });
+    // Refused: the form comes back as it was sent (a chosen file is chosen again, not copied into the lines).
+    if ('error' in done) return renderList(ctx, { error: done.error, format, csv: form.get('csv') ?? '' });
     started(ctx, done.ok.id);
   });
   return r;

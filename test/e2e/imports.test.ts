@@ -192,6 +192,91 @@ describe('dashboard: imports', () => {
     );
   });
 
+  it('a CSV file uploaded with the file input: imported, its bad line refused by number', async () => {
+    const { transaction_id: tx } = (await (
+      await fetch(`${emulators.store_ios.url}/__control/sandbox-purchase`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          product_id: 'premium_monthly',
+          account: (
+            await testDb()('provider_connections').where({ tenant_id: tenantId, provider: 'store_ios' }).first()
+          ).account_ref,
+          app_user_id: 'dash_ios_file',
+        }),
+      })
+    ).json()) as { transaction_id: string };
+    await page.goto(`${api.dashboardRoot}/imports`);
+    await page.getByLabel('What the file holds').selectOption('store_ios');
+    // As a spreadsheet writes it: a byte-order mark and CRLF line ends.
+    await page.getByLabel('CSV file (UTF-8, at most 3 MiB)').setInputFiles({
+      name: 'purchases.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(`\ufefforiginal_transaction_id,app_user_id\r\n"broken,dash_ios_x\r\n${tx},dash_ios_file\r\n`),
+    });
+    await page.getByRole('button', { name: 'Import the file' }).click();
+    await page.waitForURL(/\/imports\/[0-9a-f-]{36}\?started=1$/);
+    expect(await finished(page)).toBe('Finished');
+    expect(await page.locator('#import-imported').textContent()).toBe('1');
+    const refused = page.getByRole('region', { name: 'Refused lines' });
+    expect(await refused.locator('tbody tr td').first().textContent()).toBe('2');
+    await until(
+      'dash_ios_file premium',
+      () => sdk('dash_ios_file'),
+      (b) => b.is_premium === true,
+    );
+  });
+
+  it('a file past 3 MiB, or not UTF-8 text, gets the form’s message (not a fault) and starts nothing', async () => {
+    const before = await testDb()('imports').where({ tenant_id: tenantId }).count('* as n');
+    const header = 'original_transaction_id,app_user_id\n';
+    const files = [
+      {
+        file: { name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.from(header + 'x'.repeat(3.5 * 1024 * 1024)) },
+        message: /larger than 3 MiB/,
+        status: 413,
+      },
+      {
+        file: { name: 'photo.png', mimeType: 'image/png', buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2]) },
+        message: /not a text file in UTF-8/,
+        status: 400,
+      },
+      {
+        file: { name: 'latin1.csv', mimeType: 'text/csv', buffer: Buffer.from(header + 'caf\xe9,u1\n', 'latin1') },
+        message: /not a text file in UTF-8/,
+        status: 400,
+      },
+    ];
+    for (const { file, message, status } of files) {
+      await page.goto(`${api.dashboardRoot}/imports`);
+      await page.getByLabel('What the file holds').selectOption('store_ios');
+      await page.getByLabel('CSV file (UTF-8, at most 3 MiB)').setInputFiles(file);
+      const [answer] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/imports/file')),
+        page.getByRole('button', { name: 'Import the file' }).click(),
+      ]);
+      expect([file.name, answer.status()]).toEqual([file.name, status]);
+      expect(await page.getByRole('alert').textContent()).toMatch(message);
+      expect(await page.getByLabel('What the file holds').inputValue()).toBe('store_ios');
+    }
+    await expectAccessible(page, 'imports with a refused file');
+    expect(await testDb()('imports').where({ tenant_id: tenantId }).count('* as n')).toEqual(before);
+  });
+
+  it('a multipart post without the security token, or with another one, is refused with 403', async () => {
+    const before = await testDb()('imports').where({ tenant_id: tenantId }).count('* as n');
+    const file = { name: 'p.csv', mimeType: 'text/csv', buffer: Buffer.from('original_transaction_id,app_user_id\n') };
+    for (const csrf of [undefined, 'not-the-token']) {
+      const r = await page.request.post(`${api.dashboardRoot}/imports/file`, {
+        multipart: { ...(csrf ? { _csrf: csrf } : {}), format: 'store_ios', file },
+        maxRedirects: 0,
+      });
+      expect(r.status()).toBe(403);
+      expect(await r.text()).toContain('security token');
+    }
+    expect(await testDb()('imports').where({ tenant_id: tenantId }).count('* as n')).toEqual(before);
+  });
+
   it('a file the import refuses as a whole keeps the form filled and says why', async () => {
     await page.goto(`${api.dashboardRoot}/imports`);
     await page.getByLabel('What the file holds').selectOption('store_android');

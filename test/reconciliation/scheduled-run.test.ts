@@ -37,17 +37,21 @@ async function triggerRun(
   tenantId: string,
 ): Promise<{ workflowId: string; progress: ReconciliationProgress }> {
   const handle = client.schedule.getHandle(reconciliationScheduleId(tenantId, 'web'));
-  const seen = new Set((await handle.describe()).info.recentActions.map((a) => a.action.workflow.workflowId));
+  // Known by their run ids: two runs triggered within one second share the workflow id (its time is to the second).
+  const runOf = (a: { action: { workflow: { firstExecutionRunId: string } } }) => a.action.workflow.firstExecutionRunId;
+  const seen = new Set((await handle.describe()).info.recentActions.map(runOf));
   await handle.trigger();
   const described = await until(
     'the triggered run',
     () => handle.describe(),
-    (d) => d.info.recentActions.some((a) => !seen.has(a.action.workflow.workflowId)),
+    (d) => d.info.recentActions.some((a) => !seen.has(runOf(a))),
     30_000,
   );
-  const workflowId = described.info.recentActions.find((a) => !seen.has(a.action.workflow.workflowId))!.action.workflow
-    .workflowId;
-  const progress = (await client.workflow.getHandle(workflowId).result()) as ReconciliationProgress;
+  const { workflowId, firstExecutionRunId } = described.info.recentActions.find((a) => !seen.has(runOf(a)))!.action
+    .workflow;
+  const progress = (await client.workflow
+    .getHandle(workflowId, firstExecutionRunId)
+    .result()) as ReconciliationProgress;
   return { workflowId, progress };
 }
 
