@@ -6,7 +6,7 @@ import { quietOutbound } from '../db/imports';
 import type { EntitlementView } from '../domain/entitlement';
 import type { SubscriptionView } from '../domain/subscription';
 import type { ActivityDeps } from './deps';
-import { entitlementWrites } from '../runtime/metrics';
+import { entitlementWrites, receiptToPremium } from '../runtime/metrics';
 import { inSpan } from '../runtime/tracing';
 
 export function createLifecycleActivities({ db }: ActivityDeps) {
@@ -29,7 +29,8 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
     }): Promise<void> {
       const { tenantId, provider } = input;
       // The span the webhook's trace ends with (when tracing is on); ids only.
-      await inSpan(
+      // Seconds from each delivery's receipt to this write (the database's clock), observed once it commits.
+      const lags = await inSpan(
         'entitlement.write',
         { 'billing.provider': provider, 'billing.entitlements': input.entitlements.length },
         () =>
@@ -56,12 +57,14 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
                 appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
               });
             }
-            await markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);
+            return markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);
           }),
       );
       // Counted once committed (a retried activity counts again: the metric is a rate, not a ledger).
       for (const ent of input.entitlements.slice(0, input.subscriptions.length))
         entitlementWrites.inc({ provider, state: ent.state });
+      // An import's batch was not received from a provider now: no receipt lag to speak of.
+      if (!input.quiet) for (const lag of lags) receiptToPremium.observe({ provider, source: 'authoritative' }, lag);
     },
   };
 }

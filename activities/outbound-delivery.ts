@@ -21,6 +21,7 @@ import { signingSecrets, updateEndpoint } from '../db/outbound-endpoints';
 import { DRAIN_PARK_MS, fairPace, MAX_ACTIVE_DRAINS_PER_TENANT } from '../domain/outbound-limits';
 import { afterFailedAttempt, DRAIN_BUDGET_MS, type OutboundRetryPolicy } from '../domain/outbound-retry';
 import { logger } from '../runtime/logger';
+import { outboundEventToDelivered } from '../runtime/metrics';
 import type { ActivityDeps } from './deps';
 import { postSigned } from './outbound-http';
 
@@ -250,6 +251,8 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
               secrets: heads.due.length ? await signingSecrets(trx, vault, endpointId) : [],
             };
           });
+          // The heads' event ages were read then; the event → delivered lag adds what passed since.
+          const readAt = Date.now();
           if ('gone' in round) return { gone: true, attempted, more: false, nextDueInMs: null };
           if ('disabled' in round) return answer(false, null);
           if ('idle' in round) return answer(false, round.idle ?? null);
@@ -287,6 +290,10 @@ export function createOutboundActivities({ db, config, vault }: ActivityDeps) {
                 { deliveryIds: unrecorded.map((o) => o.deliveryId) },
               );
             }
+            // Delivered and recorded (committed): event created → delivered.
+            for (const [i, o] of outcomes.entries())
+              if (o.succeeded)
+                outboundEventToDelivered.observe(heads.due[i].event_age_s + (Date.now() - readAt) / 1000);
             lastWork = Date.now();
             heartbeat({ attempted });
             if (slow) {

@@ -36,6 +36,8 @@ export interface DueHead {
   body: unknown;
   /** When the retry window opened (first attempt or replay), epoch ms; null before the first attempt. */
   window_start_ms: number | null;
+  /** Seconds since the event was created, on the database's clock (the event → delivered lag, less the attempt). */
+  event_age_s: number;
 }
 
 export interface Heads {
@@ -50,12 +52,13 @@ export interface Heads {
 export async function dueHeads(trx: Knex.Transaction, endpointId: string, limit: number): Promise<Heads> {
   const { rows } = await trx.raw(
     `with heads as (
-       select distinct on (e.order_key) d.id, d.event_id, d.attempts, d.seq, d.next_attempt_at, d.window_started_at, e.body
+       select distinct on (e.order_key) d.id, d.event_id, d.attempts, d.seq, d.next_attempt_at, d.window_started_at, e.body, e.created_at as event_created_at
          from outbound_deliveries d join outbound_events e on e.id = d.event_id
         where d.endpoint_id = ? and d.status = 'pending'
         order by e.order_key, d.seq)
      select id, event_id, attempts, body,
             (extract(epoch from window_started_at) * 1000)::float8 as window_start_ms,
+            extract(epoch from clock_timestamp() - event_created_at)::float8 as event_age_s,
             next_attempt_at <= now() as due,
             greatest(0, ceil(extract(epoch from next_attempt_at - now()) * 1000))::float8 as wait_ms
        from heads order by next_attempt_at, seq limit ?`,
@@ -70,6 +73,7 @@ export async function dueHeads(trx: Knex.Transaction, endpointId: string, limit:
       attempts: r.attempts,
       body: r.body,
       window_start_ms: r.window_start_ms,
+      event_age_s: r.event_age_s,
     })),
     more: due.length > limit,
     nextDueInMs: waiting ? Number(waiting.wait_ms) : null,

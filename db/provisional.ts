@@ -25,11 +25,14 @@ export interface ProvisionalAtReceipt {
 }
 
 /**
- * The CTE `storeDelivery` appends (after `d`, the delivery row): on the first delivery only, one
- * call of the migration's SECURITY DEFINER function, which filters by the verified tenant it is given.
+ * The CTEs `storeDelivery` appends (after `d`, the delivery row): on the first delivery only, one
+ * call of the migration's SECURITY DEFINER function, which filters by the verified tenant it is given;
+ * after a grant, the delivery's `premium_at` (migration 049: the receipt → premium figure of the
+ * overview, kept once the grant is superseded). `p.n`: grants made (stops: grants withdrawn).
  */
-export const PROVISIONAL_AT_RECEIPT_SQL = `p as (select record_provisional_access(?::uuid, ?, d.id, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?, ?)
-           from d where d.inserted)`;
+export const PROVISIONAL_AT_RECEIPT_SQL = `p as (select record_provisional_access(?::uuid, ?, d.id, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?, ?) as n
+           from d where d.inserted),
+     q as (select mark_receipt_premium(?::uuid, d.id) from d, p where p.n > 0 and not ?::boolean)`;
 
 export function provisionalBindings(tenantId: string, provider: string, p: ProvisionalAtReceipt): Knex.RawBinding[] {
   return [
@@ -44,6 +47,8 @@ export function provisionalBindings(tenantId: string, provider: string, p: Provi
     p.isSandbox,
     Math.round(p.seconds),
     p.appUserId ? entitlementPayload(tenantId, p.appUserId) : '',
+    tenantId,
+    p.stop,
   ];
 }
 

@@ -37,7 +37,10 @@ export interface DeliveryToStore {
  * grants or stops provisional access does so in the same statement, on its first delivery only
  * (db/provisional.ts); any other event's statement is unchanged.
  */
-export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ inserted: boolean; queued: boolean }> {
+export async function storeDelivery(
+  db: Knex,
+  d: DeliveryToStore,
+): Promise<{ inserted: boolean; queued: boolean; provisional: number }> {
   const effect = d.handover !== null;
   const provisional = d.provisional ?? null;
   const { rows } = await db.raw(
@@ -55,7 +58,7 @@ export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ ins
      ${PROVISIONAL_AT_RECEIPT_SQL}`
                : ''
            }
-     select d.inserted, (select count(*) from o)::int as queued${provisional ? ', (select count(*) from p) as p' : ''} from d`,
+     select d.inserted, (select count(*) from o)::int as queued${provisional ? ', (select coalesce(sum(n), 0) from p)::int as provisional, (select count(*) from q) as marked' : ''} from d`,
     [
       d.tenantId,
       d.provider,
@@ -72,7 +75,7 @@ export async function storeDelivery(db: Knex, d: DeliveryToStore): Promise<{ ins
       ...(provisional ? provisionalBindings(d.tenantId, d.provider, provisional) : []),
     ],
   );
-  return { inserted: rows[0].inserted, queued: rows[0].queued > 0 };
+  return { inserted: rows[0].inserted, queued: rows[0].queued > 0, provisional: rows[0].provisional ?? 0 };
 }
 
 /**
@@ -235,25 +238,30 @@ export function deliveryPage(
  * A web lifecycle applied these events: deliveries still `received` are `processed`, and each
  * names the subscription it was applied to (`subscriptionOf`, by event id), which is how a
  * customer's timeline finds the provider events it received (db/customers.ts). One statement.
+ * Answers, for each delivery this call processed, the seconds since its receipt (the metric
+ * `billing_receipt_to_premium_seconds{source="authoritative"}`, observed once the caller commits).
  */
 export async function markLifecycleDeliveriesProcessed(
   trx: Knex.Transaction,
   provider: string,
   eventIds: readonly string[],
   subscriptionOf: ReadonlyMap<string, string> = new Map(),
-): Promise<void> {
+): Promise<number[]> {
   const ids = [...new Set([...eventIds, ...subscriptionOf.keys()])];
-  if (!ids.length) return;
-  await trx.raw(
+  if (!ids.length) return [];
+  const { rows } = await trx.raw(
     `update webhook_deliveries d set
        status = case when d.status = 'received' then 'processed' else d.status end,
        processed_at = case when d.status = 'received' then now() else d.processed_at end,
        subscription_id = coalesce(v.sub, d.subscription_id), updated_at = now()
      from unnest(?::text[], ?::uuid[]) as v (event_id, sub)
      where d.provider = ? and d.event_id = v.event_id
-       and (d.status = 'received' or d.subscription_id is distinct from coalesce(v.sub, d.subscription_id))`,
+       and (d.status = 'received' or d.subscription_id is distinct from coalesce(v.sub, d.subscription_id))
+     -- Processed by this transaction (now() is its start): seconds since receipt, on the database's clock.
+     returning (d.processed_at = now()) as fresh, extract(epoch from clock_timestamp() - d.created_at)::float8 as lag`,
     [ids, ids.map((e) => subscriptionOf.get(e) ?? null), provider] as Knex.RawBinding[],
   );
+  return (rows as { fresh: boolean | null; lag: number }[]).filter((r) => r.fresh).map((r) => r.lag);
 }
 
 /**

@@ -102,6 +102,30 @@ export const entitlementWrites = new Counter({
   registers: [registry],
 });
 
+/**
+ * The lag people page on (docs/operations.md, "Objectives"): a verified receipt to premium. `source`
+ * `provisional`: to the provisional grant, observed by the api's receiver once the statement that
+ * stored the delivery and granted commits; `authoritative`: to the entitlement write, observed by
+ * the worker once its transaction commits, from the delivery's stored receipt time (the
+ * database's clock, so api and worker clocks need not agree). Per-tenant figures come from the
+ * database (db/overview-latency.ts), never from a tenant label here.
+ */
+export const receiptToPremium = new Histogram({
+  name: 'billing_receipt_to_premium_seconds',
+  help: 'From a verified provider webhook stored to premium visible, by provider and source (provisional: the grant at receipt; authoritative: the entitlement write).',
+  labelNames: ['provider', 'source'] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  registers: [registry],
+});
+
+/** An outbound event created to its delivery answered with a 2xx, per delivered endpoint (worker). */
+export const outboundEventToDelivered = new Histogram({
+  name: 'billing_outbound_event_to_delivered_seconds',
+  help: "From an outbound event created to its delivery acknowledged (2xx) by a tenant's endpoint.",
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
+  registers: [registry],
+});
+
 export const syncRuns = new Counter({
   name: 'billing_sync_runs_total',
   help: 'Catalogue sync runs finished, by outcome (ok|failed).',

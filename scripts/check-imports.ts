@@ -228,6 +228,7 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
   'db/apps.ts': ['listAppKeys'],
   'db/overview.ts': ['readOverview'],
   'db/overview-repairs.ts': ['repairCounts'],
+  'db/overview-latency.ts': ['latencyFigures'],
   'db/readiness-facts.ts': ['readReadinessFacts'],
   'db/sync-runs.ts': ['recentRuns'],
   'db/connections.ts': ['getConnectionSafe', 'listConnectionsSafe'],

@@ -10,6 +10,7 @@ import { formatMinorAmount } from '../../domain/catalogue';
 import { MODES, type Mode } from '../../domain/providers';
 import { formatDate, html, type SafeHtml } from './html';
 import type { RepairCounts } from '../../db/overview-repairs';
+import { latencyFigures, type Lag, type LatencyFigures } from '../../db/overview-latency';
 import { page } from './layout';
 import { lineChart } from './charts/line-chart';
 import { barChart } from './charts/bar-chart';
@@ -111,6 +112,36 @@ ${
 }`;
 }
 
+/** Seconds as people read them: milliseconds under one second, seconds with a decimal under a minute. */
+function seconds(s: number): string {
+  if (s < 1) return `${Math.round(s * 1000)} ms`;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  return `${Math.round(s / 60)} min`;
+}
+
+function lagCell(lag: Lag): SafeHtml {
+  return lag.p95 === null ? html`<td>—</td><td>0</td>` : html`<td>${seconds(lag.p95)}</td><td>${lag.n}</td>`;
+}
+
+/**
+ * The tenant's own lags of the last hour (docs/operations.md, "Objectives"): a payment received to
+ * premium, to the record written, and an event of ours to its delivery at the tenant's endpoints.
+ */
+function latencyHealth(l: LatencyFigures): SafeHtml {
+  const purchases = l.premium.n + l.authoritative.n;
+  return html`<h3>Time to premium, last hour</h3>
+${
+  purchases + l.outbound.n === 0
+    ? html`<p id="latency-empty">No purchases in the last hour, and no event delivered to your endpoints.</p>`
+    : html`${purchases === 0 ? html`<p id="latency-empty">No purchases in the last hour.</p>` : ''}<div class="scroll" role="region" tabindex="0" aria-label="Time to premium, last hour"><table id="latency"><caption class="skip">Time to premium over the last hour, 95th percentile</caption>
+<thead><tr><th scope="col">From → to</th><th scope="col">95th percentile</th><th scope="col">Measured</th></tr></thead>
+<tbody><tr id="latency-premium"><th scope="row">Payment received → premium (at receipt)</th>${lagCell(l.premium)}</tr>
+<tr id="latency-authoritative"><th scope="row">Payment received → subscription and entitlement written</th>${lagCell(l.authoritative)}</tr>
+<tr id="latency-outbound"><th scope="row">Event → delivered to your endpoints</th>${lagCell(l.outbound)}</tr></tbody></table></div>`
+}
+<p><small>Both modes. Premium at receipt: web payments whose notification granted access as it arrived; the record written follows once the provider's events are applied.</small></p>`;
+}
+
 export function overviewPage(services: Services): Router {
   const r = new Router();
   r.get('/overview', async (ctx) => {
@@ -133,10 +164,11 @@ export function overviewPage(services: Services): Router {
     }
     const { mode, days } = query;
     // One tenant transaction for every figure: one snapshot, one now(), RLS on each statement.
-    const { figures, facts, repairs } = await withTenant(services.db, user.tenant_id, async (trx) => ({
+    const { figures, facts, repairs, latency } = await withTenant(services.db, user.tenant_id, async (trx) => ({
       figures: await readOverview(trx, mode, days),
       facts: await readReadinessFacts(trx),
       repairs: await repairCounts(trx),
+      latency: await latencyFigures(trx),
     }));
     // The rule of GET /v1/readiness, on the same facts.
     const readiness = readinessReport(facts, { dashboardUrl: services.config.publicDashboardUrl });
@@ -204,6 +236,7 @@ ${
 <h3>Inbound webhooks</h3>
 <p><a href="${listHref('/webhook-deliveries', { status: 'failed', mode })}">${m.total.webhook_failures_24h} failed in the last 24 hours</a>${m.total.webhook_failures_24h ? html` (${m.now.filter((p) => p.webhook_failures_24h).map((p, i) => html`${i ? ', ' : ''}<a href="${listHref('/webhook-deliveries', { status: 'failed', provider: p.provider, mode })}">${p.provider}: ${p.webhook_failures_24h}</a>`)})` : ''}.</p>
 ${repairsHealth(repairs)}
+${latencyHealth(latency)}
 <h3>Last sync run</h3>
 ${
   run

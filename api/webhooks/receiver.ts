@@ -19,7 +19,7 @@ import { routeCacheFor } from './route-cache';
 import { kickDispatcher } from './dispatcher';
 import type { Handover } from './handover';
 import { jsonNestingDepth, MAX_WEBHOOK_DEPTH } from './nesting';
-import { webhookReceipts, webhookRefusals } from '../../runtime/metrics';
+import { receiptToPremium, secondsSince, webhookReceipts, webhookRefusals } from '../../runtime/metrics';
 import { currentTraceparent, inSpan } from '../../runtime/tracing';
 import { receiptOutcome } from '../metrics';
 
@@ -78,6 +78,8 @@ async function receive(
   ctx: Koa.Context,
   provider: ProviderId,
 ): Promise<'queued' | 'duplicate' | 'no_effect'> {
+  // The receipt: the request's arrival, so the lag counts reading, verifying and storing it.
+  const received = process.hrtime.bigint();
   const raw = await readRawBody(ctx);
 
   // `kind` is the metric's reason; `verified`: the tenant's provider signed it (docs/operations.md).
@@ -179,6 +181,9 @@ async function receive(
     noEffectReason: handover ? null : store ? 'no purchase to re-read' : 'no effect on subscriptions',
     provisional,
   });
+  // Premium visible from the commit just done: the receipt → premium lag's provisional source.
+  if (provisional && !provisional.stop && stored.provisional > 0)
+    receiptToPremium.observe({ provider, source: 'provisional' }, secondsSince(received));
   if (stored.queued) kickDispatcher(services);
   ctx.status = 200;
   ctx.body = { received: true, id: event.id };
