@@ -44,7 +44,7 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
       'apps:write',
       'webhooks:write',
       'imports:write',
-      'exchange_rates:write',
+      'charts:write',
     ],
     account: ['credentials'],
   },

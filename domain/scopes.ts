@@ -22,7 +22,7 @@ export const SCOPES = [
   'grants:write',
   'charts:read',
   // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
-  'exchange_rates:write',
+  'charts:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -1,3 +1,4 @@
+import { foldChartSums } from '../db/chart-fold';
 import type { Knex } from 'knex';
 import type { Config } from '../runtime/config';
 import type { ActivityDeps } from '../activities/deps';
@@ -56,6 +57,11 @@ export async function ensureDemoHistory(
     }
     if (++done % 50 === 0) opts.say(`Demo history: ${done} of ${buyers.length} buyers (${writes} events)`);
   }
+  // Charts read the sums the worker folds once a minute: fold the demo tenant now, so the first
+  // visit after the banner's "written" line sees the whole year, not the part a pass caught.
+  // null: the worker's own pass holds the tenant; its snapshot may predate the last writes.
+  for (let tries = 0; (await foldChartSums(db, tenantId)) === null && tries < 100; tries++)
+    await new Promise((r) => setTimeout(r, 100));
   await recordOperatorAudit(db, { tenantId, action: ACTION, detail: { buyers: buyers.length, events: writes } });
   return 'made';
 

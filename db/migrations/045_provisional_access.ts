@@ -37,7 +37,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`create table provisional_access (
       id uuid primary key default gen_random_uuid(),
       tenant_id uuid not null references tenants(id) on delete cascade,
-      provider text not null,
+      provider text not null check (provider in ('psp_a','psp_b','psp_c','store_android','store_ios')),
       kind text not null check (kind in ('grant', 'stop')),
       customer_key text not null,
       app_user_id text,

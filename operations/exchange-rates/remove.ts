@@ -7,7 +7,7 @@ import { currencyCode, day } from './schema';
 export const removeExchangeRate = defineOperation({
   name: 'exchange_rates.remove',
   summary: 'Remove one exchange rate (a pair from a day): the rate before it applies again',
-  scope: 'exchange_rates:write',
+  scope: 'charts:write',
   write: true,
   input: z.object({ from: currencyCode, to: currencyCode, valid_from: day }).strict(),
   output: z.object({ removed: z.literal(true) }),

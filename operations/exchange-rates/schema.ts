@@ -5,7 +5,11 @@ export const currencyCode = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 
 export const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date, YYYY-MM-DD')
-  .refine((s) => new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), 'must be a real calendar date, YYYY-MM-DD');
+  // The regex does not stop zod running this refinement: an unparseable string must not throw.
+  .refine(
+    (s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s),
+    'must be a real calendar date, YYYY-MM-DD',
+  );
 
 export const rateInput = z
   .object({

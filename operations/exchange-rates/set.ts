@@ -12,7 +12,7 @@ export const setExchangeRates = defineOperation({
   name: 'exchange_rates.set',
   summary:
     'Set exchange rates for charts: from, to, rate (one `from` in `to`), valid_from; a pair and day set again is replaced',
-  scope: 'exchange_rates:write',
+  scope: 'charts:write',
   write: true,
   input: z
     .object({ rates: z.array(rateInput).min(1, 'give at least one rate').max(1000, 'at most 1000 rates at once') })

@@ -35,7 +35,7 @@ describe('exchange rates and charts in one currency', () => {
     a = await newTenant('rates-a');
     b = await newTenant('rates-b');
     reader = (await keyWith(a.tenant_id, ['charts:read'])).secret_key;
-    writer = (await keyWith(a.tenant_id, ['exchange_rates:write'])).secret_key;
+    writer = (await keyWith(a.tenant_id, ['charts:write'])).secret_key;
     const eur = await product(a.tenant_id, 'eur', 'EUR', 1000);
     const jpy = await product(a.tenant_id, 'jpy', 'JPY', 1200);
     const usd = await product(a.tenant_id, 'usd', 'USD', 500);
@@ -161,13 +161,20 @@ describe('exchange rates and charts in one currency', () => {
     }
     const list = await call(api.apiUrl, '/exchange-rates?from=euro', reader);
     expect([list.status, list.body.param]).toEqual([400, 'from']);
+    for (const [path, param] of [
+      ['/exchange-rates/8cf3246d-4032-48c2-a6d7-81e4f7ba7a79/fuzz_user/fuzz_user', 'from'],
+      ['/exchange-rates/EUR/usd/2026-01-01', 'to'],
+      ['/exchange-rates/EUR/USD/2026-02-30', 'valid_from'],
+    ]) {
+      const r = await call(api.apiUrl, path, writer, { method: 'DELETE' });
+      expect([path, r.status, r.body.param]).toEqual([path, 400, param]);
+    }
     await refill(a.tenant_id);
   });
 
-  it('scopes: charts:read lists, exchange_rates:write sets and removes; every other scope is refused', async () => {
+  it('scopes: charts:read lists, charts:write sets and removes; every other scope is refused', async () => {
     const allButRead = (await keyWith(a.tenant_id, SCOPES.filter((s) => s !== 'charts:read') as Scope[])).secret_key;
-    const allButWrite = (await keyWith(a.tenant_id, SCOPES.filter((s) => s !== 'exchange_rates:write') as Scope[]))
-      .secret_key;
+    const allButWrite = (await keyWith(a.tenant_id, SCOPES.filter((s) => s !== 'charts:write') as Scope[])).secret_key;
     expect((await call(api.apiUrl, '/exchange-rates', allButRead)).status).toBe(403);
     expect((await call(api.apiUrl, '/exchange-rates', writer)).status).toBe(403);
     expect((await set([{ from: 'GBP', to: 'USD', rate: 1.3, valid_from: '2026-01-01' }], allButWrite)).status).toBe(
@@ -196,7 +203,7 @@ describe('exchange rates and charts in one currency', () => {
       { key: 'EUR', label: 'MRR (EUR)', unit: 'money', currency: 'EUR', values: [700, 700, 700, 700] },
     ]);
     // B's write cannot touch A's rates.
-    const bWriter = (await keyWith(b.tenant_id, ['exchange_rates:write'])).secret_key;
+    const bWriter = (await keyWith(b.tenant_id, ['charts:write'])).secret_key;
     const del = await call(api.apiUrl, '/exchange-rates/EUR/USD/2026-05-01', bWriter, { method: 'DELETE' });
     expect(del.status).toBe(404);
     expect(await testDb()('exchange_rates').where({ tenant_id: a.tenant_id, from_currency: 'EUR' })).toHaveLength(1);

@@ -64,8 +64,8 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'PATCH /reconciliation/settings': 'imports:write',
   // Exchange rates for charts (docs/charts.md; their own matrix with real rates: test/api/exchange-rates.test.ts).
   'GET /exchange-rates': 'charts:read',
-  'POST /exchange-rates': 'exchange_rates:write',
-  'DELETE /exchange-rates/{from}/{to}/{valid_from}': 'exchange_rates:write',
+  'POST /exchange-rates': 'charts:write',
+  'DELETE /exchange-rates/{from}/{to}/{valid_from}': 'charts:write',
 };
 /** Bodies of the catalogue writes (upsert and a price already so: the matrix runs them twice). */
 const WRITE_BODIES: Record<string, string> = {

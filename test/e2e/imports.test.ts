@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
@@ -18,15 +17,7 @@ import type { startTestWorker } from '../helpers/temporal';
 import { makeTenant } from '../helpers/factories';
 import { until } from '../helpers/until';
 import { expectAccessible, launchBrowser, screenshot, signUp, uniqueEmail } from './helpers/browser';
-
-/** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { closedPort } from '../helpers/closed-port';
 
 /**
  * The dashboard's Imports page (docs/reconciliation.md, docs/dashboard.md): a newcomer whose

@@ -88,7 +88,8 @@ describe('fuzzing /v1 from its OpenAPI document', () => {
         where c.table_schema = 'public' and t.table_type = 'BASE TABLE' group by c.table_name order by c.table_name`,
     );
     const counted = (rows as { table_name: string; scoped: boolean }[]).filter(
-      (r) => r.scoped || r.table_name === 'tenants',
+      // The chart sums are the worker's fold job's, written in the background whatever a call does.
+      (r) => (r.scoped && !r.table_name.startsWith('chart_')) || r.table_name === 'tenants',
     );
     expect(counted.length).toBeGreaterThan(15);
     countSql = `select ${counted

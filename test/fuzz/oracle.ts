@@ -63,7 +63,7 @@ function walk(v: unknown, visit: (key: string | null, value: unknown) => boolean
   return false;
 }
 
-const UNMODELLED = /^\/(imports|customers|charts|changes)(\/|$)/;
+const UNMODELLED = /^\/(imports|customers|charts|changes|exchange-rates|reconciliation)(\/|$)/;
 const pathNames = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
 /** The path parameter the generated id goes in: `{id}` when the path has one, else its only parameter. */
 export const idParamOf = (path: string) => (path.includes('{id}') ? 'id' : (pathNames(path)[0] ?? 'id'));
@@ -160,7 +160,7 @@ export function expected(c: Case, ids: { own: string; other: string; random: str
   }
   // A required body field left out is refused by name too.
   if (takesBody) for (const k of (c.op.body?.required ?? []) as string[]) if (!Object.hasOwn(input, k)) bad.add(k);
-  // Resources the oracle does not model (an app user's page and grants, charts by name, held changes, imports):
+  // Resources the oracle does not model (an app user’s page and grants, charts by name, held changes, imports, exchange rates, reconciliation settings):
   // their fields depend on each other and their path names more than a product id, so it asks only for the
   // rules every answer keeps (no 5xx, the Error shape, a documented status, a known field named, nothing
   // written when refused).

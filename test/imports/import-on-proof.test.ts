@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderId } from '../../domain/providers';
 import { SCOPES, type Scope } from '../../domain/scopes';
@@ -11,15 +10,7 @@ import { testDb } from '../helpers/db';
 import { useEmulatorStack } from '../helpers/emulator-stack';
 import type { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
-
-/** A port nothing listens on: a webhook sent there is lost. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { closedPort } from '../helpers/closed-port';
 
 /**
  * Issue #29, "When a connection is proven": proving a psp_a connection whose account already

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
@@ -14,15 +13,7 @@ import { startTestWorker } from '../helpers/temporal';
 import { useEmulatorStack } from '../helpers/emulator-stack';
 import { until } from '../helpers/until';
 import { confirmedPremium } from '../helpers/premium';
-
-/** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { closedPort } from '../helpers/closed-port';
 
 describe('import from psp_a (Stripe GET /v1/subscriptions): subscribers the service never heard of', () => {
   let emulators: Record<ProviderId, RunningEmulator>;

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderId } from '../../domain/providers';
 import { SCOPES, type Scope } from '../../domain/scopes';
@@ -12,15 +11,7 @@ import { startTestWorker } from '../helpers/temporal';
 import { useEmulatorStack } from '../helpers/emulator-stack';
 import { until } from '../helpers/until';
 import { confirmedPremium } from '../helpers/premium';
-
-/** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { closedPort } from '../helpers/closed-port';
 
 describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on demand, and listed', () => {
   let emulators: Record<ProviderId, RunningEmulator>;

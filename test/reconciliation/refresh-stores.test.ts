@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconciliationRepairs } from '../../runtime/metrics';
 import { call, newTenant } from '../helpers/api';
@@ -7,15 +6,7 @@ import { testDb } from '../helpers/db';
 import { historyText } from '../helpers/history';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { until } from '../helpers/until';
-
-/** A port nothing listens on: a notification sent there is lost, as a store's dropped notification is. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { closedPort } from '../helpers/closed-port';
 
 const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 

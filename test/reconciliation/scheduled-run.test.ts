@@ -1,6 +1,5 @@
 import { confirmedPremium } from '../helpers/premium';
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import type { ProviderId } from '../../domain/providers';
@@ -15,15 +14,7 @@ import { appDb, testDb } from '../helpers/db';
 import { useEmulatorStack } from '../helpers/emulator-stack';
 import type { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
-
-/** A port nothing listens on: a webhook sent there is lost, as a provider's dropped notification is. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { closedPort } from '../helpers/closed-port';
 
 /**
  * Trigger a tenant's schedule now (Temporal's `trigger`: the Schedule starts its action as if it

@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { reconciliationSettings } from '../../db/reconciliation-settings';
@@ -14,15 +13,7 @@ import { appDb, testDb } from '../helpers/db';
 import { confirmedPremium } from '../helpers/premium';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { until } from '../helpers/until';
-
-/** A port nothing listens on: a notification sent there is lost, as a store's dropped notification is. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { closedPort } from '../helpers/closed-port';
 
 /** Trigger one of a tenant's schedules now and wait for the run it started (see scheduled-run.test.ts). */
 async function triggerRun(

@@ -167,7 +167,7 @@ describe('provider secrets never leak', () => {
 
     // Temporal's stored history of every workflow this tenant ran (probe, drift reads, the sync run,
     // and the Voided Purchases sweep the probe started for the proven Play connection).
-    // Visibility is eventually consistent: wait (with a deadline) until all four kinds are listed,
+    // Visibility is eventually consistent: wait (with a deadline) until all five kinds are listed,
     // so the check inspects real histories instead of passing on a short list.
     const listed = async () => {
       const out: { workflowId: string; runId: string }[] = [];
@@ -179,12 +179,13 @@ describe('provider secrets never leak', () => {
     let runs = await listed();
     for (
       const deadline = Date.now() + 15_000;
-      kindsOf(runs).length < 4 && Date.now() < deadline;
+      kindsOf(runs).length < 5 && Date.now() < deadline;
       runs = await listed()
     ) {
       await new Promise((r) => setTimeout(r, 200));
     }
-    expect(kindsOf(runs)).toEqual(['drift', 'probe', 'sync', 'voided']);
+    // `import`: the proof of a web account brings its existing subscribers in (docs/reconciliation.md).
+    expect(kindsOf(runs)).toEqual(['drift', 'import', 'probe', 'sync', 'voided']);
     let events = 0;
     for (const wf of runs) {
       const history = await worker.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
