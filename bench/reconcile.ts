@@ -87,7 +87,7 @@ async function seedSubscriptions(db: Knex, tenantId: string, productId: string, 
                                      created_at, updated_at)
      select s.tenant_id, 'psp_a', 'evt_' || s.external_id || '_failed', 'invoice.payment_failed', 'live', 'failed',
             '{}'::jsonb, s.id, now() - interval '1 hour' * (hashtext(s.id::text) & 127), now()
-       from subscriptions s where s.tenant_id = ? and hashtext(s.id::text) % 500 = 7`,
+       from subscriptions s where s.tenant_id = ? and (hashtext(s.id::text) & 1023) < 2`,
     [tenantId],
   );
   await db.raw('analyze subscriptions');
