@@ -45,6 +45,9 @@ export interface SyncStack {
   apiUrl: string;
   emulators: Record<ProviderId, RunningEmulator>;
   pgVersion: string;
+  /** The worker's task queue and a Temporal client (the benches that ensure or trigger a Schedule). */
+  taskQueue: string;
+  client: Client;
   /** A tenant connected to `providers` (in `modes`) with `products` priced products; returns its secret key. */
   tenant(opts: {
     name: string;
@@ -108,15 +111,13 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
   });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) });
   const services: Services = {
     db,
     config,
     vault,
     adapters,
-    temporal: {
-      connection,
-      client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }),
-    },
+    temporal: { connection, client },
   };
   const server = createHttpServer(createApiApp(services, createLogger('silent')).callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -127,6 +128,8 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
     apiUrl,
     emulators,
     pgVersion,
+    taskQueue,
+    client,
     async tenant(opts) {
       const t = await createTenant(db, { name: `${opts.name}-${crypto.randomBytes(3).toString('hex')}` });
       const accounts: BenchTenant['accounts'] = {};
