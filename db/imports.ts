@@ -65,7 +65,7 @@ export async function claimImportOnProof(
   const { rows: made } = await trx.raw(
     `insert into imports (tenant_id, provider, source, trigger, connection_id)
      values (?, ?, 'provider_api', 'connection_proven', ?)
-     on conflict (connection_id) where trigger = 'connection_proven' do nothing
+     on conflict (tenant_id, connection_id) where trigger = 'connection_proven' do nothing
      returning *`,
     [input.tenantId, input.provider, input.connectionId],
   );

@@ -13,7 +13,7 @@ export async function up(knex: Knex): Promise<void> {
       constraint imports_trigger_check check (trigger in ('request', 'connection_proven')),
     add column connection_id uuid references provider_connections (id) on delete set null`);
   await knex.raw(
-    `create unique index imports_once_on_proof on imports (connection_id) where trigger = 'connection_proven'`,
+    `create unique index imports_once_on_proof on imports (tenant_id, connection_id) where trigger = 'connection_proven'`,
   );
 }
 

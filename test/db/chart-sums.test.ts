@@ -1,3 +1,4 @@
+import { until } from '../helpers/until';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { foldChartSums } from '../../db/chart-fold';
 import { readChartSums, readSumsState, resolveProduct } from '../../db/chart-sums';
@@ -196,14 +197,13 @@ describe('chart sums equal the full computation', () => {
     await foldChartSums(appDb(), a.tenant_id);
     const [row] = await db('chart_subscription_facts').where({ subscription_id: id }).select('due');
     expect(new Date(row.due).getTime()).toBe(soon + 7 * DAY);
-    // Wait for the database's clock to pass it (a condition, polled), then the pass counts it again.
-    for (let i = 0; i < 100; i++) {
-      const {
-        rows: [r],
-      } = await db.raw('select ?::timestamptz <= now() as due', [row.due]);
-      if (r.due) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    // Wait for the database's clock to pass it (a condition, polled with a deadline), then the pass counts it again.
+    await until(
+      'the charge is due by the database clock',
+      async () => (await db.raw('select ?::timestamptz <= now() as due', [row.due])).rows[0].due as boolean,
+      (due) => due,
+      10_000,
+    );
     expect(await foldChartSums(appDb(), a.tenant_id)).toBeGreaterThanOrEqual(1);
     const [after] = await db('chart_subscription_facts').where({ subscription_id: id }).select('due');
     expect(new Date(after.due).getTime()).toBe(soon + 14 * DAY);
