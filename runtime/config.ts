@@ -141,6 +141,12 @@ export interface Config {
   /** Where the Temporal CLI is looked for (temporal/binary.ts). */
   tools: ToolPaths;
   /**
+   * `WORKFLOW_BUNDLE_PATH`: a workflow bundle already made from these sources (bundleWorkflowCode),
+   * loaded by a worker started from sources instead of bundling `workflows/` itself; unset, it
+   * bundles at start as before. The tests set it to their run's bundle (docs/testing.md).
+   */
+  workflowBundlePath?: string;
+  /**
    * `METRICS_PORT`: the loopback Prometheus listener of the api and the worker (9464; 0 = none; none by default under
    * NODE_ENV=test).
    */
@@ -325,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
     embeddedPgPort: intEnv(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PG_PORT),
     emulatorRateLimits: env.EMULATOR_RATE_LIMITS === '1',
     tools: toolPaths(env),
+    workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || undefined,
     // Off under test: parallel test processes would all claim 9464; a test that scrapes names a free port.
     metricsPort: intEnv(env, 'METRICS_PORT', nodeEnv === 'test' ? 0 : 9464),
     outboxMaxAgeSeconds: secondsEnv(env, 'OUTBOX_MAX_AGE_SECONDS', 900),

@@ -42,6 +42,7 @@ export async function runWorkerProcess(name: 'worker' | 'outbound worker', creat
     taskQueue: config.taskQueue,
     deps: { db, config, vault, adapters: createAdapters(config) },
     tracing: config.tracing ? tracing : undefined,
+    workflowBundlePath: config.workflowBundlePath,
   };
   const { worker, connection } = await create(options);
   const metrics = config.metricsPort ? await startMetricsServer(config.metricsPort, coreMetrics) : null;

@@ -46,7 +46,7 @@ export interface WorkerOptions {
   /**
    * A workflow bundle already made from these sources (bundleWorkflowCode), used when no build
    * bundle is beside the code and tracing is off: the tests make one per run instead of one per
-   * worker they start.
+   * worker they start (a worker process reads it from WORKFLOW_BUNDLE_PATH).
    */
   workflowBundlePath?: string;
 }
@@ -61,7 +61,8 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
   const { tracing } = opts;
   const require = createRequire(import.meta.url);
   const bundle = bundlePath(tracing ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain);
-  // Compiled (node dist/…): the code bundled once at build time; from sources (dev, tests): bundled now.
+  // Compiled (node dist/…): the code bundled once at build time; from sources (dev): bundled now, unless
+  // the caller hands over a bundle of these sources (the tests' one per run).
   const prebuilt = !tracing && opts.workflowBundlePath ? opts.workflowBundlePath : undefined;
   const code = fs.existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }

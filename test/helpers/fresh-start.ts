@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { inject } from 'vitest';
 
 /**
  * What a newcomer's `npm start` sees: a new data dir and an environment without the test run's
@@ -10,7 +11,16 @@ export function freshStartEnv(prefix: string): { dataDir: string; env: NodeJS.Pr
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   fs.chmodSync(dataDir, 0o755); // the embedded Postgres runs as the postgres OS user when we are root
   // METRICS_PORT=0: a newcomer's fixed 9464/9465 would collide between test files running at once (test/ops covers metrics).
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'info', METRICS_PORT: '0' };
+  // WORKFLOW_BUNDLE_PATH: both workers load the run's workflow bundle (test/global-setup.ts) instead of
+  // bundling workflows/ at start, seconds of CPU each; test/ops/tracing.test.ts still has a worker
+  // process bundle from sources (tracing on ignores it).
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+  };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   delete env.MASTER_KEY;

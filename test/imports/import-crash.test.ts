@@ -42,6 +42,8 @@ describe('an import survives SIGKILL of its worker', () => {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_TASK_QUEUE: taskQueue,
       MASTER_KEY: masterKey,
+      // The run's workflow bundle: a restarted worker polls again in seconds less.
+      WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
     };
     for (const p of PROVIDERS) env[`${p.toUpperCase()}_API_BASE`] = emulators[p].url;
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'temporal/worker-main.ts')], {

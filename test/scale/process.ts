@@ -22,6 +22,8 @@ export async function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<Worker
       ...process.env,
       DATABASE_URL: inject('databaseUrl'),
       TEMPORAL_ADDRESS: inject('temporalAddress'),
+      // The run's workflow bundle, not one bundled by each replica at start.
+      WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
       LOG_LEVEL: 'info',
       ...env,
     },
