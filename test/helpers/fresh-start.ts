@@ -12,8 +12,8 @@ export function freshStartEnv(prefix: string): { dataDir: string; env: NodeJS.Pr
   fs.chmodSync(dataDir, 0o755); // the embedded Postgres runs as the postgres OS user when we are root
   // METRICS_PORT=0: a newcomer's fixed 9464/9465 would collide between test files running at once (test/ops covers metrics).
   // WORKFLOW_BUNDLE_PATH: both workers load the run's workflow bundle (test/global-setup.ts) instead of
-  // bundling workflows/ at start, seconds of CPU each; test/ops/tracing.test.ts still has a worker
-  // process bundle from sources (tracing on ignores it).
+  // bundling workflows/ at start, seconds each; a worker process bundling from sources at start, as
+  // a newcomer's does, is test/ops/metrics.test.ts's (and, traced, test/ops/tracing.test.ts's).
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { createSession } from '../../db/dashboard-users';
 import { call } from '../helpers/api';
@@ -54,7 +54,12 @@ describe('receipt → premium and event → delivered', () => {
       });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    stack = await startStack('tsx', { OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES: '1' });
+    stack = await startStack('tsx', {
+      OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES: '1',
+      // The run's workflow bundle, not one per worker process (test/ops/metrics.test.ts keeps a
+      // worker process bundling from sources at start, as `npm start` does without the variable).
+      WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+    });
     await createEndpoint(`${stack.apiUrl}/v1`, stack.tenant.secret_key, {
       url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
       description: 'latency',

@@ -99,9 +99,6 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
     MASTER_KEY: masterKey,
-    // From sources, the workers load the run's workflow bundle rather than each bundling its own
-    // (with tracing on they still bundle, with the interceptors); compiled, dist/'s bundle wins.
-    WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
     ...Object.fromEntries(PROVIDERS.map((p) => [`${p.toUpperCase()}_API_BASE`, emulators[p].url])),
     ...env,
   };
