@@ -167,6 +167,6 @@ describe('a sync run survives SIGKILL of its worker', () => {
     const after = await call(api.apiUrl, '/sync', t.secret_key);
     expect(after.body.findings.filter((f: any) => f.automatable)).toEqual([]);
     // A killed worker's activity is retried only after its start-to-close timeout, and a new
-    // worker bundles the workflows first: minutes on a loaded 2-core box, not seconds.
+    // worker process starts first (on the run's bundle): minutes on a loaded 2-core box, not seconds.
   }, 240_000);
 });
