@@ -7,20 +7,23 @@ import { inject } from 'vitest';
  * What a newcomer's `npm start` sees: a new data dir and an environment without the test run's
  * database, Temporal, master key or NODE_ENV, so everything comes up on its embedded defaults.
  */
-export function freshStartEnv(prefix: string): { dataDir: string; env: NodeJS.ProcessEnv } {
+export function freshStartEnv(
+  prefix: string,
+  opts: { sharedBundle?: boolean } = {},
+): { dataDir: string; env: NodeJS.ProcessEnv } {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   fs.chmodSync(dataDir, 0o755); // the embedded Postgres runs as the postgres OS user when we are root
   // METRICS_PORT=0: a newcomer's fixed 9464/9465 would collide between test files running at once (test/ops covers metrics).
   // WORKFLOW_BUNDLE_PATH: both workers load the run's workflow bundle (test/global-setup.ts) instead of
-  // bundling workflows/ at start, seconds each; a worker process bundling from sources at start, as
-  // a newcomer's does, is test/ops/metrics.test.ts's (and, traced, test/ops/tracing.test.ts's).
+  // bundling workflows/ at start, seconds each. `sharedBundle: false` is the newcomer's exact path
+  // (test/start/npm-start.test.ts): the workers bundle workflows/ from sources at start.
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',
-    WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
   };
+  if (opts.sharedBundle !== false) env.WORKFLOW_BUNDLE_PATH = inject('workflowBundlePath');
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   delete env.MASTER_KEY;

@@ -14,7 +14,7 @@ import { call } from '../helpers/api';
  * emulators, both workers and listeners; Ctrl-C stops every child; a second start has the same data.
  */
 describe('npm start', () => {
-  const { dataDir, env } = freshStartEnv('billing-start-');
+  const { dataDir, env } = freshStartEnv('billing-start-', { sharedBundle: false });
   let running: ChildProcess | undefined;
 
   afterAll(() => {
