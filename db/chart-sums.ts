@@ -111,13 +111,12 @@ export async function readChartSums(
   }
   const group = split ? GROUP[split] : `''`;
   if (measures.length > 0) where.push(`(${measures.map((m) => `${m} <> 0`).join(' or ')})`);
-  let day = 'day';
   if (compaction) {
     // compactDay's rule: bucket b (width_bucket: 0 before the first start), its start up to its read day.
     const [before, starts, reads] = [compaction.before, compaction.starts, compaction.reads].map(
       (v) => `$${values.push(v)}`,
     );
-    day = `case when b.i = 0 then ${before}::date
+    const day = `case when b.i = 0 then ${before}::date
                 when day <= (${reads}::date[])[b.i] then (${starts}::date[])[b.i]
                 else day end`;
     const rows = await reader.rows(
