@@ -3,6 +3,7 @@ import { ANY, customerFacts, subscriptionFacts, type CustomerSubscription } from
 import type { Catalogue, HistoryStep, SubscriptionHistory } from '../domain/charts/history';
 import type { SubscriptionStatus } from '../domain/subscription';
 import { readCatalogue, readFiledHistories, readHistoriesOf, type FiledHistory } from './charts';
+import { CHARGED_SUMMED } from './chart-sums';
 import { DAY_SUM_COLUMNS } from './migrations/047_chart_sums';
 import type { TenantReader } from './tenant-read';
 import { tenantSettingsSql } from './tenant-tx';
@@ -110,7 +111,8 @@ const DIMS = ['mode', 'provider_key', 'product', 'country'];
 /**
  * The fold adds a subscription's facts once, at full dimension (provider, product and country
  * kept); the rows of the seven other ways to filter are sums of those, derived in SQL
- * (`derived`: the table's pattern rows are one CUBE over the dimensions). An LTV fact is not a
+ * (`derived`: the table's pattern rows are one CUBE over the dimensions; day sums also summed
+ * over the product charged, CHARGED_SUMMED, what every chart but the product split reads). An LTV fact is not a
  * sum over subscriptions (a customer's cohort is their first payment among the subscriptions a
  * filter keeps), so customerFacts writes its eight ways itself.
  */
@@ -173,16 +175,21 @@ class Deltas {
   }
 }
 
-/** Which of provider (1), product (2) and country (4) a derived row keeps: `grouping(col)` is 1 where left out. */
-const PATTERN_OF = `(case when grouping(provider_key) = 0 then 1 else 0 end
+/**
+ * Which of provider (1), product (2) and country (4) a derived row keeps, and (CHARGED_SUMMED)
+ * whether its day sums are summed over the product charged: `grouping(col)` is 1 where left out.
+ */
+const patternOf = (charged: boolean) => `(case when grouping(provider_key) = 0 then 1 else 0 end
   + case when grouping(product) = 0 then 2 else 0 end
-  + case when grouping(country) = 0 then 4 else 0 end)::smallint`;
+  + case when grouping(country) = 0 then 4 else 0 end
+  ${charged ? `+ case when grouping(charged) = 1 then ${CHARGED_SUMMED} else 0 end` : ''})::smallint`;
 const keptOr = (col: string) => `case when grouping(${col}) = 1 then '${ANY}' else ${col} end`;
 
 /**
  * Add the changed sums to a table. A derived table's rows go through a temporary table (one
  * statement then touches each key once, however many chunks the rows came in) and are added to
- * every way to filter by one CUBE over provider, product and country.
+ * every way to filter by one CUBE over provider, product and country (day sums: each also
+ * summed over the product charged).
  */
 async function apply(trx: Knex.Transaction, table: Table, rows: Record<string, string | number>[]) {
   const { keys, sums, dates, derived } = TABLES[table];
@@ -215,16 +222,19 @@ async function apply(trx: Knex.Transaction, table: Table, rows: Record<string, s
       [JSON.stringify(rows.slice(i, i + 5000))],
     );
   const cubed = ['provider_key', 'product', 'country'];
-  const rest = keys.filter((k) => !cubed.includes(k));
-  const out = keys.map((k) => (cubed.includes(k) ? keptOr(k) : k));
+  // Day sums: each way to filter both per product charged and summed over it.
+  const charged = (keys as readonly string[]).includes('charged');
+  const rolled = charged ? [...cubed, 'charged'] : cubed;
+  const rest = keys.filter((k) => !rolled.includes(k));
+  const out = keys.map((k) => (rolled.includes(k) ? keptOr(k) : k));
   // In the key index's order (mode, pattern, then the keys): a first build lays the rows a chart
   // reads (one pattern's) side by side on disk, so its index scan reads a few pages, not a page a row.
   const order = [3, 2, ...keys.slice(1).map((_, i) => i + 4)].join(', ');
   await trx.raw(
     `insert into ${table} (tenant_id, pattern, ${[...keys, ...sums].join(', ')})
-     select current_setting('app.tenant_id')::uuid, ${PATTERN_OF}, ${out.join(', ')}, ${sums.map((s) => `sum(${s})`).join(', ')}
+     select current_setting('app.tenant_id')::uuid, ${patternOf(charged)}, ${out.join(', ')}, ${sums.map((s) => `sum(${s})`).join(', ')}
        from ${staged}
-      group by ${rest.join(', ')}, cube (${cubed.join(', ')})
+      group by ${rest.join(', ')}, cube (${cubed.join(', ')})${charged ? ', grouping sets ((charged), ())' : ''}
      having ${sums.map((s) => `sum(${s}) <> 0`).join(' or ')}
       order by ${order}
      on conflict (tenant_id, pattern, ${keys.join(', ')}) do update set ${update}`,

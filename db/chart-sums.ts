@@ -5,6 +5,12 @@ import type { Catalogue } from '../domain/charts/history';
 import type { Split } from '../domain/charts/sum-facts';
 import type { TenantReader } from './tenant-read';
 
+/**
+ * A day-sum pattern with this bit holds its rows summed over the product charged (`charged` is
+ * '*'); without it, one row per product charged. The fold derives both (db/chart-fold.ts).
+ */
+export const CHARGED_SUMMED = 8;
+
 /** Which sums a chart reads (the rest it does not need). */
 export type SumsNeeded = 'days' | 'retention' | 'ltv';
 
@@ -109,6 +115,9 @@ export async function readChartSums(
     );
     return { days: [], retention: rows.map((r) => ({ ...(r as RetentionSum) })), ltv: [] };
   }
+  // Only the product split tells the products charged apart: every other chart reads the day rows
+  // summed over them (a fraction of the rows).
+  if (split !== 'product') values[1] = pattern | CHARGED_SUMMED;
   const group = split ? GROUP[split] : `''`;
   if (measures.length > 0) where.push(`(${measures.map((m) => `${m} <> 0`).join(' or ')})`);
   if (compaction) {

@@ -1,7 +1,7 @@
 import { until } from '../helpers/until';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { foldChartSums } from '../../db/chart-fold';
-import { readChartSums, readSumsState, resolveProduct } from '../../db/chart-sums';
+import { CHARGED_SUMMED, readChartSums, readSumsState, resolveProduct } from '../../db/chart-sums';
 import { readCatalogue, readChartSource } from '../../db/charts';
 import { readAsTenant } from '../../db/tenant-read';
 import { CHARTS, computeChart, type ChartName } from '../../domain/charts/definitions';
@@ -136,25 +136,28 @@ describe('chart sums equal the full computation', () => {
    * and none is missing.
    */
   async function derivedFromFullDimension(tenantId: string) {
-    for (const [table, keys, sums] of [
-      ['chart_day_sums', 'day, currency, charged', [...DAY_SUM_COLUMNS]],
-      ['chart_retention_sums', 'cohort, month', ['size', 'retained']],
+    for (const [table, keys, sums, charged] of [
+      ['chart_day_sums', 'day, currency', [...DAY_SUM_COLUMNS], true],
+      ['chart_retention_sums', 'cohort, month', ['size', 'retained'], false],
     ] as const) {
       const nonzero = sums.map((c) => `${c} <> 0`).join(' or ');
+      const cols = `pattern, mode, provider_key, product, country, ${keys}${charged ? ', charged' : ''}`;
       const { rows } = await testDb().raw(
         `with stored as (
-           select pattern, mode, provider_key, product, country, ${keys}, ${sums.join(', ')}
-             from ${table} where tenant_id = :t and pattern < 7 and (${nonzero})
+           select ${cols}, ${sums.join(', ')} from ${table} where tenant_id = :t and pattern <> 7 and (${nonzero})
          ), derived as (
            select (case when grouping(provider_key) = 0 then 1 else 0 end + case when grouping(product) = 0 then 2 else 0 end
-                   + case when grouping(country) = 0 then 4 else 0 end)::smallint as pattern, mode,
+                   + case when grouping(country) = 0 then 4 else 0 end
+                   ${charged ? `+ case when grouping(charged) = 1 then ${CHARGED_SUMMED} else 0 end` : ''})::smallint as pattern,
+                  mode,
                   case when grouping(provider_key) = 1 then '*' else provider_key end as provider_key,
                   case when grouping(product) = 1 then '*' else product end as product,
                   case when grouping(country) = 1 then '*' else country end as country,
-                  ${keys}, ${sums.map((c) => `sum(${c})::bigint as ${c}`).join(', ')}
+                  ${keys}${charged ? `, case when grouping(charged) = 1 then '*' else charged end as charged` : ''},
+                  ${sums.map((c) => `sum(${c})::bigint as ${c}`).join(', ')}
              from ${table} where tenant_id = :t and pattern = 7
-            group by mode, ${keys}, cube (provider_key, product, country)
-         ), d as (select * from derived where pattern < 7 and (${nonzero}))
+            group by mode, ${keys}, cube (provider_key, product, country)${charged ? ', grouping sets ((charged), ())' : ''}
+         ), d as (select * from derived where pattern <> 7 and (${nonzero}))
          select count(*)::int as n, (select count(*)::int from stored) as stored from (
            (select * from stored except all select * from d) union all (select * from d except all select * from stored)
          ) x`,
