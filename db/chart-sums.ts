@@ -1,9 +1,15 @@
 import type { Mode } from '../domain/providers';
-import type { DaySum, LtvSum, RetentionSum } from '../domain/charts/from-sums';
+import type { DayCompaction, DaySum, LtvSum, RetentionSum } from '../domain/charts/from-sums';
 import { ANY, DAY_MEASURES, type DayMeasure, type Measures } from '../domain/charts/facts';
 import type { Catalogue } from '../domain/charts/history';
 import type { Split } from '../domain/charts/sum-facts';
 import type { TenantReader } from './tenant-read';
+
+/**
+ * A day-sum pattern with this bit holds its rows summed over the product charged (`charged` is
+ * '*'); without it, one row per product charged. The fold derives both (db/chart-fold.ts).
+ */
+export const CHARGED_SUMMED = 8;
 
 /** Which sums a chart reads (the rest it does not need). */
 export type SumsNeeded = 'days' | 'retention' | 'ltv';
@@ -56,6 +62,13 @@ const GROUP: Record<Exclude<Split, null>, string> = {
  * The summed rows a chart reads, for one filter: day sums (all days: levels add up every change
  * before the window too) grouped by day, currency and the chart's split; retention and LTV sums
  * only for their charts. Read only, in the tenant's read transaction (RLS).
+ *
+ * With `compaction` (domain/charts/from-sums.ts `dayCompaction`: the chart's periods) the days a
+ * chart cannot tell apart are added up here: a period's days up to its read day into its first
+ * day, the days before the window into one. What reaches the process is then periods ×
+ * currencies × groups rows, not days × …: the transfer and parsing of thousands of day rows was
+ * what a split chart spent its time on. Rows whose measures are all zero are left out (a chart
+ * adds only what is not zero).
  */
 export async function readChartSums(
   reader: TenantReader,
@@ -64,6 +77,7 @@ export async function readChartSums(
   split: Split,
   catalogue: Catalogue,
   measures: readonly DayMeasure[] = DAY_MEASURES,
+  compaction?: DayCompaction,
 ): Promise<{ days: DaySum[]; retention: RetentionSum[]; ltv: LtvSum[] }> {
   if (needed === 'ltv') {
     const rows = await reader.rows(
@@ -101,12 +115,42 @@ export async function readChartSums(
     );
     return { days: [], retention: rows.map((r) => ({ ...(r as RetentionSum) })), ltv: [] };
   }
+  // Only the product split tells the products charged apart: every other chart reads the day rows
+  // summed over them (a fraction of the rows).
+  if (split !== 'product') values[1] = pattern | CHARGED_SUMMED;
   const group = split ? GROUP[split] : `''`;
+  if (measures.length > 0) where.push(`(${measures.map((m) => `${m} <> 0`).join(' or ')})`);
+  if (compaction) {
+    // compactDay's rule: bucket b (width_bucket: 0 before the first start), its start up to its read day.
+    const [before, starts, reads] = [compaction.before, compaction.starts, compaction.reads].map(
+      (v) => `$${values.push(v)}`,
+    );
+    const day = `case when b.i = 0 then ${before}::date
+                when day <= (${reads}::date[])[b.i] then (${starts}::date[])[b.i]
+                else day end`;
+    const rows = await reader.rows(
+      `select (${day})::text as day, currency, ${group} as grp, ${measures.map((m) => `sum(${m})::float8 as ${m}`).join(', ')}
+         from chart_day_sums cross join lateral (select width_bucket(day, ${starts}::date[]) as i) b
+        where ${where.join(' and ')} group by 1, currency, grp`,
+      values,
+    );
+    return { days: daySums(rows, split, catalogue, measures), retention: [], ltv: [] };
+  }
   const rows = await reader.rows(
     `select day::text as day, currency, ${group} as grp, ${measures.map((m) => `sum(${m})::float8 as ${m}`).join(', ')}
        from chart_day_sums where ${where.join(' and ')} group by day, currency, grp`,
     values,
   );
+  return { days: daySums(rows, split, catalogue, measures), retention: [], ltv: [] };
+}
+
+/** The rows as a chart takes them: a split's group named, zeros left out. */
+function daySums(
+  rows: Record<string, unknown>[],
+  split: Split,
+  catalogue: Catalogue,
+  measures: readonly DayMeasure[],
+): DaySum[] {
   const days = new Map<string, DaySum>();
   for (const r of rows) {
     // A product charged is named by its SKU (several ids never share one; an id no longer in the catalogue is unknown).
@@ -116,5 +160,5 @@ export async function readChartSums(
     for (const m of measures) if (Number(r[m]) !== 0) d.m[m] = (d.m[m] ?? 0) + Number(r[m]);
     days.set(key, d);
   }
-  return { days: [...days.values()], retention: [], ltv: [] };
+  return [...days.values()];
 }

@@ -59,8 +59,39 @@ const ratio = (num: number, den: number) => (den > 0 ? Math.round((num / den) * 
 const v = (m: Measures, k: DayMeasure) => m[k] ?? 0;
 
 /** The day each period is read at: its last day, or today for the one in progress; null for one to come. */
-const readDays = (input: SumsInput) =>
+const readDays = (input: Pick<SumsInput, 'periods' | 'now'>) =>
   input.periods.map((p) => (p.start > input.now ? null : dayOf(Math.min(p.end - 1, input.now))));
+
+/**
+ * Which days a chart can tell apart, for a reader that adds day sums up before they reach it
+ * (db/chart-sums.ts): a chart reads a level at a period's read day or on the day before its
+ * start, and sums a flow per period. So the days of a period up to its read day can be one row
+ * dated at its start, and every day before the first period one row on the day before it; a
+ * later day (after now, after the window) stays as it is. The chart is the same (the domain
+ * test compares). `starts[i]` and `reads[i]` are period i's first and read days.
+ */
+export interface DayCompaction {
+  before: string;
+  starts: string[];
+  reads: (string | null)[];
+}
+
+export function dayCompaction(periods: readonly Period[], now: number): DayCompaction {
+  return {
+    before: dayOf(periods[0].start - 86_400_000),
+    starts: periods.map((p) => dayOf(p.start)),
+    reads: readDays({ periods, now }),
+  };
+}
+
+/** The day a day's sums can be added into (`dayCompaction`); the same rule db/chart-sums.ts writes in SQL. */
+export function compactDay(c: DayCompaction, day: string): string {
+  let b = 0;
+  while (b < c.starts.length && c.starts[b] <= day) b++;
+  if (b === 0) return c.before;
+  const read = c.reads[b - 1];
+  return read !== null && day <= read ? c.starts[b - 1] : day;
+}
 
 /** Levels at the given days (null stays null): every change up to and including the day, per key. */
 function levelsAt(

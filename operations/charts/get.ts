@@ -4,7 +4,7 @@ import { readChartSums, readSumsState, resolveProduct, type SumsNeeded } from '.
 import { readRates } from '../../db/exchange-rates';
 import { CHARTS, isChartName, type ChartName } from '../../domain/charts/definitions';
 import { customerFacts, subscriptionFacts, type CustomerSubscription } from '../../domain/charts/facts';
-import { CHART_MEASURES, chartFromSums } from '../../domain/charts/from-sums';
+import { CHART_MEASURES, chartFromSums, dayCompaction } from '../../domain/charts/from-sums';
 import { sumFacts, type Split } from '../../domain/charts/sum-facts';
 import { chartCsv } from '../../domain/charts/csv';
 import { addMonths, dayOf, MAX_PERIODS, periodsBetween, type Resolution } from '../../domain/charts/periods';
@@ -76,6 +76,7 @@ export const getChart = defineOperation({
             split,
             catalogue,
             chart.name === 'ltv' || chart.name === 'retention' ? [] : CHART_MEASURES[chart.name],
+            dayCompaction(periods, state.asOf),
           )
         : sumsFromHistories(
             await readFiledHistories(reader, { ...filter, product: input.product }),

@@ -1,11 +1,12 @@
 import { until } from '../helpers/until';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { foldChartSums } from '../../db/chart-fold';
-import { readChartSums, readSumsState, resolveProduct } from '../../db/chart-sums';
+import { CHARGED_SUMMED, readChartSums, readSumsState, resolveProduct } from '../../db/chart-sums';
 import { readCatalogue, readChartSource } from '../../db/charts';
 import { readAsTenant } from '../../db/tenant-read';
 import { CHARTS, computeChart, type ChartName } from '../../domain/charts/definitions';
-import { CHART_MEASURES, chartFromSums } from '../../domain/charts/from-sums';
+import { CHART_MEASURES, chartFromSums, dayCompaction } from '../../domain/charts/from-sums';
+import { DAY_SUM_COLUMNS } from '../../db/migrations/047_chart_sums';
 import { periodsBetween, type Resolution } from '../../domain/charts/periods';
 import type { Mode } from '../../domain/providers';
 import { makeTenant } from '../helpers/factories';
@@ -91,6 +92,7 @@ describe('chart sums equal the full computation', () => {
       { mode: 'live', product: 'month' },
       { mode: 'live', provider: 'store_ios', country: 'US', product: 'year' },
     ];
+    await derivedFromFullDimension(tenantId);
     await readAsTenant(appDb(), tenantId, async (reader) => {
       const state = await readSumsState(reader);
       expect(state.built).toBe(true);
@@ -116,10 +118,54 @@ describe('chart sums equal the full computation', () => {
             const got = chartFromSums(name, { ...sums, periods, resolution, now: state.asOf });
             const want = computeChart(name, { ...source, periods, resolution, now: state.asOf });
             expect(got, `${name} ${resolution} ${JSON.stringify(filter)}`).toEqual(want);
+            if (needed !== 'days') continue;
+            // The days the chart cannot tell apart added up in SQL (what the operation reads): the same chart.
+            const compacted = await readChartSums(reader, { ...filter, product }, needed, split, catalogue, measures, {
+              ...dayCompaction(periods, state.asOf),
+            });
+            const gotCompacted = chartFromSums(name, { ...compacted, periods, resolution, now: state.asOf });
+            expect(gotCompacted, `compacted ${name} ${resolution} ${JSON.stringify(filter)}`).toEqual(want);
           }
         }
       }
     });
+  }
+  /**
+   * The fold writes each fact once at full dimension and derives the seven other ways to filter in
+   * SQL: every such row (its sums not all zero) is the sum of the full-dimension rows it covers,
+   * and none is missing.
+   */
+  async function derivedFromFullDimension(tenantId: string) {
+    for (const [table, keys, sums, charged] of [
+      ['chart_day_sums', 'day, currency', [...DAY_SUM_COLUMNS], true],
+      ['chart_retention_sums', 'cohort, month', ['size', 'retained'], false],
+    ] as const) {
+      const nonzero = sums.map((c) => `${c} <> 0`).join(' or ');
+      const cols = `pattern, mode, provider_key, product, country, ${keys}${charged ? ', charged' : ''}`;
+      const { rows } = await testDb().raw(
+        `with stored as (
+           select ${cols}, ${sums.join(', ')} from ${table} where tenant_id = :t and pattern <> 7 and (${nonzero})
+         ), derived as (
+           select (case when grouping(provider_key) = 0 then 1 else 0 end + case when grouping(product) = 0 then 2 else 0 end
+                   + case when grouping(country) = 0 then 4 else 0 end
+                   ${charged ? `+ case when grouping(charged) = 1 then ${CHARGED_SUMMED} else 0 end` : ''})::smallint as pattern,
+                  mode,
+                  case when grouping(provider_key) = 1 then '*' else provider_key end as provider_key,
+                  case when grouping(product) = 1 then '*' else product end as product,
+                  case when grouping(country) = 1 then '*' else country end as country,
+                  ${keys}${charged ? `, case when grouping(charged) = 1 then '*' else charged end as charged` : ''},
+                  ${sums.map((c) => `sum(${c})::bigint as ${c}`).join(', ')}
+             from ${table} where tenant_id = :t and pattern = 7
+            group by mode, ${keys}, cube (provider_key, product, country)${charged ? ', grouping sets ((charged), ())' : ''}
+         ), d as (select * from derived where pattern <> 7 and (${nonzero}))
+         select count(*)::int as n, (select count(*)::int from stored) as stored from (
+           (select * from stored except all select * from d) union all (select * from d except all select * from stored)
+         ) x`,
+        { t: tenantId },
+      );
+      expect(rows[0].stored, table).toBeGreaterThan(0);
+      expect(rows[0].n, `${table}: rows not derived from the full-dimension rows`).toBe(0);
+    }
   }
   const iso = (days: number) => new Date(Date.now() + days * DAY).toISOString().slice(0, 10);
 
