@@ -28,6 +28,7 @@ import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec'
 import { startDevServer, type DevServerHandle } from '../../temporal/dev-server';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { startServer, track, type ServerHandle } from './proc';
+import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -139,8 +140,10 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     };
     // BENCH_CPU_PROF_DIR=<dir>: the api and both workers write V8 CPU profiles there when they stop (every thread).
     const profDir = process.env.BENCH_CPU_PROF_DIR;
-    // BENCH_NODE_ARGS='--flag …': node flags for the api and both workers (a V8 setting measured against none).
+    // BENCH_NODE_ARGS='--flag …': node flags for the api and both workers (a V8 setting measured against none);
+    // BENCH_SERVICE_NODE_FLAGS=0 leaves out the ones `npm start` gives them (runtime/node-flags.ts).
     const nodeArgs = [
+      ...(process.env.BENCH_SERVICE_NODE_FLAGS === '0' ? [] : SERVICE_NODE_FLAGS),
       ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
       ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ];
