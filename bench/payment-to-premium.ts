@@ -332,8 +332,11 @@ async function main() {
         ['worker', threadWindow(stack.worker.pid)],
         ['Temporal dev server', threadWindow(stack.temporal.process.pid!)],
       ] as const;
+      // The window on the monotonic clock V8 profiles use (BENCH_CPU_PROF_DIR): bench/lib/profile.ts reads it.
+      const fromUs = Number(process.hrtime.bigint() / 1000n);
       const ps = await runRate(stack, rate, `r${rate}`);
       const cpu = await endCpu();
+      log(`rate ${rate}: profile window ${fromUs}-${Number(process.hrtime.bigint() / 1000n)} µs (monotonic)`);
       for (const [proc, end] of threads) {
         const byName = Object.entries(end()).sort((a, b) => b[1] - a[1]);
         // Named threads above 0.3 ms per purchase; the rest summed.
@@ -353,7 +356,7 @@ async function main() {
         ...Object.entries(cpu.parts),
         ['everything else on the machine (other sessions)', others] as const,
       ]) {
-        cpuRows.push([`${rate}/s`, name, f0(ms / ps.length), f0((100 * ms) / cpu.wallMs) + '%']);
+        cpuRows.push([`${rate}/s`, name, (ms / ps.length).toFixed(1), f0((100 * ms) / cpu.wallMs) + '%']);
       }
       const done = ps.filter((p) => p.premiumAt !== undefined);
       const lat = done.map((p) => p.premiumAt! - p.due).sort((a, b) => a - b);
