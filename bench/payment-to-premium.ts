@@ -327,6 +327,16 @@ async function main() {
       const loadBefore = os.loadavg()[0];
       log(`rate ${rate}/s for ${SECONDS} s…`);
       const endCpu = await cpuPhase(stack);
+      // What the run cost Postgres by table (its statistics, flushed within a second or so): logged, per purchase.
+      const pgStats = async () =>
+        (
+          await stack.db.raw(
+            `select relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans, n_tup_ins + n_tup_upd + n_tup_del as writes
+               from pg_stat_user_tables union all
+             select '(transactions)', xact_commit + xact_rollback, 0 from pg_stat_database where datname = current_database()`,
+          )
+        ).rows as { relname: string; scans: string; writes: string }[];
+      const pg0 = new Map((await pgStats()).map((r) => [r.relname, r]));
       const threads = [
         ['api', threadWindow(stack.api.pid)],
         ['worker', threadWindow(stack.worker.pid)],
@@ -336,6 +346,20 @@ async function main() {
       const fromUs = Number(process.hrtime.bigint() / 1000n);
       const ps = await runRate(stack, rate, `r${rate}`);
       const cpu = await endCpu();
+      await new Promise((r) => setTimeout(r, 1500));
+      log(
+        `rate ${rate}: Postgres per purchase (scans/writes): ${(await pgStats())
+          .map((r) => {
+            const b = pg0.get(r.relname);
+            const sc = (Number(r.scans) - Number(b?.scans ?? 0)) / ps.length;
+            const wr = (Number(r.writes) - Number(b?.writes ?? 0)) / ps.length;
+            return { n: r.relname, sc, wr };
+          })
+          .filter((x) => x.sc + x.wr >= 0.05)
+          .sort((a, b) => b.sc + b.wr - a.sc - a.wr)
+          .map((x) => `${x.n} ${x.sc.toFixed(2)}/${x.wr.toFixed(2)}`)
+          .join(', ')}`,
+      );
       log(`rate ${rate}: profile window ${fromUs}-${Number(process.hrtime.bigint() / 1000n)} µs (monotonic)`);
       for (const [proc, end] of threads) {
         const byName = Object.entries(end()).sort((a, b) => b[1] - a[1]);

@@ -58,6 +58,8 @@ export interface WebhookStack {
   stop(): Promise<void>;
 }
 
+const BENCH_APPLICATION_NAME = 'billing-bench';
+
 export async function startWebhookStack(log: (m: string) => void): Promise<WebhookStack> {
   const base = process.env.DATABASE_URL;
   if (!base) throw new Error('DATABASE_URL is required (a Postgres the bench can create a scratch database on)');
@@ -66,7 +68,10 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
   const admin = createKnex(base, { max: 1 });
   await admin.raw(`create database "${dbName}"`);
   const url = withDatabase(base, dbName);
-  const db = createKnex(url, { max: 4 });
+  // Named, so the CPU table can tell the bench's own reads (its watcher, its rate-limit refill) from the service's.
+  const benchUrl = new URL(url);
+  benchUrl.searchParams.set('application_name', BENCH_APPLICATION_NAME);
+  const db = createKnex(benchUrl.toString(), { max: 4 });
   const stops: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch((e) => log(`stop: ${e.message}`));
@@ -245,19 +250,27 @@ import { pidsCpu, systemCpu } from './cpu';
 export async function cpuPhase(
   stack: WebhookStack,
 ): Promise<() => Promise<{ parts: Record<string, number>; machineBusyMs: number; wallMs: number }>> {
-  const backends = async () =>
-    (
-      await stack.db.raw('select pid from pg_stat_activity where datname = ? and pid <> pg_backend_pid()', [
+  // The database's backends: the service's, and the bench's own (its pool is named BENCH_APPLICATION_NAME).
+  const backends = async () => {
+    const rows: { pid: number; bench: boolean }[] = (
+      await stack.db.raw('select pid, application_name = ? as bench from pg_stat_activity where datname = ?', [
+        BENCH_APPLICATION_NAME,
         stack.dbName,
       ])
-    ).rows.map((r: { pid: number }) => r.pid) as number[];
-  const named = (pgPids: number[]) => ({
+    ).rows;
+    return {
+      ours: rows.filter((r) => !r.bench).map((r) => r.pid),
+      bench: rows.filter((r) => r.bench).map((r) => r.pid),
+    };
+  };
+  const named = (pg: { ours: number[]; bench: number[] }) => ({
     'load generator + emulator': [process.pid],
     api: [stack.api.pid],
     worker: [stack.worker.pid],
     'outbound worker': [stack.outboundWorker.pid],
     'Temporal dev server': [stack.temporal.process.pid!],
-    'Postgres (this database)': pgPids,
+    'Postgres (this database)': pg.ours,
+    "Postgres (the bench's own reads)": pg.bench,
   });
   const sum = (pids: number[], m: Map<number, number>) => pids.reduce((k, p) => k + (m.get(p) ?? 0), 0);
   const pg0 = await backends();
@@ -266,7 +279,10 @@ export async function cpuPhase(
   const t0 = Date.now();
   return async () => {
     const pg1 = await backends();
-    const groups = named([...new Set([...pg0, ...pg1])]);
+    const groups = named({
+      ours: [...new Set([...pg0.ours, ...pg1.ours])],
+      bench: [...new Set([...pg0.bench, ...pg1.bench])],
+    });
     const all1 = pidsCpu(Object.values(groups).flat());
     const sys1 = systemCpu();
     const parts: Record<string, number> = {};
