@@ -320,6 +320,17 @@ async function main() {
   try {
     // Warm-up: the api's and worker's first requests load code and fill pools.
     await runRate(stack, 5, 'warm', 4);
+    // The stack's fixed cost (pollers, sweeps, timers) with nothing to do: CPU ms per second over 10 s, logged.
+    {
+      const endIdle = await cpuPhase(stack);
+      await new Promise((r) => setTimeout(r, 10_000));
+      const idle = await endIdle();
+      log(
+        `idle, CPU ms per second: ${Object.entries(idle.parts)
+          .map(([n, ms]) => `${n} ${((1000 * ms) / idle.wallMs).toFixed(1)}`)
+          .join(', ')}`,
+      );
+    }
     const wall0 = Date.now();
     const perf0 = performance.now();
     const perfToWall = (t: number) => wall0 + (t - perf0);
