@@ -180,11 +180,12 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
         await exited;
         clearTimeout(t);
       });
-      const deadline = Date.now() + 60_000;
+      // Each worker bundles the workflow code at start: on a machine shared at load 30–40 that alone can take a minute.
+      const deadline = Date.now() + 180_000;
       while (!fs.readFileSync(logFile, 'utf8').includes('worker started')) {
         if (child.exitCode !== null)
           throw new Error(`${name} exited: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
-        if (Date.now() > deadline) throw new Error(`${name} did not start within 60 s`);
+        if (Date.now() > deadline) throw new Error(`${name} did not start within 180 s`);
         await new Promise((r) => setTimeout(r, 200));
       }
       return child;
