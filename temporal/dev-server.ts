@@ -29,7 +29,7 @@ export const DEFAULT_DYNAMIC_CONFIG = [
  * large share of its CPU; this trades about 150 MB more memory (350 MB resident under the
  * 20/s bench) for 10–15 % less of its CPU per purchase (bench/RESULTS.md, "CPU per purchase").
  */
-export const DEV_SERVER_GOGC = '400';
+const DEV_SERVER_GOGC = '400';
 
 export interface DevServerHandle {
   address: string;
