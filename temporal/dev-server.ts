@@ -27,7 +27,8 @@ export const DEFAULT_DYNAMIC_CONFIG = [
  * environment sets one): collect when the heap has grown 400 % over the live heap instead of
  * Go's 100 %. The dev server allocates per request and keeps little, so its collector was a
  * large share of its CPU; this trades about 150 MB more memory (350 MB resident under the
- * 20/s bench) for 10–15 % less of its CPU per purchase (bench/RESULTS.md, "CPU per purchase").
+ * 20/s bench) for 10–15 % less of its CPU per purchase in five of seven loaded pairs
+ * (bench/RESULTS.md, "CPU per purchase").
  */
 const DEV_SERVER_GOGC = '400';
 
