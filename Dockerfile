@@ -19,4 +19,4 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/sdk/package.json /app/sdk/README.md ./sdk/
 COPY --from=build /app/sdk/dist ./sdk/dist
 ENV NODE_ENV=production BIND_HOST=0.0.0.0
-CMD ["node", "--enable-source-maps", "dist/api/main.js"]
+CMD ["node", "--enable-source-maps", "--single-threaded-gc", "dist/api/main.js"]

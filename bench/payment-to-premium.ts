@@ -320,6 +320,17 @@ async function main() {
   try {
     // Warm-up: the api's and worker's first requests load code and fill pools.
     await runRate(stack, 5, 'warm', 4);
+    // The stack's fixed cost (pollers, sweeps, timers) with nothing to do: CPU ms per second over 10 s, logged.
+    {
+      const endIdle = await cpuPhase(stack);
+      await new Promise((r) => setTimeout(r, 10_000));
+      const idle = await endIdle();
+      log(
+        `idle, CPU ms per second: ${Object.entries(idle.parts)
+          .map(([n, ms]) => `${n} ${((1000 * ms) / idle.wallMs).toFixed(1)}`)
+          .join(', ')}`,
+      );
+    }
     const wall0 = Date.now();
     const perf0 = performance.now();
     const perfToWall = (t: number) => wall0 + (t - perf0);
@@ -327,13 +338,40 @@ async function main() {
       const loadBefore = os.loadavg()[0];
       log(`rate ${rate}/s for ${SECONDS} s…`);
       const endCpu = await cpuPhase(stack);
+      // What the run cost Postgres by table (its statistics, flushed within a second or so): logged, per purchase.
+      const pgStats = async () =>
+        (
+          await stack.db.raw(
+            `select relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans, n_tup_ins + n_tup_upd + n_tup_del as writes
+               from pg_stat_user_tables union all
+             select '(transactions)', xact_commit + xact_rollback, 0 from pg_stat_database where datname = current_database()`,
+          )
+        ).rows as { relname: string; scans: string; writes: string }[];
+      const pg0 = new Map((await pgStats()).map((r) => [r.relname, r]));
       const threads = [
         ['api', threadWindow(stack.api.pid)],
         ['worker', threadWindow(stack.worker.pid)],
         ['Temporal dev server', threadWindow(stack.temporal.process.pid!)],
       ] as const;
+      // The window on the monotonic clock V8 profiles use (BENCH_CPU_PROF_DIR): bench/lib/profile.ts reads it.
+      const fromUs = Number(process.hrtime.bigint() / 1000n);
       const ps = await runRate(stack, rate, `r${rate}`);
       const cpu = await endCpu();
+      await new Promise((r) => setTimeout(r, 1500));
+      log(
+        `rate ${rate}: Postgres per purchase (scans/writes): ${(await pgStats())
+          .map((r) => {
+            const b = pg0.get(r.relname);
+            const sc = (Number(r.scans) - Number(b?.scans ?? 0)) / ps.length;
+            const wr = (Number(r.writes) - Number(b?.writes ?? 0)) / ps.length;
+            return { n: r.relname, sc, wr };
+          })
+          .filter((x) => x.sc + x.wr >= 0.05)
+          .sort((a, b) => b.sc + b.wr - a.sc - a.wr)
+          .map((x) => `${x.n} ${x.sc.toFixed(2)}/${x.wr.toFixed(2)}`)
+          .join(', ')}`,
+      );
+      log(`rate ${rate}: profile window ${fromUs}-${Number(process.hrtime.bigint() / 1000n)} µs (monotonic)`);
       for (const [proc, end] of threads) {
         const byName = Object.entries(end()).sort((a, b) => b[1] - a[1]);
         // Named threads above 0.3 ms per purchase; the rest summed.
@@ -353,7 +391,7 @@ async function main() {
         ...Object.entries(cpu.parts),
         ['everything else on the machine (other sessions)', others] as const,
       ]) {
-        cpuRows.push([`${rate}/s`, name, f0(ms / ps.length), f0((100 * ms) / cpu.wallMs) + '%']);
+        cpuRows.push([`${rate}/s`, name, (ms / ps.length).toFixed(1), f0((100 * ms) / cpu.wallMs) + '%']);
       }
       const done = ps.filter((p) => p.premiumAt !== undefined);
       const lat = done.map((p) => p.premiumAt! - p.due).sort((a, b) => a - b);

@@ -35,6 +35,18 @@ export async function takeDueOutboundRows(
     .skipLocked();
 }
 
+/**
+ * Whether any row of `taskQueue` is due: one index probe outside a transaction, so the sweep's
+ * empty looks (ten a second) cost one round trip instead of a transaction's three.
+ */
+export async function anyDueOutboundRow(db: Knex, taskQueue: string): Promise<boolean> {
+  const { rows } = await db.raw(
+    'select exists (select 1 from outbound_outbox where task_queue = ? and next_attempt_at <= now()) as due',
+    [taskQueue],
+  );
+  return rows[0].due === true;
+}
+
 export async function deleteOutboundRows(trx: Knex.Transaction, ids: string[]): Promise<void> {
   if (ids.length) await trx('outbound_outbox').whereIn('id', ids).del();
 }

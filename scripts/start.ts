@@ -3,6 +3,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PROVIDERS } from '../domain/providers';
 import { ConfigError, ROOT_DIR, loadConfig } from '../runtime/config';
+import { SERVICE_NODE_FLAGS } from '../runtime/node-flags';
 import { openDatabase } from '../db/open-database';
 import { resolveMasterKey } from '../vault/master-key';
 import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
@@ -65,7 +66,7 @@ function stopChild(proc: ChildProcess, graceMs: number): Promise<void> {
 function child(name: string, script: string, env: NodeJS.ProcessEnv): void {
   if (stopping) return; // a signal came while starting: start nothing more
   const logFile = fs.openSync(path.join(config.dataDir, `${name}.log`), 'a');
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, script)], {
+  const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', path.join(ROOT_DIR, script)], {
     cwd: ROOT_DIR,
     env: { ...process.env, ...env },
     stdio: ['ignore', logFile, logFile],

@@ -1,6 +1,7 @@
 import { Client, Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import {
+  anyDueOutboundRow,
   deleteOutboundRows,
   drainingEndpoints,
   rescheduleOutboundRows,
@@ -28,7 +29,7 @@ const IN_FLIGHT_PER_TENANT = 4;
 const HANDOVER_TIMEOUT_MS = 10_000;
 /**
  * The sweep: events are rows written by other processes (the inbound path), so the outbox is polled; an empty poll is
- * one index probe.
+ * one index probe, outside any transaction (anyDueOutboundRow).
  */
 const SWEEP_MS = 100;
 /** Refusals a row may meet before its delivery is `failed` (about half an hour with the back-off). */
@@ -116,6 +117,8 @@ export function startOutboundDispatcher(o: {
 
   const run = async () => {
     try {
+      // Most sweeps find nothing: a probe first, the locking transaction only when a row is due.
+      if (!(await anyDueOutboundRow(o.db, o.taskQueue))) return;
       while (!stopped && (await pass()));
     } catch (err) {
       logger.warn({ err: (err as Error).message }, 'outbound outbox pass failed');

@@ -28,6 +28,7 @@ import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec'
 import { startDevServer, type DevServerHandle } from '../../temporal/dev-server';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { startServer, track, type ServerHandle } from './proc';
+import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -57,6 +58,8 @@ export interface WebhookStack {
   stop(): Promise<void>;
 }
 
+const BENCH_APPLICATION_NAME = 'billing-bench';
+
 export async function startWebhookStack(log: (m: string) => void): Promise<WebhookStack> {
   const base = process.env.DATABASE_URL;
   if (!base) throw new Error('DATABASE_URL is required (a Postgres the bench can create a scratch database on)');
@@ -65,7 +68,10 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
   const admin = createKnex(base, { max: 1 });
   await admin.raw(`create database "${dbName}"`);
   const url = withDatabase(base, dbName);
-  const db = createKnex(url, { max: 4 });
+  // Named, so the CPU table can tell the bench's own reads (its watcher, its rate-limit refill) from the service's.
+  const benchUrl = new URL(url);
+  benchUrl.searchParams.set('application_name', BENCH_APPLICATION_NAME);
+  const db = createKnex(benchUrl.toString(), { max: 4 });
   const stops: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch((e) => log(`stop: ${e.message}`));
@@ -139,8 +145,10 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     };
     // BENCH_CPU_PROF_DIR=<dir>: the api and both workers write V8 CPU profiles there when they stop (every thread).
     const profDir = process.env.BENCH_CPU_PROF_DIR;
-    // BENCH_NODE_ARGS='--flag …': node flags for the api and both workers (a V8 setting measured against none).
+    // BENCH_NODE_ARGS='--flag …': node flags for the api and both workers (a V8 setting measured against none);
+    // BENCH_SERVICE_NODE_FLAGS=0 leaves out the ones `npm start` gives them (runtime/node-flags.ts).
     const nodeArgs = [
+      ...(process.env.BENCH_SERVICE_NODE_FLAGS === '0' ? [] : SERVICE_NODE_FLAGS),
       ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []),
       ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ];
@@ -172,11 +180,12 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
         await exited;
         clearTimeout(t);
       });
-      const deadline = Date.now() + 60_000;
+      // Each worker bundles the workflow code at start: on a machine shared at load 30–40 that alone can take a minute.
+      const deadline = Date.now() + 180_000;
       while (!fs.readFileSync(logFile, 'utf8').includes('worker started')) {
         if (child.exitCode !== null)
           throw new Error(`${name} exited: ${fs.readFileSync(logFile, 'utf8').slice(-2000)}`);
-        if (Date.now() > deadline) throw new Error(`${name} did not start within 60 s`);
+        if (Date.now() > deadline) throw new Error(`${name} did not start within 180 s`);
         await new Promise((r) => setTimeout(r, 200));
       }
       return child;
@@ -242,19 +251,27 @@ import { pidsCpu, systemCpu } from './cpu';
 export async function cpuPhase(
   stack: WebhookStack,
 ): Promise<() => Promise<{ parts: Record<string, number>; machineBusyMs: number; wallMs: number }>> {
-  const backends = async () =>
-    (
-      await stack.db.raw('select pid from pg_stat_activity where datname = ? and pid <> pg_backend_pid()', [
+  // The database's backends: the service's, and the bench's own (its pool is named BENCH_APPLICATION_NAME).
+  const backends = async () => {
+    const rows: { pid: number; bench: boolean }[] = (
+      await stack.db.raw('select pid, application_name = ? as bench from pg_stat_activity where datname = ?', [
+        BENCH_APPLICATION_NAME,
         stack.dbName,
       ])
-    ).rows.map((r: { pid: number }) => r.pid) as number[];
-  const named = (pgPids: number[]) => ({
+    ).rows;
+    return {
+      ours: rows.filter((r) => !r.bench).map((r) => r.pid),
+      bench: rows.filter((r) => r.bench).map((r) => r.pid),
+    };
+  };
+  const named = (pg: { ours: number[]; bench: number[] }) => ({
     'load generator + emulator': [process.pid],
     api: [stack.api.pid],
     worker: [stack.worker.pid],
     'outbound worker': [stack.outboundWorker.pid],
     'Temporal dev server': [stack.temporal.process.pid!],
-    'Postgres (this database)': pgPids,
+    'Postgres (this database)': pg.ours,
+    "Postgres (the bench's own reads)": pg.bench,
   });
   const sum = (pids: number[], m: Map<number, number>) => pids.reduce((k, p) => k + (m.get(p) ?? 0), 0);
   const pg0 = await backends();
@@ -263,7 +280,10 @@ export async function cpuPhase(
   const t0 = Date.now();
   return async () => {
     const pg1 = await backends();
-    const groups = named([...new Set([...pg0, ...pg1])]);
+    const groups = named({
+      ours: [...new Set([...pg0.ours, ...pg1.ours])],
+      bench: [...new Set([...pg0.bench, ...pg1.bench])],
+    });
     const all1 = pidsCpu(Object.values(groups).flat());
     const sys1 = systemCpu();
     const parts: Record<string, number> = {};

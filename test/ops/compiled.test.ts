@@ -3,6 +3,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../runtime/config';
+import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags';
 import { call } from '../helpers/api';
 import { until } from '../helpers/until';
 import { sample, scrape, startStack, type Stack } from './stack';
@@ -70,16 +71,19 @@ describe('the compiled build', () => {
     const dockerfile = fs.readFileSync(path.join(ROOT_DIR, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/RUN npm run build/);
     expect(dockerfile).toMatch(/COPY --from=build \/app\/dist \.\/dist/);
-    expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/api\/main\.js"\]/);
+    // The long-running processes with the V8 flags `npm start` gives them (runtime/node-flags.ts); migrate runs once.
+    const args = (entry: string, service: boolean) =>
+      ['node', '--enable-source-maps', ...(service ? SERVICE_NODE_FLAGS : []), entry].map((a) => `"${a}"`).join(', ');
+    expect(dockerfile).toContain(`CMD [${args('dist/api/main.js', true)}]`);
     const compose = fs.readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
     expect(compose).not.toMatch(/tsx/);
-    for (const entry of [
-      'dist/api/main.js',
-      'dist/temporal/worker-main.js',
-      'dist/temporal/outbound-worker-main.js',
-      'dist/db/migrate-main.js',
-    ]) {
-      expect(compose).toContain(`command: ["node", "--enable-source-maps", "${entry}"]`);
+    for (const [entry, service] of [
+      ['dist/api/main.js', true],
+      ['dist/temporal/worker-main.js', true],
+      ['dist/temporal/outbound-worker-main.js', true],
+      ['dist/db/migrate-main.js', false],
+    ] as const) {
+      expect(compose).toContain(`command: [${args(entry, service)}]`);
     }
     // Every service but the emulators builds the production image; the emulators build theirs,
     // which copies only what they import (domain/, runtime/) beside them and runs them with tsx.
