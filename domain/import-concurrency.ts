@@ -10,6 +10,16 @@ import { runFairly } from './outbound-limits';
 export const IMPORT_ITEMS_IN_FLIGHT = 8;
 
 /**
+ * Lines of a store file in flight at once. Here the store's pacer sets the rate (its documented
+ * limit: Play 3,000 a minute), so the width only has to cover a line's round trips at that rate:
+ * at 50 lookups a second and 200-300 ms a line (the lookup, then one transaction for its claim,
+ * write and outcome) on a loaded machine, 12-15 lines are busy; 16 leave room. Eight kept the
+ * lookups at 0.75 of Play's limit (bench/RESULTS.md). A line holds a database connection only
+ * for its one transaction.
+ */
+export const IMPORT_STORE_LINES_IN_FLIGHT = 16;
+
+/**
  * For each item, the key of its ordering group: items sharing any key (the same customer, the
  * same purchase) land in one group, so they run one after another in page order while other
  * groups run beside them. Whichever of two lines naming the same purchase comes first in the
