@@ -40,7 +40,7 @@ export const IMPORT_PAGE_SIZE = 100;
  * page's pick-up): 500 lines are about 10 s of Play's allowance (100 s of the App Store
  * sandbox's), so that pause is a few % of the run, and a page's rows stay small in memory.
  */
-export const FILE_PAGE_SIZE = 500;
+const FILE_PAGE_SIZE = 500;
 /** A line's lookups refused for the rate limit before its page fails (and is retried). */
 const LOOKUP_ATTEMPTS = 3;
 

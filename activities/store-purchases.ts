@@ -82,7 +82,7 @@ function refusalOf(err: ProviderRejectedError, provider: StoreProvider): Registr
     : { status: 400, error: 'invalid_purchase', detail: `The store refused this purchase: ${err.reason}` };
 }
 
-export interface StoreWriteInput {
+interface StoreWriteInput {
   tenantId: string;
   provider: StoreProvider;
   read: StorePurchaseRead;

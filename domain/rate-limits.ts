@@ -51,7 +51,7 @@ export const rateLimitOf = (provider: ProviderId, mode: Mode): RateLimit => RATE
  * production, 5 in the sandbox, for each of Get All Subscription Statuses and Get Transaction
  * Info; Apple counts it over the hour, so pacing it per second never exceeds it. Play's lookups share its one quota bucket with every other call (RATE_LIMITS).
  */
-export const LOOKUP_LIMITS: Partial<Record<ProviderId, Record<Mode, RateLimit>>> = {
+const LOOKUP_LIMITS: Partial<Record<ProviderId, Record<Mode, RateLimit>>> = {
   store_ios: {
     live: { limit: 50, windowMs: 1000, scope: 'account', source: SERVER_API },
     test: { limit: 5, windowMs: 1000, scope: 'account', source: SERVER_API },
