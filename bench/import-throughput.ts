@@ -85,13 +85,17 @@ interface Measured {
   heap: number[];
 }
 
-/** Whether each import ran at ≥ 0.9 of its provider's documented limit, or was held by it (429s). */
+/**
+ * Whether each import ran at ≥ 0.9 of its provider's documented limit (a store import: its
+ * sustained rate). 429s are not "held by the limit": the pacer aims under it, so a 429 is
+ * arrivals bunched past its margin, and costs the run the held time.
+ */
 function aim(...runs: Measured[]): string {
   return runs
     .map((r) => {
       const fraction = (r.provider === 'psp_a' ? r.calls / r.callSpanS : r.sustained) / perSecond(r.limit);
-      const met = fraction >= 0.9 || r.limited > 0;
-      return `${r.label}: ${f2(fraction)} of the limit, **${met ? 'met' : 'not met'}**.`;
+      const met = fraction >= 0.9;
+      return `${r.label}: ${f2(fraction)} of the limit${r.limited ? ` (${r.limited} 429s)` : ''}, **${met ? 'met' : 'not met'}**.`;
     })
     .join(' ');
 }

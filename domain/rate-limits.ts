@@ -49,7 +49,8 @@ export const rateLimitOf = (provider: ProviderId, mode: Mode): RateLimit => RATE
  * the allowance above. The App Store's is the Server API's own, per app and environment (the
  * 3,600 an hour above is the App Store Connect API's, for the catalogue): 50 a second in
  * production, 5 in the sandbox, for each of Get All Subscription Statuses and Get Transaction
- * Info; Apple counts it over the hour, so pacing it per second never exceeds it. Play's lookups share its one quota bucket with every other call (RATE_LIMITS).
+ * Info; Apple counts it over the hour, so pacing it per second never exceeds it. Play's
+ * lookups share its one quota bucket with every other call (RATE_LIMITS).
  */
 const LOOKUP_LIMITS: Partial<Record<ProviderId, Record<Mode, RateLimit>>> = {
   store_ios: {

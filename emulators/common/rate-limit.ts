@@ -38,8 +38,9 @@ const bearer = (ctx: Koa.Context) => (ctx.get('authorization') || '').replace(/^
  * mode (the key says which), Paddle per IP (every local caller shares one), Razorpay per key,
  * Google per project and Apple per API key (one caller each here). Apple's Server API counts
  * Get All Subscription Statuses and Get Transaction Info per app and environment, each
- * endpoint on its own allowance (`lookup`, domain/rate-limits.ts LOOKUP_LIMITS). Null: not rate-limited (the OAuth token endpoints
- * belong to another service; the Server API's other endpoints are not modelled).
+ * endpoint on its own allowance (`lookup`, domain/rate-limits.ts LOOKUP_LIMITS). Null: not
+ * rate-limited (the OAuth token endpoints belong to another service; the Server API's other
+ * endpoints are not modelled).
  */
 function scopeOf(
   provider: ProviderId,
