@@ -1,4 +1,4 @@
-import { heartbeat } from '@temporalio/activity';
+import { ApplicationFailure, heartbeat } from '@temporalio/activity';
 import { getConnectionSafe } from '../db/connections';
 import { loadCredential } from '../db/connection-service';
 import {
@@ -11,7 +11,12 @@ import {
   type ImportItem,
 } from '../db/imports';
 import { withTenant } from '../db/tenant-tx';
-import { IMPORT_ITEMS_IN_FLIGHT, orderingGroups, runGrouped } from '../domain/import-concurrency';
+import {
+  IMPORT_ITEMS_IN_FLIGHT,
+  IMPORT_STORE_LINES_IN_FLIGHT,
+  orderingGroups,
+  runGrouped,
+} from '../domain/import-concurrency';
 import { snapshotEvents } from '../domain/provider-snapshot';
 import type { Mode, ProviderId, StoreProviderId, WebProviderId } from '../domain/providers';
 import { registrationRefusal, type PurchaseRef, type RegistrationRefusal } from '../domain/store-purchase';
@@ -21,12 +26,23 @@ import { ProviderError } from '../providers/errors';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
 import { toActivityFailure } from './provider-failures';
-import { createStorePurchaseActivities, storeUserFor, type ReadOutcome } from './store-purchases';
+import { createStoreReader, keepableSealed, storeUserFor, writeStoreRead, type ReadOutcome } from './store-purchases';
+import { claimStorePurchaseToken } from '../db/store-purchases';
+import { tokenHashOfKey } from '../providers/purchase-ref';
+import { entitlementWrites } from '../runtime/metrics';
+import { inSpan } from '../runtime/tracing';
 
 /** Subscriptions per provider page (Stripe and Razorpay allow 100; Paddle 200). */
 export const IMPORT_PAGE_SIZE = 100;
-/** File lines per activity: each is one store read, so a page stays well inside the heartbeat. */
-const FILE_PAGE_SIZE = 25;
+/**
+ * File lines per activity. Each is one paced store lookup and heartbeats, so a page's length
+ * only sets how often the run pauses between activities (the page's last writes, the next
+ * page's pick-up): 500 lines are about 10 s of Play's allowance (100 s of the App Store
+ * sandbox's), so that pause is a few % of the run, and a page's rows stay small in memory.
+ */
+const FILE_PAGE_SIZE = 500;
+/** A line's lookups refused for the rate limit before its page fails (and is retried). */
+const LOOKUP_ATTEMPTS = 3;
 
 /** Our own words for a store's refusal of one line: the store's answer itself is not echoed. */
 function lineRefusal(r: RegistrationRefusal): string {
@@ -46,7 +62,7 @@ function lineRefusal(r: RegistrationRefusal): string {
 
 export function createImportActivities(deps: ActivityDeps) {
   const { db, config, vault, adapters, pacer = createPacer() } = deps;
-  const store = createStorePurchaseActivities(deps);
+  const reader = createStoreReader(deps);
 
   /** The import, if it is this tenant's and still running (a page of a finished or foreign import does nothing). */
   const running = (tenantId: string, importId: string) =>
@@ -139,24 +155,29 @@ export function createImportActivities(deps: ActivityDeps) {
         pendingItems(trx, input.importId, input.afterLine, FILE_PAGE_SIZE),
       );
       if (rows.length === 0) return { lastLine: null };
-      // A few lines at a time, each store's lookups under its pacer; the lines of one app user or
-      // one purchase in file order. Each outcome is written by (import, line) as it comes, so a
-      // page run again after a crash skips the lines already done.
+      // Lines run IMPORT_STORE_LINES_IN_FLIGHT at a time, each lookup waiting for the store's
+      // pacer, which (not the width) sets the rate: at the store's documented limit. The lines of
+      // one app user or one purchase run in file order. Each line's claim, write and outcome are
+      // one transaction keyed by (import, line), so a page run again after a crash skips the
+      // lines already done and never half-writes one.
+      const contexts = new Map<string, Promise<ProviderContext | { refusal: RegistrationRefusal }>>();
+      const contextFor = (provider: StoreProviderId, connectionId: string, mode: Mode | null) => {
+        const key = `${provider}:${mode ?? 'default'}`;
+        let c = contexts.get(key);
+        if (!c) {
+          c = reader.contextOrRefusal(input.tenantId, provider, connectionId, mode, (m, accountRef) =>
+            pacer.pace(provider, m, accountRef, 'lookup'),
+          );
+          contexts.set(key, c);
+        }
+        return c;
+      };
       const groups = orderingGroups(rows, (row) => [
         row.app_user_id ? `user:${row.app_user_id}` : `line:${row.line}`,
         `purchase:${row.provider}:${row.ref}`,
       ]);
-      await runGrouped(rows, groups, IMPORT_ITEMS_IN_FLIGHT, async (row) => {
-        const outcome = await importLine(input.tenantId, input.connections, row);
-        await withTenant(db, input.tenantId, (trx) =>
-          recordOutcome(
-            trx,
-            input.importId,
-            row.line,
-            outcome.ok ? 'imported' : 'refused',
-            outcome.ok ? null : outcome.reason,
-          ),
-        );
+      await runGrouped(rows, groups, IMPORT_STORE_LINES_IN_FLIGHT, async (row) => {
+        await importLine(input.tenantId, input.importId, input.connections, row, contextFor);
         heartbeat();
       });
       await withTenant(db, input.tenantId, (trx) => recordImportPage(trx, input.importId, null));
@@ -173,45 +194,86 @@ export function createImportActivities(deps: ActivityDeps) {
     },
   };
 
+  /** One line: looked up, then claimed, written and given its outcome in one tenant transaction. */
   async function importLine(
     tenantId: string,
+    importId: string,
     connections: Partial<Record<ProviderId, string>>,
     row: ImportItem,
-  ): Promise<{ ok: true } | { ok: false; reason: string }> {
+    contextFor: (
+      provider: StoreProviderId,
+      connectionId: string,
+      mode: Mode | null,
+    ) => Promise<ProviderContext | { refusal: RegistrationRefusal }>,
+  ): Promise<void> {
+    const refuse = (reason: string) =>
+      withTenant(db, tenantId, (trx) => recordOutcome(trx, importId, row.line, 'refused', reason));
     const provider = row.provider as StoreProviderId;
     const connectionId = connections[provider];
-    if (!connectionId) return { ok: false, reason: `No proven ${provider} connection to look this purchase up with.` };
+    if (!connectionId) return refuse(`No proven ${provider} connection to look this purchase up with.`);
     const purchase: PurchaseRef = row.sealed ? { key: row.ref, sealed: row.sealed } : { key: row.ref };
-    const read = (mode: Mode | null): Promise<ReadOutcome> =>
-      store.readStorePurchase({ tenantId, provider, connectionId, mode, purchase });
+    const read = async (mode: Mode | null): Promise<ReadOutcome> => {
+      const ctx = await contextFor(provider, connectionId, mode);
+      if ('refusal' in ctx) return { ok: false, refusal: ctx.refusal };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await reader.read(ctx, { tenantId, provider, connectionId, mode, purchase });
+        } catch (err) {
+          // A 429 (arrivals bunched past the pacer's margin): the allowance is held for the
+          // store's delay and its margin widens, then the line asks again; after a few, the page
+          // fails and its activity's retry takes over (the lines done stay done).
+          const limited = err instanceof ApplicationFailure && err.type === 'ProviderRateLimited';
+          if (!limited || attempt >= LOOKUP_ATTEMPTS) throw err;
+          const ms = typeof err.nextRetryDelay === 'number' ? err.nextRetryDelay : 1000;
+          pacer.holdOff(provider, ctx.mode, ctx.accountRef, ms, 'lookup');
+        }
+      }
+    };
     let got = await read(null);
     // The App Store answers per environment: a sandbox purchase is found with the test credential.
     if (!got.ok && got.refusal.error === 'purchase_not_found' && provider === 'store_ios') got = await read('test');
-    if (!got.ok) return { ok: false, reason: lineRefusal(got.refusal) };
+    if (!got.ok) return refuse(lineRefusal(got.refusal));
     const appUserId = row.app_user_id!;
     const refusal = registrationRefusal(
       got.read,
       got.read.is_sandbox ? 'test' : 'live',
       storeUserFor(provider, appUserId),
     );
-    if (refusal) return { ok: false, reason: lineRefusal(refusal) };
-    const { owner } = await store.claimStorePurchase({
-      tenantId,
-      provider,
-      purchaseKey: got.read.purchase_key,
-      appUserId,
-      sealed: row.sealed ?? null,
-    });
-    if (owner !== appUserId) return { ok: false, reason: 'This purchase is already registered to another app user.' };
-    await store.reconcileStorePurchase({
-      tenantId,
-      provider,
-      read: got.read,
-      owner,
-      hint: null,
-      eventIds: [],
-      quiet: true,
-    });
-    return { ok: true };
+    if (refusal) return refuse(lineRefusal(refusal));
+    const storeRead = got.read;
+    const key = { tenantId, provider, tokenHash: tokenHashOfKey(provider, storeRead.purchase_key) };
+    const kept =
+      provider === 'store_android' && row.sealed
+        ? keepableSealed(vault, { tenantId, provider, purchaseKey: storeRead.purchase_key, sealed: row.sealed })
+        : null;
+    const written = await inSpan('entitlement.write', { 'billing.provider': provider }, () =>
+      withTenant(db, tenantId, async (trx) => {
+        // Claimed for the file's app user like a registration: the first to register a purchase owns it.
+        const owner = await claimStorePurchaseToken(trx, key, appUserId, kept);
+        if (owner !== appUserId) {
+          await recordOutcome(
+            trx,
+            importId,
+            row.line,
+            'refused',
+            'This purchase is already registered to another app user.',
+          );
+          return null;
+        }
+        const w = await writeStoreRead(trx, {
+          tenantId,
+          provider,
+          read: storeRead,
+          owner,
+          hint: null,
+          eventIds: [],
+          quiet: true,
+        });
+        await recordOutcome(trx, importId, row.line, 'imported', null);
+        return w;
+      }),
+    );
+    // Counted once committed, as the store write counts its own.
+    if (written?.state && written.app_user_id) entitlementWrites.inc({ provider, state: written.state });
   }
 }

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { ConnectionError, getConnectionSafe } from '../db/connections';
 import { loadCredential } from '../db/connection-service';
 import { failDeliveries, markStoreDeliveriesProcessed } from '../db/webhook-deliveries';
@@ -81,28 +82,133 @@ function refusalOf(err: ProviderRejectedError, provider: StoreProvider): Registr
     : { status: 400, error: 'invalid_purchase', detail: `The store refused this purchase: ${err.reason}` };
 }
 
-export function createStorePurchaseActivities({ db, config, vault, adapters }: ActivityDeps) {
-  /** The sealed token, if it opens for this tenant and purchase (it is only ever kept sealed). */
-  function keepable(input: { tenantId: string; provider: StoreProvider; purchaseKey: string; sealed?: string | null }) {
-    const ref = { key: input.purchaseKey, sealed: input.sealed ?? undefined };
-    try {
-      openPurchase(vault, input.tenantId, input.provider, ref);
-      return input.sealed ?? null;
-    } catch {
-      return null;
-    }
-  }
+interface StoreWriteInput {
+  tenantId: string;
+  provider: StoreProvider;
+  read: StorePurchaseRead;
+  owner: string | null;
+  hint: CanonicalEventKind | null;
+  eventIds: string[];
+  /** An import's write: no outbound entitlement event (docs/reconciliation.md, "Outbound events"). */
+  quiet?: boolean;
+}
 
+/**
+ * The store's answer written as the subscription record and its owner's entitlement, in the
+ * caller's tenant transaction, serialised per purchase (reconcileStorePurchase below; an
+ * import writes a line's claim, this and the line's outcome in one transaction).
+ */
+export async function writeStoreRead(
+  trx: Knex.Transaction,
+  input: StoreWriteInput,
+): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
+  const { tenantId, provider, read } = input;
+  const externalId = read.purchase_key;
+  const hash = tokenHashOfKey(provider, read.purchase_key);
+  if (input.quiet) await quietOutbound(trx);
+  await lockStorePurchase(trx, tenantId, provider, externalId);
+  const mode: Mode = read.is_sandbox ? 'test' : 'live';
+  const existing = await findStoreSubscription(trx, provider, externalId);
+  const markProcessed = (subscriptionId = existing?.id ?? null) =>
+    markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode, subscriptionId);
+  const predecessor = read.linked_purchase_key ?? null;
+  // The buyer the store names is the purchaser; a family member's transaction is never held for them.
+  const named = read.ownership === 'family_shared' ? null : read.store_app_user;
+  // A replacement purchase (upgrade, downgrade, resubscribe) belongs to whoever registered the purchase it
+  // replaces.
+  const inherited = predecessor ? await registeredOwnerOf(trx, provider, tokenHashOfKey(provider, predecessor)) : null;
+  const owner = input.owner ?? (await registeredOwnerOf(trx, provider, hash)) ?? inherited ?? named ?? null;
+  // What this purchase granted last time, from its own record (the entitlement row may since carry another
+  // purchase).
+  const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
+  if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
+    await markProcessed();
+    return { state: current, app_user_id: owner, stale: true };
+  }
+  const state = storeEntitlementState(read, current, input.hint);
+  if (!state) {
+    await markProcessed();
+    return { state: null, app_user_id: owner, stale: false };
+  }
+  const plan = storeWritePlan(state, predecessor !== null, await supersededBy(trx, provider, externalId));
+  const productId = await productIdForPurchase(trx, provider, read.store_product_id);
+  const subscriptionId = await upsertStoreSubscription(trx, {
+    tenantId,
+    provider,
+    externalId,
+    status: storeSubscriptionStatus(state),
+    mode,
+    appUserId: owner,
+    productId,
+    currentPeriodEnd: read.expires_at,
+    storeReadAt: read.read_at,
+    country: read.country ?? null,
+  });
+  let entitlementId: string | null = null;
+  if (owner && plan.entitlement) {
+    // An entitlement held provisionally for the buyer the store named moves to the registered owner.
+    await dropEntitlementsOfOthers(trx, subscriptionId, owner);
+    entitlementId = await upsertEntitlement(trx, {
+      tenantId,
+      appUserId: owner,
+      provider,
+      productId,
+      subscriptionId,
+      state,
+      isSandbox: read.is_sandbox,
+      expiresAt: read.expires_at,
+      graceUntil: state === 'grace_period' ? read.expires_at : null,
+    });
+    // The purchase now grants another product (an App Store upgrade keeps its chain): one row, the new
+    // product's.
+    if (entitlementId) await dropOtherProductEntitlements(trx, subscriptionId, entitlementId);
+  }
+  // The switch from the replaced purchase happens here, in the transaction that wrote its successor's grant.
+  if (predecessor && plan.supersede && entitlementId) {
+    await lockStorePurchase(trx, tenantId, provider, predecessor);
+    await supersede(trx, provider, predecessor, externalId);
+  }
+  await linkStorePurchaseToken(trx, provider, hash, { subscriptionId, entitlementId, productId });
+  await markProcessed(subscriptionId);
+  return { state, app_user_id: owner, stale: false };
+}
+
+/** The sealed token, if it opens for this tenant and purchase (it is only ever kept sealed). */
+export function keepableSealed(
+  vault: ActivityDeps['vault'],
+  input: { tenantId: string; provider: StoreProvider; purchaseKey: string; sealed?: string | null },
+): string | null {
+  const ref = { key: input.purchaseKey, sealed: input.sealed ?? undefined };
+  try {
+    openPurchase(vault, input.tenantId, input.provider, ref);
+    return input.sealed ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The store's server API as one connection sees it, and a purchase read through it: the
+ * activities below read one purchase each; an import reads a page of lines through one context.
+ */
+export function createStoreReader({
+  db,
+  config,
+  vault,
+  adapters,
+}: Pick<ActivityDeps, 'db' | 'config' | 'vault' | 'adapters'>) {
   /**
    * The store's server API as this connection sees it, in `mode`; null picks the live credential
-   * when the connection has one (Play shows it every purchase), else test. Not paced: purchase
-   * reads are not the catalogue calls the documented limits count.
+   * when the connection has one (Play shows it every purchase), else test. Paced only when the
+   * caller passes its pacer (an import's run of lookups); a registration's or a notification's
+   * single read is not held behind one.
    */
-  async function storeContext(
+  async function context(
     tenantId: string,
     provider: StoreProvider,
     connectionId: string,
     mode: Mode | null,
+    pace?: (m: Mode, accountRef: string) => ((endpoint?: string) => Promise<void>) | undefined,
   ): Promise<ProviderContext> {
     return withTenant(db, tenantId, async (trx) => {
       const conn = await getConnectionSafe(trx, connectionId);
@@ -113,9 +219,89 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
         mode: m,
         credential: await loadCredential(trx, vault, connectionId, m),
         accountRef: conn.account_ref,
+        pace: pace?.(m, conn.account_ref),
       };
     });
   }
+
+  /** The context, or the refusal a registration answers when the connection cannot read purchases. */
+  async function contextOrRefusal(
+    ...args: Parameters<typeof context>
+  ): Promise<ProviderContext | { refusal: RegistrationRefusal }> {
+    try {
+      return await context(...args);
+    } catch (err) {
+      if (err instanceof ConnectionError)
+        return {
+          refusal: {
+            status: 400,
+            error: 'invalid_request',
+            detail: `The ${args[1]} connection cannot read purchases: ${err.message}.`,
+          },
+        };
+      throw err;
+    }
+  }
+
+  /**
+   * Re-read a purchase from the store's server API with the tenant's credential: the client's
+   * and the notification's word are never taken. Only the reduced answer (no raw payload) goes
+   * back into a workflow's history.
+   */
+  async function read(ctx: ProviderContext, input: ReadInput): Promise<ReadOutcome> {
+    const adapter = adapters[input.provider];
+    try {
+      let purchaseId = input.purchase ? openPurchase(vault, input.tenantId, input.provider, input.purchase) : '';
+      let product = input.storeProductId;
+      if (input.signedTransaction !== undefined) {
+        const ids = await adapter.verifySignedTransaction!(ctx, input.signedTransaction);
+        purchaseId = ids.transaction_id;
+        product = ids.product_id;
+      }
+      // The answer shows the store as of no earlier than the request's start: that is its place in the order of
+      // reads.
+      const readAt = new Date().toISOString();
+      const p = await adapter.fetchStorePurchase!(ctx, purchaseId, product);
+      const read: StorePurchaseRead = {
+        provider: input.provider,
+        // The token itself never goes back into the workflow's history: its key does.
+        purchase_key: purchaseKey(input.provider, p.purchase_id),
+        store_product_id: p.store_product_id,
+        store_app_user: p.app_user_id ?? null,
+        is_sandbox: p.is_sandbox,
+        state: p.state,
+        expires_at: p.expires_at ?? null,
+        // The App Store has no server-side acknowledgement (the device finishes the transaction).
+        acknowledged: input.provider === 'store_ios' ? true : p.acknowledged === true,
+        read_at: readAt,
+        ...(p.linked_purchase_id ? { linked_purchase_key: purchaseKey(input.provider, p.linked_purchase_id) } : {}),
+        ...(p.ownership ? { ownership: p.ownership } : {}),
+        ...(p.country ? { country: p.country } : {}),
+      };
+      return {
+        ok: true,
+        read,
+        caller_store_user: input.appUserId ? storeUserFor(input.provider, input.appUserId) : null,
+      };
+    } catch (err) {
+      if (err instanceof ProviderRejectedError) return { ok: false, refusal: refusalOf(err, input.provider) };
+      throw toActivityFailure(err);
+    }
+  }
+
+  return { context, contextOrRefusal, read };
+}
+
+export function createStorePurchaseActivities(deps: ActivityDeps) {
+  const { db, config, vault, adapters } = deps;
+  const reader = createStoreReader(deps);
+  /** The sealed token, if it opens for this tenant and purchase (it is only ever kept sealed). */
+  const keepable = (input: {
+    tenantId: string;
+    provider: StoreProvider;
+    purchaseKey: string;
+    sealed?: string | null;
+  }) => keepableSealed(vault, input);
 
   return {
     /**
@@ -124,59 +310,8 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
      * only the reduced answer (no raw payload) goes back into the workflow's history.
      */
     async readStorePurchase(input: ReadInput): Promise<ReadOutcome> {
-      const adapter = adapters[input.provider];
-      let ctx: ProviderContext;
-      try {
-        ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
-      } catch (err) {
-        if (err instanceof ConnectionError)
-          return {
-            ok: false,
-            refusal: {
-              status: 400,
-              error: 'invalid_request',
-              detail: `The ${input.provider} connection cannot read purchases: ${err.message}.`,
-            },
-          };
-        throw err;
-      }
-      try {
-        let purchaseId = input.purchase ? openPurchase(vault, input.tenantId, input.provider, input.purchase) : '';
-        let product = input.storeProductId;
-        if (input.signedTransaction !== undefined) {
-          const ids = await adapter.verifySignedTransaction!(ctx, input.signedTransaction);
-          purchaseId = ids.transaction_id;
-          product = ids.product_id;
-        }
-        // The answer shows the store as of no earlier than the request's start: that is its place in the order of
-        // reads.
-        const readAt = new Date().toISOString();
-        const p = await adapter.fetchStorePurchase!(ctx, purchaseId, product);
-        const read: StorePurchaseRead = {
-          provider: input.provider,
-          // The token itself never goes back into the workflow's history: its key does.
-          purchase_key: purchaseKey(input.provider, p.purchase_id),
-          store_product_id: p.store_product_id,
-          store_app_user: p.app_user_id ?? null,
-          is_sandbox: p.is_sandbox,
-          state: p.state,
-          expires_at: p.expires_at ?? null,
-          // The App Store has no server-side acknowledgement (the device finishes the transaction).
-          acknowledged: input.provider === 'store_ios' ? true : p.acknowledged === true,
-          read_at: readAt,
-          ...(p.linked_purchase_id ? { linked_purchase_key: purchaseKey(input.provider, p.linked_purchase_id) } : {}),
-          ...(p.ownership ? { ownership: p.ownership } : {}),
-          ...(p.country ? { country: p.country } : {}),
-        };
-        return {
-          ok: true,
-          read,
-          caller_store_user: input.appUserId ? storeUserFor(input.provider, input.appUserId) : null,
-        };
-      } catch (err) {
-        if (err instanceof ProviderRejectedError) return { ok: false, refusal: refusalOf(err, input.provider) };
-        throw toActivityFailure(err);
-      }
+      const ctx = await reader.contextOrRefusal(input.tenantId, input.provider, input.connectionId, input.mode);
+      return 'refusal' in ctx ? { ok: false, refusal: ctx.refusal } : reader.read(ctx, input);
     },
 
     /**
@@ -233,7 +368,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
     }): Promise<void> {
       const adapter = adapters[input.provider];
       if (!adapter.acknowledgeStorePurchase) return;
-      const ctx = await storeContext(input.tenantId, input.provider, input.connectionId, input.mode);
+      const ctx = await reader.context(input.tenantId, input.provider, input.connectionId, input.mode);
       try {
         await adapter.acknowledgeStorePurchase(
           ctx,
@@ -261,80 +396,9 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       /** An import's write: no outbound entitlement event (docs/reconciliation.md, "Outbound events"). */
       quiet?: boolean;
     }): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
-      const { tenantId, provider, read } = input;
-      const externalId = read.purchase_key;
-      const hash = tokenHashOfKey(provider, read.purchase_key);
+      const { tenantId, provider } = input;
       const written = await inSpan('entitlement.write', { 'billing.provider': provider }, () =>
-        withTenant(db, tenantId, async (trx) => {
-          if (input.quiet) await quietOutbound(trx);
-          await lockStorePurchase(trx, tenantId, provider, externalId);
-          const mode: Mode = read.is_sandbox ? 'test' : 'live';
-          const existing = await findStoreSubscription(trx, provider, externalId);
-          const markProcessed = (subscriptionId = existing?.id ?? null) =>
-            markStoreDeliveriesProcessed(trx, provider, input.eventIds, mode, subscriptionId);
-          const predecessor = read.linked_purchase_key ?? null;
-          // The buyer the store names is the purchaser; a family member's transaction is never held for them.
-          const named = read.ownership === 'family_shared' ? null : read.store_app_user;
-          // A replacement purchase (upgrade, downgrade, resubscribe) belongs to whoever registered the purchase it
-          // replaces.
-          const inherited = predecessor
-            ? await registeredOwnerOf(trx, provider, tokenHashOfKey(provider, predecessor))
-            : null;
-          const owner = input.owner ?? (await registeredOwnerOf(trx, provider, hash)) ?? inherited ?? named ?? null;
-          // What this purchase granted last time, from its own record (the entitlement row may since carry another
-          // purchase).
-          const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
-          if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
-            await markProcessed();
-            return { state: current, app_user_id: owner, stale: true };
-          }
-          const state = storeEntitlementState(read, current, input.hint);
-          if (!state) {
-            await markProcessed();
-            return { state: null, app_user_id: owner, stale: false };
-          }
-          const plan = storeWritePlan(state, predecessor !== null, await supersededBy(trx, provider, externalId));
-          const productId = await productIdForPurchase(trx, provider, read.store_product_id);
-          const subscriptionId = await upsertStoreSubscription(trx, {
-            tenantId,
-            provider,
-            externalId,
-            status: storeSubscriptionStatus(state),
-            mode,
-            appUserId: owner,
-            productId,
-            currentPeriodEnd: read.expires_at,
-            storeReadAt: read.read_at,
-            country: read.country ?? null,
-          });
-          let entitlementId: string | null = null;
-          if (owner && plan.entitlement) {
-            // An entitlement held provisionally for the buyer the store named moves to the registered owner.
-            await dropEntitlementsOfOthers(trx, subscriptionId, owner);
-            entitlementId = await upsertEntitlement(trx, {
-              tenantId,
-              appUserId: owner,
-              provider,
-              productId,
-              subscriptionId,
-              state,
-              isSandbox: read.is_sandbox,
-              expiresAt: read.expires_at,
-              graceUntil: state === 'grace_period' ? read.expires_at : null,
-            });
-            // The purchase now grants another product (an App Store upgrade keeps its chain): one row, the new
-            // product's.
-            if (entitlementId) await dropOtherProductEntitlements(trx, subscriptionId, entitlementId);
-          }
-          // The switch from the replaced purchase happens here, in the transaction that wrote its successor's grant.
-          if (predecessor && plan.supersede && entitlementId) {
-            await lockStorePurchase(trx, tenantId, provider, predecessor);
-            await supersede(trx, provider, predecessor, externalId);
-          }
-          await linkStorePurchaseToken(trx, provider, hash, { subscriptionId, entitlementId, productId });
-          await markProcessed(subscriptionId);
-          return { state, app_user_id: owner, stale: false };
-        }),
+        withTenant(db, tenantId, (trx) => writeStoreRead(trx, input)),
       );
       // Counted once committed; an entitlement is written only for a known owner.
       if (written.state && written.app_user_id) entitlementWrites.inc({ provider, state: written.state });
@@ -357,7 +421,7 @@ export function createStorePurchaseActivities({ db, config, vault, adapters }: A
       if (!adapter.listVoidedPurchases) return { purchases: [], cursorMs: null };
       let ctx: ProviderContext;
       try {
-        ctx = await storeContext(input.tenantId, input.provider, input.connectionId, null);
+        ctx = await reader.context(input.tenantId, input.provider, input.connectionId, null);
       } catch (err) {
         // Not this tenant's connection (or gone): nothing of it is read, and retrying will not change that.
         if (err instanceof ConnectionError) return { purchases: [], cursorMs: null };

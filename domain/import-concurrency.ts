@@ -1,13 +1,24 @@
 import { runFairly } from './outbound-limits';
 
 /**
- * Items of one import page handed over at once. One at a time, a page waited on the sum of its
- * round trips (a lifecycle hand-over and its write, or a store lookup and its write), far below
- * the provider's allowance (bench/RESULTS.md, import section). Eight keep the provider's pacer the
- * limit on a store lookup page while staying a small share of the worker's database pool and of
- * the lifecycle workflows' task slots, so the sync and webhooks running beside an import keep theirs.
+ * Customers of one web import page handed over at once. One at a time, a page waited on the sum
+ * of its round trips; a hand-over is one signal-with-start to the customer's lifecycle workflow
+ * (no database connection held: the workflow applies the events afterwards, on its own task
+ * slots), so the width is bounded by the Temporal server's answers. Measured at 1,500 psp_a
+ * subscriptions in one session (bench/RESULTS.md, import section): 8 at a time 40-44
+ * subscriptions/s, 16 at a time 66.
  */
-export const IMPORT_ITEMS_IN_FLIGHT = 8;
+export const IMPORT_ITEMS_IN_FLIGHT = 16;
+
+/**
+ * Lines of a store file in flight at once. Here the store's pacer sets the rate (its documented
+ * limit: Play 3,000 a minute), so the width only has to cover a line's round trips at that rate:
+ * at 50 lookups a second and 200-300 ms a line (the lookup, then one transaction for its claim,
+ * write and outcome) on a loaded machine, 12-15 lines are busy; 16 leave room. Eight kept the
+ * lookups at 0.75 of Play's limit (bench/RESULTS.md). A line holds a database connection only
+ * for its one transaction.
+ */
+export const IMPORT_STORE_LINES_IN_FLIGHT = 16;
 
 /**
  * For each item, the key of its ordering group: items sharing any key (the same customer, the

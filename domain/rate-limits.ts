@@ -26,6 +26,9 @@ const PLAY = 'https://developers.google.com/android-publisher/quotas (3,000 quer
 const CONNECT =
   'https://developer.apple.com/documentation/appstoreconnectapi/identifying-rate-limits (3,600 requests per rolling hour per API key, X-Rate-Limit header)';
 
+const SERVER_API =
+  'https://developer.apple.com/documentation/appstoreserverapi/identifying-rate-limits (Get All Subscription Statuses: 50 requests/s per app in production, 10 % of that in the sandbox, counted over the hour)';
+
 const same = (r: RateLimit): Record<Mode, RateLimit> => ({ live: r, test: r });
 
 export const RATE_LIMITS: Record<ProviderId, Record<Mode, RateLimit>> = {
@@ -41,12 +44,47 @@ export const RATE_LIMITS: Record<ProviderId, Record<Mode, RateLimit>> = {
 
 export const rateLimitOf = (provider: ProviderId, mode: Mode): RateLimit => RATE_LIMITS[provider][mode];
 
+/**
+ * What a store's purchase lookup (an import's line, one call each) draws from, where it is not
+ * the allowance above. The App Store's is the Server API's own, per app and environment (the
+ * 3,600 an hour above is the App Store Connect API's, for the catalogue): 50 a second in
+ * production, 5 in the sandbox, for each of Get All Subscription Statuses and Get Transaction
+ * Info; Apple counts it over the hour, so pacing it per second never exceeds it. Play's
+ * lookups share its one quota bucket with every other call (RATE_LIMITS).
+ */
+const LOOKUP_LIMITS: Partial<Record<ProviderId, Record<Mode, RateLimit>>> = {
+  store_ios: {
+    live: { limit: 50, windowMs: 1000, scope: 'account', source: SERVER_API },
+    test: { limit: 5, windowMs: 1000, scope: 'account', source: SERVER_API },
+  },
+};
+
+/** Which kind of call: a purchase lookup may have an allowance of its own (LOOKUP_LIMITS). */
+export type CallKind = 'default' | 'lookup';
+
+export const limitOf = (provider: ProviderId, mode: Mode, kind: CallKind = 'default'): RateLimit =>
+  (kind === 'lookup' ? LOOKUP_LIMITS[provider]?.[mode] : undefined) ?? rateLimitOf(provider, mode);
+
 /** The sustained rate a limit allows, in requests per second. */
 export const perSecond = (r: Pick<RateLimit, 'limit' | 'windowMs'>): number => (r.limit * 1000) / r.windowMs;
 
-/** Which allowance a call draws from: the provider and mode, plus the account unless the provider limits per IP. */
-export const rateKey = (provider: ProviderId, mode: Mode, accountRef: string): string =>
-  RATE_LIMITS[provider][mode].scope === 'ip' ? `${provider}:${mode}` : `${provider}:${mode}:${accountRef}`;
+/**
+ * Which allowance a call draws from: the provider and mode, plus the account unless the provider
+ * limits per IP, plus the endpoint for a lookup with an allowance of its own.
+ */
+export const rateKey = (
+  provider: ProviderId,
+  mode: Mode,
+  accountRef: string,
+  kind: CallKind = 'default',
+  endpoint?: string,
+): string => {
+  // A lookup allowance of its own is per endpoint (the App Store Server API counts each apart).
+  const own = kind === 'lookup' && LOOKUP_LIMITS[provider]?.[mode] ? `:lookup:${endpoint ?? ''}` : '';
+  const base =
+    limitOf(provider, mode, kind).scope === 'ip' ? `${provider}:${mode}` : `${provider}:${mode}:${accountRef}`;
+  return base + own;
+};
 
 /** A pacing rule: `take(now)` records a call and returns 0, or returns the ms to wait (nothing recorded). */
 export interface Pace {

@@ -1,4 +1,4 @@
-import { pacingRule, rateKey, rateLimitOf, SlidingWindow, type Pace } from '../domain/rate-limits';
+import { limitOf, pacingRule, rateKey, SlidingWindow, type CallKind, type Pace } from '../domain/rate-limits';
 import type { Mode, ProviderId } from '../domain/providers';
 
 /**
@@ -18,10 +18,13 @@ import type { Mode, ProviderId } from '../domain/providers';
  * covers the excess. One worker per deployment keeps to the limit exactly.
  */
 export interface Pacer {
-  /** The function a ProviderContext calls before each HTTP request. */
-  pace(provider: ProviderId, mode: Mode, accountRef: string): () => Promise<void>;
+  /**
+   * The function a ProviderContext calls before each HTTP request. `lookup`: a store's purchase
+   * lookup, on the allowance Apple's Server API gives it (domain/rate-limits.ts LOOKUP_LIMITS).
+   */
+  pace(provider: ProviderId, mode: Mode, accountRef: string, kind?: CallKind): (endpoint?: string) => Promise<void>;
   /** The provider answered 429: nobody calls it on this allowance for `ms`. */
-  holdOff(provider: ProviderId, mode: Mode, accountRef: string, ms: number): void;
+  holdOff(provider: ProviderId, mode: Mode, accountRef: string, ms: number, kind?: CallKind): void;
 }
 
 interface Gate {
@@ -49,11 +52,17 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
   const base = opts.marginMs ?? 50;
   const gates = new Map<string, Gate>();
 
-  const gateOf = (provider: ProviderId, mode: Mode, accountRef: string): Gate => {
-    const key = rateKey(provider, mode, accountRef);
+  const gateOf = (
+    provider: ProviderId,
+    mode: Mode,
+    accountRef: string,
+    kind: CallKind = 'default',
+    endpoint?: string,
+  ): Gate => {
+    const key = rateKey(provider, mode, accountRef, kind, endpoint);
     let g = gates.get(key);
     if (!g) {
-      const r = rateLimitOf(provider, mode);
+      const r = limitOf(provider, mode, kind);
       g = {
         window: pacingRule(r, base),
         docWindowMs: r.windowMs,
@@ -74,9 +83,9 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
   };
 
   return {
-    pace(provider, mode, accountRef) {
-      const g = gateOf(provider, mode, accountRef);
-      return () => {
+    pace(provider, mode, accountRef, kind) {
+      return (endpoint) => {
+        const g = gateOf(provider, mode, accountRef, kind, endpoint);
         const turn = g.tail.then(async () => {
           for (;;) {
             const t = now();
@@ -98,12 +107,18 @@ export function createPacer(opts: { marginMs?: number; now?: () => number } = {}
       };
     },
 
-    holdOff(provider, mode, accountRef, ms) {
-      const g = gateOf(provider, mode, accountRef);
+    holdOff(provider, mode, accountRef, ms, kind) {
+      // A lookup allowance kept per endpoint: the 429 does not say which, so every endpoint's waits.
+      const prefix = rateKey(provider, mode, accountRef, kind);
+      const held = prefix.endsWith(':')
+        ? [...gates].filter(([k]) => k.startsWith(prefix)).map(([, g]) => g)
+        : [gateOf(provider, mode, accountRef, kind)];
       const t = now();
-      g.heldUntil = Math.max(g.heldUntil, t + ms);
-      setExtra(g, Math.min(MAX_EXTRA_MS, g.extraMs + STEP_MS));
-      g.lastWidened = t;
+      for (const g of held) {
+        g.heldUntil = Math.max(g.heldUntil, t + ms);
+        setExtra(g, Math.min(MAX_EXTRA_MS, g.extraMs + STEP_MS));
+        g.lastWidened = t;
+      }
     },
   };
 }

@@ -34,7 +34,7 @@ export interface ProviderContext {
    * Awaited before every HTTP request to the provider: the sync's pacer (providers/pacing.ts)
    * keeps the calls under the provider's documented rate limit. Absent: calls are not paced.
    */
-  pace?: () => Promise<void>;
+  pace?: (endpoint?: string) => Promise<void>;
 }
 
 export interface PriceSpec {

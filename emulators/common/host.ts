@@ -43,7 +43,7 @@ export async function startEmulator(factory: EmulatorFactory, opts: EmulatorOpti
   let publicUrl = opts.publicUrl ?? '';
   const module = factory(store, { publicUrl: () => publicUrl });
   let faults: Fault[] = [];
-  const limiter = createRateLimiter(module.provider, opts.rateLimit ?? { enabled: false });
+  const limiter = createRateLimiter(module.provider, opts.rateLimit ?? { enabled: false }, module.keyMode);
 
   const control = async (ctx: Koa.Context) => {
     const sub = ctx.path.slice(CONTROL.length) || '/';

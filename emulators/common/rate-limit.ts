@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { providerKeyMode } from '../../domain/keys';
 import type { Mode, ProviderId } from '../../domain/providers';
-import { RATE_LIMITS, SlidingWindow } from '../../domain/rate-limits';
+import { limitOf, SlidingWindow, type CallKind } from '../../domain/rate-limits';
 
 /**
  * Each provider's documented rate limit (domain/rate-limits.ts), enforced by the emulator
@@ -20,6 +20,7 @@ export interface RateLimitSettings {
 interface Scope {
   key: string;
   mode: Mode;
+  kind: CallKind;
   window: SlidingWindow;
   accepted: number;
   limited: number;
@@ -35,10 +36,17 @@ const bearer = (ctx: Koa.Context) => (ctx.get('authorization') || '').replace(/^
 /**
  * Whose allowance a request draws from, as the provider counts it: Stripe per account and
  * mode (the key says which), Paddle per IP (every local caller shares one), Razorpay per key,
- * Google per project and Apple per API key (one caller each here). Null: not rate-limited
- * (the OAuth token endpoints belong to another service; Apple's Server API has its own limits).
+ * Google per project and Apple per API key (one caller each here). Apple's Server API counts
+ * Get All Subscription Statuses and Get Transaction Info per app and environment, each
+ * endpoint on its own allowance (`lookup`, domain/rate-limits.ts LOOKUP_LIMITS). Null: not
+ * rate-limited (the OAuth token endpoints belong to another service; the Server API's other
+ * endpoints are not modelled).
  */
-function scopeOf(provider: ProviderId, ctx: Koa.Context): { key: string; mode: Mode } | null {
+function scopeOf(
+  provider: ProviderId,
+  ctx: Koa.Context,
+  keyMode?: (ctx: Koa.Context) => Mode | null,
+): { key: string; mode: Mode; kind?: CallKind } | null {
   switch (provider) {
     case 'psp_a': {
       const key = bearer(ctx);
@@ -59,16 +67,29 @@ function scopeOf(provider: ProviderId, ctx: Koa.Context): { key: string; mode: M
     case 'store_android':
       if (ctx.path === '/token' || ctx.path.startsWith('/oauth2/')) return null;
       return { key: 'project', mode: 'live' };
-    case 'store_ios':
+    case 'store_ios': {
+      // Get All Subscription Statuses and Get Transaction Info: each endpoint its own allowance.
+      const endpoint = /^\/inApps\/v1\/(subscriptions|transactions)\//.exec(ctx.path)?.[1];
+      if (endpoint) {
+        const mode = keyMode?.(ctx);
+        return mode ? { key: `server-api:${mode}:${endpoint}`, mode, kind: 'lookup' } : null;
+      }
       if (ctx.path.startsWith('/inApps/')) return null;
       return { key: 'api-key', mode: 'live' };
+    }
   }
 }
 
 /** The provider's own "too many requests" answer. */
-function answer429(provider: ProviderId, ctx: Koa.Context, retryAfterS: number, limit: number): void {
+function answer429(provider: ProviderId, ctx: Koa.Context, retryAfterS: number, limit: number, kind: CallKind): void {
   ctx.status = 429;
   ctx.type = 'application/json';
+  if (provider === 'store_ios' && kind === 'lookup') {
+    // The Server API's RateLimitExceededError; its Retry-After is a UNIX time in ms.
+    ctx.set('Retry-After', String(Date.now() + retryAfterS * 1000));
+    ctx.body = { errorCode: 4290000, errorMessage: 'Rate limit exceeded.' };
+    return;
+  }
   switch (provider) {
     case 'psp_a':
       // Stripe names no delay: its libraries back off exponentially; this header says a retry is safe.
@@ -140,12 +161,18 @@ function answer429(provider: ProviderId, ctx: Koa.Context, retryAfterS: number, 
   }
 }
 
-export function createRateLimiter(provider: ProviderId, initial: RateLimitSettings = { enabled: false }) {
+export function createRateLimiter(
+  provider: ProviderId,
+  initial: RateLimitSettings = { enabled: false },
+  keyMode?: (ctx: Koa.Context) => Mode | null,
+) {
   let settings = initial;
   let scopes = new Map<string, Scope>();
 
-  const limitFor = (mode: Mode) =>
-    settings.override ?? { limit: RATE_LIMITS[provider][mode].limit, window_ms: RATE_LIMITS[provider][mode].windowMs };
+  const limitFor = (mode: Mode, kind: CallKind) => {
+    const r = limitOf(provider, mode, kind);
+    return settings.override ?? { limit: r.limit, window_ms: r.windowMs };
+  };
 
   return {
     configure(next: RateLimitSettings): void {
@@ -158,6 +185,7 @@ export function createRateLimiter(provider: ProviderId, initial: RateLimitSettin
       const list = [...scopes.values()].map((s) => ({
         key: s.key,
         mode: s.mode,
+        kind: s.kind,
         limit: s.window.limit,
         window_ms: s.window.windowMs,
         accepted: s.accepted,
@@ -178,14 +206,16 @@ export function createRateLimiter(provider: ProviderId, initial: RateLimitSettin
     /** True when the request may go on to the provider API; otherwise the 429 is already set on ctx. */
     admit(ctx: Koa.Context): boolean {
       if (!settings.enabled) return true;
-      const who = scopeOf(provider, ctx);
+      const who = scopeOf(provider, ctx, keyMode);
       if (!who) return true;
+      const kind = who.kind ?? 'default';
       let s = scopes.get(who.key);
       if (!s) {
-        const l = limitFor(who.mode);
+        const l = limitFor(who.mode, kind);
         s = {
           key: who.key,
           mode: who.mode,
+          kind,
           window: new SlidingWindow(l.limit, l.window_ms),
           accepted: 0,
           limited: 0,
@@ -197,14 +227,14 @@ export function createRateLimiter(provider: ProviderId, initial: RateLimitSettin
       }
       const now = Date.now();
       const wait = s.window.take(now);
-      if (provider === 'store_ios')
+      if (provider === 'store_ios' && kind === 'default')
         ctx.set(
           'X-Rate-Limit',
           `user-hour-lim:${s.window.limit};user-hour-rem:${Math.max(0, s.window.limit - s.window.inWindow(now))};`,
         );
       if (wait > 0) {
         s.limited++;
-        answer429(provider, ctx, Math.max(1, Math.ceil(wait / 1000)), s.window.limit);
+        answer429(provider, ctx, Math.max(1, Math.ceil(wait / 1000)), s.window.limit, kind);
         return false;
       }
       s.accepted++;

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { ProviderId } from '../../domain/providers';
+import type { Mode, ProviderId } from '../../domain/providers';
 import type { RateLimitSettings } from './rate-limit';
 
 /**
@@ -55,6 +55,11 @@ export interface EmulatorModule {
   }>;
   /** POST /__control/sandbox-purchase (stores) */
   sandboxPurchase?(params: { product_id: string; app_user_id?: string }): Promise<Record<string, unknown>>;
+  /**
+   * The App Store: the mode of the key a Server API request is signed with (unverified: only to
+   * count it against its environment's allowance), or null when it names no known key.
+   */
+  keyMode?(ctx: Koa.Context): Mode | null;
   /** Extra control routes a provider needs (e.g. POST /__control/accounts to seed a connected account). */
   control?: Record<string, (body: Record<string, unknown>) => Promise<unknown> | unknown>;
 }

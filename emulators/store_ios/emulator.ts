@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import type { EmulatorFactory } from '../common/types';
-import { accountView, accounts, ensureAccount } from './accounts';
+import { decodeProtectedHeader } from 'jose';
+import { accountView, accounts, ensureAccount, keyOwner } from './accounts';
 import { AuthError, authenticate } from './auth';
 import { connectRoutes, handleConnect } from './connect-api';
 import { familyShare, sandboxPurchase, sendEvent, type IosEventParams } from './events';
@@ -76,6 +77,15 @@ export const createEmulator: EmulatorFactory = (store) => {
     api,
     sendEvent: (params) => sendEvent(store, pki, params as IosEventParams),
     sandboxPurchase: (params) => sandboxPurchase(store, pki, params as Record<string, unknown>),
+    keyMode: (ctx) => {
+      const token = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
+      try {
+        const kid = token ? decodeProtectedHeader(token).kid : undefined;
+        return (kid && keyOwner(store, kid)?.mode) || null;
+      } catch {
+        return null;
+      }
+    },
     control: {
       'POST /accounts': (body) =>
         accountView(ensureAccount(store, typeof body.account === 'string' && body.account ? body.account : undefined)),

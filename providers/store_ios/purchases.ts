@@ -49,6 +49,8 @@ export async function fetchPurchase(
   serverBase?: string | ((mode: 'live' | 'test') => string),
 ): Promise<StorePurchase> {
   const client = serverApiClient(ctx, serverBase);
+  // Each endpoint has its own allowance (domain/rate-limits.ts LOOKUP_LIMITS): paced apart.
+  await ctx.pace?.('transactions');
   const info = await callServerApi(client, (c) => c.getTransactionInfo(transactionId));
   if (!info.signedTransactionInfo)
     throw new ProviderRejectedError(PROVIDER, `transaction ${transactionId} came back unsigned`);
@@ -59,6 +61,7 @@ export async function fetchPurchase(
   try {
     // Production verification pins the app's Apple ID; the status response (from Apple, over the authenticated API)
     // names it.
+    await ctx.pace?.('subscriptions');
     statuses = await callServerApi(client, (c) => c.getAllSubscriptionStatuses(transactionId)).catch((err) => {
       if ((err as { status?: number }).status === 404) return undefined; // not a subscription
       throw err;

@@ -122,6 +122,29 @@ describe('import a file of store purchases (Play tokens, App Store transactions,
     expect(lines[0].workflow_id).toBe(`import-${s.tenant.tenant_id}-${again.id}`);
   });
 
+  it('App Store lookups are paced under the Server API limit the emulator enforces (5 a second in the sandbox): every line imported, within it', async () => {
+    const users = Array.from({ length: 14 }, (_, i) => `ios_paced_${i}`);
+    const txs = [];
+    for (const u of users) txs.push(await iosPurchase(u));
+    const csv = ['original_transaction_id,app_user_id', ...txs.map((tx, i) => `${tx},${users[i]}`)].join('\n');
+    await s.control.store_ios('POST', '/rate-limit', { enabled: true });
+    try {
+      const done = await finished((await post({ provider: 'store_ios', csv })).body.id);
+      expect(done).toMatchObject({ status: 'succeeded', imported: users.length, refused_count: 0 });
+      const seen = await s.control.store_ios<{
+        scopes: { key: string; accepted: number; limited: number; first_at: number; last_at: number }[];
+      }>('GET', '/rate-limit');
+      const statuses = seen.scopes.find((x) => x.key === 'server-api:test:subscriptions')!;
+      expect(statuses.accepted).toBe(users.length);
+      // 14 calls at 5 a second: the last two wait for a third second.
+      expect(statuses.last_at - statuses.first_at).toBeGreaterThanOrEqual(1900);
+      // Arrivals bunched on a loaded machine may meet a 429 now and then; the line asks again after it.
+      expect(statuses.limited).toBeLessThanOrEqual(2);
+    } finally {
+      await s.control.store_ios('DELETE', '/rate-limit');
+    }
+  });
+
   it('a RevenueCat transactions export: App Store rows looked up by original_store_transaction_id; others refused with the way in', async () => {
     const tx = await iosPurchase('rc_user');
     const csv = [

@@ -53,4 +53,31 @@ describe('the worker-wide pacer', () => {
     await pace();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(590);
   });
+
+  it('App Store lookups: each Server API endpoint on its own allowance (5 a second in the sandbox), apart from the Connect calls; a 429 holds both endpoints', async () => {
+    const pacer = createPacer();
+    const lookup = pacer.pace('store_ios', 'test', 'app_1', 'lookup');
+    const times: Record<string, number[]> = { transactions: [], subscriptions: [] };
+    const t0 = Date.now();
+    await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        for (const endpoint of ['transactions', 'subscriptions']) {
+          await lookup(endpoint);
+          times[endpoint].push(Date.now());
+        }
+      }),
+    );
+    // 12 lookups at 5 a second: the 11th and 12th wait for a third window.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
+    for (const endpoint of ['transactions', 'subscriptions']) expect(maxInAnyWindow(times[endpoint], 1000)).toBe(5);
+    // The Connect API's allowance (3,600 an hour) is not drawn from by lookups: its burst is whole.
+    const connect = pacer.pace('store_ios', 'test', 'app_1');
+    const t1 = Date.now();
+    await Promise.all(Array.from({ length: 20 }, () => connect()));
+    expect(Date.now() - t1).toBeLessThan(500);
+    pacer.holdOff('store_ios', 'test', 'app_1', 700, 'lookup');
+    const t2 = Date.now();
+    await Promise.all([lookup('transactions'), lookup('subscriptions')]);
+    expect(Date.now() - t2).toBeGreaterThanOrEqual(690);
+  });
 });
