@@ -35,7 +35,7 @@ const RATES = arg('rates', PAUSE_S ? '10' : '20,50')
 const SECONDS = PAUSE_S || Number(arg('seconds', '30'));
 const POLL_MS = Number(arg('poll-ms', '20'));
 /** SDK reads in flight at once (plain reads; held `wait_for=premium` reads have a bound of their own). */
-const PREMIUM_CONCURRENCY = Number(arg('premium-concurrency', '16'));
+const PREMIUM_CONCURRENCY = Number(arg('premium-concurrency', '32'));
 /** A purchase not premium at the SDK within this long is counted as such and no longer asked about. */
 const PREMIUM_TIMEOUT_MS = Number(arg('premium-timeout-s', '60')) * 1000;
 /** How long the bench waits for the authoritative confirmations (and, paused, the backlog) before it reports what is missing. */
@@ -54,6 +54,8 @@ interface Purchase {
   checkoutFailed?: string;
   /** The first SDK answer `is_premium: true` (provisional access counted): what the app sees. */
   premiumAt?: number;
+  /** When the first SDK read left the bench (after the bench's own bound on reads in flight). */
+  premiumAsked?: number;
   /** SDK reads this purchase took (plain and held). */
   premiumReads?: number;
   /** Redeliveries the provider made after a non-200. */
@@ -149,7 +151,12 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
    */
   const askPremium = async (p: Purchase) => {
     for (let first = true; ; first = false) {
-      const r = first ? await plainRead(() => sdk(p.user, false)) : await heldRead(() => sdk(p.user, true));
+      const r = first
+        ? await plainRead(() => {
+            p.premiumAsked = performance.now();
+            return sdk(p.user, false);
+          })
+        : await heldRead(() => sdk(p.user, true));
       p.premiumReads = (p.premiumReads ?? 0) + 1;
       if (r.status === 200 && r.body?.is_premium === true) {
         p.premiumAt = performance.now();
@@ -286,6 +293,8 @@ interface Stages {
   grantedBy: string | null;
   /** The checkout's three events all answered (200 or retried to 200). */
   checkoutDone: number;
+  /** The first SDK read sent (the bench's bound on reads in flight passed). */
+  asked: number;
   /** The SDK answers premium (GET /v1/sdk/subscribers, provisional access counted). */
   seen: number;
   /** What the customer's workflow cost Temporal for this checkout (its whole history: one checkout per customer). */
@@ -389,6 +398,7 @@ async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number
     granted: grant ? grant.premium_at!.getTime() : null,
     grantedBy: grant ? grant.event_type : null,
     checkoutDone: perfToWall(p.checkoutDone),
+    asked: perfToWall(p.premiumAsked ?? p.checkoutDone),
     seen: perfToWall(p.premiumAt),
     engine: engineCost(events),
   };
@@ -605,9 +615,10 @@ async function main() {
           (s, d) => (s.granted === null ? null : s.granted - d),
         ],
         [
-          'premium — SDK: checkout answered → GET /v1/sdk/subscribers answers is_premium',
-          (s) => s.seen - s.checkoutDone,
+          `premium — the bench's queue: checkout answered → first SDK read sent (≤ ${PREMIUM_CONCURRENCY} in flight)`,
+          (s) => s.asked - s.checkoutDone,
         ],
+        ['premium — SDK: read sent → GET /v1/sdk/subscribers answers is_premium', (s) => s.seen - s.asked],
         ['**premium total** (first is_premium: true)', (s, d) => s.seen - d],
         [
           'authoritative — receive: emulator sends payment_intent.succeeded → its row (and outbox row) inserted',
