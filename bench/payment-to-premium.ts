@@ -1,16 +1,24 @@
 /**
  * Payment to premium: from the psp_a emulator's checkout (it sends `payment_intent.succeeded`,
  * then `customer.subscription.created`, then `invoice.payment_succeeded`, each signed and each
- * waiting for our answer, as Stripe does) to `is_premium: true` at
- * `GET /v1/sdk/subscribers/{app_user_id}`, at a fixed rate of purchases (open loop: a purchase
- * is due every 1/rate s whatever the service does; latency counts from when it was due).
+ * waiting for our answer, as Stripe does) to the first `is_premium: true` at
+ * `GET /v1/sdk/subscribers/{app_user_id}` — what the app sees, provisional access counted — and,
+ * beside it, to the authoritative confirmation (the entitlement row the customer's workflow
+ * writes). Open loop: a purchase is due every 1/rate s whatever the service does; latency counts
+ * from when it was due.
  *
  * Where the time goes comes from clocks the system already keeps, all on this machine: the
- * delivery rows' created_at (Postgres, at insert), the customer workflow's history (signal,
- * activity scheduled / started / completed, stamped by Temporal) and the first SDK answer
- * that says premium.
+ * delivery rows' created_at and premium_at (Postgres), the customer workflow's history (signal,
+ * workflow task, write; stamped by Temporal) and the bench's own clock for the checkout's answer
+ * and the SDK's.
+ *
+ * `--pause-temporal-seconds N`: the bench SIGSTOPs the Temporal dev server it started itself (never
+ * another) for the N s of purchases, measures premium while it is stopped, SIGCONTs it, and checks
+ * that every purchase is confirmed and the backlog drains (and how long that takes).
  *
  *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts [--rates 20,50] [--seconds 30] [--poll-ms 20]
+ *       [--premium-concurrency 32] [--premium-timeout-s 60] [--confirm-timeout-s 600]
+ *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts --pause-temporal-seconds 30 [--rates 10]
  */
 import os from 'node:os';
 import http from 'node:http';
@@ -50,6 +58,8 @@ interface Purchase {
   /** Wall clock (ms since epoch) when the checkout was due: every stage below is on this clock. */
   dueWall: number;
   checkoutDone?: number;
+  /** An event of the checkout still not answered 200 after the provider's redeliveries gave up. */
+  refused?: boolean;
   /** The checkout call failed (emulator error, timeout): the purchase has no events. */
   checkoutFailed?: string;
   /** The first SDK answer `is_premium: true` (provisional access counted): what the app sees. */
@@ -216,6 +226,13 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
         p.retries = (p.retries ?? 0) + 1;
         p.statuses[k] = status;
       }
+    }
+    // An event still refused after PREMIUM_TIMEOUT_MS of redeliveries: no write can confirm this
+    // purchase, so the run does not wait CONFIRM_TIMEOUT_MS for it (it is counted as refused).
+    if (p.statuses.some((x) => x !== 200)) {
+      p.refused = true;
+      waiting.delete(p.user);
+      return;
     }
     await askPremium(p);
   };
@@ -417,9 +434,10 @@ async function backlogNow(stack: WebhookStack): Promise<{ deliveries: number; ou
   return { deliveries: d.deliveries, outbox: o, failed: d.failed };
 }
 
-/** Lost: an event the emulator sent that has no delivery row. */
+/** Lost: an event answered 200 (first time or on a redelivery) that has no delivery row. `ids`: every event sent. */
 async function lostOf(stack: WebhookStack, ps: Purchase[]): Promise<{ ids: number; lost: number }> {
-  const ids = ps.flatMap((p) => p.events?.map((e) => e.id) ?? []);
+  const sent = ps.reduce((k, p) => k + (p.events?.length ?? 0), 0);
+  const ids = ps.flatMap((p) => p.events?.filter((_, k) => p.statuses?.[k] === 200).map((e) => e.id) ?? []);
   let stored = 0;
   for (let k = 0; k < ids.length; k += 5000)
     stored += Number(
@@ -430,7 +448,7 @@ async function lostOf(stack: WebhookStack, ps: Purchase[]): Promise<{ ids: numbe
           .count('* as n')
       )[0].n,
     );
-  return { ids: ids.length, lost: ids.length - stored };
+  return { ids: sent, lost: ids.length - stored };
 }
 
 const pct = (xs: number[]) => {
@@ -523,7 +541,7 @@ async function main() {
           `${ps.length} (${ids} webhooks)`,
           `${whilePaused.length} of ${ps.length}`,
           `${f0(prem.p50)} / ${f0(prem.p90)} / **${f0(prem.p99)}** / ${f0(prem.max)}`,
-          `${non200} (${failedCheckouts} checkouts failed)`,
+          `${non200} (${failedCheckouts} checkouts failed, ${ps.filter((p) => p.refused).length} never accepted)`,
           `${atResume.deliveries} / ${atResume.outbox}`,
           `**${confirmed.length} of ${ps.length}**`,
           `${f0(conf.p50)} / ${f0(conf.p99)}`,
@@ -592,7 +610,7 @@ async function main() {
         `${f0(prem.p50)} / ${f0(prem.p90)} / **${f0(prem.p99)}** / ${f0(prem.max)}`,
         `${f0(conf.p50)} / **${f0(conf.p99)}** / ${f0(conf.max)}`,
         reads.toFixed(2),
-        `${non200} (${retries} redeliveries, ${failedCheckouts} checkouts failed)`,
+        `${non200} (${retries} redeliveries, ${failedCheckouts} checkouts failed, ${ps.filter((p) => p.refused).length} never accepted)`,
         ps.length - premium.length,
         ps.length - confirmed.length,
         `${lost} lost, ${left.failed} failed`,

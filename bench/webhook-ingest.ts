@@ -13,7 +13,7 @@
  * invoice.payment_succeeded) captured once, then cloned per purchase with fresh ids and signed
  * with the account's secret using the emulator's own signing function (Stripe's scheme).
  *
- *   DATABASE_URL=… npx tsx bench/webhook-ingest.ts [--seconds 60] [--connections 32] [--floor-seconds 10]
+ *   DATABASE_URL=… npx tsx bench/webhook-ingest.ts [--seconds 60] [--connections 32] [--floor-seconds 10] [--drain-timeout-s 900]
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
