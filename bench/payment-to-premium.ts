@@ -1,36 +1,56 @@
 /**
  * Payment to premium: from the psp_a emulator's checkout (it sends `payment_intent.succeeded`,
  * then `customer.subscription.created`, then `invoice.payment_succeeded`, each signed and each
- * waiting for our answer, as Stripe does) to `is_premium: true` at
- * `GET /v1/sdk/subscribers/{app_user_id}`, at a fixed rate of purchases (open loop: a purchase
- * is due every 1/rate s whatever the service does; latency counts from when it was due).
+ * waiting for our answer, as Stripe does) to the first `is_premium: true` at
+ * `GET /v1/sdk/subscribers/{app_user_id}` — what the app sees, provisional access counted — and,
+ * beside it, to the authoritative confirmation (the entitlement row the customer's workflow
+ * writes). Open loop: a purchase is due every 1/rate s whatever the service does; latency counts
+ * from when it was due.
  *
  * Where the time goes comes from clocks the system already keeps, all on this machine: the
- * delivery rows' created_at (Postgres, at insert), the customer workflow's history (signal,
- * activity scheduled / started / completed, stamped by Temporal) and the first SDK answer
- * that says premium.
+ * delivery rows' created_at and premium_at (Postgres), the customer workflow's history (signal,
+ * workflow task, write; stamped by Temporal) and the bench's own clock for the checkout's answer
+ * and the SDK's.
+ *
+ * `--pause-temporal-seconds N`: the bench SIGSTOPs the Temporal dev server it started itself (never
+ * another) for the N s of purchases, measures premium while it is stopped, SIGCONTs it, and checks
+ * that every purchase is confirmed and the backlog drains (and how long that takes).
  *
  *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts [--rates 20,50] [--seconds 30] [--poll-ms 20]
+ *       [--premium-concurrency 32] [--premium-timeout-s 60] [--confirm-timeout-s 600]
+ *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts --pause-temporal-seconds 30 [--rates 10]
  */
 import os from 'node:os';
 import http from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeHistory } from '../temporal/history-payloads';
-import { machine, table, f0 } from './lib/report';
+import { machine, table, f0, f1 } from './lib/report';
 import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { runBench } from './lib/run';
 import { threadWindow } from './lib/cpu';
+import { atInterrupt } from './lib/proc';
 import { lifecycleWorkflowId } from '../temporal/workflow-starts';
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const RATES = arg('rates', '20,50').split(',').map(Number);
-const SECONDS = Number(arg('seconds', '30'));
+/** Temporal-paused mode: the bench SIGSTOPs its own dev server for this long while purchases run (0: off). */
+const PAUSE_S = Number(arg('pause-temporal-seconds', '0'));
+const RATES = arg('rates', PAUSE_S ? '10' : '20,50')
+  .split(',')
+  .map(Number);
+const SECONDS = PAUSE_S || Number(arg('seconds', '30'));
 const POLL_MS = Number(arg('poll-ms', '20'));
-const STUCK_MS = 600_000;
+/** SDK reads in flight at once (plain reads; held `wait_for=premium` reads have a bound of their own). */
+const PREMIUM_CONCURRENCY = Number(arg('premium-concurrency', '32'));
+/** A purchase not premium at the SDK within this long is counted as such and no longer asked about. */
+const PREMIUM_TIMEOUT_MS = Number(arg('premium-timeout-s', '60')) * 1000;
+/** How long the bench waits for the authoritative confirmations (and, paused, the backlog) before it reports what is missing. */
+const CONFIRM_TIMEOUT_MS = Number(arg('confirm-timeout-s', '600')) * 1000;
+const HELD_WAIT_MS = 2000;
 const log = (m: string) => console.log(`[premium] ${m}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Purchase {
   user: string;
@@ -38,33 +58,78 @@ interface Purchase {
   /** Wall clock (ms since epoch) when the checkout was due: every stage below is on this clock. */
   dueWall: number;
   checkoutDone?: number;
+  /** An event of the checkout still not answered 200 after the provider's redeliveries gave up. */
+  refused?: boolean;
+  /** The checkout call failed (emulator error, timeout): the purchase has no events. */
+  checkoutFailed?: string;
+  /** The first SDK answer `is_premium: true` (provisional access counted): what the app sees. */
   premiumAt?: number;
+  /** When the first SDK read left the bench (after the bench's own bound on reads in flight). */
+  premiumAsked?: number;
+  /** SDK reads this purchase took (plain and held). */
+  premiumReads?: number;
   /** Redeliveries the provider made after a non-200. */
   retries?: number;
   /** The first answer to each of the three events. */
   firstStatuses?: number[];
-  /** When the bench's watcher first saw the entitlement active (committed). */
-  visible?: number;
+  /** When the bench's watcher first saw the authoritative entitlement row active (the workflow's write, committed). */
+  confirmed?: number;
   statuses?: number[];
   customer?: string;
   events?: { id: string; type: string }[];
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+function getJson(
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }),
-      );
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') });
+        } catch (e) {
+          reject(e);
+        }
+      });
+      res.on('error', reject);
     });
+    // Bounded: an answer that never comes is an error, asked again, never a hung run.
+    req.setTimeout(timeoutMs, () => req.destroy(new Error('timeout')));
     req.on('error', reject);
   });
 }
 
-async function runRate(stack: WebhookStack, rate: number, tag: string, seconds = SECONDS): Promise<Purchase[]> {
+/** At most `n` calls at once; the rest queue in order. */
+function limiter(n: number) {
+  let active = 0;
+  const queue: (() => void)[] = [];
+  return async <T>(f: () => Promise<T>): Promise<T> => {
+    if (active >= n) await new Promise<void>((r) => queue.push(r));
+    else active++;
+    try {
+      return await f();
+    } finally {
+      // The slot passes to the next in line (it does not count itself again), else it is freed.
+      const next = queue.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
+interface RunOptions {
+  seconds?: number;
+  /** Runs once every purchase has its premium answer (or gave up), before the bench waits for confirmations. */
+  afterPremium?: () => Promise<void>;
+}
+
+async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOptions = {}): Promise<Purchase[]> {
+  const seconds = o.seconds ?? SECONDS;
   const total = Math.round(rate * seconds);
   const purchases: Purchase[] = [];
   const t0 = performance.now();
@@ -79,24 +144,65 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
         .catch(() => {}),
     1000,
   );
+  const plainRead = limiter(PREMIUM_CONCURRENCY);
+  // Held reads: the api bounds waiters per client address (25); the bench stays under it.
+  const heldRead = limiter(20);
+  const sdk = (user: string, wait: boolean) =>
+    getJson(
+      `${stack.apiRoot}/v1/sdk/subscribers/${user}${wait ? `?wait_for=premium&timeout_ms=${HELD_WAIT_MS}` : ''}`,
+      { authorization: `Bearer ${stack.tenant.publishable_key}` },
+      // A kept-alive connection the api closed as it was reused (ECONNRESET) is the bench's, not an answer: ask again.
+    ).catch(() => ({ status: 0, body: null }));
+  /**
+   * The app's view, asked once the checkout has answered (as an app would, back from the checkout):
+   * a plain read, then held reads (`wait_for=premium`, woken by the commit that makes the user
+   * premium) until premium or PREMIUM_TIMEOUT_MS. One request per purchase when the receipt has
+   * already granted, so the instrument does not load the machine it measures.
+   */
+  const askPremium = async (p: Purchase) => {
+    for (let first = true; ; first = false) {
+      const r = first
+        ? await plainRead(() => {
+            p.premiumAsked = performance.now();
+            return sdk(p.user, false);
+          })
+        : await heldRead(() => sdk(p.user, true));
+      p.premiumReads = (p.premiumReads ?? 0) + 1;
+      if (r.status === 200 && r.body?.is_premium === true) {
+        p.premiumAt = performance.now();
+        return;
+      }
+      if (performance.now() - p.due > PREMIUM_TIMEOUT_MS) return;
+      // A refusal (429, 5xx, reset) is asked again after a short pause, not at once.
+      if (r.status !== 200) await sleep(Math.max(POLL_MS, 200));
+    }
+  };
   const one = async (p: Purchase) => {
     const wait = p.due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (wait > 0) await sleep(wait);
     // Watched from the moment it is sent: its entitlement may commit before the checkout call returns.
-    const visible = new Promise<void>((r) => waiting.set(p.user, r));
-    const res = await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        sku: 'pro',
-        email: `${p.user}@example.com`,
-        target: stack.webhookUrl,
-        account: stack.account,
-        mode: 'test',
-        app_user_id: p.user,
-      }),
-    });
-    const c = (await res.json()) as { customer_id: string; events: { id: string; type: string; status: number }[] };
+    waiting.set(p.user, p);
+    let c: { customer_id: string; events: { id: string; type: string; status: number }[] };
+    try {
+      const res = await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          sku: 'pro',
+          email: `${p.user}@example.com`,
+          target: stack.webhookUrl,
+          account: stack.account,
+          mode: 'test',
+          app_user_id: p.user,
+        }),
+        signal: AbortSignal.timeout(120_000),
+      });
+      c = (await res.json()) as typeof c;
+    } catch (e) {
+      p.checkoutFailed = (e as Error).message;
+      waiting.delete(p.user);
+      return;
+    }
     p.checkoutDone = performance.now();
     p.customer = c.customer_id;
     p.events = c.events.map((e) => ({ id: e.id, type: e.type }));
@@ -106,38 +212,35 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
     // body) until it is; Stripe backs off over hours, this bench after 1 s.
     for (const [k, e] of c.events.entries()) {
       let status = e.status;
-      while (status !== 200 && performance.now() - p.due < STUCK_MS) {
-        await new Promise((r) => setTimeout(r, 1000));
+      while (status !== 200 && performance.now() - p.due < PREMIUM_TIMEOUT_MS) {
+        await sleep(1000);
         const again = await fetch(`${stack.emulators.psp_a.url}/__control/events`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ id: e.id, type: e.type, target: stack.webhookUrl, account: stack.account }),
-        });
-        status = ((await again.json()) as { status: number }).status;
+          signal: AbortSignal.timeout(60_000),
+        })
+          .then(async (r) => ((await r.json()) as { status: number }).status)
+          .catch(() => 0);
+        status = again;
         p.retries = (p.retries ?? 0) + 1;
         p.statuses[k] = status;
       }
     }
-    // Wait for the watcher to see this user's entitlement committed, then ask the SDK as an app would.
-    await visible;
-    for (;;) {
-      // A kept-alive connection the api closed as it was reused (ECONNRESET) is the bench's, not an answer: ask again.
-      const r = await getJson(`${stack.apiRoot}/v1/sdk/subscribers/${p.user}`, {
-        authorization: `Bearer ${stack.tenant.publishable_key}`,
-      }).catch(() => ({ status: 0, body: null }));
-      if (r.status === 200 && r.body.is_premium === true) {
-        p.premiumAt = performance.now();
-        return;
-      }
-      if (performance.now() - p.due > STUCK_MS) return;
-      await new Promise((r) => setTimeout(r, POLL_MS));
+    // An event still refused after PREMIUM_TIMEOUT_MS of redeliveries: no write can confirm this
+    // purchase, so the run does not wait CONFIRM_TIMEOUT_MS for it (it is counted as refused).
+    if (p.statuses.some((x) => x !== 200)) {
+      p.refused = true;
+      waiting.delete(p.user);
+      return;
     }
+    await askPremium(p);
   };
-  // One watcher instead of a poller per purchase (which at 20/s would load the machine more than
-  // the service does): every POLL_MS it reads which app users' entitlements became active since
-  // its last look. A row is visible only once committed, so this is the commit time + ≤ POLL_MS.
-  const byUser = new Map<string, Purchase>();
-  const waiting = new Map<string, () => void>();
+  // The authoritative confirmation: one watcher for every purchase (a poller per purchase would
+  // load the machine more than the service does) reads which app users' entitlement rows the
+  // workflows have written active since its last look. A row is visible only once committed, so
+  // this is the commit time + one interval (POLL_MS, longer while many are waiting: a backlog).
+  const waiting = new Map<string, Purchase>();
   let watching = true;
   const watcher = (async () => {
     while (watching) {
@@ -157,13 +260,12 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
         : [];
       const now = performance.now();
       for (const r of rows) {
-        const p = byUser.get(r.app_user_id);
-        if (!p || p.visible) continue;
-        p.visible = now;
-        waiting.get(p.user)?.();
+        const p = waiting.get(r.app_user_id);
+        if (!p) continue;
+        p.confirmed = now;
         waiting.delete(p.user);
       }
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await sleep(Math.max(POLL_MS, Math.min(500, pending.length / 5)));
     }
   })();
   const runs: Promise<void>[] = [];
@@ -171,21 +273,19 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, seconds =
     const due = t0 + (i * 1000) / rate;
     const p: Purchase = { user: `${tag}_${i}`, due, dueWall: wall0 + (due - t0) };
     purchases.push(p);
-    byUser.set(p.user, p);
     runs.push(one(p));
   }
-  // Stuck purchases are released after STUCK_MS so the run ends.
-  const release = setTimeout(
-    () => {
-      for (const r of waiting.values()) r();
-    },
-    total * (1000 / rate) + STUCK_MS,
-  );
-  await Promise.all(runs);
-  clearTimeout(release);
-  watching = false;
-  await watcher;
-  clearInterval(refill);
+  try {
+    await Promise.all(runs);
+    await o.afterPremium?.();
+    // Every confirmation, or what is missing at the bound.
+    const deadline = performance.now() + CONFIRM_TIMEOUT_MS;
+    while (waiting.size && performance.now() < deadline) await sleep(100);
+  } finally {
+    watching = false;
+    await watcher;
+    clearInterval(refill);
+  }
   return purchases;
 }
 
@@ -202,9 +302,17 @@ interface Stages {
   taskStarted: number;
   /** Temporal records the write done (the workflow task with the local activity completes). */
   reported: number;
-  /** The entitlement row seen active by the bench's watcher (committed; within POLL_MS). */
-  visible: number;
-  /** The SDK answers premium (GET /v1/sdk/subscribers). */
+  /** The authoritative entitlement row seen active by the bench's watcher (committed; within one watcher interval). */
+  confirmed: number;
+  /** The first receipt grant of provisional access committed (the delivery's premium_at; null: none granted). */
+  granted: number | null;
+  /** Which event's receipt granted first. */
+  grantedBy: string | null;
+  /** The checkout's three events all answered (200 or retried to 200). */
+  checkoutDone: number;
+  /** The first SDK read sent (the bench's bound on reads in flight passed). */
+  asked: number;
+  /** The SDK answers premium (GET /v1/sdk/subscribers, provisional access counted). */
   seen: number;
   /** What the customer's workflow cost Temporal for this checkout (its whole history: one checkout per customer). */
   engine: EngineCost;
@@ -238,15 +346,17 @@ const tsMs = (t: any): number => Number(t.seconds) * 1000 + Math.floor(Number(t.
 
 /** Stage boundaries (wall ms) for one purchase, from the delivery rows and the workflow's history. */
 async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number) => number): Promise<Stages | null> {
-  if (!p.premiumAt || !p.events || !p.customer) return null;
+  if (!p.premiumAt || !p.confirmed || !p.checkoutDone || !p.events || !p.customer) return null;
   const [pi, sub] = p.events;
-  const rows = await stack
+  const rows: { event_id: string; event_type: string; created_at: Date; premium_at: Date | null }[] = await stack
     .db('webhook_deliveries')
-    .whereIn('event_id', [pi.id, sub.id])
-    .select('event_id', 'created_at');
-  const created = new Map(
-    rows.map((r: { event_id: string; created_at: Date }) => [r.event_id, r.created_at.getTime()]),
-  );
+    .whereIn(
+      'event_id',
+      p.events.map((e) => e.id),
+    )
+    .select('event_id', 'event_type', 'created_at', 'premium_at');
+  const created = new Map(rows.map((r) => [r.event_id, r.created_at.getTime()]));
+  const grant = rows.filter((r) => r.premium_at).sort((a, b) => a.premium_at!.getTime() - b.premium_at!.getTime())[0];
   // Fetched as stored: the signal payloads are ciphertext until decoded.
   const workflowId = lifecycleWorkflowId(stack.tenant.tenant_id, 'psp_a', p.customer);
   const history = await decodeHistory(await stack.client.workflow.getHandle(workflowId).fetchHistory(), stack.codec, {
@@ -301,25 +411,82 @@ async function stagesOf(stack: WebhookStack, p: Purchase, perfToWall: (t: number
     subSignalled: tsMs(subSig.eventTime),
     taskStarted: tsMs(wft.eventTime),
     reported,
-    visible: perfToWall(p.visible ?? p.premiumAt),
+    confirmed: perfToWall(p.confirmed),
+    granted: grant ? grant.premium_at!.getTime() : null,
+    grantedBy: grant ? grant.event_type : null,
+    checkoutDone: perfToWall(p.checkoutDone),
+    asked: perfToWall(p.premiumAsked ?? p.checkoutDone),
     seen: perfToWall(p.premiumAt),
     engine: engineCost(events),
   };
 }
 
+/** Stored events not yet processed, and outbox rows not yet handed to Temporal (the scratch database holds the bench's tenant only). */
+async function backlogNow(stack: WebhookStack): Promise<{ deliveries: number; outbox: number; failed: number }> {
+  const d = (await stack
+    .db('webhook_deliveries')
+    .select(
+      stack.db.raw(`count(*) filter (where status = 'received')::int as deliveries`),
+      stack.db.raw(`count(*) filter (where status = 'failed')::int as failed`),
+    )
+    .first()) as { deliveries: number; failed: number };
+  const o = Number((await stack.db('webhook_outbox').count('* as n'))[0].n);
+  return { deliveries: d.deliveries, outbox: o, failed: d.failed };
+}
+
+/** Lost: an event answered 200 (first time or on a redelivery) that has no delivery row. `ids`: every event sent. */
+async function lostOf(stack: WebhookStack, ps: Purchase[]): Promise<{ ids: number; lost: number }> {
+  const sent = ps.reduce((k, p) => k + (p.events?.length ?? 0), 0);
+  const ids = ps.flatMap((p) => p.events?.filter((_, k) => p.statuses?.[k] === 200).map((e) => e.id) ?? []);
+  let stored = 0;
+  for (let k = 0; k < ids.length; k += 5000)
+    stored += Number(
+      (
+        await stack
+          .db('webhook_deliveries')
+          .whereIn('event_id', ids.slice(k, k + 5000))
+          .count('* as n')
+      )[0].n,
+    );
+  return { ids: sent, lost: ids.length - stored };
+}
+
+const pct = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { p50: quantile(s, 0.5), p90: quantile(s, 0.9), p99: quantile(s, 0.99), max: s.at(-1) ?? NaN };
+};
+
 async function main() {
   const startedAt = Date.now();
   const m0 = machine('');
   const stack = await startWebhookStack(log);
+  // The dev server this bench started (never another): the only process the paused mode stops.
+  const temporalPid = stack.temporal.process.pid!;
+  let paused = false;
+  const resume = () => {
+    if (!paused) return;
+    paused = false;
+    try {
+      process.kill(temporalPid, 'SIGCONT');
+    } catch {
+      // Already gone.
+    }
+  };
+  // A stopped dev server acts on no SIGTERM: whatever ends the bench, the server is continued first.
+  process.on('exit', resume);
+  const unhook = atInterrupt(async () => resume());
   const sections: string[] = [];
   const summary: (string | number)[][] = [];
+  const aims: string[] = [];
   const stageRows: (string | number)[][] = [];
+  const grantRows: (string | number)[][] = [];
   const cpuRows: (string | number)[][] = [];
   const engineRows: (string | number)[][] = [];
   const threadRows: (string | number)[][] = [];
+  const pausedRows: (string | number)[][] = [];
   try {
     // Warm-up: the api's and worker's first requests load code and fill pools.
-    await runRate(stack, 5, 'warm', 4);
+    await runRate(stack, 5, 'warm', { seconds: 4 });
     // The stack's fixed cost (pollers, sweeps, timers) with nothing to do: CPU ms per second over 10 s, logged.
     {
       const endIdle = await cpuPhase(stack);
@@ -336,6 +503,74 @@ async function main() {
     const perfToWall = (t: number) => wall0 + (t - perf0);
     for (const rate of RATES) {
       const loadBefore = os.loadavg()[0];
+      if (PAUSE_S) {
+        // Temporal paused: SIGSTOP, purchases for PAUSE_S s, SIGCONT, then everything must be confirmed and drained.
+        log(`rate ${rate}/s for ${PAUSE_S} s with the Temporal dev server (pid ${temporalPid}) stopped…`);
+        process.kill(temporalPid, 'SIGSTOP');
+        paused = true;
+        const pausedAt = performance.now();
+        let resumedAt = NaN;
+        let atResume = { deliveries: 0, outbox: 0, failed: 0 };
+        const ps = await runRate(stack, rate, `p${rate}`, {
+          seconds: PAUSE_S,
+          afterPremium: async () => {
+            const left = pausedAt + PAUSE_S * 1000 - performance.now();
+            if (left > 0) await sleep(left);
+            atResume = await backlogNow(stack);
+            resume();
+            resumedAt = performance.now();
+            log(
+              `resumed after ${f0((resumedAt - pausedAt) / 1000)} s: backlog ${atResume.deliveries} events, ${atResume.outbox} outbox rows`,
+            );
+          },
+        });
+        // Confirmations are in (or timed out); now the rest of the backlog (the invoices' events).
+        const deadline = performance.now() + CONFIRM_TIMEOUT_MS;
+        let left = await backlogNow(stack);
+        while ((left.deliveries > 0 || left.outbox > 0) && performance.now() < deadline) {
+          await sleep(250);
+          left = await backlogNow(stack);
+        }
+        const drained = left.deliveries === 0 && left.outbox === 0;
+        const drainS = drained ? (performance.now() - resumedAt) / 1000 : NaN;
+        const premium = ps.filter((p) => p.premiumAt !== undefined);
+        const whilePaused = premium.filter((p) => p.premiumAt! < resumedAt);
+        const prem = pct(whilePaused.map((p) => p.premiumAt! - p.due));
+        const confirmed = ps.filter((p) => p.confirmed !== undefined);
+        const conf = pct(confirmed.map((p) => p.confirmed! - p.due));
+        const lastConfirmS = confirmed.length
+          ? (Math.max(...confirmed.map((p) => p.confirmed!)) - resumedAt) / 1000
+          : NaN;
+        const { ids, lost } = await lostOf(stack, ps);
+        const stillProvisional = Number(
+          (await stack.db('provisional_access').where({ kind: 'grant', state: 'provisional' }).count('* as n'))[0].n,
+        );
+        const non200 = ps.filter((p) => p.firstStatuses?.some((x) => x !== 200)).length;
+        const failedCheckouts = ps.filter((p) => p.checkoutFailed).length;
+        pausedRows.push([
+          `${rate}/s`,
+          `${ps.length} (${ids} webhooks)`,
+          `${whilePaused.length} of ${ps.length}`,
+          `${f0(prem.p50)} / ${f0(prem.p90)} / **${f0(prem.p99)}** / ${f0(prem.max)}`,
+          `${non200} (${failedCheckouts} checkouts failed, ${ps.filter((p) => p.refused).length} never accepted)`,
+          `${atResume.deliveries} / ${atResume.outbox}`,
+          `**${confirmed.length} of ${ps.length}**`,
+          `${f0(conf.p50)} / ${f0(conf.p99)}`,
+          f1(lastConfirmS),
+          drained ? f1(drainS) : `not drained (${left.deliveries} / ${left.outbox} left)`,
+          `${lost} lost, ${left.failed} failed, ${stillProvisional} grants left`,
+          os.loadavg()[0].toFixed(2) + ` (${loadBefore.toFixed(2)} before)`,
+        ]);
+        const ok = whilePaused.length === ps.length && prem.p99 < 1000;
+        const intact = confirmed.length === ps.length && drained && lost === 0 && left.failed === 0;
+        aims.push(
+          `Temporal paused ${PAUSE_S} s at ${rate}/s: premium p99 ${f0(prem.p99)} ms with every purchase premium while paused (aim < 1 s): ${ok ? '**met**' : '**not met**'}; nothing lost after resume (all confirmed, backlog drained, no failed delivery): ${intact ? '**met**' : '**not met**'}.`,
+        );
+        log(
+          `paused ${rate}/s: premium p99 ${f0(prem.p99)} ms (${whilePaused.length}/${ps.length} while paused), confirmed ${confirmed.length}/${ps.length}, drained in ${f1(drainS)} s after resume`,
+        );
+        continue;
+      }
       log(`rate ${rate}/s for ${SECONDS} s…`);
       const endCpu = await cpuPhase(stack);
       // What the run cost Postgres by table (its statistics, flushed within a second or so): logged, per purchase.
@@ -351,10 +586,11 @@ async function main() {
       const threads = [
         ['api', threadWindow(stack.api.pid)],
         ['worker', threadWindow(stack.worker.pid)],
-        ['Temporal dev server', threadWindow(stack.temporal.process.pid!)],
+        ['Temporal dev server', threadWindow(temporalPid)],
       ] as const;
       // The window on the monotonic clock V8 profiles use (BENCH_CPU_PROF_DIR): bench/lib/profile.ts reads it.
       const fromUs = Number(process.hrtime.bigint() / 1000n);
+      // CPU counts up to the last confirmation: the authoritative writes are part of each purchase's cost.
       const ps = await runRate(stack, rate, `r${rate}`);
       const cpu = await endCpu();
       await new Promise((r) => setTimeout(r, 1500));
@@ -387,74 +623,107 @@ async function main() {
         ]);
       }
       const others = cpu.machineBusyMs - Object.values(cpu.parts).reduce((a, b) => a + b, 0);
+      let ours = 0;
+      for (const [name, ms] of Object.entries(cpu.parts)) if (!name.startsWith('load generator')) ours += ms;
       for (const [name, ms] of [
         ...Object.entries(cpu.parts),
+        ['**all our processes** (api, both workers, Temporal, Postgres)', ours] as const,
         ['everything else on the machine (other sessions)', others] as const,
       ]) {
         cpuRows.push([`${rate}/s`, name, (ms / ps.length).toFixed(1), f0((100 * ms) / cpu.wallMs) + '%']);
       }
-      const done = ps.filter((p) => p.premiumAt !== undefined);
-      const lat = done.map((p) => p.premiumAt! - p.due).sort((a, b) => a - b);
-      const non200 = ps.filter((p) => p.firstStatuses?.some((s) => s !== 200)).length;
+      const premium = ps.filter((p) => p.premiumAt !== undefined);
+      const prem = pct(premium.map((p) => p.premiumAt! - p.due));
+      const confirmed = ps.filter((p) => p.confirmed !== undefined);
+      const conf = pct(confirmed.map((p) => p.confirmed! - p.due));
+      const reads = ps.reduce((k, p) => k + (p.premiumReads ?? 0), 0) / Math.max(1, ps.length);
+      const non200 = ps.filter((p) => p.firstStatuses?.some((x) => x !== 200)).length;
       const retries = ps.reduce((k, p) => k + (p.retries ?? 0), 0);
-      const stuck = ps.length - done.length;
-      // Lost: an event the emulator sent that has no delivery row.
-      const ids = ps.flatMap((p) => p.events?.map((e) => e.id) ?? []);
-      const stored = Number((await stack.db('webhook_deliveries').whereIn('event_id', ids).count('* as n'))[0].n);
+      const failedCheckouts = ps.filter((p) => p.checkoutFailed).length;
+      const { ids, lost } = await lostOf(stack, ps);
+      const left = await backlogNow(stack);
       summary.push([
         `${rate}/s`,
-        ps.length,
-        ids.length,
-        f0(quantile(lat, 0.5)),
-        f0(quantile(lat, 0.9)),
-        f0(quantile(lat, 0.99)),
-        f0(lat.at(-1) ?? NaN),
-        `${non200} (${retries} redeliveries)`,
-        stuck,
-        ids.length - stored,
+        `${ps.length} (${ids} webhooks)`,
+        `${f0(prem.p50)} / ${f0(prem.p90)} / **${f0(prem.p99)}** / ${f0(prem.max)}`,
+        `${f0(conf.p50)} / **${f0(conf.p99)}** / ${f0(conf.max)}`,
+        reads.toFixed(2),
+        `${non200} (${retries} redeliveries, ${failedCheckouts} checkouts failed, ${ps.filter((p) => p.refused).length} never accepted)`,
+        ps.length - premium.length,
+        ps.length - confirmed.length,
+        `${lost} lost, ${left.failed} failed`,
         os.loadavg()[0].toFixed(2) + ` (${loadBefore.toFixed(2)} before)`,
       ]);
+      const aim = rate <= 20 ? 100 : rate <= 50 ? 150 : NaN;
+      if (!Number.isNaN(aim))
+        aims.push(
+          `${rate}/s: premium p99 ${f0(prem.p99)} ms (aim < ${aim} ms): ${prem.p99 < aim && premium.length === ps.length ? '**met**' : '**not met**'}; authoritative p50 ${f0(conf.p50)} / p99 ${f0(conf.p99)} ms, ${confirmed.length} of ${ps.length} confirmed, ${lost} lost.`,
+        );
       log(
-        `rate ${rate}: p50 ${f0(quantile(lat, 0.5))} p99 ${f0(quantile(lat, 0.99))} ms, stuck ${stuck}, non-200 ${non200}`,
+        `rate ${rate}: premium p50 ${f0(prem.p50)} p99 ${f0(prem.p99)} ms; authoritative p50 ${f0(conf.p50)} p99 ${f0(conf.p99)} ms; not premium ${ps.length - premium.length}, not confirmed ${ps.length - confirmed.length}`,
       );
 
       // Where the time goes: every purchase's stage boundaries, median per stage.
-      // The path to premium: the subscription event's. The payment intent's own hand-over runs beside it
-      // (the emulator has its 200 once the row commits), shown last, off the path.
-      const pairs: [string, (s: Stages, d: number) => number][] = [
+      const pairs: [string, (s: Stages, d: number) => number | null][] = [
+        ['premium — checkout: due → its three events answered 200', (s, d) => s.checkoutDone - d],
         [
-          'receive: emulator sends payment_intent.succeeded → its row (and outbox row) inserted',
+          "premium — receipt grant: due → the granting delivery's statement (its premium_at)",
+          (s, d) => (s.granted === null ? null : s.granted - d),
+        ],
+        [
+          `premium — the bench's queue: checkout answered → first SDK read sent (≤ ${PREMIUM_CONCURRENCY} in flight)`,
+          (s) => s.asked - s.checkoutDone,
+        ],
+        ['premium — SDK: read sent → GET /v1/sdk/subscribers answers is_premium', (s) => s.seen - s.asked],
+        ['**premium total** (first is_premium: true)', (s, d) => s.seen - d],
+        [
+          'authoritative — receive: emulator sends payment_intent.succeeded → its row (and outbox row) inserted',
           (s, d) => s.piStored - d,
         ],
         [
-          'next event: 200 back, emulator sends customer.subscription.created → its row inserted',
+          'authoritative — next event: 200 back, emulator sends customer.subscription.created → its row inserted',
           (s) => s.subStored - s.piStored,
         ],
         [
-          'hand-over: outbox → dispatcher → signal-with-start recorded by Temporal',
+          'authoritative — hand-over: outbox → dispatcher → signal recorded by Temporal',
           (s) => s.subSignalled - s.subStored,
         ],
-        ['workflow task queue: signal → task started on the worker', (s) => s.taskStarted - s.subSignalled],
         [
-          'rules + write + commit: task started → entitlement committed (local activity, one tenant transaction)',
-          (s) => s.visible - s.taskStarted,
+          'authoritative — workflow task queue: signal → task started on the worker',
+          (s) => s.taskStarted - s.subSignalled,
         ],
-        [`read: entitlement visible (seen within ${POLL_MS} ms) → SDK answers premium`, (s) => s.seen - s.visible],
+        [
+          'authoritative — rules + write + commit: task started → entitlement committed (seen by the watcher)',
+          (s) => s.confirmed - s.taskStarted,
+        ],
+        ['**authoritative total** (entitlement row written by the workflow)', (s, d) => s.confirmed - d],
         ["off the path: the payment intent's hand-over (row → its signal recorded)", (s) => s.piSignalled - s.piStored],
-        ['off the path: commit → Temporal records the workflow task completed', (s) => s.reported - s.visible],
+        ['off the path: commit → Temporal records the workflow task completed', (s) => s.reported - s.confirmed],
       ];
-      // Stage boundaries of every premium purchase (history read after the rate's run).
+      // Stage boundaries of every confirmed purchase (history read after the rate's run).
       const matched: { s: Stages; d: number }[] = [];
-      for (const p of done) {
-        const s = await stagesOf(stack, p, perfToWall).catch(() => null);
-        if (s) matched.push({ s, d: p.dueWall });
+      for (const p of confirmed) {
+        const st = await stagesOf(stack, p, perfToWall).catch(() => null);
+        if (st) matched.push({ s: st, d: p.dueWall });
       }
       for (const [name, fn] of pairs) {
-        const xs = matched.map(({ s, d }) => fn(s, d)).sort((a, b) => a - b);
-        stageRows.push([`${rate}/s`, name, f0(quantile(xs, 0.5)), f0(quantile(xs, 0.99))]);
+        const xs = matched
+          .map(({ s: st, d }) => fn(st, d))
+          .filter((x): x is number => x !== null && Number.isFinite(x))
+          .sort((a, b) => a - b);
+        stageRows.push([`${rate}/s`, name, f0(quantile(xs, 0.5)), f0(quantile(xs, 0.99)), xs.length]);
       }
+      const by = new Map<string, number>();
+      for (const { s: st } of matched) by.set(st.grantedBy ?? 'none', (by.get(st.grantedBy ?? 'none') ?? 0) + 1);
+      grantRows.push([
+        `${rate}/s`,
+        [...by.entries()]
+          .sort((a, b) => b[1] - a[1])
+          .map(([t, n]) => `${t}: ${n}`)
+          .join(', '),
+      ]);
       // Temporal's work per checkout, from the histories: the mean, and how many checkouts took 1, 2, 3 … of each.
-      const costs = matched.map(({ s }) => s.engine);
+      const costs = matched.map(({ s: st }) => st.engine);
       for (const [name, key] of [
         ['signals (hand-overs)', 'signals'],
         ['workflow tasks', 'workflowTasks'],
@@ -477,58 +746,105 @@ async function main() {
             .join(', '),
         ]);
       }
-      const totals = matched.map(({ s, d }) => s.seen - d).sort((a, b) => a - b);
-      stageRows.push([
-        `${rate}/s`,
-        `**total** (${matched.length} purchases with full history)`,
-        f0(quantile(totals, 0.5)),
-        f0(quantile(totals, 0.99)),
-      ]);
     }
   } finally {
+    resume();
+    unhook();
+    process.removeListener('exit', resume);
+    agent.destroy();
     await stack.stop();
   }
+  const command = PAUSE_S
+    ? `npx tsx bench/payment-to-premium.ts --pause-temporal-seconds ${PAUSE_S} --rates ${RATES.join(',')}`
+    : `npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS}`;
   sections.push(
-    `Run: ${m0.date} · \`npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
+    `Run: ${m0.date} · \`${command}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
     `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, ${stack.pgVersion ? `PostgreSQL ${stack.pgVersion}` : ''} on the same host; load average at start ${m0.loadavg}. The machine is shared and noisy: the emulator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal, as \`npm start\`), Postgres and other people's work share the CPUs.`,
     '',
-    `A purchase is the emulator's checkout: \`payment_intent.succeeded\`, \`customer.subscription.created\`, \`invoice.payment_succeeded\`, each signed and sent after the previous one's answer. Premium needs the subscription (a payment intent names only the customer), so the clock runs from the moment the purchase was due (payment intent sent) to the first \`GET /v1/sdk/subscribers/{id}\` answering \`is_premium: true\` (a watcher reads the entitlements every ${POLL_MS} ms and, once a buyer's row is active, the bench asks the SDK endpoint as the app would; one poller per purchase would load the machine more than the service). Open loop, ${SECONDS} s per rate. An event answered other than 200 is redelivered by the bench after 1 s, as the provider would, and the wait counts in the latency; stuck = not premium within ${STUCK_MS / 1000} s.`,
-    '',
-    table(
-      [
-        'purchases/s',
-        'purchases',
-        'webhooks',
-        'p50 ms',
-        'p90 ms',
-        'p99 ms',
-        'max ms',
-        'purchases with a non-200 first answer (provider redeliveries)',
-        'stuck',
-        'lost (no row)',
-        'load average (1 min) after',
-      ],
-      summary,
-    ),
-    '',
-    '### Where the time goes (median / p99 of each stage over the purchases; the first six stages add up to the total per purchase, percentiles do not add)',
-    '',
-    table(['rate', 'stage', 'p50 ms', 'p99 ms'], stageRows, ['l', 'l', 'r', 'r']),
-    '',
-    "### Temporal's work per checkout (from each customer workflow's history; one checkout per customer)",
-    '',
-    table(['rate', 'per checkout', 'mean', 'checkouts by count (count: checkouts)'], engineRows, ['l', 'l', 'r', 'l']),
-    '',
-    "### CPU over each rate's run (from /proc; % of one core, the machine has 2)",
-    '',
-    table(['rate', 'process', 'CPU ms per purchase', 'CPU, % of a core'], cpuRows, ['l', 'l', 'r', 'r']),
-    '',
-    '### The same CPU by thread (from /proc/<pid>/task; ms per purchase, threads of one name summed)',
-    '',
-    table(['rate', 'process', 'threads'], threadRows, ['l', 'l', 'l']),
   );
+  const how = `A purchase is the emulator's checkout: \`payment_intent.succeeded\`, \`customer.subscription.created\`, \`invoice.payment_succeeded\`, each signed and sent after the previous one's answer, each answer awaited as Stripe does. **Premium** is what the app sees: once the checkout has answered, the bench asks \`GET /v1/sdk/subscribers/{id}\` (provisional access counted) once, then, if not premium, with \`wait_for=premium\` (held up to ${HELD_WAIT_MS / 1000} s, woken by the commit) until premium or ${PREMIUM_TIMEOUT_MS / 1000} s; at most ${PREMIUM_CONCURRENCY} plain reads in flight, so the instrument costs one read per purchase when the receipt has granted. **Authoritative** is the workflow's entitlement row seen active by one watcher query every ${POLL_MS} ms (longer while many wait: a backlog), bounded at ${CONFIRM_TIMEOUT_MS / 1000} s. Both clocks start when the purchase was due (open loop: a purchase is due every 1/rate s whatever the service does). An event answered other than 200 is redelivered by the bench after 1 s, as the provider would, and the wait counts.`;
+  if (PAUSE_S) {
+    sections.push(
+      how,
+      '',
+      `**Temporal paused:** the bench SIGSTOPs the dev server it started itself, runs the purchases for ${PAUSE_S} s, and SIGCONTs it once every purchase has its premium answer and the ${PAUSE_S} s are over; then it waits for every authoritative confirmation and for the backlog (stored events not processed, outbox rows not handed over) to reach zero.`,
+      '',
+      table(
+        [
+          'purchases/s',
+          'purchases',
+          'premium while paused',
+          'premium p50 / p90 / p99 / max ms',
+          'non-200 first answers',
+          'backlog at resume: events / outbox rows',
+          'confirmed after resume',
+          'authoritative p50 / p99 ms (from due)',
+          'last confirmation, s after resume',
+          'backlog drained, s after resume',
+          'lost / failed / provisional grants left',
+          'load average (1 min) after',
+        ],
+        pausedRows,
+      ),
+      '',
+      ...aims.map((a) => `- ${a}`),
+    );
+  } else {
+    sections.push(
+      how,
+      '',
+      table(
+        [
+          'purchases/s',
+          'purchases',
+          'premium p50 / p90 / p99 / max ms',
+          'authoritative p50 / p99 / max ms',
+          'SDK reads per purchase',
+          'purchases with a non-200 first answer',
+          'not premium',
+          'not confirmed',
+          'lost (no row) / failed',
+          'load average (1 min) after',
+        ],
+        summary,
+      ),
+      '',
+      ...aims.map((a) => `- ${a}`),
+      '',
+      '### Where the time goes (median / p99 of each stage over the confirmed purchases; within each path the stages add up to its total per purchase, percentiles do not add)',
+      '',
+      table(['rate', 'stage', 'p50 ms', 'p99 ms', 'purchases'], stageRows, ['l', 'l', 'r', 'r', 'r']),
+      '',
+      'Which event granted provisional access first (its receipt, per purchase): ' +
+        grantRows.map(([r, t]) => `${r}: ${t}`).join('; ') +
+        '.',
+      '',
+      "### Temporal's work per checkout (from each customer workflow's history; one checkout per customer)",
+      '',
+      table(['rate', 'per checkout', 'mean', 'checkouts by count (count: checkouts)'], engineRows, [
+        'l',
+        'l',
+        'r',
+        'l',
+      ]),
+      '',
+      "### CPU over each rate's run, up to the last confirmation (from /proc; % of one core, the machine has 2)",
+      '',
+      table(['rate', 'process', 'CPU ms per purchase', 'CPU, % of a core'], cpuRows, ['l', 'l', 'r', 'r']),
+      '',
+      '### The same CPU by thread (from /proc/<pid>/task; ms per purchase, threads of one name summed)',
+      '',
+      table(['rate', 'process', 'threads'], threadRows, ['l', 'l', 'l']),
+    );
+  }
   const text = sections.join('\n');
-  writeResults('payment-to-premium.ts', 'Payment to premium (bench/payment-to-premium.ts)', text);
+  if (PAUSE_S)
+    writeResults(
+      'payment-to-premium.ts --pause-temporal-seconds',
+      'Payment to premium with Temporal paused (bench/payment-to-premium.ts --pause-temporal-seconds)',
+      text,
+    );
+  else writeResults('payment-to-premium.ts', 'Payment to premium (bench/payment-to-premium.ts)', text);
   console.log(text);
 }
 

@@ -83,6 +83,8 @@ export function makeSender(url: string, bodies: string[], secret: string, tag: s
         },
       );
       req.on('error', () => resolve(0));
+      // Bounded: an answer that never comes counts as a refusal (0), it does not hang the run.
+      req.setTimeout(30_000, () => req.destroy());
       req.end(body);
     });
   return { send, eventId, purchase: (i) => Math.floor(i / 3) };

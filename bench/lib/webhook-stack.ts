@@ -27,7 +27,7 @@ import { ensureSearchAttributes } from '../../temporal/client';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
 import { startDevServer, type DevServerHandle } from '../../temporal/dev-server';
 import { createEmulatorAccount } from '../../seed/demo-providers';
-import { startServer, track, type ServerHandle } from './proc';
+import { atInterrupt, startServer, track, type ServerHandle } from './proc';
 import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -73,7 +73,14 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
   benchUrl.searchParams.set('application_name', BENCH_APPLICATION_NAME);
   const db = createKnex(benchUrl.toString(), { max: 4 });
   const stops: (() => Promise<unknown>)[] = [];
+  // Interrupted (SIGINT/SIGTERM/SIGHUP) before `stop` runs: the children are killed (track) and the
+  // throwaway database and files go too, not left behind for the next run to find.
+  const unhookDrop = atInterrupt(async () => {
+    await admin.raw(`drop database if exists "${dbName}" with (force)`).catch(() => {});
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
   const stop = async () => {
+    unhookDrop();
     for (const s of stops.reverse()) await s().catch((e) => log(`stop: ${e.message}`));
     await db.destroy().catch(() => {});
     await admin.raw(`drop database if exists "${dbName}" with (force)`).catch((e) => log(`drop: ${e.message}`));
