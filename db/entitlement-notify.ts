@@ -31,6 +31,14 @@ export async function notifyEntitlementChanged(
     await trx.raw(`select pg_notify(?, p) from unnest(?::text[]) as p`, [ENTITLEMENT_CHANNEL, payloads]);
 }
 
+/**
+ * Notify outside any transaction, for a change already committed: a statement that writes nothing, so it takes
+ * Postgres's notify lock without a WAL flush under it.
+ */
+export async function notifyAfterCommit(db: Knex, tenantId: string, appUserId: string): Promise<void> {
+  await db.raw('select pg_notify(?, ?)', [ENTITLEMENT_CHANNEL, entitlementPayload(tenantId, appUserId)]);
+}
+
 export interface EntitlementListener {
   /** Resolves once the first LISTEN is in place. */
   ready: Promise<void>;

@@ -37,6 +37,7 @@ import * as provisionalAccess from './migrations/045_provisional_access';
 import * as chartSums from './migrations/047_chart_sums';
 import * as historyAtEventTime from './migrations/048_history_at_event_time';
 import * as receiptLatency from './migrations/049_receipt_latency';
+import * as receiptNotifyAfterCommit from './migrations/050_receipt_notify_after_commit';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -82,6 +83,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '047_chart_sums': chartSums,
   '048_history_at_event_time': historyAtEventTime,
   '049_receipt_latency': receiptLatency,
+  '050_receipt_notify_after_commit': receiptNotifyAfterCommit,
 };
 
 const source: Knex.MigrationSource<string> = {

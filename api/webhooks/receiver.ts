@@ -3,6 +3,7 @@ import { recordRefusal, storeDelivery } from '../../db/webhook-deliveries';
 import { eventIdProblem } from '../../domain/events';
 import { grantsProvisional, stopsProvisional } from '../../domain/provisional';
 import type { ProvisionalAtReceipt } from '../../db/provisional';
+import { notifyAfterCommit } from '../../db/entitlement-notify';
 import type { Config } from '../../runtime/config';
 import { isProvider, isStoreProvider, type ProviderId } from '../../domain/providers';
 import { redactPayload } from '../../domain/redact';
@@ -182,8 +183,13 @@ async function receive(
     provisional,
   });
   // Premium visible from the commit just done: the receipt → premium lag's provisional source.
-  if (provisional && !provisional.stop && stored.provisional > 0)
+  if (provisional && !provisional.stop && stored.provisional > 0) {
     receiptToPremium.observe({ provider, source: 'provisional' }, secondsSince(received));
+    // The app user's waiters are woken by a statement of its own, after the commit: a NOTIFY in the writing
+    // transaction would hold Postgres's single notify lock through its WAL flush and serialize every receipt;
+    // alone it writes no WAL. Lost (a crash between the two), a waiter still re-reads at its timeout.
+    await notifyAfterCommit(services.db, conn.tenant_id, provisional.appUserId!).catch(() => {});
+  }
   if (stored.queued) kickDispatcher(services);
   ctx.status = 200;
   ctx.body = { received: true, id: event.id };

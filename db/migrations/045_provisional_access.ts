@@ -33,37 +33,13 @@ export const PROVISIONAL_TENANT_TABLES = ['provisional_access'] as const;
 /** domain/entitlement.ts PREMIUM_STATES as the function holds it (a migration is frozen; the test compares). */
 const PREMIUM = `('active', 'grace_period')`;
 
-export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`create table provisional_access (
-      id uuid primary key default gen_random_uuid(),
-      tenant_id uuid not null references tenants(id) on delete cascade,
-      provider text not null check (provider in ('psp_a','psp_b','psp_c','store_android','store_ios')),
-      kind text not null check (kind in ('grant', 'stop')),
-      customer_key text not null,
-      app_user_id text,
-      product_id uuid,
-      is_sandbox boolean not null default false,
-      delivery_id uuid references webhook_deliveries(id) on delete set null,
-      event_at timestamptz not null,
-      expires_at timestamptz,
-      state text not null default 'provisional' check (state in ('provisional', 'unconfirmed', 'withdrawn')),
-      created_at timestamptz not null default now(),
-      updated_at timestamptz not null default now(),
-      check ((kind = 'grant') = (app_user_id is not null and product_id is not null and expires_at is not null)),
-      foreign key (tenant_id, product_id) references products (tenant_id, id) on delete cascade)`);
-  await knex.raw(
-    `create index provisional_access_user on provisional_access (tenant_id, app_user_id, provider, product_id) where kind = 'grant'`,
-  );
-  await knex.raw(
-    'create index provisional_access_customer on provisional_access (tenant_id, provider, customer_key, kind, event_at)',
-  );
-  await knex.raw(
-    `create index provisional_access_due on provisional_access (expires_at) where kind = 'grant' and state = 'provisional'`,
-  );
-  for (const table of PROVISIONAL_TENANT_TABLES) await tenantTablePolicies(knex, table);
-
-  const path = await searchPath(knex);
-  await knex.raw(`create function record_provisional_access(
+/**
+ * The receipt's function as SQL. `notify`: whether it also wakes the app user's premium waiters itself,
+ * inside the receiver's writing statement, as first made here; the receipt-notify migration remakes
+ * it without (the receiver notifies after its commit) and its `down` with.
+ */
+export const recordProvisionalAccessSql = (path: string, opts: { notify: boolean }): string =>
+  `create or replace function record_provisional_access(
       p_tenant uuid, p_provider text, p_delivery uuid, p_stop boolean, p_customer_key text, p_subscription text,
       p_app_user text, p_sku text, p_event_at timestamptz, p_sandbox boolean, p_seconds integer, p_notify text)
     returns integer language plpgsql security definer ${path} as $fn$
@@ -99,9 +75,40 @@ export async function up(knex: Knex): Promise<void> {
                                       delivery_id, event_at, expires_at)
       values (p_tenant, p_provider, 'grant', p_customer_key, p_app_user, v_product, p_sandbox, p_delivery, p_event_at,
               now() + make_interval(secs => p_seconds));
-      perform pg_notify('entitlement_changed', p_notify);
-      return 1;
-    end $fn$`);
+${opts.notify ? `      perform pg_notify('entitlement_changed', p_notify);\n` : ''}      return 1;
+    end $fn$`;
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`create table provisional_access (
+      id uuid primary key default gen_random_uuid(),
+      tenant_id uuid not null references tenants(id) on delete cascade,
+      provider text not null check (provider in ('psp_a','psp_b','psp_c','store_android','store_ios')),
+      kind text not null check (kind in ('grant', 'stop')),
+      customer_key text not null,
+      app_user_id text,
+      product_id uuid,
+      is_sandbox boolean not null default false,
+      delivery_id uuid references webhook_deliveries(id) on delete set null,
+      event_at timestamptz not null,
+      expires_at timestamptz,
+      state text not null default 'provisional' check (state in ('provisional', 'unconfirmed', 'withdrawn')),
+      created_at timestamptz not null default now(),
+      updated_at timestamptz not null default now(),
+      check ((kind = 'grant') = (app_user_id is not null and product_id is not null and expires_at is not null)),
+      foreign key (tenant_id, product_id) references products (tenant_id, id) on delete cascade)`);
+  await knex.raw(
+    `create index provisional_access_user on provisional_access (tenant_id, app_user_id, provider, product_id) where kind = 'grant'`,
+  );
+  await knex.raw(
+    'create index provisional_access_customer on provisional_access (tenant_id, provider, customer_key, kind, event_at)',
+  );
+  await knex.raw(
+    `create index provisional_access_due on provisional_access (expires_at) where kind = 'grant' and state = 'provisional'`,
+  );
+  for (const table of PROVISIONAL_TENANT_TABLES) await tenantTablePolicies(knex, table);
+
+  const path = await searchPath(knex);
+  await knex.raw(recordProvisionalAccessSql(path, { notify: true }));
   await knex.raw(`create function expire_provisional_access(p_max integer)
     returns table (provider text, n integer) language sql security definer ${path} as $fn$
       with due as (select id from provisional_access
