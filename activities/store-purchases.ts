@@ -386,16 +386,9 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
      * dropped (the newer answer stands). With no known owner (a notification for a purchase not
      * registered yet, naming no buyer) only the subscription is written.
      */
-    async reconcileStorePurchase(input: {
-      tenantId: string;
-      provider: StoreProvider;
-      read: StorePurchaseRead;
-      owner: string | null;
-      hint: CanonicalEventKind | null;
-      eventIds: string[];
-      /** An import's write: no outbound entitlement event (docs/reconciliation.md, "Outbound events"). */
-      quiet?: boolean;
-    }): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
+    async reconcileStorePurchase(
+      input: StoreWriteInput,
+    ): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
       const { tenantId, provider } = input;
       const written = await inSpan('entitlement.write', { 'billing.provider': provider }, () =>
         withTenant(db, tenantId, (trx) => writeStoreRead(trx, input)),

@@ -25,7 +25,14 @@ import http from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { decodeHistory } from '../temporal/history-payloads';
 import { machine, table, f0, f1 } from './lib/report';
-import { cpuPhase, quantile, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+import {
+  cpuPhase,
+  quantile,
+  startWebhookStack,
+  storedDeliveries,
+  writeResults,
+  type WebhookStack,
+} from './lib/webhook-stack';
 import { runBench } from './lib/run';
 import { threadWindow } from './lib/cpu';
 import { atInterrupt } from './lib/proc';
@@ -438,16 +445,7 @@ async function backlogNow(stack: WebhookStack): Promise<{ deliveries: number; ou
 async function lostOf(stack: WebhookStack, ps: Purchase[]): Promise<{ ids: number; lost: number }> {
   const sent = ps.reduce((k, p) => k + (p.events?.length ?? 0), 0);
   const ids = ps.flatMap((p) => p.events?.filter((_, k) => p.statuses?.[k] === 200).map((e) => e.id) ?? []);
-  let stored = 0;
-  for (let k = 0; k < ids.length; k += 5000)
-    stored += Number(
-      (
-        await stack
-          .db('webhook_deliveries')
-          .whereIn('event_id', ids.slice(k, k + 5000))
-          .count('* as n')
-      )[0].n,
-    );
+  const stored = await storedDeliveries(stack, ids);
   return { ids: sent, lost: ids.length - stored };
 }
 

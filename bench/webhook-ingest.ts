@@ -29,7 +29,7 @@ import { freePort } from '../runtime/ports';
 import { startServer } from './lib/proc';
 import { machine, table, f0, f1, f2 } from './lib/report';
 import { captureCheckout, closedLoop, makeSender } from './lib/ingest-load';
-import { cpuPhase, startWebhookStack, writeResults, type WebhookStack } from './lib/webhook-stack';
+import { cpuPhase, startWebhookStack, storedDeliveries, writeResults, type WebhookStack } from './lib/webhook-stack';
 import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as engineActivities from './engine/activities';
 import { runBench } from './lib/run';
@@ -173,19 +173,7 @@ async function main() {
     // Durability of the answers: every 200 is a row; no row twice.
     const all = [...warm.ok, ...warm.notOk, ...run.ok, ...run.notOk];
     const okIds = [...warm.ok, ...run.ok].map(receiver.eventId);
-    const rowsFor = async (ids: string[]) => {
-      let n = 0;
-      for (let k = 0; k < ids.length; k += 5000)
-        n += Number(
-          (
-            await stack
-              .db('webhook_deliveries')
-              .whereIn('event_id', ids.slice(k, k + 5000))
-              .count('* as n')
-          )[0].n,
-        );
-      return n;
-    };
+    const rowsFor = (ids: string[]) => storedDeliveries(stack, ids);
     const okStored = await rowsFor(okIds);
     const lost = okIds.length - okStored;
 

@@ -232,6 +232,21 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
   }
 }
 
+/** How many of these event ids have a delivery row (counted 5,000 ids a query). */
+export async function storedDeliveries(stack: WebhookStack, ids: string[]): Promise<number> {
+  let n = 0;
+  for (let k = 0; k < ids.length; k += 5000)
+    n += Number(
+      (
+        await stack
+          .db('webhook_deliveries')
+          .whereIn('event_id', ids.slice(k, k + 5000))
+          .count('* as n')
+      )[0].n,
+    );
+  return n;
+}
+
 export const quantile = (sorted: number[], q: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] : NaN;
 
