@@ -94,6 +94,9 @@ function aim(...runs: Measured[]): string {
   return runs
     .map((r) => {
       const fraction = (r.provider === 'psp_a' ? r.calls / r.callSpanS : r.sustained) / perSecond(r.limit);
+      // A list call brings 100 subscriptions: its limit cannot bind, so the aim is read as the service's own rate.
+      if (r.provider === 'psp_a')
+        return `${r.label}: ${f2(fraction)} of the limit, which cannot bind (100 subscriptions a call): the aim does not apply; the rate is the service's own work per subscription, ${f1(r.imported / r.wallS)} subscriptions/s.`;
       const met = fraction >= 0.9;
       return `${r.label}: ${f2(fraction)} of the limit${r.limited ? ` (${r.limited} 429s)` : ''}, **${met ? 'met' : 'not met'}**.`;
     })
