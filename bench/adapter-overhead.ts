@@ -22,17 +22,13 @@ import { createEmulator } from '../emulators/psp_a/emulator';
 import { createPspAAdapter } from '../providers/psp_a/adapter';
 import { track } from './lib/proc';
 import type { ProviderContext } from '../providers/types';
+import { numArg } from './lib/args';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS = path.join(HERE, 'RESULTS.md');
 const SECTION = '## psp_a adapter overhead';
 const BEGIN = '<!-- bench/adapter-overhead.ts: generated from here -->';
 const END = '<!-- bench/adapter-overhead.ts: generated up to here -->';
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : Number(process.argv[i + 1]);
-}
 
 /** Child mode: host the emulator and print its URL. */
 async function serve(): Promise<void> {
@@ -124,10 +120,10 @@ function writeSection(generated: string): void {
 }
 
 async function main(): Promise<void> {
-  const seconds = arg('seconds', 1.5);
-  const rounds = arg('rounds', 8);
-  const concurrency = arg('concurrency', 16);
-  const ceilingConcurrency = arg('ceiling-concurrency', 64);
+  const seconds = numArg('seconds', 1.5);
+  const rounds = numArg('rounds', 8);
+  const concurrency = numArg('concurrency', 16);
+  const ceilingConcurrency = numArg('ceiling-concurrency', 64);
 
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--serve'], {
     stdio: ['ignore', 'pipe', 'inherit'],

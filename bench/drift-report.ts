@@ -24,14 +24,11 @@ import { machine, table, f0 } from './lib/report';
 import { writeGeneratedBlock } from './lib/section';
 import { api, startSyncStack } from './lib/sync-stack';
 import { runBench } from './lib/run';
+import { numArg } from './lib/args';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const PRODUCTS = arg('products', 1000);
-const LATENCY = arg('latency', 20);
-const RUNS = arg('runs', 5);
+const PRODUCTS = numArg('products', 1000);
+const LATENCY = numArg('latency', 20);
+const RUNS = numArg('runs', 5);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const log = (m: string) => console.log(`[drift-report] ${m}`);
 

@@ -18,13 +18,10 @@ import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as activities from './engine/activities';
 import { runBench } from './lib/run';
 import { track } from './lib/proc';
+import { numArg } from './lib/args';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const ROUNDS = arg('rounds', 3);
-const COUNT = arg('count', 200);
+const ROUNDS = numArg('rounds', 3);
+const COUNT = numArg('count', 200);
 const CONCURRENCY = 32;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 

@@ -28,14 +28,11 @@ import { machine, table, f1, f2, f0 } from './lib/report';
 import { writeGeneratedBlock } from './lib/section';
 import { api, startSyncStack, type SyncStack } from './lib/sync-stack';
 import { runBench } from './lib/run';
+import { numArg } from './lib/args';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const WEB = arg('web', 2000);
-const PLAY = arg('play', 500);
-const IOS = arg('ios', 100);
+const WEB = numArg('web', 2000);
+const PLAY = numArg('play', 500);
+const IOS = numArg('ios', 100);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const log = (m: string) => console.log(`[import-throughput] ${m}`);
 const MiB = (n: number) => n / 1024 / 1024;

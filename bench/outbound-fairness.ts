@@ -32,11 +32,8 @@ import { quantile, startWebhookStack, writeResults, type WebhookStack } from './
 import { runBench } from './lib/run';
 import { loadConfig } from '../runtime/config';
 import { startVerifyingReceiver } from './lib/verifying-receiver';
+import { arg } from './lib/args';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 const SECONDS = Number(arg('seconds', '15'));
 const PART = arg('part', 'both');
 /** Purchases per second in the backlog part (the issue measured 20/s). */

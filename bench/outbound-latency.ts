@@ -19,11 +19,8 @@ import { cpuPhase, quantile, startWebhookStack, writeResults } from './lib/webho
 import { runBench } from './lib/run';
 import { checkouts } from './lib/checkouts';
 import { startVerifyingReceiver, type VerifiedArrival } from './lib/verifying-receiver';
+import { arg } from './lib/args';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 const RATES = arg('rates', '20,50').split(',').map(Number);
 const SECONDS = Number(arg('seconds', '20'));
 /** Rounds per rate; the phase order alternates (without/with, then with/without) so drift in the machine's load cancels. */

@@ -31,11 +31,8 @@ import { startExampleServer } from '../examples/web/serve';
 import { machine, table, f0 } from './lib/report';
 import { quantile, startWebhookStack, writeResults } from './lib/webhook-stack';
 import { runBench } from './lib/run';
+import { arg } from './lib/args';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 const RUNS = Number(arg('runs', '20'));
 const MAX_DELAY_MS = Number(arg('max-delay-ms', '3000'));
 const MODES = ['wait', 'refresh'] as const;

@@ -37,11 +37,8 @@ import { runBench } from './lib/run';
 import { threadWindow } from './lib/cpu';
 import { atInterrupt } from './lib/proc';
 import { lifecycleWorkflowId } from '../temporal/workflow-starts';
+import { arg } from './lib/args';
 
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 /** Temporal-paused mode: the bench SIGSTOPs its own dev server for this long while purchases run (0: off). */
 const PAUSE_S = Number(arg('pause-temporal-seconds', '0'));
 const RATES = arg('rates', PAUSE_S ? '10' : '20,50')

@@ -36,12 +36,9 @@ import { machine, table, f1, f2, f0 } from './lib/report';
 import { writeGeneratedBlock } from './lib/section';
 import { api, startSyncStack, type SyncStack } from './lib/sync-stack';
 import { runBench } from './lib/run';
+import { numArg } from './lib/args';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const SUBS = arg('subs', 100_000);
+const SUBS = numArg('subs', 100_000);
 const EXPLAIN_AT = 100_000;
 const DRIFTED = 5;
 const HERE = path.dirname(fileURLToPath(import.meta.url));

@@ -39,12 +39,9 @@ import { startServer, track, type ServerHandle } from './lib/proc';
 import { f0, f1, f2, machine, table } from './lib/report';
 import { runBench } from './lib/run';
 import { quantile, writeResults } from './lib/webhook-stack';
+import { arg } from './lib/args';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 const ROUNDS = Number(arg('rounds', '2'));
 const RATE = Number(arg('rate', '20'));
 const SECONDS = Number(arg('seconds', '20'));

@@ -18,13 +18,10 @@ import { machine, table, f1, f2 } from './lib/report';
 import { writeGeneratedBlock } from './lib/section';
 import { api, startSyncStack } from './lib/sync-stack';
 import { runBench } from './lib/run';
+import { numArg } from './lib/args';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const PRODUCTS = arg('products', 200);
-const LATENCY = arg('latency', 50);
+const PRODUCTS = numArg('products', 200);
+const LATENCY = numArg('latency', 50);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const log = (m: string) => console.log(`[sync-throughput] ${m}`);
 

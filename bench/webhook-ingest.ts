@@ -33,12 +33,9 @@ import { cpuPhase, startWebhookStack, storedDeliveries, writeResults, type Webho
 import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as engineActivities from './engine/activities';
 import { runBench } from './lib/run';
+import { arg } from './lib/args';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name: string, dflt: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 const SECONDS = Number(arg('seconds', '60'));
 const CONNECTIONS = Number(arg('connections', '32'));
 const FLOOR_SECONDS = Number(arg('floor-seconds', '10'));
