@@ -13,6 +13,16 @@ import {
   type SubscriptionHistory,
 } from './history';
 import { addMonths, periodIndex, periodStart, type Period, type Resolution } from './periods';
+import {
+  type ChartSeries,
+  cohortCustomersSeries,
+  ratio,
+  refundRateSeries,
+  revenueChurnSeries,
+  revenuePerCustomerSeries,
+  subscriptionChurnSeries,
+  trialConversionSeries,
+} from './series';
 
 /**
  * The charts (docs/charts.md has each definition in words): names, titles, and how each is
@@ -82,17 +92,7 @@ export type ChartName = (typeof CHARTS)[number]['name'];
 
 export const isChartName = (s: string): s is ChartName => CHARTS.some((c) => c.name === s);
 
-export type Unit = 'count' | 'money' | 'ratio';
-
-export interface ChartSeries {
-  key: string;
-  label: string;
-  unit: Unit;
-  /** Set on money series (minor units of it); never two currencies in one series. */
-  currency: string | null;
-  /** One per period; null where the figure is not defined (a rate over nothing, a period still to come). */
-  values: (number | null)[];
-}
+export type { ChartSeries } from './series';
 
 export interface CohortRow {
   cohort: string;
@@ -117,7 +117,8 @@ export interface ChartInput {
   now: number;
 }
 
-const ratio = (num: number, den: number) => (den > 0 ? Math.round((num / den) * 10_000) / 10_000 : null);
+/** Period i is still to come. */
+const futureOf = (input: ChartInput) => (i: number) => input.periods[i].start > input.now;
 const sortedEntries = <V>(m: Map<string, V>) => [...m.entries()].sort(([a], [b]) => a.localeCompare(b));
 
 /** The instant each period is read at: its last moment, or now for the period in progress; null for one to come. */
@@ -249,27 +250,9 @@ function trialConversion(input: ChartInput): ChartData {
     b.add('trials', t.started, 1);
     if (t.converted !== null && t.converted <= input.now) b.add('converted', t.started, 1);
   }
-  const trials = input.periods.map((_, i) => b.get('trials')?.[i] ?? 0);
-  const converted = input.periods.map((_, i) => b.get('converted')?.[i] ?? 0);
   return {
     periods: input.periods.map((p) => p.label),
-    series: [
-      { key: 'trials', label: 'Trials started', unit: 'count', currency: null, values: withFuture(input, trials) },
-      {
-        key: 'converted',
-        label: 'Converted to paid',
-        unit: 'count',
-        currency: null,
-        values: withFuture(input, converted),
-      },
-      {
-        key: 'rate',
-        label: 'Conversion rate',
-        unit: 'ratio',
-        currency: null,
-        values: input.periods.map((p, i) => (p.start > input.now ? null : ratio(converted[i], trials[i]))),
-      },
-    ],
+    series: trialConversionSeries(input.periods.length, futureOf(input), b.get('trials'), b.get('converted')),
   };
 }
 
@@ -296,29 +279,10 @@ function churnRate(input: ChartInput): ChartData {
   );
   const mrrAtStart = atStarts(input, (s) => (s.mrr12 > 0 && s.price ? { key: s.price.currency, v: s.mrr12 } : null));
   for (const c of mrrAtStart.keys()) currencies.add(c);
-  const future = (i: number) => input.periods[i].start > input.now;
-  const series: ChartSeries[] = [
-    {
-      key: 'subscriptions',
-      label: 'Subscription churn rate',
-      unit: 'ratio',
-      currency: null,
-      values: input.periods.map((_, i) =>
-        future(i) ? null : ratio(b.get('churned')?.[i] ?? 0, payingAtStart?.[i] ?? 0),
-      ),
-    },
-  ];
-  for (const currency of [...currencies].sort()) {
-    series.push({
-      key: `revenue:${currency}`,
-      label: `Revenue churn rate (${currency})`,
-      unit: 'ratio',
-      currency,
-      values: input.periods.map((_, i) =>
-        future(i) ? null : ratio(b.get(`lost\n${currency}`)?.[i] ?? 0, mrrAtStart.get(currency)?.[i] ?? 0),
-      ),
-    });
-  }
+  const n = input.periods.length;
+  const series: ChartSeries[] = [subscriptionChurnSeries(n, futureOf(input), b.get('churned'), payingAtStart)];
+  for (const currency of [...currencies].sort())
+    series.push(revenueChurnSeries(n, futureOf(input), currency, b.get(`lost\n${currency}`), mrrAtStart.get(currency)));
   return { periods: input.periods.map((p) => p.label), series };
 }
 
@@ -328,21 +292,9 @@ function refundRate(input: ChartInput): ChartData {
     for (const at of refunds(h)) b.add('refunds', at, 1);
     for (const m of revenue(segments(h, input.catalogue), input.now)) if (m.amount_minor > 0) b.add('charges', m.at, 1);
   }
-  const refundsN = input.periods.map((_, i) => b.get('refunds')?.[i] ?? 0);
-  const charges = input.periods.map((_, i) => b.get('charges')?.[i] ?? 0);
   return {
     periods: input.periods.map((p) => p.label),
-    series: [
-      { key: 'refunds', label: 'Refunds', unit: 'count', currency: null, values: withFuture(input, refundsN) },
-      { key: 'charges', label: 'Charges', unit: 'count', currency: null, values: withFuture(input, charges) },
-      {
-        key: 'rate',
-        label: 'Refund rate',
-        unit: 'ratio',
-        currency: null,
-        values: input.periods.map((p, i) => (p.start > input.now ? null : ratio(refundsN[i], charges[i]))),
-      },
-    ],
+    series: refundRateSeries(input.periods.length, futureOf(input), b.get('refunds'), b.get('charges')),
   };
 }
 
@@ -367,20 +319,10 @@ function ltv(input: ChartInput): ChartData {
     }
   }
   const size = input.periods.map((_, i) => b.get('customers')?.[i] ?? 0);
-  const series: ChartSeries[] = [
-    { key: 'customers', label: 'Customers', unit: 'count', currency: null, values: withFuture(input, size) },
-  ];
-  for (const currency of [...currencies].sort()) {
-    series.push({
-      key: `ltv:${currency}`,
-      label: `Revenue per customer (${currency})`,
-      unit: 'money',
-      currency,
-      values: input.periods.map((p, i) =>
-        p.start > input.now || size[i] === 0 ? null : Math.round((b.get(`revenue\n${currency}`)?.[i] ?? 0) / size[i]),
-      ),
-    });
-  }
+  const n = input.periods.length;
+  const series: ChartSeries[] = [cohortCustomersSeries(n, futureOf(input), size)];
+  for (const currency of [...currencies].sort())
+    series.push(revenuePerCustomerSeries(n, futureOf(input), currency, size, b.get(`revenue\n${currency}`)));
   return { periods: input.periods.map((p) => p.label), series };
 }
 

@@ -3,6 +3,15 @@ import type { ChartData, ChartName, ChartSeries, CohortRow } from './definitions
 import type { DayMeasure, Measures } from './facts';
 import { addMonths, dayOf, periodIndex, periodStart, type Period, type Resolution } from './periods';
 import { currencyPlan, type RateBook } from './rates';
+import {
+  cohortCustomersSeries,
+  ratio,
+  refundRateSeries,
+  revenueChurnSeries,
+  revenuePerCustomerSeries,
+  subscriptionChurnSeries,
+  trialConversionSeries,
+} from './series';
 
 /**
  * A chart from the summed facts of domain/charts/facts.ts (the rows the worker's fold job keeps,
@@ -55,7 +64,6 @@ export interface SummedChart extends ChartData {
   unconverted?: string[];
 }
 
-const ratio = (num: number, den: number) => (den > 0 ? Math.round((num / den) * 10_000) / 10_000 : null);
 const v = (m: Measures, k: DayMeasure) => m[k] ?? 0;
 
 /** The day each period is read at: its last day, or today for the one in progress; null for one to come. */
@@ -140,6 +148,7 @@ function bucketsOf(input: SumsInput, value: (r: DaySum) => { key: string; v: num
 }
 
 const future = (input: SumsInput, i: number) => input.periods[i].start > input.now;
+const futureOf = (input: SumsInput) => (i: number) => future(input, i);
 const withFuture = (input: SumsInput, vals: readonly (number | null)[] | undefined) =>
   input.periods.map((_, i) => (future(input, i) ? null : (vals?.[i] ?? 0)));
 
@@ -242,25 +251,8 @@ function countChart(input: SumsInput, label: string, measure: DayMeasure): Summe
 function trialConversion(input: SumsInput): SummedChart {
   const b = bucketsOf(input, (r) => ({ key: 'trials', v: v(r.m, 'trials') }));
   const c = bucketsOf(input, (r) => ({ key: 'converted', v: v(r.m, 'converted') }));
-  const trials = input.periods.map((_, i) => b.get('trials')?.[i] ?? 0);
-  const converted = input.periods.map((_, i) => c.get('converted')?.[i] ?? 0);
-  return summary(input, [
-    { key: 'trials', label: 'Trials started', unit: 'count', currency: null, values: withFuture(input, trials) },
-    {
-      key: 'converted',
-      label: 'Converted to paid',
-      unit: 'count',
-      currency: null,
-      values: withFuture(input, converted),
-    },
-    {
-      key: 'rate',
-      label: 'Conversion rate',
-      unit: 'ratio',
-      currency: null,
-      values: input.periods.map((_, i) => (future(input, i) ? null : ratio(converted[i], trials[i]))),
-    },
-  ]);
+  const n = input.periods.length;
+  return summary(input, trialConversionSeries(n, futureOf(input), b.get('trials'), c.get('converted')));
 }
 
 function churnRate(input: SumsInput): SummedChart {
@@ -279,45 +271,17 @@ function churnRate(input: SumsInput): SummedChart {
   const conv = converter(input, [...currencies]);
   const lostBy = conv.apply(new Map([...lost].filter(([c]) => currencies.has(c))));
   const startBy = conv.apply(new Map([...mrrAtStart].filter(([c]) => currencies.has(c))));
-  const series: ChartSeries[] = [
-    {
-      key: 'subscriptions',
-      label: 'Subscription churn rate',
-      unit: 'ratio',
-      currency: null,
-      values: input.periods.map((_, i) => (future(input, i) ? null : ratio(churned?.[i] ?? 0, paying?.[i] ?? 0))),
-    },
-  ];
-  for (const currency of conv.currencies) {
-    series.push({
-      key: `revenue:${currency}`,
-      label: `Revenue churn rate (${currency})`,
-      unit: 'ratio',
-      currency,
-      values: input.periods.map((_, i) =>
-        future(input, i) ? null : ratio(lostBy.get(currency)![i] ?? 0, startBy.get(currency)![i] ?? 0),
-      ),
-    });
-  }
+  const n = input.periods.length;
+  const series: ChartSeries[] = [subscriptionChurnSeries(n, futureOf(input), churned, paying)];
+  for (const currency of conv.currencies)
+    series.push(revenueChurnSeries(n, futureOf(input), currency, lostBy.get(currency), startBy.get(currency)));
   return summary(input, series, conv.unconverted);
 }
 
 function refundRate(input: SumsInput): SummedChart {
   const refunds = bucketsOf(input, (r) => ({ key: 'n', v: v(r.m, 'refunds') })).get('n');
   const charges = bucketsOf(input, (r) => ({ key: 'n', v: v(r.m, 'charges') })).get('n');
-  const rn = input.periods.map((_, i) => refunds?.[i] ?? 0);
-  const cn = input.periods.map((_, i) => charges?.[i] ?? 0);
-  return summary(input, [
-    { key: 'refunds', label: 'Refunds', unit: 'count', currency: null, values: withFuture(input, rn) },
-    { key: 'charges', label: 'Charges', unit: 'count', currency: null, values: withFuture(input, cn) },
-    {
-      key: 'rate',
-      label: 'Refund rate',
-      unit: 'ratio',
-      currency: null,
-      values: input.periods.map((_, i) => (future(input, i) ? null : ratio(rn[i], cn[i]))),
-    },
-  ]);
+  return summary(input, refundRateSeries(input.periods.length, futureOf(input), refunds, charges));
 }
 
 function ltv(input: SumsInput): SummedChart {
@@ -336,20 +300,10 @@ function ltv(input: SumsInput): SummedChart {
   }
   const conv = converter(input, [...currencies]);
   const merged = conv.apply(new Map([...money].filter(([c]) => currencies.has(c))));
-  const series: ChartSeries[] = [
-    { key: 'customers', label: 'Customers', unit: 'count', currency: null, values: withFuture(input, size) },
-  ];
-  for (const currency of conv.currencies) {
-    series.push({
-      key: `ltv:${currency}`,
-      label: `Revenue per customer (${currency})`,
-      unit: 'money',
-      currency,
-      values: input.periods.map((_, i) =>
-        future(input, i) || size[i] === 0 ? null : Math.round((merged.get(currency)![i] ?? 0) / size[i]),
-      ),
-    });
-  }
+  const n = input.periods.length;
+  const series: ChartSeries[] = [cohortCustomersSeries(n, futureOf(input), size)];
+  for (const currency of conv.currencies)
+    series.push(revenuePerCustomerSeries(n, futureOf(input), currency, size, merged.get(currency)));
   return summary(input, series, conv.unconverted);
 }
 
