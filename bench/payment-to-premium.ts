@@ -2,7 +2,9 @@
  * Payment to premium: from the psp_a emulator's checkout (it sends `payment_intent.succeeded`,
  * then `customer.subscription.created`, then `invoice.payment_succeeded`, each signed and each
  * waiting for our answer, as Stripe does) to the first `is_premium: true` at
- * `GET /v1/sdk/subscribers/{app_user_id}` — what the app sees, provisional access counted — and,
+ * `GET /v1/sdk/subscribers/{app_user_id}` — what the app sees, provisional access counted, asked
+ * from the moment of payment as the SDK's `checkout({ waitForPremium })` does, or once the
+ * checkout's events are all answered (`--ask-from`; by default alternate purchases each) — and,
  * beside it, to the authoritative confirmation (the entitlement row the customer's workflow
  * writes). Open loop: a purchase is due every 1/rate s whatever the service does; latency counts
  * from when it was due.
@@ -18,6 +20,7 @@
  *
  *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts [--rates 20,50] [--seconds 30] [--poll-ms 20]
  *       [--premium-concurrency 32] [--premium-timeout-s 60] [--confirm-timeout-s 600]
+ *       [--ask-from both|payment|checkout]
  *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts --pause-temporal-seconds 30 [--rates 10]
  */
 import os from 'node:os';
@@ -53,11 +56,29 @@ const PREMIUM_TIMEOUT_MS = Number(arg('premium-timeout-s', '60')) * 1000;
 /** How long the bench waits for the authoritative confirmations (and, paused, the backlog) before it reports what is missing. */
 const CONFIRM_TIMEOUT_MS = Number(arg('confirm-timeout-s', '600')) * 1000;
 const HELD_WAIT_MS = 2000;
+/**
+ * When the app starts asking. `payment`: as the SDK's `checkout({ waitForPremium })` does, the app's
+ * held read (`wait_for=premium`) leaves when the payment is made, while the provider's webhooks are
+ * still on their way. `checkout`: a plain read once the provider's three events have all been
+ * answered (the stricter instrument of earlier runs). `both` (the default): purchases alternate
+ * between the two, so both are measured under the same load in one run.
+ */
+const ASK_FROM = arg('ask-from', 'both');
+if (!['payment', 'checkout', 'both'].includes(ASK_FROM))
+  throw new Error('--ask-from must be payment, checkout or both');
+type Instrument = 'payment' | 'checkout';
+const INSTRUMENTS: Instrument[] = ASK_FROM === 'both' ? ['payment', 'checkout'] : [ASK_FROM as Instrument];
+const INSTRUMENT_LABEL: Record<Instrument, string> = {
+  payment: "app waits from the payment (the SDK's checkout with waitForPremium)",
+  checkout: 'app reads once the checkout has answered',
+};
 const log = (m: string) => console.log(`[premium] ${m}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Purchase {
   user: string;
+  /** When this purchase's app starts asking (ASK_FROM). */
+  askFrom: Instrument;
   due: number;
   /** Wall clock (ms since epoch) when the checkout was due: every stage below is on this clock. */
   dueWall: number;
@@ -181,11 +202,38 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
       if (r.status !== 200) await sleep(Math.max(POLL_MS, 200));
     }
   };
+  /**
+   * The app's view from the moment of payment, as the SDK's `checkout({ waitForPremium })`: held
+   * reads (`wait_for=premium`: answered at once when premium, else woken by the commit that makes
+   * the user premium) until premium or PREMIUM_TIMEOUT_MS, alongside the provider's webhooks.
+   */
+  const waitFromPayment = async (p: Purchase) => {
+    for (;;) {
+      const r = await heldRead(() => {
+        p.premiumAsked ??= performance.now();
+        return sdk(p.user, true);
+      });
+      p.premiumReads = (p.premiumReads ?? 0) + 1;
+      if (r.status === 200 && r.body?.is_premium === true) {
+        p.premiumAt = performance.now();
+        return;
+      }
+      if (performance.now() - p.due > PREMIUM_TIMEOUT_MS) return;
+      if (r.status !== 200) await sleep(Math.max(POLL_MS, 200));
+    }
+  };
   const one = async (p: Purchase) => {
     const wait = p.due - performance.now();
     if (wait > 0) await sleep(wait);
     // Watched from the moment it is sent: its entitlement may commit before the checkout call returns.
     waiting.set(p.user, p);
+    // The app that waits from the payment starts now, beside the provider's webhooks.
+    const app = p.askFrom === 'payment' ? waitFromPayment(p) : null;
+    if ((await checkout(p)) && !app) await askPremium(p);
+    await app;
+  };
+  /** The provider's side of a purchase: its three events, redelivered until answered 200. False: no write can confirm it. */
+  const checkout = async (p: Purchase): Promise<boolean> => {
     let c: { customer_id: string; events: { id: string; type: string; status: number }[] };
     try {
       const res = await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
@@ -205,7 +253,7 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
     } catch (e) {
       p.checkoutFailed = (e as Error).message;
       waiting.delete(p.user);
-      return;
+      return false;
     }
     p.checkoutDone = performance.now();
     p.customer = c.customer_id;
@@ -236,9 +284,9 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
     if (p.statuses.some((x) => x !== 200)) {
       p.refused = true;
       waiting.delete(p.user);
-      return;
+      return false;
     }
-    await askPremium(p);
+    return true;
   };
   // The authoritative confirmation: one watcher for every purchase (a poller per purchase would
   // load the machine more than the service does) reads which app users' entitlement rows the
@@ -275,7 +323,12 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
   const runs: Promise<void>[] = [];
   for (let i = 0; i < total; i++) {
     const due = t0 + (i * 1000) / rate;
-    const p: Purchase = { user: `${tag}_${i}`, due, dueWall: wall0 + (due - t0) };
+    const p: Purchase = {
+      user: `${tag}_${i}`,
+      askFrom: INSTRUMENTS[i % INSTRUMENTS.length],
+      due,
+      dueWall: wall0 + (due - t0),
+    };
     purchases.push(p);
     runs.push(one(p));
   }
@@ -627,50 +680,87 @@ async function main() {
       ]) {
         cpuRows.push([`${rate}/s`, name, (ms / ps.length).toFixed(1), f0((100 * ms) / cpu.wallMs) + '%']);
       }
-      const premium = ps.filter((p) => p.premiumAt !== undefined);
-      const prem = pct(premium.map((p) => p.premiumAt! - p.due));
       const confirmed = ps.filter((p) => p.confirmed !== undefined);
       const conf = pct(confirmed.map((p) => p.confirmed! - p.due));
-      const reads = ps.reduce((k, p) => k + (p.premiumReads ?? 0), 0) / Math.max(1, ps.length);
-      const non200 = ps.filter((p) => p.firstStatuses?.some((x) => x !== 200)).length;
-      const retries = ps.reduce((k, p) => k + (p.retries ?? 0), 0);
-      const failedCheckouts = ps.filter((p) => p.checkoutFailed).length;
       const { ids, lost } = await lostOf(stack, ps);
       const left = await backlogNow(stack);
-      summary.push([
-        `${rate}/s`,
-        `${ps.length} (${ids} webhooks)`,
-        `${f0(prem.p50)} / ${f0(prem.p90)} / **${f0(prem.p99)}** / ${f0(prem.max)}`,
-        `${f0(conf.p50)} / **${f0(conf.p99)}** / ${f0(conf.max)}`,
-        reads.toFixed(2),
-        `${non200} (${retries} redeliveries, ${failedCheckouts} checkouts failed, ${ps.filter((p) => p.refused).length} never accepted)`,
-        ps.length - premium.length,
-        ps.length - confirmed.length,
-        `${lost} lost, ${left.failed} failed`,
-        os.loadavg()[0].toFixed(2) + ` (${loadBefore.toFixed(2)} before)`,
-      ]);
-      const aim = rate <= 20 ? 100 : rate <= 50 ? 150 : NaN;
-      if (!Number.isNaN(aim))
-        aims.push(
-          `${rate}/s: premium p99 ${f0(prem.p99)} ms (aim < ${aim} ms): ${prem.p99 < aim && premium.length === ps.length ? '**met**' : '**not met**'}; authoritative p50 ${f0(conf.p50)} / p99 ${f0(conf.p99)} ms, ${confirmed.length} of ${ps.length} confirmed, ${lost} lost.`,
+      const verdicts = new Map<Instrument, string>();
+      for (const inst of INSTRUMENTS) {
+        const mine = ps.filter((p) => p.askFrom === inst);
+        const premium = mine.filter((p) => p.premiumAt !== undefined);
+        const prem = pct(premium.map((p) => p.premiumAt! - p.due));
+        const mineConf = pct(mine.filter((p) => p.confirmed !== undefined).map((p) => p.confirmed! - p.due));
+        const reads = mine.reduce((k, p) => k + (p.premiumReads ?? 0), 0) / Math.max(1, mine.length);
+        const non200 = mine.filter((p) => p.firstStatuses?.some((x) => x !== 200)).length;
+        const retries = mine.reduce((k, p) => k + (p.retries ?? 0), 0);
+        const failedCheckouts = mine.filter((p) => p.checkoutFailed).length;
+        summary.push([
+          `${rate}/s`,
+          INSTRUMENT_LABEL[inst],
+          `${mine.length}`,
+          `${f0(prem.p50)} / ${f0(prem.p90)} / **${f0(prem.p99)}** / ${f0(prem.max)}`,
+          `${f0(mineConf.p50)} / **${f0(mineConf.p99)}** / ${f0(mineConf.max)}`,
+          reads.toFixed(2),
+          `${non200} (${retries} redeliveries, ${failedCheckouts} checkouts failed, ${mine.filter((p) => p.refused).length} never accepted)`,
+          mine.length - premium.length,
+          mine.length - mine.filter((p) => p.confirmed !== undefined).length,
+          os.loadavg()[0].toFixed(2) + ` (${loadBefore.toFixed(2)} before)`,
+        ]);
+        const aim = rate <= 20 ? 100 : rate <= 50 ? 150 : NaN;
+        verdicts.set(
+          inst,
+          `${INSTRUMENT_LABEL[inst]}: premium p99 ${f0(prem.p99)} ms${Number.isNaN(aim) ? '' : ` (aim < ${aim} ms): ${prem.p99 < aim && premium.length === mine.length ? '**met**' : '**not met**'}`}`,
         );
+        log(
+          `rate ${rate} (${inst}): premium p50 ${f0(prem.p50)} p99 ${f0(prem.p99)} ms; not premium ${mine.length - premium.length}`,
+        );
+      }
+      aims.push(
+        `${rate}/s (${ps.length} purchases, ${ids} webhooks): ${[...verdicts.values()].join('; ')}; authoritative p50 ${f0(conf.p50)} / p99 ${f0(conf.p99)} ms, ${confirmed.length} of ${ps.length} confirmed, ${lost} lost, ${left.failed} failed.`,
+      );
       log(
-        `rate ${rate}: premium p50 ${f0(prem.p50)} p99 ${f0(prem.p99)} ms; authoritative p50 ${f0(conf.p50)} p99 ${f0(conf.p99)} ms; not premium ${ps.length - premium.length}, not confirmed ${ps.length - confirmed.length}`,
+        `rate ${rate}: authoritative p50 ${f0(conf.p50)} p99 ${f0(conf.p99)} ms; not confirmed ${ps.length - confirmed.length}`,
       );
 
       // Where the time goes: every purchase's stage boundaries, median per stage.
-      const pairs: [string, (s: Stages, d: number) => number | null][] = [
-        ['premium — checkout: due → its three events answered 200', (s, d) => s.checkoutDone - d],
+      // Each premium stage belongs to one instrument (its purchases only); the authoritative path is every purchase's.
+      type Stage = [string, (s: Stages, d: number) => number | null, Instrument?];
+      const premiumStages: Stage[] = [
         [
-          "premium — receipt grant: due → the granting delivery's statement (its premium_at)",
+          `premium, app waits from the payment — the app's held read sent (the bench's queue, ≤ 20 held)`,
+          (s, d) => s.asked - d,
+          'payment',
+        ],
+        [
+          "premium, app waits from the payment — receipt grant: due → the granting delivery's statement (its premium_at)",
           (s, d) => (s.granted === null ? null : s.granted - d),
+          'payment',
         ],
         [
-          `premium — the bench's queue: checkout answered → first SDK read sent (≤ ${PREMIUM_CONCURRENCY} in flight)`,
-          (s) => s.asked - s.checkoutDone,
+          'premium, app waits from the payment — wake: grant committed → the held read answers is_premium',
+          (s) => (s.granted === null ? null : s.seen - s.granted),
+          'payment',
         ],
-        ['premium — SDK: read sent → GET /v1/sdk/subscribers answers is_premium', (s) => s.seen - s.asked],
-        ['**premium total** (first is_premium: true)', (s, d) => s.seen - d],
+        ['**premium total, app waits from the payment**', (s, d) => s.seen - d, 'payment'],
+        [
+          'premium, app reads after the checkout — checkout: due → its three events answered 200',
+          (s, d) => s.checkoutDone - d,
+          'checkout',
+        ],
+        [
+          `premium, app reads after the checkout — the bench's queue: checkout answered → first SDK read sent (≤ ${PREMIUM_CONCURRENCY} in flight)`,
+          (s) => s.asked - s.checkoutDone,
+          'checkout',
+        ],
+        [
+          'premium, app reads after the checkout — SDK: read sent → GET /v1/sdk/subscribers answers is_premium',
+          (s) => s.seen - s.asked,
+          'checkout',
+        ],
+        ['**premium total, app reads after the checkout**', (s, d) => s.seen - d, 'checkout'],
+      ];
+      const pairs: Stage[] = [
+        ...premiumStages.filter(([, , inst]) => !inst || INSTRUMENTS.includes(inst)),
         [
           'authoritative — receive: emulator sends payment_intent.succeeded → its row (and outbox row) inserted',
           (s, d) => s.piStored - d,
@@ -696,13 +786,14 @@ async function main() {
         ['off the path: commit → Temporal records the workflow task completed', (s) => s.reported - s.confirmed],
       ];
       // Stage boundaries of every confirmed purchase (history read after the rate's run).
-      const matched: { s: Stages; d: number }[] = [];
+      const matched: { s: Stages; d: number; inst: Instrument }[] = [];
       for (const p of confirmed) {
         const st = await stagesOf(stack, p, perfToWall).catch(() => null);
-        if (st) matched.push({ s: st, d: p.dueWall });
+        if (st) matched.push({ s: st, d: p.dueWall, inst: p.askFrom });
       }
-      for (const [name, fn] of pairs) {
+      for (const [name, fn, only] of pairs) {
         const xs = matched
+          .filter(({ inst }) => !only || inst === only)
           .map(({ s: st, d }) => fn(st, d))
           .filter((x): x is number => x !== null && Number.isFinite(x))
           .sort((a, b) => a - b);
@@ -751,13 +842,13 @@ async function main() {
   }
   const command = PAUSE_S
     ? `npx tsx bench/payment-to-premium.ts --pause-temporal-seconds ${PAUSE_S} --rates ${RATES.join(',')}`
-    : `npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS}`;
+    : `npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS} --ask-from ${ASK_FROM}`;
   sections.push(
     `Run: ${m0.date} · \`${command}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
     `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, ${stack.pgVersion ? `PostgreSQL ${stack.pgVersion}` : ''} on the same host; load average at start ${m0.loadavg}. The machine is shared and noisy: the emulator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal, as \`npm start\`), Postgres and other people's work share the CPUs.`,
     '',
   );
-  const how = `A purchase is the emulator's checkout: \`payment_intent.succeeded\`, \`customer.subscription.created\`, \`invoice.payment_succeeded\`, each signed and sent after the previous one's answer, each answer awaited as Stripe does. **Premium** is what the app sees: once the checkout has answered, the bench asks \`GET /v1/sdk/subscribers/{id}\` (provisional access counted) once, then, if not premium, with \`wait_for=premium\` (held up to ${HELD_WAIT_MS / 1000} s, woken by the commit) until premium or ${PREMIUM_TIMEOUT_MS / 1000} s; at most ${PREMIUM_CONCURRENCY} plain reads in flight, so the instrument costs one read per purchase when the receipt has granted. **Authoritative** is the workflow's entitlement row seen active by one watcher query every ${POLL_MS} ms (longer while many wait: a backlog), bounded at ${CONFIRM_TIMEOUT_MS / 1000} s. Both clocks start when the purchase was due (open loop: a purchase is due every 1/rate s whatever the service does). An event answered other than 200 is redelivered by the bench after 1 s, as the provider would, and the wait counts.`;
+  const how = `A purchase is the emulator's checkout: \`payment_intent.succeeded\`, \`customer.subscription.created\`, \`invoice.payment_succeeded\`, each signed and sent after the previous one's answer, each answer awaited as Stripe does. **Premium** is what the app sees at \`GET /v1/sdk/subscribers/{id}\` (provisional access counted), asked one of two ways${INSTRUMENTS.length > 1 ? ', alternate purchases each' : ''}: *the app waits from the payment*, as the SDK's \`checkout({ waitForPremium })\` does: a held read (\`wait_for=premium\`, up to ${HELD_WAIT_MS / 1000} s, answered at once when premium, else woken by the commit) sent when the payment is made, beside the provider's webhooks, asked again until premium or ${PREMIUM_TIMEOUT_MS / 1000} s (at most 20 held at once: the api bounds held reads per client address); *the app reads after the checkout*: a plain read once the provider's three events have all been answered, then held reads if not premium (at most ${PREMIUM_CONCURRENCY} plain reads in flight). Each costs one read per purchase when the receipt has granted. **Authoritative** is the workflow's entitlement row seen active by one watcher query every ${POLL_MS} ms (longer while many wait: a backlog), bounded at ${CONFIRM_TIMEOUT_MS / 1000} s. Both clocks start when the purchase was due (open loop: a purchase is due every 1/rate s whatever the service does). An event answered other than 200 is redelivered by the bench after 1 s, as the provider would, and the wait counts.`;
   if (PAUSE_S) {
     sections.push(
       how,
@@ -791,6 +882,7 @@ async function main() {
       table(
         [
           'purchases/s',
+          'the app asks',
           'purchases',
           'premium p50 / p90 / p99 / max ms',
           'authoritative p50 / p99 / max ms',
@@ -798,7 +890,6 @@ async function main() {
           'purchases with a non-200 first answer',
           'not premium',
           'not confirmed',
-          'lost (no row) / failed',
           'load average (1 min) after',
         ],
         summary,
