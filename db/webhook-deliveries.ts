@@ -40,7 +40,14 @@ export interface DeliveryToStore {
 export async function storeDelivery(
   db: Knex,
   d: DeliveryToStore,
-): Promise<{ inserted: boolean; queued: boolean; provisional: number }> {
+): Promise<{
+  inserted: boolean;
+  queued: boolean;
+  /** Grants made (0 or 1), or for an ending the grants it withdrew. */
+  provisional: number;
+  /** The grant is the app user's first live one of its product: the premium answer changed (waiters to wake). */
+  firstGrant: boolean;
+}> {
   const effect = d.handover !== null;
   const provisional = d.provisional ?? null;
   const { rows } = await db.raw(
@@ -75,7 +82,15 @@ export async function storeDelivery(
       ...(provisional ? provisionalBindings(d.tenantId, d.provider, provisional) : []),
     ],
   );
-  return { inserted: rows[0].inserted, queued: rows[0].queued > 0, provisional: rows[0].provisional ?? 0 };
+  // A grant answers 1, or 2 when the same live grant was already held (migration 051): the answer did not change.
+  const n: number = rows[0].provisional ?? 0;
+  const grant = provisional !== null && !provisional.stop;
+  return {
+    inserted: rows[0].inserted,
+    queued: rows[0].queued > 0,
+    provisional: grant ? Math.min(n, 1) : n,
+    firstGrant: grant && n === 1,
+  };
 }
 
 /**

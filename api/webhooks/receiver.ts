@@ -187,8 +187,9 @@ async function receive(
     receiptToPremium.observe({ provider, source: 'provisional' }, secondsSince(received));
     // The app user's waiters are woken by a statement of its own, after the commit: a NOTIFY in the writing
     // transaction would hold Postgres's single notify lock through its WAL flush and serialize every receipt;
-    // alone it writes no WAL. Lost (a crash between the two), a waiter still re-reads at its timeout.
-    await notifyAfterCommit(services.db, conn.tenant_id, provisional.appUserId!).catch(() => {});
+    // alone it writes no WAL. Lost (a crash between the two), a waiter still re-reads at its timeout. Only a
+    // first grant changes the answer: the checkout's later events renew it, and nobody waits for premium then.
+    if (stored.firstGrant) await notifyAfterCommit(services.db, conn.tenant_id, provisional.appUserId!).catch(() => {});
   }
   if (stored.queued) kickDispatcher(services);
   ctx.status = 200;

@@ -14,6 +14,7 @@ import { call, newTenant, startApi } from '../helpers/api';
 import { startTestWorker } from '../helpers/temporal';
 import { until } from '../helpers/until';
 import { confirmedPremium } from '../helpers/premium';
+import { ENTITLEMENT_CHANNEL, entitlementPayload, listenForEntitlementChanges } from '../../db/entitlement-notify';
 
 /**
  * Provisional access at receipt (docs/provisional-access.md), with real parts: the psp_a emulator's
@@ -102,11 +103,30 @@ describe('provisional access: premium at the webhook, the workflow confirms', ()
 
   it('with Temporal paused, the buyer is premium as soon as the checkout’s webhooks are answered, and a held wait wakes', async () => {
     pause();
+    // Every notification on the channel, as the api's listener gets them.
+    const heard: string[] = [];
+    const listener = listenForEntitlementChanges(testDb(), {
+      onChange: (tenant, hash) => heard.push(`${tenant}:${hash}`),
+      onResync: () => {},
+    });
+    await listener.ready;
     // An SDK wait taken before the purchase: only the receipt's notification can answer it before its timeout.
     const started = Date.now();
     const waiting = sdk('user_1', pk, '?wait_for=premium&timeout_ms=25000');
     const paid = await checkout('user_1');
     expect(paid.events.map((e: { status: number }) => e.status)).toEqual([200, 200, 200]);
+    // The three events all grant; only the first changed the answer, so only it woke waiters. Notifications
+    // arrive in commit order: once a marker sent after the checkout is heard, every receipt's has been.
+    const marker = `${t.tenant_id}:after-checkout`;
+    await testDb().raw('select pg_notify(?, ?)', [ENTITLEMENT_CHANNEL, marker]);
+    await until(
+      'the marker notification',
+      async () => heard.includes(marker),
+      (v) => v,
+    );
+    await listener.stop();
+    expect(heard.filter((h) => h === entitlementPayload(t.tenant_id, 'user_1'))).toHaveLength(1);
+    expect(await grants(t.tenant_id, 'user_1')).toHaveLength(3);
     user1Customer = paid.customer_id;
     // No polling: the first read after the webhooks were answered.
     const first = await sdk('user_1');
