@@ -205,10 +205,12 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     log(
       `stack up: database ${dbName}, temporal ${temporal.address}, api pid ${api.pid}, worker pid ${child.pid}, outbound worker pid ${outbound.pid}`,
     );
-    // BENCH_BACKGROUND_NICE=N: the workers and the dev server at a lower CPU priority than the api (measured against none).
+    // BENCH_BACKGROUND_NICE=N: the workers and the dev server at a lower CPU priority than the api (measured against
+    // none). On Linux a nice value is per thread: every thread each process has now (the ones it starts later inherit).
     if (process.env.BENCH_BACKGROUND_NICE)
       for (const pid of [child.pid!, outbound.pid!, temporal.process.pid!])
-        os.setPriority(pid, Number(process.env.BENCH_BACKGROUND_NICE));
+        for (const tid of fs.readdirSync(`/proc/${pid}/task`))
+          os.setPriority(Number(tid), Math.max(os.getPriority(Number(tid)), Number(process.env.BENCH_BACKGROUND_NICE)));
     return {
       db,
       dbName,
