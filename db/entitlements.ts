@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { PREMIUM_STATES, type EntitlementState } from '../domain/entitlement';
-import { ENTITLEMENT_CHANNEL, entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
+import { notifyEntitlementChanged } from './entitlement-notify';
 import { noteReadinessChange } from './outbound-events';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import { SUPERSEDE_PROVISIONAL_SQL } from './provisional';
@@ -56,8 +56,8 @@ export interface EntitlementWrite {
  * notification). One row per (user, provider, product) is shared by the user's purchases of it,
  * so the guard: a purchase that no longer grants access never replaces the row while another
  * purchase holds it active. Answers the row's id, or null when the guard kept the other purchase.
- * A row written also notifies (db/entitlement-notify.ts) in the same statement, so long-polling
- * SDK reads wake at this transaction's commit. The provider's first sandbox row is a store's proof
+ * A row written also notifies (db/entitlement-notify.ts), so long-polling SDK reads wake once this
+ * transaction has committed. The provider's first sandbox row is a store's proof
  * of test mode (readiness' sandbox evidence): only then is readiness looked at, not on every write
  * of this path, nor for every new test user of a tenant that already has its proof.
  */
@@ -74,7 +74,7 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
      where entitlements.subscription_id is not distinct from excluded.subscription_id
        or entitlements.state not in ${PREMIUM_STATES_SQL}
        or excluded.state in ${PREMIUM_STATES_SQL}
-     returning id, (xmax = 0) as inserted, pg_notify(?, ?)`,
+     returning id, (xmax = 0) as inserted`,
     [
       ...[e.tenantId, e.appUserId, e.provider, e.productId],
       e.tenantId,
@@ -86,10 +86,9 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
       e.isSandbox,
       e.expiresAt,
       e.graceUntil,
-      ENTITLEMENT_CHANNEL,
-      entitlementPayload(e.tenantId, e.appUserId),
     ],
   );
+  if (rows[0]) await notifyEntitlementChanged(trx, e.tenantId, [e.appUserId]);
   if (e.isSandbox && rows[0]?.inserted && !(await hasOtherSandboxEntitlement(trx, e.tenantId, e.provider, rows[0].id)))
     await noteReadinessChange(trx, e.tenantId);
   return rows[0]?.id ?? null;
