@@ -74,7 +74,12 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
      where entitlements.subscription_id is not distinct from excluded.subscription_id
        or entitlements.state not in ${PREMIUM_STATES_SQL}
        or excluded.state in ${PREMIUM_STATES_SQL}
-     returning id, (xmax = 0) as inserted`,
+     -- A new sandbox row: whether the provider had one before it, in the same round trip. Probed only then (the
+     -- index entitlements_overview); the statement's snapshot does not see its own insert.
+     returning id, (xmax = 0) as inserted,
+       case when xmax = 0 and ?::boolean
+            then exists (select 1 from entitlements o where o.tenant_id = ? and o.is_sandbox and o.provider = ?)
+       end as sandbox_before`,
     [
       ...[e.tenantId, e.appUserId, e.provider, e.productId],
       e.tenantId,
@@ -86,29 +91,14 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
       e.isSandbox,
       e.expiresAt,
       e.graceUntil,
+      e.isSandbox,
+      e.tenantId,
+      e.provider,
     ],
   );
   if (rows[0]) await notifyEntitlementChanged(trx, e.tenantId, [e.appUserId]);
-  if (e.isSandbox && rows[0]?.inserted && !(await hasOtherSandboxEntitlement(trx, e.tenantId, e.provider, rows[0].id)))
-    await noteReadinessChange(trx, e.tenantId);
+  if (e.isSandbox && rows[0]?.inserted && !rows[0].sandbox_before) await noteReadinessChange(trx, e.tenantId);
   return rows[0]?.id ?? null;
-}
-
-/**
- * Whether the tenant already has a sandbox entitlement of this provider besides `id` (an index probe:
- * entitlements_overview).
- */
-async function hasOtherSandboxEntitlement(
-  trx: Knex.Transaction,
-  tenantId: string,
-  provider: string,
-  id: string,
-): Promise<boolean> {
-  const { rows } = await trx.raw(
-    'select exists (select 1 from entitlements where tenant_id = ? and is_sandbox and provider = ? and id <> ?) as other',
-    [tenantId, provider, id],
-  );
-  return rows[0].other;
 }
 
 /**
