@@ -15,8 +15,9 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
      * Write what the lifecycle derived, in one tenant transaction: the subscription records,
      * the entitlement of each one's app user, and the deliveries marked processed. Idempotent:
      * the same input writes the same rows. The buyer's email never travels through the
-     * workflow: it is read here from the delivery of the event that named it last. Three round
-     * trips per subscription at most: the upsert, the entitlement, the deliveries.
+     * workflow: it is read here from the delivery of the event that named it last. Two round
+     * trips per subscription (the upsert, the entitlement; a provider's first sandbox row adds
+     * readiness' look); the deliveries are marked in the last subscription's upsert.
      */
     async writeLifecycle(input: {
       tenantId: string;
@@ -38,11 +39,19 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
             if (input.quiet) await quietOutbound(trx);
             const batch = new Set(input.eventIds);
             const subscriptionOf = new Map<string, string>();
+            let lags: number[] | undefined;
             for (const [i, s] of input.subscriptions.entries()) {
-              const row = await upsertLifecycleSubscription(trx, tenantId, provider, s);
               // Every event of a subscription this batch speaks of: an event naming only the customer (a payment
               // intent) belongs to no subscription until one is seen, maybe in a later batch. Linked rows are skipped.
-              if (s.event_ids.some((e) => batch.has(e))) for (const e of s.event_ids) subscriptionOf.set(e, row.id);
+              const linked = s.event_ids.some((e) => batch.has(e));
+              // The last subscription's upsert also marks the batch's deliveries, its own events naming it.
+              const deliveries =
+                i === input.subscriptions.length - 1
+                  ? { eventIds: input.eventIds, subscriptionOf, ofWritten: linked ? s.event_ids : [] }
+                  : undefined;
+              const row = await upsertLifecycleSubscription(trx, tenantId, provider, s, deliveries);
+              if (linked) for (const e of s.event_ids) subscriptionOf.set(e, row.id);
+              lags = row.lags ?? lags;
               const ent = input.entitlements[i];
               await upsertEntitlement(trx, {
                 tenantId,
@@ -57,7 +66,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
                 appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
               });
             }
-            return markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);
+            return lags ?? markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);
           }),
       );
       // Counted once committed (a retried activity counts again: the metric is a rate, not a ledger).

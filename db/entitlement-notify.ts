@@ -1,13 +1,19 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { logger } from '../runtime/logger';
 
 /**
  * "This app user's entitlements changed", across processes: Postgres LISTEN/NOTIFY on one
- * channel. The write that changes an entitlement notifies in its own transaction
- * (db/entitlements.ts), so Postgres delivers it only once the row is committed and readable, to
- * every replica's listener. The payload is `<tenant id>:<subscriber hash>`, never the app user id
- * itself (it may be an email): listeners compare hashes.
+ * channel, to every replica's listener. A write that changes an entitlement asks for the
+ * notification in its tenant transaction (`notifyEntitlementChanged`); it is sent after that
+ * transaction commits, in a statement of its own that writes nothing (`withTenant`,
+ * db/tenant-tx.ts), and dropped with a rollback. So a woken waiter reads the committed row, and
+ * no writing commit holds Postgres's notify lock: that lock is one for the whole server, held
+ * from a notifying transaction's pre-commit through its WAL flush, so notifying inside the write
+ * made every entitlement-writing commit of the server wait for the one before (bench/RESULTS.md,
+ * "Sustained webhook ingest"). The payload is `<tenant id>:<subscriber hash>`, never the app user
+ * id itself (it may be an email): listeners compare hashes.
  */
 export const ENTITLEMENT_CHANNEL = 'entitlement_changed';
 
@@ -20,15 +26,43 @@ export function entitlementPayload(tenantId: string, appUserId: string): string 
   return `${tenantId.toLowerCase()}:${subscriberHash(tenantId, appUserId)}`;
 }
 
-/** Notify in `trx`: delivered at its commit, dropped with its rollback. */
+/** The payloads each open `withTenant` transaction asked for, to send once it has committed. */
+const afterCommit = new WeakMap<Knex.Transaction, Set<string>>();
+
+/**
+ * The app users' waiters are to be woken when `trx` commits, never if it rolls back. In a transaction
+ * `withTenant` opened, collected and sent after its commit (`sendCollected`); in any other (a savepoint, a
+ * transaction of its own), notified in it: Postgres delivers it at the commit, at the price of its notify lock.
+ */
 export async function notifyEntitlementChanged(
   trx: Knex.Transaction,
   tenantId: string,
   appUserIds: Iterable<string>,
 ): Promise<void> {
-  const payloads = [...new Set([...appUserIds].map((u) => entitlementPayload(tenantId, u)))];
-  if (payloads.length)
-    await trx.raw(`select pg_notify(?, p) from unnest(?::text[]) as p`, [ENTITLEMENT_CHANNEL, payloads]);
+  const payloads = new Set([...appUserIds].map((u) => entitlementPayload(tenantId, u)));
+  const pending = afterCommit.get(trx);
+  if (pending) for (const p of payloads) pending.add(p);
+  else if (payloads.size) await trx.raw(NOTIFY_SQL, [ENTITLEMENT_CHANNEL, [...payloads]]);
+}
+
+const NOTIFY_SQL = 'select pg_notify(?, p) from unnest(?::text[]) as p';
+
+/** `trx` (just opened by withTenant) collects its notifications: the set `sendCollected` takes after the commit. */
+export function collectNotifications(trx: Knex.Transaction): Set<string> {
+  const pending = new Set<string>();
+  afterCommit.set(trx, pending);
+  return pending;
+}
+
+/**
+ * Sends a committed transaction's notifications, outside any transaction. A failure is logged and
+ * swallowed: the write is committed, and a held `wait_for=premium` read re-reads at its timeout.
+ */
+export async function sendCollected(db: Knex, payloads: Set<string>): Promise<void> {
+  if (!payloads.size) return;
+  await db.raw(NOTIFY_SQL, [ENTITLEMENT_CHANNEL, [...payloads]]).catch((err: Error) => {
+    logger.warn({ err: { message: err.message }, notifications: payloads.size }, 'entitlement change not notified');
+  });
 }
 
 /**

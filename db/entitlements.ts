@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { PREMIUM_STATES, type EntitlementState } from '../domain/entitlement';
-import { ENTITLEMENT_CHANNEL, entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
+import { notifyEntitlementChanged } from './entitlement-notify';
 import { noteReadinessChange } from './outbound-events';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import { SUPERSEDE_PROVISIONAL_SQL } from './provisional';
@@ -56,8 +56,8 @@ export interface EntitlementWrite {
  * notification). One row per (user, provider, product) is shared by the user's purchases of it,
  * so the guard: a purchase that no longer grants access never replaces the row while another
  * purchase holds it active. Answers the row's id, or null when the guard kept the other purchase.
- * A row written also notifies (db/entitlement-notify.ts) in the same statement, so long-polling
- * SDK reads wake at this transaction's commit. The provider's first sandbox row is a store's proof
+ * A row written also notifies (db/entitlement-notify.ts), so long-polling SDK reads wake once this
+ * transaction has committed. The provider's first sandbox row is a store's proof
  * of test mode (readiness' sandbox evidence): only then is readiness looked at, not on every write
  * of this path, nor for every new test user of a tenant that already has its proof.
  */
@@ -74,7 +74,12 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
      where entitlements.subscription_id is not distinct from excluded.subscription_id
        or entitlements.state not in ${PREMIUM_STATES_SQL}
        or excluded.state in ${PREMIUM_STATES_SQL}
-     returning id, (xmax = 0) as inserted, pg_notify(?, ?)`,
+     -- A new sandbox row: whether the provider had one before it, in the same round trip. Probed only then (the
+     -- index entitlements_overview); the statement's snapshot does not see its own insert.
+     returning id, (xmax = 0) as inserted,
+       case when xmax = 0 and ?::boolean
+            then exists (select 1 from entitlements o where o.tenant_id = ? and o.is_sandbox and o.provider = ?)
+       end as sandbox_before`,
     [
       ...[e.tenantId, e.appUserId, e.provider, e.productId],
       e.tenantId,
@@ -86,30 +91,14 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
       e.isSandbox,
       e.expiresAt,
       e.graceUntil,
-      ENTITLEMENT_CHANNEL,
-      entitlementPayload(e.tenantId, e.appUserId),
+      e.isSandbox,
+      e.tenantId,
+      e.provider,
     ],
   );
-  if (e.isSandbox && rows[0]?.inserted && !(await hasOtherSandboxEntitlement(trx, e.tenantId, e.provider, rows[0].id)))
-    await noteReadinessChange(trx, e.tenantId);
+  if (rows[0]) await notifyEntitlementChanged(trx, e.tenantId, [e.appUserId]);
+  if (e.isSandbox && rows[0]?.inserted && !rows[0].sandbox_before) await noteReadinessChange(trx, e.tenantId);
   return rows[0]?.id ?? null;
-}
-
-/**
- * Whether the tenant already has a sandbox entitlement of this provider besides `id` (an index probe:
- * entitlements_overview).
- */
-async function hasOtherSandboxEntitlement(
-  trx: Knex.Transaction,
-  tenantId: string,
-  provider: string,
-  id: string,
-): Promise<boolean> {
-  const { rows } = await trx.raw(
-    'select exists (select 1 from entitlements where tenant_id = ? and is_sandbox and provider = ? and id <> ?) as other',
-    [tenantId, provider, id],
-  );
-  return rows[0].other;
 }
 
 /**

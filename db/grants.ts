@@ -4,8 +4,8 @@ import { notifyEntitlementChanged } from './entitlement-notify';
 
 /**
  * Access granted by hand (`entitlement_grants`, migration 029; docs/support.md). Every write
- * notifies the app user's premium waiters in its own transaction, as a paid entitlement's write
- * does (db/entitlements.ts), and the table's trigger emits the outbound `entitlement.*` event.
+ * notifies the app user's premium waiters once its transaction has committed, as a paid
+ * entitlement's write does (db/entitlements.ts), and the table's trigger emits the outbound `entitlement.*` event.
  */
 
 export interface NewGrant {

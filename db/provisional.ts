@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ENTITLEMENT_CHANNEL, entitlementPayload } from './entitlement-notify';
+import { entitlementPayload, notifyEntitlementChanged } from './entitlement-notify';
 
 /**
  * Provisional access (docs/provisional-access.md; rules in domain/provisional.ts, table and
@@ -65,7 +65,7 @@ export const SUPERSEDE_PROVISIONAL_SQL = `superseded as (delete from provisional
  * A store purchase the store's server API has just confirmed for its owner: provisional access
  * until the workflow's write (the next activity) supersedes it, unless the purchase's record already
  * holds a newer store read (which that write would keep, superseding nothing). In the tenant
- * transaction; notifies the owner's premium waiters at its commit.
+ * transaction; notifies the owner's premium waiters once it has committed.
  */
 export async function grantProvisionalForStorePurchase(
   trx: Knex.Transaction,
@@ -80,15 +80,14 @@ export async function grantProvisionalForStorePurchase(
     seconds: number;
   },
 ): Promise<void> {
-  await trx.raw(
+  const { rows } = await trx.raw(
     // A newer store read already written for this purchase outranks this one: it grants nothing.
-    `with g as (insert into provisional_access (tenant_id, provider, kind, customer_key, app_user_id, product_id,
-                                               is_sandbox, event_at, expires_at)
-                select ?, ?, 'grant', ?, ?, ?, ?, ?::timestamptz, now() + make_interval(secs => ?)
-                 where not exists (select 1 from subscriptions s where s.provider = ? and s.external_id = ?
-                                     and s.store_read_at > ?::timestamptz)
-                returning 1)
-     select pg_notify(?, ?) from g`,
+    `insert into provisional_access (tenant_id, provider, kind, customer_key, app_user_id, product_id, is_sandbox,
+                                     event_at, expires_at)
+     select ?, ?, 'grant', ?, ?, ?, ?, ?::timestamptz, now() + make_interval(secs => ?)
+      where not exists (select 1 from subscriptions s where s.provider = ? and s.external_id = ?
+                          and s.store_read_at > ?::timestamptz)
+     returning 1`,
     [
       g.tenantId,
       g.provider,
@@ -101,10 +100,9 @@ export async function grantProvisionalForStorePurchase(
       g.provider,
       g.purchaseKey,
       g.readAt,
-      ENTITLEMENT_CHANNEL,
-      entitlementPayload(g.tenantId, g.appUserId),
     ],
   );
+  if (rows.length) await notifyEntitlementChanged(trx, g.tenantId, [g.appUserId]);
 }
 
 /** Grants past their expiry without confirmation become `unconfirmed` (once each): how many, per provider. */

@@ -5,6 +5,12 @@ import type { Mode } from '../domain/providers';
 import type { SubscriptionStatus, SubscriptionView } from '../domain/subscription';
 import { productIdSql } from './entitlements';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
+import {
+  LIFECYCLE_DELIVERIES_CTE,
+  LIFECYCLE_DELIVERY_LAGS_SQL,
+  lifecycleDeliveriesBindings,
+  type LifecycleDeliveries,
+} from './webhook-deliveries';
 
 /** Subscription records, written by the web lifecycle and the store purchase paths (always in a tenant transaction). */
 
@@ -12,21 +18,27 @@ export interface WrittenSubscription {
   id: string;
   product_id: string | null;
   email: string | null;
+  /** When the batch's deliveries were marked in the same statement: the seconds since receipt of each it processed. */
+  lags?: number[];
 }
 
 /**
  * The web lifecycle's record of one derived subscription, in one statement: the product and the
  * buyer's email are looked up inside the upsert (the email from the delivery of the event that
- * named it last; the address never travels through a workflow).
+ * named it last; the address never travels through a workflow). Given `deliveries` (the batch's
+ * last subscription), the same statement marks the batch's deliveries processed
+ * (db/webhook-deliveries.ts), the events of this subscription naming it: no round trip of their
+ * own. Marked before the entitlement's write instead of after: that write does not read them, and
+ * a failure of either rolls both back.
  */
 export async function upsertLifecycleSubscription(
   trx: Knex.Transaction,
   tenantId: string,
   provider: string,
   s: SubscriptionView,
+  deliveries?: LifecycleDeliveries,
 ): Promise<WrittenSubscription> {
-  const { rows } = await trx.raw(
-    `insert into subscriptions (tenant_id, provider, external_id, customer_external_id, status, mode, email, app_user_id, product_id,
+  const upsert = `insert into subscriptions (tenant_id, provider, external_id, customer_external_id, status, mode, email, app_user_id, product_id,
        trial_started_at, trial_ended_at, current_period_end, canceled_at, country, status_since, updated_at)
      values (?, ?, ?, ?, ?, ?,
        (select buyer_email from webhook_deliveries where provider = ? and event_id = ?),
@@ -42,7 +54,11 @@ export async function upsertLifecycleSubscription(
        -- The provider's time of the deciding event: the history rows of a move are dated at it (migration 048).
        status_since = excluded.status_since,
        updated_at = now()
-     returning id, product_id, email`,
+     returning id, product_id, email`;
+  const { rows } = await trx.raw(
+    deliveries
+      ? `with s as (${upsert}), ${LIFECYCLE_DELIVERIES_CTE} select s.*, ${LIFECYCLE_DELIVERY_LAGS_SQL} as lags from s`
+      : upsert,
     [
       tenantId,
       provider,
@@ -61,6 +77,7 @@ export async function upsertLifecycleSubscription(
       s.canceled_at,
       s.country ?? null,
       s.status_since,
+      ...(deliveries ? lifecycleDeliveriesBindings(provider, deliveries) : []),
     ],
   );
   return rows[0] as WrittenSubscription;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { isUuid } from '../domain/ids';
 import type { TenantTransactionConfig } from './knex';
+import { collectNotifications, sendCollected } from './entitlement-notify';
 
 /** The non-owner role every tenant transaction runs as; row-level security applies to it. */
 export const APP_ROLE = 'billing_app';
@@ -9,13 +10,25 @@ export const APP_ROLE = 'billing_app';
  * Run a unit of work as tenant `tenantId`: one transaction that drops to the
  * non-owner role and sets `app.tenant_id` for its own duration only
  * (`set_config(..., true)`), so RLS filters every read and checks every write.
+ * The entitlement notifications it asks for are sent once it has committed (nothing on a
+ * rollback), not inside it: a NOTIFY in a writing transaction holds Postgres's one server-wide
+ * notify lock through the commit's WAL flush (db/entitlement-notify.ts).
  */
 export async function withTenant<T>(
   db: Knex,
   tenantId: string,
   work: (trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
-  return db.transaction(work, { beginSql: tenantSettingsSql(tenantId, 'withTenant') } as TenantTransactionConfig);
+  const config = { beginSql: tenantSettingsSql(tenantId, 'withTenant') } as TenantTransactionConfig;
+  // Inside another transaction this is a savepoint, whose release commits nothing: its writes notify in it.
+  if ((db as Knex.Transaction).isTransaction) return db.transaction(work, config);
+  let pending = new Set<string>();
+  const result = await db.transaction((trx) => {
+    pending = collectNotifications(trx);
+    return work(trx);
+  }, config);
+  await sendCollected(db, pending);
+  return result;
 }
 
 /**

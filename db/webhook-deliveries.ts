@@ -249,13 +249,33 @@ export function deliveryPage(
  * receipt and outbox writes run on the owner connection before any tenant is known.
  */
 
+/** Which deliveries a web lifecycle's batch marks processed, and the subscription each was applied to. */
+export interface LifecycleDeliveries {
+  eventIds: readonly string[];
+  /** By event id: subscriptions already written. */
+  subscriptionOf: ReadonlyMap<string, string>;
+  /** Events of the subscription the same statement writes (its CTE `s`): they name `s.id`. */
+  ofWritten?: readonly string[];
+}
+
 /**
- * A web lifecycle applied these events: deliveries still `received` are `processed`, and each
- * names the subscription it was applied to (`subscriptionOf`, by event id), which is how a
- * customer's timeline finds the provider events it received (db/customers.ts). One statement.
- * Answers, for each delivery this call processed, the seconds since its receipt (the metric
- * `billing_receipt_to_premium_seconds{source="authoritative"}`, observed once the caller commits).
+ * A web lifecycle applied these events: deliveries still `received` are `processed`, and each names the subscription
+ * it was applied to, which is how a customer's timeline finds the provider events it received (db/customers.ts).
+ * Answers, for each delivery processed, the seconds since its receipt (the metric
+ * `billing_receipt_to_premium_seconds{source="authoritative"}`, observed once the caller commits). `v` is the
+ * relation of (event_id, sub) pairs.
  */
+const lifecycleDeliveriesUpdate = (v: string) => `update webhook_deliveries d set
+       status = case when d.status = 'received' then 'processed' else d.status end,
+       processed_at = case when d.status = 'received' then now() else d.processed_at end,
+       subscription_id = coalesce(v.sub, d.subscription_id), updated_at = now()
+     from ${v}
+     where d.provider = ? and d.event_id = v.event_id
+       and (d.status = 'received' or d.subscription_id is distinct from coalesce(v.sub, d.subscription_id))
+     -- Processed by this transaction (now() is its start): seconds since receipt, on the database's clock.
+     returning (d.processed_at = now()) as fresh, extract(epoch from clock_timestamp() - d.created_at)::float8 as lag`;
+
+/** The update on its own, for a batch that wrote no subscription. One statement. */
 export async function markLifecycleDeliveriesProcessed(
   trx: Knex.Transaction,
   provider: string,
@@ -264,19 +284,36 @@ export async function markLifecycleDeliveriesProcessed(
 ): Promise<number[]> {
   const ids = [...new Set([...eventIds, ...subscriptionOf.keys()])];
   if (!ids.length) return [];
-  const { rows } = await trx.raw(
-    `update webhook_deliveries d set
-       status = case when d.status = 'received' then 'processed' else d.status end,
-       processed_at = case when d.status = 'received' then now() else d.processed_at end,
-       subscription_id = coalesce(v.sub, d.subscription_id), updated_at = now()
-     from unnest(?::text[], ?::uuid[]) as v (event_id, sub)
-     where d.provider = ? and d.event_id = v.event_id
-       and (d.status = 'received' or d.subscription_id is distinct from coalesce(v.sub, d.subscription_id))
-     -- Processed by this transaction (now() is its start): seconds since receipt, on the database's clock.
-     returning (d.processed_at = now()) as fresh, extract(epoch from clock_timestamp() - d.created_at)::float8 as lag`,
-    [ids, ids.map((e) => subscriptionOf.get(e) ?? null), provider] as Knex.RawBinding[],
-  );
+  const { rows } = await trx.raw(lifecycleDeliveriesUpdate('unnest(?::text[], ?::uuid[]) as v (event_id, sub)'), [
+    ids,
+    ids.map((e) => subscriptionOf.get(e) ?? null),
+    provider,
+  ] as Knex.RawBinding[]);
   return (rows as { fresh: boolean | null; lag: number }[]).filter((r) => r.fresh).map((r) => r.lag);
+}
+
+/**
+ * The update as CTE `d`, folded into the statement that writes a batch's last subscription as its CTE `s`
+ * (db/subscriptions.ts `upsertLifecycleSubscription`): one round trip fewer per batch. Select
+ * `LIFECYCLE_DELIVERY_LAGS_SQL` from it. Bindings: `lifecycleDeliveriesBindings`.
+ */
+export const LIFECYCLE_DELIVERIES_CTE = `d as (${lifecycleDeliveriesUpdate(
+  `(select u.event_id, case when u.own then s.id else u.sub end as sub
+              from s, unnest(?::text[], ?::uuid[], ?::boolean[]) as u (event_id, sub, own)) as v`,
+)})`;
+
+/** The fresh lags of `d`, as one array column. */
+export const LIFECYCLE_DELIVERY_LAGS_SQL = `(select coalesce(array_agg(lag) filter (where fresh), '{}') from d)`;
+
+export function lifecycleDeliveriesBindings(provider: string, d: LifecycleDeliveries): Knex.RawBinding[] {
+  const own = new Set(d.ofWritten ?? []);
+  const ids = [...new Set([...d.eventIds, ...d.subscriptionOf.keys(), ...own])];
+  return [
+    ids,
+    ids.map((e) => d.subscriptionOf.get(e) ?? null),
+    ids.map((e) => own.has(e)),
+    provider,
+  ] as Knex.RawBinding[];
 }
 
 /**

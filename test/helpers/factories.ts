@@ -88,7 +88,7 @@ export function makeSubscription(tenantId: string, fields: SubscriptionFields = 
 /**
  * An entitlement the way every path writes one: its subscription record (makeSubscription, with
  * `subscription` fields), then db/entitlements.ts upsertEntitlement (which notifies waiting SDK
- * reads at commit), in one tenant transaction. Active, sandbox, no product, unless given.
+ * reads once it commits), in one tenant transaction. Active, sandbox, no product, unless given.
  * Answers the entitlement row.
  */
 export function makeEntitlement(

@@ -17,7 +17,7 @@ type Tenant = Awaited<ReturnType<typeof newTenant>>;
 
 /**
  * GET /v1/sdk/subscribers/{id}?wait_for=premium: a bounded long-poll answered when the app
- * user's entitlement commits (Postgres NOTIFY from the writing transaction, one LISTEN session
+ * user's entitlement commits (Postgres NOTIFY once the write has committed, one LISTEN session
  * per process), or at the timeout with what is true then. Real Postgres, the real listeners.
  */
 describe('bounded wait for premium on the subscriber endpoint', () => {

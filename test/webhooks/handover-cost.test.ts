@@ -123,17 +123,20 @@ describe('the cost of one checkout', () => {
       }).toEqual({ signals: 1, workflowTasks: 1, localActivities: 1, activities: 0, timers: 0 });
 
       // The write: one tenant transaction on the worker's connection, each statement one round trip. A new
-      // test-mode user adds the sandbox probe (`select exists`), a tenant's first sandbox row the readiness note.
+      // test-mode user's entitlement upsert also answers whether its provider had a sandbox row before (no round
+      // trip more); the provider's first one adds the readiness note.
       const statement = (q: string) => q.split('(')[0].trim().split(/\s+/).slice(0, 3).join(' ');
       expect(workerQueries.map(statement)).toEqual([
         'BEGIN; select set_config',
-        'insert into subscriptions',
+        // The subscription's upsert, marking the batch's deliveries processed in the same statement.
+        'with s as',
         // The entitlement's upsert, removing the user's provisional access in the same statement.
         'with superseded as',
-        'select exists',
         'select outbound_wanted',
-        'update webhook_deliveries d',
         'COMMIT;',
+        // The buyer's premium waiters woken once the write has committed, outside the transaction
+        // (db/entitlement-notify.ts): the commit holds no server-wide notify lock.
+        'select pg_notify',
       ]);
     } finally {
       await api.close();
