@@ -22,10 +22,14 @@ export async function takeClientBucketTokens(
   tenantId: string,
   buckets: readonly Bucket[],
 ): Promise<{ ok: boolean; levels: number[] }> {
-  const { rows } = await db.raw(
-    'select ok, levels from take_client_tokens(?::uuid, ?::text[], ?::float8[], ?::float8[])',
-    [tenantId, buckets.map((b) => b.name), buckets.map((b) => b.capacity), buckets.map((b) => b.refillPerSecond)],
-  );
+  const { rows } = await db
+    .raw('select ok, levels from take_client_tokens(?::uuid, ?::text[], ?::float8[], ?::float8[])', [
+      tenantId,
+      buckets.map((b) => b.name),
+      buckets.map((b) => b.capacity),
+      buckets.map((b) => b.refillPerSecond),
+    ])
+    .options({ prepare: true });
   return { ok: rows[0].ok, levels: (rows[0].levels as number[]).map(Number) };
 }
 

@@ -62,10 +62,11 @@ export interface EntitlementWrite {
  * of this path, nor for every new test user of a tenant that already has its proof.
  */
 export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWrite): Promise<string | null> {
-  const { rows } = await trx.raw(
-    // Provisional access (db/provisional.ts): this write is the authority, so it supersedes the app user's
-    // provisional grants of this entitlement in the same statement (no round trip more).
-    `with ${SUPERSEDE_PROVISIONAL_SQL}
+  const { rows } = await trx
+    .raw(
+      // Provisional access (db/provisional.ts): this write is the authority, so it supersedes the app user's
+      // provisional grants of this entitlement in the same statement (no round trip more).
+      `with ${SUPERSEDE_PROVISIONAL_SQL}
      insert into entitlements (tenant_id, app_user_id, provider, product_id, subscription_id, state, is_sandbox, expires_at, grace_until)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict (tenant_id, app_user_id, provider, coalesce(product_id, '${NO_PRODUCT}'::uuid))
@@ -80,22 +81,23 @@ export async function upsertEntitlement(trx: Knex.Transaction, e: EntitlementWri
        case when xmax = 0 and ?::boolean
             then exists (select 1 from entitlements o where o.tenant_id = ? and o.is_sandbox and o.provider = ?)
        end as sandbox_before`,
-    [
-      ...[e.tenantId, e.appUserId, e.provider, e.productId],
-      e.tenantId,
-      e.appUserId,
-      e.provider,
-      e.productId,
-      e.subscriptionId,
-      e.state,
-      e.isSandbox,
-      e.expiresAt,
-      e.graceUntil,
-      e.isSandbox,
-      e.tenantId,
-      e.provider,
-    ],
-  );
+      [
+        ...[e.tenantId, e.appUserId, e.provider, e.productId],
+        e.tenantId,
+        e.appUserId,
+        e.provider,
+        e.productId,
+        e.subscriptionId,
+        e.state,
+        e.isSandbox,
+        e.expiresAt,
+        e.graceUntil,
+        e.isSandbox,
+        e.tenantId,
+        e.provider,
+      ],
+    )
+    .options({ prepare: true });
   if (rows[0]) await notifyEntitlementChanged(trx, e.tenantId, [e.appUserId]);
   if (e.isSandbox && rows[0]?.inserted && !rows[0].sandbox_before) await noteReadinessChange(trx, e.tenantId);
   return rows[0]?.id ?? null;

@@ -55,31 +55,33 @@ export async function upsertLifecycleSubscription(
        status_since = excluded.status_since,
        updated_at = now()
      returning id, product_id, email`;
-  const { rows } = await trx.raw(
-    deliveries
-      ? `with s as (${upsert}), ${LIFECYCLE_DELIVERIES_CTE} select s.*, ${LIFECYCLE_DELIVERY_LAGS_SQL} as lags from s`
-      : upsert,
-    [
-      tenantId,
-      provider,
-      s.external_id,
-      s.customer_id,
-      s.status,
-      s.mode,
-      provider,
-      s.email_event_id,
-      s.app_user_id,
-      s.sku,
-      s.sku,
-      s.trial_started_at,
-      s.trial_ended_at,
-      s.current_period_end,
-      s.canceled_at,
-      s.country ?? null,
-      s.status_since,
-      ...(deliveries ? lifecycleDeliveriesBindings(provider, deliveries) : []),
-    ],
-  );
+  const { rows } = await trx
+    .raw(
+      deliveries
+        ? `with s as (${upsert}), ${LIFECYCLE_DELIVERIES_CTE} select s.*, ${LIFECYCLE_DELIVERY_LAGS_SQL} as lags from s`
+        : upsert,
+      [
+        tenantId,
+        provider,
+        s.external_id,
+        s.customer_id,
+        s.status,
+        s.mode,
+        provider,
+        s.email_event_id,
+        s.app_user_id,
+        s.sku,
+        s.sku,
+        s.trial_started_at,
+        s.trial_ended_at,
+        s.current_period_end,
+        s.canceled_at,
+        s.country ?? null,
+        s.status_since,
+        ...(deliveries ? lifecycleDeliveriesBindings(provider, deliveries) : []),
+      ],
+    )
+    .options({ prepare: true });
   return rows[0] as WrittenSubscription;
 }
 

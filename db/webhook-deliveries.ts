@@ -50,8 +50,9 @@ export async function storeDelivery(
 }> {
   const effect = d.handover !== null;
   const provisional = d.provisional ?? null;
-  const { rows } = await db.raw(
-    `with d as (
+  const { rows } = await db
+    .raw(
+      `with d as (
        insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload, buyer_email)
        values (?, ?, ?, ?, ?, ?, ?, ${effect ? 'null' : 'now()'}, ?::jsonb, ?)
        on conflict (tenant_id, provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
@@ -66,22 +67,23 @@ export async function storeDelivery(
                : ''
            }
      select d.inserted, (select count(*) from o)::int as queued${provisional ? ', (select coalesce(sum(n), 0) from p)::int as provisional, (select count(*) from q) as marked' : ''} from d`,
-    [
-      d.tenantId,
-      d.provider,
-      d.eventId,
-      d.eventType,
-      d.mode,
-      effect ? 'received' : 'processed',
-      d.noEffectReason,
-      JSON.stringify(d.payload),
-      d.buyerEmail,
-      d.taskQueue,
-      JSON.stringify(d.handover),
-      effect,
-      ...(provisional ? provisionalBindings(d.tenantId, d.provider, provisional) : []),
-    ],
-  );
+      [
+        d.tenantId,
+        d.provider,
+        d.eventId,
+        d.eventType,
+        d.mode,
+        effect ? 'received' : 'processed',
+        d.noEffectReason,
+        JSON.stringify(d.payload),
+        d.buyerEmail,
+        d.taskQueue,
+        JSON.stringify(d.handover),
+        effect,
+        ...(provisional ? provisionalBindings(d.tenantId, d.provider, provisional) : []),
+      ],
+    )
+    .options({ prepare: true });
   // A grant answers 1, or 2 when the same live grant was already held (migration 051): the answer did not change.
   const n: number = rows[0].provisional ?? 0;
   const grant = provisional !== null && !provisional.stop;
@@ -183,11 +185,14 @@ export async function takeDueOutboxRows<H>(
     .orderBy('id')
     .limit(limit)
     .forUpdate()
-    .skipLocked();
+    .skipLocked()
+    .options({ prepare: true });
 }
 
 export async function deleteOutboxRows(trx: Knex.Transaction, ids: string[]): Promise<void> {
-  if (ids.length) await trx('webhook_outbox').whereIn('id', ids).del();
+  // One statement text whatever the count (an array, not a list of placeholders): it runs prepared.
+  if (ids.length)
+    await trx.raw('delete from webhook_outbox where id = any(?::bigint[])', [ids]).options({ prepare: true });
 }
 
 /** Try again after `delayMs`; `counted` says whether this failure spends one of the row's attempts. */
