@@ -2,6 +2,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createKnex } from '../../db/knex';
 import { productPage } from '../../db/products';
 import { withTenant } from '../../db/tenant-tx';
+import { upsertEntitlement } from '../../db/entitlements';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
 
@@ -36,6 +37,40 @@ describe('prepared statements', () => {
     }
     const prepared = await one.raw(`select count(*)::int as n from pg_prepared_statements where name like 'p%'`);
     expect(prepared.rows[0].n).toBeGreaterThan(0);
+  });
+
+  it('the prepared entitlement write checks the tenant of the transaction running it, past the generic plan', async () => {
+    const [a, b] = [await newTenant('prep-write-a'), await newTenant('prep-write-b')];
+    const write = (tenantId: string, asTenant: string, user: string) =>
+      withTenant(one, asTenant, (trx) =>
+        upsertEntitlement(trx, {
+          tenantId,
+          appUserId: user,
+          provider: 'psp_a',
+          productId: null,
+          subscriptionId: null,
+          state: 'active',
+          isSandbox: false,
+          expiresAt: null,
+          graceUntil: null,
+        }),
+      );
+    for (let i = 0; i < 8; i++) {
+      await write(a.tenant_id, a.tenant_id, `a_${i}`);
+      await write(b.tenant_id, b.tenant_id, `b_${i}`);
+    }
+    // Planned and run many times by one connection: a row naming another tenant is still refused by its policy.
+    await expect(write(b.tenant_id, a.tenant_id, 'intruder')).rejects.toThrow(/row-level security/);
+    const rows = await testDb()('entitlements')
+      .whereIn('tenant_id', [a.tenant_id, b.tenant_id])
+      .select('tenant_id', 'app_user_id');
+    expect(rows.filter((r) => r.tenant_id === a.tenant_id).every((r) => r.app_user_id.startsWith('a_'))).toBe(true);
+    expect(rows.filter((r) => r.tenant_id === b.tenant_id).every((r) => r.app_user_id.startsWith('b_'))).toBe(true);
+    expect(rows).toHaveLength(16);
+    const prepared = await one.raw(
+      `select count(*)::int as n from pg_prepared_statements where statement like '%insert into entitlements%'`,
+    );
+    expect(prepared.rows[0].n).toBe(1);
   });
 
   it('a table changed under a prepared `select t.*` fails that one query, then the statement is prepared afresh', async () => {
