@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import ts from 'typescript';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR } from '../runtime/config';
-import { WORKFLOW_BUNDLES, WORKFLOW_INTERCEPTOR_MODULES } from '../temporal/worker';
+import { WORKFLOW_BUNDLES, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOW_PRELOAD_MODULES } from '../temporal/worker';
 
 /**
  * `npm run build`: what production runs, compiled once. The emulators are not in it: they are
@@ -97,10 +97,11 @@ function compile(): void {
 async function bundleWorkflows(): Promise<void> {
   const require = createRequire(import.meta.url);
   const workflowsPath = path.join(ROOT_DIR, 'workflows/index.ts');
-  const plain = await bundleWorkflowCode({ workflowsPath });
+  const plain = await bundleWorkflowCode({ workflowsPath, preloadModules: WORKFLOW_PRELOAD_MODULES });
   fs.writeFileSync(path.join(DIST, WORKFLOW_BUNDLES.plain), plain.code);
   const traced = await bundleWorkflowCode({
     workflowsPath,
+    preloadModules: WORKFLOW_PRELOAD_MODULES,
     workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)),
   });
   fs.writeFileSync(path.join(DIST, WORKFLOW_BUNDLES.traced), traced.code);

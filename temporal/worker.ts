@@ -19,6 +19,17 @@ import { ensureTenantReconciliationSchedules } from './reconciliation-schedules'
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 /**
+ * Evaluated once per worker thread and shared by every workflow (the SDK's `preloadModules`), instead
+ * of once per new workflow: every checkout starts a new customer workflow, which otherwise ran the
+ * module code of all our workflows, the domain rules and the SDK's own index again (docs/temporal.md,
+ * "The workflow thread's CPU"). Safe because these modules keep no state of their own at module level:
+ * constants, pure functions and the SDK's proxies and definitions, which look the running workflow up
+ * when called. The SDK freezes what they export. A module-level variable that changes would now be
+ * shared between workflows: docs/temporal.md says what not to write there.
+ */
+export const WORKFLOW_PRELOAD_MODULES = [WORKFLOWS_PATH];
+
+/**
  * `npm run build` bundles the workflow code twice, beside dist/temporal/: without the tracing
  * interceptors (tracing off, the default: workflows and their histories exactly as before) and
  * with them (tracing on). The worker picks one at start.
@@ -70,6 +81,7 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
       ? { workflowBundle: { codePath: prebuilt } }
       : {
           workflowsPath: WORKFLOWS_PATH,
+          bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES },
           interceptors: { workflowModules: tracing ? WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) : [] },
         };
   const worker = await Worker.create({

@@ -71,8 +71,13 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
 
   for (;;) {
     const wait = nextChange ? Math.max(0, Date.parse(nextChange) - Date.now()) : null;
-    const woke =
-      wait === null ? (await condition(() => inbox.length > 0), true) : await condition(() => inbox.length > 0, wait);
+    // Without a timer, a wait whose condition already holds is skipped: the signal-with-start's
+    // hand-over is in the inbox before the loop first runs (setHandler delivers buffered signals).
+    // `condition` without a timeout makes no command, so histories are unchanged; what is saved is
+    // the promises it makes, each of which the SDK records a stack for (docs/temporal.md).
+    let woke = true;
+    if (wait !== null) woke = await condition(() => inbox.length > 0, wait);
+    else if (inbox.length === 0) await condition(() => inbox.length > 0);
     const batch = inbox.splice(0);
     let changed = !woke; // a timer firing re-evaluates the entitlements
     for (const e of batch) {

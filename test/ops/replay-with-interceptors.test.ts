@@ -6,7 +6,7 @@ import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import type { LifecycleEvent } from '../../domain/subscription';
 import { startTracing } from '../../runtime/tracing';
 import { dataConverterFor } from '../../temporal/payload-codec';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../temporal/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../../temporal/worker';
 import { lifecycleWorkflowId, runProviderProbe, signalLifecycleBatch } from '../../temporal/workflow-starts';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
@@ -80,6 +80,7 @@ describe('workflows recorded without the tracing interceptors', () => {
     const require = createRequire(import.meta.url);
     const { code } = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
+      preloadModules: WORKFLOW_PRELOAD_MODULES,
       workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)),
     });
     expect(code).toContain('OpenTelemetryInboundInterceptor');
