@@ -41,6 +41,20 @@ describe('prepared statements', () => {
 
   it('the prepared entitlement write checks the tenant of the transaction running it, past the generic plan', async () => {
     const [a, b] = [await newTenant('prep-write-a'), await newTenant('prep-write-b')];
+    // One subscription per tenant for the rows to name.
+    const subscriptionOf = new Map<string, string>();
+    for (const t of [a, b]) {
+      const [row] = await testDb()('subscriptions')
+        .insert({
+          tenant_id: t.tenant_id,
+          provider: 'psp_a',
+          external_id: `sub_${t.tenant_id}`,
+          status: 'active',
+          mode: 'live',
+        })
+        .returning('id');
+      subscriptionOf.set(t.tenant_id, row.id);
+    }
     const write = (tenantId: string, asTenant: string, user: string) =>
       withTenant(one, asTenant, (trx) =>
         upsertEntitlement(trx, {
@@ -48,7 +62,7 @@ describe('prepared statements', () => {
           appUserId: user,
           provider: 'psp_a',
           productId: null,
-          subscriptionId: null,
+          subscriptionId: subscriptionOf.get(tenantId)!,
           state: 'active',
           isSandbox: false,
           expiresAt: null,
