@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS, type Limits } from '../domain/login-limits';
 import { DEFAULT_HTTP_LIMITS, perAddressShare, type HttpLimits } from './http-limits';
 import { DEFAULT_OUTBOUND_PORTS, parsePortRanges, type PortRange } from '../domain/outbound-ports';
 import { PROVISIONAL_DEFAULT_SECONDS } from '../domain/provisional';
+import { PRIORITY } from './process-priority';
 
 /**
  * Repository root, resolved from this file so scripts work from any cwd (and from the compiled dist/runtime/config.js).
@@ -146,6 +147,13 @@ export interface Config {
    * bundles at start as before. The tests set it to their run's bundle (docs/testing.md).
    */
   workflowBundlePath?: string;
+  /**
+   * `ENGINE_NICE`: the CPU priority (nice, 0–19) of the inbound worker and the dev server `npm start`
+   * runs, below the api's (runtime/process-priority.ts). 10 by default; 0 under test, where test files
+   * share two cores and a worker yielding to its neighbours would make each file's wait on its own
+   * worker depend on them.
+   */
+  engineNice: number;
   /**
    * `METRICS_PORT`: the loopback Prometheus listener of the api and the worker (9464; 0 = none; none by default under
    * NODE_ENV=test).
@@ -332,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
     emulatorRateLimits: env.EMULATOR_RATE_LIMITS === '1',
     tools: toolPaths(env),
     workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || undefined,
+    engineNice: niceEnv(env, 'ENGINE_NICE', nodeEnv === 'test' ? 0 : PRIORITY.engine),
     // Off under test: parallel test processes would all claim 9464; a test that scrapes names a free port.
     metricsPort: intEnv(env, 'METRICS_PORT', nodeEnv === 'test' ? 0 : 9464),
     outboxMaxAgeSeconds: secondsEnv(env, 'OUTBOX_MAX_AGE_SECONDS', 900),
@@ -414,6 +423,16 @@ function portRangesEnv(env: NodeJS.ProcessEnv, name: string, fallback: string): 
   if (typeof parsed === 'string')
     throw new ConfigError(name, `${name} must list ports and ranges like "${fallback}": ${parsed}`);
   return parsed;
+}
+
+/** A nice value: 0 (the default priority) to 19 (yields the most). */
+function niceEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 19)
+    throw new ConfigError(name, `${name} must be a whole number from 0 to 19, got "${raw}"`);
+  return n;
 }
 
 function countEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -144,6 +144,8 @@ if (temporalAddress) {
     dbFile: path.join(config.dataDir, 'temporal.db'),
     logFile: path.join(config.dataDir, 'temporal.log'),
     log: say,
+    // The engine yields the CPU to the api, which makes the buyer premium (runtime/process-priority.ts).
+    nice: config.engineNice,
   });
   temporal = await temporalStarting;
   temporalAddress = temporal.address;
@@ -163,7 +165,8 @@ if (!(await isPortOpen('127.0.0.1', config.emulatorPorts.psp_a))) child('emulato
 // All serve metrics on loopback; on one machine the workers take the next ports (METRICS_PORT + 1, + 2).
 const metricsPort = (offset: number) => String(config.metricsPort ? config.metricsPort + offset : 0);
 child('worker', 'temporal/worker-main.ts', { ...env, METRICS_PORT: metricsPort(1) });
-// Outbound webhook deliveries: their own task queue and process, at a lower CPU priority (docs/outbound-webhooks.md).
+// The worker yields the CPU to the api (ENGINE_NICE); outbound webhook deliveries, in their own task queue and process,
+// yield to both (runtime/process-priority.ts, docs/outbound-webhooks.md).
 child('outbound-worker', 'temporal/outbound-worker-main.ts', { ...env, METRICS_PORT: metricsPort(2) });
 // psp_b and psp_c accounts are claimed by OAuth only (docs/providers.md, "Proving an account"); the
 // emulators serve consent pages, so the dashboard gets a platform client for each emulator it talks

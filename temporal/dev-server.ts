@@ -3,6 +3,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { obtainTemporalBinary } from './binary';
 import { waitForPort } from '../runtime/ports';
+import { yieldProcessCpu } from '../runtime/process-priority';
 import { devServerSearchAttributeFlags } from './search-attributes';
 
 export const DEFAULT_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
@@ -58,6 +59,8 @@ export async function startDevServer(opts: {
   sqlitePragmas?: string[];
   /** `KEY=JSON` dynamic configuration values; default DEFAULT_DYNAMIC_CONFIG. */
   dynamicConfig?: string[];
+  /** A lower CPU priority for the server (runtime/process-priority.ts; `npm start` gives ENGINE_NICE). */
+  nice?: number;
 }): Promise<DevServerHandle> {
   const bin = await obtainTemporalBinary({ log: opts.log });
   const args = [
@@ -98,7 +101,13 @@ export async function startDevServer(opts: {
     ),
   );
   exited.catch(() => {});
+  // Lowered at once and again once it listens: the threads it made in between inherited nothing.
+  const yieldIt = () => {
+    if (opts.nice && child.pid && child.exitCode === null) yieldProcessCpu(child.pid, opts.nice);
+  };
+  yieldIt();
   await Promise.race([waitForPort('127.0.0.1', opts.port, 60_000), exited]);
+  yieldIt();
   return {
     address: `127.0.0.1:${opts.port}`,
     uiUrl: opts.uiPort === null ? undefined : `http://127.0.0.1:${opts.uiPort ?? opts.port + 1000}`,

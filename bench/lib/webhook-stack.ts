@@ -29,6 +29,7 @@ import { startDevServer, type DevServerHandle } from '../../temporal/dev-server'
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { atInterrupt, startServer, track, type ServerHandle } from './proc';
 import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags';
+import { loadConfig } from '../../runtime/config';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -96,6 +97,8 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       uiPort: null,
       dbFile: path.join(tmp, 'temporal.db'),
       logFile: path.join(tmp, 'temporal.log'),
+      // As `npm start`: the engine yields the CPU to the api (ENGINE_NICE=0 in the bench's environment: the comparison).
+      nice: loadConfig().engineNice,
       // BENCH_TEMPORAL_DYNAMIC_CONFIG='KEY=JSON;KEY=JSON' ('' for none): compare against the defaults.
       dynamicConfig:
         process.env.BENCH_TEMPORAL_DYNAMIC_CONFIG === undefined
@@ -205,12 +208,9 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
     log(
       `stack up: database ${dbName}, temporal ${temporal.address}, api pid ${api.pid}, worker pid ${child.pid}, outbound worker pid ${outbound.pid}`,
     );
-    // BENCH_BACKGROUND_NICE=N: the workers and the dev server at a lower CPU priority than the api (measured against
-    // none). On Linux a nice value is per thread: every thread each process has now (the ones it starts later inherit).
-    if (process.env.BENCH_BACKGROUND_NICE)
-      for (const pid of [child.pid!, outbound.pid!, temporal.process.pid!])
-        for (const tid of fs.readdirSync(`/proc/${pid}/task`))
-          os.setPriority(Number(tid), Math.max(os.getPriority(Number(tid)), Number(process.env.BENCH_BACKGROUND_NICE)));
+    log(
+      `CPU priority (nice): api ${os.getPriority(api.pid)}, worker ${os.getPriority(child.pid!)}, outbound worker ${os.getPriority(outbound.pid!)}, Temporal ${os.getPriority(temporal.process.pid!)}`,
+    );
     return {
       db,
       dbName,

@@ -23,7 +23,11 @@ export function freshStartEnv(
     LOG_LEVEL: 'info',
     METRICS_PORT: '0',
   };
-  if (opts.sharedBundle !== false) env.WORKFLOW_BUNDLE_PATH = inject('workflowBundlePath');
+  // ENGINE_NICE=0 likewise off the newcomer's path: the engine at the test files' own priority (runtime/config.ts).
+  if (opts.sharedBundle !== false) {
+    env.WORKFLOW_BUNDLE_PATH = inject('workflowBundlePath');
+    env.ENGINE_NICE = '0';
+  }
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   delete env.MASTER_KEY;

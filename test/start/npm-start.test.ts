@@ -8,6 +8,7 @@ import { ROOT_DIR } from '../../runtime/config';
 import { freePort } from '../../runtime/ports';
 import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
 import { call } from '../helpers/api';
+import { PRIORITY } from '../../runtime/process-priority';
 
 /**
  * `npm start` from nothing: embedded Postgres, the Temporal dev server with its UI, the
@@ -108,15 +109,20 @@ describe('npm start', () => {
       'worker',
     ]);
     for (const pid of Object.values(owned)) expect(alive(pid)).toBe(true);
-    // Deliveries' own worker polls, yielding the CPU to the inbound path (nice 10).
+    // The engine yields the CPU to the api, which makes the buyer premium; deliveries' own worker yields to both
+    // (runtime/process-priority.ts). Every thread of each: a nice value is per thread on Linux.
     await expect
       .poll(() => fs.readFileSync(path.join(dataDir, 'outbound-worker.log'), 'utf8'), {
         timeout: 120_000,
         interval: 500,
       })
       .toContain('outbound worker started');
-    expect(os.getPriority(owned['outbound-worker'])).toBe(Math.max(os.getPriority(), 10));
-    expect(os.getPriority(owned.worker)).toBe(os.getPriority());
+    const threads = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).map((t) => os.getPriority(Number(t)));
+    const base = os.getPriority();
+    expect(new Set(threads(owned['outbound-worker']))).toEqual(new Set([Math.max(base, PRIORITY.outbound)]));
+    expect(new Set(threads(owned.worker))).toEqual(new Set([Math.max(base, PRIORITY.engine)]));
+    expect(new Set(threads(owned.temporal))).toEqual(new Set([Math.max(base, PRIORITY.engine)]));
+    expect(os.getPriority(owned.api)).toBe(base);
     // Ready to sell: the service's webhook URL registered at psp_a, the catalogue synced in the background.
     expect(out1).toMatch(/Webhook URLs\s+registered at psp_a/);
     expect(out1).toMatch(/Demo catalogue\s+syncing to the emulators in the background/);
