@@ -179,19 +179,25 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
       // A kept-alive connection the api closed as it was reused (ECONNRESET) is the bench's, not an answer: ask again.
     ).catch(() => ({ status: 0, body: null }));
   /**
-   * The app's view, asked once the checkout has answered (as an app would, back from the checkout):
-   * a plain read, then held reads (`wait_for=premium`, woken by the commit that makes the user
-   * premium) until premium or PREMIUM_TIMEOUT_MS. One request per purchase when the receipt has
-   * already granted, so the instrument does not load the machine it measures.
+   * The app's view until premium or PREMIUM_TIMEOUT_MS. From the payment, as the SDK's
+   * `checkout({ waitForPremium })`: held reads (`wait_for=premium`: answered at once when premium,
+   * else woken by the commit that makes the user premium), alongside the provider's webhooks. After
+   * the checkout: a plain read first, then held reads if not premium. Either costs one request per
+   * purchase when the receipt has already granted, so the instrument does not load the machine it
+   * measures.
    */
   const askPremium = async (p: Purchase) => {
     for (let first = true; ; first = false) {
-      const r = first
-        ? await plainRead(() => {
-            p.premiumAsked = performance.now();
-            return sdk(p.user, false);
-          })
-        : await heldRead(() => sdk(p.user, true));
+      const r =
+        first && p.askFrom === 'checkout'
+          ? await plainRead(() => {
+              p.premiumAsked = performance.now();
+              return sdk(p.user, false);
+            })
+          : await heldRead(() => {
+              p.premiumAsked ??= performance.now();
+              return sdk(p.user, true);
+            });
       p.premiumReads = (p.premiumReads ?? 0) + 1;
       if (r.status === 200 && r.body?.is_premium === true) {
         p.premiumAt = performance.now();
@@ -202,33 +208,13 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
       if (r.status !== 200) await sleep(Math.max(POLL_MS, 200));
     }
   };
-  /**
-   * The app's view from the moment of payment, as the SDK's `checkout({ waitForPremium })`: held
-   * reads (`wait_for=premium`: answered at once when premium, else woken by the commit that makes
-   * the user premium) until premium or PREMIUM_TIMEOUT_MS, alongside the provider's webhooks.
-   */
-  const waitFromPayment = async (p: Purchase) => {
-    for (;;) {
-      const r = await heldRead(() => {
-        p.premiumAsked ??= performance.now();
-        return sdk(p.user, true);
-      });
-      p.premiumReads = (p.premiumReads ?? 0) + 1;
-      if (r.status === 200 && r.body?.is_premium === true) {
-        p.premiumAt = performance.now();
-        return;
-      }
-      if (performance.now() - p.due > PREMIUM_TIMEOUT_MS) return;
-      if (r.status !== 200) await sleep(Math.max(POLL_MS, 200));
-    }
-  };
   const one = async (p: Purchase) => {
     const wait = p.due - performance.now();
     if (wait > 0) await sleep(wait);
     // Watched from the moment it is sent: its entitlement may commit before the checkout call returns.
     waiting.set(p.user, p);
     // The app that waits from the payment starts now, beside the provider's webhooks.
-    const app = p.askFrom === 'payment' ? waitFromPayment(p) : null;
+    const app = p.askFrom === 'payment' ? askPremium(p) : null;
     if ((await checkout(p)) && !app) await askPremium(p);
     await app;
   };

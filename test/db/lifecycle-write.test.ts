@@ -1,12 +1,11 @@
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Knex } from 'knex';
+import { describe, expect, it } from 'vitest';
 import { createLifecycleActivities } from '../../activities/lifecycle';
 import type { ActivityDeps } from '../../activities/deps';
-import { createKnex } from '../../db/knex';
 import type { SubscriptionView } from '../../domain/subscription';
 import { testDb } from '../helpers/db';
 import { makeTenant } from '../helpers/factories';
+import { countedConnection } from '../helpers/counted-connection';
 
 /**
  * The workflow's write (activities/lifecycle.ts `writeLifecycle`) with several subscriptions in a
@@ -16,13 +15,7 @@ import { makeTenant } from '../helpers/factories';
  * statements counted on a connection of its own.
  */
 describe('the lifecycle write marks its deliveries', () => {
-  let db: Knex;
-  const sent: string[] = [];
-  beforeAll(() => {
-    db = createKnex(inject('appDatabaseUrl'), { max: 1 });
-    db.on('query', (q: { sql: string }) => sent.push(q.sql));
-  });
-  afterAll(() => db?.destroy());
+  const { db: counted, sent } = countedConnection();
 
   const view = (external: string, eventIds: string[], user: string): SubscriptionView => ({
     external_id: external,
@@ -58,7 +51,7 @@ describe('the lifecycle write marks its deliveries', () => {
       })),
     );
     sent.length = 0;
-    await createLifecycleActivities({ db } as ActivityDeps).writeLifecycle({
+    await createLifecycleActivities({ db: counted() } as ActivityDeps).writeLifecycle({
       tenantId: t.tenant_id,
       provider: 'psp_a',
       subscriptions: [view('sub_a', [a1, a2, older], 'user_a'), view('sub_b', [b1], 'user_b')],
@@ -103,7 +96,7 @@ describe('the lifecycle write marks its deliveries', () => {
       event_type: 'x',
       payload: '{}',
     });
-    await createLifecycleActivities({ db } as ActivityDeps).writeLifecycle({
+    await createLifecycleActivities({ db: counted() } as ActivityDeps).writeLifecycle({
       tenantId: t.tenant_id,
       provider: 'psp_a',
       subscriptions: [],

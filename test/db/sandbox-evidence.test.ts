@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Knex } from 'knex';
+import { describe, expect, it } from 'vitest';
 import { upsertEntitlement } from '../../db/entitlements';
-import { createKnex } from '../../db/knex';
 import { withTenant } from '../../db/tenant-tx';
 import { makeSubscription, makeTenant } from '../helpers/factories';
+import { countedConnection } from '../helpers/counted-connection';
 
 /**
  * A provider's first sandbox entitlement is a store's proof of test mode (readiness' sandbox
@@ -13,13 +12,7 @@ import { makeSubscription, makeTenant } from '../helpers/factories';
  * write sends, on a connection of its own.
  */
 describe('sandbox evidence noted by the entitlement write', () => {
-  let db: Knex;
-  const sent: string[] = [];
-  beforeAll(() => {
-    db = createKnex(inject('appDatabaseUrl'), { max: 1 });
-    db.on('query', (q: { sql: string }) => sent.push(q.sql));
-  });
-  afterAll(() => db?.destroy());
+  const { db: counted, sent } = countedConnection();
 
   it("only a provider's first sandbox row looks at readiness, in the upsert's own round trip otherwise", async () => {
     const t = await makeTenant('sandbox-evidence');
@@ -31,7 +24,7 @@ describe('sandbox evidence noted by the entitlement write', () => {
     ) => {
       const sub = await makeSubscription(t.tenant_id, { appUserId: user, provider });
       sent.length = 0;
-      await withTenant(db, t.tenant_id, (trx) =>
+      await withTenant(counted(), t.tenant_id, (trx) =>
         upsertEntitlement(trx, {
           tenantId: t.tenant_id,
           appUserId: user,
@@ -73,7 +66,7 @@ describe('sandbox evidence noted by the entitlement write', () => {
       await makeSubscription(t.tenant_id, { appUserId: 'b', provider: 'store_android' }),
     ];
     sent.length = 0;
-    await withTenant(db, t.tenant_id, async (trx) => {
+    await withTenant(counted(), t.tenant_id, async (trx) => {
       for (const [i, user] of ['a', 'b'].entries())
         await upsertEntitlement(trx, {
           tenantId: t.tenant_id,
