@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import ts from 'typescript';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR } from '../runtime/config';
-import { WORKFLOW_BUNDLES, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOW_PRELOAD_MODULES } from '../temporal/worker';
+import { WORKFLOW_BUNDLES, workflowBundleOptions } from '../temporal/worker';
 
 /**
  * `npm run build`: what production runs, compiled once. The emulators are not in it: they are
@@ -95,15 +94,9 @@ function compile(): void {
 }
 
 async function bundleWorkflows(): Promise<void> {
-  const require = createRequire(import.meta.url);
-  const workflowsPath = path.join(ROOT_DIR, 'workflows/index.ts');
-  const plain = await bundleWorkflowCode({ workflowsPath, preloadModules: WORKFLOW_PRELOAD_MODULES });
+  const plain = await bundleWorkflowCode(workflowBundleOptions(false));
   fs.writeFileSync(path.join(DIST, WORKFLOW_BUNDLES.plain), plain.code);
-  const traced = await bundleWorkflowCode({
-    workflowsPath,
-    preloadModules: WORKFLOW_PRELOAD_MODULES,
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)),
-  });
+  const traced = await bundleWorkflowCode(workflowBundleOptions(true));
   fs.writeFileSync(path.join(DIST, WORKFLOW_BUNDLES.traced), traced.code);
 }
 

@@ -43,7 +43,25 @@ const bundlePath = (name: string) => fileURLToPath(new URL(`../${name}`, import.
  * sandbox through the `exporter` sink. Only when tracing is on: they add a plaintext
  * `_tracer-data` header (a W3C trace context) to every activity in the history.
  */
-export const WORKFLOW_INTERCEPTOR_MODULES = ['@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'];
+const WORKFLOW_INTERCEPTOR_MODULES = ['@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'];
+
+/**
+ * What every bundle of our workflow code is made from (the build's two, the tests' one, a worker
+ * bundling at start): the workflows, preloaded, and with tracing the interceptor modules. One
+ * place, so no bundle silently lacks one of them.
+ */
+export function workflowBundleOptions(traced: boolean): {
+  workflowsPath: string;
+  preloadModules: string[];
+  workflowInterceptorModules: string[];
+} {
+  const require = createRequire(import.meta.url);
+  return {
+    workflowsPath: WORKFLOWS_PATH,
+    preloadModules: WORKFLOW_PRELOAD_MODULES,
+    workflowInterceptorModules: traced ? WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) : [],
+  };
+}
 
 export interface WorkerOptions {
   address: string;
@@ -70,19 +88,19 @@ export interface WorkerOptions {
 export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: opts.address });
   const { tracing } = opts;
-  const require = createRequire(import.meta.url);
   const bundle = bundlePath(tracing ? WORKFLOW_BUNDLES.traced : WORKFLOW_BUNDLES.plain);
   // Compiled (node dist/…): the code bundled once at build time; from sources (dev): bundled now, unless
   // the caller hands over a bundle of these sources (the tests' one per run).
   const prebuilt = !tracing && opts.workflowBundlePath ? opts.workflowBundlePath : undefined;
+  const sources = workflowBundleOptions(!!tracing);
   const code = fs.existsSync(bundle)
     ? { workflowBundle: { codePath: bundle } }
     : prebuilt
       ? { workflowBundle: { codePath: prebuilt } }
       : {
-          workflowsPath: WORKFLOWS_PATH,
-          bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES },
-          interceptors: { workflowModules: tracing ? WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)) : [] },
+          workflowsPath: sources.workflowsPath,
+          bundlerOptions: { preloadModules: sources.preloadModules },
+          interceptors: { workflowModules: sources.workflowInterceptorModules },
         };
   const worker = await Worker.create({
     connection,

@@ -13,7 +13,7 @@ import { ensureSearchAttributes } from '../temporal/client';
 import { dropDatabases, startPostgresTemporal, type PostgresTemporalHandle } from '../temporal/postgres-server';
 import { findTemporalServerBinaries } from '../temporal/server-binaries';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../temporal/worker';
+import { workflowBundleOptions } from '../temporal/worker';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -42,11 +42,9 @@ export default async function setup(project: TestProject) {
   // Bundling the workflows (webpack) takes seconds; once here, beside the rest of the setup.
   const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-workflows-'));
   const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
-  const bundled = bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    preloadModules: WORKFLOW_PRELOAD_MODULES,
-    logger: quietBundleLogger,
-  }).then(({ code }) => fs.writeFileSync(workflowBundlePath, code));
+  const bundled = bundleWorkflowCode({ ...workflowBundleOptions(false), logger: quietBundleLogger }).then(({ code }) =>
+    fs.writeFileSync(workflowBundlePath, code),
+  );
   bundled.catch(() => {});
   let pgHandle: PostgresHandle;
   const baseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;

@@ -1,12 +1,11 @@
 import crypto from 'node:crypto';
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import type { LifecycleEvent } from '../../domain/subscription';
 import { startTracing } from '../../runtime/tracing';
 import { dataConverterFor } from '../../temporal/payload-codec';
-import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../../temporal/worker';
+import { workflowBundleOptions } from '../../temporal/worker';
 import { lifecycleWorkflowId, runProviderProbe, signalLifecycleBatch } from '../../temporal/workflow-starts';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
@@ -77,12 +76,7 @@ describe('workflows recorded without the tracing interceptors', () => {
     expect(scheduled.length).toBeGreaterThan(0);
     expect(histories[1].history.events?.some((e) => e.markerRecordedEventAttributes)).toBe(true);
 
-    const require = createRequire(import.meta.url);
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      preloadModules: WORKFLOW_PRELOAD_MODULES,
-      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES.map((m) => require.resolve(m)),
-    });
+    const { code } = await bundleWorkflowCode(workflowBundleOptions(true));
     expect(code).toContain('OpenTelemetryInboundInterceptor');
     const tracing = startTracing(null, 'billing-worker');
     const options = {
