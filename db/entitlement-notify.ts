@@ -66,11 +66,11 @@ export async function sendCollected(db: Knex, payloads: Set<string>): Promise<vo
 }
 
 /**
- * Notify outside any transaction, for a change already committed: a statement that writes nothing, so it takes
- * Postgres's notify lock without a WAL flush under it.
+ * Notify outside any transaction, for a change already committed (the webhook receipt's grant): the same
+ * statement as `sendCollected`, which writes nothing, so it takes Postgres's notify lock without a WAL flush under it.
  */
 export async function notifyAfterCommit(db: Knex, tenantId: string, appUserId: string): Promise<void> {
-  await db.raw('select pg_notify(?, ?)', [ENTITLEMENT_CHANNEL, entitlementPayload(tenantId, appUserId)]);
+  await sendCollected(db, new Set([entitlementPayload(tenantId, appUserId)]));
 }
 
 export interface EntitlementListener {

@@ -189,7 +189,7 @@ async function receive(
     // transaction would hold Postgres's single notify lock through its WAL flush and serialize every receipt;
     // alone it writes no WAL. Lost (a crash between the two), a waiter still re-reads at its timeout. Only a
     // first grant changes the answer: the checkout's later events renew it, and nobody waits for premium then.
-    if (stored.firstGrant) await notifyAfterCommit(services.db, conn.tenant_id, provisional.appUserId!).catch(() => {});
+    if (stored.firstGrant) await notifyAfterCommit(services.db, conn.tenant_id, provisional.appUserId!);
   }
   if (stored.queued) kickDispatcher(services);
   ctx.status = 200;
