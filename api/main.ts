@@ -79,7 +79,7 @@ logger.info({ task_queue: config.taskQueue }, 'webhook outbox dispatcher started
 await startEntitlementWaits(services);
 logger.info('entitlement listener started');
 // Play's Voided Purchases API is swept for every Play connection from the start (docs/lifecycles.md).
-if (temporal) {
+if (temporal && config.tenantSchedulesAtStart) {
   startVoidedPurchaseSweeps(temporal.client, config.taskQueue, db).then(
     (n) => logger.info({ connections: n }, 'voided purchase sweeps started'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'voided purchase sweeps not started'),

@@ -155,6 +155,12 @@ export interface Config {
    */
   engineNice: number;
   /**
+   * `TENANT_SCHEDULES_AT_START` (`1` by default, `0` = off): whether the api process, as it starts,
+   * ensures every tenant's reconciliation schedules and Voided Purchases sweeps on its task queue.
+   * With many api replicas, one is enough; connections proven and settings changed ensure them anyway.
+   */
+  tenantSchedulesAtStart: boolean;
+  /**
    * `METRICS_PORT`: the loopback Prometheus listener of the api and the worker (9464; 0 = none; none by default under
    * NODE_ENV=test).
    */
@@ -341,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
     tools: toolPaths(env),
     workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || undefined,
     engineNice: niceEnv(env, 'ENGINE_NICE', nodeEnv === 'test' ? 0 : PRIORITY.engine),
+    tenantSchedulesAtStart: switchEnv(env, 'TENANT_SCHEDULES_AT_START', true),
     // Off under test: parallel test processes would all claim 9464; a test that scrapes names a free port.
     metricsPort: intEnv(env, 'METRICS_PORT', nodeEnv === 'test' ? 0 : 9464),
     outboxMaxAgeSeconds: secondsEnv(env, 'OUTBOX_MAX_AGE_SECONDS', 900),
@@ -433,6 +440,14 @@ function niceEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   if (!Number.isInteger(n) || n < 0 || n > 19)
     throw new ConfigError(name, `${name} must be a whole number from 0 to 19, got "${raw}"`);
   return n;
+}
+
+/** `1` or `0`; anything else is refused rather than read as one of them. */
+function switchEnv(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === '0') return raw === '1';
+  throw new ConfigError(name, `${name} must be 1 or 0, got "${raw}"`);
 }
 
 function countEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -99,6 +99,8 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
     MASTER_KEY: masterKey,
+    // Not every tenant of the run's database onto this stack's task queue (test/helpers/api-process.ts).
+    TENANT_SCHEDULES_AT_START: '0',
     ...Object.fromEntries(PROVIDERS.map((p) => [`${p.toUpperCase()}_API_BASE`, emulators[p].url])),
     ...env,
   };

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
@@ -8,6 +8,8 @@ import { reconciliationScheduleId, type ReconciliationGroup } from '../../domain
 import type { RunningEmulator } from '../../emulators/common/host';
 import { createEmulatorAccount } from '../../seed/demo-providers';
 import { ensureTenantReconciliationSchedules } from '../../temporal/reconciliation-schedules';
+import { connectTemporal } from '../../temporal/client';
+import { ensureNamespace } from '../../temporal/postgres-server';
 import { startConnectionProof } from '../../temporal/workflow-starts';
 import { call, keyWith, newTenant, refill, startApi } from '../helpers/api';
 import { startApiProcess, type ApiProcess } from '../helpers/api-process';
@@ -75,10 +77,28 @@ describe('reconciliation schedules per tenant, and their settings', () => {
   });
 
   it('the api process, as it starts, gives every tenant with a proven connection its schedules, with the defaults', async () => {
-    proc = await startApiProcess({ TEMPORAL_TASK_QUEUE: worker.taskQueue, MASTER_KEY: worker.config.masterKey });
+    // A namespace and task queue of its own: the process ensures every tenant of the run's database,
+    // and the other test files' sweeps and schedules stay on their own workers.
+    const namespace = `schedules-${crypto.randomBytes(4).toString('hex')}`;
+    const taskQueue = `${worker.taskQueue}-start`;
+    await ensureNamespace(inject('temporalAddress'), namespace);
+    const own = await connectTemporal(inject('temporalAddress'), namespace, worker.vault);
+    const describeOwn = (tenantId: string, group: ReconciliationGroup) =>
+      own.client.schedule.getHandle(reconciliationScheduleId(tenantId, group)).describe();
+    const missingOwn = (tenantId: string, group: ReconciliationGroup) =>
+      describeOwn(tenantId, group).then(
+        () => false,
+        (e) => e instanceof ScheduleNotFoundError,
+      );
+    proc = await startApiProcess({
+      TEMPORAL_NAMESPACE: namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      MASTER_KEY: worker.config.masterKey,
+      TENANT_SCHEDULES_AT_START: '1',
+    });
     const web = await until(
       'the web schedule',
-      () => describeSchedule(both.tenant_id, 'web').catch(() => null),
+      () => describeOwn(both.tenant_id, 'web').catch(() => null),
       (d) => d !== null,
       60_000,
     );
@@ -87,7 +107,7 @@ describe('reconciliation schedules per tenant, and their settings', () => {
       type: 'startWorkflow',
       workflowType: 'reconciliationRunWorkflow',
       workflowId: reconciliationScheduleId(both.tenant_id, 'web'),
-      taskQueue: worker.taskQueue,
+      taskQueue,
       args: [],
     });
     expect(web!.policies).toMatchObject({ overlap: 'SKIP', catchupWindow: HOUR });
@@ -96,30 +116,29 @@ describe('reconciliation schedules per tenant, and their settings', () => {
     expect(web!.spec.startAt!.getTime()).toBeGreaterThan(Date.now() + HOUR / 2);
     const stores = await until(
       'the stores schedule',
-      () => describeSchedule(both.tenant_id, 'stores').catch(() => null),
+      () => describeOwn(both.tenant_id, 'stores').catch(() => null),
       (d) => d !== null,
       60_000,
     );
     expect(stores!.spec.intervals).toEqual([{ every: 24 * HOUR, offset: expect.any(Number) }]);
     await until(
       'the web-only tenant’s schedule',
-      () => describeSchedule(webOnly.tenant_id, 'web').catch(() => null),
+      () => describeOwn(webOnly.tenant_id, 'web').catch(() => null),
       (d) => d !== null,
       60_000,
     );
     // A group without a proven connection has none; a tenant without any has none at all.
-    expect(await missing(webOnly.tenant_id, 'stores')).toBe(true);
-    expect(await missing(unproven.tenant_id, 'web')).toBe(true);
-    expect(await missing(unproven.tenant_id, 'stores')).toBe(true);
+    expect(await missingOwn(webOnly.tenant_id, 'stores')).toBe(true);
+    expect(await missingOwn(unproven.tenant_id, 'web')).toBe(true);
+    expect(await missingOwn(unproven.tenant_id, 'stores')).toBe(true);
     // Ensuring again (the next process start) finds them as the settings say and changes nothing.
-    expect(await ensureTenantReconciliationSchedules(worker.client, worker.taskQueue, appDb(), both.tenant_id)).toEqual(
-      {
-        web: 'unchanged',
-        stores: 'unchanged',
-      },
-    );
-    const again = await describeSchedule(both.tenant_id, 'web');
+    expect(await ensureTenantReconciliationSchedules(own.client, taskQueue, appDb(), both.tenant_id)).toEqual({
+      web: 'unchanged',
+      stores: 'unchanged',
+    });
+    const again = await describeOwn(both.tenant_id, 'web');
     expect(again.spec).toEqual(web!.spec);
+    await own.connection.close();
   });
 
   it('GET answers the defaults; PATCH changes the interval and the schedule follows; enabled false pauses both', async () => {
