@@ -19,6 +19,7 @@ import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
 import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { readinessDetail } from './health';
+import { autovacuumRuns } from '../db/server-settings';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -72,6 +73,11 @@ const metrics = config.metricsPort
   ? await startMetricsServer(config.metricsPort, undefined, { '/readyz': readinessDetail(services) })
   : null;
 if (metrics) logger.info({ port: metrics.port }, 'metrics listening on 127.0.0.1');
+// Told once per start: a server without autovacuum slows every write as the tables grow.
+if (!(await autovacuumRuns(db).catch(() => true)))
+  logger.warn(
+    'PostgreSQL runs without autovacuum: table statistics are never refreshed and lookups slow as tables grow (docs/operations.md, "Postgres")',
+  );
 // Rows a crash or an outage left in the webhook outbox drain now, not on the next webhook.
 startDispatcher(services);
 logger.info({ task_queue: config.taskQueue }, 'webhook outbox dispatcher started');

@@ -41,6 +41,7 @@ import { threadWindow } from './lib/cpu';
 import { atInterrupt } from './lib/proc';
 import { lifecycleWorkflowId } from '../temporal/workflow-starts';
 import { arg } from './lib/args';
+import { statisticsLine } from './lib/autovacuum-stand-in';
 
 /** Temporal-paused mode: the bench SIGSTOPs its own dev server for this long while purchases run (0: off). */
 const PAUSE_S = Number(arg('pause-temporal-seconds', '0'));
@@ -832,6 +833,7 @@ async function main() {
   sections.push(
     `Run: ${m0.date} · \`${command}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
     `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, ${stack.pgVersion ? `PostgreSQL ${stack.pgVersion}` : ''} on the same host; load average at start ${m0.loadavg}. The machine is shared and noisy: the emulator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal, as \`npm start\`), Postgres and other people's work share the CPUs.`,
+    statisticsLine(stack.autovacuum),
     '',
   );
   const how = `A purchase is the emulator's checkout: \`payment_intent.succeeded\`, \`customer.subscription.created\`, \`invoice.payment_succeeded\`, each signed and sent after the previous one's answer, each answer awaited as Stripe does. **Premium** is what the app sees at \`GET /v1/sdk/subscribers/{id}\` (provisional access counted), asked one of two ways${INSTRUMENTS.length > 1 ? ', alternate purchases each' : ''}: *the app waits from the payment*, as the SDK's \`checkout({ waitForPremium })\` does: a held read (\`wait_for=premium\`, up to ${HELD_WAIT_MS / 1000} s, answered at once when premium, else woken by the commit) sent when the payment is made, beside the provider's webhooks, asked again until premium or ${PREMIUM_TIMEOUT_MS / 1000} s (at most 20 held at once: the api bounds held reads per client address); *the app reads after the checkout*: a plain read once the provider's three events have all been answered, then held reads if not premium (at most ${PREMIUM_CONCURRENCY} plain reads in flight). Each costs one read per purchase when the receipt has granted. **Authoritative** is the workflow's entitlement row seen active by one watcher query every ${POLL_MS} ms (longer while many wait: a backlog), bounded at ${CONFIRM_TIMEOUT_MS / 1000} s. Both clocks start when the purchase was due (open loop: a purchase is due every 1/rate s whatever the service does). An event answered other than 200 is redelivered by the bench after 1 s, as the provider would, and the wait counts.`;

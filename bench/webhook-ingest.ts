@@ -34,6 +34,7 @@ import { emptyWorkflow, oneActivityWorkflow } from './engine/workflows';
 import * as engineActivities from './engine/activities';
 import { runBench } from './lib/run';
 import { arg } from './lib/args';
+import { statisticsLine } from './lib/autovacuum-stand-in';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(arg('seconds', '60'));
@@ -247,6 +248,7 @@ async function main() {
         .join(
           ' ',
         )}. Shared and noisy: the load generator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal as \`npm start\`), Postgres and other people's work share the CPUs; read the ratios, measured in this one run, before the absolute rates.`,
+      statisticsLine(stack.autovacuum),
       '',
       `Load: closed loop, ${CONNECTIONS} keep-alive connections, each sending the next signed event as soon as the last is answered. Events are the emulator's checkout (payment_intent.succeeded, customer.subscription.created, invoice.payment_succeeded) cloned with fresh ids per purchase: one customer workflow started per purchase, two signals to it running.`,
       '',

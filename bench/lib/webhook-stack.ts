@@ -27,6 +27,7 @@ import { ensureSearchAttributes } from '../../temporal/client';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
 import { startDevServer, type DevServerHandle } from '../../temporal/dev-server';
 import { createEmulatorAccount } from '../../seed/demo-providers';
+import { startAutovacuumStandIn, type AutovacuumStandIn } from './autovacuum-stand-in';
 import { atInterrupt, startServer, track, type ServerHandle } from './proc';
 import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags';
 import { loadConfig } from '../../runtime/config';
@@ -56,6 +57,8 @@ export interface WebhookStack {
   taskQueue: string;
   /** The processes' MASTER_KEY as a vault: what the bench stores encrypted, they can read. */
   vault: Vault;
+  /** The bench's stand-in for autovacuum on a server without it (bench/lib/autovacuum-stand-in.ts); null: none. */
+  autovacuum: AutovacuumStandIn | null;
   stop(): Promise<void>;
 }
 
@@ -90,6 +93,9 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
   };
   try {
     await migrateLatest(db);
+    // BENCH_AUTOVACUUM=0: no stand-in on a server without autovacuum (the comparison: no statistics at all).
+    const autovacuum = process.env.BENCH_AUTOVACUUM === '0' ? null : await startAutovacuumStandIn(url, log);
+    if (autovacuum) stops.push(() => autovacuum.stop());
     const pgVersion = String((await db.raw('show server_version')).rows[0].server_version);
 
     const temporal = await startDevServer({
@@ -230,6 +236,7 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       webhookSecret: acct.webhook_secret,
       taskQueue,
       vault,
+      autovacuum,
       stop,
     };
   } catch (e) {
