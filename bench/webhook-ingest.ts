@@ -185,16 +185,19 @@ async function main() {
       pending = again;
     }
 
-    // The backlog drains: every stored event processed by its customer's workflow.
+    // The backlog drains: every stored event processed by its customer's workflow. What is left
+    // once the floor's second run and the retries are over drains with nothing else of ours running.
+    const leftNow = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
+    const endDrainCpu = await cpuPhase(stack);
     const drainStart = Date.now();
     let left = Infinity;
     while (left > 0 && Date.now() - drainStart < DRAIN_TIMEOUT_S * 1000) {
       left = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
       if (left > 0) await new Promise((r) => setTimeout(r, 1000));
     }
+    const drainCpu = await endDrainCpu();
     // From the end of the 60 s: the floor's second run, the retries and the wait all overlap the drain.
     const drainS = (Date.now() - tEnd) / 1000;
-    void drainStart;
     const processingRate = (all.length - pending.length) / ((Date.now() - tEnd) / 1000 + run.seconds);
 
     const totals = (await stack
@@ -320,7 +323,22 @@ async function main() {
               `${name} ${f0((100 * ms) / cpu.wallMs)}% (${f2(ms / Math.max(1, run.ok.length))} ms per accepted event)`,
           )
           .join(', ') +
-        '. Drain: the worker and Temporal alone.',
+        '.',
+      '',
+      `CPU during the rest of the drain (${f0(leftNow)} events in ${f1(drainCpu.wallMs / 1000)} s, ${f1(leftNow / Math.max(0.001, drainCpu.wallMs / 1000))}/s; after the floor's second run and the retries, nothing but the drain of ours runs): ` +
+        [
+          ...Object.entries(drainCpu.parts),
+          [
+            'everything else on the machine',
+            drainCpu.machineBusyMs - Object.values(drainCpu.parts).reduce((a, b) => a + b, 0),
+          ] as const,
+        ]
+          .map(
+            ([name, ms]) =>
+              `${name} ${f0((100 * ms) / drainCpu.wallMs)}% (${f2(ms / Math.max(1, leftNow))} ms per event)`,
+          )
+          .join(', ') +
+        `; the machine ${f0((100 * drainCpu.machineBusyMs) / drainCpu.wallMs)}% busy of 200%.`,
     ].join('\n');
   } finally {
     agent.destroy();
