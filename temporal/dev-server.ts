@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { obtainTemporalBinary } from './binary';
@@ -32,6 +33,23 @@ export const DEFAULT_DYNAMIC_CONFIG = [
  * (bench/RESULTS.md, "CPU per purchase").
  */
 const DEV_SERVER_GOGC = '400';
+
+/**
+ * The Go environment of every dev server we start. `GOMAXPROCS`, unless the environment sets it:
+ * half the host's cores (at least one). The dev server shares its host with the api, the worker
+ * and Postgres; with a scheduler thread for every core, Go's idle threads spin looking for work
+ * the others need. On two cores one thread cut its CPU per purchase by 11–17 % in two alternated
+ * pairs, and premium at 50 purchases/s came sooner (bench/RESULTS.md, "The dev server's Go threads").
+ */
+export function devServerGoEnv(
+  env: NodeJS.ProcessEnv,
+  cores: number = os.availableParallelism(),
+): { GOGC: string; GOMAXPROCS: string } {
+  return {
+    GOGC: env.GOGC || DEV_SERVER_GOGC,
+    GOMAXPROCS: env.GOMAXPROCS || String(Math.max(1, Math.floor(cores / 2))),
+  };
+}
 
 export interface DevServerHandle {
   address: string;
@@ -86,7 +104,7 @@ export async function startDevServer(opts: {
   const child = spawn(bin, args, {
     stdio: ['ignore', out, out],
     detached: false,
-    env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC },
+    env: { ...process.env, ...devServerGoEnv(process.env) },
   });
   // Whoever started it, it does not outlive that process: stop() is the graceful way, this the
   // last resort when the process exits without it (an error, process.exit). The file-backed state
