@@ -310,35 +310,9 @@ async function main() {
       '',
       `**Counted at the end:** ${all.length} events sent (warm-up included); ${okIds.length} answered 200 the first time, **${lost} of them missing** from webhook_deliveries (lost); ${retried - pending.length} retried after a non-200 and accepted, ${pending.length} still refused. Rows ${totals.rows} for ${totals.ids} distinct event ids (**${totals.rows - totals.ids} duplicated**), max delivery_count ${totals.max_count}, ${totals.failed} failed. Backlog at the end of the ${SECONDS} s: ${backlogAtEnd} stored events not yet processed; drained ${f1(drainS)} s after the end of the run (${totals.processed} of ${totals.rows} processed). ${purchases} purchases with a subscription event → ${subs} subscriptions, ${ents.n} entitlements (${ents.active} active, ${ents.users} distinct app users): each effect once.`,
       '',
-      `CPU during the ${SECONDS} s (from /proc; % of one core, the machine has 2): ` +
-        [
-          ...Object.entries(cpu.parts),
-          [
-            'everything else on the machine',
-            cpu.machineBusyMs - Object.values(cpu.parts).reduce((a, b) => a + b, 0),
-          ] as const,
-        ]
-          .map(
-            ([name, ms]) =>
-              `${name} ${f0((100 * ms) / cpu.wallMs)}% (${f2(ms / Math.max(1, run.ok.length))} ms per accepted event)`,
-          )
-          .join(', ') +
-        '.',
+      `CPU during the ${SECONDS} s (from /proc; % of one core, the machine has 2): ${cpuParts(cpu, run.ok.length, 'accepted event')}.`,
       '',
-      `CPU during the rest of the drain (${f0(leftNow)} events in ${f1(drainCpu.wallMs / 1000)} s, ${f1(leftNow / Math.max(0.001, drainCpu.wallMs / 1000))}/s; after the floor's second run and the retries, nothing but the drain of ours runs): ` +
-        [
-          ...Object.entries(drainCpu.parts),
-          [
-            'everything else on the machine',
-            drainCpu.machineBusyMs - Object.values(drainCpu.parts).reduce((a, b) => a + b, 0),
-          ] as const,
-        ]
-          .map(
-            ([name, ms]) =>
-              `${name} ${f0((100 * ms) / drainCpu.wallMs)}% (${f2(ms / Math.max(1, leftNow))} ms per event)`,
-          )
-          .join(', ') +
-        `; the machine ${f0((100 * drainCpu.machineBusyMs) / drainCpu.wallMs)}% busy of 200%.`,
+      `CPU during the rest of the drain (${f0(leftNow)} events in ${f1(drainCpu.wallMs / 1000)} s, ${f1(leftNow / Math.max(0.001, drainCpu.wallMs / 1000))}/s; after the floor's second run and the retries, nothing but the drain of ours runs): ${cpuParts(drainCpu, leftNow, 'event')}; the machine ${f0((100 * drainCpu.machineBusyMs) / drainCpu.wallMs)}% busy of 200%.`,
     ].join('\n');
   } finally {
     agent.destroy();
@@ -346,6 +320,18 @@ async function main() {
   }
   writeResults('webhook-ingest.ts', 'Sustained webhook ingest (bench/webhook-ingest.ts)', text);
   console.log(text);
+}
+
+/** Each part's share of a phase, and per event: "api 43% (1.28 ms per accepted event), …". */
+function cpuParts(
+  phase: { parts: Record<string, number>; machineBusyMs: number; wallMs: number },
+  events: number,
+  unit: string,
+): string {
+  const ours = Object.values(phase.parts).reduce((a, b) => a + b, 0);
+  return [...Object.entries(phase.parts), ['everything else on the machine', phase.machineBusyMs - ours] as const]
+    .map(([name, ms]) => `${name} ${f0((100 * ms) / phase.wallMs)}% (${f2(ms / Math.max(1, events))} ms per ${unit})`)
+    .join(', ');
 }
 
 runBench(main);
