@@ -5,6 +5,7 @@ import { withTenant } from '../../db/tenant-tx';
 import { upsertEntitlement } from '../../db/entitlements';
 import { newTenant } from '../helpers/api';
 import { testDb } from '../helpers/db';
+import { makeSubscription } from '../helpers/factories';
 
 /**
  * The hot path's statements run prepared (db/knex.ts): one plan per connection, reused by every
@@ -43,18 +44,8 @@ describe('prepared statements', () => {
     const [a, b] = [await newTenant('prep-write-a'), await newTenant('prep-write-b')];
     // One subscription per tenant for the rows to name.
     const subscriptionOf = new Map<string, string>();
-    for (const t of [a, b]) {
-      const [row] = await testDb()('subscriptions')
-        .insert({
-          tenant_id: t.tenant_id,
-          provider: 'psp_a',
-          external_id: `sub_${t.tenant_id}`,
-          status: 'active',
-          mode: 'live',
-        })
-        .returning('id');
-      subscriptionOf.set(t.tenant_id, row.id);
-    }
+    for (const t of [a, b])
+      subscriptionOf.set(t.tenant_id, (await makeSubscription(t.tenant_id, { provider: 'psp_a', mode: 'live' })).id);
     const write = (tenantId: string, asTenant: string, user: string) =>
       withTenant(one, asTenant, (trx) =>
         upsertEntitlement(trx, {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ScheduleNotFoundError } from '@temporalio/client';
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import type { ProviderId, WebProviderId } from '../../domain/providers';
@@ -39,10 +39,11 @@ describe('reconciliation schedules per tenant, and their settings', () => {
   let unproven: Awaited<ReturnType<typeof newTenant>>;
   let proc: ApiProcess | undefined;
 
-  const describeSchedule = (tenantId: string, group: ReconciliationGroup) =>
-    worker.client.schedule.getHandle(reconciliationScheduleId(tenantId, group)).describe();
-  const missing = async (tenantId: string, group: ReconciliationGroup) =>
-    describeSchedule(tenantId, group).then(
+  // `client`: the worker's (the default namespace) unless a test names its own.
+  const describeSchedule = (tenantId: string, group: ReconciliationGroup, client: Client = worker.client) =>
+    client.schedule.getHandle(reconciliationScheduleId(tenantId, group)).describe();
+  const missing = async (tenantId: string, group: ReconciliationGroup, client: Client = worker.client) =>
+    describeSchedule(tenantId, group, client).then(
       () => false,
       (e) => e instanceof ScheduleNotFoundError,
     );
@@ -83,13 +84,6 @@ describe('reconciliation schedules per tenant, and their settings', () => {
     const taskQueue = `${worker.taskQueue}-start`;
     await ensureNamespace(inject('temporalAddress'), namespace);
     const own = await connectTemporal(inject('temporalAddress'), namespace, worker.vault);
-    const describeOwn = (tenantId: string, group: ReconciliationGroup) =>
-      own.client.schedule.getHandle(reconciliationScheduleId(tenantId, group)).describe();
-    const missingOwn = (tenantId: string, group: ReconciliationGroup) =>
-      describeOwn(tenantId, group).then(
-        () => false,
-        (e) => e instanceof ScheduleNotFoundError,
-      );
     proc = await startApiProcess({
       TEMPORAL_NAMESPACE: namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
@@ -98,7 +92,7 @@ describe('reconciliation schedules per tenant, and their settings', () => {
     });
     const web = await until(
       'the web schedule',
-      () => describeOwn(both.tenant_id, 'web').catch(() => null),
+      () => describeSchedule(both.tenant_id, 'web', own.client).catch(() => null),
       (d) => d !== null,
       60_000,
     );
@@ -116,27 +110,27 @@ describe('reconciliation schedules per tenant, and their settings', () => {
     expect(web!.spec.startAt!.getTime()).toBeGreaterThan(Date.now() + HOUR / 2);
     const stores = await until(
       'the stores schedule',
-      () => describeOwn(both.tenant_id, 'stores').catch(() => null),
+      () => describeSchedule(both.tenant_id, 'stores', own.client).catch(() => null),
       (d) => d !== null,
       60_000,
     );
     expect(stores!.spec.intervals).toEqual([{ every: 24 * HOUR, offset: expect.any(Number) }]);
     await until(
       'the web-only tenant’s schedule',
-      () => describeOwn(webOnly.tenant_id, 'web').catch(() => null),
+      () => describeSchedule(webOnly.tenant_id, 'web', own.client).catch(() => null),
       (d) => d !== null,
       60_000,
     );
     // A group without a proven connection has none; a tenant without any has none at all.
-    expect(await missingOwn(webOnly.tenant_id, 'stores')).toBe(true);
-    expect(await missingOwn(unproven.tenant_id, 'web')).toBe(true);
-    expect(await missingOwn(unproven.tenant_id, 'stores')).toBe(true);
+    expect(await missing(webOnly.tenant_id, 'stores', own.client)).toBe(true);
+    expect(await missing(unproven.tenant_id, 'web', own.client)).toBe(true);
+    expect(await missing(unproven.tenant_id, 'stores', own.client)).toBe(true);
     // Ensuring again (the next process start) finds them as the settings say and changes nothing.
     expect(await ensureTenantReconciliationSchedules(own.client, taskQueue, appDb(), both.tenant_id)).toEqual({
       web: 'unchanged',
       stores: 'unchanged',
     });
-    const again = await describeOwn(both.tenant_id, 'web');
+    const again = await describeSchedule(both.tenant_id, 'web', own.client);
     expect(again.spec).toEqual(web!.spec);
     await own.connection.close();
   });
