@@ -171,9 +171,7 @@ async function main() {
     const tEnd = Date.now();
     const accepted = run.ok.length / run.seconds;
     log(`receiver: ${f0(accepted)}/s accepted, statuses ${JSON.stringify(run.statuses)}`);
-    const backlogAtEnd = Number(
-      (await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n,
-    );
+    const backlogAtEnd = await unprocessed(stack);
     const floorB = await closedLoop(floorSender, FLOOR_SECONDS, 1_000_000_000, CONNECTIONS);
     await floor.stop();
     const floorRate = (floorA.ok.length + floorB.ok.length) / (floorA.seconds + floorB.seconds);
@@ -197,12 +195,12 @@ async function main() {
 
     // The backlog drains: every stored event processed by its customer's workflow. What is left
     // once the floor's second run and the retries are over drains with nothing else of ours running.
-    const leftNow = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
+    const leftNow = await unprocessed(stack);
     const endDrainCpu = await cpuPhase(stack);
     const drainStart = Date.now();
     let left = Infinity;
     while (left > 0 && Date.now() - drainStart < DRAIN_TIMEOUT_S * 1000) {
-      left = Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
+      left = await unprocessed(stack);
       if (left > 0) await new Promise((r) => setTimeout(r, 1000));
     }
     const drainCpu = await endDrainCpu();
@@ -372,6 +370,11 @@ async function main() {
   }
   writeResults('webhook-ingest.ts', 'Sustained webhook ingest (bench/webhook-ingest.ts)', text);
   console.log(text);
+}
+
+/** Stored events no workflow has processed yet. */
+async function unprocessed(stack: WebhookStack): Promise<number> {
+  return Number((await stack.db('webhook_deliveries').where({ status: 'received' }).count('* as n'))[0].n);
 }
 
 /** Each part's share of a phase, and per event: "api 43% (1.28 ms per accepted event), …". */
