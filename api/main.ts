@@ -20,6 +20,7 @@ import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
+import { presetBuildIdsInterceptor } from '../temporal/build-ids';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -32,7 +33,9 @@ if (config.temporalAddress) {
   const connection = Connection.lazy({ address: config.temporalAddress });
   // The worker's codec: what this client starts and signals is encrypted, what it reads decrypted.
   // Tracing on: the interceptor puts the active trace in the headers of what this client starts and signals.
-  const interceptors = config.tracing ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  const interceptors = {
+    workflow: [presetBuildIdsInterceptor(), ...(config.tracing ? [new OpenTelemetryWorkflowClientInterceptor()] : [])],
+  };
   temporal = {
     connection,
     client: new Client({

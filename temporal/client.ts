@@ -3,6 +3,7 @@ import { retryUntil, within } from '../runtime/deadline';
 import type { Vault } from '../vault/vault';
 import { dataConverterFor } from './payload-codec';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { presetBuildIdsInterceptor } from './build-ids';
 
 export interface TemporalClients {
   connection: Connection;
@@ -19,7 +20,15 @@ export async function connectTemporal(
   keys: Vault | string,
 ): Promise<TemporalClients> {
   const connection = await Connection.connect({ address });
-  return { connection, client: new Client({ connection, namespace, dataConverter: dataConverterFor(keys) }) };
+  return {
+    connection,
+    client: new Client({
+      connection,
+      namespace,
+      dataConverter: dataConverterFor(keys),
+      interceptors: { workflow: [presetBuildIdsInterceptor()] },
+    }),
+  };
 }
 
 /**

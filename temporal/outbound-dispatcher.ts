@@ -18,6 +18,7 @@ import { dataConverterFor } from './payload-codec';
 import { outboundTaskQueue } from '../domain/outbound-queue';
 import { runFairly } from '../domain/outbound-limits';
 import { wakeOutboundEndpoint } from './workflow-starts';
+import { presetBuildIdsInterceptor } from './build-ids';
 
 const BATCH = 200;
 const IN_FLIGHT = 16;
@@ -65,7 +66,12 @@ export function startOutboundDispatcher(o: {
   isRunning: () => boolean;
 }): OutboundDispatcher {
   const connection = Connection.lazy({ address: o.address });
-  const client = new Client({ connection, namespace: o.namespace, dataConverter: dataConverterFor(o.vault) });
+  const client = new Client({
+    connection,
+    namespace: o.namespace,
+    dataConverter: dataConverterFor(o.vault),
+    interceptors: { workflow: [presetBuildIdsInterceptor()] },
+  });
   const policy = {
     attemptTimeoutMs: o.config.outboundWebhooks.attemptTimeoutMs,
     firstRetryMs: o.config.outboundWebhooks.firstRetryMs,

@@ -15,6 +15,7 @@ import { logger } from '../runtime/logger';
 import { dataConverterFor } from './payload-codec';
 import { signalLifecycleBatch } from './workflow-starts';
 import { ensureTenantReconciliationSchedules } from './reconciliation-schedules';
+import { presetBuildIdsInterceptor } from './build-ids';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -102,15 +103,22 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
           bundlerOptions: { preloadModules: sources.preloadModules },
           interceptors: { workflowModules: sources.workflowInterceptorModules },
         };
+  // What activities start through the worker's own client (an import's hand-overs) carries the BuildIds preset too.
+  const client = { workflow: [presetBuildIdsInterceptor()] };
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue,
+    // No build named: we do not use worker versioning, and a named build would change the workflow's `BuildIds`
+    // on its first task, a second visibility write per new workflow (temporal/build-ids.ts).
+    buildId: '',
     ...code,
+    interceptors: { ...('interceptors' in code ? code.interceptors : {}), client },
     ...(tracing
       ? {
           interceptors: {
             ...('interceptors' in code ? code.interceptors : {}),
+            client,
             activity: [
               (ctx: Context) => ({
                 inbound: new OpenTelemetryActivityInboundInterceptor(ctx),

@@ -7,6 +7,8 @@ import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair
 export const TENANT_ATTR = defineSearchAttributeKey('BillingTenantId', SearchAttributeType.KEYWORD);
 export const PROVIDER_ATTR = defineSearchAttributeKey('BillingProvider', SearchAttributeType.KEYWORD);
 export const KIND_ATTR = defineSearchAttributeKey('BillingKind', SearchAttributeType.KEYWORD);
+/** Temporal's own record of the worker builds that ran a workflow (temporal/build-ids.ts). */
+export const BUILD_IDS_ATTR = defineSearchAttributeKey('BuildIds', SearchAttributeType.KEYWORD_LIST);
 
 /** The attributes of one run: its tenant, its kind and, where it acts for one, its provider. */
 export function runAttributes(kind: string, tenantId: string, provider?: string): SearchAttributePair[] {
