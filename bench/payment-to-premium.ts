@@ -20,7 +20,7 @@
  *
  *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts [--rates 20,50] [--seconds 30] [--poll-ms 20]
  *       [--premium-concurrency 32] [--premium-timeout-s 60] [--confirm-timeout-s 600]
- *       [--ask-from both|payment|checkout]
+ *       [--ask-from both|payment|checkout] [--warm-seconds 4] [--warm-rate 5]
  *   DATABASE_URL=… npx tsx bench/payment-to-premium.ts --pause-temporal-seconds 30 [--rates 10]
  */
 import os from 'node:os';
@@ -57,6 +57,14 @@ const PREMIUM_TIMEOUT_MS = Number(arg('premium-timeout-s', '60')) * 1000;
 /** How long the bench waits for the authoritative confirmations (and, paused, the backlog) before it reports what is missing. */
 const CONFIRM_TIMEOUT_MS = Number(arg('confirm-timeout-s', '600')) * 1000;
 const HELD_WAIT_MS = 2000;
+/**
+ * The warm-up before anything is measured: the api's and workers' first requests load code, fill pools and
+ * run in V8's lower tiers. The default (5 purchases/s for 4 s) is what every earlier run used; a longer
+ * one (`--warm-seconds 30 --warm-rate 20`) measures the processes as a running installation has them,
+ * their hot code compiled (bench/RESULTS.md, "CPU per purchase once warm").
+ */
+const WARM_SECONDS = Number(arg('warm-seconds', '4'));
+const WARM_RATE = Number(arg('warm-rate', '5'));
 /**
  * When the app starts asking. `payment`: as the SDK's `checkout({ waitForPremium })` does, the app's
  * held read (`wait_for=premium`) leaves when the payment is made, while the provider's webhooks are
@@ -521,7 +529,7 @@ async function main() {
   const pausedRows: (string | number)[][] = [];
   try {
     // Warm-up: the api's and worker's first requests load code and fill pools.
-    await runRate(stack, 5, 'warm', { seconds: 4 });
+    await runRate(stack, WARM_RATE, 'warm', { seconds: WARM_SECONDS });
     // The stack's fixed cost (pollers, sweeps, timers) with nothing to do: CPU ms per second over 10 s, logged.
     {
       const endIdle = await cpuPhase(stack);
@@ -829,7 +837,9 @@ async function main() {
   }
   const command = PAUSE_S
     ? `npx tsx bench/payment-to-premium.ts --pause-temporal-seconds ${PAUSE_S} --rates ${RATES.join(',')}`
-    : `npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS} --ask-from ${ASK_FROM}`;
+    : `npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS} --ask-from ${ASK_FROM}${
+        WARM_SECONDS !== 4 || WARM_RATE !== 5 ? ` --warm-seconds ${WARM_SECONDS} --warm-rate ${WARM_RATE}` : ''
+      }`;
   sections.push(
     `Run: ${m0.date} · \`${command}\` · ${f0((Date.now() - startedAt) / 1000)} s`,
     `Machine: ${m0.nproc} CPUs (${m0.cpuModel}), ${m0.memoryGiB} GiB RAM, node ${m0.node}, ${stack.pgVersion ? `PostgreSQL ${stack.pgVersion}` : ''} on the same host; load average at start ${m0.loadavg}. The machine is shared and noisy: the emulator, the api, the worker, the Temporal dev server (file-backed, WAL + synchronous=normal, as \`npm start\`), Postgres and other people's work share the CPUs.`,
