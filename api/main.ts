@@ -1,10 +1,10 @@
 import http from 'node:http';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
+import { workflowClient } from '../temporal/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { loadConfig } from '../runtime/config';
 import { resolveMasterKey } from '../vault/master-key';
 import { createVault } from '../vault/vault';
-import { dataConverterFor } from '../temporal/payload-codec';
 import { createAdapters } from '../providers';
 import { openDatabase } from '../db/open-database';
 import { logger } from '../runtime/logger';
@@ -20,7 +20,6 @@ import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
-import { presetBuildIdsInterceptor } from '../temporal/build-ids';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -33,19 +32,17 @@ if (config.temporalAddress) {
   const connection = Connection.lazy({ address: config.temporalAddress });
   // The worker's codec: what this client starts and signals is encrypted, what it reads decrypted.
   // Tracing on: the interceptor puts the active trace in the headers of what this client starts and signals.
-  const interceptors = {
-    workflow: [presetBuildIdsInterceptor(), ...(config.tracing ? [new OpenTelemetryWorkflowClientInterceptor()] : [])],
-  };
   temporal = {
     connection,
-    client: new Client({
+    client: workflowClient(
       connection,
-      namespace: config.temporalNamespace,
-      dataConverter: dataConverterFor(vault),
-      interceptors,
-    }),
+      config.temporalNamespace,
+      vault,
+      config.tracing ? [new OpenTelemetryWorkflowClientInterceptor()] : [],
+    ),
   };
 }
+
 // Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
 const services: Services = { db, config, temporal, vault, adapters: createAdapters(config) };
 

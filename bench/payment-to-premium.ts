@@ -63,8 +63,9 @@ const HELD_WAIT_MS = 2000;
  * one (`--warm-seconds 30 --warm-rate 20`) measures the processes as a running installation has them,
  * their hot code compiled (bench/RESULTS.md, "CPU per purchase once warm").
  */
-const WARM_SECONDS = Number(arg('warm-seconds', '4'));
-const WARM_RATE = Number(arg('warm-rate', '5'));
+const WARM_DEFAULT = { seconds: 4, rate: 5 };
+const WARM_SECONDS = Number(arg('warm-seconds', String(WARM_DEFAULT.seconds)));
+const WARM_RATE = Number(arg('warm-rate', String(WARM_DEFAULT.rate)));
 /**
  * When the app starts asking. `payment`: as the SDK's `checkout({ waitForPremium })` does, the app's
  * held read (`wait_for=premium`) leaves when the payment is made, while the provider's webhooks are
@@ -838,7 +839,9 @@ async function main() {
   const command = PAUSE_S
     ? `npx tsx bench/payment-to-premium.ts --pause-temporal-seconds ${PAUSE_S} --rates ${RATES.join(',')}`
     : `npx tsx bench/payment-to-premium.ts --rates ${RATES.join(',')} --seconds ${SECONDS} --poll-ms ${POLL_MS} --ask-from ${ASK_FROM}${
-        WARM_SECONDS !== 4 || WARM_RATE !== 5 ? ` --warm-seconds ${WARM_SECONDS} --warm-rate ${WARM_RATE}` : ''
+        WARM_SECONDS !== WARM_DEFAULT.seconds || WARM_RATE !== WARM_DEFAULT.rate
+          ? ` --warm-seconds ${WARM_SECONDS} --warm-rate ${WARM_RATE}`
+          : ''
       }`;
   sections.push(
     `Run: ${m0.date} · \`${command}\` · ${f0((Date.now() - startedAt) / 1000)} s`,

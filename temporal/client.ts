@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/client';
 import { retryUntil, within } from '../runtime/deadline';
 import type { Vault } from '../vault/vault';
 import { dataConverterFor } from './payload-codec';
@@ -20,15 +20,26 @@ export async function connectTemporal(
   keys: Vault | string,
 ): Promise<TemporalClients> {
   const connection = await Connection.connect({ address });
-  return {
+  return { connection, client: workflowClient(connection, namespace, keys) };
+}
+
+/**
+ * Our workflow client on a connection: the payload codec (MASTER_KEY) and the BuildIds preset
+ * (temporal/build-ids.ts) always, then `interceptors` (tracing). Every process that starts workflows
+ * builds its client here, so none starts one without either.
+ */
+export function workflowClient(
+  connection: Connection,
+  namespace: string,
+  keys: Vault | string,
+  interceptors: WorkflowClientInterceptor[] = [],
+): Client {
+  return new Client({
     connection,
-    client: new Client({
-      connection,
-      namespace,
-      dataConverter: dataConverterFor(keys),
-      interceptors: { workflow: [presetBuildIdsInterceptor()] },
-    }),
-  };
+    namespace,
+    dataConverter: dataConverterFor(keys),
+    interceptors: { workflow: [presetBuildIdsInterceptor(), ...interceptors] },
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Client, Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import {
   anyDueOutboundRow,
@@ -13,12 +13,10 @@ import { withTenant } from '../db/tenant-tx';
 import type { Config } from '../runtime/config';
 import { logger } from '../runtime/logger';
 import type { Vault } from '../vault/vault';
-import { callWithin } from './client';
-import { dataConverterFor } from './payload-codec';
+import { callWithin, workflowClient } from './client';
 import { outboundTaskQueue } from '../domain/outbound-queue';
 import { runFairly } from '../domain/outbound-limits';
 import { wakeOutboundEndpoint } from './workflow-starts';
-import { presetBuildIdsInterceptor } from './build-ids';
 
 const BATCH = 200;
 const IN_FLIGHT = 16;
@@ -66,12 +64,7 @@ export function startOutboundDispatcher(o: {
   isRunning: () => boolean;
 }): OutboundDispatcher {
   const connection = Connection.lazy({ address: o.address });
-  const client = new Client({
-    connection,
-    namespace: o.namespace,
-    dataConverter: dataConverterFor(o.vault),
-    interceptors: { workflow: [presetBuildIdsInterceptor()] },
-  });
+  const client = workflowClient(connection, o.namespace, o.vault);
   const policy = {
     attemptTimeoutMs: o.config.outboundWebhooks.attemptTimeoutMs,
     firstRetryMs: o.config.outboundWebhooks.firstRetryMs,

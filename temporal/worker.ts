@@ -103,8 +103,6 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
           bundlerOptions: { preloadModules: sources.preloadModules },
           interceptors: { workflowModules: sources.workflowInterceptorModules },
         };
-  // What activities start through the worker's own client (an import's hand-overs) carries the BuildIds preset too.
-  const client = { workflow: [presetBuildIdsInterceptor()] };
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,
@@ -113,22 +111,22 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
     // on its first task, a second visibility write per new workflow (temporal/build-ids.ts).
     buildId: '',
     ...code,
-    interceptors: { ...('interceptors' in code ? code.interceptors : {}), client },
-    ...(tracing
-      ? {
-          interceptors: {
-            ...('interceptors' in code ? code.interceptors : {}),
-            client,
+    interceptors: {
+      ...('interceptors' in code ? code.interceptors : {}),
+      // What activities start through the worker's own client (an import's hand-overs) carries the preset too.
+      client: { workflow: [presetBuildIdsInterceptor()] },
+      ...(tracing
+        ? {
             activity: [
               (ctx: Context) => ({
                 inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
                 outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
               }),
             ],
-          },
-          sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
-        }
-      : {}),
+          }
+        : {}),
+    },
+    ...(tracing ? { sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } } : {}),
     activities: createActivities({
       ...opts.deps,
       // An import hands each subscription to its customer's workflow with the worker's own client, on this queue.
