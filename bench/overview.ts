@@ -9,7 +9,7 @@
  * (api/apps.ts) on a local port, signed in as the big tenant's user, is asked for the page in
  * sequence: each window and mode, BENCH_REQUESTS times after a warm-up.
  *
- * Side by side in the same run: the database work from the rollups of migration 023 and the
+ * Side by side in the same run: the database work from the rollups of the schema and the
  * same figures counted from the base rows (as the page did before them; checked equal first),
  * what the rollups' triggers cost a status write (on and off in alternating blocks), and the
  * EXPLAIN (ANALYZE, BUFFERS) plan of every statement the page runs, captured from the page's
@@ -112,7 +112,7 @@ const asArgs = (q: string) => {
   return [p.get('mode') as 'live' | 'test', Number(p.get('days'))] as const;
 };
 
-// The seed's triggers left one delta per written row in the rollups (migration 023): the first page view would fold them all; timed here instead.
+// The seed's triggers left one delta per written row in the rollups: the first page view would fold them all; timed here instead.
 const piledBefore = Number(
   (
     await owner.raw(`select (select count(*) from overview_subscription_counts) + (select count(*) from overview_entitlement_counts)
@@ -300,7 +300,7 @@ One tenant with ${SUBSCRIPTIONS.toLocaleString('en')} subscriptions and two year
 
 ${table(['page', 'p50 ms', 'p95 ms', 'max ms', 'database work from the rollups, p50 / p95 ms', 'the same figures from the rows, p50 / p95 ms', 'ratio at p95'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r'])}
 
-The database work alone is \`readOverview\` in one tenant transaction, from the rollups (migration 023, folded) and, in the same run, counting the same figures from the base rows as the page did before them (checked equal before timing). The seed's writes left ${piledBefore.toLocaleString('en')} delta rows in the rollups; folding both big tenants' took ${f1(foldMs)} ms and left ${piledAfter.toLocaleString('en')} rows (all tenants).
+The database work alone is \`readOverview\` in one tenant transaction, from the rollups (the schema, folded) and, in the same run, counting the same figures from the base rows as the page did before them (checked equal before timing). The seed's writes left ${piledBefore.toLocaleString('en')} delta rows in the rollups; folding both big tenants' took ${f1(foldMs)} ms and left ${piledAfter.toLocaleString('en')} rows (all tenants).
 
 What the rollup triggers cost a write (${WRITES} transactions each way, each one subscription status move and its entitlement's state move, as the webhook path writes them, as the tenant's app role; triggers on and off in alternating blocks): p50 ${f1(pct(writeOn, 50))} ms with them, ${f1(pct(writeOff, 50))} ms without; p95 ${f1(pct(writeOn, 95))} / ${f1(pct(writeOff, 95))} ms.
 

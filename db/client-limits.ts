@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The client endpoints' buckets (table `client_rate_limit_buckets`, migration 013): sizes are
+ * The client endpoints' buckets (table `client_rate_limit_buckets`): sizes are
  * chosen by the caller (api/sdk/limits.ts), the arithmetic runs in `take_client_tokens`.
  */
 

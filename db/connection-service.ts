@@ -133,7 +133,7 @@ export async function updateConnectionSecrets(
 /**
  * The connection owns its account (the probe's call succeeded, or OAuth named it): from now on
  * the account's events route to it. An earlier proof is kept as it was, except a `pasted_key`
- * claim (migration 025), which a proof that claims replaces. Refused (the row stays unproven,
+ * claim, which a proof that claims replaces. Refused (the row stays unproven,
  * the caller's transaction usable) when another connection has already proven it, and with
  * `oauth_required` when the proof cannot claim this provider's accounts (a psp_b/psp_c key): a
  * connection already proven otherwise only has its check refreshed.
@@ -160,7 +160,7 @@ export async function markConnectionProven(
  * OAuth connect: the provider's consent named the account, so the connection is proven as it is
  * stored. A connection this tenant already has for the account (typed in earlier, unproven) takes
  * the new credential and the proof instead of a duplicate. For psp_b/psp_c, another tenant's
- * `pasted_key` claim on the account (migration 025) is released first: that connection stays,
+ * `pasted_key` claim on the account is released first: that connection stays,
  * unproven, with the reason on it. `replaced_claims` counts them.
  */
 export async function connectProvenByOAuth(

@@ -59,7 +59,7 @@ export class ConnectionError extends Error {
   }
 }
 
-/** The proofs code may record (migration 017); `pasted_key` (migration 025) is only ever read. */
+/** The proofs code may record; `pasted_key` is only ever read. */
 export const PROOF_METHODS = ['oauth', 'provider_call', 'control_api'] as const;
 export type WritableProof = (typeof PROOF_METHODS)[number];
 
@@ -278,7 +278,7 @@ export async function recordProofFailure(trx: Knex.Transaction, connectionId: st
 }
 
 /**
- * Release other tenants' `pasted_key` claims (migration 025) on this connection's account: those
+ * Release other tenants' `pasted_key` claims on this connection's account: those
  * connections stay, unproven, with the reason on them. Answers how many were released.
  */
 export async function releasePastedKeyClaims(trx: Knex.Transaction, connectionId: string): Promise<number> {
@@ -336,10 +336,10 @@ export async function sealedColumn(trx: Knex.Transaction, connectionId: string, 
 /**
  * Webhook routing: which tenant owns this provider account. Runs before any tenant is known, as
  * the login role, which may read only these routing columns (migrations 015, 017). Only the
- * connection that proved the account routes (at most one: migration 017's index); unproven and
+ * connection that proved the account routes (at most one: the schema's index); unproven and
  * inactive connections do not, so an account nobody has proven is refused like an unknown one,
  * under no tenant. For psp_b/psp_c that proof is OAuth (or a `pasted_key` claim from before
- * migration 025, until an OAuth proof replaces it).
+ * the schema, until an OAuth proof replaces it).
  */
 export async function findConnectionByAccount(
   ownerDb: Knex | Knex.Transaction,

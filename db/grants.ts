@@ -3,7 +3,7 @@ import type { Row } from './row';
 import { notifyEntitlementChanged } from './entitlement-notify';
 
 /**
- * Access granted by hand (`entitlement_grants`, migration 029; docs/support.md). Every write
+ * Access granted by hand (`entitlement_grants`; docs/support.md). Every write
  * notifies the app user's premium waiters once its transaction has committed, as a paid
  * entitlement's write does (db/entitlements.ts), and the table's trigger emits the outbound `entitlement.*` event.
  */

@@ -3,11 +3,11 @@ import { WEB_PROVIDERS, type Mode, type ProviderId, type WebProviderId } from '.
 import { getConnectionSafe } from './connections';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
-/** Imports and their items (migration 026, docs/reconciliation.md). Every function runs in the tenant's transaction. */
+/** Imports and their items (docs/reconciliation.md). Every function runs in the tenant's transaction. */
 
 export type ImportSource = 'provider_api' | 'file' | 'revenuecat';
 export type ImportStatus = 'running' | 'succeeded' | 'failed';
-/** What started it (migration 044): a request (REST, tool, dashboard), or a connection proving its account. */
+/** What started it: a request (REST, tool, dashboard), or a connection proving its account. */
 export type ImportTrigger = 'request' | 'connection_proven';
 
 export interface ImportRow {
@@ -53,7 +53,7 @@ export async function createImport(
 }
 
 /**
- * The import a connection's proof starts, once per connection (migration 044's unique index):
+ * The import a connection's proof starts, once per connection (the schema's unique index):
  * the row when this call made it, or when the one made earlier is still running (a retried
  * proof starts its workflow again, which is then already running); null when the connection's
  * account was imported on proof before.
@@ -252,7 +252,7 @@ export async function importOutcomes(
 
 /**
  * Entitlement and subscription changes written in this transaction send no outbound event
- * (migration 027): an import's writes, unless the import asked for them.
+ *: an import's writes, unless the import asked for them.
  */
 export async function quietOutbound(trx: Knex.Transaction): Promise<void> {
   await trx.raw(`select set_config('app.outbound_quiet', 'on', true)`);

@@ -7,7 +7,7 @@ import { APP_ROLE } from './tenant-tx';
  * The role the api and worker log in as (docs/tenancy-and-rls.md, "Roles"): not a superuser,
  * no BYPASSRLS, CREATEDB or CREATEROLE, owns nothing, and inherits nothing. It may become
  * `billing_app` for a tenant transaction; everything else it may do is granted by name in
- * migration 015.
+ * the schema.
  */
 export const LOGIN_ROLE = 'billing_api';
 

@@ -9,7 +9,7 @@ import type { Row } from './row';
 /**
  * Outbound events, their deliveries and attempts (tenant tables), in the caller's tenant
  * transaction. Events and deliveries are born in the state change's own transaction
- * (`record_outbound_event`, migration 018); this file reads them and queues replays (the drain
+ * (`record_outbound_event`); this file reads them and queues replays (the drain
  * that attempts them is db/outbound-drain.ts).
  */
 

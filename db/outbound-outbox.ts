@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * The outbound outbox: one row per delivery waiting to be handed to its Temporal workflow,
- * written with the event (migration 018) or by a replay. The worker's dispatcher
+ * written with the event or by a replay. The worker's dispatcher
  * (temporal/outbound-dispatcher.ts) takes its own task queue's rows as the login role, before
  * any tenant is known: the tenant rides inside `handover`, with ids only.
  */

@@ -19,7 +19,7 @@ export interface LatencyFigures {
  * The overview's health section: the tenant's own lags of the last hour, from stored times
  * (docs/operations.md, "Objectives": the metrics have no tenant label, so a tenant's figures come
  * from here). A delivery's receipt is its row's `created_at`; premium at receipt is its
- * `premium_at` (migration 049); the authoritative write is its `processed_at`, set in the
+ * `premium_at`; the authoritative write is its `processed_at`, set in the
  * transaction that writes the entitlement; an outbound delivery's time is its `delivered_at`. In
  * the caller's tenant transaction (row-level security scopes it; the (tenant_id, created_at)
  * and (tenant_id, delivered_at) indexes bound it to an hour of rows). A read: it writes nothing.

@@ -5,7 +5,7 @@ import { withTenant } from './tenant-tx';
 const OVERVIEW_WINDOW_DAYS = 90;
 
 /**
- * Folding the overview's rollups (migration 023): the triggers only ever insert deltas, so a
+ * Folding the overview's rollups: the triggers only ever insert deltas, so a
  * key's rows pile up between page views; a fold replaces each piled-up key's rows by one row of
  * their sum (a key whose sum is zero goes). Sums are unchanged, so every figure is too.
  *
@@ -97,7 +97,7 @@ export async function foldOverviewRollups(trx: Knex.Transaction, threshold = FOL
  * (RLS as for any tenant write). Answers how many tenants were folded.
  */
 export async function foldDueRollups(db: Knex, threshold = FOLD_AFTER): Promise<number> {
-  // Only the ids of tenants with piled-up deltas (migration 038): the login role reads no tenant's rows.
+  // Only the ids of tenants with piled-up deltas: the login role reads no tenant's rows.
   const { rows: tenants } = (await db.raw('select t as id from overview_rollups_due(?) t', [threshold])) as {
     rows: { id: string }[];
   };

@@ -8,12 +8,12 @@ import { recentRuns, type RunRow } from './sync-runs';
  * caller's tenant transaction: row-level security scopes each statement to the tenant, and
  * every statement also names the mode, so a test figure never counts a live row.
  *
- * The "now" counts and the daily series come from the rollups of migration 023 (a few hundred
+ * The "now" counts and the daily series come from the rollups of the schema (a few hundred
  * rows, whatever the tenant's size; the worker folds piled-up deltas, a read never writes:
  * db/overview-rollups.ts); `from: 'rows'` counts the same figures from the base rows, as the
  * page did before them: the reference the tests and bench/overview.ts compare the rollups with.
  * The 30-day and 24-hour figures are rolling windows (not whole days) and stay on the base rows,
- * by migration 019's index and webhook_deliveries' (tenant_id, created_at).
+ * by the schema's index and webhook_deliveries' (tenant_id, created_at).
  */
 export type OverviewSource = 'rollups' | 'rows';
 

@@ -3,7 +3,7 @@ import { entitlementPayload, notifyEntitlementChanged } from './entitlement-noti
 
 /**
  * Provisional access (docs/provisional-access.md; rules in domain/provisional.ts, table and
- * functions in migration 045). Written at a webhook's receipt inside the statement that stores the
+ * functions in the schema). Written at a webhook's receipt inside the statement that stores the
  * delivery, and at a store purchase's confirmation; superseded by the authoritative entitlement
  * write (db/entitlements.ts); read by the premium answer, the entitlement list and the customer view.
  */
@@ -27,7 +27,7 @@ export interface ProvisionalAtReceipt {
 /**
  * The CTEs `storeDelivery` appends (after `d`, the delivery row): on the first delivery only, one
  * call of the migration's SECURITY DEFINER function, which filters by the verified tenant it is given;
- * after a grant, the delivery's `premium_at` (migration 049: the receipt → premium figure of the
+ * after a grant, the delivery's `premium_at` (the schema: the receipt → premium figure of the
  * overview, kept once the grant is superseded). `p.n`: grants made (stops: grants withdrawn).
  */
 export const PROVISIONAL_AT_RECEIPT_SQL = `p as (select record_provisional_access(?::uuid, ?, d.id, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?, ?) as n

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { DEFAULT_SETTINGS, type ReconciliationSettings } from '../domain/reconciliation-schedule';
 
-/** A tenant's reconciliation schedule settings (migration 042), in the caller's tenant transaction. */
+/** A tenant's reconciliation schedule settings, in the caller's tenant transaction. */
 
 export interface StoredSettings extends ReconciliationSettings {
   /** Null: the tenant never changed the defaults. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
-/** Reconciliation repairs (migration 039, docs/reconciliation.md), in the caller's tenant transaction. */
+/** Reconciliation repairs (docs/reconciliation.md), in the caller's tenant transaction. */
 
 /** One side of a comparison: the few facts compared, no personal data. */
 export interface HeldState {

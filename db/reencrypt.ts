@@ -56,7 +56,7 @@ const ENCRYPTED_TABLES: {
     fields: ENDPOINT_ENCRYPTED_FIELDS,
     aad: (r, f) => endpointSecretAad(r.tenant_id, r.id, f as (typeof ENDPOINT_ENCRYPTED_FIELDS)[number]),
   },
-  // Play tokens kept with their claims (migration 043), sealed to their tenant, store and hash.
+  // Play tokens kept with their claims, sealed to their tenant, store and hash.
   {
     table: 'store_purchase_tokens',
     fields: ['purchase_token_enc'],

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Purchase tokens a store answered 404 for (table `store_purchase_misses`, migration 013), per
+ * Purchase tokens a store answered 404 for (table `store_purchase_misses`), per
  * tenant, provider and token hash, until they expire. Owner connection: the /v1/sdk routes ask
  * before any tenant transaction, and the table holds hashes only.
  */

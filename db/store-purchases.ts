@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * Store purchase tokens (`store_purchase_tokens`): who registered a purchase first, and which
  * subscription and entitlement it produced. Keyed by (tenant, provider, token hash); a Play token
- * itself is kept only sealed by the vault (`purchase_token_enc`, migration 043), for the
+ * itself is kept only sealed by the vault (`purchase_token_enc`), for the
  * reconciliation's re-read (docs/reconciliation.md).
  */
 

@@ -12,7 +12,7 @@ export interface HeldStorePurchase {
   mode: Mode;
   /**
    * Play: the token sealed by the vault, kept with the claim since registrations and store imports
-   * keep it (migration 043); null for a purchase claimed before, or never claimed (held for the
+   * keep it; null for a purchase claimed before, or never claimed (held for the
    * buyer a notification named). Never leaves the activity that opens it.
    */
   sealed: string | null;

@@ -51,7 +51,7 @@ export async function upsertLifecycleSubscription(
        trial_ended_at = excluded.trial_ended_at, current_period_end = excluded.current_period_end, canceled_at = excluded.canceled_at,
        -- A country once said stays, like the address: later events (a renewal) often say none.
        country = coalesce(excluded.country, subscriptions.country),
-       -- The provider's time of the deciding event: the history rows of a move are dated at it (migration 048).
+       -- The provider's time of the deciding event: the history rows of a move are dated at it.
        status_since = excluded.status_since,
        updated_at = now()
      returning id, product_id, email`;
@@ -122,7 +122,7 @@ export async function upsertStoreSubscription(trx: Knex.Transaction, w: StoreSub
       current_period_end: w.currentPeriodEnd,
       store_read_at: w.storeReadAt,
       country: w.country ?? null,
-      // A store read gives a state, not an event time: a move is dated at the store's answer (migration 048).
+      // A store read gives a state, not an event time: a move is dated at the store's answer.
       status_since: w.storeReadAt,
       updated_at: trx.fn.now(),
     })

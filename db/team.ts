@@ -90,7 +90,7 @@ export async function revokeInvitation(trx: Tx, id: string): Promise<{ id: strin
   return row;
 }
 
-/** The tenant of a live invitation with this token (the login role may not read invitations: migration 033). */
+/** The tenant of a live invitation with this token (the login role may not read invitations: the schema). */
 export async function invitationTenant(db: Knex, token: string): Promise<string | undefined> {
   const { rows } = await db.raw('select team_invitation_tenant(?) as tenant_id', [hashInvitationToken(token)]);
   return rows[0]?.tenant_id ?? undefined;

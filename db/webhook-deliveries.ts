@@ -5,7 +5,7 @@ import { PROVISIONAL_AT_RECEIPT_SQL, provisionalBindings, type ProvisionalAtRece
 
 /**
  * Inbound webhook deliveries and their outbox. Receipt and hand-over run outside a tenant
- * transaction, as the login role with the narrow grants of migration 015: a delivery is routed
+ * transaction, as the login role with the narrow grants of the schema: a delivery is routed
  * to its tenant by the verified connection before any tenant transaction exists, and the outbox
  * is the process's own queue, not a tenant table.
  */
@@ -84,7 +84,7 @@ export async function storeDelivery(
       ],
     )
     .options({ prepare: true });
-  // A grant answers 1, or 2 when the same live grant was already held (migration 051): the answer did not change.
+  // A grant answers 1, or 2 when the same live grant was already held: the answer did not change.
   const n: number = rows[0].provisional ?? 0;
   const grant = provisional !== null && !provisional.stop;
   return {
@@ -111,7 +111,7 @@ export interface Refusal {
    * The signature verified (the tenant's own provider sent an event we cannot take): kept as
    * `invalid`, which becomes an `inbound_delivery.failed` event at the tenant's endpoints.
    * Otherwise `unverified`: anyone can send one naming any account, so it is logged for the
-   * tenant but pushes nothing (migration 025).
+   * tenant but pushes nothing.
    */
   verified?: boolean;
 }

@@ -6,7 +6,7 @@ import type { ProviderId } from './providers';
  * emulator's control API created the account for the caller (demo seed, test fixtures; never a
  * tenant path). `provider_call`: an authenticated read with the tenant's own credentials for
  * that account succeeded. `pasted_key`: a psp_b/psp_c connection proven by `provider_call`
- * before migration 025; it still routes until an OAuth proof of the account replaces it, and is
+ * in earlier builds; it still routes until an OAuth proof of the account replaces it, and is
  * never written again.
  */
 export type ProofMethod = 'oauth' | 'provider_call' | 'control_api' | 'pasted_key';
@@ -29,3 +29,11 @@ export function proofClaimsAccount(provider: ProviderId, method: ProofMethod): b
 /** Recorded on a psp_b/psp_c connection whose pasted key works: what it can do, and how its events would route. */
 export const keyOnlyProofNote = (provider: ProviderId): string =>
   `the key works and is used for API calls (sync), but a pasted ${provider} key does not prove the account is yours, so its events are not routed here: connect the account with OAuth (Providers, Connect ${provider})`;
+
+/**
+ * What a connection that proved its account with a pasted key reads once the account's owner
+ * connects it with OAuth: the database's `release_pasted_key_claims` writes this very text (the
+ * OAuth claims test holds the two equal).
+ */
+export const RELEASED_BY_OAUTH =
+  "no longer receives this account's events: the account was connected with OAuth by its owner. A pasted key no longer proves a psp_b or psp_c account; this connection still works for API calls. If the account is yours, connect it with OAuth (Providers, Connect) or contact support.";

@@ -1,6 +1,6 @@
 /**
  * The events a tenant's endpoint can receive (docs/outbound-webhooks.md gives each body). The
- * database emits them (migration 018's triggers and `record_outbound_event`); this list is what
+ * database emits them (the schema's triggers and `record_outbound_event`); this list is what
  * the API accepts as an endpoint's `event_types` and what the OpenAPI document describes.
  */
 export const OUTBOUND_EVENT_TYPES = [

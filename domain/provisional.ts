@@ -6,7 +6,7 @@ import { statusMove } from './subscription';
  * Provisional access (docs/provisional-access.md): premium at the receipt of a verified provider
  * event, before the customer's workflow has applied it. The workflow stays the authority: its
  * entitlement write supersedes every provisional grant of the same app user and entitlement. These
- * are the rules, written once; the receiver's statement (migration 045, `record_provisional_access`)
+ * are the rules, written once; the receiver's statement (`record_provisional_access`)
  * says the same in SQL, proved equal by test/domain/provisional.test.ts and the receiver's tests.
  *
  * - Grants: an event that moves a subscription to active (or trialing): the kinds `statusMove`

@@ -27,7 +27,7 @@ const ACTION = DEMO_HISTORY_ACTION;
  *   as a store notification's read does.
  *
  * Each write is stamped with the event's own time (the history rows are dated at the provider's
- * time: migration 048), so the charts show a year. Like an import, the writes send no outbound
+ * time: the schema), so the charts show a year. Like an import, the writes send no outbound
  * webhook. Not through Temporal: a year of hand-overs one event at a time would take minutes,
  * and the workflow's step is pure, so running it here writes the same rows. Made once (an audit
  * entry marks it); a start interrupted midway finishes the buyers not yet written. Never in

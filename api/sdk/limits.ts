@@ -8,7 +8,7 @@ import { ApiError } from '../../operations/errors';
 /**
  * Rate limits of the client endpoints (/v1/sdk/*). Publishable keys ship inside apps, so
  * anyone can spend what they spend: they draw from buckets of their own (table
- * `client_rate_limit_buckets`, migration 013), never from the management bucket a tenant's
+ * `client_rate_limit_buckets`), never from the management bucket a tenant's
  * secret keys need. Sizes are for apps with millions of installs: the tenant's client bucket
  * is large, each app user's and each client address's is small.
  */

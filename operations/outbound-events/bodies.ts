@@ -7,14 +7,14 @@ import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 /**
  * The body of every outbound event type, once: the OpenAPI document's `webhooks` section is made
  * from these (api/openapi.ts), and the tests check deliveries against them. The database writes
- * the bodies (migration 018's triggers, 029's grants, 030's sequence and snapshot); a change there is a change here,
+ * the bodies (the schema's triggers, 029's grants, 030's sequence and snapshot); a change there is a change here,
  * with `version` raised when a field changes meaning (added fields keep it).
  */
 const when = z.string().nullable().describe('ISO 8601');
 const provider = z.enum(PROVIDERS);
 
 /**
- * What every event about a customer carries besides its own fields (migration 030): a receiver
+ * What every event about a customer carries besides its own fields: a receiver
  * that keeps the snapshot of the highest `sequence` is right whatever order deliveries arrive in.
  */
 const customerFields = {

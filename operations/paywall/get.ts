@@ -31,7 +31,7 @@ export const getPaywall = defineOperation({
       const p = await getPaywallRow(trx);
       if (!p) throw notFound('paywall (none is configured)');
       // The SDK gets the published config (dashboard: Paywall → Publish). Rows published before
-      // published_config existed (migration 007) serve config; a never-published draft is not served.
+      // published_config existed serve config; a never-published draft is not served.
       const served = p.published_config ?? (p.published_at ? p.config : null);
       if (!served) throw notFound('paywall (a draft exists but none is published)');
       return {

@@ -10,7 +10,7 @@ import { appDb, testDb } from '../helpers/db';
 import { newTenant } from '../helpers/api';
 
 /**
- * The overview's rollups (migration 023) against the base rows they sum: after random writes
+ * The overview's rollups against the base rows they sum: after random writes
  * of every kind the triggers see (inserts, status, product, mode and state moves, deletes,
  * history written and removed by hand, a product deleted under its records), the figures read
  * from the rollups equal the figures counted from the rows, folded or not, for each tenant,
@@ -159,7 +159,7 @@ async function randomWrites(tenant: string, products: string[], next: () => numb
   }
 }
 
-describe('overview rollups (migration 023) equal the figures counted from the base rows', () => {
+describe('overview rollups equal the figures counted from the base rows', () => {
   const db = testDb();
   let a: string;
   let b: string;

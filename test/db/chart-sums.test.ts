@@ -6,7 +6,7 @@ import { readCatalogue, readChartSource } from '../../db/charts';
 import { readAsTenant } from '../../db/tenant-read';
 import { CHARTS, computeChart, type ChartName } from '../../domain/charts/definitions';
 import { CHART_MEASURES, chartFromSums, dayCompaction } from '../../domain/charts/from-sums';
-import { DAY_SUM_COLUMNS } from '../../db/migrations/047_chart_sums';
+import { DAY_SUM_COLUMNS } from '../../domain/charts/sum-facts';
 import { periodsBetween, type Resolution } from '../../domain/charts/periods';
 import type { Mode } from '../../domain/providers';
 import { makeTenant } from '../helpers/factories';

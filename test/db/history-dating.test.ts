@@ -6,7 +6,7 @@ import { appDb, testDb } from '../helpers/db';
 import { makeTenant } from '../helpers/factories';
 
 /**
- * The status and product histories are dated at the provider's time of the move (migration 048,
+ * The status and product histories are dated at the provider's time of the move (
  * docs/charts.md "A record's history"): the deciding event's time for the web lifecycle, the
  * store's answer for a store purchase; never later than the write, never before the record's
  * previous move; the write's time when none is said.

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { TENANT_TABLES } from '../../db/migrate';
 import { LOGIN_ROLE, loginRoleUrl, provisionLoginRole } from '../../db/login-role';
 import { createKnex } from '../../db/knex';
 import { withTenant } from '../../db/tenant-tx';
@@ -12,6 +11,7 @@ import { ROOT_DIR, loadConfig } from '../../runtime/config';
 import { startApiProcess, type ApiProcess } from '../helpers/api-process';
 import { call, keyWith, newTenant } from '../helpers/api';
 import { appDb, testDb } from '../helpers/db';
+import { tenantTables } from '../helpers/tenant-tables';
 import { until } from '../helpers/until';
 
 interface RoleFacts {
@@ -38,10 +38,12 @@ const UNPRIVILEGED: Omit<RoleFacts, 'role'> = {
 
 /**
  * The tenant tables the login role may read outside a tenant transaction, because the work
- * that runs before a tenant is known reads them (migration 015): key lookup, webhook routing,
+ * that runs before a tenant is known reads them: key lookup, webhook routing,
  * rate limits, dashboard log-in, and the outbound dispatcher's look at which drains hold a lease
- * (migration 022: ids and a time, nothing else). Every other tenant table is closed to it.
+ * (the schema: ids and a time, nothing else). Every other tenant table is closed to it.
  */
+const TENANT_TABLES = await tenantTables(testDb());
+
 const SYSTEM_READABLE = [
   'api_keys',
   'apps',
@@ -126,7 +128,7 @@ describe('the login role outside a tenant transaction', () => {
     const readable = SYSTEM_READABLE.includes(table);
     it(`${table}: ${readable ? 'only the system columns the pre-tenant work reads' : 'closed'}`, async () => {
       if (readable) {
-        // Readable by design (key lookup by hash and the like), on the columns migration 015 names; see the next test.
+        // Readable by design (key lookup by hash and the like), on the columns the schema names; see the next test.
         await expect(app(table).select('tenant_id').limit(1)).resolves.toBeDefined();
       } else {
         await expect(app(table).select('tenant_id').limit(1)).rejects.toThrow(/permission denied/);

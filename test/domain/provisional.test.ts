@@ -17,7 +17,6 @@ import {
 import { deriveSubscriptions, type LifecycleEvent } from '../../domain/subscription';
 import { CANONICAL_EVENT_KINDS } from '../../domain/events';
 import { PROVISIONAL_AT_RECEIPT_SQL } from '../../db/provisional';
-import { ENTITLEMENT_CHANNEL } from '../../db/entitlement-notify';
 
 /**
  * Provisional access against the authoritative rules (docs/provisional-access.md), as a model of
@@ -189,13 +188,16 @@ describe('provisional access never contradicts the authoritative rules', () => {
     expect(provisionalCounts({ state: 'withdrawn', expires_at: at(10) }, at(9))).toBe(false);
   });
 
-  it('the receiver’s SQL says the same rules: premium states, the notification channel, one call on first delivery', () => {
-    const text = fs.readFileSync(new URL('../../db/migrations/045_provisional_access.ts', import.meta.url), 'utf8');
-    expect(text).toContain(`const PREMIUM = \`(${PREMIUM_STATES.map((s) => `'${s}'`).join(', ')})\``);
-    expect(text).toContain(`pg_notify('${ENTITLEMENT_CHANNEL}', p_notify)`);
-    expect(text).toContain('a.event_at >= p_event_at'); // a stop at or after the event refuses it
-    expect(text).toContain('e.expires_at >= p_event_at'); // heldEndedSince
-    expect(text).toContain('event_at <= p_event_at'); // withdrawnBy
+  it('the receiver’s SQL says the same rules: premium states, one call on first delivery', () => {
+    const text = fs.readFileSync(new URL('../../db/migrations/001_baseline.ts', import.meta.url), 'utf8');
+    const fn = text.slice(text.indexOf('CREATE FUNCTION public.record_provisional_access('));
+    const body = fn.slice(0, fn.indexOf('$$;'));
+    expect(body).toContain(`e.state not in (${PREMIUM_STATES.map((s) => `'${s}'`).join(', ')})`);
+    expect(body).toContain('a.event_at >= p_event_at'); // a stop at or after the event refuses it
+    expect(body).toContain('e.expires_at >= p_event_at'); // heldEndedSince
+    expect(body).toContain('event_at <= p_event_at'); // withdrawnBy
+    // The receiver wakes the premium waiters after its commit, never from inside this function.
+    expect(body).not.toContain('pg_notify');
     expect(PROVISIONAL_AT_RECEIPT_SQL).toContain('where d.inserted');
   });
 });

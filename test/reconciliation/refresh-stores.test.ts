@@ -178,7 +178,7 @@ describe('refresh re-reads the stores', () => {
     );
     const body = { app_user_id: user, provider: 'store_android', product_id: 'premium_monthly', purchase_token: token };
     expect((await s.register(body)).status).toBe(200);
-    // As a registration made before migration 043 left it: the hash only.
+    // As a registration made in earlier builds left it: the hash only.
     const claim = () =>
       testDb()('store_purchase_tokens').where({
         tenant_id: s.tenant.tenant_id,

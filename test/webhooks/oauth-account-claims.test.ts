@@ -3,9 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { findConnectionByAccount, getConnectionSafe, type SafeConnection } from '../../db/connections';
 import { connectProvenByOAuth, createConnection, markConnectionProven } from '../../db/connection-service';
-import { RELEASED_BY_OAUTH } from '../../db/migrations/025_oauth_account_claims';
 import { withTenant } from '../../db/tenant-tx';
-import { keyOnlyProofNote } from '../../domain/account-proof';
+import { keyOnlyProofNote, RELEASED_BY_OAUTH } from '../../domain/account-proof';
 import { PROVIDERS, type ProviderId } from '../../domain/providers';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { startAllEmulators } from '../../emulators/registry';
@@ -211,7 +210,7 @@ describe('psp_b and psp_c accounts are claimed by OAuth, never by a pasted key',
     const owners = await createEmulatorAccount(emulators[p].url);
     const holder = await person('legacy-holder');
     const holdersOwn = await createEmulatorAccount(emulators[p].url);
-    // What migration 025 leaves of a psp_c connection proven by its pasted key before it.
+    // What the schema leaves of a psp_c connection proven by its pasted key before it.
     const legacy = await withTenant(testDb(), holder.tenantId, (trx) =>
       createConnection(trx, worker.vault, {
         provider: p,
