@@ -39,10 +39,6 @@ import * as historyAtEventTime from './migrations/048_history_at_event_time';
 import * as receiptLatency from './migrations/049_receipt_latency';
 import * as receiptNotifyAfterCommit from './migrations/050_receipt_notify_after_commit';
 import * as receiptRenewalQuiet from './migrations/051_receipt_renewal_quiet';
-import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
-import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
-import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
-import { CHANGE_TENANT_TABLES } from './migrations/019_subscription_changes';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -98,26 +94,6 @@ export async function migrateLatest(db: Knex): Promise<void> {
   // Concurrent starters (api + worker) serialise on knex's own migration lock.
   await db.migrate.latest({ migrationSource: source });
 }
-
-/** Every table that carries `tenant_id` (RLS forced, tenant policy): the schema's and those added since. */
-export const TENANT_TABLES = [
-  ...SCHEMA_TENANT_TABLES,
-  ...CLIENT_TENANT_TABLES,
-  ...OUTBOUND_TENANT_TABLES,
-  ...CHANGE_TENANT_TABLES,
-  ...outboundDrain.DRAIN_TENANT_TABLES,
-  ...overviewRollups.ROLLUP_TENANT_TABLES,
-  ...team.TEAM_TENANT_TABLES,
-  ...imports.IMPORT_TENANT_TABLES,
-  ...supportDesk.GRANT_TENANT_TABLES,
-  ...customerEventSequence.SEQUENCE_TENANT_TABLES,
-  ...heldChanges.HELD_CHANGE_TENANT_TABLES,
-  ...chartHistory.PRODUCT_CHANGE_TENANT_TABLES,
-  ...reconciliations.RECONCILIATION_TENANT_TABLES,
-  ...provisionalAccess.PROVISIONAL_TENANT_TABLES,
-  ...reconciliationSchedule.RECONCILIATION_SCHEDULE_TENANT_TABLES,
-  ...chartSums.CHART_SUM_TENANT_TABLES,
-] as const;
 
 /** Names of the migrations the database has applied, oldest first. */
 export async function appliedMigrations(db: Knex): Promise<string[]> {

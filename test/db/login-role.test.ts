@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { TENANT_TABLES } from '../../db/migrate';
 import { LOGIN_ROLE, loginRoleUrl, provisionLoginRole } from '../../db/login-role';
 import { createKnex } from '../../db/knex';
 import { withTenant } from '../../db/tenant-tx';
@@ -12,6 +11,7 @@ import { ROOT_DIR, loadConfig } from '../../runtime/config';
 import { startApiProcess, type ApiProcess } from '../helpers/api-process';
 import { call, keyWith, newTenant } from '../helpers/api';
 import { appDb, testDb } from '../helpers/db';
+import { tenantTables } from '../helpers/rls';
 import { until } from '../helpers/until';
 
 interface RoleFacts {
@@ -114,6 +114,9 @@ describe('the login role the api and worker connect as', () => {
     expect((await appDb().raw('select 1 as one')).rows[0].one).toBe(1);
   });
 });
+
+/** Every table with a `tenant_id` column, as the run's migrated database has them. */
+const TENANT_TABLES = await tenantTables(testDb());
 
 describe('the login role outside a tenant transaction', () => {
   const app = appDb();

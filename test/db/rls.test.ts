@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
-import { TENANT_TABLES } from '../../db/migrate';
 import { withNoTenant, withTenant } from '../../db/tenant-tx';
 import { appDb, testDb } from '../helpers/db';
+import { rlsGaps, tenantTables } from '../helpers/rls';
+
+/** Every table with a `tenant_id` column, as the run's migrated database has them (no hand-kept list). */
+const TENANT_TABLES = await tenantTables(testDb());
 
 /**
  * Walks every tenant table: tenant A's transaction can neither read nor write B's rows,
@@ -220,16 +223,50 @@ describe('row-level security', () => {
     await db('tenants').whereIn('id', [a, b]).del();
   });
 
-  it('covers every table that has a tenant_id column', async () => {
-    const rows = await db('information_schema.columns')
-      .where({ column_name: 'tenant_id', table_schema: 'public' })
-      .pluck('table_name');
-    expect([...rows].sort()).toEqual([...TENANT_TABLES].sort());
+  it('covers every table that has a tenant_id column: RLS enabled and forced, the tenant policy, a seeded row', async () => {
+    expect(TENANT_TABLES.length).toBeGreaterThan(40);
+    expect(await rlsGaps(db)).toEqual([]);
+    // The walk below needs a row of B's in each: a new tenant table gets its row in seed().
+    expect(TENANT_TABLES.filter((t) => !(t in idsB))).toEqual([]);
     const forced = await db('pg_class')
       .whereIn('relname', [...TENANT_TABLES, 'tenants'])
       .select('relname', 'relrowsecurity', 'relforcerowsecurity');
+    expect(forced).toHaveLength(TENANT_TABLES.length + 1);
     for (const r of forced)
       expect([r.relname, r.relrowsecurity, r.relforcerowsecurity]).toEqual([r.relname, true, true]);
+  });
+
+  it('the check finds a tenant table without FORCE, without RLS or without the tenant policy', async () => {
+    // A scratch schema of this run's database, dropped after: tables made the ways a migration could get it wrong.
+    const schema = `rls_probe_${crypto.randomUUID().slice(0, 8)}`;
+    const policy = (t: string) =>
+      `create policy ${t}_tenant on ${schema}.${t} to billing_app
+         using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
+         with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`;
+    await db.raw(`create schema ${schema}`);
+    try {
+      for (const t of ['held', 'not_forced', 'not_enabled', 'no_policy'])
+        await db.raw(`create table ${schema}.${t} (id serial primary key, tenant_id uuid not null)`);
+      await db.raw(`create table ${schema}.no_tenant (id serial primary key)`);
+      for (const t of ['held', 'not_forced', 'no_policy'])
+        await db.raw(`alter table ${schema}.${t} enable row level security`);
+      for (const t of ['held', 'not_enabled', 'no_policy'])
+        await db.raw(`alter table ${schema}.${t} force row level security`);
+      for (const t of ['held', 'not_forced', 'not_enabled']) await db.raw(policy(t));
+      // A policy that lets the app role see every row is not the tenant policy.
+      await db.raw(`create policy no_policy_all on ${schema}.no_policy to billing_app using (true) with check (true)`);
+
+      expect(await tenantTables(db, schema)).toEqual(['held', 'no_policy', 'not_enabled', 'not_forced']);
+      expect(await rlsGaps(db, schema)).toEqual([
+        "no_policy: no policy holding billing_app to the tenant's rows",
+        'not_enabled: row-level security not enabled',
+        'not_forced: row-level security not forced (its owner would bypass it)',
+      ]);
+      await db.raw(`alter table ${schema}.not_forced force row level security`);
+      expect(await rlsGaps(db, schema)).not.toContain(expect.stringMatching(/^not_forced/));
+    } finally {
+      await db.raw(`drop schema ${schema} cascade`);
+    }
   });
 
   for (const table of TENANT_TABLES) {
