@@ -34,18 +34,14 @@ export const PROVISIONAL_TENANT_TABLES = ['provisional_access'] as const;
 const PREMIUM = `('active', 'grace_period')`;
 
 /**
- * The receipt's function as SQL. `notify`: whether it also wakes the app user's premium waiters itself,
- * inside the receiver's writing statement, as first made here; the receipt-notify migration remakes
- * it without (the receiver notifies after its commit) and its `down` with. `renewal`: a grant made
- * while the same live grant (app user, provider, product) was already held answers 2 instead of 1,
- * so the receiver knows the premium answer did not change (a later migration; absent, always 1).
+ * The receipt's function as first made here: it also wakes the app user's premium waiters itself,
+ * inside the receiver's writing statement (050 remakes it without; 051 adds the renewal answer).
  */
-export const recordProvisionalAccessSql = (path: string, opts: { notify: boolean; renewal?: boolean }): string =>
-  `create or replace function record_provisional_access(
+const recordProvisionalAccess = (path: string): string => `create or replace function record_provisional_access(
       p_tenant uuid, p_provider text, p_delivery uuid, p_stop boolean, p_customer_key text, p_subscription text,
       p_app_user text, p_sku text, p_event_at timestamptz, p_sandbox boolean, p_seconds integer, p_notify text)
     returns integer language plpgsql security definer ${path} as $fn$
-    declare v_product uuid; v_n integer;${opts.renewal ? ' v_held boolean;' : ''}
+    declare v_product uuid; v_n integer;
     begin
       if p_stop then
         update provisional_access set state = 'withdrawn', updated_at = now()
@@ -73,19 +69,12 @@ export const recordProvisionalAccessSql = (path: string, opts: { notify: boolean
                      where a.tenant_id = p_tenant and a.provider = p_provider and a.customer_key = p_customer_key
                        and a.kind = 'stop' and a.event_at >= p_event_at)
       then return 0; end if;
-${
-  opts.renewal
-    ? `      select exists (select 1 from provisional_access a
-                      where a.tenant_id = p_tenant and a.app_user_id = p_app_user and a.provider = p_provider
-                        and a.product_id = v_product and a.kind = 'grant' and a.state = 'provisional'
-                        and a.expires_at > now()) into v_held;
-`
-    : ''
-}      insert into provisional_access (tenant_id, provider, kind, customer_key, app_user_id, product_id, is_sandbox,
+      insert into provisional_access (tenant_id, provider, kind, customer_key, app_user_id, product_id, is_sandbox,
                                       delivery_id, event_at, expires_at)
       values (p_tenant, p_provider, 'grant', p_customer_key, p_app_user, v_product, p_sandbox, p_delivery, p_event_at,
               now() + make_interval(secs => p_seconds));
-${opts.notify ? `      perform pg_notify('entitlement_changed', p_notify);\n` : ''}      return ${opts.renewal ? 'case when v_held then 2 else 1 end' : '1'};
+      perform pg_notify('entitlement_changed', p_notify);
+      return 1;
     end $fn$`;
 
 export async function up(knex: Knex): Promise<void> {
@@ -118,7 +107,7 @@ export async function up(knex: Knex): Promise<void> {
   for (const table of PROVISIONAL_TENANT_TABLES) await tenantTablePolicies(knex, table);
 
   const path = await searchPath(knex);
-  await knex.raw(recordProvisionalAccessSql(path, { notify: true }));
+  await knex.raw(recordProvisionalAccess(path));
   await knex.raw(`create function expire_provisional_access(p_max integer)
     returns table (provider text, n integer) language sql security definer ${path} as $fn$
       with due as (select id from provisional_access

@@ -197,5 +197,13 @@ describe('provisional access never contradicts the authoritative rules', () => {
     expect(text).toContain('e.expires_at >= p_event_at'); // heldEndedSince
     expect(text).toContain('event_at <= p_event_at'); // withdrawnBy
     expect(PROVISIONAL_AT_RECEIPT_SQL).toContain('where d.inserted');
+    // 050 and 051 remake the function with its text written out (no migration borrows another's code): the same rules.
+    for (const f of ['050_receipt_notify_after_commit', '051_receipt_renewal_quiet']) {
+      const remade = fs.readFileSync(new URL(`../../db/migrations/${f}.ts`, import.meta.url), 'utf8');
+      expect(remade, f).toContain(`e.state not in (${PREMIUM_STATES.map((s) => `'${s}'`).join(', ')})`);
+      expect(remade, f).toContain('a.event_at >= p_event_at');
+      expect(remade, f).toContain('e.expires_at >= p_event_at');
+      expect(remade, f).toContain('event_at <= p_event_at');
+    }
   });
 });
