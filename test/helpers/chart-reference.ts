@@ -14,6 +14,8 @@ import {
 } from '../../domain/charts/history';
 import { addMonths, periodIndex, periodStart, type Period, type Resolution } from '../../domain/charts/periods';
 import type { ChartData, ChartName, CohortRow } from '../../domain/charts/chart-list';
+import { readCatalogue, readFiledHistories, type ChartFilter } from '../../db/charts';
+import type { TenantReader } from '../../db/tenant-read';
 import {
   type ChartSeries,
   cohortCustomersSeries,
@@ -33,6 +35,21 @@ import {
  * test/db/chart-sums.test.ts prove the two give the same figures; the bench compares their cost.
  * Pure: the caller reads the histories and the catalogue, and says what "now" is.
  */
+export interface ChartSource {
+  histories: SubscriptionHistory[];
+  catalogue: Catalogue;
+  /** The database's now() (epoch ms): what the read saw is known up to it. */
+  now: number;
+}
+
+/** The reference's input: every history of the filtered subscriptions, the catalogue, now. */
+export async function readChartSource(reader: TenantReader, filter: ChartFilter): Promise<ChartSource> {
+  const histories = (await readFiledHistories(reader, filter)).map((f) => f.history);
+  const catalogue = await readCatalogue(reader);
+  const [{ now }] = await reader.rows('select extract(epoch from now())::float8 * 1000 as now', []);
+  return { histories, catalogue, now: Number(now) };
+}
+
 export interface ChartInput {
   histories: readonly SubscriptionHistory[];
   catalogue: Catalogue;
