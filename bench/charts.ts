@@ -9,7 +9,7 @@
  * computation), BENCH_CHART_REQUESTS times after 2 warm-ups, for several windows and filters.
  *
  * Side by side in the same run: the full computation the sums replace (every history read,
- * domain/charts/definitions.ts), for a few charts; a fold pass after BENCH_FOLD_WRITES status
+ * test/helpers/chart-reference.ts), for a few charts; a fold pass after BENCH_FOLD_WRITES status
  * writes (what the worker pays each minute); and the EXPLAIN (ANALYZE, BUFFERS) plan of every
  * statement a chart read runs, in the tenant's read transaction. Written to bench/RESULTS.md.
  *
@@ -19,11 +19,11 @@ import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
 import { foldChartSums } from '../db/chart-fold';
-import { readChartSource } from '../db/charts';
 import { createKnex } from '../db/knex';
 import { readAsTenant, type TenantReader } from '../db/tenant-read';
 import { withTenant } from '../db/tenant-tx';
-import { CHARTS, computeChart } from '../domain/charts/definitions';
+import { CHARTS } from '../domain/charts/chart-list';
+import { computeChart, readChartSource } from '../test/helpers/chart-reference';
 import { dayOf, periodsBetween } from '../domain/charts/periods';
 import { getChart } from '../operations/charts/get';
 import type { OperationContext } from '../operations/types';

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { ANY, customerFacts, subscriptionFacts, type CustomerSubscription } from '../domain/charts/facts';
-import { DAY_SUM_COLUMNS } from '../domain/charts/sum-facts';
+import { ANY, DAY_MEASURES, customerFacts, subscriptionFacts, type CustomerSubscription } from '../domain/charts/facts';
 import type { Catalogue, HistoryStep, SubscriptionHistory } from '../domain/charts/history';
 import type { SubscriptionStatus } from '../domain/subscription';
 import { readCatalogue, readFiledHistories, readHistoriesOf, type FiledHistory } from './charts';
@@ -9,7 +8,7 @@ import type { TenantReader } from './tenant-read';
 import { tenantSettingsSql } from './tenant-tx';
 
 /**
- * The chart sums' fold (docs/charts.md "Where the time goes"): run by the worker's
+ * The chart sums' fold (migration 047, docs/charts.md "Where the time goes"): run by the worker's
  * fold job (temporal/rollup-folding.ts), never by a read. For one tenant, in one REPEATABLE READ
  * transaction (one snapshot: the pending rows it takes, the histories and the catalogue it reads
  * are of the same moment; a write committed later stays pending for the next pass):
@@ -119,7 +118,8 @@ const DIMS = ['mode', 'provider_key', 'product', 'country'];
 const TABLES = {
   chart_day_sums: {
     keys: [...DIMS, 'day', 'currency', 'charged'],
-    sums: [...DAY_SUM_COLUMNS],
+    // One column per day measure: migration 047 spelled the same list (test/db/chart-sums.test.ts compares).
+    sums: [...DAY_MEASURES],
     dates: ['day'],
     derived: true,
   },
@@ -409,7 +409,7 @@ async function markFolded(trx: Knex.Transaction) {
  * Answers how many tenants were folded.
  */
 export async function foldDueChartSums(db: Knex): Promise<number> {
-  // Only the ids (the schema's definer function): the login role reads no tenant's rows.
+  // Only the ids (migration 047's definer function): the login role reads no tenant's rows.
   const { rows } = (await db.raw('select t as id from chart_folds_due() t')) as { rows: { id: string }[] };
   let folded = 0;
   for (const { id } of rows) if ((await foldChartSums(db, id)) !== null) folded++;

@@ -12,13 +12,6 @@ export interface ChartFilter {
   country?: string;
 }
 
-export interface ChartSource {
-  histories: SubscriptionHistory[];
-  catalogue: Catalogue;
-  /** The database's now() (epoch ms): what the read saw is known up to it. */
-  now: number;
-}
-
 /** A history with what a chart files it by: its mode, provider, present product and country. */
 export interface FiledHistory {
   mode: Mode;
@@ -97,14 +90,6 @@ export async function readHistoriesOf(
     [records, customers],
   );
   return rows.map((r) => filed(r as RawHistory));
-}
-
-/** The source of the full computation: every history of the filtered subscriptions, the catalogue, now. */
-export async function readChartSource(reader: TenantReader, filter: ChartFilter): Promise<ChartSource> {
-  const histories = (await readFiledHistories(reader, filter)).map((f) => f.history);
-  const catalogue = await readCatalogue(reader);
-  const [{ now }] = await reader.rows('select extract(epoch from now())::float8 * 1000 as now', []);
-  return { histories, catalogue, now: Number(now) };
 }
 
 interface RawHistory {

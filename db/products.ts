@@ -8,9 +8,14 @@ import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type Ro
 import { isoTimestampTypes } from './timestamps';
 
 /**
- * Catalogue writes, in the caller's tenant transaction. Every change bumps the product's
- * `version`, which is how the sync knows a provider object is behind; readiness judges both the
- * active products and whether they are synced, so each change also tells readiness.changed.
+ * The catalogue's statements, in the caller's tenant transaction, each written the way the data
+ * layer's rule says (docs/data-layer.md, "One SQL rule"): writes and plain reads through the knex
+ * builder, the list page and its provider refs as written SQL, one product with its relations
+ * through the model's graph fetch.
+ *
+ * Every change bumps the product's `version`, which is how the sync knows a provider object is
+ * behind; readiness judges both the active products and whether they are synced, so each change
+ * also tells readiness.changed.
  */
 export interface ProductInput {
   sku: string;
@@ -182,11 +187,7 @@ export async function productIdWhere(
   return row?.id;
 }
 
-/**
- * Product reads of the dashboard pages (api/dashboard/products-page.ts, paywall-page.ts), in
- * the tenant's transaction. Catalogue writes are in db/products.ts.
- */
-
+/** The products page's rows (api/dashboard/products-page.ts, paywall-page.ts). */
 export interface ProductListRow {
   id: string;
   sku: string;
@@ -208,8 +209,8 @@ export async function listProductsWithPriceCounts(trx: Knex.Transaction): Promis
 }
 
 /** The tenant's product with this id, as stored (the caller checks it is a uuid first), or undefined. */
-export async function findProductId(trx: Knex.Transaction, id: string): Promise<string | undefined> {
-  return (await trx('products').where({ id }).first('id'))?.id;
+export function findProductId(trx: Knex.Transaction, id: string): Promise<string | undefined> {
+  return productIdWhere(trx, { id });
 }
 
 /** Which of these skus the tenant's catalogue has. */

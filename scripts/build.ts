@@ -4,6 +4,7 @@ import ts from 'typescript';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR } from '../runtime/config';
 import { WORKFLOW_BUNDLES, workflowBundleOptions } from '../temporal/worker';
+import { writeTypes } from './openapi-types';
 
 /**
  * `npm run build`: what production runs, compiled once. The emulators are not in it: they are
@@ -17,6 +18,8 @@ import { WORKFLOW_BUNDLES, workflowBundleOptions } from '../temporal/worker';
  *    into dist/workflow-bundle.js, and again with the tracing interceptors into
  *    dist/workflow-bundle-traced.js: the worker loads one instead of running webpack at every
  *    start (temporal/worker.ts).
+ * 3. The typed client's types generated from the OpenAPI document (scripts/openapi-types.ts):
+ *    generated, not committed, so a clean clone's build leaves a tree that type-checks whole.
  */
 const DIST = path.join(ROOT_DIR, 'dist');
 
@@ -105,6 +108,7 @@ fs.rmSync(DIST, { recursive: true, force: true });
 compile();
 // Node reads dist/ as ES modules like the sources (package.json "type": "module").
 await bundleWorkflows();
+await writeTypes();
 process.stdout.write(
   `built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s: node dist/api/main.js, node dist/temporal/worker-main.js, node dist/temporal/outbound-worker-main.js, node dist/db/migrate-main.js\n`,
 );

@@ -1,6 +1,9 @@
 /**
  * The folder rules of docs/architecture.md, checked: each production folder imports only the
- * folders listed for it, and no file takes part in an import cycle. Type-only imports count
+ * folders listed for it, and no file takes part in an import cycle. With them, the data layer's
+ * rules of docs/data-layer.md that a program can see: nothing but db/migrate.ts imports a
+ * migration, objection stays in db/models/ and its models in db/, and SQL text is never glued
+ * together with `+`. Type-only imports count
  * for the folder rule except where noted (a workflow names its activities' types, as
  * Temporal's samples do). Cycles count type imports too: a type cycle still ties two files
  * together for a reader, and it becomes a run-time cycle with the first value import.
@@ -84,7 +87,13 @@ function resolve(from: string, spec: string): string | null {
   return null;
 }
 
-function importsOf(file: string): Edge[] {
+/** A bare import: a package, by name (`objection`, `knex`, `node:fs`). */
+export interface PackageImport {
+  from: string;
+  name: string;
+}
+
+function importsOf(file: string, packages: PackageImport[] = []): Edge[] {
   const source = ts.createSourceFile(
     file,
     fs.readFileSync(path.join(ROOT, file), 'utf8'),
@@ -121,6 +130,7 @@ function importsOf(file: string): Edge[] {
     }
     const to = spec ? resolve(file, spec) : null;
     if (to) edges.push({ from: file, to, typeOnly, names });
+    else if (spec && !spec.startsWith('.')) packages.push({ from: file, name: spec });
   }
   return edges;
 }
@@ -276,11 +286,87 @@ export function surfaceWrites(edges: Edge[]): string[] {
   return problems;
 }
 
+/** The migrations' shared helper (the tenant table policies), which migrations may import. */
+const MIGRATION_HELPERS = ['db/migrations/tenant-policies.ts'];
+
+/**
+ * Nothing at run time imports a migration: db/migrate.ts lists them, and that is all. A value a
+ * process needs (a column list, a vocabulary) lives in domain/ or db/ and the migration spells
+ * it out (a migration is frozen history; tests compare the two); a migration that remakes an
+ * earlier one's function holds that SQL itself rather than calling the earlier file's generator.
+ */
+export function migrationImports(edges: Edge[]): string[] {
+  return edges
+    .filter((e) => e.to.startsWith('db/migrations/') && !MIGRATION_HELPERS.includes(e.to) && e.from !== 'db/migrate.ts')
+    .map(
+      (e) =>
+        `${e.from} imports ${e.to}: nothing but db/migrate.ts imports a migration (docs/data-layer.md, "One SQL rule")`,
+    );
+}
+
+/**
+ * objection has one role (docs/data-layer.md, "One SQL rule"): a record read with its relations,
+ * in db/. The package is imported by db/models/ only, and the models by db/ only.
+ */
+export function modelImports(edges: Edge[], packages: PackageImport[]): string[] {
+  const problems: string[] = [];
+  for (const p of packages)
+    if ((p.name === 'objection' || p.name.startsWith('objection/')) && !p.from.startsWith('db/models/'))
+      problems.push(`${p.from} imports objection: only db/models/ does (docs/data-layer.md, "One SQL rule")`);
+  for (const e of edges)
+    if (e.to.startsWith('db/models/') && folderOf(e.from) !== 'db')
+      problems.push(`${e.from} imports ${e.to}: the models are read through db/ repositories only`);
+  return problems;
+}
+
+/** Calls whose first argument is SQL text: knex's raw and its *Raw builder methods, a tenant read's rows. */
+const SQL_TEXT_CALLS = new Set([
+  'raw',
+  'rows',
+  'whereRaw',
+  'orWhereRaw',
+  'havingRaw',
+  'orderByRaw',
+  'groupByRaw',
+  'joinRaw',
+  'fromRaw',
+]);
+
+/**
+ * SQL text glued together with `+` (`'… where sku = ' + sku`): the shape a value takes when it is
+ * spliced into a statement instead of bound. Values are parameters; text is one literal or one
+ * template (docs/data-layer.md, "One SQL rule").
+ */
+export function sqlConcatenation(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const glued = (node: ts.Expression): boolean =>
+    ts.isParenthesizedExpression(node)
+      ? glued(node.expression)
+      : ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken;
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      SQL_TEXT_CALLS.has(node.expression.name.text) &&
+      node.arguments.length > 0 &&
+      glued(node.arguments[0])
+    ) {
+      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+      found.push(`${file}:${line} builds SQL text with +: bind values as parameters, write the text as one literal`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
 export function checkImports(): string[] {
   const files = Object.keys(ALLOWED)
     .filter((d) => fs.existsSync(path.join(ROOT, d)))
     .flatMap(listFiles);
-  const edges = files.flatMap(importsOf);
+  const packages: PackageImport[] = [];
+  const edges = files.flatMap((f) => importsOf(f, packages));
   const problems: string[] = [];
   for (const e of edges) {
     const from = folderOf(e.from);
@@ -293,7 +379,10 @@ export function checkImports(): string[] {
   }
   for (const scc of cycles(files, edges)) problems.push(`import cycle: ${scc.join(' → ')}`);
   problems.push(...surfaceWrites(edges));
+  problems.push(...migrationImports(edges));
+  problems.push(...modelImports(edges, packages));
   for (const file of files) if (SQL_FOLDERS_CHECKED.includes(folderOf(file))) problems.push(...sqlCalls(file));
+  for (const file of files) problems.push(...sqlConcatenation(file, fs.readFileSync(path.join(ROOT, file), 'utf8')));
   return problems;
 }
 

@@ -4,7 +4,7 @@ import type { Services } from '../../operations/services';
 import { getChart } from '../../operations/charts/get';
 import { listedCharts } from '../../operations/charts/schema';
 import { chartCsv } from '../../domain/charts/csv';
-import type { ChartData, ChartSeries } from '../../domain/charts/definitions';
+import type { ChartData, ChartSeries } from '../../domain/charts/chart-list';
 import { formatMinorAmount } from '../../domain/catalogue';
 import { MODES, PROVIDERS } from '../../domain/providers';
 import { RESOLUTIONS } from '../../domain/charts/periods';

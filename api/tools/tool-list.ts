@@ -41,7 +41,7 @@ import { grantEntitlement } from '../../operations/customers/grant';
 import { revokeGrantOp } from '../../operations/customers/revoke-grant';
 import { getChange } from '../../operations/changes/get';
 import { getChart } from '../../operations/charts/get';
-import { CHARTS } from '../../domain/charts/definitions';
+import { CHARTS } from '../../domain/charts/chart-list';
 
 /** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
 export interface ToolAnnotations {

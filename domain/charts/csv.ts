@@ -1,4 +1,4 @@
-import type { ChartData } from './definitions';
+import type { ChartData } from './chart-list';
 
 /** One CSV field: quoted when it holds a separator, a quote or a line break. */
 const field = (v: string | number | null) => {

@@ -17,8 +17,9 @@ import { addMonths, dayOf, periodStart } from './periods';
  * What one subscription adds to each chart, by UTC day: the charts are sums of these over the
  * subscriptions a filter keeps, so the worker's fold job keeps the sums (docs/charts.md, "Where
  * the time goes") and a chart reads a bounded number of summed rows. Every figure is derived
- * here from the functions of history.ts that the full computation of definitions.ts uses, so
- * the two give the same numbers (test/domain/chart-sums.test.ts proves it).
+ * here from the functions of history.ts that the full computation uses (the tests' reference,
+ * test/helpers/chart-reference.ts), so the two give the same numbers
+ * (test/domain/chart-sums.test.ts proves it).
  *
  * Levels (MRR, paying, trialing) are kept as changes: +v on the day a stretch starts, −v on the
  * day it ends, so the level at the end of a day is the sum of every change up to it. Money is

@@ -1,5 +1,5 @@
 import { MOVEMENT_KINDS } from './history';
-import type { ChartData, ChartName, ChartSeries, CohortRow } from './definitions';
+import type { ChartData, ChartName, ChartSeries, CohortRow } from './chart-list';
 import type { DayMeasure, Measures } from './facts';
 import { addMonths, dayOf, periodIndex, periodStart, type Period, type Resolution } from './periods';
 import { currencyPlan, type RateBook } from './rates';
@@ -16,7 +16,8 @@ import {
 /**
  * A chart from the summed facts of domain/charts/facts.ts (the rows the worker's fold job keeps,
  * summed over the subscriptions a filter keeps): the same figures as `computeChart` over every
- * history (definitions.ts), from a number of rows bounded by days × currencies. Pure.
+ * history (the tests' reference, test/helpers/chart-reference.ts), from a number of rows
+ * bounded by days × currencies. Pure.
  */
 
 /**

@@ -1,8 +1,8 @@
 /**
- * What a chart's series are (keys, labels, units, the rates and their rounding), once for both
- * ways a chart is computed: in full from the histories (definitions.ts) and from the fold's sums
- * (from-sums.ts). Each takes per-period figures however they were counted; `future(i)`: period i
- * is still to come, so its value is null.
+ * What a chart's series are (keys, labels, units, the rates and their rounding), once: the
+ * service draws them from the fold's sums (from-sums.ts), the tests' reference from every
+ * history (test/helpers/chart-reference.ts). Each takes per-period figures however they were
+ * counted; `future(i)`: period i is still to come, so its value is null.
  */
 export type Unit = 'count' | 'money' | 'ratio';
 

@@ -83,23 +83,3 @@ export function sumFacts(
   }
   return { days: [...days.values()], retention: [...retention.values()], ltv: [...ltv.values()] };
 }
-
-/** The day sums' counted columns (chart_day_sums): what the fold adds up per day and dimension. */
-export const DAY_SUM_COLUMNS = [
-  'paying',
-  'priced',
-  'trialing',
-  'mrr12',
-  'new12',
-  'expansion12',
-  'contraction12',
-  'churned12',
-  'reactivated12',
-  'churned',
-  'trials',
-  'converted',
-  'refunds',
-  'charges',
-  'revenue',
-  'items',
-] as const;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readCatalogue, readFiledHistories } from '../../db/charts';
 import { readChartSums, readSumsState, resolveProduct, type SumsNeeded } from '../../db/chart-sums';
 import { readRates } from '../../db/exchange-rates';
-import { CHARTS, isChartName, type ChartName } from '../../domain/charts/definitions';
+import { CHARTS, isChartName, type ChartName } from '../../domain/charts/chart-list';
 import { customerFacts, subscriptionFacts, type CustomerSubscription } from '../../domain/charts/facts';
 import { CHART_MEASURES, chartFromSums, dayCompaction } from '../../domain/charts/from-sums';
 import { sumFacts, type Split } from '../../domain/charts/sum-facts';

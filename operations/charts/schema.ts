@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHARTS } from '../../domain/charts/definitions';
+import { CHARTS } from '../../domain/charts/chart-list';
 import { RESOLUTIONS } from '../../domain/charts/periods';
 import { mode, provider } from '../schemas';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SCOPES, type Scope } from '../../domain/scopes';
-import { CHARTS } from '../../domain/charts/definitions';
+import { CHARTS } from '../../domain/charts/chart-list';
 import { testDb } from '../helpers/db';
 import { call, keyWith, newTenant, refill, startApi } from '../helpers/api';
 import { seedSubscription } from '../helpers/chart-seed';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHARTS } from '../../domain/charts/definitions';
+import { CHARTS } from '../../domain/charts/chart-list';
 import { OPERATIONS } from '../../operations';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';

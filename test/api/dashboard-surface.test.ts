@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHARTS } from '../../domain/charts/definitions';
+import { CHARTS } from '../../domain/charts/chart-list';
 import { OPERATIONS } from '../../operations';
 import { executeOperation } from '../../operations/execute';
 import { ApiError } from '../../operations/errors';

@@ -2,11 +2,12 @@ import { until } from '../helpers/until';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { foldChartSums } from '../../db/chart-fold';
 import { CHARGED_SUMMED, readChartSums, readSumsState, resolveProduct } from '../../db/chart-sums';
-import { readCatalogue, readChartSource } from '../../db/charts';
+import { readCatalogue } from '../../db/charts';
 import { readAsTenant } from '../../db/tenant-read';
-import { CHARTS, computeChart, type ChartName } from '../../domain/charts/definitions';
+import { CHARTS, type ChartName } from '../../domain/charts/chart-list';
+import { DAY_MEASURES } from '../../domain/charts/facts';
 import { CHART_MEASURES, chartFromSums, dayCompaction } from '../../domain/charts/from-sums';
-import { DAY_SUM_COLUMNS } from '../../domain/charts/sum-facts';
+import { computeChart, readChartSource } from '../helpers/chart-reference';
 import { periodsBetween, type Resolution } from '../../domain/charts/periods';
 import type { Mode } from '../../domain/providers';
 import { makeTenant } from '../helpers/factories';
@@ -15,7 +16,7 @@ import { seedSubscription } from '../helpers/chart-seed';
 
 /**
  * The chart sums the fold job keeps (db/chart-fold.ts) give every chart exactly what the full
- * computation over every history gives (the reference, domain/charts/definitions.ts), for a
+ * computation over every history gives (the reference, test/helpers/chart-reference.ts), for a
  * seeded random tenant written through the tables' triggers: after the first build, after more
  * writes (new moves, product moves, a customer change, a deleted record, new records), after a
  * catalogue change, and after time alone adds a charge. The other tenant's sums stay its own.
@@ -137,7 +138,7 @@ describe('chart sums equal the full computation', () => {
    */
   async function derivedFromFullDimension(tenantId: string) {
     for (const [table, keys, sums, charged] of [
-      ['chart_day_sums', 'day, currency', [...DAY_SUM_COLUMNS], true],
+      ['chart_day_sums', 'day, currency', [...DAY_MEASURES], true],
       ['chart_retention_sums', 'cohort, month', ['size', 'retained'], false],
     ] as const) {
       const nonzero = sums.map((c) => `${c} <> 0`).join(' or ');
@@ -190,6 +191,15 @@ describe('chart sums equal the full computation', () => {
     const other = await product(b.tenant_id, 'month', 'monthly', [['DE', 'EUR', 500]]);
     await seedSubscription(b.tenant_id, { moves: [[new Date(Date.now() - 40 * DAY).toISOString(), 'active']] }, other);
   }, 120_000);
+
+  it('the day sums table has one column per day measure of domain/charts/facts.ts, the list the fold writes', async () => {
+    const { rows } = await testDb().raw(
+      `select column_name as name from information_schema.columns
+        where table_schema = current_schema() and table_name = 'chart_day_sums' and data_type = 'bigint'
+        order by ordinal_position`,
+    );
+    expect(rows.map((r: { name: string }) => r.name)).toEqual([...DAY_MEASURES]);
+  });
 
   it('after the first build, for every chart, window and filter', async () => {
     expect(await foldChartSums(appDb(), a.tenant_id)).toBeGreaterThan(0);

@@ -11,7 +11,7 @@ import { ROOT_DIR, loadConfig } from '../../runtime/config';
 import { startApiProcess, type ApiProcess } from '../helpers/api-process';
 import { call, keyWith, newTenant } from '../helpers/api';
 import { appDb, testDb } from '../helpers/db';
-import { tenantTables } from '../helpers/tenant-tables';
+import { tenantTables } from '../helpers/rls';
 import { until } from '../helpers/until';
 
 interface RoleFacts {
@@ -38,12 +38,10 @@ const UNPRIVILEGED: Omit<RoleFacts, 'role'> = {
 
 /**
  * The tenant tables the login role may read outside a tenant transaction, because the work
- * that runs before a tenant is known reads them: key lookup, webhook routing,
+ * that runs before a tenant is known reads them (migration 015): key lookup, webhook routing,
  * rate limits, dashboard log-in, and the outbound dispatcher's look at which drains hold a lease
- * (the schema: ids and a time, nothing else). Every other tenant table is closed to it.
+ * (migration 022: ids and a time, nothing else). Every other tenant table is closed to it.
  */
-const TENANT_TABLES = await tenantTables(testDb());
-
 const SYSTEM_READABLE = [
   'api_keys',
   'apps',
@@ -117,6 +115,9 @@ describe('the login role the api and worker connect as', () => {
   });
 });
 
+/** Every table with a `tenant_id` column, as the run's migrated database has them. */
+const TENANT_TABLES = await tenantTables(testDb());
+
 describe('the login role outside a tenant transaction', () => {
   const app = appDb();
   let tenant: string;
@@ -128,7 +129,7 @@ describe('the login role outside a tenant transaction', () => {
     const readable = SYSTEM_READABLE.includes(table);
     it(`${table}: ${readable ? 'only the system columns the pre-tenant work reads' : 'closed'}`, async () => {
       if (readable) {
-        // Readable by design (key lookup by hash and the like), on the columns the schema names; see the next test.
+        // Readable by design (key lookup by hash and the like), on the columns migration 015 names; see the next test.
         await expect(app(table).select('tenant_id').limit(1)).resolves.toBeDefined();
       } else {
         await expect(app(table).select('tenant_id').limit(1)).rejects.toThrow(/permission denied/);

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Knex } from 'knex';
 import { withNoTenant, withTenant } from '../../db/tenant-tx';
 import { appDb, testDb } from '../helpers/db';
-import { tenantTables } from '../helpers/tenant-tables';
+import { rlsGaps, tenantTables } from '../helpers/rls';
 
+/** Every table with a `tenant_id` column, as the run's migrated database has them (no hand-kept list). */
 const TENANT_TABLES = await tenantTables(testDb());
 
 /**
@@ -82,9 +83,9 @@ describe('row-level security', () => {
       external_id: `sub_${tag}`,
       email: `${tag}@x.test`,
     });
-    // Written by the trigger of the schema, not inserted by hand.
+    // Written by the trigger of migration 019, not inserted by hand.
     ids.subscription_changes = (await db('subscription_changes').where({ subscription_id: sub.id }).first()).id;
-    // Likewise the product history's first row.
+    // Likewise the product history's first row (migration 037).
     ids.subscription_product_changes = (
       await db('subscription_product_changes').where({ subscription_id: sub.id }).first()
     ).id;
@@ -122,7 +123,7 @@ describe('row-level security', () => {
       expires_at: new Date(Date.now() + 60_000),
     });
     ids.store_purchase_misses = tenantId;
-    // The overview's rollups: written by the triggers above, keyed by the tenant.
+    // The overview's rollups (migration 023): written by the triggers above, keyed by the tenant.
     for (const t of ['overview_subscription_counts', 'overview_entitlement_counts', 'overview_change_days'])
       ids[t] = tenantId;
     const endpoint = await ins('webhook_endpoints', {
@@ -141,7 +142,7 @@ describe('row-level security', () => {
       expires_at: new Date(Date.now() + 86_400_000),
       granted_by: 'user:test',
     });
-    // Provisional access at receipt: a grant of the same app user and product.
+    // Provisional access at receipt (migration 045): a grant of the same app user and product.
     await ins('provisional_access', {
       provider: 'psp_a',
       kind: 'grant',
@@ -166,7 +167,7 @@ describe('row-level security', () => {
       app_user_id: 'u',
     });
     ids.import_items = tenantId;
-    // A write held for a person's approval.
+    // A write held for a person's approval (migration 035).
     await ins('held_changes', {
       operation: 'products.update',
       input: { sku: `sku-${tag}` },
@@ -175,7 +176,7 @@ describe('row-level security', () => {
       plan: { summary: 's', targets: ['catalogue'], basis: null },
       expires_at: new Date(Date.now() + 60_000),
     });
-    // Chart sums and exchange rates; chart_pending has the trigger's rows for the subscription.
+    // Chart sums and exchange rates (migration 047); chart_pending has the trigger's rows for the subscription.
     const dims = { mode: 'live', provider_key: 'psp_a', product: '*', country: '*' };
     await ins('chart_day_sums', { pattern: 1, ...dims, day: '2026-01-01', currency: 'USD', charged: '', revenue: 1 });
     await ins('chart_retention_sums', { pattern: 1, ...dims, cohort: '2026-01-01', month: '2026-01-01', size: 1 });
@@ -201,7 +202,7 @@ describe('row-level security', () => {
       provider_state: JSON.stringify({ status: 'active', current_period_end: null }),
       applied: JSON.stringify([]),
     });
-    // The scheduled reconciliation's settings: keyed by the tenant.
+    // The scheduled reconciliation's settings (migration 042): keyed by the tenant.
     await ins('reconciliation_settings', { web_interval_minutes: 30 });
     return ids;
   }
@@ -222,13 +223,50 @@ describe('row-level security', () => {
     await db('tenants').whereIn('id', [a, b]).del();
   });
 
-  it('covers every table that has a tenant_id column', async () => {
+  it('covers every table that has a tenant_id column: RLS enabled and forced, the tenant policy, a seeded row', async () => {
     expect(TENANT_TABLES.length).toBeGreaterThan(40);
+    expect(await rlsGaps(db)).toEqual([]);
+    // The walk below needs a row of B's in each: a new tenant table gets its row in seed().
+    expect(TENANT_TABLES.filter((t) => !(t in idsB))).toEqual([]);
     const forced = await db('pg_class')
       .whereIn('relname', [...TENANT_TABLES, 'tenants'])
       .select('relname', 'relrowsecurity', 'relforcerowsecurity');
+    expect(forced).toHaveLength(TENANT_TABLES.length + 1);
     for (const r of forced)
       expect([r.relname, r.relrowsecurity, r.relforcerowsecurity]).toEqual([r.relname, true, true]);
+  });
+
+  it('the check finds a tenant table without FORCE, without RLS or without the tenant policy', async () => {
+    // A scratch schema of this run's database, dropped after: tables made the ways a migration could get it wrong.
+    const schema = `rls_probe_${crypto.randomUUID().slice(0, 8)}`;
+    const policy = (t: string) =>
+      `create policy ${t}_tenant on ${schema}.${t} to billing_app
+         using (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)
+         with check (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid)`;
+    await db.raw(`create schema ${schema}`);
+    try {
+      for (const t of ['held', 'not_forced', 'not_enabled', 'no_policy'])
+        await db.raw(`create table ${schema}.${t} (id serial primary key, tenant_id uuid not null)`);
+      await db.raw(`create table ${schema}.no_tenant (id serial primary key)`);
+      for (const t of ['held', 'not_forced', 'no_policy'])
+        await db.raw(`alter table ${schema}.${t} enable row level security`);
+      for (const t of ['held', 'not_enabled', 'no_policy'])
+        await db.raw(`alter table ${schema}.${t} force row level security`);
+      for (const t of ['held', 'not_forced', 'not_enabled']) await db.raw(policy(t));
+      // A policy that lets the app role see every row is not the tenant policy.
+      await db.raw(`create policy no_policy_all on ${schema}.no_policy to billing_app using (true) with check (true)`);
+
+      expect(await tenantTables(db, schema)).toEqual(['held', 'no_policy', 'not_enabled', 'not_forced']);
+      expect(await rlsGaps(db, schema)).toEqual([
+        "no_policy: no policy holding billing_app to the tenant's rows",
+        'not_enabled: row-level security not enabled',
+        'not_forced: row-level security not forced (its owner would bypass it)',
+      ]);
+      await db.raw(`alter table ${schema}.not_forced force row level security`);
+      expect(await rlsGaps(db, schema)).not.toContain(expect.stringMatching(/^not_forced/));
+    } finally {
+      await db.raw(`drop schema ${schema} cascade`);
+    }
   });
 
   for (const table of TENANT_TABLES) {

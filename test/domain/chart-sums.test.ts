@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CHARTS, computeChart, type ChartName } from '../../domain/charts/definitions';
+import { CHARTS, type ChartName } from '../../domain/charts/chart-list';
+import { computeChart } from '../helpers/chart-reference';
 import { customerFacts, subscriptionFacts, type CustomerSubscription } from '../../domain/charts/facts';
 import { chartFromSums, compactDay, dayCompaction, type DaySum } from '../../domain/charts/from-sums';
 import type { Catalogue, HistoryStep, SubscriptionHistory } from '../../domain/charts/history';
@@ -10,7 +11,7 @@ import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 
 /**
  * The charts from summed facts (what the fold job keeps and a chart reads) equal the full
- * computation over every history (definitions.ts, the reference), for random tenants: random
+ * computation over every history (test/helpers/chart-reference.ts, the reference), for random tenants: random
  * catalogues (several currencies and tiers, a product without a price), random histories
  * (every status, product moves, moves at the same instant), customers with several
  * subscriptions across providers, countries and modes, and every filter.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { computeChart, type ChartName } from '../../domain/charts/definitions';
+import type { ChartName } from '../../domain/charts/chart-list';
+import { computeChart } from '../helpers/chart-reference';
 import {
   mergeMoves,
   movements,

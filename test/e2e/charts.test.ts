@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHARTS } from '../../domain/charts/definitions';
+import { CHARTS } from '../../domain/charts/chart-list';
 import { testDb } from '../helpers/db';
 import { seedSubscription } from '../helpers/chart-seed';
 import { dashboardHarness, expectAccessible, screenshot, signUp, uniqueEmail } from './helpers/browser';

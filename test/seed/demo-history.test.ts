@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHARTS } from '../../domain/charts/definitions';
+import { CHARTS } from '../../domain/charts/chart-list';
 import { loadConfig } from '../../runtime/config';
 import { seedDemoTenant } from '../../seed/demo';
 import { ensureDemoHistory } from '../../scripts/demo-history';

@@ -11,8 +11,11 @@ import {
   type Money,
   type Segment,
   type SubscriptionHistory,
-} from './history';
-import { addMonths, periodIndex, periodStart, type Period, type Resolution } from './periods';
+} from '../../domain/charts/history';
+import { addMonths, periodIndex, periodStart, type Period, type Resolution } from '../../domain/charts/periods';
+import type { ChartData, ChartName, CohortRow } from '../../domain/charts/chart-list';
+import { readCatalogue, readFiledHistories, type ChartFilter } from '../../db/charts';
+import type { TenantReader } from '../../db/tenant-read';
 import {
   type ChartSeries,
   cohortCustomersSeries,
@@ -22,90 +25,29 @@ import {
   revenuePerCustomerSeries,
   subscriptionChurnSeries,
   trialConversionSeries,
-} from './series';
+} from '../../domain/charts/series';
 
 /**
- * The charts (docs/charts.md has each definition in words): names, titles, and how each is
- * computed from the subscriptions' histories over a list of periods. Pure: the caller reads the
- * histories and the catalogue, and says what "now" is.
+ * The reference the chart sums are checked against: every chart computed in full from the
+ * subscriptions' histories over a list of periods, straight from the definitions of
+ * docs/charts.md. The service never runs it: it draws each chart from the fold's sums
+ * (domain/charts/from-sums.ts over facts.ts), and test/domain/chart-sums.test.ts and
+ * test/db/chart-sums.test.ts prove the two give the same figures; the bench compares their cost.
+ * Pure: the caller reads the histories and the catalogue, and says what "now" is.
  */
-export const CHARTS = [
-  { name: 'mrr', title: 'Monthly recurring revenue', description: 'MRR at the end of each period, per currency.' },
-  {
-    name: 'mrr_movement',
-    title: 'MRR movement',
-    description:
-      'What moved MRR in each period, per currency: new, expansion, contraction, churned, reactivated, and the net.',
-  },
-  { name: 'arr', title: 'Annual recurring revenue', description: 'MRR × 12 at the end of each period, per currency.' },
-  {
-    name: 'active_subscriptions',
-    title: 'Active subscriptions',
-    description: 'Paying subscriptions at the end of each period.',
-  },
-  { name: 'active_trials', title: 'Active trials', description: 'Subscriptions in a trial at the end of each period.' },
-  {
-    name: 'trial_conversion',
-    title: 'Trial → paid conversion',
-    description: 'Trials started in each period and how many of them have paid since (count and rate).',
-  },
-  {
-    name: 'churn_rate',
-    title: 'Churn rate',
-    description:
-      'Subscriptions that stopped paying in each period over those paying at its start; revenue churn (churned and contracted MRR over MRR at its start) per currency.',
-  },
-  {
-    name: 'refund_rate',
-    title: 'Refund rate',
-    description: 'Refunds in each period over the charges in it.',
-  },
-  {
-    name: 'ltv',
-    title: 'Realized LTV per customer cohort',
-    description:
-      'Customers by the period of their first payment, and the revenue per customer they have brought so far, net of refunds, per currency.',
-  },
-  {
-    name: 'retention',
-    title: 'Subscription retention by monthly cohort',
-    description:
-      'Subscriptions by the month they first paid; for each month after, the share of them that paid in that month.',
-  },
-  {
-    name: 'revenue_by_provider',
-    title: 'Revenue by provider',
-    description: 'Realized revenue (charges net of refunds) in each period, per provider and currency.',
-  },
-  {
-    name: 'revenue_by_product',
-    title: 'Revenue by product',
-    description: 'Realized revenue (charges net of refunds) in each period, per product and currency.',
-  },
-  {
-    name: 'revenue_by_country',
-    title: 'Revenue by country',
-    description: 'Realized revenue (charges net of refunds) in each period, per buyer country and currency.',
-  },
-] as const;
-export type ChartName = (typeof CHARTS)[number]['name'];
-
-export const isChartName = (s: string): s is ChartName => CHARTS.some((c) => c.name === s);
-
-export type { ChartSeries } from './series';
-
-export interface CohortRow {
-  cohort: string;
-  size: number;
-  /** Share of the cohort retained in each month since (0 = the cohort's own month); null for months still to come. */
-  values: (number | null)[];
+export interface ChartSource {
+  histories: SubscriptionHistory[];
+  catalogue: Catalogue;
+  /** The database's now() (epoch ms): what the read saw is known up to it. */
+  now: number;
 }
 
-export interface ChartData {
-  periods: string[];
-  series: ChartSeries[];
-  /** The retention chart's table. */
-  cohorts?: CohortRow[];
+/** The reference's input: every history of the filtered subscriptions, the catalogue, now. */
+export async function readChartSource(reader: TenantReader, filter: ChartFilter): Promise<ChartSource> {
+  const histories = (await readFiledHistories(reader, filter)).map((f) => f.history);
+  const catalogue = await readCatalogue(reader);
+  const [{ now }] = await reader.rows('select extract(epoch from now())::float8 * 1000 as now', []);
+  return { histories, catalogue, now: Number(now) };
 }
 
 export interface ChartInput {
