@@ -3,7 +3,13 @@ import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
 import { createSession, deleteSession } from '../../db/dashboard-users';
-import { acceptInvitation, findLiveInvitation, InvitationEmailTaken, invitationTenant } from '../../db/team';
+import {
+  acceptInvitation,
+  findLiveInvitation,
+  InvitationEmailTaken,
+  invitationTenant,
+  InviterMayNotGiveRole,
+} from '../../db/team';
 import { withTenant } from '../../db/tenant-tx';
 import { recordUserAudit } from '../../db/audit';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../../runtime/passwords';
@@ -14,6 +20,9 @@ import { cookieOptions, SESSION_COOKIE } from './session';
 
 const DEAD_LINK =
   'This invitation link has expired, was withdrawn or was already used. Ask whoever invited you for a new one.';
+
+const INVITER_LOST_RIGHTS =
+  'This invitation can no longer be used: whoever made this invitation may no longer give this role. Ask an owner or an admin of the team for a new one.';
 
 const password = z
   .string()
@@ -43,6 +52,8 @@ export function invitationPages(services: Services): Router {
   };
   const dead = (ctx: Koa.Context) =>
     show(ctx, 410, html`<p><a href="/login">Log in</a> if you already joined.</p>`, DEAD_LINK);
+  // The inviter was removed or demoted since (docs/team.md): nothing is written.
+  const inviterLostRights = (ctx: Koa.Context) => show(ctx, 403, html``, INVITER_LOST_RIGHTS);
 
   /** The live invitation behind a token, read without using it. */
   const lookUp = async (token: string) => {
@@ -65,6 +76,7 @@ export function invitationPages(services: Services): Router {
   r.get('/invitations/:token', async (ctx) => {
     const inv = await lookUp(ctx.params.token);
     if (!inv) return dead(ctx);
+    if (!inv.inviterMayGive) return inviterLostRights(ctx);
     show(ctx, 200, form(ctx, inv));
   });
 
@@ -73,6 +85,7 @@ export function invitationPages(services: Services): Router {
     const token = ctx.params.token;
     const inv = await lookUp(token);
     if (!inv) return dead(ctx);
+    if (!inv.inviterMayGive) return inviterLostRights(ctx);
     const parsed = password.safeParse(fields.get('password') ?? '');
     if (!parsed.success) return show(ctx, 400, form(ctx, inv), parsed.error.issues[0].message);
     const passwordHash = await hashPassword(parsed.data);
@@ -81,6 +94,7 @@ export function invitationPages(services: Services): Router {
       // The update that marks it used is the check: of two tabs submitting at once, one joins.
       user = await withTenant(db, inv.tenantId, (trx) => acceptInvitation(trx, inv.tenantId, token, passwordHash));
     } catch (err) {
+      if (err instanceof InviterMayNotGiveRole) return inviterLostRights(ctx);
       if (!(err instanceof InvitationEmailTaken)) throw err;
       return show(
         ctx,
