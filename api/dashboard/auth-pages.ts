@@ -5,6 +5,8 @@ import type { Services } from '../../operations/services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
 import { clearAttempts, releaseAttempt, reserveAttempt, type AttemptKey } from '../../db/login-attempts';
 import { recordUserAudit } from '../../db/audit';
+import { noteSignInFailure, takeSignInFailures } from '../../db/sign-in-failures';
+import { withTenant } from '../../db/tenant-tx';
 import { clientAddressKey } from '../../domain/client-address-key';
 import type { AttemptKind } from '../../domain/login-limits';
 import { dashboardAuthAttempts } from '../../runtime/metrics';
@@ -73,7 +75,7 @@ const REFUSED_BECAUSE: Record<AttemptKind, string> = {
   pair: 'wrong passwords for one account from one address',
   ip: 'wrong passwords from one address over many accounts (spraying)',
   account:
-    'wrong passwords for one account from many addresses (its shared ceiling): browsers that never logged in to it wait; known devices do not',
+    'wrong passwords for one account from many addresses (its shared ceiling, with a growing back-off): browsers that never logged in to it wait; known devices do not',
   device: 'wrong passwords from a browser that has logged in to this account before',
   signup: 'sign-ups from one address',
 };
@@ -227,7 +229,7 @@ export function authPages(services: Services): Router {
     if (!user || !ok) {
       // The reservation stays: it is the failure's count.
       dashboardAuthAttempts.inc({ form: 'login', outcome: 'invalid_credentials', limit: 'none', device: deviceLabel });
-      if (user)
+      if (user) {
         await recordUserAudit(db, {
           tenantId: user.tenant_id,
           userId: user.id,
@@ -235,11 +237,17 @@ export function authPages(services: Services): Router {
           requestId: ctx.state.requestId,
           outcome: 'invalid_credentials',
         });
+        // Told to the member at their next log-in (no mail is sent): how many, from how many addresses.
+        const addressKeyHash = sha256(clientAddressKey(ctx.ip));
+        await withTenant(db, user.tenant_id, (trx) => noteSignInFailure(trx, user.tenant_id, user.id, addressKeyHash));
+      }
       return fail(401, 'That email and password do not match an account.');
     }
     await clearAttempts(db, keys[0]);
-    await releaseAttempt(db, keys.slice(1));
-    const s = await createSession(db, user);
+    await releaseAttempt(db, keys.slice(1), { correct: true });
+    const s = await withTenant(db, user.tenant_id, async (trx) =>
+      createSession(trx, user, await takeSignInFailures(trx, user.id)),
+    );
     await recordUserAudit(db, {
       tenantId: user.tenant_id,
       userId: user.id,
