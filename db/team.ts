@@ -142,12 +142,6 @@ async function inviterMayGiveRole(trx: Tx, inviterId: string | null, role: Role,
   return inviter !== undefined && mayAssignRole(inviter.role, role);
 }
 
-export class InvitationEmailTaken extends Error {
-  constructor() {
-    super('this email already has an account');
-  }
-}
-
 /** The invitation's maker was removed, or demoted to a role that may not give the invited one. */
 export class InviterMayNotGiveRole extends Error {
   constructor() {
@@ -158,7 +152,9 @@ export class InviterMayNotGiveRole extends Error {
 /**
  * Uses the invitation (once: the update that marks it accepted is the check) and makes its
  * person a member with its role. A removed member of this tenant comes back with a new
- * password; an email with an account of its own elsewhere cannot join (one login, one tenant).
+ * password. An email with an account of its own elsewhere cannot join (one login, one tenant):
+ * the invitation is used all the same and `'email_taken'` answered, so the holder's page can
+ * be the one a new member gets (docs/team.md); that account is not touched.
  * The inviter must still be a member who may give the role (`InviterMayNotGiveRole`); their
  * row is locked before the invitation's, the order a removal or demotion takes them in.
  */
@@ -167,7 +163,7 @@ export async function acceptInvitation(
   tenantId: string,
   token: string,
   passwordHash: string,
-): Promise<{ id: string; tenant_id: string; email: string; role: Role } | undefined> {
+): Promise<{ id: string; tenant_id: string; email: string; role: Role } | 'email_taken' | undefined> {
   const found = await trx('team_invitations')
     .where({ token_hash: hashInvitationToken(token) })
     .whereNull('accepted_at')
@@ -190,11 +186,15 @@ export async function acceptInvitation(
   let user = returning;
   if (!user) {
     try {
-      [user] = await trx('dashboard_users')
-        .insert({ tenant_id: tenantId, email: inv.email, role: inv.role, password_hash: passwordHash })
-        .returning(['id', 'tenant_id', 'email', 'role']);
+      // A savepoint: the email's unique index (other tenants' rows are out of sight here) refuses
+      // the row without undoing the invitation's use.
+      [user] = await trx.transaction((sp) =>
+        sp('dashboard_users')
+          .insert({ tenant_id: tenantId, email: inv.email, role: inv.role, password_hash: passwordHash })
+          .returning(['id', 'tenant_id', 'email', 'role']),
+      );
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new InvitationEmailTaken();
+      if ((err as { code?: string }).code === '23505') return 'email_taken';
       throw err;
     }
   }

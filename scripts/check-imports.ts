@@ -256,7 +256,6 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
     'invitationTenant',
     'findLiveInvitation',
     'acceptInvitation',
-    'InvitationEmailTaken',
     'InviterMayNotGiveRole',
   ],
   // Signing up, in and out runs before there is a person (or a tenant) to run an operation as; it

@@ -58,7 +58,7 @@ const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex'
  * back. Anyone else: most specific first, so an attacker's own pair refuses them before they
  * touch the account's shared ceiling.
  */
-function loginKeys(email: string, ip: string, device: string | null): AttemptKey[] {
+export function loginKeys(email: string, ip: string, device: string | null): AttemptKey[] {
   if (device) return [{ kind: 'device', key: `device:${sha256(device)}` }];
   const addr = clientAddressKey(ip);
   return [
@@ -89,6 +89,10 @@ function firstThisMinute(key: string): boolean {
   lastWarned.set(key, now);
   return true;
 }
+
+/** Shown after every accepted invitation, whether or not its email already had an account (invitation-page.ts). */
+const JOINED_NOTICE =
+  'Invitation accepted: log in with the email of the invitation and the password you chose. If that email already had an account of its own, nothing was changed and it did not join: one login belongs to one account, so ask to be invited with another address.';
 
 /** Shown after every accepted sign-up form, whether or not the email already had an account. */
 export const SIGNED_UP_NOTICE =
@@ -173,7 +177,8 @@ export function authPages(services: Services): Router {
     if (ctx.state.user) return ctx.redirect('/overview');
     ctx.type = 'html';
     const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
-    const notice = ctx.query.signed_up === '1' ? SIGNED_UP_NOTICE : undefined;
+    const notice =
+      ctx.query.signed_up === '1' ? SIGNED_UP_NOTICE : ctx.query.joined === '1' ? JOINED_NOTICE : undefined;
     ctx.body = page({
       title: 'Log in',
       csrf: ctx.state.csrf!,
