@@ -92,7 +92,15 @@ export async function findUserForLogin(
     .first('id', 'tenant_id', 'email', 'role', 'password_hash');
 }
 
-export async function createSession(db: Knex, user: DashboardUser): Promise<{ token: string; expiresAt: Date }> {
+/**
+ * A new session. `failed`: the wrong passwords the log-in found since the last one, kept with the
+ * session for its overview (written in the tenant's transaction: the login role may not).
+ */
+export async function createSession(
+  db: Knex,
+  user: DashboardUser,
+  failed?: { attempts: number; addresses: number },
+): Promise<{ token: string; expiresAt: Date }> {
   const token = crypto.randomBytes(32).toString('base64url');
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
   await db('dashboard_sessions').insert({
@@ -100,6 +108,7 @@ export async function createSession(db: Knex, user: DashboardUser): Promise<{ to
     user_id: user.id,
     token_hash: hashSessionToken(token),
     expires_at: expiresAt,
+    ...(failed?.attempts ? { failed_sign_ins: failed.attempts, failed_sign_in_addresses: failed.addresses } : {}),
   });
   return { token, expiresAt };
 }

@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
 import * as baseline from './migrations/001_baseline';
+import * as signInFailures from './migrations/054_sign_in_failures';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_baseline': baseline,
+  '054_sign_in_failures': signInFailures,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Role } from '../domain/roles';
+import { mayAssignRole, ROLES, type Role } from '../domain/roles';
 import type { Tx } from './transaction';
 
 /** Team members and invitations (docs/team.md). All but `invitationTenant` run in the tenant's transaction. */
@@ -45,12 +45,25 @@ export async function setMemberRole(trx: Tx, userId: string, role: Role): Promis
 }
 
 /**
- * The member's row stays (the audit trail keeps naming them); their sessions go in the same
- * transaction, so their next request is already signed out.
+ * The member's row stays (the audit trail keeps naming them); their sessions and their pending
+ * invitations go in the same transaction, so their next request is already signed out and no
+ * link they kept lets them (or anyone) back in on their word.
  */
 export async function removeMember(trx: Tx, userId: string): Promise<void> {
   await trx('dashboard_users').where({ id: userId }).update({ removed_at: trx.fn.now(), updated_at: trx.fn.now() });
   await trx('dashboard_sessions').where({ user_id: userId }).del();
+  await withdrawInvitationsBy(trx, userId, ROLES);
+}
+
+/** Withdraws the pending invitations a member made for these roles (they were removed, or may no longer give them). */
+export async function withdrawInvitationsBy(trx: Tx, userId: string, roles: readonly Role[]): Promise<void> {
+  if (roles.length === 0) return;
+  await trx('team_invitations')
+    .where({ invited_by: userId })
+    .whereIn('role', roles)
+    .whereNull('accepted_at')
+    .whereNull('revoked_at')
+    .update({ revoked_at: trx.fn.now(), updated_at: trx.fn.now() });
 }
 
 export async function listPendingInvitations(trx: Tx): Promise<PendingInvitation[]> {
@@ -96,36 +109,67 @@ export async function invitationTenant(db: Knex, token: string): Promise<string 
   return rows[0]?.tenant_id ?? undefined;
 }
 
-/** A live invitation, read without using it (the accept page shows whom it is for). */
+/**
+ * A live invitation, read without using it (the accept page shows whom it is for), and whether
+ * whoever made it may still give its role: a member still, in a role that may assign it.
+ */
 export async function findLiveInvitation(
   trx: Tx,
   token: string,
-): Promise<{ id: string; email: string; role: Role } | undefined> {
-  return trx('team_invitations')
+): Promise<{ id: string; email: string; role: Role; inviterMayGive: boolean } | undefined> {
+  const inv: { id: string; email: string; role: Role; invited_by: string | null } | undefined = await trx(
+    'team_invitations',
+  )
     .where({ token_hash: hashInvitationToken(token) })
     .whereNull('accepted_at')
     .whereNull('revoked_at')
     .where('expires_at', '>', trx.fn.now())
-    .first('id', 'email', 'role');
+    .first('id', 'email', 'role', 'invited_by');
+  if (!inv) return undefined;
+  const inviterMayGive = await inviterMayGiveRole(trx, inv.invited_by, inv.role);
+  return { id: inv.id, email: inv.email, role: inv.role, inviterMayGive };
 }
 
-export class InvitationEmailTaken extends Error {
+/**
+ * Whether the inviter is still a member whose role may give `role` (domain/roles.ts). `lock`
+ * holds their row until the transaction ends, so a removal or demotion running at the same time
+ * waits for the acceptance, or the acceptance sees its result: never both half.
+ */
+async function inviterMayGiveRole(trx: Tx, inviterId: string | null, role: Role, lock = false): Promise<boolean> {
+  if (!inviterId) return false;
+  const q = trx('dashboard_users').where({ id: inviterId }).whereNull('removed_at');
+  const inviter: { role: Role } | undefined = await (lock ? q.forShare() : q).first('role');
+  return inviter !== undefined && mayAssignRole(inviter.role, role);
+}
+
+/** The invitation's maker was removed, or demoted to a role that may not give the invited one. */
+export class InviterMayNotGiveRole extends Error {
   constructor() {
-    super('this email already has an account');
+    super('whoever made this invitation may no longer give its role');
   }
 }
 
 /**
  * Uses the invitation (once: the update that marks it accepted is the check) and makes its
  * person a member with its role. A removed member of this tenant comes back with a new
- * password; an email with an account of its own elsewhere cannot join (one login, one tenant).
+ * password. An email with an account of its own elsewhere cannot join (one login, one tenant):
+ * the invitation is used all the same and `'email_taken'` answered, so the holder's page can
+ * be the one a new member gets (docs/team.md); that account is not touched.
+ * The inviter must still be a member who may give the role (`InviterMayNotGiveRole`); their
+ * row is locked before the invitation's, the order a removal or demotion takes them in.
  */
 export async function acceptInvitation(
   trx: Tx,
   tenantId: string,
   token: string,
   passwordHash: string,
-): Promise<{ id: string; tenant_id: string; email: string; role: Role } | undefined> {
+): Promise<{ id: string; tenant_id: string; email: string; role: Role } | 'email_taken' | undefined> {
+  const found = await trx('team_invitations')
+    .where({ token_hash: hashInvitationToken(token) })
+    .whereNull('accepted_at')
+    .whereNull('revoked_at')
+    .first('role', 'invited_by');
+  if (found && !(await inviterMayGiveRole(trx, found.invited_by, found.role, true))) throw new InviterMayNotGiveRole();
   const [inv] = await trx('team_invitations')
     .where({ token_hash: hashInvitationToken(token) })
     .whereNull('accepted_at')
@@ -142,11 +186,15 @@ export async function acceptInvitation(
   let user = returning;
   if (!user) {
     try {
-      [user] = await trx('dashboard_users')
-        .insert({ tenant_id: tenantId, email: inv.email, role: inv.role, password_hash: passwordHash })
-        .returning(['id', 'tenant_id', 'email', 'role']);
+      // A savepoint: the email's unique index (other tenants' rows are out of sight here) refuses
+      // the row without undoing the invitation's use.
+      [user] = await trx.transaction((sp) =>
+        sp('dashboard_users')
+          .insert({ tenant_id: tenantId, email: inv.email, role: inv.role, password_hash: passwordHash })
+          .returning(['id', 'tenant_id', 'email', 'role']),
+      );
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw new InvitationEmailTaken();
+      if ((err as { code?: string }).code === '23505') return 'email_taken';
       throw err;
     }
   }

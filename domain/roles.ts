@@ -90,3 +90,8 @@ export function mayAssignRole(actor: Role, target: Role): boolean {
   if (!mayManageAccount(actor, 'team')) return false;
   return target !== 'owner' || actor === 'owner';
 }
+
+/** The roles `actor` may not hand out: a member demoted to `actor` loses their pending invitations for these. */
+export function rolesNotAssignableBy(actor: Role): Role[] {
+  return ROLES.filter((r) => !mayAssignRole(actor, r));
+}

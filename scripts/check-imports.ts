@@ -256,6 +256,8 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
     'EmailTaken',
   ],
   'db/login-attempts.ts': ['clearAttempts', 'releaseAttempt', 'reserveAttempt'],
+  // Log-in's own bookkeeping: wrong passwords told to the member at their next log-in (docs/limits.md).
+  'db/sign-in-failures.ts': ['noteSignInFailure', 'takeSignInFailures', 'sessionSignInFailures'],
   // The team page's reads; accepting an invitation is a session mechanic like signing up (docs/team.md).
   'db/team.ts': [
     'listMembers',
@@ -264,7 +266,7 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
     'invitationTenant',
     'findLiveInvitation',
     'acceptInvitation',
-    'InvitationEmailTaken',
+    'InviterMayNotGiveRole',
   ],
   // Signing up, in and out runs before there is a person (or a tenant) to run an operation as; it
   // is audited under the operations' vocabulary (account.sign_up, account.log_in, account.log_out).

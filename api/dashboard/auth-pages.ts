@@ -5,6 +5,8 @@ import type { Services } from '../../operations/services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
 import { clearAttempts, releaseAttempt, reserveAttempt, type AttemptKey } from '../../db/login-attempts';
 import { recordUserAudit } from '../../db/audit';
+import { noteSignInFailure, takeSignInFailures } from '../../db/sign-in-failures';
+import { withTenant } from '../../db/tenant-tx';
 import { clientAddressKey } from '../../domain/client-address-key';
 import type { AttemptKind } from '../../domain/login-limits';
 import { dashboardAuthAttempts } from '../../runtime/metrics';
@@ -56,7 +58,7 @@ const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex'
  * back. Anyone else: most specific first, so an attacker's own pair refuses them before they
  * touch the account's shared ceiling.
  */
-function loginKeys(email: string, ip: string, device: string | null): AttemptKey[] {
+export function loginKeys(email: string, ip: string, device: string | null): AttemptKey[] {
   if (device) return [{ kind: 'device', key: `device:${sha256(device)}` }];
   const addr = clientAddressKey(ip);
   return [
@@ -73,7 +75,7 @@ const REFUSED_BECAUSE: Record<AttemptKind, string> = {
   pair: 'wrong passwords for one account from one address',
   ip: 'wrong passwords from one address over many accounts (spraying)',
   account:
-    'wrong passwords for one account from many addresses (its shared ceiling): browsers that never logged in to it wait; known devices do not',
+    'wrong passwords for one account from many addresses (its shared ceiling, with a growing back-off): browsers that never logged in to it wait; known devices do not',
   device: 'wrong passwords from a browser that has logged in to this account before',
   signup: 'sign-ups from one address',
 };
@@ -87,6 +89,10 @@ function firstThisMinute(key: string): boolean {
   lastWarned.set(key, now);
   return true;
 }
+
+/** Shown after every accepted invitation, whether or not its email already had an account (invitation-page.ts). */
+const JOINED_NOTICE =
+  'Invitation accepted: log in with the email of the invitation and the password you chose. If that email already had an account of its own, nothing was changed and it did not join: one login belongs to one account, so ask to be invited with another address.';
 
 /** Shown after every accepted sign-up form, whether or not the email already had an account. */
 export const SIGNED_UP_NOTICE =
@@ -171,7 +177,8 @@ export function authPages(services: Services): Router {
     if (ctx.state.user) return ctx.redirect('/overview');
     ctx.type = 'html';
     const next = typeof ctx.query.next === 'string' ? safeNext(ctx.query.next) : undefined;
-    const notice = ctx.query.signed_up === '1' ? SIGNED_UP_NOTICE : undefined;
+    const notice =
+      ctx.query.signed_up === '1' ? SIGNED_UP_NOTICE : ctx.query.joined === '1' ? JOINED_NOTICE : undefined;
     ctx.body = page({
       title: 'Log in',
       csrf: ctx.state.csrf!,
@@ -227,7 +234,7 @@ export function authPages(services: Services): Router {
     if (!user || !ok) {
       // The reservation stays: it is the failure's count.
       dashboardAuthAttempts.inc({ form: 'login', outcome: 'invalid_credentials', limit: 'none', device: deviceLabel });
-      if (user)
+      if (user) {
         await recordUserAudit(db, {
           tenantId: user.tenant_id,
           userId: user.id,
@@ -235,11 +242,17 @@ export function authPages(services: Services): Router {
           requestId: ctx.state.requestId,
           outcome: 'invalid_credentials',
         });
+        // Told to the member at their next log-in (no mail is sent): how many, from how many addresses.
+        const addressKeyHash = sha256(clientAddressKey(ctx.ip));
+        await withTenant(db, user.tenant_id, (trx) => noteSignInFailure(trx, user.tenant_id, user.id, addressKeyHash));
+      }
       return fail(401, 'That email and password do not match an account.');
     }
     await clearAttempts(db, keys[0]);
-    await releaseAttempt(db, keys.slice(1));
-    const s = await createSession(db, user);
+    await releaseAttempt(db, keys.slice(1), { correct: true });
+    const s = await withTenant(db, user.tenant_id, async (trx) =>
+      createSession(trx, user, await takeSignInFailures(trx, user.id)),
+    );
     await recordUserAudit(db, {
       tenantId: user.tenant_id,
       userId: user.id,

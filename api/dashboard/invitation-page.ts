@@ -2,11 +2,13 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
-import { createSession, deleteSession } from '../../db/dashboard-users';
-import { acceptInvitation, findLiveInvitation, InvitationEmailTaken, invitationTenant } from '../../db/team';
+import { deleteSession } from '../../db/dashboard-users';
+import { reserveAttempt } from '../../db/login-attempts';
+import { acceptInvitation, findLiveInvitation, invitationTenant, InviterMayNotGiveRole } from '../../db/team';
 import { withTenant } from '../../db/tenant-tx';
 import { recordUserAudit } from '../../db/audit';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../../runtime/passwords';
+import { loginKeys } from './auth-pages';
 import { readForm } from './form';
 import { html } from './html';
 import { csrfField, page } from './layout';
@@ -14,6 +16,9 @@ import { cookieOptions, SESSION_COOKIE } from './session';
 
 const DEAD_LINK =
   'This invitation link has expired, was withdrawn or was already used. Ask whoever invited you for a new one.';
+
+const INVITER_LOST_RIGHTS =
+  'This invitation can no longer be used: whoever made this invitation may no longer give this role. Ask an owner or an admin of the team for a new one.';
 
 const password = z
   .string()
@@ -25,8 +30,8 @@ const TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
 
 /**
  * Accepting an invitation (docs/team.md): the link's holder chooses a password and becomes a
- * member with the invitation's role, signed in. Like sign-up, a session mechanic rather than an
- * operation: before it there is no person to run one as. Audited as `team.accept`, the new
+ * member with the invitation's role, then logs in. Like sign-up, a session mechanic rather than
+ * an operation: before it there is no person to run one as. Audited as `team.accept`, the new
  * member as actor.
  */
 export function invitationPages(services: Services): Router {
@@ -43,6 +48,8 @@ export function invitationPages(services: Services): Router {
   };
   const dead = (ctx: Koa.Context) =>
     show(ctx, 410, html`<p><a href="/login">Log in</a> if you already joined.</p>`, DEAD_LINK);
+  // The inviter was removed or demoted since (docs/team.md): nothing is written.
+  const inviterLostRights = (ctx: Koa.Context) => show(ctx, 403, html``, INVITER_LOST_RIGHTS);
 
   /** The live invitation behind a token, read without using it. */
   const lookUp = async (token: string) => {
@@ -65,6 +72,7 @@ export function invitationPages(services: Services): Router {
   r.get('/invitations/:token', async (ctx) => {
     const inv = await lookUp(ctx.params.token);
     if (!inv) return dead(ctx);
+    if (!inv.inviterMayGive) return inviterLostRights(ctx);
     show(ctx, 200, form(ctx, inv));
   });
 
@@ -73,37 +81,49 @@ export function invitationPages(services: Services): Router {
     const token = ctx.params.token;
     const inv = await lookUp(token);
     if (!inv) return dead(ctx);
+    if (!inv.inviterMayGive) return inviterLostRights(ctx);
     const parsed = password.safeParse(fields.get('password') ?? '');
     if (!parsed.success) return show(ctx, 400, form(ctx, inv), parsed.error.issues[0].message);
-    const passwordHash = await hashPassword(parsed.data);
-    let user;
-    try {
-      // The update that marks it used is the check: of two tabs submitting at once, one joins.
-      user = await withTenant(db, inv.tenantId, (trx) => acceptInvitation(trx, inv.tenantId, token, passwordHash));
-    } catch (err) {
-      if (!(err instanceof InvitationEmailTaken)) throw err;
+    // A log-in attempt for the invited address, from this client address, taken before the
+    // password is hashed and kept whatever follows: minting invitations cannot buy unlimited hashes.
+    const reserved = await reserveAttempt(db, services.config.dashboardLimits, loginKeys(inv.email, ctx.ip, null));
+    if (!reserved.ok) {
+      ctx.set('Retry-After', String(reserved.retryAfter));
       return show(
         ctx,
-        409,
-        html`<p><a href="/login">Log in</a></p>`,
-        'This email already has an account of its own, and one login belongs to one account. Ask to be invited with another email address.',
+        429,
+        form(ctx, inv),
+        `Too many attempts. Try again in ${Math.ceil(reserved.retryAfter / 60)} minute(s).`,
       );
     }
-    if (!user) return dead(ctx);
-    await recordUserAudit(db, {
-      tenantId: user.tenant_id,
-      userId: user.id,
-      action: 'team.accept',
-      requestId: ctx.state.requestId,
-      outcome: 'ok',
-      detail: { id: inv.id, role: user.role },
-    });
+    const passwordHash = await hashPassword(parsed.data);
+    // The update that marks it used is the check: of two tabs submitting at once, one joins.
+    let outcome;
+    try {
+      outcome = await withTenant(db, inv.tenantId, (trx) => acceptInvitation(trx, inv.tenantId, token, passwordHash));
+    } catch (err) {
+      if (err instanceof InviterMayNotGiveRole) return inviterLostRights(ctx);
+      throw err;
+    }
+    if (!outcome) return dead(ctx);
+    if (outcome !== 'email_taken')
+      await recordUserAudit(db, {
+        tenantId: outcome.tenant_id,
+        userId: outcome.id,
+        action: 'team.accept',
+        requestId: ctx.state.requestId,
+        outcome: 'ok',
+        detail: { id: inv.id, role: outcome.role },
+      });
+    // One answer whether or not the email already had an account (docs/team.md): signed out, to
+    // the log-in page with the same notice. Signing the new member in here would tell the two apart.
     const previous = ctx.cookies.get(SESSION_COOKIE);
-    if (previous) await deleteSession(db, previous);
-    const s = await createSession(db, user);
-    ctx.cookies.set(SESSION_COOKIE, s.token, cookieOptions(ctx, s.expiresAt));
+    if (previous) {
+      await deleteSession(db, previous);
+      ctx.cookies.set(SESSION_COOKIE, '', cookieOptions(ctx, new Date(0)));
+    }
     ctx.status = 303;
-    ctx.redirect('/overview');
+    ctx.redirect('/login?joined=1');
   });
 
   return r;

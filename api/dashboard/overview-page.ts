@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
+import { sessionSignInFailures, type SignInFailures } from '../../db/sign-in-failures';
 import { readOverview } from '../../db/overview';
 import { repairCounts } from '../../db/overview-repairs';
 import { readReadinessFacts } from '../../db/readiness-facts';
@@ -142,6 +143,13 @@ ${
 <p><small>Both modes. Premium at receipt: web payments whose notification granted access as it arrived; the record written follows once the provider's events are applied.</small></p>`;
 }
 
+/** What the log-in that opened this session found: wrong passwords for the account since the one before. */
+function signInNotice(f: SignInFailures): string {
+  const attempts = f.attempts === 1 ? '1 failed sign-in attempt' : `${f.attempts} failed sign-in attempts`;
+  const addresses = f.addresses === 1 ? '1 address' : `${f.addresses} addresses`;
+  return `${attempts} since your last login, from ${addresses}. If they were not yours, someone tried to guess your password.`;
+}
+
 export function overviewPage(services: Services): Router {
   const r = new Router();
   r.get('/overview', async (ctx) => {
@@ -164,12 +172,17 @@ export function overviewPage(services: Services): Router {
     }
     const { mode, days } = query;
     // One tenant transaction for every figure: one snapshot, one now(), RLS on each statement.
-    const { figures, facts, repairs, latency } = await withTenant(services.db, user.tenant_id, async (trx) => ({
-      figures: await readOverview(trx, mode, days),
-      facts: await readReadinessFacts(trx),
-      repairs: await repairCounts(trx),
-      latency: await latencyFigures(trx),
-    }));
+    const { figures, facts, repairs, latency, failedSignIns } = await withTenant(
+      services.db,
+      user.tenant_id,
+      async (trx) => ({
+        figures: await readOverview(trx, mode, days),
+        facts: await readReadinessFacts(trx),
+        repairs: await repairCounts(trx),
+        latency: await latencyFigures(trx),
+        failedSignIns: await sessionSignInFailures(trx, user.session_id),
+      }),
+    );
     // The rule of GET /v1/readiness, on the same facts.
     const readiness = readinessReport(facts, { dashboardUrl: services.config.publicDashboardUrl });
     const m = overviewModel(figures, figures.today, days);
@@ -181,6 +194,7 @@ export function overviewPage(services: Services): Router {
       title: 'Overview',
       user,
       csrf: ctx.state.csrf!,
+      notice: failedSignIns && signInNotice(failedSignIns),
       body: html`<div class="switches">
 ${switcher('Mode', MODES.map((x) => ({ text: x === 'test' ? 'Test' : 'Live', href: self({ mode: x }), current: x === mode })).reverse())}
 ${switcher(

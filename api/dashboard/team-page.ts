@@ -23,7 +23,7 @@ function roleOptions(actor: Role, selected?: string) {
 
 function shownOnce(link: NonNullable<Msg['link']>) {
   return html`<section aria-labelledby="new-invitation"><h2 id="new-invitation">Invitation link for ${link.email}</h2>
-<p>No email is sent: give this link to them yourself. It is shown this once, works once, and expires ${formatDate(link.expires)}.</p>
+<p>No email is sent and the address is not checked: whoever opens this link chooses the password and joins under this address, so give it to them yourself. It is shown this once, works once, and expires ${formatDate(link.expires)}.</p>
 <p><label for="invitation-link">Invitation link</label>
 <input id="invitation-link" type="text" readonly value="${link.url}" class="secret">
 <button type="button" class="secondary" data-copy="invitation-link">Copy</button></p>

@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { lockMembers, setMemberRole } from '../../db/team';
+import { lockMembers, setMemberRole, withdrawInvitationsBy } from '../../db/team';
+import { rolesNotAssignableBy } from '../../domain/roles';
 import { ACCOUNT, defineOperation } from '../types';
 import { assertMayAssign, knownUserId, lastOwner, memberRow, noSuchMember, roleInput } from './schema';
 
 /**
  * An owner or admin changes a member's role. It holds from the member's next request (the
- * session reads the role afresh). The last owner cannot be demoted.
+ * session reads the role afresh); their pending invitations for roles the new one may not give
+ * are withdrawn with it. The last owner cannot be demoted.
  */
 export const changeMemberRole = defineOperation({
   name: 'team.change_role',
@@ -28,6 +30,8 @@ export const changeMemberRole = defineOperation({
       const owners = members.filter((m) => m.role === 'owner').length;
       if (target.role === 'owner' && input.role !== 'owner' && owners <= 1) throw lastOwner();
       await setMemberRole(trx, userId, input.role);
+      // A link they kept must not hand out what their new role may not.
+      await withdrawInvitationsBy(trx, userId, rolesNotAssignableBy(input.role));
     });
     return { id: userId, object: 'team_member' as const, role: input.role };
   },

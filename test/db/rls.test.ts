@@ -204,6 +204,8 @@ describe('row-level security', () => {
     });
     // The scheduled reconciliation's settings (migration 042): keyed by the tenant.
     await ins('reconciliation_settings', { web_interval_minutes: 30 });
+    // Wrong passwords for the member since their last log-in (migration 054).
+    await ins('dashboard_sign_in_failures', { user_id: user.id, address_key_hash: `addr-${tag}`, failures: 1 });
     return ids;
   }
 

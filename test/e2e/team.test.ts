@@ -67,6 +67,10 @@ describe('dashboard: team and roles', () => {
     await p.getByRole('button', { name: 'Create invitation link' }).click();
     const link = await p.getByLabel('Invitation link', { exact: true }).inputValue();
     expect(link).toMatch(/\/invitations\/[A-Za-z0-9_-]{43}$/);
+    // The rule as it is (docs/team.md): no mail path, so the link is the only proof, and the page says so.
+    await expect(p.locator('section[aria-labelledby="new-invitation"]').textContent()).resolves.toContain(
+      'No email is sent and the address is not checked: whoever opens this link chooses the password and joins under this address',
+    );
     const token = link.split('/').pop()!;
     await expectAccessible(p, 'team with a new invitation link');
     await screenshot(p, 'team-invitation-link');
@@ -100,6 +104,11 @@ describe('dashboard: team and roles', () => {
     expect(await short.text()).toContain('at least 12 characters');
     await d.getByLabel('Choose a password').fill('developer horse battery staple');
     await d.getByRole('button', { name: 'Join the team' }).click();
+    // Not signed in by the acceptance (that would tell an email with an account of its own apart): they log in.
+    await d.waitForURL('**/login?joined=1');
+    await d.getByLabel('Email').fill(invitee);
+    await d.getByLabel('Password').fill('developer horse battery staple');
+    await d.getByRole('button', { name: 'Log in' }).click();
     await d.waitForURL('**/overview');
     const joined = await testDb()('dashboard_users').where({ email: invitee.toLowerCase() }).first();
     expect([joined.tenant_id, joined.role]).toEqual([owner.tenant_id, 'developer']);
