@@ -68,8 +68,7 @@ export async function readMultipartForm(ctx: Koa.Context, maxBytes: number): Pro
   });
 
   let total = 0;
-  // Leaving the loop early must not destroy the request: the refusal is still to be answered on it
-  // (Node reads and drops what is left of the body after the answer).
+  // Leaving the loop early must not destroy the request: the refusal is still to be answered on it.
   for await (const chunk of ctx.req.iterator({ destroyOnReturn: false })) {
     total += (chunk as Buffer).length;
     if (total > maxBytes * DRAIN_FACTOR) {
@@ -79,7 +78,12 @@ export async function readMultipartForm(ctx: Koa.Context, maxBytes: number): Pro
     if (total > maxBytes) refused = 'too_large';
     if (refused === 'too_large' || failed) continue;
     if (!parser.write(chunk)) await Promise.race([new Promise((r) => parser.once('drain', r)), closed]);
-    if (csrf.token === 'refused') throw new CsrfRefused();
+    if (csrf.token === 'refused') {
+      // What is left of the body is dropped unread, as Node drops the body of a request refused
+      // before it was read, so the connection can carry the answer and the next request.
+      ctx.req.resume();
+      throw new CsrfRefused();
+    }
   }
   if (refused !== 'too_large') {
     parser.end();
