@@ -71,6 +71,21 @@ export default tseslint.config(
     },
   },
   {
+    // Every router matches a path exactly as written (api/router.ts): a router that ignored letter
+    // case or a trailing slash ran pages the dashboard's page gate never matched.
+    files: ['api/**/*.ts'],
+    ignores: ['api/router.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Router']",
+          message: 'Make routers with exactRouter() (api/router.ts): case-sensitive and strict.',
+        },
+      ],
+    },
+  },
+  {
     // Product code reads at 120 columns: Prettier wraps the code, comments are wrapped by hand. A
     // message, a SQL statement or a URL stays one string, so that grep finds it whole.
     files: [

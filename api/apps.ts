@@ -1,5 +1,6 @@
 import Koa from 'koa';
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from './router';
 import type { Logger } from 'pino';
 import { dashboardHome } from './dashboard-home';
 import { dashboardAssets } from './dashboard/assets';
@@ -33,7 +34,7 @@ function base(services: Services, log: Logger, listener: 'api' | 'dashboard' | '
 
 /** The management API at /v1 (mounted identically on the API host and the dashboard host). */
 function v1Router(services: Services): Router {
-  const v1 = new Router({ prefix: '/v1' });
+  const v1 = exactRouter({ prefix: '/v1' });
   const openapi = buildOpenApi();
   v1.get('/openapi.json', (ctx) => {
     ctx.body = openapi;

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from './router';
 import { invalidRequest } from '../operations/errors';
 import { admit } from './gate';
 import { readJsonObject } from './json-body';
@@ -25,7 +26,7 @@ function queryObject(query: Record<string, string | string[] | undefined>): Reco
 
 /** REST routes generated from the operation table; mounted under /v1 on both hosts. */
 export function restRouter(ops: Operation[], services: Services): Router {
-  const router = new Router();
+  const router = exactRouter();
   for (const op of ops) {
     if (!op.rest) continue;
     const method = op.rest.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
 import { createSession, deleteSession, EmailTaken, findUserForLogin, signUpUser } from '../../db/dashboard-users';
@@ -107,7 +108,7 @@ export const SIGNED_UP_NOTICE =
 export function authPages(services: Services): Router {
   const { db } = services;
   const devices = deviceCookies(services.vault);
-  const r = new Router();
+  const r = exactRouter();
 
   r.get('/signup', (ctx) => {
     if (ctx.state.user) return ctx.redirect('/overview');

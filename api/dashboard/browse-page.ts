@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
 import { ApiError } from '../../operations/errors';
@@ -55,7 +56,7 @@ function cell(column: string, v: unknown): string | SafeHtml {
 }
 
 export function browsePages(services: Services): Router {
-  const r = new Router();
+  const r = exactRouter();
   for (const b of BROWSE_PAGES) {
     r.get(b.path, async (ctx) => {
       const filters = filtersOf(b.op);

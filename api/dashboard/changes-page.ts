@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import { findHeldChange, listDecidedChanges, listPendingChanges, type HeldChangeRow } from '../../db/held-changes';
 import { listApiKeys } from '../../db/api-keys';
@@ -61,7 +62,7 @@ ${rows.map((c) => html`<tr><td><a href="/changes/${c.id}">${c.plan.summary}</a><
  */
 export function changesPage(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
 
   const keyNames = async (tenantId: string) =>
     new Map((await withTenant(db, tenantId, (trx) => listApiKeys(trx))).map((k) => [k.id, k.name || 'unnamed key']));

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { getChart } from '../../operations/charts/get';
@@ -93,7 +94,7 @@ ${text('currency', 'e.g. USD: convert with your rates')}
 }
 
 export function chartsPage(services: Services): Router {
-  const r = new Router();
+  const r = exactRouter();
   r.get('/charts', async (ctx) => {
     ctx.type = 'html';
     ctx.body = page({

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { z } from 'zod';
 import type { Services } from '../../operations/services';
@@ -112,7 +113,7 @@ function summary(x: Customer['timeline']['data'][number]): string {
  * endpoints page.
  */
 export function customersPage(services: Services): Router {
-  const r = new Router();
+  const r = exactRouter();
   const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
     runOperation<T>(services, ctx, op, input);
 

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { z } from 'zod';
 import { listConnectionsSafe } from '../../db/connections';
@@ -115,7 +116,7 @@ ${i.refused.map((r) => html`<tr><td>${r.line}</td><td>${r.reason}</td></tr>`)}
  */
 export function importsPage(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
 
   const renderList = async (ctx: Koa.Context, extra: { error?: string; format?: string; csv?: string } = {}) => {
     const user = ctx.state.user!;

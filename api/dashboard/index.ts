@@ -1,8 +1,9 @@
-import Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { authPages } from './auth-pages';
 import { CsrfRefused } from './form';
+import { fromAnotherSite } from './form-origin';
 import { keysPage } from './keys-page';
 import { providersPage } from './providers-page';
 import { browsePages } from './browse-page';
@@ -29,16 +30,15 @@ import { forbiddenForRole } from '../../operations/policy';
 /** Paths that belong to the API or the webhook receivers on the same host: never dashboard pages. */
 const NOT_PAGES = /^\/(v1|api|healthz|readyz)(\/|$)/;
 
-/** Pages a person reaches only when signed in. */
-const SIGNED_IN =
-  /^\/(overview|charts|settings|providers|products|paywall|readiness|sync-runs|customers|subscribers|entitlements|webhook-deliveries|webhook-endpoints|audit|changes|imports|reconciliations)(\/|$)/;
+/** Pages anyone may open: signing up, logging in and out, an invitation. Every other page needs a signed-in person. */
+const PUBLIC = /^\/(signup|login|logout|invitations\/[^/]+)$/;
 
 /**
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
  * /v1 on this host keeps answering bearer-key clients exactly as the API host does.
  */
 export function dashboardPages(services: Services): Koa.Middleware {
-  const pages = new Router();
+  const pages = exactRouter();
   for (const r of [
     authPages(services),
     keysPage(services),
@@ -60,8 +60,10 @@ export function dashboardPages(services: Services): Koa.Middleware {
   ])
     pages.use(r.routes(), r.allowedMethods());
 
+  // In this order, before any page code runs and before any body is read: a person (unless the
+  // page is public), a form from this site (form-origin.ts), the person's role.
   const guarded: Koa.Middleware = async (ctx, next) => {
-    if (SIGNED_IN.test(ctx.path) && !ctx.state.user) {
+    if (!PUBLIC.test(ctx.path) && !ctx.state.user) {
       if (ctx.method === 'GET') return ctx.redirect(`/login?next=${encodeURIComponent(ctx.path)}`);
       ctx.status = 401;
       ctx.type = 'html';
@@ -71,6 +73,10 @@ export function dashboardPages(services: Services): Koa.Middleware {
         error: 'Your session has ended. Log in again.',
         body: html``,
       });
+      return;
+    }
+    if (!isReadOnly(ctx.method) && fromAnotherSite(ctx, services.config.publicDashboardUrl)) {
+      refusedForm(ctx, new CsrfRefused());
       return;
     }
     // The person's role, read with this request's session, against what the page needs
@@ -99,23 +105,31 @@ export function dashboardPages(services: Services): Koa.Middleware {
     try {
       await next();
     } catch (err) {
-      if (err instanceof CsrfRefused) {
-        ctx.status = 403;
-        ctx.type = 'html';
-        ctx.body = page({
-          title: 'Request refused',
-          user: ctx.state.user,
-          csrf: ctx.state.csrf!,
-          error: err.message,
-          body: html``,
-        });
-        return;
-      }
+      if (err instanceof CsrfRefused) return refusedForm(ctx, err);
       throw err;
     }
   };
   const session = sessionMiddleware(services.db);
   const routes = pages.routes();
+  // A path no page has under any method is not the dashboard's (a 404 further on): it reads no
+  // session and meets no gate, and no page code can run for it.
+  const isPage = (path: string) => pages.match(path, 'GET').path.some((layer) => layer.methods.length > 0);
   return (ctx, next) =>
-    NOT_PAGES.test(ctx.path) ? next() : session(ctx, () => guarded(ctx, () => routes(ctx as never, next)));
+    NOT_PAGES.test(ctx.path) || !isPage(ctx.path)
+      ? next()
+      : session(ctx, () => guarded(ctx, () => routes(ctx as never, next)));
+}
+
+const isReadOnly = (method: string) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+
+function refusedForm(ctx: Koa.Context, err: CsrfRefused): void {
+  ctx.status = 403;
+  ctx.type = 'html';
+  ctx.body = page({
+    title: 'Request refused',
+    user: ctx.state.user,
+    csrf: ctx.state.csrf!,
+    error: err.message,
+    body: html``,
+  });
 }

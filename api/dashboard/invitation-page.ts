@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
@@ -36,7 +37,7 @@ const TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
  */
 export function invitationPages(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
 
   const show = (ctx: Koa.Context, status: number, body: ReturnType<typeof html>, error?: string) => {
     ctx.status = status;

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { listApiKeys, type ListedKey } from '../../db/api-keys';
@@ -65,7 +66,7 @@ function shownOnce(secret: string) {
 
 export function keysPage(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
 
   const list = (tenantId: string) => withTenant(db, tenantId, (trx) => listApiKeys(trx));
   const apps = (tenantId: string) => withTenant(db, tenantId, (trx) => listAppKeys(trx));

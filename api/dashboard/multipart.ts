@@ -22,9 +22,11 @@ const DRAIN_FACTOR = 4;
 
 /**
  * A `multipart/form-data` form with at most one file, refused unless it carries this session's
- * CSRF token (read from its `_csrf` field, as `readForm` does). `maxBytes` bounds the whole
- * body and the file alike: a file past it, or one that is not UTF-8 text, is answered as
- * `refused`, never a fault, with the fields read before it (the token comes first in the form).
+ * CSRF token in its `_csrf` field, as `readForm` does. The token must be the form's first part (the
+ * dashboard's forms put it first) and is checked as soon as that part has arrived: a post without
+ * it, or with another one, is refused having read that much and no more, not the file behind it.
+ * `maxBytes` bounds the whole body and the file alike: a file past it, or one that is not UTF-8
+ * text, is answered as `refused`, never a fault, with the fields read before it.
  */
 export async function readMultipartForm(ctx: Koa.Context, maxBytes: number): Promise<MultipartForm> {
   const fields = new URLSearchParams();
@@ -32,12 +34,21 @@ export async function readMultipartForm(ctx: Koa.Context, maxBytes: number): Pro
   let fileBytes: Buffer | null = null;
   let fileType = '';
   let failed = false;
+  // 'unseen' until the first part has arrived; it decides.
+  const csrf = { token: 'unseen' as 'unseen' | 'good' | 'refused' };
+  const secret = csrfSecret(ctx);
   const parser = busboy({
     headers: ctx.req.headers,
     limits: { fileSize: maxBytes, files: 1, fields: 20, parts: 25, fieldSize: maxBytes },
   });
-  parser.on('field', (name, value) => fields.append(name, value));
+  parser.on('field', (name, value) => {
+    if (csrf.token === 'unseen')
+      csrf.token = name === '_csrf' && !!secret && csrfMatches(secret, value) ? 'good' : 'refused';
+    fields.append(name, value);
+  });
   parser.on('file', (_name, stream, info) => {
+    if (csrf.token === 'unseen') csrf.token = 'refused';
+    if (csrf.token === 'refused') return void stream.resume();
     const chunks: Buffer[] = [];
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('limit', () => (refused = 'too_large'));
@@ -57,21 +68,29 @@ export async function readMultipartForm(ctx: Koa.Context, maxBytes: number): Pro
   });
 
   let total = 0;
-  for await (const chunk of ctx.req) {
+  // Leaving the loop early must not destroy the request: the refusal is still to be answered on it.
+  for await (const chunk of ctx.req.iterator({ destroyOnReturn: false })) {
     total += (chunk as Buffer).length;
-    if (total > maxBytes * DRAIN_FACTOR)
+    if (total > maxBytes * DRAIN_FACTOR) {
+      ctx.req.destroy();
       throw new ApiError(413, 'payload_too_large', `Request body exceeds ${maxBytes} bytes.`);
+    }
     if (total > maxBytes) refused = 'too_large';
     if (refused === 'too_large' || failed) continue;
     if (!parser.write(chunk)) await Promise.race([new Promise((r) => parser.once('drain', r)), closed]);
+    if (csrf.token === 'refused') {
+      // What is left of the body is dropped unread, as Node drops the body of a request refused
+      // before it was read, so the connection can carry the answer and the next request.
+      ctx.req.resume();
+      throw new CsrfRefused();
+    }
   }
   if (refused !== 'too_large') {
     parser.end();
     await closed;
   }
 
-  const secret = csrfSecret(ctx);
-  if (!secret || !csrfMatches(secret, fields.get('_csrf'))) throw new CsrfRefused();
+  if (csrf.token !== 'good' || !secret || !csrfMatches(secret, fields.get('_csrf'))) throw new CsrfRefused();
   if (refused) return { fields, file: null, refused };
   if (failed) return { fields, file: null, refused: 'unreadable' };
   return { fields, ...textOf(fileBytes, fileType) };

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
@@ -151,7 +152,7 @@ function signInNotice(f: SignInFailures): string {
 }
 
 export function overviewPage(services: Services): Router {
-  const r = new Router();
+  const r = exactRouter();
   r.get('/overview', async (ctx) => {
     const user = ctx.state.user!;
     let query: { mode: Mode; days: number };

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { getPaywallRow } from '../../db/paywalls';
@@ -35,7 +36,7 @@ function productLines(config: Record<string, unknown> | undefined): string {
 
 export function paywallPage(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
 
   const render = async (
     ctx: Koa.Context,

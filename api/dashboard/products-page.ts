@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { findProductId, listProductsWithPriceCounts } from '../../db/products';
@@ -87,7 +88,7 @@ const FIELD_LABEL: Record<string, string> = {
 
 export function productsPage(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
   const run = <T>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
     runOperation<T>(services, ctx, op as Operation, input);
   /** An operation's refusal, worded for the form: the problem after the label of the field at fault. */

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
@@ -117,7 +118,7 @@ ${webhookLabel ? html`<label for="webhook-secret">${webhookLabel}</label><input 
 
 export function providersPage(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
   // Every write here is an account operation (providers.*), audited as the person's.
   const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
     runOperation<T>(services, ctx, op, input);

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type { z } from 'zod';
 import type { Services } from '../../operations/services';
 import { executeOperation } from '../../operations/execute';
@@ -10,7 +11,7 @@ import { dashboardActor } from './principal';
 
 /** The rows of GET /v1/readiness, from the same operation (so the same rule), with manual steps as a checklist. */
 export function readinessPage(services: Services): Router {
-  const r = new Router();
+  const r = exactRouter();
   r.get('/readiness', async (ctx) => {
     const report = (await executeOperation(
       getReadiness as Operation,

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type { z } from 'zod';
 import { PROVIDERS } from '../../domain/providers';
 import { listReconciliations } from '../../operations/reconciliations/list';
@@ -21,7 +22,7 @@ const state = (s: { status: string; current_period_end: string | null } | null) 
  * Read-only: a repair is made by a refresh or a scheduled run, never from this page.
  */
 export function reconciliationsPage(services: Services): Router {
-  const r = new Router();
+  const r = exactRouter();
   r.get('/reconciliations', async (ctx) => {
     const provider = typeof ctx.query.provider === 'string' && ctx.query.provider ? ctx.query.provider : undefined;
     const offset = Math.max(0, Number(ctx.query.offset) || 0);

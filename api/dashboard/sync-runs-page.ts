@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { recentRuns } from '../../db/sync-runs';
@@ -11,7 +12,7 @@ import { page } from './layout';
  * to the Temporal UI: it is the operator's, and shows every tenant's workflows.
  */
 export function syncRunsPage(services: Services): Router {
-  const r = new Router();
+  const r = exactRouter();
   r.get('/sync-runs', async (ctx) => {
     const user = ctx.state.user!;
     const runs = await withTenant(services.db, user.tenant_id, (trx) => recentRuns(trx));

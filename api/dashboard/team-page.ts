@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { listMembers, listPendingInvitations, type Member, type PendingInvitation } from '../../db/team';
@@ -67,7 +68,7 @@ ${invitations.map(
  */
 export function teamPages(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
 
   const render = async (ctx: Koa.Context, msg: Msg = {}, values: { email?: string; role?: string } = {}) => {
     const user = ctx.state.user!;

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
@@ -62,7 +63,7 @@ const status = (e: Row) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reas
  */
 export function webhookEndpointsPage(services: Services): Router {
   const { db } = services;
-  const r = new Router();
+  const r = exactRouter();
   const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
     runOperation<T>(services, ctx, op, input);
 

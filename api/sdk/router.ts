@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import { invalidRequest } from '../../operations/errors';
 import type { Services } from '../../operations/services';
 import { admitPublishable } from './auth';
@@ -8,7 +9,7 @@ import { parseWait, waitForPremium } from './subscriber-wait';
 
 /** `/v1/sdk/*`: what client apps call with a publishable key. */
 export function sdkRouter(services: Services): Router {
-  const router = new Router({ prefix: '/v1/sdk' });
+  const router = exactRouter({ prefix: '/v1/sdk' });
 
   router.get('/subscribers/:appUserId', async (ctx) => {
     const appUserId = ctx.params.appUserId;

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { exactRouter } from '../router';
 import type { Services } from '../../operations/services';
 import { checkoutLink } from './checkout-link';
 import { publishedPaywall } from './paywall';
@@ -6,7 +7,7 @@ import { admitPublishable } from './auth';
 
 /** The client endpoints this branch adds under /v1/sdk (publishable keys only). */
 export function sdkCheckoutRouter(services: Services): Router {
-  const r = new Router({ prefix: '/v1/sdk' });
+  const r = exactRouter({ prefix: '/v1/sdk' });
   r.get('/checkout', async (ctx) => {
     const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
       address: ctx.ip,

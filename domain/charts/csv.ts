@@ -1,8 +1,16 @@
 import type { ChartData } from './chart-list';
 
-/** One CSV field: quoted when it holds a separator, a quote or a line break. */
+/**
+ * Text a spreadsheet would run as a formula when it opens the file (OWASP, "CSV Injection"): a cell
+ * starting with `=`, `+`, `-` or `@`, or a tab or carriage return before one. Series labels carry
+ * what tenants name (a SKU, a country), so such text is written with a leading `'`, which the
+ * spreadsheet shows as text. Numbers are never text here: a negative figure stays a number.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** One CSV field: text neutralised, then quoted when it holds a separator, a quote or a line break. */
 const field = (v: string | number | null) => {
-  const s = v === null ? '' : String(v);
+  const s = v === null ? '' : typeof v === 'number' ? String(v) : FORMULA_START.test(v) ? `'${v}` : v;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 const line = (cells: (string | number | null)[]) => cells.map(field).join(',') + '\r\n';
