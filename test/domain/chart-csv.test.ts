@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chartCsv } from '../../domain/charts/csv';
-import type { ChartData } from '../../domain/charts/definitions';
+import type { ChartData } from '../../domain/charts/chart-list';
 
 const money = (label: string, values: (number | null)[]) => ({
   key: label,
