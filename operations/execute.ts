@@ -141,6 +141,7 @@ export function summarize(result: unknown): Record<string, unknown> | undefined 
     'provider',
     'outcome',
     'replaced_claims',
+    'revoked_keys',
   ];
   const out: Record<string, unknown> = {};
   const isWordList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { insertApiKey } from '../../db/api-keys';
+import { beyondCeiling, keyCeilingOf } from '../../domain/roles';
 import { isScope, type Scope } from '../../domain/scopes';
+import { ApiError } from '../errors';
 import { ACCOUNT, defineOperation } from '../types';
 import { apiKeyRow, MAX_KEY_EXPIRY_DAYS } from './schema';
 
@@ -10,7 +12,8 @@ const EXPIRY_RULE = `Expiry is a whole number of days from 1 to ${MAX_KEY_EXPIRY
  * A person mints a secret key for their servers. Only in the dashboard (a key must not mint
  * keys). The answer carries the key's value once, under `secret`: the audit row keeps only
  * the id (operations/execute.ts summarize), and the page parks the value on the session for
- * the one page that shows it.
+ * the one page that shows it. Their role is the key's ceiling (domain/roles.ts `keyCeilingOf`),
+ * and the key records who minted it.
  */
 export const createApiKey = defineOperation({
   name: 'api_keys.create',
@@ -46,11 +49,21 @@ export const createApiKey = defineOperation({
     secret: z.string().describe('the key (`sk_…`): shown this once, store it now'),
   }),
   async handler(ctx, input) {
+    const minter = ctx.actor.kind === 'user' ? ctx.actor : undefined;
+    if (minter) {
+      const beyond = beyondCeiling(keyCeilingOf(minter.role), {
+        scopes: input.scopes,
+        requireApproval: input.require_approval === true,
+      });
+      if (beyond?.scopes.length) throw scopesBeyondRole(minter.role, beyond.scopes);
+      if (beyond?.dropsApproval) throw approvalRequired(minter.role);
+    }
     const key = await ctx.tx((trx) =>
       insertApiKey(trx, ctx.tenantId, input.scopes, {
         name: input.name,
         expiresInSeconds: input.expires_in_days && input.expires_in_days * 86400,
         requireApproval: input.require_approval,
+        createdByUserId: minter?.userId,
       }),
     );
     return {
@@ -63,3 +76,21 @@ export const createApiKey = defineOperation({
     };
   },
 });
+
+const scopesBeyondRole = (role: string, scopes: Scope[]) => {
+  const named = scopes.map((s) => `"${s}"`).join(', ');
+  return new ApiError(
+    403,
+    'insufficient_scope',
+    `Your role (${role}) does not hold ${named}: a key you mint carries only scopes your role holds; ask an owner or an admin.`,
+    { param: 'scopes' },
+  );
+};
+
+const approvalRequired = (role: string) =>
+  new ApiError(
+    403,
+    'approval_required',
+    `Your role (${role}) has its writes approved by someone else, so a key you mint must wait for approval too: tick "Writes wait for approval".`,
+    { param: 'require_approval' },
+  );
