@@ -64,7 +64,13 @@ export async function insertApiKey(
   db: Knex,
   tenantId: string,
   scopes: Scope[],
-  opts: { name?: string; expiresInSeconds?: number; requireApproval?: boolean } = {},
+  opts: {
+    name?: string;
+    expiresInSeconds?: number;
+    requireApproval?: boolean;
+    /** The person who minted it; absent for the operator's keys (admin CLI, tenant creation). */
+    createdByUserId?: string;
+  } = {},
 ): Promise<{ key_id: string; secret_key: string }> {
   const secret = generateSecretKey();
   const [row] = await db('api_keys')
@@ -77,6 +83,7 @@ export async function insertApiKey(
       expires_at: opts.expiresInSeconds !== undefined ? new Date(Date.now() + opts.expiresInSeconds * 1000) : null,
       // Named only when set: sign-up's connection may insert the other columns only (015_login_role).
       ...(opts.requireApproval ? { require_approval: true } : {}),
+      ...(opts.createdByUserId ? { created_by_user_id: opts.createdByUserId } : {}),
     })
     .returning('id');
   return { key_id: row.id, secret_key: secret };
@@ -101,23 +108,39 @@ export interface ListedKey {
   expires_at: Date | null;
   revoked_at: Date | null;
   require_approval: boolean;
+  /** Who minted it; null for the operator (admin CLI, tenant creation). */
+  created_by_user_id: string | null;
+  created_by_email: string | null;
 }
 
-/** The tenant's keys, newest first. Run inside withTenant. */
+/** The tenant's keys, newest first, with who minted each. Run inside withTenant. */
 export async function listApiKeys(trx: Knex.Transaction): Promise<ListedKey[]> {
-  return trx('api_keys')
-    .orderBy('created_at', 'desc')
+  return trx('api_keys as k')
+    .leftJoin('dashboard_users as u', 'u.id', 'k.created_by_user_id')
+    .orderBy('k.created_at', 'desc')
     .select<ListedKey[]>(
-      'id',
-      'name',
-      'key_hint',
-      'scopes',
-      'created_at',
-      'last_used_at',
-      'expires_at',
-      'revoked_at',
-      'require_approval',
+      'k.id',
+      'k.name',
+      'k.key_hint',
+      'k.scopes',
+      'k.created_at',
+      'k.last_used_at',
+      'k.expires_at',
+      'k.revoked_at',
+      'k.require_approval',
+      'k.created_by_user_id',
+      'u.email as created_by_email',
     );
+}
+
+/** Revokes every live key a member minted; answers their ids. Run inside withTenant. */
+export async function revokeKeysMintedBy(trx: Knex.Transaction, userId: string): Promise<string[]> {
+  const rows: { id: string }[] = await trx('api_keys')
+    .where({ created_by_user_id: userId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: trx.fn.now() })
+    .returning('id');
+  return rows.map((r) => r.id);
 }
 
 /** One of the tenant's keys by id (RLS: another tenant's key is not found). Run inside withTenant. */

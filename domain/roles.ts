@@ -25,6 +25,11 @@ interface RoleGrant {
   summary: string;
   scopes: readonly Scope[];
   account: readonly AccountArea[];
+  /**
+   * The person's own writes wait for another person's approval (docs/approvals.md). No role's do
+   * today; `keyCeilingOf` keeps such a person from minting a key that would not wait.
+   */
+  writesNeedApproval?: boolean;
 }
 
 const ROLE_TABLE: Record<Role, RoleGrant> = {
@@ -94,4 +99,38 @@ export function mayAssignRole(actor: Role, target: Role): boolean {
 /** The roles `actor` may not hand out: a member demoted to `actor` loses their pending invitations for these. */
 export function rolesNotAssignableBy(actor: Role): Role[] {
   return ROLES.filter((r) => !mayAssignRole(actor, r));
+}
+
+/**
+ * A role is a ceiling for the keys its members mint (docs/team.md, "Keys a member mints"): the
+ * scopes a key may carry and whether it must ask for approval. The key form offers this and the
+ * key-creation operation holds to it.
+ */
+export interface KeyCeiling {
+  scopes: Scope[];
+  /** A key minted by such a person must require approval: their own writes would wait for one. */
+  approvalRequired: boolean;
+}
+
+export function keyCeilingOf(role: Role): KeyCeiling {
+  return ceilingOfGrant(ROLE_TABLE[role]);
+}
+
+/** The rule on a role's grant, whatever the role (a role whose writes wait is one line of the table away). */
+export function ceilingOfGrant(grant: Pick<RoleGrant, 'scopes' | 'writesNeedApproval'>): KeyCeiling {
+  // In the order of SCOPES, as the key form lists them.
+  return {
+    scopes: SCOPES.filter((s) => grant.scopes.includes(s)),
+    approvalRequired: grant.writesNeedApproval === true,
+  };
+}
+
+/** What a key request asks beyond a ceiling: the scopes it may not carry, and an approval it may not drop. */
+export function beyondCeiling(
+  ceiling: KeyCeiling,
+  request: { scopes: readonly Scope[]; requireApproval: boolean },
+): { scopes: Scope[]; dropsApproval: boolean } | undefined {
+  const scopes = request.scopes.filter((s) => !ceiling.scopes.includes(s));
+  const dropsApproval = ceiling.approvalRequired && !request.requireApproval;
+  return scopes.length || dropsApproval ? { scopes, dropsApproval } : undefined;
 }

@@ -30,14 +30,3 @@ export type Scope = (typeof SCOPES)[number];
 export function isScope(s: string): s is Scope {
   return (SCOPES as readonly string[]).includes(s);
 }
-
-/** Parse "a,b,c"; throws naming the first unknown scope. Duplicates collapse. */
-export function parseScopes(csv: string): Scope[] {
-  const parts = csv
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (parts.length === 0) throw new Error('at least one scope is required');
-  for (const p of parts) if (!isScope(p)) throw new Error(`unknown scope "${p}" (known: ${SCOPES.join(', ')})`);
-  return [...new Set(parts)] as Scope[];
-}

@@ -1,5 +1,5 @@
 import type { AuditActor } from '../db/audit';
-import type { Scope } from '../domain/scopes';
+import { SCOPES, type Scope } from '../domain/scopes';
 import { scopesOfRole, type Role } from '../domain/roles';
 
 /** A secret key: on REST and on the tool server (an assistant's tool call is its key's). */
@@ -27,19 +27,31 @@ export interface UserActor {
   role: Role;
 }
 
+/**
+ * Whoever runs the installation, through the admin CLI (scripts/admin.ts) on the tenant a command
+ * names: audited as `operator`. No request of the API, the dashboard or the tool server is one.
+ */
+export interface OperatorActor {
+  kind: 'operator';
+  tenantId: string;
+}
+
 /** Who runs an operation. The policy (operations/policy.ts) and the audit trail both start here. */
-export type Actor = KeyActor | UserActor;
+export type Actor = KeyActor | UserActor | OperatorActor;
 
 export function auditActorOf(actor: Actor): AuditActor {
+  if (actor.kind === 'operator') return { kind: 'operator' };
   return actor.kind === 'api_key' ? { kind: 'api_key', keyId: actor.keyId } : { kind: 'user', userId: actor.userId };
 }
 
 /** The actor as a short reference for records that name who asked (a sync run's `requested_by`). */
 export function actorRef(actor: Actor): string {
+  if (actor.kind === 'operator') return 'operator';
   return actor.kind === 'api_key' ? actor.keyId : `user:${actor.userId}`;
 }
 
-/** The scopes the actor holds: a key's own, or those of a person's role. */
+/** The scopes the actor holds: a key's own, those of a person's role, or every one for the operator. */
 export function scopesOf(actor: Actor): Scope[] {
+  if (actor.kind === 'operator') return [...SCOPES];
   return actor.kind === 'api_key' ? actor.scopes : scopesOfRole(actor.role);
 }

@@ -8,7 +8,6 @@ import { assertNoForbiddenFields, assertNoNulBytes, assertNoTenantInInput } from
 import { invalidRequest, toApiError } from './errors';
 import { refusalFor } from './policy';
 import { dispositionOf } from './disposition';
-import { holdWrite } from './changes/hold';
 import type { Services } from './services';
 import { dashboardOnly, type Operation, type OperationContext, type Surface } from './types';
 import { recordAudit } from '../db/audit';
@@ -107,6 +106,9 @@ export async function executeOperation(
     }
     // operations/disposition.ts decides; a new kind is handled here.
     if (dispositionOf(actor, op, meta.surface).kind === 'hold' && actor.kind === 'api_key') {
+      // Loaded when a write is first held: it brings the Temporal client, which a process that
+      // never holds one (the admin CLI's key commands) should not pay for at start.
+      const { holdWrite } = await import('./changes/hold');
       const held = await holdWrite(ctx, op, actor, parsed.data as Record<string, unknown>, meta.surface);
       await audit('pending_approval', { id: held.id });
       count('pending_approval');
@@ -141,9 +143,12 @@ export function summarize(result: unknown): Record<string, unknown> | undefined 
     'provider',
     'outcome',
     'replaced_claims',
+    'revoked_keys',
   ];
   const out: Record<string, unknown> = {};
   const isWordList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
   for (const k of keep) if (k in r && (typeof r[k] !== 'object' || r[k] === null || isWordList(r[k]))) out[k] = r[k];
+  // A key whose writes wait for approval says so; the usual case (false) is left out.
+  if (r.require_approval === true) out.require_approval = true;
   return Object.keys(out).length ? out : undefined;
 }

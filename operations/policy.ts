@@ -6,9 +6,15 @@ import { dashboardOnly, type Operation, type Surface } from './types';
 /**
  * Who may run what: the one check every operation passes first, whatever the surface. A key
  * needs the operation's scope; a person needs a role that carries it; an account operation
- * (keys, credentials) is a person's in the dashboard only. Answers the refusal, or undefined.
+ * (keys, credentials) is a person's in the dashboard only, or the operator's in the admin CLI.
+ * The operator runs the installation: any operation, on the admin CLI only. Answers the
+ * refusal, or undefined.
  */
 export function refusalFor(actor: Actor, op: Operation, surface: Surface): ApiError | undefined {
+  if (actor.kind === 'operator' || surface === 'cli')
+    return actor.kind === 'operator' && surface === 'cli'
+      ? undefined
+      : new ApiError(403, 'insufficient_scope', 'Only the operator runs the admin CLI.');
   if (dashboardOnly(op)) {
     if (actor.kind !== 'user' || surface !== 'dashboard')
       return new ApiError(403, 'insufficient_scope', 'This can be done only by a signed-in person in the dashboard.');

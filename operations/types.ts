@@ -77,8 +77,8 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
 
 export const ACCOUNT = 'account';
 
-/** Where a call came from: the audit row and the metrics name it. */
-export type Surface = 'rest' | 'tool' | 'dashboard';
+/** Where a call came from: the audit row and the metrics name it. `cli` is the operator's admin CLI. */
+export type Surface = 'rest' | 'tool' | 'dashboard' | 'cli';
 
 /** Only the dashboard may run it (see `Operation.scope`). */
 export function dashboardOnly(op: Pick<Operation, 'scope'>): boolean {

@@ -1,11 +1,10 @@
 import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../db/open-database';
-import { parseScopes } from '../domain/scopes';
 import { SCOPES } from '../domain/scopes';
-import { insertApiKey, revokeApiKey } from '../db/api-keys';
 import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
 import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
+import { ApiError } from '../operations/errors';
 
 const HELP = `Billing service admin CLI
 
@@ -78,26 +77,14 @@ async function main(): Promise<void> {
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
 
-  // Validate everything before touching the database, so bad arguments write nothing.
-  let scopes: ReturnType<typeof parseScopes> = [];
-  let expiresIn: number | undefined;
-  let requireApproval = false;
+  // The flags' syntax is checked before touching the database; what they mean (the scopes, the
+  // expiry) is the key operation's to judge, with its own messages (scripts/admin-operator.ts).
   if (command === 'key:create') {
     if (flags['require-approval'] !== undefined && flags['require-approval'] !== true)
       throw new UsageError('--require-approval takes no value');
-    requireApproval = flags['require-approval'] === true;
     if (!isUuid(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
-    try {
-      scopes = parseScopes(str(flags, 'scopes'));
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-    if (flags['expires-in'] !== undefined) {
-      const raw = String(flags['expires-in']);
-      if (!/^\d+$/.test(raw) || Number(raw) <= 0)
-        throw new UsageError('--expires-in must be a positive whole number of seconds');
-      expiresIn = Number(raw);
-    }
+    str(flags, 'scopes');
+    if (flags['expires-in'] === true) throw new UsageError('--expires-in takes a number of seconds');
   }
   if (command === 'tenant:create') str(flags, 'name');
   if (command === 'key:revoke' && !isUuid(str(flags, 'key'))) throw new UsageError('--key must be a key id (uuid)');
@@ -119,37 +106,33 @@ async function main(): Promise<void> {
       });
       out = { tenant_id: t.tenant_id, secret_key: t.secret_key, publishable_key: t.publishable_key };
     } else if (command === 'key:create') {
+      // The operator names the tenant: finding it is the owner connection's, by design.
       const tenantId = str(flags, 'tenant');
       if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
-      out = await insertApiKey(db, tenantId, scopes, {
-        expiresInSeconds: expiresIn,
-        name: typeof flags.name === 'string' ? flags.name : '',
-        requireApproval,
+      const { runAsOperator } = await import('./admin-operator');
+      const { createApiKey } = await import('../operations/api-keys/create');
+      const expiresIn = flags['expires-in'];
+      const name = typeof flags.name === 'string' && flags.name.trim() !== '' ? flags.name : undefined;
+      const made = await runAsOperator(db, config, tenantId, createApiKey, {
+        scopes: str(flags, 'scopes')
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+        ...(name === undefined ? {} : { name }),
+        // Seconds as given; a value that is not a number is the operation's to refuse.
+        ...(typeof expiresIn === 'string' ? { expires_in_seconds: Number(expiresIn) } : {}),
+        ...(flags['require-approval'] === true ? { require_approval: true } : {}),
       });
-      await recordOperatorAudit(db, {
-        tenantId,
-        action: 'api_keys.create',
-        detail: {
-          id: out.key_id,
-          name: typeof flags.name === 'string' ? flags.name : '',
-          scopes,
-          expires_in: expiresIn ?? null,
-          require_approval: requireApproval,
-        },
-      });
+      out = { key_id: made.id, secret_key: made.secret };
     } else if (command === 'key:revoke') {
-      try {
-        const revoked = await revokeApiKey(db, str(flags, 'key'));
-        const tenantId = await tenantOfApiKey(db, str(flags, 'key'));
-        await recordOperatorAudit(db, {
-          tenantId: tenantId!,
-          action: 'api_keys.revoke',
-          detail: { id: str(flags, 'key'), already_revoked: !revoked },
-        });
-        out = { key_id: str(flags, 'key'), revoked: true, already_revoked: !revoked };
-      } catch (e) {
-        throw new UsageError((e as Error).message);
-      }
+      // Only the key's id is given: the tenant it belongs to is found on the owner connection.
+      const keyId = str(flags, 'key');
+      const tenantId = await tenantOfApiKey(db, keyId);
+      if (!tenantId) throw new UsageError(`no key with id ${keyId}`);
+      const { runAsOperator } = await import('./admin-operator');
+      const { revokeApiKeyOp } = await import('../operations/api-keys/revoke');
+      const revoked = await runAsOperator(db, config, tenantId, revokeApiKeyOp, { id: keyId });
+      out = { key_id: keyId, revoked: true, already_revoked: revoked.already_revoked };
     } else if (command === 'demo') {
       const { ensureDemoTenant } = await import('../seed/demo');
       const { ensureDemoLogin } = await import('../seed/demo-login');
@@ -193,8 +176,11 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(process.exitCode ?? 0), // vault:reencrypt sets 1 when values failed
   (err) => {
-    const msg = err instanceof UsageError ? err.message : `${(err as Error).message ?? err}`;
+    // An operation's refusal (a 4xx) is bad input, like a usage error: its own words, exit 2.
+    const refused = err instanceof ApiError && err.status < 500;
+    const msg =
+      err instanceof UsageError ? err.message : refused ? (err.detail ?? err.code) : `${(err as Error).message ?? err}`;
     process.stderr.write(`error: ${msg.split('\n')[0]}\n`);
-    process.exit(err instanceof UsageError ? 2 : 1);
+    process.exit(err instanceof UsageError || refused ? 2 : 1);
   },
 );

@@ -363,6 +363,55 @@ export function sqlConcatenation(file: string, text: string): string[] {
   return found;
 }
 
+/**
+ * Where the owner connection (the database's owner: row-level security does not bind it) may be
+ * opened, each because RLS must be bypassed there by design. Everything else runs as the login
+ * role, or in a tenant transaction (`withTenant`), where RLS holds. A new use is a decision:
+ * add it here with its reason (docs/tenancy-and-rls.md, "Roles").
+ */
+export const OWNER_CONNECTION_USES: Record<string, string> = {
+  'db/open-database.ts':
+    'the one place connections are made: migrations and provisioning the login role run as the owner',
+  'db/migrate-main.ts': '`npm run migrate`: the schema is the owner’s',
+  'scripts/start.ts': '`npm start` makes the demo tenant and its login before any tenant transaction can exist',
+  'scripts/admin.ts':
+    'the operator: tenant:create (no tenant yet), demo, vault:reencrypt (every tenant), and finding the tenant a key or workflow id belongs to; its key commands then run the operations in that tenant’s transaction',
+};
+
+/** `openDatabase(…, { as: 'owner' })` or a knex made by hand (`createKnex`) outside OWNER_CONNECTION_USES. */
+export function ownerConnectionUses(file: string, text: string): string[] {
+  if (file in OWNER_CONNECTION_USES) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression)) {
+      const callee = node.expression.text;
+      const asOwner =
+        callee === 'openDatabase' &&
+        node.arguments.some(
+          (a) =>
+            ts.isObjectLiteralExpression(a) &&
+            a.properties.some(
+              (p) =>
+                ts.isPropertyAssignment(p) &&
+                p.name.getText(source) === 'as' &&
+                ts.isStringLiteralLike(p.initializer) &&
+                p.initializer.text === 'owner',
+            ),
+        );
+      if (asOwner || callee === 'createKnex') {
+        const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+        found.push(
+          `${file}:${line} opens the owner connection (${callee}), which bypasses row-level security: only the places in scripts/check-imports.ts OWNER_CONNECTION_USES may`,
+        );
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
 export function checkImports(): string[] {
   const files = Object.keys(ALLOWED)
     .filter((d) => fs.existsSync(path.join(ROOT, d)))
@@ -384,7 +433,10 @@ export function checkImports(): string[] {
   problems.push(...migrationImports(edges));
   problems.push(...modelImports(edges, packages));
   for (const file of files) if (SQL_FOLDERS_CHECKED.includes(folderOf(file))) problems.push(...sqlCalls(file));
-  for (const file of files) problems.push(...sqlConcatenation(file, fs.readFileSync(path.join(ROOT, file), 'utf8')));
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+    problems.push(...sqlConcatenation(file, text), ...ownerConnectionUses(file, text));
+  }
   return problems;
 }
 

@@ -5,7 +5,7 @@ import type { Services } from '../../operations/services';
 import { listApiKeys, type ListedKey } from '../../db/api-keys';
 import { listAppKeys } from '../../db/apps';
 import { withTenant } from '../../db/tenant-tx';
-import { SCOPES } from '../../domain/scopes';
+import { keyCeilingOf, type KeyCeiling } from '../../domain/roles';
 import { createApiKey } from '../../operations/api-keys/create';
 import { revokeApiKeyOp } from '../../operations/api-keys/revoke';
 import { MAX_KEY_EXPIRY_DAYS } from '../../operations/api-keys/schema';
@@ -20,11 +20,11 @@ import { publishableKeys } from './publishable-keys';
 function keyList(keys: ListedKey[], csrf: string) {
   if (keys.length === 0) return html`<p>No secret keys yet.</p>`;
   return html`<div class="scroll" role="region" tabindex="0" aria-label="Secret keys"><table><caption class="skip">Secret keys</caption><thead><tr>
-<th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expiry</th><th scope="col">Status</th></tr></thead><tbody>
+<th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Minted by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expiry</th><th scope="col">Status</th></tr></thead><tbody>
 ${keys.map(
   (k) => html`<tr>
 <td>${k.name}</td><td><code>${k.key_hint}</code></td><td>${k.scopes.join(', ')}${k.require_approval ? html`<br>Writes wait for approval` : ''}</td>
-<td>${formatDate(k.created_at)}</td><td>${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td><td>${k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
+<td>${mintedBy(k)}</td><td>${formatDate(k.created_at)}</td><td>${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td><td>${k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
 <td>${
     k.revoked_at
       ? html`Revoked ${formatDate(k.revoked_at)}`
@@ -35,8 +35,13 @@ ${keys.map(
 </tbody></table></div>`;
 }
 
+/** Who minted a key: a member's email, or the operator (admin CLI, tenant creation). */
+const mintedBy = (k: ListedKey) => k.created_by_email ?? 'Operator';
+
+/** The form offers what the person's role lets them mint and no more (domain/roles.ts `keyCeilingOf`). */
 function createForm(
   csrf: string,
+  ceiling: KeyCeiling,
   values: { name?: string; scopes?: string[]; expires?: string; requireApproval?: boolean } = {},
 ) {
   return html`<form method="post" action="/settings/developer-api/keys">
@@ -44,13 +49,18 @@ ${csrfField(csrf)}
 <label for="key-name">Name</label>
 <input id="key-name" name="name" type="text" required maxlength="100" value="${values.name ?? ''}">
 <fieldset><legend>Scopes</legend>
-${SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}" ${values.scopes?.includes(s) ? 'checked' : ''}>${s}</label>`)}
+${ceiling.scopes.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}" ${values.scopes?.includes(s) ? 'checked' : ''}>${s}</label>`)}
 </fieldset>
 <label for="expires">Expires after (days, optional)</label>
 <input id="expires" name="expires_in_days" type="number" min="1" max="${MAX_KEY_EXPIRY_DAYS}" inputmode="numeric" value="${values.expires ?? ''}" aria-describedby="expires-hint">
 <p id="expires-hint">Leave empty for a key that does not expire.</p>
-<label><input type="checkbox" name="require_approval" value="1" aria-describedby="approval-hint" ${values.requireApproval ? 'checked' : ''}>Writes wait for approval</label>
-<p id="approval-hint">Every write made with this key (an assistant's tool call, a REST request) changes nothing until an owner approves it on the Changes page.</p>
+${
+  ceiling.approvalRequired
+    ? html`<input type="hidden" name="require_approval" value="1">
+<p id="approval-hint">Writes wait for approval: every write made with this key changes nothing until an owner approves it on the Changes page. Your role's own writes wait for approval, so every key you mint does too.</p>`
+    : html`<label><input type="checkbox" name="require_approval" value="1" aria-describedby="approval-hint" ${values.requireApproval ? 'checked' : ''}>Writes wait for approval</label>
+<p id="approval-hint">Every write made with this key (an assistant's tool call, a REST request) changes nothing until an owner approves it on the Changes page.</p>`
+}
 <button type="submit">Create key</button>
 </form>`;
 }
@@ -73,7 +83,7 @@ export function keysPage(services: Services): Router {
 
   const render = async (
     ctx: Koa.Context,
-    extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[1] } = {},
+    extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[2] } = {},
   ) => {
     const user = ctx.state.user!;
     const [keys, appRows] = await Promise.all([list(user.tenant_id), apps(user.tenant_id)]);
@@ -91,7 +101,7 @@ ${publishableKeys(appRows, services.config.publicApiUrl, services.config.publicD
 <h2>Secret keys</h2>
 <p>Secret keys authenticate calls to <code>/v1</code> as <code>Authorization: Bearer sk_…</code>. Keep them on servers and in CI, never in an app.</p>
 <h3>Create a secret key</h3>
-${createForm(ctx.state.csrf!, extra.values)}
+${createForm(ctx.state.csrf!, keyCeilingOf(user.role), extra.values)}
 <h3>Your secret keys</h3>
 ${keyList(keys, ctx.state.csrf!)}`,
     });

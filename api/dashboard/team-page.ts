@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
+import { listApiKeys, type ListedKey } from '../../db/api-keys';
 import { listMembers, listPendingInvitations, type Member, type PendingInvitation } from '../../db/team';
 import { withTenant } from '../../db/tenant-tx';
 import { mayAssignRole, roleSummary, ROLES, type Role } from '../../domain/roles';
@@ -31,18 +32,38 @@ function shownOnce(link: NonNullable<Msg['link']>) {
 </section>`;
 }
 
-function memberRows(members: Member[], me: { id: string; role: Role }, csrf: string) {
+/** A member's live keys, by name: what removing them can revoke. */
+function keysOf(keys: ListedKey[], memberId: string) {
+  return keys.filter((k) => k.created_by_user_id === memberId && !k.revoked_at);
+}
+
+/**
+ * Removing a member offers revoking the keys they minted, ticked: they have seen each key's value,
+ * so keeping one working after they leave is the choice to make on purpose (docs/team.md).
+ */
+function removeForm(m: Member, minted: ListedKey[], csrf: string) {
+  return html`<form class="inline" method="post" action="/settings/team/members/${m.id}/remove">${csrfField(csrf)}
+${
+  minted.length
+    ? html`<label><input type="checkbox" name="revoke_keys" value="1" checked>Also revoke the ${minted.length === 1 ? 'key' : `${minted.length} keys`} ${m.email} minted</label>`
+    : ''
+}<button type="submit" class="secondary flush" aria-label="Remove ${m.email}">Remove</button></form>`;
+}
+
+function memberRows(members: Member[], keys: ListedKey[], me: { id: string; role: Role }, csrf: string) {
   return html`<div class="scroll" role="region" tabindex="0" aria-label="Members"><table><caption class="skip">Members</caption>
-<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Member since</th><th scope="col">Change</th></tr></thead><tbody>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Member since</th><th scope="col">Keys they minted</th><th scope="col">Change</th></tr></thead><tbody>
 ${members.map((m) => {
   const editable = mayAssignRole(me.role, m.role);
+  const minted = keysOf(keys, m.id);
   return html`<tr><td>${m.email}${m.id === me.id ? ' (you)' : ''}</td><td>${m.role}</td><td>${formatDate(m.created_at)}</td><td>${
+    minted.length ? minted.map((k) => k.name || 'unnamed key').join(', ') : 'None'
+  }</td><td>${
     editable
       ? html`<form class="inline" method="post" action="/settings/team/members/${m.id}/role">${csrfField(csrf)}
 <label for="role-${m.id}">Role for ${m.email}</label><select id="role-${m.id}" name="role">${roleOptions(me.role, m.role)}</select>
 <button type="submit" class="flush">Change role</button></form>
-<form class="inline" method="post" action="/settings/team/members/${m.id}/remove">${csrfField(csrf)}
-<button type="submit" class="secondary flush" aria-label="Remove ${m.email}">Remove</button></form>`
+${removeForm(m, minted, csrf)}`
       : 'Only an owner changes an owner.'
   }</td></tr>`;
 })}
@@ -73,8 +94,8 @@ export function teamPages(services: Services): Router {
   const render = async (ctx: Koa.Context, msg: Msg = {}, values: { email?: string; role?: string } = {}) => {
     const user = ctx.state.user!;
     const csrf = ctx.state.csrf!;
-    const [members, invitations] = await withTenant(db, user.tenant_id, (trx) =>
-      Promise.all([listMembers(trx), listPendingInvitations(trx)]),
+    const [members, invitations, keys] = await withTenant(db, user.tenant_id, (trx) =>
+      Promise.all([listMembers(trx), listPendingInvitations(trx), listApiKeys(trx)]),
     );
     ctx.type = 'html';
     // The page that shows an invitation link must never be cached or replayed from history.
@@ -95,7 +116,7 @@ export function teamPages(services: Services): Router {
 <button type="submit">Create invitation link</button>
 </form>
 <h2>Members</h2>
-${memberRows(members, user, csrf)}
+${memberRows(members, keys, user, csrf)}
 <h2>Pending invitations</h2>
 ${invitationRows(invitations, csrf)}
 <h2 id="roles-help">Roles</h2>
@@ -145,8 +166,11 @@ ${invitationRows(invitations, csrf)}
   });
 
   r.post('/settings/team/members/:id/remove', async (ctx) => {
-    await readForm(ctx);
-    const done = await runOperation(services, ctx, removeTeamMember, { user_id: ctx.params.id });
+    const form = await readForm(ctx);
+    const done = await runOperation<{ revoked_keys: string[] }>(services, ctx, removeTeamMember, {
+      user_id: ctx.params.id,
+      ...(form.get('revoke_keys') === '1' ? { revoke_keys: true } : {}),
+    });
     if (!('error' in done) && ctx.params.id === ctx.state.user!.id) {
       // They removed themselves: their session is gone with their membership.
       ctx.status = 303;
@@ -154,7 +178,15 @@ ${invitationRows(invitations, csrf)}
     }
     await render(
       ctx,
-      'error' in done ? { error: done.error } : { notice: 'Member removed. Their sessions have ended.' },
+      'error' in done
+        ? { error: done.error }
+        : {
+            notice: `Member removed. Their sessions have ended${
+              done.ok.revoked_keys.length
+                ? `, and the ${done.ok.revoked_keys.length === 1 ? 'key' : `${done.ok.revoked_keys.length} keys`} they minted ${done.ok.revoked_keys.length === 1 ? 'is' : 'are'} revoked`
+                : ''
+            }.`,
+          },
     );
   });
 

@@ -11,17 +11,18 @@ export const revokeApiKeyOp = defineOperation({
   scope: ACCOUNT,
   write: true,
   input: z.object({ id: id('secret key id (uuid)') }).strict(),
-  output: apiKeyRow.omit({ scopes: true }),
+  output: apiKeyRow.omit({ scopes: true }).extend({
+    already_revoked: z.boolean().describe('it was revoked before: nothing changed'),
+  }),
   errors: [404],
   async handler(ctx, input) {
     const keyId = knownKeyId(input.id);
     const found = await ctx.tx(async (trx) => {
       // RLS limits the lookup to this tenant: another tenant's key id is simply not found.
       const row = await findApiKey(trx, keyId);
-      if (row) await revokeApiKey(trx, keyId);
-      return row;
+      return row && { ...row, revokedNow: await revokeApiKey(trx, keyId) };
     });
     if (!found) throw noSuchKey();
-    return { id: found.id, object: 'api_key' as const, name: found.name };
+    return { id: found.id, object: 'api_key' as const, name: found.name, already_revoked: !found.revokedNow };
   },
 });

@@ -50,9 +50,13 @@ export const getTenant = defineOperation({
   },
 });
 
-/** The calling key; a person in the dashboard is shown as the dashboard, with their role's scopes. */
+/**
+ * The calling key; a person in the dashboard is shown as the dashboard, with their role's scopes;
+ * the operator as itself.
+ */
 function keyOf(actor: Actor) {
   if (actor.kind === 'api_key')
     return { id: actor.keyId, name: actor.keyName, scopes: actor.scopes, expires_at: iso(actor.expiresAt) };
+  if (actor.kind === 'operator') return { id: 'operator', name: 'operator', scopes: scopesOf(actor), expires_at: null };
   return { id: `user:${actor.userId}`, name: 'dashboard', scopes: scopesOf(actor), expires_at: null };
 }

@@ -129,7 +129,11 @@ describe('dashboard-only operations', () => {
   });
 
   it('run for a person in the dashboard; a new key’s value is in the answer only, never in the audit row or the log', async () => {
-    const person: UserActor = { kind: 'user', tenantId, userId: crypto.randomUUID(), role: 'owner' };
+    // A member of the tenant: the key records who minted it (docs/team.md, "Keys a member mints").
+    const [member] = await testDb()('dashboard_users')
+      .insert({ tenant_id: tenantId, email: `owner-${crypto.randomUUID()}@example.test`, password_hash: 'x' })
+      .returning('id');
+    const person: UserActor = { kind: 'user', tenantId, userId: member.id, role: 'owner' };
     const create = ACCOUNT_OPS.find((o) => o.name === 'api_keys.create')!;
     const made = (await executeOperation(
       create,
@@ -154,5 +158,6 @@ describe('dashboard-only operations', () => {
     expect(JSON.stringify(audit)).not.toContain(made.secret);
     expect(logged.join('')).not.toContain(made.secret);
     expect((await testDb()('api_keys').where({ id: made.id }).first()).revoked_at).not.toBeNull();
+    expect((await testDb()('api_keys').where({ id: made.id }).first()).created_by_user_id).toBe(person.userId);
   });
 });
