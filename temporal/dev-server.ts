@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { obtainTemporalBinary } from './binary';
+import { findTemporalBinary } from './binary';
 import { waitForPort } from '../runtime/ports';
 import { yieldProcessCpu } from '../runtime/process-priority';
 import { devServerSearchAttributeFlags } from './search-attributes';
@@ -80,7 +80,7 @@ export async function startDevServer(opts: {
   /** A lower CPU priority for the server (runtime/process-priority.ts; `npm start` gives ENGINE_NICE). */
   nice?: number;
 }): Promise<DevServerHandle> {
-  const bin = await obtainTemporalBinary({ log: opts.log });
+  const bin = findTemporalBinary({ log: opts.log });
   const args = [
     'server',
     'start-dev',
