@@ -1,3 +1,5 @@
+import net from 'node:net';
+
 /**
  * The CI client's one way to the service: the public REST API under BILLING_API_URL (ending in
  * /v1) with BILLING_SECRET_KEY as the bearer. Every failure names the API's `error` code, so a
@@ -22,8 +24,19 @@ export class CliFailure extends Error {
   }
 }
 
-/** The two variables are the whole configuration (docs/ci.md). */
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+/** This machine: the only hosts plain http may carry the secret key to without being told it may. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host === '::1') return true;
+  return net.isIPv4(host) && host.startsWith('127.');
+}
+
+/**
+ * The two variables are the whole configuration (docs/ci.md). A plain-http URL to another host
+ * is refused before any request, so the secret key never crosses a network unencrypted, unless
+ * `allowInsecure` (`--insecure`) or BILLING_ALLOW_INSECURE=1 says the network is trusted.
+ */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env, opts: { allowInsecure?: boolean } = {}): ApiConfig {
   const url = env.BILLING_API_URL?.trim();
   const key = env.BILLING_SECRET_KEY?.trim();
   if (!url)
@@ -32,6 +45,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ApiConfig {
   const baseUrl = url.replace(/\/+$/, '');
   if (!/^https?:\/\/.+\/v1$/.test(baseUrl))
     throw new CliFailure('missing_configuration', `BILLING_API_URL must be an http(s) URL ending in /v1 (got ${url})`);
+  const { protocol, hostname } = new URL(baseUrl);
+  if (protocol === 'http:' && !isLoopbackHost(hostname) && !opts.allowInsecure && env.BILLING_ALLOW_INSECURE !== '1')
+    throw new CliFailure(
+      'insecure_url',
+      `BILLING_API_URL is plain http to ${hostname}, another machine: the secret key would cross the network unencrypted. ` +
+        'Use https://, or, on a network you trust, pass --insecure or set BILLING_ALLOW_INSECURE=1.',
+    );
   return { baseUrl, key };
 }
 

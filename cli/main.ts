@@ -24,6 +24,10 @@ const OK = 0;
 const FAILED = 1;
 const CHANGES = 2;
 
+/** `--insecure` (a global option, before or after the command): plain http to another host is allowed. */
+let allowInsecure = false;
+const apiConfig = () => configFromEnv(process.env, { allowInsecure });
+
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 const json = (value: unknown) => out(JSON.stringify(value, null, 2));
@@ -55,7 +59,7 @@ function printPlan(plan: Plan, file: LoadedCatalogue, asJson: boolean) {
 
 async function planCommand(opts: { file: string; json?: boolean }): Promise<number> {
   const file = loadCatalogueFile(opts.file);
-  const plan = await makePlan(configFromEnv(), file);
+  const plan = await makePlan(apiConfig(), file);
   printPlan(plan, file, !!opts.json);
   return hasChanges(plan) ? CHANGES : OK;
 }
@@ -85,7 +89,7 @@ async function applyCommand(opts: { file: string; json?: boolean; timeout: strin
   const asJson = !!opts.json;
   const say = asJson ? err : out;
   const file = loadCatalogueFile(opts.file);
-  const cfg = configFromEnv();
+  const cfg = apiConfig();
   const plan = await makePlan(cfg, file);
   if (!asJson) for (const line of planLines(plan)) out(line);
   if (!hasChanges(plan)) {
@@ -129,7 +133,7 @@ async function applyCommand(opts: { file: string; json?: boolean; timeout: strin
 }
 
 async function pullCommand(opts: { json?: boolean }): Promise<number> {
-  const service = await readServiceCatalogue(configFromEnv());
+  const service = await readServiceCatalogue(apiConfig());
   const catalogue = { products: service.products, paywall: service.paywall };
   if (opts.json) json({ version: 1, ...catalogue });
   else process.stdout.write(catalogueYaml(catalogue));
@@ -137,7 +141,7 @@ async function pullCommand(opts: { json?: boolean }): Promise<number> {
 }
 
 async function syncCommand(opts: { confirmCount?: string; json?: boolean; timeout: string }): Promise<number> {
-  const cfg = configFromEnv();
+  const cfg = apiConfig();
   const count = opts.confirmCount === undefined ? (await readDrift(cfg)).confirm_count : Number(opts.confirmCount);
   if (!Number.isInteger(count) || count < 0)
     throw new CliFailure('invalid_option', '--confirm-count is a whole number');
@@ -155,7 +159,7 @@ interface ReadinessRow {
 }
 
 async function readinessCommand(opts: { json?: boolean }): Promise<number> {
-  const body = (await request<{ providers: ReadinessRow[] }>(configFromEnv(), 'GET', '/readiness')).body;
+  const body = (await request<{ providers: ReadinessRow[] }>(apiConfig(), 'GET', '/readiness')).body;
   if (opts.json) json(body);
   else
     for (const r of body.providers)
@@ -166,7 +170,7 @@ async function readinessCommand(opts: { json?: boolean }): Promise<number> {
 }
 
 async function eventsCommand(opts: { runId: string; json?: boolean }): Promise<number> {
-  const events = await runEvents(configFromEnv(), opts.runId);
+  const events = await runEvents(apiConfig(), opts.runId);
   if (opts.json) json({ run_id: opts.runId, events });
   else for (const e of events) out(describeEvent(e));
   return OK;
@@ -211,6 +215,10 @@ export function buildProgram(): Command {
       'The billing service from CI: the catalogue as a file (pull, plan, apply), the gated sync, readiness and run events.\n' +
         'Configured by BILLING_API_URL (the API base URL, ending in /v1) and BILLING_SECRET_KEY.',
     )
+    .option('--insecure', 'allow a plain-http BILLING_API_URL to another host (the secret key travels unencrypted)')
+    .hook('preAction', (cmd) => {
+      allowInsecure = !!cmd.opts().insecure;
+    })
     .showHelpAfterError()
     .addHelpText('after', '\nExit codes: 0 done (plan: nothing to do), 1 error, 2 plan found changes. See docs/ci.md.');
   const catalogue = program

@@ -84,7 +84,13 @@ export interface NormalisedEvent {
   customer_external_id?: string | null;
   email?: string | null;
   app_user_id?: string | null;
+  /** The SKU, from the seller's side only (a price's or plan's metadata, a payment link we made), never the buyer's. */
   sku?: string | null;
+  /**
+   * The seller's catalogue object bought, where the event names it by id and not its SKU (a Razorpay
+   * plan id): the receiver asks the adapter's `skuOfPrice` for its SKU.
+   */
+  price_ref?: string | null;
   trial_start?: string | null;
   trial_end?: string | null;
   current_period_end?: string | null;
@@ -182,6 +188,10 @@ export interface ProviderAdapter {
   stopSales(ctx: ProviderContext, externalProductId: string, spec: ProductSpec): Promise<void>;
   /** Verify signature and parse; throws WebhookVerificationError. */
   verifyWebhook(input: WebhookInput): Promise<NormalisedEvent>;
+  /** The SKU the seller's object `priceRef` names (an event's `price_ref`); null when there is none by that id. */
+  skuOfPrice?(ctx: ProviderContext, priceRef: string): Promise<string | null>;
+  /** The `price_ref` a subscription is on now, for an event that names the subscription alone (a payment). */
+  priceOfSubscription?(ctx: ProviderContext, subscriptionId: string): Promise<string | null>;
   /** Stores only: re-fetch a purchase from the store's server API. */
   fetchStorePurchase?(ctx: ProviderContext, purchaseId: string, storeProductId?: string): Promise<StorePurchase>;
   /** Play only: acknowledge a purchase (Play refunds one left unacknowledged for three days). */

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { PROVIDERS } from '../domain/providers';
 import { ConfigError, ROOT_DIR, loadConfig } from '../runtime/config';
 import { SERVICE_NODE_FLAGS } from '../runtime/node-flags';
+import { makeDataDirPrivate } from '../runtime/data-dir';
 import { openDatabase } from '../db/open-database';
 import { resolveMasterKey } from '../vault/master-key';
 import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
@@ -65,7 +66,7 @@ function stopChild(proc: ChildProcess, graceMs: number): Promise<void> {
 
 function child(name: string, script: string, env: NodeJS.ProcessEnv): void {
   if (stopping) return; // a signal came while starting: start nothing more
-  const logFile = fs.openSync(path.join(config.dataDir, `${name}.log`), 'a');
+  const logFile = fs.openSync(path.join(config.dataDir, `${name}.log`), 'a', 0o600);
   const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', path.join(ROOT_DIR, script)], {
     cwd: ROOT_DIR,
     env: { ...process.env, ...env },
@@ -102,6 +103,10 @@ let masterKey: string;
 try {
   // Production requirements (MASTER_KEY, STORE_ANDROID_PUSH_SERVICE_ACCOUNT) are named here, before anything starts.
   config = loadConfig(process.env, { localStart: true });
+  // Keys, logs, databases and emulator state are the owner's alone: the data dir, an earlier release's
+  // 0755/0644 tree included, before anything writes there; what is created later is made 0600 as it is
+  // created (runtime/data-dir.ts).
+  makeDataDirPrivate(config.dataDir);
   masterKey = resolveMasterKey(config, say);
 } catch (e) {
   if (e instanceof ConfigError) {
@@ -110,7 +115,6 @@ try {
   }
   throw e;
 }
-fs.mkdirSync(config.dataDir, { recursive: true });
 
 say(
   config.databaseUrl
@@ -198,7 +202,7 @@ const owned: Record<string, number | undefined> = Object.fromEntries(children.ma
 owned.temporal = temporal?.process.pid;
 const pgPid = path.join(config.dataDir, 'postgres', 'postmaster.pid');
 if (!config.databaseUrl && fs.existsSync(pgPid)) owned.postgres = Number(fs.readFileSync(pgPid, 'utf8').split('\n')[0]);
-fs.writeFileSync(path.join(config.dataDir, 'processes.json'), JSON.stringify(owned));
+fs.writeFileSync(path.join(config.dataDir, 'processes.json'), JSON.stringify(owned), { mode: 0o600 });
 
 const demo = await ensureDemoTenant(database.db, { ...config, masterKey }, { mintKey: false });
 const secretKey = await reuseOrMintDemoKey(database.db, config.dataDir, demo.tenant_id);

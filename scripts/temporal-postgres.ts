@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import { loadConfig } from '../runtime/config';
+import { makeDataDirPrivate } from '../runtime/data-dir';
 import { ensurePostgres } from '../runtime/postgres';
 import { startPostgresTemporal, type ServiceLayout } from '../temporal/postgres-server';
 
@@ -27,6 +28,8 @@ const shards = Number(arg('shards', '4'));
 if (!Number.isInteger(shards) || shards < 1)
   throw new Error('--shards is a whole number ≥ 1 (and fixed once the schema exists)');
 
+// The same data dir as `npm start`, owner-only the same way (runtime/data-dir.ts).
+makeDataDirPrivate(config.dataDir);
 const pg = await ensurePostgres(config, { port: config.embeddedPgPort, log: () => {} });
 say(pg.embedded ? `embedded Postgres (${path.join(config.dataDir, 'postgres')})` : 'Postgres from DATABASE_URL');
 const temporal = await startPostgresTemporal({

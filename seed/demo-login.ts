@@ -49,7 +49,7 @@ function readOrCreateLoginFile(file: string, tenantId: string): DemoLogin {
   const saved = readLoginFile(file);
   if (saved?.email === email) return saved;
   const fresh: DemoLogin = { email, password: crypto.randomBytes(18).toString('base64url') };
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   fs.writeFileSync(file, JSON.stringify(fresh) + '\n', { mode: 0o600 });
   return fresh;
 }

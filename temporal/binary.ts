@@ -2,15 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { toolPaths, type ToolPaths } from '../runtime/config';
-import {
-  cliDownloadPlan,
-  downloadTemporalCli,
-  TEMPORAL_DOWNLOAD_ROOT,
-  temporalSdkVersion,
-  type CliDownloadPlan,
-} from './cli-download';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+
+/** Where Go lives when it is installed but not on PATH (the official tarball's place). */
+const GO_OFF_PATH = ['/usr/local/go/bin/go'];
 
 /** Per-user cache shared by every clone on the machine (CI's fresh clone included). */
 export function toolCacheDir(tools: ToolPaths = toolPaths()): string {
@@ -29,65 +25,46 @@ export interface CliCandidates {
   explicit?: string;
   /** The Go-built binary in the per-user cache. */
   built?: string;
-  /** A downloaded binary in the per-user cache. */
-  downloaded?: string;
   onPath?: string;
   go?: string;
 }
 
-export type CliSource =
-  { kind: 'use'; path: string } | { kind: 'build'; go: string } | { kind: 'download' } | { kind: 'none' };
+export type CliSource = { kind: 'use'; path: string } | { kind: 'build'; go: string } | { kind: 'none' };
 
 /**
- * Where the CLI comes from: `TEMPORAL_CLI`, then a binary already in the cache (built or
- * downloaded), then PATH; else built with Go when Go is present (from source, the pinned module),
- * else downloaded (where Go is absent), else nothing (`allow` says which a caller permits).
+ * Where the CLI comes from: `TEMPORAL_CLI`, then the binary built into the cache, then PATH; else
+ * built from source with Go (the pinned module) when Go is present and the caller allows it; else
+ * nothing, and the caller stops saying how to install it. Nothing is ever downloaded: a binary
+ * from a download we cannot check against a published checksum is never executed.
  */
-export function chooseCliSource(c: CliCandidates, allow: { build: boolean; download: boolean }): CliSource {
-  const found = c.explicit ?? c.built ?? c.downloaded ?? c.onPath;
+export function chooseCliSource(c: CliCandidates, allow: { build: boolean }): CliSource {
+  const found = c.explicit ?? c.built ?? c.onPath;
   if (found) return { kind: 'use', path: found };
   if (allow.build && c.go) return { kind: 'build', go: c.go };
-  if (allow.download && !c.go) return { kind: 'download' };
   return { kind: 'none' };
 }
 
-/** What a newcomer is told when no way worked, with the download's failure when one was tried. */
-export function cliMissingMessage(cacheDir: string, downloadFailure?: string): string {
+/** The stop message when no CLI was found and none could be built: the commands that install one. */
+export function cliMissingMessage(cacheDir: string): string {
   return (
-    (downloadFailure
-      ? `The Temporal CLI was not found, and downloading it from ${TEMPORAL_DOWNLOAD_ROOT} failed (${downloadFailure}). `
-      : 'The Temporal CLI was not found. ') +
-    'Install Go and run `go install ' +
-    TEMPORAL_CLI_MODULE +
-    '` with GOBIN=' +
+    `The Temporal CLI was not found (TEMPORAL_CLI, ${cacheDir}, PATH) and Go is not installed to build it. ` +
+    'Nothing is downloaded for you. Install it with Go: `GOBIN=' +
     cacheDir +
-    ', put `temporal` on PATH, set TEMPORAL_CLI to the binary, or set TEMPORAL_ADDRESS to a running cluster.'
+    ' go install ' +
+    TEMPORAL_CLI_MODULE +
+    "`, or with Temporal's own installer (https://docs.temporal.io/cli), then set TEMPORAL_CLI=/path/to/temporal " +
+    '(not needed for the Go build in that directory). Or set TEMPORAL_ADDRESS to a running cluster.'
   );
 }
 
-function candidates(tools: ToolPaths, plan: CliDownloadPlan | undefined): CliCandidates {
+function candidates(tools: ToolPaths, goOffPath: string[]): CliCandidates {
   const built = path.join(tools.toolCacheDir, 'temporal');
-  const go = onPath('go') ?? (fs.existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
   return {
     explicit: tools.temporalCli,
     built: fs.existsSync(built) ? built : undefined,
-    downloaded: plan && fs.existsSync(plan.dest) ? plan.dest : undefined,
     onPath: onPath('temporal'),
-    go,
+    go: onPath('go') ?? goOffPath.find((p) => fs.existsSync(p)),
   };
-}
-
-function downloadPlan(tools: ToolPaths): CliDownloadPlan | undefined {
-  try {
-    return cliDownloadPlan({
-      platform: process.platform,
-      arch: process.arch,
-      sdkVersion: temporalSdkVersion(),
-      cacheDir: tools.toolCacheDir,
-    });
-  } catch {
-    return undefined; // an unsupported platform: no download to look for or make
-  }
 }
 
 function buildWithGo(go: string, cacheDir: string, log?: (m: string) => void): string | undefined {
@@ -103,40 +80,19 @@ function buildWithGo(go: string, cacheDir: string, log?: (m: string) => void): s
 }
 
 /**
- * The Temporal CLI (which carries the dev server), synchronously: `TEMPORAL_CLI`, the cache, PATH,
- * else built with Go when present. No download (see obtainTemporalBinary).
+ * The Temporal CLI (which carries the dev server): `TEMPORAL_CLI`, the cache, PATH, else built
+ * with Go when present (unless `build: false`); else it throws cliMissingMessage. `goOffPath`:
+ * where to look for Go beyond PATH (tests pass [] to stand for a machine without Go).
  */
 export function findTemporalBinary(
-  opts: { build?: boolean; log?: (m: string) => void; tools?: ToolPaths } = {},
+  opts: { build?: boolean; log?: (m: string) => void; tools?: ToolPaths; goOffPath?: string[] } = {},
 ): string {
   const tools = opts.tools ?? toolPaths();
-  const source = chooseCliSource(candidates(tools, downloadPlan(tools)), {
-    build: opts.build !== false,
-    download: false,
-  });
+  const source = chooseCliSource(candidates(tools, opts.goOffPath ?? GO_OFF_PATH), { build: opts.build !== false });
   if (source.kind === 'use') return source.path;
   if (source.kind === 'build') {
     const built = buildWithGo(source.go, tools.toolCacheDir, opts.log);
     if (built) return built;
   }
   throw new Error(cliMissingMessage(tools.toolCacheDir));
-}
-
-/** As findTemporalBinary, and where Go is absent, downloaded into the cache once (what `npm start` uses). */
-export async function obtainTemporalBinary(
-  opts: { log?: (m: string) => void; tools?: ToolPaths } = {},
-): Promise<string> {
-  const tools = opts.tools ?? toolPaths();
-  const plan = downloadPlan(tools);
-  const source = chooseCliSource(candidates(tools, plan), { build: true, download: plan !== undefined });
-  if (source.kind !== 'download') return findTemporalBinary({ log: opts.log, tools });
-  opts.log?.(`Go is not installed: downloading the Temporal CLI into ${tools.toolCacheDir} (one time)…`);
-  try {
-    return await downloadTemporalCli(plan!);
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    throw new Error(cliMissingMessage(tools.toolCacheDir, e.cause?.code ?? e.cause?.message ?? e.message), {
-      cause: err,
-    });
-  }
 }

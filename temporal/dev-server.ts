@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { obtainTemporalBinary } from './binary';
+import { findTemporalBinary } from './binary';
 import { waitForPort } from '../runtime/ports';
 import { yieldProcessCpu } from '../runtime/process-priority';
 import { devServerSearchAttributeFlags } from './search-attributes';
@@ -80,7 +80,7 @@ export async function startDevServer(opts: {
   /** A lower CPU priority for the server (runtime/process-priority.ts; `npm start` gives ENGINE_NICE). */
   nice?: number;
 }): Promise<DevServerHandle> {
-  const bin = await obtainTemporalBinary({ log: opts.log });
+  const bin = findTemporalBinary({ log: opts.log });
   const args = [
     'server',
     'start-dev',
@@ -96,16 +96,24 @@ export async function startDevServer(opts: {
   if (opts.uiPort === null) args.push('--headless');
   else if (opts.uiPort !== undefined) args.push('--ui-port', String(opts.uiPort));
   if (opts.dbFile) {
-    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true, mode: 0o700 });
     args.push('--db-filename', opts.dbFile);
     for (const pragma of opts.sqlitePragmas ?? DEFAULT_SQLITE_PRAGMAS) args.push('--sqlite-pragma', pragma);
   }
-  const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
-  const child = spawn(bin, args, {
-    stdio: ['ignore', out, out],
-    detached: false,
-    env: { ...process.env, ...devServerGoEnv(process.env) },
-  });
+  const out = opts.logFile ? fs.openSync(opts.logFile, 'a', 0o600) : 'ignore';
+  // The state file (and SQLite's -wal and -shm beside it) is created by the server: it inherits an
+  // owner-only umask, set for the spawn alone (synchronous, so nothing else of ours is created under it).
+  const umask = opts.dbFile ? process.umask(0o077) : undefined;
+  let child: ChildProcess;
+  try {
+    child = spawn(bin, args, {
+      stdio: ['ignore', out, out],
+      detached: false,
+      env: { ...process.env, ...devServerGoEnv(process.env) },
+    });
+  } finally {
+    if (umask !== undefined) process.umask(umask);
+  }
   // Whoever started it, it does not outlive that process: stop() is the graceful way, this the
   // last resort when the process exits without it (an error, process.exit). The file-backed state
   // survives a kill (WAL). A signal the process does not handle skips 'exit': its owner handles

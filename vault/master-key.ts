@@ -21,7 +21,7 @@ export function resolveMasterKey(
   }
   const file = path.join(config.dataDir, 'master.key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const key = generateMasterKey();
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
   log?.(`MASTER_KEY not set: generated a development key into ${file} (set MASTER_KEY in production)`);

@@ -17,6 +17,7 @@ import { readRawBody } from '../json-body';
 import type { Services } from '../../operations/services';
 import { peekAccount, RECEIVING } from './accounts';
 import { routeCacheFor } from './route-cache';
+import { withSellerSku } from './seller-sku';
 import { kickDispatcher } from './dispatcher';
 import type { Handover } from './handover';
 import { jsonNestingDepth, MAX_WEBHOOK_DEPTH } from './nesting';
@@ -147,9 +148,11 @@ async function receive(
   // A cached secret that fails is checked once more against a fresh read: the tenant may have just rotated it.
   let checked = await verify(false);
   if (!checked.event && checked.route?.cached) checked = await verify(true);
-  const { route: conn, event } = checked;
+  const { route: conn, event: verified } = checked;
   if (!conn) return refuse(null, checked.problem!, 'unclaimed_account');
-  if (!event) return refuse(conn.tenant_id, checked.problem!, 'signature');
+  if (!verified) return refuse(conn.tenant_id, checked.problem!, 'signature');
+  // The SKU is the seller's: an event naming its plan by id has it read from the plan (./seller-sku.ts).
+  const event = await withSellerSku(services, provider, conn, account, verified);
 
   // Verified: the sender is the tenant's provider, so a refusal may now say what is wrong.
   const store = isStoreProvider(provider);

@@ -16,9 +16,10 @@ export function createStore(file?: string): EmulatorStore {
   const write = () => {
     timer = undefined;
     if (!file) return;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // Buyers' emails and tokens: the owner's alone (the data dir's rule, runtime/data-dir.ts).
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const tmp = `${file}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(store.kinds));
+    fs.writeFileSync(tmp, JSON.stringify(store.kinds), { mode: 0o600 });
     fs.renameSync(tmp, file);
   };
   const store: EmulatorStore = {

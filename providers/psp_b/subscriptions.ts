@@ -2,6 +2,7 @@ import type { SubscriptionSnapshot } from '../../domain/provider-snapshot';
 import type { ProviderContext, SubscriptionPage } from '../types';
 import { ProviderRejectedError } from '../errors';
 import { paddleRequest, type HttpOptions } from './http';
+import { sellerSku } from './webhook';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -16,7 +17,10 @@ const STATUS: Record<string, SubscriptionSnapshot['status']> = {
   paused: 'expired',
 };
 
-/** One Paddle subscription as the lifecycle needs it: custom_data names the sku and app user (never the email). */
+/**
+ * One Paddle subscription as the lifecycle needs it: its price names the sku, custom_data the app user (never the
+ * email).
+ */
 export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionSnapshot | null {
   const status = STATUS[String(s.status)];
   const id = str(s.id);
@@ -30,7 +34,7 @@ export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionS
     subscription_id: id,
     customer_id: str(s.customer_id),
     app_user_id: str(custom.app_user_id),
-    sku: str(custom.sku) ?? str(obj(obj(first.price).custom_data).sku),
+    sku: sellerSku(first), // the price's, never the buyer's custom_data (./webhook.ts)
     mode,
     status,
     started_at: str(s.started_at) ?? str(s.created_at) ?? new Date(0).toISOString(),

@@ -114,6 +114,11 @@ export function paddleAccountRef(rawBody: Buffer | string): string | null {
   }
 }
 
+/** The SKU a line item's price names, else its product (both the seller's catalogue objects). */
+export function sellerSku(item: Obj): string | null {
+  return str(obj(obj(item.price).custom_data).sku) ?? str(obj(obj(item.product).custom_data).sku);
+}
+
 export function normalisePaddleEvent(payload: Obj): NormalisedEvent {
   const type = str(payload.event_type);
   const id = str(payload.event_id);
@@ -122,7 +127,6 @@ export function normalisePaddleEvent(payload: Obj): NormalisedEvent {
   const custom = obj(data.custom_data);
   const items = Array.isArray(data.items) ? (data.items as Obj[]) : [];
   const first = obj(items[0]);
-  const price = obj(first.price);
   const trial = obj(first.trial_dates);
   const family = type.split('.')[0];
   const country = countryFromAlpha2(family === 'address' ? data.country_code : obj(data.address).country_code);
@@ -140,7 +144,10 @@ export function normalisePaddleEvent(payload: Obj): NormalisedEvent {
     customer_external_id: family === 'customer' ? str(data.id) : str(data.customer_id),
     email: str(custom.email) ?? (family === 'customer' ? str(data.email) : null),
     app_user_id: str(custom.app_user_id),
-    sku: str(custom.sku) ?? str(obj(price.custom_data).sku),
+    // The seller's side only: the price's (or its product's) custom_data, which our sync writes. The
+    // transaction's and subscription's custom_data come from the buyer's checkout (Paddle.js `customData`)
+    // and may name any SKU; they are read for the app user alone.
+    sku: sellerSku(first),
     trial_start: str(trial.starts_at),
     trial_end: str(trial.ends_at),
     current_period_end: str(obj(data.current_billing_period).ends_at) ?? str(obj(data.billing_period).ends_at),

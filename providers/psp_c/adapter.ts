@@ -1,7 +1,7 @@
 import type { ProviderAdapter, ProviderContext } from '../types';
 import { cancelLinks, ensureLink } from './links';
 import { isNoSuchId, RazorpayClient, type PspCOptions } from './client';
-import { getSubscriptionSnapshot, listSubscriptionPage } from './subscriptions';
+import { getSubscriptionSnapshot, listSubscriptionPage, planOfSubscription, skuOfPlan } from './subscriptions';
 import { listCatalogue, upsertItem, upsertPlans } from './catalogue';
 import { exchangeCode } from './oauth';
 import { verifyRazorpayWebhook } from './webhook';
@@ -51,6 +51,8 @@ export function createPspCAdapter(opts: PspCOptions = {}): ProviderAdapter {
     listSubscriptions: (ctx, cursor, limit) => listSubscriptionPage(client(ctx), ctx, cursor, limit),
     getSubscription: (ctx, id) => getSubscriptionSnapshot(client(ctx), ctx, id),
     verifyWebhook: async (input) => verifyRazorpayWebhook(input),
+    skuOfPrice: (ctx, planId) => skuOfPlan(client(ctx), planId),
+    priceOfSubscription: (ctx, id) => planOfSubscription(client(ctx), id),
 
     /**
      * `extra` (beyond the interface) passes the redirect_uri and mode Razorpay's /token takes when the caller knows

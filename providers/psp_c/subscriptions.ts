@@ -1,6 +1,7 @@
 import type { SubscriptionSnapshot } from '../../domain/provider-snapshot';
 import type { ProviderContext, SubscriptionPage } from '../types';
 import { isNoSuchId, type RazorpayClient } from './client';
+import { notesOf, type RzpPlan } from './catalogue';
 
 type Obj = Record<string, unknown>;
 const str = (v: unknown): string | null => (typeof v === 'string' && v ? v : null);
@@ -23,8 +24,45 @@ const STATUS: Record<string, SubscriptionSnapshot['status']> = {
   paused: 'expired',
 };
 
-/** One Razorpay subscription entity as the lifecycle needs it: notes name the sku and app user (never the email). */
-export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionSnapshot | null {
+/**
+ * The SKU a plan names: its notes, which our sync writes (Razorpay plans cannot be edited afterwards);
+ * null when Razorpay has no plan by that id or it names none. The subscription's own notes come from
+ * the buyer's checkout and are never read for the SKU.
+ */
+export async function skuOfPlan(client: RazorpayClient, planId: string): Promise<string | null> {
+  try {
+    return str(notesOf(await client.call<RzpPlan>('GET', `/v1/plans/${encodeURIComponent(planId)}`)).sku);
+  } catch (err) {
+    if (isNoSuchId(err)) return null;
+    throw err;
+  }
+}
+
+/** The plan a subscription is on; null when Razorpay has no subscription by that id. */
+export async function planOfSubscription(client: RazorpayClient, id: string): Promise<string | null> {
+  try {
+    return str((await client.call<Obj>('GET', `/v1/subscriptions/${encodeURIComponent(id)}`)).plan_id);
+  } catch (err) {
+    if (isNoSuchId(err)) return null;
+    throw err;
+  }
+}
+
+/** Each plan's SKU, one read per plan id. */
+async function skusOfPlans(client: RazorpayClient, subs: Obj[]): Promise<Map<string, string | null>> {
+  const ids = [...new Set(subs.map((s) => str(s.plan_id)).filter((id): id is string => !!id))];
+  return new Map(await Promise.all(ids.map(async (id) => [id, await skuOfPlan(client, id)] as const)));
+}
+
+/**
+ * One Razorpay subscription entity as the lifecycle needs it: its plan names the sku, notes the app user (never the
+ * email).
+ */
+export function snapshotOf(
+  s: Obj,
+  mode: ProviderContext['mode'],
+  planSkus: Map<string, string | null>,
+): SubscriptionSnapshot | null {
   const status = STATUS[String(s.status)];
   const id = str(s.id);
   if (!status || !id) return null;
@@ -35,7 +73,7 @@ export function snapshotOf(s: Obj, mode: ProviderContext['mode']): SubscriptionS
     subscription_id: id,
     customer_id: str(s.customer_id),
     app_user_id: str(notes.app_user_id),
-    sku: str(notes.sku),
+    sku: planSkus.get(str(s.plan_id) ?? '') ?? null,
     mode,
     status,
     started_at: iso(s.created_at) ?? new Date(0).toISOString(),
@@ -55,7 +93,8 @@ export async function getSubscriptionSnapshot(
   id: string,
 ): Promise<SubscriptionSnapshot | null> {
   try {
-    return snapshotOf(await client.call<Obj>('GET', `/v1/subscriptions/${encodeURIComponent(id)}`), ctx.mode);
+    const sub = await client.call<Obj>('GET', `/v1/subscriptions/${encodeURIComponent(id)}`);
+    return snapshotOf(sub, ctx.mode, await skusOfPlans(client, [sub]));
   } catch (err) {
     if (isNoSuchId(err)) return null;
     throw err;
@@ -73,8 +112,9 @@ export async function listSubscriptionPage(
   const skip = cursor ? Number(cursor) : 0;
   const page = await client.call<{ items?: Obj[] }>('GET', '/v1/subscriptions', { query: { count, skip } });
   const rows = Array.isArray(page.items) ? page.items : [];
+  const planSkus = await skusOfPlans(client, rows);
   return {
-    snapshots: rows.map((s) => snapshotOf(s, ctx.mode)).filter((s): s is SubscriptionSnapshot => !!s),
+    snapshots: rows.map((s) => snapshotOf(s, ctx.mode, planSkus)).filter((s): s is SubscriptionSnapshot => !!s),
     seen: rows.length,
     next: rows.length === count ? String(skip + count) : null,
   };

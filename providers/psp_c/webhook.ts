@@ -76,6 +76,10 @@ export function parseEvent(eventId: string, body: Record<string, unknown>): Norm
   const sub = entity(payload, 'subscription');
   const pay = entity(payload, 'payment');
   const link = entity(payload, 'payment_link');
+  // Notes on the subscription and its payments come from the buyer's checkout: they may name the app user and
+  // the subscription, never the SKU. The SKU is the seller's: a payment link's notes (our sync makes the links),
+  // or the subscription's plan, named by id (a payment names only its subscription) and read by the receiver
+  // (api/webhooks/seller-sku.ts).
   const merged = { ...notes(pay), ...notes(link), ...notes(sub) };
   // A subscription that starts later than it was authorised has a trial up to start_at.
   const trial =
@@ -96,7 +100,8 @@ export function parseEvent(eventId: string, body: Record<string, unknown>): Norm
     customer_external_id: str(sub?.customer_id) ?? str(pay?.customer_id),
     email: str(pay?.email) ?? str(merged.email) ?? str(customer?.email),
     app_user_id: str(merged.app_user_id),
-    sku: str(merged.sku),
+    sku: str(notes(link).sku),
+    price_ref: str(sub?.plan_id),
     trial_start: trial ? iso(sub.created_at) : null,
     trial_end: trial ? iso(sub.start_at) : null,
     current_period_end: iso(sub?.current_end),

@@ -64,7 +64,8 @@ describe('psp_c webhook verification', () => {
       account_ref: account.account,
       mode: 'test',
       email: 'a@example.com',
-      sku: 'pro_m',
+      // The payment's notes are the buyer's checkout's: they name the app user, never the SKU (issue 42).
+      sku: null,
       app_user_id: 'u-1',
     });
     const body = JSON.parse(r.body.toString());
@@ -233,11 +234,18 @@ describe('psp_c checkout control', () => {
         customer_external_id: out.customer_id,
         email: 'buyer@example.com',
         app_user_id: 'user-42',
-        sku: 'pro_monthly',
+        // Not from the notes (the buyer's): the plan the subscription is on names it (issue 42).
+        sku: null,
         trial_start: null,
         trial_end: null,
       });
     }
+    const plan = events[1].price_ref!;
+    expect(plan).toMatch(/^plan_/);
+    expect(events.map((e) => e.price_ref ?? null)).toEqual([null, plan, plan]);
+    expect(await adapter.priceOfSubscription!(ctx(), out.subscription_id)).toBe(plan);
+    expect(await adapter.skuOfPrice!(ctx(), plan)).toBe('pro_monthly');
+    expect(await adapter.skuOfPrice!(ctx(), 'plan_nosuchplan00')).toBeNull();
     expect(Date.parse(events[2].current_period_end!)).toBeGreaterThan(Date.now() + 25 * 86_400_000);
 
     const auth = `Basic ${Buffer.from(`${account.credentials.test.key_id}:${account.credentials.test.key_secret}`).toString('base64')}`;

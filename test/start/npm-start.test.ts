@@ -56,6 +56,26 @@ describe('npm start', () => {
     return Promise.resolve({ proc, out: () => text, up, exit });
   }
 
+  /** Every directory and regular file under the data dir with its mode (symlinks and sockets aside). */
+  function modes(dir: string, rel = ''): [string, number][] {
+    const out: [string, number][] = [];
+    for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const at = path.join(rel, e.name);
+      if (!e.isDirectory() && !e.isFile()) continue;
+      out.push([at, fs.lstatSync(path.join(dir, at)).mode & 0o777]);
+      if (e.isDirectory()) out.push(...modes(dir, at));
+    }
+    return out;
+  }
+  /** Owner-only (issue 42): the top 0700 (0711 as root, for the embedded Postgres's own user), directories 0700, files 0600. */
+  function expectPrivate(dir: string) {
+    expect(fs.lstatSync(dir).mode & 0o777).toBe(process.getuid!() === 0 ? 0o711 : 0o700);
+    const found = modes(dir);
+    for (const f of ['master.key', 'demo-login.json', 'api.log', 'temporal.db', 'temporal.log', 'emulators/psp_a.json'])
+      expect(found.map(([p]) => p)).toContain(f);
+    expect(found.filter(([p, m]) => m !== (fs.lstatSync(path.join(dir, p)).isDirectory() ? 0o700 : 0o600))).toEqual([]);
+  }
+
   const field = (text: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(text)?.[1];
   const alive = isAlive;
 
@@ -149,6 +169,12 @@ describe('npm start', () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     for (const [name, pid] of Object.entries(owned)) expect([name, alive(pid)]).toEqual([name, false]);
+    // A fresh start left everything owner-only; an install from before (0755/0644) is fixed at the next start,
+    // before the embedded Postgres (which refuses a data directory others can read) starts on it.
+    expectPrivate(dataDir);
+    for (const [p] of modes(dataDir))
+      fs.chmodSync(path.join(dataDir, p), fs.lstatSync(path.join(dataDir, p)).isDirectory() ? 0o755 : 0o644);
+    fs.chmodSync(dataDir, 0o755);
 
     const second = await start(portEnv);
     await second.up;
@@ -183,6 +209,8 @@ describe('npm start', () => {
     expect(plan.stdout).toMatch(/^Plan: 0 catalogue changes|^Nothing to do\./m);
     const providers2 = await call(`http://127.0.0.1:${ports.API_PORT}/v1`, '/providers', key);
     expect(providers2.body.data.map((c: any) => c.id).sort()).toEqual(providers.body.data.map((c: any) => c.id).sort());
+    fs.rmSync(path.join(dataDir, 'catalogue.yaml')); // the test's own file, not the start's
+    expectPrivate(dataDir);
     const owned2 = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
     process.kill(-second.proc.pid!, 'SIGINT');
     await second.exit;
