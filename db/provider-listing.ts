@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Row } from './row';
 import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
@@ -38,4 +39,19 @@ export async function sellingObjectsOf(src: PageSource, connectionIds: string[])
        from provider_plans pp join products p on p.id = pp.product_id where pp.connection_id = any($1::uuid[])`,
     [`{${connectionIds.join(',')}}`],
   );
+}
+
+/**
+ * The SKU of the product our sync made a provider's plan for, by the plan's id at the provider
+ * (the seller's own side, kept here): null when the plan was not made by this catalogue.
+ */
+export async function skuOfSyncedPlan(
+  trx: Knex.Transaction,
+  plan: { connectionId: string; mode: string; externalId: string },
+): Promise<string | null> {
+  const row = await trx('provider_plans as pp')
+    .join('products as p', 'p.id', 'pp.product_id')
+    .where({ 'pp.connection_id': plan.connectionId, 'pp.mode': plan.mode, 'pp.external_id': plan.externalId })
+    .first('p.sku');
+  return row?.sku ?? null;
 }

@@ -1,5 +1,6 @@
 import { loadCredential } from '../../db/connection-service';
 import { ConnectionError } from '../../db/connections';
+import { skuOfSyncedPlan } from '../../db/provider-listing';
 import { withTenant } from '../../db/tenant-tx';
 import type { ProviderId } from '../../domain/providers';
 import type { Services } from '../../operations/services';
@@ -13,8 +14,9 @@ const known = new Map<string, string>();
 
 /**
  * The SKU of a verified event, from the seller's side only. An event that names what was bought by id
- * (a Razorpay subscription names its plan; a payment, its subscription) has its SKU read from that
- * object at the provider, with the connection's credential for the event's mode; the buyer-set notes
+ * (a Razorpay subscription names its plan; a payment, its subscription) has its SKU from the plan: a
+ * plan our sync made is looked up in the catalogue (the common case, and no call leaves the receive
+ * path); any other is read at the provider, with the connection's credential for the event's mode; the buyer-set notes
  * are never read for it. A plan's SKU is cached by tenant, provider, mode and plan id. The provider
  * unreachable: 503, and the provider delivers again.
  */
@@ -33,6 +35,13 @@ export async function withSellerSku(
   if (cached) return { ...event, sku: cached };
   let price: string | null = event.price_ref ?? null;
   let sku: string | null = null;
+  // A plan our sync made names its product in the catalogue: no call leaves the receive path for it.
+  if (price) {
+    sku = await withTenant(services.db, route.tenant_id, (trx) =>
+      skuOfSyncedPlan(trx, { connectionId: route.connection_id, mode: event.mode, externalId: price! }),
+    );
+    if (sku) return remember(cacheKey(price), sku, event);
+  }
   try {
     const credential = await withTenant(services.db, route.tenant_id, (trx) =>
       loadCredential(trx, services.vault!, route.connection_id, event.mode),
@@ -55,7 +64,11 @@ export async function withSellerSku(
     throw err;
   }
   if (!sku || !price) return event;
+  return remember(cacheKey(price), sku, event);
+}
+
+function remember(key: string, sku: string, event: NormalisedEvent): NormalisedEvent {
   if (known.size >= MAX_ENTRIES) known.delete(known.keys().next().value!);
-  known.set(cacheKey(price), sku);
+  known.set(key, sku);
   return { ...event, sku };
 }
