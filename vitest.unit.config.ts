@@ -1,15 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import config from './vitest.config';
+import { tierProjects } from './test/tier-projects';
 
 /**
- * `npm run test:unit`: the pure tests — domain rules, signatures, idempotency keys, pacing, SDK
- * routing, the import rules — with no Postgres, Temporal or emulator started (no global setup).
- * A test lands here by living in test/domain/ or by being named `*.unit.test.ts`. `npm test`
- * still runs everything (vitest.config.ts includes these too).
+ * `npm run test:unit`: the pure tier alone (as `vitest run --project pure`), with no Postgres,
+ * Temporal or emulator, and the same per-test timeout as `npm test`. Which files are pure is
+ * decided by what they use (test/tiers.ts), not by their names.
  */
-export default defineConfig({
-  test: {
-    include: ['test/domain/**/*.test.ts', 'test/**/*.unit.test.ts'],
-    pool: 'threads',
-    env: { NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-  },
-});
+export default defineConfig({ test: { ...config.test, projects: tierProjects(['pure']) } });

@@ -66,7 +66,7 @@ export function createDashboardApp(services: Services, log: Logger, extra: Koa.M
   app.use(securityHeaders());
   app.use(dashboardAssets());
   app.use(sdkFileRoutes());
-  app.use(dashboardHome());
+  app.use(dashboardHome(services.db));
   app.use(webhookReceiver(services));
   app.use(dashboardPages(services));
   for (const mw of extra) app.use(mw);

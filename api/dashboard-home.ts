@@ -1,4 +1,7 @@
 import type Koa from 'koa';
+import type { Knex } from 'knex';
+import { sessionUser } from '../db/dashboard-users';
+import { SESSION_COOKIE } from './dashboard/session';
 
 /** Served as /assets/home.css: the CSP allows no inline style. */
 export const HOME_STYLE =
@@ -20,10 +23,15 @@ const PAGE = `<!doctype html>
 <p>Mint a key with <code>npm run -s admin -- key:create --tenant ID --scopes …</code>; see the README for the rest.</p>
 </body></html>`;
 
-/** The dashboard host's front page: where a person lands, and where to go from there. */
-export function dashboardHome(): Koa.Middleware {
+/**
+ * The dashboard host's front page: where a person lands, and where to go from there. A person
+ * already signed in goes on to their overview; the page's "Log in" is not for them.
+ */
+export function dashboardHome(db: Knex): Koa.Middleware {
   return async (ctx, next) => {
     if (ctx.method !== 'GET' || ctx.path !== '/') return next();
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    if (token && token.length <= 100 && (await sessionUser(db, token))) return ctx.redirect('/overview');
     ctx.type = 'html';
     ctx.body = PAGE;
   };

@@ -26,7 +26,10 @@ import { withTenant } from '../db/tenant-tx';
  * the five provider emulators, the two workers (inbound; outbound webhooks) and the three
  * listeners — then the demo tenant, ready to sell: its webhook URLs registered at the
  * emulators and, on the first start, its catalogue synced to them in the background, and its
- * dashboard login. Ctrl-C, or SIGTERM to this process alone, stops every child.
+ * dashboard login. Ctrl-C, or SIGTERM to this process alone, stops every child. `npm start` runs
+ * this file as `exec node --import tsx …`: npm passes a SIGTERM to its one child, so that child is
+ * this process (not `sh -c`, which dies of it and leaves its child running, nor tsx's wrapper,
+ * which may SIGKILL a child that has not confirmed the signal within 30 ms).
  */
 const say = (m: string) => console.log(`[start] ${m}`);
 const children: { name: string; proc: ChildProcess }[] = [];
@@ -86,8 +89,8 @@ function child(name: string, script: string, env: NodeJS.ProcessEnv): void {
 
 /**
  * Ctrl-C in a terminal reaches every process of the group; a process manager's stop (SIGTERM) or
- * `kill <pid>` reaches this process alone. Either way this process stops every child it started,
- * escalating to SIGKILL, before it exits.
+ * `kill <pid>` reaches this process alone (or `npm start`, which passes it here). Either way this
+ * process stops every child it started, escalating to SIGKILL, before it exits.
  */
 const onSignal = () => void shutdown(0);
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;

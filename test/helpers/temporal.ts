@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import { inject } from 'vitest';
 import type { Knex } from 'knex';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -10,6 +9,7 @@ import { createWorker } from '../../temporal/worker';
 import { createOutboundWorker } from '../../temporal/outbound-worker';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
 import { appDb } from './db';
+import { provided } from './provided';
 
 /**
  * A real worker on the run's Temporal server with a task queue of its own, so test files in
@@ -30,9 +30,9 @@ export async function startTestWorker(
     runtimeInstalled = true;
   }
   // A queue of its own unless the caller names one (a restarted worker picking up where one stopped).
-  const taskQueue = opts.config?.taskQueue ?? `${inject('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
+  const taskQueue = opts.config?.taskQueue ?? `${provided('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
   // A file that starts (and pauses) a Temporal server of its own names it; every other uses the run's.
-  const address = opts.config?.temporalAddress ?? inject('temporalAddress');
+  const address = opts.config?.temporalAddress ?? provided('temporalAddress');
   const masterKey = opts.masterKey ?? opts.config?.masterKey ?? generateMasterKey();
   // The config carries the worker's key, so an API started with it (startApi({ config })) gets
   // the same payload codec and can read what this worker writes.
@@ -48,7 +48,7 @@ export async function startTestWorker(
     address,
     namespace: 'default',
     taskQueue,
-    workflowBundlePath: inject('workflowBundlePath'),
+    workflowBundlePath: provided('workflowBundlePath'),
     deps: { db: opts.db ?? appDb(), config, vault, adapters: createAdapters(config) },
   };
   const stops: (() => Promise<void>)[] = [];

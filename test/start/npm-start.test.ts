@@ -5,14 +5,15 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../domain/providers';
 import { ROOT_DIR } from '../../runtime/config';
-import { freePort } from '../../runtime/ports';
+import { freePort, isPortOpen } from '../../runtime/ports';
 import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
 import { call } from '../helpers/api';
 import { PRIORITY } from '../../runtime/process-priority';
 
 /**
  * `npm start` from nothing: embedded Postgres, the Temporal dev server with its UI, the
- * emulators, both workers and listeners; Ctrl-C stops every child; a second start has the same data.
+ * emulators, both workers and listeners; Ctrl-C stops every child; a second start has the same
+ * data, and SIGTERM to the `npm start` process alone (a supervisor's stop) stops every child too.
  */
 describe('npm start', () => {
   const { dataDir, env } = freshStartEnv('billing-start-', { sharedBundle: false });
@@ -212,11 +213,21 @@ describe('npm start', () => {
     fs.rmSync(path.join(dataDir, 'catalogue.yaml')); // the test's own file, not the start's
     expectPrivate(dataDir);
     const owned2 = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
-    process.kill(-second.proc.pid!, 'SIGINT');
+    // A supervisor's stop (Docker, pm2, `kill <pid>`): SIGTERM to the process `npm start` is, alone,
+    // not to its group; every child goes, and every port it listened on closes.
+    process.kill(second.proc.pid!, 'SIGTERM');
     await second.exit;
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline && Object.values(owned2).some(alive);) {
+    const listening = async () =>
+      (await Promise.all(Object.entries(ports).map(async ([n, p]) => [n, await isPortOpen('127.0.0.1', p)] as const)))
+        .filter(([, open]) => open)
+        .map(([n]) => n);
+    for (
+      const deadline = Date.now() + 30_000;
+      Date.now() < deadline && (Object.values(owned2).some(alive) || (await listening()).length > 0);
+    ) {
       await new Promise((r) => setTimeout(r, 250));
     }
     for (const [name, pid] of Object.entries(owned2)) expect([name, alive(pid)]).toEqual([name, false]);
+    expect(await listening()).toEqual([]);
   }, 400_000);
 });
