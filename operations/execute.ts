@@ -8,7 +8,7 @@ import { assertNoForbiddenFields, assertNoNulBytes, assertNoTenantInInput } from
 import { invalidRequest, toApiError } from './errors';
 import { refusalFor } from './policy';
 import { dispositionOf } from './disposition';
-import { holdWrite } from './changes/hold';
+import { holdWrite } from './hold';
 import type { Services } from './services';
 import { dashboardOnly, type Operation, type OperationContext, type Surface } from './types';
 import { recordAudit } from '../db/audit';

@@ -1,16 +1,16 @@
 import type { Operation } from './types';
 import { getTenant } from './tenant/get';
 import { listProviders } from './providers/list';
-import { listSyncEvents } from './sync-runs/events';
+import { listSyncEvents } from './sync/events';
 import { getReadiness } from './readiness/get';
-import { runSync } from './sync-runs/run';
+import { runSync } from './sync/run';
 import { retireProduct } from './products/retire';
 import { createProductOp } from './products/create';
 import { getProduct } from './products/get';
 import { listProducts } from './products/list';
 import { setPricingOp } from './products/set-pricing';
 import { updateProductOp } from './products/update';
-import { attachProvider } from './apps/attach-provider';
+import { attachProvider } from './providers/attach';
 import { createApp } from './apps/create';
 import { listApps } from './apps/list';
 import { listAudit } from './audit/list';
@@ -24,8 +24,8 @@ import { replayOutboundEvent } from './outbound-events/replay';
 import { getPaywall } from './paywall/get';
 import { syncProduct } from './products/sync';
 import { listSubscribers } from './subscribers/list';
-import { getSyncReport } from './sync-runs/report';
-import { listWebhooks } from './webhook-deliveries/list';
+import { getSyncReport } from './sync/report';
+import { listWebhooks } from './webhooks/list';
 import { createEndpoint } from './webhook-endpoints/create';
 import { deleteEndpointOp } from './webhook-endpoints/delete';
 import { getEndpoint } from './webhook-endpoints/get';
@@ -49,8 +49,8 @@ import { createImportOp } from './imports/create';
 import { getImport } from './imports/get';
 import { listImports } from './imports/list';
 import { getCustomer } from './customers/get';
-import { grantEntitlement } from './customers/grant';
-import { revokeGrantOp } from './customers/revoke-grant';
+import { grantEntitlement } from './grants/create';
+import { revokeGrantOp } from './grants/revoke';
 import { getChange } from './changes/get';
 import { makeApproveChange, rejectChange } from './changes/approve';
 
@@ -62,9 +62,9 @@ import { listExchangeRates } from './exchange-rates/list';
 import { removeExchangeRate } from './exchange-rates/remove';
 import { setExchangeRates } from './exchange-rates/set';
 import { listReconciliations } from './reconciliations/list';
-import { refreshCustomer } from './reconciliations/refresh-customer';
-import { getReconciliationSettings } from './reconciliations/get-settings';
-import { updateReconciliationSettings } from './reconciliations/update-settings';
+import { refreshCustomer } from './customers/refresh';
+import { getReconciliationSettings } from './reconciliation-settings/get';
+import { updateReconciliationSettings } from './reconciliation-settings/update';
 
 /**
  * The operation table: every management operation, once, with the scope it demands. REST routes

@@ -8,7 +8,7 @@ import { admitPublishable } from './auth';
 export function sdkCheckoutRouter(services: Services): Router {
   const r = new Router({ prefix: '/v1/sdk' });
   r.get('/checkout', async (ctx) => {
-    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
+    const { actor: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
       address: ctx.ip,
     });
     ctx.state.tenantId = who.tenantId;
@@ -16,7 +16,7 @@ export function sdkCheckoutRouter(services: Services): Router {
     ctx.body = await checkoutLink(services.db, who, ctx.query);
   });
   r.get('/paywall', async (ctx) => {
-    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
+    const { actor: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
       address: ctx.ip,
     });
     ctx.state.tenantId = who.tenantId;

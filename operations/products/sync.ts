@@ -5,7 +5,7 @@ import { isUuid } from '../../domain/ids';
 import { actorRef } from '../actor';
 import { notFound } from '../errors';
 import { id, provider } from '../schemas';
-import { launch, outcomeOf, verdict } from '../sync-runs/launch';
+import { launch, outcomeOf, verdict } from '../sync/launch';
 import { defineOperation } from '../types';
 
 const productSyncBody = z.object({

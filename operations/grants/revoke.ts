@@ -5,7 +5,7 @@ import { stopGrantExpiry } from '../../temporal/workflow-starts';
 import { actorRef } from '../actor';
 import { notFound } from '../errors';
 import { defineOperation } from '../types';
-import { appUserId, grantRow, serializeGrant } from './schema';
+import { appUserId, grantRow, serializeGrant } from '../customers/schema';
 
 /**
  * End a grant now (docs/support.md, "Grants"). A grant already ended is answered as it stands.

@@ -6,7 +6,7 @@ import { PROVIDERS } from '../../domain/providers';
 import { runCustomerRefresh } from '../../temporal/workflow-starts';
 import { notFound, serverMisconfigured } from '../errors';
 import { defineOperation } from '../types';
-import { refreshBody } from './schema';
+import { refreshBody } from '../reconciliations/schema';
 
 export const refreshCustomer = defineOperation({
   name: 'customers.refresh',

@@ -6,7 +6,7 @@ import { actorRef } from '../actor';
 import { ApiError, invalidRequest, serverMisconfigured } from '../errors';
 import { resolveProductRef } from '../products/ref';
 import { defineOperation } from '../types';
-import { appUserId, grantRow, serializeGrant } from './schema';
+import { appUserId, grantRow, serializeGrant } from '../customers/schema';
 
 /**
  * Access granted by hand (docs/support.md, "Grants"): one product for an app user until a date,

@@ -4,7 +4,7 @@ import { INTERVALS } from '../../domain/reconciliation-schedule';
 import { ensureTenantReconciliationSchedules } from '../../temporal/reconciliation-schedules';
 import { serverMisconfigured } from '../errors';
 import { defineOperation } from '../types';
-import { renderSettings, settingsBody } from './schema';
+import { renderSettings, settingsBody } from '../reconciliations/schema';
 
 const minutes = (g: keyof typeof INTERVALS, what: string) =>
   z

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { reconciliationSettings } from '../../db/reconciliation-settings';
 import { defineOperation } from '../types';
-import { renderSettings, settingsBody } from './schema';
+import { renderSettings, settingsBody } from '../reconciliations/schema';
 
 export const getReconciliationSettings = defineOperation({
   name: 'reconciliation_settings.get',
