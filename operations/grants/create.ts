@@ -32,8 +32,18 @@ export const grantEntitlement = defineOperation({
     .strict(),
   output: grantRow,
   rest: { method: 'POST', path: '/customers/{app_user_id}/grants' },
+  fuzzModelled: false,
   errors: [404, 503],
   responses: { 201: { description: 'Created: the grant, with its timer running', schema: grantRow } },
+  pages: [{ page: '/customers', gates: ['act'] }],
+  tool: {
+    name: 'billing_grant_entitlement',
+    title: 'Grant Entitlement',
+    description:
+      'Give an app user a product by hand (product_id or sku) until expires_at or for duration_days, with a reason; store events never undo it.',
+    // Each call makes another grant.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
   async handler(ctx, input) {
     if (input.expires_at !== undefined && input.duration_days !== undefined)
       throw invalidRequest('give expires_at or duration_days, not both', 'duration_days');
