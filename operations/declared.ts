@@ -5,6 +5,7 @@ import { createApiKey } from './api-keys/create';
 import { revokeApiKeyOp } from './api-keys/revoke';
 import { createApp } from './apps/create';
 import { listApps } from './apps/list';
+import { exportAudit } from './audit/export';
 import { listAudit } from './audit/list';
 import { rejectChange } from './changes/approve';
 import { getChange } from './changes/get';
@@ -71,6 +72,7 @@ export const DECLARED: Operation[] = [
   revokeApiKeyOp,
   createApp,
   listApps,
+  exportAudit,
   listAudit,
   rejectChange,
   getChange,

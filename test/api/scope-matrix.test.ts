@@ -34,6 +34,7 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /paywall': 'paywall:read',
   'GET /webhooks': 'webhooks:read',
   'GET /audit': 'audit:read',
+  'GET /audit.csv': 'audit:read',
   'GET /charts': 'charts:read',
   'GET /charts/{name}': 'charts:read',
   // Outbound webhooks (issue #20); their own matrix, with real ids and bodies: test/outbound/scopes.test.ts.
