@@ -39,7 +39,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /**
  * Validate a key row found by hash: the final comparison is constant-time; revoked and expired keys are the same 401.
  */
-export function principalFrom(row: KeyRow | undefined, hash: string, now = new Date()): KeyActor {
+export function actorFrom(row: KeyRow | undefined, hash: string, now = new Date()): KeyActor {
   if (!row) throw invalidApiKey();
   const a = Buffer.from(row.key_hash, 'hex');
   const b = Buffer.from(hash, 'hex');

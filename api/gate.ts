@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { findKeyByHash, findKeyTakingToken } from '../db/api-keys';
 import { hashSecretKey } from '../db/key-material';
-import { authorizationHeaders, bearerToken, principalFrom, touchLastUsed } from './auth';
+import { authorizationHeaders, bearerToken, actorFrom, touchLastUsed } from './auth';
 import type { KeyActor } from '../operations/actor';
 import { invalidApiKey } from '../operations/errors';
 import { granted, rateHeaders, rateLimited, refused } from './rate-limit';
@@ -9,7 +9,7 @@ import { assertNoTenantHeader } from '../operations/input-rules';
 import { rateLimitRefusals } from '../runtime/metrics';
 
 export interface Admission {
-  principal: KeyActor;
+  actor: KeyActor;
   rateHeaders: Record<string, string>;
 }
 
@@ -35,7 +35,7 @@ export function precheckKey(headers: Headers, rawHeaders?: string[]): void {
 
 /**
  * What every management request passes before its operation runs, on every surface
- * (both REST hosts and the tool server): bearer key → principal, tenant headers refused,
+ * (both REST hosts and the tool server): bearer key → actor, tenant headers refused,
  * one token from the tenant's shared bucket.
  *
  * Everything that can be refused without the database is refused first, and a request refused
@@ -49,16 +49,16 @@ export async function admit(db: Knex, headers: Headers, rawHeaders?: string[]): 
   assertNoTenantHeader(headers);
   const hash = hashSecretKey(token);
   const row = await findKeyTakingToken(db, hash);
-  const principal = principalFrom(row, hash);
+  const actor = actorFrom(row, hash);
   if (row!.tokens_left === null) {
     rateLimitRefusals.inc();
-    throw rateLimited(await refused(db, principal.tenantId));
+    throw rateLimited(await refused(db, actor.tenantId));
   }
   // Only an admitted request marks its key used (a refused one writes nothing). Fire and forget:
   // the last-used time is advisory, and its write must not delay the answer.
   void touchLastUsed(db, row!);
   const decision = granted(row!.tokens_left);
-  return { principal, rateHeaders: rateHeaders(decision) };
+  return { actor, rateHeaders: rateHeaders(decision) };
 }
 
 /**
@@ -67,5 +67,5 @@ export async function admit(db: Knex, headers: Headers, rawHeaders?: string[]): 
  */
 export async function verifyKey(db: Knex, headers: Headers, rawHeaders?: string[]): Promise<KeyActor> {
   const hash = hashSecretKey(tokenOf(headers, rawHeaders));
-  return principalFrom(await findKeyByHash(db, hash), hash);
+  return actorFrom(await findKeyByHash(db, hash), hash);
 }

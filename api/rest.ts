@@ -31,9 +31,9 @@ export function restRouter(ops: Operation[], services: Services): Router {
     if (!op.rest) continue;
     const method = op.rest.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     router[method](koaPath(op.rest.path), async (ctx) => {
-      const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
-      ctx.state.tenantId = principal.tenantId;
-      ctx.state.keyId = principal.keyId;
+      const { actor, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
+      ctx.state.tenantId = actor.tenantId;
+      ctx.state.keyId = actor.keyId;
       ctx.set(rateHeaders);
       const body = op.rest!.method === 'GET' ? {} : await readJsonObject(ctx);
       if (op.rest!.noBody && Object.keys(body).length > 0)
@@ -44,7 +44,7 @@ export function restRouter(ops: Operation[], services: Services): Router {
         status: undefined as number | undefined,
         text: undefined as string | undefined,
       };
-      const result = await executeOperation(op, principal, input, {
+      const result = await executeOperation(op, actor, input, {
         requestId: ctx.state.requestId,
         services,
         log: ctx.state.log,

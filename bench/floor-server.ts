@@ -176,7 +176,7 @@ function variant(steps: Set<Step>): Koa {
     let decision: RateDecision | undefined;
     if (steps.has('gate1')) {
       const g = await gateOneStatement(db, bearerToken(auth));
-      tenantId = g.principal.tenantId;
+      tenantId = g.actor.tenantId;
       decision = g.decision;
     } else if (steps.has('authcache')) {
       tenantId = (await authenticateCached(db, bearerToken(auth))).tenantId;

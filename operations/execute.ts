@@ -108,7 +108,7 @@ export async function executeOperation(
     if (dispositionOf(actor, op, meta.surface).kind === 'hold' && actor.kind === 'api_key') {
       // Loaded when a write is first held: it brings the Temporal client, which a process that
       // never holds one (the admin CLI's key commands) should not pay for at start.
-      const { holdWrite } = await import('./changes/hold');
+      const { holdWrite } = await import('./hold');
       const held = await holdWrite(ctx, op, actor, parsed.data as Record<string, unknown>, meta.surface);
       await audit('pending_approval', { id: held.id });
       count('pending_approval');

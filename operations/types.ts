@@ -40,10 +40,48 @@ export interface RestBinding {
   noBody?: boolean;
 }
 
+/** The MCP tool annotations, stated per tool (never derived), so each one is a reviewed claim. */
+export interface ToolAnnotations {
+  /** Changes nothing anywhere. Equals "the operation is not a write" (the tool tests hold it so). */
+  readOnlyHint: boolean;
+  /** May remove or stop something a person would miss (sales at a store, objects at a provider). */
+  destructiveHint: boolean;
+  /** Calling it again with the same arguments changes nothing more. */
+  idempotentHint: boolean;
+  /** Reaches outside this service: it calls a payment provider or a store, live or test. */
+  openWorldHint: boolean;
+}
+
 /**
- * One management operation, declared once. REST routes, the OpenAPI document, scope checks,
- * validation and auditing are all generated from these fields; api/tools/tool-list.ts says
- * which operations are tools, and how.
+ * The operation as a tool of the tool server (api/tools/tool-list.ts collects them).
+ * openWorldHint is true exactly where the call goes out to a provider or a store; the reason is
+ * beside each such declaration. Everything else answers from this service's own database.
+ */
+export interface ToolDeclaration {
+  name: `billing_${string}`;
+  title: string;
+  description: string;
+  /** The tool names a product by `product_id` or `sku`; the operation itself takes its `id`. */
+  namesProduct?: true;
+  annotations: ToolAnnotations;
+}
+
+/**
+ * A dashboard page this operation gates (api/dashboard/page-access.ts derives the pages' gate
+ * from these): `open` — a person needs this operation's scope or area to see the page (GET);
+ * `act` — to send its forms (POST). A page's path covers its sub-paths; the most specific wins.
+ */
+export interface PageGate {
+  page: `/${string}`;
+  gates: readonly ('open' | 'act')[];
+}
+
+/**
+ * One management operation, declared once, next to its handler. REST routes, the OpenAPI
+ * document, scope checks, validation, auditing, the tool list and the dashboard pages' gate are
+ * all derived from these fields; the registry (`operations/index.ts`) collects every
+ * `defineOperation` in `operations/<resource>/` by itself (`operations/declared.ts`, written by
+ * scripts/operations-table.ts). docs/architecture.md, "How to add an operation".
  */
 export interface Operation<I extends z.ZodType = z.ZodType> {
   /** `<resource>.<verb>`: also the audit trail's action. */
@@ -72,6 +110,15 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
   errors?: number[];
   /** Responses with a body of their own (a 202, a 409 with extra fields), for OpenAPI. */
   responses?: Record<number, { description: string; schema: z.ZodType }>;
+  /** The operation is a tool of the tool server too. An `'account'` operation never is. */
+  tool?: ToolDeclaration;
+  /** The dashboard pages whose gate is this operation's scope (or account area). */
+  pages?: readonly PageGate[];
+  /**
+   * `false`: the /v1 fuzz's oracle (test/fuzz/oracle.ts) does not model this operation's answers
+   * (they need ids or state the fuzzer does not make) and only holds it to the error shape.
+   */
+  fuzzModelled?: false;
   handler(ctx: OperationContext, input: z.infer<I>): Promise<unknown>;
 }
 

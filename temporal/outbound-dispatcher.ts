@@ -1,4 +1,4 @@
-import { Connection, isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import type { Knex } from 'knex';
 import {
   anyDueOutboundRow,
@@ -14,6 +14,13 @@ import type { Config } from '../runtime/config';
 import { logger } from '../runtime/logger';
 import type { Vault } from '../vault/vault';
 import { callWithin, workflowClient } from './client';
+import {
+  isRefusal,
+  MAX_HANDOVER_REFUSALS,
+  reasonOf,
+  refusalBackoffMs as backoffMs,
+  UNAVAILABLE_RETRY_MS,
+} from './handover-failure';
 import { outboundTaskQueue } from '../domain/outbound-queue';
 import { runFairly } from '../domain/outbound-limits';
 import { wakeOutboundEndpoint } from './workflow-starts';
@@ -31,11 +38,8 @@ const HANDOVER_TIMEOUT_MS = 10_000;
  * one index probe, outside any transaction (anyDueOutboundRow).
  */
 const SWEEP_MS = 100;
-/** Refusals a row may meet before its delivery is `failed` (about half an hour with the back-off). */
-export const MAX_OUTBOUND_HANDOVER_ATTEMPTS = 8;
-const backoffMs = (attempts: number) => Math.min(1000 * 2 ** attempts, 10 * 60_000);
-const UNAVAILABLE_RETRY_MS = 2000;
-const REFUSED_CODES = new Set([3, 6, 9, 11]);
+/** Refusals a row may meet before its delivery is `failed` (temporal/handover-failure.ts). */
+export const MAX_OUTBOUND_HANDOVER_ATTEMPTS = MAX_HANDOVER_REFUSALS;
 
 export interface OutboundDispatcher {
   stop(): Promise<void>;
@@ -138,18 +142,6 @@ export function startOutboundDispatcher(o: {
     await connection.close().catch(() => undefined);
   };
   return { stop };
-}
-
-function reasonOf(err: unknown): string {
-  const cause = err instanceof ServiceError ? err.cause : undefined;
-  if (isGrpcServiceError(cause)) return `${err instanceof Error ? err.message : ''}: ${cause.details || cause.message}`;
-  return err instanceof Error ? err.message : String(err);
-}
-
-function isRefusal(err: unknown): boolean {
-  const cause = err instanceof ServiceError ? err.cause : err;
-  if (isGrpcServiceError(cause)) return REFUSED_CODES.has(cause.code);
-  return !(err instanceof ServiceError) && !(err instanceof Error && err.name === 'TimeoutError');
 }
 
 async function settleFailure(db: Knex, trx: Knex.Transaction, group: OutboundOutboxRow[], err: unknown): Promise<void> {

@@ -7,7 +7,7 @@ import { getReadiness, readinessBody } from '../../operations/readiness/get';
 import type { Operation } from '../../operations/types';
 import { html } from './html';
 import { page } from './layout';
-import { dashboardActor } from './principal';
+import { dashboardActor } from './actor';
 
 /** The rows of GET /v1/readiness, from the same operation (so the same rule), with manual steps as a checklist. */
 export function readinessPage(services: Services): Router {

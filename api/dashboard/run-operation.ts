@@ -3,7 +3,7 @@ import { executeOperation } from '../../operations/execute';
 import { ApiError } from '../../operations/errors';
 import type { Operation } from '../../operations/types';
 import type { Services } from '../../operations/services';
-import { dashboardActor } from './principal';
+import { dashboardActor } from './actor';
 import { rateLimited, takeToken } from '../rate-limit';
 import { rateLimitRefusals } from '../../runtime/metrics';
 

@@ -14,7 +14,7 @@ import {
   type BucketSpec,
 } from './limits';
 
-export interface AppPrincipal {
+export interface AppActor {
   tenantId: string;
   appId: string;
   /** pk_test_ reads test and sandbox records only; pk_live_ live records only. */
@@ -38,7 +38,7 @@ export interface Caller {
 }
 
 export interface Admission {
-  principal: AppPrincipal;
+  actor: AppActor;
   rateHeaders: Record<string, string>;
   /** Admitted while the tenant's client bucket was empty (a read only): answer from stored state at once. */
   overTenantLimit: boolean;
@@ -58,10 +58,10 @@ export interface Admission {
  * paywall) stays refused while the tenant's bucket is empty.
  */
 export async function admitPublishable(db: Knex, rawHeaders: readonly string[], caller: Caller): Promise<Admission> {
-  const principal = await identifyPublishable(db, rawHeaders);
+  const actor = await identifyPublishable(db, rawHeaders);
   const buckets: BucketSpec[] = [tenantBucket(), addressBucket(caller.address)];
   if (caller.appUserId !== undefined) buckets.push(userBucket(caller.appUserId));
-  let decision = await takeClientTokens(db, principal.tenantId, buckets);
+  let decision = await takeClientTokens(db, actor.tenantId, buckets);
   let overTenantLimit = false;
   if (
     !decision.allowed &&
@@ -70,16 +70,16 @@ export async function admitPublishable(db: Knex, rawHeaders: readonly string[], 
     decision.empty[0] === tenantBucket().name
   ) {
     const own = buckets.filter((b) => b.name !== tenantBucket().name);
-    decision = await takeClientTokens(db, principal.tenantId, own);
+    decision = await takeClientTokens(db, actor.tenantId, own);
     overTenantLimit = decision.allowed;
     if (overTenantLimit) readsOverTenantLimit.inc();
   }
   if (!decision.allowed) throw clientRateLimited(decision);
-  return { principal, rateHeaders: clientRateHeaders(decision), overTenantLimit };
+  return { actor, rateHeaders: clientRateHeaders(decision), overTenantLimit };
 }
 
 /** The app behind a publishable key, or 401; spends nothing (refusals elsewhere use it as is). */
-export async function identifyPublishable(db: Knex, rawHeaders: readonly string[]): Promise<AppPrincipal> {
+export async function identifyPublishable(db: Knex, rawHeaders: readonly string[]): Promise<AppActor> {
   // Node keeps only the first of repeated Authorization headers; two of them make a malformed request, as on /v1.
   const authorizations = authorizationHeaders(rawHeaders);
   if (authorizations.length > 1) throw invalidKey('Send exactly one Authorization header.');

@@ -4,7 +4,7 @@ import { findCheckoutLinks } from '../../db/checkout-links';
 import { withTenant } from '../../db/tenant-tx';
 import { assertNoNulBytes } from '../../operations/input-rules';
 import { ApiError } from '../../operations/errors';
-import type { AppPrincipal as SdkPrincipal } from './auth';
+import type { AppActor as SdkActor } from './auth';
 
 /**
  * GET /v1/sdk/checkout?plan_id=… → the provider-hosted checkout URL of the plan: the
@@ -13,7 +13,7 @@ import type { AppPrincipal as SdkPrincipal } from './auth';
  * unless `provider` names one. Store providers have no payment links (the SDK routes
  * store purchases to the device's store), so they are refused here.
  */
-export async function checkoutLink(db: Knex, who: SdkPrincipal, query: Record<string, unknown>) {
+export async function checkoutLink(db: Knex, who: SdkActor, query: Record<string, unknown>) {
   assertNoNulBytes(query); // Postgres refuses NUL in text: a client mistake, named, not a 500
   const planId = typeof query.plan_id === 'string' ? query.plan_id.trim() : '';
   if (!planId) throw new ApiError(400, 'invalid_request', 'plan_id is required.', { param: 'plan_id' });

@@ -2,10 +2,10 @@ import type { Knex } from 'knex';
 import { findPublishedPaywall } from '../../db/paywalls';
 import { withTenant } from '../../db/tenant-tx';
 import { notFound } from '../../operations/errors';
-import type { AppPrincipal as SdkPrincipal } from './auth';
+import type { AppActor as SdkActor } from './auth';
 
 /** GET /v1/sdk/paywall → the tenant's *published* paywall configuration; 404 while unpublished. */
-export async function publishedPaywall(db: Knex, who: SdkPrincipal) {
+export async function publishedPaywall(db: Knex, who: SdkActor) {
   const row = await withTenant(db, who.tenantId, (trx) => findPublishedPaywall(trx));
   if (!row) throw notFound('published paywall');
   return {

@@ -9,7 +9,7 @@ import { admitPublishable } from './auth';
 export function sdkCheckoutRouter(services: Services): Router {
   const r = exactRouter({ prefix: '/v1/sdk' });
   r.get('/checkout', async (ctx) => {
-    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
+    const { actor: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
       address: ctx.ip,
     });
     ctx.state.tenantId = who.tenantId;
@@ -17,7 +17,7 @@ export function sdkCheckoutRouter(services: Services): Router {
     ctx.body = await checkoutLink(services.db, who, ctx.query);
   });
   r.get('/paywall', async (ctx) => {
-    const { principal: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
+    const { actor: who, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, {
       address: ctx.ip,
     });
     ctx.state.tenantId = who.tenantId;

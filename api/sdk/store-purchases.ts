@@ -92,8 +92,8 @@ async function storeConnection(
  */
 export function registerStorePurchaseRoute(router: Router, services: Services): void {
   router.post('/store-purchases', async (ctx) => {
-    const { principal, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, { address: ctx.ip });
-    ctx.state.tenantId = principal.tenantId;
+    const { actor, rateHeaders } = await admitPublishable(services.db, ctx.req.rawHeaders, { address: ctx.ip });
+    ctx.state.tenantId = actor.tenantId;
     ctx.set(rateHeaders);
     const raw = await readJsonObject(ctx);
     assertNoNulBytes(raw);
@@ -101,15 +101,15 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     if (!parsed.success) throw firstIssue(parsed.error);
     const body = parsed.data;
 
-    const conn = await storeConnection(services, principal.tenantId, principal.appId, body.provider);
+    const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
     if (!conn || !conn.is_active)
       throw invalidRequest(
         `This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`,
         'provider',
       );
-    if (!(principal.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
+    if (!(actor.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
       throw invalidRequest(
-        `The ${body.provider} connection has no ${principal.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
+        `The ${body.provider} connection has no ${actor.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
         'provider',
       );
     }
@@ -129,9 +129,9 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
         'Purchase registration is not configured on this process (MASTER_KEY).',
       );
 
-    const missHash = missKey(conn.id, principal.mode, body);
-    if (await isKnownMiss(services.db, principal.tenantId, body.provider, missHash)) throw purchaseNotFound();
-    const lane = await takeClientTokens(services.db, principal.tenantId, registrationBuckets(body.app_user_id, ctx.ip));
+    const missHash = missKey(conn.id, actor.mode, body);
+    if (await isKnownMiss(services.db, actor.tenantId, body.provider, missHash)) throw purchaseNotFound();
+    const lane = await takeClientTokens(services.db, actor.tenantId, registrationBuckets(body.app_user_id, ctx.ip));
     if (!lane.allowed) throw clientRateLimited(lane);
 
     const client = services.temporal.client;
@@ -139,15 +139,15 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     try {
       result = await callWithin(client, WAIT_MS, () =>
         registerStorePurchase(client, services.config.taskQueue, {
-          tenantId: principal.tenantId,
+          tenantId: actor.tenantId,
           provider: body.provider,
           connectionId: conn.id,
-          mode: principal.mode,
+          mode: actor.mode,
           appUserId: body.app_user_id,
           // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
           ...(body.provider === 'store_android'
             ? {
-                purchase: sealPurchase(vault, principal.tenantId, 'store_android', body.purchase_token),
+                purchase: sealPurchase(vault, actor.tenantId, 'store_android', body.purchase_token),
                 storeProductId: body.product_id,
               }
             : { signedTransaction: body.signed_transaction }),
@@ -164,7 +164,7 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
       );
     }
     if (!result.ok && result.error === 'purchase_not_found')
-      await rememberMiss(services.db, principal.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
+      await rememberMiss(services.db, actor.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
     if (!result.ok)
       throw new ApiError(
         result.status,
@@ -176,6 +176,6 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     // Joined a run another app user started for the same token: theirs.
     if (result.app_user_id !== body.app_user_id)
       throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
-    ctx.body = await subscriberView(services.db, principal, body.app_user_id);
+    ctx.body = await subscriberView(services.db, actor, body.app_user_id);
   });
 }

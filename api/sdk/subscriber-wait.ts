@@ -1,7 +1,7 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import { invalidRequest } from '../../operations/errors';
 import type { Services } from '../../operations/services';
-import type { AppPrincipal } from './auth';
+import type { AppActor } from './auth';
 import { MAX_WAIT_MS, entitlementWaits } from './entitlement-waits';
 import { subscriberView } from './subscriber';
 
@@ -38,7 +38,7 @@ export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
  */
 export async function waitForPremium(
   services: Services,
-  principal: AppPrincipal,
+  actor: AppActor,
   appUserId: string,
   address: string,
   timeoutMs: number,
@@ -46,15 +46,15 @@ export async function waitForPremium(
 ) {
   const waits = entitlementWaits(services);
   // A process that started no listener (work starts with the process, never on first use) answers at once.
-  if (!waits) return subscriberView(services.db, principal, appUserId);
-  const slot = waits.enter(principal.tenantId, appUserId, address);
+  if (!waits) return subscriberView(services.db, actor, appUserId);
+  const slot = waits.enter(actor.tenantId, appUserId, address);
   try {
     const deadline = Date.now() + timeoutMs;
-    let view = await subscriberView(services.db, principal, appUserId);
+    let view = await subscriberView(services.db, actor, appUserId);
     while (!view.is_premium) {
       const outcome = await slot.next(deadline - Date.now(), signal);
       if (outcome === 'aborted') return null;
-      view = await subscriberView(services.db, principal, appUserId);
+      view = await subscriberView(services.db, actor, appUserId);
       if (outcome === 'timeout' || Date.now() >= deadline) break;
     }
     return view;

@@ -4,7 +4,7 @@ import { readAsTenant } from '../../db/tenant-read';
 import { cacheTtlSeconds, isPremium, isPremiumState } from '../../domain/entitlement';
 import { iso } from '../../operations/paging';
 import type { Row } from '../../db/row';
-import type { AppPrincipal } from './auth';
+import type { AppActor } from './auth';
 
 /**
  * What the SDK is answered about one app user: GET /v1/sdk/subscribers/{id} and a store
@@ -12,9 +12,9 @@ import type { AppPrincipal } from './auth';
  * both see the app user's active grants (source `grant`, no provider), and provisional access of their side while
  * it counts (source `provisional`: a verified payment the workflow has not confirmed yet; docs/provisional-access.md).
  */
-export async function subscriberView(db: Knex, principal: AppPrincipal, appUserId: string) {
-  const { ents, subs } = await readAsTenant(db, principal.tenantId, (reader) =>
-    readSubscriberRows(reader, appUserId, principal.mode),
+export async function subscriberView(db: Knex, actor: AppActor, appUserId: string) {
+  const { ents, subs } = await readAsTenant(db, actor.tenantId, (reader) =>
+    readSubscriberRows(reader, appUserId, actor.mode),
   );
   const entitlements = ents.map((e: Row) => ({
     source: e.source as 'paid' | 'grant' | 'provisional',
@@ -31,7 +31,7 @@ export async function subscriberView(db: Knex, principal: AppPrincipal, appUserI
   return {
     object: 'subscriber' as const,
     app_user_id: appUserId,
-    mode: principal.mode,
+    mode: actor.mode,
     is_premium: isPremium(entitlements),
     entitlements,
     cache_ttl_seconds: cacheTtlSeconds(subs),

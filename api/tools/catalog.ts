@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { changeBody } from '../../operations/changes/schema';
-import type { ToolAnnotations, ToolEntry } from './tool-list';
+import type { ToolAnnotations } from '../../operations/types';
+import type { ToolEntry } from './tool-list';
 
 /**
  * The tool server's catalogue, made from the tool list (api/tools/tool-list.ts): each tool's

@@ -54,7 +54,7 @@ function refusal(err: unknown) {
 
 function buildServer(
   services: Services,
-  principal: KeyActor,
+  actor: KeyActor,
   catalog: Map<string, ToolDescriptor>,
   meta: { requestId: string; log: Koa.DefaultState['log'] },
 ): Server {
@@ -73,7 +73,7 @@ function buildServer(
       // A product named by product_id or sku is resolved inside executeOperation, after the
       // scope check and the body rules: a key without the scope learns nothing of the catalogue.
       const resolveInput = tool.entry.namesProduct ? productRefAsId : undefined;
-      const result = (await executeOperation(tool.entry.operation, principal, args, {
+      const result = (await executeOperation(tool.entry.operation, actor, args, {
         requestId: meta.requestId,
         services,
         log: meta.log,
@@ -138,9 +138,9 @@ export function toolServer(services: Services): Koa.Middleware {
       };
       return;
     }
-    const { principal, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
-    ctx.state.tenantId = principal.tenantId;
-    ctx.state.keyId = principal.keyId;
+    const { actor, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
+    ctx.state.tenantId = actor.tenantId;
+    ctx.state.keyId = actor.keyId;
     ctx.set(rateHeaders);
     if (!parsed) {
       ctx.status = 400;
@@ -151,7 +151,7 @@ export function toolServer(services: Services): Koa.Middleware {
       };
       return;
     }
-    const server = buildServer(services, principal, catalog, { requestId: ctx.state.requestId, log: ctx.state.log });
+    const server = buildServer(services, actor, catalog, { requestId: ctx.state.requestId, log: ctx.state.log });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     ctx.respond = false;

@@ -1,4 +1,3 @@
-import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import {
   deleteOutboxRows,
   failOutboxRows,
@@ -10,6 +9,13 @@ import { logger } from '../../runtime/logger';
 import { handoverLatency, handovers } from '../../runtime/metrics';
 import { contextFrom, inSpan } from '../../runtime/tracing';
 import { callWithin } from '../../temporal/client';
+import {
+  isRefusal,
+  MAX_HANDOVER_REFUSALS,
+  reasonOf,
+  refusalBackoffMs as backoffMs,
+  UNAVAILABLE_RETRY_MS,
+} from '../../temporal/handover-failure';
 import type { Services } from '../../operations/services';
 import { groupKey, handOver, SETTLE_MS, settleWaitMs, type Handover } from './handover';
 
@@ -20,11 +26,8 @@ const HANDOVER_TIMEOUT_MS = 10_000;
 // Signals in flight per pass: enough to keep Temporal busy, few enough not to queue behind each other.
 const IN_FLIGHT = 16;
 const SWEEP_MS = 1000;
-/** Refusals a row may meet before its delivery is `failed`; with the back-off below that is about half an hour. */
-export const MAX_HANDOVER_ATTEMPTS = 8;
-const backoffMs = (attempts: number) => Math.min(1000 * 2 ** attempts, 10 * 60_000);
-/** Temporal away (unreachable, overloaded, too slow): every row waits the same short while, and no attempt is spent. */
-const UNAVAILABLE_RETRY_MS = 2000;
+/** Refusals a row may meet before its delivery is `failed` (temporal/handover-failure.ts). */
+export const MAX_HANDOVER_ATTEMPTS = MAX_HANDOVER_REFUSALS;
 
 export interface Dispatcher {
   /** Drain soon (the receiver calls this after each commit). */
@@ -59,20 +62,6 @@ export function kickDispatcher(services: Services): void {
 export async function stopDispatcher(services: Services): Promise<void> {
   await dispatchers.get(services)?.stop();
   dispatchers.delete(services);
-}
-
-/**
- * gRPC codes that say the request itself is wrong (it would fail the same way again); anything
- * else (unavailable, deadline, overload) says Temporal is away and costs the row no attempt.
- */
-const REFUSED_CODES = new Set([
-  3 /* INVALID_ARGUMENT */, 6 /* ALREADY_EXISTS */, 9 /* FAILED_PRECONDITION */, 11 /* OUT_OF_RANGE */,
-]);
-function isRefusal(err: unknown): boolean {
-  const cause = err instanceof ServiceError ? err.cause : err;
-  if (isGrpcServiceError(cause)) return REFUSED_CODES.has(cause.code);
-  // Not from the server: our own timeout is Temporal being slow; anything else (encoding, a bad row) is the row's.
-  return !(err instanceof ServiceError) && !(err instanceof Error && err.name === 'TimeoutError');
 }
 
 /**
@@ -209,13 +198,6 @@ function createDispatcher(services: Services): Dispatcher {
       await running;
     },
   };
-}
-
-/** What Temporal said, not the client's wrapper ("Failed to signalWithStart Workflow"). */
-function reasonOf(err: unknown): string {
-  const cause = err instanceof ServiceError ? err.cause : undefined;
-  if (isGrpcServiceError(cause)) return `${err instanceof Error ? err.message : ''}: ${cause.details || cause.message}`;
-  return err instanceof Error ? err.message : String(err);
 }
 
 async function settleFailure(trx: Parameters<typeof deleteOutboxRows>[0], group: OutboxRow<Handover>[], err: unknown) {

@@ -92,7 +92,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
     vault: createVault(generateMasterKey()),
     adapters: createAdapters(config),
   };
-  const principalOf = (i: number): KeyActor => ({
+  const actorOf = (i: number): KeyActor => ({
     kind: 'api_key',
     tenantId: t(i).id,
     keyId: t(i).id,
@@ -243,7 +243,7 @@ export async function pieceKit(db: BenchDatabase, appName: string): Promise<Piec
       call: (i) =>
         executeOperation(
           noDb,
-          principalOf(i),
+          actorOf(i),
           { limit: '50' },
           { requestId: 'req_x', services, log: silent, surface: 'rest' },
         ),

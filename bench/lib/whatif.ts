@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { principalFrom, touchLastUsed } from '../../api/auth';
+import { actorFrom, touchLastUsed } from '../../api/auth';
 import type { KeyActor } from '../../operations/actor';
 import { KEY_COLUMNS, type KeyRow } from '../../db/api-keys';
 import { invalidApiKey } from '../../operations/errors';
@@ -20,9 +20,9 @@ import { isUuid } from '../../domain/ids';
 export async function authenticate(db: Knex, token: string, now = new Date()): Promise<KeyActor> {
   const hash = hashSecretKey(token);
   const row = (await db('api_keys').where({ key_hash: hash }).first(KEY_COLUMNS.split(', '))) as KeyRow | undefined;
-  const principal = principalFrom(row, hash, now);
+  const actor = actorFrom(row, hash, now);
   void touchLastUsed(db, row!, now);
-  return principal;
+  return actor;
 }
 
 const authCache = new Map<string, { p: KeyActor; exp: number }>();
@@ -38,10 +38,7 @@ export async function authenticateCached(db: Knex, token: string): Promise<KeyAc
 
 const LEVEL = `least(${BUCKET_CAPACITY}::float8, b.tokens + extract(epoch from (clock_timestamp() - b.refreshed_at)) * ${REFILL_PER_SECOND})`;
 /** authenticate() + takeToken() as one statement: the bucket upsert runs only for a live key. */
-export async function gateOneStatement(
-  db: Knex,
-  token: string,
-): Promise<{ principal: KeyActor; decision: RateDecision }> {
+export async function gateOneStatement(db: Knex, token: string): Promise<{ actor: KeyActor; decision: RateDecision }> {
   const hash = hashSecretKey(token);
   const { rows } = await db.raw(
     `with k as (
@@ -58,7 +55,7 @@ export async function gateOneStatement(
   );
   const row = rows[0];
   if (!row || row.key_hash !== hash) throw invalidApiKey();
-  const principal: KeyActor = {
+  const actor: KeyActor = {
     kind: 'api_key',
     tenantId: row.tenant_id,
     keyId: row.id,
@@ -66,8 +63,8 @@ export async function gateOneStatement(
     keyName: row.name,
     expiresAt: row.expires_at,
   };
-  if (row.tokens === null) return { principal, decision: await takeToken(db, principal.tenantId) }; // empty: the slow path explains
-  return { principal, decision: { allowed: true, remaining: Math.floor(row.tokens), retryAfterSeconds: 0 } };
+  if (row.tokens === null) return { actor, decision: await takeToken(db, actor.tenantId) }; // empty: the slow path explains
+  return { actor, decision: { allowed: true, remaining: Math.floor(row.tokens), retryAfterSeconds: 0 } };
 }
 
 /** withTenant() with BEGIN + set_config sent as one simple-protocol round trip (the uuid is validated, so inlining is safe). */

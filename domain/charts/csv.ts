@@ -1,22 +1,8 @@
 import type { ChartData } from './chart-list';
+import { csvLine as line } from '../csv';
 
 /**
- * Text a spreadsheet would run as a formula when it opens the file (OWASP, "CSV Injection"): a cell
- * starting with `=`, `+`, `-` or `@`, or a tab or carriage return before one. Series labels carry
- * what tenants name (a SKU, a country), so such text is written with a leading `'`, which the
- * spreadsheet shows as text. Numbers are never text here: a negative figure stays a number.
- */
-const FORMULA_START = /^[=+\-@\t\r]/;
-
-/** One CSV field: text neutralised, then quoted when it holds a separator, a quote or a line break. */
-const field = (v: string | number | null) => {
-  const s = v === null ? '' : typeof v === 'number' ? String(v) : FORMULA_START.test(v) ? `'${v}` : v;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
-const line = (cells: (string | number | null)[]) => cells.map(field).join(',') + '\r\n';
-
-/**
- * A chart as CSV (RFC 4180): a row per period and a column per series, money in minor units as
+ * A chart as CSV (RFC 4180, every cell safe in a spreadsheet: ../csv.ts): a row per period and a column per series, money in minor units as
  * the JSON answer has it; the retention chart is its cohort table, a row per cohort.
  */
 export function chartCsv(chart: ChartData): string {

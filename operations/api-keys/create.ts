@@ -72,6 +72,7 @@ export const createApiKey = defineOperation({
     require_approval: z.boolean(),
     secret: z.string().describe('the key (`sk_…`): shown this once, store it now'),
   }),
+  pages: [{ page: '/settings/developer-api', gates: ['open', 'act'] }],
   async handler(ctx, input) {
     const minter = ctx.actor.kind === 'user' ? ctx.actor : undefined;
     if (minter) {

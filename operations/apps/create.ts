@@ -11,6 +11,13 @@ export const createApp = defineOperation({
   write: true,
   input: z.object({ name: z.string().trim().min(1).max(200) }).strict(),
   output: appRow.extend({ created: z.boolean() }),
+  tool: {
+    name: 'billing_create_app',
+    title: 'Create App',
+    description:
+      'Create an app (by name) and get its publishable key. Re-running with the same name returns the same app with created: false.',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       const existing = await appByName(trx, input.name);

@@ -41,6 +41,13 @@ export const listAudit = defineOperation({
   input: z.object({ ...paging, action: filter.optional(), actor_type: filter.optional() }).strict(),
   output: pageOf(auditRow),
   rest: { method: 'GET', path: '/audit' },
+  pages: [{ page: '/audit', gates: ['open'] }],
+  tool: {
+    name: 'billing_audit',
+    title: 'Audit',
+    description: 'Audit trail (filters: action, actor_type; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await auditPage(reader, { action: input.action, actor_type: input.actor_type }, input);

@@ -53,6 +53,7 @@ export function makeApproveChange(heldOperation: (name: string) => Operation | u
     input: changeInput,
     output: changeBody,
     errors: [404, 409],
+    pages: [{ page: '/changes', gates: ['act'] }],
     async handler(ctx, input) {
       const changeId = knownChangeId(input.id);
       if (ctx.actor.kind !== 'user') throw noSuchChange();

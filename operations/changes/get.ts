@@ -20,7 +20,16 @@ export const getChange = defineOperation({
   input: z.object({ id: id('the change id (from the 202 answer of a held write)') }).strict(),
   output: changeBody,
   rest: { method: 'GET', path: '/changes/{id}' },
+  fuzzModelled: false,
   errors: [404],
+  pages: [{ page: '/changes', gates: ['open'] }],
+  tool: {
+    name: 'billing_change_status',
+    title: 'Change Status',
+    description:
+      'A write held for a person’s approval (pass the id a held write answered): pending_approval, applied, rejected, expired or stale, and its outcome.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const changeId = knownChangeId(input.id);
     const row = await ctx.tx((trx) => findHeldChange(trx, changeId));

@@ -39,7 +39,14 @@ export const getChart = defineOperation({
     .strict(),
   output: chartAnswer,
   rest: { method: 'GET', path: '/charts/{name}' },
+  fuzzModelled: false,
   errors: [404],
+  tool: {
+    name: 'billing_chart',
+    title: 'Chart',
+    description: `One business chart over time, e.g. "what was MRR last quarter": name (${CHARTS.map((c) => c.name).join(', ')}), from/to (YYYY-MM-DD), resolution (day, week, month), mode, provider, product, country. Money is per currency in minor units; never add two currencies.`,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     if (!isChartName(input.name)) throw notFound('chart');
     const chart = CHARTS.find((c) => c.name === input.name)!;

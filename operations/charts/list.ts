@@ -10,6 +10,7 @@ export const listCharts = defineOperation({
   input: z.object({}).strict(),
   output: chartList,
   rest: { method: 'GET', path: '/charts' },
+  fuzzModelled: false,
   async handler() {
     return { data: listedCharts() };
   },

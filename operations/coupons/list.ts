@@ -44,6 +44,13 @@ export const listCoupons = defineOperation({
   input: z.object({ ...paging, code: filter.optional() }).strict(),
   output: pageOf(couponRow),
   rest: { method: 'GET', path: '/coupons' },
+  tool: {
+    name: 'billing_coupons',
+    title: 'Coupons',
+    description: 'Discount codes with their counterparts at each provider (filter: code; paged).',
+    // The stored counterparts; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await couponPage(reader, { code: input.code }, input);

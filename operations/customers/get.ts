@@ -38,7 +38,16 @@ export const getCustomer = defineOperation({
     timeline: pageOf(timelineEntry),
   }),
   rest: { method: 'GET', path: '/customers/{app_user_id}' },
+  fuzzModelled: false,
   errors: [404],
+  pages: [{ page: '/customers', gates: ['open'] }],
+  tool: {
+    name: 'billing_customer',
+    title: 'Customer',
+    description:
+      'One app user: each entitlement (paid or granted) with why it is in its state, and the timeline newest first (paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const now = new Date().toISOString();
     return ctx.read(async (reader) => {

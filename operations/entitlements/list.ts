@@ -25,6 +25,13 @@ export const listEntitlements = defineOperation({
     .strict(),
   output: pageOf(entitlementRow),
   rest: { method: 'GET', path: '/entitlements' },
+  pages: [{ page: '/entitlements', gates: ['open'] }],
+  tool: {
+    name: 'billing_entitlements',
+    title: 'Entitlements',
+    description: 'Entitlement state per app user (filters: app_user_id, provider, state; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await entitlementPage(

@@ -11,6 +11,7 @@ export const listExchangeRates = defineOperation({
   input: z.object({ from: currencyCode.optional(), to: currencyCode.optional() }).strict(),
   output: rateList,
   rest: { method: 'GET', path: '/exchange-rates' },
+  fuzzModelled: false,
   async handler(ctx, input) {
     return { data: await ctx.read((reader) => listRates(reader, input)) };
   },

@@ -12,6 +12,7 @@ export const removeExchangeRate = defineOperation({
   input: z.object({ from: currencyCode, to: currencyCode, valid_from: day }).strict(),
   output: z.object({ removed: z.literal(true) }),
   rest: { method: 'DELETE', path: '/exchange-rates/{from}/{to}/{valid_from}', noBody: true },
+  fuzzModelled: false,
   errors: [404],
   async handler(ctx, input) {
     if (!(await ctx.tx((trx) => deleteRate(trx, input.from, input.to, input.valid_from))))

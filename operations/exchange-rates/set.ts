@@ -19,6 +19,7 @@ export const setExchangeRates = defineOperation({
     .strict(),
   output: rateList,
   rest: { method: 'POST', path: '/exchange-rates' },
+  fuzzModelled: false,
   async handler(ctx, input) {
     const seen = new Set<string>();
     input.rates.forEach((r, i) => {

@@ -76,9 +76,19 @@ export const createImportOp = defineOperation({
   input,
   output: importAccepted,
   rest: { method: 'POST', path: '/imports' },
+  fuzzModelled: false,
   errors: [409, 503],
   responses: {
     202: { description: 'Accepted: the import runs; follow it with GET /imports/{id}', schema: importAccepted },
+  },
+  pages: [{ page: '/imports', gates: ['act'] }],
+  tool: {
+    name: 'billing_import',
+    title: 'Import',
+    description:
+      "Bring a provider's existing subscribers in: provider psp_a|psp_b|psp_c reads its list API; store_android|store_ios take csv (purchase_token,app_user_id | original_transaction_id,app_user_id); format revenuecat takes a RevenueCat transactions export. Follow it with billing_import_status.",
+    // Reads the provider's or store's API; writes subscriptions and entitlements here only; a re-run changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   },
   async handler(ctx, body) {
     const plan = planOf(body);

@@ -13,7 +13,16 @@ export const getImport = defineOperation({
   input: z.object({ id: id('the import') }).strict(),
   output: importBody,
   rest: { method: 'GET', path: '/imports/{id}' },
+  fuzzModelled: false,
   errors: [404],
+  tool: {
+    name: 'billing_import_status',
+    title: 'Import Status',
+    description:
+      'One import: running, succeeded or failed; how many subscriptions it imported; refused lines with the reason.',
+    // What the import recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       const row = await importById(trx, knownImport(input.id));

@@ -18,6 +18,16 @@ export const listImports = defineOperation({
     .strict(),
   output: pageOf(importListRow),
   rest: { method: 'GET', path: '/imports' },
+  fuzzModelled: false,
+  pages: [{ page: '/imports', gates: ['open'] }],
+  tool: {
+    name: 'billing_imports',
+    title: 'Imports',
+    description:
+      'Imports, newest first: provider, status, trigger (request, or connection_proven: started when a connection proved its account), imported and refused counts (filters: provider, trigger; paged).',
+    // What the imports recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const page = await ctx.read((reader) =>
       importPage(reader, { provider: input.provider, trigger: input.trigger }, input),

@@ -20,6 +20,12 @@ export const listOutboundDeliveries = defineOperation({
     .strict(),
   output: pageOf(deliveryRow),
   rest: { method: 'GET', path: '/outbound-deliveries' },
+  tool: {
+    name: 'billing_webhook_deliveries',
+    title: 'Outbound Deliveries',
+    description: 'The outbound delivery log (filters: event_id, endpoint_id, status; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const page = await ctx.read((reader) =>
       outboundDeliveryPage(

@@ -17,6 +17,15 @@ export const replayFailedDeliveries = defineOperation({
     .strict(),
   output: z.object({ object: z.literal('replay'), queued: z.number().int(), has_more: z.boolean() }),
   rest: { method: 'POST', path: '/outbound-deliveries/replay' },
+  pages: [{ page: '/webhook-deliveries', gates: ['act'] }],
+  tool: {
+    name: 'billing_replay_failed_webhooks',
+    title: 'Replay Failed Webhooks',
+    description:
+      'Deliver again every delivery that failed since a time (ISO 8601), optionally of one endpoint_id; has_more: call again.',
+    // As above: queued for the worker, which POSTs to the tenant's own endpoints.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const r = await withinReplayQuota(() =>
       ctx.tx((trx) => replayFailedSince(trx, ctx.tenantId, input.since, input.endpoint_id)),

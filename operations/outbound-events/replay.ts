@@ -16,6 +16,13 @@ export const replayOutboundEvent = defineOperation({
   output: z.object({ id: id(), object: z.literal('replay'), queued: z.number().int() }),
   rest: { method: 'POST', path: '/outbound-events/{id}/replay' },
   errors: [404],
+  tool: {
+    name: 'billing_replay_webhook_event',
+    title: 'Replay Webhook Event',
+    description: 'Deliver one event again (same webhook-id), to one endpoint_id or to every endpoint it went to.',
+    // Queues the delivery; the worker POSTs it later to the tenant's own endpoint, no provider or store.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
   async handler(ctx, input) {
     if (!isUuid(input.id)) throw notFound('event');
     const queued = await withinReplayQuota(() =>

@@ -26,6 +26,13 @@ export const getPaywall = defineOperation({
   output: paywallBody,
   rest: { method: 'GET', path: '/paywall' },
   errors: [404],
+  pages: [{ page: '/paywall', gates: ['open'] }],
+  tool: {
+    name: 'billing_paywall',
+    title: 'Paywall',
+    description: 'The paywall configuration the SDK renders.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx) {
     return ctx.tx(async (trx) => {
       const p = await getPaywallRow(trx);

@@ -18,6 +18,7 @@ export const savePaywallDraft = defineOperation({
   input: paywallEditSchema,
   output: paywallDraft,
   errors: [400],
+  pages: [{ page: '/paywall', gates: ['act'] }],
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       const known = await knownSkus(trx, input.skus);

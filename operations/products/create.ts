@@ -22,6 +22,18 @@ export const createProductOp = defineOperation({
   // The CI client writes the catalogue file through this route (docs/ci.md).
   rest: { method: 'POST', path: '/products' },
   errors: [409],
+  pages: [
+    { page: '/products/new', gates: ['open', 'act'] },
+    { page: '/products', gates: ['act'] },
+  ],
+  tool: {
+    name: 'billing_create_product',
+    title: 'Create Product',
+    description:
+      'Add a product (once per tier). Not on sale until billing_sync_product; answers synced: false. A duplicate SKU is refused unless upsert: true.',
+    // Catalogue only: nothing reaches a provider until billing_sync_product.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
   async handler(ctx, input) {
     checkTrial(input.trial_per_platform);
     const { upsert, ...product } = input;

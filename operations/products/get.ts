@@ -25,6 +25,13 @@ export const getProduct = defineOperation({
   output: productDetail,
   rest: { method: 'GET', path: '/products/{id}' },
   errors: [404],
+  tool: {
+    name: 'billing_product',
+    title: 'Product',
+    description: 'One product with its pricing rows. Takes `id`.',
+    namesProduct: true,
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.tx((trx) => loadProductDetail(trx, input.id));
   },

@@ -12,6 +12,13 @@ export const listProducts = defineOperation({
   input: z.object({ ...paging, sku: filter.optional(), type: filter.optional() }).strict(),
   output: pageOf(productRow),
   rest: { method: 'GET', path: '/products' },
+  pages: [{ page: '/products', gates: ['open'] }],
+  tool: {
+    name: 'billing_products',
+    title: 'Products',
+    description: 'List the product catalogue (filters: sku, type; paged).',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await productPage(reader, { sku: input.sku, type: input.type }, input);

@@ -20,6 +20,14 @@ export const retireProduct = defineOperation({
     refused: z.array(z.object({ provider: z.string(), reason: z.string() })),
     detail: z.string(),
   }),
+  tool: {
+    name: 'billing_retire_product',
+    title: 'Retire Product',
+    description:
+      'Retire a product: stops sales at the live stores first, then deactivates it. If a store refuses, the product stays active and the result says why.',
+    // Stops sales at each live store (a workflow calls the stores) before deactivating here.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+  },
   async handler(ctx, input) {
     if (!ctx.services.temporal) throw serverMisconfigured('TEMPORAL_ADDRESS');
     const { productId, stores } = await ctx.tx(async (trx) => ({

@@ -28,6 +28,14 @@ export const setPricingOp = defineOperation({
   // The CI client writes the catalogue file's prices through this route (docs/ci.md).
   rest: { method: 'POST', path: '/products/{product_id}/prices' },
   errors: [404],
+  tool: {
+    name: 'billing_set_product_pricing',
+    title: 'Set Product Pricing',
+    description:
+      'Upsert prices per country and currency (amount in minor units). Does not reach any provider: run billing_sync_product next.',
+    // Catalogue only, as above.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const problem = priceProblem(input.prices);
     if (problem) throw invalidRequest(problem[1], problem[0]);

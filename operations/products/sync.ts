@@ -5,7 +5,7 @@ import { isUuid } from '../../domain/ids';
 import { actorRef } from '../actor';
 import { notFound } from '../errors';
 import { id, provider } from '../schemas';
-import { launch, outcomeOf, verdict } from '../sync-runs/launch';
+import { launch, outcomeOf, verdict } from '../sync/launch';
 import { defineOperation } from '../types';
 
 const productSyncBody = z.object({
@@ -32,6 +32,15 @@ export const syncProduct = defineOperation({
   output: productSyncBody,
   rest: { method: 'POST', path: '/products/{id}/sync', query: ['provider'], noBody: true },
   errors: [404, 409],
+  tool: {
+    name: 'billing_sync_product',
+    title: 'Sync Product',
+    description:
+      'Sync one product to its providers (the only onboarding step that writes to a live provider). Read every verdict: a 200 can hold failures.',
+    namesProduct: true,
+    // Creates and updates the product's objects at every connected provider.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  },
   async handler(ctx, input) {
     const product = isUuid(input.id) ? await ctx.tx((trx) => productToSync(trx, input.id)) : undefined;
     if (!product) throw notFound('product');

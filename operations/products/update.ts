@@ -12,6 +12,14 @@ export const updateProductOp = defineOperation({
   write: true,
   input: z.object({ ...productRef, ...fields }).strict(),
   output: writeResult,
+  tool: {
+    name: 'billing_update_product',
+    title: 'Update Product',
+    description:
+      'Change only the fields you name; trial_per_platform: null clears it. The product needs a sync afterwards (synced: false).',
+    // Catalogue only, as above.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     checkTrial(input.trial_per_platform);
     const { product_id, sku, ...patch } = input;

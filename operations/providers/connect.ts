@@ -12,6 +12,7 @@ export const connectProvider = defineOperation({
   // Loose on purpose: the connection service judges these and says why in the page's words.
   input: z.object({ provider: z.string(), account_ref: z.string(), label: z.string().optional() }).strict(),
   output: connectionView,
+  pages: [{ page: '/providers', gates: ['open', 'act'] }],
   async handler(ctx, input) {
     const c = await writeConnection(ctx, (trx) =>
       createConnection(trx, ctx.services.vault, {

@@ -28,6 +28,13 @@ export const listProviders = defineOperation({
   input: z.object({ ...paging, provider: provider.optional() }).strict(),
   output: pageOf(connectionRow),
   rest: { method: 'GET', path: '/providers' },
+  tool: {
+    name: 'billing_providers',
+    title: 'Providers',
+    description: 'Connected providers and their payment links (filter: provider; paged).',
+    // The stored connections and links; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await connectionPage(reader, { provider: input.provider }, input);

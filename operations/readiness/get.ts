@@ -40,6 +40,15 @@ export const getReadiness = defineOperation({
   input: z.object({}).strict(),
   output: readinessBody,
   rest: { method: 'GET', path: '/readiness' },
+  pages: [{ page: '/readiness', gates: ['open'] }],
+  tool: {
+    name: 'billing_readiness',
+    title: 'Readiness',
+    description:
+      'Readiness per provider and mode. Relay manual_steps to the person verbatim; they need a device and are never done by you.',
+    // Built from stored facts (connections, recorded store evidence); no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx) {
     const facts = await ctx.tx((trx) => readReadinessFacts(trx));
     return {

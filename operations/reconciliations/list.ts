@@ -24,6 +24,14 @@ export const listReconciliations = defineOperation({
     .strict(),
   output: pageOf(repairRow),
   rest: { method: 'GET', path: '/reconciliations' },
+  pages: [{ page: '/reconciliations', gates: ['open'] }],
+  tool: {
+    name: 'billing_reconciliations',
+    title: 'Reconciliations',
+    description: 'Repairs: what differed from the provider and what was applied (filters: run_id, provider; paged).',
+    // What the repairs recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const page = await ctx.read((reader) =>
       repairPage(reader, { run_id: input.run_id, provider: input.provider }, input),

@@ -63,6 +63,14 @@ export const listSubscribers = defineOperation({
     .strict(),
   output: pageOf(subscriptionRow),
   rest: { method: 'GET', path: '/subscribers' },
+  pages: [{ page: '/subscribers', gates: ['open'] }],
+  tool: {
+    name: 'billing_subscribers',
+    title: 'Subscribers',
+    description:
+      'Subscription records (filters: email, status, provider, mode; paged). Pass mode=live for live questions.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await subscriptionPage(

@@ -33,6 +33,7 @@ export const inviteMember = defineOperation({
     token: z.string().describe('the link’s secret part: shown this once'),
   }),
   errors: [409],
+  pages: [{ page: '/settings/team', gates: ['open', 'act'] }],
   async handler(ctx, input) {
     assertMayAssign(ctx, input.role);
     if (ctx.actor.kind !== 'user') throw new Error('team.invite runs for a person');

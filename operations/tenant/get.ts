@@ -31,6 +31,12 @@ export const getTenant = defineOperation({
   input: z.object({}).strict(),
   output: tenantBody,
   rest: { method: 'GET', path: '/tenant' },
+  tool: {
+    name: 'billing_tenant',
+    title: 'Tenant',
+    description: 'Plan, limits and the scopes of the key you are using.',
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx) {
     return ctx.tx(async (trx) => {
       const t = await tenantProfile(trx);

@@ -15,6 +15,15 @@ export const createEndpoint = defineOperation({
   output: withSecret,
   rest: { method: 'POST', path: '/webhook-endpoints' },
   errors: [409],
+  pages: [{ page: '/webhook-endpoints', gates: ['act'] }],
+  tool: {
+    name: 'billing_create_webhook_endpoint',
+    title: 'Create Webhook Endpoint',
+    description:
+      'Add an endpoint (url, optional event_types; empty: all). The answer holds its signing secret once: hand it to the person to store, do not repeat it elsewhere.',
+    // Saved here; deliveries to it start with the next event, from the worker.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
   async handler(ctx, input) {
     checkUrl(ctx, input.url);
     const { vault } = ctx.services;

@@ -14,6 +14,12 @@ export const deleteEndpointOp = defineOperation({
   output: z.object({ id: id(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) }),
   rest: { method: 'DELETE', path: '/webhook-endpoints/{id}', noBody: true },
   errors: [404],
+  tool: {
+    name: 'billing_delete_webhook_endpoint',
+    title: 'Delete Webhook Endpoint',
+    description: 'Remove an endpoint with its delivery log.',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     if (!(await ctx.tx((trx) => deleteEndpoint(trx, known(input.id))))) throw notFound('webhook endpoint');
     return { id: input.id, object: 'webhook_endpoint' as const, deleted: true as const };

@@ -27,6 +27,13 @@ export const rotateEndpointSecretOp = defineOperation({
   output: withSecret,
   rest: { method: 'POST', path: '/webhook-endpoints/{id}/rotate-secret' },
   errors: [404],
+  tool: {
+    name: 'billing_rotate_webhook_secret',
+    title: 'Rotate Webhook Secret',
+    description:
+      'New signing secret (shown once); the old one keeps signing for overlap_seconds (default one day) so the receiver can switch.',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const { vault } = ctx.services;
     const r = await ctx.tx((trx) =>

@@ -21,6 +21,13 @@ export const updateEndpointOp = defineOperation({
   output: endpointRow,
   rest: { method: 'PATCH', path: '/webhook-endpoints/{id}' },
   errors: [404],
+  tool: {
+    name: 'billing_update_webhook_endpoint',
+    title: 'Update Webhook Endpoint',
+    description:
+      'Change an endpoint’s url, event_types, description or enabled. Disabling stops its deliveries; enabling clears the reason.',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const row = await ctx.tx(async (trx) => {
       // An unknown endpoint is a 404 whatever the body says; a bad URL for a known one is a 400.

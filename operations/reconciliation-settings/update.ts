@@ -4,7 +4,7 @@ import { INTERVALS } from '../../domain/reconciliation-schedule';
 import { ensureTenantReconciliationSchedules } from '../../temporal/reconciliation-schedules';
 import { serverMisconfigured } from '../errors';
 import { defineOperation } from '../types';
-import { renderSettings, settingsBody } from './schema';
+import { renderSettings, settingsBody } from '../reconciliations/schema';
 
 const minutes = (g: keyof typeof INTERVALS, what: string) =>
   z
@@ -30,6 +30,15 @@ export const updateReconciliationSettings = defineOperation({
     .strict(),
   output: settingsBody,
   rest: { method: 'PATCH', path: '/reconciliation/settings' },
+  fuzzModelled: false,
+  tool: {
+    name: 'billing_reconciliation_settings_update',
+    title: 'Reconciliation Settings Update',
+    description:
+      'Change the scheduled reconciliation: web_interval_minutes (15–1440), stores_interval_minutes (60–10080), enabled (false pauses the runs). The schedules follow at once.',
+    // Writes the setting and this service's own schedules; no provider is asked; the same body twice changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     // The schedules follow the settings: without Temporal nothing is written.
     if (!ctx.services.temporal) throw serverMisconfigured('TEMPORAL_ADDRESS');

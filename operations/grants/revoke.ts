@@ -5,7 +5,7 @@ import { stopGrantExpiry } from '../../temporal/workflow-starts';
 import { actorRef } from '../actor';
 import { notFound } from '../errors';
 import { defineOperation } from '../types';
-import { appUserId, grantRow, serializeGrant } from './schema';
+import { appUserId, grantRow, serializeGrant } from '../customers/schema';
 
 /**
  * End a grant now (docs/support.md, "Grants"). A grant already ended is answered as it stands.
@@ -19,7 +19,15 @@ export const revokeGrantOp = defineOperation({
   input: z.object({ app_user_id: appUserId, id: z.string() }).strict(),
   output: grantRow,
   rest: { method: 'DELETE', path: '/customers/{app_user_id}/grants/{id}', noBody: true },
+  fuzzModelled: false,
   errors: [404],
+  tool: {
+    name: 'billing_revoke_grant',
+    title: 'Revoke Grant',
+    description: 'End a grant made by hand now (app_user_id and the grant id); paid access is untouched.',
+    // The app user loses that access at once; revoking again changes nothing more.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const found = isUuid(input.id)
       ? await ctx.tx(async (trx) => {

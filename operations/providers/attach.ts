@@ -34,6 +34,14 @@ export const attachProvider = defineOperation({
     created: z.boolean(),
     replaced: z.boolean(),
   }),
+  tool: {
+    name: 'billing_attach_provider',
+    title: 'Attach Provider',
+    description:
+      'Attach a provider the account already connected (once per provider). Takes account_id, never a secret; omitted, the default connection is used; several and no default → refused with the candidates.',
+    // Links a stored connection to an app; the provider is not contacted.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.tx(async (trx) => {
       let appId = input.app_id;

@@ -56,6 +56,14 @@ export const listWebhooks = defineOperation({
     .strict(),
   output: pageOf(webhookRow),
   rest: { method: 'GET', path: '/webhooks' },
+  pages: [{ page: '/webhook-deliveries', gates: ['open'] }],
+  tool: {
+    name: 'billing_webhooks',
+    title: 'Webhooks',
+    description: 'Inbound webhook deliveries (filters: provider, status, event_type, mode; paged).',
+    // Deliveries already received and stored; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const page = await deliveryPage(

@@ -1,11 +1,11 @@
-import { insertHeldChange, settleHeldChange } from '../../db/held-changes';
-import { DEFAULT_APPROVAL_EXPIRY_SECONDS } from '../../domain/changes';
-import { startChangeApproval } from '../../temporal/workflow-starts';
-import type { KeyActor } from '../actor';
-import { serverMisconfigured } from '../errors';
-import type { Operation, OperationContext, Surface } from '../types';
-import { planOf } from './plan';
-import { serializeChange } from './schema';
+import { insertHeldChange, settleHeldChange } from '../db/held-changes';
+import { DEFAULT_APPROVAL_EXPIRY_SECONDS } from '../domain/changes';
+import { startChangeApproval } from '../temporal/workflow-starts';
+import type { KeyActor } from './actor';
+import { serverMisconfigured } from './errors';
+import type { Operation, OperationContext, Surface } from './types';
+import { planOf } from './changes/plan';
+import { serializeChange } from './changes/schema';
 
 /**
  * A write held for a person (operations/disposition.ts said `hold`): validated and admitted like

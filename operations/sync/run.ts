@@ -55,6 +55,13 @@ export const runSync = defineOperation({
       schema: z.union([countMismatch, z.object({ error: z.string(), detail: z.string() })]),
     },
   },
+  tool: {
+    name: 'billing_sync_run',
+    title: 'Sync Run',
+    description: 'Run the sync drain. Needs confirm_count from billing_sync_report; writes to live providers.',
+    // Writes products, prices, payment links and plans at every provider, in every mode.
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  },
   async handler(ctx, input) {
     // One workflow does it all: reads the providers, judges drift, checks the count, takes the lock, drains.
     const runId = crypto.randomUUID();

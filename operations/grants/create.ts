@@ -6,7 +6,7 @@ import { actorRef } from '../actor';
 import { ApiError, invalidRequest, serverMisconfigured } from '../errors';
 import { resolveProductRef } from '../products/ref';
 import { defineOperation } from '../types';
-import { appUserId, grantRow, serializeGrant } from './schema';
+import { appUserId, grantRow, serializeGrant } from '../customers/schema';
 
 /**
  * Access granted by hand (docs/support.md, "Grants"): one product for an app user until a date,
@@ -32,8 +32,18 @@ export const grantEntitlement = defineOperation({
     .strict(),
   output: grantRow,
   rest: { method: 'POST', path: '/customers/{app_user_id}/grants' },
+  fuzzModelled: false,
   errors: [404, 503],
   responses: { 201: { description: 'Created: the grant, with its timer running', schema: grantRow } },
+  pages: [{ page: '/customers', gates: ['act'] }],
+  tool: {
+    name: 'billing_grant_entitlement',
+    title: 'Grant Entitlement',
+    description:
+      'Give an app user a product by hand (product_id or sku) until expires_at or for duration_days, with a reason; store events never undo it.',
+    // Each call makes another grant.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
   async handler(ctx, input) {
     if (input.expires_at !== undefined && input.duration_days !== undefined)
       throw invalidRequest('give expires_at or duration_days, not both', 'duration_days');

@@ -6,7 +6,7 @@ import { PROVIDERS } from '../../domain/providers';
 import { runCustomerRefresh } from '../../temporal/workflow-starts';
 import { notFound, serverMisconfigured } from '../errors';
 import { defineOperation } from '../types';
-import { refreshBody } from './schema';
+import { refreshBody } from '../reconciliations/schema';
 
 export const refreshCustomer = defineOperation({
   name: 'customers.refresh',
@@ -18,7 +18,16 @@ export const refreshCustomer = defineOperation({
     .strict(),
   output: refreshBody,
   rest: { method: 'POST', path: '/customers/{app_user_id}/refresh' },
+  fuzzModelled: false,
   errors: [404, 503],
+  tool: {
+    name: 'billing_customer_refresh',
+    title: 'Customer Refresh',
+    description:
+      'Re-read every provider for one customer (app_user_id) and apply what differs from what is held: answers what differed and what was applied (empty repairs: nothing differed). For support, when a purchase did not unlock.',
+    // Reads the providers; writes subscriptions and entitlements here only; a second refresh changes nothing.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  },
   async handler(ctx, input) {
     if (!ctx.services.temporal) throw serverMisconfigured('TEMPORAL_ADDRESS');
     const { providers, known } = await ctx.tx(async (trx) => {

@@ -36,6 +36,14 @@ export const listSyncEvents = defineOperation({
     .strict(),
   output: pageOf(syncEventRow),
   rest: { method: 'GET', path: '/sync/events' },
+  tool: {
+    name: 'billing_sync_events',
+    title: 'Sync Events',
+    description:
+      'Per-provider events of a sync run: pass run_id from billing_sync_run (filters: run_id, provider, status; paged).',
+    // What a run recorded here; no provider is asked.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
   async handler(ctx, input) {
     const page = await ctx.read((reader) =>
       syncEventPage(reader, { run_id: input.run_id, provider: input.provider, status: input.status }, input),

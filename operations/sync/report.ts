@@ -60,6 +60,15 @@ export const getSyncReport = defineOperation({
   output: driftBody,
   rest: { method: 'GET', path: '/sync' },
   errors: [503],
+  pages: [{ page: '/sync-runs', gates: ['open'] }],
+  tool: {
+    name: 'billing_sync_report',
+    title: 'Sync Report',
+    description: 'Drift report. Read confirm_count here and pass it to billing_sync_run.',
+    // Reads every connected provider's current objects to compare them with the catalogue
+    // (and answers 503 when one does not answer): read-only, but not a closed world.
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  },
   async handler(ctx) {
     const findings = await currentDrift(ctx);
     return { tenant_id: ctx.tenantId, confirm_count: confirmCountOf(findings), findings: findings.map(renderFinding) };

@@ -1,0 +1,135 @@
+// Written by scripts/operations-table.ts from every `defineOperation` in operations/<resource>/; do not edit.
+// `npm test` and `npm run build` rewrite it; `npm run checks` fails when it is stale.
+import type { Operation } from './types';
+import { createApiKey } from './api-keys/create';
+import { revokeApiKeyOp } from './api-keys/revoke';
+import { createApp } from './apps/create';
+import { listApps } from './apps/list';
+import { exportAudit } from './audit/export';
+import { listAudit } from './audit/list';
+import { rejectChange } from './changes/approve';
+import { getChange } from './changes/get';
+import { getChart } from './charts/get';
+import { listCharts } from './charts/list';
+import { listCoupons } from './coupons/list';
+import { getCustomer } from './customers/get';
+import { refreshCustomer } from './customers/refresh';
+import { listEntitlements } from './entitlements/list';
+import { listExchangeRates } from './exchange-rates/list';
+import { removeExchangeRate } from './exchange-rates/remove';
+import { setExchangeRates } from './exchange-rates/set';
+import { grantEntitlement } from './grants/create';
+import { revokeGrantOp } from './grants/revoke';
+import { createImportOp } from './imports/create';
+import { getImport } from './imports/get';
+import { listImports } from './imports/list';
+import { listOutboundAttempts } from './outbound-deliveries/attempts';
+import { listOutboundDeliveries } from './outbound-deliveries/list';
+import { replayFailedDeliveries } from './outbound-deliveries/replay-failed';
+import { listOutboundEvents } from './outbound-events/list';
+import { replayOutboundEvent } from './outbound-events/replay';
+import { getPaywall } from './paywall/get';
+import { publishPaywall } from './paywall/publish';
+import { savePaywallDraft } from './paywall/save-draft';
+import { createProductOp } from './products/create';
+import { getProduct } from './products/get';
+import { listProducts } from './products/list';
+import { retireProduct } from './products/retire';
+import { setPricingOp } from './products/set-pricing';
+import { syncProduct } from './products/sync';
+import { updateProductOp } from './products/update';
+import { attachProvider } from './providers/attach';
+import { connectProviderOAuth } from './providers/connect-oauth';
+import { connectProvider } from './providers/connect';
+import { listProviders } from './providers/list';
+import { setDefaultProvider } from './providers/set-default';
+import { updateProviderCredentials } from './providers/update-credentials';
+import { verifyProvider } from './providers/verify';
+import { getReadiness } from './readiness/get';
+import { getReconciliationSettings } from './reconciliation-settings/get';
+import { updateReconciliationSettings } from './reconciliation-settings/update';
+import { listReconciliations } from './reconciliations/list';
+import { listSubscribers } from './subscribers/list';
+import { listSyncEvents } from './sync/events';
+import { getSyncReport } from './sync/report';
+import { runSync } from './sync/run';
+import { changeMemberRole } from './team/change-role';
+import { inviteMember } from './team/invite';
+import { removeTeamMember } from './team/remove';
+import { revokeTeamInvitation } from './team/revoke-invitation';
+import { getTenant } from './tenant/get';
+import { createEndpoint } from './webhook-endpoints/create';
+import { deleteEndpointOp } from './webhook-endpoints/delete';
+import { getEndpoint } from './webhook-endpoints/get';
+import { listEndpoints } from './webhook-endpoints/list';
+import { rotateEndpointSecretOp } from './webhook-endpoints/rotate-secret';
+import { updateEndpointOp } from './webhook-endpoints/update';
+import { listWebhooks } from './webhooks/list';
+
+/** The declared operations, by resource folder and file name. */
+export const DECLARED: Operation[] = [
+  createApiKey,
+  revokeApiKeyOp,
+  createApp,
+  listApps,
+  exportAudit,
+  listAudit,
+  rejectChange,
+  getChange,
+  getChart,
+  listCharts,
+  listCoupons,
+  getCustomer,
+  refreshCustomer,
+  listEntitlements,
+  listExchangeRates,
+  removeExchangeRate,
+  setExchangeRates,
+  grantEntitlement,
+  revokeGrantOp,
+  createImportOp,
+  getImport,
+  listImports,
+  listOutboundAttempts,
+  listOutboundDeliveries,
+  replayFailedDeliveries,
+  listOutboundEvents,
+  replayOutboundEvent,
+  getPaywall,
+  publishPaywall,
+  savePaywallDraft,
+  createProductOp,
+  getProduct,
+  listProducts,
+  retireProduct,
+  setPricingOp,
+  syncProduct,
+  updateProductOp,
+  attachProvider,
+  connectProviderOAuth,
+  connectProvider,
+  listProviders,
+  setDefaultProvider,
+  updateProviderCredentials,
+  verifyProvider,
+  getReadiness,
+  getReconciliationSettings,
+  updateReconciliationSettings,
+  listReconciliations,
+  listSubscribers,
+  listSyncEvents,
+  getSyncReport,
+  runSync,
+  changeMemberRole,
+  inviteMember,
+  removeTeamMember,
+  revokeTeamInvitation,
+  getTenant,
+  createEndpoint,
+  deleteEndpointOp,
+  getEndpoint,
+  listEndpoints,
+  rotateEndpointSecretOp,
+  updateEndpointOp,
+  listWebhooks,
+] as Operation[];
