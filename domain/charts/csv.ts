@@ -2,8 +2,9 @@ import type { ChartData } from './chart-list';
 import { csvLine as line } from '../csv';
 
 /**
- * A chart as CSV (RFC 4180, every cell safe in a spreadsheet: ../csv.ts): a row per period and a column per series, money in minor units as
- * the JSON answer has it; the retention chart is its cohort table, a row per cohort.
+ * A chart as CSV (RFC 4180, every cell safe in a spreadsheet: ../csv.ts): a row per period and a
+ * column per series, money in minor units as the JSON answer has it; the retention chart is its
+ * cohort table, a row per cohort.
  */
 export function chartCsv(chart: ChartData): string {
   if (chart.cohorts) {
