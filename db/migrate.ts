@@ -39,6 +39,7 @@ import * as historyAtEventTime from './migrations/048_history_at_event_time';
 import * as receiptLatency from './migrations/049_receipt_latency';
 import * as receiptNotifyAfterCommit from './migrations/050_receipt_notify_after_commit';
 import * as receiptRenewalQuiet from './migrations/051_receipt_renewal_quiet';
+import * as importLimits from './migrations/052_import_limits';
 import { TENANT_TABLES as SCHEMA_TENANT_TABLES } from './migrations/001_schema';
 import { CLIENT_TENANT_TABLES } from './migrations/013_client_rate_limits';
 import { OUTBOUND_TENANT_TABLES } from './migrations/018_outbound_webhooks';
@@ -86,6 +87,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '049_receipt_latency': receiptLatency,
   '050_receipt_notify_after_commit': receiptNotifyAfterCommit,
   '051_receipt_renewal_quiet': receiptRenewalQuiet,
+  '052_import_limits': importLimits,
 };
 
 const source: Knex.MigrationSource<string> = {
@@ -117,6 +119,7 @@ export const TENANT_TABLES = [
   ...provisionalAccess.PROVISIONAL_TENANT_TABLES,
   ...reconciliationSchedule.RECONCILIATION_SCHEDULE_TENANT_TABLES,
   ...chartSums.CHART_SUM_TENANT_TABLES,
+  ...importLimits.WORK_LEASE_TENANT_TABLES,
 ] as const;
 
 /** Names of the migrations the database has applied, oldest first. */

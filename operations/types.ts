@@ -72,6 +72,15 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
   errors?: number[];
   /** Responses with a body of their own (a 202, a 409 with extra fields), for OpenAPI. */
   responses?: Record<number, { description: string; schema: z.ZodType }>;
+  /**
+   * A held write's input while it waits for a person (docs/approvals.md): `seal` replaces what
+   * must not be kept or shown in clear (a file of Play purchase tokens) before it is stored;
+   * `open` gives the write its input back when a person approves it.
+   */
+  heldInput?: {
+    seal(ctx: OperationContext, input: Record<string, unknown>): Record<string, unknown>;
+    open(ctx: OperationContext, input: Record<string, unknown>): Record<string, unknown>;
+  };
   handler(ctx: OperationContext, input: z.infer<I>): Promise<unknown>;
 }
 

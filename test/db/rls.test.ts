@@ -201,6 +201,8 @@ describe('row-level security', () => {
     });
     // The scheduled reconciliation's settings (migration 042): keyed by the tenant.
     await ins('reconciliation_settings', { web_interval_minutes: 30 });
+    // A turn of the tenant's imports and reconciliations in the worker (migration 052): keyed by the tenant.
+    await ins('tenant_work_leases', { holder: `import-${tag}`, lease_until: new Date(Date.now() + 60_000) });
     return ids;
   }
 
@@ -253,6 +255,7 @@ describe('row-level security', () => {
         'chart_pending',
         'chart_fold_state',
         'exchange_rates',
+        'tenant_work_leases',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

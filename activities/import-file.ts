@@ -1,0 +1,85 @@
+import { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import {
+  columnsOf,
+  importFileBounds,
+  quotesUnpaired,
+  REVENUECAT_COLUMNS,
+  REVENUECAT_REQUIRED,
+  revenueCatRow,
+  STORE_FILE_COLUMNS,
+  storeRow,
+  type FileRow,
+} from '../domain/import-file';
+import type { StoreProviderId } from '../domain/providers';
+
+export interface ParsedFile {
+  rows: (FileRow & { line: number })[];
+  refused: { line: number; reason: string }[];
+}
+
+/** Lines handed to the parser at a time: what it parses between two turns of the event loop. */
+const LINES_PER_CHUNK = 256;
+
+/** The file's lines by line number, parsed once by one streaming parser; a line that is not CSV has none. */
+async function fieldsByLine(lines: string[]): Promise<Map<number, string[]>> {
+  // Each line is a record: one whose quotes do not pair is left out here, so it cannot run on into the next.
+  const fed = lines.map((l) => (quotesUnpaired(l) ? '' : l));
+  const chunks = function* () {
+    for (let i = 0; i < fed.length; i += LINES_PER_CHUNK)
+      yield fed.slice(i, i + LINES_PER_CHUNK).join('\n') + (i + LINES_PER_CHUNK < fed.length ? '\n' : '');
+  };
+  const parser = Readable.from(chunks()).pipe(
+    parse({ relax_column_count: true, skip_records_with_error: true, info: true }),
+  );
+  const out = new Map<number, string[]>();
+  for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>)
+    if (!quotesUnpaired(lines[info.lines - 1] ?? '')) out.set(info.lines, record);
+  return out;
+}
+
+/**
+ * An uploaded file's lines (its bounds and header were checked when it was received): a line
+ * that is not valid CSV, or holds a bad value, is refused by its line number (the header is line
+ * 1) and the rest go on. The same identifier twice counts once.
+ */
+export async function parseImportFile(csv: string, format: StoreProviderId | 'revenuecat'): Promise<ParsedFile> {
+  const bounds = importFileBounds(csv);
+  if (bounds.ok === false) throw new Error(`an import file past its bounds: ${bounds.reason}`);
+  const { lines } = bounds;
+  const fields = await fieldsByLine(lines);
+  const header = fields.get(1);
+  const cols = header
+    ? columnsOf(header, format === 'revenuecat' ? REVENUECAT_REQUIRED : STORE_FILE_COLUMNS[format])
+    : null;
+  if (!header || !cols || cols.ok === false) throw new Error('an import file without its header');
+  const at = { ...cols.at };
+  if (format === 'revenuecat') {
+    const names = header.map((h) => h.trim().toLowerCase());
+    at[REVENUECAT_COLUMNS.lastSeenAlias] = names.indexOf(REVENUECAT_COLUMNS.lastSeenAlias);
+  }
+  const out: ParsedFile = { rows: [], refused: [] };
+  const seen = new Map<string, number>();
+  for (let i = 1; i < lines.length; i++) {
+    const line = i + 1;
+    if (lines[i].trim() === '') continue;
+    const f = fields.get(line);
+    if (!f) {
+      out.refused.push({ line, reason: 'The line is not valid CSV.' });
+      continue;
+    }
+    const v = format === 'revenuecat' ? revenueCatRow(f, at) : storeRow(format, f, at);
+    if (v.ok === false) out.refused.push({ line, reason: v.reason });
+    else {
+      const key = `${v.row.provider}:${v.row.ref}`;
+      if (seen.has(key)) {
+        // RevenueCat lists every renewal of a subscription: its first line stands for it.
+        if (format !== 'revenuecat') out.refused.push({ line, reason: `The same purchase as line ${seen.get(key)}.` });
+        continue;
+      }
+      seen.set(key, line);
+      out.rows.push({ ...v.row, line });
+    }
+  }
+  return out;
+}
