@@ -24,7 +24,7 @@ export const changeDashboardUrl = (dashboardRoot: string, changeId: string) =>
 /** A held input's field kept sealed until a person approves (`<field>_sealed`, e.g. a file of Play purchase tokens). */
 export const sealedField = (field: string) => `${field}_sealed`;
 
-/** A held write's input as a person and the API read it: its sealed fields left out (what they hold is described in place). */
+/** A held write's input as a person and the API read it: sealed fields left out (described in place). */
 export function shownInput(input: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(input).filter(([k]) => !k.endsWith('_sealed')));
 }

@@ -54,7 +54,7 @@ const input = z
   })
   .strict();
 
-/** What to run, from the request's shape alone (the file is looked at only once the connection is known to be proven). */
+/** What to run, from the request's shape alone (the file is looked at once the connection is known to be proven). */
 function planOf(
   body: z.infer<typeof input>,
 ):

@@ -24,7 +24,8 @@ export function checkImportHeader(csv: string, format: StoreProviderId | 'revenu
   const text = csv.replace(/^\uFEFF/, '');
   const end = text.search(/\r?\n/);
   const first = end === -1 ? text : text.slice(0, end);
-  if (first.length > MAX_IMPORT_LINE_CHARS) throw tooLarge(`Line 1 is longer than ${MAX_IMPORT_LINE_CHARS} characters.`);
+  if (first.length > MAX_IMPORT_LINE_CHARS)
+    throw tooLarge(`Line 1 is longer than ${MAX_IMPORT_LINE_CHARS} characters.`);
   const header = first.trim() ? headerOf(first) : null;
   if (!header) throw invalidRequest('The file is empty or its first line is not CSV.', 'csv');
   const cols = columnsOf(header, format === 'revenuecat' ? REVENUECAT_REQUIRED : STORE_FILE_COLUMNS[format]);
