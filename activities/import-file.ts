@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import {
   columnsOf,
@@ -26,20 +25,35 @@ export interface ParsedFile {
  */
 const LINES_PER_CHUNK = 64;
 
-/** The file's lines by line number, parsed once by one streaming parser; a line that is not CSV has none. */
-async function fieldsByLine(lines: string[]): Promise<Map<number, string[]>> {
-  // Each line is a record: one whose quotes do not pair is left out here, so it cannot run on into the next.
-  const fed = lines.map((l) => (quotesUnpaired(l) ? '' : l));
-  const chunks = function* () {
-    for (let i = 0; i < fed.length; i += LINES_PER_CHUNK)
-      yield fed.slice(i, i + LINES_PER_CHUNK).join('\n') + (i + LINES_PER_CHUNK < fed.length ? '\n' : '');
-  };
-  const parser = Readable.from(chunks()).pipe(
-    parse({ relax_column_count: true, skip_records_with_error: true, info: true }),
-  );
+/**
+ * The file's lines by line number, parsed once by one streaming parser; a line that is not CSV
+ * has none. The lines are written to it a chunk at a time with a turn of the event loop between
+ * chunks (`setImmediate`): a stream read with `for await` runs on microtasks and next-ticks, which
+ * never yield to the event loop, so a whole file parsed that way held the process as one piece.
+ * `tick` runs after each chunk (the activity's heartbeat).
+ */
+async function fieldsByLine(lines: string[], tick: () => void): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
-  for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>)
-    if (!quotesUnpaired(lines[info.lines - 1] ?? '')) out.set(info.lines, record);
+  const parser = parse({ relax_column_count: true, skip_records_with_error: true, info: true });
+  parser.on('readable', () => {
+    for (let r = parser.read(); r !== null; r = parser.read()) {
+      const { record, info } = r as { record: string[]; info: { lines: number } };
+      if (!quotesUnpaired(lines[info.lines - 1] ?? '')) out.set(info.lines, record);
+    }
+  });
+  const ended = new Promise<void>((resolve, reject) => {
+    parser.on('end', resolve);
+    parser.on('error', reject);
+  });
+  for (let i = 0; i < lines.length; i += LINES_PER_CHUNK) {
+    // Each line is a record: one whose quotes do not pair is left out, so it cannot run on into the next.
+    const chunk = lines.slice(i, i + LINES_PER_CHUNK).map((l) => (quotesUnpaired(l) ? '' : l));
+    parser.write(chunk.join('\n') + (i + LINES_PER_CHUNK < lines.length ? '\n' : ''));
+    tick();
+    await new Promise<void>((r) => setImmediate(r));
+  }
+  parser.end();
+  await ended;
   return out;
 }
 
@@ -48,11 +62,15 @@ async function fieldsByLine(lines: string[]): Promise<Map<number, string[]>> {
  * that is not valid CSV, or holds a bad value, is refused by its line number (the header is line
  * 1) and the rest go on. The same identifier twice counts once.
  */
-export async function parseImportFile(csv: string, format: StoreProviderId | 'revenuecat'): Promise<ParsedFile> {
+export async function parseImportFile(
+  csv: string,
+  format: StoreProviderId | 'revenuecat',
+  tick: () => void = () => {},
+): Promise<ParsedFile> {
   const bounds = importFileBounds(csv);
   if (bounds.ok === false) throw new Error(`an import file past its bounds: ${bounds.reason}`);
   const { lines } = bounds;
-  const fields = await fieldsByLine(lines);
+  const fields = await fieldsByLine(lines, tick);
   const header = fields.get(1);
   const cols = header
     ? columnsOf(header, format === 'revenuecat' ? REVENUECAT_REQUIRED : STORE_FILE_COLUMNS[format])

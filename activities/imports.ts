@@ -245,7 +245,7 @@ export function createImportActivities(deps: ActivityDeps) {
     if (!unread) return;
     const format = unread.source === 'revenuecat' ? 'revenuecat' : (unread.provider as StoreProviderId);
     const csv = vault.decrypt(unread.file_sealed, importFileAad(tenantId, importId));
-    const file = await parseImportFile(csv, format);
+    const file = await parseImportFile(csv, format, () => heartbeat());
     const items: ImportItem[] = [
       ...file.rows.map((r) => {
         const ref = sealPurchase(vault, tenantId, r.provider, r.ref);

@@ -88,7 +88,7 @@ export const createImportOp = defineOperation({
   input,
   output: importAccepted,
   rest: { method: 'POST', path: '/imports' },
-  errors: [409, 413, 503],
+  errors: [409, 503],
   responses: {
     202: { description: 'Accepted: the import runs; follow it with GET /imports/{id}', schema: importAccepted },
   },
