@@ -3,7 +3,9 @@ import { getConnectionSafe } from '../db/connections';
 import { loadCredential } from '../db/connection-service';
 import {
   finishImport,
+  forgetImportFile,
   importById,
+  insertImportItems,
   pendingItems,
   recordImportPage,
   recordListedItems,
@@ -28,7 +30,12 @@ import type { ActivityDeps } from './deps';
 import { toActivityFailure } from './provider-failures';
 import { createStoreReader, keepableSealed, storeUserFor, writeStoreRead, type ReadOutcome } from './store-purchases';
 import { claimStorePurchaseToken } from '../db/store-purchases';
-import { tokenHashOfKey } from '../providers/purchase-ref';
+import { sealPurchase, tokenHashOfKey } from '../providers/purchase-ref';
+import { importFileAad } from '../domain/import-file';
+import { unreadImportFile } from '../db/imports';
+import { parseImportFile } from './import-file';
+import { createWorkTurns } from './work-turns';
+import type { Parked } from '../domain/import-concurrency';
 import { entitlementWrites } from '../runtime/metrics';
 import { inSpan } from '../runtime/tracing';
 
@@ -63,6 +70,7 @@ function lineRefusal(r: RegistrationRefusal): string {
 export function createImportActivities(deps: ActivityDeps) {
   const { db, config, vault, adapters, pacer = createPacer() } = deps;
   const reader = createStoreReader(deps);
+  const inTenantTurn = createWorkTurns(deps);
 
   /** The import, if it is this tenant's and still running (a page of a finished or foreign import does nothing). */
   const running = (tenantId: string, importId: string) =>
@@ -82,7 +90,51 @@ export function createImportActivities(deps: ActivityDeps) {
       mode: Mode;
       cursor: string | null;
       listed: number;
-    }): Promise<{ seen: number; next: string | null }> {
+    }): Promise<{ seen: number; next: string | null } | Parked> {
+      return inTenantTurn(input.tenantId, () => providerPage(input));
+    },
+
+    /**
+     * The next lines of an uploaded file: each identifier is looked up with the store's server
+     * API (Play purchases.subscriptionsv2.get, App Store Get All Subscription Statuses), claimed
+     * for the file's app user and written like an SDK registration, quietly. A line the store
+     * does not confirm is refused with the reason; the rest go on. The first page reads the
+     * file's lines (readFileLines).
+     */
+    async importFilePage(input: {
+      tenantId: string;
+      importId: string;
+      connections: Partial<Record<ProviderId, string>>;
+      afterLine: number;
+    }): Promise<{ lastLine: number | null } | Parked> {
+      return inTenantTurn(input.tenantId, () => filePage(input));
+    },
+
+    async finishImportRun(input: {
+      tenantId: string;
+      importId: string;
+      status: 'succeeded' | 'failed';
+      failure: string | null;
+    }): Promise<void> {
+      await withTenant(db, input.tenantId, (trx) => finishImport(trx, input.importId, input.status, input.failure));
+    },
+  };
+
+  /**
+   * One page of a web provider's subscriptions: each becomes the events of its customer's
+   * lifecycle workflow (the same rules and entitlement writer as a webhook), tagged imported.
+   * Paced under the provider's documented limit, on the same allowance as the sync's calls.
+   */
+  async function providerPage(input: {
+    tenantId: string;
+    importId: string;
+    provider: WebProviderId;
+    connectionId: string;
+    mode: Mode;
+    cursor: string | null;
+    listed: number;
+  }): Promise<{ seen: number; next: string | null }> {
+    {
       const handOver = deps.handOverLifecycle;
       if (!handOver) throw new Error('imports need the worker’s lifecycle hand-over');
       if (!(await running(input.tenantId, input.importId))) return { seen: 0, next: null };
@@ -136,21 +188,18 @@ export function createImportActivities(deps: ActivityDeps) {
         await recordImportPage(trx, input.importId, page.next);
       });
       return { seen: page.seen, next: page.next };
-    },
+    }
+  }
 
-    /**
-     * The next lines of an uploaded file: each identifier is looked up with the store's server
-     * API (Play purchases.subscriptionsv2.get, App Store Get All Subscription Statuses), claimed
-     * for the file's app user and written like an SDK registration, quietly. A line the store
-     * does not confirm is refused with the reason; the rest go on.
-     */
-    async importFilePage(input: {
-      tenantId: string;
-      importId: string;
-      connections: Partial<Record<ProviderId, string>>;
-      afterLine: number;
-    }): Promise<{ lastLine: number | null }> {
+  async function filePage(input: {
+    tenantId: string;
+    importId: string;
+    connections: Partial<Record<ProviderId, string>>;
+    afterLine: number;
+  }): Promise<{ lastLine: number | null }> {
+    {
       if (!(await running(input.tenantId, input.importId))) return { lastLine: null };
+      await readFileLines(input.tenantId, input.importId);
       const rows = await withTenant(db, input.tenantId, (trx) =>
         pendingItems(trx, input.importId, input.afterLine, FILE_PAGE_SIZE),
       );
@@ -182,17 +231,47 @@ export function createImportActivities(deps: ActivityDeps) {
       });
       await withTenant(db, input.tenantId, (trx) => recordImportPage(trx, input.importId, null));
       return { lastLine: rows[rows.length - 1].line };
-    },
+    }
+  }
 
-    async finishImportRun(input: {
-      tenantId: string;
-      importId: string;
-      status: 'succeeded' | 'failed';
-      failure: string | null;
-    }): Promise<void> {
-      await withTenant(db, input.tenantId, (trx) => finishImport(trx, input.importId, input.status, input.failure));
-    },
-  };
+  /**
+   * The uploaded file, read once into its lines (refused ones with their reason, Play tokens
+   * sealed, keyed by their hash), and its text forgotten, in one transaction: a retried page after
+   * a crash finds the lines there and the text gone. Parsed outside the transaction, a chunk of
+   * lines at a time, so the activity's process keeps answering while it runs.
+   */
+  async function readFileLines(tenantId: string, importId: string): Promise<void> {
+    const unread = await withTenant(db, tenantId, (trx) => unreadImportFile(trx, importId));
+    if (!unread) return;
+    const format = unread.source === 'revenuecat' ? 'revenuecat' : (unread.provider as StoreProviderId);
+    const csv = vault.decrypt(unread.file_sealed, importFileAad(tenantId, importId));
+    const file = await parseImportFile(csv, format, () => heartbeat());
+    const items: ImportItem[] = [
+      ...file.rows.map((r) => {
+        const ref = sealPurchase(vault, tenantId, r.provider, r.ref);
+        return {
+          line: r.line,
+          provider: r.provider,
+          ref: ref.key,
+          sealed: ref.sealed ?? null,
+          app_user_id: r.app_user_id,
+        };
+      }),
+      ...file.refused.map((r) => ({
+        line: r.line,
+        provider: format === 'revenuecat' ? ('store_ios' as const) : format,
+        ref: '',
+        outcome: 'refused' as const,
+        reason: r.reason,
+      })),
+    ];
+    await withTenant(db, tenantId, async (trx) => {
+      // Another attempt of this page may have read it meanwhile: the lock tells.
+      if (!(await unreadImportFile(trx, importId))) return;
+      await insertImportItems(trx, tenantId, importId, items);
+      await forgetImportFile(trx, importId);
+    });
+  }
 
   /** One line: looked up, then claimed, written and given its outcome in one tenant transaction. */
   async function importLine(

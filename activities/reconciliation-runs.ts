@@ -5,6 +5,8 @@ import { withTenant } from '../db/tenant-tx';
 import { CUSTOMERS_PER_PAGE, GROUP_PROVIDERS, type ReconciliationGroup } from '../domain/reconciliation-schedule';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
+import { createWorkTurns } from './work-turns';
+import type { Parked } from '../domain/import-concurrency';
 import { createCustomerReconciler } from './reconciliation';
 
 export interface CandidatePageInput {
@@ -28,6 +30,7 @@ export interface CandidatePageOutcome {
 /** The scheduled run's work (workflows/reconciliation-run.ts), and the schedules' ensure after a proof. */
 export function createReconciliationRunActivities(deps: ActivityDeps) {
   const { reconcileCustomer } = createCustomerReconciler(deps);
+  const inTenantTurn = createWorkTurns(deps);
   return {
     /**
      * One page of a scheduled run: the tenant's candidate customers (db/reconciliation-candidates.ts,
@@ -36,7 +39,20 @@ export function createReconciliationRunActivities(deps: ActivityDeps) {
      * discovery. Heartbeats the customers done, so a retried page resumes after them. A tenant that
      * turned the runs off ends the run at its next page.
      */
-    async reconcileCandidatePage(input: CandidatePageInput): Promise<CandidatePageOutcome> {
+    async reconcileCandidatePage(input: CandidatePageInput): Promise<CandidatePageOutcome | Parked> {
+      // In one of its tenant's turns of the worker (domain/import-concurrency.ts).
+      return inTenantTurn(input.tenantId, () => candidatePage(input));
+    },
+
+    /** After a proof (workflows/probe-providers.ts): the tenant's schedules, ensured with the worker's client. */
+    async ensureReconciliationSchedules(input: { tenantId: string }): Promise<void> {
+      if (!deps.ensureReconciliationSchedules) throw new Error('ensuring schedules needs the worker’s client');
+      await deps.ensureReconciliationSchedules(input.tenantId);
+    },
+  };
+
+  async function candidatePage(input: CandidatePageInput): Promise<CandidatePageOutcome> {
+    {
       const { settings, page } = await withTenant(deps.db, input.tenantId, async (trx) => ({
         settings: await reconciliationSettings(trx),
         page: await candidateCustomerPage(trx, {
@@ -62,12 +78,6 @@ export function createReconciliationRunActivities(deps: ActivityDeps) {
         heartbeat(i + 1);
       }
       return { customers: page.appUserIds.length - resumed, compared, repaired, next: page.next };
-    },
-
-    /** After a proof (workflows/probe-providers.ts): the tenant's schedules, ensured with the worker's client. */
-    async ensureReconciliationSchedules(input: { tenantId: string }): Promise<void> {
-      if (!deps.ensureReconciliationSchedules) throw new Error('ensuring schedules needs the worker’s client');
-      await deps.ensureReconciliationSchedules(input.tenantId);
-    },
-  };
+    }
+  }
 }

@@ -10,6 +10,8 @@ import { reconciliationRepairs } from '../runtime/metrics';
 import { ProviderError } from '../providers/errors';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
+import { createWorkTurns } from './work-turns';
+import type { Parked } from '../domain/import-concurrency';
 import { toActivityFailure } from './provider-failures';
 import { createStoreReconciliation, type StoreSkip } from './store-reconciliation';
 
@@ -217,10 +219,20 @@ export function createCustomerReconciler(deps: ActivityDeps) {
 
 export function createReconciliationActivities(deps: ActivityDeps) {
   const { reconcileCustomer } = createCustomerReconciler(deps);
+  const inTenantTurn = createWorkTurns(deps);
   return {
-    /** The on-demand refresh of one customer (docs/reconciliation.md): every provider, with discovery. */
-    async refreshCustomer(input: { tenantId: string; runId: string; appUserId: string }): Promise<RefreshOutcome> {
-      return reconcileCustomer(input, [...WEB_PROVIDERS, ...STORE_PROVIDERS], { discover: true });
+    /**
+     * The on-demand refresh of one customer (docs/reconciliation.md): every provider, with
+     * discovery, in one of its tenant's turns of the worker (domain/import-concurrency.ts).
+     */
+    async refreshCustomer(input: {
+      tenantId: string;
+      runId: string;
+      appUserId: string;
+    }): Promise<RefreshOutcome | Parked> {
+      return inTenantTurn(input.tenantId, () =>
+        reconcileCustomer(input, [...WEB_PROVIDERS, ...STORE_PROVIDERS], { discover: true }),
+      );
     },
   };
 }

@@ -36,27 +36,87 @@ export interface ImportItem {
 }
 
 const CHUNK = 500;
+/** An import's columns as every reader gets them (the sealed file stays in the table). */
+const RETURNED = [
+  'id',
+  'tenant_id',
+  'provider',
+  'source',
+  'status',
+  'trigger',
+  'connection_id',
+  'pages',
+  'failure',
+  'created_at',
+  'finished_at',
+];
 
+/**
+ * A new running import; null when one of the same tenant and provider (a RevenueCat export
+ * counting as its own) is running already (migration 052's unique index: every api replica agrees).
+ * `fileSealed`: an uploaded file, sealed, kept until the import's activity reads its lines.
+ */
 export async function createImport(
   trx: Knex.Transaction,
-  input: { tenantId: string; provider: ProviderId | null; source: ImportSource; connectionId?: string },
-): Promise<ImportRow> {
+  input: {
+    id?: string;
+    tenantId: string;
+    provider: ProviderId | null;
+    source: ImportSource;
+    connectionId?: string;
+    fileSealed?: string;
+  },
+): Promise<ImportRow | null> {
   const [row] = await trx('imports')
     .insert({
+      ...(input.id ? { id: input.id } : {}),
       tenant_id: input.tenantId,
       provider: input.provider,
       source: input.source,
       connection_id: input.connectionId ?? null,
+      file_sealed: input.fileSealed ?? null,
     })
-    .returning('*');
-  return row;
+    .onConflict(trx.raw(`(tenant_id, (coalesce(provider, 'revenuecat'))) where status = 'running'`))
+    .ignore()
+    .returning(RETURNED);
+  return (row as ImportRow | undefined) ?? null;
+}
+
+/**
+ * Only one import of a tenant is being created at a time (the rest are answered at once): a
+ * lock held by the creating transaction, across every api replica. False when another holds it.
+ */
+export async function takeImportCreation(trx: Knex.Transaction, tenantId: string): Promise<boolean> {
+  const { rows } = await trx.raw(`select pg_try_advisory_xact_lock(hashtextextended('import-create:' || ?, 0)) as ok`, [
+    tenantId,
+  ]);
+  return rows[0].ok === true;
+}
+
+/** An uploaded file not yet read into its lines: its sealed text and format, locked for this transaction. */
+export async function unreadImportFile(
+  trx: Knex.Transaction,
+  importId: string,
+): Promise<{ file_sealed: string; provider: ProviderId | null; source: ImportSource } | null> {
+  const row = await trx('imports')
+    .where({ id: importId, status: 'running' })
+    .whereNotNull('file_sealed')
+    .forUpdate()
+    .first('file_sealed', 'provider', 'source');
+  return row ?? null;
+}
+
+/** The file has been read into its lines: its text is not kept. */
+export async function forgetImportFile(trx: Knex.Transaction, importId: string): Promise<void> {
+  await trx('imports').where({ id: importId }).update({ file_sealed: null, updated_at: trx.fn.now() });
 }
 
 /**
  * The import a connection's proof starts, once per connection (the schema's unique index):
  * the row when this call made it, or when the one made earlier is still running (a retried
  * proof starts its workflow again, which is then already running); null when the connection's
- * account was imported on proof before.
+ * account was imported on proof before, or an import of the same provider (a person's, reading
+ * the same account) is running now (migration 052: one running import per tenant and provider).
  */
 export async function claimImportOnProof(
   trx: Knex.Transaction,
@@ -65,14 +125,14 @@ export async function claimImportOnProof(
   const { rows: made } = await trx.raw(
     `insert into imports (tenant_id, provider, source, trigger, connection_id)
      values (?, ?, 'provider_api', 'connection_proven', ?)
-     on conflict (tenant_id, connection_id) where trigger = 'connection_proven' do nothing
-     returning *`,
+     on conflict do nothing
+     returning ${RETURNED.join(', ')}`,
     [input.tenantId, input.provider, input.connectionId],
   );
   if (made[0]) return made[0] as ImportRow;
   const earlier = await trx('imports')
     .where({ connection_id: input.connectionId, trigger: 'connection_proven', status: 'running' })
-    .first();
+    .first(RETURNED);
   return earlier ?? null;
 }
 
@@ -206,7 +266,7 @@ export async function recordOutcome(
 }
 
 export async function importById(trx: Knex.Transaction, id: string): Promise<ImportRow | null> {
-  return (await trx('imports').where({ id }).first()) ?? null;
+  return (await trx('imports').where({ id }).first(RETURNED)) ?? null;
 }
 
 export async function recordImportPage(trx: Knex.Transaction, id: string, nextCursor: string | null): Promise<void> {

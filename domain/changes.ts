@@ -20,3 +20,14 @@ export const changeWorkflowId = (tenantId: string, changeId: string) => `change-
 /** Where a person decides: the dashboard's page of one change. */
 export const changeDashboardUrl = (dashboardRoot: string, changeId: string) =>
   `${dashboardRoot.replace(/\/$/, '')}/changes/${changeId}`;
+
+/** A held input's field kept sealed until a person approves (`<field>_sealed`, e.g. a file of Play purchase tokens). */
+export const sealedField = (field: string) => `${field}_sealed`;
+
+/** A held write's input as a person and the API read it: sealed fields left out (described in place). */
+export function shownInput(input: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input).filter(([k]) => !k.endsWith('_sealed')));
+}
+
+/** The vault's AAD of a held input's sealed field: bound to its tenant and field. */
+export const heldFieldAad = (tenantId: string, field: string) => `${tenantId}:held_changes.input.${field}`;

@@ -74,3 +74,26 @@ export async function runGrouped<T>(
   );
   if (state.failed) throw state.failed.err;
 }
+
+/**
+ * Activity slots one tenant's imports and reconciliations (import pages, customer refreshes,
+ * scheduled reconciliation pages) hold at once, across every worker process (their turns are
+ * leases in `tenant_work_leases`). These wait on a provider's pacer while they hold a slot, so
+ * without a share one tenant's burst filled the worker; a page refused a turn holds no slot: its
+ * workflow waits WORK_PARK_MS on a durable timer and asks again. Docs: docs/limits.md.
+ */
+export const WORK_TURNS_PER_TENANT = 4;
+/** How long a page refused its tenant's turn waits before asking again. */
+export const WORK_PARK_MS = 2_000;
+/**
+ * A turn's lease, renewed as the page heartbeats: a worker that dies holding one gives it back
+ * when it runs out (a page's attempts heartbeat every few seconds; 60 s covers a stalled one).
+ */
+export const WORK_LEASE_MS = 60_000;
+
+/** What an import or reconciliation page answers when its tenant has no turn free. */
+export interface Parked {
+  parkedMs: number;
+}
+export const isParked = (v: unknown): v is Parked =>
+  typeof v === 'object' && v !== null && typeof (v as Parked).parkedMs === 'number';

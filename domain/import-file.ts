@@ -11,6 +11,48 @@ import type { StoreProviderId } from './providers';
 export const MAX_IMPORT_LINES = 10_000;
 /** At most this many characters of CSV (the API's 1 MiB body is the outer bound). */
 export const MAX_IMPORT_CHARS = 1_000_000;
+/** At most this many characters on one line: a Play token (4,096) and an app user id with room to spare. */
+export const MAX_IMPORT_LINE_CHARS = 8_192;
+/**
+ * At most this many commas on one line (fields - 1), counted before any parsing, quoted ones
+ * included: a store file needs two columns and RevenueCat's transactions export has about forty.
+ */
+export const MAX_IMPORT_LINE_COMMAS = 99;
+
+export type FileBounds = { ok: true; lines: string[] } | { ok: false; reason: string };
+
+/**
+ * The file's lines (a BOM, a trailing newline and trailing blank lines dropped) when it is within
+ * every bound, checked in one pass before any line is parsed; otherwise which bound it passes.
+ */
+export function importFileBounds(csv: string): FileBounds {
+  if (csv.length > MAX_IMPORT_CHARS)
+    return { ok: false, reason: `The file is larger than ${MAX_IMPORT_CHARS} characters; split it.` };
+  const lines = csv.replace(/^\uFEFF/, '').split(/\r?\n/);
+  while (lines.length && lines[lines.length - 1].trim() === '') lines.pop();
+  if (lines.length - 1 > MAX_IMPORT_LINES)
+    return { ok: false, reason: `The file has more than ${MAX_IMPORT_LINES} lines; split it.` };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.length > MAX_IMPORT_LINE_CHARS)
+      return { ok: false, reason: `Line ${i + 1} is longer than ${MAX_IMPORT_LINE_CHARS} characters.` };
+    let commas = 0;
+    for (let at = line.indexOf(','); at !== -1; at = line.indexOf(',', at + 1))
+      if (++commas > MAX_IMPORT_LINE_COMMAS)
+        return { ok: false, reason: `Line ${i + 1} has more than ${MAX_IMPORT_LINE_COMMAS + 1} fields.` };
+  }
+  return { ok: true, lines };
+}
+
+/**
+ * A line whose quotes do not pair up cannot be CSV on its own (a file's records are its lines):
+ * it is refused by itself before parsing, so an open quote never swallows the lines after it.
+ */
+export function quotesUnpaired(line: string): boolean {
+  let quotes = 0;
+  for (let at = line.indexOf('"'); at !== -1; at = line.indexOf('"', at + 1)) quotes++;
+  return quotes % 2 === 1;
+}
 const MAX_APP_USER_ID = 200;
 
 /** The header each store file starts with (any column order; other columns are ignored). */
@@ -115,3 +157,6 @@ export function revenueCatRow(fields: string[], at: Record<string, number>): Row
       return { ok: false, reason: store ? `Unknown store "${store.slice(0, 40)}".` : 'store is empty.' };
   }
 }
+
+/** What binds an uploaded file's sealed text to its import (the vault's AAD): a copy in another row fails to open. */
+export const importFileAad = (tenantId: string, importId: string) => `${tenantId}:${importId}:imports.file_sealed`;

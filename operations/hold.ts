@@ -26,7 +26,7 @@ export async function holdWrite(
     insertHeldChange(trx, {
       tenantId: ctx.tenantId,
       operation: op.name,
-      input,
+      input: op.heldInput ? op.heldInput.seal(ctx, input) : input,
       keyId: actor.keyId,
       surface,
       plan: await planOf(trx, op, input),

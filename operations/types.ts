@@ -119,6 +119,15 @@ export interface Operation<I extends z.ZodType = z.ZodType> {
    * (they need ids or state the fuzzer does not make) and only holds it to the error shape.
    */
   fuzzModelled?: false;
+  /**
+   * A held write's input while it waits for a person (docs/approvals.md): `seal` replaces what
+   * must not be kept or shown in clear (a file of Play purchase tokens) before it is stored;
+   * `open` gives the write its input back when a person approves it.
+   */
+  heldInput?: {
+    seal(ctx: OperationContext, input: Record<string, unknown>): Record<string, unknown>;
+    open(ctx: OperationContext, input: Record<string, unknown>): Record<string, unknown>;
+  };
   handler(ctx: OperationContext, input: z.infer<I>): Promise<unknown>;
 }
 

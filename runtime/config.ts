@@ -173,6 +173,13 @@ export interface Config {
   tracing: TracingConfig | null;
   /** Outbound webhooks to tenants (docs/outbound-webhooks.md). */
   outboundWebhooks: OutboundWebhookConfig;
+  /**
+   * The inbound worker's task slots, set explicitly (docs/limits.md, "The worker"): activities
+   * (WORKER_MAX_ACTIVITIES, 100), workflow tasks (WORKER_MAX_WORKFLOW_TASKS, 40) and local
+   * activities (WORKER_MAX_LOCAL_ACTIVITIES, 100) it runs at once. One tenant's imports and
+   * reconciliations hold at most WORK_TURNS_PER_TENANT of the activity slots.
+   */
+  workerSlots: { activities: number; workflowTasks: number; localActivities: number };
 }
 
 export interface OutboundWebhookConfig {
@@ -352,6 +359,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
     metricsPort: intEnv(env, 'METRICS_PORT', nodeEnv === 'test' ? 0 : 9464),
     outboxMaxAgeSeconds: secondsEnv(env, 'OUTBOX_MAX_AGE_SECONDS', 900),
     tracing: tracingConfig(env),
+    workerSlots: {
+      activities: countEnv(env, 'WORKER_MAX_ACTIVITIES', 100),
+      workflowTasks: countEnv(env, 'WORKER_MAX_WORKFLOW_TASKS', 40),
+      localActivities: countEnv(env, 'WORKER_MAX_LOCAL_ACTIVITIES', 100),
+    },
     outboundWebhooks: {
       allowPrivateAddresses: privateAddressesAllowed(env, nodeEnv, opts.localStart === true),
       attemptTimeoutMs: countEnv(env, 'OUTBOUND_WEBHOOK_TIMEOUT_MS', 10_000),

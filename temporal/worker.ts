@@ -71,7 +71,7 @@ export interface WorkerOptions {
   deps: ActivityDeps;
   /** Tracing on (runtime/tracing.ts): where workflow spans go. Absent, no tracing interceptor runs. */
   tracing?: { spanProcessor: SpanProcessor; resource: Resource };
-  /** Activities run at once (Temporal's default, 100, when absent); the outbound worker sets its drains' bound. */
+  /** Activities run at once (WORKER_MAX_ACTIVITIES when absent); the outbound worker sets its drains' bound. */
   maxConcurrentActivityTaskExecutions?: number;
   /**
    * A workflow bundle already made from these sources (bundleWorkflowCode), used when no build
@@ -147,9 +147,12 @@ export async function createWorker(opts: WorkerOptions): Promise<{ worker: Worke
           );
         }),
     }),
-    ...(opts.maxConcurrentActivityTaskExecutions
-      ? { maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions }
-      : {}),
+    // Every slot count set, never the SDK's unstated defaults (docs/limits.md, "The worker"); the outbound worker
+    // bounds its activities by its drains.
+    maxConcurrentActivityTaskExecutions:
+      opts.maxConcurrentActivityTaskExecutions ?? opts.deps.config.workerSlots.activities,
+    maxConcurrentWorkflowTaskExecutions: opts.deps.config.workerSlots.workflowTasks,
+    maxConcurrentLocalActivityExecutions: opts.deps.config.workerSlots.localActivities,
     // Payloads at rest are ciphertext under MASTER_KEY (the vault's ring, derived for payloads),
     // bound to their workflow; what else is read is the operator's upgrade switch. A refusal fails
     // the task, and is counted and logged here, where the task runs.

@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RefreshOutcome } from '../activities/reconciliation';
+import { inTurn } from './work-turn';
 
 /**
  * One activity re-reads the providers and hands differences to the customer's lifecycle
@@ -26,5 +27,6 @@ export interface CustomerRefreshInput {
  * Temporal UI with the tenant's search attributes.
  */
 export async function customerRefreshWorkflow(input: CustomerRefreshInput): Promise<RefreshOutcome> {
-  return refreshCustomer(input);
+  // In one of its tenant's turns of the worker (domain/import-concurrency.ts), waiting for one on a timer.
+  return inTurn(() => refreshCustomer(input));
 }

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { Mode, ProviderId, WebProviderId } from '../domain/providers';
+import { inTurn } from './work-turn';
 
 /**
  * A page reads one page of the provider (paced under its documented limit) or one page of an
@@ -16,7 +17,8 @@ import type { Mode, ProviderId, WebProviderId } from '../domain/providers';
  * (domain/import-concurrency.ts; one customer's items in order). It heartbeats per item,
  * so a worker that dies mid-page is noticed in seconds and the page is run again on another
  * (idempotent: the same subscription handed over twice changes nothing). A provider that keeps
- * failing fails the import after the attempts, with the reason on the import.
+ * failing fails the import after the attempts, with the reason on the import. A page runs in one
+ * of its tenant's turns of the worker (domain/import-concurrency.ts), waiting for one on a timer.
  */
 const { importProviderPage, importFilePage } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -96,20 +98,24 @@ export async function importRunWorkflow(input: ImportRunInput): Promise<void> {
       if (input.source === 'provider_api') {
         const modes = input.modes ?? [];
         if (at.modeIndex >= modes.length) break;
-        const r = await importProviderPage({
-          ...base,
-          provider: input.provider!,
-          connectionId: input.connections[input.provider!]!,
-          mode: modes[at.modeIndex],
-          cursor: at.cursor,
-          listed: at.listed,
-        });
+        const r = await inTurn(() =>
+          importProviderPage({
+            ...base,
+            provider: input.provider!,
+            connectionId: input.connections[input.provider!]!,
+            mode: modes[at.modeIndex],
+            cursor: at.cursor,
+            listed: at.listed,
+          }),
+        );
         at.listed += r.seen;
         at.pages++;
         if (r.next) at.cursor = r.next;
         else Object.assign(at, { modeIndex: at.modeIndex + 1, cursor: null });
       } else {
-        const r = await importFilePage({ ...base, connections: input.connections, afterLine: at.afterLine });
+        const r = await inTurn(() =>
+          importFilePage({ ...base, connections: input.connections, afterLine: at.afterLine }),
+        );
         if (r.lastLine === null) break;
         at.afterLine = r.lastLine;
         at.pages++;

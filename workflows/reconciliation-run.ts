@@ -9,6 +9,7 @@ import {
 import type { Activities } from '../activities';
 import { PAGES_PER_RUN, parseRunWorkflowId, type ReconciliationGroup } from '../domain/reconciliation-schedule';
 import { TENANT_ATTR } from './search-attributes';
+import { inTurn } from './work-turn';
 
 /**
  * A page compares up to CUSTOMERS_PER_PAGE customers, heartbeating after each (and resuming
@@ -64,14 +65,17 @@ export async function reconciliationRunWorkflow(given?: ReconciliationRunInput):
   for (let page = 0; ; page++) {
     if (page >= PAGES_PER_RUN || workflowInfo().continueAsNewSuggested)
       await continueAsNew<typeof reconciliationRunWorkflow>({ ...input, after, progress });
-    const r = await reconcileCandidatePage({
-      tenantId: input.tenantId,
-      group: input.group,
-      runId: input.runId,
-      workflowId: workflowInfo().workflowId,
-      asOf: input.asOf,
-      after,
-    });
+    // In one of its tenant's turns of the worker (domain/import-concurrency.ts), waiting for one on a timer.
+    const r = await inTurn(() =>
+      reconcileCandidatePage({
+        tenantId: input.tenantId,
+        group: input.group,
+        runId: input.runId,
+        workflowId: workflowInfo().workflowId,
+        asOf: input.asOf,
+        after,
+      }),
+    );
     progress.pages++;
     progress.customers += r.customers;
     progress.compared += r.compared;

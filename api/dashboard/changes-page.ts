@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import { findHeldChange, listDecidedChanges, listPendingChanges, type HeldChangeRow } from '../../db/held-changes';
 import { listApiKeys } from '../../db/api-keys';
 import { withTenant } from '../../db/tenant-tx';
+import { shownInput } from '../../domain/changes';
 import { isUuid } from '../../domain/ids';
 import { approveChange } from '../../operations';
 import { rejectChange } from '../../operations/changes/approve';
@@ -35,7 +36,7 @@ function changeDetail(c: HeldChangeRow, keyName: string, csrf: string) {
 <dt>${c.status === 'pending_approval' ? 'Expires' : 'Decided'}</dt><dd>${formatDate(c.status === 'pending_approval' ? c.expires_at : (c.decided_at ?? c.updated_at))}</dd>
 </dl>
 <h3>What it will write</h3>
-<pre>${pretty(c.input)}</pre>
+<pre>${pretty(shownInput(c.input))}</pre>
 ${c.plan.before ? html`<h3>As it is now</h3><pre>${pretty(c.plan.before)}</pre>` : ''}
 ${c.outcome ? html`<h3>Outcome</h3><pre>${pretty(c.outcome)}</pre>` : ''}
 ${

@@ -48,6 +48,8 @@ export interface SyncStack {
   /** The worker's task queue and a Temporal client (the benches that ensure or trigger a Schedule). */
   taskQueue: string;
   client: Client;
+  /** The worker's activity slots (WORKER_MAX_ACTIVITIES). */
+  workerSlots: number;
   /** A tenant connected to `providers` (in `modes`) with `products` priced products; returns its secret key. */
   tenant(opts: {
     name: string;
@@ -130,6 +132,7 @@ export async function startSyncStack(log: (m: string) => void): Promise<SyncStac
     pgVersion,
     taskQueue,
     client,
+    workerSlots: config.workerSlots.activities,
     async tenant(opts) {
       const t = await createTenant(db, { name: `${opts.name}-${crypto.randomBytes(3).toString('hex')}` });
       const accounts: BenchTenant['accounts'] = {};

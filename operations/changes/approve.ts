@@ -80,6 +80,8 @@ export function makeApproveChange(heldOperation: (name: string) => Operation | u
             detail: 'What it was planned against has changed since it was asked; nothing was written. Ask again.',
             now: plan?.before ?? null,
           });
+        // What was sealed while it waited (a file of purchase tokens) is opened for the write alone.
+        const input = op.heldInput ? op.heldInput.open(ctx, change.input) : change.input;
         const actor: KeyActor = {
           kind: 'api_key',
           tenantId: ctx.tenantId,
@@ -91,7 +93,7 @@ export function makeApproveChange(heldOperation: (name: string) => Operation | u
           approvedChange: { changeId: change.id, userId },
         };
         try {
-          const result = await executeOperation(op, actor, change.input, {
+          const result = await executeOperation(op, actor, input, {
             requestId: ctx.requestId,
             services: ctx.services,
             log: ctx.log,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { HeldChangeRow } from '../../db/held-changes';
-import { CHANGE_STATUSES, changeDashboardUrl } from '../../domain/changes';
+import { CHANGE_STATUSES, changeDashboardUrl, shownInput } from '../../domain/changes';
 import { isUuid } from '../../domain/ids';
 import { ApiError } from '../errors';
 import { iso, isoReq } from '../paging';
@@ -36,7 +36,7 @@ export function serializeChange(row: HeldChangeRow, dashboardRoot: string): z.in
     status: row.status,
     operation: row.operation,
     url: changeDashboardUrl(dashboardRoot, row.id),
-    input: row.input,
+    input: shownInput(row.input),
     plan: { summary: row.plan.summary, targets: row.plan.targets, before: row.plan.before ?? null },
     requested_by_key: row.requested_by_key,
     created_at: isoReq(row.created_at),

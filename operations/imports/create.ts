@@ -1,15 +1,27 @@
+import crypto from 'node:crypto';
 import { z } from 'zod';
 import { listConnectionsSafe, type SafeConnection } from '../../db/connections';
-import { createImport, finishImport, insertImportItems, type ImportItem } from '../../db/imports';
+import { createImport, finishImport, takeImportCreation } from '../../db/imports';
 import type { Tx } from '../../db/transaction';
-import { isStoreProvider, PROVIDERS, type Mode, type ProviderId, type WebProviderId } from '../../domain/providers';
-import { sealPurchase } from '../../providers/purchase-ref';
+import { heldFieldAad, sealedField } from '../../domain/changes';
+import { importFileAad } from '../../domain/import-file';
+import {
+  isStoreProvider,
+  PROVIDERS,
+  type Mode,
+  type ProviderId,
+  type StoreProviderId,
+  type WebProviderId,
+} from '../../domain/providers';
 import { startImportRun } from '../../temporal/workflow-starts';
 import type { ImportRunInput } from '../../workflows/import-run';
 import { ApiError, invalidRequest, serverMisconfigured } from '../errors';
 import { defineOperation, type OperationContext } from '../types';
-import { parseImportFile, type ParsedFile } from './file';
+import { checkImportBounds, checkImportHeader } from './file';
 import { importAccepted } from './schema';
+
+/** One running import per tenant and provider; one import being created per tenant (docs/limits.md). */
+const importRunning = (detail: string) => new ApiError(409, 'import_running', detail, { param: 'provider' });
 
 /** The connection an import reads through: the provider's default one, which must have proven its account. */
 async function provenConnection(trx: Tx, provider: ProviderId): Promise<SafeConnection> {
@@ -42,12 +54,12 @@ const input = z
   })
   .strict();
 
-/** What to run, from the request: checked whole before anything is written. */
+/** What to run, from the request's shape alone (the file is looked at once the connection is known to be proven). */
 function planOf(
   body: z.infer<typeof input>,
 ):
   | { kind: 'provider_api'; provider: WebProviderId }
-  | { kind: 'file'; format: 'store_android' | 'store_ios' | 'revenuecat'; file: ParsedFile } {
+  | { kind: 'file'; format: StoreProviderId | 'revenuecat'; csv: string } {
   if (body.format === 'revenuecat') {
     if (body.provider)
       throw invalidRequest(
@@ -55,13 +67,13 @@ function planOf(
         'provider',
       );
     if (body.csv === undefined) throw invalidRequest('A RevenueCat import needs the export as csv.', 'csv');
-    return { kind: 'file', format: 'revenuecat', file: parseImportFile(body.csv, 'revenuecat') };
+    return { kind: 'file', format: 'revenuecat', csv: body.csv };
   }
   if (!body.provider) throw invalidRequest('Name the provider to import from (or format revenuecat).', 'provider');
   if (isStoreProvider(body.provider)) {
     if (body.csv === undefined)
       throw invalidRequest('The stores have no list API: give the purchases to import as csv.', 'csv');
-    return { kind: 'file', format: body.provider, file: parseImportFile(body.csv, body.provider) };
+    return { kind: 'file', format: body.provider, csv: body.csv };
   }
   if (body.csv !== undefined)
     throw invalidRequest(`${body.provider} is imported from its own list API: send no csv.`, 'csv');
@@ -90,10 +102,33 @@ export const createImportOp = defineOperation({
     // Reads the provider's or store's API; writes subscriptions and entitlements here only; a re-run changes nothing.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   },
+  // A held file (a key that requires approval) waits sealed, as an import keeps its Play tokens: the
+  // change's input, the Changes page and GET /v1/changes/{id} show how many lines it has, never them.
+  heldInput: {
+    seal(ctx, held) {
+      if (typeof held.csv !== 'string') return held;
+      const lines = held.csv.split(/\r?\n/).filter((l) => l.trim() !== '').length;
+      return {
+        ...held,
+        csv: `${lines} line${lines === 1 ? '' : 's'} (the header included), sealed until a person approves`,
+        [sealedField('csv')]: ctx.services.vault.encrypt(held.csv, heldFieldAad(ctx.tenantId, 'csv')),
+      };
+    },
+    open(ctx, held) {
+      const sealed = held[sealedField('csv')];
+      if (typeof sealed !== 'string') return held;
+      const { [sealedField('csv')]: _sealed, ...rest } = held;
+      return { ...rest, csv: ctx.services.vault.decrypt(sealed, heldFieldAad(ctx.tenantId, 'csv')) };
+    },
+  },
   async handler(ctx, body) {
     const plan = planOf(body);
     if (!ctx.services.temporal) throw serverMisconfigured('TEMPORAL_ADDRESS');
-    const run = await ctx.tx(async (trx) => prepare(ctx, trx, plan));
+    const run = await ctx.tx(async (trx) => {
+      if (!(await takeImportCreation(trx, ctx.tenantId)))
+        throw importRunning('Another import of this tenant is being created right now; try again in a moment.');
+      return prepare(ctx, trx, plan);
+    });
     try {
       await startImportRun(ctx.services.temporal.client, ctx.services.config.taskQueue, run);
     } catch (err) {
@@ -107,7 +142,15 @@ export const createImportOp = defineOperation({
   },
 });
 
-/** The import's row and its file's lines, in the request's transaction; the workflow's input (ids only). */
+const running = (provider: string) =>
+  importRunning(`An import of ${provider} is running already; wait for it to finish (GET /v1/imports).`);
+
+/**
+ * The import's row, in the request's transaction, and the workflow's input (ids only). Of a file
+ * only its first line is read before the connection is known to be proven: nothing more is read
+ * of a file it could not import. The file is then checked against its bounds in one pass and
+ * stored sealed, whole: its lines are read by the import's activity.
+ */
 async function prepare(ctx: OperationContext, trx: Tx, plan: ReturnType<typeof planOf>): Promise<ImportRunInput> {
   if (plan.kind === 'provider_api') {
     const c = await provenConnection(trx, plan.provider);
@@ -116,6 +159,7 @@ async function prepare(ctx: OperationContext, trx: Tx, plan: ReturnType<typeof p
       ...(c.has_test_credential ? ['test' as const] : []),
     ];
     const row = await createImport(trx, { tenantId: ctx.tenantId, provider: plan.provider, source: 'provider_api' });
+    if (!row) throw running(plan.provider);
     return {
       tenantId: ctx.tenantId,
       importId: row.id,
@@ -125,35 +169,20 @@ async function prepare(ctx: OperationContext, trx: Tx, plan: ReturnType<typeof p
       modes,
     };
   }
-  const providers = [...new Set(plan.file.rows.map((r) => r.provider))];
-  if (plan.format !== 'revenuecat' && !providers.includes(plan.format)) providers.push(plan.format);
-  const connections: Partial<Record<ProviderId, string>> = {};
-  for (const p of providers) connections[p] = (await provenConnection(trx, p)).id;
+  // A RevenueCat export's purchases are looked up at the App Store (its other lines are refused by line).
+  const store: StoreProviderId = plan.format === 'revenuecat' ? 'store_ios' : plan.format;
+  checkImportHeader(plan.csv, plan.format);
+  const connection = await provenConnection(trx, store);
+  checkImportBounds(plan.csv);
+  const id = crypto.randomUUID();
   const row = await createImport(trx, {
+    id,
     tenantId: ctx.tenantId,
     provider: plan.format === 'revenuecat' ? null : plan.format,
     source: plan.format === 'revenuecat' ? 'revenuecat' : 'file',
+    // Play purchase tokens are bearer credentials: the file is kept sealed until its lines are read.
+    fileSealed: ctx.services.vault.encrypt(plan.csv, importFileAad(ctx.tenantId, id)),
   });
-  const items: ImportItem[] = [
-    ...plan.file.rows.map((r) => {
-      // A Play token is a bearer credential for the purchase: stored sealed, keyed by its hash.
-      const ref = sealPurchase(ctx.services.vault, ctx.tenantId, r.provider, r.ref);
-      return {
-        line: r.line,
-        provider: r.provider,
-        ref: ref.key,
-        sealed: ref.sealed ?? null,
-        app_user_id: r.app_user_id,
-      };
-    }),
-    ...plan.file.refused.map((r) => ({
-      line: r.line,
-      provider: plan.format === 'revenuecat' ? ('store_ios' as const) : plan.format,
-      ref: '',
-      outcome: 'refused' as const,
-      reason: r.reason,
-    })),
-  ];
-  await insertImportItems(trx, ctx.tenantId, row.id, items);
-  return { tenantId: ctx.tenantId, importId: row.id, source: 'file', connections };
+  if (!row) throw running(plan.format);
+  return { tenantId: ctx.tenantId, importId: row.id, source: 'file', connections: { [store]: connection.id } };
 }

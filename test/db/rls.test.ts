@@ -204,8 +204,10 @@ describe('row-level security', () => {
     });
     // The scheduled reconciliation's settings (migration 042): keyed by the tenant.
     await ins('reconciliation_settings', { web_interval_minutes: 30 });
-    // Wrong passwords for the member since their last log-in (migration 054).
+    // Wrong passwords for the member since their last log-in.
     await ins('dashboard_sign_in_failures', { user_id: user.id, address_key_hash: `addr-${tag}`, failures: 1 });
+    // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
+    await ins('tenant_work_leases', { holder: `import-${tag}`, lease_until: new Date(Date.now() + 60_000) });
     return ids;
   }
 
@@ -292,6 +294,7 @@ describe('row-level security', () => {
         'chart_pending',
         'chart_fold_state',
         'exchange_rates',
+        'tenant_work_leases',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

@@ -12,9 +12,12 @@ import { controlFor } from './emulator-control';
 import { generateMasterKey } from '../../vault/vault';
 import { startTestWorker } from './temporal';
 import { startApiProcess } from './api-process';
+import type { Services } from '../../operations/services';
 
 /** What the store suites use of the listeners: in-process (startApi) or a real api process. */
 interface StackApi {
+  /** In-process listeners only: their services (to run an operation as a person, as the dashboard does). */
+  services?: Services;
   apiRoot: string;
   apiUrl: string;
   dashboardRoot: string;
