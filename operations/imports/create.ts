@@ -54,7 +54,10 @@ const input = z
   })
   .strict();
 
-/** What to run, from the request's shape alone (the file is looked at once the connection is known to be proven). */
+/**
+ * What to run, from the request's shape and the file's first line alone (the rest of the file is looked at
+ * once the connection is known to be proven): a malformed request is refused before anything else.
+ */
 function planOf(
   body: z.infer<typeof input>,
 ):
@@ -67,12 +70,14 @@ function planOf(
         'provider',
       );
     if (body.csv === undefined) throw invalidRequest('A RevenueCat import needs the export as csv.', 'csv');
+    checkImportHeader(body.csv, 'revenuecat');
     return { kind: 'file', format: 'revenuecat', csv: body.csv };
   }
   if (!body.provider) throw invalidRequest('Name the provider to import from (or format revenuecat).', 'provider');
   if (isStoreProvider(body.provider)) {
     if (body.csv === undefined)
       throw invalidRequest('The stores have no list API: give the purchases to import as csv.', 'csv');
+    checkImportHeader(body.csv, body.provider);
     return { kind: 'file', format: body.provider, csv: body.csv };
   }
   if (body.csv !== undefined)
@@ -147,8 +152,8 @@ const running = (provider: string) =>
 
 /**
  * The import's row, in the request's transaction, and the workflow's input (ids only). Of a file
- * only its first line is read before the connection is known to be proven: nothing more is read
- * of a file it could not import. The file is then checked against its bounds in one pass and
+ * only its first line is read before the connection is known to be proven (planOf): nothing more
+ * is read of a file it could not import. The file is then checked against its bounds in one pass and
  * stored sealed, whole: its lines are read by the import's activity.
  */
 async function prepare(ctx: OperationContext, trx: Tx, plan: ReturnType<typeof planOf>): Promise<ImportRunInput> {
@@ -171,7 +176,6 @@ async function prepare(ctx: OperationContext, trx: Tx, plan: ReturnType<typeof p
   }
   // A RevenueCat export's purchases are looked up at the App Store (its other lines are refused by line).
   const store: StoreProviderId = plan.format === 'revenuecat' ? 'store_ios' : plan.format;
-  checkImportHeader(plan.csv, plan.format);
   const connection = await provenConnection(trx, store);
   checkImportBounds(plan.csv);
   const id = crypto.randomUUID();

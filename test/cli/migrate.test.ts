@@ -21,7 +21,7 @@ describe('npm run migrate', () => {
           cwd: ROOT_DIR,
         },
       );
-      expect(r.stdout).toMatch(/^migrations applied: 001_schema, 002_list_indexes, 004_sync_runs/);
+      expect(r.stdout).toMatch(/^migrations applied: 001_baseline(, |$)/m);
       const db = createKnex(url, { max: 1 });
       try {
         expect(await db.schema.hasTable('sync_runs')).toBe(true);

@@ -27,7 +27,8 @@ describe('the schema baseline', () => {
 
   it('makes the whole schema on an empty database, with every tenant table forced under row-level security', async () => {
     await migrateLatest(db);
-    expect(await appliedMigrations(db)).toEqual(['001_baseline']);
+    const applied = await appliedMigrations(db);
+    expect(applied[0]).toBe('001_baseline');
     const tables = await tenantTables(db);
     expect(tables).toEqual(await tenantTables(testDb()));
     expect(await rlsGaps(db)).toEqual([]);
@@ -36,7 +37,7 @@ describe('the schema baseline', () => {
   it('records itself and changes nothing where the earlier migrations made the schema', async () => {
     const before = await catalogue();
     // What an install made before the squash holds: the old names, not the baseline's.
-    await db('knex_migrations').del();
+    await db('knex_migrations').where({ name: '001_baseline' }).del();
     await db('knex_migrations').insert([
       { name: '001_schema', batch: 1, migration_time: new Date() },
       { name: '051_receipt_renewal_quiet', batch: 1, migration_time: new Date() },
