@@ -82,15 +82,7 @@ export function createImportActivities(deps: ActivityDeps) {
      * lifecycle workflow (the same rules and entitlement writer as a webhook), tagged imported.
      * Paced under the provider's documented limit, on the same allowance as the sync's calls.
      */
-    async importProviderPage(input: {
-      tenantId: string;
-      importId: string;
-      provider: WebProviderId;
-      connectionId: string;
-      mode: Mode;
-      cursor: string | null;
-      listed: number;
-    }): Promise<{ seen: number; next: string | null } | Parked> {
+    async importProviderPage(input: ProviderPageInput): Promise<{ seen: number; next: string | null } | Parked> {
       return inTenantTurn(input.tenantId, () => providerPage(input));
     },
 
@@ -101,12 +93,7 @@ export function createImportActivities(deps: ActivityDeps) {
      * does not confirm is refused with the reason; the rest go on. The first page reads the
      * file's lines (readFileLines).
      */
-    async importFilePage(input: {
-      tenantId: string;
-      importId: string;
-      connections: Partial<Record<ProviderId, string>>;
-      afterLine: number;
-    }): Promise<{ lastLine: number | null } | Parked> {
+    async importFilePage(input: FilePageInput): Promise<{ lastLine: number | null } | Parked> {
       return inTenantTurn(input.tenantId, () => filePage(input));
     },
 
@@ -120,20 +107,8 @@ export function createImportActivities(deps: ActivityDeps) {
     },
   };
 
-  /**
-   * One page of a web provider's subscriptions: each becomes the events of its customer's
-   * lifecycle workflow (the same rules and entitlement writer as a webhook), tagged imported.
-   * Paced under the provider's documented limit, on the same allowance as the sync's calls.
-   */
-  async function providerPage(input: {
-    tenantId: string;
-    importId: string;
-    provider: WebProviderId;
-    connectionId: string;
-    mode: Mode;
-    cursor: string | null;
-    listed: number;
-  }): Promise<{ seen: number; next: string | null }> {
+  /** importProviderPage's work, inside the tenant's turn. */
+  async function providerPage(input: ProviderPageInput): Promise<{ seen: number; next: string | null }> {
     {
       const handOver = deps.handOverLifecycle;
       if (!handOver) throw new Error('imports need the worker’s lifecycle hand-over');
@@ -191,12 +166,7 @@ export function createImportActivities(deps: ActivityDeps) {
     }
   }
 
-  async function filePage(input: {
-    tenantId: string;
-    importId: string;
-    connections: Partial<Record<ProviderId, string>>;
-    afterLine: number;
-  }): Promise<{ lastLine: number | null }> {
+  async function filePage(input: FilePageInput): Promise<{ lastLine: number | null }> {
     {
       if (!(await running(input.tenantId, input.importId))) return { lastLine: null };
       await readFileLines(input.tenantId, input.importId);
@@ -355,4 +325,21 @@ export function createImportActivities(deps: ActivityDeps) {
     // Counted once committed, as the store write counts its own.
     if (written?.state && written.app_user_id) entitlementWrites.inc({ provider, state: written.state });
   }
+}
+
+interface ProviderPageInput {
+  tenantId: string;
+  importId: string;
+  provider: WebProviderId;
+  connectionId: string;
+  mode: Mode;
+  cursor: string | null;
+  listed: number;
+}
+
+interface FilePageInput {
+  tenantId: string;
+  importId: string;
+  connections: Partial<Record<ProviderId, string>>;
+  afterLine: number;
 }
