@@ -19,7 +19,8 @@ export async function customerExists(src: PageSource, appUserId: string): Promis
          or exists (select 1 from subscriptions where app_user_id = $1)
          or exists (select 1 from entitlement_grants where app_user_id = $1)
          or exists (select 1 from store_purchase_tokens where app_user_id = $1)
-         or exists (select 1 from provisional_access where app_user_id = $1 and kind = 'grant') as found`,
+         or exists (select 1 from provisional_access where app_user_id = $1 and kind = 'grant')
+         or exists (select 1 from customer_notes where app_user_id = $1) as found`,
     [appUserId],
   );
   return !!r?.found;

@@ -1,16 +1,5 @@
 import type { Knex } from 'knex';
-import * as baseline from './migrations/001_baseline';
-import * as importLimits from './migrations/052_import_limits';
-import * as apiKeyMinter from './migrations/053_api_key_minter';
-import * as signInFailures from './migrations/054_sign_in_failures';
-
-/** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
-const MIGRATIONS: Record<string, Knex.Migration> = {
-  '001_baseline': baseline,
-  '052_import_limits': importLimits,
-  '053_api_key_minter': apiKeyMinter,
-  '054_sign_in_failures': signInFailures,
-};
+import { MIGRATIONS } from './migrations/index';
 
 const source: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(MIGRATIONS),

@@ -54,9 +54,9 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
     account: ['credentials'],
   },
   support: {
-    summary: 'Reads everything but keys and credentials; answers customers (grants, refresh).',
+    summary: 'Reads everything but keys and credentials; answers customers (grants, refresh, notes).',
     // Refreshing a customer from the providers is an import's capability (docs/reconciliation.md).
-    scopes: [...READS, 'grants:write', 'imports:write'],
+    scopes: [...READS, 'grants:write', 'imports:write', 'customers:write'],
     account: [],
   },
   viewer: { summary: 'Reads everything but keys and credentials; changes nothing.', scopes: [...READS], account: [] },

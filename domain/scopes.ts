@@ -20,6 +20,8 @@ export const SCOPES = [
   // The support desk (docs/support.md): one customer's page, and access granted by hand.
   'customers:read',
   'grants:write',
+  // Notes the support desk writes on a customer (docs/support.md, "Notes").
+  'customers:write',
   'charts:read',
   // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
   'charts:write',

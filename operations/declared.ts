@@ -12,6 +12,8 @@ import { getChange } from './changes/get';
 import { getChart } from './charts/get';
 import { listCharts } from './charts/list';
 import { listCoupons } from './coupons/list';
+import { createCustomerNote } from './customer-notes/create';
+import { listCustomerNotes } from './customer-notes/list';
 import { getCustomer } from './customers/get';
 import { refreshCustomer } from './customers/refresh';
 import { listEntitlements } from './entitlements/list';
@@ -79,6 +81,8 @@ export const DECLARED: Operation[] = [
   getChart,
   listCharts,
   listCoupons,
+  createCustomerNote,
+  listCustomerNotes,
   getCustomer,
   refreshCustomer,
   listEntitlements,

@@ -8,6 +8,9 @@
  * `npm test` and `npm run build` run it first; `--check` (in `npm run checks`) fails when the
  * committed file is not what it would write. It also refuses an operation whose name's resource
  * is not its folder (`grants.create` lives in `operations/grants/`).
+ *
+ * It writes the migrations' list the same way (`db/migrations/index.ts`, every
+ * `db/migrations/NNN_name.ts` in order), so a new migration is one new file.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +18,8 @@ import path from 'node:path';
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const OPERATIONS_DIR = path.join(ROOT, 'operations');
 export const DECLARED_FILE = path.join(OPERATIONS_DIR, 'declared.ts');
+const MIGRATIONS_DIR = path.join(ROOT, 'db', 'migrations');
+export const MIGRATIONS_FILE = path.join(MIGRATIONS_DIR, 'index.ts');
 
 const DECLARATION = /^export const (\w+) = defineOperation\(\{\s*\n\s*name: '([a-z_]+)\.[a-z_]+'/gm;
 
@@ -68,21 +73,54 @@ export function declaredModule(found: Found[]): string {
   ].join('\n');
 }
 
+/** Every migration file (`NNN_name.ts`), oldest first: the names knex records. */
+export function migrationNames(): string[] {
+  return fs
+    .readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{3}_[a-z0-9_]+\.ts$/.test(f))
+    .map((f) => f.replace(/\.ts$/, ''))
+    .sort();
+}
+
+export function migrationsModule(names: string[]): string {
+  const local = (n: string) => `m${n.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())}`;
+  return [
+    '// Written by scripts/operations-table.ts from every db/migrations/NNN_name.ts; do not edit.',
+    '// `npm test` and `npm run build` rewrite it; `npm run checks` fails when it is stale.',
+    "import type { Knex } from 'knex';",
+    ...names.map((n) => `import * as ${local(n)} from './${n}';`),
+    '',
+    '/** The migrations by the name knex records, oldest first (listed, not discovered on disk, so tsx, vitest and bundles load the same). */',
+    'export const MIGRATIONS: Record<string, Knex.Migration> = {',
+    ...names.map((n) => `  '${n}': ${local(n)},`),
+    '};',
+    '',
+  ].join('\n');
+}
+
+/** Writes (or, with `check`, compares) one generated file; answers whether it was stale. */
+function generate(file: string, text: string, check: boolean): boolean {
+  const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  if (current === text) return false;
+  const name = path.relative(ROOT, file);
+  if (check) console.error(`${name} is stale: run \`npx tsx scripts/operations-table.ts\``);
+  else {
+    fs.writeFileSync(file, text);
+    console.log(`wrote ${name}`);
+  }
+  return true;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, 'scripts', 'operations-table.ts')) {
   const { found, problems } = declarations();
   if (problems.length) {
     console.error(problems.join('\n'));
     process.exit(1);
   }
-  const text = declaredModule(found);
-  const current = fs.existsSync(DECLARED_FILE) ? fs.readFileSync(DECLARED_FILE, 'utf8') : '';
-  if (process.argv.includes('--check')) {
-    if (current !== text) {
-      console.error('operations/declared.ts is stale: run `npx tsx scripts/operations-table.ts`');
-      process.exit(1);
-    }
-  } else if (current !== text) {
-    fs.writeFileSync(DECLARED_FILE, text);
-    console.log(`wrote operations/declared.ts (${found.length} operations)`);
-  }
+  const check = process.argv.includes('--check');
+  const stale = [
+    generate(DECLARED_FILE, declaredModule(found), check),
+    generate(MIGRATIONS_FILE, migrationsModule(migrationNames()), check),
+  ];
+  if (check && stale.some(Boolean)) process.exit(1);
 }

@@ -21,7 +21,9 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
   });
 
   it('a developer runs everything but the team, approvals and grants: keys, credentials, webhooks, providers, products', () => {
-    expect(allowed('developer')).toEqual(names((op) => !team(op) && !approvals(op) && op.scope !== 'grants:write'));
+    expect(allowed('developer')).toEqual(
+      names((op) => !team(op) && !approvals(op) && op.scope !== 'grants:write' && op.scope !== 'customers:write'),
+    );
     expect(allowed('developer')).toEqual(
       expect.arrayContaining(['api_keys.create', 'providers.connect', 'products.create', 'webhook_endpoints.create']),
     );
@@ -29,10 +31,13 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
     expect(scopesOfRole('developer').filter((s) => s.startsWith('grants:') && !s.endsWith(':read'))).toEqual([]);
   });
 
-  it('support and viewers read, support grants access by hand; neither touches keys, credentials, the team or the catalogue', () => {
+  it('support and viewers read, support grants access by hand and writes notes; neither touches keys, credentials, the team or the catalogue', () => {
     expect(allowed('viewer')).toEqual(names(reads));
     expect(allowed('support')).toEqual(
-      names((op) => reads(op) || op.scope === 'grants:write' || op.scope === 'imports:write'),
+      names(
+        (op) =>
+          reads(op) || op.scope === 'grants:write' || op.scope === 'imports:write' || op.scope === 'customers:write',
+      ),
     );
     expect(allowed('support')).toEqual(expect.arrayContaining(['grants.create', 'grants.revoke', 'customers.refresh']));
     for (const role of ['support', 'viewer'] as const) {

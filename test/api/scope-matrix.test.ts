@@ -57,6 +57,8 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /customers/{app_user_id}': 'customers:read',
   'POST /customers/{app_user_id}/grants': 'grants:write',
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
+  'GET /customers/{app_user_id}/notes': 'customers:read',
+  'POST /customers/{app_user_id}/notes': 'customers:write',
   // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
   'GET /changes/{id}': 'audit:read',
   // Reconciliation (issue #29; its own matrix with a real customer: test/reconciliation/refresh-customer.test.ts).
@@ -75,6 +77,7 @@ const WRITE_BODIES: Record<string, string> = {
   'products.create': JSON.stringify({ sku: 'scope_matrix', upsert: true }),
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
   'outbound_deliveries.replay_failed': JSON.stringify({ since: '2020-01-01T00:00:00Z' }),
+  'customer_notes.create': JSON.stringify({ body: 'scope matrix' }),
 };
 /**
  * The routes outside the generic loop below, each with why: it needs a real id of its own kind or a
@@ -92,6 +95,7 @@ const OWN_MATRIX: Record<string, string> = {
   'POST /imports': 'a connected provider to read, one import at a time: test/imports/psp_a-import.test.ts',
   'GET /imports/{id}': 'a real import id: test/imports/psp_a-import.test.ts',
   'GET /customers/{app_user_id}': 'a real customer: test/api/customers.test.ts',
+  'GET /customers/{app_user_id}/notes': 'a customer known by a note: test/api/customer-notes.test.ts',
   'POST /customers/{app_user_id}/grants': 'a real customer and product: test/api/customers.test.ts',
   'DELETE /customers/{app_user_id}/grants/{id}': 'a real grant, ended after one run: test/api/customers.test.ts',
   'POST /customers/{app_user_id}/refresh': 'a real customer: test/reconciliation/refresh-customer.test.ts',
@@ -163,7 +167,8 @@ describe('scope matrix', () => {
             ? JSON.stringify({ confirm_count: (await call(base, '/sync', t.secret_key)).body.confirm_count })
             : (WRITE_BODIES[op.name] ?? undefined);
         const ok = await call(base, p, only.secret_key, { method: op.rest!.method, body });
-        expect(ok.status).toBe(200);
+        // 201 for a write declared to create, else 200.
+        expect(ok.status).toBe(op.responses && '201' in op.responses ? 201 : 200);
         assertMatchesOpenApi(op.rest!.method, op.rest!.path, ok);
         const no = await call(base, p, allBut.secret_key, { method: op.rest!.method, body });
         expect(no.status).toBe(403);
