@@ -3,6 +3,8 @@ import { VaultDecryptError, type Vault } from '../vault/vault';
 import { ENCRYPTED_FIELDS, secretAad } from './connections';
 import { ENDPOINT_ENCRYPTED_FIELDS, endpointSecretAad } from './outbound-endpoints';
 import { purchaseTokenAad, type StoreProvider } from '../domain/store-purchase';
+import { importFileAad } from '../domain/import-file';
+import { heldFieldAad, sealedField } from '../domain/changes';
 
 export interface ReencryptFailure {
   table: string;
@@ -39,11 +41,15 @@ const MAX_LISTED_FAILURES = 100;
 
 type EnvelopeRow = Record<string, string | null> & { id: string; tenant_id: string };
 
-/** Every table holding vault envelopes, with the AAD each value is bound to (from the columns `bound` names). */
+/**
+ * Every table holding vault envelopes, with the AAD each value is bound to (from the columns `bound`
+ * names), walked in order of `key` (its primary key; `id` unless named).
+ */
 const ENCRYPTED_TABLES: {
   table: string;
   fields: readonly string[];
   bound?: readonly string[];
+  key?: readonly string[];
   aad: (row: EnvelopeRow, field: string) => string;
 }[] = [
   {
@@ -62,6 +68,16 @@ const ENCRYPTED_TABLES: {
     fields: ['purchase_token_enc'],
     bound: ['provider', 'token_hash'],
     aad: (r) => purchaseTokenAad(r.tenant_id, r.provider as StoreProvider, r.token_hash!),
+  },
+  // An uploaded import file until its activity has read it (docs/reconciliation.md).
+  { table: 'imports', fields: ['file_sealed'], aad: (r) => importFileAad(r.tenant_id, r.id) },
+  // An import's Play tokens, one per line, sealed like the tokens above.
+  {
+    table: 'import_items',
+    fields: ['sealed'],
+    bound: ['provider', 'ref'],
+    key: ['import_id', 'line'],
+    aad: (r) => purchaseTokenAad(r.tenant_id, r.provider as StoreProvider, r.ref!),
   },
 ];
 
@@ -83,6 +99,7 @@ export async function reencryptAll(ownerDb: Knex, vault: Vault, opts: ReencryptO
     dry_run: !!opts.dryRun,
   };
   for (const spec of ENCRYPTED_TABLES) await reencryptTable(ownerDb, vault, spec, opts, res);
+  await reencryptHeldInputs(ownerDb, vault, opts, res);
   return res;
 }
 
@@ -94,19 +111,23 @@ async function reencryptTable(
   res: ReencryptResult,
 ): Promise<void> {
   const { table, fields } = spec;
+  const key = spec.key ?? ['id'];
   const batchSize = opts.batchSize ?? 200;
-  let after: string | null = null;
+  let after: Knex.RawBinding[] | null = null;
   for (;;) {
     const batch: number = await ownerDb.transaction(async (trx) => {
       const q = trx(table)
-        .select('id', 'tenant_id', ...(spec.bound ?? []), ...fields)
-        .orderBy('id')
+        .select(...new Set([...key, 'tenant_id', ...(spec.bound ?? []), ...fields]))
+        .orderBy(key.map((column) => ({ column })))
         .limit(batchSize)
         .forUpdate();
-      if (after) q.where('id', '>', after);
+      // Keyset paging on the whole key, compared as a row: (a, b) > (x, y).
+      if (after)
+        q.whereRaw(`(${key.map(() => '??').join(', ')}) > (${key.map(() => '?').join(', ')})`, [...key, ...after]);
       if (opts.tenantId) q.where({ tenant_id: opts.tenantId });
       const rows: EnvelopeRow[] = await q;
       for (const row of rows) {
+        const rowId = key.map((k) => String(row[k])).join(':');
         const update: Record<string, string> = {};
         for (const field of fields) {
           const env = row[field];
@@ -122,19 +143,66 @@ async function reencryptTable(
           } catch (e) {
             res.failed++;
             const reason = e instanceof VaultDecryptError ? e.reason : 'error';
-            if (res.failures.length < MAX_LISTED_FAILURES) res.failures.push({ table, id: row.id, field, reason });
+            if (res.failures.length < MAX_LISTED_FAILURES) res.failures.push({ table, id: rowId, field, reason });
           }
         }
         const n = Object.keys(update).length;
-        if (n > 0 && !opts.dryRun) await trx(table).where({ id: row.id }).update(update);
+        if (n > 0 && !opts.dryRun)
+          await trx(table)
+            .where(Object.fromEntries(key.map((k) => [k, row[k]])))
+            .update(update);
         res.reencrypted += n;
       }
       res.rows += rows.length;
-      if (rows.length > 0) after = rows[rows.length - 1].id;
+      if (rows.length > 0) after = key.map((k) => rows[rows.length - 1][k] as Knex.RawBinding);
       return rows.length;
     });
     if (batch < batchSize) break;
   }
+}
+
+/**
+ * A held write's sealed fields (`<field>_sealed` in `held_changes.input`, docs/approvals.md): moved
+ * to the current key while the change waits; a decided change's input is history and no longer opened.
+ */
+async function reencryptHeldInputs(ownerDb: Knex, vault: Vault, opts: ReencryptOptions, res: ReencryptResult) {
+  await ownerDb.transaction(async (trx) => {
+    const q = trx('held_changes')
+      .where({ status: 'pending_approval' })
+      .whereRaw(`exists (select 1 from jsonb_object_keys(input) k where k like '%\\_sealed')`)
+      .orderBy('id')
+      .select('id', 'tenant_id', 'input')
+      .forUpdate();
+    if (opts.tenantId) q.where({ tenant_id: opts.tenantId });
+    const rows: { id: string; tenant_id: string; input: Record<string, unknown> }[] = await q;
+    for (const row of rows) {
+      res.rows++;
+      const input = { ...row.input };
+      let moved = 0;
+      for (const [k, env] of Object.entries(row.input)) {
+        if (!k.endsWith('_sealed') || typeof env !== 'string') continue;
+        const field = k.slice(0, -'_sealed'.length);
+        if (sealedField(field) !== k) continue;
+        res.values++;
+        if (!vault.needsReencrypt(env)) {
+          res.already_current++;
+          continue;
+        }
+        const aad = heldFieldAad(row.tenant_id, field);
+        try {
+          input[k] = vault.encrypt(vault.decrypt(env, aad), aad);
+          moved++;
+        } catch (e) {
+          res.failed++;
+          const reason = e instanceof VaultDecryptError ? e.reason : 'error';
+          if (res.failures.length < MAX_LISTED_FAILURES)
+            res.failures.push({ table: 'held_changes', id: row.id, field: k, reason });
+        }
+      }
+      if (moved > 0 && !opts.dryRun) await trx('held_changes').where({ id: row.id }).update({ input });
+      res.reencrypted += moved;
+    }
+  });
 }
 
 /**
@@ -147,8 +215,20 @@ export async function tenantsWithSecrets(ownerDb: Knex): Promise<string[]> {
     )
     .select('tenant_id');
   const tokens = ownerDb('store_purchase_tokens').whereNotNull('purchase_token_enc').select('tenant_id');
+  const files = ownerDb('imports').whereNotNull('file_sealed').select('tenant_id');
+  const lines = ownerDb('import_items').whereNotNull('sealed').select('tenant_id');
+  const held = ownerDb('held_changes').where({ status: 'pending_approval' }).select('tenant_id');
   return ownerDb
-    .from(ownerDb('webhook_endpoints').select('tenant_id').union(connections).union(tokens).as('t'))
+    .from(
+      ownerDb('webhook_endpoints')
+        .select('tenant_id')
+        .union(connections)
+        .union(tokens)
+        .union(files)
+        .union(lines)
+        .union(held)
+        .as('t'),
+    )
     .distinct('tenant_id')
     .pluck('tenant_id');
 }

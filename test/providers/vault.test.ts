@@ -9,6 +9,9 @@ import { reencryptAll } from '../../db/reencrypt';
 import { openPurchase, sealPurchase } from '../../providers/purchase-ref';
 import { insertEndpoint, rotateEndpointSecret, signingSecrets } from '../../db/outbound-endpoints';
 import { withTenant } from '../../db/tenant-tx';
+import { importFileAad } from '../../domain/import-file';
+import { heldFieldAad, sealedField } from '../../domain/changes';
+import { purchaseTokenAad } from '../../domain/store-purchase';
 import { testDb } from '../helpers/db';
 
 const b64 = () => crypto.randomBytes(32).toString('base64');
@@ -319,6 +322,71 @@ describe('rotation: Play tokens kept with their claims', () => {
     expect(openPurchase(createVault(k2), tenantId, 'store_android', moved)).toBe(token);
     // Still bound to its tenant: another tenant's id does not open it.
     expect(() => openPurchase(createVault(k2), crypto.randomUUID(), 'store_android', moved)).toThrow();
+    await db('tenants').where({ id: tenantId }).del();
+  });
+});
+
+describe('rotation: what waits sealed for a person or an activity', () => {
+  const db = testDb();
+  const k1 = `k1:${b64()}`;
+  const k2 = `k2:${b64()}`;
+
+  it('an uploaded import file, its Play tokens and a held write’s sealed field move to the new key and open under it alone', async () => {
+    const [{ id: tenantId }] = await db('tenants')
+      .insert({ name: `vault-held-${crypto.randomUUID().slice(0, 8)}` })
+      .returning('id');
+    const old = createVault(k1);
+    const csv = `purchase_token,app_user_id\ntoken-${crypto.randomUUID()},u1\n`;
+    const [{ id: importId }] = await db('imports')
+      .insert({ tenant_id: tenantId, provider: 'store_android', source: 'file', file_sealed: 'pending' })
+      .returning('id');
+    await db('imports')
+      .where({ id: importId })
+      .update({ file_sealed: old.encrypt(csv, importFileAad(tenantId, importId)) });
+    const token = `token-${crypto.randomUUID()}`;
+    const ref = sealPurchase(old, tenantId, 'store_android', token);
+    await db('import_items').insert(
+      [1, 2].map((line) => ({
+        tenant_id: tenantId,
+        import_id: importId,
+        line,
+        provider: 'store_android',
+        ref: ref.key,
+        sealed: line === 1 ? ref.sealed : old.encrypt(token, purchaseTokenAad(tenantId, 'store_android', ref.key)),
+      })),
+    );
+    const [{ id: keyId }] = await db('api_keys')
+      .insert({ tenant_id: tenantId, key_hash: crypto.randomUUID(), key_hint: 'x', scopes: ['imports:write'] })
+      .returning('id');
+    const [{ id: changeId }] = await db('held_changes')
+      .insert({
+        tenant_id: tenantId,
+        operation: 'imports.create',
+        input: JSON.stringify({ csv: '1 line', [sealedField('csv')]: old.encrypt(csv, heldFieldAad(tenantId, 'csv')) }),
+        requested_by_key: keyId,
+        surface: 'rest',
+        plan: JSON.stringify({ summary: 'x', targets: [], basis: null }),
+        expires_at: new Date(Date.now() + 3600_000),
+      })
+      .returning('id');
+
+    const res = await reencryptAll(db, createVault(`${k2},${k1}`), { tenantId, batchSize: 1 });
+    expect(res).toMatchObject({ values: 4, reencrypted: 4, failed: 0 });
+    expect(JSON.stringify(res)).not.toContain(token);
+    const again = await reencryptAll(db, createVault(`${k2},${k1}`), { tenantId });
+    expect(again).toMatchObject({ values: 4, reencrypted: 0, already_current: 4 });
+
+    const only = createVault(k2);
+    const file = await db('imports').where({ id: importId }).first('file_sealed');
+    expect(only.decrypt(file.file_sealed, importFileAad(tenantId, importId))).toBe(csv);
+    for (const item of await db('import_items').where({ import_id: importId }).select('sealed'))
+      expect(openPurchase(only, tenantId, 'store_android', { key: ref.key, sealed: item.sealed })).toBe(token);
+    const held = await db('held_changes').where({ id: changeId }).first('input');
+    expect(held.input.csv).toBe('1 line');
+    expect(only.decrypt(held.input[sealedField('csv')], heldFieldAad(tenantId, 'csv'))).toBe(csv);
+    expect(() => createVault(k1).decrypt(file.file_sealed, importFileAad(tenantId, importId))).toThrow(
+      VaultDecryptError,
+    );
     await db('tenants').where({ id: tenantId }).del();
   });
 });
