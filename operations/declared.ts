@@ -36,6 +36,7 @@ import { getProduct } from './products/get';
 import { listProducts } from './products/list';
 import { retireProduct } from './products/retire';
 import { setPricingOp } from './products/set-pricing';
+import { summarizeProducts } from './products/summaries';
 import { syncProduct } from './products/sync';
 import { updateProductOp } from './products/update';
 import { attachProvider } from './providers/attach';
@@ -103,6 +104,7 @@ export const DECLARED: Operation[] = [
   listProducts,
   retireProduct,
   setPricingOp,
+  summarizeProducts,
   syncProduct,
   updateProductOp,
   attachProvider,
