@@ -55,6 +55,7 @@ import { listSubscribers } from './subscribers/list';
 import { listSyncEvents } from './sync/events';
 import { getSyncReport } from './sync/report';
 import { runSync } from './sync/run';
+import { listSyncRuns } from './sync/runs';
 import { changeMemberRole } from './team/change-role';
 import { inviteMember } from './team/invite';
 import { removeTeamMember } from './team/remove';
@@ -124,6 +125,7 @@ export const DECLARED: Operation[] = [
   listSyncEvents,
   getSyncReport,
   runSync,
+  listSyncRuns,
   changeMemberRole,
   inviteMember,
   removeTeamMember,
