@@ -29,6 +29,7 @@ import { listOutboundDeliveries } from './outbound-deliveries/list';
 import { replayFailedDeliveries } from './outbound-deliveries/replay-failed';
 import { listOutboundEvents } from './outbound-events/list';
 import { replayOutboundEvent } from './outbound-events/replay';
+import { getPaywallDraft } from './paywall/draft';
 import { getPaywall } from './paywall/get';
 import { publishPaywall } from './paywall/publish';
 import { savePaywallDraft } from './paywall/save-draft';
@@ -99,6 +100,7 @@ export const DECLARED: Operation[] = [
   replayFailedDeliveries,
   listOutboundEvents,
   replayOutboundEvent,
+  getPaywallDraft,
   getPaywall,
   publishPaywall,
   savePaywallDraft,
