@@ -44,6 +44,8 @@ import { updateProductOp } from './products/update';
 import { attachProvider } from './providers/attach';
 import { connectProviderOAuth } from './providers/connect-oauth';
 import { connectProvider } from './providers/connect';
+import { listConnections } from './providers/connections';
+import { getConnection } from './providers/connections';
 import { listProviders } from './providers/list';
 import { setDefaultProvider } from './providers/set-default';
 import { updateProviderCredentials } from './providers/update-credentials';
@@ -115,6 +117,8 @@ export const DECLARED: Operation[] = [
   attachProvider,
   connectProviderOAuth,
   connectProvider,
+  listConnections,
+  getConnection,
   listProviders,
   setDefaultProvider,
   updateProviderCredentials,
