@@ -26,6 +26,7 @@ import { getImport } from './imports/get';
 import { listImports } from './imports/list';
 import { listOutboundAttempts } from './outbound-deliveries/attempts';
 import { listOutboundDeliveries } from './outbound-deliveries/list';
+import { recentOutboundAttempts } from './outbound-deliveries/recent-attempts';
 import { replayFailedDeliveries } from './outbound-deliveries/replay-failed';
 import { listOutboundEvents } from './outbound-events/list';
 import { replayOutboundEvent } from './outbound-events/replay';
@@ -99,6 +100,7 @@ export const DECLARED: Operation[] = [
   listImports,
   listOutboundAttempts,
   listOutboundDeliveries,
+  recentOutboundAttempts,
   replayFailedDeliveries,
   listOutboundEvents,
   replayOutboundEvent,
