@@ -2,6 +2,7 @@
 // `npm test` and `npm run build` rewrite it; `npm run checks` fails when it is stale.
 import type { Operation } from './types';
 import { createApiKey } from './api-keys/create';
+import { listApiKeysOp } from './api-keys/list';
 import { revokeApiKeyOp } from './api-keys/revoke';
 import { createApp } from './apps/create';
 import { listApps } from './apps/list';
@@ -62,6 +63,7 @@ import { runSync } from './sync/run';
 import { listSyncRuns } from './sync/runs';
 import { changeMemberRole } from './team/change-role';
 import { inviteMember } from './team/invite';
+import { listTeam } from './team/list';
 import { removeTeamMember } from './team/remove';
 import { revokeTeamInvitation } from './team/revoke-invitation';
 import { getTenant } from './tenant/get';
@@ -76,6 +78,7 @@ import { listWebhooks } from './webhooks/list';
 /** The declared operations, by resource folder and file name. */
 export const DECLARED: Operation[] = [
   createApiKey,
+  listApiKeysOp,
   revokeApiKeyOp,
   createApp,
   listApps,
@@ -136,6 +139,7 @@ export const DECLARED: Operation[] = [
   listSyncRuns,
   changeMemberRole,
   inviteMember,
+  listTeam,
   removeTeamMember,
   revokeTeamInvitation,
   getTenant,
