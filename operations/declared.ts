@@ -10,6 +10,8 @@ import { exportAudit } from './audit/export';
 import { listAudit } from './audit/list';
 import { rejectChange } from './changes/approve';
 import { getChange } from './changes/get';
+import { listChanges } from './changes/list';
+import { viewChange } from './changes/list';
 import { getChart } from './charts/get';
 import { listCharts } from './charts/list';
 import { listCoupons } from './coupons/list';
@@ -86,6 +88,8 @@ export const DECLARED: Operation[] = [
   listAudit,
   rejectChange,
   getChange,
+  listChanges,
+  viewChange,
   getChart,
   listCharts,
   listCoupons,
