@@ -8,6 +8,7 @@ import { createApp } from './apps/create';
 import { listApps } from './apps/list';
 import { exportAudit } from './audit/export';
 import { listAudit } from './audit/list';
+import { auditPeople } from './audit/people';
 import { rejectChange } from './changes/approve';
 import { getChange } from './changes/get';
 import { listChanges } from './changes/list';
@@ -86,6 +87,7 @@ export const DECLARED: Operation[] = [
   listApps,
   exportAudit,
   listAudit,
+  auditPeople,
   rejectChange,
   getChange,
   listChanges,
