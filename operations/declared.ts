@@ -34,6 +34,7 @@ import { recentOutboundAttempts } from './outbound-deliveries/recent-attempts';
 import { replayFailedDeliveries } from './outbound-deliveries/replay-failed';
 import { listOutboundEvents } from './outbound-events/list';
 import { replayOutboundEvent } from './outbound-events/replay';
+import { getOverview } from './overview/get';
 import { getPaywallDraft } from './paywall/draft';
 import { getPaywall } from './paywall/get';
 import { publishPaywall } from './paywall/publish';
@@ -113,6 +114,7 @@ export const DECLARED: Operation[] = [
   replayFailedDeliveries,
   listOutboundEvents,
   replayOutboundEvent,
+  getOverview,
   getPaywallDraft,
   getPaywall,
   publishPaywall,
