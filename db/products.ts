@@ -187,30 +187,27 @@ export async function productIdWhere(
   return row?.id;
 }
 
-/** The products page's rows (api/dashboard/products-page.ts, paywall-page.ts). */
+/** The catalogue table's rows (operations/products/summaries.ts: the dashboard's products page and grant form). */
 export interface ProductListRow {
   id: string;
   sku: string;
   name: string;
   tier: string | null;
   active: boolean;
-  updated_at: Date;
+  updated_at: string;
   /** How many prices the product has. */
   prices: number;
 }
 
-/** Every product of the tenant by sku, with its price count: one statement. */
-export async function listProductsWithPriceCounts(trx: Knex.Transaction): Promise<ProductListRow[]> {
-  return trx('products as p')
-    .leftJoin('prices as pr', 'pr.product_id', 'p.id')
-    .groupBy('p.id')
-    .orderBy('p.sku')
-    .select('p.id', 'p.sku', 'p.name', 'p.tier', 'p.active', 'p.updated_at', trx.raw('count(pr.id)::int as prices'));
-}
-
-/** The tenant's product with this id, as stored (the caller checks it is a uuid first), or undefined. */
-export function findProductId(trx: Knex.Transaction, id: string): Promise<string | undefined> {
-  return productIdWhere(trx, { id });
+/** Every product of the tenant by sku, with its price count: one statement, in a tenant read. */
+export async function listProductsWithPriceCounts(src: PageSource): Promise<ProductListRow[]> {
+  return (await readerOf(src).rows(
+    `select p.id, p.sku, p.name, p.tier, p.active, p.updated_at, count(pr.id)::int as prices
+       from products p left join prices pr on pr.product_id = p.id
+      group by p.id order by p.sku`,
+    [],
+    { types: isoTimestampTypes },
+  )) as ProductListRow[];
 }
 
 /** Which of these skus the tenant's catalogue has. */

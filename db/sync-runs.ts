@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { SyncEvent } from '../domain/sync-plan';
-import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
+import { pageFromSql, readerOf, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 
 /**
  * The run tables: `sync_runs` (one row per run; a `running` row is the tenant's drain lock,
@@ -89,12 +89,13 @@ export interface RunRow {
   finished_at: Date | null;
 }
 
-/** The newest runs first (the dashboard's list). */
-export async function recentRuns(trx: Knex.Transaction, limit = 100): Promise<RunRow[]> {
-  return trx('sync_runs')
-    .orderBy('created_at', 'desc')
-    .limit(limit)
-    .select<RunRow[]>('id', 'kind', 'status', 'requested_by', 'workflow_id', 'created_at', 'finished_at');
+/** The newest runs first (the dashboard's list, the overview's last run): a list, so written SQL. */
+export async function recentRuns(src: PageSource, limit = 100): Promise<RunRow[]> {
+  return (await readerOf(src).rows(
+    `select id, kind, status, requested_by, workflow_id, created_at, finished_at
+       from sync_runs order by created_at desc limit $1`,
+    [limit],
+  )) as RunRow[];
 }
 
 /** The sync events list page (GET /v1/sync/events): newest first, each filter optional. */

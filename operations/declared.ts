@@ -2,18 +2,23 @@
 // `npm test` and `npm run build` rewrite it; `npm run checks` fails when it is stale.
 import type { Operation } from './types';
 import { createApiKey } from './api-keys/create';
+import { listApiKeysOp } from './api-keys/list';
 import { revokeApiKeyOp } from './api-keys/revoke';
 import { createApp } from './apps/create';
 import { listApps } from './apps/list';
 import { exportAudit } from './audit/export';
 import { listAudit } from './audit/list';
+import { auditPeople } from './audit/people';
 import { rejectChange } from './changes/approve';
 import { getChange } from './changes/get';
+import { listChanges } from './changes/list';
+import { viewChange } from './changes/list';
 import { getChart } from './charts/get';
 import { listCharts } from './charts/list';
 import { listCoupons } from './coupons/list';
 import { createCustomerNote } from './customer-notes/create';
 import { listCustomerNotes } from './customer-notes/list';
+import { findCustomers } from './customers/find';
 import { getCustomer } from './customers/get';
 import { refreshCustomer } from './customers/refresh';
 import { listEntitlements } from './entitlements/list';
@@ -27,9 +32,12 @@ import { getImport } from './imports/get';
 import { listImports } from './imports/list';
 import { listOutboundAttempts } from './outbound-deliveries/attempts';
 import { listOutboundDeliveries } from './outbound-deliveries/list';
+import { recentOutboundAttempts } from './outbound-deliveries/recent-attempts';
 import { replayFailedDeliveries } from './outbound-deliveries/replay-failed';
 import { listOutboundEvents } from './outbound-events/list';
 import { replayOutboundEvent } from './outbound-events/replay';
+import { getOverview } from './overview/get';
+import { getPaywallDraft } from './paywall/draft';
 import { getPaywall } from './paywall/get';
 import { publishPaywall } from './paywall/publish';
 import { savePaywallDraft } from './paywall/save-draft';
@@ -38,11 +46,14 @@ import { getProduct } from './products/get';
 import { listProducts } from './products/list';
 import { retireProduct } from './products/retire';
 import { setPricingOp } from './products/set-pricing';
+import { summarizeProducts } from './products/summaries';
 import { syncProduct } from './products/sync';
 import { updateProductOp } from './products/update';
 import { attachProvider } from './providers/attach';
 import { connectProviderOAuth } from './providers/connect-oauth';
 import { connectProvider } from './providers/connect';
+import { listConnections } from './providers/connections';
+import { getConnection } from './providers/connections';
 import { listProviders } from './providers/list';
 import { setDefaultProvider } from './providers/set-default';
 import { updateProviderCredentials } from './providers/update-credentials';
@@ -55,8 +66,10 @@ import { listSubscribers } from './subscribers/list';
 import { listSyncEvents } from './sync/events';
 import { getSyncReport } from './sync/report';
 import { runSync } from './sync/run';
+import { listSyncRuns } from './sync/runs';
 import { changeMemberRole } from './team/change-role';
 import { inviteMember } from './team/invite';
+import { listTeam } from './team/list';
 import { removeTeamMember } from './team/remove';
 import { revokeTeamInvitation } from './team/revoke-invitation';
 import { getTenant } from './tenant/get';
@@ -71,18 +84,23 @@ import { listWebhooks } from './webhooks/list';
 /** The declared operations, by resource folder and file name. */
 export const DECLARED: Operation[] = [
   createApiKey,
+  listApiKeysOp,
   revokeApiKeyOp,
   createApp,
   listApps,
   exportAudit,
   listAudit,
+  auditPeople,
   rejectChange,
   getChange,
+  listChanges,
+  viewChange,
   getChart,
   listCharts,
   listCoupons,
   createCustomerNote,
   listCustomerNotes,
+  findCustomers,
   getCustomer,
   refreshCustomer,
   listEntitlements,
@@ -96,9 +114,12 @@ export const DECLARED: Operation[] = [
   listImports,
   listOutboundAttempts,
   listOutboundDeliveries,
+  recentOutboundAttempts,
   replayFailedDeliveries,
   listOutboundEvents,
   replayOutboundEvent,
+  getOverview,
+  getPaywallDraft,
   getPaywall,
   publishPaywall,
   savePaywallDraft,
@@ -107,11 +128,14 @@ export const DECLARED: Operation[] = [
   listProducts,
   retireProduct,
   setPricingOp,
+  summarizeProducts,
   syncProduct,
   updateProductOp,
   attachProvider,
   connectProviderOAuth,
   connectProvider,
+  listConnections,
+  getConnection,
   listProviders,
   setDefaultProvider,
   updateProviderCredentials,
@@ -124,8 +148,10 @@ export const DECLARED: Operation[] = [
   listSyncEvents,
   getSyncReport,
   runSync,
+  listSyncRuns,
   changeMemberRole,
   inviteMember,
+  listTeam,
   removeTeamMember,
   revokeTeamInvitation,
   getTenant,

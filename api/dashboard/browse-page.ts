@@ -13,9 +13,9 @@ import { listAudit } from '../../operations/audit/list';
 import { listEntitlements } from '../../operations/entitlements/list';
 import { listSubscribers } from '../../operations/subscribers/list';
 import { listWebhooks } from '../../operations/webhooks/list';
-import { memberEmails } from '../../db/team';
-import { withTenant } from '../../db/tenant-tx';
+import { auditPeople } from '../../operations/audit/people';
 import { isUuid } from '../../domain/ids';
+import { readThrough } from './run-operation';
 
 /**
  * Browsing runs the API's own read operations (same filters, validation, tenant transaction
@@ -87,9 +87,15 @@ export function browsePages(services: Services): Router {
       const userIds = rows
         .filter((x) => x.actor_type === 'user' && isUuid(String(x.actor_id)))
         .map((x) => String(x.actor_id));
-      const people = userIds.length
-        ? await withTenant(services.db, ctx.state.user!.tenant_id, (trx) => memberEmails(trx, [...new Set(userIds)]))
-        : new Map<string, string>();
+      const people = new Map(
+        userIds.length
+          ? (
+              await readThrough<{ data: { id: string; email: string }[] }>(services, ctx, auditPeople as Operation, {
+                user_ids: [...new Set(userIds)],
+              })
+            ).data.map((p) => [p.id, p.email])
+          : [],
+      );
       const shown = (row: Record<string, unknown>, c: string) =>
         c === 'actor_id' && row.actor_type === 'user' && people.has(String(row[c]))
           ? `${people.get(String(row[c]))} (${cell(c, row[c])})`

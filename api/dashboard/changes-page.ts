@@ -1,18 +1,18 @@
 import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
-import { findHeldChange, listDecidedChanges, listPendingChanges, type HeldChangeRow } from '../../db/held-changes';
-import { listApiKeys } from '../../db/api-keys';
-import { withTenant } from '../../db/tenant-tx';
+import type { HeldChangeRow } from '../../db/held-changes';
 import { shownInput } from '../../domain/changes';
-import { isUuid } from '../../domain/ids';
 import { approveChange } from '../../operations';
 import { rejectChange } from '../../operations/changes/approve';
+import { listChanges, viewChange } from '../../operations/changes/list';
 import type { Services } from '../../operations/services';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
+
+type Named = HeldChangeRow & { key_name: string };
 
 const STATUS_WORDS: Record<string, string> = {
   pending_approval: 'Waiting for approval',
@@ -25,11 +25,11 @@ const STATUS_WORDS: Record<string, string> = {
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
 /** One change with its plan: what it would change, where, and the values it changes as they are now. */
-function changeDetail(c: HeldChangeRow, keyName: string, csrf: string) {
+function changeDetail(c: Named, csrf: string) {
   return html`<section aria-labelledby="change-${c.id}"><h2 id="change-${c.id}">${c.plan.summary}</h2>
 <dl>
 <dt>Status</dt><dd id="change-status-${c.id}">${STATUS_WORDS[c.status] ?? c.status}</dd>
-<dt>Asked by key</dt><dd>${keyName}</dd>
+<dt>Asked by key</dt><dd>${c.key_name}</dd>
 <dt>Write</dt><dd><code>${c.operation}</code></dd>
 <dt>Lands at</dt><dd>${c.plan.targets.join(', ')}</dd>
 <dt>Asked</dt><dd>${formatDate(c.created_at)}</dd>
@@ -62,19 +62,11 @@ ${rows.map((c) => html`<tr><td><a href="/changes/${c.id}">${c.plan.summary}</a><
  * the signed-in person, so the policy decides who may (an account's manager; never a key).
  */
 export function changesPage(services: Services): Router {
-  const { db } = services;
   const r = exactRouter();
-
-  const keyNames = async (tenantId: string) =>
-    new Map((await withTenant(db, tenantId, (trx) => listApiKeys(trx))).map((k) => [k.id, k.name || 'unnamed key']));
 
   const renderList = async (ctx: Koa.Context, extra: { notice?: string; error?: string } = {}) => {
     const user = ctx.state.user!;
-    const [pending, decided, names] = await Promise.all([
-      withTenant(db, user.tenant_id, (trx) => listPendingChanges(trx)),
-      withTenant(db, user.tenant_id, (trx) => listDecidedChanges(trx)),
-      keyNames(user.tenant_id),
-    ]);
+    const { pending, decided } = await readThrough<{ pending: Named[]; decided: Named[] }>(services, ctx, listChanges);
     ctx.type = 'html';
     ctx.body = page({
       title: 'Changes',
@@ -82,26 +74,26 @@ export function changesPage(services: Services): Router {
       csrf: ctx.state.csrf!,
       ...extra,
       body: html`<p>Writes made with a key that requires approval wait here. Nothing is written until you approve; if what a change was planned against has moved since, approving stops it and says so.</p>
-${pending.length ? pending.map((c) => changeDetail(c, names.get(c.requested_by_key) ?? '', ctx.state.csrf!)) : html`<p>Nothing waits for approval.</p>`}
+${pending.length ? pending.map((c) => changeDetail(c, ctx.state.csrf!)) : html`<p>Nothing waits for approval.</p>`}
 ${decidedList(decided)}`,
     });
   };
 
   const renderOne = async (ctx: Koa.Context, id: string, extra: { notice?: string; error?: string } = {}) => {
     const user = ctx.state.user!;
-    const row = isUuid(id) ? await withTenant(db, user.tenant_id, (trx) => findHeldChange(trx, id)) : undefined;
-    if (!row) {
+    const found = await runOperation<Named>(services, ctx, viewChange, { id });
+    if (!('ok' in found)) {
       ctx.status = 404;
       return renderList(ctx, { error: 'No such change.' });
     }
-    const names = await keyNames(user.tenant_id);
+    const row = found.ok;
     ctx.type = 'html';
     ctx.body = page({
       title: 'Change',
       user,
       csrf: ctx.state.csrf!,
       ...extra,
-      body: html`${changeDetail(row, names.get(row.requested_by_key) ?? '', ctx.state.csrf!)}<p><a href="/changes">All changes</a></p>`,
+      body: html`${changeDetail(row, ctx.state.csrf!)}<p><a href="/changes">All changes</a></p>`,
     });
   };
 

@@ -4,17 +4,16 @@ import type Koa from 'koa';
 import type { z } from 'zod';
 import type { Services } from '../../operations/services';
 import type { Operation } from '../../operations/types';
-import { appUsersByEmail } from '../../db/customers';
-import { listProductsWithPriceCounts } from '../../db/products';
-import { withTenant } from '../../db/tenant-tx';
+import { findCustomers } from '../../operations/customers/find';
 import { getCustomer } from '../../operations/customers/get';
+import { summarizeProducts, type productSummary } from '../../operations/products/summaries';
 import { grantEntitlement } from '../../operations/grants/create';
 import { revokeGrantOp } from '../../operations/grants/revoke';
 import type { customerEntitlement, timelineEntry } from '../../operations/customers/schema';
 import { readForm } from './form';
 import { formatDate, html, type SafeHtml } from './html';
 import { csrfField, page } from './layout';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
 
 type Customer = {
   app_user_id: string;
@@ -144,7 +143,11 @@ export function customersPage(services: Services): Router {
     if (extra.error) ctx.status = status;
     const c = read.ok;
     const csrf = ctx.state.csrf!;
-    const products = await withTenant(services.db, user.tenant_id, (trx) => listProductsWithPriceCounts(trx));
+    const { data: products } = await readThrough<{ data: z.infer<typeof productSummary>[] }>(
+      services,
+      ctx,
+      summarizeProducts as Operation,
+    );
     const { offset, total } = c.timeline.pagination;
     const shown = c.timeline.data.length;
     const base = customerHref(c.app_user_id);
@@ -209,9 +212,8 @@ ${total !== null && offset + shown < total ? html`<p><a href="${base}?offset=${o
       });
       return;
     }
-    const byEmail = q.includes('@')
-      ? await withTenant(services.db, user.tenant_id, (trx) => appUsersByEmail(trx, q))
-      : [];
+    const found = q.includes('@') ? await run<{ data: string[] }>(ctx, findCustomers as Operation, { email: q }) : null;
+    const byEmail = found && 'ok' in found ? found.ok.data : [];
     if (byEmail.length === 1) return ctx.redirect(customerHref(byEmail[0]));
     if (byEmail.length > 1) {
       ctx.body = page({

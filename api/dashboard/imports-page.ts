@@ -2,20 +2,21 @@ import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { z } from 'zod';
-import { listConnectionsSafe } from '../../db/connections';
-import { withTenant } from '../../db/tenant-tx';
+import type { SafeConnection } from '../../db/connections';
+import { listConnections } from '../../operations/providers/connections';
 import { WEB_PROVIDERS } from '../../domain/providers';
 import { createImportOp } from '../../operations/imports/create';
 import { getImport } from '../../operations/imports/get';
 import { listImports } from '../../operations/imports/list';
 import type { importBody, importListRow } from '../../operations/imports/schema';
 import type { Services } from '../../operations/services';
+import type { Operation } from '../../operations/types';
 import { readForm } from './form';
 import { readMultipartForm, type FileRefusal } from './multipart';
 import { formatDate, html, type SafeHtml } from './html';
 import { csrfField, page } from './layout';
 import { mayAct } from './page-access';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
 
 /**
  * The import form carries a file (or its pasted text): the API's bound is 1,000,000 characters
@@ -115,7 +116,6 @@ ${i.refused.map((r) => html`<tr><td>${r.line}</td><td>${r.reason}</td></tr>`)}
  * redirects to its page (post, redirect, get), which shows its progress and refused lines.
  */
 export function importsPage(services: Services): Router {
-  const { db } = services;
   const r = exactRouter();
 
   const renderList = async (ctx: Koa.Context, extra: { error?: string; format?: string; csv?: string } = {}) => {
@@ -130,7 +130,7 @@ export function importsPage(services: Services): Router {
     const canAct = mayAct(user.role, '/imports');
     const proven = canAct
       ? new Set(
-          (await withTenant(db, user.tenant_id, (trx) => listConnectionsSafe(trx)))
+          (await readThrough<{ data: SafeConnection[] }>(services, ctx, listConnections as Operation)).data
             .filter((c) => c.is_active && c.is_default && c.verified_at)
             .map((c) => c.provider as string),
         )

@@ -2,9 +2,10 @@ import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
-import { listApiKeys, type ListedKey } from '../../db/api-keys';
-import { listAppKeys } from '../../db/apps';
-import { withTenant } from '../../db/tenant-tx';
+import type { ListedKey } from '../../db/api-keys';
+import type { AppKeys } from '../../db/apps';
+import { listApiKeysOp } from '../../operations/api-keys/list';
+import { listApps } from '../../operations/apps/list';
 import { keyCeilingOf, type KeyCeiling } from '../../domain/roles';
 import { createApiKey } from '../../operations/api-keys/create';
 import { revokeApiKeyOp } from '../../operations/api-keys/revoke';
@@ -12,7 +13,7 @@ import { MAX_KEY_EXPIRY_DAYS } from '../../operations/api-keys/schema';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
 import { SESSION_COOKIE } from './session';
 import { parkSecret, takeSecret } from '../../db/session-secret';
 import { publishableKeys } from './publishable-keys';
@@ -78,15 +79,17 @@ export function keysPage(services: Services): Router {
   const { db } = services;
   const r = exactRouter();
 
-  const list = (tenantId: string) => withTenant(db, tenantId, (trx) => listApiKeys(trx));
-  const apps = (tenantId: string) => withTenant(db, tenantId, (trx) => listAppKeys(trx));
+  // The page's reads are operations run as the person: the keys (an account operation) and the apps.
+  const list = async (ctx: Koa.Context) =>
+    (await readThrough<{ data: ListedKey[] }>(services, ctx, listApiKeysOp)).data;
+  const apps = async (ctx: Koa.Context) => (await readThrough<{ data: AppKeys[] }>(services, ctx, listApps)).data;
 
   const render = async (
     ctx: Koa.Context,
     extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[2] } = {},
   ) => {
     const user = ctx.state.user!;
-    const [keys, appRows] = await Promise.all([list(user.tenant_id), apps(user.tenant_id)]);
+    const [keys, appRows] = await Promise.all([list(ctx), apps(ctx)]);
     ctx.type = 'html';
     // The page that shows a secret must never be cached or replayed from history.
     ctx.set('Cache-Control', 'no-store');

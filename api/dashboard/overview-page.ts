@@ -4,15 +4,16 @@ import type Koa from 'koa';
 import type { Services } from '../../operations/services';
 import { withTenant } from '../../db/tenant-tx';
 import { sessionSignInFailures, type SignInFailures } from '../../db/sign-in-failures';
-import { readOverview } from '../../db/overview';
-import { repairCounts } from '../../db/overview-repairs';
-import { readReadinessFacts } from '../../db/readiness-facts';
-import { readinessReport } from '../../domain/readiness';
+import type { OverviewFigures } from '../../db/overview';
+import type { readinessReport } from '../../domain/readiness';
+import { getOverview } from '../../operations/overview/get';
+import type { Operation } from '../../operations/types';
+import { readThrough } from './run-operation';
 import { formatMinorAmount } from '../../domain/catalogue';
 import { MODES, type Mode } from '../../domain/providers';
 import { formatDate, html, type SafeHtml } from './html';
 import type { RepairCounts } from '../../db/overview-repairs';
-import { latencyFigures, type Lag, type LatencyFigures } from '../../db/overview-latency';
+import type { Lag, LatencyFigures } from '../../db/overview-latency';
 import { page } from './layout';
 import { lineChart } from './charts/line-chart';
 import { barChart } from './charts/bar-chart';
@@ -172,20 +173,18 @@ export function overviewPage(services: Services): Router {
       return;
     }
     const { mode, days } = query;
-    // One tenant transaction for every figure: one snapshot, one now(), RLS on each statement.
-    const { figures, facts, repairs, latency, failedSignIns } = await withTenant(
-      services.db,
-      user.tenant_id,
-      async (trx) => ({
-        figures: await readOverview(trx, mode, days),
-        facts: await readReadinessFacts(trx),
-        repairs: await repairCounts(trx),
-        latency: await latencyFigures(trx),
-        failedSignIns: await sessionSignInFailures(trx, user.session_id),
-      }),
+    // Every figure from the overview operation, as the person (one tenant transaction: one
+    // snapshot, one now()); readiness by the rule of GET /v1/readiness, on the same facts.
+    const { figures, readiness, repairs, latency } = await readThrough<{
+      figures: OverviewFigures;
+      readiness: ReturnType<typeof readinessReport>;
+      repairs: RepairCounts[];
+      latency: LatencyFigures;
+    }>(services, ctx, getOverview as Operation, { mode, days });
+    // What the log-in that opened this session found: a sign-in mechanic, not a figure.
+    const failedSignIns = await withTenant(services.db, user.tenant_id, (trx) =>
+      sessionSignInFailures(trx, user.session_id),
     );
-    // The rule of GET /v1/readiness, on the same facts.
-    const readiness = readinessReport(facts, { dashboardUrl: services.config.publicDashboardUrl });
     const m = overviewModel(figures, figures.today, days);
     const run = figures.lastSyncRun;
     const self = (q: { mode?: Mode; days?: number }) => `/overview?mode=${q.mode ?? mode}&days=${q.days ?? days}`;

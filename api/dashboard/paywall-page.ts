@@ -2,15 +2,14 @@ import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
-import { getPaywallRow } from '../../db/paywalls';
-import { withTenant } from '../../db/tenant-tx';
-import { isPaywallPublished } from '../../domain/paywall';
+import type { z } from 'zod';
+import { getPaywallDraft, type paywallDraft } from '../../operations/paywall/draft';
 import { publishPaywall } from '../../operations/paywall/publish';
 import { savePaywallDraft } from '../../operations/paywall/save-draft';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
 import { mayAct } from './page-access';
 
 /** "sku" or "sku | label", one product per line, in the order the SDK shows them. */
@@ -35,7 +34,6 @@ function productLines(config: Record<string, unknown> | undefined): string {
 }
 
 export function paywallPage(services: Services): Router {
-  const { db } = services;
   const r = exactRouter();
 
   const render = async (
@@ -44,11 +42,11 @@ export function paywallPage(services: Services): Router {
     draft?: Record<string, unknown>,
   ) => {
     const user = ctx.state.user!;
-    const row = await withTenant(db, user.tenant_id, (trx) => getPaywallRow(trx));
-    const config = draft ?? (row?.config as Record<string, unknown> | undefined);
+    const row = await readThrough<z.infer<typeof paywallDraft> | null>(services, ctx, getPaywallDraft);
+    const config = draft ?? row?.config;
     const state = !row
       ? 'No paywall yet.'
-      : isPaywallPublished(row)
+      : !row.has_unpublished_changes
         ? `Published ${formatDate(row.published_at)}; no unpublished changes.`
         : 'This draft has changes that are not published yet.';
     ctx.type = 'html';
@@ -70,7 +68,7 @@ ${
 <p id="pw-products-hint">One SKU per line, optionally followed by <code>| label</code>, e.g. <code>premium_annual | Best value</code>.</p>
 <label for="pw-default">Default product (optional)</label><input id="pw-default" name="default_sku" type="text" value="${String(config?.default_sku ?? '')}">
 <button type="submit">Save draft</button></form>
-${row && !isPaywallPublished(row) ? html`<form method="post" action="/paywall/publish">${csrfField(ctx.state.csrf!)}<button type="submit">Publish</button></form>` : ''}`
+${row?.has_unpublished_changes ? html`<form method="post" action="/paywall/publish">${csrfField(ctx.state.csrf!)}<button type="submit">Publish</button></form>` : ''}`
 }`,
     });
   };

@@ -1,10 +1,8 @@
 import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
+import type { z } from 'zod';
 import type { Services } from '../../operations/services';
-import { findProductId, listProductsWithPriceCounts } from '../../db/products';
-import { withTenant } from '../../db/tenant-tx';
-import { isUuid } from '../../domain/ids';
 import { formatMinorAmount, parseMajorAmount, PLATFORMS, PRODUCT_TYPES, TIERS } from '../../domain/catalogue';
 import { readForm } from './form';
 import { formatDate, html } from './html';
@@ -12,12 +10,14 @@ import { csrfField, page } from './layout';
 import { createProductOp } from '../../operations/products/create';
 import { setPricingOp } from '../../operations/products/set-pricing';
 import type { Operation } from '../../operations/types';
-import { runOperation } from './run-operation';
-import { loadProductDetail } from '../../operations/products/get';
+import { readThrough, runOperation } from './run-operation';
+import { getProduct, type loadProductDetail } from '../../operations/products/get';
+import { summarizeProducts, type productSummary } from '../../operations/products/summaries';
 import { updateProductOp } from '../../operations/products/update';
 import { mayAct } from './page-access';
 
 type Detail = Awaited<ReturnType<typeof loadProductDetail>>;
+type ProductSummary = z.infer<typeof productSummary>;
 type Msg = { notice?: string; error?: string };
 
 const PLATFORM_LABEL: Record<(typeof PLATFORMS)[number], string> = {
@@ -87,7 +87,6 @@ const FIELD_LABEL: Record<string, string> = {
 };
 
 export function productsPage(services: Services): Router {
-  const { db } = services;
   const r = exactRouter();
   const run = <T>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
     runOperation<T>(services, ctx, op as Operation, input);
@@ -99,7 +98,7 @@ export function productsPage(services: Services): Router {
 
   const renderList = async (ctx: Koa.Context, msg: Msg = {}) => {
     const user = ctx.state.user!;
-    const rows = await withTenant(db, user.tenant_id, (trx) => listProductsWithPriceCounts(trx));
+    const { data: rows } = await readThrough<{ data: ProductSummary[] }>(services, ctx, summarizeProducts as Operation);
     ctx.type = 'html';
     ctx.body = page({
       title: 'Products',
@@ -134,7 +133,7 @@ ${rows.map((p) => html`<tr><td><a href="/products/${p.id}">${p.sku}</a></td><td>
 
   const renderProduct = async (ctx: Koa.Context, id: string, msg: Msg = {}, values?: Record<string, unknown>) => {
     const user = ctx.state.user!;
-    const p = await withTenant(db, user.tenant_id, (trx) => loadProductDetail(trx, id));
+    const p = await readThrough<Detail>(services, ctx, getProduct as Operation, { id });
     const writable = mayAct(user.role, `/products/${id}`);
     ctx.type = 'html';
     ctx.body = page({
@@ -175,13 +174,13 @@ ${
     });
   };
 
-  /** The product id from the path, or a 404 page: another tenant's id and a malformed one look the same. */
+  /**
+   * The product id from the path (read with products.get, as GET /v1/products/{id}), or a 404
+   * page: another tenant's id and a malformed one look the same.
+   */
   const productId = async (ctx: Koa.Context): Promise<string | null> => {
-    const id = ctx.params.id as string;
-    const found = isUuid(id)
-      ? await withTenant(db, ctx.state.user!.tenant_id, (trx) => findProductId(trx, id))
-      : undefined;
-    if (found) return found;
+    const found = await run<Detail>(ctx, getProduct as Operation, { id: ctx.params.id as string });
+    if ('ok' in found) return found.ok.id;
     ctx.status = 404;
     ctx.type = 'html';
     ctx.body = page({

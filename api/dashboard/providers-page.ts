@@ -3,8 +3,8 @@ import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
-import { withTenant } from '../../db/tenant-tx';
-import { getConnectionSafe, listConnectionsSafe, type SafeConnection } from '../../db/connections';
+import type { SafeConnection } from '../../db/connections';
+import { getConnection, listConnections } from '../../operations/providers/connections';
 import { MODES, PROVIDERS, WEB_PROVIDERS, type ProviderId } from '../../domain/providers';
 import { claimsOnlyByOAuth, OAUTH_ONLY_PROVIDERS } from '../../domain/account-proof';
 import type { ProviderCredential } from '../../providers/types';
@@ -15,7 +15,7 @@ import { connectProviderOAuth } from '../../operations/providers/connect-oauth';
 import { setDefaultProvider } from '../../operations/providers/set-default';
 import { updateProviderCredentials } from '../../operations/providers/update-credentials';
 import { verifyProvider } from '../../operations/providers/verify';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -117,7 +117,6 @@ ${webhookLabel ? html`<label for="webhook-secret">${webhookLabel}</label><input 
 }
 
 export function providersPage(services: Services): Router {
-  const { db } = services;
   const r = exactRouter();
   // Every write here is an account operation (providers.*), audited as the person's.
   const run = <T = unknown>(ctx: Koa.Context, op: Operation, input: Record<string, unknown>) =>
@@ -125,7 +124,7 @@ export function providersPage(services: Services): Router {
 
   const renderList = async (ctx: Koa.Context, msg: { notice?: string; error?: string } = {}) => {
     const user = ctx.state.user!;
-    const list = await withTenant(db, user.tenant_id, (trx) => listConnectionsSafe(trx));
+    const { data: list } = await readThrough<{ data: SafeConnection[] }>(services, ctx, listConnections as Operation);
     const oauth = WEB_PROVIDERS.filter(
       (p) => services.config.oauthClients[p] && services.adapters[p].exchangeOAuthCode,
     );
@@ -174,8 +173,11 @@ ${secretInputs(c.provider)}
     });
   };
 
-  const loadOne = (ctx: Koa.Context) =>
-    withTenant(db, ctx.state.user!.tenant_id, (trx) => getConnectionSafe(trx, ctx.params.id));
+  // The connection of the path, read with providers.connection as the person; null when there is none.
+  const loadOne = async (ctx: Koa.Context) => {
+    const found = await run<SafeConnection>(ctx, getConnection as Operation, { id: ctx.params.id as string });
+    return 'ok' in found ? found.ok : null;
+  };
   const notFound = (ctx: Koa.Context) => {
     ctx.status = 404;
     return renderList(ctx, { error: 'No such connection.' });

@@ -2,28 +2,17 @@ import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type { z } from 'zod';
 import type { Services } from '../../operations/services';
-import { executeOperation } from '../../operations/execute';
-import { getReadiness, readinessBody } from '../../operations/readiness/get';
+import { getReadiness, type readinessBody } from '../../operations/readiness/get';
 import type { Operation } from '../../operations/types';
 import { html } from './html';
 import { page } from './layout';
-import { dashboardActor } from './actor';
+import { readThrough } from './run-operation';
 
 /** The rows of GET /v1/readiness, from the same operation (so the same rule), with manual steps as a checklist. */
 export function readinessPage(services: Services): Router {
   const r = exactRouter();
   r.get('/readiness', async (ctx) => {
-    const report = (await executeOperation(
-      getReadiness as Operation,
-      dashboardActor(ctx),
-      {},
-      {
-        requestId: ctx.state.requestId,
-        services,
-        log: ctx.state.log,
-        surface: 'rest',
-      },
-    )) as z.infer<typeof readinessBody>;
+    const report = await readThrough<z.infer<typeof readinessBody>>(services, ctx, getReadiness as Operation);
     const yesNo = (b: boolean) => (b ? 'Ready' : 'Not ready');
     ctx.type = 'html';
     ctx.body = page({

@@ -48,3 +48,23 @@ async function spendToken(services: Services, tenantId: string): Promise<void> {
   rateLimitRefusals.inc();
   throw rateLimited(decision);
 }
+
+/**
+ * A page's read, exactly as a REST call makes it: the read operation as the signed-in person (the
+ * operation policy with their role, its read-only tenant read, its serializer), spending no token.
+ * The page's gate admitted the person already, so a refusal here is a fault and propagates; a page
+ * that answers a missing record with its own 404 uses `runOperation` and reads the code.
+ */
+export async function readThrough<T>(
+  services: Services,
+  ctx: Koa.Context,
+  op: Operation,
+  input: Record<string, unknown> = {},
+): Promise<T> {
+  return (await executeOperation(op, dashboardActor(ctx), input, {
+    requestId: ctx.state.requestId,
+    services,
+    log: ctx.state.log,
+    surface: 'dashboard',
+  })) as T;
+}

@@ -1,21 +1,27 @@
 import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type { Services } from '../../operations/services';
-import { withTenant } from '../../db/tenant-tx';
-import { recentRuns } from '../../db/sync-runs';
+import type { z } from 'zod';
+import { listSyncRuns, type syncRunRow } from '../../operations/sync/runs';
+import type { Operation } from '../../operations/types';
+import { readThrough } from './run-operation';
 import { formatDate, html } from './html';
 import { page } from './layout';
 
 /**
  * Sync runs, newest first, each with the workflow id it recorded (`sync_runs.workflow_id`) as text: what the operator
- * looks up in Temporal (docs/operations.md). No link
+ * looks up in Temporal (docs/operations.md), read with sync.runs as the signed-in person. No link
  * to the Temporal UI: it is the operator's, and shows every tenant's workflows.
  */
 export function syncRunsPage(services: Services): Router {
   const r = exactRouter();
   r.get('/sync-runs', async (ctx) => {
     const user = ctx.state.user!;
-    const runs = await withTenant(services.db, user.tenant_id, (trx) => recentRuns(trx));
+    const { data: runs } = await readThrough<{ data: z.infer<typeof syncRunRow>[] }>(
+      services,
+      ctx,
+      listSyncRuns as Operation,
+    );
     ctx.type = 'html';
     ctx.body = page({
       title: 'Sync runs',

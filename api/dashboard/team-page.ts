@@ -2,9 +2,9 @@ import type Router from '@koa/router';
 import { exactRouter } from '../router';
 import type Koa from 'koa';
 import type { Services } from '../../operations/services';
-import { listApiKeys, type ListedKey } from '../../db/api-keys';
-import { listMembers, listPendingInvitations, type Member, type PendingInvitation } from '../../db/team';
-import { withTenant } from '../../db/tenant-tx';
+import type { ListedKey } from '../../db/api-keys';
+import type { Member, PendingInvitation } from '../../db/team';
+import { listTeam } from '../../operations/team/list';
 import { mayAssignRole, roleSummary, ROLES, type Role } from '../../domain/roles';
 import { changeMemberRole } from '../../operations/team/change-role';
 import { inviteMember } from '../../operations/team/invite';
@@ -13,7 +13,7 @@ import { revokeTeamInvitation } from '../../operations/team/revoke-invitation';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
 
 type Msg = { notice?: string; error?: string; link?: { email: string; url: string; expires: string } };
 
@@ -88,15 +88,16 @@ ${invitations.map(
  * (page-access.ts).
  */
 export function teamPages(services: Services): Router {
-  const { db } = services;
   const r = exactRouter();
 
   const render = async (ctx: Koa.Context, msg: Msg = {}, values: { email?: string; role?: string } = {}) => {
     const user = ctx.state.user!;
     const csrf = ctx.state.csrf!;
-    const [members, invitations, keys] = await withTenant(db, user.tenant_id, (trx) =>
-      Promise.all([listMembers(trx), listPendingInvitations(trx), listApiKeys(trx)]),
-    );
+    const { members, invitations, keys } = await readThrough<{
+      members: Member[];
+      invitations: PendingInvitation[];
+      keys: ListedKey[];
+    }>(services, ctx, listTeam);
     ctx.type = 'html';
     // The page that shows an invitation link must never be cached or replayed from history.
     ctx.set('Cache-Control', 'no-store');

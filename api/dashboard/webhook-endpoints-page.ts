@@ -3,15 +3,11 @@ import { exactRouter } from '../router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { Services } from '../../operations/services';
-import { withTenant } from '../../db/tenant-tx';
 import { parkSecret, takeSecret } from '../../db/session-secret';
-import { endpointById, endpointPage } from '../../db/outbound-endpoints';
-import { attemptsOf, outboundDeliveryPage } from '../../db/outbound-events';
-import type { Row } from '../../db/row';
 import { OUTBOUND_EVENT_TYPES, ROTATION_OVERLAP_SECONDS } from '../../domain/outbound-events';
 import { outboundWorkflowId } from '../../temporal/workflow-starts';
 import type { Operation } from '../../operations/types';
-import { runOperation } from './run-operation';
+import { readThrough, runOperation } from './run-operation';
 import { mayAct } from './page-access';
 import { readForm } from './form';
 import { formatDate, html } from './html';
@@ -23,6 +19,17 @@ import { deleteEndpointOp } from '../../operations/webhook-endpoints/delete';
 import { rotateEndpointSecretOp } from '../../operations/webhook-endpoints/rotate-secret';
 import { updateEndpointOp } from '../../operations/webhook-endpoints/update';
 import { createEndpoint } from '../../operations/webhook-endpoints/create';
+import { getEndpoint } from '../../operations/webhook-endpoints/get';
+import { listEndpoints } from '../../operations/webhook-endpoints/list';
+import type { endpoint as endpointShape } from '../../operations/webhook-endpoints/schema';
+import { listOutboundDeliveries } from '../../operations/outbound-deliveries/list';
+import { recentOutboundAttempts } from '../../operations/outbound-deliveries/recent-attempts';
+import type { attempt as attemptShape } from '../../operations/outbound-deliveries/attempts';
+import type { delivery as deliveryShape } from '../../operations/outbound-events/schema';
+
+type Endpoint = ReturnType<typeof endpointShape>;
+type Delivery = ReturnType<typeof deliveryShape>;
+type Attempt = ReturnType<typeof attemptShape>;
 
 const isId = (v: string) => z.uuid().safeParse(v).success;
 
@@ -50,7 +57,7 @@ function secretOnce(secret: string) {
 </section>`;
 }
 
-const status = (e: Row) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reason ?? 'no reason recorded'}`);
+const status = (e: Endpoint) => (e.enabled ? 'Enabled' : `Disabled: ${e.disabled_reason ?? 'no reason recorded'}`);
 
 /**
  * Outbound webhook endpoints in the dashboard: add one (its secret shown once, after a
@@ -72,7 +79,9 @@ export function webhookEndpointsPage(services: Services): Router {
     extra: { error?: string; notice?: string; values?: Parameters<typeof createForm>[1] } = {},
   ) => {
     const user = ctx.state.user!;
-    const endpoints = await withTenant(db, user.tenant_id, (trx) => endpointPage(trx, { limit: 200, offset: 0 }));
+    const endpoints = await readThrough<{ data: Endpoint[] }>(services, ctx, listEndpoints as Operation, {
+      limit: 200,
+    });
     ctx.type = 'html';
     ctx.body = page({
       title: 'Webhook endpoints',
@@ -105,21 +114,20 @@ ${createForm(ctx.state.csrf!, extra.values)}`
     extra: { error?: string; notice?: string; secret?: string } = {},
   ) => {
     const user = ctx.state.user!;
-    const found = isId(id)
-      ? await withTenant(db, user.tenant_id, async (trx) => {
-          const e = await endpointById(trx, id);
-          if (!e) return undefined;
-          const deliveries = await outboundDeliveryPage(trx, { endpoint_id: id }, { limit: 50, offset: 0 });
-          return {
-            e,
-            deliveries: deliveries.data,
-            attempts: await attemptsOf(
-              trx,
-              deliveries.data.map((d) => d.id),
-            ),
-          };
-        })
-      : undefined;
+    // The endpoint, its last 50 deliveries and their attempts: the API's reads, as the person.
+    const read = async () => {
+      const one = await run<Endpoint>(ctx, getEndpoint as Operation, { id });
+      if (!('ok' in one)) return undefined;
+      const deliveries = await readThrough<{ data: Delivery[] }>(services, ctx, listOutboundDeliveries as Operation, {
+        endpoint_id: id,
+        limit: 50,
+      });
+      const attempts = await readThrough<{ data: Attempt[] }>(services, ctx, recentOutboundAttempts as Operation, {
+        delivery_ids: deliveries.data.map((d) => d.id),
+      });
+      return { e: one.ok, deliveries: deliveries.data, attempts: attempts.data };
+    };
+    const found = isId(id) ? await read() : undefined;
     if (!found) {
       ctx.status = 404;
       return renderList(ctx, { error: 'No such endpoint.' });

@@ -1,11 +1,25 @@
 import { z } from 'zod';
 import { attemptPage, deliveryExists } from '../../db/outbound-events';
+import type { Row } from '../../db/row';
 import { isUuid } from '../../domain/ids';
 import { notFound } from '../errors';
 import { attemptRow } from '../outbound-events/schema';
 import { isoReq } from '../paging';
 import { id, pageOf, paging } from '../schemas';
 import { defineOperation } from '../types';
+
+/** An attempt row as the API shows it. */
+export const attempt = (r: Row) => ({
+  id: r.id as string,
+  object: 'outbound_attempt' as const,
+  delivery_id: r.delivery_id as string,
+  attempt: r.attempt as number,
+  status_code: (r.status_code ?? null) as number | null,
+  latency_ms: r.latency_ms as number,
+  response_excerpt: (r.response_excerpt ?? null) as string | null,
+  error: (r.error ?? null) as string | null,
+  created_at: isoReq(r.created_at as Date | string),
+});
 
 export const listOutboundAttempts = defineOperation({
   name: 'outbound_deliveries.attempts',
@@ -23,17 +37,7 @@ export const listOutboundAttempts = defineOperation({
       const page = await attemptPage(trx, { delivery_id: input.id }, input);
       return {
         ...page,
-        data: page.data.map((r) => ({
-          id: r.id,
-          object: 'outbound_attempt' as const,
-          delivery_id: r.delivery_id,
-          attempt: r.attempt,
-          status_code: r.status_code ?? null,
-          latency_ms: r.latency_ms,
-          response_excerpt: r.response_excerpt ?? null,
-          error: r.error ?? null,
-          created_at: isoReq(r.created_at),
-        })),
+        data: page.data.map(attempt),
       };
     });
   },

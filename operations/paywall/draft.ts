@@ -1,6 +1,9 @@
+import { getPaywallRow } from '../../db/paywalls';
 import { isPaywallPublished } from '../../domain/paywall';
 import { iso, isoReq } from '../paging';
+import { defineOperation } from '../types';
 import { paywallBody } from './get';
+import { z } from 'zod';
 
 /** The paywall as its editor sees it: the draft's config (paywall.get serves the published one). */
 export const paywallDraft = paywallBody;
@@ -16,3 +19,21 @@ export function draftState(p: { id: string; config: unknown; published_at: Date 
     updated_at: isoReq(p.updated_at),
   };
 }
+
+/**
+ * The draft as the dashboard's Paywall page shows and edits it, or null before one is saved. No
+ * REST route and no tool: the API serves the published paywall (`GET /v1/paywall`); the draft is
+ * edited only in the dashboard.
+ */
+export const getPaywallDraft = defineOperation({
+  name: 'paywall.draft',
+  summary: 'The paywall’s draft as its editor sees it, or null before one is saved',
+  scope: 'paywall:read',
+  write: false,
+  input: z.object({}).strict(),
+  output: paywallDraft.nullable(),
+  async handler(ctx) {
+    const row = await ctx.tx((trx) => getPaywallRow(trx));
+    return row ? draftState(row) : null;
+  },
+});

@@ -25,6 +25,9 @@ const ACCOUNT_OPS = OPERATIONS.filter(dashboardOnly);
 const VALID_INPUT: Record<string, Record<string, unknown>> = {
   'api_keys.create': { name: 'from a key', scopes: ['products:read'] },
   'api_keys.revoke': { id: crypto.randomUUID() },
+  // The account's reads: the keys (Settings → Developer API) and the team page.
+  'api_keys.list': {},
+  'team.list': {},
   'paywall.save_draft': { title: 'From a key', skus: ['premium_monthly'] },
   'paywall.publish': {},
   'providers.connect': { provider: 'psp_a', account_ref: 'acct_from_a_key' },
@@ -124,7 +127,8 @@ describe('dashboard-only operations', () => {
       actor_type: 'api_key',
       actor_id: key.keyId,
     });
-    expect(refused).toHaveLength(ACCOUNT_OPS.length * 2);
+    // Writes are audited, refusals included; a refused read goes to the request log only.
+    expect(refused).toHaveLength(ACCOUNT_OPS.filter((op) => op.write).length * 2);
     for (const a of refused) expect(a.outcome).toBe('insufficient_scope');
   });
 

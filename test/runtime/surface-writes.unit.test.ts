@@ -5,17 +5,23 @@ describe('the surfaces write only through operations (import rule)', () => {
   const edge = (from: string, to: string, names: string[], typeOnly = false): Edge => ({ from, to, names, typeOnly });
 
   it('refuses a db/ write imported by a dashboard page or the tool server, by name', () => {
-    expect(
-      surfaceWrites([edge('api/dashboard/keys-page.ts', 'db/api-keys.ts', ['listApiKeys', 'insertApiKey'])]),
-    ).toEqual([expect.stringContaining('api/dashboard/keys-page.ts imports insertApiKey from db/api-keys.ts')]);
+    expect(surfaceWrites([edge('api/dashboard/keys-page.ts', 'db/api-keys.ts', ['insertApiKey'])])).toEqual([
+      expect.stringContaining('api/dashboard/keys-page.ts imports insertApiKey from db/api-keys.ts'),
+    ]);
     expect(surfaceWrites([edge('api/tools/server.ts', 'db/products.ts', ['createProduct'])])).toHaveLength(1);
     expect(surfaceWrites([edge('api/dashboard/x.ts', 'db/products.ts', ['*'])])).toHaveLength(1);
   });
 
-  it('lets through the listed reads, type imports, and folders that are not surfaces', () => {
+  it('refuses a db/ read too: a page reads through the read operations', () => {
+    expect(
+      surfaceWrites([edge('api/dashboard/products-page.ts', 'db/products.ts', ['listProductsWithPriceCounts'])]),
+    ).toEqual([expect.stringContaining('api/dashboard/products-page.ts imports listProductsWithPriceCounts')]);
+  });
+
+  it('lets through the sign-in mechanics, type imports, and folders that are not surfaces', () => {
     expect(
       surfaceWrites([
-        edge('api/dashboard/products-page.ts', 'db/products.ts', ['findProductId', 'listProductsWithPriceCounts']),
+        edge('api/dashboard/auth-pages.ts', 'db/dashboard-users.ts', ['createSession', 'findUserForLogin']),
         edge('api/dashboard/keys-page.ts', 'db/api-keys.ts', [], true),
         edge('operations/products/create.ts', 'db/products.ts', ['createProduct']),
       ]),
