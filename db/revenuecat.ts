@@ -48,13 +48,6 @@ export async function insertRevenueCatKeySet(
   return out;
 }
 
-/** The tenant's keys, newest first (no key value: only its hint). Run inside withTenant. */
-export function listRevenueCatKeys(trx: Knex.Transaction): Promise<Row[]> {
-  return trx('revenuecat_keys')
-    .orderBy('created_at', 'desc')
-    .select('id', 'app_id', 'platform', 'mode', 'key_hint', 'created_at', 'revoked_at');
-}
-
 /** Revoke a key; false when the tenant has no such live key. Run inside withTenant. */
 export async function revokeRevenueCatKey(trx: Knex.Transaction, id: string): Promise<boolean> {
   return (await trx('revenuecat_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() })) > 0;
@@ -198,14 +191,6 @@ export async function upsertAttributes(
     n: string | number;
   };
   return Number(n) <= maxPerUser;
-}
-
-/** An app user's attributes, by name (the customer view). Run inside withTenant. */
-export function attributesOf(trx: Knex.Transaction, appUserId: string): Promise<Row[]> {
-  return trx('subscriber_attributes')
-    .where({ app_user_id: appUserId })
-    .orderBy('name')
-    .select('name', 'value', 'updated_at');
 }
 
 /** The live catalogue's products by SKU (name, period), for offerings and the web SDK's products. Run inside withTenant. */

@@ -11,7 +11,7 @@ import { admitRevenueCat } from './auth';
 const L = ATTRIBUTE_LIMITS;
 
 /** The body's attributes as writes, or the first problem (RevenueCat's invalid-attributes-body code). */
-function parseAttributes(raw: Record<string, unknown>): AttributeWrite[] {
+export function parseAttributes(raw: Record<string, unknown>): AttributeWrite[] {
   const attrs = raw.attributes;
   if (!attrs || typeof attrs !== 'object' || Array.isArray(attrs))
     throw invalidRequest('attributes must be an object of {"value", "updated_at_ms"} by name', 'attributes');
@@ -48,15 +48,24 @@ export function registerAttributes(router: Router, services: Services): void {
     if (!valid) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
     const raw = await readJsonObject(ctx);
     assertNoNulBytes(raw);
-    const writes = parseAttributes(raw);
-    await withTenant(services.db, actor.tenantId, async (trx) => {
-      if (!(await upsertAttributes(trx, actor.tenantId, appUserId, writes, L.perUser)))
-        throw new ApiError(
-          400,
-          'invalid_subscriber_attributes',
-          `An app user holds at most ${L.perUser} attributes; remove some (a null value) first.`,
-        );
-    });
+    await storeAttributes(services, actor.tenantId, appUserId, parseAttributes(raw));
     ctx.body = {};
+  });
+}
+
+/** Store the writes in one transaction, or none of them when the user would pass the bound. */
+export async function storeAttributes(
+  services: Services,
+  tenantId: string,
+  appUserId: string,
+  writes: AttributeWrite[],
+): Promise<void> {
+  await withTenant(services.db, tenantId, async (trx) => {
+    if (!(await upsertAttributes(trx, tenantId, appUserId, writes, L.perUser)))
+      throw new ApiError(
+        400,
+        'invalid_subscriber_attributes',
+        `An app user holds at most ${L.perUser} attributes; remove some (a null value) first.`,
+      );
   });
 }

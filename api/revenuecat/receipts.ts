@@ -6,6 +6,7 @@ import type { Services } from '../../operations/services';
 import { readJsonObject } from '../json-body';
 import { registerStorePurchaseFor, storePurchaseBody } from '../sdk/store-purchases';
 import { admitRevenueCat } from './auth';
+import { parseAttributes, storeAttributes } from './attributes';
 import { customerInfo } from './customer-info';
 
 const JWS_RE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
@@ -22,6 +23,10 @@ const JWS_RE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
  *   (base64, no dots) is refused with RevenueCat's invalid-receipt code: the App Store Server API
  *   reads transactions, not receipts.
  * - Web keys: purchases made on the web reach the service from the payment provider, not here.
+ *
+ * Everything else the SDKs send (`is_restore`, `observer_mode`, prices, offering ids, …) is read
+ * by nobody: the store's own answer is what counts. `attributes`, when sent, are stored as by
+ * POST /v1/subscribers/{id}/attributes.
  */
 export function registerReceipts(router: Router, services: Services): void {
   router.post('/v1/receipts', async (ctx) => {
@@ -59,7 +64,10 @@ export function registerReceipts(router: Router, services: Services): void {
       const issue = parsed.error.issues[0];
       throw invalidRequest(`${issue.path.join('.')} ${issue.message}`, 'fetch_token');
     }
+    // The attributes the mobile SDKs send along (unsynced ones): checked before the purchase, kept after it.
+    const attributes = raw.attributes === undefined || raw.attributes === null ? [] : parseAttributes(raw);
     await registerStorePurchaseFor(services, actor, parsed.data, ctx.ip);
+    if (attributes.length) await storeAttributes(services, actor.tenantId, appUserId, attributes);
     ctx.body = await customerInfo(services.db, actor, appUserId);
   });
 }
