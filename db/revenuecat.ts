@@ -140,7 +140,7 @@ export async function insertAlias(
   return rows.length > 0;
 }
 
-/** Whether the id already has any row of its own (access, subscriptions, attributes, aliases). Run inside withTenant. */
+/** Whether the id has any row of its own (access, subscriptions, attributes, aliases). Run inside withTenant. */
 export async function appUserKnown(trx: Knex.Transaction, appUserId: string): Promise<boolean> {
   const { rows } = await trx.raw(
     `select exists (select 1 from subscriptions where app_user_id = ?)
@@ -193,7 +193,7 @@ export async function upsertAttributes(
   return Number(n) <= maxPerUser;
 }
 
-/** The live catalogue's products by SKU (name, period), for offerings and the web SDK's products. Run inside withTenant. */
+/** The live catalogue's products by SKU (name, period): offerings and the web SDK's products. Run inside withTenant. */
 export function productsBySku(trx: Knex.Transaction, skus: readonly string[]): Promise<Row[]> {
   return trx('products')
     .whereIn('sku', [...skus])
