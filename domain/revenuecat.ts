@@ -50,6 +50,8 @@ export const validAppUserId = (id: unknown): id is string =>
 
 /** The entitlement a product unlocks when it names none. */
 export const DEFAULT_ENTITLEMENT = 'premium';
+/** An entitlement identifier (migration 056 spells the same check). */
+export const ENTITLEMENT_ID_RE = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 /** Subscriber attributes: stored and shown, never read for access; bounded per app user. */
 export const ATTRIBUTE_LIMITS = { perUser: 100, perRequest: 100, nameLength: 100, valueLength: 500 } as const;

@@ -145,6 +145,30 @@ describe('RevenueCat-compatible client API', () => {
     expect(Object.keys(after.entitlements.all)).toEqual(['pro']);
   });
 
+  it('a product’s entitlement is set through the API and is the identifier the SDK sees', async () => {
+    const made = await call(api.apiUrl, '/products', secretKey, {
+      method: 'POST',
+      body: JSON.stringify({ sku: 'gold_monthly', tier: 'monthly', entitlement: 'gold' }),
+    });
+    expect(made.status).toBe(200);
+    expect(made.body.entitlement).toBe('gold');
+    const bad = await call(api.apiUrl, '/products', secretKey, {
+      method: 'POST',
+      body: JSON.stringify({ sku: 'bad_ent', entitlement: 'has spaces' }),
+    });
+    expect(bad.status).toBe(400);
+    const plain = await call(api.apiUrl, '/products', secretKey, {
+      method: 'POST',
+      body: JSON.stringify({ sku: 'plain_monthly', tier: 'monthly' }),
+    });
+    expect(plain.body.entitlement).toBe('premium');
+    const user = `gold_${Date.now()}`;
+    await makeEntitlement(tenantId, { appUserId: user, provider: 'psp_a', productId: made.body.id });
+    const info = await sdk(webKey, user).getCustomerInfo();
+    expect(Object.keys(info.entitlements.active)).toEqual(['gold']);
+    expect(info.entitlements.active.gold.productIdentifier).toBe('gold_monthly');
+  });
+
   it('access whose product names no entitlement is `premium`; grace keeps it active, with its billing issue', async () => {
     const user = `grace_${Date.now()}`;
     const past = new Date(Date.now() - 86_400_000).toISOString();
