@@ -336,6 +336,21 @@ describe('RevenueCat-compatible client API', () => {
     await refill(tenantId);
   });
 
+  it('a browser may call it from an app’s own origin with the headers the web SDK sends', async () => {
+    const pre = await fetch(`${rc}/v1/subscribers/u1`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://app.example',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'authorization,x-platform,x-is-sandbox,x-version',
+      },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+    const allowed = pre.headers.get('access-control-allow-headers')!.toLowerCase();
+    for (const h of ['authorization', 'x-platform', 'x-is-sandbox', 'x-version']) expect(allowed).toContain(h);
+  });
+
   it('bad input is a 4xx in RevenueCat’s shape, never a 5xx', async () => {
     const bad = [
       ['/v1/subscribers/identify', { app_user_id: '', new_app_user_id: 'x' }],
