@@ -18,6 +18,7 @@ import { buildOpenApi } from './openapi';
 import { restRouter } from './rest';
 import type { Services } from '../operations/services';
 import { mountSdk } from './sdk/mount';
+import { mountRevenueCat } from './revenuecat/mount';
 import { httpMetrics } from './metrics';
 
 function base(services: Services, log: Logger, listener: 'api' | 'dashboard' | 'tools'): Koa {
@@ -56,6 +57,8 @@ export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log, 'api');
   // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
   mountSdk(app, services);
+  // RevenueCat's client API (/revenuecat/*, RevenueCat-format keys): RevenueCat's SDKs with proxyURL set here.
+  mountRevenueCat(app, services);
   mountV1(app, services);
   return app;
 }

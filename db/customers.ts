@@ -20,10 +20,20 @@ export async function customerExists(src: PageSource, appUserId: string): Promis
          or exists (select 1 from entitlement_grants where app_user_id = $1)
          or exists (select 1 from store_purchase_tokens where app_user_id = $1)
          or exists (select 1 from provisional_access where app_user_id = $1 and kind = 'grant')
-         or exists (select 1 from customer_notes where app_user_id = $1) as found`,
+         or exists (select 1 from customer_notes where app_user_id = $1)
+         or exists (select 1 from subscriber_attributes where app_user_id = $1) as found`,
     [appUserId],
   );
   return !!r?.found;
+}
+
+/** The attributes the app set on the user (RevenueCat's setAttributes; never read for access), by name. */
+export function customerAttributes(src: PageSource, appUserId: string): Promise<Row[]> {
+  return readerOf(src).rows(
+    `select name, value, updated_at from subscriber_attributes where app_user_id = $1 order by name`,
+    [appUserId],
+    { types: isoTimestampTypes },
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { publishableKeyPrefix, SECRET_KEY_PREFIX } from '../domain/keys';
+import { revenuecatKeyPrefix, type RevenueCatPlatform } from '../domain/revenuecat';
 import type { Mode } from '../domain/providers';
 
 /**
@@ -31,6 +32,11 @@ export function generateSecretKey(): string {
 
 export function generatePublishableKey(mode: Mode): string {
   return publishableKeyPrefix(mode) + randomBase62(32);
+}
+
+/** A public key in RevenueCat's format (domain/revenuecat.ts); stored hashed, like a secret key. */
+export function generateRevenueCatKey(platform: RevenueCatPlatform, mode: Mode): string {
+  return revenuecatKeyPrefix(platform, mode) + randomBase62(32);
 }
 
 /** Only this hash is stored; a lost key cannot be recovered. */

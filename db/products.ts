@@ -26,6 +26,7 @@ export interface ProductInput {
   android_store_product_id?: string | null;
   ios_store_product_id?: string | null;
   trial_per_platform?: Record<string, number> | null;
+  entitlement?: string | null;
 }
 
 const COLUMNS = [
@@ -36,6 +37,7 @@ const COLUMNS = [
   'android_store_product_id',
   'ios_store_product_id',
   'trial_per_platform',
+  'entitlement',
 ] as const;
 
 function columnsOf(input: Partial<ProductInput>): Record<string, unknown> {

@@ -5,21 +5,47 @@ import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
 import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
 import { ApiError } from '../operations/errors';
+import { withTenant } from '../db/tenant-tx';
+import {
+  insertRevenueCatKey,
+  insertRevenueCatKeySet,
+  revokeRevenueCatKey,
+  tenantOfRevenueCatKey,
+} from '../db/revenuecat';
+import { REVENUECAT_PLATFORMS, type RevenueCatPlatform } from '../domain/revenuecat';
+import type { Knex } from 'knex';
+
+/** Test-mode keys in RevenueCat's formats, one per platform, audited as the operator's. */
+async function mintRevenueCatKeySet(db: Knex, tenantId: string) {
+  const keys = await withTenant(db, tenantId, (trx) => insertRevenueCatKeySet(trx, tenantId));
+  await recordOperatorAudit(db, {
+    tenantId,
+    action: 'revenuecat_keys.create',
+    detail: { platforms: Object.keys(keys) },
+  });
+  return keys;
+}
 
 const HELP = `Billing service admin CLI
 
   npm run -s admin -- tenant:create --name NAME [--json]
       Create a tenant (free tier) with an app and an all-scope secret key.
-      → {"tenant_id", "secret_key", "publishable_key"}
+      → {"tenant_id", "secret_key", "publishable_key", "revenuecat_keys": {"web", "ios", "android"}}
   npm run -s admin -- key:create --tenant ID --scopes a,b [--expires-in SECONDS] [--name NAME] [--require-approval] [--json]
       Mint a secret key; the value is printed once and only its SHA-256 is stored.
       --require-approval: every write made with the key waits for a person's approval in the dashboard.
       → {"key_id", "secret_key"}
+  npm run -s admin -- key:create --tenant ID --revenuecat web|ios|android [--mode test|live] [--json]
+      Mint a public key in RevenueCat's format for the tenant's app (rcb_sb_/rcb_, appl_, goog_),
+      for RevenueCat's own SDKs pointed at {API host}/revenuecat; --mode defaults to test.
+      → {"key_id", "public_key"}
   npm run -s admin -- key:revoke --key ID [--json]
+      Revoke a secret key or a RevenueCat-format public key by its id.
   npm run -s admin -- demo [--json]
       The demo tenant (created and seeded if missing) with a freshly minted all-scope key, and
       (not in production) its dashboard login, generated once into the data dir.
-      → {"tenant_id", "secret_key", "publishable_key", "dashboard_email", "dashboard_password"}
+      → {"tenant_id", "secret_key", "publishable_key", "revenuecat_keys", "dashboard_email", "dashboard_password"}
+      (revenuecat_keys: freshly minted test-mode keys {"web", "ios", "android"}, as tenant:create's)
   npm run -s admin -- demo:publishable-key [--json]
       The demo tenant's test publishable key (created and seeded if missing); mints no secret key.
       → {"tenant_id", "publishable_key"}
@@ -79,7 +105,16 @@ async function main(): Promise<void> {
 
   // The flags' syntax is checked before touching the database; what they mean (the scopes, the
   // expiry) is the key operation's to judge, with its own messages (scripts/admin-operator.ts).
-  if (command === 'key:create') {
+  const revenuecat = command === 'key:create' && flags.revenuecat !== undefined;
+  if (revenuecat) {
+    if (!isUuid(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
+    if (!(REVENUECAT_PLATFORMS as readonly string[]).includes(str(flags, 'revenuecat')))
+      throw new UsageError(`--revenuecat must be one of ${REVENUECAT_PLATFORMS.join(', ')}`);
+    if (flags.mode !== undefined && !['test', 'live'].includes(str(flags, 'mode')))
+      throw new UsageError('--mode must be test or live');
+    for (const f of ['scopes', 'expires-in', 'name', 'require-approval'])
+      if (flags[f] !== undefined) throw new UsageError(`--${f} is for secret keys, not with --revenuecat`);
+  } else if (command === 'key:create') {
     if (flags['require-approval'] !== undefined && flags['require-approval'] !== true)
       throw new UsageError('--require-approval takes no value');
     if (!isUuid(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
@@ -104,7 +139,25 @@ async function main(): Promise<void> {
         action: 'tenant.create',
         detail: { name: str(flags, 'name') },
       });
-      out = { tenant_id: t.tenant_id, secret_key: t.secret_key, publishable_key: t.publishable_key };
+      const revenuecatKeys = await mintRevenueCatKeySet(db, t.tenant_id);
+      out = {
+        tenant_id: t.tenant_id,
+        secret_key: t.secret_key,
+        publishable_key: t.publishable_key,
+        revenuecat_keys: revenuecatKeys,
+      };
+    } else if (revenuecat) {
+      const tenantId = str(flags, 'tenant');
+      if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
+      const platform = str(flags, 'revenuecat') as RevenueCatPlatform;
+      const mode = flags.mode === undefined ? 'test' : (str(flags, 'mode') as 'test' | 'live');
+      const made = await withTenant(db, tenantId, (trx) => insertRevenueCatKey(trx, { tenantId, platform, mode }));
+      await recordOperatorAudit(db, {
+        tenantId,
+        action: 'revenuecat_keys.create',
+        detail: { key_id: made.key_id, platform, mode },
+      });
+      out = { key_id: made.key_id, public_key: made.public_key };
     } else if (command === 'key:create') {
       // The operator names the tenant: finding it is the owner connection's, by design.
       const tenantId = str(flags, 'tenant');
@@ -128,6 +181,20 @@ async function main(): Promise<void> {
       // Only the key's id is given: the tenant it belongs to is found on the owner connection.
       const keyId = str(flags, 'key');
       const tenantId = await tenantOfApiKey(db, keyId);
+      const rcTenant = tenantId ? null : await tenantOfRevenueCatKey(db, keyId);
+      if (rcTenant) {
+        const revoked = await withTenant(db, rcTenant, (trx) => revokeRevenueCatKey(trx, keyId));
+        if (revoked)
+          await recordOperatorAudit(db, {
+            tenantId: rcTenant,
+            action: 'revenuecat_keys.revoke',
+            detail: { key_id: keyId },
+          });
+        out = { key_id: keyId, revoked: true, already_revoked: !revoked };
+        if (json) process.stdout.write(JSON.stringify(out) + '\n');
+        else for (const [k, v] of Object.entries(out)) console.log(`${k}: ${v}`);
+        return;
+      }
       if (!tenantId) throw new UsageError(`no key with id ${keyId}`);
       const { runAsOperator } = await import('./admin-operator');
       const { revokeApiKeyOp } = await import('../operations/api-keys/revoke');
@@ -139,7 +206,8 @@ async function main(): Promise<void> {
       const demo = await ensureDemoTenant(db, config);
       // The dashboard login (never in production, where none is made): generated once into the data dir.
       const login = await ensureDemoLogin(db, config, demo.tenant_id);
-      out = login ? { ...demo, dashboard_email: login.email, dashboard_password: login.password } : { ...demo };
+      const withKeys = { ...demo, revenuecat_keys: await mintRevenueCatKeySet(db, demo.tenant_id) };
+      out = login ? { ...withKeys, dashboard_email: login.email, dashboard_password: login.password } : withKeys;
     } else if (command === 'demo:publishable-key') {
       // What a client app needs, and nothing more: no secret key is minted for it.
       const { ensureDemoTenant } = await import('../seed/demo');

@@ -58,7 +58,18 @@ export interface Admission {
  * paywall) stays refused while the tenant's bucket is empty.
  */
 export async function admitPublishable(db: Knex, rawHeaders: readonly string[], caller: Caller): Promise<Admission> {
-  const actor = await identifyPublishable(db, rawHeaders);
+  return admitActor(db, await identifyPublishable(db, rawHeaders), caller);
+}
+
+/**
+ * The client limits for an app already identified by its public key (a publishable key, or a
+ * RevenueCat-format key under /revenuecat): the same buckets, the same read-only allowance.
+ */
+export async function admitActor<A extends AppActor>(
+  db: Knex,
+  actor: A,
+  caller: Caller,
+): Promise<Admission & { actor: A }> {
   const buckets: BucketSpec[] = [tenantBucket(), addressBucket(caller.address)];
   if (caller.appUserId !== undefined) buckets.push(userBucket(caller.appUserId));
   let decision = await takeClientTokens(db, actor.tenantId, buckets);

@@ -12,7 +12,7 @@ import { ApiError, invalidRequest } from '../../operations/errors';
 import { callWithin } from '../../temporal/client';
 import { readJsonObject } from '../json-body';
 import type { Services } from '../../operations/services';
-import { admitPublishable } from './auth';
+import { admitPublishable, type AppActor } from './auth';
 import { clientRateLimited, registrationBuckets, takeClientTokens } from './limits';
 import { MISS_TTL_SECONDS, missKey } from './purchase-misses';
 import { subscriberView } from './subscriber';
@@ -100,82 +100,98 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     const parsed = storePurchaseBody.safeParse(raw);
     if (!parsed.success) throw firstIssue(parsed.error);
     const body = parsed.data;
-
-    const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
-    if (!conn || !conn.is_active)
-      throw invalidRequest(
-        `This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`,
-        'provider',
-      );
-    if (!(actor.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
-      throw invalidRequest(
-        `The ${body.provider} connection has no ${actor.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
-        'provider',
-      );
-    }
-    if (!services.temporal)
-      throw new ApiError(
-        503,
-        'temporarily_unavailable',
-        'Purchase registration is unavailable; retry.',
-        {},
-        { 'Retry-After': '5' },
-      );
-    const vault = services.vault;
-    if (!vault)
-      throw new ApiError(
-        500,
-        'server_misconfigured',
-        'Purchase registration is not configured on this process (MASTER_KEY).',
-      );
-
-    const missHash = missKey(conn.id, actor.mode, body);
-    if (await isKnownMiss(services.db, actor.tenantId, body.provider, missHash)) throw purchaseNotFound();
-    const lane = await takeClientTokens(services.db, actor.tenantId, registrationBuckets(body.app_user_id, ctx.ip));
-    if (!lane.allowed) throw clientRateLimited(lane);
-
-    const client = services.temporal.client;
-    let result;
-    try {
-      result = await callWithin(client, WAIT_MS, () =>
-        registerStorePurchase(client, services.config.taskQueue, {
-          tenantId: actor.tenantId,
-          provider: body.provider,
-          connectionId: conn.id,
-          mode: actor.mode,
-          appUserId: body.app_user_id,
-          // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
-          ...(body.provider === 'store_android'
-            ? {
-                purchase: sealPurchase(vault, actor.tenantId, 'store_android', body.purchase_token),
-                storeProductId: body.product_id,
-              }
-            : { signedTransaction: body.signed_transaction }),
-        }),
-      );
-    } catch {
-      // Still running or not started: the same request again joins or starts the same workflow.
-      throw new ApiError(
-        503,
-        'temporarily_unavailable',
-        'The purchase is being registered; retry shortly.',
-        {},
-        { 'Retry-After': '2' },
-      );
-    }
-    if (!result.ok && result.error === 'purchase_not_found')
-      await rememberMiss(services.db, actor.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
-    if (!result.ok)
-      throw new ApiError(
-        result.status,
-        result.error,
-        result.detail,
-        {},
-        result.status === 503 ? { 'Retry-After': '5' } : {},
-      );
-    // Joined a run another app user started for the same token: theirs.
-    if (result.app_user_id !== body.app_user_id)
-      throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
+    await registerStorePurchaseFor(services, actor, body, ctx.ip);
     ctx.body = await subscriberView(services.db, actor, body.app_user_id);
   });
+}
+
+export type StorePurchaseBody = z.infer<typeof storePurchaseBody>;
+
+/**
+ * The one registration of a store purchase for an app user, whichever client API asked
+ * (/v1/sdk/store-purchases, RevenueCat's /revenuecat/v1/receipts): the app's store connection,
+ * the known-miss cache, the registration lanes, the workflow and its verdict. Resolves once the
+ * purchase is the app user's; throws the refusal as an ApiError otherwise.
+ */
+export async function registerStorePurchaseFor(
+  services: Services,
+  actor: AppActor,
+  body: StorePurchaseBody,
+  address: string,
+): Promise<void> {
+  const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
+  if (!conn || !conn.is_active)
+    throw invalidRequest(
+      `This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`,
+      'provider',
+    );
+  if (!(actor.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
+    throw invalidRequest(
+      `The ${body.provider} connection has no ${actor.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
+      'provider',
+    );
+  }
+  if (!services.temporal)
+    throw new ApiError(
+      503,
+      'temporarily_unavailable',
+      'Purchase registration is unavailable; retry.',
+      {},
+      { 'Retry-After': '5' },
+    );
+  const vault = services.vault;
+  if (!vault)
+    throw new ApiError(
+      500,
+      'server_misconfigured',
+      'Purchase registration is not configured on this process (MASTER_KEY).',
+    );
+
+  const missHash = missKey(conn.id, actor.mode, body);
+  if (await isKnownMiss(services.db, actor.tenantId, body.provider, missHash)) throw purchaseNotFound();
+  const lane = await takeClientTokens(services.db, actor.tenantId, registrationBuckets(body.app_user_id, address));
+  if (!lane.allowed) throw clientRateLimited(lane);
+
+  const client = services.temporal.client;
+  let result;
+  try {
+    result = await callWithin(client, WAIT_MS, () =>
+      registerStorePurchase(client, services.config.taskQueue, {
+        tenantId: actor.tenantId,
+        provider: body.provider,
+        connectionId: conn.id,
+        mode: actor.mode,
+        appUserId: body.app_user_id,
+        // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
+        ...(body.provider === 'store_android'
+          ? {
+              purchase: sealPurchase(vault, actor.tenantId, 'store_android', body.purchase_token),
+              storeProductId: body.product_id,
+            }
+          : { signedTransaction: body.signed_transaction }),
+      }),
+    );
+  } catch {
+    // Still running or not started: the same request again joins or starts the same workflow.
+    throw new ApiError(
+      503,
+      'temporarily_unavailable',
+      'The purchase is being registered; retry shortly.',
+      {},
+      { 'Retry-After': '2' },
+    );
+  }
+  if (!result.ok && result.error === 'purchase_not_found')
+    await rememberMiss(services.db, actor.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
+  if (!result.ok)
+    throw new ApiError(
+      result.status,
+      result.error,
+      result.detail,
+      {},
+      result.status === 503 ? { 'Retry-After': '5' } : {},
+    );
+  // Joined a run another app user started for the same token: theirs.
+  if (result.app_user_id !== body.app_user_id)
+    throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
 }

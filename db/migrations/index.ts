@@ -5,6 +5,7 @@ import * as m001Baseline from './001_baseline';
 import * as m052ImportLimits from './052_import_limits';
 import * as m053ApiKeyMinter from './053_api_key_minter';
 import * as m054SignInFailures from './054_sign_in_failures';
+import * as m056Revenuecat from './056_revenuecat';
 import * as m062CustomerNotes from './062_customer_notes';
 
 /** The migrations by the name knex records, oldest first (listed, not discovered on disk, so tsx, vitest and bundles load the same). */
@@ -13,5 +14,6 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '052_import_limits': m052ImportLimits,
   '053_api_key_minter': m053ApiKeyMinter,
   '054_sign_in_failures': m054SignInFailures,
+  '056_revenuecat': m056Revenuecat,
   '062_customer_notes': m062CustomerNotes,
 };

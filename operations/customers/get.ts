@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  customerAttributes,
   customerEntitlements,
   customerExists,
   customerGrants,
@@ -35,6 +36,9 @@ export const getCustomer = defineOperation({
     app_user_id: z.string(),
     is_premium: z.boolean().describe('what the SDK is answered: paid, granted or provisional access'),
     entitlements: z.array(customerEntitlement),
+    attributes: z
+      .array(z.object({ name: z.string(), value: z.string(), updated_at: z.string() }))
+      .describe('what the app set on the user (RevenueCat’s setAttributes), by name; never used for access'),
     timeline: pageOf(timelineEntry),
   }),
   rest: { method: 'GET', path: '/customers/{app_user_id}' },
@@ -52,10 +56,11 @@ export const getCustomer = defineOperation({
     const now = new Date().toISOString();
     return ctx.read(async (reader) => {
       if (!(await customerExists(reader, input.app_user_id))) throw notFound('customer');
-      const [paid, grants, provisional, timeline] = [
+      const [paid, grants, provisional, attributes, timeline] = [
         await customerEntitlements(reader, input.app_user_id),
         await customerGrants(reader, input.app_user_id),
         await customerProvisional(reader, input.app_user_id),
+        await customerAttributes(reader, input.app_user_id),
         await customerTimeline(reader, ctx.tenantId, input.app_user_id, input),
       ];
       const entitlements = [
@@ -69,6 +74,7 @@ export const getCustomer = defineOperation({
         app_user_id: input.app_user_id,
         is_premium: entitlements.some((e) => e.is_active),
         entitlements,
+        attributes: attributes.map((a) => ({ name: a.name, value: a.value, updated_at: a.updated_at })),
         timeline: { ...timeline, data: timeline.data.map((r) => timelineRow(ctx.tenantId, r)) },
       };
     });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Row } from '../../db/row';
 import { ANDROID_ID_RE, PRODUCT_TYPES, TIERS, trialProblem } from '../../domain/catalogue';
 import { isProductSynced } from '../../domain/product-sync';
+import { DEFAULT_ENTITLEMENT, ENTITLEMENT_ID_RE } from '../../domain/revenuecat';
 import { invalidRequest } from '../errors';
 import { isoReq } from '../paging';
 import { id, mode, provider, timestamp } from '../schemas';
@@ -17,6 +18,7 @@ export const productRow = z.object({
   android_store_product_id: z.string().nullable(),
   ios_store_product_id: z.string().nullable(),
   trial_per_platform: z.record(z.string(), z.unknown()).nullable(),
+  entitlement: z.string().describe('the entitlement the product unlocks (premium unless named)'),
   active: z.boolean(),
   version: z.number().int(),
   provider_ids: z.record(z.string(), z.string()).describe('provider → id of the product there (one per provider)'),
@@ -68,6 +70,7 @@ export function serializeProduct(r: Row, refs: Row[]) {
     android_store_product_id: r.android_store_product_id ?? null,
     ios_store_product_id: r.ios_store_product_id ?? null,
     trial_per_platform: r.trial_per_platform ?? null,
+    entitlement: r.entitlement ?? DEFAULT_ENTITLEMENT,
     active: r.active,
     version: r.version,
     provider_ids,
@@ -111,6 +114,12 @@ export const fields = {
     .nullable()
     .optional()
     .describe('days of trial per platform (web, desktop, ios, macos, android); null clears it'),
+  entitlement: z
+    .string()
+    .regex(ENTITLEMENT_ID_RE, '1–100 letters, digits, ".", "_", ":" or "-"')
+    .nullable()
+    .optional()
+    .describe('the entitlement the product unlocks, as client apps name it (premium when unset; null resets it)'),
 };
 export const writeResult = productDetail.extend({ created: z.boolean().optional() });
 

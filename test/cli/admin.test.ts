@@ -60,7 +60,18 @@ describe('admin CLI', () => {
     const r = await admin('tenant:create', '--name', 'Cli Co', '--json');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out).sort()).toEqual(['publishable_key', 'secret_key', 'tenant_id']);
+    expect(Object.keys(out).sort()).toEqual(['publishable_key', 'revenuecat_keys', 'secret_key', 'tenant_id']);
+    // RevenueCat-format public keys (test mode), each answering RevenueCat's client API under /revenuecat.
+    expect(out.revenuecat_keys).toEqual({
+      web: expect.stringMatching(/^rcb_sb_[0-9A-Za-z]{32}$/),
+      ios: expect.stringMatching(/^appl_[0-9A-Za-z]{32}$/),
+      android: expect.stringMatching(/^goog_[0-9A-Za-z]{32}$/),
+    });
+    for (const key of Object.values(out.revenuecat_keys) as string[])
+      expect((await call(`${api.apiRoot}/revenuecat`, '/v1/subscribers/u1', key)).status).toBe(200);
+    expect(JSON.stringify(await testDb()('revenuecat_keys').where({ tenant_id: out.tenant_id }))).not.toContain(
+      out.revenuecat_keys.web,
+    );
     expect(out.secret_key).toMatch(/^sk_[0-9A-Za-z]{32,}$/);
     expect(out.publishable_key).toMatch(/^pk_test_/);
     const tenant = await call(api.apiUrl, '/tenant', out.secret_key);
@@ -161,6 +172,32 @@ describe('admin CLI', () => {
     expect(before).toEqual({ n: 1 });
   }, 180_000); // a dozen CLI processes, each a cold tsx start: slow on a loaded 2-core box
 
+  it('key:create --revenuecat mints a key of that platform and mode; key:revoke makes it 401', async () => {
+    const t = JSON.parse((await admin('tenant:create', '--name', 'RC Keys Co', '--json')).stdout);
+    const rc = `${api.apiRoot}/revenuecat`;
+    const live = await admin('key:create', '--tenant', t.tenant_id, '--revenuecat', 'web', '--mode', 'live', '--json');
+    expect(live.code).toBe(0);
+    const key = JSON.parse(live.stdout);
+    expect(Object.keys(key).sort()).toEqual(['key_id', 'public_key']);
+    expect(key.public_key).toMatch(/^rcb_(?!sb_)[0-9A-Za-z]{32}$/);
+    const android = JSON.parse(
+      (await admin('key:create', '--tenant', t.tenant_id, '--revenuecat', 'android', '--json')).stdout,
+    );
+    expect(android.public_key).toMatch(/^goog_/);
+    expect(await testDb()('revenuecat_keys').where({ id: android.key_id }).first('mode')).toEqual({ mode: 'test' });
+    expect((await call(rc, '/v1/subscribers/u1', key.public_key)).status).toBe(200);
+    expect((await admin('key:revoke', '--key', key.key_id)).code).toBe(0);
+    expect((await call(rc, '/v1/subscribers/u1', key.public_key)).status).toBe(401);
+    for (const bad of [
+      ['--revenuecat', 'windows'],
+      ['--revenuecat', 'ios', '--mode', 'prod'],
+      ['--revenuecat', 'ios', '--scopes', 'tenant:read'],
+    ]) {
+      const r = await admin('key:create', '--tenant', t.tenant_id, ...bad, '--json');
+      expect([bad.join(' '), r.code]).toEqual([bad.join(' '), 2]);
+    }
+  });
+
   it('--help lists every command', async () => {
     const r = await admin('--help');
     expect(r.code).toBe(0);
@@ -176,6 +213,8 @@ describe('admin CLI', () => {
     expect(second.tenant_id).toBe(first.tenant_id);
     expect(second.secret_key).not.toBe(first.secret_key);
     expect(second.publishable_key).toBe(first.publishable_key);
+    expect(Object.keys(second.revenuecat_keys).sort()).toEqual(['android', 'ios', 'web']);
+    expect(second.revenuecat_keys.web).toMatch(/^rcb_sb_/);
     // The dashboard login: generated once into the data dir, the same on every call, and it is the person's password.
     expect(first.dashboard_email).toMatch(/^demo-[0-9a-f]{8}@example\.com$/);
     expect(first.dashboard_password).toMatch(/^[\w-]{24}$/);
@@ -245,7 +284,13 @@ describe('admin CLI', () => {
     const audit = await call(`${api.apiRoot}/v1`, '/audit?actor_type=operator', created.secret_key);
     expect(audit.status).toBe(200);
     const actions = audit.body.data.map((a: any) => a.action).sort();
-    expect(actions).toEqual(['api_keys.create', 'api_keys.revoke', 'tenant.create', 'vault.reencrypt']);
+    expect(actions).toEqual([
+      'api_keys.create',
+      'api_keys.revoke',
+      'revenuecat_keys.create',
+      'tenant.create',
+      'vault.reencrypt',
+    ]);
     expect(audit.body.data.every((a: any) => a.actor_type === 'operator' && typeof a.actor_id === 'string')).toBe(true);
     expect(audit.body.data.find((a: any) => a.action === 'api_keys.revoke').detail.id).toBe(key.key_id);
     const text = JSON.stringify(audit.body);

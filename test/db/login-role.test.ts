@@ -53,6 +53,7 @@ const SYSTEM_READABLE = [
   'client_rate_limit_buckets',
   'store_purchase_misses',
   'outbound_drains',
+  'revenuecat_keys',
 ];
 
 describe('the login role the api and worker connect as', () => {
@@ -145,6 +146,7 @@ describe('the login role outside a tenant transaction', () => {
       ['webhook_deliveries', 'payload'],
       ['webhook_deliveries', 'buyer_email'],
       ['api_keys', 'key_hint'],
+      ['revenuecat_keys', 'key_hint'],
     ] as const) {
       await expect(app(table).select(column).limit(1), `${table}.${column}`).rejects.toThrow(/permission denied/);
     }

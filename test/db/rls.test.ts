@@ -207,6 +207,15 @@ describe('row-level security', () => {
     // Wrong passwords for the member since their last log-in.
     await ins('dashboard_sign_in_failures', { user_id: user.id, address_key_hash: `addr-${tag}`, failures: 1 });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
+    await ins('revenuecat_keys', {
+      app_id: app.id,
+      platform: 'web',
+      mode: 'test',
+      key_hash: `rc-${tag}`,
+      key_hint: 'rcb_sb_…',
+    });
+    await ins('subscriber_attributes', { app_user_id: `u-${tag}`, name: '$email', value: 'x', set_at_ms: 1 });
+    await ins('app_user_aliases', { alias_id: `$RCAnonymousID:${tag}`, app_user_id: `u-${tag}` });
     await ins('tenant_work_leases', { holder: `import-${tag}`, lease_until: new Date(Date.now() + 60_000) });
     return ids;
   }

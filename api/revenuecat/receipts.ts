@@ -1,0 +1,73 @@
+import type Router from '@koa/router';
+import { validAppUserId } from '../../domain/revenuecat';
+import { assertNoNulBytes } from '../../operations/input-rules';
+import { ApiError, invalidRequest } from '../../operations/errors';
+import type { Services } from '../../operations/services';
+import { readJsonObject } from '../json-body';
+import { registerStorePurchaseFor, storePurchaseBody } from '../sdk/store-purchases';
+import { admitRevenueCat } from './auth';
+import { parseAttributes, storeAttributes } from './attributes';
+import { customerInfo } from './customer-info';
+
+const JWS_RE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
+/**
+ * POST /v1/receipts: RevenueCat's SDKs post a purchase here. The key says which store (a `goog_`
+ * key: Play, a `appl_` key: the App Store; the `X-Platform` header is read by nobody), and the
+ * purchase goes through our one store registration (api/sdk/store-purchases.ts
+ * registerStorePurchaseFor: the same checks, limits, provisional access and verdict as
+ * POST /v1/sdk/store-purchases). Answers the app user's customer info.
+ *
+ * - Android: `fetch_token` is the Play purchase token, `product_ids[0]` the store product id.
+ * - iOS: `fetch_token` is a StoreKit 2 transaction's `jwsRepresentation`. A StoreKit 1 receipt
+ *   (base64, no dots) is refused with RevenueCat's invalid-receipt code: the App Store Server API
+ *   reads transactions, not receipts.
+ * - Web keys: purchases made on the web reach the service from the payment provider, not here.
+ *
+ * Everything else the SDKs send (`is_restore`, `observer_mode`, prices, offering ids, …) is read
+ * by nobody: the store's own answer is what counts. `attributes`, when sent, are stored as by
+ * POST /v1/subscribers/{id}/attributes.
+ */
+export function registerReceipts(router: Router, services: Services): void {
+  router.post('/v1/receipts', async (ctx) => {
+    const actor = await admitRevenueCat(ctx, services);
+    const raw = await readJsonObject(ctx);
+    assertNoNulBytes(raw);
+    const appUserId = raw.app_user_id;
+    if (!validAppUserId(appUserId)) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
+    const token = raw.fetch_token;
+    if (typeof token !== 'string' || token.length === 0) throw invalidRequest('fetch_token is required', 'fetch_token');
+    let body;
+    if (actor.platform === 'android') {
+      const productIds = raw.product_ids;
+      const productId = Array.isArray(productIds) ? productIds[0] : undefined;
+      if (typeof productId !== 'string' || productId.trim() === '')
+        throw invalidRequest('product_ids must name the purchased product', 'product_ids');
+      body = { provider: 'store_android', app_user_id: appUserId, product_id: productId, purchase_token: token };
+    } else if (actor.platform === 'ios') {
+      if (!JWS_RE.test(token))
+        throw new ApiError(
+          400,
+          'invalid_purchase',
+          'Send the StoreKit 2 transaction’s jwsRepresentation as fetch_token; StoreKit 1 receipts are not read here.',
+        );
+      body = { provider: 'store_ios', app_user_id: appUserId, signed_transaction: token };
+    } else {
+      throw new ApiError(
+        400,
+        'invalid_platform',
+        'Web purchases reach the service from the payment provider; post store purchases with the app’s appl_ or goog_ key.',
+      );
+    }
+    const parsed = storePurchaseBody.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw invalidRequest(`${issue.path.join('.')} ${issue.message}`, 'fetch_token');
+    }
+    // The attributes the mobile SDKs send along (unsynced ones): checked before the purchase, kept after it.
+    const attributes = raw.attributes === undefined || raw.attributes === null ? [] : parseAttributes(raw);
+    await registerStorePurchaseFor(services, actor, parsed.data, ctx.ip);
+    if (attributes.length) await storeAttributes(services, actor.tenantId, appUserId, attributes);
+    ctx.body = await customerInfo(services.db, actor, appUserId);
+  });
+}

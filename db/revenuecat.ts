@@ -1,0 +1,210 @@
+import type { Knex } from 'knex';
+import type { Mode } from '../domain/providers';
+import { revenuecatKeyHint, type RevenueCatPlatform } from '../domain/revenuecat';
+import { generateRevenueCatKey, hashSecretKey } from './key-material';
+import type { TenantReader } from './tenant-read';
+import type { Row } from './row';
+
+/**
+ * RevenueCat's client API (docs/revenuecat-compatibility.md): its public keys (table
+ * `revenuecat_keys`, hashed), the products' entitlement names, subscriber attributes and the
+ * aliases a logIn from an anonymous id makes.
+ */
+
+export interface MintedRevenueCatKey {
+  key_id: string;
+  public_key: string;
+}
+
+/** Mint a key for the tenant's app (its first when none is named). Run inside withTenant. */
+export async function insertRevenueCatKey(
+  trx: Knex.Transaction,
+  k: { tenantId: string; appId?: string; platform: RevenueCatPlatform; mode: Mode },
+): Promise<MintedRevenueCatKey> {
+  const appId = k.appId ?? (await trx('apps').orderBy('created_at').first('id'))?.id;
+  if (!appId) throw new Error('the tenant has no app');
+  const key = generateRevenueCatKey(k.platform, k.mode);
+  const [row] = await trx('revenuecat_keys')
+    .insert({
+      tenant_id: k.tenantId,
+      app_id: appId,
+      platform: k.platform,
+      mode: k.mode,
+      key_hash: hashSecretKey(key),
+      key_hint: revenuecatKeyHint(key),
+    })
+    .returning('id');
+  return { key_id: row.id, public_key: key };
+}
+
+/** One key of each platform in test mode: what `tenant:create` and `demo` hand out. */
+export async function insertRevenueCatKeySet(
+  trx: Knex.Transaction,
+  tenantId: string,
+): Promise<{ web: string; ios: string; android: string }> {
+  const out = { web: '', ios: '', android: '' };
+  for (const platform of ['web', 'ios', 'android'] as const)
+    out[platform] = (await insertRevenueCatKey(trx, { tenantId, platform, mode: 'test' })).public_key;
+  return out;
+}
+
+/** Revoke a key; false when the tenant has no such live key. Run inside withTenant. */
+export async function revokeRevenueCatKey(trx: Knex.Transaction, id: string): Promise<boolean> {
+  return (await trx('revenuecat_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() })) > 0;
+}
+
+/**
+ * The key a presented value hashes to, on the login role's connection before any tenant is
+ * known (the `/revenuecat` gate); revoked keys are none.
+ */
+export async function findRevenueCatKey(
+  db: Knex,
+  key: string,
+): Promise<{ id: string; tenant_id: string; app_id: string; platform: RevenueCatPlatform; mode: Mode } | undefined> {
+  return db('revenuecat_keys')
+    .where({ key_hash: hashSecretKey(key) })
+    .whereNull('revoked_at')
+    .first('id', 'tenant_id', 'app_id', 'platform', 'mode');
+}
+
+/** Operator tooling (owner connection): the tenant a RevenueCat key id belongs to. */
+export async function tenantOfRevenueCatKey(db: Knex, keyId: string): Promise<string | null> {
+  return (await db('revenuecat_keys').where({ id: keyId }).first('tenant_id'))?.tenant_id ?? null;
+}
+
+/**
+ * The app user ids whose access an id reads: the id an alias points to (or the id itself) and the
+ * anonymous ids aliased to it (at most `limit`, oldest first). Run in a tenant read.
+ */
+export async function aliasedIds(
+  reader: TenantReader,
+  appUserId: string,
+  limit: number,
+): Promise<{ canonical: string; ids: string[] }> {
+  const rows = await reader.rows(
+    `with canon as (
+       select coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1) as id
+     )
+     select canon.id as canonical, a.alias_id
+       from canon left join lateral (
+         select alias_id from app_user_aliases where app_user_id = canon.id order by created_at limit $2
+       ) a on true`,
+    [appUserId, limit],
+  );
+  const canonical = rows[0]?.canonical as string;
+  return { canonical, ids: [canonical, ...rows.filter((r) => r.alias_id !== null).map((r) => r.alias_id as string)] };
+}
+
+/** The catalogue facts RevenueCat's bodies name products and entitlements by. Run in a tenant read. */
+export function productFacts(reader: TenantReader, ids: string[]): Promise<Row[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return reader.rows(
+    `select id, sku, entitlement, android_store_product_id, ios_store_product_id
+       from products where id = any($1::uuid[])`,
+    [ids],
+  );
+}
+
+/** When the service first heard of an app user (their first subscription or access row). Run in a tenant read. */
+export async function firstSeen(reader: TenantReader, ids: string[]): Promise<Date | null> {
+  const [row] = await reader.rows(
+    `select least(
+       (select min(created_at) from subscriptions where app_user_id = any($1::text[])),
+       (select min(updated_at) from subscriber_attributes where app_user_id = any($1::text[])),
+       (select min(created_at) from app_user_aliases where app_user_id = any($1::text[]))
+     ) as first_seen`,
+    [ids],
+  );
+  return (row?.first_seen as Date | null) ?? null;
+}
+
+/**
+ * Record that `aliasId` (an anonymous id) is `appUserId`, unless the anonymous id is already
+ * someone's (an alias once made stays, RevenueCat's own rule) or `appUserId` holds `max` aliases
+ * already. Answers whether this call made it. Run inside withTenant.
+ */
+export async function insertAlias(
+  trx: Knex.Transaction,
+  tenantId: string,
+  aliasId: string,
+  appUserId: string,
+  max: number,
+): Promise<boolean> {
+  const { rows } = await trx.raw(
+    `insert into app_user_aliases (tenant_id, alias_id, app_user_id)
+     select ?, ?, ? where (select count(*) from app_user_aliases where app_user_id = ?) < ?
+     on conflict (tenant_id, alias_id) do nothing
+     returning id`,
+    [tenantId, aliasId, appUserId, appUserId, max],
+  );
+  return rows.length > 0;
+}
+
+/** Whether the id has any row of its own (access, subscriptions, attributes, aliases). Run inside withTenant. */
+export async function appUserKnown(trx: Knex.Transaction, appUserId: string): Promise<boolean> {
+  const { rows } = await trx.raw(
+    `select exists (select 1 from subscriptions where app_user_id = ?)
+         or exists (select 1 from entitlements where app_user_id = ?)
+         or exists (select 1 from subscriber_attributes where app_user_id = ?)
+         or exists (select 1 from app_user_aliases where app_user_id = ?) as known`,
+    [appUserId, appUserId, appUserId, appUserId],
+  );
+  return rows[0].known as boolean;
+}
+
+export interface AttributeWrite {
+  name: string;
+  /** null removes the attribute (RevenueCat's way of unsetting one). */
+  value: string | null;
+  setAtMs: number;
+}
+
+/**
+ * Set an app user's attributes: a later `updated_at_ms` wins, an earlier one is ignored; a null
+ * value removes. Answers false, writing nothing, when the user would hold more than `maxPerUser`.
+ * Run inside withTenant.
+ */
+export async function upsertAttributes(
+  trx: Knex.Transaction,
+  tenantId: string,
+  appUserId: string,
+  writes: AttributeWrite[],
+  maxPerUser: number,
+): Promise<boolean> {
+  // One writer per app user at a time, so the count below holds.
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`attrs:${tenantId}:${appUserId}`]);
+  for (const w of writes) {
+    if (w.value === null) {
+      await trx('subscriber_attributes')
+        .where({ app_user_id: appUserId, name: w.name })
+        .where('set_at_ms', '<=', w.setAtMs)
+        .del();
+      continue;
+    }
+    await trx('subscriber_attributes')
+      .insert({ tenant_id: tenantId, app_user_id: appUserId, name: w.name, value: w.value, set_at_ms: w.setAtMs })
+      .onConflict(['tenant_id', 'app_user_id', 'name'])
+      .merge({ value: trx.raw('excluded.value'), set_at_ms: trx.raw('excluded.set_at_ms'), updated_at: trx.fn.now() })
+      .where('subscriber_attributes.set_at_ms', '<=', trx.raw('excluded.set_at_ms'));
+  }
+  const { n } = (await trx('subscriber_attributes').where({ app_user_id: appUserId }).count({ n: '*' }).first()) as {
+    n: string | number;
+  };
+  return Number(n) <= maxPerUser;
+}
+
+/** The live catalogue's products by SKU (name, period): offerings and the web SDK's products. Run inside withTenant. */
+export function productsBySku(trx: Knex.Transaction, skus: readonly string[]): Promise<Row[]> {
+  return trx('products')
+    .whereIn('sku', [...skus])
+    .where({ active: true })
+    .whereNull('retired_at')
+    .select('id', 'sku', 'name', 'tier');
+}
+
+/** The pricing rows (country, currency, amount in minor units) of products. Run inside withTenant. */
+export function pricesOf(trx: Knex.Transaction, productIds: readonly string[]): Promise<Row[]> {
+  return trx('prices')
+    .whereIn('product_id', [...productIds])
+    .select('product_id', 'country', 'currency', 'amount_minor');
+}
