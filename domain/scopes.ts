@@ -23,6 +23,9 @@ export const SCOPES = [
   'charts:read',
   // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
   'charts:write',
+  // Restores that move a purchase between app users (docs/transfers.md): the list and the settings; deciding and undoing.
+  'transfers:read',
+  'transfers:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

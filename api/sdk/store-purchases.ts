@@ -12,7 +12,7 @@ import { ApiError, invalidRequest } from '../../operations/errors';
 import { callWithin } from '../../temporal/client';
 import { readJsonObject } from '../json-body';
 import type { Services } from '../../operations/services';
-import { admitPublishable } from './auth';
+import { admitPublishable, type AppActor } from './auth';
 import { clientRateLimited, registrationBuckets, takeClientTokens } from './limits';
 import { MISS_TTL_SECONDS, missKey } from './purchase-misses';
 import { subscriberView } from './subscriber';
@@ -101,81 +101,120 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     if (!parsed.success) throw firstIssue(parsed.error);
     const body = parsed.data;
 
-    const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
-    if (!conn || !conn.is_active)
-      throw invalidRequest(
-        `This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`,
-        'provider',
-      );
-    if (!(actor.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
-      throw invalidRequest(
-        `The ${body.provider} connection has no ${actor.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
-        'provider',
-      );
+    const outcome = await registerPurchase(services, actor, body, ctx.ip);
+    if (outcome.kind === 'transfer_pending') {
+      // Under the review policy the holder keeps access until someone decides (docs/transfers.md).
+      ctx.status = 202;
+      ctx.body = { transfer: outcome.transfer };
+      return;
     }
-    if (!services.temporal)
-      throw new ApiError(
-        503,
-        'temporarily_unavailable',
-        'Purchase registration is unavailable; retry.',
-        {},
-        { 'Retry-After': '5' },
-      );
-    const vault = services.vault;
-    if (!vault)
-      throw new ApiError(
-        500,
-        'server_misconfigured',
-        'Purchase registration is not configured on this process (MASTER_KEY).',
-      );
-
-    const missHash = missKey(conn.id, actor.mode, body);
-    if (await isKnownMiss(services.db, actor.tenantId, body.provider, missHash)) throw purchaseNotFound();
-    const lane = await takeClientTokens(services.db, actor.tenantId, registrationBuckets(body.app_user_id, ctx.ip));
-    if (!lane.allowed) throw clientRateLimited(lane);
-
-    const client = services.temporal.client;
-    let result;
-    try {
-      result = await callWithin(client, WAIT_MS, () =>
-        registerStorePurchase(client, services.config.taskQueue, {
-          tenantId: actor.tenantId,
-          provider: body.provider,
-          connectionId: conn.id,
-          mode: actor.mode,
-          appUserId: body.app_user_id,
-          // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
-          ...(body.provider === 'store_android'
-            ? {
-                purchase: sealPurchase(vault, actor.tenantId, 'store_android', body.purchase_token),
-                storeProductId: body.product_id,
-              }
-            : { signedTransaction: body.signed_transaction }),
-        }),
-      );
-    } catch {
-      // Still running or not started: the same request again joins or starts the same workflow.
-      throw new ApiError(
-        503,
-        'temporarily_unavailable',
-        'The purchase is being registered; retry shortly.',
-        {},
-        { 'Retry-After': '2' },
-      );
-    }
-    if (!result.ok && result.error === 'purchase_not_found')
-      await rememberMiss(services.db, actor.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
-    if (!result.ok)
-      throw new ApiError(
-        result.status,
-        result.error,
-        result.detail,
-        {},
-        result.status === 503 ? { 'Retry-After': '5' } : {},
-      );
-    // Joined a run another app user started for the same token: theirs.
-    if (result.app_user_id !== body.app_user_id)
-      throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
     ctx.body = await subscriberView(services.db, actor, body.app_user_id);
   });
+}
+
+/** What a registration came to: the caller is entitled (as the store says), or a transfer waits for review. */
+export type RegistrationOutcome =
+  | { kind: 'entitled'; transfer?: { id: string; status: 'completed'; undo_until: string | null } }
+  | { kind: 'transfer_pending'; transfer: { id: string; status: 'pending' } };
+
+/**
+ * Register a store purchase for an app user: the one path every client surface takes
+ * (`POST /v1/sdk/store-purchases`, and the RevenueCat-compatible receipts), so a purchase another
+ * app user holds gets the tenant's restore policy wherever it is registered (docs/transfers.md;
+ * the decision itself is the claim's: activities/store-purchases.ts `applyRestorePolicy`).
+ * Throws the refusals as ApiError (404 purchase_not_found, 409 purchase_token_reused, …).
+ */
+export async function registerPurchase(
+  services: Services,
+  actor: AppActor,
+  body: z.infer<typeof storePurchaseBody>,
+  clientAddress: string,
+): Promise<RegistrationOutcome> {
+  const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
+  if (!conn || !conn.is_active)
+    throw invalidRequest(
+      `This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`,
+      'provider',
+    );
+  if (!(actor.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
+    throw invalidRequest(
+      `The ${body.provider} connection has no ${actor.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
+      'provider',
+    );
+  }
+  if (!services.temporal)
+    throw new ApiError(
+      503,
+      'temporarily_unavailable',
+      'Purchase registration is unavailable; retry.',
+      {},
+      { 'Retry-After': '5' },
+    );
+  const vault = services.vault;
+  if (!vault)
+    throw new ApiError(
+      500,
+      'server_misconfigured',
+      'Purchase registration is not configured on this process (MASTER_KEY).',
+    );
+
+  const missHash = missKey(conn.id, actor.mode, body);
+  if (await isKnownMiss(services.db, actor.tenantId, body.provider, missHash)) throw purchaseNotFound();
+  const lane = await takeClientTokens(
+    services.db,
+    actor.tenantId,
+    registrationBuckets(body.app_user_id, clientAddress),
+  );
+  if (!lane.allowed) throw clientRateLimited(lane);
+
+  const client = services.temporal.client;
+  let result;
+  try {
+    result = await callWithin(client, WAIT_MS, () =>
+      registerStorePurchase(client, services.config.taskQueue, {
+        tenantId: actor.tenantId,
+        provider: body.provider,
+        connectionId: conn.id,
+        mode: actor.mode,
+        appUserId: body.app_user_id,
+        // The token enters the workflow hashed and sealed, never in clear (providers/purchase-ref.ts).
+        ...(body.provider === 'store_android'
+          ? {
+              purchase: sealPurchase(vault, actor.tenantId, 'store_android', body.purchase_token),
+              storeProductId: body.product_id,
+            }
+          : { signedTransaction: body.signed_transaction }),
+      }),
+    );
+  } catch {
+    // Still running or not started: the same request again joins or starts the same workflow.
+    throw new ApiError(
+      503,
+      'temporarily_unavailable',
+      'The purchase is being registered; retry shortly.',
+      {},
+      { 'Retry-After': '2' },
+    );
+  }
+  if (!result.ok && result.error === 'purchase_not_found')
+    await rememberMiss(services.db, actor.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
+  if (!result.ok)
+    throw new ApiError(
+      result.status,
+      result.error,
+      result.detail,
+      {},
+      result.status === 503 ? { 'Retry-After': '5' } : {},
+    );
+  // Joined a run another app user started for the same token: theirs.
+  if (result.app_user_id !== body.app_user_id)
+    throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
+  if (result.transfer?.status === 'pending')
+    return { kind: 'transfer_pending', transfer: { id: result.transfer.id, status: 'pending' } };
+  return result.transfer
+    ? {
+        kind: 'entitled',
+        transfer: { id: result.transfer.id, status: 'completed', undo_until: result.transfer.undo_until },
+      }
+    : { kind: 'entitled' };
 }

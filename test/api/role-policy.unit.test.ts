@@ -32,9 +32,23 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
   it('support and viewers read, support grants access by hand; neither touches keys, credentials, the team or the catalogue', () => {
     expect(allowed('viewer')).toEqual(names(reads));
     expect(allowed('support')).toEqual(
-      names((op) => reads(op) || op.scope === 'grants:write' || op.scope === 'imports:write'),
+      names(
+        (op) =>
+          reads(op) || op.scope === 'grants:write' || op.scope === 'imports:write' || op.scope === 'transfers:write',
+      ),
     );
-    expect(allowed('support')).toEqual(expect.arrayContaining(['grants.create', 'grants.revoke', 'customers.refresh']));
+    expect(allowed('support')).toEqual(
+      expect.arrayContaining([
+        'grants.create',
+        'grants.revoke',
+        'customers.refresh',
+        'transfers.approve',
+        'transfers.undo',
+      ]),
+    );
+    // Deciding a transfer is support's and above; a viewer reads transfers only.
+    expect(allowed('viewer')).toEqual(expect.arrayContaining(['transfers.list', 'transfers.get']));
+    expect(allowed('viewer')).not.toContain('transfers.approve');
     for (const role of ['support', 'viewer'] as const) {
       expect(allowed(role)).not.toContain('api_keys.create');
       expect(allowed(role)).not.toContain('products.create');
