@@ -10,7 +10,6 @@ import { notifyEntitlementChanged } from './entitlement-notify';
 import { lockStorePurchase } from './store-purchases';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
 import type { Row } from './row';
-import { isoTimestampTypes } from './timestamps';
 
 /**
  * Transfers of a purchase between app users (docs/transfers.md): the tenant's restore settings,
@@ -337,21 +336,6 @@ export function transferPage(src: PageSource, appUserId: string | undefined, pag
     page,
     rows,
   );
-}
-
-/**
- * The completed transfers that brought an app user their current entitlements, by entitlement id:
- * the customer view's "why" names them.
- */
-export async function transfersInto(src: Knex.Transaction, appUserId: string): Promise<Row[]> {
-  const { rows: found } = await src
-    .raw(
-      `select id, from_app_user_id, completed_at, moved from transfers
-        where to_app_user_id = ? and status = 'completed' order by completed_at desc`,
-      [appUserId],
-    )
-    .options({ types: isoTimestampTypes });
-  return found;
 }
 
 /**
