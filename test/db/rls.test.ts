@@ -297,6 +297,7 @@ describe('row-level security', () => {
         'import_items',
         'customer_event_sequences',
         'reconciliation_settings',
+        'transfer_settings',
         'chart_day_sums',
         'chart_retention_sums',
         'chart_ltv_sums',
