@@ -4,6 +4,8 @@ import type { Role } from '../../domain/roles';
 import { transferWorkflowId } from '../../domain/transfers';
 import type { UserActor } from '../../operations/actor';
 import { executeOperation } from '../../operations/execute';
+import { outboundEventBodies } from '../../operations/outbound-events/bodies';
+import { registry } from '../../runtime/metrics';
 import { approveTransfer } from '../../operations/transfers/approve';
 import { rejectTransfer } from '../../operations/transfers/reject';
 import { undoTransfer } from '../../operations/transfers/undo';
@@ -193,6 +195,9 @@ describe('transfers', () => {
       undo_until: t.undo_until,
     });
     expect(completed.data.entitlements.some((e: any) => e.source === 'paid' && e.state === 'active')).toBe(true);
+    // Each body is what the OpenAPI document's webhooks section says it is.
+    const shape = (type: string) => outboundEventBodies().find((b) => b.type === type)!.body;
+    expect(shape('transfer.completed').safeParse(completed).success).toBe(true);
 
     // The support desk: both timelines show it; bob's why names the transfer.
     const bob = await api('/customers/bob', writer);
@@ -223,6 +228,7 @@ describe('transfers', () => {
     expect([await premium('alice'), await premium('bob')]).toEqual([true, true]); // bob: his own grant
     const [back] = (await events('transfer.undone')).map((e) => e.body);
     expect(back.data).toMatchObject({ transfer_id: t.id, app_user_id: 'alice', previous_app_user_id: 'bob' });
+    expect(shape('transfer.undone').safeParse(back).success).toBe(true);
     expect((await decide(t.id, 'undo')).body.error).toBe('transfer_not_completed');
     await until(
       'the transfer workflow to end',
@@ -293,6 +299,11 @@ describe('transfers', () => {
     });
     const [pending] = (await events('transfer.pending')).map((e) => e.body);
     expect(pending.data).toMatchObject({ transfer_id: id, app_user_id: 'frank', previous_app_user_id: 'erin' });
+    expect(
+      outboundEventBodies()
+        .find((b) => b.type === 'transfer.pending')!
+        .body.safeParse(pending).success,
+    ).toBe(true);
 
     const viewer = await member(s.tenant.tenant_id, 'viewer');
     const support = await member(s.tenant.tenant_id, 'support');
@@ -387,5 +398,19 @@ describe('transfers', () => {
     }
     expect((await api('/settings/transfers', otherKey)).body.restore_behavior).toBe('keep_with_original');
     expect((await api('/transfers/not-a-uuid', reader)).status).toBe(404);
+  });
+
+  it('the metric counts transfers by policy and outcome', async () => {
+    const text = await registry.getSingleMetricAsString('billing_transfers_total');
+    const count = (policy: string, outcome: string) =>
+      Number(
+        new RegExp(`billing_transfers_total\\{policy="${policy}",outcome="${outcome}"\\} (\\d+)`).exec(text)?.[1] ?? 0,
+      );
+    expect(count('keep_with_original', 'refused')).toBeGreaterThanOrEqual(1);
+    expect(count('transfer', 'completed')).toBeGreaterThanOrEqual(4);
+    expect(count('review', 'pending')).toBeGreaterThanOrEqual(2);
+    expect(count('review', 'completed')).toBe(1);
+    expect(count('review', 'rejected')).toBe(1);
+    expect(count('transfer', 'undone') + count('review', 'undone')).toBe(2);
   });
 });
