@@ -280,9 +280,12 @@ export const purchaseOfTransfer = (t: Row): PurchaseRef => ({
   externalId: t.purchase_key,
 });
 
-/** One transfer, locked for a decision. */
+/** One transfer, locked for a decision, with the database's clock (`db_now`) the decision is judged by. */
 export async function lockTransfer(trx: Knex.Transaction, id: string): Promise<Row | undefined> {
-  return trx('transfers').where({ id }).forUpdate().first(TRANSFER_COLUMNS);
+  return trx('transfers')
+    .where({ id })
+    .forUpdate()
+    .first([...TRANSFER_COLUMNS, trx.raw('now() as db_now')]);
 }
 
 export async function updateTransfer(trx: Knex.Transaction, id: string, change: Record<string, unknown>): Promise<Row> {
@@ -297,7 +300,10 @@ export async function updateTransfer(trx: Knex.Transaction, id: string, change: 
 export const undoUntilSql = (trx: Knex.Transaction, hours: number) =>
   trx.raw('now() + make_interval(secs => ?)', [Math.round(hours * 3600 * 1000) / 1000]);
 
-/** The undo window ended (the transfer's timer fired): the transfer stands. Answers whether the database clock agrees. */
+/**
+ * The undo window ended (the transfer's timer fired): the transfer stands. Answers whether the database clock
+ * agrees.
+ */
 export async function closeUndoWindow(
   trx: Knex.Transaction,
   id: string,

@@ -23,7 +23,8 @@ export const SCOPES = [
   'charts:read',
   // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
   'charts:write',
-  // Restores that move a purchase between app users (docs/transfers.md): the list and the settings; deciding and undoing.
+  // Restores that move a purchase between app users (docs/transfers.md): reading them and the settings;
+  // deciding, undoing and changing the settings.
   'transfers:read',
   'transfers:write',
 ] as const;

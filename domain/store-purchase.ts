@@ -79,7 +79,8 @@ export type RegistrationRefusal = { status: number; error: string; detail: strin
  * | ownership | store names a buyer | registering app user | outcome |
  * |---|---|---|---|
  * | PURCHASED | the caller | the caller | granted to the caller |
- * | PURCHASED | someone else | the caller | refused 409 purchase_token_reused under `keep_with_original`; under `transfer` or `review` the claim decides (domain/transfers.ts) |
+ * | PURCHASED | someone else | the caller | refused 409 purchase_token_reused (`keep_with_original`) |
+ * | PURCHASED | someone else | the caller | `transfer`, `review`: the claim applies the policy (domain/transfers.ts) |
  * | FAMILY_SHARED | the purchaser, or none | a family member | granted to the family member |
  * | FAMILY_SHARED, then REVOKE (purchaser refunded or stopped sharing) | — | — | revoked at the re-read |
  */

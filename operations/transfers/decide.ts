@@ -32,11 +32,10 @@ export async function decide(ctx: OperationContext, id: string, decision: Transf
   const row = await ctx.tx(async (trx) => {
     const t = await lockTransfer(trx, id);
     if (!t) throw notFound('transfer');
-    const { rows } = await trx.raw('select now() as now');
     const verdict = decideTransfer(
       { status: t.status, undo_until: iso(t.undo_until), window_closed: !!t.window_closed_at },
       decision,
-      isoReq(rows[0].now),
+      isoReq(t.db_now),
     );
     if (!verdict.ok) throw new ApiError(409, verdict.code, verdict.detail);
     const purchase = purchaseOfTransfer(t);
