@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { log, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ClaimedTransfer } from '../activities/store-purchases';
-import { transferWorkflowId } from '../domain/transfers';
+import { transferWorkflowId, type RestoreBehavior } from '../domain/transfers';
 import { runAttributes } from './search-attributes';
 import { transferWorkflow } from './transfer';
 import type { CanonicalEventKind } from '../domain/events';
@@ -64,7 +64,11 @@ export type RegisterStorePurchaseResult =
        */
       transfer?: ClaimedTransfer;
     }
-  | ({ ok: false } & RegistrationRefusal);
+  | ({
+      ok: false;
+      /** A restore refused by the policy before any claim (the store names another buyer): the api counts it. */
+      restore_refused?: RestoreBehavior;
+    } & RegistrationRefusal);
 
 const unavailable = (err: unknown): RegisterStorePurchaseResult => {
   const reason = applicationFailureOf(err)?.message ?? 'the store did not answer';
@@ -108,7 +112,14 @@ export async function registerStorePurchaseWorkflow(
     got.caller_store_user ?? input.appUserId,
     got.restore_behavior ?? 'keep_with_original',
   );
-  if (refusal) return { ok: false, ...refusal };
+  if (refusal)
+    return {
+      ok: false,
+      ...refusal,
+      ...(refusal.error === 'purchase_token_reused'
+        ? { restore_refused: got.restore_behavior ?? 'keep_with_original' }
+        : {}),
+    };
 
   const { owner, transfer } = await claimStorePurchase({
     tenantId: input.tenantId,

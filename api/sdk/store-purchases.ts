@@ -16,6 +16,7 @@ import { admitPublishable, type AppActor } from './auth';
 import { clientRateLimited, registrationBuckets, takeClientTokens } from './limits';
 import { MISS_TTL_SECONDS, missKey } from './purchase-misses';
 import { subscriberView } from './subscriber';
+import { transfersCounter } from '../../runtime/metrics';
 
 const appUserId = z.string().min(1, 'must be 1–200 characters').max(200, 'must be 1–200 characters');
 const storeId = z.string().trim().min(1, 'is required').max(200, 'is too long');
@@ -196,6 +197,10 @@ export async function registerPurchase(
       { 'Retry-After': '2' },
     );
   }
+  // The policy refused a restore before any claim (the store names another buyer); the claim's own refusals are
+  // counted by the worker.
+  if (!result.ok && result.restore_refused)
+    transfersCounter.inc({ policy: result.restore_refused, outcome: 'refused' });
   if (!result.ok && result.error === 'purchase_not_found')
     await rememberMiss(services.db, actor.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
   if (!result.ok)
