@@ -102,7 +102,7 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     if (!parsed.success) throw firstIssue(parsed.error);
     const body = parsed.data;
 
-    const outcome = await registerPurchase(services, actor, body, ctx.ip);
+    const outcome = await registerStorePurchaseFor(services, actor, body, ctx.ip);
     if (outcome.kind === 'transfer_pending') {
       // Under the review policy the holder keeps access until someone decides (docs/transfers.md).
       ctx.status = 202;
@@ -125,7 +125,7 @@ export type RegistrationOutcome =
  * the decision itself is the claim's: activities/store-purchases.ts `applyRestorePolicy`).
  * Throws the refusals as ApiError (404 purchase_not_found, 409 purchase_token_reused, …).
  */
-export async function registerPurchase(
+export async function registerStorePurchaseFor(
   services: Services,
   actor: AppActor,
   body: z.infer<typeof storePurchaseBody>,
