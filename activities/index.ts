@@ -7,6 +7,7 @@ import { createStorePurchaseActivities } from './store-purchases';
 import { createOutboundActivities } from './outbound-delivery';
 import { createImportActivities } from './imports';
 import { createGrantActivities } from './grants';
+import { createTransferActivities } from './transfers';
 import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationRunActivities } from './reconciliation-runs';
@@ -25,6 +26,7 @@ export function createActivities(given: ActivityDeps) {
     ...createOutboundActivities(deps),
     ...createImportActivities(deps),
     ...createGrantActivities(deps),
+    ...createTransferActivities(deps),
     ...createHeldChangeActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReconciliationRunActivities(deps),

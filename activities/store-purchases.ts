@@ -14,6 +14,16 @@ import { findStoreSubscription, upsertStoreSubscription } from '../db/subscripti
 import { quietOutbound } from '../db/imports';
 import { grantProvisionalForStorePurchase } from '../db/provisional';
 import { withTenant } from '../db/tenant-tx';
+import {
+  holderOf,
+  insertTransfer,
+  moveAccess,
+  pendingTransferCount,
+  pendingTransferOf,
+  recordTransferEvent,
+  transferSettings,
+} from '../db/transfers';
+import { restoreOutcome, type RestoreBehavior } from '../domain/transfers';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
@@ -37,7 +47,7 @@ import {
 import { appAccountTokenFor } from '../providers/store_ios/app-account-token';
 import type { ProviderContext } from '../providers/types';
 import type { ActivityDeps } from './deps';
-import { entitlementWrites } from '../runtime/metrics';
+import { entitlementWrites, transfersCounter } from '../runtime/metrics';
 import { inSpan } from '../runtime/tracing';
 import { toActivityFailure } from './provider-failures';
 
@@ -69,7 +79,21 @@ export interface ReadInput {
 }
 
 export type ReadOutcome =
-  { ok: true; read: StorePurchaseRead; caller_store_user: string | null } | { ok: false; refusal: RegistrationRefusal };
+  | {
+      ok: true;
+      read: StorePurchaseRead;
+      caller_store_user: string | null;
+      /** A registration's: the tenant's restore policy (docs/transfers.md); absent: keep with the original. */
+      restore_behavior?: RestoreBehavior;
+    }
+  | { ok: false; refusal: RegistrationRefusal };
+
+/** A transfer the claim made (docs/transfers.md): ids and times only, as a workflow carries it. */
+export interface ClaimedTransfer {
+  id: string;
+  status: 'pending' | 'completed';
+  undo_until: string | null;
+}
 
 /**
  * A store's refusal as the registration's answer: an unknown purchase is 404, anything else the store rejects is 400.
@@ -171,6 +195,81 @@ export async function writeStoreRead(
   await linkStorePurchaseToken(trx, provider, hash, { subscriptionId, entitlementId, productId });
   await markProcessed(subscriptionId);
   return { state, app_user_id: owner, stale: false };
+}
+
+/**
+ * Where a registration of a purchase someone else holds is decided, for every caller of the
+ * store registration (the SDK route and the RevenueCat-compatible receipts both run it through
+ * `registerStorePurchaseWorkflow`): in the claim's tenant transaction, under the claim's row
+ * lock. `done`: the answer stands (refused: the holder is the owner; review: a pending transfer,
+ * the holder keeps access). `transferred`: access moved to the caller, who then claims as usual.
+ */
+export async function applyRestorePolicy(
+  trx: Knex.Transaction,
+  input: { tenantId: string; provider: StoreProvider; purchaseKey: string; appUserId: string },
+): Promise<
+  ({ done: { owner: string; transfer?: ClaimedTransfer } } | { transferred: ClaimedTransfer | null }) & {
+    /** What to count once the transaction has committed (`billing_transfers_total`). */
+    counted?: { policy: RestoreBehavior; outcome: 'refused' | 'pending' | 'completed' };
+  }
+> {
+  const purchase = {
+    provider: input.provider,
+    tokenHash: tokenHashOfKey(input.provider, input.purchaseKey),
+    externalId: input.purchaseKey,
+  };
+  const held = await holderOf(trx, purchase);
+  if (held.holder === null || held.holder === input.appUserId) return { transferred: null };
+  const holder = held.holder;
+  const settings = await transferSettings(trx);
+  const policy = settings.restore_behavior;
+  const outcome = restoreOutcome({
+    policy,
+    holder,
+    caller: input.appUserId,
+    pendingCount: policy === 'review' ? await pendingTransferCount(trx) : 0,
+  });
+  const claimed = (t: Record<string, unknown>): ClaimedTransfer => ({
+    id: String(t.id),
+    status: t.status as ClaimedTransfer['status'],
+    undo_until: t.undo_until ? new Date(t.undo_until as string).toISOString() : null,
+  });
+  if (outcome === 'refuse' || outcome === 'proceed') {
+    return { done: { owner: holder }, counted: { policy, outcome: 'refused' } };
+  }
+  if (outcome === 'review') {
+    const waiting = await pendingTransferOf(trx, purchase);
+    // One pending transfer per purchase: the same request again answers it; another app user's is refused.
+    if (waiting)
+      return waiting.to_app_user_id === input.appUserId
+        ? { done: { owner: holder, transfer: claimed(waiting) } }
+        : { done: { owner: holder }, counted: { policy, outcome: 'refused' } };
+    const t = await insertTransfer(trx, {
+      tenantId: input.tenantId,
+      status: 'pending',
+      policy: 'review',
+      purchase,
+      from: holder,
+      to: input.appUserId,
+      isSandbox: held.is_sandbox,
+    });
+    await recordTransferEvent(trx, input.tenantId, 'transfer.pending', t);
+    return { done: { owner: holder, transfer: claimed(t) }, counted: { policy, outcome: 'pending' } };
+  }
+  const moved = await moveAccess(trx, input.tenantId, purchase, holder, input.appUserId);
+  const t = await insertTransfer(trx, {
+    tenantId: input.tenantId,
+    status: 'completed',
+    policy: 'transfer',
+    purchase,
+    from: holder,
+    to: input.appUserId,
+    isSandbox: held.is_sandbox,
+    moved,
+    undoHours: settings.undo_hours,
+  });
+  await recordTransferEvent(trx, input.tenantId, 'transfer.completed', t);
+  return { transferred: claimed(t), counted: { policy, outcome: 'completed' } };
 }
 
 /** The sealed token, if it opens for this tenant and purchase (it is only ever kept sealed). */
@@ -311,7 +410,12 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
      */
     async readStorePurchase(input: ReadInput): Promise<ReadOutcome> {
       const ctx = await reader.contextOrRefusal(input.tenantId, input.provider, input.connectionId, input.mode);
-      return 'refusal' in ctx ? { ok: false, refusal: ctx.refusal } : reader.read(ctx, input);
+      if ('refusal' in ctx) return { ok: false, refusal: ctx.refusal };
+      const out = await reader.read(ctx, input);
+      // A registration: the restore policy decides what a purchase another app user holds does.
+      if (!out.ok || input.appUserId === undefined) return out;
+      const settings = await withTenant(db, input.tenantId, (trx) => transferSettings(trx));
+      return { ...out, restore_behavior: settings.restore_behavior };
     },
 
     /**
@@ -329,14 +433,20 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
       sealed?: string | null;
       /** The store's answer that confirmed the purchase: provisional access for its owner until the write. */
       confirmed?: { storeProductId: string; isSandbox: boolean; readAt: string; grantsAccess: boolean };
-    }): Promise<{ owner: string }> {
+    }): Promise<{ owner: string; transfer?: ClaimedTransfer }> {
       const key = {
         tenantId: input.tenantId,
         provider: input.provider,
         tokenHash: tokenHashOfKey(input.provider, input.purchaseKey),
       };
       const kept = input.provider === 'store_android' && input.sealed ? keepable(input) : null;
-      return withTenant(db, input.tenantId, async (trx) => {
+      let counted: Awaited<ReturnType<typeof applyRestorePolicy>>['counted'];
+      const claimed = await withTenant(db, input.tenantId, async (trx) => {
+        // A purchase another app user holds: the tenant's restore policy decides (domain/transfers.ts), here only.
+        const policy = await applyRestorePolicy(trx, input);
+        counted = policy.counted;
+        if ('done' in policy) return policy.done;
+        const transferred = policy.transferred;
         const owner = await claimStorePurchaseToken(trx, key, input.appUserId, kept);
         const c = input.confirmed;
         if (c?.grantsAccess && owner === input.appUserId) {
@@ -353,8 +463,11 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
               seconds: config.provisionalAccessSeconds,
             });
         }
-        return { owner };
+        return { owner, ...(transferred ? { transfer: transferred } : {}) };
       });
+      // Counted once committed.
+      if (counted) transfersCounter.inc(counted);
+      return claimed;
     },
 
     /** Play's acknowledgement (the App Store has none). A purchase already acknowledged is left alone by the caller. */

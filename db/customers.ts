@@ -21,7 +21,8 @@ export async function customerExists(src: PageSource, appUserId: string): Promis
          or exists (select 1 from store_purchase_tokens where app_user_id = $1)
          or exists (select 1 from provisional_access where app_user_id = $1 and kind = 'grant')
          or exists (select 1 from customer_notes where app_user_id = $1)
-         or exists (select 1 from subscriber_attributes where app_user_id = $1) as found`,
+         or exists (select 1 from subscriber_attributes where app_user_id = $1)
+         or exists (select 1 from transfers where $1 in (from_app_user_id, to_app_user_id)) as found`,
     [appUserId],
   );
   return !!r?.found;
@@ -151,6 +152,12 @@ const TIMELINE = `(
       'event_id', ev.id, 'event_type', ev.type, 'endpoint_id', od.endpoint_id, 'status', od.status,
       'attempts', od.attempts, 'last_status_code', od.last_status_code)
     from outbound_events ev join outbound_deliveries od on od.event_id = ev.id where ev.order_key = $2
+  union all
+  -- A restore that moved (or asked to move) a purchase to or from them (docs/transfers.md): on both sides' timelines.
+  select tr.id, tr.created_at, 'transfer', jsonb_build_object(
+      'transfer_id', tr.id, 'status', tr.status, 'provider', tr.provider, 'from_app_user_id', tr.from_app_user_id,
+      'to_app_user_id', tr.to_app_user_id, 'undo_until', tr.undo_until, 'policy', tr.policy)
+    from transfers tr where $1 in (tr.from_app_user_id, tr.to_app_user_id)
 ) timeline`;
 
 /** One page of the customer's timeline, read like every list (pageFromSql). */
@@ -171,6 +178,20 @@ export function customerTimeline(
     },
     page,
     rows,
+  );
+}
+
+/**
+ * The completed transfers that brought the app user entitlements they still hold, newest first:
+ * the customer view's "why" names them (docs/transfers.md).
+ */
+export function customerTransfersIn(src: PageSource, appUserId: string): Promise<Row[]> {
+  return readerOf(src).rows(
+    `select id, from_app_user_id, completed_at, undo_until, moved->'entitlement_ids' as entitlement_ids
+       from transfers where to_app_user_id = $1 and status = 'completed'
+      order by completed_at desc, id desc limit 50`,
+    [appUserId],
+    { types: isoTimestampTypes },
   );
 }
 

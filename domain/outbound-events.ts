@@ -13,6 +13,10 @@ export const OUTBOUND_EVENT_TYPES = [
   'sync_run.finished',
   'readiness.changed',
   'inbound_delivery.failed',
+  // Restores that move a purchase between app users (docs/transfers.md).
+  'transfer.pending',
+  'transfer.completed',
+  'transfer.undone',
 ] as const;
 export type OutboundEventType = (typeof OUTBOUND_EVENT_TYPES)[number];
 

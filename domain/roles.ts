@@ -50,13 +50,14 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
       'webhooks:write',
       'imports:write',
       'charts:write',
+      'transfers:write',
     ],
     account: ['credentials'],
   },
   support: {
-    summary: 'Reads everything but keys and credentials; answers customers (grants, refresh, notes).',
+    summary: 'Reads everything but keys and credentials; answers customers (grants, refresh, notes, transfers).',
     // Refreshing a customer from the providers is an import's capability (docs/reconciliation.md).
-    scopes: [...READS, 'grants:write', 'imports:write', 'customers:write'],
+    scopes: [...READS, 'grants:write', 'imports:write', 'customers:write', 'transfers:write'],
     account: [],
   },
   viewer: { summary: 'Reads everything but keys and credentials; changes nothing.', scopes: [...READS], account: [] },

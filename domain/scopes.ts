@@ -25,6 +25,10 @@ export const SCOPES = [
   'charts:read',
   // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
   'charts:write',
+  // Restores that move a purchase between app users (docs/transfers.md): reading them and the settings;
+  // deciding, undoing and changing the settings.
+  'transfers:read',
+  'transfers:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

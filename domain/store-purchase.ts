@@ -2,6 +2,7 @@ import type { EntitlementState } from './entitlement';
 import type { CanonicalEventKind } from './events';
 import type { Mode } from './providers';
 import type { SubscriptionStatus } from './subscription';
+import type { RestoreBehavior } from './transfers';
 
 /**
  * Store purchases (Play, App Store): the rules that turn the store's own answer about a purchase
@@ -78,7 +79,8 @@ export type RegistrationRefusal = { status: number; error: string; detail: strin
  * | ownership | store names a buyer | registering app user | outcome |
  * |---|---|---|---|
  * | PURCHASED | the caller | the caller | granted to the caller |
- * | PURCHASED | someone else | the caller | refused 409 purchase_token_reused |
+ * | PURCHASED | someone else | the caller | refused 409 purchase_token_reused (`keep_with_original`) |
+ * | PURCHASED | someone else | the caller | `transfer`, `review`: the claim applies the policy (domain/transfers.ts) |
  * | FAMILY_SHARED | the purchaser, or none | a family member | granted to the family member |
  * | FAMILY_SHARED, then REVOKE (purchaser refunded or stopped sharing) | — | — | revoked at the re-read |
  */
@@ -86,6 +88,7 @@ export function registrationRefusal(
   read: StorePurchaseRead,
   keyMode: Mode,
   storeUserOfCaller: string,
+  restoreBehavior: RestoreBehavior = 'keep_with_original',
 ): RegistrationRefusal | null {
   if (read.is_sandbox && keyMode === 'live') {
     return {
@@ -102,7 +105,13 @@ export function registrationRefusal(
     };
   }
   // A family member holds the purchase through Family Sharing: the buyer the store names is the purchaser, not them.
-  if (read.store_app_user && read.store_app_user !== storeUserOfCaller && read.ownership !== 'family_shared') {
+  // Under a moving restore policy the registration goes on to the claim, which applies the policy to whoever holds it.
+  if (
+    read.store_app_user &&
+    read.store_app_user !== storeUserOfCaller &&
+    read.ownership !== 'family_shared' &&
+    restoreBehavior === 'keep_with_original'
+  ) {
     return {
       status: 409,
       error: 'purchase_token_reused',

@@ -73,6 +73,13 @@ import { listTeam } from './team/list';
 import { removeTeamMember } from './team/remove';
 import { revokeTeamInvitation } from './team/revoke-invitation';
 import { getTenant } from './tenant/get';
+import { getTransferSettings } from './transfer-settings/get';
+import { updateTransferSettings } from './transfer-settings/update';
+import { approveTransfer } from './transfers/approve';
+import { getTransferOp } from './transfers/get';
+import { listTransfers } from './transfers/list';
+import { rejectTransfer } from './transfers/reject';
+import { undoTransfer } from './transfers/undo';
 import { createEndpoint } from './webhook-endpoints/create';
 import { deleteEndpointOp } from './webhook-endpoints/delete';
 import { getEndpoint } from './webhook-endpoints/get';
@@ -155,6 +162,13 @@ export const DECLARED: Operation[] = [
   removeTeamMember,
   revokeTeamInvitation,
   getTenant,
+  getTransferSettings,
+  updateTransferSettings,
+  approveTransfer,
+  getTransferOp,
+  listTransfers,
+  rejectTransfer,
+  undoTransfer,
   createEndpoint,
   deleteEndpointOp,
   getEndpoint,

@@ -103,6 +103,18 @@ export const entitlementWrites = new Counter({
 });
 
 /**
+ * Restores that found the purchase held by another app user (docs/transfers.md), by the tenant's
+ * policy and what became of them: `refused`, `pending`, `completed` (at once, or approved),
+ * `rejected`, `undone`. Counted where it happened: the worker for registrations, the api for decisions.
+ */
+export const transfersCounter = new Counter({
+  name: 'billing_transfers_total',
+  help: 'Restores of a purchase another app user held, by restore policy and outcome.',
+  labelNames: ['policy', 'outcome'] as const,
+  registers: [registry],
+});
+
+/**
  * The lag people page on (docs/operations.md, "Objectives"): a verified receipt to premium. `source`
  * `provisional`: to the provisional grant, observed by the api's receiver once the statement that
  * stored the delivery and granted commits; `authoritative`: to the entitlement write, observed by

@@ -34,6 +34,13 @@ import { runAttributes } from '../workflows/search-attributes';
 import { grantExpiryWorkflow, grantRevokedSignal, type GrantExpiryInput } from '../workflows/grant-expiry';
 import { changeApprovalWorkflow, changeDecidedSignal, type ChangeApprovalInput } from '../workflows/change-approval';
 import { changeWorkflowId } from '../domain/changes';
+import { transferWorkflowId } from '../domain/transfers';
+import {
+  transferChangedSignal,
+  transferWorkflow,
+  type TransferChange,
+  type TransferInput,
+} from '../workflows/transfer';
 
 /**
  * Every workflow the service starts, by function reference, with a readable id and the
@@ -291,5 +298,27 @@ export async function runCustomerRefresh(client: Client, taskQueue: string, inpu
     args: [input],
     workflowExecutionTimeout: '5 minutes',
     typedSearchAttributes: runAttributes('reconciliation', input.tenantId),
+  });
+}
+
+// ── Transfers: one workflow per transfer, its decision and its undo window (docs/transfers.md).
+/**
+ * Tell a transfer's workflow what its operation did, once committed; started if it is not running
+ * (a registration that never reached its start, or a window already over: it then ends at once).
+ */
+export async function tellTransfer(
+  client: Client,
+  taskQueue: string,
+  input: TransferInput & { provider: string },
+  change: TransferChange,
+): Promise<void> {
+  const { provider, ...args } = input;
+  await client.workflow.signalWithStart(transferWorkflow, {
+    taskQueue,
+    workflowId: transferWorkflowId(input.tenantId, input.transferId),
+    args: [args],
+    signal: transferChangedSignal,
+    signalArgs: [change],
+    typedSearchAttributes: runAttributes('transfer', input.tenantId, provider),
   });
 }

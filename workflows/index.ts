@@ -8,6 +8,7 @@ export { voidedPurchasesWorkflow } from './voided-purchases';
 export { outboundDeliveryWorkflow } from './outbound-delivery';
 export { importRunWorkflow } from './import-run';
 export { grantExpiryWorkflow } from './grant-expiry';
+export { transferWorkflow } from './transfer';
 export { changeApprovalWorkflow } from './change-approval';
 export { customerRefreshWorkflow } from './customer-refresh';
 export { reconciliationRunWorkflow } from './reconciliation-run';

@@ -1,5 +1,10 @@
-import { log, proxyActivities } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { log, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { ClaimedTransfer } from '../activities/store-purchases';
+import { transferWorkflowId, type RestoreBehavior } from '../domain/transfers';
+import { runAttributes } from './search-attributes';
+import { transferWorkflow } from './transfer';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
 import {
@@ -48,8 +53,22 @@ export interface RegisterStorePurchaseInput {
 }
 
 export type RegisterStorePurchaseResult =
-  | { ok: true; app_user_id: string; is_sandbox: boolean; state: EntitlementState | null }
-  | ({ ok: false } & RegistrationRefusal);
+  | {
+      ok: true;
+      app_user_id: string;
+      is_sandbox: boolean;
+      state: EntitlementState | null;
+      /**
+       * The purchase was held by another app user and the tenant's restore policy moved it
+       * (`completed`) or put it up for review (`pending`: the holder keeps access; nothing was written for the caller).
+       */
+      transfer?: ClaimedTransfer;
+    }
+  | ({
+      ok: false;
+      /** A restore refused by the policy before any claim (the store names another buyer): the api counts it. */
+      restore_refused?: RestoreBehavior;
+    } & RegistrationRefusal);
 
 const unavailable = (err: unknown): RegisterStorePurchaseResult => {
   const reason = applicationFailureOf(err)?.message ?? 'the store did not answer';
@@ -87,10 +106,22 @@ export async function registerStorePurchaseWorkflow(
   }
   if (!got.ok) return { ok: false, ...got.refusal };
   const { read } = got;
-  const refusal = registrationRefusal(read, input.mode, got.caller_store_user ?? input.appUserId);
-  if (refusal) return { ok: false, ...refusal };
+  const refusal = registrationRefusal(
+    read,
+    input.mode,
+    got.caller_store_user ?? input.appUserId,
+    got.restore_behavior ?? 'keep_with_original',
+  );
+  if (refusal)
+    return {
+      ok: false,
+      ...refusal,
+      ...(refusal.error === 'purchase_token_reused'
+        ? { restore_refused: got.restore_behavior ?? 'keep_with_original' }
+        : {}),
+    };
 
-  const { owner } = await claimStorePurchase({
+  const { owner, transfer } = await claimStorePurchase({
     tenantId: input.tenantId,
     provider: input.provider,
     purchaseKey: read.purchase_key,
@@ -106,6 +137,10 @@ export async function registerStorePurchaseWorkflow(
       grantsAccess: read.state === 'active' || read.state === 'grace_period',
     },
   });
+  // A transfer has its own workflow: its decision and its undo window (workflows/transfer.ts).
+  if (transfer) await startTransfer(input.tenantId, input.provider, transfer);
+  if (transfer?.status === 'pending')
+    return { ok: true, app_user_id: input.appUserId, is_sandbox: read.is_sandbox, state: null, transfer };
   if (owner !== input.appUserId) {
     return {
       ok: false,
@@ -137,7 +172,27 @@ export async function registerStorePurchaseWorkflow(
     hint: null,
     eventIds: [],
   });
-  return { ok: true, app_user_id: owner, is_sandbox: read.is_sandbox, state: r.state };
+  return {
+    ok: true,
+    app_user_id: owner,
+    is_sandbox: read.is_sandbox,
+    state: r.state,
+    ...(transfer ? { transfer } : {}),
+  };
+}
+
+/** The transfer's workflow outlives the registration (ABANDON); one already running (a repeat) is the one we want. */
+async function startTransfer(tenantId: string, provider: StoreProvider, t: ClaimedTransfer): Promise<void> {
+  try {
+    await startChild(transferWorkflow, {
+      workflowId: transferWorkflowId(tenantId, t.id),
+      args: [{ tenantId, transferId: t.id, status: t.status, undoUntil: t.undo_until }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: runAttributes('transfer', tenantId, provider),
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
 }
 
 export interface StoreNotificationInput {

@@ -9,11 +9,22 @@ import { getCustomer } from '../../operations/customers/get';
 import { summarizeProducts, type productSummary } from '../../operations/products/summaries';
 import { grantEntitlement } from '../../operations/grants/create';
 import { revokeGrantOp } from '../../operations/grants/revoke';
+import { approveTransfer } from '../../operations/transfers/approve';
+import { listTransfers } from '../../operations/transfers/list';
+import { rejectTransfer } from '../../operations/transfers/reject';
+import type { transferRow } from '../../operations/transfers/schema';
+import { undoTransfer } from '../../operations/transfers/undo';
+import { mayAct } from './page-access';
 import type { customerEntitlement, timelineEntry } from '../../operations/customers/schema';
 import { readForm } from './form';
 import { formatDate, html, type SafeHtml } from './html';
 import { csrfField, page } from './layout';
 import { readThrough, runOperation } from './run-operation';
+
+type Transfer = z.infer<typeof transferRow>;
+
+/** The transfer buttons, by what the transfer allows now (docs/transfers.md). */
+const TRANSFER_VERBS = { approve: approveTransfer, reject: rejectTransfer, undo: undoTransfer } as const;
 
 type Customer = {
   app_user_id: string;
@@ -101,6 +112,8 @@ function summary(x: Customer['timeline']['data'][number]): string {
       return `repaired from ${d.provider}: it said ${(d.provider_state as { status?: string } | null)?.status ?? 'unknown'}`;
     case 'outbound_delivery':
       return `${d.event_type} to your endpoint: ${d.status} after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`;
+    case 'transfer':
+      return `${d.provider} purchase ${d.status === 'pending' ? 'asked to move' : 'moved'} from ${d.from_app_user_id} to ${d.to_app_user_id}: ${d.status}`;
   }
 }
 
@@ -148,6 +161,22 @@ export function customersPage(services: Services): Router {
       ctx,
       summarizeProducts as Operation,
     );
+    // Restores that moved (or ask to move) a purchase to or from them, with the decisions the person may take.
+    const moved = await run<{ data: Transfer[] }>(ctx, listTransfers as Operation, {
+      app_user_id: appUserId,
+      limit: 20,
+    });
+    // A refused list leaves the page as it was (a write's refusal keeps its status; else the page read fine).
+    if ('error' in moved) ctx.status = extra.error ? status : 200;
+    const transfers = 'error' in moved ? [] : moved.ok.data;
+    const decides = mayAct(user.role, '/customers/transfers');
+    const now = Date.now();
+    const verbsOf = (t: Transfer): (keyof typeof TRANSFER_VERBS)[] =>
+      t.status === 'pending'
+        ? ['approve', 'reject']
+        : t.status === 'completed' && t.undo_until && Date.parse(t.undo_until) >= now
+          ? ['undo']
+          : [];
     const { offset, total } = c.timeline.pagination;
     const shown = c.timeline.data.length;
     const base = customerHref(c.app_user_id);
@@ -174,6 +203,17 @@ ${
     ? html`<form method="post" action="${base}/grants/${e.id}/revoke">${csrfField(csrf)}<button type="submit" class="secondary" aria-label="Revoke grant of ${e.sku ?? 'product'}">Revoke grant</button></form>`
     : ''
 }</li>`,
+      )}</ul>`
+}
+${
+  transfers.length === 0
+    ? ''
+    : html`<h2>Transfers</h2>
+<ul class="transfers">${transfers.map(
+        (
+          t,
+        ) => html`<li id="transfer-${t.id}"><p>${t.provider} purchase ${t.status === 'pending' ? 'asked to move' : 'moved'} from <a href="${customerHref(t.from_app_user_id)}">${t.from_app_user_id}</a> to <a href="${customerHref(t.to_app_user_id)}">${t.to_app_user_id}</a>, ${formatDate(t.created_at)}: <strong>${t.status}</strong>${t.status === 'completed' && t.undo_until ? html` (can be undone until ${formatDate(t.undo_until)})` : ''}.</p>
+${decides ? verbsOf(t).map((v) => html`<form class="inline" method="post" action="/customers/transfers/${t.id}/${v}">${csrfField(csrf)}<input type="hidden" name="app_user_id" value="${c.app_user_id}"><button type="submit" ${v === 'approve' ? '' : 'class="secondary"'} aria-label="${v} transfer from ${t.from_app_user_id} to ${t.to_app_user_id}">${v[0].toUpperCase() + v.slice(1)}</button></form>`) : ''}</li>`,
       )}</ul>`
 }
 <h2>Grant access</h2>
@@ -248,6 +288,18 @@ ${total !== null && offset + shown < total ? html`<p><a href="${base}?offset=${o
     await readForm(ctx);
     const done = await run(ctx, revokeGrantOp as Operation, { app_user_id: ctx.params.appUserId, id: ctx.params.id });
     await render(ctx, ctx.params.appUserId, 'error' in done ? { error: done.error } : { notice: 'Grant revoked.' });
+  });
+
+  r.post('/customers/transfers/:id/:verb', async (ctx) => {
+    const form = await readForm(ctx);
+    const verb = ctx.params.verb as keyof typeof TRANSFER_VERBS;
+    const back = form.get('app_user_id') ?? '';
+    if (!Object.hasOwn(TRANSFER_VERBS, verb) || !back) {
+      ctx.status = 404;
+      return;
+    }
+    const done = await run<Transfer>(ctx, TRANSFER_VERBS[verb] as Operation, { id: ctx.params.id });
+    await render(ctx, back, 'error' in done ? { error: done.error } : { notice: `Transfer ${done.ok.status}.` });
   });
 
   return r;

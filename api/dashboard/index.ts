@@ -14,6 +14,7 @@ import { webhookEndpointsPage } from './webhook-endpoints-page';
 import { productsPage } from './products-page';
 import { overviewPage } from './overview-page';
 import { customersPage } from './customers-page';
+import { transfersSettingsPage } from './transfers-page';
 import { changesPage } from './changes-page';
 import { chartsPage } from './charts-page';
 import { importsPage } from './imports-page';
@@ -57,6 +58,7 @@ export function dashboardPages(services: Services): Koa.Middleware {
     changesPage(services),
     importsPage(services),
     reconciliationsPage(services),
+    transfersSettingsPage(services),
   ])
     pages.use(r.routes(), r.allowedMethods());
 

@@ -16,6 +16,7 @@ import { admitPublishable, type AppActor } from './auth';
 import { clientRateLimited, registrationBuckets, takeClientTokens } from './limits';
 import { MISS_TTL_SECONDS, missKey } from './purchase-misses';
 import { subscriberView } from './subscriber';
+import { transfersCounter } from '../../runtime/metrics';
 
 const appUserId = z.string().min(1, 'must be 1–200 characters').max(200, 'must be 1–200 characters');
 const storeId = z.string().trim().min(1, 'is required').max(200, 'is too long');
@@ -100,25 +101,38 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
     const parsed = storePurchaseBody.safeParse(raw);
     if (!parsed.success) throw firstIssue(parsed.error);
     const body = parsed.data;
-    await registerStorePurchaseFor(services, actor, body, ctx.ip);
+
+    const outcome = await registerStorePurchaseFor(services, actor, body, ctx.ip);
+    if (outcome.kind === 'transfer_pending') {
+      // Under the review policy the holder keeps access until someone decides (docs/transfers.md).
+      ctx.status = 202;
+      ctx.body = { transfer: outcome.transfer };
+      return;
+    }
     ctx.body = await subscriberView(services.db, actor, body.app_user_id);
   });
 }
 
 export type StorePurchaseBody = z.infer<typeof storePurchaseBody>;
 
+/** What a registration came to: the caller is entitled (as the store says), or a transfer waits for review. */
+export type RegistrationOutcome =
+  | { kind: 'entitled'; transfer?: { id: string; status: 'completed'; undo_until: string | null } }
+  | { kind: 'transfer_pending'; transfer: { id: string; status: 'pending' } };
+
 /**
- * The one registration of a store purchase for an app user, whichever client API asked
- * (/v1/sdk/store-purchases, RevenueCat's /revenuecat/v1/receipts): the app's store connection,
- * the known-miss cache, the registration lanes, the workflow and its verdict. Resolves once the
- * purchase is the app user's; throws the refusal as an ApiError otherwise.
+ * Register a store purchase for an app user: the one path every client surface takes
+ * (`POST /v1/sdk/store-purchases`, and the RevenueCat-compatible receipts), so a purchase another
+ * app user holds gets the tenant's restore policy wherever it is registered (docs/transfers.md;
+ * the decision itself is the claim's: activities/store-purchases.ts `applyRestorePolicy`).
+ * Throws the refusals as ApiError (404 purchase_not_found, 409 purchase_token_reused, …).
  */
 export async function registerStorePurchaseFor(
   services: Services,
   actor: AppActor,
   body: StorePurchaseBody,
-  address: string,
-): Promise<void> {
+  clientAddress: string,
+): Promise<RegistrationOutcome> {
   const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
   if (!conn || !conn.is_active)
     throw invalidRequest(
@@ -149,7 +163,11 @@ export async function registerStorePurchaseFor(
 
   const missHash = missKey(conn.id, actor.mode, body);
   if (await isKnownMiss(services.db, actor.tenantId, body.provider, missHash)) throw purchaseNotFound();
-  const lane = await takeClientTokens(services.db, actor.tenantId, registrationBuckets(body.app_user_id, address));
+  const lane = await takeClientTokens(
+    services.db,
+    actor.tenantId,
+    registrationBuckets(body.app_user_id, clientAddress),
+  );
   if (!lane.allowed) throw clientRateLimited(lane);
 
   const client = services.temporal.client;
@@ -181,6 +199,10 @@ export async function registerStorePurchaseFor(
       { 'Retry-After': '2' },
     );
   }
+  // The policy refused a restore before any claim (the store names another buyer); the claim's own refusals are
+  // counted by the worker.
+  if (!result.ok && result.restore_refused)
+    transfersCounter.inc({ policy: result.restore_refused, outcome: 'refused' });
   if (!result.ok && result.error === 'purchase_not_found')
     await rememberMiss(services.db, actor.tenantId, body.provider, missHash, MISS_TTL_SECONDS);
   if (!result.ok)
@@ -194,4 +216,12 @@ export async function registerStorePurchaseFor(
   // Joined a run another app user started for the same token: theirs.
   if (result.app_user_id !== body.app_user_id)
     throw new ApiError(409, 'purchase_token_reused', 'This purchase is already registered to another app user.');
+  if (result.transfer?.status === 'pending')
+    return { kind: 'transfer_pending', transfer: { id: result.transfer.id, status: 'pending' } };
+  return result.transfer
+    ? {
+        kind: 'entitled',
+        transfer: { id: result.transfer.id, status: 'completed', undo_until: result.transfer.undo_until },
+      }
+    : { kind: 'entitled' };
 }

@@ -6,6 +6,7 @@ import * as m052ImportLimits from './052_import_limits';
 import * as m053ApiKeyMinter from './053_api_key_minter';
 import * as m054SignInFailures from './054_sign_in_failures';
 import * as m056Revenuecat from './056_revenuecat';
+import * as m057Transfers from './057_transfers';
 import * as m062CustomerNotes from './062_customer_notes';
 
 /** The migrations by the name knex records, oldest first (listed, not discovered on disk, so tsx, vitest and bundles load the same). */
@@ -15,5 +16,6 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '053_api_key_minter': m053ApiKeyMinter,
   '054_sign_in_failures': m054SignInFailures,
   '056_revenuecat': m056Revenuecat,
+  '057_transfers': m057Transfers,
   '062_customer_notes': m062CustomerNotes,
 };

@@ -6,7 +6,10 @@ import {
   customerGrants,
   customerProvisional,
   customerTimeline,
+  customerTransfersIn,
 } from '../../db/customers';
+import { transferredExplanation } from '../../domain/transfers';
+import { iso, isoReq } from '../paging';
 import { notFound } from '../errors';
 import { pageOf, paging } from '../schemas';
 import { defineOperation } from '../types';
@@ -56,16 +59,34 @@ export const getCustomer = defineOperation({
     const now = new Date().toISOString();
     return ctx.read(async (reader) => {
       if (!(await customerExists(reader, input.app_user_id))) throw notFound('customer');
-      const [paid, grants, provisional, attributes, timeline] = [
+      const [paid, grants, provisional, attributes, timeline, transfersIn] = [
         await customerEntitlements(reader, input.app_user_id),
         await customerGrants(reader, input.app_user_id),
         await customerProvisional(reader, input.app_user_id),
         await customerAttributes(reader, input.app_user_id),
         await customerTimeline(reader, ctx.tenantId, input.app_user_id, input),
+        await customerTransfersIn(reader, input.app_user_id),
       ];
+      // Access a restore moved here: the why names the transfer ("premium since the transfer from …").
+      const movedHere = new Map<string, (typeof transfersIn)[number]>();
+      for (const t of transfersIn)
+        for (const id of (t.entitlement_ids ?? []) as string[]) if (!movedHere.has(id)) movedHere.set(id, t);
+      const withTransfer = (e: ReturnType<typeof paidEntitlement>) => {
+        const t = movedHere.get(e.id);
+        if (!t) return e;
+        const at = isoReq(t.completed_at);
+        return {
+          ...e,
+          why: {
+            ...e.why,
+            explanation: `${transferredExplanation(t.from_app_user_id, at)} ${e.why.explanation}`,
+            transfer: { id: t.id, from_app_user_id: t.from_app_user_id, at, undo_until: iso(t.undo_until) },
+          },
+        };
+      };
       const entitlements = [
         ...grants.map((g) => grantAsEntitlement(ctx.tenantId, g)),
-        ...paid.map((r) => paidEntitlement(ctx.tenantId, r, now)),
+        ...paid.map((r) => withTransfer(paidEntitlement(ctx.tenantId, r, now))),
         // Not yet confirmed by the workflow (docs/provisional-access.md): counting, unconfirmed or withdrawn.
         ...provisional.map((r) => provisionalAsEntitlement(r, now)),
       ];

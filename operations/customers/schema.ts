@@ -15,6 +15,7 @@ import {
   storePurchaseWorkflowId,
 } from '../../temporal/workflow-starts';
 import { iso, isoReq } from '../paging';
+import { transferWorkflowId } from '../../domain/transfers';
 import { filter, id, mode, provider, timestamp, timestampOrNull } from '../schemas';
 
 /** The app user as the path names them: any text the SDK could have used, 1–200 characters. */
@@ -65,6 +66,16 @@ export const whyShape = z.object({
     .nullable()
     .describe('the provider event last applied to the subscription'),
   workflow_id: z.string().nullable().describe('for operators: the workflow that keeps this entitlement'),
+  transfer: z
+    .object({
+      id: id(),
+      from_app_user_id: z.string().describe('who held this purchase before'),
+      at: timestamp.describe('when it moved here'),
+      undo_until: timestampOrNull,
+    })
+    .nullable()
+    .optional()
+    .describe('a restore moved this purchase here from another app user (docs: transfers)'),
   provisional: z
     .object({
       status: z
@@ -266,6 +277,7 @@ export const TIMELINE_KINDS = [
   'import_line',
   'reconciliation_repair',
   'outbound_delivery',
+  'transfer',
 ] as const;
 
 export const timelineEntry = z.object({
@@ -284,6 +296,7 @@ export const timelineEntry = z.object({
         'import',
         'reconciliation',
         'outbound_delivery',
+        'transfer',
       ]),
       id: z.string(),
     })
@@ -292,7 +305,7 @@ export const timelineEntry = z.object({
   detail: z.record(z.string(), z.unknown()),
 });
 
-const TIME_FIELDS = ['expires_at'];
+const TIME_FIELDS = ['expires_at', 'undo_until'];
 
 /** A row of db/customers.ts `customerTimeline` as the API answers it. */
 export function timelineRow(tenantId: string, r: Row) {
@@ -333,6 +346,10 @@ export function timelineRow(tenantId: string, r: Row) {
     case 'outbound_delivery':
       record = { type: 'outbound_delivery', id: r.id };
       workflow = outboundWorkflowId(tenantId, d.endpoint_id as string);
+      break;
+    case 'transfer':
+      record = { type: 'transfer', id: r.id };
+      workflow = transferWorkflowId(tenantId, r.id);
       break;
     default:
       record = { type: 'grant', id: r.id };

@@ -65,6 +65,24 @@ const entitlementData = z.object({
   ...customerFields,
 });
 
+/** A transfer's events (docs/transfers.md), about the app user who holds the purchase afterwards. */
+const transferData = z.object({
+  transfer_id: z.string().describe('the transfer, as GET /v1/transfers/{id} answers it'),
+  status: z.enum(['pending', 'completed', 'undone']),
+  app_user_id: z
+    .string()
+    .describe('the app user this event is about: who holds the purchase now (pending: who asked for it)'),
+  previous_app_user_id: z
+    .string()
+    .describe('who held it before this event (pending: who still holds it until a decision)'),
+  from_app_user_id: z.string(),
+  to_app_user_id: z.string(),
+  provider,
+  is_sandbox: z.boolean(),
+  undo_until: when.describe('until when an undo is allowed (completed); ISO 8601'),
+  ...customerFields,
+});
+
 const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
   'entitlement.active': { summary: 'A user became (or is again) premium', data: entitlementData },
   'entitlement.grace_period': {
@@ -133,6 +151,18 @@ const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
       mode: z.enum(['live', 'test']).nullable(),
       reason: z.string().nullable(),
     }),
+  },
+  'transfer.pending': {
+    summary: 'A restore asked to move a purchase another app user holds; it waits for approve or reject',
+    data: transferData,
+  },
+  'transfer.completed': {
+    summary: 'A purchase and its access moved to another app user (at once, or approved)',
+    data: transferData,
+  },
+  'transfer.undone': {
+    summary: 'A transfer was undone: the purchase and its access are back with the app user who held them',
+    data: transferData,
   },
 };
 

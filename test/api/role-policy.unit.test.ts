@@ -36,10 +36,22 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
     expect(allowed('support')).toEqual(
       names(
         (op) =>
-          reads(op) || op.scope === 'grants:write' || op.scope === 'imports:write' || op.scope === 'customers:write',
+          reads(op) ||
+          ['grants:write', 'imports:write', 'customers:write', 'transfers:write'].includes(op.scope as string),
       ),
     );
-    expect(allowed('support')).toEqual(expect.arrayContaining(['grants.create', 'grants.revoke', 'customers.refresh']));
+    expect(allowed('support')).toEqual(
+      expect.arrayContaining([
+        'grants.create',
+        'grants.revoke',
+        'customers.refresh',
+        'transfers.approve',
+        'transfers.undo',
+      ]),
+    );
+    // Deciding a transfer is support's and above; a viewer reads transfers only.
+    expect(allowed('viewer')).toEqual(expect.arrayContaining(['transfers.list', 'transfers.get']));
+    expect(allowed('viewer')).not.toContain('transfers.approve');
     for (const role of ['support', 'viewer'] as const) {
       expect(allowed(role)).not.toContain('api_keys.create');
       expect(allowed(role)).not.toContain('products.create');

@@ -71,6 +71,15 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /exchange-rates': 'charts:read',
   'POST /exchange-rates': 'charts:write',
   'DELETE /exchange-rates/{from}/{to}/{valid_from}': 'charts:write',
+  // Restores that move a purchase between app users (docs/transfers.md; their own matrix with real transfers:
+  // test/sdk/transfers.test.ts).
+  'GET /settings/transfers': 'transfers:read',
+  'PATCH /settings/transfers': 'transfers:write',
+  'GET /transfers': 'transfers:read',
+  'GET /transfers/{id}': 'transfers:read',
+  'POST /transfers/{id}/approve': 'transfers:write',
+  'POST /transfers/{id}/reject': 'transfers:write',
+  'POST /transfers/{id}/undo': 'transfers:write',
 };
 /** Bodies of the writes the loop runs (upsert and a price already so, nothing failed to replay: each runs twice). */
 const WRITE_BODIES: Record<string, string> = {
@@ -102,6 +111,10 @@ const OWN_MATRIX: Record<string, string> = {
   'GET /changes/{id}': 'a real held change, its own key: test/approvals/approvals.test.ts',
   'POST /exchange-rates': 'rates of its own, read back: test/api/exchange-rates.test.ts',
   'DELETE /exchange-rates/{from}/{to}/{valid_from}': 'a real rate, gone after one run: test/api/exchange-rates.test.ts',
+  'GET /transfers/{id}': 'a real transfer: test/sdk/transfers.test.ts',
+  'POST /transfers/{id}/approve': 'a real pending transfer, decided once: test/sdk/transfers.test.ts',
+  'POST /transfers/{id}/reject': 'a real pending transfer, decided once: test/sdk/transfers.test.ts',
+  'POST /transfers/{id}/undo': 'a real completed transfer, undone once: test/sdk/transfers.test.ts',
 };
 const routeOf = (o: (typeof restOps)[number]) => `${o.rest!.method} ${o.rest!.path}`;
 

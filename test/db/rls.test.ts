@@ -206,6 +206,17 @@ describe('row-level security', () => {
     await ins('reconciliation_settings', { web_interval_minutes: 30 });
     // Wrong passwords for the member since their last log-in.
     await ins('dashboard_sign_in_failures', { user_id: user.id, address_key_hash: `addr-${tag}`, failures: 1 });
+    // Restores that move a purchase (migration 057): the tenant's policy (keyed by the tenant) and a transfer.
+    await ins('transfer_settings', { restore_behavior: 'review' });
+    await ins('transfers', {
+      status: 'pending',
+      policy: 'review',
+      provider: 'store_android',
+      token_hash: `tok-${tag}`,
+      purchase_key: `tok-${tag}`,
+      from_app_user_id: 'u',
+      to_app_user_id: `v-${tag}`,
+    });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
     await ins('revenuecat_keys', {
       app_id: app.id,
@@ -295,6 +306,7 @@ describe('row-level security', () => {
         'import_items',
         'customer_event_sequences',
         'reconciliation_settings',
+        'transfer_settings',
         'chart_day_sums',
         'chart_retention_sums',
         'chart_ltv_sums',

@@ -88,10 +88,13 @@ describe('tool server (MCP)', () => {
         .map((x) => x.name)
         .sort(),
     ).toEqual([
+      // Approving a transfer takes the purchase's access from the app user who held it; an undo from the receiver.
+      'billing_approve_transfer',
       'billing_delete_webhook_endpoint',
       'billing_retire_product',
       'billing_revoke_grant',
       'billing_sync_run',
+      'billing_undo_transfer',
     ]);
     expect(Object.keys(tools.find((x) => x.name === 'billing_product')!.inputSchema.properties ?? {})).toEqual(
       expect.arrayContaining(['product_id', 'sku']),
