@@ -71,6 +71,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/changes', label: 'Changes' },
   { href: '/audit', label: 'Audit trail' },
   { href: '/settings/team', label: 'Team' },
+  { href: '/settings/assistants', label: 'Assistants' },
 ];
 
 /** Every page: skip link, one h1, navigation for signed-in people, messages announced to screen readers. */
