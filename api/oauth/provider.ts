@@ -75,6 +75,7 @@ export function createAuthorizationServer(services: Services): Provider {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
     },
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     cookies: { keys: cookieKeys(services) },

@@ -206,6 +206,15 @@ describe('row-level security', () => {
     await ins('reconciliation_settings', { web_interval_minutes: 30 });
     // Wrong passwords for the member since their last log-in.
     await ins('dashboard_sign_in_failures', { user_id: user.id, address_key_hash: `addr-${tag}`, failures: 1 });
+    // A person's consent to an assistant (docs/assistant-sign-in.md).
+    await ins('assistant_grants', {
+      user_id: user.id,
+      grant_id: `grant-${tag}`,
+      client_id: `client-${tag}`,
+      client_name: 'Assistant',
+      redirect_host: '127.0.0.1:1',
+      role: 'viewer',
+    });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
     await ins('tenant_work_leases', { holder: `import-${tag}`, lease_until: new Date(Date.now() + 60_000) });
     return ids;
