@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { assistantGrantForUse, touchAssistantGrant } from '../db/assistant-grants';
 import { findAccessToken } from '../db/oauth-records';
-import { scopesOfRole, roleHasScope } from '../domain/roles';
+import { assistantScopesOf } from '../domain/roles';
 import type { AssistantActor } from '../operations/actor';
 import { ApiError, REALM } from '../operations/errors';
 import { rateHeaders, rateLimited, takeToken } from './rate-limit';
@@ -55,7 +55,7 @@ export async function admitAssistant(
       assistantId: grant.id,
       clientName: grant.client_name,
       userId: grant.user_id,
-      scopes: scopesOfRole(grant.role).filter((s) => roleHasScope(grant.person_role, s)),
+      scopes: assistantScopesOf(grant.role, grant.person_role),
       holdWrites: grant.hold_writes,
     },
     rateHeaders: rateHeaders(decision),

@@ -55,6 +55,27 @@ export async function assistantGrantForUse(
   });
 }
 
+/** The consent behind a held change, for its approval (the caller's tenant transaction): live, its person still a member. */
+export async function assistantForApproval(
+  trx: Knex.Transaction,
+  id: string,
+): Promise<(AssistantGrantRow & { person_role: Role }) | undefined> {
+  return trx('assistant_grants as g')
+    .join('dashboard_users as u', 'u.id', 'g.user_id')
+    .where('g.id', id)
+    .whereNull('g.revoked_at')
+    .whereNull('u.removed_at')
+    .first('g.*', 'u.role as person_role');
+}
+
+/** "<assistant> on behalf of <person>" for every consent of the tenant (the Changes page names who asked). */
+export async function assistantNames(trx: Knex.Transaction): Promise<Map<string, string>> {
+  const rows: { id: string; client_name: string; email: string }[] = await trx('assistant_grants as g')
+    .join('dashboard_users as u', 'u.id', 'g.user_id')
+    .select('g.id', 'g.client_name', 'u.email');
+  return new Map(rows.map((r) => [r.id, `${r.client_name} on behalf of ${r.email}`]));
+}
+
 /** Last use, written at most once a minute per consent and never awaited on the request path. */
 export async function touchAssistantGrant(db: Knex, tenantId: string, id: string): Promise<void> {
   await withTenant(db, tenantId, (trx) =>

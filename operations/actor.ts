@@ -42,6 +42,8 @@ export interface AssistantActor {
   scopes: Scope[];
   /** The person chose "writes wait for approval" (docs/approvals.md). */
   holdWrites: boolean;
+  /** Set only when a person approved this assistant's held write and it runs now (as for a key). */
+  approvedChange?: { changeId: string; userId: string };
 }
 
 /**

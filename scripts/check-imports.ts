@@ -245,6 +245,7 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
   'db/paywalls.ts': ['getPaywallRow'],
   'db/customers.ts': ['appUsersByEmail'],
   'db/held-changes.ts': ['findHeldChange', 'listPendingChanges', 'listDecidedChanges'],
+  'db/assistant-grants.ts': ['assistantNames'],
   // Session mechanics: a secret parked for the one page after a redirect; signing in and out.
   'db/session-secret.ts': ['parkSecret', 'takeSecret'],
   'db/dashboard-users.ts': [

@@ -3,6 +3,7 @@ import { exactRouter } from '../router';
 import type Koa from 'koa';
 import { findHeldChange, listDecidedChanges, listPendingChanges, type HeldChangeRow } from '../../db/held-changes';
 import { listApiKeys } from '../../db/api-keys';
+import { assistantNames } from '../../db/assistant-grants';
 import { withTenant } from '../../db/tenant-tx';
 import { shownInput } from '../../domain/changes';
 import { isUuid } from '../../domain/ids';
@@ -22,14 +23,24 @@ const STATUS_WORDS: Record<string, string> = {
   stale: 'Stopped: no longer applies',
 };
 
+/** Who asked for a change: keys by id, and connected assistants ("<assistant> on behalf of <person>"). */
+interface Requesters {
+  keys: Map<string, string>;
+  assistants: Map<string, string>;
+}
+
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
 /** One change with its plan: what it would change, where, and the values it changes as they are now. */
-function changeDetail(c: HeldChangeRow, keyName: string, csrf: string) {
+function changeDetail(c: HeldChangeRow, names: Requesters, csrf: string) {
   return html`<section aria-labelledby="change-${c.id}"><h2 id="change-${c.id}">${c.plan.summary}</h2>
 <dl>
 <dt>Status</dt><dd id="change-status-${c.id}">${STATUS_WORDS[c.status] ?? c.status}</dd>
-<dt>Asked by key</dt><dd>${keyName}</dd>
+${
+  c.requested_by_assistant
+    ? html`<dt>Asked by assistant</dt><dd>${names.assistants.get(c.requested_by_assistant) ?? 'a disconnected assistant'}</dd>`
+    : html`<dt>Asked by key</dt><dd>${names.keys.get(c.requested_by_key ?? '') ?? ''}</dd>`
+}
 <dt>Write</dt><dd><code>${c.operation}</code></dd>
 <dt>Lands at</dt><dd>${c.plan.targets.join(', ')}</dd>
 <dt>Asked</dt><dd>${formatDate(c.created_at)}</dd>
@@ -65,8 +76,11 @@ export function changesPage(services: Services): Router {
   const { db } = services;
   const r = exactRouter();
 
-  const keyNames = async (tenantId: string) =>
-    new Map((await withTenant(db, tenantId, (trx) => listApiKeys(trx))).map((k) => [k.id, k.name || 'unnamed key']));
+  const keyNames = async (tenantId: string): Promise<Requesters> =>
+    withTenant(db, tenantId, async (trx) => ({
+      keys: new Map((await listApiKeys(trx)).map((k) => [k.id, k.name || 'unnamed key'])),
+      assistants: await assistantNames(trx),
+    }));
 
   const renderList = async (ctx: Koa.Context, extra: { notice?: string; error?: string } = {}) => {
     const user = ctx.state.user!;
@@ -82,7 +96,7 @@ export function changesPage(services: Services): Router {
       csrf: ctx.state.csrf!,
       ...extra,
       body: html`<p>Writes made with a key that requires approval wait here. Nothing is written until you approve; if what a change was planned against has moved since, approving stops it and says so.</p>
-${pending.length ? pending.map((c) => changeDetail(c, names.get(c.requested_by_key) ?? '', ctx.state.csrf!)) : html`<p>Nothing waits for approval.</p>`}
+${pending.length ? pending.map((c) => changeDetail(c, names, ctx.state.csrf!)) : html`<p>Nothing waits for approval.</p>`}
 ${decidedList(decided)}`,
     });
   };
@@ -101,7 +115,7 @@ ${decidedList(decided)}`,
       user,
       csrf: ctx.state.csrf!,
       ...extra,
-      body: html`${changeDetail(row, names.get(row.requested_by_key) ?? '', ctx.state.csrf!)}<p><a href="/changes">All changes</a></p>`,
+      body: html`${changeDetail(row, names, ctx.state.csrf!)}<p><a href="/changes">All changes</a></p>`,
     });
   };
 

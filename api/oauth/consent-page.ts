@@ -53,7 +53,7 @@ function gone(ctx: Koa.Context, user: SessionUser) {
 /**
  * The consent page (docs/assistant-sign-in.md): the signed-in person sees who asks (the client's
  * name, where it sends the answer), for which account, and what it may do — their role, or a
- * narrower one — and approves or denies in one form
+ * narrower one, and whether its writes wait for approval — and approves or denies in one form
  * (`decision` = `approve` | `deny`). Approving records the consent and finishes the
  * authorization; denying answers the assistant `access_denied`. Beside it, the person's
  * connected assistants with their last use, each revocable at once.
@@ -90,6 +90,7 @@ ${csrfField(ctx.state.csrf!)}
 ${rolesWithin(user.role).map((role) => html`<option value="${role}" ${role === user.role ? 'selected' : ''}>${role}: ${roleSummary(role)}</option>`)}
 </select>
 <p id="role-hint">Never more than your own role; if your role changes or you leave the team, the assistant's access follows at once.</p>
+<label><input type="checkbox" name="hold_writes" value="1"> Writes wait for approval: every change it asks for waits on the Changes page until someone approves it.</label>
 <p><button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button></p>
 </form>`,
@@ -151,8 +152,7 @@ ${rolesWithin(user.role).map((role) => html`<option value="${role}" ${role === u
       client_name: clientName,
       redirect_host: (URL.parse(String(details.params.redirect_uri))?.host ?? '').slice(0, 300),
       role,
-      // "Writes wait for approval" is not offered yet (docs/assistant-sign-in.md, "Not yet").
-      hold_writes: false,
+      hold_writes: form.get('hold_writes') === '1',
     });
     await recordUserAudit(db, {
       tenantId: user.tenant_id,

@@ -14,6 +14,8 @@ import { tenantTablePolicies } from './tenant-policies';
  * - `assistant_grants` (a tenant table): one row per consent a person gave an assistant — the
  *   client's name and redirect host as the person saw them, the role it was given (the person's
  *   or a narrower one), whether its writes wait for approval, its last use, its revocation.
+ * - `held_changes` gains `requested_by_assistant`: a write an assistant asked for waits for a
+ *   person like a key's (docs/approvals.md); exactly one of the key and the assistant asked.
  */
 
 export async function up(knex: Knex): Promise<void> {
@@ -48,9 +50,22 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['tenant_id', 'user_id']);
   });
   await tenantTablePolicies(knex, 'assistant_grants');
+
+  await knex.schema.alterTable('held_changes', (t) => {
+    t.uuid('requested_by_assistant').nullable().references('assistant_grants.id').onDelete('CASCADE');
+    t.index(['requested_by_assistant']);
+  });
+  await knex.raw('alter table held_changes alter column requested_by_key drop not null');
+  await knex.raw(
+    'alter table held_changes add constraint held_changes_one_requester check (num_nonnulls(requested_by_key, requested_by_assistant) = 1)',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex('held_changes').whereNull('requested_by_key').del();
+  await knex.raw('alter table held_changes drop constraint held_changes_one_requester');
+  await knex.raw('alter table held_changes alter column requested_by_key set not null');
+  await knex.schema.alterTable('held_changes', (t) => t.dropColumn('requested_by_assistant'));
   await knex.schema.dropTable('assistant_grants');
   await knex.schema.dropTable('oauth_records');
 }

@@ -15,7 +15,8 @@ import { createSession } from '../../db/dashboard-users';
 import type { Role } from '../../domain/roles';
 import { executeOperation } from '../../operations/execute';
 import { removeTeamMember } from '../../operations/team/remove';
-import { loadConfig } from '../../runtime/config';
+import { approveChange } from '../../operations';
+import { startTestWorker } from '../helpers/temporal';
 import { createLogger } from '../../runtime/logger';
 import { listen, newTenant, refill, testServices } from '../helpers/api';
 import { testDb } from '../helpers/db';
@@ -36,6 +37,7 @@ describe('assistants sign in (MCP authorization)', () => {
   let apiRoot = '';
   const closers: (() => Promise<void>)[] = [];
   let services: ReturnType<typeof testServices>;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
 
   /** A listener whose address is known before its app is built (the apps need their public URLs). */
   async function listener() {
@@ -50,8 +52,11 @@ describe('assistants sign in (MCP authorization)', () => {
     dashboardRoot = dashboard.url;
     toolsRoot = tools.url;
     apiRoot = api.url;
+    // A worker for the writes held for approval (their workflow).
+    worker = await startTestWorker();
     services = testServices({
-      config: { ...loadConfig({ NODE_ENV: 'test' }), publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url },
+      config: { ...worker.config, publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url },
+      vault: worker.vault,
     });
     api.set(createApiApp(services, log).callback());
     dashboard.set(createDashboardApp(services, log).callback());
@@ -59,6 +64,7 @@ describe('assistants sign in (MCP authorization)', () => {
   });
   afterAll(async () => {
     for (const c of closers) await c();
+    await worker?.stop();
   });
 
   /** What an assistant keeps: the official client's storage interface, in memory. */
@@ -389,6 +395,38 @@ describe('assistants sign in (MCP authorization)', () => {
     const gone = await toolsPost(a.saved!.access_token);
     expect(gone.status).toBe(401);
     await refill(t.tenant_id);
+  });
+
+  it('writes wait for approval when the person chose so: held, named on the Changes page, applied as the assistant once approved', async () => {
+    const t = await newTenant('assistant-hold');
+    const owner = await person(t.tenant_id, 'owner');
+    const client = await signIn(owner, new Assistant('Careful Assistant'), { hold_writes: '1' });
+    const held = await client.callTool({ name: 'billing_create_product', arguments: { sku: 'held_1', name: 'Held' } });
+    expect(held.isError, text(held)).toBeFalsy();
+    expect(text(held)).toMatch(/^Nothing has changed yet/);
+    const change = held.structuredContent as { id: string; status: string; requested_by_assistant: string | null };
+    expect(change.status).toBe('pending_approval');
+    const [grant] = await testDb()('assistant_grants').where({ tenant_id: t.tenant_id });
+    expect(change.requested_by_assistant).toBe(grant.id);
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'held_1' })).toHaveLength(0);
+    const changes = await (await fetch(`${dashboardRoot}/changes`, { headers: { cookie: owner.cookie } })).text();
+    expect(changes).toContain('Careful Assistant on behalf of');
+
+    const approved = (await executeOperation(
+      approveChange,
+      { kind: 'user', tenantId: t.tenant_id, userId: owner.id, role: 'owner' },
+      { id: change.id },
+      { requestId: crypto.randomUUID(), services, log, surface: 'dashboard' },
+    )) as { status: string };
+    expect(approved.status).toBe('applied');
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'held_1' })).toHaveLength(1);
+    const [row] = await testDb()('audit_entries').where({
+      tenant_id: t.tenant_id,
+      action: 'products.create',
+      outcome: 'ok',
+    });
+    expect(row.actor_type).toBe('assistant');
+    expect(row.detail).toMatchObject({ assistant: 'Careful Assistant', on_behalf_of: owner.id, approved_by: owner.id });
   });
 
   it("an assistant reaches its person's tenant only", async () => {
