@@ -55,7 +55,10 @@ export async function assistantGrantForUse(
   });
 }
 
-/** The consent behind a held change, for its approval (the caller's tenant transaction): live, its person still a member. */
+/**
+ * The consent behind a held change, for its approval (the caller's tenant transaction): live, its
+ * person still a member.
+ */
 export async function assistantForApproval(
   trx: Knex.Transaction,
   id: string,
