@@ -20,6 +20,8 @@ import type { Services } from '../operations/services';
 import { mountSdk } from './sdk/mount';
 import { mountRevenueCat } from './revenuecat/mount';
 import { httpMetrics } from './metrics';
+import { authorizationServerRoutes, createAuthorizationServer } from './oauth/provider';
+import { registrationAllowed } from './oauth/registration-limit';
 
 function base(services: Services, log: Logger, listener: 'api' | 'dashboard' | 'tools'): Koa {
   const app = new Koa();
@@ -66,12 +68,15 @@ export function createApiApp(services: Services, log: Logger): Koa {
 /** Dashboard host (:4001): people in browsers, the alternate /v1, inbound provider webhooks. */
 export function createDashboardApp(services: Services, log: Logger, extra: Koa.Middleware[] = []): Koa {
   const app = base(services, log, 'dashboard');
+  // Assistants sign in here (docs/assistant-sign-in.md): the authorization server's endpoints.
+  const oauth = createAuthorizationServer(services);
+  app.use(authorizationServerRoutes(oauth, (ctx) => registrationAllowed(services, ctx)));
   app.use(securityHeaders());
   app.use(dashboardAssets());
   app.use(sdkFileRoutes());
   app.use(dashboardHome(services.db));
   app.use(webhookReceiver(services));
-  app.use(dashboardPages(services));
+  app.use(dashboardPages(services, oauth));
   for (const mw of extra) app.use(mw);
   mountSdk(app, services);
   mountV1(app, services);

@@ -7,7 +7,12 @@ import { withTenant } from './tenant-tx';
  * Who did it. Every write through the API is an `api_key` (the key id); every dashboard action
  * a `user` (the person); every admin CLI action an `operator` (the OS user running it).
  */
-export type AuditActor = { kind: 'api_key'; keyId: string } | { kind: 'user'; userId: string } | { kind: 'operator' };
+export type AuditActor =
+  | { kind: 'api_key'; keyId: string }
+  | { kind: 'user'; userId: string }
+  | { kind: 'operator' }
+  /** An assistant a person connected: the row names the assistant and the person it acts for. */
+  | { kind: 'assistant'; assistantId: string; clientName: string; userId: string };
 
 export interface AuditRecord {
   tenantId: string;
@@ -27,7 +32,10 @@ export interface AuditRecord {
  * rolled back) is still recorded.
  */
 export async function recordAudit(db: Knex, e: AuditRecord): Promise<void> {
-  const detail = e.surface === undefined ? e.detail : { surface: e.surface, ...(e.detail ?? {}) };
+  const onBehalf =
+    e.actor.kind === 'assistant' ? { assistant: e.actor.clientName, on_behalf_of: e.actor.userId } : undefined;
+  const base = onBehalf ? { ...onBehalf, ...(e.detail ?? {}) } : e.detail;
+  const detail = e.surface === undefined ? base : { surface: e.surface, ...(base ?? {}) };
   await withTenant(db, e.tenantId, (trx) =>
     trx('audit_entries').insert({
       tenant_id: e.tenantId,
@@ -44,6 +52,7 @@ export async function recordAudit(db: Knex, e: AuditRecord): Promise<void> {
 function actorId(a: AuditActor): string {
   if (a.kind === 'api_key') return a.keyId;
   if (a.kind === 'user') return a.userId;
+  if (a.kind === 'assistant') return a.assistantId;
   try {
     return os.userInfo().username;
   } catch {

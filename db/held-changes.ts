@@ -12,7 +12,9 @@ export interface HeldChangeRow {
   tenant_id: string;
   operation: string;
   input: Record<string, unknown>;
-  requested_by_key: string;
+  /** The key that asked, or null when an assistant did (`requested_by_assistant`). */
+  requested_by_key: string | null;
+  requested_by_assistant: string | null;
   surface: string;
   plan: HeldPlan;
   status: ChangeStatus;
@@ -41,7 +43,7 @@ export async function insertHeldChange(
     tenantId: string;
     operation: string;
     input: Record<string, unknown>;
-    keyId: string;
+    requestedBy: { keyId: string } | { assistantId: string };
     surface: string;
     plan: HeldPlan;
     expiresAt: Date;
@@ -52,7 +54,8 @@ export async function insertHeldChange(
       tenant_id: row.tenantId,
       operation: row.operation,
       input: JSON.stringify(row.input),
-      requested_by_key: row.keyId,
+      requested_by_key: 'keyId' in row.requestedBy ? row.requestedBy.keyId : null,
+      requested_by_assistant: 'assistantId' in row.requestedBy ? row.requestedBy.assistantId : null,
       surface: row.surface,
       plan: JSON.stringify(row.plan),
       expires_at: row.expiresAt,

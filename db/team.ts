@@ -52,6 +52,8 @@ export async function setMemberRole(trx: Tx, userId: string, role: Role): Promis
 export async function removeMember(trx: Tx, userId: string): Promise<void> {
   await trx('dashboard_users').where({ id: userId }).update({ removed_at: trx.fn.now(), updated_at: trx.fn.now() });
   await trx('dashboard_sessions').where({ user_id: userId }).del();
+  // Their assistants stop at once (a token is refused for a removed member in any case).
+  await trx('assistant_grants').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
   await withdrawInvitationsBy(trx, userId, ROLES);
 }
 

@@ -71,6 +71,14 @@ export function scopesOfRole(role: Role): Scope[] {
   return [...ROLE_TABLE[role].scopes];
 }
 
+/**
+ * What an assistant a person connected may do (docs/assistant-sign-in.md): the scopes of the role
+ * the person gave it, within the person's role now — never more than either.
+ */
+export function assistantScopesOf(given: Role, person: Role): Scope[] {
+  return scopesOfRole(given).filter((s) => roleHasScope(person, s));
+}
+
 /** Whether a role carries a scope (an operation open to keys); dashboard-only operations ask `mayManageAccount`. */
 export function roleHasScope(role: Role, scope: Scope): boolean {
   return ROLE_TABLE[role].scopes.includes(scope);

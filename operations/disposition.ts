@@ -11,5 +11,7 @@ export type Disposition = { kind: 'run' } | { kind: 'hold' };
 
 export function dispositionOf(actor: Actor, op: Operation, _surface: Surface): Disposition {
   if (op.write && actor.kind === 'api_key' && actor.requireApproval && !actor.approvedChange) return { kind: 'hold' };
+  // An assistant whose person chose "writes wait for approval" (docs/assistant-sign-in.md).
+  if (op.write && actor.kind === 'assistant' && actor.holdWrites && !actor.approvedChange) return { kind: 'hold' };
   return { kind: 'run' };
 }

@@ -64,7 +64,7 @@ export async function executeOperation(
   };
   // A write a person approved names the change and that person beside the key that asked.
   const approved =
-    actor.kind === 'api_key' && actor.approvedChange
+    (actor.kind === 'api_key' || actor.kind === 'assistant') && actor.approvedChange
       ? { change_id: actor.approvedChange.changeId, approved_by: actor.approvedChange.userId }
       : undefined;
   const audit = (outcome: string, detail?: Record<string, unknown>) =>
@@ -105,7 +105,10 @@ export async function executeOperation(
       throw invalidRequest(parsed.error.issues.map(describeIssue).join('; '), param, formText);
     }
     // operations/disposition.ts decides; a new kind is handled here.
-    if (dispositionOf(actor, op, meta.surface).kind === 'hold' && actor.kind === 'api_key') {
+    if (
+      dispositionOf(actor, op, meta.surface).kind === 'hold' &&
+      (actor.kind === 'api_key' || actor.kind === 'assistant')
+    ) {
       // Loaded when a write is first held: it brings the Temporal client, which a process that
       // never holds one (the admin CLI's key commands) should not pay for at start.
       const { holdWrite } = await import('./hold');

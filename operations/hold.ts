@@ -1,7 +1,7 @@
 import { insertHeldChange, settleHeldChange } from '../db/held-changes';
 import { DEFAULT_APPROVAL_EXPIRY_SECONDS } from '../domain/changes';
 import { startChangeApproval } from '../temporal/workflow-starts';
-import type { KeyActor } from './actor';
+import type { AssistantActor, KeyActor } from './actor';
 import { serverMisconfigured } from './errors';
 import type { Operation, OperationContext, Surface } from './types';
 import { planOf } from './changes/plan';
@@ -15,7 +15,7 @@ import { serializeChange } from './changes/schema';
 export async function holdWrite(
   ctx: OperationContext,
   op: Operation,
-  actor: KeyActor,
+  actor: KeyActor | AssistantActor,
   input: Record<string, unknown>,
   surface: Surface,
 ) {
@@ -27,7 +27,7 @@ export async function holdWrite(
       tenantId: ctx.tenantId,
       operation: op.name,
       input: op.heldInput ? op.heldInput.seal(ctx, input) : input,
-      keyId: actor.keyId,
+      requestedBy: actor.kind === 'api_key' ? { keyId: actor.keyId } : { assistantId: actor.assistantId },
       surface,
       plan: await planOf(trx, op, input),
       expiresAt: new Date(Date.now() + expiresInSeconds * 1000),

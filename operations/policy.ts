@@ -23,8 +23,17 @@ export function refusalFor(actor: Actor, op: Operation, surface: Surface): ApiEr
   const scope = op.scope as Exclude<Operation['scope'], 'account'>;
   if (actor.kind === 'api_key')
     return actor.scopes.includes(scope) || op.ownRecords ? undefined : insufficientScope(scope);
+  // An assistant: the role its person gave it, within the person's role now (docs/assistant-sign-in.md).
+  if (actor.kind === 'assistant') return actor.scopes.includes(scope) ? undefined : forbiddenForAssistant();
   return roleHasScope(actor.role, scope) ? undefined : forbiddenForRole();
 }
+
+const forbiddenForAssistant = () =>
+  new ApiError(
+    403,
+    'insufficient_scope',
+    'The person who connected this assistant did not give it this (their role, or what they chose at consent, does not allow it).',
+  );
 
 export const forbiddenForRole = () =>
   new ApiError(403, 'insufficient_scope', 'Your role in this account does not allow this; ask an owner or an admin.');

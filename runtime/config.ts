@@ -93,6 +93,11 @@ export interface Config {
   /** Public base URL of the API host (`PUBLIC_API_URL`): the SDK's `backend` in the dashboard's snippet. */
   publicApiUrl: string;
   /**
+   * Public URL of the tool server (`PUBLIC_TOOLS_URL`): the resource an assistant's token is bound
+   * to, and what its protected-resource metadata names (docs/assistant-sign-in.md).
+   */
+  publicToolsUrl: string;
+  /**
    * Reverse proxies whose X-Forwarded-For / X-Forwarded-Proto / X-Forwarded-Host are believed
    * (`TRUSTED_PROXIES`, comma-separated addresses or CIDR ranges). Empty: nobody's are, and the
    * client is the TCP peer. See api/client-address.ts.
@@ -322,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
     approvalExpirySeconds: expirySecondsEnv(env, 'APPROVAL_EXPIRY_SECONDS', 24 * 3600),
     provisionalAccessSeconds: expirySecondsEnv(env, 'PROVISIONAL_ACCESS_SECONDS', PROVISIONAL_DEFAULT_SECONDS),
     publicApiUrl: (env.PUBLIC_API_URL || `http://127.0.0.1:${intEnv(env, 'API_PORT', 4000)}`).replace(/\/$/, ''),
+    publicToolsUrl: (env.PUBLIC_TOOLS_URL || `http://127.0.0.1:${intEnv(env, 'TOOLS_PORT', 4002)}`).replace(/\/$/, ''),
     trustedProxies: (env.TRUSTED_PROXIES ?? '')
       .split(',')
       .map((p) => p.trim())

@@ -274,7 +274,7 @@ export function surfaceWrites(edges: Edge[]): string[] {
 const MIGRATION_HELPERS = ['db/migrations/tenant-policies.ts'];
 
 /**
- * Nothing at run time imports a migration: their generated list (db/migrations/index.ts, read by db/migrate.ts) is all. A value a
+ * Nothing at run time imports a migration but their generated list (db/migrations/index.ts). A value a
  * process needs (a column list, a vocabulary) lives in domain/ or db/ and the migration spells
  * it out (a migration is frozen history; tests compare the two); a migration that remakes an
  * earlier one's function holds that SQL itself rather than calling the earlier file's generator.

@@ -90,7 +90,7 @@ export function migrationsModule(names: string[]): string {
     "import type { Knex } from 'knex';",
     ...names.map((n) => `import * as ${local(n)} from './${n}';`),
     '',
-    '/** The migrations by the name knex records, oldest first (listed, not discovered on disk, so tsx, vitest and bundles load the same). */',
+    '/** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */',
     'export const MIGRATIONS: Record<string, Knex.Migration> = {',
     ...names.map((n) => `  '${n}': ${local(n)},`),
     '};',

@@ -12,7 +12,7 @@ import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
 import { readThrough, runOperation } from './run-operation';
 
-type Named = HeldChangeRow & { key_name: string };
+type Named = HeldChangeRow & { key_name: string; assistant_name: string | null };
 
 const STATUS_WORDS: Record<string, string> = {
   pending_approval: 'Waiting for approval',
@@ -22,6 +22,12 @@ const STATUS_WORDS: Record<string, string> = {
   stale: 'Stopped: no longer applies',
 };
 
+/** Who asked for a change: keys by id, and connected assistants ("<assistant> on behalf of <person>"). */
+interface Requesters {
+  keys: Map<string, string>;
+  assistants: Map<string, string>;
+}
+
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
 /** One change with its plan: what it would change, where, and the values it changes as they are now. */
@@ -29,7 +35,11 @@ function changeDetail(c: Named, csrf: string) {
   return html`<section aria-labelledby="change-${c.id}"><h2 id="change-${c.id}">${c.plan.summary}</h2>
 <dl>
 <dt>Status</dt><dd id="change-status-${c.id}">${STATUS_WORDS[c.status] ?? c.status}</dd>
-<dt>Asked by key</dt><dd>${c.key_name}</dd>
+${
+  c.assistant_name !== null
+    ? html`<dt>Asked by assistant</dt><dd>${c.assistant_name}</dd>`
+    : html`<dt>Asked by key</dt><dd>${c.key_name}</dd>`
+}
 <dt>Write</dt><dd><code>${c.operation}</code></dd>
 <dt>Lands at</dt><dd>${c.plan.targets.join(', ')}</dd>
 <dt>Asked</dt><dd>${formatDate(c.created_at)}</dd>

@@ -26,6 +26,8 @@ import { mayRequest } from './page-access';
 import { teamPages } from './team-page';
 import { invitationPages } from './invitation-page';
 import { recordUserAudit } from '../../db/audit';
+import type Provider from 'oidc-provider';
+import { assistantPages } from '../oauth/consent-page';
 import { forbiddenForRole } from '../../operations/policy';
 
 /** Paths that belong to the API or the webhook receivers on the same host: never dashboard pages. */
@@ -38,7 +40,7 @@ const PUBLIC = /^\/(signup|login|logout|invitations\/[^/]+)$/;
  * The dashboard's pages, server-rendered. Sessions and CSRF apply to these paths only, so
  * /v1 on this host keeps answering bearer-key clients exactly as the API host does.
  */
-export function dashboardPages(services: Services): Koa.Middleware {
+export function dashboardPages(services: Services, oauth: Provider): Koa.Middleware {
   const pages = exactRouter();
   for (const r of [
     authPages(services),
@@ -59,6 +61,7 @@ export function dashboardPages(services: Services): Koa.Middleware {
     importsPage(services),
     reconciliationsPage(services),
     transfersSettingsPage(services),
+    assistantPages(services, oauth),
   ])
     pages.use(r.routes(), r.allowedMethods());
 

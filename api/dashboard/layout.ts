@@ -72,6 +72,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/audit', label: 'Audit trail' },
   { href: '/settings/team', label: 'Team' },
   { href: '/settings/transfers', label: 'Transfers' },
+  { href: '/settings/assistants', label: 'Assistants' },
 ];
 
 /** Every page: skip link, one h1, navigation for signed-in people, messages announced to screen readers. */

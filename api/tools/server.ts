@@ -2,9 +2,13 @@ import type Koa from 'koa';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { KeyActor } from '../../operations/actor';
+import type { AssistantActor, KeyActor } from '../../operations/actor';
 import { ApiError } from '../../operations/errors';
 import { admit, precheckKey, verifyKey } from '../gate';
+import { admitAssistant, assistantUnauthorized } from '../assistant-auth';
+import { authorizationHeaders, parseBearer } from '../auth';
+import { SECRET_KEY_RE } from '../../domain/keys';
+import { TOOLS_SCOPE } from '../oauth/provider';
 import { readRawBody } from '../json-body';
 import { toApiError } from '../../operations/errors';
 import { executeOperation } from '../../operations/execute';
@@ -54,7 +58,7 @@ function refusal(err: unknown) {
 
 function buildServer(
   services: Services,
-  actor: KeyActor,
+  actor: KeyActor | AssistantActor,
   catalog: Map<string, ToolDescriptor>,
   meta: { requestId: string; log: Koa.DefaultState['log'] },
 ): Server {
@@ -100,8 +104,38 @@ function buildServer(
  */
 export function toolServer(services: Services): Koa.Middleware {
   const catalog = toolCatalog(TOOL_LIST);
+  const toolsUrl = services.config.publicToolsUrl;
+  const resource = new URL(`${toolsUrl}/`).href;
+  const metadata = {
+    resource,
+    authorization_servers: [services.config.publicDashboardUrl],
+    scopes_supported: [TOOLS_SCOPE],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Billing tools',
+  };
   return async (ctx, next) => {
+    if (ctx.path === '/.well-known/oauth-protected-resource' || ctx.path === '/.well-known/oauth-protected-resource/') {
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+        throw new ApiError(405, 'method_not_allowed', 'The metadata is read with GET.', {}, { Allow: 'GET' });
+      }
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = metadata;
+      return;
+    }
     if (ctx.path !== '/') return next();
+    try {
+      await serve(ctx);
+    } catch (err) {
+      // Every 401 of the tool server points at its protected-resource metadata (MCP authorization).
+      if (err instanceof ApiError && err.status === 401) {
+        throw new ApiError(err.status, err.code, err.detail, err.extra, assistantUnauthorized(toolsUrl).headers);
+      }
+      throw err;
+    }
+  };
+
+  async function serve(ctx: Koa.Context) {
     if (ctx.method !== 'POST') {
       // The server never initiates messages, so there is no SSE stream to open.
       throw new ApiError(
@@ -113,7 +147,13 @@ export function toolServer(services: Services): Koa.Middleware {
       );
     }
     checkOrigin(ctx.get('origin') || undefined, services.config.toolsAllowedOrigins ?? []);
-    precheckKey(ctx.headers, ctx.req.rawHeaders);
+    // A secret key takes the key path unchanged; any other bearer token is an assistant's.
+    const bearer = parseBearer(ctx.get('authorization') || undefined);
+    const assistantToken =
+      bearer && !SECRET_KEY_RE.test(bearer) && authorizationHeaders(ctx.req.rawHeaders).length === 1
+        ? bearer
+        : undefined;
+    if (!assistantToken) precheckKey(ctx.headers, ctx.req.rawHeaders);
     const raw = await readRawBody(ctx);
     let body: unknown;
     let parsed = true;
@@ -125,7 +165,7 @@ export function toolServer(services: Services): Koa.Middleware {
     if (Array.isArray(body)) {
       // A batch used to spend one token for any number of calls. Streamable HTTP has had no
       // batching since MCP 2025-06-18: refused whole, after a key check that spends nothing.
-      await verifyKey(services.db, ctx.headers, ctx.req.rawHeaders);
+      if (!assistantToken) await verifyKey(services.db, ctx.headers, ctx.req.rawHeaders);
       ctx.status = 400;
       ctx.body = {
         jsonrpc: '2.0',
@@ -138,10 +178,13 @@ export function toolServer(services: Services): Koa.Middleware {
       };
       return;
     }
-    const { actor, rateHeaders } = await admit(services.db, ctx.headers, ctx.req.rawHeaders);
+    const admitted = assistantToken
+      ? await admitAssistant(services.db, assistantToken, resource, toolsUrl)
+      : await admit(services.db, ctx.headers, ctx.req.rawHeaders);
+    const { actor } = admitted;
     ctx.state.tenantId = actor.tenantId;
-    ctx.state.keyId = actor.keyId;
-    ctx.set(rateHeaders);
+    if (actor.kind === 'api_key') ctx.state.keyId = actor.keyId;
+    ctx.set(admitted.rateHeaders);
     if (!parsed) {
       ctx.status = 400;
       ctx.body = {
@@ -160,5 +203,5 @@ export function toolServer(services: Services): Koa.Middleware {
       void server.close();
     });
     await transport.handleRequest(ctx.req, ctx.res, body);
-  };
+  }
 }

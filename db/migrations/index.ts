@@ -7,9 +7,10 @@ import * as m053ApiKeyMinter from './053_api_key_minter';
 import * as m054SignInFailures from './054_sign_in_failures';
 import * as m056Revenuecat from './056_revenuecat';
 import * as m057Transfers from './057_transfers';
+import * as m059AssistantSignIn from './059_assistant_sign_in';
 import * as m062CustomerNotes from './062_customer_notes';
 
-/** The migrations by the name knex records, oldest first (listed, not discovered on disk, so tsx, vitest and bundles load the same). */
+/** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */
 export const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_baseline': m001Baseline,
   '052_import_limits': m052ImportLimits,
@@ -17,5 +18,6 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '054_sign_in_failures': m054SignInFailures,
   '056_revenuecat': m056Revenuecat,
   '057_transfers': m057Transfers,
+  '059_assistant_sign_in': m059AssistantSignIn,
   '062_customer_notes': m062CustomerNotes,
 };

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { findKeyForApproval } from '../../db/api-keys';
 import { findHeldChange, lockPendingChange, settleHeldChange, type HeldChangeRow } from '../../db/held-changes';
 import { signalChangeDecided } from '../../temporal/workflow-starts';
-import type { KeyActor } from '../actor';
+import type { Knex } from 'knex';
+import { assistantForApproval } from '../../db/assistant-grants';
+import { assistantScopesOf } from '../../domain/roles';
+import type { AssistantActor, KeyActor } from '../actor';
 import { ApiError, serverMisconfigured } from '../errors';
 import { executeOperation, summarize } from '../execute';
 import { id } from '../schemas';
@@ -11,6 +14,46 @@ import { planOf } from './plan';
 import { changeBody, knownChangeId, noSuchChange, serializeChange } from './schema';
 
 const changeInput = z.object({ id: id('the change id') }).strict();
+
+/**
+ * Who asked, as they are now, to run the approved write as: the key (still live, its scopes now),
+ * or the assistant (its consent live, its person still a member, their role now); undefined when
+ * that no longer works.
+ */
+async function requesterOf(
+  trx: Knex.Transaction,
+  change: HeldChangeRow,
+  tenantId: string,
+  userId: string,
+): Promise<KeyActor | AssistantActor | undefined> {
+  const approvedChange = { changeId: change.id, userId };
+  if (change.requested_by_assistant) {
+    const a = await assistantForApproval(trx, change.requested_by_assistant);
+    if (!a) return undefined;
+    return {
+      kind: 'assistant',
+      tenantId,
+      assistantId: a.id,
+      clientName: a.client_name,
+      userId: a.user_id,
+      scopes: assistantScopesOf(a.role, a.person_role),
+      holdWrites: a.hold_writes,
+      approvedChange,
+    };
+  }
+  const key = change.requested_by_key ? await findKeyForApproval(trx, change.requested_by_key) : undefined;
+  if (!key || key.revoked_at || (key.expires_at && new Date(key.expires_at) <= new Date())) return undefined;
+  return {
+    kind: 'api_key',
+    tenantId,
+    keyId: key.id,
+    keyName: key.name,
+    scopes: key.scopes,
+    expiresAt: key.expires_at,
+    requireApproval: true,
+    approvedChange,
+  };
+}
 
 /** A change already decided (or expired) is not decided again. */
 const notPending = (row: HeldChangeRow) =>
@@ -68,9 +111,13 @@ export function makeApproveChange(heldOperation: (name: string) => Operation | u
         const op = heldOperation(change.operation);
         if (!op)
           return settle('stale', { detail: 'This kind of change can no longer be applied; nothing was written.' });
-        const key = await findKeyForApproval(trx, change.requested_by_key);
-        if (!key || key.revoked_at || (key.expires_at && new Date(key.expires_at) <= new Date()))
-          return settle('stale', { detail: 'The key that asked for it no longer works; nothing was written.' });
+        const actor = await requesterOf(trx, change, ctx.tenantId, userId);
+        if (!actor)
+          return settle('stale', {
+            detail: change.requested_by_assistant
+              ? 'The assistant that asked for it was disconnected, or its person left; nothing was written.'
+              : 'The key that asked for it no longer works; nothing was written.',
+          });
         const plan = await planOf(trx, op, change.input).catch((err: unknown) => {
           if (err instanceof ApiError && err.status < 500) return undefined; // what it names is gone
           throw err;
@@ -82,16 +129,6 @@ export function makeApproveChange(heldOperation: (name: string) => Operation | u
           });
         // What was sealed while it waited (a file of purchase tokens) is opened for the write alone.
         const input = op.heldInput ? op.heldInput.open(ctx, change.input) : change.input;
-        const actor: KeyActor = {
-          kind: 'api_key',
-          tenantId: ctx.tenantId,
-          keyId: key.id,
-          keyName: key.name,
-          scopes: key.scopes,
-          expiresAt: key.expires_at,
-          requireApproval: true,
-          approvedChange: { changeId: change.id, userId },
-        };
         try {
           const result = await executeOperation(op, actor, input, {
             requestId: ctx.requestId,

@@ -34,8 +34,13 @@ export const getChange = defineOperation({
     const changeId = knownChangeId(input.id);
     const row = await ctx.tx((trx) => findHeldChange(trx, changeId));
     const mayReadAll = scopesOf(ctx.actor).includes('audit:read');
-    if (!row || (!mayReadAll && ctx.actor.kind === 'api_key' && row.requested_by_key !== ctx.actor.keyId))
-      throw noSuchChange();
+    const own =
+      ctx.actor.kind === 'api_key'
+        ? row?.requested_by_key === ctx.actor.keyId
+        : ctx.actor.kind === 'assistant'
+          ? row?.requested_by_assistant === ctx.actor.assistantId
+          : true;
+    if (!row || (!mayReadAll && !own)) throw noSuchChange();
     return serializeChange(row, ctx.services.config.publicDashboardUrl);
   },
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { listApiKeys } from '../../db/api-keys';
+import { assistantNames } from '../../db/assistant-grants';
 import { findHeldChange, listDecidedChanges, listPendingChanges, type HeldChangeRow } from '../../db/held-changes';
 import type { Tx } from '../../db/transaction';
 import { defineOperation } from '../types';
@@ -10,8 +11,13 @@ const changeRow = z.object({
   id: z.string(),
   operation: z.string(),
   input: z.record(z.string(), z.unknown()),
-  requested_by_key: z.string(),
-  key_name: z.string().describe('the name of the key that asked'),
+  requested_by_key: z.string().nullable(),
+  requested_by_assistant: z.string().nullable(),
+  key_name: z.string().describe('the name of the key that asked ("" when an assistant did)'),
+  assistant_name: z
+    .string()
+    .nullable()
+    .describe('"<assistant> on behalf of <person>" when an assistant asked (docs/assistant-sign-in.md), else null'),
   plan: z.object({ summary: z.string(), targets: z.array(z.string()) }).loose(),
   status: z.string(),
   outcome: z.record(z.string(), z.unknown()).nullable(),
@@ -21,17 +27,25 @@ const changeRow = z.object({
   updated_at: z.date(),
 });
 
-type Named = HeldChangeRow & { key_name: string };
+type Named = HeldChangeRow & { key_name: string; assistant_name: string | null };
 
 async function named(trx: Tx, rows: HeldChangeRow[]): Promise<Named[]> {
   if (rows.length === 0) return [];
   const names = new Map((await listApiKeys(trx)).map((k) => [k.id, k.name || 'unnamed key']));
-  return rows.map((c) => ({ ...c, key_name: names.get(c.requested_by_key) ?? '' }));
+  const assistants = rows.some((c) => c.requested_by_assistant) ? await assistantNames(trx) : new Map<string, string>();
+  return rows.map((c) => ({
+    ...c,
+    key_name: names.get(c.requested_by_key ?? '') ?? '',
+    assistant_name: c.requested_by_assistant
+      ? (assistants.get(c.requested_by_assistant) ?? 'a disconnected assistant')
+      : null,
+  }));
 }
 
 /**
  * The Changes page (docs/approvals.md): every write waiting for approval and the 20 decided last,
- * newest first, each with the name of the key that asked. Read as `changes.get` is (a change is a
+ * newest first, each with the name of the key or the assistant (and its person) that asked. Read as
+ * `changes.get` is (a change is a
  * record of who asked for what, like the audit trail). No REST route and no tool: a key reads a
  * change by the id its held write answered (`GET /v1/changes/{id}`).
  */

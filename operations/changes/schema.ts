@@ -19,7 +19,11 @@ export const changeBody = z.object({
     targets: z.array(z.string()).describe('`catalogue` (this service) and/or the providers the write calls'),
     before: z.record(z.string(), z.unknown()).nullable().describe('the current values it changes, when there are some'),
   }),
-  requested_by_key: id('the key that asked'),
+  requested_by_key: id('the key that asked; null when an assistant did').nullable(),
+  requested_by_assistant: z
+    .string()
+    .nullable()
+    .describe('the connected assistant that asked (its id on the Assistants page); null when a key did'),
   created_at: z.string(),
   expires_at: z.string(),
   decided_at: z.string().nullable(),
@@ -39,6 +43,7 @@ export function serializeChange(row: HeldChangeRow, dashboardRoot: string): z.in
     input: shownInput(row.input),
     plan: { summary: row.plan.summary, targets: row.plan.targets, before: row.plan.before ?? null },
     requested_by_key: row.requested_by_key,
+    requested_by_assistant: row.requested_by_assistant,
     created_at: isoReq(row.created_at),
     expires_at: isoReq(row.expires_at),
     decided_at: iso(row.decided_at),

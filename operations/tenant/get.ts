@@ -64,5 +64,12 @@ function keyOf(actor: Actor) {
   if (actor.kind === 'api_key')
     return { id: actor.keyId, name: actor.keyName, scopes: actor.scopes, expires_at: iso(actor.expiresAt) };
   if (actor.kind === 'operator') return { id: 'operator', name: 'operator', scopes: scopesOf(actor), expires_at: null };
+  if (actor.kind === 'assistant')
+    return {
+      id: `assistant:${actor.assistantId}`,
+      name: `assistant ${actor.clientName}`,
+      scopes: actor.scopes,
+      expires_at: null,
+    };
   return { id: `user:${actor.userId}`, name: 'dashboard', scopes: scopesOf(actor), expires_at: null };
 }

@@ -80,7 +80,7 @@ describe('the dashboard pages’ own reads', () => {
         tenantId: ta,
         operation: 'products.update',
         input: {},
-        keyId: key.key_id,
+        requestedBy: { keyId: key.key_id },
         surface: 'rest',
         plan: { summary: 'Change a product', targets: ['catalogue'], basis: null },
         expiresAt: new Date(Date.now() + 3_600_000),

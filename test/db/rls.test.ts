@@ -217,7 +217,16 @@ describe('row-level security', () => {
       from_app_user_id: 'u',
       to_app_user_id: `v-${tag}`,
     });
-    // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
+    // A person's consent to an assistant (docs/assistant-sign-in.md).
+    await ins('assistant_grants', {
+      user_id: user.id,
+      grant_id: `grant-${tag}`,
+      client_id: `client-${tag}`,
+      client_name: 'Assistant',
+      redirect_host: '127.0.0.1:1',
+      role: 'viewer',
+    });
+    // RevenueCat-format keys, attributes and aliases (docs/revenuecat-compatibility.md).
     await ins('revenuecat_keys', {
       app_id: app.id,
       platform: 'web',
@@ -227,6 +236,7 @@ describe('row-level security', () => {
     });
     await ins('subscriber_attributes', { app_user_id: `u-${tag}`, name: '$email', value: 'x', set_at_ms: 1 });
     await ins('app_user_aliases', { alias_id: `$RCAnonymousID:${tag}`, app_user_id: `u-${tag}` });
+    // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
     await ins('tenant_work_leases', { holder: `import-${tag}`, lease_until: new Date(Date.now() + 60_000) });
     return ids;
   }

@@ -1,0 +1,114 @@
+import type { Knex } from 'knex';
+import type { Role } from '../domain/roles';
+import { withTenant } from './tenant-tx';
+
+/**
+ * The consents people gave assistants (docs/assistant-sign-in.md), a tenant table: one row per
+ * consent, tied to the authorization server's grant (`grant_id`) whose codes and tokens live in
+ * `oauth_records`.
+ */
+export interface AssistantGrantRow {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  grant_id: string;
+  client_id: string;
+  client_name: string;
+  redirect_host: string;
+  role: Role;
+  hold_writes: boolean;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export async function insertAssistantGrant(
+  db: Knex,
+  g: Pick<
+    AssistantGrantRow,
+    'tenant_id' | 'user_id' | 'grant_id' | 'client_id' | 'client_name' | 'redirect_host' | 'role' | 'hold_writes'
+  >,
+): Promise<AssistantGrantRow> {
+  return withTenant(db, g.tenant_id, async (trx) => {
+    const [row] = await trx('assistant_grants').insert(g).returning('*');
+    return row as AssistantGrantRow;
+  });
+}
+
+/**
+ * What a presented token acts as, read with each request: the consent (live, not revoked) and the
+ * person's current role — none when the person was removed, so their assistants stop at once.
+ */
+export async function assistantGrantForUse(
+  db: Knex,
+  tenantId: string,
+  grantId: string,
+): Promise<(AssistantGrantRow & { person_role: Role; person_email: string }) | undefined> {
+  return withTenant(db, tenantId, async (trx) => {
+    const row = await trx('assistant_grants as g')
+      .join('dashboard_users as u', 'u.id', 'g.user_id')
+      .where('g.grant_id', grantId)
+      .whereNull('g.revoked_at')
+      .whereNull('u.removed_at')
+      .first('g.*', 'u.role as person_role', 'u.email as person_email');
+    return row as (AssistantGrantRow & { person_role: Role; person_email: string }) | undefined;
+  });
+}
+
+/**
+ * The consent behind a held change, for its approval (the caller's tenant transaction): live, its
+ * person still a member.
+ */
+export async function assistantForApproval(
+  trx: Knex.Transaction,
+  id: string,
+): Promise<(AssistantGrantRow & { person_role: Role }) | undefined> {
+  return trx('assistant_grants as g')
+    .join('dashboard_users as u', 'u.id', 'g.user_id')
+    .where('g.id', id)
+    .whereNull('g.revoked_at')
+    .whereNull('u.removed_at')
+    .first('g.*', 'u.role as person_role');
+}
+
+/** "<assistant> on behalf of <person>" for every consent of the tenant (the Changes page names who asked). */
+export async function assistantNames(trx: Knex.Transaction): Promise<Map<string, string>> {
+  const rows: { id: string; client_name: string; email: string }[] = await trx('assistant_grants as g')
+    .join('dashboard_users as u', 'u.id', 'g.user_id')
+    .select('g.id', 'g.client_name', 'u.email');
+  return new Map(rows.map((r) => [r.id, `${r.client_name} on behalf of ${r.email}`]));
+}
+
+/** Last use, written at most once a minute per consent and never awaited on the request path. */
+export async function touchAssistantGrant(db: Knex, tenantId: string, id: string): Promise<void> {
+  await withTenant(db, tenantId, (trx) =>
+    trx('assistant_grants')
+      .where({ id })
+      .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', trx.raw("now() - interval '1 minute'")))
+      .update({ last_used_at: trx.fn.now() }),
+  );
+}
+
+/** A person's connected assistants, newest first (revoked ones included, marked). */
+export async function listAssistantGrants(db: Knex, tenantId: string, userId: string): Promise<AssistantGrantRow[]> {
+  return withTenant(db, tenantId, (trx) =>
+    trx('assistant_grants').where({ user_id: userId }).orderBy('created_at', 'desc').limit(100),
+  );
+}
+
+/** Revokes one of a person's consents; answers its grant id when it was live, undefined otherwise. */
+export async function revokeAssistantGrant(
+  db: Knex,
+  tenantId: string,
+  userId: string,
+  id: string,
+): Promise<AssistantGrantRow | undefined> {
+  return withTenant(db, tenantId, async (trx) => {
+    const [row] = await trx('assistant_grants')
+      .where({ id, user_id: userId })
+      .whereNull('revoked_at')
+      .update({ revoked_at: trx.fn.now() })
+      .returning('*');
+    return row as AssistantGrantRow | undefined;
+  });
+}

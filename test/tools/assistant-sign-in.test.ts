@@ -1,0 +1,460 @@
+import crypto from 'node:crypto';
+import type http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
+import { SESSION_COOKIE } from '../../api/dashboard/session';
+import { createSession } from '../../db/dashboard-users';
+import type { Role } from '../../domain/roles';
+import { executeOperation } from '../../operations/execute';
+import { removeTeamMember } from '../../operations/team/remove';
+import { approveChange } from '../../operations';
+import { startTestWorker } from '../helpers/temporal';
+import { createLogger } from '../../runtime/logger';
+import { listen, newTenant, refill, testServices } from '../helpers/api';
+import { testDb } from '../helpers/db';
+import { makeProduct } from '../helpers/factories';
+
+/**
+ * Assistants sign in (docs/assistant-sign-in.md), driven by the official MCP client's own OAuth
+ * flow (`auth()`, `StreamableHTTPClientTransport` with an `OAuthClientProvider`, `finishAuth`):
+ * discovery from the tool server's 401, dynamic registration, PKCE, the consent form posted by a
+ * signed-in person (their session cookie, as the browser sends it), the token exchange, tool
+ * calls, refresh rotation, revocation, a denial, the REST API refusing the token, a viewer's
+ * assistant that cannot write, a removed member's assistant stopping at once, and tenancy.
+ */
+describe('assistants sign in (MCP authorization)', () => {
+  const log = createLogger('silent');
+  let dashboardRoot = '';
+  let toolsRoot = '';
+  let apiRoot = '';
+  const closers: (() => Promise<void>)[] = [];
+  let services: ReturnType<typeof testServices>;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+
+  /** A listener whose address is known before its app is built (the apps need their public URLs). */
+  async function listener() {
+    let handler: http.RequestListener = (_req, res) => res.end();
+    const l = await listen((req, res) => handler(req, res));
+    closers.push(l.close);
+    return { url: l.url, set: (h: http.RequestListener) => (handler = h) };
+  }
+
+  beforeAll(async () => {
+    const [api, dashboard, tools] = [await listener(), await listener(), await listener()];
+    dashboardRoot = dashboard.url;
+    toolsRoot = tools.url;
+    apiRoot = api.url;
+    // A worker for the writes held for approval (their workflow).
+    worker = await startTestWorker();
+    services = testServices({
+      config: { ...worker.config, publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url },
+      vault: worker.vault,
+    });
+    api.set(createApiApp(services, log).callback());
+    dashboard.set(createDashboardApp(services, log).callback());
+    tools.set(createToolsApp(services, log).callback());
+  });
+  afterAll(async () => {
+    for (const c of closers) await c();
+    await worker?.stop();
+  });
+
+  /** What an assistant keeps: the official client's storage interface, in memory. */
+  class Assistant implements OAuthClientProvider {
+    client?: OAuthClientInformationMixed;
+    saved?: OAuthTokens;
+    verifier = '';
+    authorizationUrl?: URL;
+    constructor(
+      readonly name: string,
+      readonly redirect = `http://127.0.0.1:${40000 + Math.floor(Math.random() * 20000)}/callback`,
+    ) {}
+    get redirectUrl() {
+      return this.redirect;
+    }
+    get clientMetadata(): OAuthClientMetadata {
+      return {
+        client_name: this.name,
+        redirect_uris: [this.redirect],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      };
+    }
+    clientInformation() {
+      return this.client;
+    }
+    saveClientInformation(c: OAuthClientInformationMixed) {
+      this.client = c;
+    }
+    tokens() {
+      return this.saved;
+    }
+    saveTokens(t: OAuthTokens) {
+      this.saved = t;
+    }
+    redirectToAuthorization(url: URL) {
+      this.authorizationUrl = url;
+    }
+    saveCodeVerifier(v: string) {
+      this.verifier = v;
+    }
+    codeVerifier() {
+      return this.verifier;
+    }
+  }
+
+  interface Person {
+    id: string;
+    tenantId: string;
+    cookie: string;
+  }
+
+  async function person(tenantId: string, role: Role): Promise<Person> {
+    const [user] = await testDb()('dashboard_users')
+      .insert({
+        tenant_id: tenantId,
+        email: `${role}-${crypto.randomUUID()}@example.test`,
+        role,
+        password_hash: 'unused: signed in by cookie',
+      })
+      .returning(['id', 'tenant_id', 'email', 'role']);
+    const session = await createSession(testDb(), user);
+    return { id: user.id, tenantId, cookie: `${SESSION_COOKIE}=${session.token}` };
+  }
+
+  /** A browser's cookie jar, enough for one sign-in: name → value. */
+  class Jar {
+    readonly cookies = new Map<string, string>();
+    constructor(first: string) {
+      const [k, v] = first.split('=');
+      this.cookies.set(k, v);
+    }
+    take(res: Response) {
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        const i = pair.indexOf('=');
+        const value = pair.slice(i + 1);
+        if (value === '' || /expires=Thu, 01 Jan 1970/i.test(c)) this.cookies.delete(pair.slice(0, i));
+        else this.cookies.set(pair.slice(0, i), value);
+      }
+    }
+    get header() {
+      return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    }
+  }
+
+  const get = async (jar: Jar, url: string) => {
+    const res = await fetch(url, { headers: { cookie: jar.header }, redirect: 'manual' });
+    jar.take(res);
+    return res;
+  };
+
+  /**
+   * The person's side, as a browser does it: open the authorization URL (the dashboard sends them
+   * to its consent page), post the one form with `decision`, follow the redirects back to the
+   * assistant's redirect URI. Answers that final URL.
+   */
+  async function consent(
+    who: Person,
+    authorizationUrl: URL,
+    decision: 'approve' | 'deny',
+    extra: Record<string, string> = {},
+  ): Promise<URL> {
+    const jar = new Jar(who.cookie);
+    let res = await get(jar, authorizationUrl.href);
+    expect(res.status).toBe(303);
+    const consentUrl = new URL(res.headers.get('location')!, dashboardRoot);
+    expect(consentUrl.pathname).toMatch(/^\/assistants\/consent\//);
+    res = await get(jar, consentUrl.href);
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1];
+    const action = /<form method="post" action="(\/assistants\/consent\/[^"]+)"/.exec(page)![1];
+    res = await fetch(new URL(action, dashboardRoot), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: jar.header, 'content-type': 'application/x-www-form-urlencoded', origin: dashboardRoot },
+      body: new URLSearchParams({ _csrf: csrf, decision, ...extra }),
+    });
+    jar.take(res);
+    expect(res.status).toBe(303);
+    let next = new URL(res.headers.get('location')!, dashboardRoot);
+    while (next.origin === dashboardRoot) {
+      res = await get(jar, next.href);
+      expect(res.status, await res.clone().text()).toBeGreaterThanOrEqual(300);
+      next = new URL(res.headers.get('location')!, dashboardRoot);
+    }
+    return next;
+  }
+
+  async function consentPage(who: Person, a: Assistant) {
+    const jar = new Jar(who.cookie);
+    const res = await get(jar, a.authorizationUrl!.href);
+    return (await get(jar, new URL(res.headers.get('location')!, dashboardRoot).href)).text();
+  }
+
+  /** The official client's flow up to the authorization URL: discovery from the 401, registration, PKCE. */
+  async function startSignIn(a: Assistant): Promise<void> {
+    const client = new Client({ name: a.name, version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a });
+    await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(a.authorizationUrl).toBeDefined();
+    await transport.close();
+  }
+
+  /** Signs an assistant in for a person and answers a connected official client. */
+  async function signIn(who: Person, a: Assistant, extra: Record<string, string> = {}): Promise<Client> {
+    if (!a.authorizationUrl) await startSignIn(a);
+    const back = await consent(who, a.authorizationUrl!, 'approve', extra);
+    expect(back.href.startsWith(a.redirect)).toBe(true);
+    const code = back.searchParams.get('code')!;
+    expect(code).toBeTruthy();
+    const transport = new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a });
+    await transport.finishAuth(code);
+    return connected(a);
+  }
+
+  async function connected(a: Assistant): Promise<Client> {
+    const client = new Client({ name: a.name, version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a }));
+    return client;
+  }
+
+  const toolsPost = (token: string) =>
+    fetch(`${toolsRoot}/`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+  const text = (r: any) => r.content.map((c: any) => c.text).join('');
+
+  it('publishes where to sign in: a 401 pointing at the protected-resource metadata, which names the dashboard as the authorization server', async () => {
+    const res = await fetch(`${toolsRoot}/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+    });
+    expect(res.status).toBe(401);
+    const header = res.headers.get('www-authenticate')!;
+    expect(header).toMatch(/^Bearer /);
+    expect(header).toContain(`resource_metadata="${toolsRoot}/.well-known/oauth-protected-resource"`);
+    const body = await res.json();
+    expect(body.error).toBe('invalid_api_key');
+
+    const prm = await (await fetch(`${toolsRoot}/.well-known/oauth-protected-resource`)).json();
+    expect(prm.resource).toBe(`${toolsRoot}/`);
+    expect(prm.authorization_servers).toEqual([dashboardRoot]);
+
+    const as = await (await fetch(`${dashboardRoot}/.well-known/oauth-authorization-server`)).json();
+    expect(as.issuer).toBe(dashboardRoot);
+    expect(as.code_challenge_methods_supported).toEqual(['S256']);
+    expect(as.response_types_supported).toEqual(['code']);
+    expect(as.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+    for (const k of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint'])
+      expect(as[k], k).toMatch(new RegExp(`^${dashboardRoot}/`));
+  });
+
+  it('an owner approves: the official client registers, exchanges the code, calls tools; refresh rotates; revocation ends it with a 401', async () => {
+    const t = await newTenant('assistant-owner');
+    await makeProduct(t.tenant_id, { name: 'Gold' });
+    const owner = await person(t.tenant_id, 'owner');
+    const a = new Assistant('Test Assistant');
+    await startSignIn(a);
+    // PKCE S256 and the resource indicator come from the client itself.
+    expect(a.authorizationUrl!.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(a.authorizationUrl!.searchParams.get('resource')).toBe(`${toolsRoot}/`);
+    const page = await consentPage(owner, a);
+    expect(page).toContain('Test Assistant');
+    expect(page).toContain(new URL(a.redirect).host);
+    expect(page).toContain('assistant-owner');
+    expect(page).toMatch(/name="decision" value="approve"/);
+    expect(page).toMatch(/name="decision" value="deny"/);
+
+    const client = await signIn(owner, a);
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name)).toContain('billing_products');
+    const products = await client.callTool({ name: 'billing_products', arguments: {} });
+    expect(products.isError).toBeFalsy();
+    expect(text(products)).toContain('Gold');
+    // A write runs as "assistant <client> on behalf of <person>", and its audit row names both.
+    const created = await client.callTool({
+      name: 'billing_create_product',
+      arguments: { sku: 'assist_1', name: 'Made by an assistant' },
+    });
+    expect(created.isError, text(created)).toBeFalsy();
+    const [row] = await testDb()('audit_entries').where({ tenant_id: t.tenant_id, action: 'products.create' });
+    expect(row.actor_type).toBe('assistant');
+    expect(row.detail).toMatchObject({ assistant: 'Test Assistant', on_behalf_of: owner.id, surface: 'tool' });
+
+    // The code cannot be used twice (single-use), and the token is refused by the REST API.
+    const access = a.saved!.access_token;
+    const rest = await fetch(`${apiRoot}/v1/tenant`, { headers: { authorization: `Bearer ${access}` } });
+    expect(rest.status).toBe(401);
+
+    // Refresh rotates: a new pair, and the old refresh token no longer works.
+    const firstRefresh = a.saved!.refresh_token!;
+    expect(firstRefresh).toBeTruthy();
+    expect(await auth(a, { serverUrl: new URL(`${toolsRoot}/`) })).toBe('AUTHORIZED');
+    expect(a.saved!.refresh_token).toBeTruthy();
+    expect(a.saved!.refresh_token).not.toBe(firstRefresh);
+    expect(a.saved!.access_token).not.toBe(access);
+    const again = await connected(a);
+    expect((await again.callTool({ name: 'billing_products', arguments: {} })).isError).toBeFalsy();
+
+    // The dashboard lists it with its last use; RFC 7009 revocation ends the token at once.
+    const list = await (
+      await fetch(`${dashboardRoot}/settings/assistants`, { headers: { cookie: owner.cookie } })
+    ).text();
+    expect(list).toContain('Test Assistant');
+    const clientId = a.client!.client_id;
+    const revoked = await fetch(`${dashboardRoot}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: a.saved!.access_token, client_id: clientId }),
+    });
+    expect(revoked.status).toBe(200);
+    const after = await toolsPost(a.saved!.access_token);
+    expect(after.status).toBe(401);
+    expect(after.headers.get('www-authenticate')).toContain('resource_metadata=');
+    await refill(t.tenant_id);
+  });
+
+  it('the person denies: the assistant gets access_denied and no token', async () => {
+    const t = await newTenant('assistant-deny');
+    const owner = await person(t.tenant_id, 'owner');
+    const a = new Assistant('Denied Assistant');
+    await startSignIn(a);
+    const back = await consent(owner, a.authorizationUrl!, 'deny');
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('code')).toBeNull();
+    expect(await testDb()('assistant_grants').where({ tenant_id: t.tenant_id })).toHaveLength(0);
+  });
+
+  it("a viewer's assistant reads but cannot write; a developer cannot hand out more than their role; removing the member stops it at once", async () => {
+    const t = await newTenant('assistant-viewer');
+    const viewer = await person(t.tenant_id, 'viewer');
+    const a = new Assistant('Viewer Assistant');
+    const client = await signIn(viewer, a);
+    expect((await client.callTool({ name: 'billing_products', arguments: {} })).isError).toBeFalsy();
+    const write = await client.callTool({
+      name: 'billing_create_product',
+      arguments: { sku: 'nope_1', name: 'Nope' },
+    });
+    expect(write.isError).toBe(true);
+    expect(text(write)).toMatch(/^insufficient_scope/);
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'nope_1' })).toHaveLength(0);
+
+    // A developer may not give an assistant the owner's role (nor grant access: grants:write is not theirs).
+    const developer = await person(t.tenant_id, 'developer');
+    const d = new Assistant('Developer Assistant');
+    await startSignIn(d);
+    const jar = new Jar(developer.cookie);
+    const first = await get(jar, d.authorizationUrl!.href);
+    const pageRes = await get(jar, new URL(first.headers.get('location')!, dashboardRoot).href);
+    const html = await pageRes.text();
+    expect(html).not.toContain('value="owner"');
+    expect(html).not.toContain('value="admin"');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)![1];
+    const action = /<form method="post" action="(\/assistants\/consent\/[^"]+)"/.exec(html)![1];
+    const refused = await fetch(new URL(action, dashboardRoot), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: jar.header, 'content-type': 'application/x-www-form-urlencoded', origin: dashboardRoot },
+      body: new URLSearchParams({ _csrf: csrf, decision: 'approve', role: 'owner' }),
+    });
+    expect(refused.status).toBe(400);
+    const dev = await signIn(developer, new Assistant('Developer Assistant 2'));
+    const grant = await dev.callTool({
+      name: 'billing_grant_entitlement',
+      arguments: { app_user_id: 'u1', sku: 'x', duration_days: 1, reason: 'test' },
+    });
+    expect(grant.isError).toBe(true);
+    expect(text(grant)).toMatch(/^insufficient_scope/);
+
+    // The owner removes the viewer: the viewer's assistant is refused from the next request.
+    const owner = await person(t.tenant_id, 'owner');
+    await executeOperation(
+      removeTeamMember,
+      { kind: 'user', tenantId: t.tenant_id, userId: owner.id, role: 'owner' },
+      { user_id: viewer.id },
+      { requestId: crypto.randomUUID(), services, log, surface: 'dashboard' },
+    );
+    const gone = await toolsPost(a.saved!.access_token);
+    expect(gone.status).toBe(401);
+    await refill(t.tenant_id);
+  });
+
+  it('writes wait for approval when the person chose so: held, named on the Changes page, applied as the assistant once approved', async () => {
+    const t = await newTenant('assistant-hold');
+    const owner = await person(t.tenant_id, 'owner');
+    const client = await signIn(owner, new Assistant('Careful Assistant'), { hold_writes: '1' });
+    const held = await client.callTool({ name: 'billing_create_product', arguments: { sku: 'held_1', name: 'Held' } });
+    expect(held.isError, text(held)).toBeFalsy();
+    expect(text(held)).toMatch(/^Nothing has changed yet/);
+    const change = held.structuredContent as { id: string; status: string; requested_by_assistant: string | null };
+    expect(change.status).toBe('pending_approval');
+    const [grant] = await testDb()('assistant_grants').where({ tenant_id: t.tenant_id });
+    expect(change.requested_by_assistant).toBe(grant.id);
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'held_1' })).toHaveLength(0);
+    const changes = await (await fetch(`${dashboardRoot}/changes`, { headers: { cookie: owner.cookie } })).text();
+    expect(changes).toContain('Careful Assistant on behalf of');
+
+    const approved = (await executeOperation(
+      approveChange,
+      { kind: 'user', tenantId: t.tenant_id, userId: owner.id, role: 'owner' },
+      { id: change.id },
+      { requestId: crypto.randomUUID(), services, log, surface: 'dashboard' },
+    )) as { status: string };
+    expect(approved.status).toBe('applied');
+    expect(await testDb()('products').where({ tenant_id: t.tenant_id, sku: 'held_1' })).toHaveLength(1);
+    const [row] = await testDb()('audit_entries').where({
+      tenant_id: t.tenant_id,
+      action: 'products.create',
+      outcome: 'ok',
+    });
+    expect(row.actor_type).toBe('assistant');
+    expect(row.detail).toMatchObject({ assistant: 'Careful Assistant', on_behalf_of: owner.id, approved_by: owner.id });
+  });
+
+  it("an assistant reaches its person's tenant only", async () => {
+    const ta = await newTenant('assistant-a');
+    const tb = await newTenant('assistant-b');
+    await makeProduct(tb.tenant_id, { name: 'Only In B' });
+    const owner = await person(ta.tenant_id, 'owner');
+    const client = await signIn(owner, new Assistant('Tenant A Assistant'));
+    const listed = await client.callTool({ name: 'billing_products', arguments: {} });
+    expect(listed.isError).toBeFalsy();
+    expect(text(listed)).not.toContain('Only In B');
+    // A person of B does not see A's assistants, and cannot revoke them.
+    const other = await person(tb.tenant_id, 'owner');
+    const [row] = await testDb()('assistant_grants').where({ tenant_id: ta.tenant_id });
+    const page = await (
+      await fetch(`${dashboardRoot}/settings/assistants`, { headers: { cookie: other.cookie } })
+    ).text();
+    expect(page).not.toContain('Tenant A Assistant');
+    const jar = new Jar(other.cookie);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(
+      await (await get(jar, `${dashboardRoot}/settings/assistants`)).text(),
+    )![1];
+    await fetch(`${dashboardRoot}/settings/assistants/${row.id}/revoke`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: jar.header, 'content-type': 'application/x-www-form-urlencoded', origin: dashboardRoot },
+      body: new URLSearchParams({ _csrf: csrf }),
+    });
+    expect((await testDb()('assistant_grants').where({ id: row.id }).first()).revoked_at).toBeNull();
+  });
+});
