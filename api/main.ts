@@ -20,6 +20,7 @@ import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
+import { signingKeys } from '../db/signing-key-service';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -45,6 +46,8 @@ if (config.temporalAddress) {
 
 // Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
 const services: Services = { db, config, temporal, vault, adapters: createAdapters(config) };
+// A deployment signs tokens and digests from its first request: its first key is made now if missing.
+await signingKeys(db, vault).ensureSigningKey();
 
 const listeners: [string, number, http.RequestListener][] = [
   ['api', config.apiPort, createApiApp(services, logger).callback()],
