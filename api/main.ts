@@ -18,6 +18,7 @@ import { startEntitlementWaits, stopEntitlementWaits } from './sdk/entitlement-w
 import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
 import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
+import { ensureSigningKeySchedule } from '../temporal/signing-key-schedule';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
 import { signingKeys } from '../db/signing-key-service';
@@ -97,6 +98,11 @@ if (temporal && config.tenantSchedulesAtStart) {
   ensureAllReconciliationSchedules(temporal.client, config.taskQueue, db).then(
     (n) => logger.info({ tenants: n }, 'reconciliation schedules ensured'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'reconciliation schedules not ensured'),
+  );
+  // The signing key rotates on a schedule (docs/entitlement-tokens.md, "Rotating and withdrawing keys").
+  ensureSigningKeySchedule(temporal.client, config.taskQueue).then(
+    (outcome) => logger.info({ outcome }, 'signing key rotation schedule ensured'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'signing key rotation schedule not ensured'),
   );
 }
 const shutdown = async () => {

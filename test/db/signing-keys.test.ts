@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   compactVerify,
   createLocalJWKSet,
@@ -11,16 +11,15 @@ import {
   errors as joseErrors,
 } from 'jose';
 import type { Knex } from 'knex';
-import { createKnex, withDatabase } from '../../db/knex';
+import { createKnex } from '../../db/knex';
 import { loginRoleUrl } from '../../db/login-role';
-import { migrateLatest } from '../../db/migrate';
 import { signingKeys } from '../../db/signing-key-service';
 import { ROOT_DIR } from '../../runtime/config';
 import { createVault } from '../../vault/vault';
 import { listen, testServices } from '../helpers/api';
 import { createApiApp } from '../../api/apps';
 import { createLogger } from '../../runtime/logger';
-import { testDb } from '../helpers/db';
+import { scratchDatabase } from '../helpers/scratch-db';
 
 /**
  * The deployment's signing keys (docs/entitlement-tokens.md, "Keys"). Keys are per deployment,
@@ -29,25 +28,16 @@ import { testDb } from '../helpers/db';
  */
 const masterKey = `k1:${crypto.randomBytes(32).toString('base64')}`;
 const vault = createVault(masterKey);
-const name = `billing_keys_${crypto.randomBytes(4).toString('hex')}`;
 let url: string;
 let owner: Knex;
 let app: Knex;
+let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  await testDb().raw(`create database "${name}"`);
-  url = withDatabase(inject('databaseUrl'), name);
-  owner = createKnex(url, { max: 2 });
-  await migrateLatest(owner);
-  // The api's and worker's login role (cluster-wide, so it exists): what they sign and publish with.
-  app = createKnex(loginRoleUrl(url), { max: 4 });
+  ({ url, owner, app, drop } = await scratchDatabase('keys'));
 }, 120_000);
 
-afterAll(async () => {
-  await app?.destroy();
-  await owner?.destroy();
-  await testDb().raw(`drop database if exists "${name}" with (force)`);
-});
+afterAll(async () => drop?.());
 
 const payload = (n: number) => ({ n, iat: Math.floor(Date.now() / 1000) });
 const rows = () => owner('signing_keys').select('*').orderBy('created_at');
