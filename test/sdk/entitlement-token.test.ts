@@ -11,6 +11,7 @@ import { createVault, generateMasterKey } from '../../vault/vault';
 import { call, startApi } from '../helpers/api';
 import { scratchDatabase } from '../helpers/scratch-db';
 import { until } from '../helpers/until';
+import { Billing, EntitlementTokenError, MemoryStorage, verifyEntitlementToken } from '../../sdk/src/index';
 
 /**
  * GET /v1/sdk/subscribers/{id}/token (docs/entitlement-tokens.md): the premium check's answer,
@@ -251,5 +252,61 @@ describe('entitlement tokens', () => {
     const long = await fetchToken(t.publishable_key, 'x'.repeat(201));
     expect(long.status).toBe(400);
     expect(long.body).toMatchObject({ error: 'invalid_request', param: 'app_user_id' });
+  });
+
+  it('the SDK’s server-side helper verifies a real token against the JWKS URL and refuses edits, foreign keys and other audiences', async () => {
+    const t = await tenant();
+    await entitle(t, 'helper');
+    const { token } = (await fetchToken(t.publishable_key, 'helper')).body;
+    const jwksUrl = `${api.apiRoot}/.well-known/jwks.json`;
+    const aud = `${t.tenant_id}:test`;
+    const claims = await verifyEntitlementToken(token, { jwksUrl, audience: aud, issuer: issuer() });
+    expect(claims).toMatchObject({ sub: 'helper', premium: true, tenant_id: t.tenant_id });
+    const reason = (p: Promise<unknown>) =>
+      p.then(
+        () => 'accepted',
+        (e: EntitlementTokenError) => e.reason,
+      );
+    const [h, p, sig] = token.split('.');
+    const edited = Buffer.from(JSON.stringify({ ...claims, sub: 'someone-else' })).toString('base64url');
+    expect(await reason(verifyEntitlementToken([h, edited, sig].join('.'), { jwksUrl, audience: aud }))).toBe(
+      'bad_signature',
+    );
+    expect(await reason(verifyEntitlementToken(token, { jwksUrl, audience: `${t.tenant_id}:live` }))).toBe(
+      'wrong_audience',
+    );
+    expect(await reason(verifyEntitlementToken(token, { jwks: { keys: [] }, audience: aud }))).toBe('unknown_key');
+    expect(await reason(verifyEntitlementToken(token, { jwksUrl, audience: aud, now: (claims.exp + 61) * 1000 }))).toBe(
+      'expired',
+    );
+    expect(await reason(verifyEntitlementToken(p, { jwksUrl, audience: aud }))).toBe('malformed');
+  });
+
+  it('the SDK keeps the latest token beside its cache and refuses a cached answer edited to say premium', async () => {
+    const t = await tenant();
+    const storage = new MemoryStorage();
+    Billing.reset();
+    const billing = Billing.configure({
+      publishableKey: t.publishable_key,
+      backend: api.apiRoot,
+      appUserId: 'editor',
+      platform: 'web',
+      storage,
+    });
+    try {
+      expect(await billing.getEntitlements()).toMatchObject({ isPremium: false, verified: false });
+      const token = await billing.entitlementToken();
+      expect(await billing.entitlementToken()).toBe(token); // kept, not fetched again
+      expect(await billing.getEntitlements()).toMatchObject({ isPremium: false, verified: true });
+      // Someone edits the cached answer (localStorage on the web) to unlock premium.
+      const key = `billing.v2:subscriber:${t.publishable_key}:editor`;
+      const cached = JSON.parse(storage.getItem(key)!);
+      storage.setItem(key, JSON.stringify({ ...cached, value: { ...cached.value, isPremium: true } }));
+      const answer = await billing.getEntitlements();
+      expect(answer).toMatchObject({ isPremium: false, stale: false });
+      expect(JSON.parse(storage.getItem(key)!).value.isPremium).toBe(false);
+    } finally {
+      Billing.reset();
+    }
   });
 });
