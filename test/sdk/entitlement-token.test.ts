@@ -215,6 +215,33 @@ describe('entitlement tokens', () => {
     expect(after.payload).toMatchObject({ premium: false, entitlements: [] });
   });
 
+  it('outbound webhooks say when an earlier token became wrong: a refund sets token_invalidated, the grant of access does not', async () => {
+    const t = await tenant();
+    // An endpoint (fixture, as the owner): events are recorded only for a tenant that has one.
+    await db.owner('webhook_endpoints').insert({
+      tenant_id: t.tenant_id,
+      url: 'https://hooks.example/billing',
+      secret_enc: 'v1:fixture',
+      task_queue: 'fixture-queue',
+    });
+    const { subscriptionId } = await entitle(t, 'hooked', {
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    await setState(t, subscriptionId, 'revoked');
+    const events = await db
+      .owner('outbound_events')
+      .where({ tenant_id: t.tenant_id })
+      .orderBy('created_at')
+      .select('type', 'body');
+    const data = events.map((e) => [e.type, e.body.data.token_invalidated]);
+    expect(data).toEqual(
+      expect.arrayContaining([
+        ['entitlement.active', false],
+        ['entitlement.revoked', true],
+      ]),
+    );
+  });
+
   it('wait_for=premium holds the token until the purchase commits, like the premium check', async () => {
     const t = await tenant();
     const pending = fetchToken(t.publishable_key, 'waiter', '?wait_for=premium&timeout_ms=15000');
