@@ -33,7 +33,10 @@ export async function activeKey(db: Knex): Promise<{ kid: string; private_key_en
   return db('signing_keys').select('kid', 'private_key_enc').where({ state: 'active' }).first();
 }
 
-/** Adds the first signer unless one exists (two starters at once: the unique index keeps one). True when this one was added. */
+/**
+ * Adds the first signer unless one exists (two starters at once: the unique index keeps one).
+ * True when this one was added.
+ */
 export async function insertFirstSigner(db: Knex, key: NewSigningKey): Promise<boolean> {
   const { rowCount } = await db.raw(
     `insert into signing_keys (kid, public_jwk, private_key_enc, state)

@@ -66,7 +66,7 @@ const fromB64url = (s: string): Uint8Array<ArrayBuffer> => {
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
 };
-const json = (s: string): any => JSON.parse(new TextDecoder().decode(fromB64url(s)));
+const json = (s: string): unknown => JSON.parse(new TextDecoder().decode(fromB64url(s)));
 
 const jwksCache = new Map<string, { at: number; set: { keys: PublicJwk[] } }>();
 const JWKS_MAX_AGE_MS = 300_000;
@@ -104,15 +104,18 @@ export async function ed25519Available(): Promise<boolean> {
   }
 }
 
-/** The token's claims once its signature, `typ`, `aud`, `iss` (when asked) and times check out; else EntitlementTokenError. */
+/**
+ * The token's claims once its signature, `typ`, `aud`, `iss` (when asked) and times check out;
+ * else EntitlementTokenError.
+ */
 export async function verifyEntitlementToken(token: string, opts: VerifyTokenOptions): Promise<EntitlementTokenClaims> {
   const parts = typeof token === 'string' ? token.split('.') : [];
   if (parts.length !== 3) throw new EntitlementTokenError('malformed');
   let header: { alg?: string; kid?: string; typ?: string };
   let claims: EntitlementTokenClaims;
   try {
-    header = json(parts[0]);
-    claims = json(parts[1]);
+    header = json(parts[0]) as typeof header;
+    claims = json(parts[1]) as EntitlementTokenClaims;
   } catch {
     throw new EntitlementTokenError('malformed');
   }
