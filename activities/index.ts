@@ -11,6 +11,7 @@ import { createTransferActivities } from './transfers';
 import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationRunActivities } from './reconciliation-runs';
+import { createSigningKeyActivities } from './signing-keys';
 
 export type { ActivityDeps } from './deps';
 
@@ -30,6 +31,7 @@ export function createActivities(given: ActivityDeps) {
     ...createHeldChangeActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReconciliationRunActivities(deps),
+    ...createSigningKeyActivities(deps),
   };
 }
 

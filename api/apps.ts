@@ -22,6 +22,7 @@ import { mountRevenueCat } from './revenuecat/mount';
 import { httpMetrics } from './metrics';
 import { authorizationServerRoutes, createAuthorizationServer } from './oauth/provider';
 import { registrationAllowed } from './oauth/registration-limit';
+import { jwksRoute } from './jwks';
 
 function base(services: Services, log: Logger, listener: 'api' | 'dashboard' | 'tools'): Koa {
   const app = new Koa();
@@ -57,6 +58,8 @@ function mountV1(app: Koa, services: Services): void {
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
 export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log, 'api');
+  // The signing keys tokens and digests are checked with (no auth, cacheable).
+  app.use(jwksRoute(services));
   // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
   mountSdk(app, services);
   // RevenueCat's client API (/revenuecat/*, RevenueCat-format keys): RevenueCat's SDKs with proxyURL set here.

@@ -3,7 +3,6 @@ import { invalidRequest } from '../../operations/errors';
 import type { Services } from '../../operations/services';
 import type { AppActor } from './auth';
 import { MAX_WAIT_MS, entitlementWaits } from './entitlement-waits';
-import { subscriberView } from './subscriber';
 
 /** `?wait_for=premium[&timeout_ms=N]`: how long to hold the read until the app user is premium. Null: a plain read. */
 export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
@@ -36,25 +35,27 @@ export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
  * caller's own tenant transaction; the timeout re-reads once more (the fallback when a
  * notification never came). Null when the client went away.
  */
-export async function waitForPremium(
+export async function waitForPremium<T extends { is_premium: boolean }>(
   services: Services,
   actor: AppActor,
   appUserId: string,
   address: string,
   timeoutMs: number,
   signal: AbortSignal,
-) {
+  // What is read each time: the subscriber answer, or what the token endpoint builds on the same read.
+  read: () => Promise<T>,
+): Promise<T | null> {
   const waits = entitlementWaits(services);
   // A process that started no listener (work starts with the process, never on first use) answers at once.
-  if (!waits) return subscriberView(services.db, actor, appUserId);
+  if (!waits) return read();
   const slot = waits.enter(actor.tenantId, appUserId, address);
   try {
     const deadline = Date.now() + timeoutMs;
-    let view = await subscriberView(services.db, actor, appUserId);
+    let view = await read();
     while (!view.is_premium) {
       const outcome = await slot.next(deadline - Date.now(), signal);
       if (outcome === 'aborted') return null;
-      view = await subscriberView(services.db, actor, appUserId);
+      view = await read();
       if (outcome === 'timeout' || Date.now() >= deadline) break;
     }
     return view;

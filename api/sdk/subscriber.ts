@@ -13,6 +13,14 @@ import type { AppActor } from './auth';
  * it counts (source `provisional`: a verified payment the workflow has not confirmed yet; docs/provisional-access.md).
  */
 export async function subscriberView(db: Knex, actor: AppActor, appUserId: string) {
+  return (await subscriberRead(db, actor, appUserId)).view;
+}
+
+/**
+ * The premium check's one read, with each entitlement's id beside the answer: what an
+ * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does.
+ */
+export async function subscriberRead(db: Knex, actor: AppActor, appUserId: string) {
   const { ents, subs } = await readAsTenant(db, actor.tenantId, (reader) =>
     readSubscriberRows(reader, appUserId, actor.mode),
   );
@@ -28,7 +36,7 @@ export async function subscriberView(db: Knex, actor: AppActor, appUserId: strin
     grace_until: iso(e.grace_until),
     updated_at: iso(e.updated_at),
   }));
-  return {
+  const view = {
     object: 'subscriber' as const,
     app_user_id: appUserId,
     mode: actor.mode,
@@ -36,4 +44,5 @@ export async function subscriberView(db: Knex, actor: AppActor, appUserId: strin
     entitlements,
     cache_ttl_seconds: cacheTtlSeconds(subs),
   };
+  return { view, ids: ents.map((e: Row) => String(e.id)) };
 }

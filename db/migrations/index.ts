@@ -7,6 +7,7 @@ import * as m053ApiKeyMinter from './053_api_key_minter';
 import * as m054SignInFailures from './054_sign_in_failures';
 import * as m056Revenuecat from './056_revenuecat';
 import * as m057Transfers from './057_transfers';
+import * as m058SigningKeys from './058_signing_keys';
 import * as m059AssistantSignIn from './059_assistant_sign_in';
 import * as m062CustomerNotes from './062_customer_notes';
 
@@ -18,6 +19,7 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '054_sign_in_failures': m054SignInFailures,
   '056_revenuecat': m056Revenuecat,
   '057_transfers': m057Transfers,
+  '058_signing_keys': m058SigningKeys,
   '059_assistant_sign_in': m059AssistantSignIn,
   '062_customer_notes': m062CustomerNotes,
 };

@@ -62,6 +62,12 @@ const entitlementData = z.object({
   is_sandbox: z.boolean(),
   expires_at: when,
   grace_until: when,
+  token_invalidated: z
+    .boolean()
+    .optional()
+    .describe(
+      'true: this change took away or shortened access that an entitlement token issued before it may still state; distrust this app user’s earlier tokens (docs/entitlement-tokens.md)',
+    ),
   ...customerFields,
 });
 

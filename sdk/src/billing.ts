@@ -1,6 +1,12 @@
 import { BillingError } from './errors.js';
 import { SdkHttp } from './http.js';
 import { JsonCache, expiresAt, isFresh, ttlFrom, type CacheEntry } from './cache.js';
+import {
+  EntitlementTokenError,
+  ed25519Available,
+  verifyEntitlementToken,
+  type EntitlementTokenClaims,
+} from './token.js';
 import { routeCheckout } from './routing.js';
 import { defaultStorage } from './storage.js';
 import { isPremiumState } from './premium.js';
@@ -73,6 +79,7 @@ export class Billing {
   private readonly warn: (m: string) => void;
   private readonly subscriberKey: string;
   private readonly paywallKey: string;
+  private readonly tokenKey: string;
   private inflight: Promise<EntitlementsAnswer> | null = null;
   /**
    * Set when a checkout may have changed the entitlement (a web checkout opened, a store purchase
@@ -101,6 +108,67 @@ export class Billing {
     const scope = `${options.publishableKey}:${options.appUserId}`;
     this.subscriberKey = `billing.v2:subscriber:${scope}`;
     this.paywallKey = `billing.v2:paywall:${options.publishableKey}`;
+    this.tokenKey = `billing.v2:token:${scope}`;
+  }
+
+  /**
+   * The app user's entitlement token (a signed form of the premium answer the app's own backend
+   * checks offline: the service's docs/entitlement-tokens.md). The SDK keeps the latest beside its
+   * cache and asks for a new one when it has less than a minute left. Once one is kept, a cached
+   * answer that disagrees with it, or whose token does not verify, is refused and asked again.
+   */
+  async entitlementToken(): Promise<string> {
+    const kept = await this.cache.read<string>(this.tokenKey);
+    if (kept && isFresh(kept, this.clock.now() + TOKEN_RENEW_MS)) return kept.value;
+    const body = await this.http.request<JsonObject>(
+      'GET',
+      `/subscribers/${encodeURIComponent(this.options.appUserId)}/token`,
+    );
+    const token = body.token;
+    const until = typeof body.expires_at === 'string' ? Date.parse(body.expires_at) : NaN;
+    if (typeof token !== 'string' || !Number.isFinite(until))
+      throw new BillingError('invalid_response', 'The token answer carries no token.');
+    const now = this.clock.now();
+    await this.cache.write(this.tokenKey, {
+      fetchedAt: now,
+      ttlSeconds: Math.max(0, (until - now) / 1000),
+      value: token,
+    });
+    // The token is the newest word: a cached answer that says otherwise is asked again.
+    const entry = await this.cache.read<SubscriberValue>(this.subscriberKey);
+    const claims = decodeClaims(token);
+    if (entry && claims && claims.premium !== entry.value.isPremium) await this.cache.remove(this.subscriberKey);
+    return token;
+  }
+
+  /** A kept token that says otherwise than the service's newer answer is dropped (entitlementToken() fetches anew). */
+  private async dropStaleToken(fresh: CacheEntry<SubscriberValue>): Promise<void> {
+    const kept = await this.cache.read<string>(this.tokenKey);
+    if (kept && decodeClaims(kept.value)?.premium !== fresh.value.isPremium) await this.cache.remove(this.tokenKey);
+  }
+
+  /** The cached answer checked against the kept token: 'refuse' (edited or wrong), or whether it verified. */
+  private async checkCached(entry: CacheEntry<SubscriberValue>): Promise<'refuse' | boolean> {
+    const kept = await this.cache.read<string>(this.tokenKey);
+    if (!kept) return false;
+    const claims = decodeClaims(kept.value);
+    const mode = this.options.publishableKey.startsWith('pk_live_') ? 'live' : 'test';
+    if (!claims || claims.sub !== this.options.appUserId || claims.mode !== mode) return 'refuse';
+    if (claims.premium !== entry.value.isPremium) return 'refuse';
+    if (!(await ed25519Available())) return false;
+    try {
+      // The signature and the audience it names; its age is the cache's business, not a forgery.
+      await verifyEntitlementToken(kept.value, {
+        jwksUrl: `${this.options.backend.replace(/\/+$/, '')}/.well-known/jwks.json`,
+        audience: `${claims.tenant_id}:${mode}`,
+        now: claims.iat * 1000,
+        fetch: this.options.fetch,
+      });
+    } catch (e) {
+      if (e instanceof EntitlementTokenError && e.reason !== 'unsupported') return 'refuse';
+      return false;
+    }
+    return this.clock.now() < claims.exp * 1000;
   }
 
   get appUserId(): string {
@@ -115,7 +183,14 @@ export class Billing {
   /** Cache-first: the service is asked only once the TTL it gave has run out. */
   async getEntitlements(): Promise<EntitlementsAnswer> {
     const entry = await this.cache.read<SubscriberValue>(this.subscriberKey);
-    if (entry && isFresh(entry, this.clock.now())) return answer(this.options.appUserId, entry, false);
+    if (entry && isFresh(entry, this.clock.now())) {
+      const checked = await this.checkCached(entry).catch(() => false as const);
+      if (checked !== 'refuse') return { ...answer(this.options.appUserId, entry, false), verified: checked };
+      // Edited, or not this user's: neither served nor kept as the offline fallback.
+      await this.cache.remove(this.subscriberKey);
+      await this.cache.remove(this.tokenKey);
+      return this.fetchSubscriber(null);
+    }
     return this.fetchSubscriber(entry);
   }
 
@@ -154,6 +229,7 @@ export class Billing {
           value: parseSubscriber(body),
         };
         await this.cache.write(this.subscriberKey, fresh);
+        await this.dropStaleToken(fresh);
         return answer(this.options.appUserId, fresh, false);
       } catch (e) {
         // The service could not hold the wait (its bounds, or it is away): one ordinary forced read.
@@ -344,6 +420,7 @@ export class Billing {
           value: parseSubscriber(body),
         };
         await this.cache.write(this.subscriberKey, fresh);
+        await this.dropStaleToken(fresh);
         return answer(this.options.appUserId, fresh, false);
       } catch (e) {
         // Offline: the last known value, marked stale. Nothing known: the error itself.
@@ -368,7 +445,25 @@ function answer(appUserId: string, entry: CacheEntry<SubscriberValue>, stale: bo
     expiresAt: expiresAt(entry),
     cacheTtlSeconds: entry.ttlSeconds,
     stale,
+    verified: false,
   };
+}
+
+/** A renewed token is asked for this long before the kept one expires. */
+const TOKEN_RENEW_MS = 60_000;
+
+function decodeClaims(token: string): EntitlementTokenClaims | null {
+  try {
+    const p = token.split('.')[1];
+    const b64 = p.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (p.length % 4)) % 4);
+    const bin = atob(b64);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    const c = JSON.parse(new TextDecoder().decode(bytes));
+    return c && typeof c === 'object' && typeof c.premium === 'boolean' ? (c as EntitlementTokenClaims) : null;
+  } catch {
+    return null;
+  }
 }
 
 function parseSubscriber(body: JsonObject): SubscriberValue {

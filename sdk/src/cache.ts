@@ -34,6 +34,14 @@ export class JsonCache {
     }
   }
 
+  async remove(key: string): Promise<void> {
+    try {
+      await this.storage.removeItem(key);
+    } catch {
+      // Unavailable store: the entry ages out by its TTL instead.
+    }
+  }
+
   async write<T>(key: string, entry: CacheEntry<T>): Promise<void> {
     try {
       await this.storage.setItem(key, JSON.stringify(entry));

@@ -108,6 +108,12 @@ export interface EntitlementsAnswer {
   expiresAt: number;
   cacheTtlSeconds: number;
   stale: boolean;
+  /**
+   * True when the answer agrees with a kept entitlement token whose signature this platform checked
+   * (`entitlementToken()` keeps one); false when no token is kept or WebCrypto has no Ed25519.
+   * A kept token that does not verify, or disagrees, makes the SDK refuse the cached answer.
+   */
+  verified: boolean;
 }
 
 export interface PaywallAnswer {

@@ -1,0 +1,31 @@
+import type { Knex } from 'knex';
+import { signingKeys } from '../../db/signing-key-service';
+import { ENTITLEMENT_TOKEN_TYP, entitlementTokenClaims } from '../../domain/entitlement-token';
+import type { Services } from '../../operations/services';
+import type { AppActor } from './auth';
+import { subscriberRead } from './subscriber';
+
+/**
+ * `GET /v1/sdk/subscribers/{id}/token` (docs/entitlement-tokens.md): the premium check's answer
+ * as a signed token, `{token, expires_at}`. Built from the premium check's own read, so the two
+ * never disagree; signed with the deployment's active key (db/signing-key-service.ts).
+ * `is_premium` rides along for the `wait_for=premium` hold and is not sent.
+ */
+export async function entitlementTokenRead(services: Services, db: Knex, actor: AppActor, appUserId: string) {
+  const { view, ids } = await subscriberRead(db, actor, appUserId);
+  const claims = entitlementTokenClaims({
+    issuer: services.config.publicApiUrl,
+    tenantId: actor.tenantId,
+    mode: actor.mode,
+    appUserId,
+    entitlements: view.entitlements.map((e, i) => ({
+      id: ids[i],
+      state: e.state,
+      expires_at: e.expires_at,
+      grace_until: e.grace_until,
+    })),
+    now: new Date(),
+  });
+  const token = await signingKeys(services.db, services.vault).signJws(claims, ENTITLEMENT_TOKEN_TYP);
+  return { is_premium: view.is_premium, body: { token, expires_at: new Date(claims.exp * 1000).toISOString() } };
+}
