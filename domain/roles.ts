@@ -50,6 +50,7 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
       'webhooks:write',
       'imports:write',
       'charts:write',
+      'exports:write',
     ],
     account: ['credentials'],
   },

@@ -23,6 +23,9 @@ export const SCOPES = [
   'charts:read',
   // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
   'charts:write',
+  // Signed daily digests and exports of the tenant's data (docs/event-proofs.md, docs/exports.md).
+  'exports:read',
+  'exports:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -12,6 +12,7 @@ import { getChange } from './changes/get';
 import { getChart } from './charts/get';
 import { listCharts } from './charts/list';
 import { listCoupons } from './coupons/list';
+import { customerEvents } from './customers/events';
 import { getCustomer } from './customers/get';
 import { refreshCustomer } from './customers/refresh';
 import { listEntitlements } from './entitlements/list';
@@ -79,6 +80,7 @@ export const DECLARED: Operation[] = [
   getChart,
   listCharts,
   listCoupons,
+  customerEvents,
   getCustomer,
   refreshCustomer,
   listEntitlements,
