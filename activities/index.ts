@@ -10,6 +10,7 @@ import { createGrantActivities } from './grants';
 import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationRunActivities } from './reconciliation-runs';
+import { createExportActivities } from './exports';
 
 export type { ActivityDeps } from './deps';
 
@@ -28,6 +29,7 @@ export function createActivities(given: ActivityDeps) {
     ...createHeldChangeActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReconciliationRunActivities(deps),
+    ...createExportActivities(deps),
   };
 }
 

@@ -19,6 +19,9 @@ import { listEntitlements } from './entitlements/list';
 import { listExchangeRates } from './exchange-rates/list';
 import { removeExchangeRate } from './exchange-rates/remove';
 import { setExchangeRates } from './exchange-rates/set';
+import { createExportOp } from './exports/create';
+import { downloadExportFile } from './exports/download';
+import { getExportOp } from './exports/get';
 import { grantEntitlement } from './grants/create';
 import { revokeGrantOp } from './grants/revoke';
 import { createImportOp } from './imports/create';
@@ -87,6 +90,9 @@ export const DECLARED: Operation[] = [
   listExchangeRates,
   removeExchangeRate,
   setExchangeRates,
+  createExportOp,
+  downloadExportFile,
+  getExportOp,
   grantEntitlement,
   revokeGrantOp,
   createImportOp,

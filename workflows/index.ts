@@ -11,3 +11,4 @@ export { grantExpiryWorkflow } from './grant-expiry';
 export { changeApprovalWorkflow } from './change-approval';
 export { customerRefreshWorkflow } from './customer-refresh';
 export { reconciliationRunWorkflow } from './reconciliation-run';
+export { exportRunWorkflow } from './export-run';

@@ -79,7 +79,8 @@ export class EventChains {
       if (!page.data.length) break;
       for (const e of page.data) {
         // A skipped number is a transaction that rolled back: nothing was sent. The hashes must still link.
-        if (e.data.sequence <= sequence || !links(hash, e)) throw new ChainBroken(`event ${e.id} does not follow ${hash}`);
+        if (e.data.sequence <= sequence || !links(hash, e))
+          throw new ChainBroken(`event ${e.id} does not follow ${hash}`);
         this.refetched++;
         applied.push(this.accept(user, e));
         ({ sequence, hash } = e.data);

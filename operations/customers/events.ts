@@ -61,10 +61,15 @@ export const customerEvents = defineOperation({
   async handler(ctx, input) {
     return ctx.read(async (reader) => {
       const { bodies, total } = await customerEventsAfter(reader, ctx.tenantId, input.app_user_id, input.after, input);
-      if (total === 0 && !(await customerExists(reader, input.app_user_id)))
-        throw notFound('customer');
+      if (total === 0 && !(await customerExists(reader, input.app_user_id))) throw notFound('customer');
       return {
-        data: bodies as Array<{ id: string; type: string; version: number; timestamp: string; data: Record<string, unknown> }>,
+        data: bodies as Array<{
+          id: string;
+          type: string;
+          version: number;
+          timestamp: string;
+          data: Record<string, unknown>;
+        }>,
         pagination: {
           limit: input.limit,
           offset: input.offset,

@@ -56,6 +56,10 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   // The support desk; its own matrix, with a real customer and grant: test/api/customers.test.ts.
   'GET /customers/{app_user_id}': 'customers:read',
   'GET /customers/{app_user_id}/events': 'customers:read',
+  // Exports of the tenant's data (docs/exports.md).
+  'POST /exports': 'exports:write',
+  'GET /exports/{id}': 'exports:read',
+  'GET /exports/{id}/files/{name}': 'exports:read',
   'POST /customers/{app_user_id}/grants': 'grants:write',
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
   // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
@@ -94,6 +98,9 @@ const OWN_MATRIX: Record<string, string> = {
   'GET /imports/{id}': 'a real import id: test/imports/psp_a-import.test.ts',
   'GET /customers/{app_user_id}': 'a real customer: test/api/customers.test.ts',
   'GET /customers/{app_user_id}/events': 'a real customer with events: test/api/customer-events.test.ts',
+  'POST /exports': 'one export at a time per tenant: test/api/exports.test.ts',
+  'GET /exports/{id}': 'a real export: test/api/exports.test.ts',
+  'GET /exports/{id}/files/{name}': 'a real export’s file: test/api/exports.test.ts',
   'POST /customers/{app_user_id}/grants': 'a real customer and product: test/api/customers.test.ts',
   'DELETE /customers/{app_user_id}/grants/{id}': 'a real grant, ended after one run: test/api/customers.test.ts',
   'POST /customers/{app_user_id}/refresh': 'a real customer: test/reconciliation/refresh-customer.test.ts',

@@ -95,7 +95,11 @@ describe('dashboard: webhook endpoints', () => {
     const before = (await deliveries()).length;
     await changeEntitlement(tenantId, 'dash-user-2', 'active', 'active');
     // The change is still recorded (every customer event is chained: docs/event-proofs.md), but a disabled endpoint gets no delivery.
-    expect(await testDb()('outbound_events').where({ tenant_id: tenantId }).whereRaw("body->'data'->>'app_user_id' = 'dash-user-2'")).toHaveLength(2);
+    expect(
+      await testDb()('outbound_events')
+        .where({ tenant_id: tenantId })
+        .whereRaw("body->'data'->>'app_user_id' = 'dash-user-2'"),
+    ).toHaveLength(2);
     expect(await deliveries()).toHaveLength(before);
     const audit = await testDb()('audit_entries')
       .where({ tenant_id: tenantId, actor_type: 'user' })

@@ -29,9 +29,11 @@ function verifyChain(events: Array<{ data: Record<string, unknown> }>): void {
 
 describe('the database canonical JSON is RFC 8785', () => {
   const values: unknown[] = [
-    { b: 1, a: [true, false, null], 'é': 'ü', A: { z: '', y: [] } },
+    { b: 1, a: [true, false, null], é: 'ü', A: { z: '', y: [] } },
     { s: 'quote " backslash \\ newline \n tab \t bell \u0007 del \u007f line-sep \u2028 emoji 😀' },
-    { n: [0, -0, 1, -1, 1.5, 0.1, 1e-7, 1.23e-6, 0.000001, 123456789012345680000, 1e21, 1.5e300, 2 ** 53, 2 ** 53 + 2] },
+    {
+      n: [0, -0, 1, -1, 1.5, 0.1, 1e-7, 1.23e-6, 0.000001, 123456789012345680000, 1e21, 1.5e300, 2 ** 53, 2 ** 53 + 2],
+    },
     { n: [3.14159, -2.5e-10, 100, 1234.5678, 9007199254740991, 0.30000000000000004, 5e-324] },
     { nested: { k10: 1, k2: 2, k1: { '': 0, ' ': 1 } }, '€': 1, '\u0001x': 'control key' },
     [],
@@ -60,15 +62,18 @@ describe('the database canonical JSON is RFC 8785', () => {
       if (r < 0.6) return Array.from({ length: Math.floor(Math.random() * 4) }, () => rnd(depth + 1));
       return Object.fromEntries(
         Array.from({ length: Math.floor(Math.random() * 5) }, () => [
-          Math.random().toString(36).slice(2, 2 + Math.floor(Math.random() * 6)),
+          Math.random()
+            .toString(36)
+            .slice(2, 2 + Math.floor(Math.random() * 6)),
           rnd(depth + 1),
         ]),
       );
     };
     const samples = Array.from({ length: 300 }, () => JSON.parse(JSON.stringify({ v: rnd(0) })));
-    const { rows } = await testDb().raw('select jcs(v) as c, ord from jsonb_array_elements(?::jsonb) with ordinality as a(v, ord) order by ord', [
-      JSON.stringify(samples),
-    ]);
+    const { rows } = await testDb().raw(
+      'select jcs(v) as c, ord from jsonb_array_elements(?::jsonb) with ordinality as a(v, ord) order by ord',
+      [JSON.stringify(samples)],
+    );
     expect(rows.map((r: { c: string }) => r.c)).toEqual(samples.map((s) => canonicalize(s)));
   });
 });
