@@ -11,6 +11,7 @@ import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationRunActivities } from './reconciliation-runs';
 import { createExportActivities } from './exports';
+import { createSigningKeyActivities } from './signing-keys';
 
 export type { ActivityDeps } from './deps';
 
@@ -30,6 +31,7 @@ export function createActivities(given: ActivityDeps) {
     ...createReconciliationActivities(deps),
     ...createReconciliationRunActivities(deps),
     ...createExportActivities(deps),
+    ...createSigningKeyActivities(deps),
   };
 }
 

@@ -19,6 +19,7 @@ import { restRouter } from './rest';
 import type { Services } from '../operations/services';
 import { mountSdk } from './sdk/mount';
 import { httpMetrics } from './metrics';
+import { jwksRoute } from './jwks';
 
 function base(services: Services, log: Logger, listener: 'api' | 'dashboard' | 'tools'): Koa {
   const app = new Koa();
@@ -54,6 +55,8 @@ function mountV1(app: Koa, services: Services): void {
 /** API host (:4000): CI, deploy jobs, agents — secret keys. */
 export function createApiApp(services: Services, log: Logger): Koa {
   const app = base(services, log, 'api');
+  // The signing keys tokens and digests are checked with (no auth, cacheable).
+  app.use(jwksRoute(services));
   // Client endpoints (/v1/sdk/*, publishable keys), called cross-origin from apps' pages.
   mountSdk(app, services);
   mountV1(app, services);

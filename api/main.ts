@@ -18,8 +18,10 @@ import { startEntitlementWaits, stopEntitlementWaits } from './sdk/entitlement-w
 import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
 import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
+import { ensureSigningKeySchedule } from '../temporal/signing-key-schedule';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
+import { signingKeys } from '../db/signing-key-service';
 
 // The api process: the three stateless listeners (API, dashboard host, tool server).
 const config = loadConfig();
@@ -45,6 +47,8 @@ if (config.temporalAddress) {
 
 // Webhook verification needs the signing secrets (decrypted only there) and the adapters' verifiers.
 const services: Services = { db, config, temporal, vault, adapters: createAdapters(config) };
+// A deployment signs tokens and digests from its first request: its first key is made now if missing.
+await signingKeys(db, vault).ensureSigningKey();
 
 const listeners: [string, number, http.RequestListener][] = [
   ['api', config.apiPort, createApiApp(services, logger).callback()],
@@ -94,6 +98,11 @@ if (temporal && config.tenantSchedulesAtStart) {
   ensureAllReconciliationSchedules(temporal.client, config.taskQueue, db).then(
     (n) => logger.info({ tenants: n }, 'reconciliation schedules ensured'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'reconciliation schedules not ensured'),
+  );
+  // The signing key rotates on a schedule (docs/entitlement-tokens.md, "Rotating and withdrawing keys").
+  ensureSigningKeySchedule(temporal.client, config.taskQueue).then(
+    (outcome) => logger.info({ outcome }, 'signing key rotation schedule ensured'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'signing key rotation schedule not ensured'),
   );
 }
 const shutdown = async () => {

@@ -3,6 +3,7 @@ import * as baseline from './migrations/001_baseline';
 import * as importLimits from './migrations/052_import_limits';
 import * as apiKeyMinter from './migrations/053_api_key_minter';
 import * as signInFailures from './migrations/054_sign_in_failures';
+import * as signingKeys from './migrations/058_signing_keys';
 import * as eventProofs from './migrations/060_event_proofs';
 
 /** Migrations are listed here (not discovered on disk) so they load the same under tsx, vitest and bundlers. */
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '052_import_limits': importLimits,
   '053_api_key_minter': apiKeyMinter,
   '054_sign_in_failures': signInFailures,
+  '058_signing_keys': signingKeys,
   '060_event_proofs': eventProofs,
 };
 

@@ -25,6 +25,14 @@ const HELP = `Billing service admin CLI
       → {"tenant_id", "publishable_key"}
   npm run -s admin -- vault:reencrypt [--json]
       Re-encrypt every stored provider credential under the current MASTER_KEY entry.
+  npm run -s admin -- token-key:rotate [--json]
+      A new signing key signs entitlement tokens and digests from now on; the old one signs
+      nothing more and stays published while what it signed can be checked.
+      → {"kid", "retired"}
+  npm run -s admin -- token-key:withdraw --kid KID [--json]
+      Unpublish a compromised signing key at once (what it signed stops verifying) and erase its
+      private half; when it was the signing key, a new one signs from now on.
+      → {"kid", "withdrawn", "already_withdrawn", "new_signer"}
   npm run -s admin -- workflow:history --id WORKFLOW_ID [--run RUN_ID] [--json]
       A workflow's history with its payloads decrypted (they are ciphertext in Temporal and its UI).
       Recorded in the workflow's tenant's audit trail.
@@ -74,6 +82,8 @@ async function main(): Promise<void> {
     'demo:publishable-key',
     'vault:reencrypt',
     'workflow:history',
+    'token-key:rotate',
+    'token-key:withdraw',
   ];
   if (!known.includes(command)) throw new UsageError(`unknown command "${command}" (try --help)`);
 
@@ -88,6 +98,7 @@ async function main(): Promise<void> {
   }
   if (command === 'tenant:create') str(flags, 'name');
   if (command === 'key:revoke' && !isUuid(str(flags, 'key'))) throw new UsageError('--key must be a key id (uuid)');
+  if (command === 'token-key:withdraw') str(flags, 'kid');
   if (command === 'workflow:history') {
     str(flags, 'id');
     if (flags.run !== undefined) str(flags, 'run');
@@ -145,6 +156,15 @@ async function main(): Promise<void> {
       const { ensureDemoTenant } = await import('../seed/demo');
       const demo = await ensureDemoTenant(db, config, { mintKey: false });
       out = { tenant_id: demo.tenant_id, publishable_key: demo.publishable_key };
+    } else if (command === 'token-key:rotate' || command === 'token-key:withdraw') {
+      const { runTokenKey } = await import('./admin-token-keys');
+      const done = await runTokenKey(
+        db,
+        config,
+        command === 'token-key:rotate' ? { rotate: true } : { withdraw: str(flags, 'kid') },
+      );
+      if (!done) throw new UsageError(`no signing key with kid ${str(flags, 'kid')}`);
+      out = done;
     } else if (command === 'workflow:history') {
       // The Temporal client is the slowest import here: loaded only by the command that needs it.
       const { formatHistory, NotFound, runWorkflowHistory } = await import('./admin-workflow');

@@ -375,7 +375,7 @@ export const OWNER_CONNECTION_USES: Record<string, string> = {
   'db/migrate-main.ts': '`npm run migrate`: the schema is the owner’s',
   'scripts/start.ts': '`npm start` makes the demo tenant and its login before any tenant transaction can exist',
   'scripts/admin.ts':
-    'the operator: tenant:create (no tenant yet), demo, vault:reencrypt (every tenant), and finding the tenant a key or workflow id belongs to; its key commands then run the operations in that tenant’s transaction',
+    'the operator: tenant:create (no tenant yet), demo, vault:reencrypt (every tenant), token-key:rotate and token-key:withdraw (the deployment’s keys), and finding the tenant a key or workflow id belongs to; its key commands then run the operations in that tenant’s transaction',
 };
 
 /** `openDatabase(…, { as: 'owner' })` or a knex made by hand (`createKnex`) outside OWNER_CONNECTION_USES. */

@@ -34,7 +34,7 @@ const ENGINE_USES = [
 const DATABASE_USES = [
   /\b(testDb|appDb)\(/,
   /\binject\('(databaseUrl|appDatabaseUrl)'\)/,
-  /\b(startApi|testServices|startApiProcess|dashboardHarness)\(/,
+  /\b(startApi|testServices|startApiProcess|dashboardHarness|scratchDatabase)\(/,
   /\b(newTenant|keyWith|refill)\(/,
   /\bmake(Tenant|ApiKey|Product|Subscription|Entitlement)\(/,
   /\b(countedConnection|seedSubscription|sellOnWebProvider)\(/,

@@ -12,3 +12,4 @@ export { changeApprovalWorkflow } from './change-approval';
 export { customerRefreshWorkflow } from './customer-refresh';
 export { reconciliationRunWorkflow } from './reconciliation-run';
 export { exportRunWorkflow } from './export-run';
+export { signingKeyRotationWorkflow } from './signing-key-rotation';

@@ -5,6 +5,7 @@ import { MODES, PROVIDERS } from '../../domain/providers';
 import { ROLES } from '../../domain/roles';
 import { SUBSCRIPTION_STATUSES } from '../../domain/subscription';
 import { CHANGE_STATUSES } from '../../domain/changes';
+import { SIGNING_KEY_STATES } from '../../domain/signing-keys';
 import { testDb } from '../helpers/db';
 
 /**
@@ -42,6 +43,11 @@ describe('check constraints equal the domain vocabularies', () => {
   });
   it('held_changes.status = CHANGE_STATUSES', async () => {
     expect(await allowedValues('held_changes', 'status')).toEqual([sorted(CHANGE_STATUSES)]);
+  });
+  it('signing_keys.state = SIGNING_KEY_STATES (the other check on state: only the active key keeps its private half)', async () => {
+    expect(await allowedValues('signing_keys', 'state')).toEqual(
+      expect.arrayContaining([sorted(SIGNING_KEY_STATES), ['active']]),
+    );
   });
   it('every provider column = PROVIDERS, every mode column = MODES', async () => {
     const { rows } = await testDb().raw(

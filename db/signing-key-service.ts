@@ -1,0 +1,123 @@
+import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { Knex } from 'knex';
+import { TOKENS_ONLY, publishedKeys, rotationDue, type Retention, type SigningKeyFacts } from '../domain/signing-keys';
+import type { Vault } from '../vault/vault';
+import {
+  activeKey,
+  insertFirstSigner,
+  keyFacts,
+  unwithdrawnKeys,
+  withSignerLock,
+  type NewSigningKey,
+} from './signing-keys';
+
+/**
+ * The deployment's signing service (docs/entitlement-tokens.md, "Keys"): signs compact JWS with
+ * the active Ed25519 key and publishes the JWKS. One per database handle (`signingKeys(db,
+ * vault)`); entitlement tokens and the proofs' digests share it.
+ *
+ * Every signature reads which key is active (one indexed row), so a rotation or a withdraw made
+ * by another process (the admin CLI, the worker's schedule) holds from its commit on; only the
+ * imported private key is kept in memory, by kid, and a kid never changes its material.
+ */
+export interface SigningKeys {
+  /** A compact JWS of `payload`: header `{alg: "EdDSA", kid, typ}`, signed by the active key. */
+  signJws(payload: object, typ: string): Promise<string>;
+  /** The published keys (RFC 7517): the active one and the retired ones still needed to check what they signed. */
+  publishedJwks(): Promise<{ keys: JWK[] }>;
+  /** Makes the first key when there is none (at process start; idempotent, safe from two processes at once). */
+  ensureSigningKey(): Promise<void>;
+  /** A new key signs from now on; the old one retires. `olderThanMs`: only if the signer is at least that old. */
+  rotate(opts?: { olderThanMs?: number }): Promise<{ kid: string; rotated: boolean; retired: string | null }>;
+  /** Unpublishes a key at once and erases its private half; when it was the signer, a new key signs. */
+  withdraw(kid: string): Promise<{ kid: string; already_withdrawn: boolean; new_signer: string | null } | null>;
+}
+
+// Binds a sealed private key to its kid and column: moved to another row it does not open.
+const aadOf = (kid: string) => `deployment:signing_keys:${kid}:private_key_enc`;
+
+async function newKey(vault: Vault): Promise<NewSigningKey> {
+  const { privateKey, publicKey } = await generateKeyPair('Ed25519', { extractable: true });
+  const pub = await exportJWK(publicKey);
+  const public_jwk = { kty: pub.kty!, crv: pub.crv!, x: pub.x! };
+  // RFC 7638 thumbprint: the kid names the key material itself, so two keys never share one.
+  const kid = await calculateJwkThumbprint(public_jwk);
+  const priv = await exportJWK(privateKey);
+  return { kid, public_jwk, private_key_enc: vault.encryptJson(priv, aadOf(kid)) };
+}
+
+const services = new WeakMap<Knex, SigningKeys>();
+
+/** The signing service of this database handle (made once; its key cache lives as long as the handle). */
+export function signingKeys(db: Knex, vault: Vault, retention: Retention = TOKENS_ONLY): SigningKeys {
+  let s = services.get(db);
+  if (!s) {
+    s = createSigningKeys(db, vault, retention);
+    services.set(db, s);
+  }
+  return s;
+}
+
+function createSigningKeys(db: Knex, vault: Vault, retention: Retention): SigningKeys {
+  const imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  const privateKey = (kid: string, sealed: string) => {
+    let k = imported.get(kid);
+    if (!k) {
+      k = importJWK(vault.decryptJson<JWK>(sealed, aadOf(kid)), 'EdDSA');
+      imported.set(kid, k);
+      k.catch(() => imported.delete(kid));
+    }
+    return k;
+  };
+
+  const ensureSigningKey = async () => {
+    if (await activeKey(db)) return;
+    await insertFirstSigner(db, await newKey(vault));
+  };
+
+  return {
+    async signJws(payload, typ) {
+      let signer = await activeKey(db);
+      if (!signer) {
+        await ensureSigningKey();
+        signer = await activeKey(db);
+        if (!signer) throw new Error('signing keys: no active key after ensuring one');
+      }
+      const key = await privateKey(signer.kid, signer.private_key_enc);
+      return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+        .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ })
+        .sign(key);
+    },
+
+    async publishedJwks() {
+      const keys = publishedKeys(await unwithdrawnKeys(db), new Date(), retention);
+      return { keys: keys.map((k) => ({ ...k.public_jwk, kid: k.kid, alg: 'EdDSA', use: 'sig' })) };
+    },
+
+    ensureSigningKey,
+
+    async rotate(opts = {}) {
+      const next = await newKey(vault);
+      return withSignerLock(db, async (signer: SigningKeyFacts | undefined, ops) => {
+        if (signer && opts.olderThanMs !== undefined && !rotationDue(signer, new Date(), opts.olderThanMs))
+          return { kid: signer.kid, rotated: false, retired: null };
+        if (signer) await ops.replace(next);
+        else await ops.add(next);
+        return { kid: next.kid, rotated: true, retired: signer?.kid ?? null };
+      });
+    },
+
+    async withdraw(kid) {
+      const before = await keyFacts(db, kid);
+      if (!before) return null;
+      const next = await newKey(vault);
+      return withSignerLock(db, async (signer, ops) => {
+        await ops.withdraw(kid);
+        imported.delete(kid);
+        const wasSigner = signer?.kid === kid;
+        if (wasSigner) await ops.add(next);
+        return { kid, already_withdrawn: before.state === 'withdrawn', new_signer: wasSigner ? next.kid : null };
+      });
+    },
+  };
+}
