@@ -11,6 +11,7 @@ import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationRunActivities } from './reconciliation-runs';
 import { createExportActivities } from './exports';
+import { createEventDigestActivities } from './event-digests';
 import { createSigningKeyActivities } from './signing-keys';
 
 export type { ActivityDeps } from './deps';
@@ -31,6 +32,7 @@ export function createActivities(given: ActivityDeps) {
     ...createReconciliationActivities(deps),
     ...createReconciliationRunActivities(deps),
     ...createExportActivities(deps),
+    ...createEventDigestActivities(deps),
     ...createSigningKeyActivities(deps),
   };
 }

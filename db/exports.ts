@@ -35,7 +35,8 @@ const TABLE_SQL: Record<string, string> = {
         ${ISO('g.created_at')} as created_at, ${ISO('g.updated_at')} as updated_at
       from entitlement_grants g left join products p on p.id = g.product_id and p.tenant_id = g.tenant_id
       where ($1::timestamptz is null or g.updated_at >= $1::timestamptz) order by g.id`,
-  events: `select id::text, type, body->'data'->>'app_user_id' as app_user_id, sequence,
+  events: `select id::text, type, body->'data'->>'app_user_id' as app_user_id,
+        case when sequence is not null then order_key end as chain, sequence,
         body->'data'->>'prev_hash' as prev_hash, body->'data'->>'hash' as hash, body::text as body,
         ${ISO('created_at')} as created_at
       from outbound_events where ($1::timestamptz is null or created_at >= $1::timestamptz)

@@ -120,6 +120,7 @@ export const EXPORT_TABLES: readonly ExportTable[] = [
       ID,
       c('type', 'text', 'the event type'),
       APP_USER,
+      c('chain', 'text', 'the app user’s chain (an opaque id; null: not an event about an app user)'),
       c('sequence', 'bigint', 'null: not an event about an app user'),
       c('prev_hash', 'text', ''),
       c('hash', 'text', ''),

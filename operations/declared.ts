@@ -15,6 +15,7 @@ import { listCoupons } from './coupons/list';
 import { customerEvents } from './customers/events';
 import { getCustomer } from './customers/get';
 import { refreshCustomer } from './customers/refresh';
+import { getDigest } from './digests/get';
 import { listEntitlements } from './entitlements/list';
 import { listExchangeRates } from './exchange-rates/list';
 import { removeExchangeRate } from './exchange-rates/remove';
@@ -86,6 +87,7 @@ export const DECLARED: Operation[] = [
   customerEvents,
   getCustomer,
   refreshCustomer,
+  getDigest,
   listEntitlements,
   listExchangeRates,
   removeExchangeRate,

@@ -13,3 +13,4 @@ export { customerRefreshWorkflow } from './customer-refresh';
 export { reconciliationRunWorkflow } from './reconciliation-run';
 export { exportRunWorkflow } from './export-run';
 export { signingKeyRotationWorkflow } from './signing-key-rotation';
+export { eventDigestsWorkflow } from './event-digests';

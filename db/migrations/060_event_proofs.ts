@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { LOGIN_ROLE } from '../login-role';
 import { tenantTablePolicies } from './tenant-policies';
 
 /**
@@ -48,6 +49,23 @@ export async function up(knex: Knex): Promise<void> {
     t.primary(['tenant_id', 'day']);
   });
   await tenantTablePolicies(knex, 'event_digests');
+  // The daily Schedule's list: tenants with chained events that day and no digest yet (past RLS, ids only).
+  await knex.raw(`create function public.event_digest_tenants(p_day date, p_max integer) returns setof uuid
+      language sql stable security definer
+      set search_path to 'public', 'pg_temp'
+      as $$
+        select distinct e.tenant_id from outbound_events e
+         where e.sequence is not null
+           and e.created_at >= (p_day::timestamp at time zone 'UTC')
+           and e.created_at < ((p_day + 1)::timestamp at time zone 'UTC')
+           and not exists (select 1 from event_digests d where d.tenant_id = e.tenant_id and d.day = p_day)
+         limit p_max
+      $$`);
+  await knex.raw(`revoke all on function public.event_digest_tenants(date, integer) from public`);
+  await knex.raw(`do $$ begin
+      if exists (select 1 from pg_roles where rolname = '${LOGIN_ROLE}') then
+        execute 'grant execute on function public.event_digest_tenants(date, integer) to ${LOGIN_ROLE}';
+      end if; end $$`);
 
   await knex.schema.createTable('exports', (t) => {
     t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
@@ -103,6 +121,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   for (const table of [...EVENT_PROOF_TENANT_TABLES].reverse()) await knex.schema.dropTable(table);
+  await knex.raw('drop function event_digest_tenants(date, integer)');
   await knex.raw(triggerFunctions(false));
   await knex.raw(RECORD_BEFORE);
   await knex.raw('drop index outbound_events_chain');

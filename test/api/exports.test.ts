@@ -148,7 +148,7 @@ describe('exports', () => {
     const d = await download(t.secret_key, `${api.apiUrl}/exports/${done.id}/files/${events.name}`);
     expect(d.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const text = d.bytes.toString('utf8');
-    expect(text.split('\n')[0]).toBe('id,type,app_user_id,sequence,prev_hash,hash,body,created_at');
+    expect(text.split('\n')[0]).toBe('id,type,app_user_id,chain,sequence,prev_hash,hash,body,created_at');
     expect(events.rows).toBe(parquetExport.files.find((f: any) => f.table === 'events').rows);
 
     // A change after the watermark: only it is in the incremental export.

@@ -60,6 +60,7 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'POST /exports': 'exports:write',
   'GET /exports/{id}': 'exports:read',
   'GET /exports/{id}/files/{name}': 'exports:read',
+  'GET /digests/{date}': 'exports:read',
   'POST /customers/{app_user_id}/grants': 'grants:write',
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
   // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
@@ -160,7 +161,11 @@ describe('scope matrix', () => {
   });
 
   for (const op of restOps.filter((o) => !Object.hasOwn(OWN_MATRIX, routeOf(o)))) {
-    const path = op.rest!.path.replace('{id}', '__ID__').replace('{product_id}', '__ID__').replace('{name}', 'mrr');
+    const path = op
+      .rest!.path.replace('{id}', '__ID__')
+      .replace('{product_id}', '__ID__')
+      .replace('{name}', 'mrr')
+      .replace('{date}', '2026-01-01');
     it(`${op.rest!.method} ${op.rest!.path}: only-its-scope → 200, every-other-scope → 403`, async () => {
       const p = path.replace('__ID__', productId);
       const only = await keyWith(t.tenant_id, [op.scope as Scope]);
