@@ -43,7 +43,14 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
 
   it('exports: developers and above start one; every role reads exports, digests and a customer’s events', () => {
     const may = (name: string) =>
-      ROLES.filter((r) => refusalFor(person(r), OPERATIONS.find((op) => op.name === name)!, 'dashboard') === undefined);
+      ROLES.filter(
+        (r) =>
+          refusalFor(
+            person(r),
+            OPERATIONS.find((op) => op.name === name)!,
+            'dashboard',
+          ) === undefined,
+      );
     expect(may('exports.create')).toEqual(['owner', 'admin', 'developer']);
     for (const name of ['exports.get', 'exports.download', 'digests.get', 'customers.events'])
       expect([name, may(name)]).toEqual([name, [...ROLES]]);
