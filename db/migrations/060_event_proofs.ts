@@ -132,7 +132,10 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop function jcs_number(numeric)');
 }
 
-/** RFC 8785. Keys are ordered by code point ("C" collation); RFC 8785 orders by UTF-16 unit, which differs only for keys mixing characters above U+FFFF with ones in U+E000–U+FFFF. */
+/**
+ * RFC 8785. Keys are ordered by code point ("C" collation); RFC 8785 orders by UTF-16 unit, which
+ * differs only for keys mixing characters above U+FFFF with ones in U+E000–U+FFFF.
+ */
 const JCS = String.raw`
 create function public.jcs_number(n numeric) returns text
     language plpgsql immutable strict
