@@ -11,6 +11,8 @@ import { createTransferActivities } from './transfers';
 import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationRunActivities } from './reconciliation-runs';
+import { createExportActivities } from './exports';
+import { createEventDigestActivities } from './event-digests';
 import { createSigningKeyActivities } from './signing-keys';
 
 export type { ActivityDeps } from './deps';
@@ -31,6 +33,8 @@ export function createActivities(given: ActivityDeps) {
     ...createHeldChangeActivities(deps),
     ...createReconciliationActivities(deps),
     ...createReconciliationRunActivities(deps),
+    ...createExportActivities(deps),
+    ...createEventDigestActivities(deps),
     ...createSigningKeyActivities(deps),
   };
 }

@@ -19,6 +19,7 @@ import { startVoidedPurchaseSweeps } from '../temporal/workflow-starts';
 import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { ensureSigningKeySchedule } from '../temporal/signing-key-schedule';
+import { ensureEventDigestSchedule } from '../temporal/event-digest-schedule';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
 import { signingKeys } from '../db/signing-key-service';
@@ -103,6 +104,11 @@ if (temporal && config.tenantSchedulesAtStart) {
   ensureSigningKeySchedule(temporal.client, config.taskQueue).then(
     (outcome) => logger.info({ outcome }, 'signing key rotation schedule ensured'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'signing key rotation schedule not ensured'),
+  );
+  // Each tenant's signed digest of the day before (docs/event-proofs.md, "Daily digest").
+  ensureEventDigestSchedule(temporal.client, config.taskQueue).then(
+    (outcome) => logger.info({ outcome }, 'event digest schedule ensured'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'event digest schedule not ensured'),
   );
 }
 const shutdown = async () => {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type Router from '@koa/router';
 import { exactRouter } from './router';
 import { invalidRequest } from '../operations/errors';
@@ -43,6 +44,7 @@ export function restRouter(ops: Operation[], services: Services): Router {
         headers: {} as Record<string, string>,
         status: undefined as number | undefined,
         text: undefined as string | undefined,
+        stream: undefined as Readable | undefined,
       };
       const result = await executeOperation(op, actor, input, {
         requestId: ctx.state.requestId,
@@ -53,7 +55,7 @@ export function restRouter(ops: Operation[], services: Services): Router {
         response,
       });
       ctx.set(response.headers);
-      ctx.body = response.text ?? result;
+      ctx.body = response.stream ?? response.text ?? result;
       if (response.status) ctx.status = response.status;
     });
   }

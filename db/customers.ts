@@ -204,3 +204,29 @@ export async function appUsersByEmail(src: PageSource, email: string, limit = 20
   );
   return found.map((r) => r.app_user_id as string);
 }
+
+/**
+ * The app user's recorded events after `after` in sequence order, bodies exactly as delivered
+ * (docs/event-proofs.md), with how many follow in all. The chain's index (tenant, subject key,
+ * sequence) answers both.
+ */
+export async function customerEventsAfter(
+  src: PageSource,
+  tenantId: string,
+  appUserId: string,
+  after: number,
+  page: PageRequest,
+): Promise<{ bodies: unknown[]; total: number }> {
+  const reader = readerOf(src);
+  const key = outboundSubjectKey(tenantId, appUserId);
+  const found = await reader.rows(
+    `select body from outbound_events where order_key = $1 and sequence > $2
+      order by sequence limit $3 offset $4`,
+    [key, after, page.limit, page.offset],
+  );
+  const [n] = await reader.rows(
+    `select count(*)::bigint as n from outbound_events where order_key = $1 and sequence > $2`,
+    [key, after],
+  );
+  return { bodies: found.map((r) => r.body), total: Number(n?.n ?? 0) };
+}

@@ -1,6 +1,12 @@
 import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Knex } from 'knex';
-import { TOKENS_ONLY, publishedKeys, rotationDue, type Retention, type SigningKeyFacts } from '../domain/signing-keys';
+import {
+  TOKENS_AND_DIGESTS,
+  publishedKeys,
+  rotationDue,
+  type Retention,
+  type SigningKeyFacts,
+} from '../domain/signing-keys';
 import type { Vault } from '../vault/vault';
 import {
   activeKey,
@@ -49,7 +55,8 @@ async function newKey(vault: Vault): Promise<NewSigningKey> {
 const services = new WeakMap<Knex, SigningKeys>();
 
 /** The signing service of this database handle (made once; its key cache lives as long as the handle). */
-export function signingKeys(db: Knex, vault: Vault, retention: Retention = TOKENS_ONLY): SigningKeys {
+// Daily digests are served for ever (docs/event-proofs.md), so a retired key stays published for ever.
+export function signingKeys(db: Knex, vault: Vault, retention: Retention = TOKENS_AND_DIGESTS): SigningKeys {
   let s = services.get(db);
   if (!s) {
     s = createSigningKeys(db, vault, retention);

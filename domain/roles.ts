@@ -51,6 +51,7 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
       'imports:write',
       'charts:write',
       'transfers:write',
+      'exports:write',
     ],
     account: ['credentials'],
   },

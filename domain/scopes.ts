@@ -29,6 +29,9 @@ export const SCOPES = [
   // deciding, undoing and changing the settings.
   'transfers:read',
   'transfers:write',
+  // Signed daily digests and exports of the tenant's data (docs/event-proofs.md, docs/exports.md).
+  'exports:read',
+  'exports:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

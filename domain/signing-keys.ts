@@ -37,6 +37,9 @@ export const ROTATION_INTERVAL_MS = 30 * DAY_MS;
 /** Tokens only; the proofs' digests pass their own serving time. */
 export const TOKENS_ONLY: Retention = { tokenMs: TOKEN_MAX_LIFETIME_MS, digestMs: 0 };
 
+/** Tokens and the daily digests, which are stored and served for ever (docs/event-proofs.md). */
+export const TOKENS_AND_DIGESTS: Retention = { tokenMs: TOKEN_MAX_LIFETIME_MS, digestMs: Infinity };
+
 /** The key that signs now: the newest active one (the store keeps at most one). Null: none yet. */
 export function signerOf<K extends SigningKeyFacts>(keys: readonly K[]): K | null {
   let best: K | null = null;

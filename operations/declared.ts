@@ -18,13 +18,18 @@ import { listCharts } from './charts/list';
 import { listCoupons } from './coupons/list';
 import { createCustomerNote } from './customer-notes/create';
 import { listCustomerNotes } from './customer-notes/list';
+import { customerEvents } from './customers/events';
 import { findCustomers } from './customers/find';
 import { getCustomer } from './customers/get';
 import { refreshCustomer } from './customers/refresh';
+import { getDigest } from './digests/get';
 import { listEntitlements } from './entitlements/list';
 import { listExchangeRates } from './exchange-rates/list';
 import { removeExchangeRate } from './exchange-rates/remove';
 import { setExchangeRates } from './exchange-rates/set';
+import { createExportOp } from './exports/create';
+import { downloadExportFile } from './exports/download';
+import { getExportOp } from './exports/get';
 import { grantEntitlement } from './grants/create';
 import { revokeGrantOp } from './grants/revoke';
 import { createImportOp } from './imports/create';
@@ -107,13 +112,18 @@ export const DECLARED: Operation[] = [
   listCoupons,
   createCustomerNote,
   listCustomerNotes,
+  customerEvents,
   findCustomers,
   getCustomer,
   refreshCustomer,
+  getDigest,
   listEntitlements,
   listExchangeRates,
   removeExchangeRate,
   setExchangeRates,
+  createExportOp,
+  downloadExportFile,
+  getExportOp,
   grantEntitlement,
   revokeGrantOp,
   createImportOp,

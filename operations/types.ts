@@ -1,5 +1,6 @@
 import type { Tx } from '../db/transaction';
 import type { TenantReader } from '../db/tenant-read';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { AccountArea } from '../domain/roles';
@@ -27,7 +28,7 @@ export interface OperationContext {
    * the REST answer carries instead of the JSON result, such as a chart's CSV); the tool surface
    * ignores it and answers the result.
    */
-  response: { status?: number; headers: Record<string, string>; text?: string };
+  response: { status?: number; headers: Record<string, string>; text?: string; stream?: Readable };
 }
 
 export interface RestBinding {

@@ -28,6 +28,7 @@ import {
   type SyncRunInput,
 } from '../workflows/sync-run';
 import { importRunWorkflow, importRunWorkflowId, type ImportRunInput } from '../workflows/import-run';
+import { exportRunWorkflow, exportRunWorkflowId, type ExportRunInput } from '../workflows/export-run';
 import { customerRefreshWorkflow, type CustomerRefreshInput } from '../workflows/customer-refresh';
 import { outboundDeliveryWorkflow, outboundWakeSignal, type OutboundInput } from '../workflows/outbound-delivery';
 import { runAttributes } from '../workflows/search-attributes';
@@ -242,6 +243,19 @@ export async function startImportRun(client: Client, taskQueue: string, input: I
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
     typedSearchAttributes: runAttributes('import', input.tenantId, input.provider),
+  });
+}
+
+// ── Exports: one workflow per (tenant, export), one file per table (docs/exports.md).
+export { exportRunWorkflowId };
+
+export async function startExportRun(client: Client, taskQueue: string, input: ExportRunInput) {
+  return client.workflow.start(exportRunWorkflow, {
+    taskQueue,
+    workflowId: exportRunWorkflowId(input.tenantId, input.exportId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: runAttributes('export', input.tenantId),
   });
 }
 

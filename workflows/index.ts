@@ -12,4 +12,6 @@ export { transferWorkflow } from './transfer';
 export { changeApprovalWorkflow } from './change-approval';
 export { customerRefreshWorkflow } from './customer-refresh';
 export { reconciliationRunWorkflow } from './reconciliation-run';
+export { exportRunWorkflow } from './export-run';
 export { signingKeyRotationWorkflow } from './signing-key-rotation';
+export { eventDigestsWorkflow } from './event-digests';

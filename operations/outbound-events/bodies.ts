@@ -37,6 +37,14 @@ const customerFields = {
       }),
     )
     .describe('the app user’s whole entitlement snapshot as of this event: paid entitlements and running grants'),
+  prev_hash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .describe('the `hash` of the previous event about this app user (64 zeros for the first): docs/event-proofs.md'),
+  hash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .describe('hex SHA-256 of the RFC 8785 canonical JSON of this `data` without `hash`'),
 };
 
 const entitlementData = z.object({
@@ -128,6 +136,7 @@ const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
         .describe('what the service held; null: nothing'),
       provider_state: z.object({ status: z.string(), current_period_end: when, cancel_at: when }),
       applied: z.array(z.object({ id: z.string(), kind: z.string() })),
+      ...z.object(customerFields).partial().shape,
     }),
   },
   'sync_run.finished': {

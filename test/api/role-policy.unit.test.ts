@@ -58,6 +58,21 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
     }
   });
 
+  it('exports: developers and above start one; every role reads exports, digests and a customer’s events', () => {
+    const may = (name: string) =>
+      ROLES.filter(
+        (r) =>
+          refusalFor(
+            person(r),
+            OPERATIONS.find((op) => op.name === name)!,
+            'dashboard',
+          ) === undefined,
+      );
+    expect(may('exports.create')).toEqual(['owner', 'admin', 'developer']);
+    for (const name of ['exports.get', 'exports.download', 'digests.get', 'customers.events'])
+      expect([name, may(name)]).toEqual([name, [...ROLES]]);
+  });
+
   it('a refusal is a 403 that says why, on every surface', () => {
     const create = OPERATIONS.find((op) => op.name === 'products.create')!;
     const refusal = refusalFor(person('viewer'), create, 'dashboard');

@@ -55,6 +55,12 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /imports': 'imports:read',
   // The support desk; its own matrix, with a real customer and grant: test/api/customers.test.ts.
   'GET /customers/{app_user_id}': 'customers:read',
+  'GET /customers/{app_user_id}/events': 'customers:read',
+  // Exports of the tenant's data (docs/exports.md).
+  'POST /exports': 'exports:write',
+  'GET /exports/{id}': 'exports:read',
+  'GET /exports/{id}/files/{name}': 'exports:read',
+  'GET /digests/{date}': 'exports:read',
   'POST /customers/{app_user_id}/grants': 'grants:write',
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
   'GET /customers/{app_user_id}/notes': 'customers:read',
@@ -105,6 +111,10 @@ const OWN_MATRIX: Record<string, string> = {
   'GET /imports/{id}': 'a real import id: test/imports/psp_a-import.test.ts',
   'GET /customers/{app_user_id}': 'a real customer: test/api/customers.test.ts',
   'GET /customers/{app_user_id}/notes': 'a customer known by a note: test/api/customer-notes.test.ts',
+  'GET /customers/{app_user_id}/events': 'a real customer with events: test/api/customer-events.test.ts',
+  'POST /exports': 'one export at a time per tenant: test/api/exports.test.ts',
+  'GET /exports/{id}': 'a real export: test/api/exports.test.ts',
+  'GET /exports/{id}/files/{name}': 'a real export’s file: test/api/exports.test.ts',
   'POST /customers/{app_user_id}/grants': 'a real customer and product: test/api/customers.test.ts',
   'DELETE /customers/{app_user_id}/grants/{id}': 'a real grant, ended after one run: test/api/customers.test.ts',
   'POST /customers/{app_user_id}/refresh': 'a real customer: test/reconciliation/refresh-customer.test.ts',
@@ -168,7 +178,11 @@ describe('scope matrix', () => {
   });
 
   for (const op of restOps.filter((o) => !Object.hasOwn(OWN_MATRIX, routeOf(o)))) {
-    const path = op.rest!.path.replace('{id}', '__ID__').replace('{product_id}', '__ID__').replace('{name}', 'mrr');
+    const path = op
+      .rest!.path.replace('{id}', '__ID__')
+      .replace('{product_id}', '__ID__')
+      .replace('{name}', 'mrr')
+      .replace('{date}', '2026-01-01');
     it(`${op.rest!.method} ${op.rest!.path}: only-its-scope → 200, every-other-scope → 403`, async () => {
       const p = path.replace('__ID__', productId);
       const only = await keyWith(t.tenant_id, [op.scope as Scope]);

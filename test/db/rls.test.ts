@@ -238,6 +238,21 @@ describe('row-level security', () => {
     await ins('app_user_aliases', { alias_id: `$RCAnonymousID:${tag}`, app_user_id: `u-${tag}` });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
     await ins('tenant_work_leases', { holder: `import-${tag}`, lease_until: new Date(Date.now() + 60_000) });
+    // A signed daily digest, an export and one stored file of it in one part (migration 060).
+    await ins('event_digests', { day: '2026-01-01', events: 0, chains: 0, root: 'r', signature: 's' });
+    const exp = await ins('exports', { format: 'csv', workflow_id: `export-${tag}` });
+    await ins('export_files', {
+      export_id: exp.id,
+      name: 'events.v1.csv',
+      table_name: 'events',
+      rows: 0,
+      bytes: 1,
+      sha256: 'x',
+      parts: 1,
+    });
+    ids.export_files = tenantId;
+    await ins('export_file_parts', { export_id: exp.id, name: 'events.v1.csv', part: 0, data: Buffer.from('x') });
+    ids.export_file_parts = tenantId;
     return ids;
   }
 
@@ -326,6 +341,9 @@ describe('row-level security', () => {
         'chart_fold_state',
         'exchange_rates',
         'tenant_work_leases',
+        'event_digests',
+        'export_files',
+        'export_file_parts',
       ].includes(table)
         ? 'tenant_id'
         : table === 'outbound_drains'

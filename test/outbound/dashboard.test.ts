@@ -91,8 +91,16 @@ describe('dashboard: webhook endpoints', () => {
     await p.getByRole('button', { name: 'Disable' }).click();
     // The operation's own reason, as when a person disables it through the API.
     await expect(p.locator('#endpoint-status').textContent()).resolves.toBe('Disabled: disabled by a person');
+    const deliveries = () => testDb()('outbound_deliveries').where({ tenant_id: tenantId });
+    const before = (await deliveries()).length;
     await changeEntitlement(tenantId, 'dash-user-2', 'active', 'active');
-    expect(await testDb()('outbound_events').where({ tenant_id: tenantId })).toHaveLength(1);
+    // The change is still recorded (every customer event is chained: docs/event-proofs.md), but a disabled endpoint gets no delivery.
+    expect(
+      await testDb()('outbound_events')
+        .where({ tenant_id: tenantId })
+        .whereRaw("body->'data'->>'app_user_id' = 'dash-user-2'"),
+    ).toHaveLength(2);
+    expect(await deliveries()).toHaveLength(before);
     const audit = await testDb()('audit_entries')
       .where({ tenant_id: tenantId, actor_type: 'user' })
       // Signing in is audited too (account.log_in); the page's writes are the operations.
