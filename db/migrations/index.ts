@@ -5,6 +5,7 @@ import * as m001Baseline from './001_baseline';
 import * as m052ImportLimits from './052_import_limits';
 import * as m053ApiKeyMinter from './053_api_key_minter';
 import * as m054SignInFailures from './054_sign_in_failures';
+import * as m061ReceiptOneWrite from './061_receipt_one_write';
 import * as m062CustomerNotes from './062_customer_notes';
 
 /** The migrations by the name knex records, oldest first (listed, not discovered on disk, so tsx, vitest and bundles load the same). */
@@ -13,5 +14,6 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '052_import_limits': m052ImportLimits,
   '053_api_key_minter': m053ApiKeyMinter,
   '054_sign_in_failures': m054SignInFailures,
+  '061_receipt_one_write': m061ReceiptOneWrite,
   '062_customer_notes': m062CustomerNotes,
 };
