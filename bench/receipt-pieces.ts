@@ -20,7 +20,7 @@ import { openDatabase } from '../db/open-database';
 import { createTenant } from '../db/tenants';
 import { withTenant } from '../db/tenant-tx';
 import { storeDelivery, type DeliveryToStore } from '../db/webhook-deliveries';
-import { notifyAfterCommit } from '../db/entitlement-notify';
+import { entitlementPayload, notifyAfterCommit } from '../db/entitlement-notify';
 import { pidsCpu } from './lib/cpu';
 import { machine, table, f0, f1, f2 } from './lib/report';
 import { arg } from './lib/args';
@@ -103,6 +103,73 @@ const VARIANTS: Variant[] = [
   },
 ];
 
+/**
+ * What-if: the receipt's statement as it was before migration 061, the delivery row inserted and then updated by a
+ * second function (`mark_receipt_premium`, created in the scratch database for the comparison).
+ */
+const BEFORE_061_SQL = `with d as (
+       insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload, buyer_email)
+       values (?, ?, ?, ?, ?, ?, ?, null, ?::jsonb, ?)
+       on conflict (tenant_id, provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
+       returning id, status, (delivery_count = 1) as inserted),
+     o as (insert into webhook_outbox (delivery_id, task_queue, handover) select id, ?, ?::jsonb from d where (inserted or status = 'received') and ?::boolean
+           on conflict (delivery_id) do nothing returning id),
+     p as (select record_provisional_access(?::uuid, ?, d.id, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?, ?) as n
+           from d where d.inserted),
+     q as (select mark_receipt_premium_before_061(?::uuid, d.id) from d, p where p.n > 0 and not ?::boolean)
+     select d.inserted, (select count(*) from o)::int as queued, (select coalesce(sum(n), 0) from p)::int as provisional, (select count(*) from q) as marked from d`;
+
+const MARK_BEFORE_061 = `create function mark_receipt_premium_before_061(p_tenant uuid, p_delivery uuid) returns integer
+    language sql security definer set search_path to 'public', 'pg_temp'
+    as $$
+      with u as (update webhook_deliveries set premium_at = now()
+                  where id = p_delivery and tenant_id = p_tenant and premium_at is null
+                    and created_at = now() returning 1)
+      select count(*)::integer from u
+    $$`;
+
+VARIANTS.splice(1, 0, {
+  name: 'the receipt before migration 061: the delivery row inserted, then updated with its premium_at',
+  async store(db, tenantId, tag, i) {
+    const d = delivery(tenantId, tag, i, true);
+    const p = d.provisional!;
+    const { rows } = await db
+      .raw(BEFORE_061_SQL, [
+        d.tenantId,
+        d.provider,
+        d.eventId,
+        d.eventType,
+        d.mode,
+        'received',
+        null,
+        JSON.stringify(d.payload),
+        d.buyerEmail,
+        d.taskQueue,
+        JSON.stringify(d.handover),
+        true,
+        d.tenantId,
+        d.provider,
+        p.stop,
+        p.customerKey,
+        p.subscriptionId,
+        p.appUserId,
+        p.sku,
+        p.eventAt,
+        p.isSandbox,
+        p.seconds,
+        entitlementPayload(d.tenantId, p.appUserId!),
+        d.tenantId,
+        p.stop,
+      ])
+      .options({ prepare: true });
+    if (rows[0].provisional === 1) {
+      await notifyAfterCommit(db, tenantId, p.appUserId!);
+      return 2;
+    }
+    return 1;
+  },
+});
+
 async function backendPids(owner: Knex): Promise<number[]> {
   const { rows } = await owner.raw('select pid from pg_stat_activity where application_name = ?', [APP_NAME]);
   return rows.map((r: { pid: number }) => r.pid);
@@ -161,6 +228,8 @@ async function main() {
     await opened.close();
     appUrl.searchParams.set('application_name', APP_NAME);
     const db = createKnex(appUrl.toString(), { min: CONNECTIONS, max: CONNECTIONS });
+    await owner.raw(MARK_BEFORE_061);
+    await owner.raw('grant execute on function mark_receipt_premium_before_061(uuid, uuid) to billing_api');
     const tenant = await createTenant(owner, { name: 'receipt bench' });
     await withTenant(owner, tenant.tenant_id, (trx) =>
       trx('products').insert({ tenant_id: tenant.tenant_id, sku: 'pro', name: 'Pro', tier: 'monthly' }),
