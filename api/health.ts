@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { outboxStats } from '../db/outbox-stats';
+import { OUTBOX_DEPTH_COUNTED, outboxStats } from '../db/outbox-stats';
 import { pingDatabase } from '../db/ping';
 import { within } from '../runtime/deadline';
 import type { Services } from '../operations/services';
@@ -100,7 +100,7 @@ async function outboxCheck(services: Services): Promise<string | null> {
   try {
     const { depth, oldestAgeSeconds } = await within(2000, outboxStats(services.db, services.config.taskQueue));
     if (oldestAgeSeconds <= limit) return 'ok';
-    return `stuck: the oldest of ${depth} webhook outbox rows is ${Math.round(oldestAgeSeconds)} s old (OUTBOX_MAX_AGE_SECONDS=${limit})`;
+    return `stuck: the oldest of ${depth >= OUTBOX_DEPTH_COUNTED ? 'at least ' : ''}${depth} webhook outbox rows is ${Math.round(oldestAgeSeconds)} s old (OUTBOX_MAX_AGE_SECONDS=${limit})`;
   } catch (e) {
     return `unknown: ${(e as Error).message}`;
   }

@@ -56,7 +56,7 @@ export function registerOutboxGauges(db: Knex, taskQueue: string): void {
       .finally(() => setTimeout(() => (pending = null), 0)));
   new Gauge({
     name: 'billing_webhook_outbox_depth',
-    help: 'Webhook outbox rows of this task queue not yet handed to Temporal (shared by all api processes: use max()).',
+    help: 'Webhook outbox rows of this task queue not yet handed to Temporal, counted up to 10000 (shared by all api processes: use max()).',
     registers: [registry],
     async collect() {
       const s = await read();

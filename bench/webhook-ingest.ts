@@ -17,7 +17,10 @@
  * stack's own worker and dev server, as bench:premium's paused mode), so the receiver's own ceiling on this machine
  * reads beside the rate it holds while the engine works through the backlog on the same cores.
  *
- *   DATABASE_URL=… npx tsx bench/webhook-ingest.ts [--seconds 60] [--connections 32] [--floor-seconds 10] [--drain-timeout-s 900] [--paused-seconds 20]
+ * The stopped engine's phase is reported in windows (--paused-window-seconds, 20): rate and CPU per event in each,
+ * with the backlog it leaves, so a receipt that costs more as the backlog grows shows (issue 49).
+ *
+ *   DATABASE_URL=… npx tsx bench/webhook-ingest.ts [--seconds 60] [--connections 32] [--floor-seconds 10] [--drain-timeout-s 900] [--paused-seconds 20] [--paused-window-seconds 20]
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -48,6 +51,8 @@ const FLOOR_SECONDS = Number(arg('floor-seconds', '10'));
 const DRAIN_TIMEOUT_S = Number(arg('drain-timeout-s', '900'));
 /** The receive path alone, with the engine stopped: 0 leaves it out. */
 const PAUSED_SECONDS = Number(arg('paused-seconds', '20'));
+/** The stopped engine's phase is reported in windows of this many seconds (the last one may be shorter). */
+const PAUSED_WINDOW_S = Number(arg('paused-window-seconds', '20'));
 const log = (m: string) => console.log(`[ingest] ${m}`);
 
 /** pgbench's single-row insert rate on a scratch database of the same server. */
@@ -253,24 +258,62 @@ async function main() {
 
     // The receive path alone: nothing of the engine runs (its processes stopped, never killed), so what it would
     // take of the cores goes to the receipts. Last, so no figure above is measured beside its backlog.
-    let paused: { rate: number; p50: number; p99: number; sent: number; ok: number; lost: number; cpu: string } | null =
-      null;
+    // In windows of PAUSED_WINDOW_S: the receipt's cost must not grow with the backlog it leaves (issue 49).
+    let paused: {
+      rate: number;
+      p50: number;
+      p99: number;
+      sent: number;
+      ok: number;
+      lost: number;
+      cpu: string;
+      windows: PausedWindow[];
+    } | null = null;
     if (PAUSED_SECONDS > 0) {
       const engineProcesses = [stack.worker.pid, stack.temporal.process.pid!];
       for (const pid of engineProcesses) process.kill(pid, 'SIGSTOP');
       try {
         const endPausedCpu = await cpuPhase(stack);
-        const r = await closedLoop(receiver, PAUSED_SECONDS, 2_000_000_000, CONNECTIONS);
+        const okAll: number[] = [];
+        const lat: { p50: number; p99: number }[] = [];
+        const windows: PausedWindow[] = [];
+        let sent = 0;
+        const t0 = performance.now();
+        for (let w = 0; w * PAUSED_WINDOW_S < PAUSED_SECONDS; w++) {
+          const endWindowCpu = await cpuPhase(stack);
+          const seconds = Math.min(PAUSED_WINDOW_S, PAUSED_SECONDS - w * PAUSED_WINDOW_S);
+          const r = await closedLoop(receiver, seconds, 2_000_000_000 + sent, CONNECTIONS);
+          const c = await endWindowCpu();
+          sent += r.sent;
+          okAll.push(...r.ok);
+          lat.push({ p50: r.p50, p99: r.p99 });
+          windows.push({
+            rate: r.ok.length / r.seconds,
+            pgMs: c.parts['Postgres (this database)'] / Math.max(1, r.ok.length),
+            apiMs: c.parts.api / Math.max(1, r.ok.length),
+            p99: r.p99,
+            backlog: await unprocessed(stack),
+            load: os
+              .loadavg()
+              .map((x) => x.toFixed(2))
+              .join(' '),
+          });
+          log(
+            `engine stopped, window ${w + 1}: ${f0(windows[w].rate)}/s, Postgres ${f2(windows[w].pgMs)} ms, api ${f2(windows[w].apiMs)} ms per event, backlog ${windows[w].backlog}`,
+          );
+        }
+        const seconds = (performance.now() - t0) / 1000;
         const c = await endPausedCpu();
-        const ids = r.ok.map(receiver.eventId);
+        const ids = okAll.map(receiver.eventId);
         paused = {
-          rate: r.ok.length / r.seconds,
-          p50: r.p50,
-          p99: r.p99,
-          sent: r.sent,
-          ok: r.ok.length,
+          rate: okAll.length / seconds,
+          p50: Math.max(...lat.map((l) => l.p50)),
+          p99: Math.max(...lat.map((l) => l.p99)),
+          sent,
+          ok: okAll.length,
           lost: ids.length - (await rowsFor(ids)),
-          cpu: cpuParts(c, r.ok.length, 'accepted event'),
+          cpu: cpuParts(c, okAll.length, 'accepted event'),
+          windows,
         };
       } finally {
         for (const pid of engineProcesses) process.kill(pid, 'SIGCONT');
@@ -362,7 +405,40 @@ async function main() {
       `CPU during the ${SECONDS} s (from /proc; % of one core, the machine has 2): ${cpuParts(cpu, run.ok.length, 'accepted event')}.`,
       '',
       `CPU during the rest of the drain (${f0(leftNow)} events in ${f1(drainCpu.wallMs / 1000)} s, ${f1(leftNow / Math.max(0.001, drainCpu.wallMs / 1000))}/s; after the floor's second run and the retries, nothing but the drain of ours runs): ${cpuParts(drainCpu, leftNow, 'event')}; the machine ${f0((100 * drainCpu.machineBusyMs) / drainCpu.wallMs)}% busy of 200%.`,
-      ...(paused ? ['', `CPU with the engine stopped (the last ${PAUSED_SECONDS} s): ${paused.cpu}.`] : []),
+      ...(paused
+        ? [
+            '',
+            `CPU with the engine stopped (the last ${PAUSED_SECONDS} s): ${paused.cpu}.`,
+            '',
+            `The engine stopped, window by window (the backlog only grows: nothing hands it over; a receipt must cost the same at its end as at its start):`,
+            '',
+            table(
+              [
+                'window',
+                'accepted/s',
+                'ratio to the first',
+                'Postgres ms per event',
+                'api ms per event',
+                'p99 ms',
+                'unprocessed after',
+                'load average',
+              ],
+              paused.windows.map((w, k) => [
+                `${k * PAUSED_WINDOW_S}–${Math.min(PAUSED_SECONDS, (k + 1) * PAUSED_WINDOW_S)} s`,
+                f0(w.rate),
+                f2(w.rate / paused!.windows[0].rate),
+                f2(w.pgMs),
+                f2(w.apiMs),
+                f1(w.p99),
+                w.backlog,
+                w.load,
+              ]),
+              ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+            ),
+            '',
+            `**Aim (issue #49):** no window below 0.9× the first: lowest ${f2(Math.min(...paused.windows.map((w) => w.rate)) / paused.windows[0].rate)}×, last ${f2(paused.windows[paused.windows.length - 1].rate / paused.windows[0].rate)}×, ${Math.min(...paused.windows.map((w) => w.rate)) >= 0.9 * paused.windows[0].rate ? '**met**' : '**not met**'}; ${paused.lost} lost.`,
+          ]
+        : []),
     ].join('\n');
   } finally {
     agent.destroy();
@@ -370,6 +446,16 @@ async function main() {
   }
   writeResults('webhook-ingest.ts', 'Sustained webhook ingest (bench/webhook-ingest.ts)', text);
   console.log(text);
+}
+
+/** One window of the stopped engine's phase: per accepted event, and the backlog left at its end. */
+interface PausedWindow {
+  rate: number;
+  pgMs: number;
+  apiMs: number;
+  p99: number;
+  backlog: number;
+  load: string;
 }
 
 /** Stored events no workflow has processed yet. */

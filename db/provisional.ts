@@ -25,14 +25,14 @@ export interface ProvisionalAtReceipt {
 }
 
 /**
- * The CTEs `storeDelivery` appends (after `d`, the delivery row): on the first delivery only, one
- * call of the migration's SECURITY DEFINER function, which filters by the verified tenant it is given;
- * after a grant, the delivery's `premium_at` (the schema: the receipt → premium figure of the
- * overview, kept once the grant is superseded). `p.n`: grants made (stops: grants withdrawn).
+ * The CTE `storeDelivery` puts before the delivery's insert (`i`: the delivery's id, chosen before the row is written,
+ * and whether the event is new): on the first delivery only, one call of the migration's SECURITY DEFINER function,
+ * which filters by the verified tenant it is given. The delivery's insert then stamps its own `premium_at` when a grant
+ * was made (the receipt → premium figure of the overview, kept once the grant is superseded): one write of the
+ * delivery row, not an insert and an update. `p.n`: grants made (stops: grants withdrawn).
  */
-export const PROVISIONAL_AT_RECEIPT_SQL = `p as (select record_provisional_access(?::uuid, ?, d.id, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?, ?) as n
-           from d where d.inserted),
-     q as (select mark_receipt_premium(?::uuid, d.id) from d, p where p.n > 0 and not ?::boolean)`;
+export const PROVISIONAL_AT_RECEIPT_SQL = `p as (select record_provisional_access(?::uuid, ?, i.id, ?, ?, ?, ?, ?, ?::timestamptz, ?, ?, ?) as n
+           from i where i.fresh)`;
 
 export function provisionalBindings(tenantId: string, provider: string, p: ProvisionalAtReceipt): Knex.RawBinding[] {
   return [
@@ -47,8 +47,6 @@ export function provisionalBindings(tenantId: string, provider: string, p: Provi
     p.isSandbox,
     Math.round(p.seconds),
     p.appUserId ? entitlementPayload(tenantId, p.appUserId) : '',
-    tenantId,
-    p.stop,
   ];
 }
 

@@ -35,7 +35,8 @@ export interface DeliveryToStore {
  * redelivery of one not yet processed is queued again if its row already left the outbox: the
  * workflows ignore what they have seen, and nothing depends on the first hand-over. An event that
  * grants or stops provisional access does so in the same statement, on its first delivery only
- * (db/provisional.ts); any other event's statement is unchanged.
+ * (db/provisional.ts): the grant is decided before the delivery row is written, so the row is written once, with its
+ * `premium_at`; any other event's statement is unchanged.
  */
 export async function storeDelivery(
   db: Knex,
@@ -50,40 +51,65 @@ export async function storeDelivery(
 }> {
   const effect = d.handover !== null;
   const provisional = d.provisional ?? null;
-  const { rows } = await db
-    .raw(
-      `with d as (
-       insert into webhook_deliveries (tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload, buyer_email)
-       values (?, ?, ?, ?, ?, ?, ?, ${effect ? 'null' : 'now()'}, ?::jsonb, ?)
-       on conflict (tenant_id, provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
+  const columns = `tenant_id, provider, event_id, event_type, mode, status, reason, processed_at, payload, buyer_email`;
+  const values = `?, ?, ?, ?, ?, ?, ?, ${effect ? 'null' : 'now()'}, ?::jsonb, ?`;
+  const valueBindings: Knex.RawBinding[] = [
+    d.tenantId,
+    d.provider,
+    d.eventId,
+    d.eventType,
+    d.mode,
+    effect ? 'received' : 'processed',
+    d.noEffectReason,
+    JSON.stringify(d.payload),
+    d.buyerEmail,
+  ];
+  const upsert = `on conflict (tenant_id, provider, event_id) do update set delivery_count = webhook_deliveries.delivery_count + 1, updated_at = now()
        -- A new row has delivery_count 1 and every redelivery raises it: that tells an insert from a redelivery
        -- without reading xmax, which would need SELECT on the whole table (payload, buyer_email) for the login role.
-       returning id, status, (delivery_count = 1) as inserted),
-     o as (insert into webhook_outbox (delivery_id, task_queue, handover) select id, ?, ?::jsonb from d where (inserted or status = 'received') and ?::boolean
-           on conflict (delivery_id) do nothing returning id)${
-             provisional
-               ? `,
-     ${PROVISIONAL_AT_RECEIPT_SQL}`
-               : ''
-           }
-     select d.inserted, (select count(*) from o)::int as queued${provisional ? ', (select coalesce(sum(n), 0) from p)::int as provisional, (select count(*) from q) as marked' : ''} from d`,
-      [
-        d.tenantId,
-        d.provider,
-        d.eventId,
-        d.eventType,
-        d.mode,
-        effect ? 'received' : 'processed',
-        d.noEffectReason,
-        JSON.stringify(d.payload),
-        d.buyerEmail,
-        d.taskQueue,
-        JSON.stringify(d.handover),
-        effect,
-        ...(provisional ? provisionalBindings(d.tenantId, d.provider, provisional) : []),
-      ],
-    )
-    .options({ prepare: true });
+       returning id, status, (delivery_count = 1) as inserted`;
+  const outbox = `o as (insert into webhook_outbox (delivery_id, task_queue, handover) select id, ?, ?::jsonb from d where (inserted or status = 'received') and ?::boolean
+           on conflict (delivery_id) do nothing returning id)`;
+  const outboxBindings: Knex.RawBinding[] = [d.taskQueue, JSON.stringify(d.handover), effect];
+  const statement = provisional
+    ? {
+        // The event is new unless its row exists: then the function runs before the insert, with the id the row gets
+        // (the grant's reference to it is checked at the commit, migration 061). Two first deliveries of one event at
+        // once both find it new; the second's insert becomes a redelivery and its grant names a row that never was:
+        // the foreign key refuses it at the commit, nothing of it is written, and the statement is run again (below),
+        // now as the redelivery it is.
+        sql: `with i as (select gen_random_uuid() as id, not exists (select 1 from webhook_deliveries w
+                 where w.tenant_id = ? and w.provider = ? and w.event_id = ?) as fresh),
+     ${PROVISIONAL_AT_RECEIPT_SQL},
+     d as (insert into webhook_deliveries (id, ${columns}, premium_at)
+       select i.id, ${values}, case when ?::boolean and (select n from p) > 0 then now() end from i
+       ${upsert}),
+     ${outbox}
+     select d.inserted, (select count(*) from o)::int as queued, (select coalesce(sum(n), 0) from p)::int as provisional from d`,
+        bindings: [
+          d.tenantId,
+          d.provider,
+          d.eventId,
+          ...provisionalBindings(d.tenantId, d.provider, provisional),
+          ...valueBindings,
+          !provisional.stop,
+          ...outboxBindings,
+        ],
+      }
+    : {
+        sql: `with d as (
+       insert into webhook_deliveries (${columns})
+       values (${values})
+       ${upsert}),
+     ${outbox}
+     select d.inserted, (select count(*) from o)::int as queued from d`,
+        bindings: [...valueBindings, ...outboxBindings],
+      };
+  const run = () => db.raw(statement.sql, statement.bindings).options({ prepare: true });
+  const { rows } = await run().catch((err: { code?: string; constraint?: string }) => {
+    if (err.code === '23503' && err.constraint === 'provisional_access_delivery_id_fkey') return run();
+    throw err;
+  });
   // A grant answers 1, or 2 when the same live grant was already held: the answer did not change.
   const n: number = rows[0].provisional ?? 0;
   const grant = provisional !== null && !provisional.stop;
@@ -169,8 +195,10 @@ export interface OutboxRow<H> {
 }
 
 /**
- * A task queue's rows due now, oldest first, locked so replicas share the work; a row waiting out its back-off holds
- * back no other.
+ * A task queue's rows due now, in the order they fell due (a new row's is its creation), locked so replicas share the
+ * work; a row waiting out its back-off holds back no other. The order is the index's (task_queue, next_attempt_at,
+ * id): the read stops after `limit` rows whatever the backlog, where ordering by id alone had every due row sorted, or
+ * every row in back-off walked past (test/webhooks/receive-path-statements.test.ts).
  */
 export async function takeDueOutboxRows<H>(
   trx: Knex.Transaction,
@@ -182,7 +210,7 @@ export async function takeDueOutboxRows<H>(
     .select(trx.raw('(extract(epoch from now() - created_at) * 1000)::float8 as age_ms'))
     .where({ task_queue: taskQueue })
     .where('next_attempt_at', '<=', trx.fn.now())
-    .orderBy('id')
+    .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
     .limit(limit)
     .forUpdate()
     .skipLocked()

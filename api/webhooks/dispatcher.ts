@@ -26,6 +26,12 @@ const HANDOVER_TIMEOUT_MS = 10_000;
 // Signals in flight per pass: enough to keep Temporal busy, few enough not to queue behind each other.
 const IN_FLIGHT = 16;
 const SWEEP_MS = 1000;
+/**
+ * Temporal away: the pause before the next pass, doubling from UNAVAILABLE_RETRY_MS up to this. Meanwhile kicks and
+ * sweeps start no pass, so the outbox is read once a pause however many receipts arrive, and the backlog is never
+ * re-scanned while nothing can be handed over.
+ */
+export const MAX_UNAVAILABLE_PAUSE_MS = 10_000;
 /** Refusals a row may meet before its delivery is `failed` (temporal/handover-failure.ts). */
 export const MAX_HANDOVER_ATTEMPTS = MAX_HANDOVER_REFUSALS;
 
@@ -73,16 +79,25 @@ export async function stopDispatcher(services: Services): Promise<void> {
  * outbox, unlocked, and the next pass is timed for it. A refused group is retried with back-off
  * and, after MAX_HANDOVER_ATTEMPTS, its deliveries are `failed` with the reason; rows waiting
  * out a back-off never hold back the others. Kicked after every receipt and swept every second.
+ * While Temporal is away (a pass's hand-overs fail as unavailable and none goes through) the pass stops at the first
+ * such failure, and the next one waits out a pause (2 s doubling to MAX_UNAVAILABLE_PAUSE_MS) that kicks and sweeps do
+ * not cut short: an outage costs the outbox one read a pause, not one per receipt (docs/provisional-access.md).
  */
 function createDispatcher(services: Services): Dispatcher {
   let running: Promise<void> | null = null;
   let kicked = false;
   let stopped = false;
 
-  /** One pass: whether a full batch went through (more may be waiting), and when the earliest held group settles. */
-  const pass = async (): Promise<{ more: boolean; settlesInMs: number | null }> => {
+  /** Set while Temporal is away: no pass before `until`; `pauseMs` doubles with each pass that finds it still away. */
+  let away: { until: number; pauseMs: number } | null = null;
+
+  /**
+   * One pass: whether a full batch went through (more may be waiting), when the earliest held group settles, and
+   * whether Temporal was away (a hand-over failed as unavailable and none went through).
+   */
+  const pass = async (): Promise<{ more: boolean; settlesInMs: number | null; unavailable: boolean }> => {
     const temporal = services.temporal;
-    if (!temporal) return { more: false, settlesInMs: null };
+    if (!temporal) return { more: false, settlesInMs: null, unavailable: false };
     return services.db.transaction(async (trx) => {
       const rows = await takeDueOutboxRows<Handover>(trx, BATCH, services.config.taskQueue);
       const groups = new Map<string, OutboxRow<Handover>[]>();
@@ -102,9 +117,16 @@ function createDispatcher(services: Services): Dispatcher {
       const client = temporal.client;
       const done: string[] = [];
       const failures: { group: OutboxRow<Handover>[]; err: unknown }[] = [];
+      // Once a hand-over finds Temporal away, the groups not yet sent stay as they are (unlocked at the commit, no
+      // write): the pass ends within one call's time instead of waiting out every group's.
+      let unavailable = false;
       await Promise.all(
         Array.from({ length: Math.min(IN_FLIGHT, queue.length) }, async () => {
-          for (let group = queue.shift(); group; group = queue.shift()) {
+          for (
+            let group = unavailable ? undefined : queue.shift();
+            group;
+            group = unavailable ? undefined : queue.shift()
+          ) {
             const g = group;
             try {
               // The hand-over continues the trace of the group's first receipt (when tracing is on).
@@ -127,6 +149,7 @@ function createDispatcher(services: Services): Dispatcher {
               for (const r of g) handoverLatency.observe((now - new Date(r.created_at).getTime()) / 1000);
             } catch (err) {
               failures.push({ group: g, err });
+              if (!isRefusal(err)) unavailable = true;
             }
           }
         }),
@@ -134,7 +157,11 @@ function createDispatcher(services: Services): Dispatcher {
       await deleteOutboxRows(trx, done);
       for (const { group, err } of failures) await settleFailure(trx, group, err);
       // A full batch whose ready rows all went through: more may be waiting behind it.
-      return { more: rows.length === BATCH && ready > 0 && done.length === ready, settlesInMs };
+      return {
+        more: rows.length === BATCH && ready > 0 && done.length === ready,
+        settlesInMs,
+        unavailable: unavailable && done.length === 0,
+      };
     });
   };
 
@@ -163,7 +190,7 @@ function createDispatcher(services: Services): Dispatcher {
   const run = async () => {
     for (;;) {
       kicked = false;
-      let r: Awaited<ReturnType<typeof pass>> = { more: false, settlesInMs: null };
+      let r: Awaited<ReturnType<typeof pass>> = { more: false, settlesInMs: null, unavailable: false };
       try {
         r = await pass();
       } catch (err) {
@@ -171,6 +198,19 @@ function createDispatcher(services: Services): Dispatcher {
         logger.warn({ err: (err as Error).message }, 'webhook outbox pass failed');
       }
       if (stopped) return;
+      if (r.unavailable) {
+        // Temporal away: one pass after the pause, whatever arrives meanwhile (kicks and sweeps wait for it).
+        const pauseMs = away ? Math.min(away.pauseMs * 2, MAX_UNAVAILABLE_PAUSE_MS) : UNAVAILABLE_RETRY_MS;
+        if (!away)
+          logger.warn({ pauseMs }, 'Temporal unreachable: webhook hand-overs pause (receipts are still stored)');
+        away = { until: Date.now() + pauseMs, pauseMs };
+        passIn(pauseMs);
+        return;
+      }
+      if (away) {
+        away = null;
+        logger.info('Temporal reachable again: webhook hand-overs resume');
+      }
       if (r.more) continue;
       if (r.settlesInMs !== null) passIn(r.settlesInMs);
       // Rows stored during the pass: the earliest they can have settled.
@@ -179,9 +219,11 @@ function createDispatcher(services: Services): Dispatcher {
     }
   };
 
-  // A receipt's row cannot be handed over before it has settled: the pass is timed for then.
+  // A receipt's row cannot be handed over before it has settled: the pass is timed for then. While Temporal is away
+  // the pass already timed for the end of the pause stands (passIn keeps the earliest), and no other is started.
   const kick = () => {
     if (stopped) return;
+    if (away && Date.now() < away.until) return;
     if (running) kicked = true;
     else passIn(SETTLE_MS);
   };

@@ -176,6 +176,8 @@ export async function startWebhookStack(log: (m: string) => void): Promise<Webho
       env,
       port: dashboardPort,
       logFile: path.join(tmp, 'api.log'),
+      // Like the workers below: loading the api's code on a machine shared at load 20–30 can take longer than 30 s.
+      timeoutMs: 180_000,
     });
     stops.push(() => api.stop());
     // The workers have no HTTP port: started the same way, ready once they have polled (their logs say so).

@@ -10,6 +10,7 @@ import * as m057Transfers from './057_transfers';
 import * as m058SigningKeys from './058_signing_keys';
 import * as m059AssistantSignIn from './059_assistant_sign_in';
 import * as m060EventProofs from './060_event_proofs';
+import * as m061ReceiptOneWrite from './061_receipt_one_write';
 import * as m062CustomerNotes from './062_customer_notes';
 
 /** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */
@@ -23,5 +24,6 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '058_signing_keys': m058SigningKeys,
   '059_assistant_sign_in': m059AssistantSignIn,
   '060_event_proofs': m060EventProofs,
+  '061_receipt_one_write': m061ReceiptOneWrite,
   '062_customer_notes': m062CustomerNotes,
 };

@@ -198,6 +198,6 @@ describe('provisional access never contradicts the authoritative rules', () => {
     expect(body).toContain('event_at <= p_event_at'); // withdrawnBy
     // The receiver wakes the premium waiters after its commit, never from inside this function.
     expect(body).not.toContain('pg_notify');
-    expect(PROVISIONAL_AT_RECEIPT_SQL).toContain('where d.inserted');
+    expect(PROVISIONAL_AT_RECEIPT_SQL).toContain('where i.fresh'); // the first delivery only (db/webhook-deliveries.ts)
   });
 });
