@@ -22,12 +22,6 @@ const STATUS_WORDS: Record<string, string> = {
   stale: 'Stopped: no longer applies',
 };
 
-/** Who asked for a change: keys by id, and connected assistants ("<assistant> on behalf of <person>"). */
-interface Requesters {
-  keys: Map<string, string>;
-  assistants: Map<string, string>;
-}
-
 const pretty = (v: unknown) => JSON.stringify(v, null, 2);
 
 /** One change with its plan: what it would change, where, and the values it changes as they are now. */
