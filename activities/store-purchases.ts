@@ -219,7 +219,11 @@ export async function applyRestorePolicy(
     externalId: input.purchaseKey,
   };
   const held = await holderOf(trx, purchase);
-  if (held.holder === null || held.holder === input.appUserId) return { transferred: null };
+  // Held for the buyer the store names (a notification before registration, under the store's own
+  // user id for the caller): the caller is that buyer, and the claim moves it to them as before.
+  const callerAtStore = storeUserFor(input.provider, input.appUserId);
+  if (held.holder === null || held.holder === input.appUserId || held.holder === callerAtStore)
+    return { transferred: null };
   const holder = held.holder;
   const settings = await transferSettings(trx);
   const policy = settings.restore_behavior;

@@ -109,9 +109,12 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
         held: null,
         provider_state: r.body.repairs[0].provider_state,
         applied: r.body.repairs[0].applied,
-        // Like every event about a customer (docs/outbound-webhooks.md): its place in the customer's order, and
-        // their entitlements as the repair found them (the lifecycle applies the repair after it).
+        // Like every event about a customer (docs/outbound-webhooks.md): its place in the customer's order and
+        // chain (docs/event-proofs.md), and their entitlements as the repair found them (the lifecycle applies
+        // the repair after it).
         sequence: expect.any(Number),
+        prev_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
         entitlements: expect.any(Array),
       },
     ]);
