@@ -8,6 +8,7 @@ import { migrateLatest } from '../db/migrate';
 import { loginRoleUrl, provisionLoginRole } from '../db/login-role';
 import { ensurePostgres, type PostgresHandle } from '../runtime/postgres';
 import { freePort } from '../runtime/ports';
+import { generateMasterKey } from '../vault/vault';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,6 +16,12 @@ declare module 'vitest' {
     databaseUrl: string;
     /** The same database as the login role the api and worker connect as (db/login-role.ts). */
     appDatabaseUrl: string;
+    /**
+     * The run's MASTER_KEY, which every api and worker a test starts without a key of its own uses:
+     * one deployment's key, as in production, so what one process seals in the shared database
+     * (the deployment's signing key above all, docs/entitlement-tokens.md) another can open.
+     */
+    masterKey: string;
   }
 }
 
@@ -30,6 +37,7 @@ export interface RunDatabase {
 interface Shared {
   database: Promise<RunDatabase & { drop(): Promise<void> }>;
   users: number;
+  masterKey: string;
 }
 
 // Each vitest project loads its global setup files as modules of its own, so the one database
@@ -51,11 +59,12 @@ export function runDatabase(): Promise<RunDatabase> {
  * engine tier's alone (test/engine-setup.ts); pure files have no setup (test/tiers.ts).
  */
 export default async function setup(project: TestProject) {
-  const shared = (held[SHARED] ??= { database: makeDatabase(), users: 0 });
+  const shared = (held[SHARED] ??= { database: makeDatabase(), users: 0, masterKey: generateMasterKey() });
   shared.users += 1;
   const db = await shared.database;
   project.provide('databaseUrl', db.databaseUrl);
   project.provide('appDatabaseUrl', db.appDatabaseUrl);
+  project.provide('masterKey', shared.masterKey);
   return async () => {
     shared.users -= 1;
     if (shared.users > 0) return;

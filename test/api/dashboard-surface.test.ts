@@ -75,12 +75,16 @@ describe('a person in the dashboard runs the operations under the same rules as 
       const byId = op.rest!.path.includes('{id}');
       const byUser = op.rest!.path.includes('{app_user_id}');
       const inputs: Record<string, unknown>[] = byId
-        ? [...aIds].slice(0, 20).map((id) => ({ id }))
+        ? [...aIds]
+            .slice(0, 20)
+            .map((id) => (op.rest!.path.includes('{name}') ? { id, name: 'customers.csv' } : { id }))
         : byUser
           ? aUsers.map((app_user_id) => ({ app_user_id }))
           : op.rest!.path.includes('{name}')
             ? CHARTS.map((c) => ({ name: c.name }))
-            : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
+            : op.rest!.path.includes('{date}')
+              ? [{ date: new Date(Date.now() - 86_400_000).toISOString().slice(0, 10) }]
+              : [op.input.safeParse({ limit: 200 }).success ? { limit: 200 } : {}];
       for (const input of inputs) {
         const r = await asPerson(op, input);
         expect([op.name, r.status]).toEqual([op.name, byId || byUser ? 404 : 200]);

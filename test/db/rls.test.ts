@@ -236,6 +236,8 @@ describe('row-level security', () => {
     });
     await ins('subscriber_attributes', { app_user_id: `u-${tag}`, name: '$email', value: 'x', set_at_ms: 1 });
     await ins('app_user_aliases', { alias_id: `$RCAnonymousID:${tag}`, app_user_id: `u-${tag}` });
+    // The support desk's notes on a customer (docs/support.md, "Notes").
+    await ins('customer_notes', { app_user_id: `u-${tag}`, body: 'note', written_by: 'operator' });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
     await ins('tenant_work_leases', { holder: `import-${tag}`, lease_until: new Date(Date.now() + 60_000) });
     // A signed daily digest, an export and one stored file of it in one part (migration 060).

@@ -18,7 +18,7 @@ import { createLogger } from '../../runtime/logger';
 import type { Scope } from '../../domain/scopes';
 import { makeApiKey, makeTenant } from './factories';
 import { appDb, testDb } from './db';
-import { temporalAddressIfAny } from './provided';
+import { runMasterKeyIfAny, temporalAddressIfAny } from './provided';
 
 export async function listen(app: Koa | http.RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createHttpServer(typeof app === 'function' ? app : app.callback());
@@ -46,8 +46,8 @@ export function testServices(overrides: Partial<Services> = {}): Services {
   const config = { ...loadConfig({ NODE_ENV: 'test' }), temporalAddress: address, ...overrides.config };
   // As api/main.ts does: one vault and one adapter set for the process. The vault is the
   // worker's the test pairs this API with (startTestWorker puts its key in the config); an API
-  // with no worker gets a key of its own. The payload codec uses the same key.
-  const vault = overrides.vault ?? createVault(config.masterKey ?? generateMasterKey());
+  // with no worker gets the run's key (one deployment's, test/global-setup.ts). The payload codec uses the same key.
+  const vault = overrides.vault ?? createVault(config.masterKey ?? runMasterKeyIfAny() ?? generateMasterKey());
   const connection = address ? Connection.lazy({ address }) : undefined;
   return {
     db: appDb(),

@@ -1,3 +1,4 @@
+import { runMasterKeyIfAny } from './provided';
 import { afterAll, beforeAll } from 'vitest';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { startAllEmulators } from '../../emulators/registry';
@@ -16,7 +17,7 @@ export interface EmulatorStack {
  * The five emulators on free ports, a worker whose adapters call them and the listeners on the
  * worker's config, for one describe block; all closed after it. Read the fields inside tests.
  */
-export function useEmulatorStack(masterKey = generateMasterKey()): EmulatorStack {
+export function useEmulatorStack(masterKey = runMasterKeyIfAny() ?? generateMasterKey()): EmulatorStack {
   const s = {} as EmulatorStack;
   beforeAll(async () => {
     s.emulators = await startAllEmulators(

@@ -4,6 +4,7 @@ import { inject, type ProvidedContext } from 'vitest';
 const PROVIDED_BY: Record<keyof ProvidedContext, 'database' | 'engine'> = {
   databaseUrl: 'database',
   appDatabaseUrl: 'database',
+  masterKey: 'database',
   temporalAddress: 'engine',
   taskQueuePrefix: 'engine',
   workflowBundlePath: 'engine',
@@ -27,4 +28,9 @@ export function provided<K extends keyof ProvidedContext>(key: K): ProvidedConte
 /** The run's Temporal address when this tier has one (the engine tier), else undefined. */
 export function temporalAddressIfAny(): string | undefined {
   return inject('temporalAddress') ?? undefined;
+}
+
+/** The run's MASTER_KEY where a tier made one (test/global-setup.ts), else undefined (a pure file's own). */
+export function runMasterKeyIfAny(): string | undefined {
+  return inject('masterKey') ?? undefined;
 }

@@ -1,3 +1,4 @@
+import { runMasterKeyIfAny } from './provided';
 import { attachToApp } from '../../db/app-providers';
 import { createProvenConnection } from './connections';
 import { withTenant } from '../../db/tenant-tx';
@@ -39,7 +40,7 @@ export async function startStoreStack(name: string, opts: { apiProcessEnv?: Node
     ProviderId,
     string
   >;
-  const masterKey = generateMasterKey();
+  const masterKey = runMasterKeyIfAny() ?? generateMasterKey();
   const worker = await startTestWorker({ config: { providerBaseUrls }, masterKey });
   // `apiProcessEnv`: the real api process (`npm run api`) on the worker's queue and key, with that env added.
   const api: StackApi = opts.apiProcessEnv

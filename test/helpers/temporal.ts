@@ -9,7 +9,7 @@ import { createWorker } from '../../temporal/worker';
 import { createOutboundWorker } from '../../temporal/outbound-worker';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/payload-codec';
 import { appDb } from './db';
-import { provided } from './provided';
+import { provided, runMasterKeyIfAny } from './provided';
 
 /**
  * A real worker on the run's Temporal server with a task queue of its own, so test files in
@@ -33,7 +33,7 @@ export async function startTestWorker(
   const taskQueue = opts.config?.taskQueue ?? `${provided('taskQueuePrefix')}-${crypto.randomBytes(3).toString('hex')}`;
   // A file that starts (and pauses) a Temporal server of its own names it; every other uses the run's.
   const address = opts.config?.temporalAddress ?? provided('temporalAddress');
-  const masterKey = opts.masterKey ?? opts.config?.masterKey ?? generateMasterKey();
+  const masterKey = opts.masterKey ?? opts.config?.masterKey ?? runMasterKeyIfAny() ?? generateMasterKey();
   // The config carries the worker's key, so an API started with it (startApi({ config })) gets
   // the same payload codec and can read what this worker writes.
   const config: Config = {

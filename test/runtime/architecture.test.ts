@@ -9,7 +9,7 @@ const DOC = fs.readFileSync(path.join(__dirname, '../../docs/architecture.md'), 
 function documentedRules(): Map<string, { run: string[]; types: string[] }> {
   const rules = new Map<string, { run: string[]; types: string[] }>();
   for (const line of DOC.split('\n')) {
-    const m = /^\| `([a-z]+)\/` \|.*\| ([^|]+) \|$/.exec(line);
+    const m = /^\| `([a-z]+)\/` +\|.*\| ([^|]+?) *\|$/.exec(line);
     if (!m) continue;
     const [folder, cell] = [m[1], m[2].trim()];
     const [runPart, typePart = ''] = cell.split('(types from');
