@@ -7,7 +7,7 @@ import {
   type Retention,
   type SigningKeyFacts,
 } from '../domain/signing-keys';
-import type { Vault } from '../vault/vault';
+import { VaultDecryptError, type Vault } from '../vault/vault';
 import {
   activeKey,
   insertFirstSigner,
@@ -77,6 +77,20 @@ function createSigningKeys(db: Knex, vault: Vault, retention: Retention): Signin
     return k;
   };
 
+  /** A new key signs from now on; `olderThanMs`: only if the signer is that old; `unopenable`: only if it signs. */
+  const rotateSigner = async (opts: { olderThanMs?: number; unopenable?: string }) => {
+    const next = await newKey(vault);
+    return withSignerLock(db, async (signer: SigningKeyFacts | undefined, ops) => {
+      if (signer && opts.olderThanMs !== undefined && !rotationDue(signer, new Date(), opts.olderThanMs))
+        return { kid: signer.kid, rotated: false, retired: null };
+      if (signer && opts.unopenable !== undefined && signer.kid !== opts.unopenable)
+        return { kid: signer.kid, rotated: false, retired: null };
+      if (signer) await ops.replace(next);
+      else await ops.add(next);
+      return { kid: next.kid, rotated: true, retired: signer?.kid ?? null };
+    });
+  };
+
   const ensureSigningKey = async () => {
     if (await activeKey(db)) return;
     await insertFirstSigner(db, await newKey(vault));
@@ -90,7 +104,19 @@ function createSigningKeys(db: Knex, vault: Vault, retention: Retention): Signin
         signer = await activeKey(db);
         if (!signer) throw new Error('signing keys: no active key after ensuring one');
       }
-      const key = await privateKey(signer.kid, signer.private_key_enc);
+      let key: CryptoKey | Uint8Array;
+      try {
+        key = await privateKey(signer.kid, signer.private_key_enc);
+      } catch (err) {
+        if (!(err instanceof VaultDecryptError)) throw err;
+        // Sealed under a MASTER_KEY this process does not hold (the master key changed without
+        // `token-key:rotate`): nothing here can sign with it, so a key of ours takes over; the old
+        // one retires, still published for what it signed (docs/entitlement-tokens.md).
+        await rotateSigner({ unopenable: signer.kid });
+        signer = await activeKey(db);
+        if (!signer) throw new Error('signing keys: no active key after replacing an unopenable one', { cause: err });
+        key = await privateKey(signer.kid, signer.private_key_enc);
+      }
       return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
         .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ })
         .sign(key);
@@ -103,16 +129,7 @@ function createSigningKeys(db: Knex, vault: Vault, retention: Retention): Signin
 
     ensureSigningKey,
 
-    async rotate(opts = {}) {
-      const next = await newKey(vault);
-      return withSignerLock(db, async (signer: SigningKeyFacts | undefined, ops) => {
-        if (signer && opts.olderThanMs !== undefined && !rotationDue(signer, new Date(), opts.olderThanMs))
-          return { kid: signer.kid, rotated: false, retired: null };
-        if (signer) await ops.replace(next);
-        else await ops.add(next);
-        return { kid: next.kid, rotated: true, retired: signer?.kid ?? null };
-      });
-    },
+    rotate: (opts = {}) => rotateSigner(opts),
 
     async withdraw(kid) {
       const before = await keyFacts(db, kid);

@@ -83,14 +83,27 @@ describe('signing keys', () => {
     );
   });
 
-  it('the private key opens under its MASTER_KEY only: a process with another key cannot sign with it', async () => {
-    const stranger = createKnex(loginRoleUrl(url), { max: 1 });
+  it('the private key opens under its MASTER_KEY only: a process with another key signs with a key of its own, the old one still published', async () => {
+    // A database of its own: the other cases count this file's keys.
+    const own = await scratchDatabase('keys-stranger');
+    const stranger = createKnex(loginRoleUrl(own.url), { max: 1 });
+    const ownRows = () => own.owner('signing_keys').select('*').orderBy('created_at');
     try {
-      await expect(
-        signingKeys(stranger, createVault(`k1:${crypto.randomBytes(32).toString('base64')}`)).signJws({}, 'x'),
-      ).rejects.toThrow(/cannot decrypt/);
+      await signingKeys(own.app, vault).signJws(payload(8), 'x');
+      const before = (await ownRows()).find((r) => r.state === 'active');
+      const signed = await signingKeys(
+        stranger,
+        createVault(`k1:${crypto.randomBytes(32).toString('base64')}`),
+      ).signJws(payload(9), 'x');
+      const kid = decodeProtectedHeader(signed).kid;
+      expect(kid).not.toBe(before.kid);
+      const after = await ownRows();
+      expect(after.find((r) => r.kid === before.kid)).toMatchObject({ state: 'retired', private_key_enc: null });
+      expect(after.filter((r) => r.state === 'active').map((r) => r.kid)).toEqual([kid]);
+      expect(await verifies(signed, own.app)).toBe(true);
     } finally {
       await stranger.destroy();
+      await own.drop();
     }
   });
 
