@@ -1,66 +1,24 @@
-import {
-  ScheduleAlreadyRunning,
-  ScheduleNotFoundError,
-  ScheduleOverlapPolicy,
-  type Client,
-  type ScheduleDescription,
-} from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { eventDigestsWorkflow } from '../workflows/event-digests';
+import { deploymentScheduleId, ensureDeploymentSchedule, type DeploymentSchedule } from './deployment-schedule';
 
 /**
- * The daily digest Schedule (docs/event-proofs.md, "Daily digest"): `event-digests-<task queue>`
- * (one per deployment; each run makes every tenant's digest of the day before, by tenant id), at
- * 00:05 UTC, starting `eventDigestsWorkflow`. Ensured by the api process at start; idempotent.
+ * The daily digest schedule (docs/event-proofs.md, "Daily digest"): each run makes every tenant's
+ * digest of the day before, at 00:05 UTC; after an outage the missed day is still made (each run
+ * names its own day).
  */
-export const eventDigestScheduleId = (taskQueue: string) => `event-digests-${taskQueue}`;
-
-const CRON = '5 0 * * *';
-const DAY_MS = 24 * 3_600_000;
-
-function matches(d: ScheduleDescription, taskQueue: string): boolean {
-  return (
-    d.action.type === 'startWorkflow' &&
-    d.action.workflowType === eventDigestsWorkflow.name &&
-    d.action.taskQueue === taskQueue &&
-    d.policies.overlap === ScheduleOverlapPolicy.SKIP &&
+const EVENT_DIGESTS: DeploymentSchedule = {
+  name: 'event-digests',
+  workflow: eventDigestsWorkflow,
+  spec: { cronExpressions: ['5 0 * * *'] },
+  hasSpec: (d) =>
     (d.spec.calendars?.length ?? 0) === 1 &&
     d.spec.calendars?.[0].hour?.[0]?.start === 0 &&
-    d.spec.calendars?.[0].minute?.[0]?.start === 5
-  );
-}
+    d.spec.calendars?.[0].minute?.[0]?.start === 5,
+  note: 'signs each tenant’s digest of the day before',
+};
 
-export async function ensureEventDigestSchedule(
-  client: Client,
-  taskQueue: string,
-): Promise<'created' | 'updated' | 'unchanged'> {
-  const scheduleId = eventDigestScheduleId(taskQueue);
-  const handle = client.schedule.getHandle(scheduleId);
-  const current = await handle.describe().catch((err) => {
-    if (err instanceof ScheduleNotFoundError) return null;
-    throw err;
-  });
-  if (current && matches(current, taskQueue)) return 'unchanged';
-  const options = {
-    spec: { cronExpressions: [CRON] },
-    action: {
-      type: 'startWorkflow' as const,
-      workflowType: eventDigestsWorkflow,
-      args: [] as [],
-      taskQueue,
-      workflowId: scheduleId,
-    },
-    // One run at a time; after an outage the missed day is still made (each run names its own day).
-    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: DAY_MS, pauseOnFailure: false },
-    state: { note: 'signs each tenant’s digest of the day before' },
-  };
-  if (!current) {
-    try {
-      await client.schedule.create({ scheduleId, ...options });
-      return 'created';
-    } catch (err) {
-      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    }
-  }
-  await handle.update((prev) => ({ ...prev, ...options, state: { ...prev.state, ...options.state } }));
-  return 'updated';
-}
+export const eventDigestScheduleId = (taskQueue: string) => deploymentScheduleId(EVENT_DIGESTS.name, taskQueue);
+
+export const ensureEventDigestSchedule = (client: Client, taskQueue: string) =>
+  ensureDeploymentSchedule(client, taskQueue, EVENT_DIGESTS);
