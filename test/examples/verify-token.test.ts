@@ -65,7 +65,7 @@ describe('the token verification examples', () => {
     const elsewhere = await mint('premium');
     api.services.config.publicApiUrl = api.apiRoot;
     const exp = JSON.parse(Buffer.from(ending.split('.')[1], 'base64url').toString()).exp as number;
-    const [h, p, s] = premium.split('.');
+    const [h, p] = premium.split('.');
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
     const foreign = await generateKeyPair('Ed25519');
     const forge = (kid: string) =>
