@@ -33,6 +33,7 @@ describe('the token verification examples', () => {
   const goBin = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'verify-token-')), 'verify-token');
   const pythonOnPath = which('python3', ['/root/.pyenv/shims/python3', '/usr/bin/python3']);
   let python: string | null = null;
+  let noPython = 'no python3 on this machine';
   const go = which('go', ['/usr/local/go/bin/go']);
   let goBuilt: Promise<unknown> = Promise.resolve();
 
@@ -43,9 +44,13 @@ describe('the token verification examples', () => {
         cwd: path.join(EXAMPLES, 'go'),
         env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
       });
-    // The interpreter itself, not a version manager's shim in front of it (half a second a run).
+    // The interpreter itself, not a version manager's shim in front of it (half a second a run),
+    // once it has the one package the example needs.
     if (pythonOnPath)
-      python = (await run(pythonOnPath, ['-c', 'import sys; print(sys.executable)'])).stdout.trim() || pythonOnPath;
+      python = await run(pythonOnPath, ['-c', 'import sys, cryptography; print(sys.executable)']).then(
+        (r) => r.stdout.trim() || pythonOnPath,
+        () => ((noPython = `${pythonOnPath} has no cryptography package (pip install cryptography)`), null),
+      );
     api = await startApi();
     // The tokens' `iss` is the deployment's public URL: here, where this listener answers.
     api.services.config.publicApiUrl = api.apiRoot;
@@ -137,7 +142,7 @@ describe('the token verification examples', () => {
   });
 
   it('Python (cryptography): examples/verify-token/verify.py', async (ctx) => {
-    if (!python) return ctx.skip('no python3 on this machine');
+    if (!python) return ctx.skip(noPython);
     expect(await table(cli(python, [path.join(EXAMPLES, 'verify.py')]))).toEqual(expected());
   });
 
