@@ -35,7 +35,8 @@ describe('the token verification examples', () => {
   let python: string | null = null;
   let noPython = 'no python3 on this machine';
   const go = which('go', ['/usr/local/go/bin/go']);
-  let goBuilt: Promise<unknown> = Promise.resolve();
+  /** The build's failure, if it failed (awaited by the Go test alone). */
+  let goBuilt: Promise<unknown> = Promise.resolve(null);
 
   beforeAll(async () => {
     // Built while the service starts; the build cache is the user's (GOCACHE), so it is quick after the first.
@@ -43,7 +44,10 @@ describe('the token verification examples', () => {
       goBuilt = run(go, ['build', '-o', goBin, '.'], {
         cwd: path.join(EXAMPLES, 'go'),
         env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
-      });
+      }).then(
+        () => null,
+        (e: Error) => e,
+      );
     // The interpreter itself, not a version manager's shim in front of it (half a second a run),
     // once it has the one package the example needs.
     if (pythonOnPath)
@@ -108,12 +112,16 @@ describe('the token verification examples', () => {
   /** Every case through one verifier (`check(token, aud, now?)` → 'ok' or the reason). */
   const table = (check: (token: string, aud: string, now?: number) => Promise<Outcome>) =>
     Promise.all(cases.map(async (c) => [c.name, await check(c.token, c.aud ?? audience, c.now)]));
-  const sub = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sub;
+  /** The verifier answered the token's own claims (who, and whether premium). */
+  const same = (token: string, claims: { sub?: unknown; premium?: unknown }) => {
+    const signed = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+    return claims.sub === signed.sub && claims.premium === signed.premium;
+  };
   /** A script's verdict: its claims on stdout (checked against the token's own) or its reason on stderr. */
   const cli = (cmd: string, args: string[]) => async (token: string, aud: string, now?: number) => {
     try {
       const { stdout } = await run(cmd, [...args, api.apiRoot, aud, token, ...(now ? [String(now)] : [])]);
-      return JSON.parse(stdout).sub === sub(token) ? 'ok' : `other claims: ${stdout}`;
+      return same(token, JSON.parse(stdout)) ? 'ok' : `other claims: ${stdout}`;
     } catch (e) {
       return (e as { stderr?: string }).stderr?.trim() || String(e);
     }
@@ -134,7 +142,7 @@ describe('the token verification examples', () => {
     const got = await table(async (token, aud, now) => {
       if (!check.has(aud)) check.set(aud, entitlementVerifier(api.apiRoot, aud));
       return check.get(aud)!(token, now === undefined ? undefined : new Date(now * 1000)).then(
-        (claims) => (claims.sub === sub(token) ? 'ok' : `other claims: ${JSON.stringify(claims)}`),
+        (claims) => (same(token, claims) ? 'ok' : `other claims: ${JSON.stringify(claims)}`),
         reason,
       );
     });
@@ -148,7 +156,8 @@ describe('the token verification examples', () => {
 
   it('Go (standard library): examples/verify-token/go', async (ctx) => {
     if (!go) return ctx.skip('no Go toolchain on this machine');
-    await goBuilt;
+    const failed = await goBuilt;
+    if (failed) throw failed;
     expect(await table(cli(goBin, []))).toEqual(expected());
   });
 });
