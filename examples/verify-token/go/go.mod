@@ -1,0 +1,3 @@
+module example.com/verify-token
+
+go 1.22
