@@ -103,8 +103,7 @@ export async function revokeAssistantGrant(
   id: string,
 ): Promise<{ row: AssistantGrantRow; revokedNow: boolean } | undefined> {
   const found = (await trx('assistant_grants').where({ id, user_id: userId }).forUpdate().first()) as
-    | AssistantGrantRow
-    | undefined;
+    AssistantGrantRow | undefined;
   if (!found) return undefined;
   if (found.revoked_at) return { row: found, revokedNow: false };
   const [row] = await trx('assistant_grants').where({ id }).update({ revoked_at: trx.fn.now() }).returning('*');

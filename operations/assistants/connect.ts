@@ -6,7 +6,7 @@ import { invalidRequest } from '../errors';
 import { ACCOUNT, defineOperation } from '../types';
 import { connectedAssistant, personOf, serializeAssistant } from './schema';
 
-/** What the consent page knows of the asking assistant (from its registration and request) and what the person chose. */
+/** What the consent page knows of the asking assistant: its registration and its request. */
 const request = {
   client_id: z.string().min(1).max(200).describe('the registered client that asks'),
   client_name: z.string().min(1).max(200).describe('the name it registered with, as the person saw it'),
