@@ -85,10 +85,10 @@ export class OAuthRecords {
 
 /**
  * Every code and token one consent gave, and the authorization server's grant itself (keyed by
- * its id, as every record), deleted at once: a revocation. Runs in the caller's transaction, so
- * the consent's revocation and this land together.
+ * its id, as every record), deleted at once: a revocation. As the login role: a tenant
+ * transaction has no access to these records, which belong to no tenant.
  */
-export async function deleteGrantRecords(db: Knex | Knex.Transaction, grantId: string): Promise<void> {
+export async function deleteGrantRecords(db: Knex, grantId: string): Promise<void> {
   await db('oauth_records')
     .where({ grant_id: grantId })
     .orWhere({ model: 'Grant', id_hash: hashOf(grantId) })

@@ -15,6 +15,7 @@ import { readForm } from '../dashboard/form';
 import { formatDate, html } from '../dashboard/html';
 import { csrfField, page } from '../dashboard/layout';
 import { readThrough, runOperation } from '../dashboard/run-operation';
+import { policyWithFormTarget } from '../dashboard/security-headers';
 import type { SessionUser } from '../../db/dashboard-users';
 import { accountIdOf, TOOLS_SCOPE, toolsResource } from './provider';
 import type { z } from 'zod';
@@ -76,6 +77,9 @@ export function assistantPages(services: Services, provider: Provider): Router {
     if (!details || !asking) return gone(ctx, user);
     const tenant = await readThrough<{ name: string }>(services, ctx, getTenant as Operation);
     const name = asking.client_name;
+    // The answer is a redirect to the assistant's address: the browser must be let to follow it.
+    const policy = policyWithFormTarget(String(details.params.redirect_uri));
+    if (policy) ctx.set('Content-Security-Policy', policy);
     ctx.type = 'html';
     ctx.body = page({
       title: 'Connect an assistant',

@@ -6,8 +6,8 @@ import { ACCOUNT, defineOperation } from '../types';
 import { connectedAssistant, knownAssistantId, noSuchAssistant, personOf, serializeAssistant } from './schema';
 
 /**
- * A person disconnects one of their assistants: the consent is marked revoked and every code and
- * token it gave is deleted in the same transaction, so its next request is refused (401).
+ * A person disconnects one of their assistants: the consent is marked revoked, so its next request
+ * is refused (401), and every code and token it gave is deleted.
  * Disconnecting it again changes nothing.
  */
 export const revokeAssistant = defineOperation({
@@ -25,12 +25,12 @@ export const revokeAssistant = defineOperation({
   async handler(ctx, input) {
     const person = personOf(ctx);
     const assistantId = knownAssistantId(input.id);
-    const found = await ctx.tx(async (trx) => {
-      const revoked = await revokeAssistantGrant(trx, person.userId, assistantId);
-      if (revoked?.revokedNow) await deleteGrantRecords(trx, revoked.row.grant_id);
-      return revoked;
-    });
+    const found = await ctx.tx((trx) => revokeAssistantGrant(trx, person.userId, assistantId));
     if (!found) throw noSuchAssistant();
+    // The revocation above is what refuses its tokens (each request reads the consent). Its codes
+    // and tokens are the authorization server's records, no tenant's (db/oauth-records.ts), so they
+    // go after it, as the login role; any a failure here leaves are refused anyway and expire.
+    if (found.revokedNow) await deleteGrantRecords(ctx.services.db, found.row.grant_id);
     return { ...serializeAssistant(found.row), already_revoked: !found.revokedNow };
   },
 });

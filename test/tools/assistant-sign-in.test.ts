@@ -3,12 +3,7 @@ import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { createSession } from '../../db/dashboard-users';
@@ -21,6 +16,7 @@ import { createLogger } from '../../runtime/logger';
 import { listen, newTenant, refill, testServices } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { makeProduct } from '../helpers/factories';
+import { Assistant } from '../helpers/mcp-assistant';
 
 /**
  * Assistants sign in (docs/assistant-sign-in.md), driven by the official MCP client's own OAuth
@@ -66,51 +62,6 @@ describe('assistants sign in (MCP authorization)', () => {
     for (const c of closers) await c();
     await worker?.stop();
   });
-
-  /** What an assistant keeps: the official client's storage interface, in memory. */
-  class Assistant implements OAuthClientProvider {
-    client?: OAuthClientInformationMixed;
-    saved?: OAuthTokens;
-    verifier = '';
-    authorizationUrl?: URL;
-    constructor(
-      readonly name: string,
-      readonly redirect = `http://127.0.0.1:${40000 + Math.floor(Math.random() * 20000)}/callback`,
-    ) {}
-    get redirectUrl() {
-      return this.redirect;
-    }
-    get clientMetadata(): OAuthClientMetadata {
-      return {
-        client_name: this.name,
-        redirect_uris: [this.redirect],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      };
-    }
-    clientInformation() {
-      return this.client;
-    }
-    saveClientInformation(c: OAuthClientInformationMixed) {
-      this.client = c;
-    }
-    tokens() {
-      return this.saved;
-    }
-    saveTokens(t: OAuthTokens) {
-      this.saved = t;
-    }
-    redirectToAuthorization(url: URL) {
-      this.authorizationUrl = url;
-    }
-    saveCodeVerifier(v: string) {
-      this.verifier = v;
-    }
-    codeVerifier() {
-      return this.verifier;
-    }
-  }
 
   interface Person {
     id: string;
