@@ -8,10 +8,10 @@ const { deleteExpiredOAuthRecords } = proxyActivities<Activities>({
 });
 
 /** Rows per batch and batches per run by default: at most 10,000 rows a run, each batch a short statement. */
-export const OAUTH_CLEANUP_BATCH = 500;
-export const OAUTH_CLEANUP_BATCHES = 20;
+const OAUTH_CLEANUP_BATCH = 500;
+const OAUTH_CLEANUP_BATCHES = 20;
 
-export interface OAuthCleanupInput {
+interface OAuthCleanupInput {
   /** Rows per batch (1–500; a test passes a few). */
   batch?: number;
   /** Batches per run (1–20). */

@@ -35,6 +35,7 @@ export const connectAssistant = defineOperation({
     })
     .strict(),
   output: connectedAssistant.extend({
+    client_id: z.string(),
     grant_id: z.string().describe('the authorization server’s grant this consent gives (for the sign-in only)'),
   }),
   pages: [{ page: '/assistants/consent', gates: ['open', 'act'] }],
@@ -58,6 +59,6 @@ export const connectAssistant = defineOperation({
         hold_writes: input.hold_writes,
       }),
     );
-    return { ...serializeAssistant(row), grant_id: grantId };
+    return { ...serializeAssistant(row), client_id: row.client_id, grant_id: grantId };
   },
 });
