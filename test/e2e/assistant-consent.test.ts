@@ -33,6 +33,7 @@ describe('an assistant connected through the consent page in a browser', () => {
   let dashboardRoot = '';
   let toolsRoot = '';
   let browser: Browser;
+  let services: ReturnType<typeof testServices>;
   let page: Page;
   let tenant: { tenant_id: string; name: string };
   const email = uniqueEmail('assistant-dev');
@@ -61,9 +62,9 @@ describe('an assistant connected through the consent page in a browser', () => {
     const [dashboard, tools] = [await listener(), await listener()];
     dashboardRoot = dashboard.url;
     toolsRoot = tools.url;
-    const services = testServices({
-      config: { ...testServices().config, publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url },
-    });
+    // The run's services, told the public URLs the listeners got (the issuer and the resource).
+    const base = testServices();
+    services = { ...base, config: { ...base.config, publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url } };
     dashboard.set(createDashboardApp(services, log).callback());
     tools.set(createToolsApp(services, log).callback());
     const t = await newTenant('assistant-consent');
@@ -81,6 +82,7 @@ describe('an assistant connected through the consent page in a browser', () => {
   afterAll(async () => {
     await browser?.close();
     for (const c of closers) await c();
+    await services?.temporal?.connection.close();
   });
 
   /** The official client up to the authorization URL it would open: discovery from the 401, registration, PKCE. */
