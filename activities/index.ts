@@ -14,6 +14,7 @@ import { createReconciliationRunActivities } from './reconciliation-runs';
 import { createExportActivities } from './exports';
 import { createEventDigestActivities } from './event-digests';
 import { createSigningKeyActivities } from './signing-keys';
+import { createOAuthCleanupActivities } from './oauth-records';
 
 export type { ActivityDeps } from './deps';
 
@@ -36,6 +37,7 @@ export function createActivities(given: ActivityDeps) {
     ...createExportActivities(deps),
     ...createEventDigestActivities(deps),
     ...createSigningKeyActivities(deps),
+    ...createOAuthCleanupActivities(deps),
   };
 }
 

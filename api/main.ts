@@ -20,6 +20,7 @@ import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { ensureSigningKeySchedule } from '../temporal/signing-key-schedule';
 import { ensureEventDigestSchedule } from '../temporal/event-digest-schedule';
+import { ensureOAuthCleanupSchedule } from '../temporal/oauth-cleanup-schedule';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
 import { signingKeys } from '../db/signing-key-service';
@@ -109,6 +110,11 @@ if (temporal && config.tenantSchedulesAtStart) {
   ensureEventDigestSchedule(temporal.client, config.taskQueue).then(
     (outcome) => logger.info({ outcome }, 'event digest schedule ensured'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'event digest schedule not ensured'),
+  );
+  // Expired assistant sign-in records go in bounded batches (docs/assistant-sign-in.md, "Expired records").
+  ensureOAuthCleanupSchedule(temporal.client, config.taskQueue).then(
+    (outcome) => logger.info({ outcome }, 'sign-in records cleanup schedule ensured'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'sign-in records cleanup schedule not ensured'),
   );
 }
 const shutdown = async () => {

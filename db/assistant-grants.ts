@@ -22,17 +22,16 @@ export interface AssistantGrantRow {
   revoked_at: Date | null;
 }
 
+/** Records a person's consent, in the caller's tenant transaction. */
 export async function insertAssistantGrant(
-  db: Knex,
+  trx: Knex.Transaction,
   g: Pick<
     AssistantGrantRow,
     'tenant_id' | 'user_id' | 'grant_id' | 'client_id' | 'client_name' | 'redirect_host' | 'role' | 'hold_writes'
   >,
 ): Promise<AssistantGrantRow> {
-  return withTenant(db, g.tenant_id, async (trx) => {
-    const [row] = await trx('assistant_grants').insert(g).returning('*');
-    return row as AssistantGrantRow;
-  });
+  const [row] = await trx('assistant_grants').insert(g).returning('*');
+  return row as AssistantGrantRow;
 }
 
 /**
@@ -89,26 +88,24 @@ export async function touchAssistantGrant(db: Knex, tenantId: string, id: string
   );
 }
 
-/** A person's connected assistants, newest first (revoked ones included, marked). */
-export async function listAssistantGrants(db: Knex, tenantId: string, userId: string): Promise<AssistantGrantRow[]> {
-  return withTenant(db, tenantId, (trx) =>
-    trx('assistant_grants').where({ user_id: userId }).orderBy('created_at', 'desc').limit(100),
-  );
+/** A person's connected assistants, newest first (revoked ones included, marked), in their tenant transaction. */
+export async function listAssistantGrants(trx: Knex.Transaction, userId: string): Promise<AssistantGrantRow[]> {
+  return trx('assistant_grants').where({ user_id: userId }).orderBy('created_at', 'desc').limit(100);
 }
 
-/** Revokes one of a person's consents; answers its grant id when it was live, undefined otherwise. */
+/**
+ * One of a person's consents, locked, and revoked if it was live: undefined when it is not theirs
+ * (another person's, another tenant's under RLS, or none); `revokedNow` false when it was revoked before.
+ */
 export async function revokeAssistantGrant(
-  db: Knex,
-  tenantId: string,
+  trx: Knex.Transaction,
   userId: string,
   id: string,
-): Promise<AssistantGrantRow | undefined> {
-  return withTenant(db, tenantId, async (trx) => {
-    const [row] = await trx('assistant_grants')
-      .where({ id, user_id: userId })
-      .whereNull('revoked_at')
-      .update({ revoked_at: trx.fn.now() })
-      .returning('*');
-    return row as AssistantGrantRow | undefined;
-  });
+): Promise<{ row: AssistantGrantRow; revokedNow: boolean } | undefined> {
+  const found = (await trx('assistant_grants').where({ id, user_id: userId }).forUpdate().first()) as
+    AssistantGrantRow | undefined;
+  if (!found) return undefined;
+  if (found.revoked_at) return { row: found, revokedNow: false };
+  const [row] = await trx('assistant_grants').where({ id }).update({ revoked_at: trx.fn.now() }).returning('*');
+  return { row: row as AssistantGrantRow, revokedNow: true };
 }

@@ -83,9 +83,33 @@ export class OAuthRecords {
   }
 }
 
-/** Every code and token one consent gave, deleted at once (a revocation, a removed member). */
+/**
+ * Every code and token one consent gave, and the authorization server's grant itself (keyed by
+ * its id, as every record), deleted at once: a revocation. As the login role: a tenant
+ * transaction has no access to these records, which belong to no tenant.
+ */
 export async function deleteGrantRecords(db: Knex, grantId: string): Promise<void> {
-  await db('oauth_records').where({ grant_id: grantId }).del();
+  await db('oauth_records')
+    .where({ grant_id: grantId })
+    .orWhere({ model: 'Grant', id_hash: hashOf(grantId) })
+    .del();
+}
+
+/**
+ * Up to `limit` records past their expiry, oldest expiry first, deleted (the cleanup job,
+ * docs/assistant-sign-in.md "Expired records"): codes, tokens, grants, sessions and pending
+ * sign-ins nobody can use any more (`find` already ignores them). Rows another run is deleting
+ * are skipped, not waited for. Client registrations have no expiry and stay. Answers how many went.
+ */
+export async function deleteExpiredOAuthRecords(db: Knex, limit: number): Promise<number> {
+  const batch = db('oauth_records')
+    .select('model', 'id_hash')
+    .where('expires_at', '<', db.fn.now())
+    .orderBy('expires_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked();
+  return db('oauth_records').whereIn(['model', 'id_hash'], batch).del();
 }
 
 /** A presented access token's stored payload, while it lives; undefined for anything else. */

@@ -12,9 +12,12 @@ export type Role = (typeof ROLES)[number];
  * The dashboard-only operations (no key may run them), by what they touch:
  * - `credentials`: secret keys, provider credentials, webhook secrets, the paywall;
  * - `team`: inviting people, changing roles, removing members;
- * - `approvals`: approving or rejecting a write a key asked for (docs/approvals.md).
+ * - `approvals`: approving or rejecting a write a key asked for (docs/approvals.md);
+ * - `assistants`: connecting an assistant to act for oneself, listing and disconnecting one's own
+ *   (docs/assistant-sign-in.md). Every role has it: what the assistant may do is bounded by the
+ *   person's role anyway (`rolesWithin`, `assistantScopesOf`).
  */
-export const ACCOUNT_AREAS = ['credentials', 'team', 'approvals'] as const;
+export const ACCOUNT_AREAS = ['credentials', 'team', 'approvals', 'assistants'] as const;
 export type AccountArea = (typeof ACCOUNT_AREAS)[number];
 
 /** Every read scope: a scope added later that ends in `:read` reaches every role that reads. */
@@ -53,15 +56,19 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
       'transfers:write',
       'exports:write',
     ],
-    account: ['credentials'],
+    account: ['credentials', 'assistants'],
   },
   support: {
     summary: 'Reads everything but keys and credentials; answers customers (grants, refresh, notes, transfers).',
     // Refreshing a customer from the providers is an import's capability (docs/reconciliation.md).
     scopes: [...READS, 'grants:write', 'imports:write', 'customers:write', 'transfers:write'],
-    account: [],
+    account: ['assistants'],
   },
-  viewer: { summary: 'Reads everything but keys and credentials; changes nothing.', scopes: [...READS], account: [] },
+  viewer: {
+    summary: 'Reads everything but keys and credentials; changes nothing.',
+    scopes: [...READS],
+    account: ['assistants'],
+  },
 };
 
 export function roleSummary(role: Role): string {
@@ -78,6 +85,11 @@ export function scopesOfRole(role: Role): Scope[] {
  */
 export function assistantScopesOf(given: Role, person: Role): Scope[] {
   return scopesOfRole(given).filter((s) => roleHasScope(person, s));
+}
+
+/** The roles a person may give an assistant: their own, or any whose every scope theirs carries. */
+export function rolesWithin(role: Role): Role[] {
+  return ROLES.filter((r) => scopesOfRole(r).every((s) => roleHasScope(role, s)));
 }
 
 /** Whether a role carries a scope (an operation open to keys); dashboard-only operations ask `mayManageAccount`. */

@@ -6,6 +6,10 @@ import { listApiKeysOp } from './api-keys/list';
 import { revokeApiKeyOp } from './api-keys/revoke';
 import { createApp } from './apps/create';
 import { listApps } from './apps/list';
+import { connectAssistant } from './assistants/connect';
+import { denyAssistant } from './assistants/deny';
+import { listAssistants } from './assistants/list';
+import { revokeAssistant } from './assistants/revoke';
 import { exportAudit } from './audit/export';
 import { listAudit } from './audit/list';
 import { auditPeople } from './audit/people';
@@ -100,6 +104,10 @@ export const DECLARED: Operation[] = [
   revokeApiKeyOp,
   createApp,
   listApps,
+  connectAssistant,
+  denyAssistant,
+  listAssistants,
+  revokeAssistant,
   exportAudit,
   listAudit,
   auditPeople,

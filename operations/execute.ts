@@ -147,11 +147,15 @@ export function summarize(result: unknown): Record<string, unknown> | undefined 
     'outcome',
     'replaced_claims',
     'revoked_keys',
+    // An assistant's consent: which client, and the role it was given (docs/assistant-sign-in.md).
+    'client_id',
+    'role',
   ];
   const out: Record<string, unknown> = {};
   const isWordList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');
   for (const k of keep) if (k in r && (typeof r[k] !== 'object' || r[k] === null || isWordList(r[k]))) out[k] = r[k];
   // A key whose writes wait for approval says so; the usual case (false) is left out.
   if (r.require_approval === true) out.require_approval = true;
+  if (r.hold_writes === true) out.hold_writes = true;
   return Object.keys(out).length ? out : undefined;
 }

@@ -253,8 +253,11 @@ export const SURFACE_DB_IMPORTS: Record<string, string[]> = {
   // Signing up, in and out, and the page gate's refusal, run before there is an operation to run; they
   // are audited under the operations' vocabulary (account.sign_up, account.log_in, dashboard.page).
   'db/audit.ts': ['recordUserAudit'],
+  // The authorization server's storage (assistants sign in, docs/assistant-sign-in.md): its records are
+  // read and written by the library before there is a person or an assistant; the consent itself is an operation.
+  'db/oauth-records.ts': ['OAuthRecords'],
 };
-const SURFACE_FOLDERS = ['api/dashboard/', 'api/tools/'];
+const SURFACE_FOLDERS = ['api/dashboard/', 'api/tools/', 'api/oauth/'];
 
 export function surfaceWrites(edges: Edge[]): string[] {
   const problems: string[] = [];

@@ -55,6 +55,9 @@ function cell(column: string, v: unknown): string | SafeHtml {
   return String(v);
 }
 
+/** The person an assistant's audit row acted for (db/audit.ts writes it in `detail`). */
+const onBehalfOf = (row: Record<string, unknown>) => (row.detail as { on_behalf_of?: unknown } | null)?.on_behalf_of;
+
 export function browsePages(services: Services): Router {
   const r = exactRouter();
   for (const b of BROWSE_PAGES) {
@@ -83,10 +86,12 @@ export function browsePages(services: Services): Router {
       }
       const rows = result?.data ?? [];
       const columns = rows.length ? Object.keys(rows[0]) : [];
-      // The audit trail names the person: a member's email beside their id (removed members too).
-      const userIds = rows
-        .filter((x) => x.actor_type === 'user' && isUuid(String(x.actor_id)))
-        .map((x) => String(x.actor_id));
+      // The audit trail names the person: a member's email beside their id (removed members too);
+      // an assistant's row names the assistant and the person it acted for.
+      const userIds = rows.flatMap((x) => {
+        const id = x.actor_type === 'user' ? x.actor_id : x.actor_type === 'assistant' ? onBehalfOf(x) : undefined;
+        return isUuid(String(id)) ? [String(id)] : [];
+      });
       const people = new Map(
         userIds.length
           ? (
@@ -96,10 +101,16 @@ export function browsePages(services: Services): Router {
             ).data.map((p) => [p.id, p.email])
           : [],
       );
-      const shown = (row: Record<string, unknown>, c: string) =>
-        c === 'actor_id' && row.actor_type === 'user' && people.has(String(row[c]))
-          ? `${people.get(String(row[c]))} (${cell(c, row[c])})`
-          : cell(c, row[c]);
+      const shown = (row: Record<string, unknown>, c: string) => {
+        if (c !== 'actor_id') return cell(c, row[c]);
+        if (row.actor_type === 'user' && people.has(String(row[c])))
+          return `${people.get(String(row[c]))} (${cell(c, row[c])})`;
+        if (row.actor_type === 'assistant') {
+          const person = people.get(String(onBehalfOf(row))) ?? 'a former member';
+          return `assistant ${String((row.detail as { assistant?: unknown } | null)?.assistant ?? '')} on behalf of ${person} (${cell(c, row[c])})`;
+        }
+        return cell(c, row[c]);
+      };
       const next =
         result && result.pagination.total !== null && result.pagination.offset + rows.length < result.pagination.total
           ? new URLSearchParams({

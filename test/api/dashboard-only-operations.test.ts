@@ -42,6 +42,17 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   // A key never approves or rejects a held write, least of all its own (docs/approvals.md).
   'changes.approve': { id: crypto.randomUUID() },
   'changes.reject': { id: crypto.randomUUID() },
+  // A person's own assistants (docs/assistant-sign-in.md): the consent page's decision, the list, disconnecting.
+  'assistants.connect': {
+    client_id: 'from-a-key',
+    client_name: 'From a key',
+    redirect_host: '127.0.0.1:1',
+    role: 'viewer',
+    hold_writes: false,
+  },
+  'assistants.deny': { client_id: 'from-a-key', client_name: 'From a key' },
+  'assistants.list': {},
+  'assistants.revoke': { id: crypto.randomUUID() },
 };
 
 describe('dashboard-only operations', () => {
@@ -73,6 +84,9 @@ describe('dashboard-only operations', () => {
         'team.invite',
         'team.change_role',
         'team.remove',
+        'assistants.connect',
+        'assistants.deny',
+        'assistants.revoke',
       ]),
     );
     for (const op of ACCOUNT_OPS) expect(Object.keys(VALID_INPUT), op.name).toContain(op.name);
@@ -122,6 +136,7 @@ describe('dashboard-only operations', () => {
       keysBefore,
     );
     expect(await testDb()('paywalls').where({ tenant_id: tenantId })).toHaveLength(0);
+    expect(await testDb()('assistant_grants').where({ tenant_id: tenantId })).toHaveLength(0);
     const refused = await testDb()('audit_entries').where({
       tenant_id: tenantId,
       actor_type: 'api_key',

@@ -13,6 +13,8 @@ const names = (pick: (op: (typeof OPERATIONS)[number]) => boolean) => OPERATIONS
 const team = (op: (typeof OPERATIONS)[number]) => op.scope === 'account' && op.accountArea === 'team';
 const approvals = (op: (typeof OPERATIONS)[number]) => op.scope === 'account' && op.accountArea === 'approvals';
 const reads = (op: (typeof OPERATIONS)[number]) => !op.write && op.scope !== 'account';
+/** Connecting, listing and disconnecting one's own assistants: every role (what they may do is bounded by it). */
+const ownAssistants = (op: (typeof OPERATIONS)[number]) => op.scope === 'account' && op.accountArea === 'assistants';
 
 describe('what each role may run (domain/roles.ts, read by operations/policy.ts)', () => {
   it('owners and admins run every operation', () => {
@@ -32,11 +34,12 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
   });
 
   it('support and viewers read, support grants access by hand and writes notes; neither touches keys, credentials, the team or the catalogue', () => {
-    expect(allowed('viewer')).toEqual(names(reads));
+    expect(allowed('viewer')).toEqual(names((op) => reads(op) || ownAssistants(op)));
     expect(allowed('support')).toEqual(
       names(
         (op) =>
           reads(op) ||
+          ownAssistants(op) ||
           ['grants:write', 'imports:write', 'customers:write', 'transfers:write'].includes(op.scope as string),
       ),
     );

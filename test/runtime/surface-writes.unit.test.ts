@@ -10,6 +10,10 @@ describe('the surfaces write only through operations (import rule)', () => {
     ]);
     expect(surfaceWrites([edge('api/tools/server.ts', 'db/products.ts', ['createProduct'])])).toHaveLength(1);
     expect(surfaceWrites([edge('api/dashboard/x.ts', 'db/products.ts', ['*'])])).toHaveLength(1);
+    // The consent page is a surface too: an assistant's consent is an operation (assistants.connect).
+    expect(
+      surfaceWrites([edge('api/oauth/consent-page.ts', 'db/assistant-grants.ts', ['insertAssistantGrant'])]),
+    ).toHaveLength(1);
   });
 
   it('refuses a db/ read too: a page reads through the read operations', () => {
@@ -22,6 +26,7 @@ describe('the surfaces write only through operations (import rule)', () => {
     expect(
       surfaceWrites([
         edge('api/dashboard/auth-pages.ts', 'db/dashboard-users.ts', ['createSession', 'findUserForLogin']),
+        edge('api/oauth/provider.ts', 'db/oauth-records.ts', ['OAuthRecords']),
         edge('api/dashboard/keys-page.ts', 'db/api-keys.ts', [], true),
         edge('operations/products/create.ts', 'db/products.ts', ['createProduct']),
       ]),

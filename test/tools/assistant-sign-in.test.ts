@@ -3,24 +3,24 @@ import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { createSession } from '../../db/dashboard-users';
 import type { Role } from '../../domain/roles';
 import { executeOperation } from '../../operations/execute';
 import { removeTeamMember } from '../../operations/team/remove';
+import { changeMemberRole } from '../../operations/team/change-role';
+import { connectAssistant } from '../../operations/assistants/connect';
+import { listAssistants } from '../../operations/assistants/list';
+import { revokeAssistant } from '../../operations/assistants/revoke';
 import { approveChange } from '../../operations';
 import { startTestWorker } from '../helpers/temporal';
 import { createLogger } from '../../runtime/logger';
 import { listen, newTenant, refill, testServices } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { makeProduct } from '../helpers/factories';
+import { Assistant } from '../helpers/mcp-assistant';
 
 /**
  * Assistants sign in (docs/assistant-sign-in.md), driven by the official MCP client's own OAuth
@@ -66,51 +66,6 @@ describe('assistants sign in (MCP authorization)', () => {
     for (const c of closers) await c();
     await worker?.stop();
   });
-
-  /** What an assistant keeps: the official client's storage interface, in memory. */
-  class Assistant implements OAuthClientProvider {
-    client?: OAuthClientInformationMixed;
-    saved?: OAuthTokens;
-    verifier = '';
-    authorizationUrl?: URL;
-    constructor(
-      readonly name: string,
-      readonly redirect = `http://127.0.0.1:${40000 + Math.floor(Math.random() * 20000)}/callback`,
-    ) {}
-    get redirectUrl() {
-      return this.redirect;
-    }
-    get clientMetadata(): OAuthClientMetadata {
-      return {
-        client_name: this.name,
-        redirect_uris: [this.redirect],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      };
-    }
-    clientInformation() {
-      return this.client;
-    }
-    saveClientInformation(c: OAuthClientInformationMixed) {
-      this.client = c;
-    }
-    tokens() {
-      return this.saved;
-    }
-    saveTokens(t: OAuthTokens) {
-      this.saved = t;
-    }
-    redirectToAuthorization(url: URL) {
-      this.authorizationUrl = url;
-    }
-    saveCodeVerifier(v: string) {
-      this.verifier = v;
-    }
-    codeVerifier() {
-      return this.verifier;
-    }
-  }
 
   interface Person {
     id: string;
@@ -395,6 +350,94 @@ describe('assistants sign in (MCP authorization)', () => {
     const gone = await toolsPost(a.saved!.access_token);
     expect(gone.status).toBe(401);
     await refill(t.tenant_id);
+  });
+
+  it("a role change holds for the person's assistant from its next request, both ways", async () => {
+    const t = await newTenant('assistant-role-change');
+    const admin = await person(t.tenant_id, 'admin');
+    const owner = await person(t.tenant_id, 'owner');
+    const client = await signIn(admin, new Assistant('Admin Assistant'));
+    const create = (sku: string) => client.callTool({ name: 'billing_create_product', arguments: { sku, name: sku } });
+    expect((await create('before_change')).isError).toBeFalsy();
+    const changeRole = (role: Role) =>
+      executeOperation(
+        changeMemberRole,
+        { kind: 'user', tenantId: t.tenant_id, userId: owner.id, role: 'owner' },
+        { user_id: admin.id, role },
+        { requestId: crypto.randomUUID(), services, log, surface: 'dashboard' },
+      );
+    await changeRole('viewer');
+    const refused = await create('after_demotion');
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/^insufficient_scope/);
+    expect((await client.callTool({ name: 'billing_products', arguments: {} })).isError).toBeFalsy();
+    // Given back: the consent was for admin, so the assistant writes again, with no new sign-in.
+    await changeRole('admin');
+    expect((await create('after_restore')).isError).toBeFalsy();
+    expect((await testDb()('products').where({ tenant_id: t.tenant_id }).pluck('sku')).sort()).toEqual([
+      'after_restore',
+      'before_change',
+    ]);
+  });
+
+  it('the consent decisions are operations: a wider role is refused by name, a person disconnects only their own, the operator none', async () => {
+    const t = await newTenant('assistant-ops');
+    const developer = await person(t.tenant_id, 'developer');
+    const other = await person(t.tenant_id, 'developer');
+    const as = (p: Person) => ({
+      kind: 'user' as const,
+      tenantId: t.tenant_id,
+      userId: p.id,
+      role: 'developer' as const,
+    });
+    const meta = (surface: 'dashboard' | 'cli' = 'dashboard') => ({
+      requestId: crypto.randomUUID(),
+      services,
+      log,
+      surface,
+    });
+    const asking = { client_id: 'c-1', client_name: 'Ops Assistant', redirect_host: '127.0.0.1:1', hold_writes: false };
+    const wider = await executeOperation(connectAssistant, as(developer), { ...asking, role: 'admin' }, meta()).catch(
+      (e: unknown) => e,
+    );
+    expect(wider).toMatchObject({ status: 400, code: 'invalid_request', extra: { param: 'role' } });
+    expect(await testDb()('assistant_grants').where({ tenant_id: t.tenant_id })).toHaveLength(0);
+
+    const made = (await executeOperation(connectAssistant, as(developer), { ...asking, role: 'viewer' }, meta())) as {
+      id: string;
+    };
+    const audit = await testDb()('audit_entries')
+      .where({ tenant_id: t.tenant_id, action: 'assistants.connect' })
+      .orderBy('created_at');
+    expect(audit.map((a) => [a.actor_id, a.outcome])).toEqual([
+      [developer.id, 'invalid_request'],
+      [developer.id, 'ok'],
+    ]);
+    expect(audit[1].detail).toMatchObject({ id: made.id, name: 'Ops Assistant', client_id: 'c-1', role: 'viewer' });
+    expect(JSON.stringify(audit)).not.toContain('grant_id');
+
+    // Another member neither sees nor disconnects it; the operator (admin CLI) has no assistants.
+    expect(await executeOperation(listAssistants, as(other), {}, meta())).toEqual({ data: [] });
+    await expect(executeOperation(revokeAssistant, as(other), { id: made.id }, meta())).rejects.toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
+    await expect(
+      executeOperation(listAssistants, { kind: 'operator', tenantId: t.tenant_id }, {}, meta('cli')),
+    ).rejects.toMatchObject({ status: 403, code: 'insufficient_scope' });
+    expect((await testDb()('assistant_grants').where({ id: made.id }).first()).revoked_at).toBeNull();
+
+    // Its person disconnects it; again changes nothing.
+    expect(await executeOperation(revokeAssistant, as(developer), { id: made.id }, meta())).toMatchObject({
+      id: made.id,
+      already_revoked: false,
+    });
+    expect(await executeOperation(revokeAssistant, as(developer), { id: made.id }, meta())).toMatchObject({
+      already_revoked: true,
+    });
+    const listed = (await executeOperation(listAssistants, as(developer), {}, meta())) as { data: object[] };
+    expect(listed.data).toEqual([expect.objectContaining({ id: made.id, name: 'Ops Assistant', role: 'viewer' })]);
+    expect(JSON.stringify(listed)).not.toMatch(/grant_id|client_id/);
   });
 
   it('writes wait for approval when the person chose so: held, named on the Changes page, applied as the assistant once approved', async () => {
