@@ -21,6 +21,8 @@ export interface DeploymentSchedule {
   /** Whether a described schedule already has this spec (Temporal answers specs in its own shape). */
   hasSpec: (d: ScheduleDescription) => boolean;
   note: string;
+  /** How late a missed run may still start after an outage (a day unless the schedule is more frequent). */
+  catchupWindowMs?: number;
 }
 
 export type EnsureOutcome = 'created' | 'updated' | 'unchanged';
@@ -61,7 +63,11 @@ export async function ensureDeploymentSchedule(
       workflowId: scheduleId,
     },
     // One run at a time; after an outage one missed run is taken, not a burst.
-    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: DAY_MS, pauseOnFailure: false },
+    policies: {
+      overlap: ScheduleOverlapPolicy.SKIP,
+      catchupWindow: s.catchupWindowMs ?? DAY_MS,
+      pauseOnFailure: false,
+    },
     state: { note: s.note },
   };
   if (!current) {
