@@ -186,17 +186,17 @@ export async function readSubscriberRows(reader: TenantReader, appUserId: string
     // tenant's own decision about a person, so both keys see it.
     ents: await reader.rows(
       `select * from (
-         select e.provider, e.state, e.is_sandbox, e.product_id, p.sku, e.expires_at, e.grace_until, e.updated_at,
+         select e.provider, e.state, e.is_sandbox, e.product_id, p.sku, p.entitlement, e.expires_at, e.grace_until, e.updated_at,
                 'paid' as source, e.created_at, e.id
            from entitlements e left join products p on p.id = e.product_id
           where e.app_user_id = $1 and e.is_sandbox = $2
          union all
-         select null, g.state, $2, g.product_id, p.sku, g.expires_at, null, g.updated_at, 'grant', g.created_at, g.id
+         select null, g.state, $2, g.product_id, p.sku, p.entitlement, g.expires_at, null, g.updated_at, 'grant', g.created_at, g.id
            from entitlement_grants g left join products p on p.id = g.product_id
           where g.app_user_id = $1 and g.state = 'active'
          union all
          -- Provisional access while it counts (docs/provisional-access.md): the workflow's write supersedes it.
-         select a.provider, 'active', a.is_sandbox, a.product_id, p.sku, a.expires_at, null, a.updated_at, 'provisional',
+         select a.provider, 'active', a.is_sandbox, a.product_id, p.sku, p.entitlement, a.expires_at, null, a.updated_at, 'provisional',
                 a.created_at, a.id
            from provisional_access a left join products p on p.id = a.product_id
           where a.app_user_id = $1 and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'

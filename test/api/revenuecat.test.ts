@@ -167,6 +167,16 @@ describe('RevenueCat-compatible client API', () => {
     const info = await sdk(webKey, user).getCustomerInfo();
     expect(Object.keys(info.entitlements.active)).toEqual(['gold']);
     expect(info.entitlements.active.gold.productIdentifier).toBe('gold_monthly');
+    // Our own SDK's answer names the same identifier, from the same rows; a product naming none is premium.
+    const plainUser = `plain_${Date.now()}`;
+    await makeEntitlement(tenantId, { appUserId: plainUser, provider: 'psp_a', productId: plain.body.id });
+    const ours = await call(api.apiRoot, `/v1/sdk/subscribers/${user}`, publishable);
+    expect(ours.body.entitlements.map((e: any) => [e.identifier, e.is_active, e.sku])).toEqual([
+      ['gold', true, 'gold_monthly'],
+    ]);
+    const plainOurs = await call(api.apiRoot, `/v1/sdk/subscribers/${plainUser}`, publishable);
+    expect(plainOurs.body.entitlements.map((e: any) => e.identifier)).toEqual(['premium']);
+    expect(Object.keys((await sdk(webKey, plainUser).getCustomerInfo()).entitlements.active)).toEqual(['premium']);
   });
 
   it('access whose product names no entitlement is `premium`; grace keeps it active, with its billing issue', async () => {
