@@ -208,3 +208,26 @@ export function pricesOf(trx: Knex.Transaction, productIds: readonly string[]): 
     .whereIn('product_id', [...productIds])
     .select('product_id', 'country', 'currency', 'amount_minor');
 }
+
+/** The tenant's RevenueCat-format keys, newest first, with their app's name: hints only. Run inside withTenant. */
+export function listRevenueCatKeys(trx: Knex.Transaction): Promise<Row[]> {
+  return trx('revenuecat_keys as k')
+    .join('apps as a', 'a.id', 'k.app_id')
+    .orderBy('k.created_at', 'desc')
+    .orderBy('k.id')
+    .select(
+      'k.id',
+      'k.platform',
+      'k.mode',
+      'k.key_hint',
+      'k.app_id',
+      'a.name as app_name',
+      'k.created_at',
+      'k.revoked_at',
+    );
+}
+
+/** One key by id (RLS: another tenant's is none). Run inside withTenant. */
+export function revenueCatKeyById(trx: Knex.Transaction, id: string): Promise<Row | undefined> {
+  return trx('revenuecat_keys').where({ id }).first('id', 'platform', 'mode', 'key_hint', 'revoked_at');
+}
