@@ -240,7 +240,8 @@ function run<O extends { json?: boolean }>(action: (opts: O) => Promise<number>)
 export function buildProgram(): Command {
   const program = new Command('billing')
     .description(
-      'The billing service from CI: the catalogue as a file (pull, plan, apply), the gated sync, readiness and run events.\n' +
+      'The billing service from CI: the catalogue as a file (pull, plan, apply), the gated sync, readiness, run events, ' +
+        "and RevenueCat's customers compared with this service's (revenuecat:compare).\n" +
         'Configured by BILLING_API_URL (the API base URL, ending in /v1) and BILLING_SECRET_KEY.',
     )
     .option('--insecure', 'allow a plain-http BILLING_API_URL to another host (the secret key travels unencrypted)')
