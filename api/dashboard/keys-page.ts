@@ -108,13 +108,13 @@ export function keysPage(services: Services): Router {
       error: extra.error,
       body: html`${extra.created ? shownOnce(extra.created) : ''}
 ${publishableKeys(appRows, services.config.publicApiUrl, services.config.publicDashboardUrl)}
-${revenuecatKeysSection({ keys: rcKeys, csrf: ctx.state.csrf!, role: user.role, apiUrl: services.config.publicApiUrl, created: extra.createdRevenueCat })}
 <h2>Secret keys</h2>
 <p>Secret keys authenticate calls to <code>/v1</code> as <code>Authorization: Bearer sk_…</code>. Keep them on servers and in CI, never in an app.</p>
 <h3>Create a secret key</h3>
 ${createForm(ctx.state.csrf!, keyCeilingOf(user.role), extra.values)}
 <h3>Your secret keys</h3>
-${keyList(keys, ctx.state.csrf!)}`,
+${keyList(keys, ctx.state.csrf!)}
+${revenuecatKeysSection({ keys: rcKeys, csrf: ctx.state.csrf!, role: user.role, apiUrl: services.config.publicApiUrl, created: extra.createdRevenueCat })}`,
     });
   };
 
@@ -124,7 +124,10 @@ ${keyList(keys, ctx.state.csrf!)}`,
     const token = ctx.cookies.get(SESSION_COOKIE);
     const pending = token ? await takeSecret(db, token) : undefined;
     if (pending?.kind === 'revenuecat_key')
-      return render(ctx, { createdRevenueCat: pending.secret, notice: `${pending.name} created.` });
+      return render(ctx, {
+        createdRevenueCat: pending.secret,
+        notice: `${pending.name} created: copy it below, under “Keys for RevenueCat’s SDKs”; it is shown this once.`,
+      });
     await render(ctx, pending ? { created: pending.secret, notice: `Key "${pending.name}" created.` } : {});
   });
 
