@@ -11,7 +11,7 @@ import type { revenuecatKeyRow } from '../../operations/revenuecat-keys/schema';
 import type { Services } from '../../operations/services';
 import { readForm } from './form';
 import { formatDate, html } from './html';
-import { csrfField } from './layout';
+import { csrfField, page } from './layout';
 import { mayAct } from './page-access';
 import { readThrough, runOperation } from './run-operation';
 import { SESSION_COOKIE } from './session';
@@ -55,9 +55,11 @@ export function revenuecatKeysSection(p: {
   role: Role;
   apiUrl: string;
   created?: string;
+  /** false on the section's own page, whose title says it already. */
+  titled?: boolean;
 }) {
   const canMint = mayAct(p.role, BASE);
-  return html`<h2>Keys for RevenueCat’s SDKs</h2>
+  return html`${p.titled === false ? '' : html`<h2>Keys for RevenueCat’s SDKs</h2>`}
 <p>An app that already ships RevenueCat’s SDK moves here without a release: set its <code>proxyURL</code> to <code>${p.apiUrl}/revenuecat</code> and give it one of these keys. <code>rcb_sb_…</code> and <code>appl_…</code>/<code>goog_…</code> test keys see sandbox purchases, live keys real ones.</p>
 ${
   p.created
@@ -88,6 +90,24 @@ export function revenuecatKeyRoutes(
   services: Services,
   render: (ctx: Koa.Context, extra: { notice?: string; error?: string }) => Promise<void>,
 ): void {
+  // The section alone, for every role that reads the apps (the Developer API page is for those who manage keys).
+  r.get(BASE, async (ctx) => {
+    const user = ctx.state.user!;
+    ctx.type = 'html';
+    ctx.body = page({
+      title: 'Keys for RevenueCat’s SDKs',
+      user,
+      csrf: ctx.state.csrf!,
+      body: revenuecatKeysSection({
+        keys: await listRevenueCatKeysFor(services, ctx),
+        csrf: ctx.state.csrf!,
+        role: user.role,
+        apiUrl: services.config.publicApiUrl,
+        titled: false,
+      }),
+    });
+  });
+
   r.post(BASE, async (ctx) => {
     const form = await readForm(ctx);
     const made = await runOperation<{ public_key: string; platform: keyof typeof PLATFORM_LABEL; mode: string }>(

@@ -15,6 +15,8 @@ export const listRevenueCatKeysOp = defineOperation({
   write: false,
   input: z.object({}).strict(),
   output: z.object({ data: z.array(revenuecatKeyRow) }),
+  // Their own page too: every role that reads sees them (hints only), as it sees the apps.
+  pages: [{ page: '/settings/developer-api/revenuecat-keys', gates: ['open'] }],
   async handler(ctx) {
     return { data: (await ctx.tx((trx) => listRevenueCatKeys(trx))).map(revenuecatKey) };
   },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createSession } from '../../db/dashboard-users';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { testDb } from '../helpers/db';
-import { screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
+import { expectAccessible, screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 describe('dashboard: Settings → Developer API in a real browser', () => {
   const h = dashboardHarness();
@@ -115,7 +115,8 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     expect((await customerInfo()).status).toBe(401);
     await expect(p.getByRole('row', { name: /rcb_sb_/ }).textContent()).resolves.toContain('Revoked');
 
-    // A viewer's role is the ceiling: the page is closed to them and a crafted mint is refused, writing nothing.
+    // A viewer's role is the ceiling: they see the keys on a page of their own (hints only, no form, no
+    // revoke), the Developer API page is closed to them, and a crafted mint is refused, writing nothing.
     const [viewer] = await db('dashboard_users')
       .insert({ tenant_id: user.tenant_id, email: uniqueEmail('viewer'), role: 'viewer', password_hash: 'unused' })
       .returning(['id', 'tenant_id', 'email', 'role']);
@@ -124,6 +125,13 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     await vctx.addCookies([{ name: SESSION_COOKIE, value: session.token, url: h.api.dashboardRoot }]);
     const before = await db('revenuecat_keys').where({ tenant_id: user.tenant_id }).count('* as n').first();
     expect((await vctx.request.get(`${h.api.dashboardRoot}/settings/developer-api`)).status()).toBe(403);
+    const vp = await vctx.newPage();
+    await vp.goto(`${h.api.dashboardRoot}/overview`);
+    await vp.getByRole('link', { name: 'RevenueCat keys' }).click();
+    await expect(vp.getByRole('row', { name: /goog_/ }).textContent()).resolves.toMatch(/Android[\s\S]*live[\s\S]*Active/);
+    await expect(vp.getByRole('row', { name: /rcb_sb_/ }).textContent()).resolves.toContain('Revoked');
+    expect(await vp.getByRole('button', { name: /Create RevenueCat key|Revoke/ }).count()).toBe(0);
+    await expectAccessible(vp, 'revenuecat-keys-viewer');
     const crafted = await vctx.request.post(`${h.api.dashboardRoot}/settings/developer-api/revenuecat-keys`, {
       form: { platform: 'web', mode: 'live' },
     });
