@@ -128,7 +128,9 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     const vp = await vctx.newPage();
     await vp.goto(`${h.api.dashboardRoot}/overview`);
     await vp.getByRole('link', { name: 'RevenueCat keys' }).click();
-    await expect(vp.getByRole('row', { name: /goog_/ }).textContent()).resolves.toMatch(/Android[\s\S]*live[\s\S]*Active/);
+    await expect(vp.getByRole('row', { name: /goog_/ }).textContent()).resolves.toMatch(
+      /Android[\s\S]*live[\s\S]*Active/,
+    );
     await expect(vp.getByRole('row', { name: /rcb_sb_/ }).textContent()).resolves.toContain('Revoked');
     expect(await vp.getByRole('button', { name: /Create RevenueCat key|Revoke/ }).count()).toBe(0);
     await expectAccessible(vp, 'revenuecat-keys-viewer');
