@@ -1,3 +1,5 @@
+import { DEFAULT_ENTITLEMENT } from '../domain/revenuecat';
+
 /**
  * The catalogue as the file and the service both describe it, normalised so the two compare:
  * absent optional fields are null (or their default), products sorted by SKU, prices by
@@ -20,6 +22,8 @@ export interface CatalogueProduct {
   android_store_product_id: string | null;
   ios_store_product_id: string | null;
   trial_per_platform: Record<string, number> | null;
+  /** The entitlement the product unlocks, as client apps name it; `premium` when the file names none. */
+  entitlement: string;
   prices: CataloguePrice[];
 }
 
@@ -38,6 +42,7 @@ export const PRODUCT_FIELDS = [
   'android_store_product_id',
   'ios_store_product_id',
   'trial_per_platform',
+  'entitlement',
 ] as const;
 export type ProductField = (typeof PRODUCT_FIELDS)[number];
 
@@ -56,6 +61,7 @@ export function normaliseProduct(p: Partial<CatalogueProduct> & { sku: string })
     android_store_product_id: p.android_store_product_id ?? null,
     ios_store_product_id: p.ios_store_product_id ?? null,
     trial_per_platform: trial ? sortKeys(trial) : null,
+    entitlement: p.entitlement ?? DEFAULT_ENTITLEMENT,
     prices: [...(p.prices ?? [])]
       .map((x) => ({ country: x.country, currency: x.currency, amount: x.amount }))
       .sort(byPrice),

@@ -17,6 +17,7 @@ import {
 } from './plan';
 import { catalogueYaml } from './pull';
 import { readServiceCatalogue } from './service-state';
+import { compareAccess, describeDifference, readRevenueCatExport, readServiceAccess } from './revenuecat-compare';
 import { describeEvent, runEvents, runGatedSync, type RunOutcome } from './sync-run';
 
 /** Exit codes (docs/ci.md): plan says 2 when there is something to do. */
@@ -176,6 +177,33 @@ async function eventsCommand(opts: { runId: string; json?: boolean }): Promise<n
   return OK;
 }
 
+/** The largest export the comparison reads (it holds the file in memory). */
+const MAX_COMPARE_BYTES = 256 * 1024 * 1024;
+
+async function revenuecatCompareCommand(opts: {
+  file: string;
+  sandbox?: boolean;
+  tolerance: string;
+  json?: boolean;
+}): Promise<number> {
+  const size = fs.statSync(opts.file, { throwIfNoEntry: false })?.size;
+  if (size === undefined) throw new CliFailure('invalid_file', `${opts.file}: no such file`);
+  if (size > MAX_COMPARE_BYTES)
+    throw new CliFailure('invalid_file', `${opts.file}: larger than ${MAX_COMPARE_BYTES / 1024 / 1024} MiB`);
+  const sandbox = !!opts.sandbox;
+  const theirs = readRevenueCatExport(fs.readFileSync(opts.file, 'utf8'), { sandbox, now: Date.now() });
+  const ours = await readServiceAccess(apiConfig(), { sandbox });
+  const result = compareAccess(theirs, ours, Number(opts.tolerance) * 1000);
+  if (opts.json) json(result);
+  else {
+    for (const d of result.differences) out(describeDifference(d));
+    out(
+      `Compared ${result.users} app users (${sandbox ? 'sandbox' : 'live'}): ${result.agreeing} agree, ${result.users - result.agreeing} differ.`,
+    );
+  }
+  return result.differences.length ? CHANGES : OK;
+}
+
 /** A failure as the last lines of the output: its code first, and as an annotation under GitHub Actions. */
 function report(e: unknown, asJson: boolean): number {
   if (e instanceof InvalidCatalogue) {
@@ -212,7 +240,8 @@ function run<O extends { json?: boolean }>(action: (opts: O) => Promise<number>)
 export function buildProgram(): Command {
   const program = new Command('billing')
     .description(
-      'The billing service from CI: the catalogue as a file (pull, plan, apply), the gated sync, readiness and run events.\n' +
+      'The billing service from CI: the catalogue as a file (pull, plan, apply), the gated sync, readiness, run events, ' +
+        "and RevenueCat's customers compared with this service's (revenuecat:compare).\n" +
         'Configured by BILLING_API_URL (the API base URL, ending in /v1) and BILLING_SECRET_KEY.',
     )
     .option('--insecure', 'allow a plain-http BILLING_API_URL to another host (the secret key travels unencrypted)')
@@ -259,6 +288,25 @@ export function buildProgram(): Command {
     .option('--json', 'the outcome as JSON (progress goes to stderr)')
     .addOption(timeoutOption())
     .action(run(syncCommand));
+  program
+    .command('revenuecat:compare')
+    .description(
+      "Compare RevenueCat's customers (an export CSV) with this service's active entitlements; exit 0 same, 2 differences",
+    )
+    .requiredOption(
+      '--file <csv>',
+      "RevenueCat's export: app_user_id, active_entitlements (or entitlement_identifiers), expires_date",
+    )
+    .option('--sandbox', 'compare sandbox access instead of live')
+    .addOption(
+      new Option('--tolerance <seconds>', 'ends this close agree').default('3600').argParser((v) => {
+        const n = Number(v);
+        if (!Number.isFinite(n) || n < 0) throw new Error('--tolerance is a number of seconds');
+        return String(n);
+      }),
+    )
+    .option('--json', 'the comparison as JSON')
+    .action(run(revenuecatCompareCommand));
   program
     .command('readiness')
     .description('Per provider: can the app transact, and what is missing')

@@ -1,4 +1,5 @@
 import { Document, isMap, isSeq, type YAMLMap } from 'yaml';
+import { DEFAULT_ENTITLEMENT } from '../domain/revenuecat';
 import { PRODUCT_FIELDS, sortKeys, type Catalogue, type CatalogueProduct } from './catalogue';
 
 const HEADER = [
@@ -16,6 +17,7 @@ function fileProduct(p: CatalogueProduct): Record<string, unknown> {
     if (v === null || v === undefined) continue;
     if (f === 'type' && v === 'subscription') continue;
     if (f === 'kind' && v === 'digital') continue;
+    if (f === 'entitlement' && v === DEFAULT_ENTITLEMENT) continue;
     out[f] = f === 'trial_per_platform' ? sortKeys(v) : v;
   }
   out.prices = p.prices.map((x) => ({ country: x.country, currency: x.currency, amount: x.amount }));

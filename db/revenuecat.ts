@@ -74,48 +74,36 @@ export async function tenantOfRevenueCatKey(db: Knex, keyId: string): Promise<st
 
 /**
  * The app user ids whose access an id reads: the id an alias points to (or the id itself) and the
- * anonymous ids aliased to it (at most `limit`, oldest first). Run in a tenant read.
+ * anonymous ids aliased to it (at most `limit`, oldest first), with when the service first heard
+ * of any of them (their first subscription, attribute or alias). One statement, in a tenant read.
  */
 export async function aliasedIds(
   reader: TenantReader,
   appUserId: string,
   limit: number,
-): Promise<{ canonical: string; ids: string[] }> {
-  const rows = await reader.rows(
+): Promise<{ canonical: string; ids: string[]; firstSeen: Date | string | null }> {
+  const [row] = await reader.rows(
     `with canon as (
        select coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1) as id
-     )
-     select canon.id as canonical, a.alias_id
-       from canon left join lateral (
-         select alias_id from app_user_aliases where app_user_id = canon.id order by created_at limit $2
-       ) a on true`,
+     ), al as (
+       select a.alias_id, a.created_at from app_user_aliases a, canon
+        where a.app_user_id = canon.id order by a.created_at limit $2
+     ), ids as (select id from canon union all select alias_id from al)
+     select (select id from canon) as canonical,
+            (select coalesce(json_agg(alias_id order by created_at), '[]'::json) from al) as aliases,
+            least(
+              (select min(created_at) from subscriptions where app_user_id in (select id from ids)),
+              (select min(updated_at) from subscriber_attributes where app_user_id in (select id from ids)),
+              (select min(created_at) from app_user_aliases where app_user_id in (select id from ids))
+            ) as first_seen`,
     [appUserId, limit],
   );
-  const canonical = rows[0]?.canonical as string;
-  return { canonical, ids: [canonical, ...rows.filter((r) => r.alias_id !== null).map((r) => r.alias_id as string)] };
-}
-
-/** The catalogue facts RevenueCat's bodies name products and entitlements by. Run in a tenant read. */
-export function productFacts(reader: TenantReader, ids: string[]): Promise<Row[]> {
-  if (ids.length === 0) return Promise.resolve([]);
-  return reader.rows(
-    `select id, sku, entitlement, android_store_product_id, ios_store_product_id
-       from products where id = any($1::uuid[])`,
-    [ids],
-  );
-}
-
-/** When the service first heard of an app user (their first subscription or access row). Run in a tenant read. */
-export async function firstSeen(reader: TenantReader, ids: string[]): Promise<Date | null> {
-  const [row] = await reader.rows(
-    `select least(
-       (select min(created_at) from subscriptions where app_user_id = any($1::text[])),
-       (select min(updated_at) from subscriber_attributes where app_user_id = any($1::text[])),
-       (select min(created_at) from app_user_aliases where app_user_id = any($1::text[]))
-     ) as first_seen`,
-    [ids],
-  );
-  return (row?.first_seen as Date | null) ?? null;
+  const canonical = row.canonical as string;
+  return {
+    canonical,
+    ids: [canonical, ...(row.aliases as string[])],
+    firstSeen: (row.first_seen as Date | string | null) ?? null,
+  };
 }
 
 /**
@@ -207,4 +195,27 @@ export function pricesOf(trx: Knex.Transaction, productIds: readonly string[]): 
   return trx('prices')
     .whereIn('product_id', [...productIds])
     .select('product_id', 'country', 'currency', 'amount_minor');
+}
+
+/** The tenant's RevenueCat-format keys, newest first, with their app's name: hints only. Run inside withTenant. */
+export function listRevenueCatKeys(trx: Knex.Transaction): Promise<Row[]> {
+  return trx('revenuecat_keys as k')
+    .join('apps as a', 'a.id', 'k.app_id')
+    .orderBy('k.created_at', 'desc')
+    .orderBy('k.id')
+    .select(
+      'k.id',
+      'k.platform',
+      'k.mode',
+      'k.key_hint',
+      'k.app_id',
+      'a.name as app_name',
+      'k.created_at',
+      'k.revoked_at',
+    );
+}
+
+/** One key by id (RLS: another tenant's is none). Run inside withTenant. */
+export function revenueCatKeyById(trx: Knex.Transaction, id: string): Promise<Row | undefined> {
+  return trx('revenuecat_keys').where({ id }).first('id', 'platform', 'mode', 'key_hint', 'revoked_at');
 }

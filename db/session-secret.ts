@@ -11,6 +11,8 @@ import { hashSessionToken } from './dashboard-users';
 export interface PendingSecret {
   name: string;
   secret: string;
+  /** What it is, for the page that shows it: a secret key (absent) or a public key for RevenueCat's SDKs. */
+  kind?: 'revenuecat_key';
 }
 
 function keyFor(sessionToken: string): Buffer {

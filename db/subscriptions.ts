@@ -173,38 +173,49 @@ export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
 }
 
 /**
- * What GET /v1/sdk/subscribers/{id} reads of one app user: the entitlements of one side
- * (sandbox or real) with their product's sku, the active grants, the provisional access of that side while it counts,
- * and the statuses of the user's subscriptions in
- * the key's mode (they set how long the SDK may cache the answer). Run in a tenant read.
+ * The access rows of app users (one, or an id and the anonymous ids aliased to it: RevenueCat's
+ * customer info) on one side (sandbox or real): their entitlements with their product's catalogue
+ * facts (sku, the entitlement it unlocks, store ids), the active grants, and the provisional
+ * access of that side while it counts, oldest first. The one statement both client APIs read
+ * access with. Run in a tenant read.
  */
-export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
+export function readAccessRows(reader: TenantReader, appUserIds: readonly string[], mode: Mode) {
   // Plain statements in a tenant read (db/tenant-read.ts), times as the API's ISO strings: the
   // client apps' premium check is the busiest read there is, and the same path as the hot page.
+  return reader.rows(
+    `select ents.*, p.sku, p.entitlement, p.android_store_product_id, p.ios_store_product_id from (
+       -- Paid access of the key's side, then access granted by hand while it lasts (docs/support.md): a grant is
+       -- the tenant's own decision about a person, so both keys see it.
+       select e.provider, e.state, e.is_sandbox, e.product_id, e.expires_at, e.grace_until, e.updated_at,
+              'paid' as source, e.created_at, e.id
+         from entitlements e
+        where e.app_user_id = any($1::text[]) and e.is_sandbox = $2
+       union all
+       select null, g.state, $2, g.product_id, g.expires_at, null, g.updated_at, 'grant', g.created_at, g.id
+         from entitlement_grants g
+        where g.app_user_id = any($1::text[]) and g.state = 'active'
+       union all
+       -- Provisional access while it counts (docs/provisional-access.md): the workflow's write supersedes it.
+       select a.provider, 'active', a.is_sandbox, a.product_id, a.expires_at, null, a.updated_at, 'provisional',
+              a.created_at, a.id
+         from provisional_access a
+        where a.app_user_id = any($1::text[]) and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
+          and a.expires_at > now()) ents
+     left join products p on p.id = ents.product_id
+     order by ents.created_at`,
+    [appUserIds, mode === 'test'],
+    { types: isoTimestampTypes },
+  );
+}
+
+/**
+ * What GET /v1/sdk/subscribers/{id} reads of one app user: its access rows (above) and the
+ * statuses of the user's subscriptions in the key's mode (they set how long the SDK may cache the
+ * answer). Run in a tenant read.
+ */
+export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
   return {
-    // Paid access of the key's side, then access granted by hand while it lasts (docs/support.md): a grant is the
-    // tenant's own decision about a person, so both keys see it.
-    ents: await reader.rows(
-      `select * from (
-         select e.provider, e.state, e.is_sandbox, e.product_id, p.sku, e.expires_at, e.grace_until, e.updated_at,
-                'paid' as source, e.created_at, e.id
-           from entitlements e left join products p on p.id = e.product_id
-          where e.app_user_id = $1 and e.is_sandbox = $2
-         union all
-         select null, g.state, $2, g.product_id, p.sku, g.expires_at, null, g.updated_at, 'grant', g.created_at, g.id
-           from entitlement_grants g left join products p on p.id = g.product_id
-          where g.app_user_id = $1 and g.state = 'active'
-         union all
-         -- Provisional access while it counts (docs/provisional-access.md): the workflow's write supersedes it.
-         select a.provider, 'active', a.is_sandbox, a.product_id, p.sku, a.expires_at, null, a.updated_at, 'provisional',
-                a.created_at, a.id
-           from provisional_access a left join products p on p.id = a.product_id
-          where a.app_user_id = $1 and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
-            and a.expires_at > now()) ents
-        order by created_at`,
-      [appUserId, mode === 'test'],
-      { types: isoTimestampTypes },
-    ),
+    ents: await readAccessRows(reader, [appUserId], mode),
     subs: (await reader.rows('select status from subscriptions where app_user_id = $1 and mode = $2', [
       appUserId,
       mode,

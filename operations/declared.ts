@@ -71,6 +71,9 @@ import { getReadiness } from './readiness/get';
 import { getReconciliationSettings } from './reconciliation-settings/get';
 import { updateReconciliationSettings } from './reconciliation-settings/update';
 import { listReconciliations } from './reconciliations/list';
+import { createRevenueCatKeyOp } from './revenuecat-keys/create';
+import { listRevenueCatKeysOp } from './revenuecat-keys/list';
+import { revokeRevenueCatKeyOp } from './revenuecat-keys/revoke';
 import { listSubscribers } from './subscribers/list';
 import { listSyncEvents } from './sync/events';
 import { getSyncReport } from './sync/report';
@@ -169,6 +172,9 @@ export const DECLARED: Operation[] = [
   getReconciliationSettings,
   updateReconciliationSettings,
   listReconciliations,
+  createRevenueCatKeyOp,
+  listRevenueCatKeysOp,
+  revokeRevenueCatKeyOp,
   listSubscribers,
   listSyncEvents,
   getSyncReport,

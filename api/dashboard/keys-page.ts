@@ -17,6 +17,7 @@ import { readThrough, runOperation } from './run-operation';
 import { SESSION_COOKIE } from './session';
 import { parkSecret, takeSecret } from '../../db/session-secret';
 import { publishableKeys } from './publishable-keys';
+import { listRevenueCatKeysFor, revenuecatKeyRoutes, revenuecatKeysSection } from './revenuecat-keys';
 
 function keyList(keys: ListedKey[], csrf: string) {
   if (keys.length === 0) return html`<p>No secret keys yet.</p>`;
@@ -86,10 +87,16 @@ export function keysPage(services: Services): Router {
 
   const render = async (
     ctx: Koa.Context,
-    extra: { notice?: string; error?: string; created?: string; values?: Parameters<typeof createForm>[2] } = {},
+    extra: {
+      notice?: string;
+      error?: string;
+      created?: string;
+      createdRevenueCat?: string;
+      values?: Parameters<typeof createForm>[2];
+    } = {},
   ) => {
     const user = ctx.state.user!;
-    const [keys, appRows] = await Promise.all([list(ctx), apps(ctx)]);
+    const [keys, appRows, rcKeys] = await Promise.all([list(ctx), apps(ctx), listRevenueCatKeysFor(services, ctx)]);
     ctx.type = 'html';
     // The page that shows a secret must never be cached or replayed from history.
     ctx.set('Cache-Control', 'no-store');
@@ -106,7 +113,8 @@ ${publishableKeys(appRows, services.config.publicApiUrl, services.config.publicD
 <h3>Create a secret key</h3>
 ${createForm(ctx.state.csrf!, keyCeilingOf(user.role), extra.values)}
 <h3>Your secret keys</h3>
-${keyList(keys, ctx.state.csrf!)}`,
+${keyList(keys, ctx.state.csrf!)}
+${revenuecatKeysSection({ keys: rcKeys, csrf: ctx.state.csrf!, role: user.role, apiUrl: services.config.publicApiUrl, created: extra.createdRevenueCat })}`,
     });
   };
 
@@ -115,6 +123,11 @@ ${keyList(keys, ctx.state.csrf!)}`,
   r.get('/settings/developer-api', async (ctx) => {
     const token = ctx.cookies.get(SESSION_COOKIE);
     const pending = token ? await takeSecret(db, token) : undefined;
+    if (pending?.kind === 'revenuecat_key')
+      return render(ctx, {
+        createdRevenueCat: pending.secret,
+        notice: `${pending.name} created: copy it below, under “Keys for RevenueCat’s SDKs”; it is shown this once.`,
+      });
     await render(ctx, pending ? { created: pending.secret, notice: `Key "${pending.name}" created.` } : {});
   });
 
@@ -150,5 +163,6 @@ ${keyList(keys, ctx.state.csrf!)}`,
     await render(ctx, { notice: `Key "${revoked.ok.name}" revoked. Requests made with it are refused from now on.` });
   });
 
+  revenuecatKeyRoutes(r, services, render);
   return r;
 }

@@ -57,6 +57,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/overview', label: 'Overview' },
   { href: '/charts', label: 'Charts' },
   { href: '/settings/developer-api', label: 'Developer API' },
+  { href: '/settings/developer-api/revenuecat-keys', label: 'RevenueCat keys' },
   { href: '/providers', label: 'Providers' },
   { href: '/products', label: 'Products' },
   { href: '/paywall', label: 'Paywall' },

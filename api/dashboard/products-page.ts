@@ -15,6 +15,7 @@ import { getProduct, type loadProductDetail } from '../../operations/products/ge
 import { summarizeProducts, type productSummary } from '../../operations/products/summaries';
 import { updateProductOp } from '../../operations/products/update';
 import { mayAct } from './page-access';
+import { DEFAULT_ENTITLEMENT } from '../../domain/revenuecat';
 
 type Detail = Awaited<ReturnType<typeof loadProductDetail>>;
 type ProductSummary = z.infer<typeof productSummary>;
@@ -47,6 +48,8 @@ function productFromForm(form: URLSearchParams): Record<string, unknown> {
     android_store_product_id: text('android_store_product_id') || null,
     ios_store_product_id: text('ios_store_product_id') || null,
     trial_per_platform: Object.keys(trial).length ? trial : null,
+    // Empty: the default entitlement (premium), as on the API a null resets it.
+    entitlement: text('entitlement') || null,
   };
 }
 
@@ -67,6 +70,8 @@ function productFields(p: Partial<Detail> | Record<string, unknown>, opts: { sku
 <label for="p-tier">Tier</label><select id="p-tier" name="tier"><option value="">No tier</option>${TIERS.map((t) => html`<option value="${t}"${v('tier') === t ? html` selected` : ''}>${t}</option>`)}</select>
 <label for="p-android">Android store product id</label><input id="p-android" name="android_store_product_id" type="text" maxlength="63" autocapitalize="none" value="${v('android_store_product_id')}">
 <label for="p-ios">iOS store product id</label><input id="p-ios" name="ios_store_product_id" type="text" maxlength="200" autocapitalize="none" value="${v('ios_store_product_id')}">
+<label for="p-entitlement">Entitlement</label><input id="p-entitlement" name="entitlement" type="text" maxlength="100" autocapitalize="none" placeholder="${DEFAULT_ENTITLEMENT}" aria-describedby="p-entitlement-hint" value="${v('entitlement')}">
+<p id="p-entitlement-hint">What buying it unlocks, as your app asks for it (letters, digits, <code>.</code> <code>_</code> <code>:</code> <code>-</code>). Empty: <code>${DEFAULT_ENTITLEMENT}</code>.</p>
 <fieldset><legend>Trial per platform, in days (empty: no trial)</legend>
 ${PLATFORMS.map((pl) => html`<label for="p-trial-${pl}">${PLATFORM_LABEL[pl]}</label><input id="p-trial-${pl}" name="trial_${pl}" type="number" min="0" max="365" step="1" inputmode="numeric" class="narrow" value="${trial[pl] === undefined ? '' : String(trial[pl])}">`)}
 </fieldset>`;
@@ -81,6 +86,7 @@ const FIELD_LABEL: Record<string, string> = {
   android_store_product_id: 'Android store product id',
   ios_store_product_id: 'iOS store product id',
   trial_per_platform: 'Trial',
+  entitlement: 'Entitlement',
   country: 'Country',
   currency: 'Currency',
   amount: 'Price',
@@ -148,7 +154,8 @@ ${
     ? html`<form method="post" action="/products/${p.id}">${csrfField(ctx.state.csrf!)}${productFields(values ?? p, { sku: false })}
 <button type="submit">Save product</button></form>`
     : html`<dl><dt>Name</dt><dd>${p.name}</dd><dt>Type</dt><dd>${p.type}</dd><dt>Tier</dt><dd>${p.tier ?? '—'}</dd>
-<dt>Android store product id</dt><dd>${p.android_store_product_id ?? '—'}</dd><dt>iOS store product id</dt><dd>${p.ios_store_product_id ?? '—'}</dd></dl>`
+<dt>Android store product id</dt><dd>${p.android_store_product_id ?? '—'}</dd><dt>iOS store product id</dt><dd>${p.ios_store_product_id ?? '—'}</dd>
+<dt>Entitlement</dt><dd>${p.entitlement}</dd></dl>`
 }
 <h2>Prices</h2>
 ${

@@ -4,6 +4,7 @@ import { readAsTenant } from '../../db/tenant-read';
 import { cacheTtlSeconds, isPremium, isPremiumState } from '../../domain/entitlement';
 import { iso } from '../../operations/paging';
 import type { Row } from '../../db/row';
+import { DEFAULT_ENTITLEMENT } from '../../domain/revenuecat';
 import type { AppActor } from './auth';
 
 /**
@@ -32,6 +33,8 @@ export async function subscriberRead(db: Knex, actor: AppActor, appUserId: strin
     is_sandbox: e.is_sandbox,
     product_id: e.product_id ?? null,
     sku: e.sku ?? null,
+    // The identifier the app asks for: what the product unlocks (docs/revenuecat-compatibility.md).
+    identifier: (e.entitlement as string | null) ?? DEFAULT_ENTITLEMENT,
     expires_at: iso(e.expires_at),
     grace_until: iso(e.grace_until),
     updated_at: iso(e.updated_at),

@@ -92,6 +92,11 @@ export interface Entitlement {
   is_active: boolean;
   product_id?: string | null;
   sku?: string | null;
+  /**
+   * What it unlocks, as the catalogue names it (the product's `entitlement`; `premium` when the
+   * product names none): `entitlements.filter((e) => e.is_active).map((e) => e.identifier)`.
+   */
+  identifier?: string;
   expires_at?: string | null;
   grace_until?: string | null;
   [field: string]: unknown;

@@ -7,6 +7,9 @@ import type { UserActor } from '../../operations/actor';
 import { executeOperation } from '../../operations/execute';
 import type { Services } from '../../operations/services';
 import { removeTeamMember } from '../../operations/team/remove';
+import { createRevenueCatKeyOp } from '../../operations/revenuecat-keys/create';
+import { listRevenueCatKeysOp } from '../../operations/revenuecat-keys/list';
+import { revokeRevenueCatKeyOp } from '../../operations/revenuecat-keys/revoke';
 import type { Operation } from '../../operations/types';
 import { createLogger } from '../../runtime/logger';
 import { testDb } from '../helpers/db';
@@ -120,5 +123,41 @@ describe('the keys a member mints', () => {
       .where({ tenant_id, action: 'team.remove', actor_id: owner.userId })
       .orderBy('created_at');
     expect(audit.detail.revoked_keys.sort()).toEqual([...removed.revoked_keys].sort());
+  });
+
+  it('keys for RevenueCat’s SDKs: every role that reads sees them (hints only), only a role that may create apps mints or revokes', async () => {
+    const { tenant_id } = await newTenant('rc-key-roles');
+    const owner = await member(tenant_id, 'owner');
+    const made = (await run(createRevenueCatKeyOp as Operation, owner, { platform: 'ios' })) as Record<string, string>;
+    expect(made).toMatchObject({ platform: 'ios', mode: 'test', public_key: expect.stringMatching(/^appl_/) });
+    for (const role of ROLES) {
+      const person = await member(tenant_id, role);
+      const listed = (await run(listRevenueCatKeysOp as Operation, person, {})) as { data: Record<string, unknown>[] };
+      // Newest first: the keys the roles before minted come ahead of the owner's first one.
+      expect(listed.data.map((k) => [k.id, k.key_hint]).at(-1)).toEqual([made.id, made.key_hint]);
+      expect(JSON.stringify(listed)).not.toContain(made.public_key);
+      const mayWrite = scopesOfRole(role).includes('apps:write');
+      expect([
+        role,
+        await outcome(createRevenueCatKeyOp as Operation, person, { platform: 'web', mode: 'live' }),
+      ]).toEqual([role, mayWrite ? 'ok' : '403 insufficient_scope']);
+      expect([role, await outcome(revokeRevenueCatKeyOp as Operation, person, { id: made.id })]).toEqual([
+        role,
+        mayWrite ? 'ok' : '403 insufficient_scope',
+      ]);
+    }
+    // Bad input names its field; another tenant's key id is not found.
+    expect(await outcome(createRevenueCatKeyOp as Operation, owner, { platform: 'windows' })).toBe(
+      '400 invalid_request platform',
+    );
+    const other = await newTenant('rc-key-other');
+    const theirs = (await run(createRevenueCatKeyOp as Operation, await member(other.tenant_id, 'owner'), {
+      platform: 'android',
+    })) as Record<string, string>;
+    expect(await outcome(revokeRevenueCatKeyOp as Operation, owner, { id: theirs.id })).toBe('404 not_found');
+    expect(await outcome(revokeRevenueCatKeyOp as Operation, owner, { id: 'not-a-uuid' })).toBe('404 not_found');
+    expect(await testDb()('revenuecat_keys').where({ id: theirs.id }).first('revoked_at')).toEqual({
+      revoked_at: null,
+    });
   });
 });

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Purchases, ErrorCode, type PurchasesError } from '@revenuecat/purchases-js';
 import { testDb } from '../helpers/db';
-import { call, newTenant, refill, startApi } from '../helpers/api';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { call, keyWith, newTenant, refill, startApi } from '../helpers/api';
+import { ROOT_DIR } from '../../runtime/config';
 import { makeEntitlement, makeProduct } from '../helpers/factories';
 import { withTenant } from '../../db/tenant-tx';
 import { insertRevenueCatKey, revokeRevenueCatKey } from '../../db/revenuecat';
@@ -167,6 +172,16 @@ describe('RevenueCat-compatible client API', () => {
     const info = await sdk(webKey, user).getCustomerInfo();
     expect(Object.keys(info.entitlements.active)).toEqual(['gold']);
     expect(info.entitlements.active.gold.productIdentifier).toBe('gold_monthly');
+    // Our own SDK's answer names the same identifier, from the same rows; a product naming none is premium.
+    const plainUser = `plain_${Date.now()}`;
+    await makeEntitlement(tenantId, { appUserId: plainUser, provider: 'psp_a', productId: plain.body.id });
+    const ours = await call(api.apiRoot, `/v1/sdk/subscribers/${user}`, publishable);
+    expect(ours.body.entitlements.map((e: any) => [e.identifier, e.is_active, e.sku])).toEqual([
+      ['gold', true, 'gold_monthly'],
+    ]);
+    const plainOurs = await call(api.apiRoot, `/v1/sdk/subscribers/${plainUser}`, publishable);
+    expect(plainOurs.body.entitlements.map((e: any) => e.identifier)).toEqual(['premium']);
+    expect(Object.keys((await sdk(webKey, plainUser).getCustomerInfo()).entitlements.active)).toEqual(['premium']);
   });
 
   it('access whose product names no entitlement is `premium`; grace keeps it active, with its billing issue', async () => {
@@ -369,5 +384,78 @@ describe('RevenueCat-compatible client API', () => {
     const products = await call(rc, '/rcbilling/v1/subscribers/u/products?currency=EURO', webKey);
     expect(products.status).toBe(400);
     expect((await call(rc, '/v1/subscribers/' + 'x'.repeat(201), webKey)).body.code).toBe(RC_ERROR.emptyAppUserId);
+  });
+
+  it('billing revenuecat:compare prints where RevenueCat’s customers and ours differ, from RevenueCat’s export and our API', async () => {
+    // A tenant of its own, so the comparison sees only these customers.
+    const t = await newTenant('rc-compare');
+    const pro = await makeProduct(t.tenant_id, { sku: 'pro_m' });
+    await withTenant(testDb(), t.tenant_id, (trx) =>
+      trx('products').where({ id: pro.id }).update({ entitlement: 'pro' }),
+    );
+    const plain = await makeProduct(t.tenant_id, { sku: 'plain_m' });
+    const day = 86_400_000;
+    const at = (days: number) => new Date(Date.now() + days * day).toISOString();
+    const e1 = at(30);
+    const e2 = at(10);
+    await makeEntitlement(t.tenant_id, { appUserId: 'same', provider: 'psp_a', productId: pro.id, expiresAt: e1 });
+    await makeEntitlement(t.tenant_id, { appUserId: 'later', provider: 'psp_a', productId: plain.id, expiresAt: e2 });
+    await makeEntitlement(t.tenant_id, {
+      appUserId: 'only-here',
+      provider: 'psp_a',
+      productId: plain.id,
+      expiresAt: e2,
+    });
+    const csv = [
+      'app_user_id,active_entitlements,expires_date,is_sandbox',
+      `same,pro,${e1},true`,
+      `later,premium,${at(12)},true`,
+      `only-rc,gold,${at(5)},true`,
+      `gone,pro,${at(-1)},true`,
+      `live-one,pro,${at(5)},false`,
+    ].join('\n');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rc-compare-'));
+    fs.writeFileSync(path.join(dir, 'customers.csv'), csv);
+    const key = await keyWith(t.tenant_id, ['subscribers:read', 'products:read']);
+    const billing = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+        execFile(
+          process.execPath,
+          [path.join(ROOT_DIR, 'cli/billing.mjs'), 'revenuecat:compare', ...args],
+          { cwd: dir, env: { ...process.env, BILLING_API_URL: api.apiUrl, BILLING_SECRET_KEY: key.secret_key } },
+          (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+        ),
+      );
+    const [text, asJson, live, bad] = await Promise.all([
+      billing(['--file', 'customers.csv', '--sandbox']),
+      billing(['--file', 'customers.csv', '--sandbox', '--json']),
+      billing(['--file', 'customers.csv']),
+      billing(['--file', 'missing.csv']),
+    ]);
+    expect(text.code, text.stderr).toBe(2);
+    expect(text.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/^~ later premium: ends .+ on RevenueCat, .+ here$/),
+      expect.stringMatching(/^\+ only-here premium: active here until .+, not on RevenueCat$/),
+      expect.stringMatching(/^- only-rc gold: active on RevenueCat until .+, not here$/),
+      'Compared 4 app users (sandbox): 1 agree, 3 differ.',
+    ]);
+    const body = JSON.parse(asJson.stdout);
+    expect(body).toMatchObject({ users: 4, agreeing: 1 });
+    expect(body.differences.find((d: any) => d.app_user_id === 'later')).toEqual({
+      app_user_id: 'later',
+      entitlement: 'premium',
+      kind: 'expiry_differs',
+      revenuecat: new Date(Date.parse(csv.split('\n')[2].split(',')[2])).toISOString(),
+      here: new Date(Date.parse(e2)).toISOString(),
+    });
+    // Live: our access here is all sandbox, so RevenueCat's one live customer is the one difference.
+    expect(live.code).toBe(2);
+    expect(live.stdout).toContain('- live-one pro: active on RevenueCat until');
+    expect(live.stdout).toContain('Compared 1 app users (live): 0 agree, 1 differ.');
+    expect([bad.code, bad.stderr]).toEqual([
+      1,
+      expect.stringContaining('error: invalid_file: missing.csv: no such file'),
+    ]);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

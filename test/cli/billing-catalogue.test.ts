@@ -136,6 +136,7 @@ products:
     tier: annual
     android_store_product_id: pro-annual
     ios_store_product_id: com.example.pro_annual
+    entitlement: pro.annual
     prices:
       - { country: US, currency: USD, amount: 8999 }
       - { country: DE, currency: EUR, amount: 7999 }
@@ -214,6 +215,11 @@ products:
     const detail = await call(stack.api.apiUrl, `/products/${product.id}`, t.secret_key);
     expect(detail.body.pricing.find((p: any) => p.country === 'US').amount_minor).toBe(1099);
     expect(detail.body.synced).toBe(true);
+    // The file's entitlement reached the product; a product naming none unlocks premium.
+    expect(detail.body.entitlement).toBe('premium');
+    const annual = (await call(stack.api.apiUrl, '/products?sku=pro_annual', t.secret_key)).body.data[0];
+    expect(annual.entitlement).toBe('pro.annual');
+    expect(pull.stdout).toContain('entitlement: pro.annual');
     const settled = await t.run(['catalogue', 'plan', '-f', renamed]);
     expect([settled.code, settled.stdout]).toEqual([0, expect.stringContaining('Nothing to do.')]);
   });

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ANDROID_ID_RE, SKU_RE } from '../../domain/catalogue';
-import { diffCatalogue } from '../../cli/catalogue-diff';
+import { ENTITLEMENT_ID_RE } from '../../domain/revenuecat';
+import { describeChange, diffCatalogue } from '../../cli/catalogue-diff';
 import { catalogueSchema, InvalidCatalogue, parseCatalogue, type FileProblem } from '../../cli/catalogue-file';
 import { catalogueYaml } from '../../cli/pull';
 import { normaliseProduct, type Catalogue } from '../../cli/catalogue';
@@ -35,6 +36,7 @@ describe('the catalogue file', () => {
       type: 'subscription',
       kind: 'digital',
       android_store_product_id: null,
+      entitlement: 'premium',
       prices: [
         { country: 'DE', currency: 'EUR', amount: 899 },
         { country: 'US', currency: 'USD', amount: 999 },
@@ -84,6 +86,15 @@ describe('the catalogue file', () => {
       field: 'products[0] (Pro Monthly).sku',
     });
     expect(problemsOf(GOOD.replace('tier: monthly', 'tier: daily'))[0].message).toContain('"monthly"');
+    // An entitlement the API would refuse is refused here first, at its line.
+    expect(problemsOf(GOOD.replace('tier: monthly', 'entitlement: "gold tier"'))[0]).toMatchObject({
+      line: 5,
+      field: 'products[0] (pro_monthly).entitlement',
+      message: expect.stringContaining('must match pattern'),
+    });
+    expect(problemsOf(GOOD.replace('tier: monthly', 'entitlement: ""'))[0].field).toBe(
+      'products[0] (pro_monthly).entitlement',
+    );
     expect(problemsOf(GOOD.replace('country: US', 'country: QQ'))[0]).toMatchObject({
       line: 7,
       message: expect.stringContaining('"QQ"'),
@@ -102,6 +113,7 @@ describe('the catalogue file', () => {
     const schema = catalogueSchema() as any;
     expect(schema.definitions.product.properties.sku.pattern).toBe(SKU_RE.source);
     expect(schema.definitions.product.properties.android_store_product_id.pattern).toBe(ANDROID_ID_RE.source);
+    expect(schema.definitions.product.properties.entitlement.pattern).toBe(ENTITLEMENT_ID_RE.source);
     expect(fs.existsSync('cli/catalogue.schema.json')).toBe(true);
   });
 
@@ -115,12 +127,15 @@ describe('the catalogue file', () => {
           trial_per_platform: { web: 7, ios: 3 },
           prices: [{ country: 'US', currency: 'USD', amount: 8999 }],
         }),
-        normaliseProduct({ sku: 'a_monthly', name: 'A', kind: 'physical', prices: [] }),
+        normaliseProduct({ sku: 'a_monthly', name: 'A', kind: 'physical', entitlement: 'gold:tier-1', prices: [] }),
       ].sort((a, b) => a.sku.localeCompare(b.sku)),
       paywall: { published: true, config: { skus: ['a_monthly'], headline: 'Go pro' } },
     };
     const text = catalogueYaml(catalogue);
     expect(text.startsWith('#')).toBe(true);
+    // The default is left out; a named entitlement is written.
+    expect(text).toContain('entitlement: gold:tier-1');
+    expect(text.match(/entitlement:/g)).toHaveLength(1);
     const back = parseCatalogue('c.yaml', text).catalogue;
     expect(back).toEqual(catalogue);
     expect(catalogueYaml(back)).toBe(text);
@@ -145,13 +160,26 @@ describe('the catalogue file', () => {
     };
     const file = {
       products: [
-        normaliseProduct({ sku: 'old', name: 'Older', prices: [{ country: 'US', currency: 'USD', amount: 120 }] }),
+        normaliseProduct({
+          sku: 'old',
+          name: 'Older',
+          entitlement: 'gold',
+          prices: [{ country: 'US', currency: 'USD', amount: 120 }],
+        }),
         normaliseProduct({ sku: 'new', name: 'New', prices: [{ country: 'US', currency: 'USD', amount: 5 }] }),
       ],
       paywall: null,
     };
     const d = diffCatalogue(file, service);
-    expect(d.changes.map((c) => c.kind)).toEqual(['update_field', 'set_price', 'create_product', 'set_price']);
+    expect(d.changes.map((c) => c.kind)).toEqual([
+      'update_field',
+      'update_field',
+      'set_price',
+      'create_product',
+      'set_price',
+    ]);
+    expect(d.changes[1]).toMatchObject({ field: 'entitlement', from: 'premium', to: 'gold' });
+    expect(describeChange(d.changes[1])).toBe('~ product old: entitlement "premium" → "gold"');
     expect(d.notes.map((n) => n.text)).toEqual([
       'old FR EUR: priced in the service, not in the file (left as is)',
       'gone: in the service, not in the file (left as is; retire it by hand)',

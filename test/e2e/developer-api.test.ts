@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { createSession } from '../../db/dashboard-users';
+import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { testDb } from '../helpers/db';
-import { screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
+import { expectAccessible, screenshot, signUp, uniqueEmail, dashboardHarness } from './helpers/browser';
 
 describe('dashboard: Settings → Developer API in a real browser', () => {
   const h = dashboardHarness();
@@ -65,6 +67,92 @@ describe('dashboard: Settings → Developer API in a real browser', () => {
     for (const a of audit.slice(2))
       expect([a.action, a.outcome, a.detail.surface]).toEqual([a.action, 'ok', 'dashboard']);
     expect(JSON.stringify(audit)).not.toContain(secret);
+    await ctx.close();
+  });
+
+  it('keys for RevenueCat’s SDKs: minted and shown once, listed by hint, answer /revenuecat, revoked → 401; a viewer mints none', async () => {
+    const ctx = await h.browser.newContext();
+    const p = await ctx.newPage();
+    const email = uniqueEmail('rckeys');
+    await signUp(p, h.api.dashboardRoot, email);
+    const db = testDb();
+    const user = await db('dashboard_users').where({ email }).first();
+
+    await p.getByRole('link', { name: 'Developer API' }).click();
+    await expect(p.getByText('No keys for RevenueCat’s SDKs yet.').count()).resolves.toBe(1);
+    await p.getByLabel('Platform').selectOption('web');
+    await p.getByLabel('Mode').selectOption('test');
+    await p.getByRole('button', { name: 'Create RevenueCat key' }).click();
+    await p.waitForURL(`${h.api.dashboardRoot}/settings/developer-api`);
+    const key = await p.getByLabel('Key for RevenueCat’s SDK', { exact: true }).inputValue();
+    expect(key).toMatch(/^rcb_sb_/);
+    await screenshot(p, 'developer-api-revenuecat-key');
+
+    // The key is what RevenueCat's web SDK is configured with: it reads this tenant's customer info.
+    const customerInfo = () =>
+      fetch(`${h.api.apiRoot}/revenuecat/v1/subscribers/someone`, { headers: { authorization: `Bearer ${key}` } });
+    const ok = await customerInfo();
+    expect(ok.status).toBe(200);
+    expect((await ok.json()).subscriber.original_app_user_id).toBe('someone');
+
+    // A reload shows it no more; the list has its hint, platform and mode, never the value.
+    await p.reload();
+    expect(await p.content()).not.toContain(key);
+    const row = p.getByRole('row', { name: /rcb_sb_/ });
+    await expect(row.textContent()).resolves.toMatch(/Web.*test/);
+    await expect(row.textContent()).resolves.toContain(key.slice(-4));
+
+    // A live Android key: goog_, listed beside the first.
+    await p.getByLabel('Platform').selectOption('android');
+    await p.getByLabel('Mode').selectOption('live');
+    await p.getByRole('button', { name: 'Create RevenueCat key' }).click();
+    expect(await p.getByLabel('Key for RevenueCat’s SDK', { exact: true }).inputValue()).toMatch(/^goog_/);
+    await p.reload();
+    await expect(p.getByRole('row', { name: /goog_/ }).textContent()).resolves.toMatch(/Android.*live/);
+
+    await row.getByRole('button', { name: /^Revoke Web test key/ }).click();
+    await p.getByText('revoked', { exact: false }).first().waitFor();
+    expect((await customerInfo()).status).toBe(401);
+    await expect(p.getByRole('row', { name: /rcb_sb_/ }).textContent()).resolves.toContain('Revoked');
+
+    // A viewer's role is the ceiling: they see the keys on a page of their own (hints only, no form, no
+    // revoke), the Developer API page is closed to them, and a crafted mint is refused, writing nothing.
+    const [viewer] = await db('dashboard_users')
+      .insert({ tenant_id: user.tenant_id, email: uniqueEmail('viewer'), role: 'viewer', password_hash: 'unused' })
+      .returning(['id', 'tenant_id', 'email', 'role']);
+    const session = await createSession(db, viewer);
+    const vctx = await h.browser.newContext();
+    await vctx.addCookies([{ name: SESSION_COOKIE, value: session.token, url: h.api.dashboardRoot }]);
+    const before = await db('revenuecat_keys').where({ tenant_id: user.tenant_id }).count('* as n').first();
+    expect((await vctx.request.get(`${h.api.dashboardRoot}/settings/developer-api`)).status()).toBe(403);
+    const vp = await vctx.newPage();
+    await vp.goto(`${h.api.dashboardRoot}/overview`);
+    await vp.getByRole('link', { name: 'RevenueCat keys' }).click();
+    await expect(vp.getByRole('row', { name: /goog_/ }).textContent()).resolves.toMatch(
+      /Android[\s\S]*live[\s\S]*Active/,
+    );
+    await expect(vp.getByRole('row', { name: /rcb_sb_/ }).textContent()).resolves.toContain('Revoked');
+    expect(await vp.getByRole('button', { name: /Create RevenueCat key|Revoke/ }).count()).toBe(0);
+    await expectAccessible(vp, 'revenuecat-keys-viewer');
+    const crafted = await vctx.request.post(`${h.api.dashboardRoot}/settings/developer-api/revenuecat-keys`, {
+      form: { platform: 'web', mode: 'live' },
+    });
+    expect(crafted.status()).toBe(403);
+    expect(await db('revenuecat_keys').where({ tenant_id: user.tenant_id }).count('* as n').first()).toEqual(before);
+
+    const audit = await db('audit_entries')
+      .where({ tenant_id: user.tenant_id, actor_type: 'user' })
+      .where('action', 'like', 'revenuecat_keys.%')
+      .orderBy('created_at');
+    // The writes are the operations' audit rows, the person's, from the dashboard; no key value in them.
+    expect(audit.map((a) => `${a.action}:${a.outcome}`)).toEqual([
+      'revenuecat_keys.create:ok',
+      'revenuecat_keys.create:ok',
+      'revenuecat_keys.revoke:ok',
+    ]);
+    for (const a of audit) expect([a.actor_id, a.detail.surface]).toEqual([user.id, 'dashboard']);
+    expect(JSON.stringify(audit)).not.toContain(key);
+    await vctx.close();
     await ctx.close();
   });
 });

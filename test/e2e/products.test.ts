@@ -29,6 +29,7 @@ describe('dashboard: products and pricing', () => {
     await p.getByLabel('iOS store product id').fill('com.example.premium.annual');
     await p.getByLabel('Web', { exact: true }).fill('14');
     await p.getByLabel('Android', { exact: true }).fill('7');
+    await p.getByLabel('Entitlement').fill('pro.annual');
     await p.getByRole('button', { name: 'Create product' }).click();
     await p.waitForURL(/\/products\/[0-9a-f-]{36}\?created=1$/);
     await expect(p.getByRole('status').textContent()).resolves.toContain('Product created');
@@ -61,6 +62,7 @@ describe('dashboard: products and pricing', () => {
       android_store_product_id: 'premium-annual',
       ios_store_product_id: 'com.example.premium.annual',
       trial_per_platform: { web: 14, android: 7 },
+      entitlement: 'pro.annual',
       active: true,
       synced: false,
     });
@@ -79,10 +81,18 @@ describe('dashboard: products and pricing', () => {
     await p.getByLabel('Name').fill('Premium annual');
     await p.getByLabel('Web', { exact: true }).fill('');
     await p.getByLabel('Android', { exact: true }).fill('');
+    // The form shows the entitlement it has; emptied, the product unlocks the default again.
+    await expect(p.getByLabel('Entitlement').inputValue()).resolves.toBe('pro.annual');
+    await p.getByLabel('Entitlement').fill('');
     await p.getByRole('button', { name: 'Save product' }).click();
     await expect(p.getByRole('status').textContent()).resolves.toContain('Saved');
     const edited = await get(`/products/${id}`);
-    expect(edited.body).toMatchObject({ name: 'Premium annual', trial_per_platform: null, tier: 'annual' });
+    expect(edited.body).toMatchObject({
+      name: 'Premium annual',
+      trial_per_platform: null,
+      tier: 'annual',
+      entitlement: 'premium',
+    });
     expect(edited.body.pricing.find((x: any) => x.country === 'US').amount_minor).toBe(1199);
 
     // Refusals: each names what is wrong, answers 4xx and changes nothing.
@@ -119,6 +129,14 @@ describe('dashboard: products and pricing', () => {
     expect(posted.status()).toBe(400);
     expect(await posted.text()).toContain('0–365');
     await p.getByLabel('Web', { exact: true }).fill('');
+    // An entitlement the API would refuse is refused here by the same rule, named by its label.
+    await p.getByLabel('Entitlement').fill('gold tier');
+    const badEntitlement = p.waitForResponse(
+      (r) => r.url().endsWith(`/products/${id}`) && r.request().method() === 'POST',
+    );
+    await p.getByRole('button', { name: 'Save product' }).click();
+    expect((await badEntitlement).status()).toBe(400);
+    await expect(p.getByRole('alert').textContent()).resolves.toMatch(/^Entitlement: 1–100 letters/);
 
     await p.goto(`${h.api.dashboardRoot}/products/new`);
     await p.getByLabel('SKU').fill('premium_annual');
@@ -158,6 +176,7 @@ describe('dashboard: products and pricing', () => {
       'products.update:ok',
       // XX and DOL reach the operation; an amount that is no price in the currency never becomes a call.
       ...Array(2).fill('products.set_pricing:invalid_request'),
+      'products.update:invalid_request',
       'products.update:invalid_request',
       'products.create:duplicate_sku',
       'products.create:invalid_request',

@@ -1,0 +1,174 @@
+import { parse } from 'csv-parse/sync';
+import { DEFAULT_ENTITLEMENT } from '../domain/revenuecat';
+import { CliFailure, listAll, type ApiConfig } from './api-client';
+
+/**
+ * `billing revenuecat:compare`: while an app runs on RevenueCat and here side by side
+ * (docs/migrate-from-revenuecat.md, "Dual-run"), who has which entitlement until when, on
+ * each side, and every app user where the two differ.
+ */
+
+/** App user → entitlement identifier → when access ends (ms since epoch; null: never). */
+export type AccessMap = Map<string, Map<string, number | null>>;
+
+/** The columns read, first present wins: RevenueCat's customer and transaction exports name them differently. */
+const USER_COLUMNS = ['app_user_id', 'rc_last_seen_app_user_id_alias', 'rc_original_app_user_id'];
+const ENTITLEMENT_COLUMNS = ['active_entitlements', 'entitlement_identifiers', 'entitlements', 'entitlement_id'];
+const EXPIRY_COLUMNS = ['expires_date', 'effective_end_time', 'expiration_at', 'end_time'];
+const SANDBOX_COLUMNS = ['is_sandbox', 'sandbox'];
+
+/** The most lines one file may hold: the comparison reads the whole file into memory. */
+export const MAX_COMPARE_LINES = 1_000_000;
+
+const pick = (row: Record<string, string>, columns: string[]) => {
+  for (const c of columns) if (row[c] !== undefined && row[c].trim() !== '') return row[c].trim();
+  return undefined;
+};
+
+/** `pro`, `pro;gold`, `pro,gold`, `pro|gold` or a JSON array: RevenueCat writes lists either way. */
+function identifiers(cell: string): string[] {
+  if (cell.startsWith('[')) {
+    try {
+      const list = JSON.parse(cell) as unknown;
+      if (Array.isArray(list)) return list.filter((x): x is string => typeof x === 'string' && x !== '');
+    } catch {
+      /* not JSON: read as a separated list */
+    }
+  }
+  return cell
+    .split(/[;,|]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function later(a: number | null | undefined, b: number | null): number | null {
+  if (a === undefined) return b;
+  if (a === null || b === null) return null;
+  return Math.max(a, b);
+}
+
+function put(map: AccessMap, user: string, entitlement: string, until: number | null) {
+  const mine = map.get(user) ?? new Map<string, number | null>();
+  mine.set(entitlement, later(mine.get(entitlement), until));
+  map.set(user, mine);
+}
+
+/**
+ * RevenueCat's export as who holds what, active at `now`: a line whose end is past is no access;
+ * a line of the other side (sandbox or not) is left out. Problems name the line.
+ */
+export function readRevenueCatExport(csv: string, opts: { sandbox: boolean; now: number }): AccessMap {
+  let rows: Record<string, string>[];
+  try {
+    rows = parse(csv, { columns: true, skip_empty_lines: true, trim: true, bom: true, to_line: MAX_COMPARE_LINES + 1 });
+  } catch (e) {
+    throw new CliFailure('invalid_file', `not a CSV file: ${(e as Error).message}`);
+  }
+  const header = Object.keys(rows[0] ?? {});
+  const need = (columns: string[], what: string) => {
+    if (rows.length > 0 && !columns.some((c) => header.includes(c)))
+      throw new CliFailure('invalid_file', `no ${what} column: expected one of ${columns.join(', ')}`);
+  };
+  need(USER_COLUMNS, 'app user id');
+  need(ENTITLEMENT_COLUMNS, 'entitlement');
+  const map: AccessMap = new Map();
+  rows.forEach((row, i) => {
+    const line = i + 2;
+    const user = pick(row, USER_COLUMNS);
+    if (!user) throw new CliFailure('invalid_file', `line ${line}: no app user id`);
+    const sandbox = pick(row, SANDBOX_COLUMNS);
+    if (sandbox !== undefined && /^(true|1|yes)$/i.test(sandbox) !== opts.sandbox) return;
+    const expiry = pick(row, EXPIRY_COLUMNS);
+    let until: number | null = null;
+    if (expiry !== undefined) {
+      // Seconds or milliseconds since the epoch, or a date as RevenueCat writes them (UTC).
+      until = /^\d+$/.test(expiry)
+        ? Number(expiry) * (expiry.length <= 10 ? 1000 : 1)
+        : Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(expiry) ? expiry : `${expiry.replace(' ', 'T')}Z`);
+      if (Number.isNaN(until)) throw new CliFailure('invalid_file', `line ${line}: "${expiry}" is not a date`);
+      if (until <= opts.now) return;
+    }
+    for (const e of identifiers(pick(row, ENTITLEMENT_COLUMNS) ?? '')) put(map, user, e, until);
+  });
+  return map;
+}
+
+interface EntitlementRow {
+  app_user_id: string;
+  is_active: boolean;
+  is_sandbox: boolean;
+  sku: string | null;
+  expires_at: string | null;
+  grace_until: string | null;
+}
+
+/**
+ * This service's side from its REST API (secret key: `subscribers:read`, `products:read`): every
+ * active entitlement (paid, granted, provisional), named by its product's entitlement, ending at
+ * the later of its period and its grace, as RevenueCat's SDKs are told.
+ */
+export async function readServiceAccess(cfg: ApiConfig, opts: { sandbox: boolean }): Promise<AccessMap> {
+  const products = await listAll<{ sku: string; entitlement?: string }>(cfg, '/products');
+  const bySku = new Map(products.map((p) => [p.sku, p.entitlement ?? DEFAULT_ENTITLEMENT]));
+  const rows = await listAll<EntitlementRow>(cfg, '/entitlements');
+  const map: AccessMap = new Map();
+  for (const r of rows) {
+    if (!r.is_active || r.is_sandbox !== opts.sandbox) continue;
+    const ends = [r.expires_at, r.grace_until].filter((x): x is string => !!x).map((x) => Date.parse(x));
+    const until = r.expires_at === null ? null : Math.max(...ends);
+    put(map, r.app_user_id, (r.sku && bySku.get(r.sku)) ?? DEFAULT_ENTITLEMENT, until);
+  }
+  return map;
+}
+
+export interface AccessDifference {
+  app_user_id: string;
+  entitlement: string;
+  kind: 'only_revenuecat' | 'only_here' | 'expiry_differs';
+  revenuecat: string | null;
+  here: string | null;
+}
+
+export interface Comparison {
+  users: number;
+  agreeing: number;
+  differences: AccessDifference[];
+}
+
+const show = (until: number | null | undefined) =>
+  until === undefined ? null : until === null ? 'never' : new Date(until).toISOString();
+
+/** Both sides, app user by app user (sorted), entitlement by entitlement; ends within `toleranceMs` agree. */
+export function compareAccess(theirs: AccessMap, ours: AccessMap, toleranceMs: number): Comparison {
+  const users = [...new Set([...theirs.keys(), ...ours.keys()])].sort();
+  const differences: AccessDifference[] = [];
+  let agreeing = 0;
+  for (const user of users) {
+    const a = theirs.get(user) ?? new Map<string, number | null>();
+    const b = ours.get(user) ?? new Map<string, number | null>();
+    const before = differences.length;
+    for (const e of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+      const [x, y] = [a.get(e), b.get(e)];
+      const kind =
+        y === undefined
+          ? 'only_revenuecat'
+          : x === undefined
+            ? 'only_here'
+            : (x === null) !== (y === null) || (x !== null && y !== null && Math.abs(x - y) > toleranceMs)
+              ? 'expiry_differs'
+              : null;
+      if (kind) differences.push({ app_user_id: user, entitlement: e, kind, revenuecat: show(x), here: show(y) });
+    }
+    if (differences.length === before) agreeing++;
+  }
+  return { users: users.length, agreeing, differences };
+}
+
+/** One line per difference, as the command prints it. */
+export function describeDifference(d: AccessDifference): string {
+  if (d.kind === 'only_revenuecat')
+    return `- ${d.app_user_id} ${d.entitlement}: active on RevenueCat until ${d.revenuecat}, not here`;
+  if (d.kind === 'only_here')
+    return `+ ${d.app_user_id} ${d.entitlement}: active here until ${d.here}, not on RevenueCat`;
+  return `~ ${d.app_user_id} ${d.entitlement}: ends ${d.revenuecat} on RevenueCat, ${d.here} here`;
+}
