@@ -20,6 +20,7 @@ import { registerOutboxGauges, registerProvisionalExpiry } from './metrics';
 import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-schedules';
 import { ensureSigningKeySchedule } from '../temporal/signing-key-schedule';
 import { ensureEventDigestSchedule } from '../temporal/event-digest-schedule';
+import { ensureScheduledExportSchedule } from '../temporal/scheduled-export-schedule';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
 import { signingKeys } from '../db/signing-key-service';
@@ -109,6 +110,11 @@ if (temporal && config.tenantSchedulesAtStart) {
   ensureEventDigestSchedule(temporal.client, config.taskQueue).then(
     (outcome) => logger.info({ outcome }, 'event digest schedule ensured'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'event digest schedule not ensured'),
+  );
+  // Each active destination's days uploaded to its storage (docs/exports.md, "Scheduled exports to your bucket").
+  ensureScheduledExportSchedule(temporal.client, config.taskQueue).then(
+    (outcome) => logger.info({ outcome }, 'scheduled export schedule ensured'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'scheduled export schedule not ensured'),
   );
 }
 const shutdown = async () => {

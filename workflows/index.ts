@@ -15,3 +15,4 @@ export { reconciliationRunWorkflow } from './reconciliation-run';
 export { exportRunWorkflow } from './export-run';
 export { signingKeyRotationWorkflow } from './signing-key-rotation';
 export { eventDigestsWorkflow } from './event-digests';
+export { scheduledExportsWorkflow } from './scheduled-exports';

@@ -12,6 +12,7 @@ import * as m059AssistantSignIn from './059_assistant_sign_in';
 import * as m060EventProofs from './060_event_proofs';
 import * as m061ReceiptOneWrite from './061_receipt_one_write';
 import * as m062CustomerNotes from './062_customer_notes';
+import * as m067ExportDestinations from './067_export_destinations';
 
 /** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */
 export const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -26,4 +27,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '060_event_proofs': m060EventProofs,
   '061_receipt_one_write': m061ReceiptOneWrite,
   '062_customer_notes': m062CustomerNotes,
+  '067_export_destinations': m067ExportDestinations,
 };
