@@ -99,8 +99,10 @@ export function createExportDestinationActivities({ db, vault, config }: Activit
     },
 
     /** The tenant's run to do now (the open one, or a new one up to today's start); null: none due. */
-    async beginDestinationRun(input: { tenantId: string }): Promise<{ runId: string } | null> {
-      const windowEnd = new Date(dayStart(Date.now())).toISOString();
+    async beginDestinationRun(input: { tenantId: string; until?: string }): Promise<{ runId: string } | null> {
+      const today = dayStart(Date.now());
+      const until = input.until ? Math.min(today, Date.parse(`${input.until}T00:00:00Z`)) : today;
+      const windowEnd = new Date(until).toISOString();
       const run = await withTenant(db, input.tenantId, (trx) => beginRun(trx, input.tenantId, windowEnd));
       return run ? { runId: run.id as string } : null;
     },

@@ -24,6 +24,8 @@ const PER_RUN = 200;
 export interface ScheduledExportsInput {
   /** The last tenant done (continue-as-new carries it). */
   after?: string | null;
+  /** `YYYY-MM-DD`: new runs end at the start of that day rather than today's (catching up in steps). */
+  until?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
     if (!due.length) return { runs };
     for (const tenantId of due) {
       after = tenantId;
-      const run = await beginDestinationRun({ tenantId });
+      const run = await beginDestinationRun({ tenantId, until: input.until });
       if (!run) continue;
       runs++;
       try {
@@ -60,6 +62,6 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
       }
     }
     if (runs >= PER_RUN || workflowInfo().continueAsNewSuggested)
-      await continueAsNew<typeof scheduledExportsWorkflow>({ after });
+      await continueAsNew<typeof scheduledExportsWorkflow>({ after, until: input.until });
   }
 }
