@@ -78,11 +78,17 @@ function uploadFailure(err: unknown): Error {
   return status && status < 500 && status !== 429 ? ApplicationFailure.nonRetryable(msg, 'ExportRefused') : new Error(msg);
 }
 
-async function put(s3: S3Client, bucket: string, key: string, body: Buffer | fs.ReadStream, bytes: number) {
-  // The upload sends no heartbeat of its own: one every few seconds says the worker lives.
-  const beat = setInterval(() => heartbeat(), 2_000);
+async function put(
+  s3: S3Client,
+  target: { bucket: string; key: string },
+  body: Buffer | fs.ReadStream,
+  bytes: number,
+  alive: () => void,
+) {
+  // The upload says nothing while it runs: a beat every few seconds says the worker lives.
+  const beat = setInterval(alive, 2_000);
   try {
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: bytes }));
+    await s3.send(new PutObjectCommand({ Bucket: target.bucket, Key: target.key, Body: body, ContentLength: bytes }));
   } catch (err) {
     throw uploadFailure(err);
   } finally {
@@ -114,7 +120,7 @@ export function createExportDestinationActivities({ db, vault, config }: Activit
 
     /** The manifest, checked against the digests, then uploaded; the run succeeds (docs/exports.md). */
     async finishDestinationRun(input: RunRef): Promise<void> {
-      await finishRun(db, vault, allowPrivate, input);
+      await finishRun(db, vault, allowPrivate, input, () => heartbeat());
     },
 
     /** A failed run, in our words: retried on the next tick, or the destination stops (failRun). */
@@ -180,7 +186,13 @@ export async function uploadRunTable(
       table.name === 'customers' ? null : end,
     );
     const file = await writer.finish();
-    await put(s3For(destination, allowPrivate), destination.bucket as string, key, fs.createReadStream(file.file), file.bytes);
+    await put(
+      s3For(destination, allowPrivate),
+      { bucket: destination.bucket as string, key },
+      fs.createReadStream(file.file),
+      file.bytes,
+      onPage,
+    );
     const record: ManifestFile & { days?: ManifestDay[] } = {
       table: table.name,
       key,
@@ -216,7 +228,13 @@ export async function uploadRunTable(
  * destination stops (nothing is uploaded, the events' watermark stays); agreeing, the manifest is
  * uploaded, then the events' watermark moves and the run succeeds, in one transaction.
  */
-async function finishRun(db: Knex, vault: Vault, allowPrivate: boolean, input: RunRef): Promise<void> {
+async function finishRun(
+  db: Knex,
+  vault: Vault,
+  allowPrivate: boolean,
+  input: RunRef,
+  alive: () => void,
+): Promise<void> {
   const { run, destination } = await runAndDestination(db, vault, input);
   const start = run.window_start ? (run.window_start as Date).toISOString() : null;
   const end = (run.window_end as Date).toISOString();
@@ -246,7 +264,7 @@ async function finishRun(db: Knex, vault: Vault, allowPrivate: boolean, input: R
   });
   const body = Buffer.from(JSON.stringify(manifest, null, 2));
   const key = `${runFolder(destination.prefix as string, Number(run.seq))}${MANIFEST_NAME}`;
-  await put(s3For(destination, allowPrivate), destination.bucket as string, key, body, body.length);
+  await put(s3For(destination, allowPrivate), { bucket: destination.bucket as string, key }, body, body.length, alive);
   await withTenant(db, input.tenantId, async (trx) => {
     const from = await tableWatermark(trx, 'events');
     await commitTable(trx, input.tenantId, input.runId, events, from, end);

@@ -188,10 +188,12 @@ export async function succeedRun(trx: Knex.Transaction, runId: string, manifest:
  * dashboard, nothing more runs until a person saves the destination again.
  */
 export async function failRun(trx: Knex.Transaction, runId: string, error: string, stop: boolean): Promise<boolean> {
-  const [d] = await trx('export_destinations')
-    .increment('failures', 1)
-    .update({ last_error: error, updated_at: trx.fn.now() })
-    .returning('failures');
+  const {
+    rows: [d],
+  } = await trx.raw(
+    `update export_destinations set failures = failures + 1, last_error = ?, updated_at = now() returning failures`,
+    [error],
+  );
   const stopped = stop || Number(d.failures) >= DESTINATION_MAX_FAILURES;
   await trx('export_destination_runs')
     .where({ id: runId })
