@@ -134,7 +134,8 @@ async function runAndDestination(db: Knex, vault: Vault, { tenantId, runId }: Ru
   return withTenant(db, tenantId, async (trx) => {
     // The tenant's transaction: another tenant's run id finds nothing here.
     const run = await getRun(trx, runId);
-    if (!run || run.status !== 'running') throw ApplicationFailure.nonRetryable('The run is not open.', 'ExportRefused');
+    // Finished meanwhile by an overlapping tick (a Schedule's and one started by hand): nothing to do.
+    if (!run || run.status !== 'running') throw ApplicationFailure.nonRetryable('The run is not open.', 'RunClosed');
     const destination = await openDestination(trx, vault, tenantId);
     if (!destination) throw ApplicationFailure.nonRetryable('The destination was removed.', 'ExportRefused');
     return { run, destination };

@@ -188,6 +188,9 @@ export async function succeedRun(trx: Knex.Transaction, runId: string, manifest:
  * dashboard, nothing more runs until a person saves the destination again.
  */
 export async function failRun(trx: Knex.Transaction, runId: string, error: string, stop: boolean): Promise<boolean> {
+  // Only an open run fails: one an overlapping tick finished stays as it ended.
+  if (!(await trx('export_destination_runs').where({ id: runId, status: 'running' }).forUpdate().first('id')))
+    return false;
   const {
     rows: [d],
   } = await trx.raw(

@@ -52,6 +52,7 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
         await finishDestinationRun({ tenantId, runId: run.runId });
       } catch (err) {
         const cause = err instanceof ActivityFailure ? err.cause : err;
+        if (cause instanceof ApplicationFailure && cause.type === 'RunClosed') continue;
         const ours = cause instanceof ApplicationFailure && (cause.type === 'ExportRefused' || cause.type === 'DigestMismatch');
         await failDestinationRun({
           tenantId,
