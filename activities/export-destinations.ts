@@ -75,7 +75,9 @@ function uploadFailure(err: unknown): Error {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   const status = e.$metadata?.httpStatusCode;
   const msg = `The storage refused the upload${status ? ` (HTTP ${status}${e.name ? `, ${e.name}` : ''})` : ''}.`;
-  return status && status < 500 && status !== 429 ? ApplicationFailure.nonRetryable(msg, 'ExportRefused') : new Error(msg);
+  return status && status < 500 && status !== 429
+    ? ApplicationFailure.nonRetryable(msg, 'ExportRefused')
+    : new Error(msg);
 }
 
 async function put(
@@ -162,9 +164,7 @@ export async function uploadRunTable(
   const end = (run.window_end as Date).toISOString();
   // The customers table (each chain's head) is whole in every run; the others from their watermark.
   const from =
-    table.name === 'customers'
-      ? null
-      : await withTenant(db, input.tenantId, (trx) => tableWatermark(trx, table.name));
+    table.name === 'customers' ? null : await withTenant(db, input.tenantId, (trx) => tableWatermark(trx, table.name));
   const folded = table.name === 'customers' ? null : from;
   if (folded && Date.parse(folded) >= Date.parse(end)) return { rows: 0, skipped: true };
   const format = destination.format;

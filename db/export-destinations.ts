@@ -55,7 +55,10 @@ export async function saveDestination(
   const id = (current?.id as string | undefined) ?? crypto.randomUUID();
   const sealed = credentials ? vault.encryptJson(credentials, destinationCredentialsAad(tenantId, id)) : undefined;
   const values = { ...fields, status: 'active', failures: 0, last_error: null, updated_at: trx.fn.now() };
-  if (current) await trx('export_destinations').where({ id }).update({ ...values, ...(sealed ? { credentials_sealed: sealed } : {}) });
+  if (current)
+    await trx('export_destinations')
+      .where({ id })
+      .update({ ...values, ...(sealed ? { credentials_sealed: sealed } : {}) });
   else {
     if (!sealed) throw new Error('saveDestination: a new destination needs credentials');
     await trx('export_destinations').insert({ id, tenant_id: tenantId, ...values, credentials_sealed: sealed });
@@ -149,11 +152,7 @@ export async function commitTable(
 }
 
 /** The run's record of a file (replacing an earlier attempt's). */
-export async function recordRunFile(
-  trx: Knex.Transaction,
-  runId: string,
-  file: { table: string },
-): Promise<void> {
+export async function recordRunFile(trx: Knex.Transaction, runId: string, file: { table: string }): Promise<void> {
   await trx.raw(
     `update export_destination_runs
         set files = coalesce((select jsonb_agg(f) from jsonb_array_elements(files) f where f->>'table' <> ?), '[]'::jsonb)

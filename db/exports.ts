@@ -21,29 +21,29 @@ const TABLE_SQL: Record<string, string> = {
         ${ISO('s.trial_ended_at')} as trial_ended_at, ${ISO('s.current_period_end')} as current_period_end,
         ${ISO('s.canceled_at')} as canceled_at, ${ISO('s.created_at')} as created_at, ${ISO('s.updated_at')} as updated_at
       from subscriptions s left join products p on p.id = s.product_id and p.tenant_id = s.tenant_id
-      where (\$1::timestamptz is null or s.updated_at >= \$1::timestamptz)
+      where ($1::timestamptz is null or s.updated_at >= $1::timestamptz)
         and ($2::timestamptz is null or s.updated_at < $2::timestamptz) order by s.id`,
   subscription_changes: `select id::text, subscription_id::text, provider, mode, from_status, to_status,
         ${ISO('changed_at')} as changed_at
-      from subscription_changes where (\$1::timestamptz is null or changed_at >= \$1::timestamptz)
+      from subscription_changes where ($1::timestamptz is null or changed_at >= $1::timestamptz)
         and ($2::timestamptz is null or changed_at < $2::timestamptz) order by id`,
   entitlements: `select e.id::text, e.app_user_id, e.provider, e.product_id::text, p.sku, e.subscription_id::text,
         e.state, e.is_sandbox, ${ISO('e.expires_at')} as expires_at, ${ISO('e.grace_until')} as grace_until,
         ${ISO('e.created_at')} as created_at, ${ISO('e.updated_at')} as updated_at
       from entitlements e left join products p on p.id = e.product_id and p.tenant_id = e.tenant_id
-      where (\$1::timestamptz is null or e.updated_at >= \$1::timestamptz)
+      where ($1::timestamptz is null or e.updated_at >= $1::timestamptz)
         and ($2::timestamptz is null or e.updated_at < $2::timestamptz) order by e.id`,
   grants: `select g.id::text, g.app_user_id, g.product_id::text, p.sku, g.reason, g.state,
         ${ISO('g.expires_at')} as expires_at, g.granted_by, g.revoked_by, ${ISO('g.ended_at')} as ended_at,
         ${ISO('g.created_at')} as created_at, ${ISO('g.updated_at')} as updated_at
       from entitlement_grants g left join products p on p.id = g.product_id and p.tenant_id = g.tenant_id
-      where (\$1::timestamptz is null or g.updated_at >= \$1::timestamptz)
+      where ($1::timestamptz is null or g.updated_at >= $1::timestamptz)
         and ($2::timestamptz is null or g.updated_at < $2::timestamptz) order by g.id`,
   events: `select id::text, type, body->'data'->>'app_user_id' as app_user_id,
         case when sequence is not null then order_key end as chain, sequence,
         body->'data'->>'prev_hash' as prev_hash, body->'data'->>'hash' as hash, body::text as body,
         ${ISO('created_at')} as created_at
-      from outbound_events where (\$1::timestamptz is null or created_at >= \$1::timestamptz)
+      from outbound_events where ($1::timestamptz is null or created_at >= $1::timestamptz)
         and ($2::timestamptz is null or created_at < $2::timestamptz)
       order by created_at, id`,
 };

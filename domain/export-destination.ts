@@ -10,7 +10,6 @@ import { EXPORT_SCHEMA_VERSION, type ExportFormat } from './export-schema';
 export const DESTINATION_MAX_FAILURES = 3;
 
 export const DESTINATION_STATUSES = ['active', 'stopped'] as const;
-export type DestinationStatus = (typeof DESTINATION_STATUSES)[number];
 
 /** What the form asks for; the access key id and secret are sealed, never shown back. */
 export interface DestinationFields {

@@ -1,4 +1,10 @@
-import { ApplicationFailure, ActivityFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  ActivityFailure,
+  continueAsNew,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { EXPORT_TABLE_NAMES } from '../domain/export-schema';
 
@@ -53,7 +59,8 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
       } catch (err) {
         const cause = err instanceof ActivityFailure ? err.cause : err;
         if (cause instanceof ApplicationFailure && cause.type === 'RunClosed') continue;
-        const ours = cause instanceof ApplicationFailure && (cause.type === 'ExportRefused' || cause.type === 'DigestMismatch');
+        const ours =
+          cause instanceof ApplicationFailure && (cause.type === 'ExportRefused' || cause.type === 'DigestMismatch');
         await failDestinationRun({
           tenantId,
           runId: run.runId,

@@ -37,11 +37,14 @@ export const saveExportDestination = defineOperation({
       throw invalidRequest('The bucket name must be 3–63 lower-case letters, digits, dots or hyphens.', 'bucket');
     const prefix = normalPrefix(input.prefix);
     if (prefix === null)
-      throw invalidRequest('The prefix must be a folder path of letters, digits and / - _ . ! * \' ( ) =.', 'prefix');
+      throw invalidRequest("The prefix must be a folder path of letters, digits and / - _ . ! * ' ( ) =.", 'prefix');
     const keyId = input.access_key_id?.trim() ?? '';
     const secret = input.secret_access_key ?? '';
     if (Boolean(keyId) !== Boolean(secret))
-      throw invalidRequest('Give both the access key id and its secret, or neither to keep the stored ones.', keyId ? 'secret_access_key' : 'access_key_id');
+      throw invalidRequest(
+        'Give both the access key id and its secret, or neither to keep the stored ones.',
+        keyId ? 'secret_access_key' : 'access_key_id',
+      );
     return ctx.tx(async (trx) => {
       if (!keyId && !(await getDestination(trx)))
         throw invalidRequest('The access key id and its secret are needed the first time.', 'access_key_id');
@@ -49,7 +52,13 @@ export const saveExportDestination = defineOperation({
         trx,
         ctx.services.vault,
         ctx.tenantId,
-        { endpoint: input.endpoint.replace(/\/$/, ''), region: input.region, bucket: input.bucket, prefix, format: input.format },
+        {
+          endpoint: input.endpoint.replace(/\/$/, ''),
+          region: input.region,
+          bucket: input.bucket,
+          prefix,
+          format: input.format,
+        },
         keyId ? { access_key_id: keyId, secret_access_key: secret } : null,
       );
       return renderDestination(d, await lastRuns(trx, 10));

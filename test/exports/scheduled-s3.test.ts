@@ -55,7 +55,12 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
     return { kind: 'user', tenantId: u.tenant_id, userId: u.id, role: 'owner' };
   };
   const run = (op: typeof saveExportDestination, actor: Actor, input: Record<string, unknown>) =>
-    executeOperation(op, actor, input, { requestId: crypto.randomUUID(), services, surface: 'dashboard', log: createLogger('silent') });
+    executeOperation(op, actor, input, {
+      requestId: crypto.randomUUID(),
+      services,
+      surface: 'dashboard',
+      log: createLogger('silent'),
+    });
   const save = (actor: UserActor, prefix: string, extra: Record<string, unknown> = {}) =>
     run(saveExportDestination, actor, {
       endpoint: s3.endpoint,
@@ -103,7 +108,8 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
     )
       .map((r: { id: string }) => String(r.id))
       .sort();
-  const runsOf = (tenantId: string) => testDb()('export_destination_runs').where({ tenant_id: tenantId }).orderBy('seq');
+  const runsOf = (tenantId: string) =>
+    testDb()('export_destination_runs').where({ tenant_id: tenantId }).orderBy('seq');
   const tick = (args: { until?: string } = {}, taskQueue = worker.taskQueue) =>
     worker.client.workflow.execute(scheduledExportsWorkflow, {
       taskQueue,
@@ -153,9 +159,7 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
       scopes: [...SCOPES],
       expiresAt: null,
     };
-    const keyActor = await run(saveExportDestination, everyScope, { endpoint: s3.endpoint }).catch(
-      (e: ApiError) => e,
-    );
+    const keyActor = await run(saveExportDestination, everyScope, { endpoint: s3.endpoint }).catch((e: ApiError) => e);
     expect(keyActor).toBeInstanceOf(ApiError);
     expect((keyActor as ApiError).status).toBe(403);
 
@@ -229,10 +233,13 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
       }
       // Per day: the manifest, the signed digest and an independent recount of the file agree.
       const day = i === 0 ? dayBefore : yesterday;
-      const digest = (await call(api.apiUrl, `/digests/${day}`, (await keyWith(a.tenantId, ['exports:read'])).secret_key))
-        .body;
+      const digest = (
+        await call(api.apiUrl, `/digests/${day}`, (await keyWith(a.tenantId, ['exports:read'])).secret_key)
+      ).body;
       const own = headsOfDay(events, day);
-      expect(manifest.days).toEqual([{ date: day, events: digest.events, chains: own.heads.length, root: digest.root }]);
+      expect(manifest.days).toEqual([
+        { date: day, events: digest.events, chains: own.heads.length, root: digest.root },
+      ]);
       expect([own.events, digestRoot(own.heads)]).toEqual([digest.events, digest.root]);
       expect(digest.events).toBeGreaterThan(0);
     }
@@ -331,8 +338,9 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
     const [r] = await runsOf(d.tenantId);
     expect(r.status).toBe('failed');
     expect(r.error).toMatch(/does not match the signed digests.*999/);
-    const shown = (await call(api.apiUrl, '/settings/exports', (await keyWith(d.tenantId, ['exports:read'])).secret_key))
-      .body;
+    const shown = (
+      await call(api.apiUrl, '/settings/exports', (await keyWith(d.tenantId, ['exports:read'])).secret_key)
+    ).body;
     expect(shown.destination).toMatchObject({ status: 'stopped' });
     expect(shown.destination.last_error).toMatch(/digest/);
     expect(shown.runs[0]).toMatchObject({ run: 1, status: 'failed' });
