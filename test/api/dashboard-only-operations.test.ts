@@ -42,6 +42,14 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   // A key never approves or rejects a held write, least of all its own (docs/approvals.md).
   'changes.approve': { id: crypto.randomUUID() },
   'changes.reject': { id: crypto.randomUUID() },
+  // Where scheduled exports go, with the storage's credentials (docs/exports.md).
+  'export_destination.save': {
+    endpoint: 'https://storage.example',
+    region: 'eu-west-1',
+    bucket: 'from-a-key',
+    access_key_id: 'AKFROMAKEY',
+    secret_access_key: 'from-a-key',
+  },
 };
 
 describe('dashboard-only operations', () => {
