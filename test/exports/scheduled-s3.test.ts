@@ -354,6 +354,24 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
     await testDb()('export_destinations').where({ tenant_id: d.tenantId }).delete();
   });
 
+  it('a storage that refuses the key: each tick records it on the run, and the third stops the destination', async () => {
+    const f = await person('sx-refused');
+    await eventsOn(f.tenantId, 1, yesterday);
+    await save(f, 'refused/', { secret_access_key: 'not the secret' });
+    const destination = () => testDb()('export_destinations').where({ tenant_id: f.tenantId }).first();
+    for (const n of [1, 2, 3]) {
+      await tick();
+      expect([n, (await destination()).failures]).toEqual([n, n]);
+    }
+    const d = await destination();
+    expect(d).toMatchObject({ status: 'stopped' });
+    // Our words: the status and the storage's error name, never its answer's text.
+    expect(d.last_error).toMatch(/^The storage refused the upload \(HTTP 403, \w+\)\.$/);
+    expect((await runsOf(f.tenantId)).map((r) => r.status)).toEqual(['failed']);
+    expect(await keys('refused/')).toEqual([]);
+    await testDb()('export_destinations').where({ tenant_id: f.tenantId }).delete();
+  });
+
   it('the address guard refuses a private endpoint unless the deployment allows it; a run is its tenant’s', async () => {
     const e = await person('sx-guard');
     await eventsOn(e.tenantId, 1, yesterday);
