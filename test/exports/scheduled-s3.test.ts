@@ -181,9 +181,13 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
     expect(shown.status).toBe(200);
     expect(shown.body.destination).toMatchObject({ bucket: s3.bucket, prefix: 'tenant-a/', status: 'active' });
     const row = await testDb()('export_destinations').where({ tenant_id: a.tenantId }).first();
+    // The save is audited under the person, with neither credential in the row.
+    const audited = await testDb()('audit_entries').where({ tenant_id: a.tenantId, action: 'export_destination.save' });
+    expect(audited.map((x) => x.outcome)).toContain('ok');
     for (const secret of [s3.secretAccessKey, s3.accessKeyId]) {
       expect(JSON.stringify(shown.body)).not.toContain(secret);
       expect(JSON.stringify(row)).not.toContain(secret);
+      expect(JSON.stringify(audited)).not.toContain(secret);
     }
     // Kept: saving without credentials keeps the sealed ones.
     await save(a, 'tenant-a/', { access_key_id: undefined, secret_access_key: undefined });
