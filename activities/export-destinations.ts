@@ -49,6 +49,8 @@ interface RunRef {
   runId: string;
 }
 
+const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
 type OpenDestination = NonNullable<Awaited<ReturnType<typeof openDestination>>>;
 
 function s3For(d: OpenDestination, allowPrivate: boolean): S3Client {
@@ -62,6 +64,8 @@ function s3For(d: OpenDestination, allowPrivate: boolean): S3Client {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     maxAttempts: 1,
+    // The SDK's own notes would go to the console; a failure reaches the run in our words instead.
+    logger: QUIET,
     requestHandler: egressS3Handler({ allowPrivate, timeoutMs: UPLOAD_TIMEOUT_MS, maxResponseBytes: ANSWER_BYTES }),
   });
 }
