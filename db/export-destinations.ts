@@ -103,9 +103,11 @@ export async function lastRuns(trx: Knex.Transaction, n: number): Promise<Row[]>
 
 /**
  * The run to do: the open one (a retry, a resumed one) or, when the day `windowEnd` starts is past
- * every watermark, a new one over `[events watermark, windowEnd)`. Undefined: nothing is due.
+ * every watermark, a new one over `[events watermark, windowEnd)`. Undefined: nothing is due (or no
+ * active destination).
  */
 export async function beginRun(trx: Knex.Transaction, tenantId: string, windowEnd: string): Promise<Row | undefined> {
+  if (!(await trx('export_destinations').where({ status: 'active' }).first('id'))) return undefined;
   const open = await openRun(trx);
   if (open) return open;
   if (await trx('export_destination_runs').where({ status: 'failed' }).first('id')) return undefined;

@@ -32,6 +32,8 @@ export interface ScheduledExportsInput {
   after?: string | null;
   /** `YYYY-MM-DD`: new runs end at the start of that day rather than today's (catching up in steps). */
   until?: string;
+  /** Only these tenants (a run started by hand for some); absent: every active destination. */
+  tenants?: string[];
 }
 
 /**
@@ -46,7 +48,9 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
   let after = input.after ?? null;
   let runs = 0;
   for (;;) {
-    const due = await exportDestinationsDue({ after, max: PAGE });
+    const due = input.tenants
+      ? input.tenants.filter((t) => after === null || t > after).sort()
+      : await exportDestinationsDue({ after, max: PAGE });
     if (!due.length) return { runs };
     for (const tenantId of due) {
       after = tenantId;
@@ -70,6 +74,6 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
       }
     }
     if (runs >= PER_RUN || workflowInfo().continueAsNewSuggested)
-      await continueAsNew<typeof scheduledExportsWorkflow>({ after, until: input.until });
+      await continueAsNew<typeof scheduledExportsWorkflow>({ ...input, after });
   }
 }

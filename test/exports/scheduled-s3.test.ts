@@ -52,6 +52,7 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
       email: `${name}-${crypto.randomUUID()}@example.com`,
       passwordHash: 'unused: this person never signs in',
     });
+    mine.push(u.tenant_id);
     return { kind: 'user', tenantId: u.tenant_id, userId: u.id, role: 'owner' };
   };
   const run = (op: typeof saveExportDestination, actor: Actor, input: Record<string, unknown>) =>
@@ -110,11 +111,13 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
       .sort();
   const runsOf = (tenantId: string) =>
     testDb()('export_destination_runs').where({ tenant_id: tenantId }).orderBy('seq');
+  /** This file's tenants: other files' destinations in the run's database are theirs to run. */
+  const mine: string[] = [];
   const tick = (args: { until?: string } = {}, taskQueue = worker.taskQueue) =>
     worker.client.workflow.execute(scheduledExportsWorkflow, {
       taskQueue,
       workflowId: `scheduled-exports-test-${crypto.randomUUID()}`,
-      args: [args],
+      args: [{ ...args, tenants: mine }],
     });
 
   beforeAll(async () => {
@@ -195,76 +198,81 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
     expect(kept.credentials_sealed).toBe(row.credentials_sealed);
   });
 
-  it('runs cover whole days: each row once across runs, and each manifest equals the day’s signed digest', async () => {
-    await eventsOn(a.tenantId, 2, dayBefore);
-    await eventsOn(a.tenantId, 3, yesterday);
-    await eventsOn(b.tenantId, 1, yesterday);
+  it(
+    'runs cover whole days: each row once across runs, and each manifest equals the day’s signed digest',
+    { timeout: 180_000 },
+    async () => {
+      await eventsOn(a.tenantId, 2, dayBefore);
+      await eventsOn(a.tenantId, 3, yesterday);
+      await eventsOn(b.tenantId, 1, yesterday);
 
-    // Catching up in steps: the first run ends at yesterday's start, the Schedule's next at today's.
-    await tick({ until: yesterday });
-    expect(await ensureScheduledExportSchedule(worker.client, worker.taskQueue)).toBe('created');
-    await worker.client.schedule.getHandle(scheduledExportScheduleId(worker.taskQueue)).trigger();
-    for (const t of [a, b])
-      await until(
-        'the second runs succeeded',
-        () => runsOf(t.tenantId),
-        (r) => r.length === 2 && r[1].status === 'succeeded',
-        60_000,
-      );
-    const runs = await runsOf(a.tenantId);
-    expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
-    expect((await keys('tenant-a/')).filter((k) => k.endsWith('manifest.json'))).toEqual([
-      'tenant-a/000001/manifest.json',
-      'tenant-a/000002/manifest.json',
-    ]);
-
-    const all: string[] = [];
-    for (const [i, r] of runs.entries()) {
-      const folder = `tenant-a/00000${i + 1}/`;
-      const manifest = JSON.parse((await object(`${folder}manifest.json`)).toString('utf8'));
-      expect(manifest).toMatchObject({ tenant_id: a.tenantId, run: i + 1, format: 'parquet', schema_version: 1 });
-      expect(manifest.window.end).toBe((r.window_end as Date).toISOString());
-      const events = await parquetRows(`${folder}events.v1.parquet`);
-      expect(events).toHaveLength(manifest.files.find((f: any) => f.table === 'events').rows);
-      // The rows in the object are the database's in the window, no more and no fewer.
-      const start = r.window_start ? (r.window_start as Date).toISOString() : null;
-      expect(events.map((e) => e.id).sort()).toEqual(await eventIds(a.tenantId, start, manifest.window.end));
-      all.push(...events.map((e) => e.id));
-      // Every file the manifest names is there, with its bytes' hash.
-      for (const f of manifest.files) {
-        const bytes = await object(f.key);
-        expect([f.key, crypto.createHash('sha256').update(bytes).digest('hex')]).toEqual([f.key, f.sha256]);
-      }
-      // Per day: the manifest, the signed digest and an independent recount of the file agree.
-      const day = i === 0 ? dayBefore : yesterday;
-      const digest = (
-        await call(api.apiUrl, `/digests/${day}`, (await keyWith(a.tenantId, ['exports:read'])).secret_key)
-      ).body;
-      const own = headsOfDay(events, day);
-      expect(manifest.days).toEqual([
-        { date: day, events: digest.events, chains: own.heads.length, root: digest.root },
+      // Catching up in steps: the first run ends at yesterday's start, the Schedule's next at today's.
+      await tick({ until: yesterday });
+      expect(await ensureScheduledExportSchedule(worker.client, worker.taskQueue)).toBe('created');
+      await worker.client.schedule.getHandle(scheduledExportScheduleId(worker.taskQueue)).trigger();
+      for (const t of [a, b])
+        await until(
+          'the second runs succeeded',
+          () => runsOf(t.tenantId),
+          (r) => r.length === 2 && r[1].status === 'succeeded',
+          // The Schedule's run is the deployment's: another file's destination may be tried first.
+          120_000,
+        );
+      const runs = await runsOf(a.tenantId);
+      expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+      expect((await keys('tenant-a/')).filter((k) => k.endsWith('manifest.json'))).toEqual([
+        'tenant-a/000001/manifest.json',
+        'tenant-a/000002/manifest.json',
       ]);
-      expect([own.events, digestRoot(own.heads)]).toEqual([digest.events, digest.root]);
-      expect(digest.events).toBeGreaterThan(0);
-    }
-    expect(new Set(all).size).toBe(all.length);
-    expect(all.sort()).toEqual(await eventIds(a.tenantId, null, today));
 
-    // Nothing is due until a day ends: another tick makes no run.
-    await tick();
-    expect(await runsOf(a.tenantId)).toHaveLength(2);
+      const all: string[] = [];
+      for (const [i, r] of runs.entries()) {
+        const folder = `tenant-a/00000${i + 1}/`;
+        const manifest = JSON.parse((await object(`${folder}manifest.json`)).toString('utf8'));
+        expect(manifest).toMatchObject({ tenant_id: a.tenantId, run: i + 1, format: 'parquet', schema_version: 1 });
+        expect(manifest.window.end).toBe((r.window_end as Date).toISOString());
+        const events = await parquetRows(`${folder}events.v1.parquet`);
+        expect(events).toHaveLength(manifest.files.find((f: any) => f.table === 'events').rows);
+        // The rows in the object are the database's in the window, no more and no fewer.
+        const start = r.window_start ? (r.window_start as Date).toISOString() : null;
+        expect(events.map((e) => e.id).sort()).toEqual(await eventIds(a.tenantId, start, manifest.window.end));
+        all.push(...events.map((e) => e.id));
+        // Every file the manifest names is there, with its bytes' hash.
+        for (const f of manifest.files) {
+          const bytes = await object(f.key);
+          expect([f.key, crypto.createHash('sha256').update(bytes).digest('hex')]).toEqual([f.key, f.sha256]);
+        }
+        // Per day: the manifest, the signed digest and an independent recount of the file agree.
+        const day = i === 0 ? dayBefore : yesterday;
+        const digest = (
+          await call(api.apiUrl, `/digests/${day}`, (await keyWith(a.tenantId, ['exports:read'])).secret_key)
+        ).body;
+        const own = headsOfDay(events, day);
+        expect(manifest.days).toEqual([
+          { date: day, events: digest.events, chains: own.heads.length, root: digest.root },
+        ]);
+        expect([own.events, digestRoot(own.heads)]).toEqual([digest.events, digest.root]);
+        expect(digest.events).toBeGreaterThan(0);
+      }
+      expect(new Set(all).size).toBe(all.length);
+      expect(all.sort()).toEqual(await eventIds(a.tenantId, null, today));
 
-    // Tenant B's objects are its own: none of A's events, and B's settings show none of A's runs.
-    const bEvents = [
-      ...(await parquetRows('tenant-b/000001/events.v1.parquet')),
-      ...(await parquetRows('tenant-b/000002/events.v1.parquet')),
-    ];
-    expect(bEvents.map((e) => e.id).sort()).toEqual(await eventIds(b.tenantId, null, today));
-    const bKey = (await keyWith(b.tenantId, ['exports:read'])).secret_key;
-    const bShown = (await call(api.apiUrl, '/settings/exports', bKey)).body;
-    expect(bShown.runs.map((r: any) => r.run)).toEqual([2, 1]);
-    expect(bShown.destination.prefix).toBe('tenant-b/');
-  });
+      // Nothing is due until a day ends: another tick makes no run.
+      await tick();
+      expect(await runsOf(a.tenantId)).toHaveLength(2);
+
+      // Tenant B's objects are its own: none of A's events, and B's settings show none of A's runs.
+      const bEvents = [
+        ...(await parquetRows('tenant-b/000001/events.v1.parquet')),
+        ...(await parquetRows('tenant-b/000002/events.v1.parquet')),
+      ];
+      expect(bEvents.map((e) => e.id).sort()).toEqual(await eventIds(b.tenantId, null, today));
+      const bKey = (await keyWith(b.tenantId, ['exports:read'])).secret_key;
+      const bShown = (await call(api.apiUrl, '/settings/exports', bKey)).body;
+      expect(bShown.runs.map((r: any) => r.run)).toEqual([2, 1]);
+      expect(bShown.destination.prefix).toBe('tenant-b/');
+    },
+  );
 
   it('a worker killed mid-run: the run resumes on another, every row once, the same object keys', async () => {
     const c = await person('sx-crash');
@@ -294,7 +302,7 @@ describe.skipIf(!weedAvailable())('scheduled exports to S3-compatible storage', 
     const handle = await worker.client.workflow.start(scheduledExportsWorkflow, {
       taskQueue,
       workflowId: `scheduled-exports-crash-${crypto.randomUUID()}`,
-      args: [{}],
+      args: [{ tenants: [c.tenantId] }],
     });
     // Two tables are in the bucket with their watermarks moved; then the store stops answering (the
     // next upload hangs where it is) and the worker is killed.
