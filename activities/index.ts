@@ -12,6 +12,7 @@ import { createHeldChangeActivities } from './held-changes';
 import { createReconciliationActivities } from './reconciliation';
 import { createReconciliationRunActivities } from './reconciliation-runs';
 import { createExportActivities } from './exports';
+import { createExportDestinationActivities } from './export-destinations';
 import { createEventDigestActivities } from './event-digests';
 import { createSigningKeyActivities } from './signing-keys';
 import { createOAuthCleanupActivities } from './oauth-records';
@@ -35,6 +36,7 @@ export function createActivities(given: ActivityDeps) {
     ...createReconciliationActivities(deps),
     ...createReconciliationRunActivities(deps),
     ...createExportActivities(deps),
+    ...createExportDestinationActivities(deps),
     ...createEventDigestActivities(deps),
     ...createSigningKeyActivities(deps),
     ...createOAuthCleanupActivities(deps),

@@ -21,6 +21,7 @@ import { ensureAllReconciliationSchedules } from '../temporal/reconciliation-sch
 import { ensureSigningKeySchedule } from '../temporal/signing-key-schedule';
 import { ensureEventDigestSchedule } from '../temporal/event-digest-schedule';
 import { ensureOAuthCleanupSchedule } from '../temporal/oauth-cleanup-schedule';
+import { ensureScheduledExportSchedule } from '../temporal/scheduled-export-schedule';
 import { readinessDetail } from './health';
 import { autovacuumRuns } from '../db/server-settings';
 import { signingKeys } from '../db/signing-key-service';
@@ -115,6 +116,11 @@ if (temporal && config.tenantSchedulesAtStart) {
   ensureOAuthCleanupSchedule(temporal.client, config.taskQueue).then(
     (outcome) => logger.info({ outcome }, 'sign-in records cleanup schedule ensured'),
     (err) => logger.warn({ error: String((err as Error).message) }, 'sign-in records cleanup schedule not ensured'),
+  );
+  // Each active destination's days uploaded to its storage (docs/exports.md, "Scheduled exports to your bucket").
+  ensureScheduledExportSchedule(temporal.client, config.taskQueue).then(
+    (outcome) => logger.info({ outcome }, 'scheduled export schedule ensured'),
+    (err) => logger.warn({ error: String((err as Error).message) }, 'scheduled export schedule not ensured'),
   );
 }
 const shutdown = async () => {

@@ -12,7 +12,7 @@ import { tenantSettingsSql } from './tenant-tx';
 
 const ISO = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-/** `$1` is `since` (null: every row). */
+/** `$1` is `since` (null: every row), `$2` the end of a scheduled run's window (null: now). */
 const TABLE_SQL: Record<string, string> = {
   customers: `select subject as app_user_id, seq as last_sequence, last_hash
       from customer_event_sequences order by subject`,
@@ -21,25 +21,30 @@ const TABLE_SQL: Record<string, string> = {
         ${ISO('s.trial_ended_at')} as trial_ended_at, ${ISO('s.current_period_end')} as current_period_end,
         ${ISO('s.canceled_at')} as canceled_at, ${ISO('s.created_at')} as created_at, ${ISO('s.updated_at')} as updated_at
       from subscriptions s left join products p on p.id = s.product_id and p.tenant_id = s.tenant_id
-      where ($1::timestamptz is null or s.updated_at >= $1::timestamptz) order by s.id`,
+      where ($1::timestamptz is null or s.updated_at >= $1::timestamptz)
+        and ($2::timestamptz is null or s.updated_at < $2::timestamptz) order by s.id`,
   subscription_changes: `select id::text, subscription_id::text, provider, mode, from_status, to_status,
         ${ISO('changed_at')} as changed_at
-      from subscription_changes where ($1::timestamptz is null or changed_at >= $1::timestamptz) order by id`,
+      from subscription_changes where ($1::timestamptz is null or changed_at >= $1::timestamptz)
+        and ($2::timestamptz is null or changed_at < $2::timestamptz) order by id`,
   entitlements: `select e.id::text, e.app_user_id, e.provider, e.product_id::text, p.sku, e.subscription_id::text,
         e.state, e.is_sandbox, ${ISO('e.expires_at')} as expires_at, ${ISO('e.grace_until')} as grace_until,
         ${ISO('e.created_at')} as created_at, ${ISO('e.updated_at')} as updated_at
       from entitlements e left join products p on p.id = e.product_id and p.tenant_id = e.tenant_id
-      where ($1::timestamptz is null or e.updated_at >= $1::timestamptz) order by e.id`,
+      where ($1::timestamptz is null or e.updated_at >= $1::timestamptz)
+        and ($2::timestamptz is null or e.updated_at < $2::timestamptz) order by e.id`,
   grants: `select g.id::text, g.app_user_id, g.product_id::text, p.sku, g.reason, g.state,
         ${ISO('g.expires_at')} as expires_at, g.granted_by, g.revoked_by, ${ISO('g.ended_at')} as ended_at,
         ${ISO('g.created_at')} as created_at, ${ISO('g.updated_at')} as updated_at
       from entitlement_grants g left join products p on p.id = g.product_id and p.tenant_id = g.tenant_id
-      where ($1::timestamptz is null or g.updated_at >= $1::timestamptz) order by g.id`,
+      where ($1::timestamptz is null or g.updated_at >= $1::timestamptz)
+        and ($2::timestamptz is null or g.updated_at < $2::timestamptz) order by g.id`,
   events: `select id::text, type, body->'data'->>'app_user_id' as app_user_id,
         case when sequence is not null then order_key end as chain, sequence,
         body->'data'->>'prev_hash' as prev_hash, body->'data'->>'hash' as hash, body::text as body,
         ${ISO('created_at')} as created_at
       from outbound_events where ($1::timestamptz is null or created_at >= $1::timestamptz)
+        and ($2::timestamptz is null or created_at < $2::timestamptz)
       order by created_at, id`,
 };
 
@@ -54,6 +59,7 @@ export async function readExportTable(
   since: string | null,
   pageRows: number,
   onPage: (rows: Row[]) => Promise<void>,
+  until: string | null = null,
 ): Promise<void> {
   const sql = TABLE_SQL[table];
   if (!sql) throw new Error(`readExportTable: no table ${table}`);
@@ -61,11 +67,8 @@ export async function readExportTable(
     beginSql: `set transaction isolation level repeatable read, read only; ${tenantSettingsSql(tenantId, 'readExportTable')}`,
   } as TenantTransactionConfig;
   await db.transaction(async (trx) => {
-    const uses = sql.split('$1').length - 1;
-    await trx.raw(
-      `declare export_rows no scroll cursor for ${sql.replaceAll('$1', '?')}`,
-      Array.from({ length: uses }, () => since),
-    );
+    const bindings = [...sql.matchAll(/\$([12])/g)].map((m) => (m[1] === '1' ? since : until));
+    await trx.raw(`declare export_rows no scroll cursor for ${sql.replace(/\$[12]/g, '?')}`, bindings);
     for (;;) {
       const { rows } = await trx.raw(`fetch ${Math.floor(pageRows)} from export_rows`);
       if (!rows.length) break;

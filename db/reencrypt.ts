@@ -5,6 +5,7 @@ import { ENDPOINT_ENCRYPTED_FIELDS, endpointSecretAad } from './outbound-endpoin
 import { purchaseTokenAad, type StoreProvider } from '../domain/store-purchase';
 import { importFileAad } from '../domain/import-file';
 import { heldFieldAad, sealedField } from '../domain/changes';
+import { destinationCredentialsAad } from './export-destinations';
 
 export interface ReencryptFailure {
   table: string;
@@ -78,6 +79,12 @@ const ENCRYPTED_TABLES: {
     bound: ['provider', 'ref'],
     key: ['import_id', 'line'],
     aad: (r) => purchaseTokenAad(r.tenant_id, r.provider as StoreProvider, r.ref!),
+  },
+  // A tenant's export destination: its storage access key id and secret (docs/exports.md).
+  {
+    table: 'export_destinations',
+    fields: ['credentials_sealed'],
+    aad: (r) => destinationCredentialsAad(r.tenant_id, r.id),
   },
 ];
 

@@ -40,7 +40,8 @@ export class EgressError extends Error {
 export interface EgressCall {
   method: string;
   headers?: Record<string, string>;
-  body?: string | Buffer;
+  /** A stream is piped (an upload of a file: memory stays flat whatever its size). */
+  body?: string | Buffer | NodeJS.ReadableStream;
   /** The caller's own cancellation (beside the policy's time bound). */
   signal?: AbortSignal;
 }
@@ -120,7 +121,11 @@ export function egressRequest(target: string | URL, call: EgressCall, policy: Eg
       },
     );
     req.on('error', (e) => fail(failure(signal, e)));
-    req.end(call.body);
+    const body = call.body;
+    if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) {
+      body.on('error', () => req.destroy(new Error('the request body could not be read')));
+      body.pipe(req);
+    } else req.end(body);
   });
 }
 

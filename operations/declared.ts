@@ -31,6 +31,8 @@ import { listEntitlements } from './entitlements/list';
 import { listExchangeRates } from './exchange-rates/list';
 import { removeExchangeRate } from './exchange-rates/remove';
 import { setExchangeRates } from './exchange-rates/set';
+import { getExportDestination } from './export-destination/get';
+import { saveExportDestination } from './export-destination/save';
 import { createExportOp } from './exports/create';
 import { downloadExportFile } from './exports/download';
 import { getExportOp } from './exports/get';
@@ -132,6 +134,8 @@ export const DECLARED: Operation[] = [
   listExchangeRates,
   removeExchangeRate,
   setExchangeRates,
+  getExportDestination,
+  saveExportDestination,
   createExportOp,
   downloadExportFile,
   getExportOp,

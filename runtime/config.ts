@@ -179,6 +179,12 @@ export interface Config {
   /** Outbound webhooks to tenants (docs/outbound-webhooks.md). */
   outboundWebhooks: OutboundWebhookConfig;
   /**
+   * `EXPORT_DESTINATIONS_ALLOW_PRIVATE_ADDRESSES`: `1` lets scheduled exports upload to a tenant's
+   * storage endpoint at a private, loopback or link-local address (an object store on the operator's
+   * own network, the tests' local one), `0` or unset refuses it: the endpoint is the tenant's to set.
+   */
+  exportDestinations: { allowPrivateAddresses: boolean };
+  /**
    * The inbound worker's task slots, set explicitly (docs/limits.md, "The worker"): activities
    * (WORKER_MAX_ACTIVITIES, 100), workflow tasks (WORKER_MAX_WORKFLOW_TASKS, 40) and local
    * activities (WORKER_MAX_LOCAL_ACTIVITIES, 100) it runs at once. One tenant's imports and
@@ -370,6 +376,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: { localSt
       workflowTasks: countEnv(env, 'WORKER_MAX_WORKFLOW_TASKS', 40),
       localActivities: countEnv(env, 'WORKER_MAX_LOCAL_ACTIVITIES', 100),
     },
+    exportDestinations: { allowPrivateAddresses: switchEnv(env, 'EXPORT_DESTINATIONS_ALLOW_PRIVATE_ADDRESSES', false) },
     outboundWebhooks: {
       allowPrivateAddresses: privateAddressesAllowed(env, nodeEnv, opts.localStart === true),
       attemptTimeoutMs: countEnv(env, 'OUTBOUND_WEBHOOK_TIMEOUT_MS', 10_000),

@@ -15,6 +15,7 @@ import { productsPage } from './products-page';
 import { overviewPage } from './overview-page';
 import { customersPage } from './customers-page';
 import { transfersSettingsPage } from './transfers-page';
+import { exportsSettingsPage } from './exports-settings-page';
 import { changesPage } from './changes-page';
 import { chartsPage } from './charts-page';
 import { importsPage } from './imports-page';
@@ -61,6 +62,7 @@ export function dashboardPages(services: Services, oauth: Provider): Koa.Middlew
     importsPage(services),
     reconciliationsPage(services),
     transfersSettingsPage(services),
+    exportsSettingsPage(services),
     assistantPages(services, oauth),
   ])
     pages.use(r.routes(), r.allowedMethods());

@@ -73,6 +73,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/audit', label: 'Audit trail' },
   { href: '/settings/team', label: 'Team' },
   { href: '/settings/transfers', label: 'Transfers' },
+  { href: '/settings/exports', label: 'Exports' },
   { href: '/settings/assistants', label: 'Assistants' },
 ];
 

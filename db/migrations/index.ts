@@ -13,6 +13,7 @@ import * as m060EventProofs from './060_event_proofs';
 import * as m061ReceiptOneWrite from './061_receipt_one_write';
 import * as m062CustomerNotes from './062_customer_notes';
 import * as m065GrantTokenInvalidated from './065_grant_token_invalidated';
+import * as m067ExportDestinations from './067_export_destinations';
 
 /** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */
 export const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -28,4 +29,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '061_receipt_one_write': m061ReceiptOneWrite,
   '062_customer_notes': m062CustomerNotes,
   '065_grant_token_invalidated': m065GrantTokenInvalidated,
+  '067_export_destinations': m067ExportDestinations,
 };

@@ -53,6 +53,14 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   'assistants.deny': { client_id: 'from-a-key', client_name: 'From a key' },
   'assistants.list': {},
   'assistants.revoke': { id: crypto.randomUUID() },
+  // Where scheduled exports go, with the storage's credentials (docs/exports.md).
+  'export_destination.save': {
+    endpoint: 'https://storage.example',
+    region: 'eu-west-1',
+    bucket: 'from-a-key',
+    access_key_id: 'AKFROMAKEY',
+    secret_access_key: 'from-a-key',
+  },
 };
 
 describe('dashboard-only operations', () => {

@@ -61,6 +61,7 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /exports/{id}': 'exports:read',
   'GET /exports/{id}/files/{name}': 'exports:read',
   'GET /digests/{date}': 'exports:read',
+  'GET /settings/exports': 'exports:read',
   'POST /customers/{app_user_id}/grants': 'grants:write',
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
   'GET /customers/{app_user_id}/notes': 'customers:read',

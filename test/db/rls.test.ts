@@ -255,6 +255,15 @@ describe('row-level security', () => {
     ids.export_files = tenantId;
     await ins('export_file_parts', { export_id: exp.id, name: 'events.v1.csv', part: 0, data: Buffer.from('x') });
     ids.export_file_parts = tenantId;
+    // A scheduled export's destination, a run of it and a table's watermark (migration 067).
+    await ins('export_destinations', {
+      endpoint: 'https://storage.example',
+      region: 'r',
+      bucket: 'b',
+      credentials_sealed: 'sealed',
+    });
+    await ins('export_destination_runs', { seq: 1, window_end: new Date() });
+    await ins('export_watermarks', { table_name: 'events', watermark: new Date() });
     return ids;
   }
 
@@ -345,6 +354,7 @@ describe('row-level security', () => {
         'tenant_work_leases',
         'event_digests',
         'export_files',
+        'export_watermarks',
         'export_file_parts',
       ].includes(table)
         ? 'tenant_id'
