@@ -6,7 +6,9 @@ import { quietOutbound } from '../db/imports';
 import type { EntitlementView } from '../domain/entitlement';
 import type { SubscriptionView } from '../domain/subscription';
 import type { ActivityDeps } from './deps';
-import { entitlementWrites, receiptToPremium } from '../runtime/metrics';
+import { entitlementWrites, receiptToPremium, transfersCounter } from '../runtime/metrics';
+import type { ClaimedTransfer } from './store-purchases';
+import { applyRelinkPolicy, type RelinkResult } from './web-relink';
 import { inSpan } from '../runtime/tracing';
 
 export function createLifecycleActivities({ db }: ActivityDeps) {
@@ -15,9 +17,11 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
      * Write what the lifecycle derived, in one tenant transaction: the subscription records,
      * the entitlement of each one's app user, and the deliveries marked processed. Idempotent:
      * the same input writes the same rows. The buyer's email never travels through the
-     * workflow: it is read here from the delivery of the event that named it last. Two round
-     * trips per subscription (the upsert, the entitlement; a provider's first sandbox row adds
-     * readiness' look); the deliveries are marked in the last subscription's upsert.
+     * workflow: it is read here from the delivery of the event that named it last. Three round
+     * trips per subscription (who holds its record, the upsert, the entitlement; a provider's first
+     * sandbox row adds readiness' look, a record now naming another app user the restore policy's:
+     * activities/web-relink.ts); the deliveries are marked in the last subscription's upsert.
+     * Answers the transfers a re-link made, whose workflows the lifecycle starts.
      */
     async writeLifecycle(input: {
       tenantId: string;
@@ -27,10 +31,11 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
       eventIds: string[];
       /** Every event of the batch came from an import: no outbound entitlement event (docs/reconciliation.md). */
       quiet?: boolean;
-    }): Promise<void> {
+    }): Promise<{ transfers: ClaimedTransfer[] }> {
       const { tenantId, provider } = input;
       // The span the webhook's trace ends with (when tracing is on); ids only.
       // Seconds from each delivery's receipt to this write (the database's clock), observed once it commits.
+      const relinks: RelinkResult[] = [];
       const lags = await inSpan(
         'entitlement.write',
         { 'billing.provider': provider, 'billing.entitlements': input.entitlements.length },
@@ -40,7 +45,12 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
             const batch = new Set(input.eventIds);
             const subscriptionOf = new Map<string, string>();
             let lags: number[] | undefined;
-            for (const [i, s] of input.subscriptions.entries()) {
+            relinks.length = 0; // a retried transaction starts over
+            for (const [i, derived] of input.subscriptions.entries()) {
+              // Named another app user than the one holding it: the restore policy says for whom (docs/transfers.md).
+              const relink = await applyRelinkPolicy(trx, tenantId, provider, derived);
+              relinks.push(relink);
+              const s = { ...derived, app_user_id: relink.appUserId };
               // Every event of a subscription this batch speaks of: an event naming only the customer (a payment
               // intent) belongs to no subscription until one is seen, maybe in a later batch. Linked rows are skipped.
               const linked = s.event_ids.some((e) => batch.has(e));
@@ -74,6 +84,8 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
         entitlementWrites.inc({ provider, state: ent.state });
       // An import's batch was not received from a provider now: no receipt lag to speak of.
       if (!input.quiet) for (const lag of lags) receiptToPremium.observe({ provider, source: 'authoritative' }, lag);
+      for (const r of relinks) if (r.counted) transfersCounter.inc(r.counted);
+      return { transfers: relinks.flatMap((r) => (r.transfer ? [r.transfer] : [])) };
     },
   };
 }

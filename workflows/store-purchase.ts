@@ -1,10 +1,8 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { log, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ClaimedTransfer } from '../activities/store-purchases';
-import { transferWorkflowId, type RestoreBehavior } from '../domain/transfers';
-import { runAttributes } from './search-attributes';
-import { transferWorkflow } from './transfer';
+import type { RestoreBehavior } from '../domain/transfers';
+import { startTransfer } from './transfer';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
 import {
@@ -179,20 +177,6 @@ export async function registerStorePurchaseWorkflow(
     state: r.state,
     ...(transfer ? { transfer } : {}),
   };
-}
-
-/** The transfer's workflow outlives the registration (ABANDON); one already running (a repeat) is the one we want. */
-async function startTransfer(tenantId: string, provider: StoreProvider, t: ClaimedTransfer): Promise<void> {
-  try {
-    await startChild(transferWorkflow, {
-      workflowId: transferWorkflowId(tenantId, t.id),
-      args: [{ tenantId, transferId: t.id, status: t.status, undoUntil: t.undo_until }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: runAttributes('transfer', tenantId, provider),
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
 }
 
 export interface StoreNotificationInput {
