@@ -7,6 +7,7 @@ import {
   pendingTransferOf,
   recordTransferEvent,
   refusedBefore,
+  subscriptionHolder,
   transferSettings,
   type PurchaseRef,
 } from '../db/transfers';
@@ -39,7 +40,7 @@ export async function applyRelinkPolicy(
 ): Promise<RelinkResult> {
   const named = s.app_user_id;
   if (named === null) return { appUserId: null };
-  const read = () => trx('subscriptions').where({ provider, external_id: s.external_id }).first('app_user_id', 'mode');
+  const read = () => subscriptionHolder(trx, provider, s.external_id);
   const same = (r: { app_user_id: string | null } | undefined) => !r?.app_user_id || r.app_user_id === named;
   // The common case (no record yet, or the same app user) costs one read and no lock.
   if (same(await read())) return { appUserId: named };

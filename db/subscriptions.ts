@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { TenantReader } from './tenant-read';
 import { isoTimestampTypes } from './timestamps';
+import { MAX_ALIASES } from '../domain/aliases';
 import type { Mode } from '../domain/providers';
 import type { SubscriptionStatus, SubscriptionView } from '../domain/subscription';
 import { productIdSql } from './entitlements';
@@ -173,10 +174,25 @@ export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
 }
 
 /**
- * What GET /v1/sdk/subscribers/{id} reads of one app user: the entitlements of one side
- * (sandbox or real) with their product's sku, the active grants, the provisional access of that side while it counts,
- * and the statuses of the user's subscriptions in
- * the key's mode (they set how long the SDK may cache the answer). Run in a tenant read.
+ * The ids one customer is known by, as a CTE over `$1` (domain/aliases.ts): the id an alias names
+ * (or `$1` itself) and the ids aliased to it, at most MAX_ALIASES, oldest first.
+ */
+const CUSTOMER_IDS_CTE = `ids as (
+  select coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1) as id
+  union all
+  (select alias_id from app_user_aliases
+    where app_user_id = coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1)
+    order by created_at limit ${MAX_ALIASES})
+)`;
+
+/**
+ * What GET /v1/sdk/subscribers/{id} reads of one app user — every id the customer is known by (an
+ * anonymous id signed in as an identified one, a backend merge: domain/aliases.ts), in the same
+ * statements: the entitlements of one side (sandbox or real) with their product's sku, the active
+ * grants, the provisional access of that side while it counts, and the statuses of the user's
+ * subscriptions in the key's mode (they set how long the SDK may cache the answer). A side's rows
+ * never show on the other: a sandbox purchase of an alias stays out of the live answer. Run in a
+ * tenant read.
  */
 export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
   // Plain statements in a tenant read (db/tenant-read.ts), times as the API's ISO strings: the
@@ -185,29 +201,30 @@ export async function readSubscriberRows(reader: TenantReader, appUserId: string
     // Paid access of the key's side, then access granted by hand while it lasts (docs/support.md): a grant is the
     // tenant's own decision about a person, so both keys see it.
     ents: await reader.rows(
-      `select * from (
+      `with ${CUSTOMER_IDS_CTE}
+       select * from (
          select e.provider, e.state, e.is_sandbox, e.product_id, p.sku, e.expires_at, e.grace_until, e.updated_at,
                 'paid' as source, e.created_at, e.id
            from entitlements e left join products p on p.id = e.product_id
-          where e.app_user_id = $1 and e.is_sandbox = $2
+          where e.app_user_id in (select id from ids) and e.is_sandbox = $2
          union all
          select null, g.state, $2, g.product_id, p.sku, g.expires_at, null, g.updated_at, 'grant', g.created_at, g.id
            from entitlement_grants g left join products p on p.id = g.product_id
-          where g.app_user_id = $1 and g.state = 'active'
+          where g.app_user_id in (select id from ids) and g.state = 'active'
          union all
          -- Provisional access while it counts (docs/provisional-access.md): the workflow's write supersedes it.
          select a.provider, 'active', a.is_sandbox, a.product_id, p.sku, a.expires_at, null, a.updated_at, 'provisional',
                 a.created_at, a.id
            from provisional_access a left join products p on p.id = a.product_id
-          where a.app_user_id = $1 and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
+          where a.app_user_id in (select id from ids) and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
             and a.expires_at > now()) ents
         order by created_at`,
       [appUserId, mode === 'test'],
       { types: isoTimestampTypes },
     ),
-    subs: (await reader.rows('select status from subscriptions where app_user_id = $1 and mode = $2', [
-      appUserId,
-      mode,
-    ])) as Pick<SubscriptionView, 'status'>[],
+    subs: (await reader.rows(
+      `with ${CUSTOMER_IDS_CTE} select status from subscriptions where app_user_id in (select id from ids) and mode = $2`,
+      [appUserId, mode],
+    )) as Pick<SubscriptionView, 'status'>[],
   };
 }

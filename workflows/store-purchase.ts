@@ -119,7 +119,7 @@ export async function registerStorePurchaseWorkflow(
         : {}),
     };
 
-  const { owner, transfer } = await claimStorePurchase({
+  const { owner, transfer, same_customer } = await claimStorePurchase({
     tenantId: input.tenantId,
     provider: input.provider,
     purchaseKey: read.purchase_key,
@@ -139,7 +139,8 @@ export async function registerStorePurchaseWorkflow(
   if (transfer) await startTransfer(input.tenantId, input.provider, transfer);
   if (transfer?.status === 'pending')
     return { ok: true, app_user_id: input.appUserId, is_sandbox: read.is_sandbox, state: null, transfer };
-  if (owner !== input.appUserId) {
+  // Held by the caller under another id (an alias, docs/transfers.md): theirs, and written for that id.
+  if (owner !== input.appUserId && !same_customer) {
     return {
       ok: false,
       status: 409,
@@ -172,7 +173,8 @@ export async function registerStorePurchaseWorkflow(
   });
   return {
     ok: true,
-    app_user_id: owner,
+    // The caller, also when they hold it under another id (an alias): the answer is about them.
+    app_user_id: same_customer ? input.appUserId : owner,
     is_sandbox: read.is_sandbox,
     state: r.state,
     ...(transfer ? { transfer } : {}),

@@ -2,11 +2,9 @@ import type { Knex } from 'knex';
 import { aliasedIds, firstSeen, productFacts } from '../../db/revenuecat';
 import { readSubscriberRows } from '../../db/subscriptions';
 import { readAsTenant } from '../../db/tenant-read';
+import { MAX_ALIASES } from '../../domain/aliases';
 import { customerInfoBody, type AccessRow, type ProductFacts } from '../../domain/revenuecat';
 import type { AppActor } from '../sdk/auth';
-
-/** How many anonymous ids a read follows into one identified app user (oldest first). */
-export const MAX_ALIASES = 10;
 
 /**
  * RevenueCat's customer info for one app user: the rows GET /v1/sdk/subscribers/{id} reads
@@ -18,8 +16,8 @@ export async function customerInfo(db: Knex, actor: AppActor, appUserId: string)
   const now = Date.now();
   const { canonical, rows, products, seen } = await readAsTenant(db, actor.tenantId, async (reader) => {
     const { canonical, ids } = await aliasedIds(reader, appUserId, MAX_ALIASES);
-    const rows: AccessRow[] = [];
-    for (const id of ids) rows.push(...((await readSubscriberRows(reader, id, actor.mode)).ents as AccessRow[]));
+    // The read follows the same aliases itself (db/subscriptions.ts).
+    const rows = (await readSubscriberRows(reader, appUserId, actor.mode)).ents as AccessRow[];
     const productIds = [...new Set(rows.map((r) => r.product_id).filter((id): id is string => !!id))];
     const products = new Map<string, ProductFacts>(
       (await productFacts(reader, productIds)).map((p) => [p.id as string, p as unknown as ProductFacts]),
