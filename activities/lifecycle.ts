@@ -17,9 +17,9 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
      * Write what the lifecycle derived, in one tenant transaction: the subscription records,
      * the entitlement of each one's app user, and the deliveries marked processed. Idempotent:
      * the same input writes the same rows. The buyer's email never travels through the
-     * workflow: it is read here from the delivery of the event that named it last. Three round
-     * trips per subscription (who holds its record, the upsert, the entitlement; a provider's first
-     * sandbox row adds readiness' look, a record now naming another app user the restore policy's:
+     * workflow: it is read here from the delivery of the event that named it last. Two round
+     * trips per subscription (the upsert, the entitlement; a provider's first sandbox row adds
+     * readiness' look, a record whose events now name another app user the restore policy's:
      * activities/web-relink.ts); the deliveries are marked in the last subscription's upsert.
      * Answers the transfers a re-link made, whose workflows the lifecycle starts.
      */
@@ -46,11 +46,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
             const subscriptionOf = new Map<string, string>();
             let lags: number[] | undefined;
             relinks.length = 0; // a retried transaction starts over
-            for (const [i, derived] of input.subscriptions.entries()) {
-              // Named another app user than the one holding it: the restore policy says for whom (docs/transfers.md).
-              const relink = await applyRelinkPolicy(trx, tenantId, provider, derived);
-              relinks.push(relink);
-              const s = { ...derived, app_user_id: relink.appUserId };
+            for (const [i, s] of input.subscriptions.entries()) {
               // Every event of a subscription this batch speaks of: an event naming only the customer (a payment
               // intent) belongs to no subscription until one is seen, maybe in a later batch. Linked rows are skipped.
               const linked = s.event_ids.some((e) => batch.has(e));
@@ -62,6 +58,14 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
               const row = await upsertLifecycleSubscription(trx, tenantId, provider, s, deliveries);
               if (linked) for (const e of s.event_ids) subscriptionOf.set(e, row.id);
               lags = row.lags ?? lags;
+              // The record names another app user than the events: a re-link, which the restore policy decides
+              // (docs/transfers.md); the entitlement is written for whom it says.
+              let owner = s.app_user_id;
+              if (row.app_user_id !== null && owner !== null && row.app_user_id !== owner) {
+                const relink = await applyRelinkPolicy(trx, tenantId, provider, s, row.app_user_id);
+                relinks.push(relink);
+                owner = relink.appUserId;
+              }
               const ent = input.entitlements[i];
               await upsertEntitlement(trx, {
                 tenantId,
@@ -73,7 +77,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
                 expiresAt: ent.expires_at,
                 graceUntil: ent.grace_until,
                 // The SDK asks by app user; a purchase made without one is held under the customer's email or id.
-                appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
+                appUserId: owner ?? row.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
               });
             }
             return lags ?? markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);

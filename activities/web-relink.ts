@@ -7,7 +7,6 @@ import {
   pendingTransferOf,
   recordTransferEvent,
   refusedBefore,
-  subscriptionHolder,
   transferSettings,
   type PurchaseRef,
 } from '../db/transfers';
@@ -25,29 +24,24 @@ export interface RelinkResult {
 }
 
 /**
- * A web provider's subscription whose events name another app user than the one its record holds
- * (docs/transfers.md, "Web purchases re-linked"): the tenant's restore policy decides, as for a
- * store restore (domain/transfers.ts `relinkOutcome`). Before this the record silently followed the
- * new name while the holder's entitlement stayed behind, never updated again (a refund revoked only
- * the new one). Run in the lifecycle's tenant transaction, under the purchase's lock, before its
- * write; answers whom the write is for.
+ * A web provider's subscription whose events name another app user (`s.app_user_id`) than the one
+ * its record holds (`holder`; the record's write kept it: db/subscriptions.ts) — docs/transfers.md,
+ * "Web purchases re-linked": the tenant's restore policy decides, as for a store restore
+ * (domain/transfers.ts `relinkOutcome`). Before this the record silently followed the new name
+ * while the holder's entitlement stayed behind, never updated again (a refund revoked only the new
+ * one). Run in the lifecycle's tenant transaction after the record's write, before the
+ * entitlement's; answers whom the entitlement is for.
  */
 export async function applyRelinkPolicy(
   trx: Knex.Transaction,
   tenantId: string,
   provider: string,
   s: SubscriptionView,
+  holder: string,
 ): Promise<RelinkResult> {
   const named = s.app_user_id;
-  if (named === null) return { appUserId: null };
-  const read = () => subscriptionHolder(trx, provider, s.external_id);
-  const same = (r: { app_user_id: string | null } | undefined) => !r?.app_user_id || r.app_user_id === named;
-  // The common case (no record yet, or the same app user) costs one read and no lock.
-  if (same(await read())) return { appUserId: named };
+  if (named === null || named === holder) return { appUserId: holder };
   await lockStorePurchase(trx, tenantId, provider, s.external_id);
-  const row = await read();
-  if (same(row)) return { appUserId: named };
-  const holder = String(row?.app_user_id);
   const purchase: PurchaseRef = { provider, tokenHash: s.external_id, externalId: s.external_id };
   const settings = await transferSettings(trx);
   const policy = settings.restore_behavior;
@@ -65,7 +59,7 @@ export async function applyRelinkPolicy(
   });
   // Refused (or already decided against): the holder keeps it; the later events change only its state.
   if (outcome === 'refuse' || outcome === 'proceed') return { appUserId: holder };
-  const isSandbox = row?.mode === 'test';
+  const isSandbox = s.mode === 'test';
   if (outcome === 'review') {
     // One pending transfer per purchase: the provider's next events find it waiting and ask nothing more.
     if (await pendingTransferOf(trx, purchase)) return { appUserId: holder };

@@ -19,6 +19,8 @@ export interface WrittenSubscription {
   id: string;
   product_id: string | null;
   email: string | null;
+  /** Whom the record names now: the app user who held it before, when the events name another (docs/transfers.md). */
+  app_user_id: string | null;
   /** When the batch's deliveries were marked in the same statement: the seconds since receipt of each it processed. */
   lags?: number[];
 }
@@ -30,7 +32,7 @@ export interface WrittenSubscription {
  * last subscription), the same statement marks the batch's deliveries processed
  * (db/webhook-deliveries.ts), the events of this subscription naming it: no round trip of their
  * own. Marked before the entitlement's write instead of after: that write does not read them, and
- * a failure of either rolls both back.
+ * a failure of either rolls both back. Answers whom the record names (see `app_user_id` below).
  */
 export async function upsertLifecycleSubscription(
   trx: Knex.Transaction,
@@ -48,14 +50,16 @@ export async function upsertLifecycleSubscription(
        customer_external_id = excluded.customer_external_id, status = excluded.status, mode = excluded.mode,
        -- An address once known stays until an event names another (a workflow may not hold the event that named it).
        email = coalesce(excluded.email, subscriptions.email),
-       app_user_id = excluded.app_user_id, product_id = excluded.product_id, trial_started_at = excluded.trial_started_at,
+       -- A record once naming an app user keeps naming them: events naming another are a re-link, which the
+       -- tenant's restore policy decides (activities/web-relink.ts), moving the record when it says so.
+       app_user_id = coalesce(subscriptions.app_user_id, excluded.app_user_id), product_id = excluded.product_id, trial_started_at = excluded.trial_started_at,
        trial_ended_at = excluded.trial_ended_at, current_period_end = excluded.current_period_end, canceled_at = excluded.canceled_at,
        -- A country once said stays, like the address: later events (a renewal) often say none.
        country = coalesce(excluded.country, subscriptions.country),
        -- The provider's time of the deciding event: the history rows of a move are dated at it.
        status_since = excluded.status_since,
        updated_at = now()
-     returning id, product_id, email`;
+     returning id, product_id, email, app_user_id`;
   const { rows } = await trx
     .raw(
       deliveries

@@ -103,15 +103,6 @@ export async function holderOf(
   };
 }
 
-/** Whom a subscription record names (a web provider's purchase: its events name the app user), and its mode. */
-export function subscriptionHolder(
-  trx: Knex.Transaction,
-  provider: string,
-  externalId: string,
-): Promise<{ app_user_id: string | null; mode: string } | undefined> {
-  return trx('subscriptions').where({ provider, external_id: externalId }).first('app_user_id', 'mode');
-}
-
 /**
  * Re-point the purchase's rows from `from` to `to`: the claim, the subscription record, its
  * entitlements (a row `to` already had for the same product is kept whole in `displaced` and
