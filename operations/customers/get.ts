@@ -8,6 +8,8 @@ import {
   customerTimeline,
   customerTransfersIn,
 } from '../../db/customers';
+import { aliasedIds } from '../../db/revenuecat';
+import { MAX_ALIASES } from '../../domain/aliases';
 import { transferredExplanation } from '../../domain/transfers';
 import { iso, isoReq } from '../paging';
 import { notFound } from '../errors';
@@ -42,6 +44,11 @@ export const getCustomer = defineOperation({
     attributes: z
       .array(z.object({ name: z.string(), value: z.string(), updated_at: z.string() }))
       .describe('what the app set on the user (RevenueCat’s setAttributes), by name; never used for access'),
+    known_as: z
+      .array(z.string())
+      .describe(
+        'the other ids of this customer (an anonymous id that signed in as them, or a merge by your backend): the app is answered the same for each; their purchases show on their own pages (docs: transfers)',
+      ),
     timeline: pageOf(timelineEntry),
   }),
   rest: { method: 'GET', path: '/customers/{app_user_id}' },
@@ -59,13 +66,14 @@ export const getCustomer = defineOperation({
     const now = new Date().toISOString();
     return ctx.read(async (reader) => {
       if (!(await customerExists(reader, input.app_user_id))) throw notFound('customer');
-      const [paid, grants, provisional, attributes, timeline, transfersIn] = [
+      const [paid, grants, provisional, attributes, timeline, transfersIn, ids] = [
         await customerEntitlements(reader, input.app_user_id),
         await customerGrants(reader, input.app_user_id),
         await customerProvisional(reader, input.app_user_id),
         await customerAttributes(reader, input.app_user_id),
         await customerTimeline(reader, ctx.tenantId, input.app_user_id, input),
         await customerTransfersIn(reader, input.app_user_id),
+        await aliasedIds(reader, input.app_user_id, MAX_ALIASES),
       ];
       // Access a restore moved here: the why names the transfer ("premium since the transfer from …").
       const movedHere = new Map<string, (typeof transfersIn)[number]>();
@@ -96,6 +104,7 @@ export const getCustomer = defineOperation({
         is_premium: entitlements.some((e) => e.is_active),
         entitlements,
         attributes: attributes.map((a) => ({ name: a.name, value: a.value, updated_at: a.updated_at })),
+        known_as: ids.ids.filter((id) => id !== input.app_user_id),
         timeline: { ...timeline, data: timeline.data.map((r) => timelineRow(ctx.tenantId, r)) },
       };
     });

@@ -108,6 +108,10 @@ describe('aliases and restores', () => {
     }
     // The rows stayed where they were written: an alias moves nothing.
     expect((await purchaseRows(token)).entitlements).toEqual([{ app_user_id: anon, state: 'active' }]);
+    // The support desk sees one customer under two ids, from either side.
+    const desk = (await keyWith(s.tenant.tenant_id, ['customers:read'])).secret_key;
+    expect((await api('/customers/alias_user', desk)).body.known_as).toEqual([anon]);
+    expect((await api(`/customers/${encodeURIComponent(anon)}`, desk)).body.known_as).toEqual(['alias_user']);
 
     // The identified user restoring the purchase is no transfer, even under review: theirs already.
     await settings({ restore_behavior: 'review' });
