@@ -110,7 +110,9 @@ describe('aliases and restores', () => {
     expect((await purchaseRows(token)).entitlements).toEqual([{ app_user_id: anon, state: 'active' }]);
     // The support desk sees one customer under two ids, from either side.
     const desk = (await keyWith(s.tenant.tenant_id, ['customers:read'])).secret_key;
-    expect((await api('/customers/alias_user', desk)).body.known_as).toEqual([anon]);
+    const page = (await api('/customers/alias_user', desk)).body;
+    expect(page).toMatchObject({ known_as: [anon], is_premium: true });
+    expect(page.entitlements.filter((e: any) => e.source === 'paid')).toHaveLength(1);
     expect((await api(`/customers/${encodeURIComponent(anon)}`, desk)).body.known_as).toEqual(['alias_user']);
 
     // The identified user restoring the purchase is no transfer, even under review: theirs already.
