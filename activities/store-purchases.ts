@@ -427,12 +427,13 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
       if ('refusal' in ctx) return { ok: false, refusal: ctx.refusal };
       const out = await reader.read(ctx, input);
       // A registration: the restore policy decides what a purchase another app user holds does.
-      if (!out.ok || input.appUserId === undefined) return out;
+      const caller = input.appUserId;
+      if (!out.ok || caller === undefined) return out;
       return withTenant(db, input.tenantId, async (trx) => {
         const settings = await transferSettings(trx);
         // The buyer the store names is the caller under another id (an alias): the caller is that buyer.
         const named = out.read.store_app_user;
-        const ids = named && named !== out.caller_store_user ? await customerIds(trx, input.appUserId!) : [];
+        const ids = named && named !== out.caller_store_user ? await customerIds(trx, caller) : [];
         const alias = ids.find((id) => storeUserFor(input.provider, id) === named);
         return { ...out, ...(alias ? { caller_store_user: named } : {}), restore_behavior: settings.restore_behavior };
       });
