@@ -6,7 +6,9 @@ import { quietOutbound } from '../db/imports';
 import type { EntitlementView } from '../domain/entitlement';
 import type { SubscriptionView } from '../domain/subscription';
 import type { ActivityDeps } from './deps';
-import { entitlementWrites, receiptToPremium } from '../runtime/metrics';
+import { entitlementWrites, receiptToPremium, transfersCounter } from '../runtime/metrics';
+import type { ClaimedTransfer } from './store-purchases';
+import { applyRelinkPolicy, type RelinkResult } from './web-relink';
 import { inSpan } from '../runtime/tracing';
 
 export function createLifecycleActivities({ db }: ActivityDeps) {
@@ -17,7 +19,9 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
      * the same input writes the same rows. The buyer's email never travels through the
      * workflow: it is read here from the delivery of the event that named it last. Two round
      * trips per subscription (the upsert, the entitlement; a provider's first sandbox row adds
-     * readiness' look); the deliveries are marked in the last subscription's upsert.
+     * readiness' look, a record whose events now name another app user the restore policy's:
+     * activities/web-relink.ts); the deliveries are marked in the last subscription's upsert.
+     * Answers the transfers a re-link made, whose workflows the lifecycle starts.
      */
     async writeLifecycle(input: {
       tenantId: string;
@@ -27,10 +31,11 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
       eventIds: string[];
       /** Every event of the batch came from an import: no outbound entitlement event (docs/reconciliation.md). */
       quiet?: boolean;
-    }): Promise<void> {
+    }): Promise<{ transfers: ClaimedTransfer[] }> {
       const { tenantId, provider } = input;
       // The span the webhook's trace ends with (when tracing is on); ids only.
       // Seconds from each delivery's receipt to this write (the database's clock), observed once it commits.
+      const relinks: RelinkResult[] = [];
       const lags = await inSpan(
         'entitlement.write',
         { 'billing.provider': provider, 'billing.entitlements': input.entitlements.length },
@@ -40,6 +45,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
             const batch = new Set(input.eventIds);
             const subscriptionOf = new Map<string, string>();
             let lags: number[] | undefined;
+            relinks.length = 0; // a retried transaction starts over
             for (const [i, s] of input.subscriptions.entries()) {
               // Every event of a subscription this batch speaks of: an event naming only the customer (a payment
               // intent) belongs to no subscription until one is seen, maybe in a later batch. Linked rows are skipped.
@@ -52,6 +58,14 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
               const row = await upsertLifecycleSubscription(trx, tenantId, provider, s, deliveries);
               if (linked) for (const e of s.event_ids) subscriptionOf.set(e, row.id);
               lags = row.lags ?? lags;
+              // The record names another app user than the events: a re-link, which the restore policy decides
+              // (docs/transfers.md); the entitlement is written for whom it says.
+              let owner = s.app_user_id;
+              if (row.app_user_id !== null && owner !== null && row.app_user_id !== owner) {
+                const relink = await applyRelinkPolicy(trx, tenantId, provider, s, row.app_user_id);
+                relinks.push(relink);
+                owner = relink.appUserId;
+              }
               const ent = input.entitlements[i];
               await upsertEntitlement(trx, {
                 tenantId,
@@ -63,7 +77,7 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
                 expiresAt: ent.expires_at,
                 graceUntil: ent.grace_until,
                 // The SDK asks by app user; a purchase made without one is held under the customer's email or id.
-                appUserId: s.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
+                appUserId: owner ?? row.app_user_id ?? row.email ?? s.customer_id ?? s.external_id,
               });
             }
             return lags ?? markLifecycleDeliveriesProcessed(trx, provider, input.eventIds, subscriptionOf);
@@ -74,6 +88,8 @@ export function createLifecycleActivities({ db }: ActivityDeps) {
         entitlementWrites.inc({ provider, state: ent.state });
       // An import's batch was not received from a provider now: no receipt lag to speak of.
       if (!input.quiet) for (const lag of lags) receiptToPremium.observe({ provider, source: 'authoritative' }, lag);
+      for (const r of relinks) if (r.counted) transfersCounter.inc(r.counted);
+      return { transfers: relinks.flatMap((r) => (r.transfer ? [r.transfer] : [])) };
     },
   };
 }

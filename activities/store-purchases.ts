@@ -24,6 +24,7 @@ import {
   transferSettings,
 } from '../db/transfers';
 import { restoreOutcome, type RestoreBehavior } from '../domain/transfers';
+import { customerIds, sameCustomer } from '../db/revenuecat';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
@@ -208,7 +209,14 @@ export async function applyRestorePolicy(
   trx: Knex.Transaction,
   input: { tenantId: string; provider: StoreProvider; purchaseKey: string; appUserId: string },
 ): Promise<
-  ({ done: { owner: string; transfer?: ClaimedTransfer } } | { transferred: ClaimedTransfer | null }) & {
+  (
+    | { done: { owner: string; transfer?: ClaimedTransfer } }
+    | {
+        transferred: ClaimedTransfer | null;
+        /** The holder is the caller under another id (an alias: domain/aliases.ts): the claim is theirs. */
+        claimFor?: string;
+      }
+  ) & {
     /** What to count once the transaction has committed (`billing_transfers_total`). */
     counted?: { policy: RestoreBehavior; outcome: 'refused' | 'pending' | 'completed' };
   }
@@ -225,6 +233,8 @@ export async function applyRestorePolicy(
   if (held.holder === null || held.holder === input.appUserId || held.holder === callerAtStore)
     return { transferred: null };
   const holder = held.holder;
+  // Aliases are not transfers: an anonymous id signed in as the caller (or merged into them) is the same customer.
+  if (await sameCustomer(trx, holder, input.appUserId)) return { transferred: null, claimFor: holder };
   const settings = await transferSettings(trx);
   const policy = settings.restore_behavior;
   const outcome = restoreOutcome({
@@ -417,9 +427,16 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
       if ('refusal' in ctx) return { ok: false, refusal: ctx.refusal };
       const out = await reader.read(ctx, input);
       // A registration: the restore policy decides what a purchase another app user holds does.
-      if (!out.ok || input.appUserId === undefined) return out;
-      const settings = await withTenant(db, input.tenantId, (trx) => transferSettings(trx));
-      return { ...out, restore_behavior: settings.restore_behavior };
+      const caller = input.appUserId;
+      if (!out.ok || caller === undefined) return out;
+      return withTenant(db, input.tenantId, async (trx) => {
+        const settings = await transferSettings(trx);
+        // The buyer the store names is the caller under another id (an alias): the caller is that buyer.
+        const named = out.read.store_app_user;
+        const ids = named && named !== out.caller_store_user ? await customerIds(trx, caller) : [];
+        const alias = ids.find((id) => storeUserFor(input.provider, id) === named);
+        return { ...out, ...(alias ? { caller_store_user: named } : {}), restore_behavior: settings.restore_behavior };
+      });
     },
 
     /**
@@ -437,7 +454,7 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
       sealed?: string | null;
       /** The store's answer that confirmed the purchase: provisional access for its owner until the write. */
       confirmed?: { storeProductId: string; isSandbox: boolean; readAt: string; grantsAccess: boolean };
-    }): Promise<{ owner: string; transfer?: ClaimedTransfer }> {
+    }): Promise<{ owner: string; transfer?: ClaimedTransfer; same_customer?: true }> {
       const key = {
         tenantId: input.tenantId,
         provider: input.provider,
@@ -451,9 +468,10 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
         counted = policy.counted;
         if ('done' in policy) return policy.done;
         const transferred = policy.transferred;
-        const owner = await claimStorePurchaseToken(trx, key, input.appUserId, kept);
+        const claimant = policy.claimFor ?? input.appUserId;
+        const owner = await claimStorePurchaseToken(trx, key, claimant, kept);
         const c = input.confirmed;
-        if (c?.grantsAccess && owner === input.appUserId) {
+        if (c?.grantsAccess && owner === claimant) {
           const productId = await productIdForPurchase(trx, input.provider, c.storeProductId);
           if (productId)
             await grantProvisionalForStorePurchase(trx, {
@@ -467,7 +485,11 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
               seconds: config.provisionalAccessSeconds,
             });
         }
-        return { owner, ...(transferred ? { transfer: transferred } : {}) };
+        return {
+          owner,
+          ...(transferred ? { transfer: transferred } : {}),
+          ...(policy.claimFor && owner === claimant ? { same_customer: true as const } : {}),
+        };
       });
       // Counted once committed.
       if (counted) transfersCounter.inc(counted);

@@ -22,7 +22,9 @@ export async function customerExists(src: PageSource, appUserId: string): Promis
          or exists (select 1 from provisional_access where app_user_id = $1 and kind = 'grant')
          or exists (select 1 from customer_notes where app_user_id = $1)
          or exists (select 1 from subscriber_attributes where app_user_id = $1)
-         or exists (select 1 from transfers where $1 in (from_app_user_id, to_app_user_id)) as found`,
+         or exists (select 1 from transfers where $1 in (from_app_user_id, to_app_user_id))
+         or exists (select 1 from app_user_aliases where alias_id = $1)
+         or exists (select 1 from app_user_aliases where app_user_id = $1) as found`,
     [appUserId],
   );
   return !!r?.found;

@@ -128,6 +128,61 @@ export async function insertAlias(
   return rows.length > 0;
 }
 
+/** Whom an id is an alias of, if anyone. Run inside withTenant. */
+export async function aliasOf(trx: Knex.Transaction, id: string): Promise<string | null> {
+  return (await trx('app_user_aliases').where({ alias_id: id }).first('app_user_id'))?.app_user_id ?? null;
+}
+
+/** Every id the customer `id` is known by: the one it names (or itself) and its aliases. Run inside withTenant. */
+export async function customerIds(trx: Knex.Transaction, id: string): Promise<string[]> {
+  const canonical = (await aliasOf(trx, id)) ?? id;
+  const aliases = await trx('app_user_aliases').where({ app_user_id: canonical }).pluck('alias_id');
+  return [canonical, ...aliases];
+}
+
+/** Whether two ids are one customer: the same id, or one an alias of the other (or both of a third). */
+export async function sameCustomer(trx: Knex.Transaction, a: string, b: string): Promise<boolean> {
+  if (a === b) return true;
+  const { rows } = await trx.raw(
+    `select coalesce((select app_user_id from app_user_aliases where alias_id = ?), ?)
+          = coalesce((select app_user_id from app_user_aliases where alias_id = ?), ?) as same`,
+    [a, a, b, b],
+  );
+  return rows[0].same as boolean;
+}
+
+/**
+ * The facts a backend merge of `from` into `into` is judged on (domain/aliases.ts `mergeVerdict`),
+ * read under a lock on `into`'s aliases so two merges into one id count right. Run inside withTenant.
+ */
+export async function mergeFacts(trx: Knex.Transaction, tenantId: string, from: string, into: string) {
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`aliases:${tenantId}:${into}`]);
+  const { rows } = await trx.raw(
+    `select (select app_user_id from app_user_aliases where alias_id = ?) as from_alias_of,
+            (select app_user_id from app_user_aliases where alias_id = ?) as into_alias_of,
+            (select count(*) from app_user_aliases where app_user_id in (?, ?))::int as aliases`,
+    [from, into, from, into],
+  );
+  const r = rows[0];
+  return {
+    from,
+    into,
+    fromAliasOf: (r.from_alias_of as string | null) ?? null,
+    intoAliasOf: (r.into_alias_of as string | null) ?? null,
+    aliasesAfter: Number(r.aliases) + 1,
+  };
+}
+
+/**
+ * Merge `from` into `into`: `from` becomes an alias of `into`, and the ids that were aliases of
+ * `from` now name `into` (reads follow one step). Rows stay where they were written. Run inside
+ * withTenant, after `mergeVerdict` allowed it.
+ */
+export async function mergeAppUsers(trx: Knex.Transaction, tenantId: string, from: string, into: string) {
+  await trx('app_user_aliases').where({ app_user_id: from }).update({ app_user_id: into });
+  await trx('app_user_aliases').insert({ tenant_id: tenantId, alias_id: from, app_user_id: into });
+}
+
 /** Whether the id has any row of its own (access, subscriptions, attributes, aliases). Run inside withTenant. */
 export async function appUserKnown(trx: Knex.Transaction, appUserId: string): Promise<boolean> {
   const { rows } = await trx.raw(

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { TenantReader } from './tenant-read';
 import { isoTimestampTypes } from './timestamps';
+import { MAX_ALIASES } from '../domain/aliases';
 import type { Mode } from '../domain/providers';
 import type { SubscriptionStatus, SubscriptionView } from '../domain/subscription';
 import { productIdSql } from './entitlements';
@@ -18,6 +19,8 @@ export interface WrittenSubscription {
   id: string;
   product_id: string | null;
   email: string | null;
+  /** Whom the record names now: the app user who held it before, when the events name another (docs/transfers.md). */
+  app_user_id: string | null;
   /** When the batch's deliveries were marked in the same statement: the seconds since receipt of each it processed. */
   lags?: number[];
 }
@@ -29,7 +32,7 @@ export interface WrittenSubscription {
  * last subscription), the same statement marks the batch's deliveries processed
  * (db/webhook-deliveries.ts), the events of this subscription naming it: no round trip of their
  * own. Marked before the entitlement's write instead of after: that write does not read them, and
- * a failure of either rolls both back.
+ * a failure of either rolls both back. Answers whom the record names (see `app_user_id` below).
  */
 export async function upsertLifecycleSubscription(
   trx: Knex.Transaction,
@@ -47,14 +50,16 @@ export async function upsertLifecycleSubscription(
        customer_external_id = excluded.customer_external_id, status = excluded.status, mode = excluded.mode,
        -- An address once known stays until an event names another (a workflow may not hold the event that named it).
        email = coalesce(excluded.email, subscriptions.email),
-       app_user_id = excluded.app_user_id, product_id = excluded.product_id, trial_started_at = excluded.trial_started_at,
+       -- A record once naming an app user keeps naming them: events naming another are a re-link, which the
+       -- tenant's restore policy decides (activities/web-relink.ts), moving the record when it says so.
+       app_user_id = coalesce(subscriptions.app_user_id, excluded.app_user_id), product_id = excluded.product_id, trial_started_at = excluded.trial_started_at,
        trial_ended_at = excluded.trial_ended_at, current_period_end = excluded.current_period_end, canceled_at = excluded.canceled_at,
        -- A country once said stays, like the address: later events (a renewal) often say none.
        country = coalesce(excluded.country, subscriptions.country),
        -- The provider's time of the deciding event: the history rows of a move are dated at it.
        status_since = excluded.status_since,
        updated_at = now()
-     returning id, product_id, email`;
+     returning id, product_id, email, app_user_id`;
   const { rows } = await trx
     .raw(
       deliveries
@@ -173,52 +178,66 @@ export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
 }
 
 /**
- * The access rows of app users (one, or an id and the anonymous ids aliased to it: RevenueCat's
- * customer info) on one side (sandbox or real): their entitlements with their product's catalogue
- * facts (sku, the entitlement it unlocks, store ids), the active grants, and the provisional
- * access of that side while it counts, oldest first. The one statement both client APIs read
- * access with. Run in a tenant read.
+ * The ids one customer is known by, as a CTE over `$1` (domain/aliases.ts): the id an alias names
+ * (or `$1` itself) and the ids aliased to it, at most MAX_ALIASES, oldest first.
  */
-export function readAccessRows(reader: TenantReader, appUserIds: readonly string[], mode: Mode) {
+const CUSTOMER_IDS_CTE = `ids as (
+  select coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1) as id
+  union all
+  (select alias_id from app_user_aliases
+    where app_user_id = coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1)
+    order by created_at limit ${MAX_ALIASES})
+)`;
+
+/**
+ * The access rows of one customer on one side (sandbox or real) — every id it is known by (an
+ * anonymous id signed in as an identified one, a backend merge: domain/aliases.ts): their
+ * entitlements with their product's catalogue facts (sku, the entitlement it unlocks, store ids),
+ * the active grants, and the provisional access of that side while it counts, oldest first. A
+ * side's rows never show on the other: a sandbox purchase of an alias stays out of the live
+ * answer. The one statement both client APIs read access with. Run in a tenant read.
+ */
+export function readAccessRows(reader: TenantReader, appUserId: string, mode: Mode) {
   // Plain statements in a tenant read (db/tenant-read.ts), times as the API's ISO strings: the
   // client apps' premium check is the busiest read there is, and the same path as the hot page.
   return reader.rows(
-    `select ents.*, p.sku, p.entitlement, p.android_store_product_id, p.ios_store_product_id from (
+    `with ${CUSTOMER_IDS_CTE}
+     select ents.*, p.sku, p.entitlement, p.android_store_product_id, p.ios_store_product_id from (
        -- Paid access of the key's side, then access granted by hand while it lasts (docs/support.md): a grant is
        -- the tenant's own decision about a person, so both keys see it.
        select e.provider, e.state, e.is_sandbox, e.product_id, e.expires_at, e.grace_until, e.updated_at,
               'paid' as source, e.created_at, e.id
          from entitlements e
-        where e.app_user_id = any($1::text[]) and e.is_sandbox = $2
+        where e.app_user_id in (select id from ids) and e.is_sandbox = $2
        union all
        select null, g.state, $2, g.product_id, g.expires_at, null, g.updated_at, 'grant', g.created_at, g.id
          from entitlement_grants g
-        where g.app_user_id = any($1::text[]) and g.state = 'active'
+        where g.app_user_id in (select id from ids) and g.state = 'active'
        union all
        -- Provisional access while it counts (docs/provisional-access.md): the workflow's write supersedes it.
        select a.provider, 'active', a.is_sandbox, a.product_id, a.expires_at, null, a.updated_at, 'provisional',
               a.created_at, a.id
          from provisional_access a
-        where a.app_user_id = any($1::text[]) and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
+        where a.app_user_id in (select id from ids) and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
           and a.expires_at > now()) ents
      left join products p on p.id = ents.product_id
      order by ents.created_at`,
-    [appUserIds, mode === 'test'],
+    [appUserId, mode === 'test'],
     { types: isoTimestampTypes },
   );
 }
 
 /**
- * What GET /v1/sdk/subscribers/{id} reads of one app user: its access rows (above) and the
- * statuses of the user's subscriptions in the key's mode (they set how long the SDK may cache the
+ * What GET /v1/sdk/subscribers/{id} reads of one app user: its customer's access rows (above)
+ * and the statuses of its subscriptions in the key's mode (they set how long the SDK may cache the
  * answer). Run in a tenant read.
  */
 export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
   return {
-    ents: await readAccessRows(reader, [appUserId], mode),
-    subs: (await reader.rows('select status from subscriptions where app_user_id = $1 and mode = $2', [
-      appUserId,
-      mode,
-    ])) as Pick<SubscriptionView, 'status'>[],
+    ents: await readAccessRows(reader, appUserId, mode),
+    subs: (await reader.rows(
+      `with ${CUSTOMER_IDS_CTE} select status from subscriptions where app_user_id in (select id from ids) and mode = $2`,
+      [appUserId, mode],
+    )) as Pick<SubscriptionView, 'status'>[],
   };
 }

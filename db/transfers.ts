@@ -6,6 +6,7 @@ import {
   type TransferSettings,
   type TransferStatus,
 } from '../domain/transfers';
+import { isStoreProvider, type ProviderId } from '../domain/providers';
 import { notifyEntitlementChanged } from './entitlement-notify';
 import { lockStorePurchase } from './store-purchases';
 import { pageFromSql, rows, type PageRequest, type PageSource, type RowPage } from './paging';
@@ -64,11 +65,17 @@ export interface MovedRows {
   displaced: Row[];
 }
 
+/** Store purchases are claimed by a registration; a web provider's are not (its events name the app user). */
+const hasClaim = (p: PurchaseRef) => isStoreProvider(p.provider as ProviderId);
+
 const NONE: MovedRows = { claim: false, subscription_ids: [], entitlement_ids: [], provisional_ids: [], displaced: [] };
 
 export interface PurchaseRef {
   provider: string;
-  /** The claim's key (store_purchase_tokens.token_hash). */
+  /**
+   * The claim's key (store_purchase_tokens.token_hash); a web provider's purchase has no claim (its
+   * events name the app user), and its subscription's external id stands here.
+   */
   tokenHash: string;
   /** The subscription record's external id (the purchase key). */
   externalId: string;
@@ -109,17 +116,21 @@ export async function moveAccess(
   to: string,
 ): Promise<MovedRows> {
   await lockStorePurchase(trx, tenantId, p.provider, p.externalId);
-  const claimed = await trx('store_purchase_tokens')
-    .where({ provider: p.provider, token_hash: p.tokenHash, app_user_id: from })
-    .update({ app_user_id: to, updated_at: trx.fn.now() });
+  const claims = hasClaim(p);
+  const claimed = claims
+    ? await trx('store_purchase_tokens')
+        .where({ provider: p.provider, token_hash: p.tokenHash, app_user_id: from })
+        .update({ app_user_id: to, updated_at: trx.fn.now() })
+    : 0;
   // Registered for the receiver when no one had: later store answers then write for them, not the named buyer.
-  const created = claimed
-    ? []
-    : await trx('store_purchase_tokens')
-        .insert({ tenant_id: tenantId, provider: p.provider, token_hash: p.tokenHash, app_user_id: to })
-        .onConflict(['tenant_id', 'provider', 'token_hash'])
-        .ignore()
-        .returning('app_user_id');
+  const created =
+    claimed || !claims
+      ? []
+      : await trx('store_purchase_tokens')
+          .insert({ tenant_id: tenantId, provider: p.provider, token_hash: p.tokenHash, app_user_id: to })
+          .onConflict(['tenant_id', 'provider', 'token_hash'])
+          .ignore()
+          .returning('app_user_id');
   const subs: { id: string }[] = await trx('subscriptions')
     .where({ provider: p.provider, external_id: p.externalId, app_user_id: from })
     .update({ app_user_id: to, updated_at: trx.fn.now() }, ['id']);
@@ -259,6 +270,18 @@ export async function insertTransfer(
     })
     .returning(TRANSFER_COLUMNS);
   return row;
+}
+
+/**
+ * Whether a move of this purchase from `from` to `to` was already decided against (rejected, or
+ * undone): a web provider's events keep naming the new app user, and must not ask again.
+ */
+export async function refusedBefore(trx: Knex.Transaction, p: PurchaseRef, from: string, to: string): Promise<boolean> {
+  const row = await trx('transfers')
+    .where({ provider: p.provider, token_hash: p.tokenHash, from_app_user_id: from, to_app_user_id: to })
+    .whereIn('status', ['rejected', 'undone'])
+    .first('id');
+  return row !== undefined;
 }
 
 /** The pending transfer of a purchase, if one waits. */

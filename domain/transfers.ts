@@ -64,6 +64,25 @@ export function restoreOutcome(input: {
 }
 
 /**
+ * A web provider's purchase whose events now name another app user than the one holding it (the
+ * tenant's backend re-linked the provider's customer, or a checkout named someone else): the same
+ * policy as a restore, with one difference. The provider's later events (every renewal) keep
+ * naming the new app user, so a move already decided against — rejected, or undone — stands: the
+ * holder keeps the purchase and nothing is asked again (`refuse`, quietly).
+ */
+export function relinkOutcome(input: {
+  policy: RestoreBehavior;
+  holder: string | null;
+  named: string | null;
+  decidedAgainst: boolean;
+  pendingCount?: number;
+}): RestoreOutcome {
+  if (input.named === null) return 'proceed';
+  const outcome = restoreOutcome({ ...input, caller: input.named });
+  return outcome !== 'proceed' && input.decidedAgainst ? 'refuse' : outcome;
+}
+
+/**
  * The decisions a person (or the tenant's backend) takes, by the transfer's status:
  *
  * | status | approve | reject | undo |

@@ -25,6 +25,7 @@ import { listCustomerNotes } from './customer-notes/list';
 import { customerEvents } from './customers/events';
 import { findCustomers } from './customers/find';
 import { getCustomer } from './customers/get';
+import { mergeCustomers } from './customers/merge';
 import { refreshCustomer } from './customers/refresh';
 import { getDigest } from './digests/get';
 import { listEntitlements } from './entitlements/list';
@@ -128,6 +129,7 @@ export const DECLARED: Operation[] = [
   customerEvents,
   findCustomers,
   getCustomer,
+  mergeCustomers,
   refreshCustomer,
   getDigest,
   listEntitlements,

@@ -12,6 +12,7 @@ import {
 import type { Activities } from '../activities';
 import { entitlementFor } from '../domain/entitlement';
 import { applyEvent, deriveSubscriptions, type LifecycleEvent, type LifecycleState } from '../domain/subscription';
+import { startTransfer } from './transfer';
 
 /**
  * The write, as a local activity: it runs on the worker inside the workflow task that woke on
@@ -89,7 +90,7 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
     const subscriptions = deriveSubscriptions(state.events);
     const entitlements = subscriptions.map((s) => entitlementFor(s, now));
     if (changed || batch.length > 0) {
-      await writeLifecycle({
+      const written = await writeLifecycle({
         tenantId: input.tenantId,
         provider: input.provider,
         subscriptions,
@@ -98,6 +99,9 @@ export async function customerLifecycleWorkflow(input: LifecycleInput): Promise<
         // An import brings in what the tenant's backend already knows: its writes send no outbound events.
         quiet: batch.length > 0 && batch.every((e) => e.source === 'import'),
       });
+      // A re-link the restore policy turned into a transfer (docs/transfers.md): its own workflow.
+      // Histories from before the write answered nothing.
+      for (const t of written?.transfers ?? []) await startTransfer(input.tenantId, input.provider, t);
     }
     nextChange =
       entitlements

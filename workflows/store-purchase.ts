@@ -1,10 +1,8 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { log, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ClaimedTransfer } from '../activities/store-purchases';
-import { transferWorkflowId, type RestoreBehavior } from '../domain/transfers';
-import { runAttributes } from './search-attributes';
-import { transferWorkflow } from './transfer';
+import type { RestoreBehavior } from '../domain/transfers';
+import { startTransfer } from './transfer';
 import type { CanonicalEventKind } from '../domain/events';
 import type { Mode } from '../domain/providers';
 import {
@@ -121,7 +119,7 @@ export async function registerStorePurchaseWorkflow(
         : {}),
     };
 
-  const { owner, transfer } = await claimStorePurchase({
+  const { owner, transfer, same_customer } = await claimStorePurchase({
     tenantId: input.tenantId,
     provider: input.provider,
     purchaseKey: read.purchase_key,
@@ -141,7 +139,8 @@ export async function registerStorePurchaseWorkflow(
   if (transfer) await startTransfer(input.tenantId, input.provider, transfer);
   if (transfer?.status === 'pending')
     return { ok: true, app_user_id: input.appUserId, is_sandbox: read.is_sandbox, state: null, transfer };
-  if (owner !== input.appUserId) {
+  // Held by the caller under another id (an alias, docs/transfers.md): theirs, and written for that id.
+  if (owner !== input.appUserId && !same_customer) {
     return {
       ok: false,
       status: 409,
@@ -174,25 +173,12 @@ export async function registerStorePurchaseWorkflow(
   });
   return {
     ok: true,
-    app_user_id: owner,
+    // The caller, also when they hold it under another id (an alias): the answer is about them.
+    app_user_id: same_customer ? input.appUserId : owner,
     is_sandbox: read.is_sandbox,
     state: r.state,
     ...(transfer ? { transfer } : {}),
   };
-}
-
-/** The transfer's workflow outlives the registration (ABANDON); one already running (a repeat) is the one we want. */
-async function startTransfer(tenantId: string, provider: StoreProvider, t: ClaimedTransfer): Promise<void> {
-  try {
-    await startChild(transferWorkflow, {
-      workflowId: transferWorkflowId(tenantId, t.id),
-      args: [{ tenantId, transferId: t.id, status: t.status, undoUntil: t.undo_until }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      typedSearchAttributes: runAttributes('transfer', tenantId, provider),
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
 }
 
 export interface StoreNotificationInput {

@@ -1,5 +1,17 @@
-import { condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  condition,
+  defineSignal,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { ClaimedTransfer } from '../activities/store-purchases';
+import { transferWorkflowId } from '../domain/transfers';
+import { runAttributes } from './search-attributes';
 
 const { closeTransferUndoWindow } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -57,5 +69,22 @@ export async function transferWorkflow(input: TransferInput): Promise<string> {
     if (await condition(() => status !== 'completed' || rearmed, wait)) continue;
     const closed = await closeTransferUndoWindow({ tenantId: input.tenantId, transferId: input.transferId });
     return closed === 'closed' ? 'window_closed' : closed;
+  }
+}
+
+/**
+ * Started by the workflow whose write made the transfer (a store registration, a web provider's
+ * lifecycle). It outlives its starter (ABANDON); one already running (a repeat) is the one we want.
+ */
+export async function startTransfer(tenantId: string, provider: string, t: ClaimedTransfer): Promise<void> {
+  try {
+    await startChild(transferWorkflow, {
+      workflowId: transferWorkflowId(tenantId, t.id),
+      args: [{ tenantId, transferId: t.id, status: t.status, undoUntil: t.undo_until }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: runAttributes('transfer', tenantId, provider),
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
 }

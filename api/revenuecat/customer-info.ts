@@ -2,11 +2,9 @@ import type { Knex } from 'knex';
 import { aliasedIds } from '../../db/revenuecat';
 import { readAccessRows } from '../../db/subscriptions';
 import { readAsTenant } from '../../db/tenant-read';
+import { MAX_ALIASES } from '../../domain/aliases';
 import { customerInfoBody, type AccessRow, type ProductFacts } from '../../domain/revenuecat';
 import type { AppActor } from '../sdk/auth';
-
-/** How many anonymous ids a read follows into one identified app user (oldest first). */
-export const MAX_ALIASES = 10;
 
 /**
  * RevenueCat's customer info for one app user: the rows GET /v1/sdk/subscribers/{id} reads
@@ -17,8 +15,9 @@ export const MAX_ALIASES = 10;
 export async function customerInfo(db: Knex, actor: AppActor, appUserId: string) {
   const now = Date.now();
   const { canonical, rows, seen } = await readAsTenant(db, actor.tenantId, async (reader) => {
-    const { canonical, ids, firstSeen } = await aliasedIds(reader, appUserId, MAX_ALIASES);
-    return { canonical, rows: await readAccessRows(reader, ids, actor.mode), seen: firstSeen };
+    const { canonical, firstSeen } = await aliasedIds(reader, appUserId, MAX_ALIASES);
+    // The access statement follows the same aliases itself (db/subscriptions.ts).
+    return { canonical, rows: await readAccessRows(reader, appUserId, actor.mode), seen: firstSeen };
   });
   // Each row carries its product's catalogue facts (the same statement): the products RevenueCat's body names.
   const products = new Map<string, ProductFacts>();

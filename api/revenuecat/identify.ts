@@ -1,13 +1,14 @@
 import type Router from '@koa/router';
 import { appUserKnown, insertAlias } from '../../db/revenuecat';
 import { withTenant } from '../../db/tenant-tx';
-import { isAnonymousAppUserId, validAppUserId } from '../../domain/revenuecat';
+import { identifyOutcome, MAX_ALIASES } from '../../domain/aliases';
+import { validAppUserId } from '../../domain/revenuecat';
 import { assertNoNulBytes } from '../../operations/input-rules';
 import { invalidRequest } from '../../operations/errors';
 import type { Services } from '../../operations/services';
 import { readJsonObject } from '../json-body';
 import { admitRevenueCat } from './auth';
-import { customerInfo, MAX_ALIASES } from './customer-info';
+import { customerInfo } from './customer-info';
 
 /**
  * POST /v1/subscribers/identify `{"app_user_id", "new_app_user_id"}` (logIn): from an anonymous
@@ -27,8 +28,7 @@ export function registerIdentify(router: Router, services: Services): void {
     if (!validAppUserId(to)) throw invalidRequest('new_app_user_id must be 1–200 characters', 'new_app_user_id');
     const created = await withTenant(services.db, actor.tenantId, async (trx) => {
       const known = await appUserKnown(trx, to);
-      if (from !== to && isAnonymousAppUserId(from) && !isAnonymousAppUserId(to))
-        await insertAlias(trx, actor.tenantId, from, to, MAX_ALIASES);
+      if (identifyOutcome(from, to) === 'alias') await insertAlias(trx, actor.tenantId, from, to, MAX_ALIASES);
       return !known;
     });
     ctx.status = created ? 201 : 200;

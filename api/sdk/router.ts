@@ -7,6 +7,7 @@ import { admitPublishable, type AppActor } from './auth';
 import { entitlementTokenRead } from './token';
 import { subscriberView } from './subscriber';
 import { registerStorePurchaseRoute } from './store-purchases';
+import { registerSdkIdentify } from './identify';
 import { parseWait, waitForPremium } from './subscriber-wait';
 
 /** `/v1/sdk/*`: what client apps call with a publishable key. */
@@ -72,6 +73,7 @@ export function sdkRouter(services: Services): Router {
   );
 
   registerStorePurchaseRoute(router, services);
+  registerSdkIdentify(router, services);
 
   return router;
 }

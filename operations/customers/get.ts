@@ -8,6 +8,8 @@ import {
   customerTimeline,
   customerTransfersIn,
 } from '../../db/customers';
+import { aliasedIds } from '../../db/revenuecat';
+import { MAX_ALIASES } from '../../domain/aliases';
 import { transferredExplanation } from '../../domain/transfers';
 import { iso, isoReq } from '../paging';
 import { notFound } from '../errors';
@@ -42,6 +44,11 @@ export const getCustomer = defineOperation({
     attributes: z
       .array(z.object({ name: z.string(), value: z.string(), updated_at: z.string() }))
       .describe('what the app set on the user (RevenueCat’s setAttributes), by name; never used for access'),
+    known_as: z
+      .array(z.string())
+      .describe(
+        'the other ids of this customer (an anonymous id that signed in as them, or a merge by your backend): the app is answered the same for each, and the entitlements above include theirs (docs: transfers)',
+      ),
     timeline: pageOf(timelineEntry),
   }),
   rest: { method: 'GET', path: '/customers/{app_user_id}' },
@@ -59,13 +66,21 @@ export const getCustomer = defineOperation({
     const now = new Date().toISOString();
     return ctx.read(async (reader) => {
       if (!(await customerExists(reader, input.app_user_id))) throw notFound('customer');
+      // Access is the customer's under every id they are known by (docs/transfers.md, aliases), as
+      // the SDK is answered; the timeline and attributes are this id's own.
+      const { ids } = await aliasedIds(reader, input.app_user_id, MAX_ALIASES);
+      const everyId = async <T>(read: (id: string) => Promise<T[]>) => {
+        const all: T[] = [];
+        for (const id of ids) all.push(...(await read(id))); // one reader: one statement at a time
+        return all;
+      };
       const [paid, grants, provisional, attributes, timeline, transfersIn] = [
-        await customerEntitlements(reader, input.app_user_id),
-        await customerGrants(reader, input.app_user_id),
-        await customerProvisional(reader, input.app_user_id),
+        await everyId((id) => customerEntitlements(reader, id)),
+        await everyId((id) => customerGrants(reader, id)),
+        await everyId((id) => customerProvisional(reader, id)),
         await customerAttributes(reader, input.app_user_id),
         await customerTimeline(reader, ctx.tenantId, input.app_user_id, input),
-        await customerTransfersIn(reader, input.app_user_id),
+        await everyId((id) => customerTransfersIn(reader, id)),
       ];
       // Access a restore moved here: the why names the transfer ("premium since the transfer from …").
       const movedHere = new Map<string, (typeof transfersIn)[number]>();
@@ -96,6 +111,7 @@ export const getCustomer = defineOperation({
         is_premium: entitlements.some((e) => e.is_active),
         entitlements,
         attributes: attributes.map((a) => ({ name: a.name, value: a.value, updated_at: a.updated_at })),
+        known_as: ids.filter((id) => id !== input.app_user_id),
         timeline: { ...timeline, data: timeline.data.map((r) => timelineRow(ctx.tenantId, r)) },
       };
     });

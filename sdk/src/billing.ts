@@ -24,6 +24,8 @@ import {
   type Entitlement,
   type EntitlementsAnswer,
   type PaywallAnswer,
+  type RestorablePurchase,
+  type RestoreResult,
   type StorePurchase,
   type WaitOptions,
 } from './types.js';
@@ -77,9 +79,11 @@ export class Billing {
   private readonly clock: Clock;
   private readonly refreshWindowMs: number;
   private readonly warn: (m: string) => void;
-  private readonly subscriberKey: string;
+  /** The signed-in app user: the one configured, until `identify()` names another. */
+  private userId: string;
+  private subscriberKey = '';
   private readonly paywallKey: string;
-  private readonly tokenKey: string;
+  private tokenKey = '';
   private inflight: Promise<EntitlementsAnswer> | null = null;
   /**
    * Set when a checkout may have changed the entitlement (a web checkout opened, a store purchase
@@ -104,11 +108,105 @@ export class Billing {
     this.clock = options.clock ?? systemClock;
     this.refreshWindowMs = options.refreshWindowMs ?? DEFAULT_REFRESH_WINDOW_MS;
     this.warn = options.warn ?? ((m) => console.warn(m));
-    // Keyed by key and user: a pk_test answer never serves a pk_live app, nor one user another.
-    const scope = `${options.publishableKey}:${options.appUserId}`;
-    this.subscriberKey = `billing.v2:subscriber:${scope}`;
+    this.userId = options.appUserId;
+    this.useKeysOf(options.appUserId);
     this.paywallKey = `billing.v2:paywall:${options.publishableKey}`;
+  }
+
+  /** Keyed by key and user: a pk_test answer never serves a pk_live app, nor one user another. */
+  private useKeysOf(appUserId: string): void {
+    const scope = `${this.options.publishableKey}:${appUserId}`;
+    this.subscriberKey = `billing.v2:subscriber:${scope}`;
     this.tokenKey = `billing.v2:token:${scope}`;
+  }
+
+  /**
+   * An anonymous app user id for an app whose user has not signed in yet: `$RCAnonymousID:` and
+   * 32 hex digits, the form RevenueCat's SDKs use too, so one rule on the service knows it. Keep it
+   * (storage) and configure with it; when the user signs in, `identify()` makes it theirs.
+   */
+  static anonymousId(): string {
+    const bytes = new Uint8Array(16);
+    globalThis.crypto.getRandomValues(bytes);
+    return `$RCAnonymousID:${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+  }
+
+  /**
+   * The user signed in as `appUserId`. From an anonymous id (`Billing.anonymousId()`) the service
+   * makes the anonymous user an alias of `appUserId`: one customer, whose purchases (made before
+   * the sign-in) both ids answer from then on. Between two identified ids nothing is merged (only
+   * the app's own backend can, with its secret key): the SDK simply answers for the new user.
+   * This instance then answers for `appUserId`; resolves with their entitlements.
+   */
+  async identify(appUserId: string): Promise<EntitlementsAnswer> {
+    if (typeof appUserId !== 'string' || appUserId.trim() === '')
+      throw new BillingError('invalid_config', 'identify() needs a non-empty app user id.');
+    if (appUserId === this.userId) return this.getEntitlements();
+    const body = await this.http.request<JsonObject>(
+      'POST',
+      `/subscribers/${encodeURIComponent(this.userId)}/identify`,
+      { new_app_user_id: appUserId },
+    );
+    this.userId = appUserId;
+    this.useKeysOf(appUserId);
+    // Nothing in flight or coalesced for the previous user applies (a fetch still running for them is not joined).
+    this.fetchGeneration++;
+    this.inflight = null;
+    this.lastAttemptAt = null;
+    const fresh: CacheEntry<SubscriberValue> = {
+      fetchedAt: this.clock.now(),
+      ttlSeconds: ttlFrom(body),
+      value: parseSubscriber(body),
+    };
+    await this.cache.write(this.subscriberKey, fresh);
+    await this.dropStaleToken(fresh);
+    return answer(appUserId, fresh, false);
+  }
+
+  /**
+   * Restore a purchase the store already has (Play Billing's `queryPurchasesAsync`, StoreKit's
+   * `Transaction.currentEntitlements`) for this app user. What happens when another app user of the
+   * app holds it is the app's restore policy, set on the service (its docs: transfers):
+   * `restored` (theirs now, or it was already), `pending_review` (someone must approve the move
+   * first: show "your purchase was found and is being reviewed"; the other account keeps access
+   * meanwhile, and `refresh()` later shows the outcome), or a `purchase_registration_failed` error
+   * with `serviceCode` `purchase_token_reused` (the policy keeps purchases with their first owner).
+   */
+  async restore(purchase: RestorablePurchase): Promise<RestoreResult> {
+    const pending = await this.register(
+      purchase.provider === 'store_ios'
+        ? { app_user_id: this.userId, provider: 'store_ios', signed_transaction: purchase.signedTransaction }
+        : {
+            app_user_id: this.userId,
+            provider: 'store_android',
+            product_id: purchase.productId,
+            purchase_token: purchase.purchaseToken,
+            ...(purchase.orderId ? { order_id: purchase.orderId } : {}),
+          },
+    );
+    const entitlements = await this.refresh();
+    return pending
+      ? { status: 'pending_review', transferId: pending, entitlements }
+      : { status: 'restored', entitlements };
+  }
+
+  /**
+   * POST /v1/sdk/store-purchases; answers the id of the transfer waiting for review when the service
+   * answered 202 (the app's restore policy is `review`), else null. Refusals throw
+   * `purchase_registration_failed`. Either way the next refresh must ask the service.
+   */
+  private async register(registration: Record<string, unknown>): Promise<string | null> {
+    let body: JsonObject;
+    try {
+      body = await this.http.request<JsonObject>('POST', '/store-purchases', registration);
+    } catch (e) {
+      const err = asBillingError(e);
+      throw new BillingError('purchase_registration_failed', err.message, err.details);
+    } finally {
+      this.purchaseMayHaveChanged = true;
+    }
+    const transfer = body.transfer;
+    return transfer && transfer.status === 'pending' && typeof transfer.id === 'string' ? transfer.id : null;
   }
 
   /**
@@ -120,10 +218,7 @@ export class Billing {
   async entitlementToken(): Promise<string> {
     const kept = await this.cache.read<string>(this.tokenKey);
     if (kept && isFresh(kept, this.clock.now() + TOKEN_RENEW_MS)) return kept.value;
-    const body = await this.http.request<JsonObject>(
-      'GET',
-      `/subscribers/${encodeURIComponent(this.options.appUserId)}/token`,
-    );
+    const body = await this.http.request<JsonObject>('GET', `/subscribers/${encodeURIComponent(this.userId)}/token`);
     const token = body.token;
     const until = typeof body.expires_at === 'string' ? Date.parse(body.expires_at) : NaN;
     if (typeof token !== 'string' || !Number.isFinite(until))
@@ -153,7 +248,7 @@ export class Billing {
     if (!kept) return false;
     const claims = decodeClaims(kept.value);
     const mode = this.options.publishableKey.startsWith('pk_live_') ? 'live' : 'test';
-    if (!claims || claims.sub !== this.options.appUserId || claims.mode !== mode) return 'refuse';
+    if (!claims || claims.sub !== this.userId || claims.mode !== mode) return 'refuse';
     if (claims.premium !== entry.value.isPremium) return 'refuse';
     if (!(await ed25519Available())) return false;
     try {
@@ -171,8 +266,9 @@ export class Billing {
     return this.clock.now() < claims.exp * 1000;
   }
 
+  /** The app user this instance answers for: the configured one, or the last `identify()`. */
   get appUserId(): string {
-    return this.options.appUserId;
+    return this.userId;
   }
 
   /** Cache-first: true while an entitlement is active or in grace. */
@@ -185,7 +281,7 @@ export class Billing {
     const entry = await this.cache.read<SubscriberValue>(this.subscriberKey);
     if (entry && isFresh(entry, this.clock.now())) {
       const checked = await this.checkCached(entry).catch(() => false as const);
-      if (checked !== 'refuse') return { ...answer(this.options.appUserId, entry, false), verified: checked };
+      if (checked !== 'refuse') return { ...answer(this.userId, entry, false), verified: checked };
       // Edited, or not this user's: neither served nor kept as the offline fallback.
       await this.cache.remove(this.subscriberKey);
       await this.cache.remove(this.tokenKey);
@@ -221,7 +317,7 @@ export class Billing {
       const abort = typeof AbortController === 'function' ? new AbortController() : undefined;
       const guard = abort ? setTimeout(() => abort.abort(), timeoutMs + WAIT_GRACE_MS) : undefined;
       try {
-        const path = `/subscribers/${encodeURIComponent(this.options.appUserId)}?wait_for=premium&timeout_ms=${timeoutMs}`;
+        const path = `/subscribers/${encodeURIComponent(this.userId)}?wait_for=premium&timeout_ms=${timeoutMs}`;
         const body = await this.http.request<JsonObject>('GET', path, undefined, abort?.signal);
         const fresh: CacheEntry<SubscriberValue> = {
           fetchedAt: this.clock.now(),
@@ -230,7 +326,7 @@ export class Billing {
         };
         await this.cache.write(this.subscriberKey, fresh);
         await this.dropStaleToken(fresh);
-        return answer(this.options.appUserId, fresh, false);
+        return answer(this.userId, fresh, false);
       } catch (e) {
         // The service could not hold the wait (its bounds, or it is away): one ordinary forced read.
         const retryable = e instanceof BillingError && (e.code === 'network_unavailable' || e.status === 429);
@@ -306,7 +402,7 @@ export class Billing {
       const body = await this.http.request<{ url?: unknown }>('GET', `/checkout?plan_id=${encodeURIComponent(planId)}`);
       if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url))
         throw new BillingError('invalid_response', 'The checkout answer carries no http(s) url.');
-      url = withAppUser(body.url, this.options.appUserId);
+      url = withAppUser(body.url, this.userId);
     } catch (e) {
       const err = asBillingError(e);
       return errorState(
@@ -348,7 +444,7 @@ export class Billing {
           ? await store.purchase({
               productId,
               activity: store.activity,
-              appAccountToken: appAccountTokenFor(this.options.appUserId),
+              appAccountToken: appAccountTokenFor(this.userId),
             })
           : await store.purchase({ productId, activity: store.activity });
     } catch (cause) {
@@ -368,7 +464,7 @@ export class Billing {
             'StoreKit returned no signedTransaction (the transaction’s jwsRepresentation).',
           ),
         );
-      registration = { app_user_id: this.options.appUserId, provider, signed_transaction: purchase.signedTransaction };
+      registration = { app_user_id: this.userId, provider, signed_transaction: purchase.signedTransaction };
     } else {
       if (!('purchaseToken' in purchase) || typeof purchase.purchaseToken !== 'string')
         return errorState(
@@ -376,7 +472,7 @@ export class Billing {
           new BillingError('store_purchase_failed', 'Play Billing returned no purchaseToken.'),
         );
       registration = {
-        app_user_id: this.options.appUserId,
+        app_user_id: this.userId,
         provider,
         plan_id: planId,
         product_id: purchase.productId,
@@ -384,15 +480,15 @@ export class Billing {
         ...(purchase.orderId ? { order_id: purchase.orderId } : {}),
       };
     }
+    let pending: string | null;
     try {
-      await this.http.request('POST', '/store-purchases', registration);
+      pending = await this.register(registration);
     } catch (e) {
-      const err = asBillingError(e);
-      return errorState('store', new BillingError('purchase_registration_failed', err.message, err.details));
+      return errorState('store', asBillingError(e));
     }
-    // The registration changed the entitlement: this refresh must not be coalesced away.
-    this.purchaseMayHaveChanged = true;
+    // The registration changed the entitlement: this refresh is not coalesced away (register() said so).
     const entitlements = await this.refresh();
+    if (pending) return { state: 'pending_review', lane: 'store', purchase, transferId: pending, entitlements };
     return { state: 'purchased', lane: 'store', purchase, entitlements };
   }
 
@@ -402,30 +498,27 @@ export class Billing {
     const now = this.clock.now();
     // Coalescing: inside the window of the previous request, answer from what it brought.
     if (!mustAsk && entry && this.lastAttemptAt !== null && now - this.lastAttemptAt < this.refreshWindowMs)
-      return Promise.resolve(
-        answer(this.options.appUserId, entry, !isFresh(entry, now) || entry.fetchedAt < this.lastAttemptAt),
-      );
+      return Promise.resolve(answer(this.userId, entry, !isFresh(entry, now) || entry.fetchedAt < this.lastAttemptAt));
     this.purchaseMayHaveChanged = false;
     this.lastAttemptAt = now;
     const generation = ++this.fetchGeneration;
+    // The user asked about, fixed now: an identify() meanwhile must not get this answer under its key.
+    const user = this.userId;
+    const key = this.subscriberKey;
     this.inflight = (async () => {
       try {
-        const body = await this.http.request<JsonObject>(
-          'GET',
-          `/subscribers/${encodeURIComponent(this.options.appUserId)}`,
-        );
+        const body = await this.http.request<JsonObject>('GET', `/subscribers/${encodeURIComponent(user)}`);
         const fresh: CacheEntry<SubscriberValue> = {
           fetchedAt: this.clock.now(),
           ttlSeconds: ttlFrom(body),
           value: parseSubscriber(body),
         };
-        await this.cache.write(this.subscriberKey, fresh);
-        await this.dropStaleToken(fresh);
-        return answer(this.options.appUserId, fresh, false);
+        await this.cache.write(key, fresh);
+        if (key === this.subscriberKey) await this.dropStaleToken(fresh);
+        return answer(user, fresh, false);
       } catch (e) {
         // Offline: the last known value, marked stale. Nothing known: the error itself.
-        if (entry && e instanceof BillingError && e.code === 'network_unavailable')
-          return answer(this.options.appUserId, entry, true);
+        if (entry && e instanceof BillingError && e.code === 'network_unavailable') return answer(user, entry, true);
         throw e;
       } finally {
         // A newer request (after a checkout) may have replaced this one: leave that one be.

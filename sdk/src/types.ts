@@ -137,5 +137,30 @@ export type CheckoutResult =
    */
   | { state: 'opened'; lane: 'web'; url: string; entitlements?: EntitlementsAnswer }
   | { state: 'purchased'; lane: 'store'; purchase: StorePurchase; entitlements: EntitlementsAnswer }
+  /**
+   * The store sold it, but the purchase was another app user's and the app's restore policy asks a
+   * person to approve the move (see `RestoreResult`); the other account keeps access until then.
+   */
+  | {
+      state: 'pending_review';
+      lane: 'store';
+      purchase: StorePurchase;
+      transferId: string;
+      entitlements: EntitlementsAnswer;
+    }
   | { state: 'cancelled'; lane: 'store' }
   | { state: 'error'; lane: 'web' | 'store' | 'blocked'; reason: string; error: BillingError };
+
+/** A purchase the store already has, to restore for this app user (`restore()`). */
+export type RestorablePurchase =
+  ({ provider: 'store_android' } & AndroidStorePurchase) | { provider: 'store_ios'; signedTransaction: string };
+
+/**
+ * What `restore()` came to. `restored`: this app user holds it now. `pending_review`: another app
+ * user held it and the app's restore policy is `review`: a person (or the app's backend) approves
+ * or rejects the move; meanwhile show something like "We found your purchase; it is being
+ * reviewed" and call `refresh()` later (the other account keeps access until it is approved).
+ */
+export type RestoreResult =
+  | { status: 'restored'; entitlements: EntitlementsAnswer }
+  | { status: 'pending_review'; transferId: string; entitlements: EntitlementsAnswer };

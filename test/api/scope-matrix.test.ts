@@ -66,6 +66,7 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'DELETE /customers/{app_user_id}/grants/{id}': 'grants:write',
   'GET /customers/{app_user_id}/notes': 'customers:read',
   'POST /customers/{app_user_id}/notes': 'customers:write',
+  'POST /customers/{app_user_id}/merge': 'customers:write',
   // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
   'GET /changes/{id}': 'audit:read',
   // Reconciliation (issue #29; its own matrix with a real customer: test/reconciliation/refresh-customer.test.ts).
@@ -94,6 +95,8 @@ const WRITE_BODIES: Record<string, string> = {
   'products.set_pricing': JSON.stringify({ prices: [{ country: 'US', currency: 'USD', amount: 999 }] }),
   'outbound_deliveries.replay_failed': JSON.stringify({ since: '2020-01-01T00:00:00Z' }),
   'customer_notes.create': JSON.stringify({ body: 'scope matrix' }),
+  // Merged on the first run, already so on the next: 200 both times.
+  'customers.merge': JSON.stringify({ from_app_user_id: 'scope_matrix_merged' }),
 };
 /**
  * The routes outside the generic loop below, each with why: it needs a real id of its own kind or a

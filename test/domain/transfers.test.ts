@@ -3,6 +3,7 @@ import { registrationRefusal, type StorePurchaseRead } from '../../domain/store-
 import {
   decideTransfer,
   MAX_PENDING_TRANSFERS,
+  relinkOutcome,
   restoreOutcome,
   undoUntil,
   type RestoreBehavior,
@@ -21,6 +22,21 @@ describe('restoreOutcome: what a registration of a purchase someone holds does',
     ['another holds it, transfer ignores the review queue', 'transfer', 'a', 'b', MAX_PENDING_TRANSFERS, 'transfer'],
   ])('%s', (_name, policy, holder, caller, pendingCount, expected) => {
     expect(restoreOutcome({ policy, holder, caller, pendingCount })).toBe(expected);
+  });
+});
+
+describe('relinkOutcome: a web purchase whose events name another app user', () => {
+  it.each<[string, RestoreBehavior, string | null, string | null, boolean, RestoreOutcome]>([
+    ['the events name nobody', 'transfer', 'a', null, false, 'proceed'],
+    ['no holder yet', 'transfer', null, 'b', false, 'proceed'],
+    ['the holder named again', 'transfer', 'a', 'a', true, 'proceed'],
+    ['another named, keep', 'keep_with_original', 'a', 'b', false, 'refuse'],
+    ['another named, transfer', 'transfer', 'a', 'b', false, 'transfer'],
+    ['another named, review', 'review', 'a', 'b', false, 'review'],
+    ['another named, transfer already undone', 'transfer', 'a', 'b', true, 'refuse'],
+    ['another named, review already rejected', 'review', 'a', 'b', true, 'refuse'],
+  ])('%s', (_name, policy, holder, named, decidedAgainst, expected) => {
+    expect(relinkOutcome({ policy, holder, named, decidedAgainst })).toBe(expected);
   });
 });
 

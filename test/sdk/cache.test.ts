@@ -100,6 +100,26 @@ describe('cache-first premium check', () => {
       '/v1/sdk/subscribers/u2',
     ]);
   });
+
+  it('identify() answers for the signed-in user from then on: their answer cached, the anonymous one not served', async () => {
+    const anon = Billing.anonymousId();
+    expect(anon).toMatch(/^\$RCAnonymousID:[0-9a-f]{32}$/);
+    expect(Billing.anonymousId()).not.toBe(anon);
+    const billing = configure({ appUserId: anon });
+    expect(await billing.isPremium()).toBe(false);
+    server.state.entitlements = [activeEntitlement];
+    const signedIn = await billing.identify('user-42');
+    expect(signedIn).toMatchObject({ appUserId: 'user-42', isPremium: true });
+    expect(billing.appUserId).toBe('user-42');
+    // Cached under the new user: the next check asks nothing; the same id again is no request either.
+    expect(await billing.isPremium()).toBe(true);
+    await billing.identify('user-42');
+    expect(server.subscriberRequests().map((r) => [r.method, r.path, r.body])).toEqual([
+      ['GET', `/v1/sdk/subscribers/${encodeURIComponent(anon)}`, undefined],
+      ['POST', `/v1/sdk/subscribers/${encodeURIComponent(anon)}/identify`, { new_app_user_id: 'user-42' }],
+    ]);
+    await expect(billing.identify('')).rejects.toMatchObject({ code: 'invalid_config' });
+  });
 });
 
 describe('offline', () => {

@@ -56,6 +56,16 @@ export async function startContractServer(initial: Partial<ContractState> = {}) 
         entitlements: state.entitlements,
         cache_ttl_seconds: state.cacheTtlSeconds,
       });
+    const identify = url.pathname.match(/^\/v1\/sdk\/subscribers\/([^/]+)\/identify$/);
+    if (req.method === 'POST' && identify)
+      // The new user's subscriber view (an anonymous user's purchases would now be theirs too).
+      return send(200, {
+        object: 'subscriber',
+        app_user_id: JSON.parse(raw).new_app_user_id,
+        is_premium: state.entitlements.some((e: any) => e.is_active),
+        entitlements: state.entitlements,
+        cache_ttl_seconds: state.cacheTtlSeconds,
+      });
     if (req.method === 'GET' && url.pathname === '/v1/sdk/checkout')
       return state.checkoutUrl
         ? send(200, { object: 'checkout_link', plan_id: url.searchParams.get('plan_id'), url: state.checkoutUrl })
