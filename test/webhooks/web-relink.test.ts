@@ -138,7 +138,17 @@ describe('web purchases re-linked to another app user', () => {
       provider: 'psp_a',
     });
     const wf = stack.worker.client.workflow.getHandle(transferWorkflowId(t.tenant_id, tr.id));
-    expect((await wf.describe()).status.name).toBe('RUNNING');
+    // The lifecycle starts the transfer's workflow just after its write made the transfer.
+    await expect
+      .poll(
+        () =>
+          wf.describe().then(
+            (d) => d.status.name,
+            () => 'not started',
+          ),
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe('RUNNING');
     // A later event naming the receiver changes nothing about who holds it.
     await relink(sub, 'wt_b');
     expect([await premium('wt_a'), await premium('wt_b')]).toEqual([false, true]);
