@@ -8,8 +8,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // 2 cores: more workers than that only adds contention with Postgres and Temporal.
-    maxWorkers: 2,
+    // Four on 2 cores: a full run's processes (tests, Temporal, Chromium, Postgres) keep the cores
+    // busy about a third of the time with two, as most files wait on workflows and child processes
+    // (docs/testing.md, "Four workers on two cores"). TEST_WORKERS overrides it.
+    maxWorkers: Number(process.env.TEST_WORKERS ?? 4),
     // One module cache per worker, shared by the files it runs: the app, the Temporal SDK and the
     // provider clients are imported once per worker instead of once per file (docs/testing.md,
     // "Keeping the suite fast" says what a file must then clean up).
