@@ -153,14 +153,7 @@ export class Billing {
     this.fetchGeneration++;
     this.inflight = null;
     this.lastAttemptAt = null;
-    const fresh: CacheEntry<SubscriberValue> = {
-      fetchedAt: this.clock.now(),
-      ttlSeconds: ttlFrom(body),
-      value: parseSubscriber(body),
-    };
-    await this.cache.write(this.subscriberKey, fresh);
-    await this.dropStaleToken(fresh);
-    return answer(appUserId, fresh, false);
+    return this.keepSubscriber(appUserId, this.subscriberKey, body);
   }
 
   /**
@@ -237,6 +230,21 @@ export class Billing {
   }
 
   /** A kept token that says otherwise than the service's newer answer is dropped (entitlementToken() fetches anew). */
+  /**
+   * A subscriber answer just fetched: cached under the key it was asked for, the token dropped if it
+   * no longer states it (only while that key is still the current user's), and answered as fresh.
+   */
+  private async keepSubscriber(user: string, key: string, body: JsonObject) {
+    const fresh: CacheEntry<SubscriberValue> = {
+      fetchedAt: this.clock.now(),
+      ttlSeconds: ttlFrom(body),
+      value: parseSubscriber(body),
+    };
+    await this.cache.write(key, fresh);
+    if (key === this.subscriberKey) await this.dropStaleToken(fresh);
+    return answer(user, fresh, false);
+  }
+
   private async dropStaleToken(fresh: CacheEntry<SubscriberValue>): Promise<void> {
     const kept = await this.cache.read<string>(this.tokenKey);
     if (kept && decodeClaims(kept.value)?.premium !== fresh.value.isPremium) await this.cache.remove(this.tokenKey);
@@ -319,14 +327,7 @@ export class Billing {
       try {
         const path = `/subscribers/${encodeURIComponent(this.userId)}?wait_for=premium&timeout_ms=${timeoutMs}`;
         const body = await this.http.request<JsonObject>('GET', path, undefined, abort?.signal);
-        const fresh: CacheEntry<SubscriberValue> = {
-          fetchedAt: this.clock.now(),
-          ttlSeconds: ttlFrom(body),
-          value: parseSubscriber(body),
-        };
-        await this.cache.write(this.subscriberKey, fresh);
-        await this.dropStaleToken(fresh);
-        return answer(this.userId, fresh, false);
+        return await this.keepSubscriber(this.userId, this.subscriberKey, body);
       } catch (e) {
         // The service could not hold the wait (its bounds, or it is away): one ordinary forced read.
         const retryable = e instanceof BillingError && (e.code === 'network_unavailable' || e.status === 429);
@@ -508,14 +509,7 @@ export class Billing {
     this.inflight = (async () => {
       try {
         const body = await this.http.request<JsonObject>('GET', `/subscribers/${encodeURIComponent(user)}`);
-        const fresh: CacheEntry<SubscriberValue> = {
-          fetchedAt: this.clock.now(),
-          ttlSeconds: ttlFrom(body),
-          value: parseSubscriber(body),
-        };
-        await this.cache.write(key, fresh);
-        if (key === this.subscriberKey) await this.dropStaleToken(fresh);
-        return answer(user, fresh, false);
+        return await this.keepSubscriber(user, key, body);
       } catch (e) {
         // Offline: the last known value, marked stale. Nothing known: the error itself.
         if (entry && e instanceof BillingError && e.code === 'network_unavailable') return answer(user, entry, true);
