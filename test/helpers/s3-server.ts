@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { toolPaths } from '../../runtime/config';
+import { until } from './until';
 
 /**
  * SeaweedFS (Apache-2.0), an S3-compatible object store people run, as `weed mini`: built once
@@ -108,20 +109,23 @@ export async function startS3Server(timeoutMs = 60_000): Promise<S3Server> {
     await fs.promises.rm(dir, { recursive: true, force: true });
   };
   // Ready when the bucket made at start answers a signed-less HEAD with anything but a refused connection.
-  const deadline = Date.now() + timeoutMs;
-  for (let pause = 100; ; pause = Math.min(1000, pause * 2)) {
-    if (child.exitCode !== null) throw new Error(`weed mini exited with ${child.exitCode}:\n${output.slice(-4000)}`);
-    const answered = await fetch(`${endpoint}/${bucket}`, { method: 'HEAD' }).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (answered === 403 || answered === 200) break;
-    if (Date.now() > deadline) {
-      await close();
-      throw new Error(`weed mini did not answer on ${endpoint} within ${timeoutMs} ms:\n${output.slice(-4000)}`);
-    }
-    await new Promise((r) => setTimeout(r, pause));
-  }
+  const EXITED = -1;
+  const status = await until(
+    `weed mini on ${endpoint}`,
+    async () =>
+      child.exitCode !== null
+        ? EXITED
+        : fetch(`${endpoint}/${bucket}`, { method: 'HEAD' }).then(
+            (r) => r.status,
+            () => 0,
+          ),
+    (s) => s === EXITED || s === 403 || s === 200,
+    timeoutMs,
+  ).catch(async (err: Error) => {
+    await close();
+    throw new Error(`${err.message}:\n${output.slice(-4000)}`);
+  });
+  if (status === EXITED) throw new Error(`weed mini exited with ${child.exitCode}:\n${output.slice(-4000)}`);
   return {
     endpoint,
     bucket,
