@@ -17,6 +17,8 @@ export const LAPSED_END_SECONDS = 60;
 
 export interface TokenEntitlementFacts {
   id: string;
+  /** What the entitlement unlocks (`premium` unless the product names another). */
+  identifier: string;
   state: string;
   /** ISO times as the premium check reads them. */
   expires_at: string | null;
@@ -31,6 +33,11 @@ export interface EntitlementTokenClaims {
   mode: 'test' | 'live';
   premium: boolean;
   entitlements: { id: string; expires_at: string | null }[];
+  /**
+   * The identifiers the listed entitlements unlock, each once, sorted: a plain list of strings,
+   * which is what a gateway's stock group or scope check matches (oauth2-proxy's allowed groups).
+   */
+  active_entitlements: string[];
   iat: number;
   exp: number;
 }
@@ -54,8 +61,10 @@ export function entitlementTokenClaims(input: {
   const iat = Math.floor(input.now.getTime() / 1000);
   let exp = iat + TOKEN_MAX_LIFETIME_MS / 1000;
   const listed: EntitlementTokenClaims['entitlements'] = [];
+  const unlocked = new Set<string>();
   for (const e of input.entitlements) {
     if (!isPremiumState(e.state)) continue;
+    unlocked.add(e.identifier);
     const end = accessEnd(e);
     let endS = end === null ? null : Math.floor(Date.parse(end) / 1000);
     if (endS !== null && endS <= iat) endS = iat + LAPSED_END_SECONDS;
@@ -70,6 +79,7 @@ export function entitlementTokenClaims(input: {
     mode: input.mode,
     premium: listed.length > 0,
     entitlements: listed,
+    active_entitlements: [...unlocked].sort(),
     iat,
     exp,
   };

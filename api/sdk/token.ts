@@ -20,6 +20,7 @@ export async function entitlementTokenRead(services: Services, db: Knex, actor: 
     appUserId,
     entitlements: view.entitlements.map((e, i) => ({
       id: ids[i],
+      identifier: e.identifier,
       state: e.state,
       expires_at: e.expires_at,
       grace_until: e.grace_until,

@@ -13,6 +13,8 @@ export interface EntitlementTokenClaims {
   mode: 'test' | 'live';
   premium: boolean;
   entitlements: { id: string; expires_at: string | null }[];
+  /** What the listed entitlements unlock (`premium` unless a product names another), each once. */
+  active_entitlements?: string[];
   iat: number;
   exp: number;
 }
