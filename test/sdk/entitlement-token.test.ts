@@ -112,6 +112,7 @@ describe('entitlement tokens', () => {
       mode: 'test',
       premium: true,
       entitlements: [{ id, expires_at: null }],
+      active_entitlements: ['premium'],
       iat: expect.any(Number),
       exp: expect.any(Number),
     });
