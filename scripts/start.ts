@@ -223,7 +223,7 @@ console.log(`\n${line}
  Billing service is up
    API            http://127.0.0.1:${config.apiPort}/v1     (OpenAPI: /v1/openapi.json)
    Dashboard      http://127.0.0.1:${config.dashboardPort}/        (alt API: /v1, webhooks: /api/webhooks/<provider>)
-   Tool server    http://127.0.0.1:${config.toolsPort}/        (JSON-RPC 2.0 / MCP, POST)
+   Tool server    http://127.0.0.1:${config.toolsPort}/        (JSON-RPC 2.0 / MCP, POST; an assistant given this URL signs in on the dashboard's consent page)
    Temporal UI    ${temporalUi ?? '(external cluster: ' + temporalAddress + ')'}
    Emulators      ${PROVIDERS.map((p) => `${p}:${config.emulatorPorts[p]}`).join('  ')}
 
@@ -239,6 +239,7 @@ ${
     : ''
 }
  SDK              ${sdkInstallCommand(config.publicDashboardUrl) ?? '(not built: npm run sdk:build, then start again)'}
+ RevenueCat SDKs  proxyURL ${config.publicApiUrl}/revenuecat   (a key: Dashboard → Developer API → Create RevenueCat key)
 
  Webhook URLs     registered at ${webhooksAt.length ? webhooksAt.join(', ') : '(no emulator with a webhook-endpoint route answered)'}
  Demo history     ${needsHistory ? 'a year of generated buyers, being written in the background (a line follows when it is done)' : 'a year of buyers: every chart has figures'}

@@ -13,6 +13,7 @@ import { insertRevenueCatKey, revokeRevenueCatKey } from '../../db/revenuecat';
 import { publishDraft, saveDraft } from '../../db/paywalls';
 import { hashSecretKey } from '../../db/key-material';
 import { ATTRIBUTE_LIMITS, RC_ERROR } from '../../domain/revenuecat';
+import { stockPurchases } from '../helpers/revenuecat';
 
 type Api = Awaited<ReturnType<typeof startApi>>;
 
@@ -35,15 +36,8 @@ describe('RevenueCat-compatible client API', () => {
   const mint = (tenant: string, platform: 'web' | 'ios' | 'android', mode: 'test' | 'live' = 'test') =>
     withTenant(testDb(), tenant, (trx) => insertRevenueCatKey(trx, { tenantId: tenant, platform, mode }));
 
-  /** The stock SDK configured as an app would be, against this service; no analytics leave. */
-  const sdk = (key: string, appUserId: string) =>
-    Purchases.configure({
-      apiKey: key,
-      appUserId,
-      // eventsURL: read by the SDK (not in its types); analytics are off and would come here anyway.
-      httpConfig: { proxyURL: rc, eventsURL: rc } as { proxyURL: string },
-      flags: { collectAnalyticsEvents: false },
-    });
+  /** The stock SDK configured as an app would be, against this service. */
+  const sdk = (key: string, appUserId: string) => stockPurchases(rc, key, appUserId);
 
   beforeAll(async () => {
     api = await startApi();

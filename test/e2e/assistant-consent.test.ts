@@ -2,9 +2,7 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createDashboardApp, createToolsApp } from '../../api/apps';
 import { rolesWithin } from '../../domain/roles';
 import { createLogger } from '../../runtime/logger';
@@ -12,7 +10,7 @@ import { hashPassword } from '../../runtime/passwords';
 import { listen, newTenant, testServices } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { makeProduct } from '../helpers/factories';
-import { Assistant } from '../helpers/mcp-assistant';
+import { Assistant, finishSignIn, loopbackRedirect, startSignIn, toolText, toolsList } from '../helpers/mcp-assistant';
 import { expectAccessible, launchBrowser, screenshot, uniqueEmail } from './helpers/browser';
 
 const PASSWORD = 'a developer’s own password';
@@ -39,23 +37,11 @@ describe('an assistant connected through the consent page in a browser', () => {
   const email = uniqueEmail('assistant-dev');
 
   /** A listener whose address is known before its app is built (the apps need their public URLs). */
-  async function listener(first: http.RequestListener = (_req, res) => res.end()) {
-    let handler = first;
+  async function listener() {
+    let handler: http.RequestListener = (_req, res) => res.end();
     const l = await listen((req, res) => handler(req, res));
     closers.push(l.close);
     return { url: l.url, set: (h: http.RequestListener) => (handler = h) };
-  }
-
-  /** The assistant's loopback redirect target: answers the browser and hands over what came back. */
-  async function loopback() {
-    const arrivals: URL[] = [];
-    const l = await listener((req, res) => {
-      const url = new URL(req.url!, 'http://127.0.0.1');
-      if (url.pathname === '/callback') arrivals.push(url); // not the browser's /favicon.ico
-      res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.end('<!doctype html><title>Assistant</title><p>You may close this window.</p>');
-    });
-    return { redirect: `${l.url}/callback`, arrivals };
   }
 
   beforeAll(async () => {
@@ -85,33 +71,23 @@ describe('an assistant connected through the consent page in a browser', () => {
     await services?.temporal?.connection.close();
   });
 
-  /** The official client up to the authorization URL it would open: discovery from the 401, registration, PKCE. */
-  async function startSignIn(a: Assistant) {
-    const client = new Client({ name: a.name, version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a });
-    await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    await transport.close();
-    expect(a.authorizationUrl?.origin).toBe(dashboardRoot);
-    return a.authorizationUrl!;
+  async function redirectTarget() {
+    const back = await loopbackRedirect();
+    closers.push(back.close);
+    return back;
   }
 
-  const toolsList = (token: string) =>
-    fetch(`${toolsRoot}/`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-  const text = (r: Awaited<ReturnType<Client['callTool']>>) =>
-    (r.content as { text?: string }[]).map((c) => c.text ?? '').join('');
+  /** The official client's sign-in up to the authorization URL, which is the dashboard's. */
+  async function signInUrl(a: Assistant) {
+    const url = await startSignIn(a, toolsRoot);
+    expect(url.origin).toBe(dashboardRoot);
+    return url;
+  }
 
   it('signed out, the person logs in, sees who asks and their ceiling, narrows the role, approves; the assistant works within it and is disconnected on the Assistants page', async () => {
-    const back = await loopback();
+    const back = await redirectTarget();
     const a = new Assistant('Browser Assistant', back.redirect);
-    const authorizationUrl = await startSignIn(a);
+    const authorizationUrl = await signInUrl(a);
 
     // Signed out: the dashboard sends the person to log in first, then back to the consent page.
     await page.goto(authorizationUrl.href);
@@ -145,19 +121,17 @@ describe('an assistant connected through the consent page in a browser', () => {
     expect(code).toBeTruthy();
 
     // The client exchanges the code itself and calls tools as "the assistant on behalf of the person".
-    await new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a }).finishAuth(code);
-    const client = new Client({ name: a.name, version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a }));
+    const client = await finishSignIn(a, toolsRoot, code);
     const products = await client.callTool({ name: 'billing_products', arguments: {} });
-    expect(products.isError, text(products)).toBeFalsy();
-    expect(text(products)).toContain('Seen By The Assistant');
+    expect(products.isError, toolText(products)).toBeFalsy();
+    expect(toolText(products)).toContain('Seen By The Assistant');
     // Narrowed to viewer: a write the developer could make is refused to their assistant, and nothing is written.
     const write = await client.callTool({
       name: 'billing_create_product',
       arguments: { sku: 'by_browser', name: 'No' },
     });
     expect(write.isError).toBe(true);
-    expect(text(write)).toMatch(/^insufficient_scope/);
+    expect(toolText(write)).toMatch(/^insufficient_scope/);
     expect(await testDb()('products').where({ tenant_id: tenant.tenant_id, sku: 'by_browser' })).toHaveLength(0);
     await client.close();
 
@@ -172,11 +146,11 @@ describe('an assistant connected through the consent page in a browser', () => {
     await page.goto(`${dashboardRoot}/settings/assistants`);
     const row = page.getByRole('row', { name: /Browser Assistant/ });
     await expect(row.innerText()).resolves.toMatch(/viewer\s+Writes wait for approval/);
-    expect((await toolsList(a.saved!.access_token)).status).toBe(200);
+    expect((await toolsList(toolsRoot, a.saved!.access_token)).status).toBe(200);
     await row.getByRole('button', { name: 'Disconnect Browser Assistant' }).click();
     await page.waitForURL('**/settings/assistants?revoked=1');
     await expect(page.getByRole('row', { name: /Browser Assistant/ }).innerText()).resolves.toContain('Disconnected');
-    const refused = await toolsList(a.saved!.access_token);
+    const refused = await toolsList(toolsRoot, a.saved!.access_token);
     expect(refused.status).toBe(401);
     // Its codes and tokens, and the authorization server's grant itself, are gone too.
     const { grant_id } = await testDb()('assistant_grants').where({ tenant_id: tenant.tenant_id }).first();
@@ -193,9 +167,9 @@ describe('an assistant connected through the consent page in a browser', () => {
   });
 
   it('a second assistant the signed-in person denies gets access_denied and no token', async () => {
-    const back = await loopback();
+    const back = await redirectTarget();
     const a = new Assistant('Unwanted Assistant', back.redirect);
-    const authorizationUrl = await startSignIn(a);
+    const authorizationUrl = await signInUrl(a);
     await page.goto(authorizationUrl.href);
     await page.waitForURL(/\/assistants\/consent\//);
     await expect(page.locator('dl').innerText()).resolves.toContain('Unwanted Assistant');

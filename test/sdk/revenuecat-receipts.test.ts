@@ -5,20 +5,14 @@ import { startStoreStack, type StoreStack } from '../helpers/stores';
 import { withTenant } from '../../db/tenant-tx';
 import { insertRevenueCatKey } from '../../db/revenuecat';
 import { RC_ERROR } from '../../domain/revenuecat';
+import { androidReceiptBody, iosReceiptBody, postReceipt as postReceiptTo } from '../helpers/revenuecat';
 
 /**
  * POST /revenuecat/v1/receipts as RevenueCat's mobile SDKs send it, through our one store
  * registration, against the real worker and both store emulators.
  *
- * The bodies are those the SDKs build:
- * - Android: RevenueCat/purchases-android, purchases/src/main/kotlin/com/revenuecat/purchases/common/Backend.kt
- *   (`postReceiptData`) at commit 006d33378da05682909c24f7a76ed54acfe1631d: `fetch_token` (the Play
- *   purchase token), `product_ids`, `platform_product_ids`, `app_user_id`, `is_restore`,
- *   `observer_mode`, `purchase_completed_by`, `price`, `currency`, `attributes`, `initiation_source`, …
- * - iOS: RevenueCat/purchases-ios, Sources/Networking/Operations/PostReceiptDataOperation.swift
- *   (`PostData.encode`) at commit 00e87f0e4f224b118db72e0b95641f66db50e557: `fetch_token` (with
- *   StoreKit 2, the transaction's jwsRepresentation), `app_user_id`, `is_restore`, `observer_mode`,
- *   `initiation_source`, the product's fields, `attributes`.
+ * The bodies are those the SDKs build, each cited with its source file and commit in
+ * test/helpers/revenuecat.ts (test/start/stock-clients.test.ts sends the same to `npm start`).
  */
 describe('RevenueCat receipts from the mobile SDKs', () => {
   let s: StoreStack;
@@ -28,38 +22,9 @@ describe('RevenueCat receipts from the mobile SDKs', () => {
   let rc: string;
 
   const postReceipt = (key: string, body: Record<string, unknown>, platform: string) =>
-    call(rc, '/v1/receipts', key, {
-      method: 'POST',
-      body: JSON.stringify(body),
-      headers: { 'X-Platform': platform, 'X-Version': '8.0.0', 'X-Is-Sandbox': 'false' },
-    });
-  const androidBody = (token: string, user: string) => ({
-    fetch_token: token,
-    product_ids: ['premium_monthly'],
-    platform_product_ids: [{ product_id: 'premium_monthly', base_plan_id: 'monthly' }],
-    app_user_id: user,
-    is_restore: false,
-    presented_offering_identifier: 'default',
-    observer_mode: false,
-    purchase_completed_by: 'revenuecat',
-    sdk_originated: true,
-    price: 9.99,
-    currency: 'USD',
-    attributes: { $email: { value: `${user}@example.test`, updated_at_ms: Date.now() } },
-    normal_duration: 'P1M',
-    initiation_source: 'purchase',
-  });
-  const iosBody = (jws: string, user: string) => ({
-    fetch_token: jws,
-    app_user_id: user,
-    is_restore: false,
-    observer_mode: false,
-    initiation_source: 'purchase',
-    product_id: 'premium_monthly',
-    price: '9.99',
-    currency: 'USD',
-    presented_offering_identifier: 'default',
-  });
+    postReceiptTo(rc, key, body, platform);
+  const androidBody = (token: string, user: string) => androidReceiptBody(token, user);
+  const iosBody = (jws: string, user: string) => iosReceiptBody(jws, user);
   const buyAndroid = (user: string) =>
     s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', {
       product_id: 'premium_monthly',

@@ -1,14 +1,20 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { PROVIDERS } from '../../domain/providers';
-import { ROOT_DIR } from '../../runtime/config';
 import { freePort } from '../../runtime/ports';
-import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
+import {
+  bannerField,
+  freshPorts,
+  freshStartEnv,
+  isAlive,
+  killGroups,
+  startOrchestrator,
+  type StartedStack,
+} from '../helpers/fresh-start';
 import { until } from '../helpers/until';
 import { launchBrowser } from '../e2e/helpers/browser';
 
@@ -30,43 +36,14 @@ describe('npm start: the first hour', () => {
 
   afterAll(async () => {
     await browser?.close();
-    for (const proc of started) {
-      try {
-        // The whole group, even when the orchestrator itself has exited: a failing run may leave a child behind.
-        if (proc.pid) process.kill(-proc.pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
+    killGroups(started);
     fs.rmSync(installDir, { recursive: true, force: true });
   });
 
-  async function start(portEnv: NodeJS.ProcessEnv) {
-    // Its own process group (for afterAll's cleanup only); the test signals the orchestrator's pid alone.
-    const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/start.ts')], {
-      cwd: ROOT_DIR,
-      env: { ...env, ...portEnv },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    started.push(proc);
-    let text = '';
-    proc.stdout!.on('data', (d) => (text += d));
-    proc.stderr!.on('data', (d) => (text += d));
-    const exit = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
-    await until(
-      'the banner',
-      async () => (proc.exitCode !== null ? 'exited' : text),
-      (t) => t === 'exited' || t.includes('Billing service is up'),
-      300_000,
-    );
-    if (!text.includes('Billing service is up')) throw new Error(`npm start ended early:\n${withChildLogs(text)}`);
-    const owned = JSON.parse(fs.readFileSync(path.join(dataDir, 'processes.json'), 'utf8')) as Record<string, number>;
-    return { proc, banner: text, output: () => text, owned, exit };
-  }
+  const start = (portEnv: NodeJS.ProcessEnv) => startOrchestrator({ dataDir, env }, portEnv, started);
 
   /** Signal the orchestrator alone, then every process it owned is gone within the bound. */
-  async function stopsEverything(s: Awaited<ReturnType<typeof start>>, signal: NodeJS.Signals) {
+  async function stopsEverything(s: StartedStack, signal: NodeJS.Signals) {
     expect(Object.keys(s.owned).sort()).toEqual([
       'api',
       'emulators',
@@ -87,27 +64,15 @@ describe('npm start: the first hour', () => {
     expect(left).toEqual([]);
   }
 
-  const field = (text: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(text)?.[1];
-
   it('banner login, SDK line, loopback endpoint; SIGTERM then SIGINT to the orchestrator alone stop every child', async () => {
-    const portEnv: NodeJS.ProcessEnv = {};
-    for (const name of [
-      'API_PORT',
-      'DASHBOARD_PORT',
-      'TOOLS_PORT',
-      'TEMPORAL_PORT',
-      'TEMPORAL_UI_PORT',
-      'EMBEDDED_PG_PORT',
-      ...PROVIDERS.map((p) => `${p.toUpperCase()}_EMULATOR_PORT`),
-    ])
-      portEnv[name] = String(await freePort());
+    const portEnv = await freshPorts();
     const dashboard = `http://127.0.0.1:${portEnv.DASHBOARD_PORT}`;
     const api = `http://127.0.0.1:${portEnv.API_PORT}`;
 
     const first = await start(portEnv);
-    const loginUrl = field(first.banner, 'Dashboard login')!;
-    const email = field(first.banner, 'Email')!;
-    const password = field(first.banner, 'Password')!;
+    const loginUrl = bannerField(first.banner, 'Dashboard login')!;
+    const email = bannerField(first.banner, 'Email')!;
+    const password = bannerField(first.banner, 'Password')!;
     expect(loginUrl).toBe(`${dashboard}/login`);
     expect(email).toMatch(/^demo-[0-9a-f]{8}@example\.com$/);
     expect(password.length).toBeGreaterThanOrEqual(24);
@@ -135,12 +100,14 @@ describe('npm start: the first hour', () => {
     );
     expect(first.output()).toMatch(/Demo history written/);
     const charts = (await (
-      await fetch(`${api}/v1/charts`, { headers: { authorization: `Bearer ${field(first.banner, 'Secret key')}` } })
+      await fetch(`${api}/v1/charts`, {
+        headers: { authorization: `Bearer ${bannerField(first.banner, 'Secret key')}` },
+      })
     ).json()) as { data: { name: string }[] };
     const figures: Record<string, unknown> = {};
     for (const { name } of charts.data) {
       const r = await fetch(`${api}/v1/charts/${name}`, {
-        headers: { authorization: `Bearer ${field(first.banner, 'Secret key')}` },
+        headers: { authorization: `Bearer ${bannerField(first.banner, 'Secret key')}` },
       });
       const body = (await r.json()) as { series: { values: (number | null)[] }[] };
       expect([name, r.status]).toEqual([name, 200]);
@@ -185,7 +152,7 @@ describe('npm start: the first hour', () => {
 const billing = Billing.configure({ publishableKey: process.argv[2], backend: process.argv[3], appUserId: process.argv[4], platform: 'web' });
 console.log(JSON.stringify(await billing.isPremium()));`,
     );
-    const publishable = field(first.banner, 'Publishable key')!;
+    const publishable = bannerField(first.banner, 'Publishable key')!;
     const premium = async (user: string) =>
       JSON.parse((await run(process.execPath, ['check.mjs', publishable, api, user], { cwd: installDir })).stdout);
     expect(await premium('user_bob')).toBe(true); // the demo's trialing test subscriber
@@ -199,7 +166,7 @@ console.log(JSON.stringify(await billing.isPremium()));`,
     ]);
 
     // Under npm start a developer points an endpoint at a backend on this machine.
-    const secretKey = field(first.banner, 'Secret key')!;
+    const secretKey = bannerField(first.banner, 'Secret key')!;
     const hookUrl = `http://127.0.0.1:${await freePort()}/hooks`;
     const created = await fetch(`${api}/v1/webhook-endpoints`, {
       method: 'POST',
@@ -211,7 +178,7 @@ console.log(JSON.stringify(await billing.isPremium()));`,
     await stopsEverything(first, 'SIGTERM');
 
     const second = await start(portEnv);
-    expect([field(second.banner, 'Email'), field(second.banner, 'Password')]).toEqual([email, password]);
+    expect([bannerField(second.banner, 'Email'), bannerField(second.banner, 'Password')]).toEqual([email, password]);
     // Made once: the second start writes no history again, and the figures are the same.
     expect(second.banner).toMatch(/Demo history\s+a year of buyers: every chart has figures/);
     const again = await fetch(`${api}/v1/charts/revenue_by_provider`, {

@@ -1,9 +1,8 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { createSession } from '../../db/dashboard-users';
@@ -20,7 +19,7 @@ import { createLogger } from '../../runtime/logger';
 import { listen, newTenant, refill, testServices } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { makeProduct } from '../helpers/factories';
-import { Assistant } from '../helpers/mcp-assistant';
+import { Assistant, connectedClient, finishSignIn, startSignIn, toolText, toolsList } from '../helpers/mcp-assistant';
 
 /**
  * Assistants sign in (docs/assistant-sign-in.md), driven by the official MCP client's own OAuth
@@ -157,44 +156,18 @@ describe('assistants sign in (MCP authorization)', () => {
     return (await get(jar, new URL(res.headers.get('location')!, dashboardRoot).href)).text();
   }
 
-  /** The official client's flow up to the authorization URL: discovery from the 401, registration, PKCE. */
-  async function startSignIn(a: Assistant): Promise<void> {
-    const client = new Client({ name: a.name, version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a });
-    await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    expect(a.authorizationUrl).toBeDefined();
-    await transport.close();
-  }
-
   /** Signs an assistant in for a person and answers a connected official client. */
   async function signIn(who: Person, a: Assistant, extra: Record<string, string> = {}): Promise<Client> {
-    if (!a.authorizationUrl) await startSignIn(a);
+    if (!a.authorizationUrl) await startSignIn(a, toolsRoot);
     const back = await consent(who, a.authorizationUrl!, 'approve', extra);
     expect(back.href.startsWith(a.redirect)).toBe(true);
     const code = back.searchParams.get('code')!;
     expect(code).toBeTruthy();
-    const transport = new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a });
-    await transport.finishAuth(code);
-    return connected(a);
+    return finishSignIn(a, toolsRoot, code);
   }
 
-  async function connected(a: Assistant): Promise<Client> {
-    const client = new Client({ name: a.name, version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${toolsRoot}/`), { authProvider: a }));
-    return client;
-  }
-
-  const toolsPost = (token: string) =>
-    fetch(`${toolsRoot}/`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-  const text = (r: any) => r.content.map((c: any) => c.text).join('');
+  const toolsPost = (token: string) => toolsList(toolsRoot, token);
+  const text = toolText;
 
   it('publishes where to sign in: a 401 pointing at the protected-resource metadata, which names the dashboard as the authorization server', async () => {
     const res = await fetch(`${toolsRoot}/`, {
@@ -227,7 +200,7 @@ describe('assistants sign in (MCP authorization)', () => {
     await makeProduct(t.tenant_id, { name: 'Gold' });
     const owner = await person(t.tenant_id, 'owner');
     const a = new Assistant('Test Assistant');
-    await startSignIn(a);
+    await startSignIn(a, toolsRoot);
     // PKCE S256 and the resource indicator come from the client itself.
     expect(a.authorizationUrl!.searchParams.get('code_challenge_method')).toBe('S256');
     expect(a.authorizationUrl!.searchParams.get('resource')).toBe(`${toolsRoot}/`);
@@ -266,7 +239,7 @@ describe('assistants sign in (MCP authorization)', () => {
     expect(a.saved!.refresh_token).toBeTruthy();
     expect(a.saved!.refresh_token).not.toBe(firstRefresh);
     expect(a.saved!.access_token).not.toBe(access);
-    const again = await connected(a);
+    const again = await connectedClient(a, toolsRoot);
     expect((await again.callTool({ name: 'billing_products', arguments: {} })).isError).toBeFalsy();
 
     // The dashboard lists it with its last use; RFC 7009 revocation ends the token at once.
@@ -291,7 +264,7 @@ describe('assistants sign in (MCP authorization)', () => {
     const t = await newTenant('assistant-deny');
     const owner = await person(t.tenant_id, 'owner');
     const a = new Assistant('Denied Assistant');
-    await startSignIn(a);
+    await startSignIn(a, toolsRoot);
     const back = await consent(owner, a.authorizationUrl!, 'deny');
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('code')).toBeNull();
@@ -315,7 +288,7 @@ describe('assistants sign in (MCP authorization)', () => {
     // A developer may not give an assistant the owner's role (nor grant access: grants:write is not theirs).
     const developer = await person(t.tenant_id, 'developer');
     const d = new Assistant('Developer Assistant');
-    await startSignIn(d);
+    await startSignIn(d, toolsRoot);
     const jar = new Jar(developer.cookie);
     const first = await get(jar, d.authorizationUrl!.href);
     const pageRes = await get(jar, new URL(first.headers.get('location')!, dashboardRoot).href);
