@@ -135,8 +135,8 @@ export async function deleteExpiredOAuthRecords(db: Knex, limit: number): Promis
 }
 
 /** How long a registration nothing ever used, and one no longer used, are kept (docs/assistant-sign-in.md). */
-export const CLIENT_NEVER_USED_SECONDS = 24 * 3600;
-export const CLIENT_UNUSED_SECONDS = 30 * 24 * 3600;
+const CLIENT_NEVER_USED_SECONDS = 24 * 3600;
+const CLIENT_UNUSED_SECONDS = 30 * 24 * 3600;
 
 const CLIENT_REF = `coalesce(r.payload->>'clientId', r.payload->'params'->>'client_id')`;
 const NO_LIVE_RECORD = `not exists (select 1 from oauth_records r
