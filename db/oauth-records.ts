@@ -143,7 +143,7 @@ const NO_LIVE_RECORD = `not exists (select 1 from oauth_records r
      where ${CLIENT_REF} = c.payload->>'client_id' and r.model not in ('Client', 'RegistrationAccessToken')
        and (r.expires_at is null or r.expires_at > now()))`;
 
-/** The statement of `deleteUnusedOAuthClients` and its bindings (exported for the test that holds it to its indexes). */
+/** The statement of `deleteUnusedOAuthClients` and its bindings (exported for the test of its indexes). */
 export const UNUSED_CLIENTS_SQL = `with never_used as (
        select c.model, c.id_hash, c.payload->>'client_id' as client_id, c.created_at as since from oauth_records c
         where c.model = 'Client' and c.used_at is null and c.created_at < now() - make_interval(secs => :neverUsed)

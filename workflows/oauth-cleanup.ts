@@ -7,7 +7,10 @@ const { deleteExpiredOAuthRecords, deleteUnusedOAuthClients } = proxyActivities<
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
 });
 
-/** Rows per batch and batches per run by default: at most 10,000 records and 10,000 registrations a run, each batch a short statement. */
+/**
+ * Rows per batch and batches per run by default: at most 10,000 records and 10,000 registrations a
+ * run, each batch a short statement.
+ */
 const OAUTH_CLEANUP_BATCH = 500;
 const OAUTH_CLEANUP_BATCHES = 20;
 
