@@ -16,6 +16,7 @@
  *    verifications of real tokens once its key set is fetched, in this process, one at a time.
  *
  *   DATABASE_URL=postgres://… npm run -s bench:token     (BENCH_WRITE=0: print, write nothing)
+ *   BENCH_CPU_PROF=<dir>: the api runs under `node --cpu-prof`, its profile written to <dir> at its exit.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -88,7 +89,15 @@ runBench(async () => {
       DATABASE_URL: bench.url,
     };
     delete env.TEMPORAL_ADDRESS; // neither read touches Temporal
-    const api = await startServer({ cwd: ROOT, script: 'api/main.ts', env, port, logFile: path.join(tmp, 'api.log') });
+    const profileDir = process.env.BENCH_CPU_PROF;
+    const api = await startServer({
+      cwd: ROOT,
+      script: 'api/main.ts',
+      env,
+      port,
+      logFile: path.join(tmp, 'api.log'),
+      nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profileDir)] : [],
+    });
     stopApi = () => api.stop();
 
     const make = (suffix: string) => (i: number) => {
@@ -98,7 +107,16 @@ runBench(async () => {
     };
     const kinds = { premium: make(''), token: make('/token') } as const;
     const measure = async (kind: keyof typeof kinds, durationS: number) => {
-      await bench.db.raw('delete from client_rate_limit_buckets');
+      // The api may still be finishing the last measurement's requests, which update these rows
+      // in their own order: a deadlock with them is retried, never a failed run.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await bench.db.raw('delete from client_rate_limit_buckets');
+          break;
+        } catch (err) {
+          if ((err as { code?: string }).code !== '40P01' || attempt >= 5) throw err;
+        }
+      }
       const cpu0 = processCpuMs(api.pid) ?? 0;
       const r = await runAutocannon({ url: apiUrl, make: kinds[kind], connections: CONNECTIONS, durationS });
       return { ...r, cpuMsPerRequest: ((processCpuMs(api.pid) ?? cpu0) - cpu0) / Math.max(1, r.completed) };

@@ -93,17 +93,44 @@ export async function listAssistantGrants(trx: Knex.Transaction, userId: string)
   return trx('assistant_grants').where({ user_id: userId }).orderBy('created_at', 'desc').limit(100);
 }
 
+/** A connected assistant with its person, as the team page lists them. */
+export type MemberAssistantRow = AssistantGrantRow & { member_email: string; member_role: Role };
+
 /**
- * One of a person's consents, locked, and revoked if it was live: undefined when it is not theirs
- * (another person's, another tenant's under RLS, or none); `revokedNow` false when it was revoked before.
+ * Every member's live connected assistants (the team page, owners and admins), newest first, in
+ * the tenant's transaction; a removed member's are not live (their person is gone).
+ */
+export async function listMemberAssistants(trx: Knex.Transaction): Promise<MemberAssistantRow[]> {
+  return trx('assistant_grants as g')
+    .join('dashboard_users as u', 'u.id', 'g.user_id')
+    .whereNull('g.revoked_at')
+    .whereNull('u.removed_at')
+    .orderBy('g.created_at', 'desc')
+    .limit(500)
+    .select('g.*', 'u.email as member_email', 'u.role as member_role');
+}
+
+/** One member's consent with its person (for the team's disconnect, before it locks), or undefined. */
+export async function memberAssistant(trx: Knex.Transaction, id: string): Promise<MemberAssistantRow | undefined> {
+  return trx('assistant_grants as g')
+    .join('dashboard_users as u', 'u.id', 'g.user_id')
+    .where('g.id', id)
+    .first('g.*', 'u.email as member_email', 'u.role as member_role');
+}
+
+/**
+ * A consent, locked, and revoked if it was live: undefined when there is none (another tenant's
+ * under RLS, or with `userId` another person's); `revokedNow` false when it was revoked before.
  */
 export async function revokeAssistantGrant(
   trx: Knex.Transaction,
-  userId: string,
+  userId: string | undefined,
   id: string,
 ): Promise<{ row: AssistantGrantRow; revokedNow: boolean } | undefined> {
-  const found = (await trx('assistant_grants').where({ id, user_id: userId }).forUpdate().first()) as
-    AssistantGrantRow | undefined;
+  const found = (await trx('assistant_grants')
+    .where(userId === undefined ? { id } : { id, user_id: userId })
+    .forUpdate()
+    .first()) as AssistantGrantRow | undefined;
   if (!found) return undefined;
   if (found.revoked_at) return { row: found, revokedNow: false };
   const [row] = await trx('assistant_grants').where({ id }).update({ revoked_at: trx.fn.now() }).returning('*');

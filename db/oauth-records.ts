@@ -18,6 +18,24 @@ export type OAuthPayload = Record<string, unknown> & {
 
 const hashOf = (id: string) => crypto.createHash('sha256').update(id, 'utf8').digest('hex');
 
+/** The client a record names, where the authorization server keeps it (a pending sign-in: its request's). */
+function clientOf(payload: OAuthPayload): string | undefined {
+  if (typeof payload.clientId === 'string') return payload.clientId;
+  const params = payload.params as { client_id?: unknown } | undefined;
+  return typeof params?.client_id === 'string' ? params.client_id : undefined;
+}
+
+/**
+ * A record naming a client was written: the registration is in use (`used_at`, migration 071).
+ * At most once an hour per registration, so a busy client does not rewrite its row at each token.
+ */
+async function markClientUsed(db: Knex, clientId: string): Promise<void> {
+  await db('oauth_records')
+    .where({ model: 'Client', id_hash: hashOf(clientId) })
+    .andWhere((q) => q.whereNull('used_at').orWhere('used_at', '<', db.raw("now() - interval '1 hour'")))
+    .update({ used_at: db.fn.now() });
+}
+
 /** The adapter interface oidc-provider calls, one instance per kind of record (`model`). */
 export class OAuthRecords {
   constructor(
@@ -40,6 +58,9 @@ export class OAuthRecords {
       .insert(row)
       .onConflict(['model', 'id_hash'])
       .merge(['payload', 'grant_id', 'uid', 'expires_at']);
+    const clientId =
+      this.model === 'Client' || this.model === 'RegistrationAccessToken' ? undefined : clientOf(payload);
+    if (clientId) await markClientUsed(this.db, clientId);
   }
 
   async find(id: string): Promise<OAuthPayload | undefined> {
@@ -99,7 +120,8 @@ export async function deleteGrantRecords(db: Knex, grantId: string): Promise<voi
  * Up to `limit` records past their expiry, oldest expiry first, deleted (the cleanup job,
  * docs/assistant-sign-in.md "Expired records"): codes, tokens, grants, sessions and pending
  * sign-ins nobody can use any more (`find` already ignores them). Rows another run is deleting
- * are skipped, not waited for. Client registrations have no expiry and stay. Answers how many went.
+ * are skipped, not waited for. Client registrations have no expiry (`deleteUnusedOAuthClients`
+ * takes them). Answers how many went.
  */
 export async function deleteExpiredOAuthRecords(db: Knex, limit: number): Promise<number> {
   const batch = db('oauth_records')
@@ -110,6 +132,52 @@ export async function deleteExpiredOAuthRecords(db: Knex, limit: number): Promis
     .forUpdate()
     .skipLocked();
   return db('oauth_records').whereIn(['model', 'id_hash'], batch).del();
+}
+
+/** How long a registration nothing ever used, and one no longer used, are kept (docs/assistant-sign-in.md). */
+const CLIENT_NEVER_USED_SECONDS = 24 * 3600;
+const CLIENT_UNUSED_SECONDS = 30 * 24 * 3600;
+
+const CLIENT_REF = `coalesce(r.payload->>'clientId', r.payload->'params'->>'client_id')`;
+const NO_LIVE_RECORD = `not exists (select 1 from oauth_records r
+     where ${CLIENT_REF} = c.payload->>'client_id' and r.model not in ('Client', 'RegistrationAccessToken')
+       and (r.expires_at is null or r.expires_at > now()))`;
+
+/** The statement of `deleteUnusedOAuthClients` and its bindings (exported for the test of its indexes). */
+export const UNUSED_CLIENTS_SQL = `with never_used as (
+       select c.model, c.id_hash, c.payload->>'client_id' as client_id, c.created_at as since from oauth_records c
+        where c.model = 'Client' and c.used_at is null and c.created_at < now() - make_interval(secs => :neverUsed)
+          and ${NO_LIVE_RECORD}
+        order by c.created_at limit :limit for update of c skip locked
+     ), unused as (
+       select c.model, c.id_hash, c.payload->>'client_id' as client_id, c.used_at as since from oauth_records c
+        where c.model = 'Client' and c.used_at < now() - make_interval(secs => :unused)
+          and ${NO_LIVE_RECORD}
+        order by c.used_at limit :limit for update of c skip locked
+     ), gone as (
+       select * from (select * from never_used union all select * from unused) x order by since limit :limit
+     ), tokens as (
+       delete from oauth_records r using gone
+        where r.model = 'RegistrationAccessToken' and ${CLIENT_REF} = gone.client_id
+     )
+     delete from oauth_records o using gone where o.model = gone.model and o.id_hash = gone.id_hash
+     returning o.id_hash`;
+export const UNUSED_CLIENTS_BINDINGS = (limit: number) => ({
+  limit,
+  neverUsed: CLIENT_NEVER_USED_SECONDS,
+  unused: CLIENT_UNUSED_SECONDS,
+});
+
+/**
+ * Up to `limit` client registrations deleted that no live record names (no pending sign-in, code,
+ * token or grant) and that were never used for a day, or not used for 30 days (the cleanup job,
+ * docs/assistant-sign-in.md "Expired records"), least recently used first; with each, the
+ * registration access token the authorization server gave it at registration. A registration
+ * being written (marked used) is skipped, not waited for. Answers how many registrations went.
+ */
+export async function deleteUnusedOAuthClients(db: Knex, limit: number): Promise<number> {
+  const { rows } = await db.raw(UNUSED_CLIENTS_SQL, UNUSED_CLIENTS_BINDINGS(limit));
+  return rows.length;
 }
 
 /** A presented access token's stored payload, while it lives; undefined for anything else. */

@@ -1,4 +1,5 @@
-import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import crypto, { type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import {
   TOKENS_AND_DIGESTS,
@@ -12,6 +13,7 @@ import {
   activeKey,
   insertFirstSigner,
   keyFacts,
+  sealedSigner,
   unwithdrawnKeys,
   withSignerLock,
   type NewSigningKey,
@@ -22,13 +24,20 @@ import {
  * the active Ed25519 key and publishes the JWKS. One per database handle (`signingKeys(db,
  * vault)`); entitlement tokens and the proofs' digests share it.
  *
- * Every signature reads which key is active (one indexed row), so a rotation or a withdraw made
- * by another process (the admin CLI, the worker's schedule) holds from its commit on; only the
- * imported private key is kept in memory, by kid, and a kid never changes its material.
+ * Every signature reads which key is active (one indexed row; for an entitlement token, read with
+ * the premium check's own statements, `ACTIVE_SIGNER`), so a rotation or a withdraw made by
+ * another process (the admin CLI, the worker's schedule) holds from its commit on; only the
+ * opened private key is kept in memory, by kid (a kid never changes its material), with its
+ * encoded header.
  */
 export interface SigningKeys {
   /** A compact JWS of `payload`: header `{alg: "EdDSA", kid, typ}`, signed by the active key. */
   signJws(payload: object, typ: string): Promise<string>;
+  /**
+   * The same, by the signer `kid` the caller has just read as active (`ACTIVE_SIGNER`); with no
+   * kid, or one that no longer signs when its key is first opened here, as `signJws`.
+   */
+  signJwsAs(kid: string | undefined, payload: object, typ: string): Promise<string>;
   /** The published keys (RFC 7517): the active one and the retired ones still needed to check what they signed. */
   publishedJwks(): Promise<{ keys: JWK[] }>;
   /** Makes the first key when there is none (at process start; idempotent, safe from two processes at once). */
@@ -66,15 +75,27 @@ export function signingKeys(db: Knex, vault: Vault, retention: Retention = TOKEN
 }
 
 function createSigningKeys(db: Knex, vault: Vault, retention: Retention): SigningKeys {
-  const imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  // Opened once per kid: a Node KeyObject signs directly (about half of WebCrypto's CPU per
+  // signature), and the header, the same for every token of a kid and type, is encoded once.
+  const opened = new Map<string, { key: KeyObject; headers: Map<string, string> }>();
   const privateKey = (kid: string, sealed: string) => {
-    let k = imported.get(kid);
+    let k = opened.get(kid);
     if (!k) {
-      k = importJWK(vault.decryptJson<JWK>(sealed, aadOf(kid)), 'EdDSA');
-      imported.set(kid, k);
-      k.catch(() => imported.delete(kid));
+      const jwk = vault.decryptJson<JWK>(sealed, aadOf(kid));
+      k = { key: crypto.createPrivateKey({ key: jwk as crypto.JsonWebKey, format: 'jwk' }), headers: new Map() };
+      opened.set(kid, k);
     }
     return k;
+  };
+  /** RFC 7515 compact serialisation, signed with Ed25519 (RFC 8037: `alg` EdDSA). */
+  const compactJws = (kid: string, k: ReturnType<typeof privateKey>, payload: object, typ: string) => {
+    let header = k.headers.get(typ);
+    if (!header) {
+      header = Buffer.from(JSON.stringify({ alg: 'EdDSA', kid, typ })).toString('base64url');
+      k.headers.set(typ, header);
+    }
+    const input = `${header}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+    return `${input}.${crypto.sign(null, Buffer.from(input), k.key).toString('base64url')}`;
   };
 
   /** A new key signs from now on; `olderThanMs`: only if the signer is that old; `unopenable`: only if it signs. */
@@ -96,30 +117,46 @@ function createSigningKeys(db: Knex, vault: Vault, retention: Retention): Signin
     await insertFirstSigner(db, await newKey(vault));
   };
 
+  const signJws = async (payload: object, typ: string) => {
+    let signer = await activeKey(db);
+    if (!signer) {
+      await ensureSigningKey();
+      signer = await activeKey(db);
+      if (!signer) throw new Error('signing keys: no active key after ensuring one');
+    }
+    let key: ReturnType<typeof privateKey>;
+    try {
+      key = privateKey(signer.kid, signer.private_key_enc);
+    } catch (err) {
+      if (!(err instanceof VaultDecryptError)) throw err;
+      // Sealed under a MASTER_KEY this process does not hold (the master key changed without
+      // `token-key:rotate`): nothing here can sign with it, so a key of ours takes over; the old
+      // one retires, still published for what it signed (docs/entitlement-tokens.md).
+      await rotateSigner({ unopenable: signer.kid });
+      signer = await activeKey(db);
+      if (!signer) throw new Error('signing keys: no active key after replacing an unopenable one', { cause: err });
+      key = privateKey(signer.kid, signer.private_key_enc);
+    }
+    return compactJws(signer.kid, key, payload, typ);
+  };
+
   return {
-    async signJws(payload, typ) {
-      let signer = await activeKey(db);
-      if (!signer) {
-        await ensureSigningKey();
-        signer = await activeKey(db);
-        if (!signer) throw new Error('signing keys: no active key after ensuring one');
+    signJws,
+
+    async signJwsAs(kid, payload, typ) {
+      if (kid) {
+        const known = opened.get(kid);
+        if (known) return compactJws(kid, known, payload, typ);
+        const sealed = await sealedSigner(db, kid);
+        if (sealed) {
+          try {
+            return compactJws(kid, privateKey(kid, sealed), payload, typ);
+          } catch (err) {
+            if (!(err instanceof VaultDecryptError)) throw err; // signJws replaces a key this process cannot open
+          }
+        }
       }
-      let key: CryptoKey | Uint8Array;
-      try {
-        key = await privateKey(signer.kid, signer.private_key_enc);
-      } catch (err) {
-        if (!(err instanceof VaultDecryptError)) throw err;
-        // Sealed under a MASTER_KEY this process does not hold (the master key changed without
-        // `token-key:rotate`): nothing here can sign with it, so a key of ours takes over; the old
-        // one retires, still published for what it signed (docs/entitlement-tokens.md).
-        await rotateSigner({ unopenable: signer.kid });
-        signer = await activeKey(db);
-        if (!signer) throw new Error('signing keys: no active key after replacing an unopenable one', { cause: err });
-        key = await privateKey(signer.kid, signer.private_key_enc);
-      }
-      return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-        .setProtectedHeader({ alg: 'EdDSA', kid: signer.kid, typ })
-        .sign(key);
+      return signJws(payload, typ);
     },
 
     async publishedJwks() {
@@ -137,7 +174,7 @@ function createSigningKeys(db: Knex, vault: Vault, retention: Retention): Signin
       const next = await newKey(vault);
       return withSignerLock(db, async (signer, ops) => {
         await ops.withdraw(kid);
-        imported.delete(kid);
+        opened.delete(kid);
         const wasSigner = signer?.kid === kid;
         if (wasSigner) await ops.add(next);
         return { kid, already_withdrawn: before.state === 'withdrawn', new_signer: wasSigner ? next.kid : null };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { SigningKeyFacts } from '../domain/signing-keys';
+import type { DeploymentStatement } from './tenant-read';
 
 /**
  * Every statement on `signing_keys` (migration 058), the deployment's signing keys: not a tenant
@@ -26,6 +27,18 @@ const FACTS = ['kid', 'state', 'created_at', 'retired_at', 'public_jwk'] as cons
 /** The keys that may still be published (withdrawn ones never are). */
 export async function unwithdrawnKeys(db: Knex): Promise<SigningKeyRow[]> {
   return db('signing_keys').select(FACTS).whereNot({ state: 'withdrawn' });
+}
+
+/**
+ * Which key signs, as a statement a tenant read sends with its BEGIN (db/tenant-read.ts): the
+ * entitlement token reads its signer with the premium check's state, in one round trip.
+ */
+export const ACTIVE_SIGNER: DeploymentStatement = { sql: `select kid from signing_keys where state = 'active'` };
+
+/** The sealed private key of `kid` while it signs; undefined once it no longer does (or never did). */
+export async function sealedSigner(db: Knex, kid: string): Promise<string | undefined> {
+  const row = await db('signing_keys').select('private_key_enc').where({ kid, state: 'active' }).first();
+  return row?.private_key_enc ?? undefined;
 }
 
 /** The signer's kid and sealed private key; undefined when there is none. */

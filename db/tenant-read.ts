@@ -14,10 +14,21 @@ interface PoolConnection extends pg.Client {
 }
 
 /**
+ * A statement on a deployment table (no tenant's, read as the login role), constant text with no
+ * parameters: `readAsTenant` may send it with its BEGIN, so it costs no round trip of its own.
+ */
+export interface DeploymentStatement {
+  readonly sql: string;
+}
+
+/**
  * `withTenant` for a read of plain statements, without knex's transaction object: the same
  * role and tenant setting for the transaction's duration (so RLS filters every row), and READ
  * ONLY, so it cannot write. knex builds a whole knex instance per transaction (~150 closures);
  * on the hottest page that cost as much node CPU per request as the page's rows (bench/RESULTS.md).
+ *
+ * `first`: a deployment statement read in the same transaction before the tenant's settings (the
+ * entitlement token's signer, read with the premium check's state), its rows handed to `work`.
  *
  * The reader refuses to run once the unit of work has ended, so a reference kept by mistake
  * cannot reach the connection after it went back to the pool (and into another tenant's
@@ -27,7 +38,8 @@ interface PoolConnection extends pg.Client {
 export async function readAsTenant<T>(
   db: Knex,
   tenantId: string,
-  work: (reader: TenantReader) => Promise<T>,
+  work: (reader: TenantReader, first: Row[]) => Promise<T>,
+  opts: { first?: DeploymentStatement } = {},
 ): Promise<T> {
   const settings = tenantSettingsSql(tenantId, 'readAsTenant');
   const client = db.client as {
@@ -58,8 +70,10 @@ export async function readAsTenant<T>(
   };
   try {
     try {
-      await conn.query(`BEGIN READ ONLY; ${settings}`);
-      const result = await work(reader);
+      // A deployment statement rides in the same message, before the tenant's role is taken.
+      const begun = await conn.query(`BEGIN READ ONLY; ${opts.first ? `${opts.first.sql}; ` : ''}${settings}`);
+      const first = opts.first ? (begun as unknown as pg.QueryResult[])[1].rows : [];
+      const result = await work(reader, first);
       open = false;
       await conn.query('COMMIT');
       return result;

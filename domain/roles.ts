@@ -11,7 +11,7 @@ export type Role = (typeof ROLES)[number];
 /**
  * The dashboard-only operations (no key may run them), by what they touch:
  * - `credentials`: secret keys, provider credentials, webhook secrets, the paywall;
- * - `team`: inviting people, changing roles, removing members;
+ * - `team`: inviting people, changing roles, removing members, disconnecting members' assistants;
  * - `approvals`: approving or rejecting a write a key asked for (docs/approvals.md);
  * - `assistants`: connecting an assistant to act for oneself, listing and disconnecting one's own
  *   (docs/assistant-sign-in.md). Every role has it: what the assistant may do is bounded by the

@@ -8,6 +8,8 @@ import { createApp } from './apps/create';
 import { listApps } from './apps/list';
 import { connectAssistant } from './assistants/connect';
 import { denyAssistant } from './assistants/deny';
+import { disconnectMemberAssistant } from './assistants/disconnect';
+import { listTeamAssistants } from './assistants/list-team';
 import { listAssistants } from './assistants/list';
 import { revokeAssistant } from './assistants/revoke';
 import { exportAudit } from './audit/export';
@@ -112,6 +114,8 @@ export const DECLARED: Operation[] = [
   listApps,
   connectAssistant,
   denyAssistant,
+  disconnectMemberAssistant,
+  listTeamAssistants,
   listAssistants,
   revokeAssistant,
   exportAudit,

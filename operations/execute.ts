@@ -150,6 +150,8 @@ export function summarize(result: unknown): Record<string, unknown> | undefined 
     // An assistant's consent: which client, and the role it was given (docs/assistant-sign-in.md).
     'client_id',
     'role',
+    // Whose assistant an owner or admin disconnected (assistants.disconnect).
+    'member_id',
   ];
   const out: Record<string, unknown> = {};
   const isWordList = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'string');

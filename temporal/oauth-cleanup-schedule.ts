@@ -14,7 +14,7 @@ const OAUTH_CLEANUP: DeploymentSchedule = {
   workflow: oauthCleanupWorkflow,
   spec: { intervals: [{ every: HOUR_MS }] },
   hasSpec: (d) => d.spec.intervals?.length === 1 && d.spec.intervals[0].every === HOUR_MS,
-  note: 'deletes expired assistant sign-in codes, tokens and sessions in bounded batches',
+  note: 'deletes expired assistant sign-in codes, tokens and sessions, and unused client registrations, in bounded batches',
   catchupWindowMs: HOUR_MS,
 };
 

@@ -58,6 +58,12 @@ function cell(column: string, v: unknown): string | SafeHtml {
 /** The person an assistant's audit row acted for (db/audit.ts writes it in `detail`). */
 const onBehalfOf = (row: Record<string, unknown>) => (row.detail as { on_behalf_of?: unknown } | null)?.on_behalf_of;
 
+/** An owner's or admin's disconnect of a member's assistant names the member (`assistants.disconnect`). */
+const disconnected = (row: Record<string, unknown>) =>
+  row.action === 'assistants.disconnect' && row.outcome === 'ok'
+    ? (row.detail as { member_id?: unknown; name?: unknown } | null)
+    : undefined;
+
 export function browsePages(services: Services): Router {
   const r = exactRouter();
   for (const b of BROWSE_PAGES) {
@@ -90,7 +96,7 @@ export function browsePages(services: Services): Router {
       // an assistant's row names the assistant and the person it acted for.
       const userIds = rows.flatMap((x) => {
         const id = x.actor_type === 'user' ? x.actor_id : x.actor_type === 'assistant' ? onBehalfOf(x) : undefined;
-        return isUuid(String(id)) ? [String(id)] : [];
+        return [id, disconnected(x)?.member_id].filter((v) => isUuid(String(v))).map(String);
       });
       const people = new Map(
         userIds.length
@@ -102,6 +108,11 @@ export function browsePages(services: Services): Router {
           : [],
       );
       const shown = (row: Record<string, unknown>, c: string) => {
+        const d = disconnected(row);
+        if (c === 'detail' && d) {
+          const who = (id: unknown) => people.get(String(id)) ?? 'a former member';
+          return `${who(row.actor_id)} disconnected assistant ${String(d.name ?? '')} of ${who(d.member_id)} ${cell(c, row[c])}`;
+        }
         if (c !== 'actor_id') return cell(c, row[c]);
         if (row.actor_type === 'user' && people.has(String(row[c])))
           return `${people.get(String(row[c]))} (${cell(c, row[c])})`;

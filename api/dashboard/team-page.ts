@@ -10,6 +10,9 @@ import { changeMemberRole } from '../../operations/team/change-role';
 import { inviteMember } from '../../operations/team/invite';
 import { removeTeamMember } from '../../operations/team/remove';
 import { revokeTeamInvitation } from '../../operations/team/revoke-invitation';
+import { disconnectMemberAssistant } from '../../operations/assistants/disconnect';
+import { listTeamAssistants, type memberAssistant } from '../../operations/assistants/list-team';
+import type { z } from 'zod';
 import { readForm } from './form';
 import { formatDate, html } from './html';
 import { csrfField, page } from './layout';
@@ -82,10 +85,33 @@ ${invitations.map(
 </tbody></table></div>`;
 }
 
+type MemberAssistant = z.infer<typeof memberAssistant>;
+
 /**
- * The team: members and their roles, pending invitations, and the invitation form. Every write
- * is a team operation run as the signed-in person; the page itself is for owners and admins only
- * (page-access.ts).
+ * Every member's connected assistants, each with a Disconnect (an owner's only for an owner, as
+ * for changing an owner): for when a member is away, leaves or lost the device the assistant ran on.
+ */
+function assistantRows(rows: MemberAssistant[], me: { id: string; role: Role }, csrf: string) {
+  if (rows.length === 0) return html`<p>No member has an assistant connected.</p>`;
+  return html`<div class="scroll" role="region" tabindex="0" aria-label="Members’ connected assistants"><table><caption class="skip">Members’ connected assistants</caption>
+<thead><tr><th scope="col">Member</th><th scope="col">Assistant</th><th scope="col">Answers go to</th><th scope="col">May do</th><th scope="col">Connected</th><th scope="col">Last used</th><th scope="col">Disconnect</th></tr></thead><tbody>
+${rows.map(
+  (
+    a,
+  ) => html`<tr><td>${a.member_email}${a.member_id === me.id ? ' (you)' : ''}</td><td>${a.name}</td><td><code>${a.redirect_host}</code></td>
+<td>${a.role}${a.hold_writes ? html`<br>Writes wait for approval` : ''}</td><td>${formatDate(a.created_at)}</td><td>${a.last_used_at ? formatDate(a.last_used_at) : 'Never'}</td><td>${
+    mayAssignRole(me.role, a.member_role)
+      ? html`<form class="inline" method="post" action="/settings/team/assistants/${a.id}/disconnect">${csrfField(csrf)}<button type="submit" class="secondary flush" aria-label="Disconnect ${a.name} of ${a.member_email}">Disconnect</button></form>`
+      : 'Only an owner disconnects an owner’s assistant.'
+  }</td></tr>`,
+)}
+</tbody></table></div>`;
+}
+
+/**
+ * The team: members and their roles, pending invitations, the invitation form, and the members'
+ * connected assistants. Every write is a team operation run as the signed-in person; the page
+ * itself is for owners and admins only (page-access.ts).
  */
 export function teamPages(services: Services): Router {
   const r = exactRouter();
@@ -98,6 +124,7 @@ export function teamPages(services: Services): Router {
       invitations: PendingInvitation[];
       keys: ListedKey[];
     }>(services, ctx, listTeam);
+    const assistants = await readThrough<{ data: MemberAssistant[] }>(services, ctx, listTeamAssistants);
     ctx.type = 'html';
     // The page that shows an invitation link must never be cached or replayed from history.
     ctx.set('Cache-Control', 'no-store');
@@ -120,6 +147,9 @@ export function teamPages(services: Services): Router {
 ${memberRows(members, keys, user, csrf)}
 <h2>Pending invitations</h2>
 ${invitationRows(invitations, csrf)}
+<h2>Connected assistants</h2>
+<p>Assistants members connected to act on their behalf. Disconnecting one ends its access at once; its member can connect it again.</p>
+${assistantRows(assistants.data, user, csrf)}
 <h2 id="roles-help">Roles</h2>
 <dl>${ROLES.map((role) => html`<dt>${role}</dt><dd>${roleSummary(role)}</dd>`)}</dl>`,
     });
@@ -164,6 +194,17 @@ ${invitationRows(invitations, csrf)}
       return ctx.redirect('/overview');
     }
     await render(ctx, 'error' in done ? { error: done.error } : { notice: `Role changed to ${done.ok.role}.` });
+  });
+
+  r.post('/settings/team/assistants/:id/disconnect', async (ctx) => {
+    await readForm(ctx);
+    const done = await runOperation<{ name: string }>(services, ctx, disconnectMemberAssistant, { id: ctx.params.id });
+    await render(
+      ctx,
+      'error' in done
+        ? { error: done.error }
+        : { notice: `${done.ok.name} was disconnected: its access ended at once.` },
+    );
   });
 
   r.post('/settings/team/members/:id/remove', async (ctx) => {

@@ -83,7 +83,9 @@ export function createAuthorizationServer(services: Services): Provider {
     jwks: { keys: [crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' })] },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true, initialAccessToken: false },
+      // No registration access token: nothing here manages a registration after it is made
+      // (RFC 7592 is off), and each would be a record that never expires.
+      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       revocation: { enabled: true },
       introspection: { enabled: false },
       userinfo: { enabled: false },

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { readSubscriberRows } from '../../db/subscriptions';
-import { readAsTenant } from '../../db/tenant-read';
+import { readAsTenant, type DeploymentStatement } from '../../db/tenant-read';
 import { cacheTtlSeconds, isPremium, isPremiumState } from '../../domain/entitlement';
 import { iso } from '../../operations/paging';
 import type { Row } from '../../db/row';
@@ -19,11 +19,20 @@ export async function subscriberView(db: Knex, actor: AppActor, appUserId: strin
 
 /**
  * The premium check's one read, with each entitlement's id beside the answer: what an
- * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does.
+ * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does. `signer`:
+ * the token's signing key is read in the same transaction's first round trip (`signerKid`).
  */
-export async function subscriberRead(db: Knex, actor: AppActor, appUserId: string) {
-  const { ents, subs } = await readAsTenant(db, actor.tenantId, (reader) =>
-    readSubscriberRows(reader, appUserId, actor.mode),
+export async function subscriberRead(
+  db: Knex,
+  actor: AppActor,
+  appUserId: string,
+  opts: { signer?: DeploymentStatement } = {},
+) {
+  const { ents, subs, first } = await readAsTenant(
+    db,
+    actor.tenantId,
+    async (reader, first) => ({ ...(await readSubscriberRows(reader, appUserId, actor.mode)), first }),
+    { first: opts.signer },
   );
   const entitlements = ents.map((e: Row) => ({
     source: e.source as 'paid' | 'grant' | 'provisional',
@@ -47,5 +56,5 @@ export async function subscriberRead(db: Knex, actor: AppActor, appUserId: strin
     entitlements,
     cache_ttl_seconds: cacheTtlSeconds(subs),
   };
-  return { view, ids: ents.map((e: Row) => String(e.id)) };
+  return { view, ids: ents.map((e: Row) => String(e.id)), signerKid: first[0]?.kid as string | undefined };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { signingKeys } from '../../db/signing-key-service';
+import { ACTIVE_SIGNER } from '../../db/signing-keys';
 import { ENTITLEMENT_TOKEN_TYP, entitlementTokenClaims } from '../../domain/entitlement-token';
 import type { Services } from '../../operations/services';
 import type { AppActor } from './auth';
@@ -8,11 +9,12 @@ import { subscriberRead } from './subscriber';
 /**
  * `GET /v1/sdk/subscribers/{id}/token` (docs/entitlement-tokens.md): the premium check's answer
  * as a signed token, `{token, expires_at}`. Built from the premium check's own read, so the two
- * never disagree; signed with the deployment's active key (db/signing-key-service.ts).
+ * never disagree; signed with the deployment's active key (db/signing-key-service.ts), which is
+ * read with that state in its first round trip.
  * `is_premium` rides along for the `wait_for=premium` hold and is not sent.
  */
 export async function entitlementTokenRead(services: Services, db: Knex, actor: AppActor, appUserId: string) {
-  const { view, ids } = await subscriberRead(db, actor, appUserId);
+  const { view, ids, signerKid } = await subscriberRead(db, actor, appUserId, { signer: ACTIVE_SIGNER });
   const claims = entitlementTokenClaims({
     issuer: services.config.publicApiUrl,
     tenantId: actor.tenantId,
@@ -27,6 +29,6 @@ export async function entitlementTokenRead(services: Services, db: Knex, actor: 
     })),
     now: new Date(),
   });
-  const token = await signingKeys(services.db, services.vault).signJws(claims, ENTITLEMENT_TOKEN_TYP);
+  const token = await signingKeys(services.db, services.vault).signJwsAs(signerKid, claims, ENTITLEMENT_TOKEN_TYP);
   return { is_premium: view.is_premium, body: { token, expires_at: new Date(claims.exp * 1000).toISOString() } };
 }

@@ -53,6 +53,9 @@ const VALID_INPUT: Record<string, Record<string, unknown>> = {
   'assistants.deny': { client_id: 'from-a-key', client_name: 'From a key' },
   'assistants.list': {},
   'assistants.revoke': { id: crypto.randomUUID() },
+  // Every member's assistants, for owners and admins (the team page).
+  'assistants.list_team': {},
+  'assistants.disconnect': { id: crypto.randomUUID() },
   // Where scheduled exports go, with the storage's credentials (docs/exports.md).
   'export_destination.save': {
     endpoint: 'https://storage.example',

@@ -156,6 +156,27 @@ describe('signing keys', () => {
     expect(await keys.withdraw('no-such-kid')).toBeNull();
   });
 
+  it('signing by the kid a read found active: that key; a kid that no longer signs is not opened, the active key signs', async () => {
+    // Another process: its own handle, so its own signing service with nothing opened yet.
+    const other = createKnex(loginRoleUrl(url), { max: 1 });
+    try {
+      const keys = signingKeys(app, vault);
+      const signer = (await rows()).find((k) => k.state === 'active');
+      const own = await keys.signJwsAs(signer.kid, payload(11), 'entitlements+jwt');
+      expect(decodeProtectedHeader(own)).toEqual({ alg: 'EdDSA', kid: signer.kid, typ: 'entitlements+jwt' });
+      expect(await verifies(own)).toBe(true);
+      const r = await keys.rotate();
+      // A kid read before the rotation, presented after it: the retired key is not opened for it.
+      const late = await signingKeys(other, vault).signJwsAs(signer.kid, payload(12), 'entitlements+jwt');
+      expect(decodeProtectedHeader(late).kid).toBe(r.kid);
+      expect(await verifies(late)).toBe(true);
+      // No signer read (none found): as signJws.
+      expect(decodeProtectedHeader(await keys.signJwsAs(undefined, payload(13), 'x')).kid).toBe(r.kid);
+    } finally {
+      await other.destroy();
+    }
+  });
+
   it('GET /.well-known/jwks.json: no auth, cacheable, readable cross-origin, what a remote key set verifies with', async () => {
     const services = testServices({ db: app, vault });
     const server = await listen(createApiApp(services, createLogger('silent')));

@@ -58,6 +58,12 @@ export class Assistant implements OAuthClientProvider {
   codeVerifier() {
     return this.verifier;
   }
+  /** What the client drops when the server refuses it (a revoked refresh token: the tokens; a deleted registration: all). */
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
+    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
+    if (scope === 'all' || scope === 'client') this.client = undefined;
+    if (scope === 'all' || scope === 'verifier') this.verifier = '';
+  }
 }
 
 /**

@@ -5,6 +5,8 @@ import { upsertEntitlement } from '../../db/entitlements';
 import { upsertStoreSubscription } from '../../db/subscriptions';
 import { createTenant } from '../../db/tenants';
 import { withTenant } from '../../db/tenant-tx';
+import { createKnex } from '../../db/knex';
+import { loginRoleUrl } from '../../db/login-role';
 import { signingKeys } from '../../db/signing-key-service';
 import type { EntitlementState } from '../../domain/entitlement';
 import { createVault, generateMasterKey } from '../../vault/vault';
@@ -271,6 +273,30 @@ describe('entitlement tokens', () => {
     const opts = { issuer: issuer(), audience: `${t.tenant_id}:test` };
     await expect(jwtVerify(old, remote, opts)).resolves.toBeDefined();
     await expect(jwtVerify(fresh, remote, opts)).resolves.toBeDefined();
+  });
+
+  it('a key withdrawn or rotated by another process signs nothing more from its commit on, though this api has it open', async () => {
+    const t = await tenant();
+    await entitle(t, 'withdrawn');
+    // The admin CLI's process: its own database handle, so its own signing service and key cache.
+    const cli = createKnex(loginRoleUrl(db.url), { max: 1 });
+    try {
+      const before = (await fetchToken(t.publishable_key, 'withdrawn')).body.token;
+      const kid = decodeProtectedHeader(before).kid!;
+      const w = await signingKeys(cli, vault).withdraw(kid);
+      expect(w?.new_signer).toEqual(expect.any(String));
+      const after = (await fetchToken(t.publishable_key, 'withdrawn')).body.token;
+      expect(decodeProtectedHeader(after).kid).toBe(w!.new_signer);
+      const remote = createRemoteJWKSet(new URL(`${api.apiRoot}/.well-known/jwks.json`));
+      const opts = { issuer: issuer(), audience: `${t.tenant_id}:test` };
+      await expect(jwtVerify(before, remote, opts)).rejects.toThrow(joseErrors.JWKSNoMatchingKey);
+      await expect(jwtVerify(after, remote, opts)).resolves.toBeDefined();
+      const r = await signingKeys(cli, vault).rotate();
+      expect(r.retired).toBe(w!.new_signer);
+      expect(decodeProtectedHeader((await fetchToken(t.publishable_key, 'withdrawn')).body.token).kid).toBe(r.kid);
+    } finally {
+      await cli.destroy();
+    }
   });
 
   it('refuses without a publishable key, a secret key, and an overlong id, in the error shape', async () => {
