@@ -4,7 +4,7 @@ import { purchaseKey, tokenHashOfKey } from '../../providers/purchase-ref';
 import { call, keyWith, refill } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
-import { until } from '../helpers/until';
+import { playPurchases } from '../helpers/play-purchases';
 
 /**
  * Aliases are not transfers, and what the SDK shows of a restore (docs/transfers.md), end to end
@@ -17,16 +17,7 @@ import { until } from '../helpers/until';
 describe('aliases and restores', () => {
   let s: StoreStack;
   let writer: string;
-  const buy = async (user: string) =>
-    (
-      await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', {
-        product_id: 'premium_monthly',
-        account: s.accounts.store_android,
-        app_user_id: user,
-      })
-    ).purchase_token;
-  const register = (user: string, token: string) =>
-    s.register({ app_user_id: user, provider: 'store_android', product_id: 'premium_monthly', purchase_token: token });
+  const { buy, register, notify: rtdn, processed } = playPurchases(() => s);
   const premium = async (user: string, key?: string) => {
     await refill(s.tenant.tenant_id);
     return (await s.subscriber(user, key)).body.is_premium as boolean;
@@ -53,19 +44,6 @@ describe('aliases and restores', () => {
       warn: () => {},
       ...extra,
     });
-  const rtdn = (type: string, token: string) =>
-    s.control.store_android<{ id: string; status: number }>('POST', '/events', {
-      type,
-      target: `${s.api.dashboardRoot}/api/webhooks/store_android`,
-      account: s.accounts.store_android,
-      data: { purchaseToken: token },
-    });
-  const processed = (id: string) =>
-    until(
-      'the notification processed',
-      () => testDb()('webhook_deliveries').where({ provider: 'store_android', event_id: id }).first(),
-      (d) => d?.status === 'processed',
-    );
   /** The purchase's entitlement rows and who holds its claim (the store writes for the holder). */
   const purchaseRows = async (token: string) => {
     const key = purchaseKey('store_android', token);
