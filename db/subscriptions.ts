@@ -228,16 +228,22 @@ export function readAccessRows(reader: TenantReader, appUserId: string, mode: Mo
 }
 
 /**
- * What GET /v1/sdk/subscribers/{id} reads of one app user: its customer's access rows (above)
- * and the statuses of its subscriptions in the key's mode (they set how long the SDK may cache the
- * answer). Run in a tenant read.
+ * What GET /v1/sdk/subscribers/{id} reads of one app user: its customer's access rows (above),
+ * the statuses of its subscriptions in the key's mode (they set how long the SDK may cache the
+ * answer), and the ids the customer is known by (a held check wakes on a write under any of them),
+ * the last two in one statement. Run in a tenant read.
  */
 export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
+  const ents = await readAccessRows(reader, appUserId, mode);
+  const [row] = await reader.rows(
+    `with ${CUSTOMER_IDS_CTE}
+     select array(select id from ids) as ids,
+            array(select status from subscriptions where app_user_id in (select id from ids) and mode = $2) as statuses`,
+    [appUserId, mode],
+  );
   return {
-    ents: await readAccessRows(reader, appUserId, mode),
-    subs: (await reader.rows(
-      `with ${CUSTOMER_IDS_CTE} select status from subscriptions where app_user_id in (select id from ids) and mode = $2`,
-      [appUserId, mode],
-    )) as Pick<SubscriptionView, 'status'>[],
+    ents,
+    subs: (row.statuses as SubscriptionView['status'][]).map((status) => ({ status })),
+    customerIds: row.ids as string[],
   };
 }

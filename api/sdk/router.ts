@@ -5,10 +5,10 @@ import { invalidRequest } from '../../operations/errors';
 import type { Services } from '../../operations/services';
 import { admitPublishable, type AppActor } from './auth';
 import { entitlementTokenRead } from './token';
-import { subscriberView } from './subscriber';
+import { subscriberRead } from './subscriber';
 import { registerStorePurchaseRoute } from './store-purchases';
 import { registerSdkIdentify } from './identify';
-import { parseWait, waitForPremium } from './subscriber-wait';
+import { parseWait, waitForPremium, type HeldRead } from './subscriber-wait';
 
 /** `/v1/sdk/*`: what client apps call with a publishable key. */
 export function sdkRouter(services: Services): Router {
@@ -22,9 +22,8 @@ export function sdkRouter(services: Services): Router {
    * tenant's limit it holds nothing: the stored state is the answer, now.
    */
   const premiumRead =
-    <T extends { is_premium: boolean }>(
-      read: (actor: AppActor, appUserId: string) => Promise<T>,
-      answer: (found: T) => unknown,
+    <T>(
+      read: (actor: AppActor, appUserId: string) => Promise<HeldRead<T>>,
     ): Koa.Middleware<Koa.DefaultState, Koa.DefaultContext & { params: Record<string, string> }> =>
     async (ctx) => {
       const appUserId = ctx.params.appUserId;
@@ -39,7 +38,7 @@ export function sdkRouter(services: Services): Router {
       if (!valid) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
       const wait = parseWait(ctx.query);
       if (!wait || overTenantLimit) {
-        ctx.body = answer(await read(actor, appUserId));
+        ctx.body = (await read(actor, appUserId)).answer;
         return;
       }
       const gone = new AbortController();
@@ -49,7 +48,7 @@ export function sdkRouter(services: Services): Router {
         const found = await waitForPremium(services, actor, appUserId, ctx.ip, wait.timeoutMs, gone.signal, () =>
           read(actor, appUserId),
         );
-        if (found) ctx.body = answer(found);
+        if (found) ctx.body = found;
         else ctx.status = 499; // the client went away (nginx's "client closed request"); nothing is sent
       } finally {
         ctx.res.off('close', onClose);
@@ -58,18 +57,15 @@ export function sdkRouter(services: Services): Router {
 
   router.get(
     '/subscribers/:appUserId',
-    premiumRead(
-      (actor, appUserId) => subscriberView(services.db, actor, appUserId),
-      (view) => view,
-    ),
+    premiumRead(async (actor, appUserId) => {
+      const { view, customerIds } = await subscriberRead(services.db, actor, appUserId);
+      return { answer: view, premium: view.is_premium, customerIds };
+    }),
   );
   // The same answer, signed (docs/entitlement-tokens.md).
   router.get(
     '/subscribers/:appUserId/token',
-    premiumRead(
-      (actor, appUserId) => entitlementTokenRead(services, services.db, actor, appUserId),
-      (t) => t.body,
-    ),
+    premiumRead((actor, appUserId) => entitlementTokenRead(services, services.db, actor, appUserId)),
   );
 
   registerStorePurchaseRoute(router, services);

@@ -19,10 +19,11 @@ export async function subscriberView(db: Knex, actor: AppActor, appUserId: strin
 
 /**
  * The premium check's one read, with each entitlement's id beside the answer: what an
- * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does.
+ * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does. And every
+ * id the customer is known by, which a held check wakes on (api/sdk/subscriber-wait.ts).
  */
 export async function subscriberRead(db: Knex, actor: AppActor, appUserId: string) {
-  const { ents, subs } = await readAsTenant(db, actor.tenantId, (reader) =>
+  const { ents, subs, customerIds } = await readAsTenant(db, actor.tenantId, (reader) =>
     readSubscriberRows(reader, appUserId, actor.mode),
   );
   const entitlements = ents.map((e: Row) => ({
@@ -47,5 +48,5 @@ export async function subscriberRead(db: Knex, actor: AppActor, appUserId: strin
     entitlements,
     cache_ttl_seconds: cacheTtlSeconds(subs),
   };
-  return { view, ids: ents.map((e: Row) => String(e.id)) };
+  return { view, ids: ents.map((e: Row) => String(e.id)), customerIds };
 }

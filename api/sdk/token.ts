@@ -9,10 +9,10 @@ import { subscriberRead } from './subscriber';
  * `GET /v1/sdk/subscribers/{id}/token` (docs/entitlement-tokens.md): the premium check's answer
  * as a signed token, `{token, expires_at}`. Built from the premium check's own read, so the two
  * never disagree; signed with the deployment's active key (db/signing-key-service.ts).
- * `is_premium` rides along for the `wait_for=premium` hold and is not sent.
+ * Whether it is premium and the customer's ids ride along for the `wait_for=premium` hold and are not sent.
  */
 export async function entitlementTokenRead(services: Services, db: Knex, actor: AppActor, appUserId: string) {
-  const { view, ids } = await subscriberRead(db, actor, appUserId);
+  const { view, ids, customerIds } = await subscriberRead(db, actor, appUserId);
   const claims = entitlementTokenClaims({
     issuer: services.config.publicApiUrl,
     tenantId: actor.tenantId,
@@ -27,5 +27,9 @@ export async function entitlementTokenRead(services: Services, db: Knex, actor: 
     now: new Date(),
   });
   const token = await signingKeys(services.db, services.vault).signJws(claims, ENTITLEMENT_TOKEN_TYP);
-  return { is_premium: view.is_premium, body: { token, expires_at: new Date(claims.exp * 1000).toISOString() } };
+  return {
+    answer: { token, expires_at: new Date(claims.exp * 1000).toISOString() },
+    premium: view.is_premium,
+    customerIds,
+  };
 }

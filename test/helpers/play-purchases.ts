@@ -18,7 +18,12 @@ export function playPurchases(stack: () => StoreStack) {
       })
     ).purchase_token;
   const register = (user: string, token: string) =>
-    stack().register({ app_user_id: user, provider: 'store_android', product_id: 'premium_monthly', purchase_token: token });
+    stack().register({
+      app_user_id: user,
+      provider: 'store_android',
+      product_id: 'premium_monthly',
+      purchase_token: token,
+    });
   /** The emulator sends a real-time developer notification about the purchase to the service's webhook. */
   const notify = (type: string, token: string) =>
     stack().control.store_android<{ id: string; status: number }>('POST', '/events', {

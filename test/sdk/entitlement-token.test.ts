@@ -257,6 +257,35 @@ describe('entitlement tokens', () => {
     expect((await verify(r.body.token, `${t.tenant_id}:test`)).payload.premium).toBe(true);
   });
 
+  it('wait_for=premium on the token wakes on a write under another id of the customer (an anonymous id signed in)', async () => {
+    const t = await tenant();
+    const anon = `$RCAnonymousID:${crypto.randomBytes(16).toString('hex')}`;
+    const signedIn = await call(
+      api.apiRoot,
+      `/v1/sdk/subscribers/${encodeURIComponent(anon)}/identify`,
+      t.publishable_key,
+      {
+        method: 'POST',
+        body: JSON.stringify({ new_app_user_id: 'token-user' }),
+      },
+    );
+    expect(signedIn.status).toBe(200);
+    const started = Date.now();
+    const pending = fetchToken(t.publishable_key, anon, '?wait_for=premium&timeout_ms=20000');
+    await until(
+      'the token request to wait',
+      async () =>
+        (await import('../../api/sdk/entitlement-waits')).entitlementWaits(api.services)!.stats(t.tenant_id).waiting,
+      (n) => n === 1,
+    );
+    await entitle(t, 'token-user');
+    const r = await pending;
+    expect(r.status).toBe(200);
+    expect((await verify(r.body.token, `${t.tenant_id}:test`)).payload.premium).toBe(true);
+    // Woken by the commit, not by the timeout's fallback re-read.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('rotation keeps tokens issued before valid and signs new ones with the new kid', async () => {
     const t = await tenant();
     await entitle(t, 'rotating');

@@ -133,7 +133,9 @@ describe('web purchases re-linked to another app user', () => {
     );
     expect((await counted('keep_with_original', 'refused')) - refusedBefore).toBe(1);
     expect(
-      await testDb()('transfer_refusals').where({ tenant_id: t.tenant_id }).select('from_app_user_id', 'to_app_user_id'),
+      await testDb()('transfer_refusals')
+        .where({ tenant_id: t.tenant_id })
+        .select('from_app_user_id', 'to_app_user_id'),
     ).toEqual([{ from_app_user_id: 'wk_a', to_app_user_id: 'wk_b' }]);
     // Naming yet another app user is another decision: counted again.
     await relink(sub, 'wk_c');
