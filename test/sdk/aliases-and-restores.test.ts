@@ -147,6 +147,23 @@ describe('aliases and restores', () => {
       .where({ tenant_id: s.tenant.tenant_id, action: 'customers.merge' })
       .select('outcome');
     expect(audit.map((a) => a.outcome)).toContain('ok');
+
+    // The store refunds the purchase stored under merge_a: the tenant's backend hears it about the customer,
+    // merge_b, on merge_b's chain, with merge_a in known_as; merge_a's chain keeps what it had before the merge.
+    const chain = async (id: string) => (await api(`/customers/${id}/events`, reader)).body.data as any[];
+    const before = await chain('merge_a');
+    expect(before.length).toBeGreaterThan(0);
+    await s.control.store_android('POST', '/void', { purchase_token: token, account: s.accounts.store_android });
+    await processed((await rtdn('VOIDED_PURCHASE', token)).id);
+    const after = await chain('merge_b');
+    expect(after.map((e) => e.type)).toContain('entitlement.revoked');
+    expect(after.map((e) => [e.data.app_user_id, e.data.known_as, e.data.sequence])).toEqual(
+      after.map((_, i) => ['merge_b', ['merge_a'], i + 1]),
+    );
+    expect(after.find((e) => e.type === 'entitlement.revoked').data.entitlements).toEqual([
+      expect.objectContaining({ state: 'revoked', is_sandbox: true }),
+    ]);
+    expect(await chain('merge_a')).toEqual(before);
   });
 
   it('restore() and a store checkout under review answer pending_review with the transfer; approval shows on refresh', async () => {
