@@ -23,7 +23,8 @@ export function sdkRouter(services: Services): Router {
    */
   const premiumRead =
     <T>(
-      read: (actor: AppActor, appUserId: string) => Promise<HeldRead<T>>,
+      // `held`: the read of a held check, which answers the customer's ids too (api/sdk/subscriber-wait.ts).
+      read: (actor: AppActor, appUserId: string, held: boolean) => Promise<HeldRead<T>>,
     ): Koa.Middleware<Koa.DefaultState, Koa.DefaultContext & { params: Record<string, string> }> =>
     async (ctx) => {
       const appUserId = ctx.params.appUserId;
@@ -38,7 +39,7 @@ export function sdkRouter(services: Services): Router {
       if (!valid) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
       const wait = parseWait(ctx.query);
       if (!wait || overTenantLimit) {
-        ctx.body = (await read(actor, appUserId)).answer;
+        ctx.body = (await read(actor, appUserId, false)).answer;
         return;
       }
       const gone = new AbortController();
@@ -46,7 +47,7 @@ export function sdkRouter(services: Services): Router {
       ctx.res.once('close', onClose);
       try {
         const found = await waitForPremium(services, actor, appUserId, ctx.ip, wait.timeoutMs, gone.signal, () =>
-          read(actor, appUserId),
+          read(actor, appUserId, true),
         );
         if (found) ctx.body = found;
         else ctx.status = 499; // the client went away (nginx's "client closed request"); nothing is sent
@@ -57,15 +58,15 @@ export function sdkRouter(services: Services): Router {
 
   router.get(
     '/subscribers/:appUserId',
-    premiumRead(async (actor, appUserId) => {
-      const { view, customerIds } = await subscriberRead(services.db, actor, appUserId);
+    premiumRead(async (actor, appUserId, held) => {
+      const { view, customerIds } = await subscriberRead(services.db, actor, appUserId, { held });
       return { answer: view, premium: view.is_premium, customerIds };
     }),
   );
   // The same answer, signed (docs/entitlement-tokens.md).
   router.get(
     '/subscribers/:appUserId/token',
-    premiumRead((actor, appUserId) => entitlementTokenRead(services, services.db, actor, appUserId)),
+    premiumRead((actor, appUserId, held) => entitlementTokenRead(services, services.db, actor, appUserId, held)),
   );
 
   registerStorePurchaseRoute(router, services);

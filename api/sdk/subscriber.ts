@@ -19,12 +19,13 @@ export async function subscriberView(db: Knex, actor: AppActor, appUserId: strin
 
 /**
  * The premium check's one read, with each entitlement's id beside the answer: what an
- * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does. And every
- * id the customer is known by, which a held check wakes on (api/sdk/subscriber-wait.ts).
+ * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does. `held`: a
+ * held check's read, which also answers every id the customer is known by (it wakes on a write under
+ * any of them: api/sdk/subscriber-wait.ts); otherwise `customerIds` is the id asked about alone.
  */
-export async function subscriberRead(db: Knex, actor: AppActor, appUserId: string) {
+export async function subscriberRead(db: Knex, actor: AppActor, appUserId: string, opts: { held?: boolean } = {}) {
   const { ents, subs, customerIds } = await readAsTenant(db, actor.tenantId, (reader) =>
-    readSubscriberRows(reader, appUserId, actor.mode),
+    readSubscriberRows(reader, appUserId, actor.mode, { withIds: opts.held }),
   );
   const entitlements = ents.map((e: Row) => ({
     source: e.source as 'paid' | 'grant' | 'provisional',

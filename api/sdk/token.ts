@@ -11,8 +11,14 @@ import { subscriberRead } from './subscriber';
  * never disagree; signed with the deployment's active key (db/signing-key-service.ts).
  * Whether it is premium and the customer's ids ride along for the `wait_for=premium` hold and are not sent.
  */
-export async function entitlementTokenRead(services: Services, db: Knex, actor: AppActor, appUserId: string) {
-  const { view, ids, customerIds } = await subscriberRead(db, actor, appUserId);
+export async function entitlementTokenRead(
+  services: Services,
+  db: Knex,
+  actor: AppActor,
+  appUserId: string,
+  held = false,
+) {
+  const { view, ids, customerIds } = await subscriberRead(db, actor, appUserId, { held });
   const claims = entitlementTokenClaims({
     issuer: services.config.publicApiUrl,
     tenantId: actor.tenantId,
