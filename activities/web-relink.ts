@@ -5,6 +5,7 @@ import {
   moveAccess,
   pendingTransferCount,
   pendingTransferOf,
+  recordRefusal,
   recordTransferEvent,
   refusedBefore,
   transferSettings,
@@ -20,7 +21,7 @@ export interface RelinkResult {
   /** A transfer this write made: its workflow is started by the lifecycle (workflows/transfer.ts). */
   transfer?: ClaimedTransfer;
   /** What to count once the transaction has committed (`billing_transfers_total`). */
-  counted?: { policy: RestoreBehavior; outcome: 'pending' | 'completed' };
+  counted?: { policy: RestoreBehavior; outcome: 'refused' | 'pending' | 'completed' };
 }
 
 /**
@@ -45,11 +46,12 @@ export async function applyRelinkPolicy(
   const purchase: PurchaseRef = { provider, tokenHash: s.external_id, externalId: s.external_id };
   const settings = await transferSettings(trx);
   const policy = settings.restore_behavior;
+  const decidedAgainst = await refusedBefore(trx, purchase, holder, named);
   const outcome = relinkOutcome({
     policy,
     holder,
     named,
-    decidedAgainst: await refusedBefore(trx, purchase, holder, named),
+    decidedAgainst,
     pendingCount: policy === 'review' ? await pendingTransferCount(trx) : 0,
   });
   const claimed = (t: Record<string, unknown>): ClaimedTransfer => ({
@@ -58,7 +60,13 @@ export async function applyRelinkPolicy(
     undo_until: t.undo_until ? new Date(t.undo_until as string).toISOString() : null,
   });
   // Refused (or already decided against): the holder keeps it; the later events change only its state.
-  if (outcome === 'refuse' || outcome === 'proceed') return { appUserId: holder };
+  if (outcome === 'refuse' || outcome === 'proceed') {
+    // A refusal is counted once, when it is first decided: the provider's later events repeat the same
+    // name, and a move rejected or undone before was counted as that.
+    const first =
+      outcome === 'refuse' && !decidedAgainst && (await recordRefusal(trx, tenantId, purchase, holder, named, policy));
+    return first ? { appUserId: holder, counted: { policy, outcome: 'refused' } } : { appUserId: holder };
+  }
   const isSandbox = s.mode === 'test';
   if (outcome === 'review') {
     // One pending transfer per purchase: the provider's next events find it waiting and ask nothing more.

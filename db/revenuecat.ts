@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Mode } from '../domain/providers';
 import { revenuecatKeyHint, type RevenueCatPlatform } from '../domain/revenuecat';
+import { notifyEntitlementChanged } from './entitlement-notify';
 import { generateRevenueCatKey, hashSecretKey } from './key-material';
 import type { TenantReader } from './tenant-read';
 import type { Row } from './row';
@@ -125,6 +126,8 @@ export async function insertAlias(
      returning id`,
     [tenantId, aliasId, appUserId, appUserId, max],
   );
+  // Both ids now answer one customer: a premium check held on either wakes, re-reads and follows the other.
+  if (rows.length > 0) await notifyEntitlementChanged(trx, tenantId, [aliasId, appUserId]);
   return rows.length > 0;
 }
 
@@ -181,6 +184,8 @@ export async function mergeFacts(trx: Knex.Transaction, tenantId: string, from: 
 export async function mergeAppUsers(trx: Knex.Transaction, tenantId: string, from: string, into: string) {
   await trx('app_user_aliases').where({ app_user_id: from }).update({ app_user_id: into });
   await trx('app_user_aliases').insert({ tenant_id: tenantId, alias_id: from, app_user_id: into });
+  // Both customers are one now: a check held on any of their ids wakes and follows the other's ids.
+  await notifyEntitlementChanged(trx, tenantId, [from, into]);
 }
 
 /** Whether the id has any row of its own (access, subscriptions, attributes, aliases). Run inside withTenant. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Row } from './row';
 import type { TenantReader } from './tenant-read';
 import { isoTimestampTypes } from './timestamps';
 import { MAX_ALIASES } from '../domain/aliases';
@@ -228,16 +229,35 @@ export function readAccessRows(reader: TenantReader, appUserId: string, mode: Mo
 }
 
 /**
- * What GET /v1/sdk/subscribers/{id} reads of one app user: its customer's access rows (above)
- * and the statuses of its subscriptions in the key's mode (they set how long the SDK may cache the
- * answer). Run in a tenant read.
+ * What GET /v1/sdk/subscribers/{id} reads of one app user: its customer's access rows (above) and
+ * the statuses of its subscriptions in the key's mode (they set how long the SDK may cache the
+ * answer). A held check (`withIds`) also needs the ids the customer is known by, to wake on a
+ * write under any of them: the same statement answers them too (the plain check, the busiest read,
+ * keeps the cheaper one). Run in a tenant read.
  */
-export async function readSubscriberRows(reader: TenantReader, appUserId: string, mode: Mode) {
-  return {
-    ents: await readAccessRows(reader, appUserId, mode),
-    subs: (await reader.rows(
+export async function readSubscriberRows(
+  reader: TenantReader,
+  appUserId: string,
+  mode: Mode,
+  opts: { withIds?: boolean } = {},
+): Promise<{ ents: Row[]; subs: Pick<SubscriptionView, 'status'>[]; customerIds: string[] }> {
+  const ents = await readAccessRows(reader, appUserId, mode);
+  if (!opts.withIds) {
+    const subs = (await reader.rows(
       `with ${CUSTOMER_IDS_CTE} select status from subscriptions where app_user_id in (select id from ids) and mode = $2`,
       [appUserId, mode],
-    )) as Pick<SubscriptionView, 'status'>[],
+    )) as Pick<SubscriptionView, 'status'>[];
+    return { ents, subs, customerIds: [appUserId] };
+  }
+  const [row] = await reader.rows(
+    `with ${CUSTOMER_IDS_CTE}
+     select array(select id from ids) as ids,
+            array(select status from subscriptions where app_user_id in (select id from ids) and mode = $2) as statuses`,
+    [appUserId, mode],
+  );
+  return {
+    ents,
+    subs: (row.statuses as SubscriptionView['status'][]).map((status) => ({ status })),
+    customerIds: row.ids as string[],
   };
 }

@@ -284,6 +284,33 @@ export async function refusedBefore(trx: Knex.Transaction, p: PurchaseRef, from:
   return row !== undefined;
 }
 
+/**
+ * A refusal of the move from `from` to `to` of this purchase under `policy`, kept once: true when this
+ * call recorded it, false when it was recorded before (the provider's events repeat the name they carry).
+ */
+export async function recordRefusal(
+  trx: Knex.Transaction,
+  tenantId: string,
+  p: PurchaseRef,
+  from: string,
+  to: string,
+  policy: RestoreBehavior,
+): Promise<boolean> {
+  const inserted = await trx('transfer_refusals')
+    .insert({
+      tenant_id: tenantId,
+      provider: p.provider,
+      token_hash: p.tokenHash,
+      from_app_user_id: from,
+      to_app_user_id: to,
+      policy,
+    })
+    .onConflict(['tenant_id', 'provider', 'token_hash', 'from_app_user_id', 'to_app_user_id'])
+    .ignore()
+    .returning('created_at');
+  return inserted.length > 0;
+}
+
 /** The pending transfer of a purchase, if one waits. */
 export async function pendingTransferOf(trx: Knex.Transaction, p: PurchaseRef): Promise<Row | undefined> {
   return trx('transfers')

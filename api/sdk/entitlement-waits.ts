@@ -15,6 +15,14 @@ import type { Services } from '../../operations/services';
  * Waiters are keyed by `<tenant>:<subscriber hash>`: a notification names its tenant, so one for
  * tenant B never wakes a waiter of tenant A, and a woken waiter re-reads through its own tenant
  * transaction (RLS), never through anything the notification carried.
+ *
+ * A waiter follows its customer, not only the id it asked about: each read answers every id the
+ * customer is known by (an anonymous id signed in, a backend merge: domain/aliases.ts), and the
+ * waiter is then keyed by all of them, so a write under any of them wakes it. The writes notify
+ * the id they wrote under, as before (no lookup of aliases on the write path); a new alias
+ * notifies both of its ids (db/revenuecat.ts), so a waiter whose customer grew re-reads and
+ * follows the new id. What was notified while a read was under way is kept for that read, so a
+ * write under an id the read has just learned of is not missed.
  */
 
 /** The longest wait a request may ask for; longer asks are clamped to it. */
@@ -39,20 +47,34 @@ export const WAIT_LIMITS: WaitLimits = { perProcess: 1_000, perTenant: 250, perA
 export type WaitOutcome = 'changed' | 'timeout' | 'aborted';
 
 export interface WaitSlot {
-  /** Resolves on the next change of this app user (or one that came since the last call), the timeout, or the abort. */
+  /** Resolves on the next change of this customer (or one that came since the last call), the timeout, or the abort. */
   next(ms: number, signal: AbortSignal): Promise<WaitOutcome>;
+  /** A read begins: what is notified for the tenant from now until `follow` is kept. */
+  reading(): void;
+  /**
+   * The read answered the customer's ids: wake on a write under any of them from now on, and
+   * look again at once when one the waiter did not follow yet was notified during the read.
+   */
+  follow(appUserIds: readonly string[]): void;
   leave(): void;
 }
 
 interface Waiter {
   tenantId: string;
-  userKey: string;
+  /** The keys it wakes on: the asked id's, then every id of its customer. */
+  keys: Set<string>;
+  /** While a read is under way: the subscriber hashes notified for the tenant meanwhile. */
+  seen: Set<string> | null;
   pending: boolean;
   wake: ((o: WaitOutcome) => void) | null;
 }
 
 export class EntitlementWaits {
   private readonly byKey = new Map<string, Set<Waiter>>();
+  /** Waits per asked app user (the per-user bound), apart from the keys they follow. */
+  private readonly perUser = new Map<string, number>();
+  /** Per tenant, the waiters whose read is under way. */
+  private readonly reading = new Map<string, Set<Waiter>>();
   private readonly perTenant = new Map<string, number>();
   private readonly perAddress = new Map<string, number>();
   private readonly wakeups = new Map<string, number>();
@@ -69,8 +91,7 @@ export class EntitlementWaits {
   enter(tenantId: string, appUserId: string, address: string): WaitSlot {
     const key = `${tenantId}:${subscriberHash(tenantId, appUserId)}`;
     const addressKey = `${tenantId}:${clientAddressKey(address)}`;
-    const same = this.byKey.get(key);
-    if ((same?.size ?? 0) >= this.limits.perUser)
+    if ((this.perUser.get(key) ?? 0) >= this.limits.perUser)
       throw tooMany(
         429,
         'rate_limited',
@@ -99,9 +120,9 @@ export class EntitlementWaits {
         'This server holds as many waits as it takes; retry after 1 s (or read without wait_for).',
         'wait_process',
       );
-    const w: Waiter = { tenantId, userKey: key, pending: false, wake: null };
-    if (same) same.add(w);
-    else this.byKey.set(key, new Set([w]));
+    const w: Waiter = { tenantId, keys: new Set(), seen: null, pending: false, wake: null };
+    this.keyBy(w, key);
+    this.perUser.set(key, (this.perUser.get(key) ?? 0) + 1);
     this.perTenant.set(tenantId, (this.perTenant.get(tenantId) ?? 0) + 1);
     this.perAddress.set(addressKey, (this.perAddress.get(addressKey) ?? 0) + 1);
     this.total++;
@@ -126,12 +147,35 @@ export class EntitlementWaits {
           w.wake = done;
         });
       },
+      reading: () => {
+        if (left) return;
+        w.seen = new Set();
+        const set = this.reading.get(tenantId);
+        if (set) set.add(w);
+        else this.reading.set(tenantId, new Set([w]));
+      },
+      follow: (appUserIds) => {
+        if (left) return;
+        const seen = w.seen;
+        this.stopReading(w);
+        const keys = new Set([key, ...appUserIds.map((id) => `${tenantId}:${subscriberHash(tenantId, id)}`)]);
+        for (const k of w.keys) if (!keys.has(k)) this.unkey(w, k);
+        for (const k of keys) {
+          if (w.keys.has(k)) continue;
+          this.keyBy(w, k);
+          // Notified while the read was under way, under an id the waiter did not follow then: that write may be
+          // newer than what the read saw, so the next `next()` answers at once and the caller looks again.
+          if (seen?.has(k.slice(tenantId.length + 1))) w.pending = true;
+        }
+      },
       leave: () => {
         if (left) return;
         left = true;
-        const set = this.byKey.get(key);
-        set?.delete(w);
-        if (set && set.size === 0) this.byKey.delete(key);
+        for (const k of [...w.keys]) this.unkey(w, k);
+        this.stopReading(w);
+        const u = (this.perUser.get(key) ?? 1) - 1;
+        if (u > 0) this.perUser.set(key, u);
+        else this.perUser.delete(key);
         const n = (this.perTenant.get(tenantId) ?? 1) - 1;
         if (n > 0) this.perTenant.set(tenantId, n);
         else this.perTenant.delete(tenantId);
@@ -143,28 +187,58 @@ export class EntitlementWaits {
     };
   }
 
-  /** A notification: wake this tenant's waiters of that app user (and no one else). */
+  /** A notification: wake this tenant's waiters of that app user's customer (and no one else). */
   changed(tenantId: string, hash: string): void {
+    const reading = this.reading.get(tenantId);
+    if (reading) for (const w of reading) w.seen?.add(hash);
     const set = this.byKey.get(`${tenantId}:${hash}`);
     if (!set) return;
     for (const w of set) this.wake(w, 'changed');
   }
 
+  private keyBy(w: Waiter, key: string): void {
+    w.keys.add(key);
+    const set = this.byKey.get(key);
+    if (set) set.add(w);
+    else this.byKey.set(key, new Set([w]));
+  }
+
+  private unkey(w: Waiter, key: string): void {
+    w.keys.delete(key);
+    const set = this.byKey.get(key);
+    set?.delete(w);
+    if (set && set.size === 0) this.byKey.delete(key);
+  }
+
+  private stopReading(w: Waiter): void {
+    w.seen = null;
+    const set = this.reading.get(w.tenantId);
+    set?.delete(w);
+    if (set && set.size === 0) this.reading.delete(w.tenantId);
+  }
+
   /** Notifications may have been lost (the listening session dropped): everyone looks again. */
   resync(): void {
-    for (const set of this.byKey.values()) for (const w of set) this.wake(w, 'changed');
+    for (const w of this.waiters()) this.wake(w, 'changed');
   }
 
   /** Answer every waiter now (shutdown): each re-reads and answers what is true. */
   stop(): void {
     this.stopped = true;
-    for (const set of this.byKey.values()) for (const w of set) this.wake(w, 'timeout');
+    for (const w of this.waiters()) this.wake(w, 'timeout');
   }
 
   /** What is held, for /readyz-style checks and tests: waiting now and wake-ups delivered, per tenant or in all. */
   stats(tenantId?: string): { waiting: number; wakeups: number } {
     if (tenantId) return { waiting: this.perTenant.get(tenantId) ?? 0, wakeups: this.wakeups.get(tenantId) ?? 0 };
     return { waiting: this.total, wakeups: [...this.wakeups.values()].reduce((a, b) => a + b, 0) };
+  }
+
+  /** Each waiter once (one following several ids is under several keys). */
+  private waiters(): Set<Waiter> {
+    const all = new Set<Waiter>();
+    for (const set of this.byKey.values()) for (const w of set) all.add(w);
+    return all;
   }
 
   private wake(w: Waiter, o: WaitOutcome): void {

@@ -5,10 +5,10 @@ import { invalidRequest } from '../../operations/errors';
 import type { Services } from '../../operations/services';
 import { admitPublishable, type AppActor } from './auth';
 import { entitlementTokenRead } from './token';
-import { subscriberView } from './subscriber';
+import { subscriberRead } from './subscriber';
 import { registerStorePurchaseRoute } from './store-purchases';
 import { registerSdkIdentify } from './identify';
-import { parseWait, waitForPremium } from './subscriber-wait';
+import { parseWait, waitForPremium, type HeldRead } from './subscriber-wait';
 
 /** `/v1/sdk/*`: what client apps call with a publishable key. */
 export function sdkRouter(services: Services): Router {
@@ -22,9 +22,9 @@ export function sdkRouter(services: Services): Router {
    * tenant's limit it holds nothing: the stored state is the answer, now.
    */
   const premiumRead =
-    <T extends { is_premium: boolean }>(
-      read: (actor: AppActor, appUserId: string) => Promise<T>,
-      answer: (found: T) => unknown,
+    <T>(
+      // `held`: the read of a held check, which answers the customer's ids too (api/sdk/subscriber-wait.ts).
+      read: (actor: AppActor, appUserId: string, held: boolean) => Promise<HeldRead<T>>,
     ): Koa.Middleware<Koa.DefaultState, Koa.DefaultContext & { params: Record<string, string> }> =>
     async (ctx) => {
       const appUserId = ctx.params.appUserId;
@@ -39,7 +39,7 @@ export function sdkRouter(services: Services): Router {
       if (!valid) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
       const wait = parseWait(ctx.query);
       if (!wait || overTenantLimit) {
-        ctx.body = answer(await read(actor, appUserId));
+        ctx.body = (await read(actor, appUserId, false)).answer;
         return;
       }
       const gone = new AbortController();
@@ -47,9 +47,9 @@ export function sdkRouter(services: Services): Router {
       ctx.res.once('close', onClose);
       try {
         const found = await waitForPremium(services, actor, appUserId, ctx.ip, wait.timeoutMs, gone.signal, () =>
-          read(actor, appUserId),
+          read(actor, appUserId, true),
         );
-        if (found) ctx.body = answer(found);
+        if (found) ctx.body = found;
         else ctx.status = 499; // the client went away (nginx's "client closed request"); nothing is sent
       } finally {
         ctx.res.off('close', onClose);
@@ -58,18 +58,15 @@ export function sdkRouter(services: Services): Router {
 
   router.get(
     '/subscribers/:appUserId',
-    premiumRead(
-      (actor, appUserId) => subscriberView(services.db, actor, appUserId),
-      (view) => view,
-    ),
+    premiumRead(async (actor, appUserId, held) => {
+      const { view, customerIds } = await subscriberRead(services.db, actor, appUserId, { held });
+      return { answer: view, premium: view.is_premium, customerIds };
+    }),
   );
   // The same answer, signed (docs/entitlement-tokens.md).
   router.get(
     '/subscribers/:appUserId/token',
-    premiumRead(
-      (actor, appUserId) => entitlementTokenRead(services, services.db, actor, appUserId),
-      (t) => t.body,
-    ),
+    premiumRead((actor, appUserId, held) => entitlementTokenRead(services, services.db, actor, appUserId, held)),
   );
 
   registerStorePurchaseRoute(router, services);

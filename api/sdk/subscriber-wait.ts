@@ -29,13 +29,25 @@ export function parseWait(query: ParsedUrlQuery): { timeoutMs: number } | null {
 }
 
 /**
- * The subscriber answer once the app user is premium, or at `timeoutMs` whatever is true then.
- * The slot is taken before the first read, so a change committed between that read and the
- * wait is not missed (it is pending when the wait starts). Each wake-up re-reads through the
- * caller's own tenant transaction; the timeout re-reads once more (the fallback when a
- * notification never came). Null when the client went away.
+ * One read of a held check: what is answered, whether it is premium, and every id the customer is
+ * known by (the id asked about, the one it is an alias of, that one's aliases): the wait wakes on
+ * a write under any of them.
  */
-export async function waitForPremium<T extends { is_premium: boolean }>(
+export interface HeldRead<T> {
+  answer: T;
+  premium: boolean;
+  customerIds: readonly string[];
+}
+
+/**
+ * The answer once the customer is premium, or at `timeoutMs` whatever is true then. The slot is
+ * taken before the first read, so a change committed between that read and the wait is not missed
+ * (it is pending when the wait starts); each read tells the slot the customer's ids, and a write
+ * under one of them notified while the read was under way counts as such a change too. Each
+ * wake-up re-reads through the caller's own tenant transaction; the timeout re-reads once more
+ * (the fallback when a notification never came). Null when the client went away.
+ */
+export async function waitForPremium<T>(
   services: Services,
   actor: AppActor,
   appUserId: string,
@@ -43,22 +55,28 @@ export async function waitForPremium<T extends { is_premium: boolean }>(
   timeoutMs: number,
   signal: AbortSignal,
   // What is read each time: the subscriber answer, or what the token endpoint builds on the same read.
-  read: () => Promise<T>,
+  read: () => Promise<HeldRead<T>>,
 ): Promise<T | null> {
   const waits = entitlementWaits(services);
   // A process that started no listener (work starts with the process, never on first use) answers at once.
-  if (!waits) return read();
+  if (!waits) return (await read()).answer;
   const slot = waits.enter(actor.tenantId, appUserId, address);
+  const look = async () => {
+    slot.reading();
+    const r = await read();
+    slot.follow(r.customerIds);
+    return r;
+  };
   try {
     const deadline = Date.now() + timeoutMs;
-    let view = await read();
-    while (!view.is_premium) {
+    let r = await look();
+    while (!r.premium) {
       const outcome = await slot.next(deadline - Date.now(), signal);
       if (outcome === 'aborted') return null;
-      view = await read();
+      r = await look();
       if (outcome === 'timeout' || Date.now() >= deadline) break;
     }
-    return view;
+    return r.answer;
   } finally {
     slot.leave();
   }

@@ -19,19 +19,24 @@ export async function subscriberView(db: Knex, actor: AppActor, appUserId: strin
 
 /**
  * The premium check's one read, with each entitlement's id beside the answer: what an
- * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does. `signer`:
- * the token's signing key is read in the same transaction's first round trip (`signerKid`).
+ * entitlement token states (api/sdk/token.ts) comes from the very rows the answer does. `held`: a
+ * held check's read, which also answers every id the customer is known by (it wakes on a write under
+ * any of them: api/sdk/subscriber-wait.ts); otherwise `customerIds` is the id asked about alone.
+ * `signer`: the token's signing key is read in the same transaction's first round trip (`signerKid`).
  */
 export async function subscriberRead(
   db: Knex,
   actor: AppActor,
   appUserId: string,
-  opts: { signer?: DeploymentStatement } = {},
+  opts: { held?: boolean; signer?: DeploymentStatement } = {},
 ) {
-  const { ents, subs, first } = await readAsTenant(
+  const { ents, subs, customerIds, first } = await readAsTenant(
     db,
     actor.tenantId,
-    async (reader, first) => ({ ...(await readSubscriberRows(reader, appUserId, actor.mode)), first }),
+    async (reader, first) => ({
+      ...(await readSubscriberRows(reader, appUserId, actor.mode, { withIds: opts.held })),
+      first,
+    }),
     { first: opts.signer },
   );
   const entitlements = ents.map((e: Row) => ({
@@ -56,5 +61,10 @@ export async function subscriberRead(
     entitlements,
     cache_ttl_seconds: cacheTtlSeconds(subs),
   };
-  return { view, ids: ents.map((e: Row) => String(e.id)), signerKid: first[0]?.kid as string | undefined };
+  return {
+    view,
+    ids: ents.map((e: Row) => String(e.id)),
+    customerIds,
+    signerKid: first[0]?.kid as string | undefined,
+  };
 }

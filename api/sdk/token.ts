@@ -10,11 +10,20 @@ import { subscriberRead } from './subscriber';
  * `GET /v1/sdk/subscribers/{id}/token` (docs/entitlement-tokens.md): the premium check's answer
  * as a signed token, `{token, expires_at}`. Built from the premium check's own read, so the two
  * never disagree; signed with the deployment's active key (db/signing-key-service.ts), which is
- * read with that state in its first round trip.
- * `is_premium` rides along for the `wait_for=premium` hold and is not sent.
+ * read with that state in its first round trip. Whether it is premium and the customer's ids ride
+ * along for the `wait_for=premium` hold and are not sent.
  */
-export async function entitlementTokenRead(services: Services, db: Knex, actor: AppActor, appUserId: string) {
-  const { view, ids, signerKid } = await subscriberRead(db, actor, appUserId, { signer: ACTIVE_SIGNER });
+export async function entitlementTokenRead(
+  services: Services,
+  db: Knex,
+  actor: AppActor,
+  appUserId: string,
+  held = false,
+) {
+  const { view, ids, customerIds, signerKid } = await subscriberRead(db, actor, appUserId, {
+    held,
+    signer: ACTIVE_SIGNER,
+  });
   const claims = entitlementTokenClaims({
     issuer: services.config.publicApiUrl,
     tenantId: actor.tenantId,
@@ -30,5 +39,9 @@ export async function entitlementTokenRead(services: Services, db: Knex, actor: 
     now: new Date(),
   });
   const token = await signingKeys(services.db, services.vault).signJwsAs(signerKid, claims, ENTITLEMENT_TOKEN_TYP);
-  return { is_premium: view.is_premium, body: { token, expires_at: new Date(claims.exp * 1000).toISOString() } };
+  return {
+    answer: { token, expires_at: new Date(claims.exp * 1000).toISOString() },
+    premium: view.is_premium,
+    customerIds,
+  };
 }

@@ -18,6 +18,11 @@ const provider = z.enum(PROVIDERS);
  * that keeps the snapshot of the highest `sequence` is right whatever order deliveries arrive in.
  */
 const customerFields = {
+  known_as: z
+    .array(z.string())
+    .describe(
+      'the customer’s other ids (an anonymous id that signed in, an app user merged in; oldest first, at most 10): `app_user_id` is the id they were merged into, and the rows of this event may be stored under one of these',
+    ),
   sequence: z
     .number()
     .int()

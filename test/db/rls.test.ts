@@ -236,6 +236,14 @@ describe('row-level security', () => {
     });
     await ins('subscriber_attributes', { app_user_id: `u-${tag}`, name: '$email', value: 'x', set_at_ms: 1 });
     await ins('app_user_aliases', { alias_id: `$RCAnonymousID:${tag}`, app_user_id: `u-${tag}` });
+    // A web purchase's move refused by the restore policy, kept once per decision (migration 073).
+    await ins('transfer_refusals', {
+      provider: 'psp_a',
+      token_hash: `sub_${tag}`,
+      from_app_user_id: `u-${tag}`,
+      to_app_user_id: `v-${tag}`,
+      policy: 'keep_with_original',
+    });
     // The support desk's notes on a customer (docs/support.md, "Notes").
     await ins('customer_notes', { app_user_id: `u-${tag}`, body: 'note', written_by: 'operator' });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
@@ -343,6 +351,7 @@ describe('row-level security', () => {
         'customer_event_sequences',
         'reconciliation_settings',
         'transfer_settings',
+        'transfer_refusals',
         'chart_day_sums',
         'chart_retention_sums',
         'chart_ltv_sums',

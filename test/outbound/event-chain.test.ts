@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
 import { makeEntitlement, makeTenant } from '../helpers/factories';
 import { withTenant } from '../../db/tenant-tx';
+import { outboundSubjectKey } from '../../db/customers';
+import { insertAlias, mergeAppUsers } from '../../db/revenuecat';
 
 /**
  * The per-customer hash chain (docs/event-proofs.md) checked with an independent implementation of
@@ -118,5 +120,67 @@ describe('every customer event is chained', () => {
     const { hash, ...rest } = rows[1].body.data;
     expect(sha256(canonicalize(rest)!)).toBe(hash);
     expect(sha256(canonicalize({ ...rest, state: 'revoked' })!)).not.toBe(hash);
+  });
+
+  it('one customer, one chain: after a merge, events about rows stored under the merged id go on the chain of the id it was merged into, naming it, with known_as', async () => {
+    const t = await makeTenant('chain-alias');
+    const anon = `$RCAnonymousID:${crypto.randomBytes(16).toString('hex')}`;
+    const user = `user_${crypto.randomUUID()}`;
+    const other = `user_${crypto.randomUUID()}`;
+    const anonEnt = await makeEntitlement(t.tenant_id, { appUserId: anon });
+    await makeEntitlement(t.tenant_id, { appUserId: user, provider: 'psp_a' });
+    const chainOf = async (id: string) =>
+      (
+        await testDb()('outbound_events')
+          .where({ tenant_id: t.tenant_id, order_key: outboundSubjectKey(t.tenant_id, id) })
+          .orderBy('sequence')
+      ).map((r) => r.body);
+    const before = await chainOf(anon);
+    expect(before.map((e) => [e.data.app_user_id, e.data.sequence, e.data.known_as])).toEqual([
+      [anon, 1, []],
+      [anon, 2, []],
+    ]);
+
+    // The anonymous user signs in: one customer from now on.
+    await withTenant(testDb(), t.tenant_id, (trx) => insertAlias(trx, t.tenant_id, anon, user, 10));
+    await withTenant(testDb(), t.tenant_id, (trx) =>
+      trx('entitlements').where({ id: anonEnt.id }).update({ state: 'grace_period' }),
+    );
+    const chain = await chainOf(user);
+    const merged = chain[2].data;
+    // Named by the customer's id, the stored id among known_as, numbered and linked on the customer's chain.
+    expect(merged).toMatchObject({ app_user_id: user, known_as: [anon], state: 'grace_period', sequence: 3 });
+    expect(merged.prev_hash).toBe(chain[1].data.hash);
+    // The snapshot is the customer's: the purchase under either id.
+    expect(merged.entitlements.map((e: { provider: string; state: string }) => [e.provider, e.state])).toEqual([
+      ['store_android', 'grace_period'],
+      ['psp_a', 'active'],
+    ]);
+    verifyChain(chain);
+    // The merged id's chain keeps what was delivered on it before the merge, unchanged, and grows no more.
+    expect(await chainOf(anon)).toEqual(before);
+    const heads = await testDb()('customer_event_sequences')
+      .where({ tenant_id: t.tenant_id })
+      .whereIn('subject', [anon, user]);
+    expect(Object.fromEntries(heads.map((h) => [h.subject, [Number(h.seq), h.last_hash]]))).toEqual({
+      [anon]: [2, before[1].data.hash],
+      [user]: [3, merged.hash],
+    });
+
+    // A backend merge of another identified user: its rows' events follow to the same chain, known_as grows.
+    await makeEntitlement(t.tenant_id, { appUserId: other, provider: 'psp_b' });
+    await withTenant(testDb(), t.tenant_id, (trx) => mergeAppUsers(trx, t.tenant_id, other, user));
+    await withTenant(testDb(), t.tenant_id, (trx) =>
+      trx('entitlements').where({ tenant_id: t.tenant_id, app_user_id: other }).update({ state: 'expired' }),
+    );
+    const after = await chainOf(user);
+    expect(after.at(-1)!.data).toMatchObject({
+      app_user_id: user,
+      known_as: [anon, other],
+      sequence: 4,
+      state: 'expired',
+    });
+    verifyChain(after);
+    expect((await chainOf(other)).map((e) => e.data.sequence)).toEqual([1, 2]);
   });
 });

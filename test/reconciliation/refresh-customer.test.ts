@@ -116,6 +116,8 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
         prev_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
         hash: expect.stringMatching(/^[0-9a-f]{64}$/),
         entitlements: expect.any(Array),
+        // The customer's other ids (none here: docs/outbound-webhooks.md, "One customer, one chain").
+        known_as: [],
       },
     ]);
     expect(await counted()).toBe(countedBefore + 1);

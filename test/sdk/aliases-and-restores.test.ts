@@ -4,7 +4,7 @@ import { purchaseKey, tokenHashOfKey } from '../../providers/purchase-ref';
 import { call, keyWith, refill } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
-import { until } from '../helpers/until';
+import { playPurchases } from '../helpers/play-purchases';
 
 /**
  * Aliases are not transfers, and what the SDK shows of a restore (docs/transfers.md), end to end
@@ -17,16 +17,7 @@ import { until } from '../helpers/until';
 describe('aliases and restores', () => {
   let s: StoreStack;
   let writer: string;
-  const buy = async (user: string) =>
-    (
-      await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', {
-        product_id: 'premium_monthly',
-        account: s.accounts.store_android,
-        app_user_id: user,
-      })
-    ).purchase_token;
-  const register = (user: string, token: string) =>
-    s.register({ app_user_id: user, provider: 'store_android', product_id: 'premium_monthly', purchase_token: token });
+  const { buy, register, notify: rtdn, processed } = playPurchases(() => s);
   const premium = async (user: string, key?: string) => {
     await refill(s.tenant.tenant_id);
     return (await s.subscriber(user, key)).body.is_premium as boolean;
@@ -53,19 +44,6 @@ describe('aliases and restores', () => {
       warn: () => {},
       ...extra,
     });
-  const rtdn = (type: string, token: string) =>
-    s.control.store_android<{ id: string; status: number }>('POST', '/events', {
-      type,
-      target: `${s.api.dashboardRoot}/api/webhooks/store_android`,
-      account: s.accounts.store_android,
-      data: { purchaseToken: token },
-    });
-  const processed = (id: string) =>
-    until(
-      'the notification processed',
-      () => testDb()('webhook_deliveries').where({ provider: 'store_android', event_id: id }).first(),
-      (d) => d?.status === 'processed',
-    );
   /** The purchase's entitlement rows and who holds its claim (the store writes for the holder). */
   const purchaseRows = async (token: string) => {
     const key = purchaseKey('store_android', token);
@@ -169,6 +147,23 @@ describe('aliases and restores', () => {
       .where({ tenant_id: s.tenant.tenant_id, action: 'customers.merge' })
       .select('outcome');
     expect(audit.map((a) => a.outcome)).toContain('ok');
+
+    // The store refunds the purchase stored under merge_a: the tenant's backend hears it about the customer,
+    // merge_b, on merge_b's chain, with merge_a in known_as; merge_a's chain keeps what it had before the merge.
+    const chain = async (id: string) => (await api(`/customers/${id}/events`, reader)).body.data as any[];
+    const before = await chain('merge_a');
+    expect(before.length).toBeGreaterThan(0);
+    await s.control.store_android('POST', '/void', { purchase_token: token, account: s.accounts.store_android });
+    await processed((await rtdn('VOIDED_PURCHASE', token)).id);
+    const after = await chain('merge_b');
+    expect(after.map((e) => e.type)).toContain('entitlement.revoked');
+    expect(after.map((e) => [e.data.app_user_id, e.data.known_as, e.data.sequence])).toEqual(
+      after.map((_, i) => ['merge_b', ['merge_a'], i + 1]),
+    );
+    expect(after.find((e) => e.type === 'entitlement.revoked').data.entitlements).toEqual([
+      expect.objectContaining({ state: 'revoked', is_sandbox: true }),
+    ]);
+    expect(await chain('merge_a')).toEqual(before);
   });
 
   it('restore() and a store checkout under review answer pending_review with the transfer; approval shows on refresh', async () => {

@@ -245,19 +245,40 @@ describe('entitlement tokens', () => {
     );
   });
 
+  /** The held token request is in the waiters' registry: a write from now on must wake it. */
+  const tokenWaiting = (tenantId: string) =>
+    until(
+      'the token request to wait',
+      async () =>
+        (await import('../../api/sdk/entitlement-waits')).entitlementWaits(api.services)!.stats(tenantId).waiting,
+      (n) => n === 1,
+    );
+
   it('wait_for=premium holds the token until the purchase commits, like the premium check', async () => {
     const t = await tenant();
     const pending = fetchToken(t.publishable_key, 'waiter', '?wait_for=premium&timeout_ms=15000');
-    await until(
-      'the token request to wait',
-      async () =>
-        (await import('../../api/sdk/entitlement-waits')).entitlementWaits(api.services)!.stats(t.tenant_id).waiting,
-      (n) => n === 1,
-    );
+    await tokenWaiting(t.tenant_id);
     await entitle(t, 'waiter');
     const r = await pending;
     expect(r.status).toBe(200);
     expect((await verify(r.body.token, `${t.tenant_id}:test`)).payload.premium).toBe(true);
+  });
+
+  it('wait_for=premium on the token wakes on a write under another id of the customer (an anonymous id signed in)', async () => {
+    const t = await tenant();
+    const anon = `$RCAnonymousID:${crypto.randomBytes(16).toString('hex')}`;
+    const identify = { method: 'POST', body: JSON.stringify({ new_app_user_id: 'token-user' }) };
+    const path = `/v1/sdk/subscribers/${encodeURIComponent(anon)}/identify`;
+    expect((await call(api.apiRoot, path, t.publishable_key, identify)).status).toBe(200);
+    const started = Date.now();
+    const pending = fetchToken(t.publishable_key, anon, '?wait_for=premium&timeout_ms=20000');
+    await tokenWaiting(t.tenant_id);
+    await entitle(t, 'token-user');
+    const { status, body } = await pending;
+    expect(status).toBe(200);
+    expect((await verify(body.token, `${t.tenant_id}:test`)).payload.premium).toBe(true);
+    // Woken by the commit, not by the timeout's fallback re-read.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('rotation keeps tokens issued before valid and signs new ones with the new kid', async () => {

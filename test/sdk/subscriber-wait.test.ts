@@ -97,6 +97,61 @@ describe('bounded wait for premium on the subscriber endpoint', () => {
     expect(again.body.is_premium).toBe(true);
   });
 
+  /** Our SDK's sign-in: the anonymous id becomes an alias of the identified one (one customer, docs/transfers.md). */
+  const identify = async (t: Tenant, anonymous: string, identified: string) => {
+    const r = await call(
+      api.apiRoot,
+      `/v1/sdk/subscribers/${encodeURIComponent(anonymous)}/identify`,
+      t.publishable_key,
+      {
+        method: 'POST',
+        body: JSON.stringify({ new_app_user_id: identified }),
+      },
+    );
+    expect(r.status).toBe(200);
+  };
+  const anonymousId = () => `$RCAnonymousID:${crypto.randomBytes(16).toString('hex')}`;
+
+  it('a held check wakes on a write under any id of its customer: the anonymous id asked, the purchase under the signed-in id, and the reverse', async () => {
+    const t = await newTenant('wait-aliases');
+    const [anon, anon2] = [anonymousId(), anonymousId()];
+    await identify(t, anon, 'signed-in');
+    await identify(t, anon2, 'signed-in-2');
+    const started = Date.now();
+    // Held on the anonymous id; the purchase is written under the id it signed in as.
+    const onAnon = wait(t, anon, `wait_for=premium&timeout_ms=${MAX_WAIT_MS}`);
+    // Held on the signed-in id (on the other replica); the purchase is written under the anonymous id.
+    const onUser = wait(t, 'signed-in-2', `wait_for=premium&timeout_ms=${MAX_WAIT_MS}`, other.apiRoot);
+    await waitingFor(t, 1);
+    await waitingFor(t, 1, other);
+    await grant(t, 'signed-in');
+    await grant(t, anon2);
+    const [a, u] = await Promise.all([onAnon, onUser]);
+    expect(a).toMatchObject({ status: 200, body: { app_user_id: anon, is_premium: true } });
+    expect(u).toMatchObject({ status: 200, body: { app_user_id: 'signed-in-2', is_premium: true } });
+    // Woken by the commits, not by the 20 s timeout's fallback re-read.
+    expect(Date.now() - started).toBeLessThan(MAX_WAIT_MS / 2);
+    expect(waits().stats(t.tenant_id).waiting).toBe(0);
+  });
+
+  it('a check held on an anonymous id before it signs in wakes when it does, and follows the signed-in id from then on', async () => {
+    const t = await newTenant('wait-sign-in');
+    const anon = anonymousId();
+    const started = Date.now();
+    const pending = wait(t, anon, `wait_for=premium&timeout_ms=${MAX_WAIT_MS}`);
+    await waitingFor(t, 1);
+    // The sign-in wakes the waiter (its customer changed); it re-reads, is still free, and now follows both ids.
+    await identify(t, anon, 'later-user');
+    await until(
+      'the waiter woken by the sign-in',
+      async () => waits().stats(t.tenant_id).wakeups,
+      (n) => n >= 1,
+    );
+    await grant(t, 'later-user');
+    expect(await pending).toMatchObject({ status: 200, body: { app_user_id: anon, is_premium: true } });
+    expect(Date.now() - started).toBeLessThan(MAX_WAIT_MS / 2);
+  });
+
   it('the timeout answers what is true then (not premium), and a write that grants nothing does not end the wait early', async () => {
     const t = await newTenant('wait-timeout');
     const started = Date.now();

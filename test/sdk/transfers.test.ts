@@ -15,6 +15,7 @@ import { createLogger } from '../../runtime/logger';
 import { call, keyWith, newTenant, refill } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { startStoreStack, type StoreStack } from '../helpers/stores';
+import { playPurchases } from '../helpers/play-purchases';
 import { until } from '../helpers/until';
 
 /**
@@ -28,17 +29,8 @@ describe('transfers', () => {
   let s: StoreStack;
   let writer: string;
   let reader: string;
+  const { buy, register, notify: rtdn, processed } = playPurchases(() => s);
   const log = createLogger('silent');
-  const buy = async (user: string) =>
-    (
-      await s.control.store_android<{ purchase_token: string }>('POST', '/sandbox-purchase', {
-        product_id: 'premium_monthly',
-        account: s.accounts.store_android,
-        app_user_id: user,
-      })
-    ).purchase_token;
-  const register = (user: string, token: string) =>
-    s.register({ app_user_id: user, provider: 'store_android', product_id: 'premium_monthly', purchase_token: token });
   const premium = async (user: string) => (await s.subscriber(user)).body.is_premium as boolean;
   const api = (path: string, key: string, init: RequestInit = {}) => call(s.api.apiUrl, path, key, init);
   const settings = (body: Record<string, unknown>) =>
@@ -244,23 +236,10 @@ describe('transfers', () => {
     const token = await buy('renew_a');
     await register('renew_a', token);
     expect((await register('renew_b', token)).body.is_premium).toBe(true);
-    const rtdn = (type: string) =>
-      s.control.store_android<{ id: string; status: number }>('POST', '/events', {
-        type,
-        target: `${s.api.dashboardRoot}/api/webhooks/store_android`,
-        account: s.accounts.store_android,
-        data: { purchaseToken: token },
-      });
-    const processed = (id: string) =>
-      until(
-        'the notification processed',
-        () => testDb()('webhook_deliveries').where({ provider: 'store_android', event_id: id }).first(),
-        (d) => d?.status === 'processed',
-      );
-    await processed((await rtdn('SUBSCRIPTION_RENEWED')).id);
+    await processed((await rtdn('SUBSCRIPTION_RENEWED', token)).id);
     expect([await premium('renew_a'), await premium('renew_b')]).toEqual([false, true]);
     await s.control.store_android('POST', '/void', { purchase_token: token, account: s.accounts.store_android });
-    await processed((await rtdn('VOIDED_PURCHASE')).id);
+    await processed((await rtdn('VOIDED_PURCHASE', token)).id);
     const b = await s.subscriber('renew_b');
     expect(b.body.entitlements[0]).toMatchObject({ state: 'revoked' });
     expect(await testDb()('entitlements').where({ tenant_id: s.tenant.tenant_id, app_user_id: 'renew_a' })).toEqual([]);

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { transferWorkflowId } from '../../domain/transfers';
+import { transfersCounter } from '../../runtime/metrics';
 import { call, keyWith, newTenant, refill } from '../helpers/api';
 import { sellOnWebProvider } from '../helpers/connections';
 import { testDb } from '../helpers/db';
@@ -84,6 +85,10 @@ describe('web purchases re-linked to another app user', () => {
     });
     return ((await r.json()) as { data: { id: string }[] }).data[0].id;
   };
+  /** `billing_transfers_total` for a policy and outcome (the worker runs in this process). */
+  const counted = async (policy: string, outcome: string) =>
+    (await transfersCounter.get()).values.find((v) => v.labels.policy === policy && v.labels.outcome === outcome)
+      ?.value ?? 0;
   const transfersOf = async (user: string) => (await api(`/transfers?app_user_id=${user}`)).body.data as any[];
   const events = async (type: string) =>
     (
@@ -108,7 +113,8 @@ describe('web purchases re-linked to another app user', () => {
     });
   });
 
-  it('keep_with_original (the default): the holder keeps it; the new name gets nothing and no transfer', async () => {
+  it('keep_with_original (the default): the holder keeps it; the new name gets nothing and no transfer; the refusal counted once', async () => {
+    const refusedBefore = await counted('keep_with_original', 'refused');
     const { subscription_id: sub } = await buy('wk_a');
     await relink(sub, 'wk_b');
     expect([await premium('wk_a'), await premium('wk_b')]).toEqual([true, false]);
@@ -116,6 +122,29 @@ describe('web purchases re-linked to another app user', () => {
     expect(record.app_user_id).toBe('wk_a');
     expect(await testDb()('entitlements').where({ tenant_id: t.tenant_id, app_user_id: 'wk_b' })).toEqual([]);
     expect(await transfersOf('wk_b')).toEqual([]);
+    // The provider repeats the name on its later events (a renewal, a re-sent event): one refusal, counted once.
+    await relink(sub, 'wk_b');
+    await relink(sub, 'wk_b');
+    // Counted just after each event's write commits: by the third event's, the first two were counted.
+    await until(
+      'the refusal counted',
+      () => counted('keep_with_original', 'refused'),
+      (n) => n > refusedBefore,
+    );
+    expect((await counted('keep_with_original', 'refused')) - refusedBefore).toBe(1);
+    expect(
+      await testDb()('transfer_refusals')
+        .where({ tenant_id: t.tenant_id })
+        .select('from_app_user_id', 'to_app_user_id'),
+    ).toEqual([{ from_app_user_id: 'wk_a', to_app_user_id: 'wk_b' }]);
+    // Naming yet another app user is another decision: counted again.
+    await relink(sub, 'wk_c');
+    await until(
+      'the second refusal counted',
+      () => counted('keep_with_original', 'refused'),
+      (n) => n > refusedBefore + 1,
+    );
+    expect([await premium('wk_a'), await premium('wk_c')]).toEqual([true, false]);
   });
 
   it('transfer: access moves with the subscription; undo brings it back, and the provider naming the receiver again does not undo that', async () => {
@@ -156,8 +185,12 @@ describe('web purchases re-linked to another app user', () => {
     const undone = await api(`/transfers/${tr.id}/undo`, { method: 'POST' });
     expect(undone.body).toMatchObject({ status: 'undone' });
     expect([await premium('wt_a'), await premium('wt_b')]).toEqual([true, false]);
-    // The provider keeps naming the receiver: the undo stands, nothing is transferred again.
+    // The provider keeps naming the receiver: the undo stands, nothing is transferred again (and
+    // nothing refused: the move was decided against, counted as undone).
+    const refused = await counted('transfer', 'refused');
     await relink(sub, 'wt_b');
+    await relink(sub, 'wt_b');
+    expect(await counted('transfer', 'refused')).toBe(refused);
     expect([await premium('wt_a'), await premium('wt_b')]).toEqual([true, false]);
     expect((await transfersOf('wt_b')).map((x) => x.status)).toEqual(['undone']);
   });
