@@ -73,6 +73,8 @@ export interface ReadInput {
   purchase?: PurchaseRef;
   /** A device's signed transaction (App Store registration): verified, then its id is re-read. */
   signedTransaction?: string;
+  /** An App Store transaction id taken from a StoreKit 1 app receipt: read as is, the product from Apple's answer. */
+  transactionId?: string;
   /** The product the client claims; the store's answer must match it. */
   storeProductId?: string;
   /** The registering app user, to compare with the buyer the store names. */
@@ -370,6 +372,9 @@ export function createStoreReader({
         const ids = await adapter.verifySignedTransaction!(ctx, input.signedTransaction);
         purchaseId = ids.transaction_id;
         product = ids.product_id;
+      } else if (input.transactionId !== undefined) {
+        purchaseId = input.transactionId;
+        product = undefined;
       }
       // The answer shows the store as of no earlier than the request's start: that is its place in the order of
       // reads.

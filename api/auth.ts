@@ -58,16 +58,28 @@ export function actorFrom(row: KeyRow | undefined, hash: string, now = new Date(
 }
 
 /**
- * last_used_at is written at most once a minute per key and never awaited on the request path.
- * Returns the write (which never rejects) when one was started, null when the stored value is
- * recent enough: callers off the request path, and tests, can await it instead of sleeping.
+ * When a key was last used, for every kind of key (secret keys here, the keys for RevenueCat's
+ * SDKs in api/revenuecat/auth.ts): the key's row, read by the lookup the request makes anyway,
+ * carries its `last_used_at`, and the request writes it only when that is more than a minute
+ * old, never awaited on the request path. So a hot key costs one small write a minute (per api
+ * process at most, when several race on the same minute), none per request, and nothing is
+ * lost on a crash: the write is made at the use, not kept for later. The value is right to
+ * the minute. Returns the write (which never rejects) when one was started, null when the
+ * stored value is recent enough: callers off the request path, and tests, can await it.
  */
+export function touchLastUsedWith(
+  lastUsedAt: Date | string | null,
+  write: (at: Date) => Promise<void>,
+  now = new Date(),
+): Promise<void> | null {
+  if (lastUsedAt && now.getTime() - new Date(lastUsedAt).getTime() <= LAST_USED_RESOLUTION_MS) return null;
+  return write(now).then(
+    () => {},
+    () => {},
+  );
+}
+
+/** A secret key's last use (touchLastUsedWith). */
 export function touchLastUsed(db: Knex, row: KeyRow, now = new Date()): Promise<void> | null {
-  if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > LAST_USED_RESOLUTION_MS) {
-    return markKeyUsed(db, row.id, now).then(
-      () => {},
-      () => {},
-    );
-  }
-  return null;
+  return touchLastUsedWith(row.last_used_at, (at) => markKeyUsed(db, row.id, at), now);
 }

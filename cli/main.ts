@@ -17,7 +17,14 @@ import {
 } from './plan';
 import { catalogueYaml } from './pull';
 import { readServiceCatalogue } from './service-state';
-import { compareAccess, describeDifference, readRevenueCatExport, readServiceAccess } from './revenuecat-compare';
+import {
+  compareAccess,
+  describeDifference,
+  followAliases,
+  readKnownAs,
+  readRevenueCatCustomers,
+  readServiceAccess,
+} from './revenuecat-compare';
 import { describeEvent, runEvents, runGatedSync, type RunOutcome } from './sync-run';
 
 /** Exit codes (docs/ci.md): plan says 2 when there is something to do. */
@@ -191,9 +198,25 @@ async function revenuecatCompareCommand(opts: {
   if (size > MAX_COMPARE_BYTES)
     throw new CliFailure('invalid_file', `${opts.file}: larger than ${MAX_COMPARE_BYTES / 1024 / 1024} MiB`);
   const sandbox = !!opts.sandbox;
-  const theirs = readRevenueCatExport(fs.readFileSync(opts.file, 'utf8'), { sandbox, now: Date.now() });
+  const exported = readRevenueCatCustomers(fs.readFileSync(opts.file, 'utf8'), { sandbox, now: Date.now() });
   const ours = await readServiceAccess(apiConfig(), { sandbox });
-  const result = compareAccess(theirs, ours, Number(opts.tolerance) * 1000);
+  // One customer under several ids: first the ids RevenueCat's lines name together, then, for the
+  // customers still differing, the ids this service knows them by (its aliases).
+  const tolerance = Number(opts.tolerance) * 1000;
+  let joined = followAliases(exported.access, ours, exported.links, new Map());
+  let result = compareAccess(joined.theirs, joined.ours, tolerance);
+  if (result.differences.length) {
+    const differing = [...new Set(result.differences.map((d) => d.app_user_id))];
+    const { knownAs, refused } = await readKnownAs(apiConfig(), differing);
+    if (refused)
+      err(
+        "note: the key lacks customers:read, so the ids this service knows a customer by were not followed (RevenueCat's were).",
+      );
+    if (knownAs.size) {
+      joined = followAliases(exported.access, ours, exported.links, knownAs);
+      result = compareAccess(joined.theirs, joined.ours, tolerance);
+    }
+  }
   if (opts.json) json(result);
   else {
     for (const d of result.differences) out(describeDifference(d));
@@ -291,11 +314,11 @@ export function buildProgram(): Command {
   program
     .command('revenuecat:compare')
     .description(
-      "Compare RevenueCat's customers (an export CSV) with this service's active entitlements; exit 0 same, 2 differences",
+      "Compare RevenueCat's customers (an export CSV) with this service's active entitlements, customer by customer (both sides' aliases followed); exit 0 same, 2 differences",
     )
     .requiredOption(
       '--file <csv>',
-      "RevenueCat's export: app_user_id, active_entitlements (or entitlement_identifiers), expires_date",
+      "RevenueCat's export (; or , separated): rc_original_app_user_id/rc_last_seen_app_user_id_alias (or app_user_id), entitlement_identifiers (or active_entitlements), effective_end_time (or expires_date)",
     )
     .option('--sandbox', 'compare sandbox access instead of live')
     .addOption(

@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { DEFAULT_ENTITLEMENT } from '../domain/revenuecat';
-import { CliFailure, listAll, type ApiConfig } from './api-client';
+import { CliFailure, listAll, request, type ApiConfig } from './api-client';
 
 /**
  * `billing revenuecat:compare`: while an app runs on RevenueCat and here side by side
@@ -11,7 +11,13 @@ import { CliFailure, listAll, type ApiConfig } from './api-client';
 /** App user → entitlement identifier → when access ends (ms since epoch; null: never). */
 export type AccessMap = Map<string, Map<string, number | null>>;
 
-/** The columns read, first present wins: RevenueCat's customer and transaction exports name them differently. */
+/**
+ * The columns read, first present wins: RevenueCat's customer and transaction exports name them
+ * differently. The Transactions feed of its Scheduled Data Exports (docs/migrate-from-revenuecat.md)
+ * names the customer twice: `rc_original_app_user_id` (its first id, often `$RCAnonymousID:…`) and
+ * `rc_last_seen_app_user_id_alias` (the id it was last seen under); its access ends at
+ * `effective_end_time` (the later of `end_time` and `grace_period_end_time`).
+ */
 const USER_COLUMNS = ['app_user_id', 'rc_last_seen_app_user_id_alias', 'rc_original_app_user_id'];
 const ENTITLEMENT_COLUMNS = ['active_entitlements', 'entitlement_identifiers', 'entitlements', 'entitlement_id'];
 const EXPIRY_COLUMNS = ['expires_date', 'effective_end_time', 'expiration_at', 'end_time'];
@@ -58,9 +64,36 @@ function put(map: AccessMap, user: string, entitlement: string, until: number | 
  * a line of the other side (sandbox or not) is left out. Problems name the line.
  */
 export function readRevenueCatExport(csv: string, opts: { sandbox: boolean; now: number }): AccessMap {
+  return readRevenueCatCustomers(csv, opts).access;
+}
+
+/**
+ * RevenueCat's delivered files are separated by semicolons, a file saved from a spreadsheet or a
+ * list export by commas: the header line says which (it holds no quoted field).
+ */
+function delimiterOf(csv: string): ',' | ';' {
+  const header = csv.slice(0, csv.search(/\r?\n|$/));
+  return header.includes(';') && !header.includes(',') ? ';' : ',';
+}
+
+/**
+ * The export's access (readRevenueCatExport) and the ids each line names for one customer (its
+ * original id and the id it was last seen under), to follow aliases with (followAliases).
+ */
+export function readRevenueCatCustomers(
+  csv: string,
+  opts: { sandbox: boolean; now: number },
+): { access: AccessMap; links: [string, string][] } {
   let rows: Record<string, string>[];
   try {
-    rows = parse(csv, { columns: true, skip_empty_lines: true, trim: true, bom: true, to_line: MAX_COMPARE_LINES + 1 });
+    rows = parse(csv, {
+      columns: true,
+      skip_empty_lines: true,
+      trim: true,
+      bom: true,
+      delimiter: delimiterOf(csv.replace(/^\uFEFF/, '')),
+      to_line: MAX_COMPARE_LINES + 1,
+    });
   } catch (e) {
     throw new CliFailure('invalid_file', `not a CSV file: ${(e as Error).message}`);
   }
@@ -72,10 +105,14 @@ export function readRevenueCatExport(csv: string, opts: { sandbox: boolean; now:
   need(USER_COLUMNS, 'app user id');
   need(ENTITLEMENT_COLUMNS, 'entitlement');
   const map: AccessMap = new Map();
+  const links = new Map<string, [string, string]>();
   rows.forEach((row, i) => {
     const line = i + 2;
     const user = pick(row, USER_COLUMNS);
     if (!user) throw new CliFailure('invalid_file', `line ${line}: no app user id`);
+    // Every id the line names is the same customer, whatever else the line says.
+    for (const other of USER_COLUMNS.map((c) => pick(row, [c])))
+      if (other && other !== user) links.set(`${user}\n${other}`, [user, other]);
     const sandbox = pick(row, SANDBOX_COLUMNS);
     if (sandbox !== undefined && /^(true|1|yes)$/i.test(sandbox) !== opts.sandbox) return;
     const expiry = pick(row, EXPIRY_COLUMNS);
@@ -90,7 +127,54 @@ export function readRevenueCatExport(csv: string, opts: { sandbox: boolean; now:
     }
     for (const e of identifiers(pick(row, ENTITLEMENT_COLUMNS) ?? '')) put(map, user, e, until);
   });
-  return map;
+  return { access: map, links: [...links.values()] };
+}
+
+const ANONYMOUS = '$RCAnonymousID:';
+
+/**
+ * Both sides keyed by customer rather than by id: the ids a RevenueCat line names together, and
+ * the ids this service knows a customer by (`known_as` of GET /v1/customers/{id}: an anonymous id
+ * that logged in as them, or a merge), are one customer. A group is named by an id one side
+ * holds access under, an identified one before an anonymous one, RevenueCat's before ours (then
+ * the first in order), so a
+ * purchase RevenueCat files under the last-seen id and this service under the anonymous id it
+ * was made with compare as one. Access under several ids of a group is the later end.
+ */
+export function followAliases(
+  theirs: AccessMap,
+  ours: AccessMap,
+  links: Iterable<[string, string]>,
+  knownAs: Map<string, string[]>,
+): { theirs: AccessMap; ours: AccessMap } {
+  const parent = new Map<string, string>();
+  const find = (x: string): string => {
+    let root = x;
+    while (parent.has(root) && parent.get(root) !== root) root = parent.get(root)!;
+    parent.set(x, root);
+    return root;
+  };
+  const union = (a: string, b: string) => {
+    const [ra, rb] = [find(a), find(b)];
+    if (ra !== rb) parent.set(ra, rb);
+  };
+  for (const [a, b] of links) union(a, b);
+  for (const [id, others] of knownAs) for (const o of others) union(id, o);
+  const candidates = new Map<string, string[]>();
+  for (const id of [...theirs.keys(), ...ours.keys()]) {
+    const list = candidates.get(find(id)) ?? [];
+    list.push(id);
+    candidates.set(find(id), list);
+  }
+  const rank = (id: string) => (id.startsWith(ANONYMOUS) ? 2 : 0) + (theirs.has(id) ? 0 : 1);
+  const nameOf = (id: string) =>
+    (candidates.get(find(id)) ?? [id]).sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))[0];
+  const rekey = (side: AccessMap) => {
+    const out: AccessMap = new Map();
+    for (const [id, access] of side) for (const [e, until] of access) put(out, nameOf(id), e, until);
+    return out;
+  };
+  return { theirs: rekey(theirs), ours: rekey(ours) };
 }
 
 interface EntitlementRow {
@@ -171,4 +255,31 @@ export function describeDifference(d: AccessDifference): string {
   if (d.kind === 'only_here')
     return `+ ${d.app_user_id} ${d.entitlement}: active here until ${d.here}, not on RevenueCat`;
   return `~ ${d.app_user_id} ${d.entitlement}: ends ${d.revenuecat} on RevenueCat, ${d.here} here`;
+}
+
+/** The most customers whose other ids are asked for (one request each): a comparison stays bounded. */
+export const MAX_ALIAS_LOOKUPS = 1000;
+
+/**
+ * The other ids this service knows each of `ids` by (`known_as` of GET /v1/customers/{id}, scope
+ * `customers:read`), at most MAX_ALIAS_LOOKUPS of them; an id it does not know has none. A key
+ * without `customers:read` gets none, and says so (`refused`): the comparison then follows
+ * RevenueCat's ids alone.
+ */
+export async function readKnownAs(
+  cfg: ApiConfig,
+  ids: string[],
+): Promise<{ knownAs: Map<string, string[]>; refused: boolean }> {
+  const knownAs = new Map<string, string[]>();
+  for (const id of ids.slice(0, MAX_ALIAS_LOOKUPS)) {
+    try {
+      const r = await request<{ known_as?: string[] }>(cfg, 'GET', `/customers/${encodeURIComponent(id)}?limit=1`);
+      if (r.body.known_as?.length) knownAs.set(id, r.body.known_as);
+    } catch (e) {
+      if (e instanceof CliFailure && e.status === 404) continue;
+      if (e instanceof CliFailure && e.status === 403) return { knownAs: new Map(), refused: true };
+      throw e;
+    }
+  }
+  return { knownAs, refused: false };
 }

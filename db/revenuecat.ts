@@ -61,11 +61,32 @@ export async function revokeRevenueCatKey(trx: Knex.Transaction, id: string): Pr
 export async function findRevenueCatKey(
   db: Knex,
   key: string,
-): Promise<{ id: string; tenant_id: string; app_id: string; platform: RevenueCatPlatform; mode: Mode } | undefined> {
+): Promise<
+  | {
+      id: string;
+      tenant_id: string;
+      app_id: string;
+      platform: RevenueCatPlatform;
+      mode: Mode;
+      last_used_at: Date | null;
+    }
+  | undefined
+> {
   return db('revenuecat_keys')
     .where({ key_hash: hashSecretKey(key) })
     .whereNull('revoked_at')
-    .first('id', 'tenant_id', 'app_id', 'platform', 'mode');
+    .first('id', 'tenant_id', 'app_id', 'platform', 'mode', 'last_used_at');
+}
+
+/**
+ * Record a key's use (api/auth.ts touchLastUsedWith decides when: at most once a minute), on the
+ * login role's connection; a later value is never moved back.
+ */
+export async function markRevenueCatKeyUsed(db: Knex, keyId: string, at: Date): Promise<void> {
+  await db('revenuecat_keys')
+    .where({ id: keyId })
+    .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', at))
+    .update({ last_used_at: at });
 }
 
 /** Operator tooling (owner connection): the tenant a RevenueCat key id belongs to. */
@@ -272,6 +293,7 @@ export function listRevenueCatKeys(trx: Knex.Transaction): Promise<Row[]> {
       'a.name as app_name',
       'k.created_at',
       'k.revoked_at',
+      'k.last_used_at',
     );
 }
 

@@ -6,13 +6,7 @@ import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
 import { ApiError } from '../operations/errors';
 import { withTenant } from '../db/tenant-tx';
-import {
-  insertRevenueCatKey,
-  insertRevenueCatKeySet,
-  revokeRevenueCatKey,
-  tenantOfRevenueCatKey,
-} from '../db/revenuecat';
-import { REVENUECAT_PLATFORMS, type RevenueCatPlatform } from '../domain/revenuecat';
+import { insertRevenueCatKeySet, tenantOfRevenueCatKey } from '../db/revenuecat';
 import type { Knex } from 'knex';
 
 /** Test-mode keys in RevenueCat's formats, one per platform, audited as the operator's. */
@@ -39,6 +33,9 @@ const HELP = `Billing service admin CLI
       Mint a public key in RevenueCat's format for the tenant's app (rcb_sb_/rcb_, appl_, goog_),
       for RevenueCat's own SDKs pointed at {API host}/revenuecat; --mode defaults to test.
       → {"key_id", "public_key"}
+  npm run -s admin -- key:list --tenant ID --revenuecat [--json]
+      The tenant's keys for RevenueCat's SDKs, newest first: id, platform, mode, hint, created,
+      last used (to the minute), revoked. → {"data": [{"id", "platform", "mode", "key_hint", …}]}
   npm run -s admin -- key:revoke --key ID [--json]
       Revoke a secret key or a RevenueCat-format public key by its id.
   npm run -s admin -- demo [--json]
@@ -68,6 +65,8 @@ Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY,
   TEMPORAL_ADDRESS (else the local dev server) and TEMPORAL_NAMESPACE for workflow:history.`;
 
 class UsageError extends Error {}
+
+const lastUsed = (k: Record<string, unknown>) => (k.last_used_at ? `last used ${k.last_used_at}` : 'never used');
 
 function parseArgs(argv: string[]): { command?: string; flags: Record<string, string | true> } {
   const flags: Record<string, string | true> = {};
@@ -104,6 +103,7 @@ async function main(): Promise<void> {
     'tenant:create',
     'key:create',
     'key:revoke',
+    'key:list',
     'demo',
     'demo:publishable-key',
     'vault:reencrypt',
@@ -117,11 +117,10 @@ async function main(): Promise<void> {
   // expiry) is the key operation's to judge, with its own messages (scripts/admin-operator.ts).
   const revenuecat = command === 'key:create' && flags.revenuecat !== undefined;
   if (revenuecat) {
+    // The platform and the mode are the operation's to judge (revenuecat_keys.create), as the scopes are key:create's.
     if (!isUuid(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
-    if (!(REVENUECAT_PLATFORMS as readonly string[]).includes(str(flags, 'revenuecat')))
-      throw new UsageError(`--revenuecat must be one of ${REVENUECAT_PLATFORMS.join(', ')}`);
-    if (flags.mode !== undefined && !['test', 'live'].includes(str(flags, 'mode')))
-      throw new UsageError('--mode must be test or live');
+    str(flags, 'revenuecat');
+    if (flags.mode !== undefined) str(flags, 'mode');
     for (const f of ['scopes', 'expires-in', 'name', 'require-approval'])
       if (flags[f] !== undefined) throw new UsageError(`--${f} is for secret keys, not with --revenuecat`);
   } else if (command === 'key:create') {
@@ -132,6 +131,11 @@ async function main(): Promise<void> {
     if (flags['expires-in'] === true) throw new UsageError('--expires-in takes a number of seconds');
   }
   if (command === 'tenant:create') str(flags, 'name');
+  if (command === 'key:list') {
+    if (!isUuid(str(flags, 'tenant'))) throw new UsageError('--tenant must be a tenant id (uuid)');
+    if (flags.revenuecat !== true)
+      throw new UsageError('key:list lists the keys for RevenueCat’s SDKs: add --revenuecat');
+  }
   if (command === 'key:revoke' && !isUuid(str(flags, 'key'))) throw new UsageError('--key must be a key id (uuid)');
   if (command === 'token-key:withdraw') str(flags, 'kid');
   if (command === 'workflow:history') {
@@ -160,15 +164,40 @@ async function main(): Promise<void> {
     } else if (revenuecat) {
       const tenantId = str(flags, 'tenant');
       if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
-      const platform = str(flags, 'revenuecat') as RevenueCatPlatform;
-      const mode = flags.mode === undefined ? 'test' : (str(flags, 'mode') as 'test' | 'live');
-      const made = await withTenant(db, tenantId, (trx) => insertRevenueCatKey(trx, { tenantId, platform, mode }));
-      await recordOperatorAudit(db, {
-        tenantId,
-        action: 'revenuecat_keys.create',
-        detail: { key_id: made.key_id, platform, mode },
+      const { runAsOperator } = await import('./admin-operator');
+      const { createRevenueCatKeyOp } = await import('../operations/revenuecat-keys/create');
+      const made = await runAsOperator(db, config, tenantId, createRevenueCatKeyOp, {
+        platform: str(flags, 'revenuecat'),
+        ...(flags.mode === undefined ? {} : { mode: str(flags, 'mode') }),
       });
-      out = { key_id: made.key_id, public_key: made.public_key };
+      out = { key_id: made.id, public_key: made.public_key };
+    } else if (command === 'key:list') {
+      const tenantId = str(flags, 'tenant');
+      if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
+      const { runAsOperator } = await import('./admin-operator');
+      const { listRevenueCatKeysOp } = await import('../operations/revenuecat-keys/list');
+      const listed = (await runAsOperator(db, config, tenantId, listRevenueCatKeysOp, {})) as {
+        data: Record<string, unknown>[];
+      };
+      // A list, not key: value pairs: one line per key.
+      if (!json) {
+        for (const k of listed.data)
+          console.log(
+            [
+              k.id,
+              k.platform,
+              k.mode,
+              k.key_hint,
+              `created ${k.created_at}`,
+              lastUsed(k),
+              k.revoked_at ? `revoked ${k.revoked_at}` : '',
+            ]
+              .filter(Boolean)
+              .join('  '),
+          );
+        return;
+      }
+      out = listed;
     } else if (command === 'key:create') {
       // The operator names the tenant: finding it is the owner connection's, by design.
       const tenantId = str(flags, 'tenant');
@@ -193,23 +222,19 @@ async function main(): Promise<void> {
       const keyId = str(flags, 'key');
       const tenantId = await tenantOfApiKey(db, keyId);
       const rcTenant = tenantId ? null : await tenantOfRevenueCatKey(db, keyId);
-      if (rcTenant) {
-        const revoked = await withTenant(db, rcTenant, (trx) => revokeRevenueCatKey(trx, keyId));
-        if (revoked)
-          await recordOperatorAudit(db, {
-            tenantId: rcTenant,
-            action: 'revenuecat_keys.revoke',
-            detail: { key_id: keyId },
-          });
-        out = { key_id: keyId, revoked: true, already_revoked: !revoked };
-        if (json) process.stdout.write(JSON.stringify(out) + '\n');
-        else for (const [k, v] of Object.entries(out)) console.log(`${k}: ${v}`);
-        return;
-      }
-      if (!tenantId) throw new UsageError(`no key with id ${keyId}`);
+      if (!tenantId && !rcTenant) throw new UsageError(`no key with id ${keyId}`);
       const { runAsOperator } = await import('./admin-operator');
-      const { revokeApiKeyOp } = await import('../operations/api-keys/revoke');
-      const revoked = await runAsOperator(db, config, tenantId, revokeApiKeyOp, { id: keyId });
+      const revoked = rcTenant
+        ? await runAsOperator(
+            db,
+            config,
+            rcTenant,
+            (await import('../operations/revenuecat-keys/revoke')).revokeRevenueCatKeyOp,
+            { id: keyId },
+          )
+        : await runAsOperator(db, config, tenantId!, (await import('../operations/api-keys/revoke')).revokeApiKeyOp, {
+            id: keyId,
+          });
       out = { key_id: keyId, revoked: true, already_revoked: revoked.already_revoked };
     } else if (command === 'demo') {
       const { ensureDemoTenant } = await import('../seed/demo');

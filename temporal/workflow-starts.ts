@@ -174,7 +174,9 @@ export async function registerStorePurchase(
     workflowId: storePurchaseWorkflowId(
       input.tenantId,
       input.provider,
-      input.purchase?.key ?? input.signedTransaction ?? '',
+      input.purchase?.key ??
+        input.signedTransaction ??
+        (input.transactionId === undefined ? '' : `transaction:${input.transactionId}`),
     ),
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],

@@ -48,6 +48,8 @@ export interface RegisterStorePurchaseInput {
   storeProductId?: string;
   /** iOS: the signed transaction StoreKit handed the device. */
   signedTransaction?: string;
+  /** iOS: the transaction id a StoreKit 1 app receipt names (the receipt itself is never trusted, nor kept). */
+  transactionId?: string;
 }
 
 export type RegisterStorePurchaseResult =
@@ -97,6 +99,7 @@ export async function registerStorePurchaseWorkflow(
       purchase: input.purchase,
       storeProductId: input.storeProductId,
       signedTransaction: input.signedTransaction,
+      ...(input.transactionId === undefined ? {} : { transactionId: input.transactionId }),
       appUserId: input.appUserId,
     });
   } catch (err) {

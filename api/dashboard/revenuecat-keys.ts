@@ -28,11 +28,11 @@ export const listRevenueCatKeysFor = async (services: Services, ctx: Koa.Context
 function keyTable(keys: Listed[], csrf: string, canRevoke: boolean) {
   if (keys.length === 0) return html`<p>No keys for RevenueCat’s SDKs yet.</p>`;
   return html`<div class="scroll" role="region" tabindex="0" aria-label="Keys for RevenueCat’s SDKs"><table><caption class="skip">Keys for RevenueCat’s SDKs</caption><thead><tr>
-<th scope="col">Key</th><th scope="col">Platform</th><th scope="col">Mode</th><th scope="col">App</th><th scope="col">Created</th><th scope="col">Status</th></tr></thead><tbody>
+<th scope="col">Key</th><th scope="col">Platform</th><th scope="col">Mode</th><th scope="col">App</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th></tr></thead><tbody>
 ${keys.map(
   (
     k,
-  ) => html`<tr><td><code>${k.key_hint}</code></td><td>${PLATFORM_LABEL[k.platform]}</td><td>${k.mode}</td><td>${k.app_name}</td><td>${formatDate(k.created_at)}</td>
+  ) => html`<tr><td><code>${k.key_hint}</code></td><td>${PLATFORM_LABEL[k.platform]}</td><td>${k.mode}</td><td>${k.app_name}</td><td>${formatDate(k.created_at)}</td><td>${k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td>
 <td>${
     k.revoked_at
       ? html`Revoked ${formatDate(k.revoked_at)}`

@@ -1,14 +1,17 @@
 import type Koa from 'koa';
-import { findRevenueCatKey } from '../../db/revenuecat';
+import { findRevenueCatKey, markRevenueCatKeyUsed } from '../../db/revenuecat';
 import { looksLikeSecretKey, publishableKeyMode } from '../../domain/keys';
 import { parseRevenueCatKey, type RevenueCatPlatform } from '../../domain/revenuecat';
 import { ApiError } from '../../operations/errors';
 import type { Services } from '../../operations/services';
-import { authorizationHeaders, parseBearer } from '../auth';
+import { authorizationHeaders, parseBearer, touchLastUsedWith } from '../auth';
 import { admitActor, type AppActor } from '../sdk/auth';
 
 export interface RevenueCatActor extends AppActor {
   platform: RevenueCatPlatform;
+  /** The key's id and when it was last used, as its row said (api/auth.ts touchLastUsedWith). */
+  keyId: string;
+  lastUsedAt: Date | null;
 }
 
 const invalidKey = (detail: string) =>
@@ -37,12 +40,20 @@ export async function identifyRevenueCat(db: Services['db'], rawHeaders: readonl
   if (!format) throw invalidKey('Provide the app’s public key as "Authorization: Bearer rcb_…" (or appl_…, goog_…).');
   const key = await findRevenueCatKey(db, token);
   if (!key || key.platform !== format.platform) throw invalidKey('Unknown or revoked key.');
-  return { tenantId: key.tenant_id, appId: key.app_id, mode: key.mode, platform: key.platform };
+  return {
+    tenantId: key.tenant_id,
+    appId: key.app_id,
+    mode: key.mode,
+    platform: key.platform,
+    keyId: key.id,
+    lastUsedAt: key.last_used_at,
+  };
 }
 
 /**
  * The key, then the client limits of /v1/sdk (api/sdk/limits.ts: the tenant's client bucket, the
- * address's, the app user's); the rate headers set, the tenant noted for the logs.
+ * address's, the app user's); the rate headers set, the tenant noted for the logs, the key's last
+ * use recorded at most once a minute.
  */
 export async function admitRevenueCat(
   ctx: Koa.Context,
@@ -57,5 +68,7 @@ export async function admitRevenueCat(
   });
   ctx.state.tenantId = actor.tenantId;
   ctx.set(rateHeaders);
+  // Admitted: the key was used (a request the limits refused leaves it as it was, as for secret keys).
+  void touchLastUsedWith(actor.lastUsedAt, (at) => markRevenueCatKeyUsed(services.db, actor.keyId, at));
   return actor;
 }

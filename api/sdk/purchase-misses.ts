@@ -16,8 +16,17 @@ export const MISS_TTL_SECONDS = 120;
 export const missKey = (
   connectionId: string,
   mode: 'test' | 'live',
-  body: { provider: 'store_android'; purchase_token: string } | { provider: 'store_ios'; signed_transaction: string },
+  body:
+    | { provider: 'store_android'; purchase_token: string }
+    | { provider: 'store_ios'; signed_transaction: string }
+    | { provider: 'store_ios'; transaction_id: string },
 ) =>
   sha256Hex(
-    `${connectionId}:${mode}:${body.provider === 'store_android' ? body.purchase_token : body.signed_transaction}`,
+    `${connectionId}:${mode}:${
+      'purchase_token' in body
+        ? body.purchase_token
+        : 'signed_transaction' in body
+          ? body.signed_transaction
+          : `transaction:${body.transaction_id}`
+    }`,
   );

@@ -115,6 +115,13 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
 
 export type StorePurchaseBody = z.infer<typeof storePurchaseBody>;
 
+/**
+ * What a registration starts from: the SDK's body, or (RevenueCat's receipts) the App Store
+ * transaction id a StoreKit 1 app receipt names, read from Apple like any other.
+ */
+export type StoreRegistration =
+  StorePurchaseBody | { provider: 'store_ios'; app_user_id: string; transaction_id: string };
+
 /** What a registration came to: the caller is entitled (as the store says), or a transfer waits for review. */
 export type RegistrationOutcome =
   | { kind: 'entitled'; transfer?: { id: string; status: 'completed'; undo_until: string | null } }
@@ -130,7 +137,7 @@ export type RegistrationOutcome =
 export async function registerStorePurchaseFor(
   services: Services,
   actor: AppActor,
-  body: StorePurchaseBody,
+  body: StoreRegistration,
   clientAddress: string,
 ): Promise<RegistrationOutcome> {
   const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
@@ -186,7 +193,9 @@ export async function registerStorePurchaseFor(
               purchase: sealPurchase(vault, actor.tenantId, 'store_android', body.purchase_token),
               storeProductId: body.product_id,
             }
-          : { signedTransaction: body.signed_transaction }),
+          : 'transaction_id' in body
+            ? { transactionId: body.transaction_id }
+            : { signedTransaction: body.signed_transaction }),
       }),
     );
   } catch {

@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type { EmulatorFactory } from '../common/types';
 import { decodeProtectedHeader } from 'jose';
 import { accountView, accounts, ensureAccount, keyOwner } from './accounts';
+import { appReceipt } from './app-receipt';
 import { AuthError, authenticate } from './auth';
 import { connectRoutes, handleConnect } from './connect-api';
 import { familyShare, sandboxPurchase, sendEvent, type IosEventParams } from './events';
@@ -92,6 +93,7 @@ export const createEmulator: EmulatorFactory = (store) => {
       'GET /accounts': () => ({ accounts: accounts(store).map(accountView) }),
       'GET /root-ca': () => rootCaView(pki.trusted),
       'POST /family-share': (body) => familyShare(store, pki, body),
+      'POST /app-receipt': (body) => appReceipt(store, pki.trusted, body),
     },
   };
 };

@@ -20,6 +20,9 @@ export const revenuecatKeyRow = z.object({
   app_name: z.string(),
   created_at: timestamp,
   revoked_at: timestamp.nullable(),
+  last_used_at: timestamp
+    .nullable()
+    .describe('when an app last used it, to the minute (written at most once a minute per key); null: never'),
 });
 
 export const revenuecatKey = (r: Row) => ({
@@ -32,6 +35,7 @@ export const revenuecatKey = (r: Row) => ({
   app_name: r.app_name as string,
   created_at: isoReq(r.created_at),
   revoked_at: iso(r.revoked_at),
+  last_used_at: iso(r.last_used_at),
 });
 
 /** A malformed id, a missing key and another tenant's key are the same refusal. */

@@ -379,14 +379,32 @@ describe('npm start: RevenueCat’s stock SDK and the official MCP client', () =
       is_sandbox: true,
     });
     expect((await ours(ios)).body.is_premium).toBe(true);
-    // A StoreKit 1 receipt is refused (7103); the banner's secret key is no key here (7225).
+    // StoreKit 1: the device's app receipt (the started emulator's) for another purchase is resolved
+    // through the App Store; bytes that are no receipt are 7103; the banner's secret key is no key here (7225).
+    const sk1User = `rc-ios-sk1-${Date.now()}`;
+    const sk1Purchase = await control('store_ios')<{ transaction_id: string }>('POST', '/sandbox-purchase', {
+      product_id: 'com.demo.premium.monthly',
+      app_user_id: sk1User,
+    });
+    const { receipt } = await control('store_ios')<{ receipt: string }>('POST', '/app-receipt', {
+      transaction_id: sk1Purchase.transaction_id,
+    });
     const sk1 = await postReceipt(
       readme.proxyURL,
       keys.ios,
-      iosReceiptBody(Buffer.from('a StoreKit 1 receipt').toString('base64'), `${ios}-sk1`),
+      iosReceiptBody(receipt, sk1User, 'com.demo.premium.monthly'),
       'iOS',
     );
-    expect([sk1.status, sk1.body.code]).toEqual([400, RC_ERROR.invalidReceiptToken]);
+    expect(sk1.status, JSON.stringify(sk1.body)).toBe(200);
+    expect(sk1.body.subscriber.entitlements.premium.product_identifier).toBe('com.demo.premium.monthly');
+    expect((await ours(sk1User)).body.is_premium).toBe(true);
+    const garbage = await postReceipt(
+      readme.proxyURL,
+      keys.ios,
+      iosReceiptBody(Buffer.from('no app receipt').toString('base64'), `${ios}-sk1`),
+      'iOS',
+    );
+    expect([garbage.status, garbage.body.code]).toEqual([400, RC_ERROR.invalidReceiptToken]);
     const secret = await postReceipt(
       readme.proxyURL,
       bannerField(stack.banner, 'Secret key')!,
