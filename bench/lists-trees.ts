@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BenchDatabase } from './lib/db';
-import { runAutocannon, runPaced, type LoadResult } from './lib/load';
+import { runAutocannon, runPaced, type LoadResult, type RequestMaker } from './lib/load';
 import { cpuWindow } from './lib/cpu';
 import { atInterrupt, startServer, type ServerHandle } from './lib/proc';
 import { f0, f1, f2, machine, table } from './lib/report';
@@ -142,11 +142,12 @@ async function main() {
     procs.push(await start('floor', ROOT, dbThis, tmp));
     procs.push(await start('other', OTHER, dbOther, tmp));
     procs.push(await start('this', ROOT, dbThis, tmp));
-    const make = (p: Proc, ep: string) => {
+    const make = (p: Proc, ep: string): RequestMaker => {
       const ts = p.db.tenants;
-      return (i: number) =>
+      const none: Record<string, string> = {};
+      return (i) =>
         p.kind === 'floor'
-          ? { path: `/lists${ep}?limit=50&tenant=${ts[i % ts.length].id}`, headers: {} }
+          ? { path: `/lists${ep}?limit=50&tenant=${ts[i % ts.length].id}`, headers: none }
           : { path: `${ep}?limit=50`, headers: { authorization: `Bearer ${ts[i % ts.length].key}` } };
     };
     const measure = async (p: Proc, ep: string, s: number): Promise<Sample> => {
