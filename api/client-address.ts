@@ -35,10 +35,13 @@ export function isTrusted(list: net.BlockList, addr: string): boolean {
  */
 export function clientAddress(trustedProxies: string[]): Koa.Middleware {
   const list = trustList(trustedProxies);
+  // No proxy trusted (the default): the peer is the client, and no request needs the list's
+  // check, which parses the address anew on every request.
+  const anyTrusted = trustedProxies.length > 0;
   return async (ctx, next) => {
     const peer = bare(ctx.req.socket.remoteAddress ?? '');
     let ip = peer;
-    if (isTrusted(list, peer)) {
+    if (anyTrusted && isTrusted(list, peer)) {
       const hops = (ctx.get('X-Forwarded-For') || '')
         .split(',')
         .map((h) => bare(h.trim()))

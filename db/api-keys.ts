@@ -3,6 +3,7 @@ import { keyHint } from '../domain/keys';
 import type { Scope } from '../domain/scopes';
 import { generateSecretKey, hashSecretKey } from './key-material';
 import { takeTokenSql } from './rate-limits';
+import { poolStatement } from './pool-statement';
 
 /**
  * Secret API keys (table `api_keys`). The gate's reads run on the owner connection (a key names
@@ -26,26 +27,26 @@ export interface KeyRow {
 export const KEY_COLUMNS =
   'id, tenant_id, key_hash, scopes, name, expires_at, revoked_at, last_used_at, require_approval';
 
+// Written once: the statement's text is its prepared name's key (db/knex.ts), and it is sent
+// as is, outside knex's runner (db/pool-statement.ts), so it spells its placeholder itself.
+const KEY_TAKING_TOKEN_SQL = `with k as (select ${KEY_COLUMNS} from api_keys where key_hash = $1),
+          live as (select tenant_id from k where revoked_at is null and (expires_at is null or expires_at > now())),
+          taken as (${takeTokenSql('live')})
+     select k.*, (select tokens from taken) as tokens_left from k`;
+
 /**
  * The key with this hash and, when it is live (not revoked, not expired), one token from its
  * tenant's bucket, in one statement (one round trip on the hot path): only a valid key can spend
  * its tenant's tokens. `tokens_left` is null when the key is not live or the bucket is empty.
- * A prepared statement (db/knex.ts): every request runs it.
+ * A prepared statement (db/knex.ts) run without knex's query runner (db/pool-statement.ts):
+ * every request runs it.
  */
 export async function findKeyTakingToken(
   db: Knex,
   keyHash: string,
 ): Promise<(KeyRow & { tokens_left: number | null }) | undefined> {
-  const { rows } = await db
-    .raw(
-      `with k as (select ${KEY_COLUMNS} from api_keys where key_hash = ?),
-          live as (select tenant_id from k where revoked_at is null and (expires_at is null or expires_at > now())),
-          taken as (${takeTokenSql('live')})
-     select k.*, (select tokens from taken) as tokens_left from k`,
-      [keyHash],
-    )
-    .options({ prepare: true });
-  return rows[0];
+  const rows = await poolStatement(db, KEY_TAKING_TOKEN_SQL, [keyHash]);
+  return rows[0] as (KeyRow & { tokens_left: number | null }) | undefined;
 }
 
 /** The key with this hash, spending nothing. */

@@ -1,16 +1,13 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
-import { preparedName, preparesStatements, renamePreparedAfterPlanChange } from './knex';
+import { preparesStatements } from './knex';
+import { poolOf, runStatement } from './pool-statement';
 import { tenantSettingsSql } from './tenant-tx';
 import type { Row } from './row';
 
 /** What a tenant read may do: run statements (`$1`… placeholders), each prepared by its text. */
 export interface TenantReader {
   rows(sql: string, values: unknown[], opts?: { types?: pg.CustomTypesConfig }): Promise<Row[]>;
-}
-
-interface PoolConnection extends pg.Client {
-  __knex__disposed?: unknown;
 }
 
 /**
@@ -42,30 +39,14 @@ export async function readAsTenant<T>(
   opts: { first?: DeploymentStatement } = {},
 ): Promise<T> {
   const settings = tenantSettingsSql(tenantId, 'readAsTenant');
-  const client = db.client as {
-    acquireConnection(): Promise<PoolConnection>;
-    releaseConnection(c: PoolConnection): Promise<void>;
-  };
+  const client = poolOf(db);
   const conn = await client.acquireConnection();
   const prepare = preparesStatements(db);
   let open = true;
   const reader: TenantReader = {
     async rows(sql, values, opts) {
       if (!open) throw new Error('readAsTenant: the read has ended; its reader cannot be used any more');
-      const name = prepare ? preparedName(sql) : undefined;
-      try {
-        return (
-          await conn.query({
-            text: sql,
-            values,
-            ...(name ? { name } : {}),
-            ...(opts?.types ? { types: opts.types } : {}),
-          })
-        ).rows;
-      } catch (err) {
-        if (name) renamePreparedAfterPlanChange(err);
-        throw err;
-      }
+      return runStatement(conn, prepare, sql, values, opts);
     },
   };
   try {
