@@ -14,6 +14,7 @@ import * as m061ReceiptOneWrite from './061_receipt_one_write';
 import * as m062CustomerNotes from './062_customer_notes';
 import * as m065GrantTokenInvalidated from './065_grant_token_invalidated';
 import * as m067ExportDestinations from './067_export_destinations';
+import * as m069CustomerErasure from './069_customer_erasure';
 
 /** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */
 export const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -30,4 +31,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '062_customer_notes': m062CustomerNotes,
   '065_grant_token_invalidated': m065GrantTokenInvalidated,
   '067_export_destinations': m067ExportDestinations,
+  '069_customer_erasure': m069CustomerErasure,
 };

@@ -24,7 +24,14 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
 
   it('a developer runs everything but the team, approvals and grants: keys, credentials, webhooks, providers, products', () => {
     expect(allowed('developer')).toEqual(
-      names((op) => !team(op) && !approvals(op) && op.scope !== 'grants:write' && op.scope !== 'customers:write'),
+      names(
+        (op) =>
+          !team(op) &&
+          !approvals(op) &&
+          op.scope !== 'grants:write' &&
+          op.scope !== 'customers:write' &&
+          op.scope !== 'customers:erase',
+      ),
     );
     expect(allowed('developer')).toEqual(
       expect.arrayContaining(['api_keys.create', 'providers.connect', 'products.create', 'webhook_endpoints.create']),
