@@ -42,6 +42,8 @@ export const eraseCustomerOp = defineOperation({
   rest: { method: 'POST', path: '/customers/{app_user_id}/erase' },
   fuzzModelled: false,
   errors: [404],
+  // The customer page's erase form (its confirmation typed by the person).
+  pages: [{ page: '/customers/erase', gates: ['act'] }],
   tool: {
     name: 'billing_erase_customer',
     title: 'Erase Customer',

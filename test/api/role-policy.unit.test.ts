@@ -123,6 +123,8 @@ describe('what each role may open in the dashboard (api/dashboard/page-access.ts
     expect(ROLES.filter((r) => mayOpen(r, '/products'))).toEqual([...ROLES]);
     expect(ROLES.filter((r) => mayOpen(r, '/products/new'))).toEqual(['owner', 'admin', 'developer']);
     expect(ROLES.filter((r) => mayAct(r, '/products'))).toEqual(['owner', 'admin', 'developer']);
+    // Erasing a customer's personal data cannot be undone: owners and admins only (customers:erase).
+    expect(ROLES.filter((r) => mayAct(r, '/customers/erase'))).toEqual(['owner', 'admin']);
   });
 
   it('imports: everyone sees them, owners, admins, developers and support start one (a viewer does not)', () => {
