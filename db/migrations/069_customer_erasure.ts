@@ -36,7 +36,7 @@ grant execute on function public.event_proof_form(jsonb) to billing_app;`;
 const HASHED_BEFORE = `sha256(convert_to(jcs(v_data), 'UTF8'))`;
 const HASHED_NOW = `sha256(convert_to(jcs(event_proof_form(v_data)), 'UTF8'))`;
 
-/** Replaces one expression in `record_outbound_event` as it is defined now, refusing if it is not there exactly once. */
+/** Replaces one expression in `record_outbound_event` as defined now; refuses unless it is there exactly once. */
 async function rehash(knex: Knex, from: string, to: string): Promise<void> {
   const { rows } = await knex.raw(`select pg_get_functiondef('public.record_outbound_event'::regproc) as def`);
   const def: string = rows[0].def;

@@ -26,7 +26,9 @@ function verifyChain(events: Array<{ data: Record<string, unknown> }>): void {
     const { hash, ...rest } = e.data;
     const proof = Object.fromEntries(
       Object.entries(rest).map(([k, v]) =>
-        typeof v === 'string' && /[^ \t\n\r\f\v@]+@[^ \t\n\r\f\v@]+\.[^ \t\n\r\f\v@]+/.test(v) ? [`${k}_sha256`, sha256(v)] : [k, v],
+        typeof v === 'string' && /[^ \t\n\r\f\v@]+@[^ \t\n\r\f\v@]+\.[^ \t\n\r\f\v@]+/.test(v)
+          ? [`${k}_sha256`, sha256(v)]
+          : [k, v],
       ),
     );
     expect(rest.prev_hash).toBe(prev);
