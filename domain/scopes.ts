@@ -22,6 +22,9 @@ export const SCOPES = [
   'grants:write',
   // Notes the support desk writes on a customer (docs/support.md, "Notes").
   'customers:write',
+  // Erasing a customer's personal data (docs/support.md, "Erasure"): it cannot be undone, so it is a scope of
+  // its own, held by owners and admins (and keys made with it), not by the support desk's role.
+  'customers:erase',
   'charts:read',
   // The exchange rates charts convert money with (docs/charts.md, "Currencies"); read with charts:read.
   'charts:write',

@@ -24,6 +24,7 @@ import { listCharts } from './charts/list';
 import { listCoupons } from './coupons/list';
 import { createCustomerNote } from './customer-notes/create';
 import { listCustomerNotes } from './customer-notes/list';
+import { eraseCustomerOp } from './customers/erase';
 import { customerEvents } from './customers/events';
 import { findCustomers } from './customers/find';
 import { getCustomer } from './customers/get';
@@ -130,6 +131,7 @@ export const DECLARED: Operation[] = [
   listCoupons,
   createCustomerNote,
   listCustomerNotes,
+  eraseCustomerOp,
   customerEvents,
   findCustomers,
   getCustomer,

@@ -16,4 +16,4 @@ export { exportRunWorkflow } from './export-run';
 export { signingKeyRotationWorkflow } from './signing-key-rotation';
 export { eventDigestsWorkflow } from './event-digests';
 export { oauthCleanupWorkflow } from './oauth-cleanup';
-export { scheduledExportsWorkflow } from './scheduled-exports';
+export { scheduledExportsWorkflow, tenantScheduledExportWorkflow } from './scheduled-exports';

@@ -1,12 +1,17 @@
 import {
   ApplicationFailure,
   ActivityFailure,
+  ParentClosePolicy,
   continueAsNew,
+  log,
   proxyActivities,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { EXPORT_TABLE_NAMES } from '../domain/export-schema';
+import { runAttributes } from './search-attributes';
 
 const { exportDestinationsDue, beginDestinationRun, finishDestinationRun, failDestinationRun } =
   proxyActivities<Activities>({
@@ -26,54 +31,104 @@ const { uploadDestinationTable } = proxyActivities<Activities>({
 
 const PAGE = 100;
 const PER_RUN = 200;
+/** Tenants exported at once by one tick: a large tenant holds one of these, the others go on through the rest. */
+export const SCHEDULED_EXPORTS_AT_ONCE = 4;
+
+/** One tenant's scheduled export: at most one at a time per tenant (a tick finding it still running leaves it be). */
+export const tenantScheduledExportWorkflowId = (tenantId: string) => `scheduled-export-${tenantId}`;
 
 export interface ScheduledExportsInput {
-  /** The last tenant done (continue-as-new carries it). */
+  /** The last tenant started (continue-as-new carries it). */
   after?: string | null;
   /** `YYYY-MM-DD`: new runs end at the start of that day rather than today's (catching up in steps). */
   until?: string;
   /** Only these tenants (a run started by hand for some); absent: every active destination. */
   tenants?: string[];
+  /** How many tenants' exports run at once (default SCHEDULED_EXPORTS_AT_ONCE). */
+  atOnce?: number;
 }
 
 /**
  * One tick of the scheduled exports Schedule (`scheduled-exports-<task queue>`, docs/exports.md):
- * each tenant with an active destination gets its run — the open one resumed, or a new one up to
- * the start of today (UTC) — one table after the other, then the manifest held against the digests.
- * A tenant's failure is recorded on its run and destination (retried on the next tick; stopped
- * after a few, or at once when the digests disagree) and never stops the other tenants. Tenant and
- * run ids only in the history.
+ * each tenant with an active destination gets its own child workflow,
+ * `scheduled-export-<tenant>` (tenantScheduledExportWorkflow), at most `atOnce` running together,
+ * each started as soon as one ends; so a tenant with a huge export, or a slow or failing store,
+ * holds one place and never the others' exports. Tenant and run ids only in the history.
  */
 export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}): Promise<{ runs: number }> {
   let after = input.after ?? null;
   let runs = 0;
+  const atOnce = Math.max(1, Math.floor(input.atOnce ?? SCHEDULED_EXPORTS_AT_ONCE));
+  const running = new Set<Promise<void>>();
+  const start = async (tenantId: string) => {
+    let child;
+    try {
+      child = await startChild(tenantScheduledExportWorkflow, {
+        workflowId: tenantScheduledExportWorkflowId(tenantId),
+        args: [{ tenantId, until: input.until }],
+        // Waited for below; a tick that is itself ended (terminated by an operator) leaves them to finish.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        typedSearchAttributes: runAttributes('scheduled-export', tenantId),
+      });
+    } catch (err) {
+      // Still running from an earlier tick (a large export): it goes on, and covers the days it reaches.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      throw err;
+    }
+    try {
+      if ((await child.result()).ran) runs++;
+    } catch {
+      // Its failure is its own (recorded on its run by itself); the other tenants go on.
+      log.warn('a tenant’s scheduled export failed', { tenantId });
+    }
+  };
   for (;;) {
     const due = input.tenants
       ? input.tenants.filter((t) => after === null || t > after).sort()
       : await exportDestinationsDue({ after, max: PAGE });
-    if (!due.length) return { runs };
+    if (!due.length) break;
     for (const tenantId of due) {
+      while (running.size >= atOnce) await Promise.race(running);
       after = tenantId;
-      const run = await beginDestinationRun({ tenantId, until: input.until });
-      if (!run) continue;
-      runs++;
-      try {
-        for (const table of EXPORT_TABLE_NAMES) await uploadDestinationTable({ tenantId, runId: run.runId, table });
-        await finishDestinationRun({ tenantId, runId: run.runId });
-      } catch (err) {
-        const cause = err instanceof ActivityFailure ? err.cause : err;
-        if (cause instanceof ApplicationFailure && cause.type === 'RunClosed') continue;
-        const ours =
-          cause instanceof ApplicationFailure && (cause.type === 'ExportRefused' || cause.type === 'DigestMismatch');
-        await failDestinationRun({
-          tenantId,
-          runId: run.runId,
-          error: ours ? cause.message : 'The export stopped on an internal error; it is retried on the next run.',
-          stop: ours && cause.type === 'DigestMismatch',
-        });
-      }
+      const p: Promise<void> = start(tenantId).finally(() => running.delete(p));
+      running.add(p);
     }
-    if (runs >= PER_RUN || workflowInfo().continueAsNewSuggested)
+    if (runs + running.size >= PER_RUN || workflowInfo().continueAsNewSuggested) {
+      await Promise.all(running);
       await continueAsNew<typeof scheduledExportsWorkflow>({ ...input, after });
+    }
   }
+  await Promise.all(running);
+  return { runs };
+}
+
+/**
+ * One tenant's run: the open one resumed, or a new one up to the start of today (UTC), one table
+ * after the other, then the manifest held against the digests. A failure is recorded on the run and
+ * the destination (retried on the next tick; stopped after a few, or at once when the digests
+ * disagree) and ends this workflow normally.
+ */
+export async function tenantScheduledExportWorkflow(input: {
+  tenantId: string;
+  until?: string;
+}): Promise<{ ran: boolean }> {
+  const { tenantId } = input;
+  const run = await beginDestinationRun({ tenantId, until: input.until });
+  if (!run) return { ran: false };
+  try {
+    for (const table of EXPORT_TABLE_NAMES) await uploadDestinationTable({ tenantId, runId: run.runId, table });
+    await finishDestinationRun({ tenantId, runId: run.runId });
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    if (cause instanceof ApplicationFailure && cause.type === 'RunClosed') return { ran: true };
+    const ours =
+      cause instanceof ApplicationFailure && (cause.type === 'ExportRefused' || cause.type === 'DigestMismatch');
+    await failDestinationRun({
+      tenantId,
+      runId: run.runId,
+      error: ours ? cause.message : 'The export stopped on an internal error; it is retried on the next run.',
+      stop: ours && cause.type === 'DigestMismatch',
+    });
+  }
+  return { ran: true };
 }

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import type { Services } from '../../operations/services';
 import type { Operation } from '../../operations/types';
 import { findCustomers } from '../../operations/customers/find';
+import { eraseCustomerOp } from '../../operations/customers/erase';
 import { getCustomer } from '../../operations/customers/get';
 import { summarizeProducts, type productSummary } from '../../operations/products/summaries';
 import { grantEntitlement } from '../../operations/grants/create';
@@ -30,6 +31,7 @@ type Customer = {
   app_user_id: string;
   is_premium: boolean;
   entitlements: z.infer<typeof customerEntitlement>[];
+  attributes: { name: string; value: string }[];
   timeline: { data: z.infer<typeof timelineEntry>[]; pagination: { offset: number; total: number | null } };
 };
 
@@ -170,6 +172,7 @@ export function customersPage(services: Services): Router {
     if ('error' in moved) ctx.status = extra.error ? status : 200;
     const transfers = 'error' in moved ? [] : moved.ok.data;
     const decides = mayAct(user.role, '/customers/transfers');
+    const erases = mayAct(user.role, '/customers/erase');
     const now = Date.now();
     const verbsOf = (t: Transfer): (keyof typeof TRANSFER_VERBS)[] =>
       t.status === 'pending'
@@ -216,6 +219,12 @@ ${
 ${decides ? verbsOf(t).map((v) => html`<form class="inline" method="post" action="/customers/transfers/${t.id}/${v}">${csrfField(csrf)}<input type="hidden" name="app_user_id" value="${c.app_user_id}"><button type="submit" ${v === 'approve' ? '' : 'class="secondary"'} aria-label="${v} transfer from ${t.from_app_user_id} to ${t.to_app_user_id}">${v[0].toUpperCase() + v.slice(1)}</button></form>`) : ''}</li>`,
       )}</ul>`
 }
+${
+  c.attributes.length === 0
+    ? ''
+    : html`<h2>Attributes</h2>
+<dl class="attributes">${c.attributes.map((a) => html`<dt>${a.name}</dt><dd>${a.value}</dd>`)}</dl>`
+}
 <h2>Grant access</h2>
 <form method="post" action="${base}/grants">${csrfField(csrf)}
 <label for="grant-sku">Product</label>
@@ -235,7 +244,17 @@ ${
 ${c.timeline.data.map((x) => html`<tr><td>${formatDate(x.at)}</td><td>${summary(x)}</td><td>${recordLink(c.app_user_id, x)}</td><td>${x.workflow_id ? html`<code>${x.workflow_id}</code>` : '—'}</td></tr>`)}
 </tbody></table></div>`
 }
-${total !== null && offset + shown < total ? html`<p><a href="${base}?offset=${offset + shown}">Older entries</a></p>` : ''}`,
+${total !== null && offset + shown < total ? html`<p><a href="${base}?offset=${offset + shown}">Older entries</a></p>` : ''}
+${
+  erases
+    ? html`<h2>Erase personal data</h2>
+<p>Deletes this customer’s attributes (such as their email and name), support notes and linked app user ids, and empties the buyer emails of their purchases; emails in their recorded events are replaced by a hash. Subscriptions, entitlements and grants stay. This cannot be undone.</p>
+<form method="post" action="/customers/erase">${csrfField(csrf)}<input type="hidden" name="app_user_id" value="${c.app_user_id}">
+<label for="erase-confirm">Type the app user id to confirm</label>
+<input id="erase-confirm" name="confirm" type="text" required autocomplete="off">
+<button type="submit" class="secondary">Erase personal data</button></form>`
+    : ''
+}`,
     });
   };
 
@@ -288,6 +307,33 @@ ${total !== null && offset + shown < total ? html`<p><a href="${base}?offset=${o
     await readForm(ctx);
     const done = await run(ctx, revokeGrantOp as Operation, { app_user_id: ctx.params.appUserId, id: ctx.params.id });
     await render(ctx, ctx.params.appUserId, 'error' in done ? { error: done.error } : { notice: 'Grant revoked.' });
+  });
+
+  // Erasing cannot be undone: the person types the app user id, as a confirmation the browser cannot skip.
+  r.post('/customers/erase', async (ctx) => {
+    const form = await readForm(ctx);
+    const appUserId = form.get('app_user_id') ?? '';
+    if (!appUserId) {
+      ctx.status = 404;
+      return;
+    }
+    if ((form.get('confirm') ?? '').trim() !== appUserId) {
+      ctx.status = 400;
+      await render(ctx, appUserId, {
+        error: 'Type the app user id exactly to confirm the erasure; nothing was erased.',
+      });
+      return;
+    }
+    const done = await run<{ erased: boolean }>(ctx, eraseCustomerOp as Operation, { app_user_id: appUserId });
+    await render(
+      ctx,
+      appUserId,
+      'error' in done
+        ? { error: done.error }
+        : {
+            notice: done.ok.erased ? 'Personal data erased.' : 'Already erased; anything written since is erased too.',
+          },
+    );
   });
 
   r.post('/customers/transfers/:id/:verb', async (ctx) => {

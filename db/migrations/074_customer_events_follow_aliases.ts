@@ -8,7 +8,8 @@ import type { Knex } from 'knex';
  * `app_user_id`, `sequence`, `prev_hash`/`hash` and the delivery order are the customer's; `data`
  * gains `known_as` (the customer's other ids, oldest first, at most 10: what the support API calls
  * them and what the client reads follow), and the entitlement snapshot covers every one of those ids.
- * Events recorded before a merge stay on the chain they were delivered on. The rest is 060's.
+ * Events recorded before a merge stay on the chain they were delivered on. The rest is 060's, with
+ * 069's hash over the event's proof form (an email as its SHA-256), in both directions: 069 precedes.
  */
 const QUIET = `coalesce(current_setting('app.outbound_quiet', true), '') = 'on'`;
 
@@ -94,7 +95,7 @@ CREATE OR REPLACE FUNCTION public.record_outbound_event(p_tenant uuid, p_type te
           returning seq, last_hash into v_seq, v_prev;
         v_data := v_data || jsonb_build_object('sequence', v_seq, 'entitlements', ${snapshot(who)},
           'prev_hash', coalesce(v_prev, repeat('0', 64)));
-        v_data := v_data || jsonb_build_object('hash', encode(sha256(convert_to(jcs(v_data), 'UTF8')), 'hex'));
+        v_data := v_data || jsonb_build_object('hash', encode(sha256(convert_to(jcs(event_proof_form(v_data)), 'UTF8')), 'hex'));
         update customer_event_sequences set last_hash = v_data->>'hash'
          where tenant_id = p_tenant and subject = ${subject};
       end if;

@@ -14,6 +14,7 @@ import * as m061ReceiptOneWrite from './061_receipt_one_write';
 import * as m062CustomerNotes from './062_customer_notes';
 import * as m065GrantTokenInvalidated from './065_grant_token_invalidated';
 import * as m067ExportDestinations from './067_export_destinations';
+import * as m069CustomerErasure from './069_customer_erasure';
 import * as m071OauthClientUse from './071_oauth_client_use';
 import * as m072RevenuecatKeyLastUsed from './072_revenuecat_key_last_used';
 import * as m073TransferRefusals from './073_transfer_refusals';
@@ -34,6 +35,7 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '062_customer_notes': m062CustomerNotes,
   '065_grant_token_invalidated': m065GrantTokenInvalidated,
   '067_export_destinations': m067ExportDestinations,
+  '069_customer_erasure': m069CustomerErasure,
   '071_oauth_client_use': m071OauthClientUse,
   '072_revenuecat_key_last_used': m072RevenuecatKeyLastUsed,
   '073_transfer_refusals': m073TransferRefusals,

@@ -22,10 +22,25 @@ export interface CustomerEvent {
 
 export const FIRST_PREV_HASH = '0'.repeat(64);
 
-/** `hash` as the service computes it: hex SHA-256 of the RFC 8785 canonical JSON of `data` without `hash`. */
+const sha256 = (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+const EMAIL_IN_VALUE = /[^ \t\n\r\f\v@]+@[^ \t\n\r\f\v@]+\.[^ \t\n\r\f\v@]+/;
+
+/**
+ * `data` as its hash covers it: a top-level text field holding an email becomes `<name>_sha256`,
+ * the SHA-256 of the value (what an erased event stores; other bodies are unchanged by it).
+ */
+export function proofForm(data: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) =>
+      typeof v === 'string' && EMAIL_IN_VALUE.test(v) ? [`${k}_sha256`, sha256(v)] : [k, v],
+    ),
+  );
+}
+
+/** `hash` as the service computes it: hex SHA-256 of the RFC 8785 canonical JSON of the proof form of `data` without `hash`. */
 export function eventHash(data: Record<string, unknown>): string {
   const { hash: _hash, ...rest } = data;
-  return crypto.createHash('sha256').update(canonicalize(rest)!, 'utf8').digest('hex');
+  return sha256(canonicalize(proofForm(rest))!);
 }
 
 /** Whether `event` is intact and follows the event whose hash is `prevHash`. */

@@ -24,7 +24,14 @@ describe('what each role may run (domain/roles.ts, read by operations/policy.ts)
 
   it('a developer runs everything but the team, approvals and grants: keys, credentials, webhooks, providers, products', () => {
     expect(allowed('developer')).toEqual(
-      names((op) => !team(op) && !approvals(op) && op.scope !== 'grants:write' && op.scope !== 'customers:write'),
+      names(
+        (op) =>
+          !team(op) &&
+          !approvals(op) &&
+          op.scope !== 'grants:write' &&
+          op.scope !== 'customers:write' &&
+          op.scope !== 'customers:erase',
+      ),
     );
     expect(allowed('developer')).toEqual(
       expect.arrayContaining(['api_keys.create', 'providers.connect', 'products.create', 'webhook_endpoints.create']),
@@ -116,6 +123,8 @@ describe('what each role may open in the dashboard (api/dashboard/page-access.ts
     expect(ROLES.filter((r) => mayOpen(r, '/products'))).toEqual([...ROLES]);
     expect(ROLES.filter((r) => mayOpen(r, '/products/new'))).toEqual(['owner', 'admin', 'developer']);
     expect(ROLES.filter((r) => mayAct(r, '/products'))).toEqual(['owner', 'admin', 'developer']);
+    // Erasing a customer's personal data cannot be undone: owners and admins only (customers:erase).
+    expect(ROLES.filter((r) => mayAct(r, '/customers/erase'))).toEqual(['owner', 'admin']);
   });
 
   it('imports: everyone sees them, owners, admins, developers and support start one (a viewer does not)', () => {

@@ -67,6 +67,7 @@ const ENDPOINT_SCOPES: Record<string, string> = {
   'GET /customers/{app_user_id}/notes': 'customers:read',
   'POST /customers/{app_user_id}/notes': 'customers:write',
   'POST /customers/{app_user_id}/merge': 'customers:write',
+  'POST /customers/{app_user_id}/erase': 'customers:erase',
   // A write held for approval (docs/approvals.md): any change with audit:read; a key reads its own without it.
   'GET /changes/{id}': 'audit:read',
   // Reconciliation (issue #29; its own matrix with a real customer: test/reconciliation/refresh-customer.test.ts).
@@ -104,6 +105,7 @@ const WRITE_BODIES: Record<string, string> = {
  * operation is in the loop by itself.
  */
 const OWN_MATRIX: Record<string, string> = {
+  'POST /customers/{app_user_id}/erase': 'a known customer, and erasing is for good: test/api/customer-erasure.test.ts',
   'GET /webhook-endpoints/{id}': 'a real endpoint id: test/outbound/scopes.test.ts',
   'POST /webhook-endpoints': 'a reachable public URL the address guard admits: test/outbound/scopes.test.ts',
   'PATCH /webhook-endpoints/{id}': 'a real endpoint id: test/outbound/scopes.test.ts',

@@ -244,6 +244,8 @@ describe('row-level security', () => {
       to_app_user_id: `v-${tag}`,
       policy: 'keep_with_original',
     });
+    // A customer's erasure, kept as counts (docs/support.md, "Erasure"; migration 069).
+    await ins('customer_erasures', { app_user_id: `erased-${tag}`, removed: {}, erased_by: 'operator' });
     // The support desk's notes on a customer (docs/support.md, "Notes").
     await ins('customer_notes', { app_user_id: `u-${tag}`, body: 'note', written_by: 'operator' });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.
@@ -352,6 +354,7 @@ describe('row-level security', () => {
         'reconciliation_settings',
         'transfer_settings',
         'transfer_refusals',
+        'customer_erasures',
         'chart_day_sums',
         'chart_retention_sums',
         'chart_ltv_sums',

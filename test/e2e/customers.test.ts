@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
+import { upsertAttributes } from '../../db/revenuecat';
+import { withTenant } from '../../db/tenant-tx';
 import { testDb } from '../helpers/db';
 import { startApi } from '../helpers/api';
 import { makeEntitlement, makeProduct, makeTenant } from '../helpers/factories';
@@ -117,6 +119,42 @@ describe('dashboard: the customer page, grants and revocations', () => {
       expect(await p.getByRole('alert').textContent()).toContain(`No customer ${u}`);
     }
     await expectAccessible(p, 'customer not found');
+    await ctx.close();
+  }, 120_000);
+
+  it('erasing personal data asks for the app user id typed out, then removes the attributes; billing stays', async () => {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    const email = uniqueEmail('support-erase');
+    await signUp(p, api.dashboardRoot, email);
+    const { tenant_id: tenantId } = await testDb()('dashboard_users').where({ email }).first();
+    await makeEntitlement(tenantId, { appUserId: 'cust_erase' });
+    await withTenant(testDb(), tenantId, (trx) =>
+      upsertAttributes(
+        trx,
+        tenantId,
+        'cust_erase',
+        [{ name: '$email', value: 'erase-me@example.test', setAtMs: 1 }],
+        100,
+      ),
+    );
+    await p.goto(`${api.dashboardRoot}/customers/cust_erase`);
+    expect(await p.locator('main').textContent()).toContain('erase-me@example.test');
+
+    // A confirmation that does not match erases nothing.
+    await p.getByLabel('Type the app user id to confirm').fill('cust_eras');
+    await p.getByRole('button', { name: 'Erase personal data' }).click();
+    await p.getByRole('alert').waitFor();
+    expect(await p.getByRole('alert').textContent()).toContain('nothing was erased');
+    expect(await testDb()('subscriber_attributes').where({ tenant_id: tenantId })).toHaveLength(1);
+
+    await p.getByLabel('Type the app user id to confirm').fill('cust_erase');
+    await p.getByRole('button', { name: 'Erase personal data' }).click();
+    await p.getByText('Personal data erased.').waitFor();
+    expect(await p.locator('main').textContent()).not.toContain('erase-me@example.test');
+    expect(await p.locator('#premium-answer').textContent()).toContain('Premium: the SDK answers yes');
+    expect(await testDb()('subscriber_attributes').where({ tenant_id: tenantId })).toEqual([]);
+    await expectAccessible(p, 'customer page after erasing');
     await ctx.close();
   }, 120_000);
 });

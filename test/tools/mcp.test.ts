@@ -91,6 +91,8 @@ describe('tool server (MCP)', () => {
       // Approving a transfer takes the purchase's access from the app user who held it; an undo from the receiver.
       'billing_approve_transfer',
       'billing_delete_webhook_endpoint',
+      // Erasing a customer's personal data cannot be undone.
+      'billing_erase_customer',
       'billing_retire_product',
       'billing_revoke_grant',
       'billing_sync_run',
