@@ -31,6 +31,7 @@ import type { Mode } from '../domain/providers';
 import {
   storeEntitlementOf,
   storeEntitlementState,
+  olderReadStillRevokes,
   storeSubscriptionStatus,
   storeWritePlan,
   type RegistrationRefusal,
@@ -129,7 +130,8 @@ export async function writeStoreRead(
   trx: Knex.Transaction,
   input: StoreWriteInput,
 ): Promise<{ state: EntitlementState | null; app_user_id: string | null; stale: boolean }> {
-  const { tenantId, provider, read } = input;
+  const { tenantId, provider } = input;
+  let read = input.read;
   const externalId = read.purchase_key;
   const hash = tokenHashOfKey(provider, read.purchase_key);
   if (input.quiet) await quietOutbound(trx);
@@ -148,9 +150,15 @@ export async function writeStoreRead(
   // What this purchase granted last time, from its own record (the entitlement row may since carry another
   // purchase).
   const current: EntitlementState | null = existing ? storeEntitlementOf(existing.status) : null;
-  if (existing?.store_read_at && new Date(existing.store_read_at).toISOString() > read.read_at) {
-    await markProcessed();
-    return { state: current, app_user_id: owner, stale: true };
+  const newerRead = existing?.store_read_at ? new Date(existing.store_read_at).toISOString() : null;
+  if (newerRead && newerRead > read.read_at) {
+    if (!olderReadStillRevokes(read, current, input.hint)) {
+      await markProcessed();
+      return { state: current, app_user_id: owner, stale: true };
+    }
+    // The revocation is written with the newer answer's facts: only the state changes.
+    const periodEnd = existing!.current_period_end;
+    read = { ...read, read_at: newerRead, expires_at: periodEnd ? new Date(periodEnd).toISOString() : read.expires_at };
   }
   const state = storeEntitlementState(read, current, input.hint);
   if (!state) {

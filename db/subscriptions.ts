@@ -96,8 +96,18 @@ export async function findStoreSubscription(
   trx: Knex.Transaction,
   provider: string,
   externalId: string,
-): Promise<{ id: string; status: SubscriptionStatus; store_read_at: Date | string | null } | undefined> {
-  return trx('subscriptions').where({ provider, external_id: externalId }).first('id', 'status', 'store_read_at');
+): Promise<
+  | {
+      id: string;
+      status: SubscriptionStatus;
+      store_read_at: Date | string | null;
+      current_period_end: Date | string | null;
+    }
+  | undefined
+> {
+  return trx('subscriptions')
+    .where({ provider, external_id: externalId })
+    .first('id', 'status', 'store_read_at', 'current_period_end');
 }
 
 export interface StoreSubscriptionWrite {

@@ -145,6 +145,21 @@ export function storeEntitlementState(
   return read.state;
 }
 
+/**
+ * A store answer older than the one the purchase's record holds changes nothing (two reads race:
+ * the newer wins), with one exception: a verified revocation (`hint` refunded) of a purchase the
+ * newer answer left without access. Play keeps no revoked state, so the newer read could not say
+ * it; dropping the older answer would leave a refunded purchase merely expired (a restore's read
+ * landing between the refund notification's read and its write).
+ */
+export function olderReadStillRevokes(
+  read: Pick<StorePurchaseRead, 'state'>,
+  current: EntitlementState | null,
+  hint: CanonicalEventKind | null,
+): boolean {
+  return hint === 'refunded' && current === 'expired' && (read.state === 'expired' || read.state === 'revoked');
+}
+
 /** The subscription record's status for an entitlement state read from a store. */
 export function storeSubscriptionStatus(
   state: EntitlementState,

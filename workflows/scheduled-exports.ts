@@ -2,8 +2,10 @@ import {
   ApplicationFailure,
   ActivityFailure,
   ParentClosePolicy,
+  condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   startChild,
   workflowInfo,
@@ -46,7 +48,19 @@ export interface ScheduledExportsInput {
   tenants?: string[];
   /** How many tenants' exports run at once (default SCHEDULED_EXPORTS_AT_ONCE). */
   atOnce?: number;
+  /** How long the tick waits for the exports it started (default TICK_WAIT_MS; tests shorten it). */
+  waitMs?: number;
+  /** When the tick stops waiting (ms since the epoch; continue-as-new carries it). */
+  waitUntil?: number;
 }
+
+/**
+ * A tick waits for the exports it started at most this long. One tick runs at a time (the
+ * Schedule skips a tick while the last one runs), so a tenant's export still running at the next
+ * day's time would otherwise hold every tenant's next export: past this the tick ends, that export
+ * goes on alone (its child is abandoned, not cancelled), and the next tick skips only that tenant.
+ */
+export const TICK_WAIT_MS = 20 * 3_600_000;
 
 /**
  * One tick of the scheduled exports Schedule (`scheduled-exports-<task queue>`, docs/exports.md):
@@ -60,6 +74,18 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
   let runs = 0;
   const atOnce = Math.max(1, Math.floor(input.atOnce ?? SCHEDULED_EXPORTS_AT_ONCE));
   const running = new Set<Promise<void>>();
+  // Ticks begun before the wait was bounded replay as they ran: waiting for every export.
+  const bounded = patched('scheduled-exports-bounded-wait');
+  const waitUntil = input.waitUntil ?? Date.now() + (input.waitMs ?? TICK_WAIT_MS);
+  /** Waits for `done`, unless the tick's time is up; answers whether `done` holds. */
+  const waitFor = async (done: () => boolean): Promise<boolean> => {
+    if (!bounded) {
+      while (!done()) await Promise.race(running);
+      return true;
+    }
+    const left = waitUntil - Date.now();
+    return done() || (left > 0 && (await condition(done, left)));
+  };
   const start = async (tenantId: string) => {
     let child;
     try {
@@ -82,23 +108,24 @@ export async function scheduledExportsWorkflow(input: ScheduledExportsInput = {}
       log.warn('a tenant’s scheduled export failed', { tenantId });
     }
   };
-  for (;;) {
+  walk: for (;;) {
     const due = input.tenants
       ? input.tenants.filter((t) => after === null || t > after).sort()
       : await exportDestinationsDue({ after, max: PAGE });
     if (!due.length) break;
     for (const tenantId of due) {
-      while (running.size >= atOnce) await Promise.race(running);
+      // Time is up with every place taken: the rest wait for the next tick.
+      if (!(await waitFor(() => running.size < atOnce))) break walk;
       after = tenantId;
       const p: Promise<void> = start(tenantId).finally(() => running.delete(p));
       running.add(p);
     }
     if (runs + running.size >= PER_RUN || workflowInfo().continueAsNewSuggested) {
-      await Promise.all(running);
-      await continueAsNew<typeof scheduledExportsWorkflow>({ ...input, after });
+      if (!(await waitFor(() => running.size === 0))) return { runs };
+      await continueAsNew<typeof scheduledExportsWorkflow>({ ...input, after, ...(bounded ? { waitUntil } : {}) });
     }
   }
-  await Promise.all(running);
+  await waitFor(() => running.size === 0);
   return { runs };
 }
 

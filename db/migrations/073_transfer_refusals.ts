@@ -11,7 +11,7 @@ import { tenantTablePolicies } from './tenant-policies';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`create table transfer_refusals (
     tenant_id uuid not null references tenants (id) on delete cascade,
-    provider text not null,
+    provider text not null check (provider in ('psp_a', 'psp_b', 'psp_c', 'store_android', 'store_ios')),
     token_hash text not null,
     from_app_user_id text not null,
     to_app_user_id text not null,

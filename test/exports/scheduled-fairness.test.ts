@@ -148,4 +148,42 @@ describe.skipIf(!weedAvailable())('scheduled exports: one slow tenant does not h
     expect(await tick.result()).toEqual({ runs: 2 });
     expect((await runOf(slow.tenantId)).status).toBe('succeeded');
   }, 180_000);
+  it('a tick stops waiting at its time: the slow export goes on alone, and the next tick runs everyone else', async () => {
+    released = false;
+    const [slow, small] = (await Promise.all([person('late-a'), person('late-b')])).sort((x, y) =>
+      x.tenantId < y.tenantId ? -1 : 1,
+    );
+    heldPrefix = `late-slow-${crypto.randomUUID()}/`;
+    await save(slow, heldPrefix);
+    await save(small, `late-small-${crypto.randomUUID()}/`);
+    await eventsYesterday(slow.tenantId, 2);
+    await eventsYesterday(small.tenantId, 1);
+    const tick = (waitMs: number) =>
+      worker.client.workflow.execute(scheduledExportsWorkflow, {
+        taskQueue: worker.taskQueue,
+        workflowId: `scheduled-exports-test-${crypto.randomUUID()}`,
+        // One place, so the slow tenant (first by id) holds it; a wait of seconds stands for the tick's hours.
+        args: [{ tenants: [slow.tenantId, small.tenantId], atOnce: 1, waitMs }],
+      });
+    // The first tick's time runs out while the slow export holds its one place: it ends, the small tenant not reached.
+    expect(await tick(3_000)).toEqual({ runs: 0 });
+    await until(
+      'the slow tenant’s upload is being held',
+      async () => held.length,
+      (n) => n > 0,
+      60_000,
+    );
+    expect(await runOf(small.tenantId)).toBeUndefined();
+    const child = worker.client.workflow.getHandle(tenantScheduledExportWorkflowId(slow.tenantId));
+    expect((await child.describe()).status.name).toBe('RUNNING');
+    // The next tick skips the tenant whose export still runs and exports the other.
+    expect(await tick(60_000)).toEqual({ runs: 1 });
+    expect((await runOf(small.tenantId)).status).toBe('succeeded');
+    expect((await runOf(slow.tenantId)).status).toBe('running');
+
+    released = true;
+    for (const go of held.splice(0)) go();
+    expect(await child.result()).toEqual({ ran: true });
+    expect((await runOf(slow.tenantId)).status).toBe('succeeded');
+  }, 180_000);
 });
