@@ -266,11 +266,20 @@ describe('publishable-key abuse: store purchase registrations (issue #28, item 4
         ).map((r) => r.status),
       );
     }
-    const ran = statuses.filter((x) => x === 404).length; // a workflow asked the store, which knows no such token
+    // Admitted by the lane: a workflow asked the store, which knows no such token (404), or, on a
+    // loaded machine, had not answered within the request's wait (503, retry): both spent a token.
+    const ran = statuses.filter((x) => x !== 429).length;
+    expect(
+      statuses.filter((x) => ![404, 429, 503].includes(x)),
+      JSON.stringify(statuses),
+    ).toEqual([]);
     const refilled = Math.ceil(((Date.now() - started) / 1000) * CLIENT_LIMITS.registrationAddress.refillPerSecond);
-    expect(ran).toBeGreaterThanOrEqual(cap);
-    expect(ran).toBeLessThanOrEqual(cap + refilled);
-    expect(statuses.filter((x) => x === 429)).toHaveLength(statuses.length - ran);
+    expect(ran, JSON.stringify(statuses)).toBeGreaterThanOrEqual(cap);
+    expect(ran, JSON.stringify(statuses)).toBeLessThanOrEqual(cap + refilled);
+    expect(
+      statuses.filter((x) => x === 429),
+      JSON.stringify(statuses),
+    ).toHaveLength(statuses.length - ran);
     const refused = await register(`fresh-last-${crypto.randomUUID()}`, net.at(999));
     expect(refused).toMatchObject({
       status: 429,
