@@ -1,12 +1,6 @@
-import crypto from 'node:crypto';
-import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { describe, expect, it, inject } from 'vitest';
-import { ROOT_DIR } from '../../runtime/config';
+import { describe, expect, it } from 'vitest';
+import { adminCli, operatorEnv } from '../helpers/admin-cli';
 import { testDb } from '../helpers/db';
-
-const run = promisify(execFile);
 
 /**
  * The admin CLI is an actor (docs/operations.md, "The admin CLI is an operator"): its key commands
@@ -14,20 +8,7 @@ const run = promisify(execFile);
  * row are theirs. Real CLI processes against the run's database.
  */
 describe('admin CLI: key commands run the operations as the operator', () => {
-  const env = () => ({
-    ...process.env,
-    DATABASE_URL: inject('databaseUrl'),
-    MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`,
-    LOG_LEVEL: 'silent',
-  });
-  const admin = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], {
-      env: env(),
-      cwd: ROOT_DIR,
-    }).then(
-      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-      (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-    );
+  const admin = adminCli(operatorEnv);
   const auditOf = (tenantId: string, action: string) =>
     testDb()('audit_entries').where({ tenant_id: tenantId, action }).orderBy('created_at');
 

@@ -1,16 +1,10 @@
-import crypto from 'node:crypto';
-import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { ROOT_DIR } from '../../runtime/config';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { touchLastUsedWith } from '../../api/auth';
 import { markRevenueCatKeyUsed } from '../../db/revenuecat';
 import { call, startApi } from '../helpers/api';
+import { adminCli, operatorEnv } from '../helpers/admin-cli';
 import { testDb } from '../helpers/db';
 import { until } from '../helpers/until';
-
-const run = promisify(execFile);
 
 /**
  * The admin CLI's commands for the keys of RevenueCat's SDKs run the operations
@@ -20,20 +14,7 @@ const run = promisify(execFile);
  */
 describe('admin CLI: RevenueCat keys through the operations; last use', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
-  const env = () => ({
-    ...process.env,
-    DATABASE_URL: inject('databaseUrl'),
-    MASTER_KEY: `k1:${crypto.randomBytes(32).toString('base64')}`,
-    LOG_LEVEL: 'silent',
-  });
-  const admin = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], {
-      env: env(),
-      cwd: ROOT_DIR,
-    }).then(
-      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-      (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-    );
+  const admin = adminCli(operatorEnv);
   const auditOf = (tenantId: string, action: string) =>
     testDb()('audit_entries').where({ tenant_id: tenantId, action }).orderBy('created_at');
   const keyRow = (id: string) => testDb()('revenuecat_keys').where({ id }).first();

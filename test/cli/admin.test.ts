@@ -3,23 +3,20 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { PROVIDERS } from '../../domain/providers';
-import { loadConfig, ROOT_DIR } from '../../runtime/config';
+import { loadConfig } from '../../runtime/config';
 import { passwordMatches } from '../../runtime/passwords';
 import { ensureDemoLogin } from '../../seed/demo-login';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { hashSecretKey } from '../../db/key-material';
+import { adminCli } from '../helpers/admin-cli';
 import { testDb } from '../helpers/db';
 import { call, startApi } from '../helpers/api';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { createVault } from '../../vault/vault';
-
-const run = promisify(execFile);
 
 /** The admin CLI contract (README, "Admin CLI"), run as a real process against the run's database. */
 describe('admin CLI', () => {
@@ -47,14 +44,7 @@ describe('admin CLI', () => {
     await Promise.all(Object.values(emulators).map((e) => e.close()));
   });
 
-  const admin = (...args: string[]) =>
-    run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], {
-      env,
-      cwd: ROOT_DIR,
-    }).then(
-      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-      (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-    );
+  const admin = adminCli(() => env);
 
   it('tenant:create --json prints one JSON object; the key works with every scope and only its hash is stored', async () => {
     const r = await admin('tenant:create', '--name', 'Cli Co', '--json');
