@@ -1,13 +1,11 @@
 import crypto from 'node:crypto';
-import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { createDashboardApp, createToolsApp } from '../../api/apps';
 import { rolesWithin } from '../../domain/roles';
-import { createLogger } from '../../runtime/logger';
 import { hashPassword } from '../../runtime/passwords';
-import { listen, newTenant, testServices } from '../helpers/api';
+import { newTenant, testServices } from '../helpers/api';
+import { startSignInApps } from '../helpers/sign-in-apps';
 import { testDb } from '../helpers/db';
 import { makeProduct } from '../helpers/factories';
 import { Assistant, finishSignIn, loopbackRedirect, startSignIn, toolText, toolsList } from '../helpers/mcp-assistant';
@@ -26,7 +24,6 @@ const PASSWORD = 'a developer’s own password';
  * Assistants page; and a second sign-in the person denies (`access_denied`).
  */
 describe('an assistant connected through the consent page in a browser', () => {
-  const log = createLogger('silent');
   const closers: (() => Promise<void>)[] = [];
   let dashboardRoot = '';
   let toolsRoot = '';
@@ -36,23 +33,8 @@ describe('an assistant connected through the consent page in a browser', () => {
   let tenant: { tenant_id: string; name: string };
   const email = uniqueEmail('assistant-dev');
 
-  /** A listener whose address is known before its app is built (the apps need their public URLs). */
-  async function listener() {
-    let handler: http.RequestListener = (_req, res) => res.end();
-    const l = await listen((req, res) => handler(req, res));
-    closers.push(l.close);
-    return { url: l.url, set: (h: http.RequestListener) => (handler = h) };
-  }
-
   beforeAll(async () => {
-    const [dashboard, tools] = [await listener(), await listener()];
-    dashboardRoot = dashboard.url;
-    toolsRoot = tools.url;
-    // The run's services, told the public URLs the listeners got (the issuer and the resource).
-    const base = testServices();
-    services = { ...base, config: { ...base.config, publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url } };
-    dashboard.set(createDashboardApp(services, log).callback());
-    tools.set(createToolsApp(services, log).callback());
+    ({ services, dashboardRoot, toolsRoot } = await startSignInApps(closers));
     const t = await newTenant('assistant-consent');
     tenant = { tenant_id: t.tenant_id, name: (await testDb()('tenants').where({ id: t.tenant_id }).first()).name };
     await makeProduct(t.tenant_id, { name: 'Seen By The Assistant' });

@@ -1,14 +1,12 @@
-import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { createDashboardApp, createToolsApp } from '../../api/apps';
 import type { Role } from '../../domain/roles';
-import { createLogger } from '../../runtime/logger';
 import { hashPassword } from '../../runtime/passwords';
-import { listen, newTenant, testServices } from '../helpers/api';
+import { newTenant, testServices } from '../helpers/api';
+import { lateListener, startSignInApps } from '../helpers/sign-in-apps';
 import { testDb } from '../helpers/db';
 import { Assistant } from '../helpers/mcp-assistant';
 import { expectAccessible, launchBrowser, screenshot, uniqueEmail } from './helpers/browser';
@@ -24,7 +22,6 @@ const PASSWORD = 'a member’s own password';
  * assistant <client> of <member>". Another tenant's owner never sees it on their Team page.
  */
 describe('the Team page disconnects a member’s assistant', () => {
-  const log = createLogger('silent');
   const closers: (() => Promise<void>)[] = [];
   let dashboardRoot = '';
   let toolsRoot = '';
@@ -36,13 +33,6 @@ describe('the Team page disconnects a member’s assistant', () => {
     member: uniqueEmail('team-member'),
     other: uniqueEmail('other-owner'),
   };
-
-  async function listener(first: http.RequestListener = (_req, res) => res.end()) {
-    let handler = first;
-    const l = await listen((req, res) => handler(req, res));
-    closers.push(l.close);
-    return { url: l.url, set: (h: http.RequestListener) => (handler = h) };
-  }
 
   const addPerson = async (tenantId: string, email: string, role: Role) =>
     testDb()('dashboard_users').insert({
@@ -66,13 +56,7 @@ describe('the Team page disconnects a member’s assistant', () => {
   }
 
   beforeAll(async () => {
-    const [dashboard, tools] = [await listener(), await listener()];
-    dashboardRoot = dashboard.url;
-    toolsRoot = tools.url;
-    const base = testServices();
-    services = { ...base, config: { ...base.config, publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url } };
-    dashboard.set(createDashboardApp(services, log).callback());
-    tools.set(createToolsApp(services, log).callback());
+    ({ services, dashboardRoot, toolsRoot } = await startSignInApps(closers));
     const a = await newTenant('team-assistants-a');
     await addPerson(a.tenant_id, people.owner, 'owner');
     await addPerson(a.tenant_id, people.member, 'developer');
@@ -89,7 +73,7 @@ describe('the Team page disconnects a member’s assistant', () => {
   it('the member connects an assistant; the owner disconnects it on the Team page; the member’s client is refused at once', async () => {
     // The member's assistant signs in: the official client, its loopback redirect, the consent page.
     const arrivals: URL[] = [];
-    const back = await listener((req, res) => {
+    const back = await lateListener(closers, (req, res) => {
       const url = new URL(req.url!, 'http://127.0.0.1');
       if (url.pathname === '/callback') arrivals.push(url);
       res.end('You may close this window.');

@@ -1,9 +1,7 @@
 import crypto from 'node:crypto';
-import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { createApiApp, createDashboardApp, createToolsApp } from '../../api/apps';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { createSession } from '../../db/dashboard-users';
 import type { Role } from '../../domain/roles';
@@ -16,7 +14,8 @@ import { revokeAssistant } from '../../operations/assistants/revoke';
 import { approveChange } from '../../operations';
 import { startTestWorker } from '../helpers/temporal';
 import { createLogger } from '../../runtime/logger';
-import { listen, newTenant, refill, testServices } from '../helpers/api';
+import { newTenant, refill, testServices } from '../helpers/api';
+import { startSignInApps } from '../helpers/sign-in-apps';
 import { testDb } from '../helpers/db';
 import { makeProduct } from '../helpers/factories';
 import { Assistant, connectedClient, finishSignIn, startSignIn, toolText, toolsList } from '../helpers/mcp-assistant';
@@ -38,28 +37,13 @@ describe('assistants sign in (MCP authorization)', () => {
   let services: ReturnType<typeof testServices>;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
 
-  /** A listener whose address is known before its app is built (the apps need their public URLs). */
-  async function listener() {
-    let handler: http.RequestListener = (_req, res) => res.end();
-    const l = await listen((req, res) => handler(req, res));
-    closers.push(l.close);
-    return { url: l.url, set: (h: http.RequestListener) => (handler = h) };
-  }
-
   beforeAll(async () => {
-    const [api, dashboard, tools] = [await listener(), await listener(), await listener()];
-    dashboardRoot = dashboard.url;
-    toolsRoot = tools.url;
-    apiRoot = api.url;
     // A worker for the writes held for approval (their workflow).
     worker = await startTestWorker();
-    services = testServices({
-      config: { ...worker.config, publicDashboardUrl: dashboard.url, publicToolsUrl: tools.url },
-      vault: worker.vault,
-    });
-    api.set(createApiApp(services, log).callback());
-    dashboard.set(createDashboardApp(services, log).callback());
-    tools.set(createToolsApp(services, log).callback());
+    ({ services, dashboardRoot, toolsRoot, apiRoot } = await startSignInApps(closers, {
+      api: true,
+      overrides: { config: worker.config, vault: worker.vault },
+    }));
   });
   afterAll(async () => {
     for (const c of closers) await c();
