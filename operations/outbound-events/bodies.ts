@@ -22,7 +22,7 @@ const customerFields = {
     .array(z.string())
     .optional()
     .describe(
-      'the customer’s other ids (an anonymous id that signed in, an app user merged in; oldest first, at most 10): `app_user_id` is the id they were merged into, and the rows of this event may be stored under one of these. Absent on events recorded before the service named merged ids: their hash covers them as they are, so they stay without it; read its absence as “no other ids known then”',
+      'the customer’s other ids (an anonymous id that signed in, an app user merged in; oldest first, at most 10): `app_user_id` is the id they were merged into, and the rows of this event may be stored under one of these. Absent on events recorded before the service named merged ids (those name the id their rows were stored under, merged or not): their hash covers them as they are, so they stay without it; read its absence as “not said”, not as []',
     ),
   sequence: z
     .number()

@@ -154,6 +154,15 @@ describe('customer.merged: a merge announced, and a merged id followed', () => {
       body: JSON.stringify({ from_app_user_id: b }),
     });
     expect(self.status).toBe(400);
+    // And one refused as already merged elsewhere.
+    const elsewhere = await call(s.api.apiUrl, `/customers/${person}/merge`, t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ from_app_user_id: a }),
+    });
+    expect(elsewhere.status).toBe(409);
+    expect(
+      (await mergeEvents()).filter((e) => e.data.merged_app_user_id === b || e.data.app_user_id === person),
+    ).toHaveLength(1);
 
     const recorded = (await mergeEvents()).filter((e) => [anon, a].includes(e.data.merged_app_user_id as string));
     expect(
