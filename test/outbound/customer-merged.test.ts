@@ -251,6 +251,54 @@ describe('customer.merged: a merge announced, and a merged id followed', () => {
     }
   });
 
+  it('merged twice (an anonymous id signs in, then the tenant’s backend merges that user into another): a receiver that knows only the anonymous id follows hop by hop', async () => {
+    const anon = anonId();
+    const person = `hop_${crypto.randomUUID()}`;
+    const household = `household_${crypto.randomUUID()}`;
+    const ent = await makeEntitlement(t.tenant_id, { appUserId: anon });
+    await makeEntitlement(t.tenant_id, { appUserId: household, provider: 'psp_a' });
+    const anonEvents = await chain(anon);
+    const signIn = await call(
+      s.api.apiRoot,
+      `/v1/sdk/subscribers/${encodeURIComponent(anon)}/identify`,
+      t.publishable_key,
+      { method: 'POST', body: JSON.stringify({ new_app_user_id: person }) },
+    );
+    expect(signIn.status).toBe(200);
+    await withTenant(testDb(), t.tenant_id, (trx) =>
+      trx('entitlements').where({ id: ent.id }).update({ state: 'grace_period' }),
+    );
+    const merged = await call(s.api.apiUrl, `/customers/${household}/merge`, t.secret_key, {
+      method: 'POST',
+      body: JSON.stringify({ from_app_user_id: person }),
+    });
+    expect(merged.body.merged).toBe(true);
+    await withTenant(testDb(), t.tenant_id, (trx) =>
+      trx('entitlements').where({ id: ent.id }).update({ state: 'expired' }),
+    );
+    const personEvents = await chain(person);
+    const householdEvents = await chain(household);
+    expect(personEvents.map((e) => e.type)).toEqual(['customer.merged', 'entitlement.grace_period']);
+    // One event for the backend merge: the merged user with its own alias, all now the household's.
+    expect(householdEvents.slice(-2).map((e) => [e.type, e.data.merged_app_user_id, e.data.known_as])).toEqual([
+      ['customer.merged', person, [anon, person]],
+      ['entitlement.expired', undefined, [anon, person]],
+    ]);
+    expect(householdEvents.at(-2)!.data).toMatchObject({ merged_sequence: 2, merged_hash: personEvents[1].data.hash });
+    // Each id's list says where it went: the anonymous id to the person (its own hop), the person to the household.
+    expect((await events(anon)).body.merged_into).toEqual({ app_user_id: person, sequence: 1 });
+    expect((await events(person)).body.merged_into).toEqual({
+      app_user_id: household,
+      sequence: householdEvents.at(-2)!.data.sequence,
+    });
+    for (const c of [anonEvents, personEvents, householdEvents]) verifyChain(c);
+
+    const rx = new EventChains({ apiUrl: s.api.apiUrl, secretKey: reader });
+    for (const e of anonEvents) await rx.receive(e);
+    expect(await rx.receive(householdEvents.at(-1)!)).toEqual([...personEvents, ...householdEvents.slice(-2)]);
+    expect([rx.mergedInto.get(anon), rx.mergedInto.get(person)]).toEqual([person, household]);
+  });
+
   it('another tenant’s merged id is 404 (nothing of where it continues), and an id merged into nobody says null', async () => {
     const anon = anonId();
     const person = `cross_${crypto.randomUUID()}`;
