@@ -181,10 +181,14 @@ export async function sameCustomer(trx: Knex.Transaction, a: string, b: string):
 
 /**
  * The facts a backend merge of `from` into `into` is judged on (domain/aliases.ts `mergeVerdict`),
- * read under a lock on `into`'s aliases so two merges into one id count right. Run inside withTenant.
+ * read under a lock on both ids' aliases, taken in one order: two merges into one id count right,
+ * and two merges of the same pair in opposite directions run one after the other (the second is
+ * refused as already merged) instead of making a cycle or deadlocking on the ids' event chains.
+ * Run inside withTenant.
  */
 export async function mergeFacts(trx: Knex.Transaction, tenantId: string, from: string, into: string) {
-  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`aliases:${tenantId}:${into}`]);
+  for (const id of [from, into].sort())
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`aliases:${tenantId}:${id}`]);
   const { rows } = await trx.raw(
     `select (select app_user_id from app_user_aliases where alias_id = ?) as from_alias_of,
             (select app_user_id from app_user_aliases where alias_id = ?) as into_alias_of,

@@ -299,6 +299,40 @@ describe('customer.merged: a merge announced, and a merged id followed', () => {
     expect([rx.mergedInto.get(anon), rx.mergedInto.get(person)]).toEqual([person, household]);
   });
 
+  it('two ids merged into each other at once: one merge, one 409, one event, never a cycle', async () => {
+    const a = `pair_a_${crypto.randomUUID()}`;
+    const b = `pair_b_${crypto.randomUUID()}`;
+    await makeEntitlement(t.tenant_id, { appUserId: a });
+    await makeEntitlement(t.tenant_id, { appUserId: b, provider: 'psp_a' });
+    const merge = (into: string, from: string) =>
+      call(s.api.apiUrl, `/customers/${into}/merge`, t.secret_key, {
+        method: 'POST',
+        body: JSON.stringify({ from_app_user_id: from }),
+      });
+    const answers = await Promise.all([merge(a, b), merge(b, a)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(answers.find((r) => r.status === 409)!.body).toMatchObject({ error: 'customer_already_merged' });
+    const aliases = await withTenant(testDb(), t.tenant_id, (trx) =>
+      trx('app_user_aliases').whereIn('alias_id', [a, b]).select('alias_id', 'app_user_id'),
+    );
+    expect(aliases).toHaveLength(1);
+    const recorded = (await mergeEvents()).filter((e) => [a, b].includes(e.data.merged_app_user_id as string));
+    expect(recorded.map((e) => [e.data.app_user_id, e.data.merged_app_user_id])).toEqual([
+      [aliases[0].app_user_id, aliases[0].alias_id],
+    ]);
+  });
+
+  it('an alias made before merges were events: the list names the customer, with no merge event to start from', async () => {
+    const old = anonId();
+    const person = `before_${crypto.randomUUID()}`;
+    await makeEntitlement(t.tenant_id, { appUserId: old });
+    // As migration 056's sign-ins wrote it: the alias row alone, nothing announced, the chain left open.
+    await withTenant(testDb(), t.tenant_id, (trx) =>
+      trx('app_user_aliases').insert({ tenant_id: t.tenant_id, alias_id: old, app_user_id: person }),
+    );
+    expect((await events(old)).body.merged_into).toEqual({ app_user_id: person, sequence: null });
+  });
+
   it('another tenant’s merged id is 404 (nothing of where it continues), and an id merged into nobody says null', async () => {
     const anon = anonId();
     const person = `cross_${crypto.randomUUID()}`;
