@@ -14,8 +14,9 @@ const ISO = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"H
 
 /** `$1` is `since` (null: every row), `$2` the end of a scheduled run's window (null: now). */
 const TABLE_SQL: Record<string, string> = {
+  // seq 0: an id merged before it had any event (its chain was closed empty, migration 075): no chain, no head.
   customers: `select subject as app_user_id, seq as last_sequence, last_hash
-      from customer_event_sequences order by subject`,
+      from customer_event_sequences where seq > 0 order by subject`,
   subscriptions: `select s.id::text, s.app_user_id, s.provider, s.mode, s.status, s.product_id::text, p.sku,
         s.external_id, s.country, ${ISO('s.trial_started_at')} as trial_started_at,
         ${ISO('s.trial_ended_at')} as trial_ended_at, ${ISO('s.current_period_end')} as current_period_end,

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Mode } from '../domain/providers';
 import { revenuecatKeyHint, type RevenueCatPlatform } from '../domain/revenuecat';
+import { recordCustomerMerge } from './customer-merges';
 import { notifyEntitlementChanged } from './entitlement-notify';
 import { generateRevenueCatKey, hashSecretKey } from './key-material';
 import type { TenantReader } from './tenant-read';
@@ -147,9 +148,12 @@ export async function insertAlias(
      returning id`,
     [tenantId, aliasId, appUserId, appUserId, max],
   );
+  if (rows.length === 0) return false;
+  // Announced once: an alias already there (the same sign-in again) inserts nothing and says nothing.
+  await recordCustomerMerge(trx, tenantId, aliasId, appUserId);
   // Both ids now answer one customer: a premium check held on either wakes, re-reads and follows the other.
-  if (rows.length > 0) await notifyEntitlementChanged(trx, tenantId, [aliasId, appUserId]);
-  return rows.length > 0;
+  await notifyEntitlementChanged(trx, tenantId, [aliasId, appUserId]);
+  return true;
 }
 
 /** Whom an id is an alias of, if anyone. Run inside withTenant. */
@@ -177,10 +181,14 @@ export async function sameCustomer(trx: Knex.Transaction, a: string, b: string):
 
 /**
  * The facts a backend merge of `from` into `into` is judged on (domain/aliases.ts `mergeVerdict`),
- * read under a lock on `into`'s aliases so two merges into one id count right. Run inside withTenant.
+ * read under a lock on both ids' aliases, taken in one order: two merges into one id count right,
+ * and two merges of the same pair in opposite directions run one after the other (the second is
+ * refused as already merged) instead of making a cycle or deadlocking on the ids' event chains.
+ * Run inside withTenant.
  */
 export async function mergeFacts(trx: Knex.Transaction, tenantId: string, from: string, into: string) {
-  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`aliases:${tenantId}:${into}`]);
+  for (const id of [from, into].sort())
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`aliases:${tenantId}:${id}`]);
   const { rows } = await trx.raw(
     `select (select app_user_id from app_user_aliases where alias_id = ?) as from_alias_of,
             (select app_user_id from app_user_aliases where alias_id = ?) as into_alias_of,
@@ -205,6 +213,7 @@ export async function mergeFacts(trx: Knex.Transaction, tenantId: string, from: 
 export async function mergeAppUsers(trx: Knex.Transaction, tenantId: string, from: string, into: string) {
   await trx('app_user_aliases').where({ app_user_id: from }).update({ app_user_id: into });
   await trx('app_user_aliases').insert({ tenant_id: tenantId, alias_id: from, app_user_id: into });
+  await recordCustomerMerge(trx, tenantId, from, into);
   // Both customers are one now: a check held on any of their ids wakes and follows the other's ids.
   await notifyEntitlementChanged(trx, tenantId, [from, into]);
 }

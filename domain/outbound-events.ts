@@ -13,6 +13,8 @@ export const OUTBOUND_EVENT_TYPES = [
   'sync_run.finished',
   'readiness.changed',
   'inbound_delivery.failed',
+  // An id merged into a customer: a sign-in from an anonymous id, or the tenant's backend (docs/transfers.md).
+  'customer.merged',
   // Restores that move a purchase between app users (docs/transfers.md).
   'transfer.pending',
   'transfer.completed',

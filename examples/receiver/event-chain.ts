@@ -17,7 +17,25 @@ export interface CustomerEvent {
   type: string;
   version: number;
   timestamp: string;
-  data: { app_user_id?: string | null; sequence: number; prev_hash: string; hash: string } & Record<string, unknown>;
+  data: {
+    app_user_id?: string | null;
+    sequence: number;
+    prev_hash: string;
+    hash: string;
+    /** The customer's other ids; absent on events recorded before the service named merged ids. */
+    known_as?: string[];
+    /** `customer.merged`: the id merged in, and the last `sequence` and `hash` of its own chain, which ends there. */
+    merged_app_user_id?: string;
+    merged_sequence?: number;
+    merged_hash?: string | null;
+  } & Record<string, unknown>;
+}
+
+/** `GET /customers/{app_user_id}/events`: a page of one chain, and where a merged id's events continue. */
+interface EventsPage {
+  data: CustomerEvent[];
+  pagination: { has_more: boolean };
+  merged_into?: { app_user_id: string; sequence: number | null } | null;
 }
 
 export const FIRST_PREV_HASH = '0'.repeat(64);
@@ -58,6 +76,8 @@ interface Head {
 export class EventChains {
   /** Per app user, the last event applied. Persist it in your database in a real receiver. */
   readonly heads = new Map<string, Head>();
+  /** Per id merged into another customer, that customer: its events continue there. Persist it too. */
+  readonly mergedInto = new Map<string, string>();
   /** Events fetched from the API to fill gaps (for logs and tests). */
   refetched = 0;
 
@@ -66,15 +86,19 @@ export class EventChains {
   /**
    * One delivered event: answers the events to apply now, in order: none for a duplicate or an older
    * one, this one when it follows the last one held, or every missed one up to it, fetched from
-   * `GET /customers/{app_user_id}/events?after=N` and checked link by link.
+   * `GET /customers/{app_user_id}/events?after=N` and checked link by link. The first event about a
+   * customer that names (in `known_as`, or as the `customer.merged` event's `merged_app_user_id`) an id
+   * this receiver follows: that id's last events, then the customer's from the merge on.
    */
   async receive(event: CustomerEvent): Promise<CustomerEvent[]> {
     const user = event.data.app_user_id;
     if (!user || typeof event.data.sequence !== 'number') return [event]; // not about an app user: no chain
+    const applied = this.heads.has(user) ? [] : await this.followMerged(user, event);
     const head = this.heads.get(user) ?? { sequence: 0, hash: FIRST_PREV_HASH };
-    if (event.data.sequence <= head.sequence) return []; // a retry, a replay or a late arrival
-    if (event.data.sequence === head.sequence + 1 && links(head.hash, event)) return [this.accept(user, event)];
-    return this.fill(user, head, event.data.sequence);
+    if (event.data.sequence <= head.sequence) return applied; // a retry, a replay, a late arrival, or just fetched
+    if (event.data.sequence === head.sequence + 1 && links(head.hash, event))
+      return [...applied, this.accept(user, event)];
+    return [...applied, ...(await this.fill(user, head, event.data.sequence))];
   }
 
   private accept(user: string, event: CustomerEvent): CustomerEvent {
@@ -82,15 +106,19 @@ export class EventChains {
     return event;
   }
 
+  private async page(user: string, after: number): Promise<EventsPage> {
+    const url = `${this.opts.apiUrl}/customers/${encodeURIComponent(user)}/events?after=${after}&limit=200`;
+    const res = await fetch(url, { headers: { authorization: `Bearer ${this.opts.secretKey}` } });
+    if (!res.ok) throw new Error(`fetching the events of ${user} after ${after}: HTTP ${res.status}`);
+    return (await res.json()) as EventsPage;
+  }
+
   /** Everything after the head up to `upTo`, page by page, each linked to the one before. */
   private async fill(user: string, head: Head, upTo: number): Promise<CustomerEvent[]> {
     const applied: CustomerEvent[] = [];
     let { sequence, hash } = head;
     while (sequence < upTo) {
-      const url = `${this.opts.apiUrl}/customers/${encodeURIComponent(user)}/events?after=${sequence}&limit=200`;
-      const res = await fetch(url, { headers: { authorization: `Bearer ${this.opts.secretKey}` } });
-      if (!res.ok) throw new Error(`fetching the events of ${user} after ${sequence}: HTTP ${res.status}`);
-      const page = (await res.json()) as { data: CustomerEvent[]; pagination: { has_more: boolean } };
+      const page = await this.page(user, sequence);
       if (!page.data.length) break;
       for (const e of page.data) {
         // A skipped number is a transaction that rolled back: nothing was sent. The hashes must still link.
@@ -104,6 +132,58 @@ export class EventChains {
       if (!page.pagination.has_more) break;
     }
     if (sequence < upTo) throw new ChainBroken(`the service has no event ${upTo} for ${user}`);
+    return applied;
+  }
+
+  /** The rest of `id`'s own events, each checked and applied, and where they continue (`merged_into`). */
+  private async rest(id: string, applied: CustomerEvent[]): Promise<EventsPage['merged_into']> {
+    for (;;) {
+      let { sequence, hash } = this.heads.get(id) ?? { sequence: 0, hash: FIRST_PREV_HASH };
+      const page = await this.page(id, sequence);
+      for (const e of page.data) {
+        if (e.data.sequence <= sequence || !links(hash, e))
+          throw new ChainBroken(`event ${e.id} does not follow ${hash}`);
+        this.refetched++;
+        applied.push(this.accept(id, e));
+        ({ sequence, hash } = e.data);
+      }
+      if (!page.pagination.has_more) return page.merged_into ?? null;
+    }
+  }
+
+  /**
+   * `user`'s first event here names an id this receiver follows that was merged into `user`
+   * (docs/event-proofs.md, "Following a merged id"): that id's events to the end of its chain, then
+   * each chain it continues on, from its `customer.merged` event (checked against the head it
+   * ends), up to `user`'s. Answers what was applied on the way.
+   */
+  private async followMerged(user: string, event: CustomerEvent): Promise<CustomerEvent[]> {
+    const named = [event.data.merged_app_user_id, ...(event.data.known_as ?? [])];
+    let current =
+      named.find((id): id is string => typeof id === 'string' && this.heads.has(id) && !this.mergedInto.has(id)) ??
+      named.find((id): id is string => typeof id === 'string' && this.heads.has(id));
+    const applied: CustomerEvent[] = [];
+    for (let hops = 0; current !== undefined && current !== user; hops++) {
+      if (hops > 10) throw new ChainBroken(`the merges of ${current} do not end`);
+      const next = await this.rest(current, applied);
+      // Not merged (any more), or merged before merges were events: nothing links; `user`'s chain from its start.
+      if (!next || next.sequence === null) return applied;
+      const [merge] = (await this.page(next.app_user_id, next.sequence - 1)).data;
+      const ended = this.heads.get(current) ?? { sequence: 0, hash: null };
+      if (
+        merge?.type !== 'customer.merged' ||
+        merge.data.merged_app_user_id !== current ||
+        merge.data.merged_sequence !== ended.sequence ||
+        (merge.data.merged_hash ?? null) !== (ended.sequence ? ended.hash : null) ||
+        eventHash(merge.data) !== merge.data.hash
+      )
+        throw new ChainBroken(`no merge event of ${current} at ${next.app_user_id} ${next.sequence}`);
+      this.mergedInto.set(current, next.app_user_id);
+      this.refetched++;
+      // The customer's chain from the merge on: what came before it is that customer's own past.
+      if (!this.heads.has(next.app_user_id)) applied.push(this.accept(next.app_user_id, merge));
+      current = next.app_user_id;
+    }
     return applied;
   }
 }

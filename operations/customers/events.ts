@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mergedInto } from '../../db/customer-merges';
 import { customerEventsAfter, customerExists } from '../../db/customers';
 import { notFound } from '../errors';
 import { documentedAs, pageOf, paging } from '../schemas';
@@ -47,7 +48,21 @@ export const customerEvents = defineOperation({
         data: z.record(z.string(), z.unknown()),
       })
       .describe('the event body as delivered (OpenAPI `webhooks` documents each type)'),
-  ),
+  ).extend({
+    merged_into: z
+      .object({
+        app_user_id: z.string().describe('the customer this id was merged into: its events continue there'),
+        sequence: z
+          .number()
+          .int()
+          .nullable()
+          .describe(
+            'the `sequence` of the `customer.merged` event there that ended this id’s events: once you hold every event of this id (`has_more` false), continue with that customer’s events after `sequence - 1`; null: merged before merges were events, continue from its first',
+          ),
+      })
+      .nullable()
+      .describe('null: this id is no other customer’s; its events are all here'),
+  }),
   rest: { method: 'GET', path: '/customers/{app_user_id}/events' },
   fuzzModelled: false,
   errors: [404],
@@ -55,7 +70,7 @@ export const customerEvents = defineOperation({
     name: 'billing_customer_events',
     title: 'Customer events',
     description:
-      'One app user’s events after a sequence number (after=N), oldest first, each exactly as delivered to webhook endpoints, with the hash chain that proves none is missing.',
+      'One app user’s events after a sequence number (after=N), oldest first, each exactly as delivered to webhook endpoints, with the hash chain that proves none is missing. An id merged into another customer answers its own events up to the merge and `merged_into`: read that customer’s events after `merged_into.sequence - 1` to go on (the first is the `customer.merged` event).',
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   async handler(ctx, input) {
@@ -63,6 +78,7 @@ export const customerEvents = defineOperation({
       const { bodies, total } = await customerEventsAfter(reader, ctx.tenantId, input.app_user_id, input.after, input);
       if (total === 0 && !(await customerExists(reader, input.app_user_id))) throw notFound('customer');
       return {
+        merged_into: await mergedInto(reader, input.app_user_id),
         data: bodies as Array<{
           id: string;
           type: string;

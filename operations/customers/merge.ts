@@ -12,7 +12,8 @@ const appUserId = z.string().min(1).max(200);
  * its purchases, and which answers the same customer itself. Rows stay where they were written (a
  * merge moves nothing, so it is no transfer); the rule is domain/aliases.ts. Only here, with a
  * secret key: a client's identify merges an anonymous id and nothing else, and no tool or
- * dashboard button offers it.
+ * dashboard button offers it. A merge made is announced (`customer.merged`, recorded with the alias
+ * by db/revenuecat.ts `mergeAppUsers`); one already made (`merged: false`) or refused is not.
  */
 export const mergeCustomers = defineOperation({
   name: 'customers.merge',

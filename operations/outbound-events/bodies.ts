@@ -20,8 +20,9 @@ const provider = z.enum(PROVIDERS);
 const customerFields = {
   known_as: z
     .array(z.string())
+    .optional()
     .describe(
-      'the customer’s other ids (an anonymous id that signed in, an app user merged in; oldest first, at most 10): `app_user_id` is the id they were merged into, and the rows of this event may be stored under one of these',
+      'the customer’s other ids (an anonymous id that signed in, an app user merged in; oldest first, at most 10): `app_user_id` is the id they were merged into, and the rows of this event may be stored under one of these. Absent on events recorded before the service named merged ids (those name the id their rows were stored under, merged or not): their hash covers them as they are, so they stay without it; read its absence as “not said”, not as []',
     ),
   sequence: z
     .number()
@@ -102,6 +103,26 @@ const transferData = z.object({
   ...customerFields,
 });
 
+/** A merge (docs/transfers.md): on the surviving customer's chain; the merged id's own chain ends at it. */
+const mergedData = z.object({
+  app_user_id: z.string().describe('the customer that remains: the merged id answers it from now on'),
+  merged_app_user_id: z
+    .string()
+    .describe('the id merged in (an anonymous id that signed in, or an app user the tenant’s backend merged)'),
+  merged_sequence: z
+    .number()
+    .int()
+    .describe(
+      'the last `sequence` of the merged id’s own events, which end here (0: it had none); a receiver that followed that id applies up to it, then follows `app_user_id` from this event on',
+    ),
+  merged_hash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable()
+    .describe('the `hash` of that last event (null: none): this event’s hash covers it, so the two chains link'),
+  ...customerFields,
+});
+
 const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
   'entitlement.active': { summary: 'A user became (or is again) premium', data: entitlementData },
   'entitlement.grace_period': {
@@ -171,6 +192,10 @@ const DATA: Record<OutboundEventType, { summary: string; data: z.ZodType }> = {
       mode: z.enum(['live', 'test']).nullable(),
       reason: z.string().nullable(),
     }),
+  },
+  'customer.merged': {
+    summary: 'Another id was merged into this customer: both answer it from now on, and its events are this one’s',
+    data: mergedData,
   },
   'transfer.pending': {
     summary: 'A restore asked to move a purchase another app user holds; it waits for approve or reject',

@@ -137,7 +137,9 @@ describe('erasing a customer', () => {
     const before = await chainRows();
     const userEvents = await eventsOf(user);
     const buyerEvents = await eventsOf(buyer);
-    expect(userEvents.map((x: any) => x.data.sequence)).toEqual([1, 2, 3, 4]);
+    // The sign-in of the anonymous id is the chain's last event (customer.merged), naming it.
+    expect(userEvents.map((x: any) => x.data.sequence)).toEqual([1, 2, 3, 4, 5]);
+    expect(userEvents[4]).toMatchObject({ type: 'customer.merged', data: { merged_app_user_id: anonymous } });
     expect(buyerEvents[0].data.app_user_id).toBe(buyer);
     verifyChain(buyerEvents);
 

@@ -54,6 +54,7 @@ describe('GET /v1/customers/{app_user_id}/events', () => {
     expect((await events(reader, '?after=5')).body).toEqual({
       data: [],
       pagination: { limit: 50, offset: 0, total: 0, has_more: false },
+      merged_into: null,
     });
   });
 

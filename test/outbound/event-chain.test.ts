@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
+import { until } from '../helpers/until';
+import { sha256, verifyChain } from '../helpers/event-chain-verify';
 import { makeEntitlement, makeTenant } from '../helpers/factories';
 import { withTenant } from '../../db/tenant-tx';
 import { outboundSubjectKey } from '../../db/customers';
@@ -13,22 +15,6 @@ import { insertAlias, mergeAppUsers } from '../../db/revenuecat';
  * package's, and every event's `hash` and `prev_hash` link as documented, for a tenant with no
  * endpoint at all.
  */
-const ZERO = '0'.repeat(64);
-const sha256 = (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');
-
-function verifyChain(events: Array<{ data: Record<string, unknown> }>): void {
-  let prev = ZERO;
-  let seq: number | undefined;
-  for (const e of events) {
-    const { hash, ...rest } = e.data;
-    expect(rest.prev_hash).toBe(prev);
-    if (seq !== undefined) expect(rest.sequence).toBe(seq + 1);
-    expect(hash).toBe(sha256(canonicalize(rest)!));
-    prev = hash as string;
-    seq = rest.sequence as number;
-  }
-}
-
 describe('the database canonical JSON is RFC 8785', () => {
   const values: unknown[] = [
     { b: 1, a: [true, false, null], é: 'ü', A: { z: '', y: [] } },
@@ -122,7 +108,7 @@ describe('every customer event is chained', () => {
     expect(sha256(canonicalize({ ...rest, state: 'revoked' })!)).not.toBe(hash);
   });
 
-  it('one customer, one chain: after a merge, events about rows stored under the merged id go on the chain of the id it was merged into, naming it, with known_as', async () => {
+  it('one customer, one chain: a merge is an event on the customer’s chain that ends the merged id’s, and later events about rows stored under the merged id follow it, naming the customer, with known_as', async () => {
     const t = await makeTenant('chain-alias');
     const anon = `$RCAnonymousID:${crypto.randomBytes(16).toString('hex')}`;
     const user = `user_${crypto.randomUUID()}`;
@@ -141,16 +127,33 @@ describe('every customer event is chained', () => {
       [anon, 2, []],
     ]);
 
-    // The anonymous user signs in: one customer from now on.
+    // The anonymous user signs in: one customer from now on, announced on the customer's chain.
     await withTenant(testDb(), t.tenant_id, (trx) => insertAlias(trx, t.tenant_id, anon, user, 10));
+    // The same sign-in again makes nothing and announces nothing.
+    expect(await withTenant(testDb(), t.tenant_id, (trx) => insertAlias(trx, t.tenant_id, anon, user, 10))).toBe(false);
     await withTenant(testDb(), t.tenant_id, (trx) =>
       trx('entitlements').where({ id: anonEnt.id }).update({ state: 'grace_period' }),
     );
     const chain = await chainOf(user);
-    const merged = chain[2].data;
+    expect(chain.map((e) => e.type)).toEqual([
+      'subscription.status_changed',
+      'entitlement.active',
+      'customer.merged',
+      'entitlement.grace_period',
+    ]);
+    // The merge names both ids and commits to the head of the chain it ends: the two chains link.
+    expect(chain[2].data).toMatchObject({
+      app_user_id: user,
+      merged_app_user_id: anon,
+      merged_sequence: 2,
+      merged_hash: before[1].data.hash,
+      known_as: [anon],
+      sequence: 3,
+    });
+    const merged = chain[3].data;
     // Named by the customer's id, the stored id among known_as, numbered and linked on the customer's chain.
-    expect(merged).toMatchObject({ app_user_id: user, known_as: [anon], state: 'grace_period', sequence: 3 });
-    expect(merged.prev_hash).toBe(chain[1].data.hash);
+    expect(merged).toMatchObject({ app_user_id: user, known_as: [anon], state: 'grace_period', sequence: 4 });
+    expect(merged.prev_hash).toBe(chain[2].data.hash);
     // The snapshot is the customer's: the purchase under either id.
     expect(merged.entitlements.map((e: { provider: string; state: string }) => [e.provider, e.state])).toEqual([
       ['store_android', 'grace_period'],
@@ -162,25 +165,88 @@ describe('every customer event is chained', () => {
     const heads = await testDb()('customer_event_sequences')
       .where({ tenant_id: t.tenant_id })
       .whereIn('subject', [anon, user]);
-    expect(Object.fromEntries(heads.map((h) => [h.subject, [Number(h.seq), h.last_hash]]))).toEqual({
-      [anon]: [2, before[1].data.hash],
-      [user]: [3, merged.hash],
+    expect(
+      Object.fromEntries(
+        heads.map((h) => [
+          h.subject,
+          [Number(h.seq), h.last_hash, h.merged_into, h.merged_sequence && Number(h.merged_sequence)],
+        ]),
+      ),
+    ).toEqual({
+      [anon]: [2, before[1].data.hash, user, 3],
+      [user]: [4, merged.hash, null, null],
     });
 
-    // A backend merge of another identified user: its rows' events follow to the same chain, known_as grows.
+    // A backend merge of another identified user: announced, its rows' events follow to the same chain, known_as grows.
     await makeEntitlement(t.tenant_id, { appUserId: other, provider: 'psp_b' });
+    const otherBefore = await chainOf(other);
     await withTenant(testDb(), t.tenant_id, (trx) => mergeAppUsers(trx, t.tenant_id, other, user));
     await withTenant(testDb(), t.tenant_id, (trx) =>
       trx('entitlements').where({ tenant_id: t.tenant_id, app_user_id: other }).update({ state: 'expired' }),
     );
     const after = await chainOf(user);
-    expect(after.at(-1)!.data).toMatchObject({
-      app_user_id: user,
-      known_as: [anon, other],
-      sequence: 4,
-      state: 'expired',
-    });
+    expect(after.slice(-2).map((e) => e.data)).toMatchObject([
+      {
+        app_user_id: user,
+        merged_app_user_id: other,
+        merged_sequence: 2,
+        merged_hash: otherBefore[1].data.hash,
+        known_as: [anon, other],
+        sequence: 5,
+      },
+      { app_user_id: user, known_as: [anon, other], sequence: 6, state: 'expired' },
+    ]);
     verifyChain(after);
-    expect((await chainOf(other)).map((e) => e.data.sequence)).toEqual([1, 2]);
+    expect(await chainOf(other)).toEqual(otherBefore);
+  });
+
+  it('an event resolved before a merge committed waits on the merged id’s chain, then follows to the customer’s: nothing lands after the merge on the chain it ended', async () => {
+    const t = await makeTenant('chain-race');
+    const anon = `$RCAnonymousID:${crypto.randomBytes(16).toString('hex')}`;
+    const user = `user_${crypto.randomUUID()}`;
+    const ent = await makeEntitlement(t.tenant_id, { appUserId: anon });
+    const chainOf = async (id: string) =>
+      (
+        await testDb()('outbound_events')
+          .where({ tenant_id: t.tenant_id, order_key: outboundSubjectKey(t.tenant_id, id) })
+          .orderBy('sequence')
+      ).map((r) => r.body);
+    const before = await chainOf(anon);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let mergeHeld!: () => void;
+    const held = new Promise<void>((r) => (mergeHeld = r));
+    // The sign-in, its transaction held open after it closed the anonymous id's chain.
+    const signIn = withTenant(testDb(), t.tenant_id, async (trx) => {
+      await insertAlias(trx, t.tenant_id, anon, user, 10);
+      mergeHeld();
+      await gate;
+    });
+    await held;
+    // Meanwhile the anonymous id's purchase changes: its trigger reads no alias yet, so it asks for that id's chain.
+    let pid = 0;
+    const change = withTenant(testDb(), t.tenant_id, async (trx) => {
+      pid = (await trx.raw('select pg_backend_pid() as pid')).rows[0].pid;
+      await trx('entitlements').where({ id: ent.id }).update({ state: 'grace_period' });
+    });
+    await until(
+      'the change waits on the merged id’s chain',
+      async () =>
+        (await testDb().raw('select wait_event_type from pg_stat_activity where pid = ?', [pid])).rows[0]
+          ?.wait_event_type,
+      (w) => w === 'Lock',
+      10_000,
+    );
+    release();
+    await signIn;
+    await change;
+    expect(await chainOf(anon)).toEqual(before);
+    const chain = await chainOf(user);
+    expect(chain.map((e) => [e.type, e.data.app_user_id, e.data.sequence])).toEqual([
+      ['customer.merged', user, 1],
+      ['entitlement.grace_period', user, 2],
+    ]);
+    expect(chain[0].data).toMatchObject({ merged_sequence: 2, merged_hash: before[1].data.hash });
+    verifyChain(chain);
   });
 });
