@@ -208,6 +208,31 @@ describe('RevenueCat receipts: a StoreKit 1 receipt registers its whole history'
     expect(await held('sk1_wrong_place')).toEqual([]);
   }, 120_000);
 
+  it('a live key reads the Production history: every signed transaction verified against the app’s Apple ID', async () => {
+    await refill(s.tenant.tenant_id);
+    const tenantId = s.tenant.tenant_id;
+    const live = (
+      await withTenant(testDb(), tenantId, (trx) =>
+        insertRevenueCatKey(trx, { tenantId, platform: 'ios', mode: 'live' }),
+      )
+    ).public_key;
+    const customer = `live-${Date.now()}`;
+    const monthly = await buy(customer, 'premium_monthly', { environment: 'Production' });
+    const lifetime = await buy(customer, 'lifetime_unlock', {
+      product_type: 'NON_CONSUMABLE',
+      environment: 'Production',
+    });
+    const { receipt } = await receiptOf(monthly.transaction_id);
+    const r = await post(receipt, 'sk1_live_user', live);
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.subscriber.entitlements).sort()).toEqual(['lifetime', 'premium']);
+    expect(r.body.subscriber.subscriptions.premium_monthly.is_sandbox).toBe(false);
+    expect(await held('sk1_live_user')).toEqual([monthly.transaction_id, lifetime.transaction_id].sort());
+    // The test key does not see them (the Sandbox does not know a real purchase).
+    const test = await post(receipt, 'sk1_live_user_test');
+    expect([test.status, test.body.code]).toEqual([404, RC_ERROR.invalidReceiptToken]);
+  }, 120_000);
+
   it('a purchase another app user holds follows the restore policy per purchase; the others are the caller’s', async () => {
     await refill(s.tenant.tenant_id);
     const customer = `shared-${Date.now()}`;
