@@ -24,6 +24,7 @@ import {
   transferSettings,
 } from '../db/transfers';
 import { restoreOutcome, type RestoreBehavior } from '../domain/transfers';
+import { APP_RECEIPT_LIMITS } from '../domain/app-receipt';
 import { customerIds, sameCustomer } from '../db/revenuecat';
 import type { EntitlementState } from '../domain/entitlement';
 import type { CanonicalEventKind } from '../domain/events';
@@ -418,6 +419,10 @@ export function createStoreReader({
   return { context, contextOrRefusal, read };
 }
 
+/** What a StoreKit 1 app receipt's customer bought: their distinct purchases, newest first, or the store's refusal. */
+export type CustomerPurchasesOutcome =
+  { ok: true; purchases: string[]; more: boolean } | { ok: false; refusal: RegistrationRefusal };
+
 export function createStorePurchaseActivities(deps: ActivityDeps) {
   const { db, config, vault, adapters } = deps;
   const reader = createStoreReader(deps);
@@ -450,6 +455,31 @@ export function createStorePurchaseActivities(deps: ActivityDeps) {
         const alias = ids.find((id) => storeUserFor(input.provider, id) === named);
         return { ...out, ...(alias ? { caller_store_user: named } : {}), restore_behavior: settings.restore_behavior };
       });
+    },
+
+    /**
+     * The distinct purchases (original transaction ids, newest first) of the App Store customer
+     * who made `transactionId`, read from their transaction history with the tenant's credential,
+     * within APP_RECEIPT_LIMITS. The connection is read in the tenant's transaction: another
+     * tenant's is none. Only ids go back into the workflow's history.
+     */
+    async readCustomerPurchases(input: {
+      tenantId: string;
+      connectionId: string;
+      mode: Mode;
+      transactionId: string;
+    }): Promise<CustomerPurchasesOutcome> {
+      const ctx = await reader.contextOrRefusal(input.tenantId, 'store_ios', input.connectionId, input.mode);
+      if ('refusal' in ctx) return { ok: false, refusal: ctx.refusal };
+      const adapter = adapters.store_ios;
+      if (!adapter.listCustomerPurchases) throw new Error('store_ios adapter cannot read a transaction history');
+      try {
+        const got = await adapter.listCustomerPurchases(ctx, input.transactionId, APP_RECEIPT_LIMITS);
+        return { ok: true, purchases: got.purchases, more: got.more };
+      } catch (err) {
+        if (err instanceof ProviderRejectedError) return { ok: false, refusal: refusalOf(err, 'store_ios') };
+        throw toActivityFailure(err);
+      }
     },
 
     /**

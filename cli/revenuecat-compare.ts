@@ -19,7 +19,15 @@ export type AccessMap = Map<string, Map<string, number | null>>;
  * `effective_end_time` (the later of `end_time` and `grace_period_end_time`).
  */
 const USER_COLUMNS = ['app_user_id', 'rc_last_seen_app_user_id_alias', 'rc_original_app_user_id'];
-const ENTITLEMENT_COLUMNS = ['active_entitlements', 'entitlement_identifiers', 'entitlements', 'entitlement_id'];
+/**
+ * The entitlements: `entitlement_identifiers` is the Transactions feed's column ("an array of
+ * entitlements that the transaction unlocked", null when none), the only one RevenueCat documents
+ * for them. `active_entitlements` is read only from a file without it (a list saved by hand from
+ * a spreadsheet, whose columns RevenueCat does not document). Nothing else is read as an
+ * entitlement: an `entitlement_id` in RevenueCat's own API is its object id, not the identifier
+ * the SDKs see, so reading it would report every user as differing.
+ */
+const ENTITLEMENT_COLUMNS = ['entitlement_identifiers', 'active_entitlements'];
 const EXPIRY_COLUMNS = ['expires_date', 'effective_end_time', 'expiration_at', 'end_time'];
 const SANDBOX_COLUMNS = ['is_sandbox', 'sandbox'];
 
@@ -31,8 +39,12 @@ const pick = (row: Record<string, string>, columns: string[]) => {
   return undefined;
 };
 
-/** `pro`, `pro;gold`, `pro,gold`, `pro|gold` or a JSON array: RevenueCat writes lists either way. */
+/**
+ * A JSON array as the feed writes it (`["pro","gold"]`), or `pro`, `pro;gold`, `pro,gold`,
+ * `pro|gold` from a hand-made file; the feed's null (empty, or `null`) unlocks nothing.
+ */
 function identifiers(cell: string): string[] {
+  if (cell === 'null') return [];
   if (cell.startsWith('[')) {
     try {
       const list = JSON.parse(cell) as unknown;
@@ -104,6 +116,8 @@ export function readRevenueCatCustomers(
   };
   need(USER_COLUMNS, 'app user id');
   need(ENTITLEMENT_COLUMNS, 'entitlement');
+  // One column for the whole file, the documented one when present: a line it leaves null unlocks nothing.
+  const entitlementColumn = ENTITLEMENT_COLUMNS.filter((c) => header.includes(c)).slice(0, 1);
   const map: AccessMap = new Map();
   const links = new Map<string, [string, string]>();
   rows.forEach((row, i) => {
@@ -125,7 +139,7 @@ export function readRevenueCatCustomers(
       if (Number.isNaN(until)) throw new CliFailure('invalid_file', `line ${line}: "${expiry}" is not a date`);
       if (until <= opts.now) return;
     }
-    for (const e of identifiers(pick(row, ENTITLEMENT_COLUMNS) ?? '')) put(map, user, e, until);
+    for (const e of identifiers(pick(row, entitlementColumn) ?? '')) put(map, user, e, until);
   });
   return { access: map, links: [...links.values()] };
 }

@@ -39,17 +39,6 @@ export async function insertRevenueCatKey(
   return { key_id: row.id, public_key: key };
 }
 
-/** One key of each platform in test mode: what `tenant:create` and `demo` hand out. */
-export async function insertRevenueCatKeySet(
-  trx: Knex.Transaction,
-  tenantId: string,
-): Promise<{ web: string; ios: string; android: string }> {
-  const out = { web: '', ios: '', android: '' };
-  for (const platform of ['web', 'ios', 'android'] as const)
-    out[platform] = (await insertRevenueCatKey(trx, { tenantId, platform, mode: 'test' })).public_key;
-  return out;
-}
-
 /** Revoke a key; false when the tenant has no such live key. Run inside withTenant. */
 export async function revokeRevenueCatKey(trx: Knex.Transaction, id: string): Promise<boolean> {
   return (await trx('revenuecat_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: trx.fn.now() })) > 0;

@@ -136,6 +136,13 @@ export interface SignedTransactionIds {
   product_id: string;
 }
 
+/** A store customer's distinct purchases (App Store: original transaction ids), newest first, as many as were asked. */
+export interface CustomerPurchases {
+  purchases: string[];
+  /** The customer has more than those: older ones, beyond the bound asked for. */
+  more: boolean;
+}
+
 /** One page of a web provider's subscription list (docs/reconciliation.md). */
 export interface SubscriptionPage {
   /** The subscriptions of the page the lifecycle can hold (a checkout whose first payment is pending is left out). */
@@ -207,6 +214,16 @@ export interface ProviderAdapter {
    * roots, bundle id, the context's environment) and answer the ids it names.
    */
   verifySignedTransaction?(ctx: ProviderContext, signedTransaction: string): Promise<SignedTransactionIds>;
+  /**
+   * App Store only: the distinct purchases of the customer who made `transactionId` (its
+   * transaction history), newest first, reading at most `maxPages` pages and answering at most
+   * `maxPurchases`.
+   */
+  listCustomerPurchases?(
+    ctx: ProviderContext,
+    transactionId: string,
+    limits: { maxPages: number; maxPurchases: number },
+  ): Promise<CustomerPurchases>;
   /**
    * Web PSPs only: one page of every subscription of the account (the provider's list API, its
    * own cursor), for import and reconciliation.

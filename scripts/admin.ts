@@ -1,22 +1,26 @@
-import { loadConfig } from '../runtime/config';
+import { loadConfig, type Config } from '../runtime/config';
 import { openDatabase } from '../db/open-database';
 import { SCOPES } from '../domain/scopes';
 import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
 import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
 import { ApiError } from '../operations/errors';
-import { withTenant } from '../db/tenant-tx';
-import { insertRevenueCatKeySet, tenantOfRevenueCatKey } from '../db/revenuecat';
+import { tenantOfRevenueCatKey } from '../db/revenuecat';
 import type { Knex } from 'knex';
 
-/** Test-mode keys in RevenueCat's formats, one per platform, audited as the operator's. */
-async function mintRevenueCatKeySet(db: Knex, tenantId: string) {
-  const keys = await withTenant(db, tenantId, (trx) => insertRevenueCatKeySet(trx, tenantId));
-  await recordOperatorAudit(db, {
-    tenantId,
-    action: 'revenuecat_keys.create',
-    detail: { platforms: Object.keys(keys) },
-  });
+/**
+ * Test-mode keys in RevenueCat's formats, one per platform: `revenuecat_keys.create` run as the
+ * operator for each, as `key:create --revenuecat` runs it, so each has the operation's audit row,
+ * limits and rules.
+ */
+async function mintRevenueCatKeySet(db: Knex, config: Config, tenantId: string) {
+  const { runAsOperator } = await import('./admin-operator');
+  const { createRevenueCatKeyOp } = await import('../operations/revenuecat-keys/create');
+  const keys = { web: '', ios: '', android: '' };
+  for (const platform of ['web', 'ios', 'android'] as const)
+    keys[platform] = String(
+      (await runAsOperator(db, config, tenantId, createRevenueCatKeyOp, { platform, mode: 'test' })).public_key,
+    );
   return keys;
 }
 
@@ -154,7 +158,7 @@ async function main(): Promise<void> {
         action: 'tenant.create',
         detail: { name: str(flags, 'name') },
       });
-      const revenuecatKeys = await mintRevenueCatKeySet(db, t.tenant_id);
+      const revenuecatKeys = await mintRevenueCatKeySet(db, config, t.tenant_id);
       out = {
         tenant_id: t.tenant_id,
         secret_key: t.secret_key,
@@ -242,7 +246,7 @@ async function main(): Promise<void> {
       const demo = await ensureDemoTenant(db, config);
       // The dashboard login (never in production, where none is made): generated once into the data dir.
       const login = await ensureDemoLogin(db, config, demo.tenant_id);
-      const withKeys = { ...demo, revenuecat_keys: await mintRevenueCatKeySet(db, demo.tenant_id) };
+      const withKeys = { ...demo, revenuecat_keys: await mintRevenueCatKeySet(db, config, demo.tenant_id) };
       out = login ? { ...withKeys, dashboard_email: login.email, dashboard_password: login.password } : withKeys;
     } else if (command === 'demo:publishable-key') {
       // What a client app needs, and nothing more: no secret key is minted for it.

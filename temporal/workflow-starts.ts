@@ -10,6 +10,11 @@ import {
   type LifecycleInput,
 } from '../workflows/customer-lifecycle';
 import { probeProvidersWorkflow, type ProbeOutcome } from '../workflows/probe-providers';
+import {
+  appReceiptPurchasesWorkflow,
+  type AppReceiptPurchasesInput,
+  type AppReceiptPurchasesResult,
+} from '../workflows/app-receipt';
 import { retireProductWorkflow, type RetireResult } from '../workflows/retire-product';
 import {
   registerStorePurchaseWorkflow,
@@ -181,6 +186,24 @@ export async function registerStorePurchase(
     workflowIdConflictPolicy: 'USE_EXISTING',
     args: [input],
     typedSearchAttributes: runAttributes('store-purchase', input.tenantId, input.provider),
+  });
+}
+
+/** One id per (tenant, receipt transaction): a repeat while a read is going joins it. */
+export const appReceiptWorkflowId = (tenantId: string, transactionId: string) =>
+  `app-receipt-${tenantId}-${digest(tenantId, 'store_ios', transactionId)}`;
+
+export async function readAppReceiptPurchases(
+  client: Client,
+  taskQueue: string,
+  input: AppReceiptPurchasesInput,
+): Promise<AppReceiptPurchasesResult> {
+  return client.workflow.execute(appReceiptPurchasesWorkflow, {
+    taskQueue,
+    workflowId: appReceiptWorkflowId(input.tenantId, input.transactionId),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+    typedSearchAttributes: runAttributes('app-receipt', input.tenantId, 'store_ios'),
   });
 }
 

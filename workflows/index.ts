@@ -4,6 +4,7 @@ export { driftSnapshotWorkflow, syncRunWorkflow } from './sync-run';
 export { customerLifecycleWorkflow } from './customer-lifecycle';
 export { retireProductWorkflow } from './retire-product';
 export { registerStorePurchaseWorkflow, storeNotificationWorkflow } from './store-purchase';
+export { appReceiptPurchasesWorkflow } from './app-receipt';
 export { voidedPurchasesWorkflow } from './voided-purchases';
 export { outboundDeliveryWorkflow } from './outbound-delivery';
 export { importRunWorkflow } from './import-run';

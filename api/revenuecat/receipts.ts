@@ -11,6 +11,7 @@ import {
   type StorePurchaseBody,
   type StoreRegistration,
 } from '../sdk/store-purchases';
+import { registerAppReceipt } from './app-receipt';
 import { admitRevenueCat } from './auth';
 import { parseAttributes, storeAttributes } from './attributes';
 import { customerInfo } from './customer-info';
@@ -47,9 +48,10 @@ function appReceiptTransaction(receipt: string): string {
  * - Android: `fetch_token` is the Play purchase token, `product_ids[0]` the store product id.
  * - iOS: `fetch_token` is a StoreKit 2 transaction's `jwsRepresentation`, or a StoreKit 1 app
  *   receipt (base64, no dots): the receipt is not believed, one transaction id is taken out of it
- *   (providers/store_ios/app-receipt.ts) and read from the App Store Server API like any other.
- *   One that names no purchase, or garbage, is RevenueCat's invalid-receipt code (7103), as is
- *   a transaction Apple does not know for this app (another app's receipt).
+ *   (providers/store_ios/app-receipt.ts) and every purchase of that customer is read from the App
+ *   Store's transaction history and registered (./app-receipt.ts), as RevenueCat does with a
+ *   restore. One that names no purchase, or garbage, is RevenueCat's invalid-receipt code (7103),
+ *   as is a transaction Apple does not know for this app (another app's receipt).
  * - Web keys: purchases made on the web reach the service from the payment provider, not here.
  *
  * Everything else the SDKs send (`is_restore`, `observer_mode`, prices, offering ids, …) is read
@@ -65,7 +67,7 @@ export function registerReceipts(router: Router, services: Services): void {
     if (!validAppUserId(appUserId)) throw invalidRequest('app_user_id must be 1–200 characters', 'app_user_id');
     const token = raw.fetch_token;
     if (typeof token !== 'string' || token.length === 0) throw invalidRequest('fetch_token is required', 'fetch_token');
-    let registration: StoreRegistration;
+    let registration: StoreRegistration | { app_receipt_transaction: string };
     if (actor.platform === 'android') {
       const productIds = raw.product_ids;
       const productId = Array.isArray(productIds) ? productIds[0] : undefined;
@@ -80,7 +82,7 @@ export function registerReceipts(router: Router, services: Services): void {
     } else if (actor.platform === 'ios') {
       registration = JWS_RE.test(token)
         ? checked({ provider: 'store_ios', app_user_id: appUserId, signed_transaction: token })
-        : { provider: 'store_ios', app_user_id: appUserId, transaction_id: appReceiptTransaction(token) };
+        : { app_receipt_transaction: appReceiptTransaction(token) };
     } else {
       throw new ApiError(
         400,
@@ -90,7 +92,17 @@ export function registerReceipts(router: Router, services: Services): void {
     }
     // The attributes the mobile SDKs send along (unsynced ones): checked before the purchase, kept after it.
     const attributes = raw.attributes === undefined || raw.attributes === null ? [] : parseAttributes(raw);
-    await registerStorePurchaseFor(services, actor, registration, ctx.ip);
+    if ('app_receipt_transaction' in registration) {
+      const done = await registerAppReceipt(services, actor, appUserId, registration.app_receipt_transaction, ctx.ip);
+      // Counts only: which purchases were left to the notifications is the store's to say again.
+      if (done.leftOut || done.refused)
+        ctx.state.log?.info(
+          { registered: done.registered, refused: done.refused, left_out: done.leftOut },
+          'app receipt: some of its purchases were not registered',
+        );
+    } else {
+      await registerStorePurchaseFor(services, actor, registration, ctx.ip);
+    }
     if (attributes.length) await storeAttributes(services, actor.tenantId, appUserId, attributes);
     ctx.body = await customerInfo(services.db, actor, appUserId);
   });

@@ -44,7 +44,7 @@ export const storePurchaseBody = z.discriminatedUnion('provider', [
   }),
 ]);
 
-const purchaseNotFound = () =>
+export const purchaseNotFound = () =>
   new ApiError(
     404,
     'purchase_not_found',
@@ -52,7 +52,7 @@ const purchaseNotFound = () =>
   );
 
 /** How long the client is kept waiting; the workflow carries on, and a retry joins it. */
-const WAIT_MS = 25_000;
+export const WAIT_MS = 25_000;
 
 function firstIssue(error: z.ZodError): ApiError {
   const issue = error.issues[0];
@@ -116,6 +116,45 @@ export function registerStorePurchaseRoute(router: Router, services: Services): 
 export type StorePurchaseBody = z.infer<typeof storePurchaseBody>;
 
 /**
+ * The app's store connection, when it can register purchases for this key: active, with a
+ * credential of the key's mode, and this process able to start the workflow. Otherwise the
+ * refusal that says what to fix (400 naming `provider`), or 503 while the workflow engine is away.
+ */
+export async function readyStoreConnection(
+  services: Services,
+  actor: AppActor,
+  provider: 'store_android' | 'store_ios',
+): Promise<SafeConnection> {
+  const conn = await storeConnection(services, actor.tenantId, actor.appId, provider);
+  if (!conn || !conn.is_active)
+    throw invalidRequest(
+      `This app has no active ${provider} connection; connect the store in the dashboard (Providers).`,
+      'provider',
+    );
+  if (!(actor.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
+    throw invalidRequest(
+      `The ${provider} connection has no ${actor.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
+      'provider',
+    );
+  }
+  if (!services.temporal)
+    throw new ApiError(
+      503,
+      'temporarily_unavailable',
+      'Purchase registration is unavailable; retry.',
+      {},
+      { 'Retry-After': '5' },
+    );
+  if (!services.vault)
+    throw new ApiError(
+      500,
+      'server_misconfigured',
+      'Purchase registration is not configured on this process (MASTER_KEY).',
+    );
+  return conn;
+}
+
+/**
  * What a registration starts from: the SDK's body, or (RevenueCat's receipts) the App Store
  * transaction id a StoreKit 1 app receipt names, read from Apple like any other.
  */
@@ -140,34 +179,8 @@ export async function registerStorePurchaseFor(
   body: StoreRegistration,
   clientAddress: string,
 ): Promise<RegistrationOutcome> {
-  const conn = await storeConnection(services, actor.tenantId, actor.appId, body.provider);
-  if (!conn || !conn.is_active)
-    throw invalidRequest(
-      `This app has no active ${body.provider} connection; connect the store in the dashboard (Providers).`,
-      'provider',
-    );
-  if (!(actor.mode === 'test' ? conn.has_test_credential : conn.has_live_credential)) {
-    throw invalidRequest(
-      `The ${body.provider} connection has no ${actor.mode} credential to read purchases with; enter it in the dashboard (Providers).`,
-      'provider',
-    );
-  }
-  if (!services.temporal)
-    throw new ApiError(
-      503,
-      'temporarily_unavailable',
-      'Purchase registration is unavailable; retry.',
-      {},
-      { 'Retry-After': '5' },
-    );
-  const vault = services.vault;
-  if (!vault)
-    throw new ApiError(
-      500,
-      'server_misconfigured',
-      'Purchase registration is not configured on this process (MASTER_KEY).',
-    );
-
+  const conn = await readyStoreConnection(services, actor, body.provider);
+  const vault = services.vault!;
   const missHash = missKey(conn.id, actor.mode, body);
   if (await isKnownMiss(services.db, actor.tenantId, body.provider, missHash)) throw purchaseNotFound();
   const lane = await takeClientTokens(
@@ -177,7 +190,7 @@ export async function registerStorePurchaseFor(
   );
   if (!lane.allowed) throw clientRateLimited(lane);
 
-  const client = services.temporal.client;
+  const client = services.temporal!.client;
   let result;
   try {
     result = await callWithin(client, WAIT_MS, () =>

@@ -46,7 +46,8 @@ function inAppRecord(tx: Transaction): Der {
       field(1704, ia5Date(tx.purchaseDate)),
       field(1705, utf8(tx.originalTransactionId)),
       field(1706, ia5Date(tx.originalPurchaseDate)),
-      field(1708, ia5Date(tx.expiresDate)),
+      // A non-consumable has no expiry.
+      ...(tx.expiresDate === undefined ? [] : [field(1708, ia5Date(tx.expiresDate))]),
       field(1711, int(Number(tx.webOrderLineItemId) || 0)),
       field(1719, int(0)),
       ...(tx.revocationDate ? [field(1712, ia5Date(tx.revocationDate))] : []),
@@ -98,7 +99,9 @@ export function encodeAppReceipt(chain: Chain, bundleId: string, environment: st
 /**
  * POST /__control/app-receipt `{transaction_id, account?}`: the app receipt of the device that
  * made this purchase, as StoreKit 1 hands it to the app: the account's bundle id and one in-app
- * record per transaction of the purchase (the first and every renewal, oldest first).
+ * record per transaction of its customer (the Apple Account that bought it) in this app and
+ * environment: this purchase's first transaction and every renewal, and the customer's other
+ * purchases (a restore on a device), oldest first.
  */
 export function appReceipt(
   store: EmulatorStore,
@@ -113,7 +116,13 @@ export function appReceipt(
   );
   if (!tx) throw Object.assign(new Error(`no transaction ${id} for ${account.account}`), { status: 404 });
   const purchase = transactions(store)
-    .filter((t) => t.account === account.account && t.originalTransactionId === tx.originalTransactionId)
+    .filter(
+      (t) =>
+        t.account === account.account &&
+        t.environment === tx.environment &&
+        (t.originalTransactionId === tx.originalTransactionId ||
+          (tx.customer !== undefined && t.customer === tx.customer)),
+    )
     .sort((a, b) => a.purchaseDate - b.purchaseDate);
   return {
     receipt: encodeAppReceipt(chain, account.bundle_id, tx.environment, purchase),

@@ -8,6 +8,7 @@ import {
   chainOf,
   familyChains,
   purchase,
+  purchaseNonConsumable,
   shareWithFamily,
   signedRenewal,
   signedTransaction,
@@ -222,16 +223,39 @@ export function familyShare(store: EmulatorStore, pki: Pki, params: Record<strin
  * A sandbox tester buys `product_id` on a device: records a Sandbox purchase and answers
  * what StoreKit hands the app (transaction id and the signed transaction). With `target`,
  * the SUBSCRIBED notification goes there too, as Apple sends it to the sandbox URL.
+ * `product_type` is Apple's (`AUTO_RENEWABLE`, the default, or `NON_CONSUMABLE`); `customer`
+ * names the Apple Account that buys (the same one for several purchases on one device; by
+ * default each purchase is its own); `environment: 'Production'` records a real purchase instead
+ * (what the live key sees).
  */
 export async function sandboxPurchase(
   store: EmulatorStore,
   pki: Pki,
-  params: { product_id?: unknown; app_user_id?: unknown; account?: unknown; target?: unknown },
+  params: {
+    product_id?: unknown;
+    app_user_id?: unknown;
+    account?: unknown;
+    target?: unknown;
+    product_type?: unknown;
+    customer?: unknown;
+    environment?: unknown;
+  },
 ): Promise<Record<string, unknown>> {
   const productId = str(params.product_id);
   if (!productId) throw Object.assign(new Error('product_id is required'), { status: 400 });
+  const type = str(params.product_type) ?? 'AUTO_RENEWABLE';
+  if (type !== 'AUTO_RENEWABLE' && type !== 'NON_CONSUMABLE')
+    throw Object.assign(new Error('product_type must be AUTO_RENEWABLE or NON_CONSUMABLE'), { status: 400 });
+  const env = str(params.environment) ?? 'Sandbox';
+  if (env !== 'Sandbox' && env !== 'Production')
+    throw Object.assign(new Error('environment must be Sandbox or Production'), { status: 400 });
   const account = pickAccount(store, params.account);
-  const { latest } = purchase(store, account, 'Sandbox', productId, str(params.app_user_id));
+  const customer = str(params.customer);
+  if (type === 'NON_CONSUMABLE') {
+    const tx = purchaseNonConsumable(store, account, env, productId, str(params.app_user_id), customer);
+    return { transaction_id: tx.transactionId, signed_transaction: signedTransaction(pki.trusted, tx) };
+  }
+  const { latest } = purchase(store, account, env, productId, str(params.app_user_id), customer);
   const out: Record<string, unknown> = {
     transaction_id: latest.transactionId,
     signed_transaction: signedTransaction(pki.trusted, latest),

@@ -29,8 +29,14 @@ export interface Transaction extends Record<string, unknown> {
   originalPurchaseDate: number;
   expiresDate: number;
   quantity: number;
-  type: 'Auto-Renewable Subscription';
+  type: 'Auto-Renewable Subscription' | 'Non-Consumable';
   appAccountToken?: string;
+  /**
+   * The Apple Account that bought it, the emulator's stand-in for the customer Apple knows (never
+   * signed, as Apple never names it): Get Transaction History answers a customer's purchases, and
+   * a device's app receipt holds them.
+   */
+  customer: string;
   inAppOwnershipType: 'PURCHASED' | 'FAMILY_SHARED';
   environment: Environment;
   transactionReason: 'PURCHASE' | 'RENEWAL';
@@ -129,6 +135,7 @@ export function purchase(
   env: Environment,
   productId: string,
   appUserId?: string,
+  customer?: string,
 ): { state: RenewalState; latest: Transaction } {
   const now = Date.now();
   const info = catalogue(store, account, env, productId);
@@ -149,6 +156,7 @@ export function purchase(
     quantity: 1,
     type: 'Auto-Renewable Subscription',
     ...(token ? { appAccountToken: token } : {}),
+    customer: customer ?? newCustomer(),
     inAppOwnershipType: 'PURCHASED',
     environment: env,
     transactionReason: 'PURCHASE',
@@ -171,6 +179,51 @@ export function purchase(
     recentSubscriptionStartDate: now,
   });
   return { state, latest: tx };
+}
+
+/** A customer of their own: a purchase made without naming one is the only one of its Apple Account. */
+const newCustomer = () => `customer-${crypto.randomUUID()}`;
+
+/**
+ * A customer buys a non-consumable (lifetime) in-app purchase: one transaction, no expiry, no
+ * subscription group and no renewal state.
+ */
+export function purchaseNonConsumable(
+  store: EmulatorStore,
+  account: IosAccount,
+  env: Environment,
+  productId: string,
+  appUserId?: string,
+  customer?: string,
+): Transaction {
+  const now = Date.now();
+  const id = newTransactionId(store, env);
+  const token = appUserId ? deviceAppAccountToken(appUserId) : undefined;
+  const tx = store.insert<Transaction>('transactions', {
+    account: account.account,
+    transactionId: id,
+    originalTransactionId: id,
+    bundleId: account.bundle_id,
+    productId,
+    purchaseDate: now,
+    originalPurchaseDate: now,
+    quantity: 1,
+    type: 'Non-Consumable',
+    ...(token ? { appAccountToken: token } : {}),
+    customer: customer ?? newCustomer(),
+    inAppOwnershipType: 'PURCHASED',
+    environment: env,
+    transactionReason: 'PURCHASE',
+    storefront: 'USA',
+    storefrontId: '143441',
+    price: 4990,
+    currency: 'USD',
+  } as unknown as Transaction);
+  // Apple's transactions of a non-consumable carry neither of these (the insert's row type has them for subscriptions).
+  delete (tx as Partial<Transaction>).expiresDate;
+  delete (tx as Partial<Transaction>).webOrderLineItemId;
+  store.save();
+  return tx;
 }
 
 /** The next period's transaction in the same chain (renewal, billing recovery or resubscribe). */
@@ -295,7 +348,7 @@ function strip<T extends Record<string, unknown>>(o: T, ...keys: string[]): Reco
 }
 
 export function signedTransaction(pki: Chain, tx: Transaction, overrides: Record<string, unknown> = {}): string {
-  return signJws(pki, { ...strip(tx, 'account'), ...overrides, signedDate: Date.now() });
+  return signJws(pki, { ...strip(tx, 'account', 'customer'), ...overrides, signedDate: Date.now() });
 }
 
 export function signedRenewal(
@@ -333,6 +386,8 @@ export function shareWithFamily(
     originalTransactionId: id,
     webOrderLineItemId: newTransactionId(store, env),
     inAppOwnershipType: 'FAMILY_SHARED',
+    // A family member is an Apple Account of their own.
+    customer: newCustomer(),
     purchaseDate: Date.now(),
     originalPurchaseDate: Date.now(),
   });

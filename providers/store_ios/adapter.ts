@@ -12,6 +12,7 @@ import { verifyNotification } from './notifications';
 import { upsertSubscriptionPrices } from './pricing';
 import { fetchPurchase, verifyClientTransaction } from './purchases';
 import { bundleIdOf } from './server-api';
+import { customerPurchases } from './transaction-history';
 import { resolveRoots, type TrustedRoots, type VerifierConfig } from './signed-data';
 
 export interface StoreIosAdapterOptions {
@@ -85,6 +86,10 @@ export function createStoreIosAdapter(opts: StoreIosAdapterOptions = {}): Provid
 
     async verifySignedTransaction(ctx, signedTransaction) {
       return verifyClientTransaction(ctx, signedTransaction, await verifier(), opts.serverApiBaseUrl);
+    },
+
+    async listCustomerPurchases(ctx, transactionId, limits) {
+      return customerPurchases(ctx, transactionId, limits, await verifier(), opts.serverApiBaseUrl);
     },
   };
 }

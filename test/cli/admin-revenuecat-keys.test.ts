@@ -24,6 +24,31 @@ describe('admin CLI: RevenueCat keys through the operations; last use', () => {
   });
   afterAll(async () => api?.close());
 
+  it('tenant:create mints its RevenueCat key set through revenuecat_keys.create: one audit row (operator, cli) per key it printed', async () => {
+    const r = await admin('tenant:create', '--name', 'RC Set Co', '--json');
+    expect(r.code).toBe(0);
+    const t = JSON.parse(r.stdout);
+    // The output contract: three test-mode keys, the web one in the web SDK's sandbox format.
+    expect(Object.keys(t.revenuecat_keys).sort()).toEqual(['android', 'ios', 'web']);
+    expect(t.revenuecat_keys.web).toMatch(/^rcb_sb_/);
+    const rows = await testDb()('revenuecat_keys').where({ tenant_id: t.tenant_id }).orderBy('created_at');
+    expect(rows.map((k) => [k.platform, k.mode]).sort()).toEqual([
+      ['android', 'test'],
+      ['ios', 'test'],
+      ['web', 'test'],
+    ]);
+    const created = await auditOf(t.tenant_id, 'revenuecat_keys.create');
+    expect(created.map((a) => [a.actor_type, a.outcome, a.detail.surface])).toEqual([
+      ['operator', 'ok', 'cli'],
+      ['operator', 'ok', 'cli'],
+      ['operator', 'ok', 'cli'],
+    ]);
+    // Each row names the key it minted (by id), never its value.
+    expect(created.map((a) => a.detail.id).sort()).toEqual(rows.map((k) => k.id).sort());
+    for (const value of Object.values(t.revenuecat_keys) as string[])
+      expect(JSON.stringify(created)).not.toContain(value);
+  }, 120_000);
+
   it('key:create --revenuecat, key:list and key:revoke are the operations’ own: their validation, their audit rows (operator, cli)', async () => {
     const t = JSON.parse((await admin('tenant:create', '--name', 'RC Operator Co', '--json')).stdout);
     const made = await admin('key:create', '--tenant', t.tenant_id, '--revenuecat', 'ios', '--mode', 'live', '--json');
@@ -57,14 +82,16 @@ describe('admin CLI: RevenueCat keys through the operations; last use', () => {
 
     const created = await auditOf(t.tenant_id, 'revenuecat_keys.create');
     const revoked = await auditOf(t.tenant_id, 'revenuecat_keys.revoke');
-    // tenant:create's set (one row), then this key's, then the two refusals.
+    // tenant:create's set (the operation once per key), then this key's, then the two refusals.
     expect(created.map((a) => [a.actor_type, a.outcome])).toEqual([
+      ['operator', 'ok'],
+      ['operator', 'ok'],
       ['operator', 'ok'],
       ['operator', 'ok'],
       ['operator', 'invalid_request'],
       ['operator', 'invalid_request'],
     ]);
-    expect(created[1].detail).toMatchObject({ surface: 'cli', id: key.key_id });
+    expect(created[3].detail).toMatchObject({ surface: 'cli', id: key.key_id });
     expect(revoked.map((a) => [a.actor_type, a.outcome, a.detail.surface, a.detail.id])).toEqual([
       ['operator', 'ok', 'cli', key.key_id],
       ['operator', 'ok', 'cli', key.key_id],

@@ -205,6 +205,24 @@ describe('admin CLI', () => {
     expect(second.publishable_key).toBe(first.publishable_key);
     expect(Object.keys(second.revenuecat_keys).sort()).toEqual(['android', 'ios', 'web']);
     expect(second.revenuecat_keys.web).toMatch(/^rcb_sb_/);
+    // Minted by revenuecat_keys.create as the operator: each key printed has the operation's audit row.
+    const minted = await testDb()('revenuecat_keys').whereIn(
+      'key_hash',
+      (Object.values(second.revenuecat_keys) as string[]).map(hashSecretKey),
+    );
+    expect(minted.map((k) => [k.platform, k.mode, k.tenant_id]).sort()).toEqual([
+      ['android', 'test', first.tenant_id],
+      ['ios', 'test', first.tenant_id],
+      ['web', 'test', first.tenant_id],
+    ]);
+    const audited = await testDb()('audit_entries').where({
+      tenant_id: first.tenant_id,
+      action: 'revenuecat_keys.create',
+    });
+    for (const k of minted)
+      expect(
+        audited.filter((a) => a.detail.id === k.id).map((a) => [a.actor_type, a.outcome, a.detail.surface]),
+      ).toEqual([['operator', 'ok', 'cli']]);
     // The dashboard login: generated once into the data dir, the same on every call, and it is the person's password.
     expect(first.dashboard_email).toMatch(/^demo-[0-9a-f]{8}@example\.com$/);
     expect(first.dashboard_password).toMatch(/^[\w-]{24}$/);
@@ -277,6 +295,9 @@ describe('admin CLI', () => {
     expect(actions).toEqual([
       'api_keys.create',
       'api_keys.revoke',
+      // tenant:create's RevenueCat key set: the operation once per key (web, ios, android).
+      'revenuecat_keys.create',
+      'revenuecat_keys.create',
       'revenuecat_keys.create',
       'tenant.create',
       'vault.reencrypt',

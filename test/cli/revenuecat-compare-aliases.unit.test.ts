@@ -29,7 +29,10 @@ describe('billing revenuecat:compare: RevenueCat’s delivered format, and one c
       ['user-31', 'user-30'],
     ]);
     // A comma-separated file is still read as before.
-    const comma = readRevenueCatCustomers('app_user_id,entitlements\nu1,pro\n', { sandbox: false, now: NOW });
+    const comma = readRevenueCatCustomers('app_user_id,entitlement_identifiers\nu1,pro\n', {
+      sandbox: false,
+      now: NOW,
+    });
     expect(asObject(comma.access)).toEqual({ u1: { pro: null } });
   });
 

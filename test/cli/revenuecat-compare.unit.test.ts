@@ -28,8 +28,34 @@ describe('billing revenuecat:compare, the pure part', () => {
   it('a file without the columns, or with a date that is none, is refused naming what is missing', () => {
     expect(() => read('id,plan\n1,pro\n')).toThrow(/no app user id column/);
     expect(() => read('app_user_id,plan\n1,pro\n')).toThrow(/no entitlement column/);
-    expect(() => read('app_user_id,entitlements,expires_date\nu,pro,soon\n')).toThrow(/line 2: "soon" is not a date/);
-    expect(() => read('app_user_id,entitlements\n,pro\n')).toThrow(/line 2: no app user id/);
+    expect(() => read('app_user_id,entitlement_identifiers,expires_date\nu,pro,soon\n')).toThrow(
+      /line 2: "soon" is not a date/,
+    );
+    expect(() => read('app_user_id,entitlement_identifiers\n,pro\n')).toThrow(/line 2: no app user id/);
+  });
+
+  // RevenueCat documents the Transactions feed's entitlement column as `entitlement_identifiers`, "an array of
+  // entitlements that the transaction unlocked or null if it didn't unlock any entitlements" (string array, e.g.
+  // ["membership", "full_access"]):
+  // https://www.revenuecat.com/docs/integrations/scheduled-data-exports/data-export-version-5 ("Full export format"),
+  // the same column in the Transactions feed page, https://www.revenuecat.com/docs/integrations/scheduled-data-exports/transactions
+  it('reads the entitlements from the documented entitlement_identifiers column only, its null unlocking nothing', () => {
+    const feed = [
+      'rc_original_app_user_id;rc_last_seen_app_user_id_alias;entitlement_identifiers;active_entitlements;effective_end_time;is_sandbox',
+      '$RCAnonymousID:1;user-1;"[""membership"",""full_access""]";gold;2026-12-01 00:00:00;false',
+      // A transaction that unlocked nothing: the feed's null, written empty or as null; the other column is not read.
+      '$RCAnonymousID:2;user-2;;gold;2026-12-01 00:00:00;false',
+      '$RCAnonymousID:3;user-3;null;gold;2026-12-01 00:00:00;false',
+    ].join('\n');
+    const end = Date.parse('2026-12-01T00:00:00Z');
+    expect(asObject(read(feed))).toEqual({ 'user-1': { membership: end, full_access: end } });
+    // A list saved by hand without the feed's column: active_entitlements is read.
+    expect(asObject(read('app_user_id,active_entitlements,expires_date\nu,pro,\n'))).toEqual({ u: { pro: null } });
+    // Columns RevenueCat's export does not have are no entitlement column (entitlement_id is an object id in its API).
+    expect(() => read('app_user_id,entitlement_id\nu,entl1a2b3c\n')).toThrow(
+      /no entitlement column: expected one of entitlement_identifiers, active_entitlements/,
+    );
+    expect(() => read('app_user_id,entitlements\nu,pro\n')).toThrow(/no entitlement column/);
   });
 
   it('differences: only on one side, or ending apart by more than the tolerance; a user alike on both agrees', () => {
