@@ -97,6 +97,8 @@ export interface AccessRow {
   grace_until: string | null;
   updated_at: string;
   created_at: string;
+  /** The row's own id (RevenueCat's SDKs keep a one-time purchase's as its transaction identifier). */
+  id?: string;
 }
 export interface ProductFacts {
   sku: string;
@@ -114,6 +116,15 @@ function rcProductId(row: AccessRow, product: ProductFacts | undefined, entitlem
   if (row.provider === 'store_android' && product.android_store_product_id) return product.android_store_product_id;
   if (row.provider === 'store_ios' && product.ios_store_product_id) return product.ios_store_product_id;
   return product.sku;
+}
+
+/**
+ * An App Store purchase with no end: a non-consumable or a non-renewing subscription, whose
+ * transactions carry no expiry (an auto-renewable one always does). RevenueCat's SDKs list these
+ * as non-subscription transactions. Other providers sell subscriptions only here.
+ */
+function isOneTimePurchase(row: AccessRow): boolean {
+  return row.source === 'paid' && row.provider === 'store_ios' && row.expires_at === null && row.grace_until === null;
 }
 
 /**
@@ -151,6 +162,7 @@ export function customerInfoBody(input: {
   const entitlements: Record<string, Record<string, unknown>> = {};
   const best = new Map<string, { active: boolean; end: number | null }>();
   const subscriptions: Record<string, Record<string, unknown>> = {};
+  const nonSubscriptions: Record<string, Record<string, unknown>[]> = {};
   let firstPurchase: number | null = null;
   for (const row of rows) {
     const product = row.product_id ? products.get(row.product_id) : undefined;
@@ -160,21 +172,34 @@ export function customerInfoBody(input: {
     const purchased = ms(row.created_at) ?? now;
     firstPurchase = firstPurchase === null ? purchased : Math.min(firstPurchase, purchased);
     const active = isPremiumState(row.state);
-    subscriptions[productId] = {
-      purchase_date: isoOf(purchased),
-      original_purchase_date: isoOf(purchased),
-      expires_date: isoOf(end),
-      store: rcStore(row.provider, row.source),
-      is_sandbox: row.is_sandbox,
-      unsubscribe_detected_at: null,
-      billing_issues_detected_at: row.state === 'grace_period' ? row.updated_at : null,
-      grace_period_expires_date: row.grace_until,
-      refunded_at: row.state === 'revoked' ? row.updated_at : null,
-      period_type: 'normal',
-      ownership_type: 'PURCHASED',
-      store_transaction_id: null,
-      auto_resume_date: null,
-    };
+    if (isOneTimePurchase(row)) {
+      // A purchase that never ends (a non-consumable) is not a subscription to RevenueCat's SDKs:
+      // they list it among the non-subscription transactions, by product, while it is not refunded.
+      if (active)
+        (nonSubscriptions[productId] ??= []).push({
+          id: row.id ?? `${productId}_${purchased}`,
+          is_sandbox: row.is_sandbox,
+          original_purchase_date: isoOf(purchased),
+          purchase_date: isoOf(purchased),
+          store: rcStore(row.provider, row.source),
+          store_transaction_id: null,
+        });
+    } else
+      subscriptions[productId] = {
+        purchase_date: isoOf(purchased),
+        original_purchase_date: isoOf(purchased),
+        expires_date: isoOf(end),
+        store: rcStore(row.provider, row.source),
+        is_sandbox: row.is_sandbox,
+        unsubscribe_detected_at: null,
+        billing_issues_detected_at: row.state === 'grace_period' ? row.updated_at : null,
+        grace_period_expires_date: row.grace_until,
+        refunded_at: row.state === 'revoked' ? row.updated_at : null,
+        period_type: 'normal',
+        ownership_type: 'PURCHASED',
+        store_transaction_id: null,
+        auto_resume_date: null,
+      };
     const prior = best.get(entitlement);
     const better =
       !prior ||
@@ -198,7 +223,7 @@ export function customerInfoBody(input: {
     subscriber: {
       entitlements,
       subscriptions,
-      non_subscriptions: {},
+      non_subscriptions: nonSubscriptions,
       other_purchases: {},
       first_seen: firstSeen,
       last_seen: requestDate.toISOString(),

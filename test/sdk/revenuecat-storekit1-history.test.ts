@@ -172,7 +172,12 @@ describe('RevenueCat receipts: a StoreKit 1 receipt registers its whole history'
     const r = await post(receipt, 'sk1_restorer');
     expect(r.status).toBe(200);
     const sub = r.body.subscriber;
-    expect(Object.keys(sub.subscriptions).sort()).toEqual(['lifetime_unlock', 'premium_monthly', 'pro_monthly']);
+    expect(Object.keys(sub.subscriptions).sort()).toEqual(['premium_monthly', 'pro_monthly']);
+    // The non-consumable is a non-subscription transaction to RevenueCat's SDKs, not a subscription.
+    expect(Object.keys(sub.non_subscriptions)).toEqual(['lifetime_unlock']);
+    expect(sub.non_subscriptions.lifetime_unlock).toEqual([
+      expect.objectContaining({ id: expect.any(String), store: 'app_store', is_sandbox: true }),
+    ]);
     expect(Object.keys(sub.entitlements).sort()).toEqual(['lifetime', 'premium', 'pro']);
     expect(sub.entitlements.premium.product_identifier).toBe('premium_monthly');
     expect(sub.entitlements.pro.product_identifier).toBe('pro_monthly');
