@@ -29,14 +29,14 @@ const scopeTable = <T extends { [S in keyof T & string]: ScopeDeclaration<S> }>(
  * (checked by scripts/operations-table.ts).
  */
 export const SCOPE_TABLE = scopeTable({
-  'readiness:read': { description: 'Read whether the account is ready to take payments, and what is missing.' },
+  'readiness:read': { description: 'Read whether each app can take payments, per provider, and what is missing.' },
   'products:read': { description: 'Read products, their prices and the sync report and runs.' },
   'products:sync': {
     description: 'Push products and prices to the payment providers and stores.',
     roles: ['developer'],
   },
   'providers:read': { description: 'Read the connected payment providers and stores.' },
-  'tenant:read': { description: 'Read the account’s own settings.' },
+  'tenant:read': { description: 'Read the account: its plan, its limits and the key’s own scopes.' },
   'subscribers:read': { description: 'Read subscribers, their entitlements and the overview.' },
   'coupons:read': { description: 'Read coupons.' },
   'paywall:read': { description: 'Read the paywall and its draft.' },
@@ -46,9 +46,15 @@ export const SCOPE_TABLE = scopeTable({
     roles: ['developer'],
   },
   'audit:read': { description: 'Read the audit trail and the changes waiting for approval.' },
-  'apps:read': { description: 'Read apps and their publishable keys.' },
-  'apps:write': { description: 'Add apps and make or revoke their publishable keys.', roles: ['developer'] },
-  'providers:write': { description: 'Attach products to a payment provider or store.', roles: ['developer'] },
+  'apps:read': { description: 'Read apps, their publishable keys and the keys for RevenueCat’s SDKs.' },
+  'apps:write': {
+    description: 'Add apps, and make and revoke keys for RevenueCat’s SDKs.',
+    roles: ['developer'],
+  },
+  'providers:write': {
+    description: 'Attach a connected payment provider or store to an app.',
+    roles: ['developer'],
+  },
   'products:write': {
     description: 'Create, change, price and retire products.',
     roles: ['developer'],
