@@ -15,7 +15,7 @@ interface ScopeBase {
   carried?: string;
 }
 type ScopeDeclaration<S extends string> = S extends `${string}:read`
-  ? ScopeBase
+  ? ScopeBase & { roles?: never }
   : ScopeBase & { roles: readonly WriteHolder[] };
 
 /** Holds each key of the table to its kind: a write names who holds it, a read does not. */

@@ -17,7 +17,8 @@ import { Assistant, connectedClient, finishSignIn, startSignIn, toolText } from 
  * records") signs in again with nobody editing anything: the official MCP client presents its
  * deleted `client_id` with its last refresh token, the token endpoint answers `invalid_client`
  * (401), and the client itself drops what it holds (`invalidateCredentials('all')`), registers
- * anew and asks the person again; after their consent it calls tools as before.
+ * anew and asks the person again; after their consent it calls tools as before. One that holds no
+ * token cannot be told (it goes straight to the browser): the page says what its person does.
  */
 describe('an assistant whose registration was cleaned up signs in again', () => {
   const log = createLogger('silent');
@@ -103,6 +104,26 @@ describe('an assistant whose registration was cleaned up signs in again', () => 
   const registration = (clientId: string) =>
     testDb()('oauth_records').where({ model: 'Client' }).whereRaw(`payload->>'client_id' = ?`, [clientId]);
 
+  /**
+   * Thirty-one days unused, as the rows would read then: everything naming the registration (tokens,
+   * the grant, a pending sign-in) past its expiry, the registration last used 31 days ago; then the
+   * cleanup's own function, in the same transaction, so no other file's cleanup sees the moved clock.
+   * Answers once the registration is gone.
+   */
+  async function unusedFor31Days(clientId: string) {
+    await testDb().transaction(async (trx) => {
+      await naming(clientId)
+        .transacting(trx)
+        .whereNot({ model: 'Client' })
+        .update({ expires_at: trx.raw(`now() - interval '1 day'`) });
+      await registration(clientId)
+        .transacting(trx)
+        .update({ created_at: trx.raw(`now() - interval '60 days'`), used_at: trx.raw(`now() - interval '31 days'`) });
+      await deleteUnusedOAuthClients(trx, 10_000);
+    });
+    expect(await registration(clientId)).toEqual([]);
+  }
+
   it('the client registers again by itself on invalid_client, and is signed in after the consent', async () => {
     const t = await newTenant('assistant-re-registers');
     await makeProduct(t.tenant_id, { name: 'Gold' });
@@ -118,20 +139,7 @@ describe('an assistant whose registration was cleaned up signs in again', () => 
     const { refresh_token: lastRefresh } = a.saved!;
     expect(lastRefresh).toBeTruthy();
 
-    // Thirty-one days unused, as the rows would read then: everything naming the registration
-    // (tokens, the grant) past its expiry, the registration last used 31 days ago. Then the
-    // cleanup's own statement, in the same transaction, so no other file's run sees the moved clock.
-    await testDb().transaction(async (trx) => {
-      await naming(first)
-        .transacting(trx)
-        .whereNot({ model: 'Client' })
-        .update({ expires_at: trx.raw(`now() - interval '1 day'`) });
-      await registration(first)
-        .transacting(trx)
-        .update({ created_at: trx.raw(`now() - interval '60 days'`), used_at: trx.raw(`now() - interval '31 days'`) });
-      await deleteUnusedOAuthClients(trx, 10_000);
-    });
-    expect(await registration(first)).toEqual([]);
+    await unusedFor31Days(first);
 
     // What the server says to the deleted registration's refresh: invalid_client, 401 (RFC 6749
     // 5.2), the answer the client's `auth()` treats as "register again".
@@ -162,6 +170,38 @@ describe('an assistant whose registration was cleaned up signs in again', () => 
     // The person approves again; the assistant is signed in and calls tools.
     client = await finishSignIn(a, toolsRoot, await approve(cookie, a.authorizationUrl!));
     expect(toolText(await client.callTool({ name: 'billing_products', arguments: {} }))).toContain('Gold');
+    await client.close();
+  });
+
+  it('one that holds no token never reaches the token endpoint: the person is told, on the page it opens, to add it again', async () => {
+    // A sign-in started and left (the registration used, no code exchanged), then 31 days unused.
+    const a = new Assistant('Abandoned Assistant');
+    await startSignIn(a, toolsRoot);
+    expect((await fetch(a.authorizationUrl!.href, { redirect: 'manual' })).status).toBe(303);
+    const first = a.client!.client_id;
+    await unusedFor31Days(first);
+
+    // With nothing to refresh the stock client goes straight to the person's browser with the id it
+    // holds: no answer of ours reaches it, so it cannot know to register again.
+    a.authorizationUrl = undefined;
+    await expect(connectedClient(a, toolsRoot)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(a.client!.client_id).toBe(first);
+    const page = await fetch(a.authorizationUrl!.href, { redirect: 'manual' });
+    expect(page.status).toBe(400);
+    expect(page.headers.get('location')).toBeNull();
+    const body = await page.text();
+    expect(body).toContain('This assistant is no longer registered here');
+    expect(body).toContain('remove this connection and add it again');
+    expect(body).not.toContain(first);
+
+    // What the person does in the assistant (forget the connection) is what invalid_client makes the
+    // client do by itself: it registers anew and is signed in after the consent.
+    a.invalidateCredentials('all');
+    const cookie = await owner((await newTenant('assistant-added-again')).tenant_id);
+    await startSignIn(a, toolsRoot);
+    expect(a.client!.client_id).not.toBe(first);
+    const client = await finishSignIn(a, toolsRoot, await approve(cookie, a.authorizationUrl!));
+    expect((await client.callTool({ name: 'billing_products', arguments: {} })).isError).toBeFalsy();
     await client.close();
   });
 });
