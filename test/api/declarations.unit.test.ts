@@ -8,6 +8,8 @@ import { OPERATIONS } from '../../operations';
 import { dashboardOnly } from '../../operations/types';
 import { DECLARED_FILE, declarations, declaredModule } from '../../scripts/operations-table';
 import { scopeProblems } from '../../scripts/scope-use';
+import { buildOpenApi } from '../../api/openapi';
+import { SCOPES, scopeDescription } from '../../domain/scopes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -63,6 +65,18 @@ describe('operations declare themselves once', () => {
         'things:read': { description: 'Read things.', carried: 'held for an old client' },
       }),
     ).toEqual(['domain/scopes.ts: "things:read" says `carried`, but things.list declares it: drop `carried`']);
+  });
+
+  it('the API reference lists every scope with its description, and names one of them on every route', () => {
+    const doc = buildOpenApi() as {
+      components: { securitySchemes: { bearer: { description: string; 'x-scopes': Record<string, string> } } };
+      paths: Record<string, Record<string, { 'x-scope': string }>>;
+    };
+    const bearer = doc.components.securitySchemes.bearer;
+    expect(bearer['x-scopes']).toEqual(Object.fromEntries(SCOPES.map((s) => [s, scopeDescription(s)])));
+    for (const s of SCOPES) expect(bearer.description).toContain(`\`${s}\`: ${scopeDescription(s)}`);
+    for (const methods of Object.values(doc.paths))
+      for (const op of Object.values(methods)) expect(SCOPES).toContain(op['x-scope']);
   });
 
   it('each dashboard page’s gate is the need of the operation that declares it', () => {
