@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCOPES, scopeDescription } from '../domain/scopes';
 import { OPERATIONS } from '../operations';
 import { documentedAs, errorBody } from '../operations/schemas';
 import type { Operation } from '../operations/types';
@@ -144,7 +145,13 @@ export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): 
     servers: [{ url: serverUrl }],
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'Secret key (sk_…)' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `Secret key (sk_…). A key carries scopes; each operation names the one it needs (\`x-scope\`):\n\n${SCOPES.map((s) => `- \`${s}\`: ${scopeDescription(s)}`).join('\n')}`,
+          // The same list as data: every scope a key can carry, with what it is for.
+          'x-scopes': Object.fromEntries(SCOPES.map((s) => [s, scopeDescription(s)])),
+        },
         ...OUTBOUND_SIGNATURE_SCHEME,
       },
       schemas: { Error: schemaOf(errorBody, 'output') },

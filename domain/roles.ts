@@ -1,4 +1,4 @@
-import { SCOPES, type Scope } from './scopes';
+import { SCOPES, writeHolders, type Scope, type WriteHolder } from './scopes';
 
 /**
  * What a person in the dashboard may do (docs/team.md). ONE table, `ROLE_TABLE`, answers it for
@@ -35,6 +35,11 @@ interface RoleGrant {
   writesNeedApproval?: boolean;
 }
 
+/** The write scopes a role holds: the scope table says who holds each (domain/scopes.ts). */
+function writesOf(role: WriteHolder): Scope[] {
+  return SCOPES.filter((s) => writeHolders(s).includes(role));
+}
+
 const ROLE_TABLE: Record<Role, RoleGrant> = {
   owner: { summary: 'Everything, including the team and other owners.', scopes: SCOPES, account: ACCOUNT_AREAS },
   admin: {
@@ -44,24 +49,12 @@ const ROLE_TABLE: Record<Role, RoleGrant> = {
   },
   developer: {
     summary: 'Keys, webhooks, providers, products and imports; no access grants, no team.',
-    scopes: [
-      ...READS,
-      'products:write',
-      'products:sync',
-      'providers:write',
-      'apps:write',
-      'webhooks:write',
-      'imports:write',
-      'charts:write',
-      'transfers:write',
-      'exports:write',
-    ],
+    scopes: [...READS, ...writesOf('developer')],
     account: ['credentials', 'assistants'],
   },
   support: {
     summary: 'Reads everything but keys and credentials; answers customers (grants, refresh, notes, transfers).',
-    // Refreshing a customer from the providers is an import's capability (docs/reconciliation.md).
-    scopes: [...READS, 'grants:write', 'imports:write', 'customers:write', 'transfers:write'],
+    scopes: [...READS, ...writesOf('support')],
     account: ['assistants'],
   },
   viewer: {

@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../runtime/config';
 import { openDatabase } from '../db/open-database';
-import { SCOPES } from '../domain/scopes';
+import { SCOPES, scopeDescription } from '../domain/scopes';
+
 import { createTenant, tenantExists, tenantOfApiKey } from '../db/tenants';
 import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
@@ -23,6 +24,9 @@ async function mintRevenueCatKeySet(db: Knex, config: Config, tenantId: string) 
     );
   return keys;
 }
+
+/** The scope column of the usage text: the longest name and two spaces. */
+const SCOPE_WIDTH = Math.max(...SCOPES.map((s) => s.length)) + 2;
 
 const HELP = `Billing service admin CLI
 
@@ -64,7 +68,8 @@ const HELP = `Billing service admin CLI
       A workflow's history with its payloads decrypted (they are ciphertext in Temporal and its UI).
       Recorded in the workflow's tenant's audit trail.
 
-Scopes: ${SCOPES.join(', ')}
+Scopes:
+${SCOPES.map((s) => `  ${s.padEnd(SCOPE_WIDTH)}${scopeDescription(s)}`).join('\n')}
 Environment: DATABASE_URL (else the embedded Postgres under .data/), MASTER_KEY,
   TEMPORAL_ADDRESS (else the local dev server) and TEMPORAL_NAMESPACE for workflow:history.`;
 

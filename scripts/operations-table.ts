@@ -9,6 +9,9 @@
  * committed file is not what it would write. It also refuses an operation whose name's resource
  * is not its folder (`grants.create` lives in `operations/grants/`).
  *
+ * Then it holds the scope table (domain/scopes.ts) to the operations it listed
+ * (`scripts/scope-use.ts`): every scope some operation's, or saying why a key carries it.
+ *
  * It writes the migrations' list the same way (`db/migrations/index.ts`, every
  * `db/migrations/NNN_name.ts` in order), so a new migration is one new file.
  */
@@ -123,4 +126,11 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, 'script
     generate(MIGRATIONS_FILE, migrationsModule(migrationNames()), check),
   ];
   if (check && stale.some(Boolean)) process.exit(1);
+  // The scope table against the operations just listed (loaded after declared.ts is written).
+  const [{ OPERATIONS }, { scopeProblems }] = await Promise.all([import('../operations'), import('./scope-use')]);
+  const scopes = scopeProblems(OPERATIONS);
+  if (scopes.length) {
+    console.error(scopes.join('\n'));
+    process.exit(1);
+  }
 }

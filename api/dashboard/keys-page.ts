@@ -7,6 +7,7 @@ import type { AppKeys } from '../../db/apps';
 import { listApiKeysOp } from '../../operations/api-keys/list';
 import { listApps } from '../../operations/apps/list';
 import { keyCeilingOf, type KeyCeiling } from '../../domain/roles';
+import { scopeDescription } from '../../domain/scopes';
 import { createApiKey } from '../../operations/api-keys/create';
 import { revokeApiKeyOp } from '../../operations/api-keys/revoke';
 import { MAX_KEY_EXPIRY_DAYS } from '../../operations/api-keys/schema';
@@ -51,7 +52,11 @@ ${csrfField(csrf)}
 <label for="key-name">Name</label>
 <input id="key-name" name="name" type="text" required maxlength="100" value="${values.name ?? ''}">
 <fieldset><legend>Scopes</legend>
-${ceiling.scopes.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}" ${values.scopes?.includes(s) ? 'checked' : ''}>${s}</label>`)}
+${ceiling.scopes.map((s) => {
+  const hint = `scope-${s.replace(':', '-')}`;
+  return html`<div><label><input type="checkbox" name="scopes" value="${s}" aria-describedby="${hint}" ${values.scopes?.includes(s) ? 'checked' : ''}>${s}</label>
+<small id="${hint}">${scopeDescription(s)}</small></div>`;
+})}
 </fieldset>
 <label for="expires">Expires after (days, optional)</label>
 <input id="expires" name="expires_in_days" type="number" min="1" max="${MAX_KEY_EXPIRY_DAYS}" inputmode="numeric" value="${values.expires ?? ''}" aria-describedby="expires-hint">

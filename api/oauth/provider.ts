@@ -122,7 +122,13 @@ export function createAuthorizationServer(services: Services): Provider {
       // The OAuth error code and its fixed description only: nothing the request carried is echoed.
       ctx.type = 'html';
       const code = String(out.error ?? 'server_error').replace(/[^a-z_]/g, '');
-      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in refused</title></head><body><main><h1>Sign-in refused</h1><p>The assistant's request could not be completed (${code}). Start the connection again from the assistant.</p></main></body></html>`;
+      // An unknown client here is most often one the cleanup removed (docs/assistant-sign-in.md): an
+      // assistant holding no token never asks the token endpoint, so only its person can tell it to forget it.
+      const what =
+        code === 'invalid_client'
+          ? 'This assistant is no longer registered here: an assistant’s registration is removed when it goes unused for 30 days (a day, if it was never used). In the assistant, remove this connection and add it again: it registers anew and asks for your approval.'
+          : `The assistant's request could not be completed (${code}). Start the connection again from the assistant.`;
+      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in refused</title></head><body><main><h1>Sign-in refused</h1><p>${what}</p></main></body></html>`;
     },
   };
   const provider = new Provider(services.config.publicDashboardUrl, configuration);

@@ -5,6 +5,10 @@ import { scopesOf, type Actor } from '../actor';
 import { iso, isoReq } from '../paging';
 import { timestamp, timestampOrNull, id } from '../schemas';
 import { defineOperation } from '../types';
+import { SCOPES, type Scope } from '../../domain/scopes';
+
+/** A scope by name: the OpenAPI document and the tool's output schema list the closed set (domain/scopes.ts). */
+const scopeName = z.enum(SCOPES as [Scope, ...Scope[]]);
 
 export const tenantBody = z.object({
   id: id(),
@@ -16,10 +20,10 @@ export const tenantBody = z.object({
   key: z.object({
     id: id(),
     name: z.string(),
-    scopes: z.array(z.string()),
+    scopes: z.array(scopeName),
     expires_at: timestampOrNull,
   }),
-  scopes: z.array(z.string()).describe("the calling key's own scopes"),
+  scopes: z.array(scopeName).describe("the calling key's own scopes"),
   created_at: timestamp,
 });
 

@@ -7,6 +7,9 @@ import { ROLES, roleMay } from '../../domain/roles';
 import { OPERATIONS } from '../../operations';
 import { dashboardOnly } from '../../operations/types';
 import { DECLARED_FILE, declarations, declaredModule } from '../../scripts/operations-table';
+import { scopeProblems } from '../../scripts/scope-use';
+import { buildOpenApi } from '../../api/openapi';
+import { SCOPES, scopeDescription } from '../../domain/scopes';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -36,6 +39,44 @@ describe('operations declare themselves once', () => {
       expect([t.name, dashboardOnly(t.operation)]).toEqual([t.name, false]);
       expect([t.name, t.annotations.readOnlyHint]).toEqual([t.name, !t.operation.write]);
     }
+  });
+
+  it('the scope table and the operations agree: every scope is some operation’s or says why a key carries it', () => {
+    expect(scopeProblems(OPERATIONS)).toEqual([]);
+    // What the generator refuses (npm run checks runs it): a scope nothing declares and nothing
+    // explains, an operation whose scope is not in the table, and a `carried` that is no longer true.
+    const ops = [
+      { name: 'things.list', scope: 'things:read' },
+      { name: 'things.erase', scope: 'things:erase' },
+      { name: 'team.list', scope: 'account' },
+    ];
+    expect(
+      scopeProblems(ops, {
+        'things:read': { description: 'Read things.' },
+        'things:write': { description: 'Change things.' },
+        'things:export': { description: 'Export things.', carried: 'a partner reads it' },
+      }),
+    ).toEqual([
+      'things.erase: its scope "things:erase" is not in domain/scopes.ts',
+      'domain/scopes.ts: no operation declares "things:write": declare one, remove the scope, or say in `carried` why a key carries it',
+    ]);
+    expect(
+      scopeProblems(ops.slice(0, 1), {
+        'things:read': { description: 'Read things.', carried: 'held for an old client' },
+      }),
+    ).toEqual(['domain/scopes.ts: "things:read" says `carried`, but things.list declares it: drop `carried`']);
+  });
+
+  it('the API reference lists every scope with its description, and names one of them on every route', () => {
+    const doc = buildOpenApi() as {
+      components: { securitySchemes: { bearer: { description: string; 'x-scopes': Record<string, string> } } };
+      paths: Record<string, Record<string, { 'x-scope': string }>>;
+    };
+    const bearer = doc.components.securitySchemes.bearer;
+    expect(bearer['x-scopes']).toEqual(Object.fromEntries(SCOPES.map((s) => [s, scopeDescription(s)])));
+    for (const s of SCOPES) expect(bearer.description).toContain(`\`${s}\`: ${scopeDescription(s)}`);
+    for (const methods of Object.values(doc.paths))
+      for (const op of Object.values(methods)) expect(SCOPES).toContain(op['x-scope']);
   });
 
   it('each dashboard page’s gate is the need of the operation that declares it', () => {

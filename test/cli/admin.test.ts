@@ -1,4 +1,4 @@
-import { SCOPES } from '../../domain/scopes';
+import { SCOPES, scopeDescription } from '../../domain/scopes';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -193,6 +193,20 @@ describe('admin CLI', () => {
     expect(r.code).toBe(0);
     for (const c of ['tenant:create', 'key:create', 'key:revoke', 'demo', 'vault:reencrypt'])
       expect(r.stdout).toContain(c);
+  });
+
+  it('--help lists every scope a key may carry, each with its description, in the scope table’s order', async () => {
+    const r = await admin('--help');
+    expect(r.code).toBe(0);
+    const after = r.stdout.split('Scopes:\n')[1].split('\n');
+    // The indented lines right after the heading, up to the next paragraph.
+    const listed = after
+      .slice(
+        0,
+        after.findIndex((l) => !/^ {2}\S/.test(l)),
+      )
+      .map((l) => l.trim().split(/\s{2,}/));
+    expect(listed).toEqual(SCOPES.map((s) => [s, scopeDescription(s)]));
   });
 
   it('demo --json: the demo tenant, created once and seeded with data and connected emulator providers, each call a fresh key', async () => {

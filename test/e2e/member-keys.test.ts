@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createSession } from '../../db/dashboard-users';
 import { scopesOfRole, type Role } from '../../domain/roles';
-import { SCOPES } from '../../domain/scopes';
+import { SCOPES, scopeDescription } from '../../domain/scopes';
 import { SESSION_COOKIE } from '../../api/dashboard/session';
 import { call } from '../helpers/api';
 import { testDb } from '../helpers/db';
@@ -42,6 +42,20 @@ describe('dashboard: keys a member mints', () => {
     await p.waitForURL(`${root()}/settings/developer-api`);
     return p.getByLabel('Secret key', { exact: true }).inputValue();
   }
+
+  it('each scope on the form carries its description from the scope table, as the box’s accessible description', async () => {
+    const owner = await member((await makeTenant('form-descriptions')).tenant_id, 'owner');
+    await owner.page.goto(`${root()}/settings/developer-api`);
+    const described = await owner.page
+      .locator('form[action="/settings/developer-api/keys"] input[name="scopes"]')
+      .evaluateAll((els) =>
+        els.map((e) => [
+          (e as HTMLInputElement).value,
+          document.getElementById(e.getAttribute('aria-describedby') ?? '')?.textContent ?? '',
+        ]),
+      );
+    expect(described).toEqual(SCOPES.map((s) => [s, scopeDescription(s)]));
+  });
 
   it("the key form offers a developer only the developer's scopes; a crafted grants:write is refused and writes nothing", async () => {
     const t = await makeTenant('form-ceiling');
