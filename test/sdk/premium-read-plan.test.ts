@@ -23,7 +23,13 @@ type Plan = { 'Node Type': string; 'Relation Name'?: string; 'Actual Rows'?: num
   Plans?: Plan[];
 };
 const nodes = (p: Plan): Plan[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
-const CUSTOMER_TABLES = ['entitlements', 'entitlement_grants', 'provisional_access', 'subscriptions', 'app_user_aliases'];
+const CUSTOMER_TABLES = [
+  'entitlements',
+  'entitlement_grants',
+  'provisional_access',
+  'subscriptions',
+  'app_user_aliases',
+];
 
 /** A reader that runs each statement for real and keeps its plan (`explain analyze`), in the tenant's transaction. */
 function explainingReader(tenantId: string, plans: Plan[]): TenantReader {
