@@ -190,15 +190,35 @@ export async function subscriberCount(trx: Knex.Transaction): Promise<number> {
 
 /**
  * The ids one customer is known by, as a CTE over `$1` (domain/aliases.ts): the id an alias names
- * (or `$1` itself) and the ids aliased to it, at most MAX_ALIASES, oldest first.
+ * (or `$1` itself) and the ids aliased to it, at most MAX_ALIASES, oldest first. The aliases are
+ * probed by that id as a query of its own (OFFSET 0), for the reason `ofCustomer` gives below: as
+ * a condition beside the lookup it was planned as a walk of every alias of the tenant.
  */
-const CUSTOMER_IDS_CTE = `ids as (
+const CUSTOMER_IDS_CTE = `customer as (
   select coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1) as id
+), ids as (
+  select id from customer
   union all
-  (select alias_id from app_user_aliases
-    where app_user_id = coalesce((select app_user_id from app_user_aliases where alias_id = $1), $1)
-    order by created_at limit ${MAX_ALIASES})
+  (select a.alias_id from customer c
+     cross join lateral (select alias_id, created_at from app_user_aliases where app_user_id = c.id offset 0) a
+    order by a.created_at limit ${MAX_ALIASES})
 )`;
+
+/**
+ * The rows of `table` (as `t`) stored under any id of the customer (the CTE above): one probe per
+ * id, each planned on its own as `t.app_user_id = <that id>`, as the read of one app user was
+ * before aliases; `where` (optional) only narrows the probe to a partial index by app user id. A
+ * join of the table with the ids instead (`in (select id from ids)`), or any other condition inside
+ * the probe that an index also leads with (the side, the mode, the expiry), is planned as a walk of
+ * every row of the tenant's side filtered by id whenever the table's statistics say it is small,
+ * as they do while a tenant starts and between two analyzes of a fast growing table: a premium
+ * check that grew with the tenant (bench/RESULTS.md, "Payment to premium: what this tree added per
+ * purchase"; test/sdk/premium-read-plan.test.ts). The caller filters the rows after. OFFSET 0 keeps
+ * each probe a query of its own.
+ */
+const ofCustomer = (table: string, columns = 't.*', where = 'true') =>
+  `(select distinct id from ids) c cross join lateral (select ${columns} from ${table} t
+     where t.app_user_id = c.id and ${where} offset 0) t`;
 
 /**
  * The access rows of one customer on one side (sandbox or real) — every id it is known by (an
@@ -216,21 +236,19 @@ export function readAccessRows(reader: TenantReader, appUserId: string, mode: Mo
      select ents.*, p.sku, p.entitlement, p.android_store_product_id, p.ios_store_product_id from (
        -- Paid access of the key's side, then access granted by hand while it lasts (docs/support.md): a grant is
        -- the tenant's own decision about a person, so both keys see it.
-       select e.provider, e.state, e.is_sandbox, e.product_id, e.expires_at, e.grace_until, e.updated_at,
-              'paid' as source, e.created_at, e.id
-         from entitlements e
-        where e.app_user_id in (select id from ids) and e.is_sandbox = $2
+       select t.provider, t.state, t.is_sandbox, t.product_id, t.expires_at, t.grace_until, t.updated_at,
+              'paid' as source, t.created_at, t.id
+         from ${ofCustomer('entitlements')}
+        where t.is_sandbox = $2
        union all
-       select null, g.state, $2, g.product_id, g.expires_at, null, g.updated_at, 'grant', g.created_at, g.id
-         from entitlement_grants g
-        where g.app_user_id in (select id from ids) and g.state = 'active'
+       select null, t.state, $2, t.product_id, t.expires_at, null, t.updated_at, 'grant', t.created_at, t.id
+         from ${ofCustomer('entitlement_grants', 't.*', "t.state = 'active'")}
        union all
        -- Provisional access while it counts (docs/provisional-access.md): the workflow's write supersedes it.
-       select a.provider, 'active', a.is_sandbox, a.product_id, a.expires_at, null, a.updated_at, 'provisional',
-              a.created_at, a.id
-         from provisional_access a
-        where a.app_user_id in (select id from ids) and a.kind = 'grant' and a.is_sandbox = $2 and a.state = 'provisional'
-          and a.expires_at > now()) ents
+       select t.provider, 'active', t.is_sandbox, t.product_id, t.expires_at, null, t.updated_at, 'provisional',
+              t.created_at, t.id
+         from ${ofCustomer('provisional_access', 't.*', "t.kind = 'grant'")}
+        where t.is_sandbox = $2 and t.state = 'provisional' and t.expires_at > now()) ents
      left join products p on p.id = ents.product_id
      order by ents.created_at`,
     [appUserId, mode === 'test'],
@@ -254,7 +272,7 @@ export async function readSubscriberRows(
   const ents = await readAccessRows(reader, appUserId, mode);
   if (!opts.withIds) {
     const subs = (await reader.rows(
-      `with ${CUSTOMER_IDS_CTE} select status from subscriptions where app_user_id in (select id from ids) and mode = $2`,
+      `with ${CUSTOMER_IDS_CTE} select t.status from ${ofCustomer('subscriptions', 't.status, t.mode')} where t.mode = $2`,
       [appUserId, mode],
     )) as Pick<SubscriptionView, 'status'>[];
     return { ents, subs, customerIds: [appUserId] };
@@ -262,7 +280,7 @@ export async function readSubscriberRows(
   const [row] = await reader.rows(
     `with ${CUSTOMER_IDS_CTE}
      select array(select id from ids) as ids,
-            array(select status from subscriptions where app_user_id in (select id from ids) and mode = $2) as statuses`,
+            array(select t.status from ${ofCustomer('subscriptions', 't.status, t.mode')} where t.mode = $2) as statuses`,
     [appUserId, mode],
   );
   return {
