@@ -19,6 +19,7 @@ import * as m071OauthClientUse from './071_oauth_client_use';
 import * as m072RevenuecatKeyLastUsed from './072_revenuecat_key_last_used';
 import * as m073TransferRefusals from './073_transfer_refusals';
 import * as m074CustomerEventsFollowAliases from './074_customer_events_follow_aliases';
+import * as m076ErasurePseudonyms from './076_erasure_pseudonyms';
 
 /** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */
 export const MIGRATIONS: Record<string, Knex.Migration> = {
@@ -40,4 +41,5 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '072_revenuecat_key_last_used': m072RevenuecatKeyLastUsed,
   '073_transfer_refusals': m073TransferRefusals,
   '074_customer_events_follow_aliases': m074CustomerEventsFollowAliases,
+  '076_erasure_pseudonyms': m076ErasurePseudonyms,
 };

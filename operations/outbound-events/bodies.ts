@@ -49,7 +49,13 @@ const customerFields = {
   hash: z
     .string()
     .regex(/^[0-9a-f]{64}$/)
-    .describe('hex SHA-256 of the RFC 8785 canonical JSON of this `data` without `hash`'),
+    .describe('hex SHA-256 of the RFC 8785 canonical JSON of this `data` without `hash`, in its proof form'),
+  proof: z
+    .literal(2)
+    .optional()
+    .describe(
+      'the proof form `hash` covers: 2, the app user ids and any email as their SHA-256 (absent on events recorded before it: emails only)',
+    ),
 };
 
 const entitlementData = z.object({
