@@ -204,6 +204,12 @@ export function outboundEventBodies(): { type: OutboundEventType; summary: strin
       type: z.literal(type),
       version: z.literal(OUTBOUND_EVENT_VERSION),
       timestamp: z.string().describe('when the event was recorded (ISO 8601)'),
+      redacted: z
+        .literal(true)
+        .optional()
+        .describe(
+          'a retried delivery of an erased event recorded before its ids were in its proof form: its `hash` is as recorded (docs: event proofs, Erasure)',
+        ),
       data: DATA[type].data,
     }),
   }));

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
+import { proofHash } from '../helpers/event-chain-check';
 import { makeEntitlement, makeTenant } from '../helpers/factories';
 import { withTenant } from '../../db/tenant-tx';
 import { outboundSubjectKey } from '../../db/customers';
@@ -14,7 +15,6 @@ import { insertAlias, mergeAppUsers } from '../../db/revenuecat';
  * endpoint at all.
  */
 const ZERO = '0'.repeat(64);
-const sha256 = (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 
 function verifyChain(events: Array<{ data: Record<string, unknown> }>): void {
   let prev = ZERO;
@@ -23,7 +23,9 @@ function verifyChain(events: Array<{ data: Record<string, unknown> }>): void {
     const { hash, ...rest } = e.data;
     expect(rest.prev_hash).toBe(prev);
     if (seq !== undefined) expect(rest.sequence).toBe(seq + 1);
-    expect(hash).toBe(sha256(canonicalize(rest)!));
+    // Over the proof form: the ids as their SHA-256 (docs/event-proofs.md, "Erasure").
+    expect(rest.proof).toBe(2);
+    expect(hash).toBe(proofHash(rest));
     prev = hash as string;
     seq = rest.sequence as number;
   }
@@ -118,8 +120,11 @@ describe('every customer event is chained', () => {
     await makeEntitlement(t.tenant_id, { appUserId: user });
     const rows = await testDb()('outbound_events').where({ tenant_id: t.tenant_id }).orderBy('sequence');
     const { hash, ...rest } = rows[1].body.data;
-    expect(sha256(canonicalize(rest)!)).toBe(hash);
-    expect(sha256(canonicalize({ ...rest, state: 'revoked' })!)).not.toBe(hash);
+    expect(proofHash(rest)).toBe(hash);
+    expect(proofHash({ ...rest, state: 'revoked' })).not.toBe(hash);
+    // The ids are covered too, through their SHA-256.
+    expect(proofHash({ ...rest, app_user_id: `${user}x` })).not.toBe(hash);
+    expect(proofHash({ ...rest, known_as: ['someone'] })).not.toBe(hash);
   });
 
   it('one customer, one chain: after a merge, events about rows stored under the merged id go on the chain of the id it was merged into, naming it, with known_as', async () => {
