@@ -198,10 +198,11 @@ export async function erasureOf(src: PageSource, appUserId: string): Promise<Row
 
 /**
  * The erasures made in `[since, until)` (null: unbounded), for an export's `erasures` file: each
- * erased id's pseudonym, its SHA-256 and the chain it ended, so a warehouse holding earlier exports
- * can apply them.
+ * erased id's pseudonym, its SHA-256, the chain it had and the chain its events have since (the
+ * pseudonym's), so a warehouse holding earlier exports can apply them.
  */
 export const ERASURES_EXPORT_SQL = `select erased_as, app_user_id_sha256, chain,
+        'sub-' || left(encode(sha256(convert_to(tenant_id::text || ':' || erased_as, 'UTF8')), 'hex'), 32) as erased_chain,
         to_char(erased_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as erased_at
       from customer_erasures where ($1::timestamptz is null or erased_at >= $1::timestamptz)
         and ($2::timestamptz is null or erased_at < $2::timestamptz) order by erased_at, erased_as`;

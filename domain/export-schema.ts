@@ -135,6 +135,7 @@ export const EXPORT_TABLES: readonly ExportTable[] = [
       c('erased_as', 'text', 'the pseudonym the erased customer’s rows are exported under from then on'),
       c('app_user_id_sha256', 'text', 'hex SHA-256 of the erased app user id (UTF-8): match your rows by it'),
       c('chain', 'text', 'the `chain` the erased id’s events had in earlier exports'),
+      c('erased_chain', 'text', 'the `chain` the same events have from then on (the pseudonym’s)'),
       c('erased_at', 'timestamp', 'when it was erased (what `since` compares)'),
     ],
   },

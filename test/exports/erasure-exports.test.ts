@@ -98,10 +98,16 @@ describe('exports after an erasure', () => {
       await Promise.all(since.files.map(async (f: any) => [f.table, (await download(t.secret_key, f.url)).text])),
     );
     const erasures = files.erasures.trim().split('\n');
-    expect(erasures[0]).toBe('erased_as,app_user_id_sha256,chain,erased_at');
-    expect(erasures.slice(1).map((line: string) => line.split(',').slice(0, 3))).toEqual([
-      [r.body.erased_as, sha256(gone), chainOf(t.tenant_id, gone)],
+    expect(erasures[0]).toBe('erased_as,app_user_id_sha256,chain,erased_chain,erased_at');
+    const erasedChain = chainOf(t.tenant_id, r.body.erased_as);
+    expect(erasures.slice(1).map((line: string) => line.split(',').slice(0, 4))).toEqual([
+      [r.body.erased_as, sha256(gone), chainOf(t.tenant_id, gone), erasedChain],
     ]);
+    // The erased customer's events are exported on that chain from now on.
+    const full = await exportOf(t.secret_key, { format: 'csv' });
+    const chains = (await download(t.secret_key, fileOf(full, 'events').url)).text;
+    expect(chains).toContain(erasedChain);
+    expect(chains).not.toContain(chainOf(t.tenant_id, gone));
     for (const text of Object.values(files)) expect(text).not.toContain(gone);
     expect(files.customers).toContain(r.body.erased_as);
     expect(files.customers).toContain(stays);
@@ -189,8 +195,8 @@ describe('exports after an erasure', () => {
       const rows = (await parquetReadObjects({
         file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
       })) as any[];
-      expect(rows.map((x) => [x.erased_as, x.app_user_id_sha256, x.chain])).toEqual([
-        [r.body.erased_as, sha256(gone), chainOf(u.tenant_id, gone)],
+      expect(rows.map((x) => [x.erased_as, x.app_user_id_sha256, x.chain, x.erased_chain])).toEqual([
+        [r.body.erased_as, sha256(gone), chainOf(u.tenant_id, gone), chainOf(u.tenant_id, r.body.erased_as)],
       ]);
       for (const k of keys) expect([k, (await object(k)).includes(Buffer.from(gone))]).toEqual([k, false]);
       expect((await object(`${prefix}000002/customers.v1.parquet`)).includes(Buffer.from(r.body.erased_as))).toBe(true);
