@@ -100,6 +100,14 @@ async function renameIds(trx: Knex.Transaction, ids: string[], pseudonyms: strin
       where o.order_key = ${chainKey('m.id')}`,
     [ids, pseudonyms],
   );
+  // A provider's stored payload (redacted of emails and names on receipt) may still name the app user
+  // in a field of its own (a checkout's client reference): the deliveries of their subscriptions.
+  await trx.raw(
+    `update webhook_deliveries w set payload = replace(w.payload::text, to_jsonb(m.id)::text, to_jsonb(m.ps)::text)::jsonb
+       from ${MAP.replace(/\$(\d)/g, '?')} m, subscriptions s
+      where s.app_user_id = m.ps and w.subscription_id = s.id and w.payload::text like '%' || to_jsonb(m.id)::text || '%'`,
+    [ids, pseudonyms],
+  );
   // The SDK's per-user rate limit is keyed by the id (api/sdk/limits.ts): a new customer's starts full.
   await trx.raw(
     `delete from client_rate_limit_buckets where bucket in (select 'user:' || x from unnest(?::text[]) x)`,

@@ -97,6 +97,15 @@ describe('erasing a customer', () => {
       // The buyer's email a web provider sent with the purchase (written by the lifecycle from the delivery).
       await trx('subscriptions').where({ id: e.subscription_id }).update({ email });
       await trx('subscriptions').where({ id: b.subscription_id }).update({ email: buyer });
+      // A provider's delivery, stored redacted of emails and names, that names the app user in a field of its own.
+      await trx('webhook_deliveries').insert({
+        tenant_id: t.tenant_id,
+        provider: 'psp_a',
+        event_id: `evt_${crypto.randomUUID()}`,
+        event_type: 'checkout.completed',
+        payload: { data: { client_reference_id: user, amount: 999 } },
+        subscription_id: e.subscription_id,
+      });
     });
     const note = await call(api.apiUrl, `/customers/${user}/notes`, t.secret_key, {
       method: 'POST',
