@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { ExportFormat, ExportStatus } from '../domain/export-schema';
 import type { TenantTransactionConfig } from './knex';
+import { ERASURES_EXPORT_SQL } from './erasure';
 import type { Row } from './row';
 import { tenantSettingsSql } from './tenant-tx';
 
@@ -47,6 +48,7 @@ const TABLE_SQL: Record<string, string> = {
       from outbound_events where ($1::timestamptz is null or created_at >= $1::timestamptz)
         and ($2::timestamptz is null or created_at < $2::timestamptz)
       order by created_at, id`,
+  erasures: ERASURES_EXPORT_SQL,
 };
 
 /**
@@ -126,6 +128,9 @@ export async function storeExportFile(
     parts: AsyncIterable<Buffer>;
   },
 ): Promise<boolean> {
+  // The erasure that purges an export takes this row's lock too: a file stored after it keeps no part.
+  const [exp] = await trx('exports').where({ id: f.exportId }).forUpdate().select('purged_at');
+  const purged = !!exp?.purged_at;
   const { rows } = await trx.raw(
     `insert into export_files (tenant_id, export_id, name, table_name, rows, bytes, sha256, parts)
      values (?, ?, ?, ?, ?, ?, ?, 0) on conflict (export_id, name) do nothing returning name`,
@@ -134,6 +139,7 @@ export async function storeExportFile(
   if (!rows.length) return false;
   let part = 0;
   for await (const data of f.parts) {
+    if (purged) continue;
     await trx('export_file_parts').insert({ tenant_id: f.tenantId, export_id: f.exportId, name: f.name, part, data });
     part++;
   }

@@ -128,6 +128,17 @@ export const EXPORT_TABLES: readonly ExportTable[] = [
       CREATED,
     ],
   },
+  {
+    name: 'erasures',
+    description: 'each app user id erased (docs/exports.md, "Erasures"): apply it to rows held from earlier exports',
+    columns: [
+      c('erased_as', 'text', 'the pseudonym the erased customer’s rows are exported under from then on'),
+      c('app_user_id_sha256', 'text', 'hex SHA-256 of the erased app user id (UTF-8): match your rows by it'),
+      c('chain', 'text', 'the `chain` the erased id’s events had in earlier exports'),
+      c('erased_chain', 'text', 'the `chain` the same events have from then on (the pseudonym’s)'),
+      c('erased_at', 'timestamp', 'when it was erased (what `since` compares)'),
+    ],
+  },
 ];
 
 export const EXPORT_TABLE_NAMES = EXPORT_TABLES.map((t) => t.name);

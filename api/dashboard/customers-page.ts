@@ -324,14 +324,19 @@ ${
       });
       return;
     }
-    const done = await run<{ erased: boolean }>(ctx, eraseCustomerOp as Operation, { app_user_id: appUserId });
+    const done = await run<{ erased: boolean; erased_as: string }>(ctx, eraseCustomerOp as Operation, {
+      app_user_id: appUserId,
+    });
+    // The id is gone: the billing records are shown under the pseudonym they are kept under.
     await render(
       ctx,
-      appUserId,
+      'error' in done ? appUserId : done.ok.erased_as,
       'error' in done
         ? { error: done.error }
         : {
-            notice: done.ok.erased ? 'Personal data erased.' : 'Already erased; anything written since is erased too.',
+            notice: done.ok.erased
+              ? 'Personal data erased; the billing records are kept under this pseudonym.'
+              : 'Already erased; the billing records are kept under this pseudonym.',
           },
     );
   });

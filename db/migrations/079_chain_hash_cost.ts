@@ -9,12 +9,12 @@ import type { Knex } from 'knex';
  *   arrays and other numbers call the function again. 060's called it once per value, and PL/pgSQL
  *   calls are most of its cost: an entitlement event's body (about 40 values) took one call for
  *   each.
- * - `event_proof_form(jsonb)` (069's): a body whose text holds no `@` holds no email, so it is its
- *   own proof form, answered without the pass over its fields that tests each against the pattern.
  *
- * Down restores both as 060 and 069 wrote them.
+ * `event_proof_form` is left as 076 made it: every body recorded since is marked `"proof": 2`, whose
+ * ids are hashed whether or not it holds an email, so there is no body to answer without its pass.
+ *
+ * Down restores `jcs` as 060 wrote it.
  */
-const EMAIL = String.raw`[^ \t\n\r\f\v@]+@[^ \t\n\r\f\v@]+\.[^ \t\n\r\f\v@]+`;
 
 /** One member or element `x` of an object or array, canonical, calling `jcs` only for containers and non-integers. */
 const member = (x: string) => `case jsonb_typeof(${x})
@@ -69,29 +69,10 @@ create or replace function public.jcs(v jsonb) returns text
       end case;
     end $$;`;
 
-const PROOF_FORM_FIELDS = `coalesce((
-        select jsonb_object_agg(
-                 case when jsonb_typeof(value) = 'string' and (value #>> '{}') ~ '${EMAIL}' then key || '_sha256' else key end,
-                 case when jsonb_typeof(value) = 'string' and (value #>> '{}') ~ '${EMAIL}'
-                      then to_jsonb(encode(sha256(convert_to(value #>> '{}', 'UTF8')), 'hex')) else value end)
-          from jsonb_each(v)), '{}'::jsonb)`;
-
-const proofForm = (fastPath: boolean) => `
-create or replace function public.event_proof_form(v jsonb) returns jsonb
-    language sql immutable strict
-    set search_path to 'public', 'pg_temp'
-    as $$
-      select case when jsonb_typeof(v) <> 'object' then v${
-        fastPath ? `\n                  when strpos(v::text, '@') = 0 then v` : ''
-      } else ${PROOF_FORM_FIELDS} end
-    $$;`;
-
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(JCS_NOW);
-  await knex.raw(proofForm(true));
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(proofForm(false));
   await knex.raw(JCS_BEFORE);
 }

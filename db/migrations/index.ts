@@ -20,6 +20,7 @@ import * as m072RevenuecatKeyLastUsed from './072_revenuecat_key_last_used';
 import * as m073TransferRefusals from './073_transfer_refusals';
 import * as m074CustomerEventsFollowAliases from './074_customer_events_follow_aliases';
 import * as m075CustomerMergedEvents from './075_customer_merged_events';
+import * as m076ErasurePseudonyms from './076_erasure_pseudonyms';
 import * as m079ChainHashCost from './079_chain_hash_cost';
 
 /** The migrations by the name knex records, oldest first (listed: tsx, vitest and bundles load the same). */
@@ -43,5 +44,6 @@ export const MIGRATIONS: Record<string, Knex.Migration> = {
   '073_transfer_refusals': m073TransferRefusals,
   '074_customer_events_follow_aliases': m074CustomerEventsFollowAliases,
   '075_customer_merged_events': m075CustomerMergedEvents,
+  '076_erasure_pseudonyms': m076ErasurePseudonyms,
   '079_chain_hash_cost': m079ChainHashCost,
 };

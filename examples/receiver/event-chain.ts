@@ -17,6 +17,8 @@ export interface CustomerEvent {
   type: string;
   version: number;
   timestamp: string;
+  /** An erased event recorded before its ids were part of the proof form: its `hash` is as recorded (docs). */
+  redacted?: boolean;
   data: {
     app_user_id?: string | null;
     sequence: number;
@@ -45,13 +47,18 @@ const EMAIL_IN_VALUE = /[^ \t\n\r\f\v@]+@[^ \t\n\r\f\v@]+\.[^ \t\n\r\f\v@]+/;
 
 /**
  * `data` as its hash covers it: a top-level text field holding an email becomes `<name>_sha256`,
- * the SHA-256 of the value (what an erased event stores; other bodies are unchanged by it).
+ * the SHA-256 of the value; in a body marked `"proof": 2`, so do `app_user_id` and each id of
+ * `known_as` (as `known_as_sha256`). That is what an erased event stores; other bodies are their
+ * own proof form but for those fields.
  */
 export function proofForm(data: Record<string, unknown>): Record<string, unknown> {
+  const ids = data.proof === 2;
   return Object.fromEntries(
-    Object.entries(data).map(([k, v]) =>
-      typeof v === 'string' && EMAIL_IN_VALUE.test(v) ? [`${k}_sha256`, sha256(v)] : [k, v],
-    ),
+    Object.entries(data).map(([k, v]) => {
+      if (ids && k === 'app_user_id' && typeof v === 'string') return [`${k}_sha256`, sha256(v)];
+      if (ids && k === 'known_as' && Array.isArray(v)) return [`${k}_sha256`, v.map((x) => sha256(String(x)))];
+      return typeof v === 'string' && EMAIL_IN_VALUE.test(v) ? [`${k}_sha256`, sha256(v)] : [k, v];
+    }),
   );
 }
 
@@ -61,9 +68,13 @@ export function eventHash(data: Record<string, unknown>): string {
   return sha256(canonicalize(proofForm(rest))!);
 }
 
-/** Whether `event` is intact and follows the event whose hash is `prevHash`. */
+/**
+ * Whether `event` is intact and follows the event whose hash is `prevHash`. A `redacted` event (erased,
+ * recorded before its ids were in the proof form) is taken at its recorded `hash`: the next event's
+ * `prev_hash` and the signed digest still commit to it.
+ */
 export function links(prevHash: string, event: CustomerEvent): boolean {
-  return event.data.prev_hash === prevHash && eventHash(event.data) === event.data.hash;
+  return event.data.prev_hash === prevHash && (event.redacted === true || eventHash(event.data) === event.data.hash);
 }
 
 export class ChainBroken extends Error {}

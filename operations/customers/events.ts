@@ -45,6 +45,12 @@ export const customerEvents = defineOperation({
         type: z.string(),
         version: z.number().int(),
         timestamp: z.string(),
+        redacted: z
+          .literal(true)
+          .optional()
+          .describe(
+            'erased, and recorded before its ids were in its proof form: its `hash` is as recorded, checked by the next `prev_hash` and the daily digest',
+          ),
         data: z.record(z.string(), z.unknown()),
       })
       .describe('the event body as delivered (OpenAPI `webhooks` documents each type)'),

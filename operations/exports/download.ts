@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { exportFile, exportFilePart, getExport } from '../../db/exports';
 import { withTenant } from '../../db/tenant-tx';
-import { notFound } from '../errors';
+import { ApiError, notFound } from '../errors';
 import { filter, id } from '../schemas';
 import { defineOperation } from '../types';
 import { knownExport } from './schema';
@@ -25,13 +25,21 @@ export const downloadExportFile = defineOperation({
   output: z.string().describe('the file: application/vnd.apache.parquet or text/csv'),
   rest: { method: 'GET', path: '/exports/{id}/files/{name}' },
   fuzzModelled: false,
-  errors: [404],
+  errors: [404, 410],
   async handler(ctx, input) {
     const exportId = knownExport(input.id);
     const file = await ctx.tx(async (trx) => {
-      if (!(await getExport(trx, exportId))) throw notFound('export');
+      const row = await getExport(trx, exportId);
+      if (!row) throw notFound('export');
       const f = await exportFile(trx, exportId, input.name);
       if (!f) throw notFound('file');
+      // A customer erased since: the files held the id and were deleted (docs/exports.md, "Erasures").
+      if (row.purged_at)
+        throw new ApiError(
+          410,
+          'export_purged',
+          'A customer was erased after this export was made, so its files were deleted. Start a new export.',
+        );
       return f;
     });
     const { db } = ctx.services;

@@ -29,6 +29,9 @@ export const exportBody = z.object({
   failure: z.string().nullable().describe('why a failed export stopped'),
   created_at: timestamp,
   finished_at: timestampOrNull,
+  purged_at: timestampOrNull.describe(
+    'when a customer’s erasure deleted the files (they held the erased id): start a new export',
+  ),
 });
 
 export const knownExport = (v: string) => {
@@ -59,5 +62,6 @@ export function renderExport(row: Row, files: Row[], publicApiUrl: string): z.in
     failure: (row.error as string | null) ?? null,
     created_at: isoReq(row.created_at),
     finished_at: iso(row.finished_at),
+    purged_at: iso(row.purged_at),
   };
 }

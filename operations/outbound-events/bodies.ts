@@ -50,7 +50,13 @@ const customerFields = {
   hash: z
     .string()
     .regex(/^[0-9a-f]{64}$/)
-    .describe('hex SHA-256 of the RFC 8785 canonical JSON of this `data` without `hash`'),
+    .describe('hex SHA-256 of the RFC 8785 canonical JSON of this `data` without `hash`, in its proof form'),
+  proof: z
+    .literal(2)
+    .optional()
+    .describe(
+      'the proof form `hash` covers: 2, the app user ids and any email as their SHA-256 (absent on events recorded before it: emails only)',
+    ),
 };
 
 const entitlementData = z.object({
@@ -223,6 +229,12 @@ export function outboundEventBodies(): { type: OutboundEventType; summary: strin
       type: z.literal(type),
       version: z.literal(OUTBOUND_EVENT_VERSION),
       timestamp: z.string().describe('when the event was recorded (ISO 8601)'),
+      redacted: z
+        .literal(true)
+        .optional()
+        .describe(
+          'a retried delivery of an erased event recorded before its ids were in its proof form: its `hash` is as recorded (docs: event proofs, Erasure)',
+        ),
       data: DATA[type].data,
     }),
   }));

@@ -244,8 +244,13 @@ describe('row-level security', () => {
       to_app_user_id: `v-${tag}`,
       policy: 'keep_with_original',
     });
-    // A customer's erasure, kept as counts (docs/support.md, "Erasure"; migration 069).
-    await ins('customer_erasures', { app_user_id: `erased-${tag}`, removed: {}, erased_by: 'operator' });
+    // A customer's erasure, kept as counts under a pseudonym (docs/support.md, "Erasure"; migrations 069, 076).
+    await ins('customer_erasures', {
+      erased_as: `erased_${tag}`,
+      app_user_id_sha256: tag,
+      removed: {},
+      erased_by: 'operator',
+    });
     // The support desk's notes on a customer (docs/support.md, "Notes").
     await ins('customer_notes', { app_user_id: `u-${tag}`, body: 'note', written_by: 'operator' });
     // A turn of the tenant's imports and reconciliations in the worker: keyed by the tenant.

@@ -150,8 +150,11 @@ describe('dashboard: the customer page, grants and revocations', () => {
 
     await p.getByLabel('Type the app user id to confirm').fill('cust_erase');
     await p.getByRole('button', { name: 'Erase personal data' }).click();
-    await p.getByText('Personal data erased.').waitFor();
+    await p.getByText('Personal data erased;').waitFor();
+    // The page is the pseudonym's now: neither the email nor the id is shown.
     expect(await p.locator('main').textContent()).not.toContain('erase-me@example.test');
+    expect(await p.locator('main').textContent()).not.toContain('cust_erase');
+    expect(await p.locator('main').textContent()).toMatch(/erased_[0-9a-f]{32}/);
     expect(await p.locator('#premium-answer').textContent()).toContain('Premium: the SDK answers yes');
     expect(await testDb()('subscriber_attributes').where({ tenant_id: tenantId })).toEqual([]);
     await expectAccessible(p, 'customer page after erasing');

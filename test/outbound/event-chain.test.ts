@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { testDb } from '../helpers/db';
 import { until } from '../helpers/until';
-import { sha256, verifyChain } from '../helpers/event-chain-verify';
+import { proofHash, verifyChain } from '../helpers/event-chain-verify';
 import { makeEntitlement, makeTenant } from '../helpers/factories';
 import { withTenant } from '../../db/tenant-tx';
 import { outboundSubjectKey } from '../../db/customers';
@@ -104,8 +104,11 @@ describe('every customer event is chained', () => {
     await makeEntitlement(t.tenant_id, { appUserId: user });
     const rows = await testDb()('outbound_events').where({ tenant_id: t.tenant_id }).orderBy('sequence');
     const { hash, ...rest } = rows[1].body.data;
-    expect(sha256(canonicalize(rest)!)).toBe(hash);
-    expect(sha256(canonicalize({ ...rest, state: 'revoked' })!)).not.toBe(hash);
+    expect(proofHash(rest)).toBe(hash);
+    expect(proofHash({ ...rest, state: 'revoked' })).not.toBe(hash);
+    // The ids are covered too, through their SHA-256.
+    expect(proofHash({ ...rest, app_user_id: `${user}x` })).not.toBe(hash);
+    expect(proofHash({ ...rest, known_as: ['someone'] })).not.toBe(hash);
   });
 
   it('one customer, one chain: a merge is an event on the customer’s chain that ends the merged id’s, and later events about rows stored under the merged id follow it, naming the customer, with known_as', async () => {

@@ -118,6 +118,8 @@ describe('POST /v1/customers/{app_user_id}/refresh: a lost webhook repaired on d
         entitlements: expect.any(Array),
         // The customer's other ids (none here: docs/outbound-webhooks.md, "One customer, one chain").
         known_as: [],
+        // Its hash covers the ids as their SHA-256, so an erasure keeps it (docs/event-proofs.md).
+        proof: 2,
       },
     ]);
     expect(await counted()).toBe(countedBefore + 1);
