@@ -85,6 +85,8 @@ const RENAMES: Array<[table: string, column: string]> = [
   ['chart_customer_facts', 'customer'],
   ['chart_subscription_facts', 'customer'],
   ['customer_event_sequences', 'subject'],
+  // A chain a merge ended names the customer it continues on (075).
+  ['customer_event_sequences', 'merged_into'],
 ];
 
 const MAP = `(select * from unnest($1::text[], $2::text[]) as m(id, ps))`;

@@ -4,8 +4,9 @@ import type { Knex } from 'knex';
  * Erasure takes the app user id itself (docs/event-proofs.md, "Erasure"; docs/support.md, "Erasure").
  *
  * - `event_proof_form(jsonb)`: for a body marked `"proof": 2`, the app user's ids are personal values
- *   too: `app_user_id` becomes `app_user_id_sha256` and `known_as` becomes `known_as_sha256` (each id
- *   as its hex SHA-256), besides 069's emails. Bodies without the mark keep 069's rule, so every hash
+ *   too: `app_user_id` becomes `app_user_id_sha256`, a merge event's `merged_app_user_id`
+ *   `merged_app_user_id_sha256` and `known_as` becomes `known_as_sha256` (each id as its hex
+ *   SHA-256), besides 069's emails. Bodies without the mark keep 069's rule, so every hash
  *   recorded so far still checks.
  * - `record_outbound_event` marks every chained event `"proof": 2` before hashing it, so an erasure
  *   can replace the ids of every event recorded from now on and its hash still checks. Only that line
@@ -34,14 +35,14 @@ create or replace function public.event_proof_form(v jsonb) returns jsonb
         select jsonb_object_agg(
                  case ${
                    ids
-                     ? `when (v->>'proof') = '2' and key = 'app_user_id' and jsonb_typeof(value) = 'string' then 'app_user_id_sha256'
+                     ? `when (v->>'proof') = '2' and key in ('app_user_id', 'merged_app_user_id') and jsonb_typeof(value) = 'string' then key || '_sha256'
                       when (v->>'proof') = '2' and key = 'known_as' and jsonb_typeof(value) = 'array' then 'known_as_sha256'`
                      : ''
                  }
                       when jsonb_typeof(value) = 'string' and (value #>> '{}') ~ '${EMAIL}' then key || '_sha256' else key end,
                  case ${
                    ids
-                     ? `when (v->>'proof') = '2' and key = 'app_user_id' and jsonb_typeof(value) = 'string' then to_jsonb(${SHA(`value #>> '{}'`)})
+                     ? `when (v->>'proof') = '2' and key in ('app_user_id', 'merged_app_user_id') and jsonb_typeof(value) = 'string' then to_jsonb(${SHA(`value #>> '{}'`)})
                       when (v->>'proof') = '2' and key = 'known_as' and jsonb_typeof(value) = 'array'
                       then coalesce((select jsonb_agg(${SHA(`x #>> '{}'`)} order by n) from jsonb_array_elements(value) with ordinality a(x, n)), '[]'::jsonb)`
                      : ''

@@ -47,15 +47,16 @@ const EMAIL_IN_VALUE = /[^ \t\n\r\f\v@]+@[^ \t\n\r\f\v@]+\.[^ \t\n\r\f\v@]+/;
 
 /**
  * `data` as its hash covers it: a top-level text field holding an email becomes `<name>_sha256`,
- * the SHA-256 of the value; in a body marked `"proof": 2`, so do `app_user_id` and each id of
- * `known_as` (as `known_as_sha256`). That is what an erased event stores; other bodies are their
+ * the SHA-256 of the value; in a body marked `"proof": 2`, so do `app_user_id`, a merge event's
+ * `merged_app_user_id` and each id of `known_as` (as `known_as_sha256`). That is what an erased event stores; other bodies are their
  * own proof form but for those fields.
  */
 export function proofForm(data: Record<string, unknown>): Record<string, unknown> {
   const ids = data.proof === 2;
   return Object.fromEntries(
     Object.entries(data).map(([k, v]) => {
-      if (ids && k === 'app_user_id' && typeof v === 'string') return [`${k}_sha256`, sha256(v)];
+      if (ids && (k === 'app_user_id' || k === 'merged_app_user_id') && typeof v === 'string')
+        return [`${k}_sha256`, sha256(v)];
       if (ids && k === 'known_as' && Array.isArray(v)) return [`${k}_sha256`, v.map((x) => sha256(String(x)))];
       return typeof v === 'string' && EMAIL_IN_VALUE.test(v) ? [`${k}_sha256`, sha256(v)] : [k, v];
     }),

@@ -212,8 +212,8 @@ describe('erasing a customer', () => {
     const [own] = await testDb()('entitlements').where({ tenant_id: t.tenant_id, app_user_id: pseudonym });
     await setState(own.id, 'expired');
     const continued = await eventsOf(pseudonym);
-    expect(continued.map((x: any) => x.data.sequence)).toEqual([1, 2, 3, 4, 5]);
-    expect(continued[4].data).toMatchObject({ app_user_id: pseudonym, prev_hash: userEvents[3].data.hash });
+    expect(continued.map((x: any) => x.data.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(continued[5].data).toMatchObject({ app_user_id: pseudonym, prev_hash: userEvents[4].data.hash });
     verifyChain(continued);
 
     // Nowhere: API answers, every export file written since (CSV, readable as text), every row the

@@ -14,13 +14,14 @@ const EMAIL = /[^ \t\n\r\f\v@]+@[^ \t\n\r\f\v@]+\.[^ \t\n\r\f\v@]+/;
 
 /**
  * An event's proof form as docs/event-proofs.md states it: an email in a top-level field as
- * `<name>_sha256`; in a body marked `"proof": 2`, `app_user_id` and each id of `known_as` too.
+ * `<name>_sha256`; in a body marked `"proof": 2`, `app_user_id`, `merged_app_user_id` and each id
+ * of `known_as` too.
  */
 export function proofForm(data: Record<string, unknown>): Record<string, unknown> {
   const ids = data.proof === 2;
   return Object.fromEntries(
     Object.entries(data).map(([k, v]) =>
-      (ids && k === 'app_user_id') || (typeof v === 'string' && EMAIL.test(v))
+      (ids && (k === 'app_user_id' || k === 'merged_app_user_id')) || (typeof v === 'string' && EMAIL.test(v))
         ? [`${k}_sha256`, sha256(v as string)]
         : ids && k === 'known_as'
           ? [`${k}_sha256`, (v as string[]).map(sha256)]

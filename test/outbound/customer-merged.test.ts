@@ -112,6 +112,8 @@ describe('customer.merged: a merge announced, and a merged id followed', () => {
       merged_hash: anonChain[1].data.hash,
       sequence: 3,
       prev_hash: personBefore[1].data.hash,
+      // Its ids are hashed in its proof form (docs/event-proofs.md, "Erasure").
+      proof: 2,
       hash: expect.stringMatching(/^[0-9a-f]{64}$/),
       // The customer's whole snapshot: the purchases under both ids.
       entitlements: [
