@@ -37,6 +37,7 @@ import {
   type WebhookStack,
 } from './lib/webhook-stack';
 import { runBench } from './lib/run';
+import { emulatorCheckout, keepSdkBucketsFull } from './lib/checkouts';
 import { threadWindow } from './lib/cpu';
 import { atInterrupt } from './lib/proc';
 import { lifecycleWorkflowId } from '../temporal/workflow-starts';
@@ -169,16 +170,8 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
   const purchases: Purchase[] = [];
   const t0 = performance.now();
   const wall0 = Date.now();
-  // The SDK endpoint is rate-limited per tenant (120 burst, 1/s); the poller is the benchmark's
-  // instrument, not an app, so its bucket is kept full.
-  const refill = setInterval(
-    () =>
-      void stack
-        .db('rate_limit_buckets')
-        .update({ tokens: 120, refreshed_at: stack.db.fn.now() })
-        .catch(() => {}),
-    1000,
-  );
+  // The SDK endpoint is rate-limited per tenant; the poller is the benchmark's instrument, not an app.
+  const stopRefill = keepSdkBucketsFull(stack);
   const plainRead = limiter(PREMIUM_CONCURRENCY);
   // Held reads: the api bounds waiters per client address (25); the bench stays under it.
   const heldRead = limiter(20);
@@ -232,19 +225,7 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
   const checkout = async (p: Purchase): Promise<boolean> => {
     let c: { customer_id: string; events: { id: string; type: string; status: number }[] };
     try {
-      const res = await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          sku: 'pro',
-          email: `${p.user}@example.com`,
-          target: stack.webhookUrl,
-          account: stack.account,
-          mode: 'test',
-          app_user_id: p.user,
-        }),
-        signal: AbortSignal.timeout(120_000),
-      });
+      const res = await emulatorCheckout(stack, p.user, { signal: AbortSignal.timeout(120_000) });
       c = (await res.json()) as typeof c;
     } catch (e) {
       p.checkoutFailed = (e as Error).message;
@@ -337,7 +318,7 @@ async function runRate(stack: WebhookStack, rate: number, tag: string, o: RunOpt
   } finally {
     watching = false;
     await watcher;
-    clearInterval(refill);
+    stopRefill();
   }
   return purchases;
 }

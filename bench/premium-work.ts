@@ -26,6 +26,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { startWebhookStack, type WebhookStack } from './lib/webhook-stack';
+import { emulatorCheckout, keepSdkBucketsFull } from './lib/checkouts';
 import { runBench } from './lib/run';
 import { arg } from './lib/args';
 import { lifecycleWorkflowId } from '../temporal/workflow-starts';
@@ -73,18 +74,7 @@ async function purchase(stack: WebhookStack, user: string): Promise<{ customer: 
     }
     throw new Error(`${user}: not premium within 60 s`);
   })();
-  const res = await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      sku: 'pro',
-      email: `${user}@example.com`,
-      target: stack.webhookUrl,
-      account: stack.account,
-      mode: 'test',
-      app_user_id: user,
-    }),
-  });
+  const res = await emulatorCheckout(stack, user);
   const c = (await res.json()) as { customer_id: string; events: { status: number }[] };
   if (c.events.some((e) => e.status !== 200)) throw new Error(`${user}: an event was not answered 200`);
   await app;
@@ -195,14 +185,7 @@ function statementsIn(from: number, to: number, dbName: string, exclude: Set<str
 async function main() {
   const stack = await startWebhookStack(log);
   try {
-    const refill = setInterval(
-      () =>
-        void stack
-          .db('rate_limit_buckets')
-          .update({ tokens: 120, refreshed_at: stack.db.fn.now() })
-          .catch(() => {}),
-      1000,
-    );
+    const stopRefill = keepSdkBucketsFull(stack);
     // For this database alone (a database-level setting: no restart, no other database touched); the
     // service's sessions are made again so they have it (their pools reconnect on the next query).
     const settings = [
@@ -242,7 +225,7 @@ async function main() {
     log(`measured: ${PURCHASES} purchases at ${RATE}/s (load ${load.join(' ')})`);
     const done = await purchases(stack, 'p', PURCHASES);
     const after = await counters(stack);
-    clearInterval(refill);
+    stopRefill();
     const n = PURCHASES;
     const reads = done.reduce((k, d) => k + d.reads, 0) / n;
     const lines: string[] = [];

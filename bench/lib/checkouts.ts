@@ -1,5 +1,42 @@
 import type { WebhookStack } from './webhook-stack';
 
+/** The psp_a emulator's checkout control (docs/emulators.md): one purchase, its signed events sent to `target`. */
+export function emulatorCheckout(
+  stack: Pick<WebhookStack, 'emulators' | 'account'> & { webhookUrl?: string },
+  user: string,
+  opts: { email?: string; target?: string; signal?: AbortSignal } = {},
+): Promise<Response> {
+  return fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      sku: 'pro',
+      email: opts.email ?? `${user}@example.com`,
+      target: opts.target ?? stack.webhookUrl,
+      account: stack.account,
+      mode: 'test',
+      app_user_id: user,
+    }),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+}
+
+/**
+ * Keeps the SDK endpoint's per-tenant bucket full (120 burst, 1/s): the bench's poller is its
+ * instrument, not an app. Answers the stop.
+ */
+export function keepSdkBucketsFull(stack: Pick<WebhookStack, 'db'>): () => void {
+  const refill = setInterval(
+    () =>
+      void stack
+        .db('rate_limit_buckets')
+        .update({ tokens: 120, refreshed_at: stack.db.fn.now() })
+        .catch(() => {}),
+    1000,
+  );
+  return () => clearInterval(refill);
+}
+
 /** Checkouts at `rate` for `seconds`; answers each purchase's due → premium latency (ms). */
 export async function checkouts(stack: WebhookStack, rate: number, tag: string, seconds: number): Promise<number[]> {
   const total = Math.round(rate * seconds);
@@ -31,18 +68,7 @@ export async function checkouts(stack: WebhookStack, rate: number, tag: string, 
       (async () => {
         const wait = due - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            sku: 'pro',
-            email: `${user}@example.com`,
-            target: stack.webhookUrl,
-            account: stack.account,
-            mode: 'test',
-            app_user_id: user,
-          }),
-        }).then((r) => r.text());
+        await emulatorCheckout(stack, user).then((r) => r.text());
       })(),
     );
   }

@@ -6,6 +6,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { signatureHeader } from '../../emulators/psp_a/events';
 import { quantile, type WebhookStack } from './webhook-stack';
+import { emulatorCheckout } from './checkouts';
 
 /** Capture one real checkout's three signed bodies from the emulator. */
 export async function captureCheckout(stack: Pick<WebhookStack, 'emulators' | 'account'>): Promise<string[]> {
@@ -20,17 +21,9 @@ export async function captureCheckout(stack: Pick<WebhookStack, 'emulators' | 'a
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as net.AddressInfo).port;
-  await fetch(`${stack.emulators.psp_a.url}/__control/checkout`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      sku: 'pro',
-      email: 'template@example.com',
-      target: `http://127.0.0.1:${port}/`,
-      account: stack.account,
-      mode: 'test',
-      app_user_id: 'template_user',
-    }),
+  await emulatorCheckout(stack, 'template_user', {
+    email: 'template@example.com',
+    target: `http://127.0.0.1:${port}/`,
   });
   await new Promise<void>((r) => server.close(() => r()));
   return bodies;
