@@ -27,3 +27,17 @@ export function providerFailureOf(err: unknown): { error_class: ProviderErrorCla
     reason: d?.reason ?? String((cause as Error)?.message ?? err),
   };
 }
+
+/**
+ * A store read that failed past its retries, as a registration answers it: 503, retry (the
+ * store's reason named, never its body).
+ */
+export function storeUnavailable(err: unknown): { ok: false; status: 503; error: 'store_unavailable'; detail: string } {
+  const reason = applicationFailureOf(err)?.message ?? 'the store did not answer';
+  return {
+    ok: false,
+    status: 503,
+    error: 'store_unavailable',
+    detail: `Could not reach the store's server API (${reason}); retry.`,
+  };
+}

@@ -2,7 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { Mode } from '../domain/providers';
 import type { RegistrationRefusal } from '../domain/store-purchase';
-import { applicationFailureOf } from './activity-failure';
+import { storeUnavailable } from './activity-failure';
 
 // The client waits on it, as on a registration: a store that stays down is answered 503 after a few tries.
 const { readCustomerPurchases } = proxyActivities<Activities>({
@@ -34,12 +34,6 @@ export async function appReceiptPurchasesWorkflow(input: AppReceiptPurchasesInpu
     const got = await readCustomerPurchases(input);
     return got.ok ? { ok: true, purchases: got.purchases, more: got.more } : { ok: false, ...got.refusal };
   } catch (err) {
-    const reason = applicationFailureOf(err)?.message ?? 'the store did not answer';
-    return {
-      ok: false,
-      status: 503,
-      error: 'store_unavailable',
-      detail: `Could not reach the store's server API (${reason}); retry.`,
-    };
+    return storeUnavailable(err);
   }
 }

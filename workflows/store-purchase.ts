@@ -13,7 +13,7 @@ import {
   type StoreProvider,
 } from '../domain/store-purchase';
 import type { EntitlementState } from '../domain/entitlement';
-import { applicationFailureOf } from './activity-failure';
+import { storeUnavailable } from './activity-failure';
 
 // The client waits on a registration: a store that stays down is answered 503 after a few tries.
 const { readStorePurchase: readForClient, acknowledgeStorePurchase } = proxyActivities<Activities>({
@@ -70,16 +70,6 @@ export type RegisterStorePurchaseResult =
       restore_refused?: RestoreBehavior;
     } & RegistrationRefusal);
 
-const unavailable = (err: unknown): RegisterStorePurchaseResult => {
-  const reason = applicationFailureOf(err)?.message ?? 'the store did not answer';
-  return {
-    ok: false,
-    status: 503,
-    error: 'store_unavailable',
-    detail: `Could not reach the store's server API (${reason}); retry.`,
-  };
-};
-
 /**
  * `POST /v1/sdk/store-purchases` (workflow id `store-purchase-<tenant>-<provider>-<hash of
  * tenant and token>`): re-read the purchase from the store, refuse what the key may not register or another
@@ -103,7 +93,7 @@ export async function registerStorePurchaseWorkflow(
       appUserId: input.appUserId,
     });
   } catch (err) {
-    return unavailable(err);
+    return storeUnavailable(err);
   }
   if (!got.ok) return { ok: false, ...got.refusal };
   const { read } = got;
