@@ -143,27 +143,12 @@ export function purchase(
   // The app derived the token when it bought (StoreKit's purchase option); the store only keeps it.
   const token = appUserId ? deviceAppAccountToken(appUserId) : undefined;
   const tx = store.insert<Transaction>('transactions', {
-    account: account.account,
-    transactionId: id,
-    originalTransactionId: id,
+    ...firstPurchase(account, env, id, productId, now, token, customer),
     webOrderLineItemId: newTransactionId(store, env),
-    bundleId: account.bundle_id,
-    productId,
     subscriptionGroupIdentifier: info.groupId,
-    purchaseDate: now,
-    originalPurchaseDate: now,
     expiresDate: addPeriod(now, info.period),
-    quantity: 1,
     type: 'Auto-Renewable Subscription',
-    ...(token ? { appAccountToken: token } : {}),
-    customer: customer ?? newCustomer(),
-    inAppOwnershipType: 'PURCHASED',
-    environment: env,
-    transactionReason: 'PURCHASE',
-    storefront: 'USA',
-    storefrontId: '143441',
     price: info.priceMilli,
-    currency: 'USD',
   });
   const state = store.insert<RenewalState>('subscription_states', {
     account: account.account,
@@ -184,6 +169,36 @@ export function purchase(
 /** A customer of their own: a purchase made without naming one is the only one of its Apple Account. */
 const newCustomer = () => `customer-${crypto.randomUUID()}`;
 
+/** What every first transaction of a purchase says, whatever its product type (the US storefront, in dollars). */
+function firstPurchase(
+  account: IosAccount,
+  env: Environment,
+  id: string,
+  productId: string,
+  now: number,
+  token: string | undefined,
+  customer: string | undefined,
+) {
+  return {
+    account: account.account,
+    transactionId: id,
+    originalTransactionId: id,
+    bundleId: account.bundle_id,
+    productId,
+    purchaseDate: now,
+    originalPurchaseDate: now,
+    quantity: 1,
+    ...(token ? { appAccountToken: token } : {}),
+    customer: customer ?? newCustomer(),
+    inAppOwnershipType: 'PURCHASED' as const,
+    environment: env,
+    transactionReason: 'PURCHASE' as const,
+    storefront: 'USA',
+    storefrontId: '143441',
+    currency: 'USD',
+  };
+}
+
 /**
  * A customer buys a non-consumable (lifetime) in-app purchase: one transaction, no expiry, no
  * subscription group and no renewal state.
@@ -200,24 +215,9 @@ export function purchaseNonConsumable(
   const id = newTransactionId(store, env);
   const token = appUserId ? deviceAppAccountToken(appUserId) : undefined;
   const tx = store.insert<Transaction>('transactions', {
-    account: account.account,
-    transactionId: id,
-    originalTransactionId: id,
-    bundleId: account.bundle_id,
-    productId,
-    purchaseDate: now,
-    originalPurchaseDate: now,
-    quantity: 1,
+    ...firstPurchase(account, env, id, productId, now, token, customer),
     type: 'Non-Consumable',
-    ...(token ? { appAccountToken: token } : {}),
-    customer: customer ?? newCustomer(),
-    inAppOwnershipType: 'PURCHASED',
-    environment: env,
-    transactionReason: 'PURCHASE',
-    storefront: 'USA',
-    storefrontId: '143441',
     price: 4990,
-    currency: 'USD',
   } as unknown as Transaction);
   // Apple's transactions of a non-consumable carry neither of these (the insert's row type has them for subscriptions).
   delete (tx as Partial<Transaction>).expiresDate;
