@@ -42,7 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuWindow, type CpuWindow } from './lib/cpu';
 import { createBenchDatabase, freePort, type BenchDatabase } from './lib/db';
 import { pool, runAutocannon, runPaced, type LoadResult } from './lib/load';
-import { atInterrupt, startServer, type ServerHandle } from './lib/proc';
+import { atInterrupt, benchServerEnv, startServer, type ServerHandle } from './lib/proc';
 import { generateMasterKey } from '../vault/vault';
 import { pieceKit, type Piece, type PieceResult } from './lib/pieces';
 import { summariseProfile, type ProfileSummary } from './lib/profile';
@@ -103,26 +103,11 @@ async function startProc(
 ): Promise<Proc> {
   const appName = `bench_${name.replace(/\W+/g, '_')}`;
   const port = await freePort();
-  // Production also requires the Play push service account (no pushes arrive in this bench).
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    METRICS_PORT: '0',
+  const env = await benchServerEnv(kind, port, {
     LOG_LEVEL: opts.logLevel,
     MASTER_KEY,
-    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com',
-  };
-  delete env.TEMPORAL_ADDRESS; // the read path never touches Temporal
-  env.DATABASE_URL = dbUrl(db, appName, opts.pgOptions ? { options: opts.pgOptions } : {});
-  if (kind === 'api') {
-    Object.assign(env, {
-      API_PORT: String(port),
-      DASHBOARD_PORT: String(await freePort()),
-      TOOLS_PORT: String(await freePort()),
-    });
-  } else {
-    env.PORT = String(port);
-  }
+    DATABASE_URL: dbUrl(db, appName, opts.pgOptions ? { options: opts.pgOptions } : {}),
+  });
   const handle = await startServer({
     cwd: ROOT,
     script: kind === 'api' ? 'api/main.ts' : 'bench/floor-server.ts',

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { createBenchDatabase, freePort, type BenchDatabase } from './lib/db';
 import { seedLists } from './lib/list-seed';
 import { runAutocannon, type LoadResult } from './lib/load';
-import { atInterrupt, startServer, type ServerHandle } from './lib/proc';
+import { atInterrupt, benchServerEnv, startServer, type ServerHandle } from './lib/proc';
 import { f0, f1, f2, machine, table } from './lib/report';
 import { generateMasterKey } from '../vault/vault';
 
@@ -64,23 +64,11 @@ async function start(kind: 'api' | 'floor', db: BenchDatabase, tmp: string): Pro
   const port = await freePort();
   const u = new URL(db.url);
   u.searchParams.set('application_name', `bench_lists_${kind}`);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    METRICS_PORT: '0',
+  const env = await benchServerEnv(kind, port, {
     LOG_LEVEL: 'info',
     MASTER_KEY,
     DATABASE_URL: u.toString(),
-    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com',
-  };
-  delete env.TEMPORAL_ADDRESS;
-  if (kind === 'api')
-    Object.assign(env, {
-      API_PORT: String(port),
-      DASHBOARD_PORT: String(await freePort()),
-      TOOLS_PORT: String(await freePort()),
-    });
-  else env.PORT = String(port);
+  });
   const handle = await startServer({
     cwd: ROOT,
     script: kind === 'api' ? 'api/main.ts' : 'bench/floor-server.ts',

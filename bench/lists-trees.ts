@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import type { BenchDatabase } from './lib/db';
 import { runAutocannon, runPaced, type LoadResult, type RequestMaker } from './lib/load';
 import { cpuWindow } from './lib/cpu';
-import { atInterrupt, startServer, type ServerHandle } from './lib/proc';
+import { atInterrupt, benchServerEnv, startServer, type ServerHandle } from './lib/proc';
 import { f0, f1, f2, machine, table } from './lib/report';
 import { seedLists } from './lib/list-seed';
 import { generateMasterKey } from '../vault/vault';
@@ -67,24 +67,12 @@ async function start(kind: Kind, tree: string, db: BenchDatabase, tmp: string): 
   const app = `bench_trees_${kind}`;
   const u = new URL(db.url);
   u.searchParams.set('application_name', app);
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    METRICS_PORT: '0',
+  const env = await benchServerEnv(kind === 'floor' ? 'floor' : 'api', port, {
     LOG_LEVEL: 'info',
     MASTER_KEY,
     DATABASE_URL: u.toString(),
-    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com',
-  };
-  delete env.TEMPORAL_ADDRESS;
+  });
   const profileDir = args.profile && kind !== 'floor' ? fs.mkdtempSync(path.join(tmp, `prof-${kind}-`)) : undefined;
-  if (kind === 'floor') env.PORT = String(port);
-  else
-    Object.assign(env, {
-      API_PORT: String(port),
-      DASHBOARD_PORT: String(await freePort()),
-      TOOLS_PORT: String(await freePort()),
-    });
   const handle = await startServer({
     cwd: tree,
     script: kind === 'floor' ? 'bench/floor-server.ts' : 'api/main.ts',

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
+import { freePort } from '../../runtime/ports';
 
 const live = new Set<ChildProcess>();
 const onInterrupt = new Set<() => Promise<void>>();
@@ -128,4 +129,33 @@ export async function startServer(opts: {
       if (stderr.trim()) process.stderr.write(`[${opts.script} stderr]\n${stderr.slice(-4000)}\n`);
     },
   };
+}
+
+/**
+ * The environment of a server a read bench starts: production settings with what production
+ * requires filled in (the Play push service account: no pushes arrive), no Temporal (the read
+ * paths measured never touch it), the caller's `settings`, and the ports: the api's three
+ * listeners (the measured one at `port`), or the floor server's one.
+ */
+export async function benchServerEnv(
+  kind: 'api' | 'floor',
+  port: number,
+  settings: NodeJS.ProcessEnv,
+): Promise<NodeJS.ProcessEnv> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    METRICS_PORT: '0',
+    STORE_ANDROID_PUSH_SERVICE_ACCOUNT: 'bench-push@bench.iam.gserviceaccount.com',
+    ...settings,
+  };
+  delete env.TEMPORAL_ADDRESS;
+  if (kind === 'floor') env.PORT = String(port);
+  else
+    Object.assign(env, {
+      API_PORT: String(port),
+      DASHBOARD_PORT: String(await freePort()),
+      TOOLS_PORT: String(await freePort()),
+    });
+  return env;
 }
