@@ -115,12 +115,6 @@ async function renameIds(trx: Knex.Transaction, ids: string[], pseudonyms: strin
     `delete from client_rate_limit_buckets where bucket in (select 'user:' || x from unnest(?::text[]) x)`,
     [ids],
   );
-  // An audit row's detail names ids only, but any that named this one names its pseudonym now.
-  await trx.raw(
-    `update audit_entries a set detail = replace(a.detail::text, to_jsonb(m.id)::text, to_jsonb(m.ps)::text)::jsonb
-       from ${MAP.replace(/\$(\d)/g, '?')} m where a.detail::text like '%' || to_jsonb(m.id)::text || '%'`,
-    [ids, pseudonyms],
-  );
 }
 
 /** The id's SHA-256 (hex): what erased event bodies carry, and how an erasure is found again. */
