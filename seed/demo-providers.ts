@@ -21,7 +21,9 @@ export async function createEmulatorAccount(baseUrl: string, account?: string): 
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(account ? { account } : {}),
-    signal: AbortSignal.timeout(5000),
+    // Generous: a local emulator on a machine whose cores are busy (a test run, a first start) may take
+    // seconds to answer; the bound is for one that never does.
+    signal: AbortSignal.timeout(30_000),
   });
   if (!res.ok) throw new Error(`emulator at ${baseUrl} answered ${res.status}`);
   return (await res.json()) as EmulatorAccount;

@@ -38,7 +38,7 @@ export async function registerDemoWebhooks(
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ url, account }),
-        signal: AbortSignal.timeout(5000),
+        signal: AbortSignal.timeout(30_000),
       });
       if (res.ok) registered.push(provider);
       // 404: this emulator has no such route (its provider has no hosted checkout to deliver from).
@@ -61,7 +61,7 @@ export async function registerDemoWebhooks(
  * ours is nothing to do (a start on other ports registers its own URL anew).
  */
 async function alreadyRegistered(base: string, url: string, account: string): Promise<boolean> {
-  const res = await fetch(`${base}/__control/state`, { signal: AbortSignal.timeout(5000) });
+  const res = await fetch(`${base}/__control/state`, { signal: AbortSignal.timeout(30_000) });
   if (!res.ok) return false;
   const state = (await res.json()) as Record<string, unknown>;
   const rows = Array.isArray(state.webhook_endpoints) ? (state.webhook_endpoints as EndpointRow[]) : [];
