@@ -12,7 +12,7 @@ import { androidReceiptBody, iosReceiptBody, postReceipt as postReceiptTo } from
  * registration, against the real worker and both store emulators.
  *
  * The bodies are those the SDKs build, each cited with its source file and commit in
- * test/helpers/revenuecat.ts (test/start/stock-clients.test.ts sends the same to `npm start`).
+ * test/helpers/revenuecat.ts (test/start/first-hour.test.ts sends the same to `npm start`).
  */
 describe('RevenueCat receipts from the mobile SDKs', () => {
   let s: StoreStack;

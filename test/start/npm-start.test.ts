@@ -3,28 +3,51 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
 import { PROVIDERS } from '../../domain/providers';
 import { ROOT_DIR } from '../../runtime/config';
 import { freePort, isPortOpen } from '../../runtime/ports';
 import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
 import { call } from '../helpers/api';
+import { until } from '../helpers/until';
 import { PRIORITY } from '../../runtime/process-priority';
+import { launchBrowser } from '../e2e/helpers/browser';
+import { startReceiver, type TestReceiver } from '../outbound/receiver';
 
 /**
- * `npm start` from nothing: embedded Postgres, the Temporal dev server with its UI, the
- * emulators, both workers and listeners; Ctrl-C stops every child; a second start has the same
- * data, and SIGTERM to the `npm start` process alone (a supervisor's stop) stops every child too.
+ * `npm start` from nothing, exactly as the README says it (the workers bundle the workflow code
+ * from sources): embedded Postgres, the Temporal dev server with its UI, the emulators, both
+ * workers and listeners. On that first start, right away, the newcomer's demo: `npm run
+ * example:web`, then in Chromium the page says free, Subscribe opens psp_a's hosted checkout, Pay,
+ * the tab closes, the page says premium; nothing is prepared behind the demo's back (the webhook
+ * endpoint and the catalogue are what `npm start` itself set up), the service agrees, and the
+ * README's webhook endpoint hears the purchase, signed. Ctrl-C stops every child; a second start
+ * has the same data, and SIGTERM to the `npm start` process alone (a supervisor's stop) stops
+ * every child too. One start serves both stories: each start is seconds of CPU in six processes.
  */
+const APP_USER = 'web-example-user'; // examples/web/main.ts's default: the newcomer sets nothing
+const ARTIFACTS = path.resolve('test-artifacts/newcomer-demo');
+
 describe('npm start', () => {
   const { dataDir, env } = freshStartEnv('billing-start-', { sharedBundle: false });
   let running: ChildProcess | undefined;
+  let example: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  let receiver: TestReceiver | undefined;
+  const outputs: Record<string, () => string> = {};
 
-  afterAll(() => {
-    try {
-      if (running?.pid && running.exitCode === null) process.kill(-running.pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+  afterAll(async () => {
+    // What the newcomer's two terminals showed, for reading a failure.
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    for (const [name, out] of Object.entries(outputs)) fs.writeFileSync(path.join(ARTIFACTS, `${name}.txt`), out());
+    await browser?.close().catch(() => undefined);
+    await receiver?.close();
+    for (const proc of [example, running])
+      try {
+        if (proc?.pid && proc.exitCode === null) process.kill(-proc.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
   });
 
   function start(
@@ -38,6 +61,7 @@ describe('npm start', () => {
     });
     running = proc;
     let text = '';
+    outputs['npm-start'] = () => text;
     proc.stdout!.on('data', (d) => (text += d));
     proc.stderr!.on('data', (d) => (text += d));
     const exit = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
@@ -87,7 +111,7 @@ describe('npm start', () => {
     expect(fs.existsSync(path.join(dataDir, 'postgres'))).toBe(false);
   });
 
-  it('comes up on embedded defaults, stops every child on Ctrl-C, and comes back with the same data', async () => {
+  it('comes up on embedded defaults and sells from the first start with nothing set up by hand; stops every child on Ctrl-C, and comes back with the same data', async () => {
     const ports: Record<string, number> = {};
     for (const name of [
       'API_PORT',
@@ -101,9 +125,13 @@ describe('npm start', () => {
       ports[name] = await freePort();
     }
     const portEnv = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
+    // A newcomer's backend on this machine is a local address: the documented switch lets it in.
+    const newcomerEnv = { EXAMPLE_PORT: String(await freePort()), OUTBOUND_WEBHOOKS_ALLOW_PRIVATE_ADDRESSES: '1' };
 
-    const first = await start(portEnv);
+    const first = await start({ ...portEnv, ...newcomerEnv });
     await first.up;
+    // Right away, as the README says: the example waits for the demo to be sellable by itself.
+    await newcomerBuys({ ...portEnv, ...newcomerEnv }, first.out());
     const out1 = first.out();
     expect(out1).toContain('generated a development key');
     const tenantId = field(out1, 'Demo tenant')!;
@@ -177,7 +205,7 @@ describe('npm start', () => {
       fs.chmodSync(path.join(dataDir, p), fs.lstatSync(path.join(dataDir, p)).isDirectory() ? 0o755 : 0o644);
     fs.chmodSync(dataDir, 0o755);
 
-    const second = await start(portEnv);
+    const second = await start({ ...portEnv, ...newcomerEnv });
     await second.up;
     const out2 = second.out();
     expect(out2).not.toContain('generated a development key');
@@ -229,5 +257,112 @@ describe('npm start', () => {
     }
     for (const [name, pid] of Object.entries(owned2)) expect([name, alive(pid)]).toEqual([name, false]);
     expect(await listening()).toEqual([]);
-  }, 400_000);
+  }, 900_000);
+
+  /** The README's demo on the running start, as real processes: example:web, then Subscribe and Pay in Chromium. */
+  async function newcomerBuys(ports: Record<string, string>, banner: string) {
+    const api = `http://127.0.0.1:${ports.API_PORT}`;
+    const publishableKey = field(banner, 'Publishable key')!;
+    expect(banner).toMatch(/Webhook URLs\s+registered at psp_a/);
+    expect(banner).toMatch(/Demo catalogue\s+syncing to the emulators in the background/);
+
+    // The README's "push every entitlement change to your backend": its curl, with the banner's secret key.
+    receiver = await startReceiver();
+    const made = await fetch(`${api}/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${field(banner, 'Secret key')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    expect(made.status).toBe(200);
+    const { secret: signingSecret } = (await made.json()) as { secret: string };
+
+    const ex = spawn('npm', ['run', 'example:web'], {
+      cwd: ROOT_DIR,
+      env: { ...env, ...ports },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    example = ex;
+    let exampleText = '';
+    outputs['example-web'] = () => exampleText;
+    ex.stdout!.on('data', (d) => (exampleText += d));
+    ex.stderr!.on('data', (d) => (exampleText += d));
+    const shown = await until(
+      'npm run example:web prints its URL',
+      async () => (ex.exitCode !== null ? 'exited' : exampleText),
+      (t) => t === 'exited' || /Example web app: (http:\/\/\S+)/.test(t),
+      200_000,
+    );
+    if (shown === 'exited') throw new Error(`npm run example:web exited (${ex.exitCode}):\n${exampleText}`);
+    const exampleUrl = /Example web app: (http:\/\/\S+)/.exec(shown)![1];
+
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    browser = await launchBrowser();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(exampleUrl);
+    await expect
+      .poll(
+        async () => ({
+          status: await page.textContent('#status'),
+          error: await page.textContent('#error'),
+          pageErrors,
+        }),
+        { timeout: 15_000 },
+      )
+      .toEqual({ status: 'free', error: '', pageErrors: [] });
+    await page.screenshot({ path: path.join(ARTIFACTS, '1-free.png') });
+
+    const [tab] = await Promise.all([page.waitForEvent('popup'), page.click('#subscribe')]);
+    await tab.waitForSelector('#pay', { timeout: 15_000 });
+    expect(new URL(tab.url()).origin).toBe(`http://127.0.0.1:${ports.PSP_A_EMULATOR_PORT}`); // psp_a's hosted page
+    await tab.screenshot({ path: path.join(ARTIFACTS, '2-hosted-checkout.png') });
+    const closed = tab.waitForEvent('close', { timeout: 20_000 });
+    await tab.click('#pay');
+    // "Payment succeeded", not "Payment failed — No webhook endpoint is registered for this account".
+    // Only the success page closes itself (500 ms after it shows): on a loaded machine the tab can
+    // be gone before the selector is seen, and that too says it succeeded.
+    await tab.waitForSelector('#paid', { timeout: 15_000 }).catch(async () => {
+      if (tab.isClosed()) return;
+      throw new Error(`the hosted checkout did not succeed: ${await tab.textContent('body')}`);
+    });
+    await closed;
+
+    await expect.poll(() => page.textContent('#status'), { timeout: 45_000 }).toBe('premium');
+    await page.screenshot({ path: path.join(ARTIFACTS, '3-premium.png') });
+    expect(await page.textContent('#error')).toBe('');
+
+    const res = await fetch(`${api}/v1/sdk/subscribers/${APP_USER}`, {
+      headers: { authorization: `Bearer ${publishableKey}` },
+    });
+    expect(res.status).toBe(200);
+    const subscriber = (await res.json()) as {
+      is_premium: boolean;
+      mode: string;
+      entitlements: { provider: string; sku: string | null; is_active: boolean }[];
+    };
+    expect(subscriber.is_premium).toBe(true);
+    expect(subscriber.mode).toBe('test');
+    expect(subscriber.entitlements).toContainEqual(
+      expect.objectContaining({ provider: 'psp_a', sku: 'premium_monthly', is_active: true }),
+    );
+    // The tenant's backend heard it, signed with the endpoint's secret (the standardwebhooks library verifies).
+    const heard = () =>
+      receiver!.received.map(
+        (r) => receiver!.verify(r, signingSecret) as { type: string; data: { app_user_id?: string } },
+      );
+    await expect
+      .poll(() => heard().some((e) => e.type === 'entitlement.active' && e.data.app_user_id === APP_USER), {
+        timeout: 60_000,
+      })
+      .toBe(true);
+    await context.close();
+    await browser.close();
+    browser = undefined;
+    // The example's terminal: Ctrl-C.
+    process.kill(-ex.pid!, 'SIGINT');
+    await new Promise((r) => (ex.exitCode !== null ? r(null) : ex.once('exit', r)));
+  }
 });
