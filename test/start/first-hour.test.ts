@@ -137,11 +137,7 @@ describe('npm start: the first hour, and RevenueCat’s stock SDK and the offici
   }
 
   it('banner login, history, SDK line, loopback endpoint; SIGTERM to the orchestrator alone stops every child; the second start has the same data', async () => {
-    const portEnv = ports;
-    const dashboard = `http://127.0.0.1:${portEnv.DASHBOARD_PORT}`;
-    const api = `http://127.0.0.1:${portEnv.API_PORT}`;
-
-    const first = await start(portEnv);
+    const first = await start(ports);
     const loginUrl = bannerField(first.banner, 'Dashboard login')!;
     const email = bannerField(first.banner, 'Email')!;
     const password = bannerField(first.banner, 'Password')!;
@@ -248,7 +244,7 @@ console.log(JSON.stringify(await billing.isPremium()));`,
 
     await stopsEverything(first, 'SIGTERM');
 
-    const second = await start(portEnv);
+    const second = await start(ports);
     stack = second;
     expect([bannerField(second.banner, 'Email'), bannerField(second.banner, 'Password')]).toEqual([email, password]);
     // Made once: the second start writes no history again, and the figures are the same.
