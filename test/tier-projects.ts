@@ -15,7 +15,7 @@ const SETUP: Record<Tier, string[]> = {
 /**
  * One vitest project per tier (test/tiers.ts), each including exactly its files and starting
  * only what they need. They take the root config's options (`extends: true`): the timeouts hold
- * in every tier, so a pure property test on a loaded machine has the same minute as the rest.
+ * in every tier, so a pure property test on a loaded machine has the same three minutes as the rest.
  */
 export function tierProjects(tiers: Tier[] = ['engine', 'database', 'pure']): TestProjectInlineConfiguration[] {
   const files = testFilesByTier(ROOT);
