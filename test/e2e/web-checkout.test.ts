@@ -10,6 +10,7 @@ import { loadConfig } from '../../runtime/config';
 import { attachToApp } from '../../db/app-providers';
 import { createProvenConnection } from '../helpers/connections';
 import { withTenant } from '../../db/tenant-tx';
+import { openExampleOnFreePlan } from './helpers/example-page';
 import { startExampleServer } from '../../examples/web/serve';
 import { testDb } from '../helpers/db';
 import { newTenant, startApi } from '../helpers/api';
@@ -201,19 +202,7 @@ describe.skipIf(MISSING.length > 0)('example web app, end to end in Chromium', (
         sdkRequests.push(`${r.method()} ${new URL(r.url()).pathname}${new URL(r.url()).search}`),
     );
 
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(example.url);
-    await expect
-      .poll(
-        async () => ({
-          status: await page.textContent('#status'),
-          error: await page.textContent('#error'),
-          pageErrors,
-        }),
-        { timeout: 15_000 },
-      )
-      .toEqual({ status: 'free', error: '', pageErrors: [] });
+    await openExampleOnFreePlan(page, example.url);
     await shot(page, '1-free');
 
     const [tab] = await Promise.all([page.waitForEvent('popup'), page.click('#subscribe')]);

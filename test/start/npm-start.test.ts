@@ -11,6 +11,7 @@ import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
 import { call } from '../helpers/api';
 import { until } from '../helpers/until';
 import { PRIORITY } from '../../runtime/process-priority';
+import { openExampleOnFreePlan } from '../e2e/helpers/example-page';
 import { launchBrowser } from '../e2e/helpers/browser';
 import { startReceiver, type TestReceiver } from '../outbound/receiver';
 
@@ -300,19 +301,7 @@ describe('npm start', () => {
     browser = await launchBrowser();
     const context = await browser.newContext();
     const page = await context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(exampleUrl);
-    await expect
-      .poll(
-        async () => ({
-          status: await page.textContent('#status'),
-          error: await page.textContent('#error'),
-          pageErrors,
-        }),
-        { timeout: 15_000 },
-      )
-      .toEqual({ status: 'free', error: '', pageErrors: [] });
+    await openExampleOnFreePlan(page, exampleUrl);
     await page.screenshot({ path: path.join(ARTIFACTS, '1-free.png') });
 
     const [tab] = await Promise.all([page.waitForEvent('popup'), page.click('#subscribe')]);
