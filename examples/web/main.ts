@@ -17,9 +17,10 @@ const publishableKey =
     ) as { publishable_key: string }
   ).publishable_key;
 const planId = process.env.PLAN_ID ?? 'premium_monthly';
-// Bounded: npm start's first sync takes seconds to a minute; longer means it failed (its terminal says why).
+// Bounded by what npm start gives its first sync (five minutes): seconds to a minute on a quiet
+// machine, several on a busy one; past that npm start has printed that it failed, and why.
 const sellable = await waitUntilSellable(
-  { backend, publishableKey, planId, timeoutMs: Number(process.env.EXAMPLE_WAIT_MS ?? 180_000) },
+  { backend, publishableKey, planId, timeoutMs: Number(process.env.EXAMPLE_WAIT_MS ?? 300_000) },
   console.log,
 );
 if (!sellable.ok) {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { until } from '../helpers/until';
-import { sample, scrape, startStack, type Stack } from './stack';
+import { STACK_START_MS, sample, scrape, startStack, type Stack } from './stack';
 import { confirmedPremium } from '../helpers/premium';
 
 /**
@@ -65,7 +65,7 @@ describe('metrics on METRICS_PORT', () => {
       (s) => (sample(s, 'billing_webhook_handovers_total', { outcome: 'ok' }) ?? 0) >= 1,
       30_000,
     );
-  }, 240_000);
+  }, STACK_START_MS);
   afterAll(async () => {
     await stack?.stop();
   });

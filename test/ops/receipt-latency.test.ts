@@ -9,7 +9,7 @@ import { testDb } from '../helpers/db';
 import { makeTenant } from '../helpers/factories';
 import { until } from '../helpers/until';
 import { createEndpoint } from '../outbound/fixtures';
-import { sample, scrape, startStack, type Stack } from './stack';
+import { STACK_START_MS, sample, scrape, startStack, type Stack } from './stack';
 
 /**
  * The lag people page on (docs/operations.md, "Objectives"): a psp_a checkout through the real
@@ -66,7 +66,7 @@ describe('receipt → premium and event → delivered', () => {
     });
     const checkout = await stack.checkout('latency_user');
     expect(checkout.events.map((e) => e.status)).toEqual([200, 200, 200]);
-  }, 240_000);
+  }, STACK_START_MS);
   afterAll(async () => {
     await stack?.stop();
     receiver?.close();

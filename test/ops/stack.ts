@@ -70,6 +70,13 @@ export interface Stack {
   workerStderr(): string;
 }
 
+/**
+ * A bound for a start that hangs, for the hook that calls startStack: three processes loading
+ * from sources, a workflow bundle and five emulators took over four minutes on a slow CI host
+ * while the run's heaviest files started theirs.
+ */
+export const STACK_START_MS = 420_000;
+
 export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEnv = {}): Promise<Stack> {
   const emulators: Record<ProviderId, RunningEmulator> = await startAllEmulators(
     { emulatorPorts: {} as never, dataDir: '' },
@@ -131,9 +138,9 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
     );
     // A worker's metrics listener opens once Worker.create has succeeded (bundle loaded, connected).
     await Promise.all([
-      waitForPort('127.0.0.1', apiPort, 90_000),
-      waitForPort('127.0.0.1', workerMetricsPort, 180_000),
-      waitForPort('127.0.0.1', outboundWorkerMetricsPort, 180_000),
+      waitForPort('127.0.0.1', apiPort, 300_000),
+      waitForPort('127.0.0.1', workerMetricsPort, 300_000),
+      waitForPort('127.0.0.1', outboundWorkerMetricsPort, 300_000),
     ]);
   } catch (e) {
     const out = stderr();

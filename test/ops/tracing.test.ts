@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../runtime/config';
 import { call } from '../helpers/api';
 import { until } from '../helpers/until';
-import { startStack, type Stack } from './stack';
+import { STACK_START_MS, startStack, type Stack } from './stack';
 import { confirmedPremium } from '../helpers/premium';
 
 interface ReceivedSpan {
@@ -72,7 +72,7 @@ describe('one trace from the webhook to the entitlement write', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
-  }, 240_000);
+  }, STACK_START_MS);
   afterAll(async () => {
     await stack?.stop();
     await collector?.close();

@@ -292,7 +292,8 @@ describe('npm start', () => {
       'npm run example:web prints its URL',
       async () => (ex.exitCode !== null ? 'exited' : exampleText),
       (t) => t === 'exited' || /Example web app: (http:\/\/\S+)/.test(t),
-      200_000,
+      // The example's own wait (five minutes for npm start's first sync) and its SDK build.
+      360_000,
     );
     if (shown === 'exited') throw new Error(`npm run example:web exited (${ex.exitCode}):\n${exampleText}`);
     const exampleUrl = /Example web app: (http:\/\/\S+)/.exec(shown)![1];
