@@ -35,6 +35,9 @@ interface SyncDeps {
   signal?: AbortSignal;
 }
 
+/** How long npm start gives the demo's first sync before it says it failed (examples/web waits as long). */
+export const DEMO_SYNC_TIMEOUT_MS = 300_000;
+
 const RETRY = 'retry: Ctrl-C, then `npm start` again (it syncs the demo until psp_a has its catalogue)';
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -57,7 +60,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * retried within the time limit.
  */
 export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport> {
-  const deadline = Date.now() + (deps.timeoutMs ?? 300_000);
+  const deadline = Date.now() + (deps.timeoutMs ?? DEMO_SYNC_TIMEOUT_MS);
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${deps.apiRoot}${path}`, {
       method,
@@ -103,7 +106,7 @@ export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport>
     if (deps.signal?.aborted) return failed('npm start is stopping');
     if (Date.now() > deadline)
       return failed(
-        `run ${run} still running after ${Math.round((deps.timeoutMs ?? 300_000) / 1000)} s (see it in the Temporal UI)`,
+        `run ${run} still running after ${Math.round((deps.timeoutMs ?? DEMO_SYNC_TIMEOUT_MS) / 1000)} s (see it in the Temporal UI)`,
       );
     await sleep(1000, deps.signal);
   }

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { startExampleServer } from './serve';
-import { waitUntilSellable } from './sellable';
+import { EXAMPLE_WAIT_DEFAULT_MS, waitUntilSellable } from './sellable';
 
 /**
  * `npm run example:web`: the example app against a running `npm start`. The publishable
@@ -17,10 +17,8 @@ const publishableKey =
     ) as { publishable_key: string }
   ).publishable_key;
 const planId = process.env.PLAN_ID ?? 'premium_monthly';
-// Bounded by what npm start gives its first sync (five minutes): seconds to a minute on a quiet
-// machine, several on a busy one; past that npm start has printed that it failed, and why.
 const sellable = await waitUntilSellable(
-  { backend, publishableKey, planId, timeoutMs: Number(process.env.EXAMPLE_WAIT_MS ?? 300_000) },
+  { backend, publishableKey, planId, timeoutMs: Number(process.env.EXAMPLE_WAIT_MS ?? EXAMPLE_WAIT_DEFAULT_MS) },
   console.log,
 );
 if (!sellable.ok) {

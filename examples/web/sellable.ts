@@ -1,4 +1,11 @@
 /**
+ * How long the example waits for the plan to be sellable unless EXAMPLE_WAIT_MS says otherwise: as
+ * long as npm start gives its first sync (five minutes) — seconds to a minute on a quiet machine,
+ * several on a busy one; past that npm start has printed that it failed, and why.
+ */
+export const EXAMPLE_WAIT_DEFAULT_MS = 300_000;
+
+/**
  * Whether the plan can be bought yet: the service answers its checkout link (GET
  * /v1/sdk/checkout, what Subscribe asks). On `npm start`'s first run the demo catalogue is
  * still being synced to the emulators for a little while; the example waits for it (bounded)

@@ -12,6 +12,8 @@ import { call } from '../helpers/api';
 import { until } from '../helpers/until';
 import { PRIORITY } from '../../runtime/process-priority';
 import { openExampleOnFreePlan } from '../e2e/helpers/example-page';
+import { EXAMPLE_WAIT_DEFAULT_MS } from '../../examples/web/sellable';
+import { DEMO_SYNC_TIMEOUT_MS } from '../../seed/demo-sync';
 import { launchBrowser } from '../e2e/helpers/browser';
 import { startReceiver, type TestReceiver } from '../outbound/receiver';
 
@@ -104,6 +106,10 @@ describe('npm start', () => {
 
   const field = (text: string, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(text)?.[1];
   const alive = isAlive;
+
+  it('the example waits for the demo as long as npm start gives its first sync, so it never gives up on a sync still running', () => {
+    expect(EXAMPLE_WAIT_DEFAULT_MS).toBeGreaterThanOrEqual(DEMO_SYNC_TIMEOUT_MS);
+  });
 
   it('refuses to start in production without MASTER_KEY, naming the variable', async () => {
     const s = await start({ NODE_ENV: 'production' });
@@ -292,8 +298,8 @@ describe('npm start', () => {
       'npm run example:web prints its URL',
       async () => (ex.exitCode !== null ? 'exited' : exampleText),
       (t) => t === 'exited' || /Example web app: (http:\/\/\S+)/.test(t),
-      // The example's own wait (five minutes for npm start's first sync) and its SDK build.
-      360_000,
+      // The example's own wait for npm start's first sync, and a minute for its SDK build.
+      EXAMPLE_WAIT_DEFAULT_MS + 60_000,
     );
     if (shown === 'exited') throw new Error(`npm run example:web exited (${ex.exitCode}):\n${exampleText}`);
     const exampleUrl = /Example web app: (http:\/\/\S+)/.exec(shown)![1];
