@@ -26,7 +26,7 @@ export async function runAsOperator(
   const services: Services = { db, config, temporal: null, vault: lazyVault(config), adapters: NO_PROVIDERS };
   const actor: OperatorActor = { kind: 'operator', tenantId };
   // Logs go to stderr: stdout carries the command's answer (one JSON object with --json).
-  const log = createLogger(undefined, process.stderr);
+  const log = createLogger(config.logLevel, process.stderr);
   return (await executeOperation(op, actor, input, {
     requestId: crypto.randomUUID(),
     services,

@@ -5,7 +5,8 @@ import { createVault } from '../vault/vault';
 import { reencryptAll, tenantsWithSecrets } from '../db/reencrypt';
 import { recordOperatorAudit } from '../db/audit';
 
-export async function runReencrypt(db: Knex, config: Config): Promise<Record<string, unknown>> {
+/** Re-encrypts every stored credential; `failed` > 0 means the old key must stay (the CLI exits 1). */
+export async function runReencrypt(db: Knex, config: Config): Promise<Record<string, unknown> & { failed: number }> {
   const vault = createVault(resolveMasterKey(config));
   const result = await reencryptAll(db, vault);
   // Each tenant whose secrets the run covered sees it in its own trail.
@@ -16,13 +17,6 @@ export async function runReencrypt(db: Knex, config: Config): Promise<Record<str
       outcome: result.failed > 0 ? 'partial' : 'ok',
       detail: { current_key_id: result.current_key_id, failed_values_service_wide: result.failed },
     });
-  }
-  if (result.failed > 0) {
-    // The old key must stay until nothing fails; say so with the exit code too.
-    process.exitCode = 1;
-    process.stderr.write(
-      `error: ${result.failed} value(s) could not be decrypted; keep the old MASTER_KEY entries and see "failures"\n`,
-    );
   }
   return { ...result, failures: JSON.stringify(result.failures) };
 }

@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { loadConfig, type Config } from '../runtime/config';
 import { openDatabase } from '../db/open-database';
 import { SCOPES, scopeDescription } from '../domain/scopes';
@@ -101,11 +102,18 @@ function str(flags: Record<string, string | true>, name: string): string {
   return v.trim();
 }
 
-async function main(): Promise<void> {
-  const { command, flags } = parseArgs(process.argv.slice(2));
+/** Where a command writes: the process's own streams when run as the CLI. */
+export interface AdminIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
+  const println = (line: string) => io.stdout.write(`${line}\n`);
+  const { command, flags } = parseArgs(argv);
   if (!command || flags.help || command === 'help') {
-    console.log(HELP);
-    return;
+    println(HELP);
+    return 0;
   }
   const json = flags.json === true;
   const known = [
@@ -152,8 +160,9 @@ async function main(): Promise<void> {
     if (flags.run !== undefined) str(flags, 'run');
   }
 
-  const config = loadConfig();
+  const config = loadConfig(env);
   const { db, close } = await openDatabase(config, { pool: { max: 2 }, as: 'owner' });
+  let code = 0;
   try {
     let out: Record<string, unknown>;
     if (command === 'tenant:create') {
@@ -191,7 +200,7 @@ async function main(): Promise<void> {
       // A list, not key: value pairs: one line per key.
       if (!json) {
         for (const k of listed.data)
-          console.log(
+          println(
             [
               k.id,
               k.platform,
@@ -204,7 +213,7 @@ async function main(): Promise<void> {
               .filter(Boolean)
               .join('  '),
           );
-        return;
+        return 0;
       }
       out = listed;
     } else if (command === 'key:create') {
@@ -280,29 +289,45 @@ async function main(): Promise<void> {
       });
       // Events are a list, not key: value pairs.
       if (!json) {
-        console.log(formatHistory(history));
-        return;
+        println(formatHistory(history));
+        return 0;
       }
       out = { ...history };
     } else {
       const { runReencrypt } = await import('./admin-vault');
-      out = await runReencrypt(db, config);
+      const result = await runReencrypt(db, config);
+      if (result.failed > 0) {
+        // The old key must stay until nothing fails; say so with the exit code too.
+        code = 1;
+        io.stderr.write(
+          `error: ${result.failed} value(s) could not be decrypted; keep the old MASTER_KEY entries and see "failures"\n`,
+        );
+      }
+      out = result;
     }
-    if (json) process.stdout.write(JSON.stringify(out) + '\n');
-    else for (const [k, v] of Object.entries(out)) console.log(`${k}: ${v}`);
+    if (json) io.stdout.write(JSON.stringify(out) + '\n');
+    else for (const [k, v] of Object.entries(out)) println(`${k}: ${v}`);
+    return code;
   } finally {
     await close();
   }
 }
 
-main().then(
-  () => process.exit(process.exitCode ?? 0), // vault:reencrypt sets 1 when values failed
-  (err) => {
+/**
+ * One admin command, as `npm run -s admin -- …` runs it: its arguments, its environment (what
+ * `loadConfig` reads), its streams; answers the exit code (0, 1 on a failure, 2 on bad input).
+ */
+export function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
+  return main(argv, env, io).catch((err) => {
     // An operation's refusal (a 4xx) is bad input, like a usage error: its own words, exit 2.
     const refused = err instanceof ApiError && err.status < 500;
     const msg =
       err instanceof UsageError ? err.message : refused ? (err.detail ?? err.code) : `${(err as Error).message ?? err}`;
-    process.stderr.write(`error: ${msg.split('\n')[0]}\n`);
-    process.exit(err instanceof UsageError || refused ? 2 : 1);
-  },
-);
+    io.stderr.write(`error: ${msg.split('\n')[0]}\n`);
+    return err instanceof UsageError || refused ? 2 : 1;
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exit(await runAdmin(process.argv.slice(2), process.env, process));
+}

@@ -5,7 +5,7 @@ import { testDb } from '../helpers/db';
 /**
  * The admin CLI is an actor (docs/operations.md, "The admin CLI is an operator"): its key commands
  * run the key operations as an `operator`, so the operation's validation, transaction and audit
- * row are theirs. Real CLI processes against the run's database.
+ * row are theirs. The CLI's commands (test/helpers/admin-cli.ts) against the run's database.
  */
 describe('admin CLI: key commands run the operations as the operator', () => {
   const admin = adminCli(operatorEnv);

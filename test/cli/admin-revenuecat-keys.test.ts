@@ -10,7 +10,7 @@ import { until } from '../helpers/until';
  * The admin CLI's commands for the keys of RevenueCat's SDKs run the operations
  * (`revenuecat_keys.create`, `.revoke`, `.list`) as the operator (docs/operations.md, "The admin
  * CLI is an operator"), and a key's last use is recorded at most once a minute, off the request
- * path, and shown by the list. Real CLI processes against the run's database and an api.
+ * path, and shown by the list. The CLI's commands (test/helpers/admin-cli.ts) against the run's database and an api.
  */
 describe('admin CLI: RevenueCat keys through the operations; last use', () => {
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -105,7 +105,7 @@ describe('admin CLI: RevenueCat keys through the operations; last use', () => {
     );
     expect(otherList.data.map((k: any) => k.id)).not.toContain(key.key_id);
     expect(otherList.data).toHaveLength(3);
-  }, 180_000);
+  });
 
   it('a key’s last use: written off the request path on its first use, not again within the minute; shown by key:list', async () => {
     const t = JSON.parse((await admin('tenant:create', '--name', 'RC Last Used Co', '--json')).stdout);
@@ -140,5 +140,5 @@ describe('admin CLI: RevenueCat keys through the operations; last use', () => {
     const text = await admin('key:list', '--tenant', t.tenant_id, '--revenuecat');
     expect(text.stdout).toContain(`last used ${later.toISOString()}`);
     expect(text.stdout.trim().split('\n')).toHaveLength(4);
-  }, 180_000);
+  });
 });

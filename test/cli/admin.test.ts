@@ -11,14 +11,18 @@ import { ensureDemoLogin } from '../../seed/demo-login';
 import { startAllEmulators } from '../../emulators/registry';
 import type { RunningEmulator } from '../../emulators/common/host';
 import { hashSecretKey } from '../../db/key-material';
-import { adminCli } from '../helpers/admin-cli';
+import { adminCli, adminProcess } from '../helpers/admin-cli';
 import { testDb } from '../helpers/db';
 import { call, startApi } from '../helpers/api';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
 import { createVault } from '../../vault/vault';
 
-/** The admin CLI contract (README, "Admin CLI"), run as a real process against the run's database. */
+/**
+ * The admin CLI contract (README, "Admin CLI") against the run's database: each command through
+ * the CLI's `runAdmin` in this process (test/helpers/admin-cli.ts), and the real process held to
+ * the same answers by the first test.
+ */
 describe('admin CLI', () => {
   let emulators: Record<string, RunningEmulator>;
   let env: NodeJS.ProcessEnv;
@@ -45,6 +49,29 @@ describe('admin CLI', () => {
   });
 
   const admin = adminCli(() => env);
+  const adminAsProcess = adminProcess(() => env);
+
+  it('the CLI as a process answers as runAdmin does: output, one-line errors and exit codes (0, 2 on bad input)', async () => {
+    const cases = [
+      ['--help'],
+      ['frobnicate'],
+      ['key:create', '--tenant', 'nope', '--scopes', 'products:read'],
+      ['key:create', '--tenant', crypto.randomUUID(), '--scopes', 'products:read', '--json'],
+    ];
+    const [processes, inProcess] = await Promise.all([
+      Promise.all(cases.map((c) => adminAsProcess(...c))),
+      Promise.all(cases.map((c) => admin(...c))),
+    ]);
+    expect(processes).toEqual(inProcess);
+    expect(processes.map((r) => r.code)).toEqual([0, 2, 2, 2]);
+    expect(processes[0].stdout).toContain('tenant:create');
+    expect(processes[3].stderr).toMatch(/^error: no tenant with id [0-9a-f-]{36}\n$/);
+    // A command that writes: the process prints one JSON object whose key works.
+    const made = await adminAsProcess('tenant:create', '--name', 'Process Co', '--json');
+    expect(made.code).toBe(0);
+    const out = JSON.parse(made.stdout);
+    expect((await call(api.apiUrl, '/tenant', out.secret_key)).body.id).toBe(out.tenant_id);
+  });
 
   it('tenant:create --json prints one JSON object; the key works with every scope and only its hash is stored', async () => {
     const r = await admin('tenant:create', '--name', 'Cli Co', '--json');
@@ -149,7 +176,7 @@ describe('admin CLI', () => {
       ['tenant:create', '--json'],
       ['frobnicate'],
     ];
-    // Independent processes: started together, each checked on its own.
+    // Independent commands: started together, each checked on its own.
     const results = await Promise.all(cases.map(async (c) => ({ c, r: await admin(...c) })));
     for (const { c, r } of results) {
       expect([c.join(' '), r.code === 0]).toEqual([c.join(' '), false]);
@@ -160,7 +187,7 @@ describe('admin CLI', () => {
     expect((await admin('key:create', '--tenant', t.tenant_id, '--scopes', 'root:all')).stderr).toContain('root:all');
     expect(await keysOf()).toEqual(before);
     expect(before).toEqual({ n: 1 });
-  }, 180_000); // a dozen CLI processes, each a cold tsx start: slow on a loaded 2-core box
+  });
 
   it('key:create --revenuecat mints a key of that platform and mode; key:revoke makes it 401', async () => {
     const t = JSON.parse((await admin('tenant:create', '--name', 'RC Keys Co', '--json')).stdout);
