@@ -3,6 +3,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { screenshot } from './helpers/browser';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_a/emulator';
 import { createAdapters } from '../../providers';
@@ -77,9 +78,7 @@ async function stripe(method: string, p: string, key: string, form: Record<strin
   return body as Record<string, any>;
 }
 
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
+const shot = (page: Page, name: string) => screenshot(page, name, { dir: ARTIFACTS });
 
 describe.skipIf(MISSING.length > 0)('example web app, end to end in Chromium', () => {
   beforeAll(async () => {

@@ -14,7 +14,7 @@ import { PRIORITY } from '../../runtime/process-priority';
 import { openExampleOnFreePlan } from '../e2e/helpers/example-page';
 import { EXAMPLE_WAIT_DEFAULT_MS } from '../../examples/web/sellable';
 import { DEMO_SYNC_TIMEOUT_MS } from '../../seed/demo-sync';
-import { launchBrowser } from '../e2e/helpers/browser';
+import { launchBrowser, screenshot } from '../e2e/helpers/browser';
 import { startReceiver, type TestReceiver } from '../outbound/receiver';
 
 /**
@@ -309,12 +309,12 @@ describe('npm start', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await openExampleOnFreePlan(page, exampleUrl);
-    await page.screenshot({ path: path.join(ARTIFACTS, '1-free.png') });
+    await screenshot(page, '1-free', { dir: ARTIFACTS, fullPage: false });
 
     const [tab] = await Promise.all([page.waitForEvent('popup'), page.click('#subscribe')]);
     await tab.waitForSelector('#pay', { timeout: 15_000 });
     expect(new URL(tab.url()).origin).toBe(`http://127.0.0.1:${ports.PSP_A_EMULATOR_PORT}`); // psp_a's hosted page
-    await tab.screenshot({ path: path.join(ARTIFACTS, '2-hosted-checkout.png') });
+    await screenshot(tab, '2-hosted-checkout', { dir: ARTIFACTS, fullPage: false });
     const closed = tab.waitForEvent('close', { timeout: 20_000 });
     await tab.click('#pay');
     // "Payment succeeded", not "Payment failed — No webhook endpoint is registered for this account".
@@ -327,7 +327,7 @@ describe('npm start', () => {
     await closed;
 
     await expect.poll(() => page.textContent('#status'), { timeout: 45_000 }).toBe('premium');
-    await page.screenshot({ path: path.join(ARTIFACTS, '3-premium.png') });
+    await screenshot(page, '3-premium', { dir: ARTIFACTS, fullPage: false });
     expect(await page.textContent('#error')).toBe('');
 
     const res = await fetch(`${api}/v1/sdk/subscribers/${APP_USER}`, {

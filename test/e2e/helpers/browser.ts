@@ -23,9 +23,18 @@ export async function launchBrowser(): Promise<Browser> {
 /** Screenshots land in test-artifacts/screenshots (git-ignored), one per page visited. */
 export const SCREENSHOT_DIR = path.resolve('test-artifacts/screenshots');
 
-export async function screenshot(p: Page, name: string): Promise<void> {
-  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  await p.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+/**
+ * A picture of the page for a person to look at, taken only when `SCREENSHOTS=1`: no test reads
+ * them, and a full-page one costs Chromium about a quarter of a second of CPU (71 in a full run).
+ */
+export async function screenshot(
+  p: Page,
+  name: string,
+  { dir = SCREENSHOT_DIR, fullPage = true }: { dir?: string; fullPage?: boolean } = {},
+): Promise<void> {
+  if (process.env.SCREENSHOTS !== '1') return;
+  fs.mkdirSync(dir, { recursive: true });
+  await p.screenshot({ path: path.join(dir, `${name}.png`), fullPage });
 }
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
