@@ -20,7 +20,7 @@ describe('metrics on METRICS_PORT', () => {
   let webhookIds: string[] = [];
 
   beforeAll(async () => {
-    stack = await startStack('tsx');
+    stack = await startStack('tsx', {}, { outboundWorker: false });
     const t = stack.tenant;
     // A purchase: three signed webhooks, handed over to the customer's workflow, an entitlement written.
     const checkout = await stack.checkout('metrics_user');

@@ -57,7 +57,7 @@ export interface Stack {
   dashboardUrl: string;
   apiMetricsPort: number;
   workerMetricsPort: number;
-  /** The outbound worker's (outbound webhook deliveries; temporal/outbound-worker-main.ts). */
+  /** The outbound worker's (outbound webhook deliveries; temporal/outbound-worker-main.ts), when it was started. */
   outboundWorkerMetricsPort: number;
   taskQueue: string;
   tenant: Awaited<ReturnType<typeof newTenant>>;
@@ -77,7 +77,12 @@ export interface Stack {
  */
 export const STACK_START_MS = 420_000;
 
-export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEnv = {}): Promise<Stack> {
+export async function startStack(
+  mode: 'tsx' | 'compiled',
+  env: NodeJS.ProcessEnv = {},
+  /** The outbound worker: a file that watches no outbound delivery leaves it out (about 5 s of CPU to start). */
+  { outboundWorker = true }: { outboundWorker?: boolean } = {},
+): Promise<Stack> {
   const emulators: Record<ProviderId, RunningEmulator> = await startAllEmulators(
     { emulatorPorts: {} as never, dataDir: '' },
     { persistent: false, anyPort: true },
@@ -130,17 +135,18 @@ export async function startStack(mode: 'tsx' | 'compiled', env: NodeJS.ProcessEn
         TOOLS_PORT: String(toolsPort),
       }),
     );
-    procs.push(
-      spawnProcess(entry(mode, 'temporal/outbound-worker-main'), {
-        ...common,
-        METRICS_PORT: String(outboundWorkerMetricsPort),
-      }),
-    );
+    if (outboundWorker)
+      procs.push(
+        spawnProcess(entry(mode, 'temporal/outbound-worker-main'), {
+          ...common,
+          METRICS_PORT: String(outboundWorkerMetricsPort),
+        }),
+      );
     // A worker's metrics listener opens once Worker.create has succeeded (bundle loaded, connected).
     await Promise.all([
       waitForPort('127.0.0.1', apiPort, 300_000),
       waitForPort('127.0.0.1', workerMetricsPort, 300_000),
-      waitForPort('127.0.0.1', outboundWorkerMetricsPort, 300_000),
+      ...(outboundWorker ? [waitForPort('127.0.0.1', outboundWorkerMetricsPort, 300_000)] : []),
     ]);
   } catch (e) {
     const out = stderr();

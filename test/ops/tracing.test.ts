@@ -68,10 +68,11 @@ describe('one trace from the webhook to the entitlement write', () => {
 
   beforeAll(async () => {
     collector = await startCollector();
-    stack = await startStack('tsx', {
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-    });
+    stack = await startStack(
+      'tsx',
+      { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+      { outboundWorker: false },
+    );
   }, STACK_START_MS);
   afterAll(async () => {
     await stack?.stop();
