@@ -5,6 +5,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { ROOT_DIR } from '../runtime/config';
 import { WORKFLOW_BUNDLES, workflowBundleOptions } from '../temporal/worker';
 import { writeTypes } from './openapi-types';
+import { readTsconfig } from './tsconfig';
 
 /**
  * `npm run build`: what production runs, compiled once. The emulators are not in it: they are
@@ -72,17 +73,7 @@ const addJsExtensions: ts.TransformerFactory<ts.SourceFile> = (context) => (sour
 };
 
 function compile(): void {
-  const parsed = ts.getParsedCommandLineOfConfigFile(
-    path.join(ROOT_DIR, 'tsconfig.build.json'),
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-      },
-    },
-  );
-  if (!parsed) throw new Error('tsconfig.build.json could not be read');
+  const parsed = readTsconfig(ROOT_DIR, 'tsconfig.build.json');
   const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options });
   const result = program.emit(undefined, undefined, undefined, false, { after: [addJsExtensions] });
   const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];

@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
+import { readTsconfig } from './tsconfig';
 
 /**
  * The type check and ESLint (eslint.config.js, unchanged), as `npm run checks` runs them: in two
@@ -33,20 +34,7 @@ export const typeAware = (ruleId: string): boolean => {
 };
 
 /** tsconfig.json's files and options, as tsc reads them. */
-export function tsconfig(): ts.ParsedCommandLine {
-  const parsed = ts.getParsedCommandLineOfConfigFile(
-    path.join(ROOT, 'tsconfig.json'),
-    {},
-    {
-      ...ts.sys,
-      onUnRecoverableConfigFileDiagnostic: (d) => {
-        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-      },
-    },
-  );
-  if (!parsed) throw new Error('tsconfig.json could not be read');
-  return parsed;
-}
+export const tsconfig = (): ts.ParsedCommandLine => readTsconfig(ROOT, 'tsconfig.json');
 
 async function run(mode: 'types' | 'syntax', files: string[]): Promise<boolean> {
   let ok = true;
