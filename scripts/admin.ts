@@ -1,4 +1,4 @@
-import { pathToFileURL } from 'node:url';
+import { isEntryPoint } from './entry';
 import { loadConfig, type Config } from '../runtime/config';
 import { openDatabase } from '../db/open-database';
 import { SCOPES, scopeDescription } from '../domain/scopes';
@@ -328,6 +328,6 @@ export function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): P
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isEntryPoint(import.meta.url)) {
   process.exit(await runAdmin(process.argv.slice(2), process.env, process));
 }

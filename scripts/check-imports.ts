@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { isEntryPoint } from './entry';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
@@ -431,7 +432,7 @@ export function checkImports(): string[] {
   return problems;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(ROOT, 'scripts/check-imports.ts')) {
+if (isEntryPoint(import.meta.url)) {
   const problems = checkImports();
   for (const p of problems) console.log(p);
   if (problems.length) {

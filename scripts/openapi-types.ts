@@ -3,6 +3,7 @@ import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildOpenApi } from '../api/openapi';
 import { ROOT_DIR } from '../runtime/config';
+import { isEntryPoint } from './entry';
 
 /**
  * TypeScript types of the management API, generated from the OpenAPI document by
@@ -32,7 +33,7 @@ export async function writeTypes(): Promise<'written' | 'unchanged'> {
   return 'written';
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(ROOT_DIR, 'scripts', 'openapi-types.ts')) {
+if (isEntryPoint(import.meta.url)) {
   const outcome = await writeTypes();
   if (outcome === 'written') console.log(`wrote ${path.relative(ROOT_DIR, TYPES_FILE)}`);
 }

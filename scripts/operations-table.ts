@@ -17,6 +17,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { isEntryPoint } from './entry';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const OPERATIONS_DIR = path.join(ROOT, 'operations');
@@ -114,7 +115,7 @@ function generate(file: string, text: string, check: boolean): boolean {
   return true;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.join(ROOT, 'scripts', 'operations-table.ts')) {
+if (isEntryPoint(import.meta.url)) {
   const { found, problems } = declarations();
   if (problems.length) {
     console.error(problems.join('\n'));

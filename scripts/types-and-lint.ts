@@ -1,8 +1,9 @@
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
+import { ROOT_DIR as ROOT } from '../runtime/config';
+import { isEntryPoint } from './entry';
 import { readTsconfig } from './tsconfig';
 
 /**
@@ -23,8 +24,6 @@ import { readTsconfig } from './tsconfig';
  * file ESLint lints is in tsconfig.json's program (test/runtime/types-and-lint.unit.test.ts), and
  * the few .js/.mjs files get no type-aware rule either way. Exit 1 on any problem.
  */
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-
 /** typescript-eslint's rules say in their metadata whether they need the program's types. */
 const pluginRules = (tseslint.plugin as unknown as { rules: Record<string, { meta: { docs?: object } }> }).rules;
 export const typeAware = (ruleId: string): boolean => {
@@ -66,7 +65,7 @@ async function run(mode: 'types' | 'syntax', files: string[]): Promise<boolean> 
   return ok && results.every((r) => r.errorCount === 0 && r.fatalErrorCount === 0);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isEntryPoint(import.meta.url)) {
   const mode = process.argv[2];
   if (mode !== 'types' && mode !== 'syntax') {
     process.stderr.write('usage: tsx scripts/types-and-lint.ts types|syntax [file…]\n');
