@@ -24,7 +24,8 @@ import type net from 'node:net';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from '../test/e2e/helpers/chromium';
 import { attachToApp } from '../db/app-providers';
 import { withTenant } from '../db/tenant-tx';
 import { startExampleServer } from '../examples/web/serve';
@@ -157,17 +158,7 @@ async function main() {
       appUserId: 'unused',
       planId: 'pro',
     });
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
     const context = await browser.newContext();
 
     const one = async (mode: Mode, delivery: Delivery, i: number): Promise<Run> => {

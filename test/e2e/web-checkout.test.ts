@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser } from './helpers/chromium';
 import { screenshot } from './helpers/browser';
 import { startEmulator, type RunningEmulator } from '../../emulators/common/host';
 import { createEmulator } from '../../emulators/psp_a/emulator';
@@ -25,7 +26,6 @@ import { startTestWorker } from '../helpers/temporal';
  * step go to test-artifacts/e2e-web-checkout/. Pay → premium over repeated runs, beside the
  * refresh loop it replaced: bench/pay-to-premium.ts.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve('test-artifacts/e2e-web-checkout');
 const SKU = 'premium_monthly';
 const APP_USER = `e2e-user-${Date.now().toString(36)}`;
@@ -168,17 +168,7 @@ describe.skipIf(MISSING.length > 0)('example web app, end to end in Chromium', (
       appUserId: APP_USER,
       planId: SKU,
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
   }, 180_000);
 
   afterAll(async () => {

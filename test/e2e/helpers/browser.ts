@@ -2,23 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startApi } from '../../helpers/api';
+import { launchBrowser } from './chromium';
 
-/** Debian's chromium, headless, with nothing phoning home (DEVELOPERS.md). */
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
+export { launchBrowser };
 
 /** Screenshots land in test-artifacts/screenshots (git-ignored), one per page visited. */
 export const SCREENSHOT_DIR = path.resolve('test-artifacts/screenshots');
