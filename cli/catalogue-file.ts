@@ -171,10 +171,11 @@ export function parseCatalogue(file: string, text: string): LoadedCatalogue {
   };
 }
 
-export function loadCatalogueFile(file: string): LoadedCatalogue {
+/** `file` as the command line names it (messages say it so), read relative to `cwd`. */
+export function loadCatalogueFile(file: string, cwd = process.cwd()): LoadedCatalogue {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = fs.readFileSync(path.resolve(cwd, file), 'utf8');
   } catch (e) {
     throw new InvalidCatalogue([
       {

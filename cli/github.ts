@@ -11,9 +11,9 @@ export const underGitHubActions = (env: NodeJS.ProcessEnv = process.env) => env.
  * A file as GitHub names it in annotations: relative to the workspace (the repository root),
  * wherever the command ran from (`cd billing && npx billing catalogue plan -f ../catalogue.yaml`).
  */
-export function workspacePath(file: string, env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.GITHUB_WORKSPACE || process.cwd();
-  const relative = path.relative(root, path.resolve(file));
+export function workspacePath(file: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const root = env.GITHUB_WORKSPACE || cwd;
+  const relative = path.relative(root, path.resolve(cwd, file));
   return relative.startsWith('..') ? file : relative.split(path.sep).join('/');
 }
 
@@ -24,9 +24,10 @@ export function annotation(
   level: 'notice' | 'warning' | 'error',
   message: string,
   where: { file?: string; line?: number; title?: string } = {},
+  at: { env: NodeJS.ProcessEnv; cwd: string } = { env: process.env, cwd: process.cwd() },
 ): string {
   const props = [
-    where.file ? `file=${escapeProperty(workspacePath(where.file))}` : '',
+    where.file ? `file=${escapeProperty(workspacePath(where.file, at.env, at.cwd))}` : '',
     where.line ? `line=${where.line}` : '',
     `title=${escapeProperty(where.title ?? 'billing')}`,
   ].filter(Boolean);

@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyWith, newTenant, startApi } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { makeEntitlement, makeProduct } from '../helpers/factories';
-import { ROOT_DIR } from '../../runtime/config';
+import { billingCli } from '../helpers/billing-cli';
 import { withTenant } from '../../db/tenant-tx';
 import { insertAlias } from '../../db/revenuecat';
 
@@ -53,14 +52,10 @@ describe('billing revenuecat:compare follows aliases', () => {
       ].join('\n'),
     );
     const billing = (secret: string) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-        execFile(
-          process.execPath,
-          [path.join(ROOT_DIR, 'cli/billing.mjs'), 'revenuecat:compare', '--file', 'transactions.csv', '--sandbox'],
-          { cwd: dir, env: { ...process.env, BILLING_API_URL: api.apiUrl, BILLING_SECRET_KEY: secret } },
-          (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
-        ),
-      );
+      billingCli(['revenuecat:compare', '--file', 'transactions.csv', '--sandbox'], {
+        cwd: dir,
+        env: { ...process.env, BILLING_API_URL: api.apiUrl, BILLING_SECRET_KEY: secret },
+      });
     const full = await keyWith(t.tenant_id, ['subscribers:read', 'products:read', 'customers:read']);
     const narrow = await keyWith(t.tenant_id, ['subscribers:read', 'products:read']);
     const [followed, unfollowed] = await Promise.all([billing(full.secret_key), billing(narrow.secret_key)]);

@@ -4,9 +4,8 @@ import { testDb } from '../helpers/db';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
 import { call, keyWith, newTenant, refill, startApi } from '../helpers/api';
-import { ROOT_DIR } from '../../runtime/config';
+import { billingCli } from '../helpers/billing-cli';
 import { makeEntitlement, makeProduct } from '../helpers/factories';
 import { withTenant } from '../../db/tenant-tx';
 import { insertRevenueCatKey, revokeRevenueCatKey } from '../../db/revenuecat';
@@ -412,14 +411,10 @@ describe('RevenueCat-compatible client API', () => {
     fs.writeFileSync(path.join(dir, 'customers.csv'), csv);
     const key = await keyWith(t.tenant_id, ['subscribers:read', 'products:read']);
     const billing = (args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-        execFile(
-          process.execPath,
-          [path.join(ROOT_DIR, 'cli/billing.mjs'), 'revenuecat:compare', ...args],
-          { cwd: dir, env: { ...process.env, BILLING_API_URL: api.apiUrl, BILLING_SECRET_KEY: key.secret_key } },
-          (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
-        ),
-      );
+      billingCli(['revenuecat:compare', ...args], {
+        cwd: dir,
+        env: { ...process.env, BILLING_API_URL: api.apiUrl, BILLING_SECRET_KEY: key.secret_key },
+      });
     const [text, asJson, live, bad] = await Promise.all([
       billing(['--file', 'customers.csv', '--sandbox']),
       billing(['--file', 'customers.csv', '--sandbox', '--json']),

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
@@ -14,32 +14,21 @@ import { generateMasterKey } from '../../vault/vault';
 import { call, listen, newTenant, refill } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { useEmulatorStack } from '../helpers/emulator-stack';
+import type { CliResult } from '../helpers/admin-cli';
+import { billingCli, billingProcess, type BillingRunAt } from '../helpers/billing-cli';
 import { makeApiKey, makeProduct } from '../helpers/factories';
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+/** The CLI configured only by the two variables, in a directory of its own (in this process: test/helpers/billing-cli.ts). */
+function billingAt(env: { url: string; key: string; github?: boolean }, cwd: string): BillingRunAt {
+  const runEnv: NodeJS.ProcessEnv = { ...process.env, BILLING_API_URL: env.url, BILLING_SECRET_KEY: env.key };
+  delete runEnv.GITHUB_ACTIONS;
+  delete runEnv.GITHUB_WORKSPACE;
+  if (env.github) Object.assign(runEnv, { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd });
+  return { env: runEnv, cwd };
 }
 
-/** The CLI as CI runs it: its bin, in a directory of its own, configured only by the two variables. */
-function billing(args: string[], env: { url: string; key: string; github?: boolean }, cwd: string): Promise<CliRun> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, BILLING_API_URL: env.url, BILLING_SECRET_KEY: env.key };
-  delete childEnv.GITHUB_ACTIONS;
-  delete childEnv.GITHUB_WORKSPACE;
-  if (env.github) Object.assign(childEnv, { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: cwd });
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT_DIR, 'cli/billing.mjs'), ...args], {
-      cwd,
-      env: childEnv,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const billing = (args: string[], env: { url: string; key: string; github?: boolean }, cwd: string) =>
+  billingCli(args, billingAt(env, cwd));
 
 /**
  * `billing catalogue pull / plan / apply` against the five emulators, a real worker, the real
@@ -370,9 +359,27 @@ products:
     expect(r.stderr).toContain('unknown.yaml:15:5: products[1] (pro_annual).colour: unknown field "colour"');
     expect(seen.length).toBe(before);
   });
+  it('the bin in a process of its own answers as the in-process runs do: readiness, an invalid file, an unknown command', async () => {
+    const t = await connectedTenant('cli-process');
+    const bad = write('process-bad.yaml', 'version: 1\nproducts:\n  - sku: x\n    colour: red\n');
+    const commands = [['readiness', '--json'], ['catalogue', 'plan', '-f', bad], ['nonsense']];
+    for (const args of commands) {
+      await refill(t.tenant_id);
+      const inProcess = await billing(args, t.env, dir);
+      await refill(t.tenant_id);
+      const own = await billingProcess(args, billingAt(t.env, dir));
+      expect([args.join(' '), own.code, own.stdout, own.stderr]).toEqual([
+        args.join(' '),
+        inProcess.code,
+        inProcess.stdout,
+        inProcess.stderr,
+      ]);
+    }
+  });
+
   it('npx billing runs from a checkout as a user would: --help everywhere, missing configuration by name, readiness', async () => {
     const npx = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-      new Promise<CliRun>((resolve) => {
+      new Promise<CliResult>((resolve) => {
         const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
         delete childEnv.BILLING_API_URL;
         delete childEnv.BILLING_SECRET_KEY;

@@ -1,34 +1,20 @@
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
-import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../runtime/config';
+import { billingCli } from '../helpers/billing-cli';
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The real `billing` bin as CI runs it, configured by the environment only. */
-function billing(args: string[], env: Record<string, string>): Promise<CliRun> {
-  const childEnv: NodeJS.ProcessEnv = {
+/** The `billing` command as CI runs it, configured by the environment only. */
+function billing(args: string[], env: Record<string, string>) {
+  const runEnv: NodeJS.ProcessEnv = {
     ...process.env,
     BILLING_SECRET_KEY: 'sk_test_secret_never_on_the_wire',
     ...env,
   };
-  if (!('BILLING_ALLOW_INSECURE' in env)) delete childEnv.BILLING_ALLOW_INSECURE;
-  delete childEnv.GITHUB_ACTIONS;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT_DIR, 'cli/billing.mjs'), ...args], { env: childEnv });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  if (!('BILLING_ALLOW_INSECURE' in env)) delete runEnv.BILLING_ALLOW_INSECURE;
+  delete runEnv.GITHUB_ACTIONS;
+  return billingCli(args, { env: runEnv, cwd: ROOT_DIR });
 }
 
 /** This machine's first non-loopback IPv4 address: a host the key would cross a network to reach. */
