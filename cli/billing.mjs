@@ -9,6 +9,6 @@ const { runBilling } = await import('./main.ts');
 process.exitCode = await runBilling(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: process.stdout,
+  stderr: process.stderr,
 });

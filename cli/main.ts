@@ -37,8 +37,8 @@ const CHANGES = 2;
 export interface CliIo {
   env: NodeJS.ProcessEnv;
   cwd: string;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
 }
 
 /** One run: its io, and `--insecure` (a global option, before or after the command: plain http to another host is allowed). */
@@ -47,8 +47,8 @@ class Invocation {
   exitCode = OK;
   constructor(readonly io: CliIo) {}
   apiConfig = () => configFromEnv(this.io.env, { allowInsecure: this.insecure });
-  out = (line: string) => this.io.stdout(`${line}\n`);
-  err = (line: string) => this.io.stderr(`${line}\n`);
+  out = (line: string) => this.io.stdout.write(`${line}\n`);
+  err = (line: string) => this.io.stderr.write(`${line}\n`);
   json = (value: unknown) => this.out(JSON.stringify(value, null, 2));
   github = () => underGitHubActions(this.io.env);
   annotation = (...[level, message, where]: Parameters<typeof annotation>) =>
@@ -170,7 +170,7 @@ async function pullCommand(c: Invocation, opts: { json?: boolean }): Promise<num
   const service = await readServiceCatalogue(c.apiConfig());
   const catalogue = { products: service.products, paywall: service.paywall };
   if (opts.json) c.json({ version: 1, ...catalogue });
-  else c.io.stdout(catalogueYaml(catalogue));
+  else c.io.stdout.write(catalogueYaml(catalogue));
   return OK;
 }
 
@@ -298,7 +298,7 @@ function buildProgram(c: Invocation): Command {
     // Set before the subcommands are made, which copy them: help and usage errors go to the run's
     // io, and end the run with their exit code instead of ending the process.
     .exitOverride()
-    .configureOutput({ writeOut: c.io.stdout, writeErr: c.io.stderr })
+    .configureOutput({ writeOut: (t) => c.io.stdout.write(t), writeErr: (t) => c.io.stderr.write(t) })
     .description(
       'The billing service from CI: the catalogue as a file (pull, plan, apply), the gated sync, readiness, run events, ' +
         "and RevenueCat's customers compared with this service's (revenuecat:compare).\n" +
@@ -339,7 +339,7 @@ function buildProgram(c: Invocation): Command {
     .command('schema')
     .description('Print the JSON Schema of the file (for editors)')
     .action(() => {
-      c.io.stdout(fs.readFileSync(SCHEMA_PATH, 'utf8'));
+      c.io.stdout.write(fs.readFileSync(SCHEMA_PATH, 'utf8'));
     });
   program
     .command('sync')

@@ -18,7 +18,12 @@ export const REDACT_PATHS = [
   'headers.authorization',
 ];
 
-export function createLogger(level = bootstrapLogLevel(), destination?: NodeJS.WritableStream): Logger {
+/** Where log lines go: a stream, or anything with its `write` (a CLI run's stderr). */
+export interface LogDestination {
+  write(line: string): unknown;
+}
+
+export function createLogger(level = bootstrapLogLevel(), destination?: LogDestination): Logger {
   return pino(
     { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { svc: 'billing' } },
     destination as never,

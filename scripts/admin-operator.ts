@@ -6,7 +6,7 @@ import type { Services } from '../operations/services';
 import type { Operation } from '../operations/types';
 import type { Adapters } from '../providers';
 import type { Config } from '../runtime/config';
-import { createLogger } from '../runtime/logger';
+import { createLogger, type LogDestination } from '../runtime/logger';
 import { resolveMasterKey } from '../vault/master-key';
 import { createVault, type Vault } from '../vault/vault';
 
@@ -17,23 +17,28 @@ import { createVault, type Vault } from '../vault/vault';
  * CLI is an operator"). A refusal is the operation's `ApiError`.
  */
 export async function runAsOperator(
-  db: Knex,
-  config: Config,
+  at: { db: Knex; config: Config; logTo: LogDestination },
   tenantId: string,
   op: Operation,
   input: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
+  const { db, config } = at;
   const services: Services = { db, config, temporal: null, vault: lazyVault(config), adapters: NO_PROVIDERS };
   const actor: OperatorActor = { kind: 'operator', tenantId };
-  // Logs go to stderr: stdout carries the command's answer (one JSON object with --json).
-  const log = createLogger(config.logLevel, process.stderr);
   return (await executeOperation(op, actor, input, {
     requestId: crypto.randomUUID(),
     services,
-    log,
+    log: createLogger(config.logLevel, at.logTo),
     surface: 'cli',
   })) as Record<string, unknown>;
 }
+
+/** One tenant's operation as the operator, on the command's connection and log (`runAsOperator`). */
+export type AsOperator = (
+  tenantId: string,
+  op: Operation,
+  input: Record<string, unknown>,
+) => Promise<Record<string, unknown>>;
 
 /**
  * The CLI's operations reach no provider; loading the adapters would cost every command a

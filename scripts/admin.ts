@@ -1,5 +1,5 @@
 import { isEntryPoint } from './entry';
-import { loadConfig, type Config } from '../runtime/config';
+import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../db/open-database';
 import { SCOPES, scopeDescription } from '../domain/scopes';
 
@@ -8,21 +8,18 @@ import { isUuid } from '../domain/ids';
 import { recordOperatorAudit } from '../db/audit';
 import { ApiError } from '../operations/errors';
 import { tenantOfRevenueCatKey } from '../db/revenuecat';
-import type { Knex } from 'knex';
+import type { AsOperator } from './admin-operator';
 
 /**
  * Test-mode keys in RevenueCat's formats, one per platform: `revenuecat_keys.create` run as the
  * operator for each, as `key:create --revenuecat` runs it, so each has the operation's audit row,
  * limits and rules.
  */
-async function mintRevenueCatKeySet(db: Knex, config: Config, tenantId: string) {
-  const { runAsOperator } = await import('./admin-operator');
+async function mintRevenueCatKeySet(asOperator: AsOperator, tenantId: string) {
   const { createRevenueCatKeyOp } = await import('../operations/revenuecat-keys/create');
   const keys = { web: '', ios: '', android: '' };
   for (const platform of ['web', 'ios', 'android'] as const)
-    keys[platform] = String(
-      (await runAsOperator(db, config, tenantId, createRevenueCatKeyOp, { platform, mode: 'test' })).public_key,
-    );
+    keys[platform] = String((await asOperator(tenantId, createRevenueCatKeyOp, { platform, mode: 'test' })).public_key);
   return keys;
 }
 
@@ -162,6 +159,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promis
 
   const config = loadConfig(env);
   const { db, close } = await openDatabase(config, { pool: { max: 2 }, as: 'owner' });
+  // Loaded on first use (the operations' modules); its logs go to stderr, as stdout carries the answer.
+  const asOperator: AsOperator = async (tenantId, op, input) =>
+    (await import('./admin-operator')).runAsOperator({ db, config, logTo: io.stderr }, tenantId, op, input);
   let code = 0;
   try {
     let out: Record<string, unknown>;
@@ -172,7 +172,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promis
         action: 'tenant.create',
         detail: { name: str(flags, 'name') },
       });
-      const revenuecatKeys = await mintRevenueCatKeySet(db, config, t.tenant_id);
+      const revenuecatKeys = await mintRevenueCatKeySet(asOperator, t.tenant_id);
       out = {
         tenant_id: t.tenant_id,
         secret_key: t.secret_key,
@@ -182,9 +182,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promis
     } else if (revenuecat) {
       const tenantId = str(flags, 'tenant');
       if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
-      const { runAsOperator } = await import('./admin-operator');
       const { createRevenueCatKeyOp } = await import('../operations/revenuecat-keys/create');
-      const made = await runAsOperator(db, config, tenantId, createRevenueCatKeyOp, {
+      const made = await asOperator(tenantId, createRevenueCatKeyOp, {
         platform: str(flags, 'revenuecat'),
         ...(flags.mode === undefined ? {} : { mode: str(flags, 'mode') }),
       });
@@ -192,9 +191,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promis
     } else if (command === 'key:list') {
       const tenantId = str(flags, 'tenant');
       if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
-      const { runAsOperator } = await import('./admin-operator');
       const { listRevenueCatKeysOp } = await import('../operations/revenuecat-keys/list');
-      const listed = (await runAsOperator(db, config, tenantId, listRevenueCatKeysOp, {})) as {
+      const listed = (await asOperator(tenantId, listRevenueCatKeysOp, {})) as {
         data: Record<string, unknown>[];
       };
       // A list, not key: value pairs: one line per key.
@@ -220,11 +218,10 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promis
       // The operator names the tenant: finding it is the owner connection's, by design.
       const tenantId = str(flags, 'tenant');
       if (!(await tenantExists(db, tenantId))) throw new UsageError(`no tenant with id ${tenantId}`);
-      const { runAsOperator } = await import('./admin-operator');
       const { createApiKey } = await import('../operations/api-keys/create');
       const expiresIn = flags['expires-in'];
       const name = typeof flags.name === 'string' && flags.name.trim() !== '' ? flags.name : undefined;
-      const made = await runAsOperator(db, config, tenantId, createApiKey, {
+      const made = await asOperator(tenantId, createApiKey, {
         scopes: str(flags, 'scopes')
           .split(',')
           .map((x) => x.trim())
@@ -241,16 +238,11 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promis
       const tenantId = await tenantOfApiKey(db, keyId);
       const rcTenant = tenantId ? null : await tenantOfRevenueCatKey(db, keyId);
       if (!tenantId && !rcTenant) throw new UsageError(`no key with id ${keyId}`);
-      const { runAsOperator } = await import('./admin-operator');
       const revoked = rcTenant
-        ? await runAsOperator(
-            db,
-            config,
-            rcTenant,
-            (await import('../operations/revenuecat-keys/revoke')).revokeRevenueCatKeyOp,
-            { id: keyId },
-          )
-        : await runAsOperator(db, config, tenantId!, (await import('../operations/api-keys/revoke')).revokeApiKeyOp, {
+        ? await asOperator(rcTenant, (await import('../operations/revenuecat-keys/revoke')).revokeRevenueCatKeyOp, {
+            id: keyId,
+          })
+        : await asOperator(tenantId!, (await import('../operations/api-keys/revoke')).revokeApiKeyOp, {
             id: keyId,
           });
       out = { key_id: keyId, revoked: true, already_revoked: revoked.already_revoked };
@@ -260,7 +252,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promis
       const demo = await ensureDemoTenant(db, config);
       // The dashboard login (never in production, where none is made): generated once into the data dir.
       const login = await ensureDemoLogin(db, config, demo.tenant_id);
-      const withKeys = { ...demo, revenuecat_keys: await mintRevenueCatKeySet(db, config, demo.tenant_id) };
+      const withKeys = { ...demo, revenuecat_keys: await mintRevenueCatKeySet(asOperator, demo.tenant_id) };
       out = login ? { ...withKeys, dashboard_email: login.email, dashboard_password: login.password } : withKeys;
     } else if (command === 'demo:publishable-key') {
       // What a client app needs, and nothing more: no secret key is minted for it.

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../../db/connection-service';
 import { withTenant } from '../../db/tenant-tx';
@@ -14,7 +13,7 @@ import { generateMasterKey } from '../../vault/vault';
 import { call, listen, newTenant, refill } from '../helpers/api';
 import { testDb } from '../helpers/db';
 import { useEmulatorStack } from '../helpers/emulator-stack';
-import type { CliResult } from '../helpers/admin-cli';
+import { processResult } from '../helpers/cli-run';
 import { billingCli, billingProcess, type BillingRunAt } from '../helpers/billing-cli';
 import { makeApiKey, makeProduct } from '../helpers/factories';
 
@@ -378,18 +377,15 @@ products:
   });
 
   it('npx billing runs from a checkout as a user would: --help everywhere, missing configuration by name, readiness', async () => {
-    const npx = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-      new Promise<CliResult>((resolve) => {
-        const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
-        delete childEnv.BILLING_API_URL;
-        delete childEnv.BILLING_SECRET_KEY;
-        execFile(
-          'npx',
-          ['--no-install', 'billing', ...args],
-          { cwd: ROOT_DIR, env: { ...childEnv, ...env } },
-          (e, stdout, stderr) => resolve({ code: e ? ((e as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        );
+    const npx = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+      const childEnv: NodeJS.ProcessEnv = { ...process.env };
+      delete childEnv.BILLING_API_URL;
+      delete childEnv.BILLING_SECRET_KEY;
+      return processResult('npx', ['--no-install', 'billing', ...args], {
+        cwd: ROOT_DIR,
+        env: { ...childEnv, ...env },
       });
+    };
     // `npx billing` itself for the top-level help and the missing configuration; the subcommands'
     // help and the schema through the same bin without npm in front (`billing`, above), which is
     // what npx runs: each npx spends seconds of CPU starting npm before the CLI's own start.

@@ -1,18 +1,9 @@
-import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { ROOT_DIR } from '../../runtime/config';
 import { runAdmin } from '../../scripts/admin';
-
-const run = promisify(execFile);
-
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { capturedStreams, processResult, type CliResult } from './cli-run';
 
 /**
  * An admin command (`npm run -s admin -- …`) run in this process: the CLI's own `runAdmin`, with
@@ -24,26 +15,18 @@ export interface CliResult {
 export const adminCli =
   (env: () => NodeJS.ProcessEnv) =>
   async (...args: string[]): Promise<CliResult> => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runAdmin(args, env(), {
-      stdout: { write: (t: string) => (stdout += t) },
-      stderr: { write: (t: string) => (stderr += t) },
-    });
-    return { code, stdout, stderr };
+    const io = capturedStreams();
+    return io.result(await runAdmin(args, env(), io));
   };
 
 /** The admin CLI as a real process; a non-zero exit is an answer, not a throw. */
 export const adminProcess =
   (env: () => NodeJS.ProcessEnv) =>
   (...args: string[]): Promise<CliResult> =>
-    run(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], {
+    processResult(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/admin.ts'), ...args], {
       env: env(),
       cwd: ROOT_DIR,
-    }).then(
-      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-      (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }),
-    );
+    });
 
 /** The operator's environment for a CLI call: the run's database, a master key of its own, quiet logs. */
 export const operatorEnv = (): NodeJS.ProcessEnv => ({

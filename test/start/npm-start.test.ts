@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { PROVIDERS } from '../../domain/providers';
@@ -10,6 +10,7 @@ import { freePort, isPortOpen } from '../../runtime/ports';
 import { freshStartEnv, isAlive, withChildLogs } from '../helpers/fresh-start';
 import { call } from '../helpers/api';
 import { until } from '../helpers/until';
+import { processResult } from '../helpers/cli-run';
 import { PRIORITY } from '../../runtime/process-priority';
 import { openExampleOnFreePlan } from '../e2e/helpers/example-page';
 import { EXAMPLE_WAIT_DEFAULT_MS } from '../../examples/web/sellable';
@@ -225,17 +226,10 @@ describe('npm start', () => {
     expect(again.body.data.map((p: any) => p.id)).toEqual(products.body.data.map((p: any) => p.id));
     // The CI client against what npm start runs, as docs/ci.md shows it: pull, then plan that file.
     const billing = (args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-        execFile(
-          'npx',
-          ['--no-install', 'billing', ...args],
-          {
-            cwd: ROOT_DIR,
-            env: { ...process.env, BILLING_API_URL: `http://127.0.0.1:${ports.API_PORT}/v1`, BILLING_SECRET_KEY: key },
-          },
-          (e, stdout, stderr) => resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        ),
-      );
+      processResult('npx', ['--no-install', 'billing', ...args], {
+        cwd: ROOT_DIR,
+        env: { ...process.env, BILLING_API_URL: `http://127.0.0.1:${ports.API_PORT}/v1`, BILLING_SECRET_KEY: key },
+      });
     const pulled = await billing(['catalogue', 'pull']);
     expect(pulled.code, pulled.stderr).toBe(0);
     for (const p of again.body.data) expect(pulled.stdout).toContain(`sku: ${p.sku}`);

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoTenant } from '../../seed/demo';
 import { testDb } from '../helpers/db';
 import { listen, newTenant, startApi } from '../helpers/api';
+import { processResult } from '../helpers/cli-run';
 
 const BASELINE = path.join(__dirname, 'conformance-baseline.yml');
 const CLI = path.join(__dirname, '../../node_modules/@modelcontextprotocol/conformance/dist/index.js');
@@ -72,15 +72,12 @@ describe('MCP conformance suite (server mode)', () => {
   });
 
   it('passes every applicable scenario, and the baseline lists only what cannot apply', async () => {
-    const result = await new Promise<{ code: number; out: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, 'server', '--url', `${proxy.url}/`, '--expected-failures', BASELINE, '--output-dir', outDir],
-        { timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
-        (err, stdout, stderr) =>
-          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}\n${stderr}` }),
-      );
-    });
+    const run = await processResult(
+      process.execPath,
+      [CLI, 'server', '--url', `${proxy.url}/`, '--expected-failures', BASELINE, '--output-dir', outDir],
+      { timeout: 150_000, maxBuffer: 16 * 1024 * 1024 },
+    );
+    const result = { code: run.code, out: `${run.stdout}\n${run.stderr}` };
     if (result.code !== 0) console.error(result.out, failedChecks(outDir));
     expect(result.code).toBe(0);
     // The run really exercised our server: the core scenarios passed with no failed check (summary lines "✓ name: N passed, 0 failed").
