@@ -33,10 +33,22 @@ interface SyncDeps {
   timeoutMs?: number;
   /** Stop early (npm start is shutting down). */
   signal?: AbortSignal;
+  /** How long one request may take before it counts as not answered (and is tried again). */
+  callTimeoutMs?: number;
 }
 
 /** How long npm start gives the demo's first sync before it says it failed (examples/web waits as long). */
 export const DEMO_SYNC_TIMEOUT_MS = 300_000;
+
+/** One request's bound: the drift report reads every provider through the worker. */
+const CALL_TIMEOUT_MS = 60_000;
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  /** Set when the request got no answer: what happened, for the failure line if time runs out. */
+  unanswered?: string;
+}
 
 const RETRY = 'retry: Ctrl-C, then `npm start` again (it syncs the demo until psp_a has its catalogue)';
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -61,6 +73,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  */
 export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport> {
   const deadline = Date.now() + (deps.timeoutMs ?? DEMO_SYNC_TIMEOUT_MS);
+  const callTimeoutMs = deps.callTimeoutMs ?? CALL_TIMEOUT_MS;
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${deps.apiRoot}${path}`, {
       method,
@@ -70,9 +83,22 @@ export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport>
         ...(method === 'POST' ? { prefer: 'respond-async' } : {}),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
+      signal: AbortSignal.timeout(callTimeoutMs),
     });
     return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+  };
+  // A request that gets no answer in time (the drift report waits for a worker still starting on a
+  // busy machine) or no connection is one more try within the deadline, as a 503 is: never the end.
+  const attempt = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+    try {
+      return await call(method, path, body);
+    } catch (err) {
+      const reason =
+        (err as Error).name === 'TimeoutError'
+          ? `no answer within ${callTimeoutMs / 1000} s`
+          : `no connection (${(err as Error).message})`;
+      return { status: 0, body: {}, unanswered: `${method} /v1${path}: ${reason}` };
+    }
   };
   const failed = (reason: string): DemoSyncReport => ({
     ok: false,
@@ -84,18 +110,21 @@ export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport>
   while (!runId) {
     if (deps.signal?.aborted) return failed('npm start is stopping');
     if (Date.now() > deadline) return failed(lastRefusal || 'timed out before the run started');
-    const report = await call('GET', '/sync');
+    const report = await attempt('GET', '/sync');
     const answer =
-      report.status === 200 ? await call('POST', '/sync', { confirm_count: report.body.confirm_count }) : report;
+      report.status === 200 ? await attempt('POST', '/sync', { confirm_count: report.body.confirm_count }) : report;
     if (answer.status === 202 && typeof answer.body.run_id === 'string') {
       runId = answer.body.run_id;
       break;
     }
     // A run begun by an earlier start is still draining: its writes count as ours.
     if (answer.status === 409 && answer.body.error === 'sync_in_progress') return waitUntilSellable(deps, deadline);
-    lastRefusal = `${answer === report ? 'GET' : 'POST'} /v1/sync answered ${answer.status} ${String(answer.body.error ?? '')}: ${String(answer.body.detail ?? '')}`;
-    // 503 drift_incomplete (a provider or the worker not answering yet) and a count that moved pass with time.
-    if (answer.status !== 503 && answer.body.error !== 'count_mismatch') return failed(lastRefusal);
+    lastRefusal =
+      answer.unanswered ??
+      `${answer === report ? 'GET' : 'POST'} /v1/sync answered ${answer.status} ${String(answer.body.error ?? '')}: ${String(answer.body.detail ?? '')}`;
+    // 503 drift_incomplete (a provider or the worker not answering yet), no answer yet and a count that moved pass with time.
+    if (!answer.unanswered && answer.status !== 503 && answer.body.error !== 'count_mismatch')
+      return failed(lastRefusal);
     await sleep(2000, deps.signal);
   }
 
