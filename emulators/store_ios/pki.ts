@@ -7,8 +7,9 @@ import type { EmulatorStore } from '../common/types';
  * Apple's WWDR intermediate marker OID 1.2.840.113635.100.6.2.1) → leaf (with the App Store
  * receipt-signing OID 1.2.840.113635.100.6.11.1), all P-256. That is exactly what the official
  * SignedDataVerifier checks, so it accepts our JWS when told to trust our root. A second,
- * unrelated chain signs the "bad signature" events. Both are generated once (jsrsasign, which
- * the Apple library depends on; node:crypto cannot issue certificates) and kept in the store,
+ * unrelated chain signs the "bad signature" events. Both are generated once (encoded by jsrsasign,
+ * which the Apple library depends on, as node:crypto cannot issue certificates; signed by
+ * node:crypto) and kept in the store,
  * so a restart with a state file keeps the same root.
  */
 export interface Chain {
@@ -26,7 +27,7 @@ interface PkiRecord extends Record<string, unknown> {
 
 export interface Pki {
   trusted: Chain;
-  /** Made on first use (the first "bad signature" event): issuing certificates in pure JS takes a while. */
+  /** Made on first use (the first "bad signature" event): not every emulator needs it. */
   readonly untrusted: Chain;
 }
 
@@ -64,14 +65,21 @@ function issue(p: {
     notafter: utcTime(new Date(now + 20 * 365 * 86_400_000)),
     sbjpubkey: p.pub,
     sigalg: 'SHA256withECDSA',
-    cakey: p.caKey,
     ext: [
       { extname: 'basicConstraints', cA: p.ca, critical: true },
       { extname: 'keyUsage', critical: true, names: p.ca ? ['keyCertSign', 'cRLSign'] : ['digitalSignature'] },
       ...(p.markerOid ? [{ extname: p.markerOid, extn: '0500' }] : []), // the marker extensions carry ASN.1 NULL
     ],
   };
-  return new jsrsasign.KJUR.asn1.x509.Certificate(params as never).getPEM();
+  // jsrsasign encodes; node:crypto signs (ECDSA's DER signature, as X.509 carries it). jsrsasign's own
+  // signing is pure JavaScript and took most of a chain's 0.2 s of CPU, paid by every emulator start.
+  const x509 = jsrsasign.KJUR.asn1.x509 as unknown as {
+    TBSCertificate: new (params: unknown) => { tohex(): string };
+    Certificate: new (params: unknown) => { getPEM(): string };
+  };
+  const tbsobj = new x509.TBSCertificate(params);
+  const sighex = crypto.sign('sha256', Buffer.from(tbsobj.tohex(), 'hex'), p.caKey).toString('hex');
+  return new x509.Certificate({ ...params, tbsobj, sighex }).getPEM();
 }
 
 /**
