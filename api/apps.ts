@@ -14,7 +14,7 @@ import { healthRoutes } from './health';
 import { clientAddress } from './client-address';
 import { errorHandler, requestContext } from './middleware';
 import { OPERATIONS } from '../operations';
-import { buildOpenApi } from './openapi';
+import { publishedOpenApi } from './openapi';
 import { restRouter } from './rest';
 import type { Services } from '../operations/services';
 import { mountSdk } from './sdk/mount';
@@ -39,7 +39,7 @@ function base(services: Services, log: Logger, listener: 'api' | 'dashboard' | '
 /** The management API at /v1 (mounted identically on the API host and the dashboard host). */
 function v1Router(services: Services): Router {
   const v1 = exactRouter({ prefix: '/v1' });
-  const openapi = buildOpenApi();
+  const openapi = publishedOpenApi();
   v1.get('/openapi.json', (ctx) => {
     ctx.body = openapi;
   });

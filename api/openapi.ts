@@ -60,6 +60,25 @@ const PROMISES = [
   '- Every answer carries `Request-Id`.',
 ].join('\n');
 
+let published: Readonly<Record<string, unknown>> | undefined;
+
+/**
+ * The document GET /v1/openapi.json serves: the operation table's, rendered once per process and
+ * shared (frozen) by every app it makes, as both hosts serve it and each rendering converts every
+ * operation's schemas.
+ */
+export function publishedOpenApi(): Readonly<Record<string, unknown>> {
+  return (published ??= deepFreeze(buildOpenApi()));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /** OpenAPI 3.1, generated from the operation table (the same schemas that validate requests). */
 export function buildOpenApi(ops: Operation[] = OPERATIONS, serverUrl = '/v1'): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};

@@ -95,6 +95,9 @@ function buildServer(
   return server;
 }
 
+/** The catalogue is the tool list's, the same for every app a process makes: its schemas are rendered once. */
+let builtCatalog: Map<string, ToolDescriptor> | undefined;
+
 /**
  * The tool server (MCP over Streamable HTTP, stateless): the same bearer gate as REST (401 with
  * WWW-Authenticate; the tenant's one rate-limit bucket, one token per request — a JSON-RPC batch
@@ -103,7 +106,7 @@ function buildServer(
  * confirm-count gate and audit are the REST code itself.
  */
 export function toolServer(services: Services): Koa.Middleware {
-  const catalog = toolCatalog(TOOL_LIST);
+  const catalog = (builtCatalog ??= toolCatalog(TOOL_LIST));
   const toolsUrl = services.config.publicToolsUrl;
   const resource = new URL(`${toolsUrl}/`).href;
   const metadata = {
