@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import { isCountry, isCurrency } from '../domain/catalogue';
 import { normaliseProduct, type Catalogue, type CatalogueProduct } from './catalogue';
@@ -9,6 +9,11 @@ import { normaliseProduct, type Catalogue, type CatalogueProduct } from './catal
 /** The JSON Schema editors validate against (docs/ci.md, "The file"); `billing catalogue schema` prints it. */
 export const SCHEMA_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'catalogue.schema.json');
 export const catalogueSchema = (): Record<string, unknown> => JSON.parse(fs.readFileSync(SCHEMA_PATH, 'utf8'));
+
+let compiled: ValidateFunction | undefined;
+/** The schema compiled once per process: a run that reads several files (or tests calling the CLI) compiles it once. */
+const catalogueValidator = (): ValidateFunction =>
+  (compiled ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(catalogueSchema()));
 
 /** One thing wrong with the file, where it is. */
 export interface FileProblem {
@@ -146,8 +151,7 @@ export function parseCatalogue(file: string, text: string): LoadedCatalogue {
     );
   }
   const data = doc.toJS() as unknown;
-  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
-  const validate = ajv.compile(catalogueSchema());
+  const validate = catalogueValidator();
   const shape = validate(data) ? [] : schemaProblems(file, doc, lines, data, validate.errors ?? []);
   // A field the schema already refused is not reported twice.
   const rules = ruleProblems(file, doc, lines, data).filter((r) => !shape.some((p) => p.field === r.field));
