@@ -20,11 +20,17 @@ describe('the compiled build', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    const build = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/build.ts')], {
-      cwd: ROOT_DIR,
-      encoding: 'utf8',
-      env: { ...process.env, NODE_ENV: 'production' },
-    });
+    // Without the whole-program type check: npm test's checks have just made it over the same sources
+    // (scripts/build.ts says why; the emitted dist/ is the same file for file).
+    const build = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT_DIR, 'scripts/build.ts'), '--no-type-check'],
+      {
+        cwd: ROOT_DIR,
+        encoding: 'utf8',
+        env: { ...process.env, NODE_ENV: 'production' },
+      },
+    );
     if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}\n${build.stderr}`);
     stack = await startStack('compiled');
   }, 600_000);
