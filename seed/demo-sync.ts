@@ -122,7 +122,8 @@ export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport>
     lastRefusal =
       answer.unanswered ??
       `${answer === report ? 'GET' : 'POST'} /v1/sync answered ${answer.status} ${String(answer.body.error ?? '')}: ${String(answer.body.detail ?? '')}`;
-    // 503 drift_incomplete (a provider or the worker not answering yet), no answer yet and a count that moved pass with time.
+    // 503 drift_incomplete (a provider or the worker not answering yet), no answer yet and a count that
+    // moved pass with time.
     if (!answer.unanswered && answer.status !== 503 && answer.body.error !== 'count_mismatch')
       return failed(lastRefusal);
     await sleep(2000, deps.signal);
