@@ -22,6 +22,8 @@ interface StackApi {
   apiRoot: string;
   apiUrl: string;
   dashboardRoot: string;
+  /** The api process's log so far (its LOG_LEVEL in `apiProcessEnv`), for a failure message. */
+  log?: () => string;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startStoreStack(name: string, opts: { apiProcessEnv?: Node
           apiRoot: `http://127.0.0.1:${p.apiPort}`,
           apiUrl: `http://127.0.0.1:${p.apiPort}/v1`,
           dashboardRoot: `http://127.0.0.1:${p.dashboardPort}`,
+          log: p.stdout,
           close: p.stop,
         };
       })()

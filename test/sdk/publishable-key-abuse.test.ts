@@ -235,7 +235,10 @@ describe('publishable-key abuse: premium checks and wait slots (issue #28, item 
 describe('publishable-key abuse: store purchase registrations (issue #28, item 4 a)', () => {
   let s: StoreStack;
   beforeAll(async () => {
-    s = await startStoreStack('pk-registrations', { apiProcessEnv: { TRUSTED_PROXIES: '127.0.0.1,::1' } });
+    // Errors logged, so a 5xx below says what went wrong in the failure message.
+    s = await startStoreStack('pk-registrations', {
+      apiProcessEnv: { TRUSTED_PROXIES: '127.0.0.1,::1', LOG_LEVEL: 'error' },
+    });
   });
   afterAll(async () => s?.close());
 
@@ -271,7 +274,7 @@ describe('publishable-key abuse: store purchase registrations (issue #28, item 4
     const ran = statuses.filter((x) => x !== 429).length;
     expect(
       statuses.filter((x) => ![404, 429, 503].includes(x)),
-      JSON.stringify(statuses),
+      `${JSON.stringify(statuses)}\n${s.api.log?.() ?? ''}`,
     ).toEqual([]);
     const refilled = Math.ceil(((Date.now() - started) / 1000) * CLIENT_LIMITS.registrationAddress.refillPerSecond);
     expect(ran, JSON.stringify(statuses)).toBeGreaterThanOrEqual(cap);
