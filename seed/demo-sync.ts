@@ -74,27 +74,23 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export async function syncDemoCatalogue(deps: SyncDeps): Promise<DemoSyncReport> {
   const deadline = Date.now() + (deps.timeoutMs ?? DEMO_SYNC_TIMEOUT_MS);
   const callTimeoutMs = deps.callTimeoutMs ?? CALL_TIMEOUT_MS;
-  // Never past the deadline: the example waits as long as the sync has, not a request longer.
-  const bound = () => Math.max(1, Math.min(callTimeoutMs, deadline - Date.now()));
-  const call = async (method: string, path: string, ms: number, body?: unknown) => {
-    const res = await fetch(`${deps.apiRoot}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${deps.secretKey}`,
-        'content-type': 'application/json',
-        ...(method === 'POST' ? { prefer: 'respond-async' } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(ms),
-    });
-    return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
-  };
   // A request that gets no answer in time (the drift report waits for a worker still starting on a
   // busy machine) or no connection is one more try within the deadline, as a 503 is: never the end.
   const attempt = async (method: string, path: string, body?: unknown): Promise<Answer> => {
-    const ms = bound();
+    // Never past the deadline: the example waits as long as the sync has, not a request longer.
+    const ms = Math.max(1, Math.min(callTimeoutMs, deadline - Date.now()));
     try {
-      return await call(method, path, ms, body);
+      const res = await fetch(`${deps.apiRoot}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${deps.secretKey}`,
+          'content-type': 'application/json',
+          ...(method === 'POST' ? { prefer: 'respond-async' } : {}),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(ms),
+      });
+      return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
     } catch (err) {
       const reason =
         (err as Error).name === 'TimeoutError'
