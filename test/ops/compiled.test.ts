@@ -137,7 +137,7 @@ describe('the compiled build', () => {
     // rest is served alone), so this waits for a scrape that carries them.
     const outbound = await until(
       'the outbound worker serves the SDK metrics',
-      () => scrape(stack.outboundWorkerMetricsPort),
+      () => scrape(stack.outboundWorkerMetricsPort!),
       (s) => /^temporal_\w+/m.test(s),
     );
     expect(outbound).toMatch(/^temporal_\w+/m);

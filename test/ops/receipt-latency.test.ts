@@ -90,7 +90,7 @@ describe('receipt → premium and event → delivered', () => {
     );
     const outbound = await until(
       'the delivered event observed',
-      () => scrape(stack.outboundWorkerMetricsPort),
+      () => scrape(stack.outboundWorkerMetricsPort!),
       (s) => (sample(s, 'billing_outbound_event_to_delivered_seconds_count') ?? 0) >= 1,
       60_000,
     );

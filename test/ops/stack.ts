@@ -57,8 +57,8 @@ export interface Stack {
   dashboardUrl: string;
   apiMetricsPort: number;
   workerMetricsPort: number;
-  /** The outbound worker's (outbound webhook deliveries; temporal/outbound-worker-main.ts), when it was started. */
-  outboundWorkerMetricsPort: number;
+  /** The outbound worker's (outbound webhook deliveries; temporal/outbound-worker-main.ts); absent when it was not started. */
+  outboundWorkerMetricsPort?: number;
   taskQueue: string;
   tenant: Awaited<ReturnType<typeof newTenant>>;
   publishableKey: string;
@@ -159,7 +159,7 @@ export async function startStack(
     dashboardUrl,
     apiMetricsPort,
     workerMetricsPort,
-    outboundWorkerMetricsPort,
+    ...(outboundWorker ? { outboundWorkerMetricsPort } : {}),
     taskQueue,
     tenant,
     publishableKey,
