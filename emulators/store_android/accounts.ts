@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { EmulatorStore } from '../common/types';
-import { newRsaKeyAsync } from './keys';
+import { newRsaKey } from './keys';
 
 export type Mode = 'test' | 'live';
 
@@ -28,8 +28,8 @@ export interface AccountRecord extends Record<string, unknown> {
 const digits = (n: number) => Array.from(crypto.randomBytes(n), (b) => String(b % 10)).join('');
 
 /** A Google service-account key file, as the Cloud console downloads it. */
-async function serviceAccount(projectId: string, mode: Mode, tokenUri: string) {
-  const { privatePem, publicPem } = await newRsaKeyAsync();
+function serviceAccount(projectId: string, mode: Mode, tokenUri: string) {
+  const { privatePem, publicPem } = newRsaKey();
   const clientEmail = `play-billing-${mode}@${projectId}.iam.gserviceaccount.com`;
   const privateKeyId = crypto.randomBytes(20).toString('hex');
   const json = {
@@ -81,32 +81,26 @@ export function accounts(store: EmulatorStore, publicUrl: () => string) {
       return undefined;
     },
     /** POST /__control/accounts: create (or return) the app; test and live service accounts differ. */
-    async create(body: Record<string, unknown>) {
+    create(body: Record<string, unknown>) {
       const wanted = typeof body.account === 'string' && body.account.trim() ? body.account.trim() : undefined;
       let a = wanted ? all().find((x) => x.account === wanted) : undefined;
       if (!a) {
         const packageName = wanted ?? `com.example.app${crypto.randomBytes(4).toString('hex')}`;
         const projectId = `play-${crypto.createHash('sha256').update(packageName).digest('hex').slice(0, 10)}`;
         const tokenUri = `${publicUrl()}/token`;
-        const [test, live] = await Promise.all([
-          serviceAccount(projectId, 'test', tokenUri),
-          serviceAccount(projectId, 'live', tokenUri),
-        ]);
-        // Two concurrent creates of one id: the first to finish wins, the other returns it.
-        a =
-          (wanted ? all().find((x) => x.account === wanted) : undefined) ??
-          store.insert('accounts', {
-            account: packageName,
-            project_id: projectId,
-            // The push subscription's OIDC audience: what the tenant enters as the "signing secret".
-            webhook_secret: `https://rtdn.billing.invalid/${encodeURIComponent(packageName)}/${crypto.randomBytes(12).toString('hex')}`,
-            push_service_account_email: `rtdn-push@${projectId}.iam.gserviceaccount.com`,
-            push_service_account_id: digits(21),
-            default_language: 'en-US',
-            credentials: { test: { service_account_json: test.json }, live: { service_account_json: live.json } },
-            service_accounts: [test.record, live.record],
-            created: new Date().toISOString(),
-          } satisfies AccountRecord);
+        const [test, live] = [serviceAccount(projectId, 'test', tokenUri), serviceAccount(projectId, 'live', tokenUri)];
+        a = store.insert('accounts', {
+          account: packageName,
+          project_id: projectId,
+          // The push subscription's OIDC audience: what the tenant enters as the "signing secret".
+          webhook_secret: `https://rtdn.billing.invalid/${encodeURIComponent(packageName)}/${crypto.randomBytes(12).toString('hex')}`,
+          push_service_account_email: `rtdn-push@${projectId}.iam.gserviceaccount.com`,
+          push_service_account_id: digits(21),
+          default_language: 'en-US',
+          credentials: { test: { service_account_json: test.json }, live: { service_account_json: live.json } },
+          service_accounts: [test.record, live.record],
+          created: new Date().toISOString(),
+        } satisfies AccountRecord);
       }
       return {
         account: a.account,
