@@ -46,8 +46,10 @@ function inverse(a: bigint, m: bigint): bigint {
   return ((s0 % m) + m) % m;
 }
 
-const b64url = (n: bigint) =>
-  Buffer.from(n.toString(16).padStart(Math.ceil(n.toString(16).length / 2) * 2, '0'), 'hex').toString('base64url');
+const b64url = (n: bigint) => {
+  const hex = n.toString(16);
+  return Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex').toString('base64url');
+};
 
 /** RSA-2048, as Google's service-account and OIDC keys are; a key no other in this process has. */
 export function newRsaKey(): { privatePem: string; publicPem: string } {
